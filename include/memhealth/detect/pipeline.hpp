@@ -1,0 +1,225 @@
+#pragma once
+/// @file pipeline.hpp
+/// The detection pipeline: `pipeline<Ds...>` holds detector policies in a `std::tuple` and runs
+/// them over a store with one shared `detection_context` (a C++17 fold, no virtual calls).
+/// Detection never mutates the store.
+///
+/// A **detector** is any type D with
+/// - `static constexpr std::string_view name` (e.g. "structural"), and
+/// - `template <class Ctx> void run(Ctx& ctx, std::vector<finding>& out) const`,
+/// which reads the store through `ctx` and appends findings. A detector gates its entry point
+/// with `MEMHEALTH_REQUIRE_CAPABILITY` on the record capabilities it uses.
+///
+/// **Full and incremental runs.** `detect_options::since` set = incremental: only records
+/// changed after that instant (updated_at, else created_at; records with neither count as
+/// changed) are *checked*, but a changed record is still compared with unchanged ones (a
+/// duplicate of an old record is found when the new copy arrives). Detectors ask
+/// `ctx.is_changed(i)` and, for pairs, report a pair when at least one side changed.
+
+#include <Eigen/Core>
+
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "memhealth/detect/finding.hpp"
+#include "memhealth/record/time.hpp"
+#include "memhealth/record/traits.hpp"
+#include "memhealth/store/store.hpp"
+#include "memhealth/text/normalize.hpp"
+
+namespace memhealth {
+
+/// Options shared by every detector of a run.
+struct detect_options {
+  /// The clock for staleness and future-timestamp checks (UTC). Default: now.
+  utc_time now = std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
+  /// Expected embedding dimension; 0 = the store's `dimension()`.
+  std::size_t dimension = 0;
+  /// Incremental cursor: when set, only records changed after it are checked.
+  std::optional<utc_time> since;
+};
+
+/// Work shared by all detectors of one run, computed lazily and at most once: the unit-normalised
+/// embedding matrix and the normalised texts. Holds a reference to the store: the store must
+/// outlive the context and must not change during the run.
+///
+/// @tparam S a `record_store`. @tparam Normalizer a `text_normalization_policy`.
+template <record_store S, text_normalization_policy Normalizer = text_normalizer>
+class detection_context {
+ public:
+  using store_type = S;
+  using record_type = typename S::record_type;
+  /// Row-major float32 matrix type used for unit embeddings (rows x d).
+  using matrix_type = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+  /// @param store the store to read; @param options clock, dimension, cursor;
+  /// @param normalizer text normalisation policy (copied).
+  detection_context(const S& store, detect_options options = {}, Normalizer normalizer = {})
+      : store_(store), options_(std::move(options)), normalizer_(std::move(normalizer)) {
+    if (options_.dimension == 0) options_.dimension = store_.dimension();
+    changed_.assign(store_.size(), true);
+    if (options_.since) {
+      if constexpr (timestamped_record<record_type>) {
+        for (std::size_t i = 0; i < store_.size(); ++i) {
+          const auto& r = store_.record(i);
+          auto t = field::updated_at(r);
+          if (!t) t = field::created_at(r);
+          changed_[i] = !t || t->instant > *options_.since;
+        }
+      }
+    }
+  }
+
+  /// The store being checked.
+  [[nodiscard]] const S& store() const noexcept { return store_; }
+  /// Options of this run (dimension resolved).
+  [[nodiscard]] const detect_options& options() const noexcept { return options_; }
+  /// Expected embedding dimension d (0 = unknown: the store has no embeddings).
+  [[nodiscard]] std::size_t dimension() const noexcept { return options_.dimension; }
+  /// The clock of this run.
+  [[nodiscard]] utc_time now() const noexcept { return options_.now; }
+  /// True when record i is to be checked in this run (always true in a full run).
+  [[nodiscard]] bool is_changed(std::size_t i) const noexcept { return changed_[i]; }
+  /// Number of records checked in this run.
+  [[nodiscard]] std::size_t changed_count() const noexcept {
+    std::size_t n = 0;
+    for (bool c : changed_) n += c;
+    return n;
+  }
+  /// The text normaliser of this run.
+  [[nodiscard]] const Normalizer& normalizer() const noexcept { return normalizer_; }
+
+  /// Normalised content of every record (index = record index), computed once.
+  [[nodiscard]] const std::vector<std::string>& normalized_texts() {
+    if (!texts_) {
+      texts_.emplace();
+      texts_->reserve(store_.size());
+      for (std::size_t i = 0; i < store_.size(); ++i)
+        texts_->push_back(normalizer_(field::content(store_.record(i))));
+    }
+    return *texts_;
+  }
+
+  /// Unit-normalised embeddings, computed once: one row per record whose embedding has length
+  /// d, only finite values and a non-zero norm (others are left to the structural check).
+  /// Shape: rows() x d, row-major, float32; row r belongs to record `unit_rows()[r]`.
+  [[nodiscard]] const matrix_type& unit_embeddings() {
+    build_units();
+    return *units_;
+  }
+  /// Record index of each row of `unit_embeddings()`.
+  [[nodiscard]] const std::vector<std::size_t>& unit_rows() {
+    build_units();
+    return unit_rows_;
+  }
+  /// Row of record i in `unit_embeddings()`, or -1 when it has no usable embedding.
+  [[nodiscard]] std::int64_t unit_row_of(std::size_t i) {
+    build_units();
+    return row_of_[i];
+  }
+
+ private:
+  void build_units() {
+    if (units_) return;
+    units_.emplace();
+    row_of_.assign(store_.size(), -1);
+    const std::size_t d = dimension();
+    if (d == 0) return;
+    std::vector<std::size_t> ok;
+    for (std::size_t i = 0; i < store_.size(); ++i) {
+      auto e = store_.embedding(i);
+      if (e.size() != d) continue;
+      double sq = 0;
+      bool finite = true;
+      for (float x : e) {
+        finite = finite && std::isfinite(x);
+        sq += static_cast<double>(x) * x;
+      }
+      if (finite && sq > 0 && std::isfinite(sq)) ok.push_back(i);
+    }
+    units_->resize(static_cast<Eigen::Index>(ok.size()), static_cast<Eigen::Index>(d));
+    for (std::size_t r = 0; r < ok.size(); ++r) {
+      auto e = store_.embedding(ok[r]);
+      Eigen::Map<const Eigen::RowVectorXf> v(e.data(), static_cast<Eigen::Index>(d));
+      units_->row(static_cast<Eigen::Index>(r)) = v / v.norm();
+      row_of_[ok[r]] = static_cast<std::int64_t>(r);
+    }
+    unit_rows_ = std::move(ok);
+  }
+
+  const S& store_;
+  detect_options options_;
+  Normalizer normalizer_;
+  std::vector<bool> changed_;
+  std::optional<std::vector<std::string>> texts_;
+  std::optional<matrix_type> units_;
+  std::vector<std::size_t> unit_rows_;
+  std::vector<std::int64_t> row_of_;
+};
+
+/// Concept for a detector policy usable with context type Ctx.
+template <class D, class Ctx>
+concept detector_for = requires(const D& d, Ctx& ctx, std::vector<finding>& out) {
+  { D::name } -> std::convertible_to<std::string_view>;
+  d.run(ctx, out);
+};
+
+/// A compile-time pipeline of detector policies, run in order.
+/// @code
+/// memhealth::pipeline p{memhealth::structural_detector{}, memhealth::duplicate_detector{}};
+/// memhealth::report r = p.run(store, {.now = ...});
+/// @endcode
+template <class... Ds>
+class pipeline {
+ public:
+  /// Holds the given detectors (by value; they are small aggregates of settings).
+  constexpr explicit pipeline(Ds... ds) : detectors_(std::move(ds)...) {}
+
+  /// Runs every detector over `store` and collects the findings. Never mutates the store.
+  /// @tparam Normalizer text normalisation policy shared by the detectors.
+  template <record_store S, text_normalization_policy Normalizer = text_normalizer>
+  [[nodiscard]] report run(const S& store, detect_options options = {}, Normalizer normalizer = {}) const {
+    detection_context<S, Normalizer> ctx(store, std::move(options), std::move(normalizer));
+    return run(ctx);
+  }
+
+  /// Runs every detector with an existing context (to share its caches with other work).
+  template <class Ctx>
+  [[nodiscard]] report run(Ctx& ctx) const {
+    report r;
+    r.records_total = ctx.store().size();
+    r.records_checked = ctx.changed_count();
+    std::apply([&](const auto&... d) { (run_one(d, ctx, r.findings), ...); }, detectors_);
+    return r;
+  }
+
+  /// The detectors, for inspection or tuning.
+  [[nodiscard]] const std::tuple<Ds...>& detectors() const noexcept { return detectors_; }
+  [[nodiscard]] std::tuple<Ds...>& detectors() noexcept { return detectors_; }
+
+ private:
+  template <class D, class Ctx>
+  static void run_one(const D& d, Ctx& ctx, std::vector<finding>& out) {
+    static_assert(detector_for<D, Ctx>,
+                  "memhealth: a pipeline element is not a detector: it needs `static constexpr "
+                  "std::string_view name` and `template <class Ctx> void run(Ctx&, "
+                  "std::vector<memhealth::finding>&) const`.");
+    d.run(ctx, out);
+  }
+
+  std::tuple<Ds...> detectors_;
+};
+
+/// Deduction guide (needed for clang 14, which has no aggregate CTAD).
+template <class... Ds>
+pipeline(Ds...) -> pipeline<Ds...>;
+
+}  // namespace memhealth

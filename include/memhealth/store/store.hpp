@@ -1,0 +1,63 @@
+#pragma once
+/// @file store.hpp
+/// The store policy: what memhealth needs from a backend that holds records.
+///
+/// A store is a random-access sequence of records (index 0..size()-1, stable between mutations),
+/// with lookup by id and the embeddings of its records. Detection only reads (`record_store`);
+/// repairs also need the few mutations of `mutable_record_store`, each of which returns the
+/// record's complete **before-image** (a copy of the record as it was, embedding included) so the
+/// write-ahead log can undo it exactly.
+///
+/// Backends: `memory_store` (in memory, Boost.Container), and adapters users write for their
+/// own stores (satisfy these concepts; see README "Plug in your own store").
+
+#include <concepts>
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memhealth/record/memory_record.hpp"
+#include "memhealth/record/traits.hpp"
+
+namespace memhealth {
+
+/// Read access to a store of records.
+/// - `S::record_type`: the record type (a `basic_record`).
+/// - `s.size()`: number of records, duplicates and malformed records included.
+/// - `s.record(i)`: the record at index i in [0, size()).
+/// - `s.embedding(i)`: its embedding as d floats (empty span = missing).
+/// - `s.find(id)`: index of the first record with that id, or nullopt.
+/// - `s.dimension()`: the embedding dimension the store's index expects (0 = unknown).
+template <class S>
+concept record_store = requires(const S& s, std::size_t i, std::string_view id) {
+  typename S::record_type;
+  requires basic_record<typename S::record_type>;
+  { s.size() } -> std::convertible_to<std::size_t>;
+  { s.record(i) } -> std::convertible_to<const typename S::record_type&>;
+  { s.embedding(i) } -> std::convertible_to<std::span<const float>>;
+  { s.find(id) } -> std::same_as<std::optional<std::size_t>>;
+  { s.dimension() } -> std::convertible_to<std::size_t>;
+};
+
+/// A store repairs can change. Every mutation takes the record index, applies one change and
+/// returns the complete before-image; `restore(i, image)` puts a before-image back (rollback).
+/// Mutations never delete a record. Out-of-range indices throw `memhealth::error`
+/// (`error_code::not_found`).
+template <class S>
+concept mutable_record_store =
+    record_store<S> &&
+    requires(S& s, std::size_t i, const typename S::record_type& image, const record_links& links,
+             std::vector<std::string> notes, std::vector<float> vec) {
+      { s.set_status(i, std::string_view{}) } -> std::same_as<typename S::record_type>;
+      { s.set_links(i, links) } -> std::same_as<typename S::record_type>;
+      { s.append_related_notes(i, std::move(notes)) } -> std::same_as<typename S::record_type>;
+      { s.set_effective_weight(i, 1.0) } -> std::same_as<typename S::record_type>;
+      { s.replace_embedding(i, std::move(vec), std::string_view{}) } -> std::same_as<typename S::record_type>;
+      { s.restore(i, image) } -> std::same_as<typename S::record_type>;
+      { s.extract(i) } -> std::same_as<typename S::record_type>;
+    };
+
+}  // namespace memhealth
