@@ -193,6 +193,7 @@ class pipeline {
 
   /// Runs every detector with an existing context (to share its caches with other work).
   template <class Ctx>
+    requires(!record_store<Ctx>)
   [[nodiscard]] report run(Ctx& ctx) const {
     report r;
     r.records_total = ctx.store().size();

@@ -23,6 +23,11 @@
 /// | confidence, effective_weight | `std::optional<double>` | arithmetic or `std::optional` of it |
 /// | related_ids, related_notes, supersedes | `std::span<const std::string>` | contiguous ranges of `std::string` |
 /// | claim | `const claim*` (null = none) | an lvalue `claim` or `std::optional<claim>` |
+///
+/// Accessors return views into the record, so a mapping must yield an lvalue (or a view into
+/// storage that outlives the call). A callable returning `std::string`, `std::vector<float>` or
+/// `std::vector<std::string>` by value is refused at compile time with a message: store a
+/// computed field (e.g. a scope built from tenant + user) as a member of your record.
 /// | metadata | the lvalue as is (`metadata_map&` for the default) | an lvalue map of string -> `metadata_value` |
 ///
 /// ## Writing (repairs only)
@@ -41,6 +46,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/record/time.hpp"
@@ -85,6 +91,19 @@ constexpr std::string_view as_text(const T& v) noexcept {
   }
 }
 
+// A text mapping must not yield a std::string by value: every accessor returns a view, and a
+// view of a temporary would dangle. Deleted with a message (C++20 has no `= delete("...")`).
+template <class T>
+  requires std::is_same_v<T, std::string>
+std::string_view as_text(T&& v) {
+  static_assert(!std::is_same_v<T, T>,
+                "memhealth: a text field mapping (id, content, scope, status, ...) returned a "
+                "std::string by value. Accessors return std::string_view, which would dangle. Map a "
+                "data member (member pointer), or a callable returning a reference or a "
+                "std::string_view into storage that outlives the call.");
+  return v;
+}
+
 template <class T>
 constexpr std::span<const float> as_floats(const T& v) noexcept {
   static_assert(std::is_convertible_v<const T&, std::span<const float>>,
@@ -92,6 +111,17 @@ constexpr std::span<const float> as_floats(const T& v) noexcept {
                 "(std::vector<float>, std::array<float,N>, std::span<const float>). Vectors of "
                 "double are not converted silently: store float32.");
   return std::span<const float>(v);
+}
+
+// Same rule for vectors: a by-value std::vector<float> would leave the span dangling.
+template <class T>
+  requires std::is_same_v<T, std::vector<float>>
+std::span<const float> as_floats(T&& v) {
+  static_assert(!std::is_same_v<T, T>,
+                "memhealth: the embedding mapping returned a std::vector<float> by value; the "
+                "accessor returns std::span<const float>, which would dangle. Map a data member or "
+                "a callable returning a reference.");
+  return v;
 }
 
 template <class T>
@@ -129,7 +159,19 @@ constexpr std::span<const std::string> as_strings(const T& v) noexcept {
   return std::span<const std::string>(v);
 }
 
+template <class T>
+  requires std::is_same_v<T, std::vector<std::string>>
+std::span<const std::string> as_strings(T&& v) {
+  static_assert(!std::is_same_v<T, T>,
+                "memhealth: a link mapping returned a std::vector<std::string> by value; the "
+                "accessor returns a span, which would dangle. Map a data member or a callable "
+                "returning a reference.");
+  return v;
+}
+
 inline const claim* as_claim(const claim& c) noexcept { return &c; }
+const claim* as_claim(claim&&) = delete;  // the claim mapping must yield an lvalue
+const claim* as_claim(std::optional<claim>&&) = delete;
 inline const claim* as_claim(const std::optional<claim>& c) noexcept { return c ? &*c : nullptr; }
 
 }  // namespace detail

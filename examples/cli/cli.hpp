@@ -1,0 +1,154 @@
+// Shared pieces of the memhealth command-line tool: exit codes, loading a store, JSON output.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <charconv>
+#include <chrono>
+#include <optional>
+#include <utility>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <string_view>
+
+#include "memhealth/memhealth.hpp"
+
+namespace memhealth::cli {
+
+/// Exit codes of every subcommand.
+enum exit_code : int {
+  exit_ok = 0,        ///< success, nothing of warning or above
+  exit_findings = 1,  ///< success, findings of warning or above (check)
+  exit_usage = 2,     ///< usage error or unreadable input
+};
+
+/// Output formats accepted by --format.
+inline const std::vector<std::string> text_json{"text", "json"};
+inline const std::vector<std::string> text_json_md{"text", "json", "md"};
+
+/// Reads a JSONL store; load issues go to `issues_out` (printed by the caller).
+/// @throws memhealth::error(io) when the file cannot be read.
+inline load_result load_store_file(const std::string& path) { return read_jsonl(path); }
+
+/// Prints load issues to stderr, at most `limit` of them, then a count of the rest.
+inline void print_issues(const std::vector<load_issue>& issues, std::size_t limit = 20) {
+  std::size_t n = 0;
+  for (const auto& i : issues) {
+    if (n++ == limit) {
+      std::cerr << "memhealth: ... and " << (issues.size() - limit) << " more load issues\n";
+      break;
+    }
+    std::cerr << i.file << ":" << i.line << ": " << (i.field.empty() ? "" : i.field + ": ") << i.reason
+              << (i.record_kept ? "" : " (line skipped)") << "\n";
+  }
+}
+
+/// Load issues as a JSON array.
+inline nlohmann::json issues_json(const std::vector<load_issue>& issues) {
+  auto a = nlohmann::json::array();
+  for (const auto& i : issues)
+    a.push_back({{"file", i.file}, {"line", i.line}, {"field", i.field}, {"reason", i.reason},
+                 {"record_kept", i.record_kept}});
+  return a;
+}
+
+/// Writes text to a file (when `out` is not empty) or to stdout.
+/// @throws memhealth::error(io) on failure.
+inline void emit(const std::string& text, const std::string& out) {
+  if (out.empty()) {
+    std::cout << text;
+    if (!text.empty() && text.back() != '\n') std::cout << '\n';
+    return;
+  }
+  std::FILE* f = std::fopen(out.c_str(), "wb");
+  if (!f) throw error(error_code::io, "cannot open " + out + " for writing");
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (std::fclose(f) != 0 || !ok) throw error(error_code::io, "cannot write " + out);
+}
+
+/// Parses "90s", "30m", "12h", "7d", "2w" (a non-negative integer and a unit) into milliseconds.
+inline std::optional<std::chrono::milliseconds> parse_duration(std::string_view s) {
+  if (s.size() < 2) return std::nullopt;
+  std::int64_t n = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size() - 1, n);
+  if (ec != std::errc{} || p != s.data() + s.size() - 1 || n < 0) return std::nullopt;
+  switch (s.back()) {
+    case 's': return std::chrono::seconds{n};
+    case 'm': return std::chrono::minutes{n};
+    case 'h': return std::chrono::hours{n};
+    case 'd': return std::chrono::days{n};
+    case 'w': return std::chrono::weeks{n};
+    default: return std::nullopt;
+  }
+}
+
+/// Detection options shared by check, plan and apply (the pipeline they run must agree).
+struct detection_cli_options {
+  float threshold = 0.92f;
+  std::string window;
+  std::string schema;
+  std::string now;
+  std::size_t dim = 0;
+};
+
+/// Registers the shared detection options on a subcommand.
+inline void add_detection_options(CLI::App* cmd, detection_cli_options& o) {
+  cmd->add_option("--threshold", o.threshold, "Near-duplicate cosine threshold")->check(CLI::Range(-1.0, 1.0));
+  cmd->add_option("--window", o.window, "Near duplicates only within this created_at window (90s, 30m, 12h, 7d, 2w)");
+  cmd->add_option("--schema", o.schema, "Metadata schema (JSON, see docs/cli.md)");
+  cmd->add_option("--dim", o.dim, "Expected embedding dimension (default: the most common one)");
+  cmd->add_option("--now", o.now, "Clock for staleness and future-timestamp checks (ISO-8601; default: now)");
+}
+
+/// Settings and run options from the shared options.
+/// @throws memhealth::error(invalid_argument) for a bad --now or --window; error(io/parse/schema)
+///         from the schema file.
+inline std::pair<default_check_settings, detect_options> detection_settings(const detection_cli_options& o) {
+  default_check_settings settings;
+  detect_options d;
+  settings.near_duplicate_threshold = o.threshold;
+  if (!o.now.empty()) {
+    auto t = parse_timestamp(o.now);
+    if (!t) throw error(error_code::invalid_argument, "--now: not an ISO-8601 time: " + o.now);
+    d.now = t->instant;
+  }
+  if (!o.window.empty()) {
+    auto w = parse_duration(o.window);
+    if (!w) throw error(error_code::invalid_argument, "--window: expected a duration such as 90s, 30m, 12h, 7d: " + o.window);
+    settings.near_duplicate_window = *w;
+  }
+  if (!o.schema.empty()) settings.schema = load_schema_json(o.schema);
+  d.dimension = o.dim;
+  return {std::move(settings), d};
+}
+
+/// Runs the default pipeline with the shared options over a store.
+inline report run_detection(const memory_store<>& store, const detection_cli_options& o) {
+  auto [settings, d] = detection_settings(o);
+  if (d.dimension == 0) d.dimension = store.dimension();
+  return make_default_pipeline(settings).run(store, d);
+}
+
+/// Loads a JSONL store into a memory_store (dimension: `dim`, else the most common); load
+/// issues are printed to stderr. @throws memhealth::error(io) when unreadable.
+inline memory_store<> load_memory_store(const std::string& path, std::size_t dim = 0) {
+  auto lr = read_jsonl(path);
+  print_issues(lr.issues);
+  return memory_store<>::from_records(std::move(lr.records), dim);
+}
+
+// Subcommand registration; each returns the subcommand so main can dispatch.
+void add_import(CLI::App& app, int& rc);
+void add_stats(CLI::App& app, int& rc);
+void add_check(CLI::App& app, int& rc);
+void add_plan(CLI::App& app, int& rc);
+void add_apply(CLI::App& app, int& rc);
+void add_rollback(CLI::App& app, int& rc);
+void add_recover(CLI::App& app, int& rc);
+void add_diff(CLI::App& app, int& rc);
+
+}  // namespace memhealth::cli

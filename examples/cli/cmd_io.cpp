@@ -1,0 +1,130 @@
+// memhealth import and memhealth stats.
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include "cli.hpp"
+
+namespace memhealth::cli {
+
+namespace {
+
+struct import_options {
+  std::string format;
+  std::vector<std::string> sources;
+  std::string out;
+  std::string embed = "none";
+  std::size_t dim = 384;
+};
+
+int run_import(const import_options& o) {
+  load_result all;
+  for (const auto& src : o.sources) {
+    if (!std::filesystem::is_regular_file(src)) {
+      std::cerr << "memhealth import: cannot read " << src << "\n";
+      return exit_usage;
+    }
+    auto part = o.format == "locomo" ? import_locomo(src) : import_mem0(src);
+    all.lines_read += part.lines_read;
+    for (auto& r : part.records) all.records.push_back(std::move(r));
+    for (auto& i : part.issues) all.issues.push_back(std::move(i));
+  }
+  std::size_t embedded = 0;
+  if (o.embed == "lexical") {
+    const lexical_embedder e(o.dim, 0);
+    embedded = embed_missing(all.records, e);
+  }
+  write_jsonl(o.out, all.records);
+  print_issues(all.issues);
+  std::cerr << "memhealth import: " << all.records.size() << " records from " << o.sources.size()
+            << " file(s) -> " << o.out << " (" << all.issues.size() << " issues, " << embedded
+            << " embedded)\n";
+  return exit_ok;
+}
+
+struct stats_options {
+  std::string store;
+  std::string format = "text";
+  std::string out;
+};
+
+using counter = std::map<std::string, std::size_t>;
+
+std::string stats_text(const std::string& file, const load_result& lr, const std::map<std::string, counter>& groups) {
+  std::ostringstream s;
+  s << "store: " << file << "\n";
+  s << "records: " << lr.records.size() << " (" << lr.lines_read << " lines read, " << lr.issues.size()
+    << " load issues)\n";
+  for (const auto& [name, c] : groups) {
+    s << "\nby " << name << ":\n";
+    for (const auto& [k, n] : c) s << "  " << (k.empty() ? "(missing)" : k) << ": " << n << "\n";
+  }
+  if (!lr.issues.empty()) {
+    s << "\nload issues:\n";
+    std::size_t shown = 0;
+    for (const auto& i : lr.issues) {
+      if (shown++ == 20) {
+        s << "  ... " << (lr.issues.size() - 20) << " more\n";
+        break;
+      }
+      s << "  line " << i.line << (i.field.empty() ? "" : " (" + i.field + ")") << ": " << i.reason << "\n";
+    }
+  }
+  return s.str();
+}
+
+int run_stats(const stats_options& o) {
+  const auto lr = load_store_file(o.store);
+  std::map<std::string, counter> groups;
+  for (const auto& r : lr.records) {
+    ++groups["scope"][r.scope];
+    ++groups["status"][r.status];
+    ++groups["kind"][r.kind];
+    ++groups["source"][r.source];
+    ++groups["embedding_version"][r.embedding_version];
+    ++groups["dimension"][std::to_string(r.embedding.size())];
+  }
+  if (o.format == "json") {
+    nlohmann::ordered_json j;
+    j["schema_version"] = 1;
+    j["store"] = o.store;
+    j["records"] = lr.records.size();
+    j["lines_read"] = lr.lines_read;
+    for (const auto& [name, c] : groups) {
+      auto& g = j["by_" + name];
+      g = nlohmann::ordered_json::object();
+      for (const auto& [k, n] : c) g[k] = n;
+    }
+    j["load_issues"] = issues_json(lr.issues);
+    emit(j.dump(2), o.out);
+  } else {
+    emit(stats_text(o.store, lr, groups), o.out);
+  }
+  return exit_ok;
+}
+
+}  // namespace
+
+void add_import(CLI::App& app, int& rc) {
+  auto o = std::make_shared<import_options>();
+  auto* cmd = app.add_subcommand("import", "Import a dataset into a memhealth JSONL store");
+  cmd->add_option("format", o->format, "Input format")->required()->check(CLI::IsMember({"locomo", "mem0"}));
+  cmd->add_option("sources", o->sources, "Input files (LoCoMo conversation JSON, mem0 export JSON/JSONL)")
+      ->required();
+  cmd->add_option("--out", o->out, "Output store (JSONL)")->required();
+  cmd->add_option("--embed", o->embed, "Embed records without embeddings: lexical (built-in stand-in model) or none")
+      ->check(CLI::IsMember({"lexical", "none"}));
+  cmd->add_option("--dim", o->dim, "Embedding dimension for --embed lexical")->check(CLI::Range(1, 65536));
+  cmd->callback([o, &rc] { rc = run_import(*o); });
+}
+
+void add_stats(CLI::App& app, int& rc) {
+  auto o = std::make_shared<stats_options>();
+  auto* cmd = app.add_subcommand("stats", "Counts by scope, status, kind, source, embedding version and dimension");
+  cmd->add_option("store", o->store, "Store (JSONL)")->required();
+  cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember(text_json));
+  cmd->add_option("--out", o->out, "Write to this file instead of stdout");
+  cmd->callback([o, &rc] { rc = run_stats(*o); });
+}
+
+}  // namespace memhealth::cli

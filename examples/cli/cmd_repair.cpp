@@ -1,0 +1,412 @@
+// memhealth plan | apply | rollback | recover | diff: repairs through the write-ahead log.
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include "cli.hpp"
+
+namespace memhealth::cli {
+
+namespace {
+
+// ------------------------------------------------------------------------- plan
+
+struct plan_options {
+  std::string store;
+  std::string out;
+  std::size_t max_records = 1000;
+  std::size_t blast_radius = 500;
+  std::vector<std::string> approve;
+  std::vector<std::string> defaults;  // KEY=VALUE metadata defaults
+  detection_cli_options detect;
+};
+
+apply_options approvals(const std::vector<std::string>& approve) {
+  apply_options a;
+  for (const auto& x : approve) {
+    if (x == "tier2") a.approve_tier2 = true;
+    if (x == "tier3") a.approve_tier2 = a.approve_tier3 = true;
+    if (x == "suspended") a.approve_suspended = true;
+  }
+  return a;
+}
+
+std::string plan_summary(const repair_plan& p) {
+  std::map<std::pair<int, std::string>, std::size_t> by_type;
+  for (const auto& a : p.actions) ++by_type[{a.tier, a.type}];
+  std::ostringstream s;
+  s << p.actions.size() << " actions, blast radius " << plan_blast_radius(p).records << " records";
+  if (p.suspended) s << " (SUSPENDED: " << p.suspend_reason << ")";
+  s << "\n";
+  for (const auto& [k, n] : by_type) s << "  tier " << k.first << "  " << k.second << ": " << n << "\n";
+  if (!p.deferred.empty()) s << "  " << p.deferred.size() << " notes on deferred work (see the plan's \"deferred\")\n";
+  return s.str();
+}
+
+int run_plan(const plan_options& o) {
+  auto store = load_memory_store(o.store, o.detect.dim);
+  const report r = run_detection(store, o.detect);
+  planner_options po;
+  po.max_records_per_run = o.max_records;
+  po.blast_radius_threshold = o.blast_radius;
+  for (const auto& kv : o.defaults) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) throw error(error_code::invalid_argument, "--default expects KEY=VALUE: " + kv);
+    po.metadata_defaults[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  const repair_plan p = make_plan(store, r, po);
+  write_plan(o.out, p);
+  std::cerr << "memhealth plan: " << r.findings.size() << " findings -> " << o.out << "\n" << plan_summary(p);
+  if (!o.approve.empty()) {  // what apply would run with these approvals (a dry run, nothing written)
+    auto opt = approvals(o.approve);
+    opt.dry_run = true;
+    const std::string tmp = o.out + ".dryrun.wal";
+    {
+      wal_writer w(tmp, wal_sync::none);
+      const auto res = apply_plan(store, p, w, opt);
+      std::cerr << "with approval " << o.approve.front() << ": " << res.applied.size() << " would run, "
+                << res.skipped_unapproved.size() << " need more approval, " << res.deferred.size() << " deferred\n";
+    }
+    std::filesystem::remove(tmp);
+  }
+  return exit_ok;
+}
+
+// ------------------------------------------------------------------------- apply
+
+struct apply_cli_options {
+  std::string store;
+  std::string plan;
+  std::string wal;
+  std::string out;
+  std::string report;
+  std::vector<std::string> approve;
+  std::size_t batch = 16;
+  detection_cli_options detect;
+};
+
+std::map<std::string, std::size_t> counts(const report& r) {
+  std::map<std::string, std::size_t> m;
+  for (const auto& [k, n] : r.counts_by_kind()) m[k] = n;
+  return m;
+}
+
+std::string apply_report_md(const apply_cli_options& o, const repair_plan& p, const apply_result& res,
+                            const report& before, const report& after, const memory_store<>& store) {
+  std::ostringstream s;
+  s << "# memhealth repair run\n\n";
+  s << "- store: `" << o.store << "` -> `" << o.out << "`, log `" << o.wal << "`\n";
+  s << "- plan: " << p.actions.size() << " actions" << (p.suspended ? " (suspended: " + p.suspend_reason + ")" : "") << "\n";
+  s << "- applied " << res.applied.size() << ", already applied " << res.skipped_already_applied.size()
+    << ", awaiting approval " << res.skipped_unapproved.size() << ", deferred " << res.deferred.size()
+    << ", failed (manual queue) " << res.failed.size() << "; records changed " << res.records_changed << "\n\n";
+  std::map<std::string, std::array<std::size_t, 3>> by_type;  // planned, applied, automatic
+  for (std::size_t i = 0; i < p.actions.size(); ++i) {
+    auto& row = by_type[p.actions[i].type];
+    ++row[0];
+    row[1] += res.outcomes[i].status == action_status::applied;
+    row[2] += p.actions[i].automation == automation::automatic;
+  }
+  s << "## Actions by type\n\n| type | planned | applied | tier | automation |\n|---|---:|---:|---:|---|\n";
+  for (const auto& [t, row] : by_type) {
+    int tier = 0;
+    std::string autom;
+    for (const auto& a : p.actions)
+      if (a.type == t) tier = a.tier, autom = std::string(to_string(a.automation));
+    s << "| " << t << " | " << row[0] << " | " << row[1] << " | " << tier << " | " << autom << " |\n";
+  }
+  std::size_t autos = 0;
+  for (const auto& a : p.actions) autos += a.automation == automation::automatic;
+  if (!p.actions.empty())
+    s << "\nAutomatic share: " << autos << " of " << p.actions.size() << " actions; the rest need a rule, an approval or a person.\n";
+  s << "\n## Findings before and after\n\n| kind | before | after |\n|---|---:|---:|\n";
+  auto b = counts(before), a = counts(after);
+  std::set<std::string> kinds;
+  for (auto& [k, n] : b) kinds.insert(k);
+  for (auto& [k, n] : a) kinds.insert(k);
+  for (const auto& k : kinds) s << "| " << k << " | " << b[k] << " | " << a[k] << " |\n";
+  s << "| **total** | " << before.findings.size() << " | " << after.findings.size() << " |\n";
+  s << "\n## Pending review\n\n";
+  std::size_t pending = 0;
+  for (std::size_t i = 0; i < store.size(); ++i)
+    if (store.record(i).status == "pending_review") {
+      s << "- `" << store.record(i).id << "`: " << store.record(i).content << "\n";
+      ++pending;
+    }
+  for (std::size_t i = 0; i < p.actions.size(); ++i)
+    if (res.outcomes[i].status == action_status::unapproved && p.actions[i].tier == 3) {
+      s << "- action `" << p.actions[i].type << "` on";
+      for (const auto& t : p.actions[i].targets) s << " `" << t << "`";
+      s << " (tier 3, needs a person)\n";
+      ++pending;
+    }
+  if (pending == 0) s << "nothing\n";
+  return s.str();
+}
+
+nlohmann::ordered_json apply_report_json(const apply_cli_options& o, const repair_plan& p, const apply_result& res,
+                                         const report& before, const report& after) {
+  nlohmann::ordered_json j;
+  j["schema_version"] = 1;
+  j["store"] = o.store;
+  j["out"] = o.out;
+  j["wal"] = o.wal;
+  j["plan_actions"] = p.actions.size();
+  j["suspended"] = p.suspended;
+  j["applied"] = res.applied.size();
+  j["already_applied"] = res.skipped_already_applied.size();
+  j["unapproved"] = res.skipped_unapproved.size();
+  j["deferred"] = res.deferred.size();
+  j["failed"] = res.failed.size();
+  j["records_changed"] = res.records_changed;
+  auto& outs = j["actions"];
+  outs = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < p.actions.size(); ++i)
+    outs.push_back({{"type", p.actions[i].type},
+                    {"tier", p.actions[i].tier},
+                    {"automation", std::string(to_string(p.actions[i].automation))},
+                    {"targets", p.actions[i].targets},
+                    {"idempotency_key", p.actions[i].idempotency_key},
+                    {"status", std::string(to_string(res.outcomes[i].status))},
+                    {"reason", res.outcomes[i].reason}});
+  j["findings_before"] = counts(before);
+  j["findings_after"] = counts(after);
+  return j;
+}
+
+int run_apply(const apply_cli_options& o) {
+  auto store = load_memory_store(o.store, o.detect.dim);
+  const repair_plan p = read_plan(o.plan);
+  const report before = run_detection(store, o.detect);
+  auto opt = approvals(o.approve);
+  opt.batch_size = o.batch;
+  apply_result res;
+  {
+    wal_writer w(o.wal);
+    res = apply_plan(store, p, w, opt);
+    w.sync();
+  }
+  write_jsonl(o.out, store);  // atomic: temporary file + rename
+  const report after = run_detection(store, o.detect);  // verify: re-run detection
+  std::cerr << "memhealth apply: " << res.applied.size() << " applied, " << res.skipped_unapproved.size()
+            << " awaiting approval, " << res.deferred.size() << " deferred, " << res.failed.size()
+            << " failed; findings " << before.findings.size() << " -> " << after.findings.size() << "; wrote " << o.out
+            << "\n";
+  if (!o.report.empty()) {
+    if (o.report.ends_with(".json")) emit(apply_report_json(o, p, res, before, after).dump(2), o.report);
+    else emit(apply_report_md(o, p, res, before, after, store), o.report);
+  }
+  return res.failed.empty() ? exit_ok : exit_findings;
+}
+
+// ------------------------------------------------------------------------- rollback, recover
+
+struct wal_io_options {
+  std::string store;
+  std::string wal;
+  std::string out;
+  bool force = false;
+  std::string policy = "undo";
+};
+
+wal_contents load_wal(const std::string& path) {
+  auto log = read_wal_file(path);
+  if (log.problem)
+    std::cerr << "memhealth: " << path << ": log stops at byte " << log.problem->offset << ": " << log.problem->reason
+              << " (nothing after it is used)\n";
+  return log;
+}
+
+int run_rollback(const wal_io_options& o) {
+  auto store = load_memory_store(o.store);
+  const auto log = load_wal(o.wal);
+  rollback_options ro;
+  ro.force = o.force;
+  const auto res = rollback(store, log, ro);
+  write_jsonl(o.out, store);
+  std::cerr << "memhealth rollback: " << res.rolled_back.size() << " actions undone, " << res.records_restored
+            << " records restored, " << res.conflicts.size() << " conflicts -> " << o.out << "\n";
+  for (const auto& c : res.conflicts) std::cerr << "  conflict: " << c.id << ": " << c.reason << "\n";
+  return res.conflicts.empty() ? exit_ok : exit_findings;
+}
+
+int run_recover(const wal_io_options& o) {
+  auto store = load_memory_store(o.store);
+  const auto log = load_wal(o.wal);
+  recover_options ro;
+  ro.force = o.force;
+  ro.open_actions = o.policy == "redo" ? open_action_policy::redo : open_action_policy::undo;
+  const auto res = recover(store, log, ro);
+  write_jsonl(o.out, store);
+  std::map<std::string_view, std::size_t> by;
+  for (const auto& a : res.actions) ++by[to_string(a.status)];
+  std::cerr << "memhealth recover: " << res.actions.size() << " logged actions (";
+  bool first = true;
+  for (const auto& [k, n] : by) std::cerr << (first ? "" : ", ") << k << " " << n, first = false;
+  std::cerr << "), " << res.records_restored << " records restored, " << res.conflicts.size() << " conflicts -> "
+            << o.out << "\n";
+  return res.conflicts.empty() ? exit_ok : exit_findings;
+}
+
+// ------------------------------------------------------------------------- diff
+
+struct diff_options {
+  std::string before;
+  std::string after;
+  std::string wal;
+  std::string format = "text";
+};
+
+int run_diff(const diff_options& o) {
+  auto b = read_jsonl(o.before);
+  auto a = read_jsonl(o.after);
+  print_issues(b.issues);
+  print_issues(a.issues);
+  std::map<std::string, std::string> bj, aj;  // id -> canonical JSON (first occurrence)
+  std::map<std::string, std::string> scope_of;
+  for (const auto& r : b.records) bj.emplace(r.id, to_json(r)), scope_of.emplace(r.id, r.scope);
+  for (const auto& r : a.records) aj.emplace(r.id, to_json(r)), scope_of.emplace(r.id, r.scope);
+  // What the log explains: per record id, the chain of committed images first-before .. last-after.
+  std::map<std::string, std::pair<std::set<std::string>, std::set<std::string>>> logged;  // befores, afters
+  std::set<std::string> logged_scopes;
+  if (!o.wal.empty()) {
+    const auto log = load_wal(o.wal);
+    for (const auto& act : logged_actions(log)) {
+      if (act.state != logged_state::committed) continue;
+      for (const auto& rec : act.intent->records) {
+        logged[rec.id].first.insert(rec.before_json);
+        logged[rec.id].second.insert(rec.after_json);
+        logged_scopes.insert(rec.after.scope);
+      }
+    }
+  }
+  std::vector<finding> out;
+  auto add = [&](std::string_view kind, severity sev, const std::string& id, std::string why) {
+    finding f;
+    f.kind = std::string(kind);
+    f.severity = sev;
+    f.detector = "diff";
+    f.record_ids = {id};
+    f.with("scope", scope_of[id]).with("reason", std::move(why));
+    out.push_back(std::move(f));
+  };
+  std::map<std::string, std::size_t> removed_by_scope;
+  for (const auto& [id, json] : bj) {
+    auto it = aj.find(id);
+    if (it == aj.end()) {
+      // memhealth never deletes: every removal is unexplained by its log.
+      const bool outside = !logged_scopes.empty() && !logged_scopes.count(scope_of[id]);
+      add("unlogged_removal", outside ? severity::critical : severity::error, id,
+          outside ? "record removed, outside every scope the logged operation touched" : "record removed without a log entry");
+      ++removed_by_scope[scope_of[id]];
+    } else if (it->second != json) {
+      const auto l = logged.find(id);
+      const bool explained = l != logged.end() && l->second.first.count(json) && l->second.second.count(it->second);
+      if (!explained) add("unlogged_overwrite", severity::error, id, "record changed in place without a matching log entry");
+    }
+  }
+  for (const auto& [id, json] : aj)
+    if (!bj.count(id)) add("unlogged_addition", severity::warning, id, "record added without a log entry");
+  for (const auto& [sc, n] : removed_by_scope)
+    if (n >= 2) {
+      finding f;
+      f.kind = "bulk_removal";
+      f.severity = severity::critical;
+      f.detector = "diff";
+      f.with("scope", sc).with("count", static_cast<std::int64_t>(n));
+      out.push_back(std::move(f));
+    }
+  if (o.format == "json") {
+    nlohmann::ordered_json j;
+    j["schema_version"] = 1;
+    j["before"] = o.before;
+    j["after"] = o.after;
+    j["wal"] = o.wal;
+    j["findings"] = nlohmann::ordered_json::array();
+    for (const auto& f : out) {
+      nlohmann::ordered_json e{{"kind", f.kind}, {"severity", std::string(to_string(f.severity))}, {"record_ids", f.record_ids}};
+      for (const auto& [k, v] : f.evidence) e["evidence"][k] = std::visit([](const auto& x) { return nlohmann::ordered_json(x); }, v);
+      j["findings"].push_back(std::move(e));
+    }
+    emit(j.dump(2), "");
+  } else {
+    std::ostringstream s;
+    s << "memhealth diff " << o.before << " " << o.after << (o.wal.empty() ? "" : " --wal " + o.wal) << "\n";
+    s << out.size() << " changes the log does not explain\n";
+    for (const auto& f : out) {
+      s << "  [" << to_string(f.severity) << "] " << f.kind;
+      for (const auto& id : f.record_ids) s << " " << id;
+      for (const auto& [k, v] : f.evidence)
+        s << " " << k << "=" << std::visit([](const auto& x) { std::ostringstream t; t << x; return t.str(); }, v);
+      s << "\n";
+    }
+    emit(s.str(), "");
+  }
+  return out.empty() ? exit_ok : exit_findings;
+}
+
+}  // namespace
+
+void add_plan(CLI::App& app, int& rc) {
+  auto o = std::make_shared<plan_options>();
+  auto* cmd = app.add_subcommand("plan", "Detect, then write a tiered repair plan (changes nothing)");
+  cmd->add_option("store", o->store, "Store (JSONL)")->required();
+  cmd->add_option("--out", o->out, "Plan file (JSON)")->required();
+  cmd->add_option("--max-records", o->max_records, "Most records the plan may change in one run");
+  cmd->add_option("--blast-radius", o->blast_radius, "Suspend the whole plan when it changes more records than this");
+  cmd->add_option("--approve", o->approve, "Also report what apply would run with this approval: tier2, tier3")
+      ->check(CLI::IsMember({"tier2", "tier3", "suspended"}));
+  cmd->add_option("--default", o->defaults, "Metadata default for fill_metadata_defaults, KEY=VALUE (repeatable)");
+  add_detection_options(cmd, o->detect);
+  cmd->callback([o, &rc] { rc = run_plan(*o); });
+}
+
+void add_apply(CLI::App& app, int& rc) {
+  auto o = std::make_shared<apply_cli_options>();
+  auto* cmd = app.add_subcommand("apply", "Apply a plan through the write-ahead log; write the repaired store atomically");
+  cmd->add_option("store", o->store, "Store (JSONL)")->required();
+  cmd->add_option("--plan", o->plan, "Plan file from memhealth plan")->required();
+  cmd->add_option("--wal", o->wal, "Write-ahead log of this run (appended; durable before the store changes)")->required();
+  cmd->add_option("--out", o->out, "Repaired store (JSONL), written atomically")->required();
+  cmd->add_option("--report", o->report, "Audit report: FILE.md (Markdown) or FILE.json");
+  cmd->add_option("--approve", o->approve, "Run tier-2 (tier2) or tier-2 and tier-3 (tier3) actions; 'suspended' runs a suspended plan")
+      ->check(CLI::IsMember({"tier2", "tier3", "suspended"}));
+  cmd->add_option("--batch", o->batch, "Actions per group commit (one fdatasync each)")->check(CLI::Range(1, 100000));
+  add_detection_options(cmd, o->detect);
+  cmd->callback([o, &rc] { rc = run_apply(*o); });
+}
+
+void add_rollback(CLI::App& app, int& rc) {
+  auto o = std::make_shared<wal_io_options>();
+  auto* cmd = app.add_subcommand("rollback", "Undo a run record by record from its log");
+  cmd->add_option("store", o->store, "The store as the run left it (JSONL)")->required();
+  cmd->add_option("--wal", o->wal, "The run's log")->required();
+  cmd->add_option("--out", o->out, "Restored store (JSONL)")->required();
+  cmd->add_flag("--force", o->force, "Restore even records changed since the run");
+  cmd->callback([o, &rc] { rc = run_rollback(*o); });
+}
+
+void add_recover(CLI::App& app, int& rc) {
+  auto o = std::make_shared<wal_io_options>();
+  auto* cmd = app.add_subcommand("recover", "After a crash: finish or undo every half-applied action");
+  cmd->add_option("store", o->store, "The store as found after the crash (JSONL)")->required();
+  cmd->add_option("--wal", o->wal, "The run's log")->required();
+  cmd->add_option("--out", o->out, "Recovered store (JSONL)")->required();
+  cmd->add_option("--open", o->policy, "What to do with actions that were logged but not committed")
+      ->check(CLI::IsMember({"undo", "redo"}));
+  cmd->add_flag("--force", o->force, "Overwrite records whose image the log does not know");
+  cmd->callback([o, &rc] { rc = run_recover(*o); });
+}
+
+void add_diff(CLI::App& app, int& rc) {
+  auto o = std::make_shared<diff_options>();
+  auto* cmd = app.add_subcommand("diff", "Changes between two snapshots that the log does not explain");
+  cmd->add_option("before", o->before, "Earlier snapshot (JSONL)")->required();
+  cmd->add_option("after", o->after, "Later snapshot (JSONL)")->required();
+  cmd->add_option("--wal", o->wal, "Log of the operations between them");
+  cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember(text_json));
+  cmd->callback([o, &rc] { rc = run_diff(*o); });
+}
+
+}  // namespace memhealth::cli

@@ -1,0 +1,42 @@
+// memhealth: the command-line tool. Subcommands: import, stats, check, plan, apply, rollback,
+// recover, diff.
+// Exit codes: 0 success; 1 findings of warning or above (check); 2 usage or unreadable input.
+#include <exception>
+#include <iostream>
+
+#include "cli.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"memhealth " + std::string(memhealth::version_string) +
+               ": check-ups, repairs and audits for an AI agent's long-term memory store"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(memhealth::version_string));
+  int rc = memhealth::cli::exit_ok;
+  memhealth::cli::add_import(app, rc);
+  memhealth::cli::add_stats(app, rc);
+  memhealth::cli::add_check(app, rc);
+  memhealth::cli::add_plan(app, rc);
+  memhealth::cli::add_apply(app, rc);
+  memhealth::cli::add_rollback(app, rc);
+  memhealth::cli::add_recover(app, rc);
+  memhealth::cli::add_diff(app, rc);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return memhealth::cli::exit_usage;
+  } catch (const memhealth::error& e) {
+    std::cerr << "memhealth: " << e.what() << "\n";
+    return memhealth::cli::exit_usage;
+  } catch (const std::exception& e) {
+    std::cerr << "memhealth: unexpected error: " << e.what() << "\n";
+    return memhealth::cli::exit_usage;
+  }
+  return rc;
+}

@@ -1,0 +1,55 @@
+#pragma once
+/// @file default_pipeline.hpp
+/// The default detection pipeline (what `memhealth check` runs) and its settings in one place.
+///
+/// Order: structural, duplicates, conflicts, staleness, scope, hygiene. Each element is an
+/// ordinary detector value: build your own `pipeline{...}` to drop, reorder, re-parameterise or
+/// add detectors (see README "Compose your own pipeline").
+
+#include <chrono>
+#include <optional>
+
+#include "memhealth/detect/conflicts.hpp"
+#include "memhealth/detect/duplicates.hpp"
+#include "memhealth/detect/hygiene.hpp"
+#include "memhealth/detect/metadata_schema.hpp"
+#include "memhealth/detect/pipeline.hpp"
+#include "memhealth/detect/scope.hpp"
+#include "memhealth/detect/staleness.hpp"
+#include "memhealth/detect/structural.hpp"
+
+namespace memhealth {
+
+/// Settings of the default pipeline; defaults follow SPEC section 2.
+struct default_check_settings {
+  float near_duplicate_threshold = 0.92f;  ///< cosine in [-1,1] for near duplicates
+  std::optional<std::chrono::milliseconds> near_duplicate_window{};  ///< created_at window; nullopt = any
+  float conflict_candidate_threshold = 0.6f;  ///< cosine for a text pair to reach the conflict judge
+  metadata_schema schema{};                   ///< user metadata schema; empty = not checked
+  bool expect_unit_norm = true;               ///< the index expects unit vectors
+  kind_decay decay{};                         ///< decay curve per kind
+  double stale_threshold = 0.2;               ///< effective weight below this is stale, in [0,1]
+};
+
+/// Builds the default pipeline from settings.
+/// @return `pipeline<structural_detector, duplicate_detector<>, conflict_detector<>,
+///          staleness_detector, scope_detector, hygiene_detector>`.
+inline auto make_default_pipeline(const default_check_settings& s = {}) {
+  structural_detector structural;
+  structural.schema = s.schema;
+  structural.expect_unit_norm = s.expect_unit_norm;
+  duplicate_detector<> duplicates;
+  duplicates.threshold = s.near_duplicate_threshold;
+  duplicates.window = s.near_duplicate_window;
+  conflict_detector<> conflicts;
+  conflicts.candidate_threshold = s.conflict_candidate_threshold;
+  staleness_detector staleness;
+  staleness.curves = s.decay;
+  staleness.threshold = s.stale_threshold;
+  return pipeline{structural, duplicates, conflicts, staleness, scope_detector{}, hygiene_detector{}};
+}
+
+/// The type of the default pipeline.
+using default_pipeline = decltype(make_default_pipeline());
+
+}  // namespace memhealth

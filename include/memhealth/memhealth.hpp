@@ -1,0 +1,61 @@
+#pragma once
+/// @file memhealth.hpp
+/// Umbrella header: includes every public header of memhealth.
+///
+/// Architecture (one folder per layer):
+/// - record/: the record model, timestamps, customization points and capability concepts
+/// - store/: the store policy and the in-memory backend
+/// - io/: the JSONL format and importers (LoCoMo, mem0)
+/// - text/, embed/: text normalisation; the embedder concept and the lexical stand-in model
+/// - similarity/: kernels, the tiled threshold join, blocking and LSH candidate generation
+/// - detect/: findings, the pipeline and the detectors
+/// - repair/: the action model, planner, conflict rules, guardrails, write-ahead log, executor
+
+#include "memhealth/version.hpp"
+#include "memhealth/config.hpp"
+
+#include "memhealth/record/time.hpp"
+#include "memhealth/record/memory_record.hpp"
+#include "memhealth/record/traits.hpp"
+
+#include "memhealth/store/store.hpp"
+#include "memhealth/store/memory_store.hpp"
+
+#include "memhealth/io/load_issue.hpp"
+#include "memhealth/io/jsonl.hpp"
+#include "memhealth/io/import_locomo.hpp"
+#include "memhealth/io/import_mem0.hpp"
+
+#include "memhealth/text/normalize.hpp"
+#include "memhealth/embed/embedder.hpp"
+#include "memhealth/embed/lexical_embedder.hpp"
+
+#include "memhealth/detect/finding.hpp"
+#include "memhealth/detect/pipeline.hpp"
+#include "memhealth/detect/union_find.hpp"
+#include "memhealth/detect/information_score.hpp"
+#include "memhealth/detect/metadata_schema.hpp"
+#include "memhealth/detect/decay.hpp"
+#include "memhealth/detect/structural.hpp"
+#include "memhealth/detect/duplicates.hpp"
+#include "memhealth/detect/conflict_judge.hpp"
+#include "memhealth/detect/conflicts.hpp"
+#include "memhealth/detect/staleness.hpp"
+#include "memhealth/detect/scope.hpp"
+#include "memhealth/detect/hygiene.hpp"
+#include "memhealth/detect/default_pipeline.hpp"
+
+#include "memhealth/similarity/kernels.hpp"
+#include "memhealth/similarity/join.hpp"
+#include "memhealth/similarity/blocking.hpp"
+#include "memhealth/similarity/lsh.hpp"
+
+#include "memhealth/repair/action.hpp"
+#include "memhealth/repair/apply_edit.hpp"
+#include "memhealth/repair/checksum.hpp"
+#include "memhealth/repair/wal.hpp"
+#include "memhealth/repair/executor.hpp"
+#include "memhealth/repair/conflict_rules.hpp"
+#include "memhealth/repair/guardrails.hpp"
+#include "memhealth/repair/planner.hpp"
+#include "memhealth/repair/plan_json.hpp"

@@ -1,0 +1,152 @@
+#pragma once
+/// @file action.hpp
+/// The repair vocabulary shared by the planner, the executor and the write-ahead log: record
+/// edits, actions and plans.
+///
+/// An **action** is one unit of repair (merge one duplicate cluster, resolve one conflict,
+/// down-weight one stale record, ...). It names its targets and carries a list of **record
+/// edits**, each a small operation applied to the *current* state of one record at apply time
+/// (not a precomputed after-image), so a plan made a while ago still applies correctly and an
+/// action can be recognised as already applied (idempotency). An action is applied all or
+/// nothing: the executor logs the before- and after-image of every record it touches, then
+/// applies, then commits (see executor.hpp / wal.hpp).
+///
+/// Nothing here deletes a record: there is no delete edit. Deletion is tier 3, only ever by a
+/// person, outside memhealth.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "memhealth/record/memory_record.hpp"
+
+namespace memhealth {
+
+// ---------------------------------------------------------------- record edits
+
+/// Set the status text (e.g. "archived", "pending_review").
+struct edit_set_status {
+  std::string status;
+  friend bool operator==(const edit_set_status&, const edit_set_status&) = default;
+};
+/// Set duplicate_of (the primary this record was merged into; empty clears it).
+struct edit_set_duplicate_of {
+  std::string primary_id;
+  friend bool operator==(const edit_set_duplicate_of&, const edit_set_duplicate_of&) = default;
+};
+/// Add ids to supersedes (the winner of a conflict supersedes the loser); ids already present are
+/// not added twice.
+struct edit_add_supersedes {
+  std::vector<std::string> ids;
+  friend bool operator==(const edit_add_supersedes&, const edit_add_supersedes&) = default;
+};
+/// Append notes to related_notes (unique information of merged records, dropped links); a note
+/// already present is not added twice.
+struct edit_append_notes {
+  std::vector<std::string> notes;
+  friend bool operator==(const edit_append_notes&, const edit_append_notes&) = default;
+};
+/// Remove these ids from duplicate_of / related_ids / supersedes (dangling links; the planner
+/// pairs this with an edit_append_notes recording them).
+struct edit_drop_links {
+  std::vector<std::string> ids;
+  friend bool operator==(const edit_drop_links&, const edit_drop_links&) = default;
+};
+/// Set effective_weight, in [0,1] (down-weighting; never deletion).
+struct edit_set_weight {
+  double weight = 1.0;
+  friend bool operator==(const edit_set_weight&, const edit_set_weight&) = default;
+};
+/// Set a metadata key only when it is missing (fill from configured defaults).
+struct edit_fill_metadata {
+  std::string key;
+  metadata_value value;
+  friend bool operator==(const edit_fill_metadata&, const edit_fill_metadata&) = default;
+};
+/// Rewrite every timestamp of the record in UTC (offset 0); the instants do not change.
+struct edit_normalize_timestamps {
+  friend bool operator==(const edit_normalize_timestamps&, const edit_normalize_timestamps&) = default;
+};
+/// Replace embedding and embedding_version together (re-embedding, tier 3). `embedding` is
+/// filled by the executor from the user's embedder at apply time when empty.
+struct edit_replace_embedding {
+  std::vector<float> embedding;
+  std::string version;
+  friend bool operator==(const edit_replace_embedding&, const edit_replace_embedding&) = default;
+};
+
+/// One operation on one record.
+using record_edit_op =
+    std::variant<edit_set_status, edit_set_duplicate_of, edit_add_supersedes, edit_append_notes,
+                 edit_drop_links, edit_set_weight, edit_fill_metadata, edit_normalize_timestamps,
+                 edit_replace_embedding>;
+
+/// An edit of one record, addressed by id.
+struct record_edit {
+  std::string record_id;  ///< target record id
+  record_edit_op op;      ///< what to do
+  friend bool operator==(const record_edit&, const record_edit&) = default;
+};
+
+// ---------------------------------------------------------------- actions and plans
+
+/// Who may run an action: tier 1 `automatic`; tier 2 `confirm` (a confirming rule or an approval
+/// flag); tier 3 `manual` (a person).
+enum class automation : std::uint8_t { automatic, confirm, manual };
+
+/// Text of an automation level: "auto", "confirm", "manual".
+constexpr std::string_view to_string(automation a) noexcept {
+  return a == automation::automatic ? "auto" : a == automation::confirm ? "confirm" : "manual";
+}
+
+/// Action type names used by the planner (the executor does not interpret them).
+namespace action_types {
+inline constexpr std::string_view fill_metadata_defaults = "fill_metadata_defaults";  ///< tier 1
+inline constexpr std::string_view set_status_pending_review = "set_status_pending_review";  ///< tier 1
+inline constexpr std::string_view normalize_timestamps = "normalize_timestamps";  ///< tier 1
+inline constexpr std::string_view drop_dangling_links = "drop_dangling_links";    ///< tier 1
+inline constexpr std::string_view archive_merged = "archive_merged";              ///< tier 1
+inline constexpr std::string_view rebuild_index = "rebuild_index";                ///< tier 1
+inline constexpr std::string_view merge_duplicates = "merge_duplicates";          ///< tier 2
+inline constexpr std::string_view resolve_conflict = "resolve_conflict";          ///< tier 2
+inline constexpr std::string_view downweight = "downweight";                      ///< tier 2
+inline constexpr std::string_view send_to_review = "send_to_review";              ///< tier 3
+inline constexpr std::string_view reembed = "reembed";                            ///< tier 3
+}  // namespace action_types
+
+/// How many records and scopes an action (or plan) touches.
+struct blast_radius {
+  std::size_t records = 0;          ///< distinct records edited
+  std::vector<std::string> scopes;  ///< distinct scopes of those records, sorted
+  friend bool operator==(const blast_radius&, const blast_radius&) = default;
+};
+
+/// One repair action.
+struct repair_action {
+  std::string type;                   ///< from `action_types` (or a user planner's own)
+  int tier = 1;                       ///< 1, 2 or 3
+  memhealth::automation automation = memhealth::automation::automatic;  ///< who may run it
+  std::vector<std::string> targets;   ///< record ids the action is about (primary first for merges)
+  std::vector<record_edit> edits;     ///< the concrete edits, applied in order, all or nothing
+  memhealth::blast_radius blast;      ///< records and scopes touched
+  std::string rollback_method;        ///< e.g. "restore_before_images" (the WAL's per-record undo)
+  std::string idempotency_key;        ///< stable hash of type, targets and edits (hex)
+  std::vector<std::string> reasons;   ///< the findings behind it ("kind: ids ...")
+  int priority = 0;                   ///< higher runs first under the rate limiter
+  friend bool operator==(const repair_action&, const repair_action&) = default;
+};
+
+/// A repair plan: actions in execution order, plus guardrail outcomes.
+struct repair_plan {
+  std::vector<repair_action> actions;   ///< in execution order
+  bool suspended = false;               ///< true: the blast radius exceeded the threshold; nothing may run without approval
+  std::string suspend_reason;           ///< why, when suspended
+  std::vector<std::string> deferred;    ///< notes on work left out by limits (max records per run, ...)
+  friend bool operator==(const repair_plan&, const repair_plan&) = default;
+};
+
+}  // namespace memhealth

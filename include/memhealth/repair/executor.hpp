@@ -1,0 +1,623 @@
+#pragma once
+/// @file executor.hpp
+/// The guarded executor of repair plans, and the two ways back: `rollback` (undo committed
+/// repairs record by record) and `recover` (finish a run that crashed).
+///
+/// **apply_plan** runs a `repair_plan` against a `mutable_record_store` under the write-ahead
+/// discipline of wal.hpp. For each action, in plan order:
+/// 1. guardrails: a suspended plan runs nothing without `approve_suspended`; a `confirm` action
+///    needs `approve_tier2`, a `manual` one `approve_tier3` (else *unapproved*); an action that
+///    would take the run past `max_records` changed records is *deferred*, and so is every
+///    action after it (later actions may build on it);
+/// 2. every target and edit id is resolved with `store.find`; a missing id sends the action to
+///    the manual queue (*failed*) with the store untouched;
+/// 3. before-images come from `store.extract(i)`; after-images are computed by `apply_edit` on
+///    copies (no store change yet). If no record changes, the action is *already applied*: edits
+///    are applied to the current state, so "already done" and "nothing to do" are the same
+///    observable state (idempotency); an action with no edits is a *no-op*;
+/// 4. loop guard: an after-image equal to a before-image the same record had earlier in this
+///    run (a change back and forth) sends the action to the manual queue;
+/// 5. the intent (before + after images of the changed records) is appended and made durable
+///    (group commit: `batch_size` actions per `fdatasync`), then each record is written with
+///    `store.restore(i, after)`, then a commit frame is appended;
+/// 6. an exception while computing or applying undoes the action (before-images restored, abort
+///    frame) and the action is retried, at most `retry_limit` (3) times, then goes to the manual
+///    queue. Other actions of the same group-commit batch are aborted and re-run (not counted as
+///    attempts).
+///
+/// Record images are compared as canonical JSON (`append_json`), so timestamp offsets, NaN
+/// embeddings and unknown fields count as differences exactly as they are written.
+///
+/// Records must be `memory_record` (the log holds canonical JSON images); `apply_edit` itself is
+/// generic.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "memhealth/config.hpp"
+#include "memhealth/io/jsonl.hpp"
+#include "memhealth/record/memory_record.hpp"
+#include "memhealth/repair/action.hpp"
+#include "memhealth/repair/apply_edit.hpp"
+#include "memhealth/repair/wal.hpp"
+#include "memhealth/store/store.hpp"
+
+namespace memhealth {
+
+/// Knobs of `apply_plan`. Defaults are the safe ones: only tier-1 actions, 1000 records per run.
+struct apply_options {
+  bool approve_tier2 = false;      ///< run `automation::confirm` actions
+  bool approve_tier3 = false;      ///< run `automation::manual` actions
+  bool approve_suspended = false;  ///< run a plan whose blast radius suspended it
+  std::size_t max_records = 1000;  ///< changed records per run; actions beyond are deferred
+  bool dry_run = false;            ///< compute outcomes only: no log, no store change
+  std::size_t batch_size = 1;      ///< actions per group commit (one fdatasync per batch), >= 1
+  int retry_limit = 3;             ///< retries after a failed attempt (so at most 1 + retry_limit attempts)
+  /// Test hook called at named points: "run_begin", "after_intent" (intents durable, store
+  /// untouched), "after_apply_record" (after each record write), "before_commit",
+  /// "after_commit", "after_abort", "run_end". A test may `_exit` here to simulate a crash.
+  std::function<void(std::string_view point)> crash_hook;
+  /// Embedder for `edit_replace_embedding` edits whose vector is empty: returns the new vector
+  /// for the record's current image. Unset: such edits fail (manual queue after retries).
+  std::function<std::vector<float>(const memory_record&)> embed;
+};
+
+/// What happened to one action.
+enum class action_status : std::uint8_t {
+  applied,          ///< logged, applied, committed (or, in a dry run, would be)
+  already_applied,  ///< the store already holds every after-image: nothing written
+  noop,             ///< the action has no record edits
+  unapproved,       ///< its automation level (or a suspended plan) was not approved
+  deferred,         ///< over the per-run record budget
+  failed,           ///< missing id, repair loop, or attempts exhausted: manual queue
+};
+
+/// Text of an action status ("applied", "already_applied", ...).
+constexpr std::string_view to_string(action_status s) noexcept {
+  constexpr std::string_view names[] = {"applied", "already_applied", "noop", "unapproved", "deferred", "failed"};
+  return names[static_cast<int>(s)];
+}
+
+/// Outcome of one plan action.
+struct action_outcome {
+  std::size_t action = 0;           ///< index in the plan
+  std::string idempotency_key;      ///< the action's key
+  action_status status = action_status::deferred;  ///< what happened
+  int attempts = 0;                 ///< attempts made (0 when never tried)
+  std::size_t records_changed = 0;  ///< records written (applied only)
+  std::string reason;               ///< why it was skipped or failed, or a note
+};
+
+/// Result of `apply_plan`. The key lists hold idempotency keys in plan order; their sizes are
+/// the counts. `outcomes` has one entry per plan action, in plan order.
+struct apply_result {
+  std::vector<std::string> applied;                  ///< committed (would be, in a dry run)
+  std::vector<std::string> skipped_already_applied;  ///< state already reached
+  std::vector<std::string> skipped_noop;             ///< no edits
+  std::vector<std::string> skipped_unapproved;       ///< not approved
+  std::vector<std::string> deferred;                 ///< over the record budget
+  std::vector<std::string> failed;                   ///< manual queue
+  std::vector<action_outcome> outcomes;              ///< per action, plan order
+  std::size_t records_changed = 0;                   ///< record writes committed
+  bool dry_run = false;                              ///< nothing was written
+};
+
+namespace detail::exec {
+
+struct image {
+  std::size_t index = 0;
+  std::string id;
+  memory_record before, after;
+  std::string before_json, after_json;
+};
+
+struct prepared {
+  std::size_t action = 0;
+  std::vector<image> records;  // changed records, in first-touch order
+  std::uint64_t intent_seq = 0;
+};
+
+inline void hook(const apply_options& o, std::string_view point) {
+  if (o.crash_hook) o.crash_hook(point);
+}
+
+template <class S>
+void gate_record_type() {
+  static_assert(std::is_same_v<typename S::record_type, memory_record>,
+                "memhealth: the repair executor logs canonical JSON images and needs a store of "
+                "memhealth::memory_record (adapt your store's records to memory_record).");
+}
+
+}  // namespace detail::exec
+
+/// Applies `plan` to `store`, logging to `wal` (see the file comment for the exact sequence).
+/// @return per-action outcomes and key lists; the store holds exactly the committed actions.
+/// @throws memhealth::error(io) when the log cannot be written or synced (the current batch's
+///         actions are then not applied); memhealth::error(precondition) for `batch_size == 0`.
+///         If undoing a failed action itself throws, that exception propagates and the action's
+///         intent stays open in the log: run `recover` before using the store.
+/// @complexity O(total edited records x record size) plus one fdatasync per batch.
+template <mutable_record_store S>
+apply_result apply_plan(S& store, const repair_plan& plan, wal_writer& wal, const apply_options& opt = {}) {
+  namespace de = detail::exec;
+  de::gate_record_type<S>();
+  MEMHEALTH_ASSERT(opt.batch_size >= 1, "apply_plan: batch_size must be >= 1");
+  const std::size_t n = plan.actions.size();
+  apply_result res;
+  res.dry_run = opt.dry_run;
+  res.outcomes.resize(n);
+  for (std::size_t a = 0; a < n; ++a) {
+    res.outcomes[a].action = a;
+    res.outcomes[a].idempotency_key = plan.actions[a].idempotency_key;
+  }
+  auto set = [&](std::size_t a, action_status s, std::string reason) {
+    res.outcomes[a].status = s;
+    res.outcomes[a].reason = std::move(reason);
+  };
+
+  if (plan.suspended && !opt.approve_suspended) {
+    for (std::size_t a = 0; a < n; ++a) set(a, action_status::unapproved, "plan suspended: " + plan.suspend_reason);
+  } else {
+    if (!opt.dry_run) {
+      wal.append_run_begin(n);
+      de::hook(opt, "run_begin");
+    }
+    std::deque<std::size_t> pending;
+    for (std::size_t a = 0; a < n; ++a) pending.push_back(a);
+    std::size_t used = 0;
+    bool over_budget = false;
+    std::unordered_map<std::size_t, std::vector<std::string>> earlier_before;  // loop guard
+
+    while (!pending.empty()) {
+      std::vector<de::prepared> batch;
+      std::map<std::size_t, std::pair<memory_record, std::string>> overlay;  // state after earlier batch members
+
+      while (!pending.empty() && batch.size() < opt.batch_size) {
+        const std::size_t a = pending.front();
+        pending.pop_front();
+        const repair_action& act = plan.actions[a];
+        if ((act.automation == automation::confirm && !opt.approve_tier2) ||
+            (act.automation == automation::manual && !opt.approve_tier3)) {
+          set(a, action_status::unapproved, "automation level '" + std::string(to_string(act.automation)) + "' not approved");
+          continue;
+        }
+        if (act.edits.empty()) {
+          set(a, action_status::noop, "no record edits");
+          continue;
+        }
+        if (over_budget) {
+          set(a, action_status::deferred, "record budget of the run (max_records) reached");
+          continue;
+        }
+        std::string missing;
+        for (const auto& id : act.targets)
+          if (!store.find(id)) missing = id;
+        for (const auto& e : act.edits)
+          if (!store.find(e.record_id)) missing = e.record_id;
+        if (!missing.empty()) {
+          set(a, action_status::failed, "target id not found: " + missing);
+          continue;
+        }
+        ++res.outcomes[a].attempts;
+        de::prepared p;
+        p.action = a;
+        try {
+          std::vector<de::image> touched;
+          for (const auto& e : act.edits) {
+            const std::size_t i = *store.find(e.record_id);
+            auto it = std::find_if(touched.begin(), touched.end(), [&](const de::image& m) { return m.index == i; });
+            if (it == touched.end()) {
+              de::image m;
+              m.index = i;
+              m.id = e.record_id;
+              if (auto o = overlay.find(i); o != overlay.end()) {
+                m.before = o->second.first;
+                m.before_json = o->second.second;
+              } else {
+                m.before = store.extract(i);
+                m.before_json = to_json(m.before);
+              }
+              m.after = m.before;
+              touched.push_back(std::move(m));
+              it = std::prev(touched.end());
+            }
+            const auto* re = std::get_if<edit_replace_embedding>(&e.op);
+            if (re && re->embedding.empty() && opt.embed) {
+              edit_replace_embedding filled{opt.embed(it->after), re->version};
+              apply_edit(it->after, record_edit_op(std::move(filled)));
+            } else {
+              apply_edit(it->after, e.op);
+            }
+          }
+          for (auto& m : touched) {
+            m.after_json = to_json(m.after);
+            if (m.after_json != m.before_json) p.records.push_back(std::move(m));
+          }
+        } catch (const std::exception& ex) {
+          if (res.outcomes[a].attempts <= opt.retry_limit) {
+            pending.push_front(a);
+          } else {
+            set(a, action_status::failed, std::string("attempts exhausted: ") + ex.what());
+          }
+          continue;
+        }
+        if (p.records.empty()) {
+          set(a, action_status::already_applied, "every record already holds its after-image");
+          continue;
+        }
+        std::string loop;
+        for (const auto& m : p.records) {
+          auto it = earlier_before.find(m.index);
+          if (it != earlier_before.end() && std::find(it->second.begin(), it->second.end(), m.after_json) != it->second.end())
+            loop = m.id;
+        }
+        if (!loop.empty()) {
+          set(a, action_status::failed, "repair loop: record " + loop + " would return to an earlier image of this run");
+          continue;
+        }
+        if (used + p.records.size() > opt.max_records) {
+          over_budget = true;
+          set(a, action_status::deferred, "record budget of the run (max_records) reached");
+          continue;
+        }
+        used += p.records.size();
+        for (const auto& m : p.records) {
+          earlier_before[m.index].push_back(m.before_json);
+          overlay[m.index] = {m.after, m.after_json};
+        }
+        batch.push_back(std::move(p));
+      }
+      if (batch.empty()) continue;
+
+      if (opt.dry_run) {
+        for (const auto& p : batch) {
+          set(p.action, action_status::applied, "dry run");
+          res.outcomes[p.action].records_changed = p.records.size();
+          res.records_changed += p.records.size();
+        }
+        continue;
+      }
+
+      wal.begin_batch();
+      for (auto& p : batch) {
+        const repair_action& act = plan.actions[p.action];
+        p.intent_seq = wal.append_intent(static_cast<std::int64_t>(p.action), act.idempotency_key,
+                                         res.outcomes[p.action].attempts, p.records);
+      }
+      wal.commit_batch();
+      de::hook(opt, "after_intent");
+
+      for (std::size_t k = 0; k < batch.size(); ++k) {
+        de::prepared& p = batch[k];
+        const repair_action& act = plan.actions[p.action];
+        std::size_t written = 0;
+        try {
+          for (const auto& m : p.records) {
+            ++written;  // counted before the call: a throwing restore may have half-written
+            store.restore(m.index, m.after);
+            de::hook(opt, "after_apply_record");
+          }
+          de::hook(opt, "before_commit");
+          wal.append_commit(p.intent_seq, static_cast<std::int64_t>(p.action), act.idempotency_key);
+          de::hook(opt, "after_commit");
+          set(p.action, action_status::applied, {});
+          res.outcomes[p.action].records_changed = p.records.size();
+          res.records_changed += p.records.size();
+        } catch (const std::exception& ex) {
+          // Undo what may have been written (the record whose write threw included), newest
+          // first; a record already holding its before-image is left alone.
+          for (std::size_t j = written; j-- > 0;)
+            if (to_json(store.extract(p.records[j].index)) != p.records[j].before_json)
+              store.restore(p.records[j].index, p.records[j].before);
+          wal.append_abort(p.intent_seq, static_cast<std::int64_t>(p.action), act.idempotency_key, ex.what());
+          de::hook(opt, "after_abort");
+          // The rest of the batch was prepared on top of this action: abort and re-run it.
+          std::vector<std::size_t> requeue;
+          for (std::size_t r = k; r < batch.size(); ++r) {
+            de::prepared& q = batch[r];
+            used -= q.records.size();
+            for (const auto& m : q.records) {
+              auto& v = earlier_before[m.index];
+              if (auto f = std::find(v.rbegin(), v.rend(), m.before_json); f != v.rend()) v.erase(std::next(f).base());
+            }
+            if (r > k) {
+              wal.append_abort(q.intent_seq, static_cast<std::int64_t>(q.action),
+                               plan.actions[q.action].idempotency_key, "batch stopped by a failed action; re-run");
+              --res.outcomes[q.action].attempts;
+              requeue.push_back(q.action);
+            }
+          }
+          for (auto r = requeue.rbegin(); r != requeue.rend(); ++r) pending.push_front(*r);
+          if (res.outcomes[p.action].attempts <= opt.retry_limit)
+            pending.push_front(p.action);
+          else
+            set(p.action, action_status::failed, std::string("attempts exhausted: ") + ex.what());
+          break;
+        }
+      }
+    }
+    if (!opt.dry_run) {
+      std::size_t applied = 0, failed = 0, deferred = 0, skipped = 0;
+      for (const auto& o : res.outcomes) {
+        applied += o.status == action_status::applied;
+        failed += o.status == action_status::failed;
+        deferred += o.status == action_status::deferred;
+        skipped += o.status != action_status::applied && o.status != action_status::failed &&
+                   o.status != action_status::deferred;
+      }
+      wal.append_run_end(applied, failed, deferred, skipped);
+      de::hook(opt, "run_end");
+    }
+  }
+  for (const auto& o : res.outcomes) {
+    switch (o.status) {
+      case action_status::applied: res.applied.push_back(o.idempotency_key); break;
+      case action_status::already_applied: res.skipped_already_applied.push_back(o.idempotency_key); break;
+      case action_status::noop: res.skipped_noop.push_back(o.idempotency_key); break;
+      case action_status::unapproved: res.skipped_unapproved.push_back(o.idempotency_key); break;
+      case action_status::deferred: res.deferred.push_back(o.idempotency_key); break;
+      case action_status::failed: res.failed.push_back(o.idempotency_key); break;
+    }
+  }
+  return res;
+}
+
+// ---------------------------------------------------------------- log analysis
+
+/// State of a logged action (an intent and what closed it).
+enum class logged_state : std::uint8_t {
+  committed,  ///< a commit frame closes the intent
+  aborted,    ///< an abort frame closes it
+  open,       ///< neither: the run stopped between intent and commit (or the commit was lost)
+};
+
+/// Text of a logged state ("committed", "aborted", "open").
+constexpr std::string_view to_string(logged_state s) noexcept {
+  return s == logged_state::committed ? "committed" : s == logged_state::aborted ? "aborted" : "open";
+}
+
+/// One intent of a log with its state.
+struct logged_action {
+  const wal_entry* intent = nullptr;  ///< the intent frame (points into the `wal_contents`)
+  logged_state state = logged_state::open;  ///< how it was closed
+};
+
+/// The intents of a log in file order, each with its state. Commit/abort frames that name no
+/// known intent are ignored. @complexity O(frames log frames).
+inline std::vector<logged_action> logged_actions(const wal_contents& log) {
+  std::vector<logged_action> out;
+  std::map<std::uint64_t, std::size_t> by_seq;
+  for (const auto& e : log.entries) {
+    if (e.type == wal_frame_type::intent) {
+      by_seq[e.seq] = out.size();
+      out.push_back({&e, logged_state::open});
+    } else if (e.type == wal_frame_type::commit || e.type == wal_frame_type::abort) {
+      if (auto it = by_seq.find(e.intent); it != by_seq.end() && out[it->second].state == logged_state::open)
+        out[it->second].state = e.type == wal_frame_type::commit ? logged_state::committed : logged_state::aborted;
+    }
+  }
+  return out;
+}
+
+/// A record that rollback or recovery left alone because its current image is none it expected.
+struct record_conflict {
+  std::size_t index = 0;        ///< store index
+  std::string id;               ///< record id
+  std::string idempotency_key;  ///< the action (rollback) or the last action (recovery) on it
+  std::string reason;           ///< what was found
+};
+
+// ---------------------------------------------------------------- rollback
+
+/// Knobs of `rollback`.
+struct rollback_options {
+  bool force = false;             ///< restore before-images even over records changed since
+  wal_writer* log_to = nullptr;   ///< when set, the rollback logs itself (intent, commit) here
+};
+
+/// Result of `rollback`.
+struct rollback_result {
+  std::vector<std::string> rolled_back;  ///< keys of actions with at least one record restored, in undo order
+  std::size_t records_restored = 0;      ///< record writes made
+  std::size_t already_restored = 0;      ///< records already holding their before-image
+  std::vector<record_conflict> conflicts;  ///< records changed since the action (left alone unless `force`)
+};
+
+/// Undoes the committed (and open) actions of `log`, newest first, record by record: a record
+/// holding the logged after-image gets its before-image back with `store.restore`; a record
+/// already holding that before-image (or the before-image of an older logged action on it: it
+/// was rolled back already) is counted and left; any other record is a conflict, left alone
+/// unless `opt.force`. Never restores a whole store; appends nothing to the old log. With
+/// `opt.log_to`, each undone action is logged there as an intent (current -> before) made
+/// durable before the store is touched, then a commit, so a rollback can itself be rolled back.
+/// @throws memhealth::error(io) when `log_to` cannot be written (nothing of that action changed).
+/// @complexity O(logged records x record size).
+template <mutable_record_store S>
+rollback_result rollback(S& store, const wal_contents& log, const rollback_options& opt = {}) {
+  detail::exec::gate_record_type<S>();
+  rollback_result res;
+  const auto acts = logged_actions(log);
+  if (opt.log_to) opt.log_to->append_run_begin(acts.size());
+  // record index -> before-images of the actions undone here, in log order (a record already
+  // at the before-image of an older action on it is further back, not changed since).
+  std::map<std::size_t, std::vector<std::pair<std::size_t, const std::string*>>> befores;
+  for (std::size_t k = 0; k < acts.size(); ++k)
+    if (acts[k].state != logged_state::aborted)
+      for (const auto& r : acts[k].intent->records) befores[r.index].push_back({k, &r.before_json});
+  std::size_t undone = 0;
+  for (auto a = acts.rbegin(); a != acts.rend(); ++a) {
+    if (a->state == logged_state::aborted) continue;
+    const std::size_t pos = static_cast<std::size_t>(acts.rend() - a) - 1;
+    const wal_entry& in = *a->intent;
+    std::vector<detail::exec::image> todo;
+    for (auto r = in.records.rbegin(); r != in.records.rend(); ++r) {
+      if (r->index >= store.size()) {
+        res.conflicts.push_back({r->index, r->id, in.idempotency_key, "index out of range"});
+        continue;
+      }
+      memory_record cur = store.extract(r->index);
+      std::string cur_json = to_json(cur);
+      bool already = false;
+      for (const auto& [k, b] : befores[r->index]) already = already || (k <= pos && *b == cur_json);
+      if (already) {
+        ++res.already_restored;
+        continue;
+      }
+      if (cur_json != r->after_json) {
+        res.conflicts.push_back({r->index, r->id, in.idempotency_key,
+                                 opt.force ? "changed since the action; restored anyway (force)"
+                                           : "changed since the action; left alone"});
+        if (!opt.force) continue;
+      }
+      todo.push_back({r->index, r->id, std::move(cur), r->before, std::move(cur_json), r->before_json});
+    }
+    if (todo.empty()) continue;
+    std::uint64_t seq = 0;
+    if (opt.log_to) seq = opt.log_to->append_intent(in.action, in.idempotency_key, 1, todo);
+    for (const auto& m : todo) store.restore(m.index, m.after);
+    if (opt.log_to) opt.log_to->append_commit(seq, in.action, in.idempotency_key);
+    res.records_restored += todo.size();
+    res.rolled_back.push_back(in.idempotency_key);
+    ++undone;
+  }
+  if (opt.log_to) opt.log_to->append_run_end(undone, 0, 0, acts.size() - undone);
+  return res;
+}
+
+// ---------------------------------------------------------------- recovery
+
+/// What recovery does with an open action (intent without commit or abort).
+enum class open_action_policy : std::uint8_t {
+  undo,  ///< (default) put its records back to their before-images: the run is cut at the last commit
+  redo,  ///< finish it: its records get their after-images
+};
+
+/// Knobs of `recover`.
+struct recover_options {
+  open_action_policy open_actions = open_action_policy::undo;  ///< see `open_action_policy`
+  bool force = false;  ///< overwrite records whose image is none the log knows (else a conflict)
+};
+
+/// Outcome of one logged action after recovery.
+enum class recovery_status : std::uint8_t {
+  committed,  ///< committed; its records hold their after-images (or later logged images)
+  undone,     ///< was open; rolled back to before-images
+  redone,     ///< was open; completed (policy redo)
+  aborted,    ///< was aborted; before-images hold
+};
+
+/// Text of a recovery status.
+constexpr std::string_view to_string(recovery_status s) noexcept {
+  constexpr std::string_view names[] = {"committed", "undone", "redone", "aborted"};
+  return names[static_cast<int>(s)];
+}
+
+/// Per-action line of a recovery report.
+struct recovered_action {
+  std::uint64_t intent_seq = 0;  ///< seq of the intent frame
+  std::int64_t action = -1;      ///< plan index
+  std::string idempotency_key;   ///< key
+  recovery_status status = recovery_status::committed;  ///< outcome
+  bool conflict = false;         ///< one of its records was left alone as a conflict
+};
+
+/// Result of `recover`.
+struct recover_result {
+  std::vector<recovered_action> actions;   ///< every logged intent, in log order
+  std::size_t records_restored = 0;        ///< record writes made
+  std::vector<record_conflict> conflicts;  ///< records left alone
+  std::optional<wal_problem> log_problem;  ///< the log's torn/corrupt tail, if any (frames after it were not used)
+};
+
+/// Brings `store` to the state the log commits to after a crash at any point: for every record
+/// any intent touches, the target image is the after-image of its last committed action (open
+/// actions: before-image under `undo`, after-image under `redo`; aborted: before-image), or its
+/// first logged before-image when no action on it counts. A record holding any image the log
+/// knows for it (so: a store from any moment of the run, or an older snapshot from before it) is
+/// set to the target with `store.restore`; a record holding an unknown image is a conflict, left
+/// alone unless `opt.force`. Idempotent: recovering twice changes nothing the second time.
+///
+/// Result: every action is all or nothing, and the store equals the starting state plus the
+/// committed actions (plus, under `redo`, the open ones) in log order. Frames after a torn or
+/// corrupt tail are ignored (an intent there cannot have been acted on: intents are durable
+/// before the store is touched).
+/// @complexity O(logged records x record size).
+template <mutable_record_store S>
+recover_result recover(S& store, const wal_contents& log, const recover_options& opt = {}) {
+  detail::exec::gate_record_type<S>();
+  recover_result res;
+  res.log_problem = log.problem;
+  const auto acts = logged_actions(log);
+  struct step {
+    std::size_t act;
+    const wal_record_image* img;
+  };
+  std::map<std::size_t, std::vector<step>> chains;  // record index -> steps in log order
+  for (std::size_t k = 0; k < acts.size(); ++k)
+    for (const auto& r : acts[k].intent->records) chains[r.index].push_back({k, &r});
+  auto counts = [&](const logged_action& a) {
+    return a.state == logged_state::committed ||
+           (a.state == logged_state::open && opt.open_actions == open_action_policy::redo);
+  };
+  std::vector<bool> conflicted(acts.size(), false);
+  for (const auto& [index, chain] : chains) {
+    const wal_record_image* target = chain.front().img;
+    bool target_after = false;
+    for (const auto& s : chain)
+      if (counts(acts[s.act])) target = s.img, target_after = true;
+    const std::string& want = target_after ? target->after_json : target->before_json;
+    const memory_record& want_rec = target_after ? target->after : target->before;
+    const std::string& key = acts[chain.back().act].intent->idempotency_key;
+    if (index >= store.size()) {
+      res.conflicts.push_back({index, chain.front().img->id, key, "index out of range"});
+      for (const auto& s : chain) conflicted[s.act] = true;
+      continue;
+    }
+    const std::string cur = to_json(store.extract(index));
+    if (cur == want) continue;
+    bool known = false;
+    for (const auto& s : chain) known = known || cur == s.img->before_json || cur == s.img->after_json;
+    if (!known) {
+      res.conflicts.push_back({index, chain.front().img->id, key,
+                               opt.force ? "image unknown to the log; overwritten (force)"
+                                         : "image unknown to the log; left alone"});
+      if (!opt.force) {
+        for (const auto& s : chain) conflicted[s.act] = true;
+        continue;
+      }
+    }
+    store.restore(index, want_rec);
+    ++res.records_restored;
+  }
+  for (std::size_t k = 0; k < acts.size(); ++k) {
+    recovered_action ra;
+    ra.intent_seq = acts[k].intent->seq;
+    ra.action = acts[k].intent->action;
+    ra.idempotency_key = acts[k].intent->idempotency_key;
+    ra.conflict = conflicted[k];
+    switch (acts[k].state) {
+      case logged_state::committed: ra.status = recovery_status::committed; break;
+      case logged_state::aborted: ra.status = recovery_status::aborted; break;
+      case logged_state::open:
+        ra.status = opt.open_actions == open_action_policy::redo ? recovery_status::redone : recovery_status::undone;
+        break;
+    }
+    res.actions.push_back(std::move(ra));
+  }
+  return res;
+}
+
+}  // namespace memhealth

@@ -1,0 +1,351 @@
+#pragma once
+/// @file plan_json.hpp
+/// Repair plans as JSON (nlohmann/json): `plan_to_json` / `plan_from_json`, and the file helpers
+/// `write_plan` / `read_plan`. The round trip is exact: `plan_from_json(plan_to_json(p)) == p`.
+///
+/// ## Format (schema_version 1)
+/// @code{.json}
+/// {"schema_version": 1, "suspended": false, "suspend_reason": "", "deferred": ["..."],
+///  "actions": [{"type": "merge_duplicates", "tier": 2, "automation": "confirm",
+///               "targets": ["m1", "m2"], "priority": 200,
+///               "edits": [{"record_id": "m2", "op": "set_duplicate_of", "primary_id": "m1"},
+///                         {"record_id": "m2", "op": "set_status", "status": "archived"}],
+///               "blast_radius": {"records": 1, "scopes": ["user:7"]},
+///               "rollback_method": "restore_before_images", "idempotency_key": "…16 hex…",
+///               "reasons": ["exact_duplicate: m1 m2 (duplicates)"]}]}
+/// @endcode
+/// Edit ops and their fields: `set_status` {status}, `set_duplicate_of` {primary_id},
+/// `add_supersedes` {ids}, `append_notes` {notes}, `drop_links` {ids}, `set_weight` {weight},
+/// `fill_metadata` {key, value}, `normalize_timestamps` {}, `replace_embedding` {embedding,
+/// version}. A metadata value is written with its type: `{"type": "null"}`,
+/// `{"type": "bool"|"integer"|"number"|"string", "value": ...}`, `{"type": "json", "value":
+/// "<minified JSON text>"}`. Numbers are written in the shortest form that reads back to the same
+/// double (float32 embedding values read back to the same float); non-finite numbers, which JSON
+/// cannot hold, are written as the strings "nan", "inf", "-inf".
+///
+/// ## Errors
+/// `plan_from_json` and `read_plan` throw `memhealth::error(error_code::parse)` naming the JSON
+/// pointer of the bad field (e.g. "/actions/3/edits/0/op: unknown edit op 'delete'"); a
+/// schema_version other than 1 is `error_code::schema`. File helpers throw
+/// `error(error_code::io)` when the file cannot be opened, written or renamed.
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "memhealth/config.hpp"
+#include "memhealth/record/memory_record.hpp"
+#include "memhealth/repair/action.hpp"
+
+namespace memhealth {
+
+/// Version of the plan JSON format written by `plan_to_json`.
+inline constexpr int plan_schema_version = 1;
+
+namespace detail {
+
+inline nlohmann::json plan_number(double x) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  return x;
+}
+
+inline nlohmann::json plan_metadata_value(const metadata_value& v) {
+  nlohmann::json j = nlohmann::json::object();
+  j["type"] = std::string(metadata_type_name(v));
+  std::visit(
+      [&](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::monostate>) {
+        } else if constexpr (std::is_same_v<T, double>) {
+          j["value"] = plan_number(x);
+        } else if constexpr (std::is_same_v<T, raw_json>) {
+          j["value"] = x.text;
+        } else {
+          j["value"] = x;
+        }
+      },
+      v);
+  return j;
+}
+
+inline nlohmann::json plan_edit(const record_edit& e) {
+  nlohmann::json j = nlohmann::json::object();
+  j["record_id"] = e.record_id;
+  std::visit(
+      [&](const auto& op) {
+        using T = std::decay_t<decltype(op)>;
+        if constexpr (std::is_same_v<T, edit_set_status>) {
+          j["op"] = "set_status";
+          j["status"] = op.status;
+        } else if constexpr (std::is_same_v<T, edit_set_duplicate_of>) {
+          j["op"] = "set_duplicate_of";
+          j["primary_id"] = op.primary_id;
+        } else if constexpr (std::is_same_v<T, edit_add_supersedes>) {
+          j["op"] = "add_supersedes";
+          j["ids"] = op.ids;
+        } else if constexpr (std::is_same_v<T, edit_append_notes>) {
+          j["op"] = "append_notes";
+          j["notes"] = op.notes;
+        } else if constexpr (std::is_same_v<T, edit_drop_links>) {
+          j["op"] = "drop_links";
+          j["ids"] = op.ids;
+        } else if constexpr (std::is_same_v<T, edit_set_weight>) {
+          j["op"] = "set_weight";
+          j["weight"] = plan_number(op.weight);
+        } else if constexpr (std::is_same_v<T, edit_fill_metadata>) {
+          j["op"] = "fill_metadata";
+          j["key"] = op.key;
+          j["value"] = plan_metadata_value(op.value);
+        } else if constexpr (std::is_same_v<T, edit_normalize_timestamps>) {
+          j["op"] = "normalize_timestamps";
+        } else {
+          j["op"] = "replace_embedding";
+          nlohmann::json v = nlohmann::json::array();
+          for (float f : op.embedding) v.push_back(plan_number(static_cast<double>(f)));
+          j["embedding"] = std::move(v);
+          j["version"] = op.version;
+        }
+      },
+      e.op);
+  return j;
+}
+
+// ---- reading: every accessor names the JSON pointer of what it reads.
+
+[[noreturn]] inline void plan_fail(const std::string& path, const std::string& what) {
+  throw error(error_code::parse, "plan JSON: " + (path.empty() ? std::string("/") : path) + ": " + what);
+}
+
+inline const nlohmann::json& plan_member(const nlohmann::json& j, const std::string& path, const char* key) {
+  if (!j.is_object()) plan_fail(path, "expected an object");
+  auto it = j.find(key);
+  if (it == j.end()) plan_fail(path + "/" + key, "missing");
+  return *it;
+}
+
+inline std::string plan_string(const nlohmann::json& j, const std::string& path) {
+  if (!j.is_string()) plan_fail(path, "expected a string");
+  return j.get<std::string>();
+}
+
+inline std::string plan_string_member(const nlohmann::json& j, const std::string& path, const char* key) {
+  return plan_string(plan_member(j, path, key), path + "/" + key);
+}
+
+inline std::vector<std::string> plan_strings(const nlohmann::json& j, const std::string& path) {
+  if (!j.is_array()) plan_fail(path, "expected an array of strings");
+  std::vector<std::string> out;
+  out.reserve(j.size());
+  for (std::size_t i = 0; i < j.size(); ++i) out.push_back(plan_string(j[i], path + "/" + std::to_string(i)));
+  return out;
+}
+
+inline double plan_read_number(const nlohmann::json& j, const std::string& path) {
+  if (j.is_number()) return j.get<double>();
+  if (j.is_string()) {
+    const auto& s = j.get_ref<const std::string&>();
+    if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
+    if (s == "inf") return std::numeric_limits<double>::infinity();
+    if (s == "-inf") return -std::numeric_limits<double>::infinity();
+  }
+  plan_fail(path, "expected a number (or \"nan\", \"inf\", \"-inf\")");
+}
+
+inline std::int64_t plan_integer(const nlohmann::json& j, const std::string& path) {
+  if (!j.is_number_integer()) plan_fail(path, "expected an integer");
+  if (j.is_number_unsigned() && j.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+    plan_fail(path, "integer out of range");
+  return j.get<std::int64_t>();
+}
+
+inline bool plan_bool(const nlohmann::json& j, const std::string& path) {
+  if (!j.is_boolean()) plan_fail(path, "expected true or false");
+  return j.get<bool>();
+}
+
+inline metadata_value plan_read_metadata(const nlohmann::json& j, const std::string& path) {
+  const std::string type = plan_string_member(j, path, "type");
+  if (type == "null") return std::monostate{};
+  const std::string vp = path + "/value";
+  const auto& v = plan_member(j, path, "value");
+  if (type == "bool") return plan_bool(v, vp);
+  if (type == "integer") return plan_integer(v, vp);
+  if (type == "number") return plan_read_number(v, vp);
+  if (type == "string") return plan_string(v, vp);
+  if (type == "json") return raw_json{plan_string(v, vp)};
+  plan_fail(path + "/type", "unknown metadata type '" + type + "'");
+}
+
+inline record_edit plan_read_edit(const nlohmann::json& j, const std::string& path) {
+  record_edit e;
+  e.record_id = plan_string_member(j, path, "record_id");
+  const std::string op = plan_string_member(j, path, "op");
+  auto sub = [&](const char* key) { return path + "/" + key; };
+  if (op == "set_status") {
+    e.op = edit_set_status{plan_string_member(j, path, "status")};
+  } else if (op == "set_duplicate_of") {
+    e.op = edit_set_duplicate_of{plan_string_member(j, path, "primary_id")};
+  } else if (op == "add_supersedes") {
+    e.op = edit_add_supersedes{plan_strings(plan_member(j, path, "ids"), sub("ids"))};
+  } else if (op == "append_notes") {
+    e.op = edit_append_notes{plan_strings(plan_member(j, path, "notes"), sub("notes"))};
+  } else if (op == "drop_links") {
+    e.op = edit_drop_links{plan_strings(plan_member(j, path, "ids"), sub("ids"))};
+  } else if (op == "set_weight") {
+    e.op = edit_set_weight{plan_read_number(plan_member(j, path, "weight"), sub("weight"))};
+  } else if (op == "fill_metadata") {
+    e.op = edit_fill_metadata{plan_string_member(j, path, "key"),
+                              plan_read_metadata(plan_member(j, path, "value"), sub("value"))};
+  } else if (op == "normalize_timestamps") {
+    e.op = edit_normalize_timestamps{};
+  } else if (op == "replace_embedding") {
+    const auto& v = plan_member(j, path, "embedding");
+    if (!v.is_array()) plan_fail(sub("embedding"), "expected an array of numbers");
+    edit_replace_embedding r;
+    r.embedding.reserve(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i)
+      r.embedding.push_back(static_cast<float>(plan_read_number(v[i], sub("embedding") + "/" + std::to_string(i))));
+    r.version = plan_string_member(j, path, "version");
+    e.op = std::move(r);
+  } else {
+    plan_fail(sub("op"), "unknown edit op '" + op + "'");
+  }
+  return e;
+}
+
+inline repair_action plan_read_action(const nlohmann::json& j, const std::string& path) {
+  repair_action a;
+  a.type = plan_string_member(j, path, "type");
+  const std::int64_t tier = plan_integer(plan_member(j, path, "tier"), path + "/tier");
+  if (tier < 1 || tier > 3) plan_fail(path + "/tier", "expected 1, 2 or 3");
+  a.tier = static_cast<int>(tier);
+  const std::string who = plan_string_member(j, path, "automation");
+  if (who == "auto")
+    a.automation = automation::automatic;
+  else if (who == "confirm")
+    a.automation = automation::confirm;
+  else if (who == "manual")
+    a.automation = automation::manual;
+  else
+    plan_fail(path + "/automation", "expected \"auto\", \"confirm\" or \"manual\"");
+  a.targets = plan_strings(plan_member(j, path, "targets"), path + "/targets");
+  const auto& edits = plan_member(j, path, "edits");
+  if (!edits.is_array()) plan_fail(path + "/edits", "expected an array");
+  for (std::size_t i = 0; i < edits.size(); ++i)
+    a.edits.push_back(plan_read_edit(edits[i], path + "/edits/" + std::to_string(i)));
+  const std::string bp = path + "/blast_radius";
+  const auto& blast = plan_member(j, path, "blast_radius");
+  const std::int64_t n = plan_integer(plan_member(blast, bp, "records"), bp + "/records");
+  if (n < 0) plan_fail(bp + "/records", "expected a count >= 0");
+  a.blast.records = static_cast<std::size_t>(n);
+  a.blast.scopes = plan_strings(plan_member(blast, bp, "scopes"), bp + "/scopes");
+  a.rollback_method = plan_string_member(j, path, "rollback_method");
+  a.idempotency_key = plan_string_member(j, path, "idempotency_key");
+  a.reasons = plan_strings(plan_member(j, path, "reasons"), path + "/reasons");
+  const std::int64_t pri = plan_integer(plan_member(j, path, "priority"), path + "/priority");
+  if (pri < std::numeric_limits<int>::min() || pri > std::numeric_limits<int>::max())
+    plan_fail(path + "/priority", "out of range");
+  a.priority = static_cast<int>(pri);
+  return a;
+}
+
+}  // namespace detail
+
+/// The JSON form of a plan (see the file comment). Keys of each object are written in sorted
+/// order (nlohmann's default object), so `plan_to_json(p).dump()` is byte-for-byte stable.
+/// @complexity O(size of the plan).
+inline nlohmann::json plan_to_json(const repair_plan& p) {
+  nlohmann::json j = nlohmann::json::object();
+  j["schema_version"] = plan_schema_version;
+  j["suspended"] = p.suspended;
+  j["suspend_reason"] = p.suspend_reason;
+  j["deferred"] = p.deferred;
+  nlohmann::json actions = nlohmann::json::array();
+  for (const auto& a : p.actions) {
+    nlohmann::json x = nlohmann::json::object();
+    x["type"] = a.type;
+    x["tier"] = a.tier;
+    x["automation"] = std::string(to_string(a.automation));
+    x["targets"] = a.targets;
+    nlohmann::json edits = nlohmann::json::array();
+    for (const auto& e : a.edits) edits.push_back(detail::plan_edit(e));
+    x["edits"] = std::move(edits);
+    x["blast_radius"] = {{"records", a.blast.records}, {"scopes", a.blast.scopes}};
+    x["rollback_method"] = a.rollback_method;
+    x["idempotency_key"] = a.idempotency_key;
+    x["reasons"] = a.reasons;
+    x["priority"] = a.priority;
+    actions.push_back(std::move(x));
+  }
+  j["actions"] = std::move(actions);
+  return j;
+}
+
+/// Reads a plan from its JSON form. @throws error(parse) naming the JSON pointer of the first bad
+/// field; error(schema) when schema_version is not 1. @complexity O(size of the JSON).
+inline repair_plan plan_from_json(const nlohmann::json& j) {
+  const auto& version = detail::plan_member(j, "", "schema_version");
+  if (!version.is_number_integer()) detail::plan_fail("/schema_version", "expected an integer");
+  if (version.get<std::int64_t>() != plan_schema_version)
+    throw error(error_code::schema, "plan JSON: /schema_version: version " + version.dump() +
+                                        " is not supported (expected " + std::to_string(plan_schema_version) + ")");
+  repair_plan p;
+  p.suspended = detail::plan_bool(detail::plan_member(j, "", "suspended"), "/suspended");
+  p.suspend_reason = detail::plan_string_member(j, "", "suspend_reason");
+  p.deferred = detail::plan_strings(detail::plan_member(j, "", "deferred"), "/deferred");
+  const auto& actions = detail::plan_member(j, "", "actions");
+  if (!actions.is_array()) detail::plan_fail("/actions", "expected an array");
+  p.actions.reserve(actions.size());
+  for (std::size_t i = 0; i < actions.size(); ++i)
+    p.actions.push_back(detail::plan_read_action(actions[i], "/actions/" + std::to_string(i)));
+  return p;
+}
+
+/// Writes a plan as indented JSON (2 spaces, trailing newline) to `path`, through a temporary
+/// file `path + ".tmp"` renamed over it, so a reader never sees a half-written plan.
+/// @throws error(io) when the file cannot be written or renamed.
+inline void write_plan(const std::string& path, const repair_plan& p) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw error(error_code::io, "write_plan: cannot open '" + tmp + "' for writing");
+    out << plan_to_json(p).dump(2) << '\n';
+    out.flush();
+    if (!out) throw error(error_code::io, "write_plan: cannot write '" + tmp + "'");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw error(error_code::io, "write_plan: cannot rename '" + tmp + "' to '" + path + "'");
+  }
+}
+
+/// Reads a plan written by `write_plan` (or any JSON of the same form).
+/// @throws error(io) when the file cannot be opened; error(parse) for text that is not JSON or a
+/// bad field (with its JSON pointer); error(schema) for another schema_version.
+inline repair_plan read_plan(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw error(error_code::io, "read_plan: cannot open '" + path + "'");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(buf.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw error(error_code::parse, "read_plan: '" + path + "' is not JSON: " + e.what());
+  }
+  return plan_from_json(j);
+}
+
+}  // namespace memhealth

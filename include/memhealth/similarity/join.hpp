@@ -1,0 +1,161 @@
+#pragma once
+/// @file join.hpp
+/// Exact all-pairs threshold joins by tiled GEMM: every pair of rows whose kernel similarity is
+/// >= t, without ever forming the n x n similarity matrix.
+///
+/// The rows are cut into tiles of `join_options::tile` rows; each tile pair is one GEMM
+/// (`S.noalias() = A * B.transpose()`) into one preallocated tile buffer, and the threshold scan
+/// runs over the tile while it is hot in cache. Memory: tile² floats per thread plus the output.
+/// No allocation happens inside the tile loop apart from the growth of the per-band pair buffer
+/// (amortised, capacity kept between bands).
+///
+/// Output order is deterministic: pairs come out sorted by (i, j), whatever the tile size or the
+/// number of threads (each band of tile rows is sorted before it is emitted; threads work on
+/// interleaved bands and their results are emitted in band order).
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "memhealth/config.hpp"
+#include "memhealth/similarity/kernels.hpp"
+
+namespace memhealth {
+
+/// Tuning of the tiled joins.
+struct join_options {
+  /// Rows per tile (>= 1). 512 keeps a 512 x 512 float tile (1 MiB) in L2/L3.
+  Eigen::Index tile = 512;
+  /// Worker threads (>= 1). 1 = run on the calling thread (the default: a library does not start
+  /// threads unless asked). The output is identical for every value.
+  unsigned threads = 1;
+};
+
+/// One pair found by a join: row indices and their similarity.
+struct scored_pair {
+  std::uint32_t i = 0;  ///< row in the first (or only) matrix
+  std::uint32_t j = 0;  ///< row in the second matrix (self join: j > i)
+  float score = 0;      ///< kernel similarity, >= the threshold
+  friend bool operator==(const scored_pair&, const scored_pair&) = default;
+};
+
+namespace detail {
+
+inline bool pair_less(const scored_pair& a, const scored_pair& b) noexcept {
+  return a.i != b.i ? a.i < b.i : a.j < b.j;
+}
+
+// Scans band [r0, r1) of A against all of B (or its upper triangle when self), appending hits.
+template <class Kernel>
+void join_band(const rows_cref& a, const rows_cref& b, bool self, Eigen::Index r0, Eigen::Index r1, float t,
+               Eigen::Index tile, const Kernel& kernel, row_matrix& buffer, std::vector<scored_pair>& hits) {
+  const Eigen::Index nb = b.rows();
+  const Eigen::Index c_begin = self ? r0 : 0;
+  for (Eigen::Index c0 = c_begin; c0 < nb; c0 += tile) {
+    const Eigen::Index c1 = std::min(nb, c0 + tile);
+    const Eigen::Index ra = r1 - r0, rb = c1 - c0;
+    auto s = buffer.topLeftCorner(ra, rb);
+    kernel.tile(a.middleRows(r0, ra), b.middleRows(c0, rb), s);
+    for (Eigen::Index i = 0; i < ra; ++i) {
+      const Eigen::Index gi = r0 + i;
+      // self join: only j > i (the diagonal tile is scanned from its upper triangle)
+      const Eigen::Index j_begin = self ? std::max<Eigen::Index>(0, gi + 1 - c0) : 0;
+      const float* row = s.row(i).data();
+      for (Eigen::Index j = j_begin; j < rb; ++j)
+        if (row[j] >= t)
+          hits.push_back({static_cast<std::uint32_t>(gi), static_cast<std::uint32_t>(c0 + j), row[j]});
+    }
+  }
+  std::sort(hits.begin(), hits.end(), pair_less);
+}
+
+template <class Kernel, class Out>
+void run_join(const rows_cref& a, const rows_cref& b, bool self, float t, Out& emit, const join_options& opt,
+              const Kernel& kernel) {
+  MEMHEALTH_ASSERT(opt.tile >= 1, "threshold_join: tile must be >= 1");
+  MEMHEALTH_ASSERT(opt.threads >= 1, "threshold_join: threads must be >= 1");
+  MEMHEALTH_ASSERT(a.cols() == b.cols(), "threshold_join: matrices of different dimension");
+  MEMHEALTH_ASSERT(a.rows() < (Eigen::Index{1} << 32) && b.rows() < (Eigen::Index{1} << 32),
+                   "threshold_join: more than 2^32 rows");
+  const Eigen::Index n = a.rows();
+  if (n == 0 || b.rows() == 0) return;
+  const Eigen::Index tile = opt.tile;
+  const Eigen::Index bands = (n + tile - 1) / tile;
+  const Eigen::Index tile_cols = std::min(tile, b.rows());
+  if (opt.threads == 1 || bands == 1) {
+    row_matrix buffer(std::min(tile, n), tile_cols);
+    std::vector<scored_pair> hits;
+    for (Eigen::Index band = 0; band < bands; ++band) {
+      hits.clear();
+      join_band(a, b, self, band * tile, std::min(n, (band + 1) * tile), t, tile, kernel, buffer, hits);
+      for (const auto& p : hits) emit(p.i, p.j, p.score);
+    }
+    return;
+  }
+  const auto workers = static_cast<Eigen::Index>(std::min<Eigen::Index>(opt.threads, bands));
+  std::vector<std::vector<scored_pair>> per_band(static_cast<std::size_t>(bands));
+  {
+    std::vector<std::jthread> pool;
+    pool.reserve(static_cast<std::size_t>(workers));
+    for (Eigen::Index w = 0; w < workers; ++w)
+      pool.emplace_back([&, w] {
+        row_matrix buffer(std::min(tile, n), tile_cols);
+        for (Eigen::Index band = w; band < bands; band += workers)
+          join_band(a, b, self, band * tile, std::min(n, (band + 1) * tile), t, tile, kernel, buffer,
+                    per_band[static_cast<std::size_t>(band)]);
+      });
+  }
+  for (const auto& hits : per_band)
+    for (const auto& p : hits) emit(p.i, p.j, p.score);
+}
+
+}  // namespace detail
+
+/// Exact symmetric threshold join: calls `emit(i, j, score)` for every pair of rows i < j of X
+/// with `kernel` similarity >= t, in increasing (i, j) order.
+///
+/// @param X n x d, row-major, float32 (for `cosine_kernel`: unit rows, normalised by the caller).
+///          Anything bindable to `rows_cref` (a `row_matrix`, a `Map`, a block of rows).
+/// @param t threshold in the kernel's units (cosine in [-1, 1]).
+/// @param emit callable `(std::uint32_t i, std::uint32_t j, float score)`.
+/// @throws memhealth::error(precondition) for tile < 1, threads < 1 or n >= 2^32.
+/// @complexity O(n² d / 2) flops in tiles of `opt.tile`²; memory O(tile² · threads + output).
+template <class Out, class Kernel = cosine_kernel>
+void threshold_join(const rows_cref& X, float t, Out&& emit, const join_options& opt = {}, const Kernel& kernel = {}) {
+  detail::run_join(X, X, true, t, emit, opt, kernel);
+}
+
+/// Exact two-set threshold join: `emit(i, j, score)` for every row i of A and row j of B with
+/// similarity >= t, in increasing (i, j) order.
+/// @param A na x d, @param B nb x d, both row-major float32 (unit rows for cosine).
+/// @throws memhealth::error(precondition) when A and B have different column counts.
+/// @complexity O(na · nb · d) flops; memory O(tile² · threads + output).
+template <class Out, class Kernel = cosine_kernel>
+void join(const rows_cref& A, const rows_cref& B, float t, Out&& emit, const join_options& opt = {},
+          const Kernel& kernel = {}) {
+  detail::run_join(A, B, false, t, emit, opt, kernel);
+}
+
+/// Convenience: the symmetric join's pairs as a vector, sorted by (i, j).
+template <class Kernel = cosine_kernel>
+[[nodiscard]] std::vector<scored_pair> threshold_join_pairs(const rows_cref& X, float t, const join_options& opt = {},
+                                                            const Kernel& kernel = {}) {
+  std::vector<scored_pair> out;
+  threshold_join(X, t, [&](std::uint32_t i, std::uint32_t j, float s) { out.push_back({i, j, s}); }, opt, kernel);
+  return out;
+}
+
+/// Convenience: the two-set join's pairs as a vector, sorted by (i, j).
+template <class Kernel = cosine_kernel>
+[[nodiscard]] std::vector<scored_pair> join_pairs(const rows_cref& A, const rows_cref& B, float t,
+                                                  const join_options& opt = {}, const Kernel& kernel = {}) {
+  std::vector<scored_pair> out;
+  join(A, B, t, [&](std::uint32_t i, std::uint32_t j, float s) { out.push_back({i, j, s}); }, opt, kernel);
+  return out;
+}
+
+}  // namespace memhealth

@@ -1,0 +1,819 @@
+// Tests for similarity kernels, joins, blocking/LSH, union-find, information score, and the
+// duplicate and conflict detectors. Expected values are worked out by hand (comments show how)
+// or counted with one-off python3 scripts over the shared data (see the comments).
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <numbers>
+#include <cctype>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "memhealth/detect/conflict_judge.hpp"
+#include "memhealth/detect/conflicts.hpp"
+#include "memhealth/detect/duplicates.hpp"
+#include "memhealth/detect/information_score.hpp"
+#include "memhealth/detect/pipeline.hpp"
+#include "memhealth/detect/union_find.hpp"
+#include "memhealth/embed/lexical_embedder.hpp"
+#include "memhealth/similarity/blocking.hpp"
+#include "memhealth/similarity/join.hpp"
+#include "memhealth/similarity/kernels.hpp"
+#include "memhealth/similarity/lsh.hpp"
+#include "memhealth/store/memory_store.hpp"
+
+#ifndef MEMHEALTH_SHARED_DATA_DIR
+#define MEMHEALTH_SHARED_DATA_DIR "/work/shared/data"
+#endif
+
+namespace mh = memhealth;
+
+namespace {
+
+using pair_set = std::set<std::pair<std::uint32_t, std::uint32_t>>;
+
+mh::row_matrix random_unit_rows(std::size_t n, std::size_t d, std::uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  mh::row_matrix x(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d));
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    for (Eigen::Index j = 0; j < x.cols(); ++j) x(i, j) = g(gen);
+    x.row(i).normalize();
+  }
+  return x;
+}
+
+// y = c x + sqrt(1 - c^2) z, z a unit vector orthogonal to unit x: cos(x, y) = c exactly.
+Eigen::RowVectorXf planted(const Eigen::RowVectorXf& x, float c, std::mt19937& gen) {
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  Eigen::RowVectorXf z(x.size());
+  for (Eigen::Index j = 0; j < z.size(); ++j) z(j) = g(gen);
+  z -= z.dot(x) * x;
+  z.normalize();
+  return c * x + std::sqrt(1.0f - c * c) * z;
+}
+
+mh::memory_record rec(std::string id, std::string content, std::vector<float> emb, std::string scope,
+                      std::string status = "active") {
+  mh::memory_record r;
+  r.id = std::move(id);
+  r.content = std::move(content);
+  r.embedding = std::move(emb);
+  r.scope = std::move(scope);
+  r.status = std::move(status);
+  r.source = "model_extracted";
+  return r;
+}
+
+std::vector<float> unit(std::vector<float> v) {
+  float s = 0;
+  for (float x : v) s += x * x;
+  for (float& x : v) x /= std::sqrt(s);
+  return v;
+}
+
+std::vector<float> basis(std::size_t d, std::size_t k, float w0 = 1.0f, std::size_t k2 = 0, float w2 = 0.0f) {
+  std::vector<float> v(d, 0.0f);
+  v[k] = w0;
+  v[k2] += w2;
+  return unit(v);
+}
+
+std::vector<mh::finding> of_kind(const mh::report& r, std::string_view kind) {
+  std::vector<mh::finding> out;
+  for (const auto& f : r.findings)
+    if (f.kind == kind) out.push_back(f);
+  return out;
+}
+
+double num(const mh::finding& f, std::string_view key) {
+  const auto* v = f.evidence_of(key);
+  REQUIRE(v != nullptr);
+  if (const auto* d = std::get_if<double>(v)) return *d;
+  return static_cast<double>(std::get<std::int64_t>(*v));
+}
+
+std::string text(const mh::finding& f, std::string_view key) {
+  const auto* v = f.evidence_of(key);
+  REQUIRE(v != nullptr);
+  return std::get<std::string>(*v);
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------ kernels
+
+TEST_CASE("kernels: scalar values") {
+  // a = (1,0), b = (0.6,0.8): a.b = 0.6; |a-b|^2 = 0.16 + 0.64 = 0.8
+  const std::vector<float> a{1.0f, 0.0f}, b{0.6f, 0.8f};
+  CHECK(mh::cosine_kernel{}(a, b) == doctest::Approx(0.6));
+  CHECK(mh::l2_kernel{}(a, b) == doctest::Approx(-0.8));
+  CHECK(mh::l2_kernel::from_cosine(0.6f) == doctest::Approx(-0.8));
+  // (1,2,3).(4,5,6) = 4 + 10 + 18 = 32; cosine = 32 / (sqrt(14) sqrt(77)) = 0.974632
+  const std::vector<float> u{1, 2, 3}, v{4, 5, 6};
+  CHECK(mh::inner_product_kernel{}(u, v) == doctest::Approx(32.0));
+  CHECK(mh::cosine_kernel::cosine_of(u, v) == doctest::Approx(0.974632).epsilon(1e-5));
+  CHECK_THROWS_AS((void)mh::cosine_kernel{}(a, u), mh::error);
+}
+
+TEST_CASE("kernels: tile form writes into a preallocated buffer") {
+  mh::row_matrix A(2, 3), B(3, 3);
+  A << 1, 2, 3, 0, 1, 0;
+  B << 4, 5, 6, 1, 0, 0, 0, 0, 2;
+  mh::row_matrix buf(4, 4);
+  buf.setConstant(99);
+  mh::inner_product_kernel{}.tile(A, B, buf.topLeftCorner(2, 3));
+  // row 0: (32, 1, 6); row 1: (5, 0, 0)
+  CHECK(buf(0, 0) == 32);
+  CHECK(buf(0, 1) == 1);
+  CHECK(buf(0, 2) == 6);
+  CHECK(buf(1, 0) == 5);
+  CHECK(buf(1, 2) == 0);
+  CHECK(buf(3, 3) == 99);  // outside the tile untouched
+  mh::l2_kernel{}.tile(A, B, buf.topLeftCorner(2, 3));
+  // -|a-b|^2: (1,2,3)-(4,5,6) -> 27; (1,2,3)-(1,0,0) -> 13; (0,1,0)-(0,0,2) -> 5
+  CHECK(buf(0, 0) == doctest::Approx(-27));
+  CHECK(buf(0, 1) == doctest::Approx(-13));
+  CHECK(buf(1, 2) == doctest::Approx(-5));
+}
+
+// ------------------------------------------------------------------------------------ joins
+
+TEST_CASE("threshold_join: hand-made vectors with known cosines") {
+  // unit vectors at angles 0, 10, 30, 90, 180 degrees: cos(0,10)=0.9848, cos(10,30)=0.9397,
+  // cos(0,30)=0.8660, cos(30,90)=0.5, everything else lower.
+  const double deg[] = {0, 10, 30, 90, 180};
+  mh::row_matrix X(5, 2);
+  for (int i = 0; i < 5; ++i) X.row(i) << static_cast<float>(std::cos(deg[i] * std::numbers::pi / 180)),
+      static_cast<float>(std::sin(deg[i] * std::numbers::pi / 180));
+  for (Eigen::Index tile : {1, 2, 3, 512}) {
+    CAPTURE(tile);
+    auto p = mh::threshold_join_pairs(X, 0.9f, {.tile = tile});
+    REQUIRE(p.size() == 2);
+    CHECK((p[0].i == 0 && p[0].j == 1));
+    CHECK(p[0].score == doctest::Approx(0.984808).epsilon(1e-5));
+    CHECK((p[1].i == 1 && p[1].j == 2));
+    CHECK(p[1].score == doctest::Approx(0.939693).epsilon(1e-5));
+    auto q = mh::threshold_join_pairs(X, 0.45f, {.tile = tile});
+    REQUIRE(q.size() == 4);  // (0,1) (0,2) (1,2) (2,3)
+    CHECK((q[1].i == 0 && q[1].j == 2));
+    CHECK((q[3].i == 2 && q[3].j == 3));
+    CHECK(q[3].score == doctest::Approx(0.5).epsilon(1e-5));
+  }
+  CHECK(mh::threshold_join_pairs(X, 1.5f).empty());
+  CHECK(mh::threshold_join_pairs(mh::row_matrix(0, 2), 0.0f).empty());
+  CHECK_THROWS_AS((void)mh::threshold_join_pairs(X, 0.5f, {.tile = 0}), mh::error);
+}
+
+TEST_CASE("threshold_join: tiled result equals a brute-force double loop (n=700)") {
+  const std::size_t n = 700, d = 32;
+  const auto X = random_unit_rows(n, d, 7);
+  const float t = 0.5f;
+  // sure: s >= t + 1e-5 (must be found); possible: s >= t - 1e-5 (may be found: float GEMM
+  // rounding differs from this double loop only within 1e-5 of t)
+  pair_set sure, possible;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = i + 1; j < n; ++j) {
+      double s = 0;
+      for (std::size_t k = 0; k < d; ++k) s += static_cast<double>(X(i, k)) * X(j, k);
+      if (s >= t + 1e-5) sure.emplace(i, j);
+      if (s >= t - 1e-5) possible.emplace(i, j);
+    }
+  REQUIRE(sure.size() > 50);
+  REQUIRE(possible.size() - sure.size() <= 2);
+  auto between = [&](const pair_set& got) {
+    return std::includes(got.begin(), got.end(), sure.begin(), sure.end()) &&
+           std::includes(possible.begin(), possible.end(), got.begin(), got.end());
+  };
+  for (Eigen::Index tile : {1, 64, 100, 333, 512, 699, 700, 1000})
+    for (unsigned threads : {1u, 2u}) {
+      CAPTURE(tile);
+      CAPTURE(threads);
+      auto p = mh::threshold_join_pairs(X, t, {.tile = tile, .threads = threads});
+      CHECK(std::is_sorted(p.begin(), p.end(), [](auto& a, auto& b) { return std::pair(a.i, a.j) < std::pair(b.i, b.j); }));
+      pair_set got;
+      for (auto& q : p) got.emplace(q.i, q.j);
+      CHECK(got.size() == p.size());
+      CHECK(between(got));
+    }
+  // l2 kernel at the equivalent threshold 2t - 2 finds the same pairs on unit rows
+  auto l2 = mh::threshold_join_pairs(X, mh::l2_kernel::from_cosine(t), {.tile = 128}, mh::l2_kernel{});
+  pair_set got;
+  for (auto& q : l2) got.emplace(q.i, q.j);
+  CHECK(between(got));
+}
+
+TEST_CASE("join: two-set variant equals brute force") {
+  const auto A = random_unit_rows(300, 16, 11);
+  const auto B = random_unit_rows(211, 16, 12);
+  const float t = 0.6f;
+  pair_set brute;
+  for (Eigen::Index i = 0; i < A.rows(); ++i)
+    for (Eigen::Index j = 0; j < B.rows(); ++j) {
+      double s = 0;
+      for (Eigen::Index k = 0; k < 16; ++k) s += static_cast<double>(A(i, k)) * B(j, k);
+      REQUIRE(std::abs(s - t) > 1e-5);
+      if (s >= t) brute.emplace(static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(j));
+    }
+  REQUIRE(brute.size() > 20);
+  for (Eigen::Index tile : {7, 64, 512}) {
+    auto p = mh::join_pairs(A, B, t, {.tile = tile, .threads = 2});
+    pair_set got;
+    for (auto& q : p) got.emplace(q.i, q.j);
+    CHECK(got == brute);
+    CHECK(std::is_sorted(p.begin(), p.end(), [](auto& a, auto& b) { return std::pair(a.i, a.j) < std::pair(b.i, b.j); }));
+  }
+}
+
+// ------------------------------------------------------------------------------------ LSH
+
+TEST_CASE("lsh: recall on 100 planted near-duplicate pairs (n=2000, d=64, cosine 0.95)") {
+  const std::size_t n = 2000, d = 64;
+  auto X = random_unit_rows(n, d, 2024);
+  std::mt19937 gen(99);
+  // rows 2k+1 = planted partner of row 2k for k < 100 (rows 0..199): 100 pairs at cosine 0.95
+  for (Eigen::Index k = 0; k < 100; ++k) X.row(2 * k + 1) = planted(X.row(2 * k), 0.95f, gen);
+  pair_set truth;
+  for (std::uint32_t k = 0; k < 100; ++k) truth.emplace(2 * k, 2 * k + 1);
+  // random pairs in d=64 have cosine sd 1/8, so nothing else reaches 0.9 (7 sd)
+  const auto exact = mh::threshold_join_pairs(X, 0.9f);
+  pair_set exact_set;
+  for (auto& p : exact) exact_set.emplace(p.i, p.j);
+  REQUIRE(exact_set == truth);
+  for (auto& p : exact) CHECK(p.score == doctest::Approx(0.95).epsilon(1e-4));
+
+  // defaults L=24, k=14: P(collide | cos 0.95) = 1 - (1 - 0.8989^14)^24 = 0.998
+  pair_set lsh;
+  mh::lsh_join(X, 0.9f, [&](std::uint32_t i, std::uint32_t j, float) { lsh.emplace(i, j); });
+  std::size_t hit = 0;
+  for (auto& p : lsh) {
+    CHECK(truth.contains(p));  // verified: never a pair the exact join does not have
+    hit += truth.contains(p);
+  }
+  const double recall = static_cast<double>(hit) / 100.0;
+  MESSAGE("LSH recall (L=24, k=14) on planted cosine-0.95 pairs: " << recall);
+  CHECK(recall >= 0.95);
+  // the candidate set is a small fraction of the 1,999,000 pairs (expected ~0.15 % for random pairs)
+  const auto cand = mh::lsh_candidates(X);
+  MESSAGE("LSH candidates verified: " << cand.size() << " of " << n * (n - 1) / 2);
+  CHECK(cand.size() < n * (n - 1) / 2 / 100);
+  // groups separate: putting every row in its own group leaves no candidates
+  std::vector<std::uint32_t> own(n);
+  for (std::uint32_t i = 0; i < n; ++i) own[i] = i;
+  CHECK(mh::lsh_candidates(X, own).empty());
+}
+
+// ------------------------------------------------------------------------------------ union-find, score
+
+TEST_CASE("union_find: unions, ranks, groups") {
+  mh::union_find uf(6);
+  CHECK(uf.unite(0, 3));
+  CHECK(uf.unite(3, 5));
+  CHECK_FALSE(uf.unite(5, 0));
+  CHECK(uf.unite(1, 2));
+  CHECK(uf.same(0, 5));
+  CHECK_FALSE(uf.same(0, 1));
+  const auto g = uf.groups(2);
+  REQUIRE(g.size() == 2);
+  CHECK(g[0] == std::vector<std::size_t>{0, 3, 5});
+  CHECK(g[1] == std::vector<std::size_t>{1, 2});
+  CHECK(uf.groups().size() == 3);  // {0,3,5} {1,2} {4}
+  CHECK_THROWS_AS(uf.find(6), mh::error);
+}
+
+TEST_CASE("information_score: formula and deterministic tie-break") {
+  const mh::utc_time now = mh::timestamp_from_epoch_ms(1'700'000'000'000).instant;
+  mh::memory_record a = rec("a", "abc", {}, "s");
+  a.metadata["topic"] = std::string("food");
+  a.metadata["lang"] = std::int64_t{1};
+  a.metadata["empty"] = std::monostate{};
+  a.metadata["blank"] = std::string();
+  a.source = "user_declared";
+  a.updated_at = mh::timestamp{now, 0};
+  // log2(1+3) = 2; 2 filled keys * 0.5 = 1; user_declared 4; age 0 -> recency 1 => 8
+  CHECK(mh::information_score(a, now) == doctest::Approx(8.0));
+  mh::memory_record b = rec("b", "abcdefg", {}, "s");
+  b.source = "model_extracted";
+  b.updated_at = mh::timestamp{now - std::chrono::hours(24 * 30), 0};
+  // log2(8) = 3; source 2; one half-life old -> 0.5 => 5.5
+  CHECK(mh::information_score(b, now) == doctest::Approx(5.5));
+  // Chinese text counts code points: "我不吃香菜" = 5 code points -> log2(6) = 2.585
+  mh::memory_record c = rec("c", "我不吃香菜", {}, "s");
+  c.source = "";
+  CHECK(mh::information_score(c, now) == doctest::Approx(std::log2(6.0)));
+  // ties: equal records differing only by id -> smaller id first
+  auto store = mh::memory_store<>::from_records({rec("zeta", "same", {}, "s"), rec("alpha", "same", {}, "s"), b});
+  const std::vector<std::size_t> idx{0, 1, 2};
+  const auto order = mh::order_by_information(store, idx, now);
+  CHECK(order == std::vector<std::size_t>{2, 1, 0});
+}
+
+// ------------------------------------------------------------------------------------ duplicates
+
+namespace {
+
+// scope A: r1 "likes green tea" e0; r2 cos 0.9806 with r1; r3 cos 0.8944 with r1, 0.9648 with r2
+//   (e0 + 0.2 e1 normalised: cos = 1/sqrt(1.04); e0 + 0.5 e1: cos = 1/sqrt(1.25);
+//    r2.r3 = 1.1 / (sqrt(1.04) sqrt(1.25)))
+// scope A: e1 "Never eats cilantro." vs e2 "never eats cilantro" (orthogonal embeddings) and e3
+//   "NEVER eats cilantro!!" without embedding -> one exact cluster of 3
+// scope B: r4 same vector as r1 but other text; r5 same text as r1 (cross-scope duplicate)
+// scope A: archived copy of r1's text -> ignored for clusters
+std::vector<mh::memory_record> dup_fixture() {
+  const std::size_t d = 8;
+  std::vector<mh::memory_record> v;
+  v.push_back(rec("r1", "likes green tea", basis(d, 0), "A"));
+  v.push_back(rec("r2", "likes green tea a lot", basis(d, 0, 1.0f, 1, 0.2f), "A"));
+  v.push_back(rec("r3", "really likes green tea", basis(d, 0, 1.0f, 1, 0.5f), "A"));
+  v[1].source = "user_declared";
+  v.push_back(rec("e1", "Never eats cilantro.", basis(d, 3), "A"));
+  v.push_back(rec("e2", "never eats cilantro", basis(d, 4), "A"));
+  v.push_back(rec("e3", "NEVER eats cilantro!!", {}, "A"));
+  v.push_back(rec("r4", "enjoys matcha", basis(d, 0), "B"));
+  v.push_back(rec("r5", "Likes green tea", basis(d, 5), "B"));
+  v.push_back(rec("old", "likes green tea", basis(d, 0), "A", "archived"));
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("duplicates: exact, near, clusters, cross-scope", Candidates, mh::exact_all_pairs,
+                   mh::lsh_blocking, mh::key_blocking<>) {
+  auto store = mh::memory_store<>::from_records(dup_fixture());
+  mh::pipeline p{mh::duplicate_detector<Candidates>{}};
+  const auto r = p.run(store, mh::detect_options{});
+
+  const auto exact = of_kind(r, mh::finding_kinds::exact_duplicate);
+  REQUIRE(exact.size() == 1);
+  // e1/e2/e3 share normalised text "never eats cilantro"; same source, lengths 20/19/21 -> e3, e1, e2
+  CHECK(exact[0].record_ids == std::vector<std::string>{"e3", "e1", "e2"});
+  CHECK(num(exact[0], "cluster_size") == 3);
+  CHECK(text(exact[0], "scope") == "A");
+  CHECK(num(exact[0], "max_cosine") == doctest::Approx(0.0));  // orthogonal vectors, still exact
+  CHECK(exact[0].suggested_repair == "merge_duplicates");
+  CHECK(exact[0].severity == mh::severity::warning);
+
+  const auto near = of_kind(r, mh::finding_kinds::near_duplicate);
+  REQUIRE(near.size() == 1);
+  // scores: r1 log2(16)+2 = 6; r2 log2(22)+4 = 8.46; r3 log2(23)+2 = 6.52
+  CHECK(near[0].record_ids == std::vector<std::string>{"r2", "r3", "r1"});
+  CHECK(text(near[0], "primary_id") == "r2");
+  CHECK(num(near[0], "min_cosine") == doctest::Approx(1.0 / std::sqrt(1.25)).epsilon(1e-4));
+  CHECK(num(near[0], "max_cosine") == doctest::Approx(1.0 / std::sqrt(1.04)).epsilon(1e-4));
+
+  const auto cross = of_kind(r, mh::finding_kinds::cross_scope_duplicate);
+  REQUIRE(cross.size() == 1);
+  // "likes green tea" in A (r1, archived "old") and B (r5)
+  CHECK(cross[0].record_ids == std::vector<std::string>{"r1", "r5", "old"});
+  CHECK(text(cross[0], "scopes") == "A, B");
+  CHECK(cross[0].severity == mh::severity::error);
+
+  const auto skipped = of_kind(r, mh::finding_kinds::check_skipped);
+  REQUIRE(skipped.size() == 1);
+  CHECK(skipped[0].record_ids == std::vector<std::string>{"e3"});
+}
+
+TEST_CASE("duplicates: cross-scope check can be switched off; threshold and window") {
+  auto store = mh::memory_store<>::from_records(dup_fixture());
+  {
+    mh::pipeline p{mh::duplicate_detector<>{.threshold = 0.97f, .cross_scope_check = false}};
+    const auto r = p.run(store, mh::detect_options{});
+    CHECK(r.count(mh::finding_kinds::cross_scope_duplicate) == 0);
+    // at 0.97 only r1-r2 (0.9806) remains
+    const auto near = of_kind(r, mh::finding_kinds::near_duplicate);
+    REQUIRE(near.size() == 1);
+    CHECK(near[0].record_ids == std::vector<std::string>{"r2", "r1"});
+  }
+  {
+    auto recs = dup_fixture();
+    recs[0].created_at = mh::timestamp_from_epoch_ms(0);
+    recs[1].created_at = mh::timestamp_from_epoch_ms(10LL * 86'400'000);  // 10 days later
+    recs[2].created_at = mh::timestamp_from_epoch_ms(10LL * 86'400'000 + 1000);
+    auto s2 = mh::memory_store<>::from_records(std::move(recs));
+    mh::pipeline p{mh::duplicate_detector<>{.window = std::chrono::hours(24)}};
+    const auto near = of_kind(p.run(s2, mh::detect_options{}), mh::finding_kinds::near_duplicate);
+    REQUIRE(near.size() == 1);  // r1 is 10 days away from both: only r2-r3
+    CHECK(near[0].record_ids == std::vector<std::string>{"r2", "r3"});
+    // key_blocking with its own window gives the same
+    mh::pipeline q{mh::duplicate_detector<mh::key_blocking<>>{.candidates = {.window = std::chrono::hours(24)}}};
+    const auto near2 = of_kind(q.run(s2, mh::detect_options{}), mh::finding_kinds::near_duplicate);
+    REQUIRE(near2.size() == 1);
+    CHECK(near2[0].record_ids == std::vector<std::string>{"r2", "r3"});
+  }
+}
+
+TEST_CASE("duplicates: no cluster spans two scopes (random planted data, 3 scopes)") {
+  const std::size_t n = 600, d = 48;
+  auto X = random_unit_rows(n, d, 5);
+  std::mt19937 gen(17);
+  // plant partners both inside and across scopes (scope = i % 3): row i+1 is in another scope
+  for (Eigen::Index i = 0; i < 200; i += 2) X.row(i + 1) = planted(X.row(i), 0.97f, gen);
+  for (Eigen::Index i = 300; i < 400; i += 2) X.row(i + 3) = planted(X.row(i), 0.97f, gen);
+  std::vector<mh::memory_record> recs;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<float> e(X.row(static_cast<Eigen::Index>(i)).data(), X.row(static_cast<Eigen::Index>(i)).data() + d);
+    recs.push_back(rec("id" + std::to_string(i), "text " + std::to_string(i), e, "scope" + std::to_string(i % 3)));
+  }
+  auto store = mh::memory_store<>::from_records(recs);
+  // expected: partners (i, i+3) share scope i % 3; (i, i+1) never do. i in 300..398 step 2: 50 pairs.
+  mh::pipeline p{mh::duplicate_detector<>{}};
+  const auto r = p.run(store, mh::detect_options{});
+  const auto near = of_kind(r, mh::finding_kinds::near_duplicate);
+  std::size_t members = 0;
+  for (const auto& f : near) {
+    std::set<std::string> scopes;
+    for (const auto& id : f.record_ids) scopes.insert(store.record(*store.find(id)).scope);
+    CHECK(scopes.size() == 1);
+    members += f.record_ids.size();
+  }
+  CHECK(near.size() == 50);
+  CHECK(members == 100);
+}
+
+TEST_CASE_TEMPLATE("duplicates: incremental mode reports pairs with a changed side", Candidates, mh::exact_all_pairs,
+                   mh::lsh_blocking, mh::key_blocking<>) {
+  const auto t0 = mh::timestamp_from_epoch_ms(1'000'000);
+  const auto t1 = mh::timestamp_from_epoch_ms(2'000'000);
+  auto recs = dup_fixture();
+  for (auto& r : recs) r.updated_at = t0;
+  auto store = mh::memory_store<>::from_records(recs);
+  const mh::detect_options inc{.since = mh::timestamp_from_epoch_ms(1'500'000).instant};
+  mh::pipeline p{mh::duplicate_detector<Candidates>{}};
+  const auto r0 = p.run(store, inc);  // nothing changed since the cursor
+  CHECK(r0.records_checked == 0);
+  CHECK(r0.findings.empty());
+  // a new copy of r3's vector arrives later: the cluster with the old members is reported
+  auto nr = rec("new", "really likes green tea a lot", basis(8, 0, 1.0f, 1, 0.5f), "A");
+  nr.updated_at = t1;
+  store.insert(nr);
+  const auto r1 = p.run(store, inc);
+  CHECK(r1.records_checked == 1);
+  const auto near = of_kind(r1, mh::finding_kinds::near_duplicate);
+  REQUIRE(near.size() == 1);
+  // pairs with a changed side: new-r3 (1.0), new-r2 (0.965); r1-r2 is old-old, so r1 stays out
+  CHECK(near[0].record_ids == std::vector<std::string>{"r2", "new", "r3"});
+  CHECK(r1.count(mh::finding_kinds::exact_duplicate) == 0);  // the unchanged exact cluster is not re-reported
+  CHECK(r1.count(mh::finding_kinds::cross_scope_duplicate) == 0);
+}
+
+TEST_CASE("detectors: default deduction and the pipeline") {
+  // clang 14 has no aggregate CTAD: the deduction guides make these spell as defaults
+  mh::pipeline p{mh::duplicate_detector{}, mh::conflict_detector{}};
+  static_assert(std::is_same_v<decltype(mh::duplicate_detector{}), mh::duplicate_detector<>>);
+  static_assert(std::is_same_v<decltype(mh::conflict_detector{}), mh::conflict_detector<>>);
+  static_assert(mh::detector_for<mh::duplicate_detector<>, mh::detection_context<mh::memory_store<>>>);
+  auto store = mh::memory_store<>::from_records(dup_fixture());
+  const auto r = p.run(store, mh::detect_options{});
+  // duplicates: exact, near, cross-scope, check_skipped; conflicts: none in this fixture
+  CHECK(r.findings.size() == 4);
+  CHECK(r.count(mh::finding_kinds::conflict) == 0);
+}
+
+namespace user_ns {
+// a user's own minimal record: no status, source, timestamps, kind or claim
+struct note {
+  std::string id, content, scope;
+  std::vector<float> embedding;
+};
+}  // namespace user_ns
+
+TEST_CASE("detectors work on a minimal user record type") {
+  std::vector<user_ns::note> notes{{"n1", "I drink coffee", "s", basis(4, 0)},
+                                   {"n2", "I don't drink coffee", "s", basis(4, 0, 1.0f, 1, 0.2f)},
+                                   {"n3", "i drink coffee!", "s", basis(4, 2)},
+                                   {"n4", "I drink coffee", "t", basis(4, 3)}};
+  auto store = mh::memory_store<user_ns::note>::from_records(notes);
+  mh::pipeline p{mh::duplicate_detector{}, mh::conflict_detector{}};
+  const auto r = p.run(store, mh::detect_options{});
+  // exact: n1 + n3 in s ("i drink coffee"); n1-n2 has cosine 0.98 but differs by a negation, so
+  // it is a conflict, not a near duplicate; cross-scope: "i drink coffee" in s and t.
+  const auto exact = of_kind(r, mh::finding_kinds::exact_duplicate);
+  REQUIRE(exact.size() == 1);
+  // scores are log2(1 + length) only: n3 (15 code points) > n1 (14)
+  CHECK(exact[0].record_ids == std::vector<std::string>{"n3", "n1"});
+  CHECK(r.count(mh::finding_kinds::near_duplicate) == 0);
+  CHECK(r.count(mh::finding_kinds::cross_scope_duplicate) == 1);
+  const auto conflicts = of_kind(r, mh::finding_kinds::conflict);
+  REQUIRE(conflicts.size() == 1);
+  CHECK(conflicts[0].record_ids == std::vector<std::string>{"n1", "n2"});
+}
+
+// ------------------------------------------------------------------------------------ conflicts
+
+namespace {
+mh::memory_record fact(std::string id, std::string content, std::string e, std::string a, std::string v,
+                       std::vector<float> emb, std::string scope = "u1") {
+  auto r = rec(std::move(id), std::move(content), std::move(emb), std::move(scope));
+  r.kind = "fact";
+  r.claim = mh::fact_claim{std::move(e), std::move(a), std::move(v)};
+  return r;
+}
+mh::memory_record pref(std::string id, std::string content, std::string scene, std::string p, mh::polarity pol,
+                       std::vector<float> emb) {
+  auto r = rec(std::move(id), std::move(content), std::move(emb), "u1");
+  r.kind = "preference";
+  r.claim = mh::preference_claim{std::move(scene), std::move(p), "", pol};
+  return r;
+}
+}  // namespace
+
+TEST_CASE("conflicts: structured claims") {
+  const std::size_t d = 4;
+  std::vector<mh::memory_record> v;
+  v.push_back(fact("f1", "User's diet is vegetarian", "user", "diet", "vegetarian", basis(d, 0)));
+  v.push_back(fact("f2", "User eats everything", "User", "Diet", "omnivore", basis(d, 1)));
+  v.push_back(fact("f3", "User is Vegetarian.", "user", "diet", "Vegetarian.", basis(d, 2)));  // same value
+  v.push_back(fact("f4", "User lives in Paris", "user", "city", "Paris", basis(d, 3)));
+  v.push_back(fact("f5", "User's diet: omnivore", "user", "diet", "omnivore", {}, "u2"));  // other scope
+  auto archived = fact("f6", "diet keto", "user", "diet", "keto", {});
+  archived.status = "archived";
+  v.push_back(archived);
+  v.push_back(pref("p1", "Hates cilantro at dinner", "dinner", "cilantro", mh::polarity::negative, {}));
+  v.push_back(pref("p2", "Loves cilantro at dinner", "Dinner", "Cilantro", mh::polarity::positive, {}));
+  v.push_back(pref("p3", "Cilantro is fine", "dinner", "cilantro", mh::polarity::neutral, {}));
+  v.push_back(pref("p4", "Loves cilantro at lunch", "lunch", "cilantro", mh::polarity::positive, {}));
+  auto store = mh::memory_store<>::from_records(v);
+  mh::pipeline p{mh::conflict_detector<>{}};
+  const auto r = p.run(store, mh::detect_options{});
+  std::vector<std::pair<std::string, std::string>> got;
+  for (const auto& f : r.findings) {
+    CHECK(f.kind == mh::finding_kinds::conflict);
+    got.emplace_back(f.record_ids[0], f.record_ids[1]);
+  }
+  // f1-f2 and f2-f3 differ in value (vegetarian vs omnivore); f1-f3 same after normalisation;
+  // f4 other attribute; f5 other scope; f6 archived; p1-p2 opposite; p3 neutral; p4 other scene.
+  // p1/p2/p3/p4 share the subject "cilantro": the judge sees p1-p4, p2-p4, p3-p4 (p1-p3, p2-p3
+  // are decided by claims); "hates cilantro at dinner" vs "loves cilantro at lunch" has no cue.
+  const std::vector<std::pair<std::string, std::string>> want{{"f1", "f2"}, {"f2", "f3"}, {"p1", "p2"}};
+  CHECK(got == want);
+  REQUIRE(r.findings.size() == 3);
+  CHECK(text(r.findings[0], "reason") == "fact_value_differs");
+  CHECK(text(r.findings[0], "value_a") == "vegetarian");
+  CHECK(text(r.findings[0], "value_b") == "omnivore");
+  CHECK(num(r.findings[0], "cosine") == doctest::Approx(0.0));
+  CHECK(r.findings[0].suggested_repair == "resolve_conflict");
+  CHECK(text(r.findings[2], "reason") == "opposite_polarity");
+  CHECK(text(r.findings[2], "polarity_a") == "negative");
+  CHECK(r.findings[2].severity == mh::severity::error);
+}
+
+TEST_CASE("conflict judge: cue rules") {
+  const mh::default_conflict_judge judge;
+  const mh::text_normalizer norm;
+  auto verdict = [&](std::string a, std::string b, std::string ka = "", std::string kb = "") {
+    auto ra = rec("a", a, {}, "s"), rb = rec("b", b, {}, "s");
+    ra.kind = ka;
+    rb.kind = kb;
+    return judge(ra, norm(a), rb, norm(b), 0.9f);
+  };
+  auto v = verdict("I am vegetarian", "I am not vegetarian");
+  CHECK(v.conflict);
+  CHECK_FALSE(v.needs_human);
+  CHECK(v.reason == "negation_cue");
+  CHECK(verdict("I drink coffee every morning", "I don't drink coffee every morning").conflict);
+  CHECK(verdict("I eat meat", "I no longer eat meat").conflict);
+  CHECK(verdict("I drive a Honda", "I sold my Honda").reason == "change_cue");
+  CHECK(verdict("我吃香菜", "我不吃香菜").conflict);
+  CHECK(verdict("The woman is peeling a potato", "The potato isn't being peeled by the woman").conflict);
+  // different holders
+  CHECK(verdict("My brother is vegetarian", "I am not vegetarian").reason == "different_holders");
+  CHECK_FALSE(verdict("Alice is vegetarian", "I am not vegetarian").conflict);
+  CHECK_FALSE(verdict("我哥哥不吃香菜", "我吃香菜").conflict);
+  // identical and refinement
+  CHECK(verdict("Never eats cilantro.", "never eats cilantro").reason == "identical_text");
+  CHECK(verdict("I like green tea", "I like green tea in the morning").reason == "refinement");
+  CHECK(verdict("I never eat cilantro", "I never eat cilantro at dinner").reason == "refinement");
+  // the negation must apply to something the other side says (false positives seen on LoCoMo and
+  // the sample store): "not give up" negates "give", which the other text never says.
+  CHECK_FALSE(verdict("Gina encourages Jon to keep pushing, assuring him he'll reach his dreams.",
+                      "Gina encourages Jon to keep pushing for his dreams and not give up.")
+                  .conflict);
+  CHECK_FALSE(verdict("Bob's coffee: black.", "Bob takes his coffee black, no sugar.").conflict);
+  CHECK(verdict("Alice likes cilantro", "Alice doesn't like cilantro").conflict);  // likes/like stem alike
+  CHECK(verdict("陈先生喜欢周末去爬山", "陈先生不再周末去爬山了").conflict);     // 不再 -> 周 occurs on the other side
+  // both negated: agreement, not a conflict
+  CHECK_FALSE(verdict("I don't eat meat", "I stopped eating meat").conflict);
+  // negation on unrelated content
+  CHECK_FALSE(verdict("I like tea", "I don't like coffee").conflict);
+  // state versus event
+  auto se = verdict("I am vegetarian", "I had steak last night");
+  CHECK(se.conflict);
+  CHECK(se.needs_human);
+  CHECK(se.reason == "state_vs_event");
+  CHECK(verdict("is vegetarian", "steak for dinner", "preference", "episodic").needs_human);
+  CHECK_FALSE(verdict("I love Italian food", "Had pizza yesterday").conflict);  // no restriction cue
+}
+
+TEST_CASE("conflicts: text pairs through the detector, and a plugged-in judge") {
+  const std::size_t d = 6;
+  std::vector<mh::memory_record> v;
+  v.push_back(rec("t1", "I am vegetarian", basis(d, 0), "u1"));
+  v.push_back(rec("t2", "I am not vegetarian", basis(d, 0, 1.0f, 1, 0.3f), "u1"));     // cos 0.958
+  v.push_back(rec("t3", "My brother is vegetarian", basis(d, 0, 1.0f, 2, 0.3f), "u1"));  // cos 0.958 with t1
+  v.push_back(rec("t4", "I am not vegetarian", basis(d, 0), "u2"));                     // other scope
+  v.push_back(rec("t5", "I had steak last night", basis(d, 0, 1.0f, 3, 1.0f), "u1"));   // cos 0.707 with t1
+  v[4].kind = "episodic";
+  v[0].kind = "preference";
+  v.push_back(rec("t6", "I am vegetarian", basis(d, 5), "u1"));  // identical text to t1, unrelated vector
+  auto store = mh::memory_store<>::from_records(v);
+  mh::pipeline p{mh::conflict_detector<>{}};
+  const auto r = p.run(store, mh::detect_options{});
+  // candidates at cos >= 0.6 in u1: t1-t2 (0.958), t1-t3 (0.958), t2-t3 (1.09/1.09 = 0.917),
+  // t1-t5 (0.707), t2-t5 (0.678), t3-t5 (0.678).
+  // t1-t2: negation -> conflict; t1-t3, t2-t3: different holders; t1-t5 state vs event;
+  // t2-t5: "I am not vegetarian" (kind "") has no event cue, t5 episodic -> state vs event with a
+  // negation -> needs human; t3-t5: holders differ (brother vs self).
+  std::vector<std::tuple<std::string, std::string, bool>> got;
+  for (const auto& f : r.findings) got.emplace_back(f.record_ids[0], f.record_ids[1], std::get<bool>(*f.evidence_of("needs_human")));
+  const std::vector<std::tuple<std::string, std::string, bool>> want{
+      {"t1", "t2", false}, {"t1", "t5", true}, {"t2", "t5", true}};
+  CHECK(got == want);
+  REQUIRE(r.findings.size() == 3);
+  CHECK(r.findings[1].suggested_repair == "manual_review");
+  CHECK(num(r.findings[0], "cosine") == doctest::Approx(1.0 / std::sqrt(1.09)).epsilon(1e-4));
+
+  // a plugged-in judge (e.g. an NLI model behind a lambda) sees exactly the candidate pairs
+  std::size_t calls = 0;
+  auto counting = [&calls](const mh::memory_record&, std::string_view, const mh::memory_record&, std::string_view,
+                           float cos) {
+    ++calls;
+    return mh::conflict_verdict{cos > 0.95f, false, "nli"};
+  };
+  mh::conflict_detector<decltype(counting)> custom{.judge = counting};
+  std::vector<mh::finding> out;
+  mh::detection_context ctx(store);
+  custom.run(ctx, out);
+  CHECK(calls == 6);
+  CHECK(out.size() == 2);  // t1-t2 and t1-t3 at 0.958
+}
+
+// ------------------------------------------------------------------------------------ real data
+
+TEST_CASE("real data: PrefEval repeated preferences are exact duplicates within their topic") {
+  // Counted independently with python3 (NFKC + casefold, punctuation/symbols -> space, spaces
+  // collapsed; and again with lower() + [^\w]+ -> space): over the 10 topic files (517 records),
+  // 4 texts repeat within their topic, covering 9 records (games 3, shows 2, beauty 2, dietary 2),
+  // and 3 texts occur in more than one topic.
+  const std::filesystem::path dir = std::filesystem::path(MEMHEALTH_SHARED_DATA_DIR) / "prefeval-explicit";
+  REQUIRE(std::filesystem::exists(dir));
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::vector<mh::memory_record> recs;
+  for (const auto& f : files) {
+    std::ifstream in(f);
+    const auto j = nlohmann::json::parse(in);
+    std::size_t k = 0;
+    for (const auto& item : j) {
+      auto r = rec(f.stem().string() + "#" + std::to_string(k++), item.at("preference").get<std::string>(), {},
+                   f.stem().string());
+      r.kind = "preference";
+      recs.push_back(std::move(r));
+    }
+  }
+  REQUIRE(recs.size() == 517);
+  auto store = mh::memory_store<>::from_records(recs);
+  mh::pipeline p{mh::duplicate_detector<>{}};
+  const auto r = p.run(store, mh::detect_options{});
+  const auto exact = of_kind(r, mh::finding_kinds::exact_duplicate);
+  std::size_t members = 0;
+  for (const auto& f : exact) members += f.record_ids.size();
+  CHECK(exact.size() == 4);
+  CHECK(members == 9);
+  CHECK(r.count(mh::finding_kinds::near_duplicate) == 0);  // no embeddings: exact path only
+  CHECK(r.count(mh::finding_kinds::cross_scope_duplicate) == 3);
+}
+
+namespace {
+struct sick_pair {
+  std::string a, b;
+  double relatedness;
+  std::string label;
+};
+std::vector<sick_pair> load_sick() {
+  std::ifstream in(std::filesystem::path(MEMHEALTH_SHARED_DATA_DIR) / "sick" / "SICK_train.txt");
+  std::vector<sick_pair> out;
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::vector<std::string> cols;
+    std::stringstream ss(line);
+    for (std::string c; std::getline(ss, c, '\t');) cols.push_back(c);
+    if (cols.size() < 5) continue;
+    out.push_back({cols[1], cols[2], std::stod(cols[3]), cols[4]});
+  }
+  return out;
+}
+bool has_negation_word(const std::string& s) {  // the python count's definition
+  static const std::set<std::string> neg{"not", "no", "never", "nobody", "none", "nothing", "neither", "nor", "cannot"};
+  std::string w;
+  auto flush = [&] {
+    const bool r = neg.contains(w) || (w.size() >= 3 && w.ends_with("n't"));
+    w.clear();
+    return r;
+  };
+  for (char c : s + " ") {
+    const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if ((l >= 'a' && l <= 'z') || l == '\'') {
+      w.push_back(l);
+    } else if (!w.empty() && flush()) {
+      return true;
+    }
+  }
+  return false;
+}
+}  // namespace
+
+TEST_CASE("real data: SICK contradictions that differ by a negation word") {
+  const auto pairs = load_sick();
+  REQUIRE(pairs.size() == 4500);
+  // python3: 665 CONTRADICTION pairs, 605 of them with a negation word (not, no, never, nobody,
+  // none, nothing, neither, nor, cannot, *n't) in exactly one sentence.
+  const mh::default_conflict_judge judge;
+  const mh::text_normalizer norm;
+  const mh::lexical_embedder emb(384, 0);
+  std::vector<float> ea(384), eb(384);
+  std::size_t contradiction = 0, neg_diff = 0, caught = 0, caught_all = 0, entail = 0, entail_flagged = 0,
+              neutral = 0, neutral_flagged = 0;
+  for (const auto& p : pairs) {
+    auto ra = rec("a", p.a, {}, "s"), rb = rec("b", p.b, {}, "s");
+    emb.embed(p.a, ea);
+    emb.embed(p.b, eb);
+    const float cos = mh::cosine_kernel{}(ea, eb);
+    const bool flagged = judge(ra, norm(p.a), rb, norm(p.b), cos).conflict;
+    if (p.label == "CONTRADICTION") {
+      ++contradiction;
+      caught_all += flagged;
+      if (has_negation_word(p.a) != has_negation_word(p.b)) {
+        ++neg_diff;
+        caught += flagged;
+      }
+    } else if (p.label == "ENTAILMENT") {
+      ++entail;
+      entail_flagged += flagged;
+    } else {
+      ++neutral;
+      neutral_flagged += flagged;
+    }
+  }
+  CHECK(contradiction == 665);
+  CHECK(neg_diff == 605);
+  const double recall = static_cast<double>(caught) / static_cast<double>(neg_diff);
+  MESSAGE("SICK judge recall on negation contradictions: " << caught << "/" << neg_diff << " = " << recall
+                                                          << "; on all contradictions " << caught_all << "/"
+                                                          << contradiction << "; flagged ENTAILMENT " << entail_flagged
+                                                          << "/" << entail << ", NEUTRAL " << neutral_flagged << "/"
+                                                          << neutral);
+  CHECK(recall >= 0.9);  // measured 570/605 = 0.942
+}
+
+TEST_CASE("real data: near-duplicate false positives on SICK contradictions with relatedness >= 4") {
+  // python3: 141 CONTRADICTION pairs have relatedness >= 4. Each pair goes into its own scope,
+  // embedded with lexical_embedder{384}; a near_duplicate finding on such a pair is a false positive.
+  const auto pairs = load_sick();
+  const mh::lexical_embedder emb(384, 0);
+  std::vector<mh::memory_record> recs;
+  std::size_t hi = 0, expected_flagged = 0, expected_unguarded_negation = 0;
+  for (const auto& p : pairs) {
+    if (p.label != "CONTRADICTION" || p.relatedness < 4.0) continue;
+    std::vector<float> ea(384), eb(384);
+    emb.embed(p.a, ea);
+    emb.embed(p.b, eb);
+    const bool close = mh::cosine_kernel::cosine_of(ea, eb) >= 0.92f;  // independent scalar path
+    expected_flagged += close;
+    expected_unguarded_negation += close && has_negation_word(p.a) == has_negation_word(p.b);
+    const std::string scope = "pair" + std::to_string(hi++);
+    recs.push_back(rec(scope + "a", p.a, ea, scope));
+    recs.push_back(rec(scope + "b", p.b, eb, scope));
+  }
+  CHECK(hi == 141);
+  auto store = mh::memory_store<>::from_records(recs);
+  auto flagged_by = [&](bool skip) {
+    mh::pipeline p{mh::duplicate_detector<>{.cross_scope_check = false, .skip_negation_mismatch = skip}};
+    const auto r = p.run(store, mh::detect_options{});
+    return r.count(mh::finding_kinds::near_duplicate) + r.count(mh::finding_kinds::exact_duplicate);
+  };
+  const std::size_t raw = flagged_by(false), guarded = flagged_by(true);
+  MESSAGE("near-duplicate false positives on SICK CONTRADICTION, relatedness >= 4 (lexical_embedder d=384, "
+          "threshold 0.92): cosine only "
+          << raw << "/" << hi << "; with the negation guard " << guarded << "/" << hi);
+  CHECK(raw == expected_flagged);
+  CHECK(guarded == expected_unguarded_negation);
+  // and the conflict detector over the same store catches most of them
+  mh::pipeline c{mh::conflict_detector<>{}};
+  const auto rc = c.run(store, mh::detect_options{});
+  MESSAGE("conflict detector on the same 141 pairs (candidate cos >= 0.6): " << rc.count(mh::finding_kinds::conflict));
+}

@@ -1,0 +1,374 @@
+// Tests of io/import_locomo.hpp and io/import_mem0.hpp.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memhealth/io/import_locomo.hpp"
+#include "memhealth/io/import_mem0.hpp"
+
+using namespace memhealth;
+
+namespace {
+
+const std::filesystem::path shared_data{MEMHEALTH_SHARED_DATA_DIR};
+const std::filesystem::path mem0_data = std::filesystem::path{MEMHEALTH_SOURCE_DIR} / "tests" / "data" / "mem0";
+
+const memory_record* by_id(const basic_load_result<memory_record>& r, std::string_view id) {
+  const auto it = std::find_if(r.records.begin(), r.records.end(), [&](const memory_record& m) { return m.id == id; });
+  return it == r.records.end() ? nullptr : &*it;
+}
+
+std::set<std::string> scopes_of(const basic_load_result<memory_record>& r) {
+  std::set<std::string> s;
+  for (const auto& m : r.records) s.insert(m.scope);
+  return s;
+}
+
+template <class T>
+const T* meta(const memory_record& r, std::string_view key) {
+  const auto it = r.metadata.find(key);
+  return it == r.metadata.end() ? nullptr : std::get_if<T>(&it->second);
+}
+
+std::size_t count_issues(const basic_load_result<memory_record>& r, std::string_view needle) {
+  return static_cast<std::size_t>(std::count_if(r.issues.begin(), r.issues.end(), [&](const load_issue& i) {
+    return i.reason.find(needle) != std::string::npos;
+  }));
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ LoCoMo, real files
+
+// Expected counts come from a one-off python3 script over the JSON: every [text, evidence] entry
+// in every session_<n>_observation; sessions with a session_<n>_date_time but no observation.
+TEST_CASE("import_locomo: 26.json") {
+  const auto r = import_locomo(shared_data / "locomo" / "26.json");
+  CHECK(r.records.size() == 184);
+  CHECK(r.lines_read == 184);
+  CHECK(scopes_of(r) == std::set<std::string>{"conv:26/speaker:Caroline", "conv:26/speaker:Melanie"});
+  CHECK(std::count_if(r.records.begin(), r.records.end(),
+                      [](const memory_record& m) { return m.scope == "conv:26/speaker:Caroline"; }) == 102);
+
+  // sessions 20..35 have a date but neither turns nor observations: one issue each, nothing else
+  REQUIRE(r.issues.size() == 16);
+  for (std::size_t i = 0; i < 16; ++i) {
+    CHECK(r.issues[i].field == "session_" + std::to_string(20 + i) + "_observation");
+    CHECK(r.issues[i].reason.find("no observations") != std::string::npos);
+    CHECK(r.issues[i].file.find("26.json") != std::string::npos);
+  }
+  CHECK(r.issues[15].reason.find("12:19 am on 4 January, 2024") != std::string::npos);
+
+  CHECK(r.records.front().id == "locomo-26-s1-Caroline-1");
+  CHECK(r.records.back().id == "locomo-26-s19-Melanie-5");
+  // "9:55 am on 22 October, 2023" as UTC
+  CHECK(epoch_ms(*r.records.back().created_at) == 1697968500000);
+
+  const auto* m = by_id(r, "locomo-26-s3-Caroline-2");
+  REQUIRE(m != nullptr);
+  CHECK(m->content ==
+        "Caroline gave a talk at a school event about her transgender journey and encouraged students to get "
+        "involved in the LGBTQ community.");
+  CHECK(m->scope == "conv:26/speaker:Caroline");
+  REQUIRE(m->created_at.has_value());
+  // "7:55 pm on 9 June, 2023" = 2023-06-09T19:55Z: 19517 days * 86400 + 19*3600 + 55*60 s
+  CHECK(epoch_ms(*m->created_at) == 1686340500000);
+  CHECK(m->created_at->utc_offset_minutes == 0);
+  CHECK(m->updated_at == m->created_at);
+  CHECK(m->source == "model_extracted");
+  CHECK(m->kind == "fact");
+  CHECK(m->status == "active");
+  CHECK(m->embedding.empty());
+  REQUIRE(meta<std::string>(*m, "evidence") != nullptr);
+  CHECK(*meta<std::string>(*m, "evidence") == "D3:1");
+  REQUIRE(meta<std::int64_t>(*m, "session") != nullptr);
+  CHECK(*meta<std::int64_t>(*m, "session") == 3);
+  CHECK(*meta<std::string>(*m, "conversation") == "26");
+  CHECK(*meta<std::string>(*m, "speaker") == "Caroline");
+  CHECK(m->metadata.size() == 4);
+}
+
+TEST_CASE("import_locomo: 30.json (evidence given as a list)") {
+  const auto r = import_locomo(shared_data / "locomo" / "30.json");
+  CHECK(r.records.size() == 169);
+  CHECK(scopes_of(r) == std::set<std::string>{"conv:30/speaker:Gina", "conv:30/speaker:Jon"});
+  REQUIRE(r.issues.size() == 1);
+  CHECK(r.issues[0].field == "session_15_observation.Jon[1]");
+  CHECK(r.issues[0].record_kept);
+
+  const auto* m = by_id(r, "locomo-30-s15-Jon-2");
+  REQUIRE(m != nullptr);
+  CHECK(m->content == "Jon is working on opening a dance studio, with the official opening night being tomorrow.");
+  REQUIRE(meta<raw_json>(*m, "evidence") != nullptr);
+  CHECK(meta<raw_json>(*m, "evidence")->text == R"(["D15:3","D15:5"])");
+  // "10:04 am on 19 June, 2023"
+  CHECK(epoch_ms(*m->created_at) == 1687169040000);
+
+  // "12:48 am on 1 February, 2023": 12 am is midnight
+  const auto* early = by_id(r, "locomo-30-s3-Jon-1");
+  REQUIRE(early != nullptr);
+  CHECK(epoch_ms(*early->created_at) == 1675212480000);
+}
+
+TEST_CASE("import_locomo: 41.json") {
+  const auto r = import_locomo(shared_data / "locomo" / "41.json");
+  CHECK(r.records.size() == 324);
+  CHECK(scopes_of(r) == std::set<std::string>{"conv:41/speaker:John", "conv:41/speaker:Maria"});
+  CHECK(r.issues.empty());
+  CHECK(r.records.back().id == "locomo-41-s32-Maria-2");
+  CHECK(epoch_ms(*r.records.back().created_at) == 1692184080000);  // 11:08 am on 16 August, 2023
+  std::set<std::string> ids;
+  for (const auto& m : r.records) ids.insert(m.id);
+  CHECK(ids.size() == 324);  // ids are unique
+}
+
+// ------------------------------------------------------------------ LoCoMo, quirks
+
+TEST_CASE("import_locomo_text: quirks become issues, never aborts") {
+  const std::string_view json = R"({
+    "speaker_a": "Ann", "speaker_b": "Bo",
+    "session_1_date_time": "1:05 PM on 2 Feb, 2024",
+    "session_1": [{"speaker": "Ann", "dia_id": "D1:1", "text": "hi"}],
+    "session_1_observation": {
+      "Ann": [["Ann likes tea.", "D1:1, D1:3"], ["Ann has a cat."], "Ann runs.", [42, "D1:2"],
+              ["Ann swims.", ["D1:4"]], ["Ann reads.", null], ["Ann cooks.", "D1:5;D1:6"]],
+      "Bo": [["Bo sings.", "D1:2"]]
+    },
+    "session_2_date_time": "sometime in spring",
+    "session_2_observation": {"Bo": [["Bo moved.", "D2:1"]]},
+    "session_3_observation": {"Ann": [["Ann left.", "D3:1"]]},
+    "session_4_date_time": "10:00 am on 31 April, 2024",
+    "session_4": [{"speaker": "Bo", "dia_id": "D4:1", "text": "bye"}]
+  })";
+  const auto r = import_locomo_text(json, "x", "inline.json");
+  CHECK(r.lines_read == 10);
+  REQUIRE(r.records.size() == 9);  // [42, "D1:2"] is skipped
+
+  const auto* tea = by_id(r, "locomo-x-s1-Ann-1");
+  REQUIRE(tea != nullptr);
+  CHECK(meta<raw_json>(*tea, "evidence")->text == R"(["D1:1","D1:3"])");
+  // "1:05 PM on 2 Feb, 2024" (upper-case PM, abbreviated month) = 2024-02-02T13:05Z
+  CHECK(epoch_ms(*tea->created_at) == 1706879100000);
+  CHECK(tea->scope == "conv:x/speaker:Ann");
+
+  const auto* cat = by_id(r, "locomo-x-s1-Ann-2");
+  REQUIRE(cat != nullptr);
+  CHECK(cat->metadata.find("evidence") == cat->metadata.end());
+  const auto* runs = by_id(r, "locomo-x-s1-Ann-3");
+  REQUIRE(runs != nullptr);
+  CHECK(runs->content == "Ann runs.");
+  CHECK(by_id(r, "locomo-x-s1-Ann-4") == nullptr);
+  CHECK(*meta<std::string>(*by_id(r, "locomo-x-s1-Ann-5"), "evidence") == "D1:4");
+  CHECK(by_id(r, "locomo-x-s1-Ann-6")->metadata.count("evidence") == 0);
+  CHECK(meta<raw_json>(*by_id(r, "locomo-x-s1-Ann-7"), "evidence")->text == R"(["D1:5","D1:6"])");
+
+  const auto* moved = by_id(r, "locomo-x-s2-Bo-1");
+  REQUIRE(moved != nullptr);
+  CHECK(!moved->created_at.has_value());
+  CHECK(!moved->updated_at.has_value());
+  const auto* left = by_id(r, "locomo-x-s3-Ann-1");
+  REQUIRE(left != nullptr);
+  CHECK(!left->created_at.has_value());
+
+  // issues: 2 joined strings, 1 missing evidence, 1 bare string, 1 skipped non-pair,
+  // 1 one-element list, 1 null evidence, 1 bad date, 1 missing date, 1 session without observations
+  CHECK(r.issues.size() == 10);
+  CHECK(count_issues(r, "joins several ids") == 2);
+  CHECK(count_issues(r, "evidence missing") == 1);
+  CHECK(count_issues(r, "bare string") == 1);
+  CHECK(count_issues(r, "one-element list") == 1);
+  CHECK(count_issues(r, "evidence is null") == 1);
+  CHECK(count_issues(r, "does not parse") == 1);
+  CHECK(count_issues(r, "no date") == 1);
+  CHECK(count_issues(r, "no observations") == 1);
+  const auto skipped = std::find_if(r.issues.begin(), r.issues.end(), [](const load_issue& i) { return !i.record_kept; });
+  REQUIRE(skipped != r.issues.end());
+  CHECK(skipped->field == "session_1_observation.Ann[3]");
+  CHECK(skipped->file == "inline.json");
+  // session 4 (with a turn, and a date that would not parse) only reports missing observations
+  const auto s4 = std::find_if(r.issues.begin(), r.issues.end(),
+                               [](const load_issue& i) { return i.field == "session_4_observation"; });
+  REQUIRE(s4 != r.issues.end());
+  CHECK(s4->reason.find("no turns") == std::string::npos);  // session 4 has a turn
+}
+
+TEST_CASE("import_locomo: errors for unreadable or non-object input") {
+  CHECK_THROWS_AS(import_locomo(shared_data / "locomo" / "does-not-exist.json"), error);
+  try {
+    (void)import_locomo_text("[1, 2]", "y");
+    FAIL("expected an exception");
+  } catch (const error& e) {
+    CHECK(e.code() == error_code::parse);
+  }
+  try {
+    (void)import_locomo_text("{not json", "y");
+    FAIL("expected an exception");
+  } catch (const error& e) {
+    CHECK(e.code() == error_code::parse);
+  }
+  const auto empty = import_locomo_text("{}", "y");
+  CHECK(empty.records.empty());
+  CHECK(empty.issues.empty());
+}
+
+// ------------------------------------------------------------------ mem0
+
+TEST_CASE("import_mem0: array layout") {
+  const auto r = import_mem0(mem0_data / "export_array.json");
+  CHECK(r.lines_read == 4);
+  REQUIRE(r.records.size() == 3);
+  REQUIRE(r.issues.size() == 1);
+  CHECK(r.issues[0].field == "[2]");
+  CHECK(!r.issues[0].record_kept);
+  CHECK(r.issues[0].line == 0);
+
+  const auto& a = r.records[0];
+  CHECK(a.id == "3f1c6a1e-0b7d-4c55-9d2a-1a2b3c4d5e01");
+  CHECK(a.content == "Is a vegetarian");
+  CHECK(a.scope == "user:alice");
+  CHECK(a.source == "model_extracted");
+  CHECK(a.kind == "fact");
+  CHECK(a.status == "active");
+  // 2024-07-20T08:21:31.123456-07:00 = 2024-07-20T15:21:31.123Z (fraction truncated to ms)
+  REQUIRE(a.created_at.has_value());
+  CHECK(epoch_ms(*a.created_at) == 1721488891123);
+  CHECK(a.created_at->utc_offset_minutes == -420);
+  CHECK(!a.updated_at.has_value());
+  CHECK(a.metadata.size() == 8);
+  CHECK(*meta<std::string>(a, "mem0_hash") == "5d41402abc4b2a76b9719d911017c592");
+  CHECK(*meta<std::string>(a, "category") == "diet");
+  CHECK(*meta<double>(a, "confidence") == 0.9);
+  CHECK(*meta<std::int64_t>(a, "turn") == 12);
+  CHECK(*meta<bool>(a, "verified") == true);
+  CHECK(meta<std::monostate>(a, "note") != nullptr);
+  CHECK(meta<raw_json>(a, "tags")->text == R"(["food","health"])");
+  CHECK(meta<raw_json>(a, "source_msg")->text == R"({"role":"user","idx":3})");
+  CHECK(a.extra.empty());
+
+  const auto& b = r.records[1];
+  CHECK(b.id == "3f1c6a1e-0b7d-4c55-9d2a-1a2b3c4d5e02");
+  CHECK(b.content == "Prefers window seats on flights");
+  CHECK(b.scope == "user:alice/agent:travel-bot/run:trip-42");
+  CHECK(epoch_ms(*b.created_at) == 1710094500000);  // 2024-03-10T18:15:00Z
+  CHECK(b.created_at->utc_offset_minutes == 330);
+  CHECK(epoch_ms(*b.updated_at) == 1721548923999);  // 2024-07-21T08:02:03.999Z
+  CHECK(b.updated_at->utc_offset_minutes == -420);
+  CHECK(b.metadata.size() == 1);  // metadata null: only the hash
+  CHECK(*meta<std::string>(b, "mem0_hash") == "7d793037a0760186574b0282f2f435e7");
+  REQUIRE(b.extra.size() == 1);
+  CHECK(b.extra[0].name == "score");
+  CHECK(b.extra[0].json == "0.87");
+
+  const auto& c = r.records[2];
+  CHECK(c.id == "3f1c6a1e-0b7d-4c55-9d2a-1a2b3c4d5e04");
+  CHECK(c.scope == "agent:scheduler");
+  CHECK(epoch_ms(*c.created_at) == 1704412800000);
+  CHECK(c.updated_at == c.created_at);
+  CHECK(c.created_at->utc_offset_minutes == 0);
+  CHECK(c.metadata.size() == 1);
+}
+
+TEST_CASE("import_mem0: {\"results\": [...]} layout") {
+  const auto r = import_mem0(mem0_data / "export_results.json");
+  CHECK(r.lines_read == 2);
+  REQUIRE(r.records.size() == 2);
+  const auto& m = r.records[0];
+  CHECK(m.id == "m-1");
+  CHECK(m.content == "Name is Bob");
+  CHECK(m.scope == "user:bob/run:session-7");
+  CHECK(epoch_ms(*m.created_at) == 1704063599500);  // 2023-12-31T22:59:59.500Z
+  CHECK(m.created_at->utc_offset_minutes == 60);
+  CHECK(!m.updated_at.has_value());
+  CHECK(*meta<std::string>(m, "mem0_hash") == "h1");
+  REQUIRE(meta<double>(m, "big") != nullptr);
+  CHECK(*meta<double>(m, "big") == 18446744073709551615.0);
+  REQUIRE(m.extra.size() == 3);
+  CHECK(m.extra[0] == extra_field{"updated_at", "\"not a date\""});
+  CHECK(m.extra[1] == extra_field{"actor_id", "\"bob\""});
+  CHECK(m.extra[2] == extra_field{"role", "\"user\""});
+
+  const auto& d = r.records[1];
+  CHECK(d.id.empty());
+  CHECK(d.content == "Has a dog named Rex");
+  CHECK(d.scope == "user:bob");
+  CHECK(!d.created_at.has_value());
+  CHECK(!d.updated_at.has_value());
+  CHECK(d.metadata.empty());
+
+  REQUIRE(r.issues.size() == 4);
+  CHECK(r.issues[0].field == "relations");
+  CHECK(r.issues[1].field == "results[0].metadata.big");
+  CHECK(r.issues[2].field == "results[0].updated_at");
+  CHECK(r.issues[3].field == "results[1].id");
+  for (const auto& i : r.issues) CHECK(i.record_kept);
+}
+
+TEST_CASE("import_mem0: JSONL layout") {
+  const auto r = import_mem0(mem0_data / "export.jsonl");
+  CHECK(r.lines_read == 4);  // the blank line is not counted
+  REQUIRE(r.records.size() == 3);
+
+  const auto& j1 = r.records[0];
+  CHECK(j1.id == "j-1");
+  CHECK(j1.content == "Allergic to peanuts");
+  CHECK(j1.scope == "user:carol");
+  CHECK(epoch_ms(*j1.created_at) == 1709236800000);  // 2024-02-29T20:00:00.000Z
+  CHECK(j1.created_at->utc_offset_minutes == -480);
+  CHECK(!j1.updated_at.has_value());
+  CHECK(*meta<std::string>(j1, "severity") == "high");
+  CHECK(*meta<std::string>(j1, "mem0_hash") == "p1");
+
+  const auto& j3 = r.records[1];
+  CHECK(j3.id == "j-3");
+  CHECK(j3.scope.empty());
+  CHECK(epoch_ms(*j3.updated_at) == 1714557600000);  // 2024-05-01T10:00:00Z
+
+  const auto& j5 = r.records[2];
+  CHECK(j5.id == "77");
+  CHECK(j5.content == "Lives in Lisbon");
+  CHECK(j5.scope == "user:7");  // empty agent_id is absent
+  REQUIRE(j5.extra.size() == 1);
+  CHECK(j5.extra[0] == extra_field{"metadata", "\"oops\""});
+
+  REQUIRE(r.issues.size() == 5);
+  CHECK(r.issues[0].line == 2);
+  CHECK(!r.issues[0].record_kept);
+  CHECK(r.issues[1].line == 4);
+  CHECK(r.issues[1].reason.find("empty scope") != std::string::npos);
+  CHECK(r.issues[2].line == 5);
+  CHECK(r.issues[2].field == "id");
+  CHECK(r.issues[3].field == "user_id");
+  CHECK(r.issues[4].field == "metadata");
+  for (const auto& i : r.issues) CHECK(i.file.find("export.jsonl") != std::string::npos);
+}
+
+TEST_CASE("import_mem0_text: lone object, empty input, errors") {
+  const auto one = import_mem0_text(R"({"id":"z","memory":"x","user_id":"u","hash":"q","metadata":{"mem0_hash":"other"}})");
+  REQUIRE(one.records.size() == 1);
+  CHECK(one.records[0].scope == "user:u");
+  CHECK(*meta<std::string>(one.records[0], "mem0_hash") == "other");  // metadata wins, hash kept as extra
+  REQUIRE(one.records[0].extra.size() == 1);
+  CHECK(one.records[0].extra[0] == extra_field{"hash", "\"q\""});
+  CHECK(one.issues.size() == 1);
+
+  const auto blank = import_mem0_text("  \n ");
+  CHECK(blank.records.empty());
+  CHECK(blank.issues.empty());
+  CHECK(blank.lines_read == 0);
+
+  CHECK_THROWS_AS(import_mem0_text("[{\"id\": 1}, "), error);
+  CHECK_THROWS_AS(import_mem0_text("17"), error);
+  CHECK_THROWS_AS(import_mem0(mem0_data / "missing.json"), error);
+
+  const auto crlf = import_mem0_text("{\"id\":\"a\",\"memory\":\"m\",\"run_id\":\"r1\"}\r\n{\"id\":\"b\",\"memory\":\"n\",\"agent_id\":\"g\",\"run_id\":\"r2\"}\r\n");
+  REQUIRE(crlf.records.size() == 2);
+  CHECK(crlf.records[0].scope == "run:r1");
+  CHECK(crlf.records[1].scope == "agent:g/run:r2");
+  CHECK(crlf.issues.empty());
+}

@@ -1,0 +1,706 @@
+// Tests of repair/checksum.hpp, repair/apply_edit.hpp, repair/wal.hpp, repair/executor.hpp.
+#include <doctest/doctest.h>
+
+#include <memhealth/io/jsonl.hpp>
+#include <memhealth/repair/apply_edit.hpp>
+#include <memhealth/repair/checksum.hpp>
+#include <memhealth/repair/executor.hpp>
+#include <memhealth/repair/wal.hpp>
+#include <memhealth/store/memory_store.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace memhealth;
+
+namespace {
+
+using store_t = memory_store<memory_record>;
+
+memory_record make_record(int i) {
+  memory_record r;
+  r.id = "r" + std::to_string(i);
+  r.content = "memory number " + std::to_string(i);
+  r.embedding = {0.5f + float(i), -1.25f, 0.0f, 3.0f};
+  r.embedding_version = "m1";
+  r.metadata.emplace("topic", std::string("t") + std::to_string(i % 3));
+  r.created_at = parse_timestamp("2024-03-01T17:30:00.000+08:00");
+  r.updated_at = parse_timestamp("2024-03-02T09:00:00.000Z");
+  r.source = "user_declared";
+  r.scope = "user:7";
+  r.status = "active";
+  r.kind = "fact";
+  r.links.related_ids = {"r" + std::to_string((i + 1) % 50)};
+  return r;
+}
+
+store_t make_store(int n) {
+  std::vector<memory_record> v;
+  for (int i = 0; i < n; ++i) v.push_back(make_record(i));
+  return store_t::from_records(std::move(v));
+}
+
+std::vector<std::string> images(const store_t& s) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < s.size(); ++i) out.push_back(to_json(s.extract(i)));
+  return out;
+}
+
+repair_action action(std::string key, std::vector<record_edit> edits, automation a = automation::automatic) {
+  repair_action act;
+  act.type = "test";
+  act.automation = a;
+  act.tier = a == automation::automatic ? 1 : a == automation::confirm ? 2 : 3;
+  for (const auto& e : edits)
+    if (std::find(act.targets.begin(), act.targets.end(), e.record_id) == act.targets.end())
+      act.targets.push_back(e.record_id);
+  act.edits = std::move(edits);
+  act.idempotency_key = std::move(key);
+  return act;
+}
+
+// A plan of n actions over a store of >= 30 records; action k touches 1-3 records, never
+// returns a record to an earlier image (weights fall, notes and metadata keys are new).
+repair_plan test_plan(int n) {
+  repair_plan p;
+  for (int k = 0; k < n; ++k) {
+    std::vector<record_edit> e;
+    const std::string a = "r" + std::to_string(k % 30), b = "r" + std::to_string((k * 7 + 3) % 30);
+    e.push_back({a, edit_set_weight{1.0 - 0.01 * (k + 1)}});
+    e.push_back({a, edit_append_notes{{"note of action " + std::to_string(k)}}});
+    if (k % 2 == 0) e.push_back({b, edit_fill_metadata{"k" + std::to_string(k), std::int64_t{k}}});
+    if (k % 3 == 0) e.push_back({"r" + std::to_string((k + 11) % 30), edit_set_status{"pending_review"}});
+    p.actions.push_back(action("key" + std::to_string(k), std::move(e)));
+  }
+  return p;
+}
+
+// Reference: the store after the first m actions, computed with plain apply_edit on copies.
+std::vector<std::string> prefix_images(const store_t& original, const repair_plan& plan, std::size_t m) {
+  std::vector<memory_record> recs;
+  for (std::size_t i = 0; i < original.size(); ++i) recs.push_back(original.extract(i));
+  for (std::size_t k = 0; k < m; ++k)
+    for (const auto& e : plan.actions[k].edits) {
+      auto& r = *std::find_if(recs.begin(), recs.end(), [&](const memory_record& x) { return x.id == e.record_id; });
+      apply_edit(r, e.op);
+    }
+  std::vector<std::string> out;
+  for (const auto& r : recs) out.push_back(to_json(r));
+  return out;
+}
+
+struct scratch_dir {
+  fs::path path;
+  explicit scratch_dir(const std::string& name) {
+    path = fs::temp_directory_path() / ("memhealth-wal-test-" + std::to_string(::getpid()) + "-" + name);
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~scratch_dir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A store whose restore() throws for one index the first `failures` times (a backend hiccup).
+struct flaky_store {
+  using record_type = memory_record;
+  store_t inner;
+  std::size_t bad_index = 0;
+  int failures = 0;
+  std::size_t size() const { return inner.size(); }
+  const memory_record& record(std::size_t i) const { return inner.record(i); }
+  std::span<const float> embedding(std::size_t i) const { return inner.embedding(i); }
+  std::optional<std::size_t> find(std::string_view id) const { return inner.find(id); }
+  std::size_t dimension() const { return inner.dimension(); }
+  memory_record set_status(std::size_t i, std::string_view s) { return inner.set_status(i, s); }
+  memory_record set_links(std::size_t i, const record_links& l) { return inner.set_links(i, l); }
+  memory_record append_related_notes(std::size_t i, std::vector<std::string> n) { return inner.append_related_notes(i, std::move(n)); }
+  memory_record set_effective_weight(std::size_t i, double w) { return inner.set_effective_weight(i, w); }
+  memory_record replace_embedding(std::size_t i, std::vector<float> v, std::string_view ver) {
+    return inner.replace_embedding(i, std::move(v), ver);
+  }
+  memory_record restore(std::size_t i, const memory_record& r) {
+    if (i == bad_index && failures > 0) {
+      --failures;
+      throw error(error_code::io, "flaky backend");
+    }
+    return inner.restore(i, r);
+  }
+  memory_record extract(std::size_t i) const { return inner.extract(i); }
+};
+static_assert(mutable_record_store<flaky_store>);
+
+}  // namespace
+
+TEST_CASE("crc32c: RFC 3720 check values") {
+  CHECK(crc32c(std::string_view("123456789")) == 0xE3069283u);
+  CHECK(crc32c(std::string(32, '\0')) == 0x8A9136AAu);    // RFC 3720 B.4: 32 bytes of zeros
+  CHECK(crc32c(std::string(32, '\xFF')) == 0x62A8AB43u);  // 32 bytes of ones
+  std::string inc;
+  for (int i = 0; i < 32; ++i) inc.push_back(static_cast<char>(i));
+  CHECK(crc32c(inc) == 0x46DD794Eu);  // incrementing 00..1f
+  CHECK(crc32c(std::string_view()) == 0u);
+}
+
+TEST_CASE("wal frame: encode layout and decode") {
+  std::string out;
+  append_wal_frame(out, R"({"a":1})");
+  REQUIRE(out.size() == 15);
+  CHECK(out.substr(0, 4) == std::string("\x07\x00\x00\x00", 4));
+  CHECK(out.substr(4, 4) == std::string("\x6a\xd5\xf7\xcf", 4));  // 0xCFF7D56A little-endian
+  CHECK(out.substr(8) == R"({"a":1})");
+  CHECK_THROWS_AS(append_wal_frame(out, ""), error);
+
+  // A header frame followed by a commit decodes; a file without a header does not.
+  std::string file;
+  append_wal_frame(file, R"({"type":"header","magic":"MHWAL1","version":1,"seq":0,"run":"x","created_at":"t"})");
+  append_wal_frame(file, R"({"type":"commit","seq":4,"run":"x","intent":3,"action":2,"idempotency_key":"k","future":[1]})");
+  auto c = read_wal(file);
+  CHECK(c.clean());
+  CHECK(c.run == "x");
+  REQUIRE(c.entries.size() == 1);
+  CHECK(c.entries[0].type == wal_frame_type::commit);
+  CHECK(c.entries[0].seq == 4);
+  CHECK(c.entries[0].intent == 3);
+  CHECK(c.entries[0].action == 2);
+  CHECK(c.entries[0].idempotency_key == "k");
+  CHECK(c.valid_bytes == file.size());
+
+  std::string no_header;
+  append_wal_frame(no_header, R"({"type":"commit","seq":1})");
+  auto d = read_wal(no_header);
+  REQUIRE(d.problem);
+  CHECK(d.problem->kind == wal_problem_kind::bad_header);
+  CHECK(d.problem->offset == 0);
+
+  std::string bad_type = file.substr(0, file.find("{\"type\":\"commit") - 8);
+  append_wal_frame(bad_type, R"({"type":"delete","seq":1})");
+  auto e = read_wal(bad_type);
+  REQUIRE(e.problem);
+  CHECK(e.problem->kind == wal_problem_kind::bad_payload);
+}
+
+TEST_CASE("apply_edit: each edit as documented, idempotent") {
+  memory_record r = make_record(1);
+  r.links.duplicate_of = "r9";
+  r.links.supersedes = {"r4"};
+  apply_edit(r, edit_set_status{"archived"});
+  CHECK(r.status == "archived");
+  apply_edit(r, edit_add_supersedes{{"r4", "r5", "r5"}});
+  CHECK(r.links.supersedes == std::vector<std::string>{"r4", "r5"});
+  apply_edit(r, edit_append_notes{{"n1", "n2"}});
+  apply_edit(r, edit_append_notes{{"n2", "n3"}});
+  CHECK(r.links.related_notes == std::vector<std::string>{"n1", "n2", "n3"});
+  apply_edit(r, edit_drop_links{{"r9", "r2", "r5"}});
+  CHECK(r.links.duplicate_of.empty());
+  CHECK(r.links.related_ids.empty());  // make_record(1) relates to r2
+  CHECK(r.links.supersedes == std::vector<std::string>{"r4"});
+  CHECK(r.links.related_notes.size() == 3);
+  apply_edit(r, edit_set_duplicate_of{"r0"});
+  CHECK(r.links.duplicate_of == "r0");
+  apply_edit(r, edit_set_weight{0.25});
+  CHECK(r.effective_weight == 0.25);
+  CHECK_THROWS_AS(apply_edit(r, edit_set_weight{1.5}), error);
+  CHECK_THROWS_AS(apply_edit(r, edit_set_weight{std::nan("")}), error);
+  CHECK(r.effective_weight == 0.25);
+  apply_edit(r, edit_fill_metadata{"topic", std::string("other")});
+  apply_edit(r, edit_fill_metadata{"lang", std::string("en")});
+  CHECK(std::get<std::string>(r.metadata.at("topic")) == "t1");
+  CHECK(std::get<std::string>(r.metadata.at("lang")) == "en");
+  apply_edit(r, edit_normalize_timestamps{});
+  CHECK(r.created_at->utc_offset_minutes == 0);
+  CHECK(format_timestamp(*r.created_at) == "2024-03-01T09:30:00.000Z");  // 17:30+08:00 is 09:30Z
+  CHECK(!r.last_accessed_at);
+  CHECK_THROWS_AS(apply_edit(r, edit_replace_embedding{{}, "m2"}), error);
+  apply_edit(r, edit_replace_embedding{{1.f, 2.f}, "m2"});
+  CHECK(r.embedding == std::vector<float>{1.f, 2.f});
+  CHECK(r.embedding_version == "m2");
+  const memory_record once = r;
+  apply_edit(r, edit_add_supersedes{{"r5"}});
+  apply_edit(r, edit_add_supersedes{{"r5"}});
+  CHECK(r.links.supersedes == std::vector<std::string>{"r4", "r5"});
+}
+
+TEST_CASE("apply_plan then rollback gives back the original store exactly") {
+  scratch_dir dir("rollback");
+  store_t store = make_store(30);
+  const auto before = images(store);
+  const std::string jsonl_before = to_jsonl(store);
+  const repair_plan plan = test_plan(12);
+  {
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    auto res = apply_plan(store, plan, wal);
+    CHECK(res.applied.size() == 12);
+    CHECK(res.failed.empty());
+    // Action k edits r(k%30) and, for even k, r((7k+3)%30), for k%3==0 r((k+11)%30): for
+    // k = 0..11 that is 12 + 6 + 4 records, all distinct per action (k=0: r0, r3, r11).
+    CHECK(res.records_changed == 22);
+  }
+  CHECK(images(store) == prefix_images(make_store(30), plan, 12));
+  const auto log = read_wal_file(dir.path / "run.wal");
+  CHECK(log.clean());
+  auto rb = rollback(store, log);
+  CHECK(rb.conflicts.empty());
+  CHECK(rb.records_restored == 22);
+  CHECK(rb.rolled_back.size() == 12);
+  CHECK(rb.rolled_back.front() == "key11");
+  CHECK(images(store) == before);
+  CHECK(to_jsonl(store) == jsonl_before);
+  // A second rollback finds every record already restored and writes nothing.
+  auto again = rollback(store, log);
+  CHECK(again.records_restored == 0);
+  CHECK(again.already_restored == 22);
+}
+
+TEST_CASE("rollback: a record changed since is a conflict, left alone unless forced; rollback logs itself") {
+  scratch_dir dir("conflict");
+  store_t store = make_store(30);
+  const auto original = images(store);
+  repair_plan plan;
+  plan.actions.push_back(action("a", {{"r1", edit_set_status{"archived"}}, {"r2", edit_set_status{"archived"}}}));
+  {
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    apply_plan(store, plan, wal);
+  }
+  store.set_effective_weight(2, 0.5);  // someone edits r2 afterwards
+  const std::string r2_edited = to_json(store.extract(2));
+  const auto log = read_wal_file(dir.path / "run.wal");
+  {
+    wal_writer rlog(dir.path / "rollback.wal", wal_sync::none);
+    auto rb = rollback(store, log, {false, &rlog});
+    REQUIRE(rb.conflicts.size() == 1);
+    CHECK(rb.conflicts[0].id == "r2");
+    CHECK(rb.records_restored == 1);
+  }
+  CHECK(to_json(store.extract(1)) == original[1]);
+  CHECK(to_json(store.extract(2)) == r2_edited);
+  // The rollback's own log: one intent (r1: archived -> active) and its commit.
+  const auto rlog = read_wal_file(dir.path / "rollback.wal");
+  CHECK(rlog.clean());
+  const auto acts = logged_actions(rlog);
+  REQUIRE(acts.size() == 1);
+  CHECK(acts[0].state == logged_state::committed);
+  REQUIRE(acts[0].intent->records.size() == 1);
+  CHECK(acts[0].intent->records[0].after.status == "active");
+  auto forced = rollback(store, log, {true, nullptr});
+  CHECK(forced.records_restored == 1);
+  CHECK(images(store) == original);
+}
+
+TEST_CASE("apply_plan: idempotent (a second run skips everything as already applied)") {
+  scratch_dir dir("idem");
+  store_t store = make_store(30);
+  const repair_plan plan = test_plan(6);
+  wal_writer wal(dir.path / "run.wal", wal_sync::none);
+  auto first = apply_plan(store, plan, wal);
+  CHECK(first.applied.size() == 6);
+  const auto after_first = images(store);
+  const auto bytes_after_first = wal.bytes_written();
+  auto second = apply_plan(store, plan, wal);
+  CHECK(second.applied.empty());
+  CHECK(second.skipped_already_applied.size() == 6);
+  CHECK(second.records_changed == 0);
+  CHECK(images(store) == after_first);
+  // Only run_begin and run_end frames were added: no intent.
+  const auto log = read_wal_file(dir.path / "run.wal");
+  CHECK(log.clean());
+  CHECK(logged_actions(log).size() == 6);
+  CHECK(wal.bytes_written() > bytes_after_first);
+}
+
+TEST_CASE("apply_plan: loop detection sends the back-and-forth action to the manual queue") {
+  scratch_dir dir("loop");
+  store_t store = make_store(5);
+  repair_plan plan;
+  plan.actions.push_back(action("archive", {{"r1", edit_set_status{"archived"}}}));
+  plan.actions.push_back(action("other", {{"r2", edit_set_weight{0.5}}}));
+  plan.actions.push_back(action("unarchive", {{"r1", edit_set_status{"active"}}}));
+  wal_writer wal(dir.path / "run.wal", wal_sync::none);
+  auto res = apply_plan(store, plan, wal);
+  CHECK(res.applied == std::vector<std::string>{"archive", "other"});
+  CHECK(res.failed == std::vector<std::string>{"unarchive"});
+  CHECK(res.outcomes[2].reason.find("loop") != std::string::npos);
+  CHECK(store.record(1).status == "archived");
+}
+
+TEST_CASE("apply_plan: failures are undone, retried up to 3 times, then manual queue") {
+  scratch_dir dir("retry");
+  repair_plan plan;
+  plan.actions.push_back(action("a0", {{"r0", edit_set_status{"archived"}}}));
+  plan.actions.push_back(action("a1", {{"r1", edit_set_weight{0.5}}, {"r3", edit_set_status{"archived"}}}));
+  plan.actions.push_back(action("a2", {{"r2", edit_set_status{"archived"}}}));
+  plan.actions.push_back(action("gone", {{"r404", edit_set_status{"archived"}}}));
+  plan.actions.push_back(action("bad_weight", {{"r4", edit_set_weight{7.0}}}));
+
+  SUBCASE("two failures, then success") {
+    flaky_store s{make_store(5), 3, 2};
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    auto res = apply_plan(s, plan, wal);
+    CHECK(res.applied == std::vector<std::string>{"a0", "a1", "a2"});
+    CHECK(res.outcomes[1].attempts == 3);
+    CHECK(s.inner.record(1).effective_weight == 0.5);
+    CHECK(res.failed == std::vector<std::string>{"gone", "bad_weight"});
+    CHECK(res.outcomes[3].attempts == 0);  // a missing id is not retried
+    CHECK(res.outcomes[4].attempts == 4);  // an edit that throws: 1 + 3 retries
+    const auto acts = logged_actions(read_wal_file(dir.path / "run.wal"));
+    // a0 committed, a1 aborted twice then committed, a2 committed.
+    REQUIRE(acts.size() == 5);
+    CHECK(acts[1].state == logged_state::aborted);
+    CHECK(acts[2].state == logged_state::aborted);
+    CHECK(acts[3].state == logged_state::committed);
+    CHECK(acts[3].intent->attempt == 3);
+  }
+  SUBCASE("always failing: undone each time, manual queue after 4 attempts") {
+    flaky_store s{make_store(5), 3, 100};
+    const auto original = images(s.inner);
+    wal_writer wal(dir.path / "run.wal", wal_sync::none, "run-x");
+    auto res = apply_plan(s, plan, wal);
+    CHECK(res.applied == std::vector<std::string>{"a0", "a2"});
+    CHECK(res.failed == std::vector<std::string>{"a1", "gone", "bad_weight"});
+    CHECK(res.outcomes[1].attempts == 4);
+    // r1 was written before r3 failed each time, and was put back.
+    CHECK(to_json(s.inner.extract(1)) == original[1]);
+    CHECK(to_json(s.inner.extract(3)) == original[3]);
+    const auto acts = logged_actions(read_wal_file(dir.path / "run.wal"));
+    REQUIRE(acts.size() == 6);
+    for (int k = 1; k <= 4; ++k) CHECK(acts[k].state == logged_state::aborted);
+    CHECK(acts[1].intent->run == "run-x");
+  }
+  SUBCASE("a failure inside a group-commit batch re-runs the rest of the batch") {
+    flaky_store s{make_store(5), 3, 1};
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    apply_options opt;
+    opt.batch_size = 3;
+    auto res = apply_plan(s, plan, wal, opt);
+    CHECK(res.applied == std::vector<std::string>{"a0", "a1", "a2"});
+    CHECK(res.outcomes[1].attempts == 2);
+    CHECK(res.outcomes[2].attempts == 1);
+    const auto acts = logged_actions(read_wal_file(dir.path / "run.wal"));
+    // batch 1: a0 committed, a1 aborted, a2 aborted (re-run); batch 2: a1, a2 committed.
+    REQUIRE(acts.size() == 5);
+    CHECK(acts[2].state == logged_state::aborted);
+    CHECK(acts[2].intent->idempotency_key == "a2");
+    CHECK(acts[4].state == logged_state::committed);
+  }
+}
+
+TEST_CASE("apply_plan: approvals, suspension, record budget, dry run") {
+  scratch_dir dir("guards");
+  repair_plan plan;
+  plan.actions.push_back(action("t1", {{"r0", edit_set_status{"archived"}}}));
+  plan.actions.push_back(action("t2", {{"r1", edit_set_weight{0.5}}}, automation::confirm));
+  plan.actions.push_back(action("t3", {{"r2", edit_set_status{"pending_review"}}}, automation::manual));
+  plan.actions.push_back(action("t1b", {{"r3", edit_set_status{"archived"}}, {"r4", edit_set_status{"archived"}}}));
+  plan.actions.push_back(action("t1c", {{"r4", edit_set_weight{0.1}}}));
+  plan.actions.push_back(action("none", {}));
+  wal_writer wal(dir.path / "run.wal", wal_sync::none);
+
+  SUBCASE("tier 2 and 3 need approval") {
+    store_t s = make_store(5);
+    auto res = apply_plan(s, plan, wal);
+    CHECK(res.applied == std::vector<std::string>{"t1", "t1b", "t1c"});
+    CHECK(res.skipped_unapproved == std::vector<std::string>{"t2", "t3"});
+    CHECK(res.skipped_noop == std::vector<std::string>{"none"});
+    CHECK(!s.record(1).effective_weight);
+    apply_options opt;
+    opt.approve_tier2 = true;
+    auto res2 = apply_plan(s, plan, wal, opt);
+    CHECK(res2.applied == std::vector<std::string>{"t2"});
+    CHECK(res2.skipped_unapproved == std::vector<std::string>{"t3"});
+    CHECK(s.record(1).effective_weight == 0.5);
+  }
+  SUBCASE("suspended plan runs nothing") {
+    store_t s = make_store(5);
+    const auto original = images(s);
+    repair_plan p = plan;
+    p.suspended = true;
+    p.suspend_reason = "blast radius";
+    auto res = apply_plan(s, p, wal);
+    CHECK(res.skipped_unapproved.size() == 6);
+    CHECK(images(s) == original);
+  }
+  SUBCASE("max_records defers the action that would exceed it and all after it") {
+    store_t s = make_store(5);
+    apply_options opt;
+    opt.approve_tier2 = opt.approve_tier3 = true;
+    opt.max_records = 4;  // t1, t2, t3 = 3 records; t1b would make 5
+    auto res = apply_plan(s, plan, wal, opt);
+    CHECK(res.applied == std::vector<std::string>{"t1", "t2", "t3"});
+    CHECK(res.deferred == std::vector<std::string>{"t1b", "t1c"});
+    CHECK(res.records_changed == 3);
+  }
+  SUBCASE("dry run changes nothing and writes nothing") {
+    store_t s = make_store(5);
+    const auto original = images(s);
+    const auto bytes = wal.bytes_written();
+    apply_options opt;
+    opt.dry_run = true;
+    auto res = apply_plan(s, plan, wal, opt);
+    CHECK(res.dry_run);
+    CHECK(res.applied == std::vector<std::string>{"t1", "t1b", "t1c"});
+    CHECK(res.records_changed == 4);
+    CHECK(images(s) == original);
+    CHECK(wal.bytes_written() == bytes);
+  }
+}
+
+TEST_CASE("wal_writer: group commit syncs once per batch") {
+  scratch_dir dir("sync");
+  const repair_plan plan = test_plan(10);
+  {
+    store_t s = make_store(30);
+    wal_writer wal(dir.path / "b1.wal");  // per_batch (default)
+    CHECK(wal.syncs() == 1);              // the header
+    apply_plan(s, plan, wal);
+    // run_begin + 10 intents + run_end (commit frames ride on the next sync).
+    CHECK(wal.syncs() == 1 + 1 + 10 + 1);
+  }
+  {
+    store_t s = make_store(30);
+    wal_writer wal(dir.path / "b5.wal");
+    apply_options opt;
+    opt.batch_size = 5;
+    apply_plan(s, plan, wal, opt);
+    CHECK(wal.syncs() == 1 + 1 + 2 + 1);
+    CHECK(images(s) == prefix_images(make_store(30), plan, 10));
+  }
+  // Reopening continues the file: sequence numbers go on, the header is not repeated.
+  {
+    store_t s = make_store(30);
+    wal_writer wal(dir.path / "b5.wal");
+    CHECK(wal.syncs() == 0);
+    apply_plan(s, test_plan(1), wal);
+  }
+  const auto log = read_wal_file(dir.path / "b5.wal");
+  CHECK(log.clean());
+  for (std::size_t i = 1; i < log.entries.size(); ++i) CHECK(log.entries[i].seq == log.entries[i - 1].seq + 1);
+  CHECK(logged_actions(log).size() == 11);
+}
+
+TEST_CASE("wal: a cut at every byte offset keeps exactly the whole frames; recover gives whole actions") {
+  scratch_dir dir("cut");
+  const store_t original = make_store(30);
+  const repair_plan plan = test_plan(5);
+  {
+    store_t s = make_store(30);
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    apply_plan(s, plan, wal);
+  }
+  const std::string bytes = slurp(dir.path / "run.wal");
+  const auto full = read_wal(bytes);
+  REQUIRE(full.clean());
+  // header, run_begin, 5 x (intent, commit), run_end
+  REQUIRE(full.entries.size() == 12);
+  std::vector<std::size_t> ends;  // end offset of each frame, header first
+  for (const auto& e : full.entries) ends.push_back(e.offset);
+  ends.push_back(bytes.size());   // ends[k] = end of frame k (k=0 header)
+  std::vector<std::vector<std::string>> prefix;
+  for (std::size_t m = 0; m <= 5; ++m) prefix.push_back(prefix_images(original, plan, m));
+
+  std::size_t last_whole = static_cast<std::size_t>(-1);
+  for (std::size_t cut = 0; cut <= bytes.size(); ++cut) {
+    const auto c = read_wal(std::string_view(bytes).substr(0, cut));
+    std::size_t whole = 0;  // frames wholly before the cut, header included
+    while (whole < ends.size() && ends[whole] <= cut) ++whole;
+    const bool boundary = cut == 0 || (whole > 0 && ends[whole - 1] == cut);
+    REQUIRE(c.entries.size() == (whole > 0 ? whole - 1 : 0));
+    for (std::size_t k = 0; k < c.entries.size(); ++k) CHECK(c.entries[k].payload == full.entries[k].payload);
+    if (boundary) {
+      REQUIRE(c.clean());
+    } else {
+      REQUIRE(c.problem);
+      CHECK(c.problem->kind == wal_problem_kind::truncated);
+      CHECK(c.problem->offset == (whole > 0 ? ends[whole - 1] : 0));
+      CHECK(!c.problem->valid_frames_follow);
+    }
+    // Recovery depends only on the whole frames: check it once per count of whole frames.
+    if (whole == last_whole) continue;
+    last_whole = whole;
+    // The crash state: committed actions applied, an open intent half applied (first record).
+    const auto acts = logged_actions(c);
+    std::size_t commits = 0;
+    for (const auto& a : acts) commits += a.state == logged_state::committed;
+    store_t crashed = make_store(30);
+    for (const auto& a : acts) {
+      if (a.state == logged_state::committed)
+        for (const auto& r : a.intent->records) crashed.restore(r.index, r.after);
+      else
+        crashed.restore(a.intent->records.front().index, a.intent->records.front().after);
+    }
+    auto rec = recover(crashed, c);
+    CHECK(rec.conflicts.empty());
+    CHECK(images(crashed) == prefix[commits]);
+    // The original store (a snapshot from before the run) is brought forward the same way.
+    store_t old = make_store(30);
+    recover(old, c);
+    CHECK(images(old) == prefix[commits]);
+    // Recovering twice changes nothing.
+    CHECK(recover(old, c).records_restored == 0);
+  }
+}
+
+TEST_CASE("wal: a flipped byte in the middle is detected and reported, later frames untrusted") {
+  scratch_dir dir("flip");
+  {
+    store_t s = make_store(30);
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    apply_plan(s, test_plan(5), wal);
+  }
+  std::string bytes = slurp(dir.path / "run.wal");
+  const auto full = read_wal(bytes);
+  const auto& intent2 = full.entries[3];  // run_begin, intent0, commit0, intent1, ...
+  REQUIRE(intent2.type == wal_frame_type::intent);
+  const std::size_t pos = intent2.offset + 8 + intent2.payload.size() / 2;
+  bytes[pos] = static_cast<char>(bytes[pos] ^ 0x20);
+  const auto c = read_wal(bytes);
+  REQUIRE(c.problem);
+  CHECK(c.problem->kind == wal_problem_kind::bad_checksum);
+  CHECK(c.problem->offset == intent2.offset);
+  CHECK(c.problem->valid_frames_follow);
+  CHECK(c.problem->next_valid_offset == full.entries[4].offset);
+  CHECK(c.entries.size() == 3);
+  // The writer refuses to append after corruption in the middle.
+  std::ofstream(dir.path / "bad.wal", std::ios::binary) << bytes;
+  CHECK_THROWS_AS(wal_writer(dir.path / "bad.wal", wal_sync::none), error);
+  // A torn tail is cut off on reopen.
+  std::ofstream(dir.path / "torn.wal", std::ios::binary) << slurp(dir.path / "run.wal").substr(0, full.entries[5].offset + 11);
+  { wal_writer w(dir.path / "torn.wal", wal_sync::none); }
+  CHECK(fs::file_size(dir.path / "torn.wal") == full.entries[5].offset);
+}
+
+TEST_CASE("recover: redo policy finishes open actions") {
+  const store_t original = make_store(30);
+  const repair_plan plan = test_plan(3);
+  scratch_dir dir("redo");
+  {
+    store_t s = make_store(30);
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    apply_options opt;
+    int calls = 0;
+    opt.crash_hook = [&](std::string_view p) {
+      if (p == "before_commit" && ++calls == 2) throw std::runtime_error("stop");  // the 2nd action
+    };
+    opt.retry_limit = 0;
+    auto res = apply_plan(s, plan, wal, opt);
+    CHECK(res.applied == std::vector<std::string>{"key0", "key2"});
+  }
+  // Drop the abort frame of key1 (as if the process had died before writing it) by rebuilding
+  // the log without it.
+  auto log = read_wal_file(dir.path / "run.wal");
+  std::erase_if(log.entries, [](const wal_entry& e) { return e.type == wal_frame_type::abort; });
+  store_t s = make_store(30);
+  auto rec = recover(s, log, {open_action_policy::redo, false});
+  REQUIRE(rec.actions.size() == 3);
+  CHECK(rec.actions[1].status == recovery_status::redone);
+  CHECK(images(s) == prefix_images(original, plan, 3));
+  store_t u = make_store(30);
+  auto rec2 = recover(u, log);
+  CHECK(rec2.actions[1].status == recovery_status::undone);
+  auto expect = prefix_images(original, plan, 3);
+  const auto without1 = prefix_images(original, plan, 1);
+  // key1 changes r1 only (k=1: odd, not a multiple of 3): r1 keeps its state after key0.
+  expect[1] = without1[1];
+  CHECK(images(u) == expect);
+}
+
+TEST_CASE("crash test: 200 forked runs killed at random points recover to a prefix of whole actions") {
+  // Model: the store is durable as a JSONL snapshot file rewritten (write + atomic rename) after
+  // every record write, so a crash can leave an action half applied on disk. After the child
+  // dies, the parent loads the snapshot (or the original if none was written), reads the WAL and
+  // recovers. It also recovers the ORIGINAL store from the same WAL (the JSONL-store model: the
+  // file on disk is the old one until a final atomic write), which must give the same state.
+  scratch_dir dir("crash");
+  const store_t original = make_store(30);
+  const repair_plan plan = test_plan(20);
+  std::vector<std::vector<std::string>> prefix;
+  for (std::size_t m = 0; m <= 20; ++m) prefix.push_back(prefix_images(original, plan, m));
+  std::mt19937 rng(20240601);
+  int finished = 0, killed = 0;
+  for (int it = 0; it < 200; ++it) {
+    const fs::path wal_path = dir.path / "run.wal";
+    for (const auto& f : fs::directory_iterator(dir.path)) fs::remove(f.path());
+    const int crash_at = static_cast<int>(rng() % 110);  // hook calls: ~1 + 20*(4..6) + 1
+    const std::size_t batch = rng() % 2 ? 1 : 4;
+    const bool use_sigkill = it % 10 == 9;
+    const bool real_sync = it % 50 == 0;
+    const unsigned delay_us = rng() % 3000;
+    std::fflush(nullptr);
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      try {
+        store_t s = make_store(30);
+        wal_writer wal(wal_path, real_sync ? wal_sync::per_batch : wal_sync::none);
+        apply_options opt;
+        opt.batch_size = batch;
+        int calls = 0, snaps = 0;
+        opt.crash_hook = [&](std::string_view point) {
+          if (point == "after_apply_record") {  // make the store durable: snapshot k+1 replaces k
+            // (a rename to a new name, then unlink: renaming over an existing file makes ext4
+            // flush the data, which would only slow the test down)
+            const fs::path tmp = dir.path / "snap.tmp";
+            std::ofstream(tmp, std::ios::binary) << to_jsonl(s);
+            fs::rename(tmp, dir.path / ("store." + std::to_string(++snaps)));
+            fs::remove(dir.path / ("store." + std::to_string(snaps - 1)));
+          }
+          if (!use_sigkill && ++calls == crash_at) ::_exit(3);
+        };
+        apply_plan(s, plan, wal, opt);
+      } catch (...) {
+        ::_exit(4);
+      }
+      ::_exit(0);
+    }
+    if (use_sigkill) {
+      ::usleep(delay_us);
+      ::kill(pid, SIGKILL);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (use_sigkill) {
+      CHECK((WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) == 0)));
+    } else {
+      REQUIRE(WIFEXITED(status));
+      CHECK((WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3));
+      finished += WEXITSTATUS(status) == 0;
+    }
+    killed += WIFSIGNALED(status);
+
+    const auto log = fs::exists(wal_path) ? read_wal_file(wal_path) : wal_contents{};  // killed before creating it
+    const auto acts = logged_actions(log);
+    std::size_t commits = 0;
+    for (std::size_t k = 0; k < acts.size(); ++k) {
+      if (acts[k].state != logged_state::committed) continue;
+      CHECK(acts[k].intent->action == static_cast<std::int64_t>(commits));  // committed in plan order
+      ++commits;
+    }
+    int last = 0;  // the newest complete snapshot (two may exist if the child died between rename and unlink)
+    for (const auto& f : fs::directory_iterator(dir.path))
+      if (f.path().filename().string().rfind("store.", 0) == 0) last = std::max(last, std::stoi(f.path().extension().string().substr(1)));
+    store_t disk = last ? store_t::from_records(read_jsonl(dir.path / ("store." + std::to_string(last))).records) : make_store(30);
+    auto rec = recover(disk, log);
+    CHECK(rec.conflicts.empty());
+    CHECK(images(disk) == prefix[commits]);
+    store_t old = make_store(30);
+    recover(old, log);
+    CHECK(images(old) == prefix[commits]);
+  }
+  CHECK(finished > 0);
+  MESSAGE("crash test: " << finished << " runs finished, " << killed << " killed by SIGKILL");
+}

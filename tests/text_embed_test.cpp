@@ -1,0 +1,278 @@
+// Tests of text/normalize.hpp, embed/embedder.hpp and embed/lexical_embedder.hpp.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memhealth/embed/embedder.hpp"
+#include "memhealth/embed/lexical_embedder.hpp"
+#include "memhealth/text/normalize.hpp"
+
+using namespace memhealth;
+
+namespace {
+
+std::vector<float> embed_of(const lexical_embedder& e, std::string_view text) {
+  std::vector<float> v(e.dimension());
+  e.embed(text, v);
+  return v;
+}
+
+double dot(const std::vector<float>& a, const std::vector<float>& b) {
+  double s = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) s += static_cast<double>(a[i]) * b[i];
+  return s;
+}
+
+double cosine(const lexical_embedder& e, std::string_view a, std::string_view b) {
+  return dot(embed_of(e, a), embed_of(e, b));  // both unit norm
+}
+
+// An embedder that counts calls and offers the member batch form.
+struct counting_embedder {
+  mutable int single_calls = 0;
+  mutable int batch_calls = 0;
+  std::size_t dimension() const { return 2; }
+  std::string_view version() const { return "count-v1"; }
+  void embed(std::string_view text, std::span<float> out) const {
+    ++single_calls;
+    if (out.size() != 2) throw error(error_code::invalid_argument, "size");
+    out[0] = static_cast<float>(text.size());
+    out[1] = 1.0f;
+  }
+  void embed_batch(std::span<const std::string_view> texts, std::span<float> out) const {
+    ++batch_calls;
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      out[2 * i] = static_cast<float>(texts[i].size());
+      out[2 * i + 1] = 2.0f;
+    }
+  }
+};
+
+struct no_version {
+  std::size_t dimension() const { return 1; }
+  void embed(std::string_view, std::span<float>) const {}
+};
+
+}  // namespace
+
+// ------------------------------------------------------------------ concept (static)
+
+static_assert(embedder<lexical_embedder>);
+static_assert(embedder<embedder_archetype>);
+static_assert(embedder<counting_embedder>);
+static_assert(!embedder<no_version>);
+static_assert(!embedder<int>);
+static_assert(detail::lexical_fnv1a64("") == 0xcbf29ce484222325ull);
+static_assert(detail::lexical_fnv1a64("a") == 0xaf63dc4c8601ec8cull);  // published FNV-1a 64 test vector
+
+// ------------------------------------------------------------------ text_normalizer
+
+TEST_CASE("text_normalizer: NFKC maps full-width and compatibility forms to ASCII") {
+  const text_normalizer n;
+  CHECK(n("\xEF\xBC\xA3\xEF\xBD\x89\xEF\xBD\x8C\xEF\xBD\x81\xEF\xBD\x8E\xEF\xBD\x94\xEF\xBD\x92\xEF\xBD\x8F") ==
+        "cilantro");                                   // "Ｃｉｌａｎｔｒｏ"
+  CHECK(n("\xEF\xAC\x81ne") == "fine");                // U+FB01 LATIN SMALL LIGATURE FI
+  CHECK(n("\xE2\x85\xAB") == "xii");                   // U+216B ROMAN NUMERAL TWELVE
+  CHECK(n("\xE2\x91\xA0") == "1");                     // U+2460 CIRCLED DIGIT ONE
+  CHECK(n("\xEF\xBC\x91\xEF\xBC\x92\xEF\xBC\x93") == "123");  // full-width digits
+}
+
+TEST_CASE("text_normalizer: case folding, including full folding of non-ASCII") {
+  const text_normalizer n;
+  CHECK(n("Never Eats CILANTRO") == "never eats cilantro");
+  // full case folding: U+00DF sharp s folds to "ss", so both spellings meet
+  CHECK(n("STRASSE") == "strasse");
+  CHECK(n("stra\xC3\x9F" "e") == "strasse");
+  CHECK(n("\xCE\xA3\xCE\x9F\xCE\xA6\xCE\x99\xCE\x91") == "\xCF\x83\xCE\xBF\xCF\x86\xCE\xB9\xCE\xB1");  // ΣΟΦΙΑ -> σοφια
+  CHECK(n("\xC3\x89" "COLE") == "\xC3\xA9" "cole");    // ÉCOLE -> école (composed)
+  CHECK(n("E\xCC\x81" "cole") == "\xC3\xA9" "cole");   // decomposed E + U+0301 composes
+}
+
+TEST_CASE("text_normalizer: punctuation and whitespace folding") {
+  const text_normalizer n;
+  CHECK(n("Never eats cilantro!") == "never eats cilantro");
+  CHECK(n("  never\teats,\n\ncilantro...  ") == "never eats cilantro");
+  CHECK(n("cilantro!!!") == n("cilantro."));
+  CHECK(n("a\xC2\xA0" "b") == "a b");                  // NO-BREAK SPACE
+  CHECK(n("a\xE3\x80\x80" "b") == "a b");              // IDEOGRAPHIC SPACE
+  CHECK(n("e-mail") == "e mail");                      // hyphen is punctuation: a word break
+  CHECK(n("!!! ... ???") == "");
+  CHECK(n("") == "");
+  text_normalizer keep;
+  keep.fold_punctuation = false;
+  CHECK(keep("Hi,  THERE!") == "hi, there!");
+}
+
+TEST_CASE("text_normalizer: Chinese text and punctuation") {
+  const text_normalizer n;
+  // "我不吃香菜，谢谢。" -> "我不吃香菜 谢谢"
+  CHECK(n("\xE6\x88\x91\xE4\xB8\x8D\xE5\x90\x83\xE9\xA6\x99\xE8\x8F\x9C\xEF\xBC\x8C\xE8\xB0\xA2\xE8\xB0\xA2\xE3\x80\x82") ==
+        "\xE6\x88\x91\xE4\xB8\x8D\xE5\x90\x83\xE9\xA6\x99\xE8\x8F\x9C \xE8\xB0\xA2\xE8\xB0\xA2");
+  // "「香菜」！" -> "香菜" (corner brackets and full-width exclamation mark are punctuation)
+  CHECK(n("\xE3\x80\x8C\xE9\xA6\x99\xE8\x8F\x9C\xE3\x80\x8D\xEF\xBC\x81") == "\xE9\xA6\x99\xE8\x8F\x9C");
+}
+
+TEST_CASE("text_normalizer: synonym table applies per word after folding") {
+  text_normalizer n;
+  n.synonyms.emplace("nyc", "new york");
+  n.synonyms.emplace("coriander", "cilantro");
+  CHECK(n("Moving to NYC!") == "moving to new york");
+  CHECK(n("hates CORIANDER.") == "hates cilantro");
+  CHECK(n("nycity") == "nycity");  // whole words only
+}
+
+TEST_CASE("text_normalizer: invalid UTF-8 does not crash and keeps the bytes") {
+  const text_normalizer n;
+  CHECK(n("\xFF\xFE" "ABC") == "\xFF\xFE" "abc");     // ASCII folding only
+  CHECK(n("caf\xC3") == "caf\xC3");                   // truncated sequence
+  CHECK_NOTHROW((void)n(std::string_view("\x80\x80\x00x", 4)));
+}
+
+// ------------------------------------------------------------------ lexical_embedder
+
+TEST_CASE("lexical_embedder: version, dimension and argument errors") {
+  const lexical_embedder def;
+  CHECK(def.dimension() == 384);
+  CHECK(def.version() == "lexical-v1-d384-s0");
+  const lexical_embedder small(64, 7);
+  CHECK(small.dimension() == 64);
+  CHECK(small.version() == "lexical-v1-d64-s7");
+  lexical_embedder_options o;
+  o.synonyms.emplace("nyc", "new york");
+  const lexical_embedder with_syn(o);
+  CHECK(with_syn.version().substr(0, 22) == "lexical-v1-d384-s0-syn");
+  CHECK(with_syn.version().size() == 22 + 8);
+  CHECK_THROWS_AS(lexical_embedder(0, 1), error);
+  std::vector<float> wrong(10);
+  try {
+    def.embed("text", wrong);
+    FAIL("expected an exception");
+  } catch (const error& e) {
+    CHECK(e.code() == error_code::invalid_argument);
+  }
+}
+
+TEST_CASE("lexical_embedder: exact vector against an independent reference implementation") {
+  // Values from a separate python3 implementation of the documented algorithm
+  // (FNV-1a 64 + splitmix64, words g=1, <word> 3/4-grams over code points g=0.5, 1+ln tf, L2).
+  const float expected16[] = {0.300873f, 0.150436f, 0.555583f, 0.000000f, -0.254711f, -0.150436f,
+                              -0.150436f, 0.150436f, -0.358985f, -0.405147f, 0.000000f, 0.254711f,
+                              0.000000f, 0.150436f, 0.254711f, 0.000000f};
+  const lexical_embedder e16(16, 0);
+  const auto v = embed_of(e16, "Eats eats CILANTRO!");  // normalises to "eats eats cilantro"
+  for (std::size_t i = 0; i < 16; ++i) CHECK(v[i] == doctest::Approx(expected16[i]).epsilon(1e-5));
+
+  const float expected8[] = {0.603023f, 0.301511f, 0.000000f, 0.301511f, 0.000000f, 0.301511f, -0.603023f, 0.000000f};
+  const lexical_embedder e8(8, 42);
+  const auto c = embed_of(e8, "\xE6\x88\x91\xE4\xB8\x8D\xE5\x90\x83\xE9\xA6\x99\xE8\x8F\x9C");  // 我不吃香菜
+  for (std::size_t i = 0; i < 8; ++i) CHECK(c[i] == doctest::Approx(expected8[i]).epsilon(1e-5));
+}
+
+TEST_CASE("lexical_embedder: deterministic, unit norm, seed changes the space") {
+  const lexical_embedder a, b;
+  const auto x = embed_of(a, "Caroline is researching adoption agencies.");
+  CHECK(x == embed_of(a, "Caroline is researching adoption agencies."));
+  CHECK(x == embed_of(b, "Caroline is researching adoption agencies."));
+  CHECK(dot(x, x) == doctest::Approx(1.0).epsilon(1e-6));
+  const lexical_embedder other_seed(384, 99);
+  CHECK(x != embed_of(other_seed, "Caroline is researching adoption agencies."));
+  CHECK(dot(embed_of(other_seed, "x y z"), embed_of(other_seed, "x y z")) == doctest::Approx(1.0).epsilon(1e-6));
+}
+
+TEST_CASE("lexical_embedder: texts equal after normalisation have cosine 1") {
+  const lexical_embedder e;
+  CHECK(cosine(e, "Never eats cilantro!", "never eats cilantro") == doctest::Approx(1.0).epsilon(1e-6));
+  CHECK(cosine(e, "  NEVER  eats\tcilantro...", "never eats cilantro") == doctest::Approx(1.0).epsilon(1e-6));
+  // 我不吃香菜。 vs 我不吃香菜
+  CHECK(cosine(e, "\xE6\x88\x91\xE4\xB8\x8D\xE5\x90\x83\xE9\xA6\x99\xE8\x8F\x9C\xE3\x80\x82",
+               "\xE6\x88\x91\xE4\xB8\x8D\xE5\x90\x83\xE9\xA6\x99\xE8\x8F\x9C") == doctest::Approx(1.0).epsilon(1e-6));
+}
+
+TEST_CASE("lexical_embedder: overlapping paraphrases score above unrelated sentences") {
+  const lexical_embedder e;
+  const double para = cosine(e, "Caroline is researching adoption agencies.",
+                             "Caroline has been researching adoption agencies recently.");
+  const double unrelated = cosine(e, "Caroline is researching adoption agencies.",
+                                  "Melanie painted a sunset with her kids last weekend.");
+  CHECK(para > 0.7);             // measured 0.797
+  CHECK(std::abs(unrelated) < 0.2);  // measured 0.051
+  const double para2 = cosine(e, "The user never eats cilantro.", "The user does not eat cilantro at all.");
+  const double unrelated2 = cosine(e, "The user never eats cilantro.", "My flight to Berlin leaves at noon tomorrow.");
+  CHECK(para2 > 0.5);            // measured 0.598
+  CHECK(std::abs(unrelated2) < 0.2);  // measured -0.051
+}
+
+TEST_CASE("lexical_embedder: Chinese is covered by code-point n-grams") {
+  const lexical_embedder e;
+  const std::string_view a = "\xE6\x88\x91\xE4\xB8\x8D\xE5\x90\x83\xE9\xA6\x99\xE8\x8F\x9C";               // 我不吃香菜
+  const std::string_view b = "\xE6\x88\x91\xE4\xBB\x8E\xE6\x9D\xA5\xE4\xB8\x8D\xE5\x90\x83\xE9\xA6\x99\xE8\x8F\x9C";  // 我从来不吃香菜
+  const std::string_view c = "\xE6\x98\x8E\xE5\xA4\xA9\xE4\xB8\x8B\xE5\x8D\x88\xE5\x8E\xBB\xE5\x8C\x97\xE4\xBA\xAC\xE5\xBC\x80\xE4\xBC\x9A";  // 明天下午去北京开会
+  const auto va = embed_of(e, a);
+  CHECK(dot(va, va) == doctest::Approx(1.0).epsilon(1e-6));
+  // a and b share 5 of a's 9 n-grams (不吃香, 吃香菜, 香菜>, 不吃香菜, 吃香菜>) and no word
+  CHECK(cosine(e, a, b) > 0.25);          // measured 0.336
+  CHECK(std::abs(cosine(e, a, c)) < 0.15);  // measured -0.061
+}
+
+TEST_CASE("lexical_embedder: text without features gives the zero vector") {
+  const lexical_embedder e;
+  for (std::string_view t : {std::string_view(""), std::string_view("!!! ... ???"), std::string_view(" \t\n")}) {
+    const auto v = embed_of(e, t);
+    CHECK(dot(v, v) == 0.0);
+  }
+  const auto bad = embed_of(e, "\xFF\xFE" "abc");  // invalid UTF-8 still has features
+  CHECK(dot(bad, bad) == doctest::Approx(1.0).epsilon(1e-6));
+}
+
+// ------------------------------------------------------------------ embed_missing, embed_batch
+
+TEST_CASE("embed_missing fills only empty embeddings and tags their version") {
+  const lexical_embedder e(32, 1);
+  std::vector<memory_record> rs(3);
+  rs[0].id = "a";
+  rs[0].content = "likes tea";
+  rs[1].id = "b";
+  rs[1].content = "likes coffee";
+  rs[1].embedding = {1.0f, 0.0f, 0.0f};  // wrong dimension, old model: must stay untouched
+  rs[1].embedding_version = "old-model";
+  rs[2].id = "c";
+  rs[2].content = "";
+  CHECK(embed_missing(rs, e) == 2);
+  CHECK(rs[0].embedding == embed_of(e, "likes tea"));
+  CHECK(rs[0].embedding_version == "lexical-v1-d32-s1");
+  CHECK(rs[1].embedding == std::vector<float>{1.0f, 0.0f, 0.0f});
+  CHECK(rs[1].embedding_version == "old-model");
+  CHECK(rs[2].embedding == std::vector<float>(32, 0.0f));
+  CHECK(rs[2].embedding_version == "lexical-v1-d32-s1");
+  CHECK(embed_missing(rs, e) == 0);  // second run: nothing missing
+}
+
+TEST_CASE("embed_batch: row-major n x d, size check, member batch form preferred") {
+  const lexical_embedder e(16, 3);
+  const std::vector<std::string> texts{"one fact", "another fact", ""};
+  std::vector<float> out(3 * 16, -7.0f);
+  embed_batch(e, texts, out);
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    const auto row = embed_of(e, texts[i]);
+    CHECK(std::vector<float>(out.begin() + static_cast<long>(i * 16), out.begin() + static_cast<long>((i + 1) * 16)) == row);
+  }
+  std::vector<float> wrong(3 * 16 - 1);
+  CHECK_THROWS_AS(embed_batch(e, texts, wrong), error);
+
+  const counting_embedder ce;
+  std::vector<float> o2(4);
+  embed_batch(ce, std::vector<std::string_view>{"abc", "hello"}, o2);
+  CHECK(ce.batch_calls == 1);
+  CHECK(ce.single_calls == 0);
+  CHECK(o2 == std::vector<float>{3.0f, 2.0f, 5.0f, 2.0f});
+
+  const embedder_archetype arch;
+  std::vector<float> o3(8, 1.0f);
+  embed_batch(arch, std::vector<std::string>{"x", "y"}, o3);
+  CHECK(o3 == std::vector<float>(8, 0.0f));
+  std::vector<float> o4(3);
+  CHECK_THROWS_AS(arch.embed("x", o4), error);
+}
