@@ -626,8 +626,17 @@ TEST_CASE("staleness: decayed weight below threshold") {
   add("tmp_old", "temporary", ts("2024-06-06T00:00:00Z"), std::nullopt);
   // updated 4 days ago but accessed 2 days ago: the later one counts -> weight 1
   add("tmp_read", "temporary", ts("2024-06-06T00:00:00Z"), ts("2024-06-08T00:00:00Z"));
-  // fact 1 day old (2^(-1/365) = 0.99810) times stored weight 0.1 = 0.09981 -> warning
-  add("weighted", "fact", ts("2024-06-09T00:00:00Z"), std::nullopt)->effective_weight = 0.1;
+  // episodic 60 days (curve 0.25) with stored weight 0.5: product 0.125 < 0.2 -> info; the
+  // stored weight is above the curve, so it has not been down-weighted yet
+  add("weighted_hi", "episodic", ts("2024-04-11T00:00:00Z"), std::nullopt)->effective_weight = 0.5;
+  // fact 1 day old (curve 2^(-1/365) = 0.99810) with stored weight 0.1 <= curve: already
+  // down-weighted (by a repair or by hand), not reported again
+  add("weighted_lo", "fact", ts("2024-06-09T00:00:00Z"), std::nullopt)->effective_weight = 0.1;
+  // episodic 90 days (curve 0.125) down-weighted to exactly 0.125 by a repair: converged
+  add("repaired", "episodic", ts("2024-03-12T00:00:00Z"), std::nullopt)->effective_weight = 0.125;
+  // temporary 4 days old (curve 0) down-weighted to a floor of 0.05: above the curve but below
+  // the threshold: converged too
+  add("floored", "temporary", ts("2024-06-06T00:00:00Z"), std::nullopt)->effective_weight = 0.05;
   add("archived", "episodic", ts("2024-03-12T00:00:00Z"), std::nullopt)->status = "archived";
   // only created_at (Jan 1): age 161 days, episodic weight 2^(-161/30) = 0.02424 -> warning
   add("created_only", "episodic", std::nullopt, std::nullopt);
@@ -636,7 +645,7 @@ TEST_CASE("staleness: decayed weight below threshold") {
   add("future", "temporary", ts("2024-07-01T00:00:00Z"), std::nullopt);  // negative age -> 1
   auto store = memory_store<>::from_records(rs);
   const auto fs = run1(staleness_detector{}, store);
-  REQUIRE(first_ids(fs) == strings{"ep90", "tmp_old", "weighted", "created_only"});
+  REQUIRE(first_ids(fs) == strings{"ep90", "tmp_old", "weighted_hi", "created_only"});
   for (const auto& f : fs) {
     CHECK(f.kind == finding_kinds::stale);
     CHECK(f.detector == "staleness");
@@ -650,14 +659,16 @@ TEST_CASE("staleness: decayed weight below threshold") {
   CHECK(ev<double>(fs[1], "weight") == 0.0);
   CHECK(ev<std::string>(fs[1], "curve") == "step_ttl(ttl=3d)");
   CHECK(fs[1].severity == severity::warning);
-  CHECK(ev<double>(fs[2], "curve_weight") == doctest::Approx(0.998103).epsilon(1e-5));
-  CHECK(ev<double>(fs[2], "weight") == doctest::Approx(0.0998103).epsilon(1e-5));
+  CHECK(ev<double>(fs[2], "curve_weight") == doctest::Approx(0.25));
+  CHECK(ev<double>(fs[2], "weight") == doctest::Approx(0.125));
+  CHECK(fs[2].severity == severity::info);
   CHECK(ev<double>(fs[3], "age_days") == doctest::Approx(161.0));
   CHECK(ev<double>(fs[3], "weight") == doctest::Approx(0.0242366).epsilon(1e-4));
 
   staleness_detector loose;
   loose.threshold = 0.05;
-  CHECK(first_ids(run1(loose, store)) == strings{"tmp_old", "created_only"});
+  // at threshold 0.05 the floored record (stored 0.05, not below 0.05; curve 0) is stale again
+  CHECK(first_ids(run1(loose, store)) == strings{"tmp_old", "floored", "created_only"});
 }
 
 TEST_CASE("staleness in incremental runs: unchanged records are still checked by default") {

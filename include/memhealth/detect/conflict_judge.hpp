@@ -159,6 +159,8 @@ inline std::string holder_of(const std::vector<sv>& w, sv norm, sv original) {
     if ((w[0] == "my" || w[0] == "our") && w.size() > 1 && in(relatives, w[1])) return "rel:" + std::string(w[1]);
     if (w[0] == "i" || w[0] == "we" || w[0] == "user") return "self";
     if (w[0] == "he" || w[0] == "she" || w[0] == "they") return "3p:" + std::string(w[0]);
+    // "<name>'s <relative> ..." (the normaliser leaves "alice s brother"): the relative holds it
+    if (w.size() > 2 && w[1] == "s" && in(relatives, w[2])) return "rel:" + std::string(w[2]);
   }
   if (norm.starts_with("我")) {
     const sv rest = norm.substr(sv("我").size());

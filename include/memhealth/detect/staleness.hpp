@@ -27,7 +27,9 @@ inline constexpr bool has_any_time_field = field_updated_at::available<const R> 
 /// For each checked record that is active (status "active"; every record when R has no status),
 /// the age is `ctx.now()` minus the later of updated_at and last_accessed_at (created_at when
 /// both are absent; negative ages count as 0). The weight is `curves.curve_for(kind)(age)`, times
-/// the stored effective_weight when R maps one and the record has it. A weight below `threshold`
+/// the stored effective_weight when R maps one and the record has it. A record whose stored
+/// effective_weight is already at or below the curve's value, or below `threshold`, has been
+/// down-weighted and is not reported again (so a repair converges, floor or not). A weight below `threshold`
 /// emits `stale` with record_ids {id}, evidence `age_days` (double), `curve` (e.g.
 /// "exponential(half_life=30d)"), `curve_weight`, `weight` (the product, in [0,1]), `kind`, and
 /// repair "downweight". A stored weight outside [0,1] is used as is (the product is reported).
@@ -80,8 +82,14 @@ struct staleness_detector {
       const decay_curve& curve = curves.curve_for(kind);
       const double curve_weight = evaluate(curve, std::chrono::milliseconds{age});
       double weight = curve_weight;
-      if constexpr (weighted_record<R>)
-        if (const auto stored = field::effective_weight(r)) weight *= *stored;
+      if constexpr (weighted_record<R>) {
+        if (const auto stored = field::effective_weight(r)) {
+          // Already down-weighted, to at most what the curve says or below the threshold (a
+          // repair's floor): done; reporting it again would make every run lower it once more.
+          if (*stored <= curve_weight + 1e-9 || *stored < threshold) continue;
+          weight *= *stored;
+        }
+      }
       if (!(weight < threshold)) continue;
       finding f;
       f.kind = std::string(finding_kinds::stale);

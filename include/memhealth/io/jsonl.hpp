@@ -23,8 +23,10 @@
 /// and writing it again gives the same bytes.
 ///
 /// Reading uses simdjson's On-Demand API (one document per line over a padded buffer);
-/// embedding numbers are parsed from their raw tokens with `std::from_chars<float>`, so a float
-/// written shortest-round-trip reads back bit-exactly. Link with `-lsimdjson`.
+/// embedding numbers are parsed from their raw tokens (an exact fast path, else
+/// `std::from_chars<float>`), so a float written shortest-round-trip reads back bit-exactly.
+/// Large inputs are parsed in pieces on several threads (`load_options`), with the same result
+/// as one thread. Link with `-lsimdjson` and the platform's threads library (`-pthread`).
 
 #include <simdjson.h>
 
@@ -903,8 +905,8 @@ struct load_options {
   unsigned threads = 0;
   /// Size of the pieces the input is cut into (at line ends; a longer line makes a longer piece).
   /// Each worker holds one piece of a file in a reused buffer; at most `2 * threads + 2` parsed
-  /// pieces wait to be put in order. Text shorter than two pieces is parsed sequentially.
-  /// Values below 1 count as 1.
+  /// pieces wait to be put in order. An input (text or regular file) shorter than two pieces is
+  /// parsed on the calling thread alone. Values below 1 count as 1.
   std::size_t piece_bytes = std::size_t{4} << 20;
 };
 
@@ -913,6 +915,15 @@ namespace detail::jsonl {
 inline unsigned resolve_threads(unsigned threads) noexcept {
   if (threads != 0) return threads;
   return std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+}
+
+// True when a file is read on the calling thread alone: one thread asked for, or a regular file
+// shorter than two pieces (threads would cost more than they save).
+inline bool read_sequentially(const std::filesystem::path& path, unsigned threads, std::size_t piece) {
+  if (threads == 1) return true;
+  std::error_code ec;
+  const auto n = std::filesystem::file_size(path, ec);
+  return !ec && n / 2 < piece;
 }
 
 // One piece of the input, handed to a worker: bytes up to `readable_end` may be read.
@@ -1231,15 +1242,16 @@ void stream_file(const std::filesystem::path& path, load_result& res, AfterChunk
 /// Reads a JSONL file (see `parse_jsonl`); issues name the file as `path.string()`.
 /// The file is read piece by piece (`opt.piece_bytes`, 4 MiB by default) into buffers that are
 /// reused, never whole: memory beyond the records is O(threads x (piece + longest line)).
-/// With more than one thread, workers parse pieces in parallel (see `load_options`); the
-/// result does not depend on `opt`.
+/// With more than one thread and a file of two pieces or more, workers parse pieces in parallel
+/// (see `load_options`); the result does not depend on `opt`.
 /// @throws memhealth::error with `error_code::io` when the file cannot be opened or read
 ///         (missing, a directory, no permission); everything inside the file is a `load_issue`.
 /// @complexity O(bytes) work, spread over `opt.threads` threads.
 inline load_result read_jsonl(const std::filesystem::path& path, const load_options& opt) {
   load_result res;
   const unsigned threads = detail::jsonl::resolve_threads(opt.threads);
-  if (threads == 1) {
+  const std::size_t piece = std::max<std::size_t>(opt.piece_bytes, 1);
+  if (detail::jsonl::read_sequentially(path, threads, piece)) {
     bool reserved = false;
     detail::jsonl::stream_file(path, res, [&](load_result& r, std::size_t consumed, std::size_t file_size) {
       if (reserved || file_size == 0 || consumed == 0 || r.records.empty()) return;
@@ -1250,7 +1262,7 @@ inline load_result read_jsonl(const std::filesystem::path& path, const load_opti
     });
     return res;
   }
-  detail::jsonl::file_source src(path, std::max<std::size_t>(opt.piece_bytes, 1));
+  detail::jsonl::file_source src(path, piece);
   const std::string name = path.string();
   detail::jsonl::parse_parallel(src, name, threads, res, detail::jsonl::append_records(res, src.size_hint()));
   return res;
@@ -1274,14 +1286,15 @@ template <class F>
 load_result read_jsonl_each(const std::filesystem::path& path, const load_options& opt, F&& on_record) {
   load_result res;
   const unsigned threads = detail::jsonl::resolve_threads(opt.threads);
-  if (threads == 1) {
+  const std::size_t piece = std::max<std::size_t>(opt.piece_bytes, 1);
+  if (detail::jsonl::read_sequentially(path, threads, piece)) {
     detail::jsonl::stream_file(path, res, [&](load_result& r, std::size_t, std::size_t) {
       for (auto& rec : r.records) on_record(std::move(rec));
       r.records.clear();
     });
     return res;
   }
-  detail::jsonl::file_source src(path, std::max<std::size_t>(opt.piece_bytes, 1));
+  detail::jsonl::file_source src(path, piece);
   const std::string name = path.string();
   detail::jsonl::parse_parallel(src, name, threads, res, [&](std::vector<memory_record>& recs, std::size_t) {
     for (auto& rec : recs) on_record(std::move(rec));

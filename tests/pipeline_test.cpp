@@ -1,0 +1,194 @@
+// End-to-end detection with the default pipeline on the bundled sample store and on the real
+// LoCoMo conversations, plus plan -> apply -> rollback through the write-ahead log.
+// Expected values: the sample store's faults are planted by examples/make_sample_store.cpp (the
+// comments there list them); the LoCoMo figures were counted with a one-off Python script over
+// the JSON files (see each comment) and the near-duplicate clusters were read by hand.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "memhealth/memhealth.hpp"
+
+namespace mh = memhealth;
+using strings = std::vector<std::string>;
+
+namespace {
+
+const std::string k_source = MEMHEALTH_SOURCE_DIR;
+const std::string k_data = MEMHEALTH_SHARED_DATA_DIR;
+
+mh::detect_options at(const char* iso) {
+  mh::detect_options d;
+  d.now = mh::parse_timestamp(iso)->instant;
+  return d;
+}
+
+std::vector<const mh::finding*> of_kind(const mh::report& r, std::string_view kind) {
+  std::vector<const mh::finding*> out;
+  for (const auto& f : r.findings)
+    if (f.kind == kind) out.push_back(&f);
+  return out;
+}
+
+std::set<std::string> ids_of(const mh::finding& f) { return {f.record_ids.begin(), f.record_ids.end()}; }
+
+bool has_finding(const mh::report& r, std::string_view kind, const std::set<std::string>& ids) {
+  for (const auto* f : of_kind(r, kind))
+    if (ids_of(*f) == ids) return true;
+  return false;
+}
+
+mh::memory_store<> sample_store() {
+  auto lr = mh::read_jsonl(k_source + "/data/sample_store.jsonl");
+  REQUIRE(lr.issues.empty());
+  REQUIRE(lr.records.size() == 51);
+  return mh::memory_store<>::from_records(std::move(lr.records));
+}
+
+mh::default_check_settings sample_settings() {
+  mh::default_check_settings s;
+  s.schema = mh::load_schema_json(k_source + "/data/sample_schema.json");
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("default pipeline finds every fault planted in the sample store") {
+  const auto store = sample_store();
+  const auto r = mh::make_default_pipeline(sample_settings()).run(store, at("2024-07-15T00:00:00Z"));
+
+  // repeated facts: "Alice lives in Berlin." x3 with case/punctuation differences; 陈先生不吃辣 x2
+  CHECK(has_finding(r, "exact_duplicate", {"mem-1002", "mem-1003", "mem-1004"}));
+  CHECK(has_finding(r, "exact_duplicate", {"mem-1029", "mem-1030"}));
+  CHECK(r.count("exact_duplicate") == 2);
+  // the primary of the Berlin cluster is listed first and is one of its members
+  for (const auto* f : of_kind(r, "exact_duplicate")) CHECK(ids_of(*f).count(f->record_ids.front()) == 1);
+  // the changed preference (claims with opposite polarity) and the project switch (fact claims)
+  CHECK(has_finding(r, "conflict", {"mem-1000", "mem-1001"}));
+  CHECK(has_finding(r, "conflict", {"mem-1016", "mem-1017"}));
+  // the user's brother is vegetarian, the user is not: different holders, no conflict
+  CHECK_FALSE(has_finding(r, "conflict", {"mem-1012", "mem-1013"}));
+  // "no sugar" is not a contradiction of "Bob's coffee: black."
+  CHECK_FALSE(has_finding(r, "conflict", {"mem-1025", "mem-1048"}));
+  // a fact copied into another user's scope
+  CHECK(has_finding(r, "cross_scope_duplicate", {"mem-1006", "mem-1045"}));
+  // the bulk import that dropped "topic" (6 records) and the prompt fragment without a topic
+  const auto schema = of_kind(r, "metadata_schema_violation");
+  CHECK(schema.size() == 7);
+  CHECK(has_finding(r, "metadata_schema_violation", {"mem-1046"}));
+  for (const char* id : {"mem-1039", "mem-1040", "mem-1041", "mem-1042", "mem-1043", "mem-1044"})
+    CHECK(has_finding(r, "metadata_schema_violation", {id}));
+  // single-record faults
+  CHECK(has_finding(r, "dangling_reference", {"mem-1047"}));
+  CHECK(has_finding(r, "merged_but_active", {"mem-1048"}));
+  CHECK(has_finding(r, "illegal_status", {"mem-1049"}));
+  CHECK(has_finding(r, "junk_content", {"mem-1046"}));
+  // the embedding-model switch halfway: records 0..24 by model s1, 25..50 by s2
+  REQUIRE(r.count("mixed_embedding_version") == 1);
+  // stale at 2024-07-15: the passport reminder (temporary, day 12: 3-day TTL long past), the
+  // dentist reminder (temporary, day 22), and "had ramen today" (episodic, day 14: 2^(-182/30)
+  // = 0.015 < 0.2); nothing else (facts decay with a 365-day half-life, preferences 180 days)
+  CHECK(r.count("stale") == 3);
+  CHECK(has_finding(r, "stale", {"mem-1014"}));
+  CHECK(has_finding(r, "stale", {"mem-1015"}));
+  CHECK(has_finding(r, "stale", {"mem-1028"}));
+  // the bundled store has no broken vectors: the lexical embedder's sparse vectors are not
+  // mistaken for zero padding
+  CHECK(r.count("embedding_zero_padded") == 0);
+  CHECK(r.count("embedding_not_normalized") == 0);
+}
+
+TEST_CASE("LoCoMo: the three conversations import cleanly and their restated facts are found") {
+  std::vector<mh::memory_record> all;
+  for (const char* f : {"26", "30", "41"}) {
+    auto part = mh::import_locomo(k_data + "/locomo/" + f + ".json");
+    for (auto& r : part.records) all.push_back(std::move(r));
+  }
+  REQUIRE(all.size() == 677);  // 184 + 169 + 324 observations
+  CHECK(mh::embed_missing(all, mh::lexical_embedder(384, 0)) == 677);
+  const auto store = mh::memory_store<>::from_records(std::move(all));
+
+  // At the default threshold 0.92 the lexical stand-in model finds no near duplicate here: its
+  // cosines for paraphrases are lower than a sentence model's. At 0.7 it finds three clusters,
+  // each a fact restated in a later session (read by hand):
+  mh::default_check_settings s;
+  s.near_duplicate_threshold = 0.7f;
+  const auto r = mh::make_default_pipeline(s).run(store, at("2024-03-01T00:00:00Z"));
+  // "Jon is starting his own dance studio due to his passion for dancing." (session 1),
+  // "...searching for a place to open his dance studio." (3), "Jon is prepping for his own dance studio." (13)
+  CHECK(has_finding(r, "near_duplicate", {"locomo-30-s1-Jon-2", "locomo-30-s3-Jon-1", "locomo-30-s13-Jon-1"}));
+  // "Maria volunteers at a homeless shelter." in sessions 1, 8 and 26
+  CHECK(has_finding(r, "near_duplicate", {"locomo-41-s1-Maria-1", "locomo-41-s8-Maria-2", "locomo-41-s26-Maria-2"}));
+  // "Maria agrees with John on the ... education and infrastructure" in sessions 12 and 22
+  CHECK(has_finding(r, "near_duplicate", {"locomo-41-s12-Maria-1", "locomo-41-s22-Maria-1"}));
+  CHECK(r.count("near_duplicate") == 3);
+  // clean data: no structural, conflict, scope or hygiene finding; nothing stale on 2024-03-01
+  CHECK(r.findings.size() == 3);
+
+  // Two and a half years on, facts (365-day half-life) older than 365 * log2(5) = 847.5 days,
+  // i.e. created before 2023-02-04T11:54Z, fall below weight 0.2: Python counts 84 such
+  // observations (sessions of 30.json and 41.json dated before that instant).
+  const auto later = mh::make_default_pipeline().run(store, at("2025-06-01T00:00:00Z"));
+  CHECK(later.count("stale") == 84);
+}
+
+TEST_CASE("sample store: plan, apply through the log, verify, roll back byte for byte") {
+  auto store = sample_store();
+  const auto original = mh::to_jsonl(store);
+  const auto settings = sample_settings();
+  const auto now = at("2024-07-15T00:00:00Z");
+  const auto before = mh::make_default_pipeline(settings).run(store, now);
+  mh::planner_options po;
+  po.metadata_defaults["topic"] = std::string("unknown");
+  const auto plan = mh::make_plan(store, before, po);
+
+  // nothing in the plan deletes or merges across scopes
+  for (const auto& a : plan.actions) {
+    for (const auto& e : a.edits)
+      if (const auto* st = std::get_if<mh::edit_set_status>(&e.op)) CHECK((st->status == "archived" || st->status == "pending_review"));
+    if (a.type == mh::action_types::merge_duplicates) CHECK(a.blast.scopes.size() == 1);
+  }
+
+  const auto dir = std::filesystem::temp_directory_path() / "memhealth_pipeline_test";
+  std::filesystem::create_directories(dir);
+  const auto wal_path = dir / "run.wal";
+  std::filesystem::remove(wal_path);
+  mh::apply_options ao;
+  ao.approve_tier2 = true;
+  mh::apply_result res;
+  {
+    mh::wal_writer w(wal_path, mh::wal_sync::none);
+    res = mh::apply_plan(store, plan, w, ao);
+  }
+  CHECK(res.failed.empty());
+  CHECK(!res.applied.empty());
+  // verification: the tier-1 and tier-2 findings are gone after apply
+  const auto after = mh::make_default_pipeline(settings).run(store, now);
+  for (const char* kind : {"exact_duplicate", "conflict", "dangling_reference", "merged_but_active", "illegal_status",
+                           "metadata_schema_violation", "stale"}) {
+    CAPTURE(kind);
+    CHECK(after.count(kind) == 0);
+  }
+  // tier 3 (re-embedding, cross-scope copy, junk) waits for a person
+  CHECK(after.count("mixed_embedding_version") == 1);
+  CHECK(after.count("cross_scope_duplicate") == 1);
+  CHECK(after.count("junk_content") == 1);
+  // the merged copies are archived with duplicate_of, not deleted
+  CHECK(store.size() == 51);
+  std::size_t archived_copies = 0;
+  for (std::size_t i = 0; i < store.size(); ++i)
+    archived_copies += store.record(i).status == "archived" && !store.record(i).links.duplicate_of.empty();
+  CHECK(archived_copies >= 3);  // 2 Berlin copies + 1 陈先生 copy (+ the planted merged-but-active record)
+
+  // roll back from the log: the original bytes come back
+  const auto log = mh::read_wal_file(wal_path);
+  CHECK_FALSE(log.problem.has_value());
+  const auto rb = mh::rollback(store, log);
+  CHECK(rb.conflicts.empty());
+  CHECK(mh::to_jsonl(store) == original);
+  std::filesystem::remove_all(dir);
+}
