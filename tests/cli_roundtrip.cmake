@@ -1,0 +1,88 @@
+# End-to-end test of the memhealth tool, run by ctest:
+#   cmake -DMEMHEALTH=<tool> -DSOURCE_DIR=<repo> -DDATA_DIR=<shared data> -DWORK=<scratch dir> -P cli_roundtrip.cmake
+# import (LoCoMo) -> stats -> check -> plan -> apply (through the WAL) -> rollback: the restored
+# store must equal the original byte for byte, and diff with the log must explain every change.
+cmake_minimum_required(VERSION 3.25)
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+
+function(run expect_codes)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc IN_LIST expect_codes)
+    message(FATAL_ERROR "exit ${rc} (expected ${expect_codes}) from: ${ARGN}\nstdout:\n${out}\nstderr:\n${err}")
+  endif()
+  set(last_out "${out}" PARENT_SCOPE)
+  set(last_err "${err}" PARENT_SCOPE)
+endfunction()
+
+set(S "${SOURCE_DIR}/data/sample_store.jsonl")
+set(SCHEMA "${SOURCE_DIR}/data/sample_schema.json")
+set(NOW 2024-07-15T00:00:00Z)
+
+# usage errors exit 2; an unreadable store exits 2
+run("2" "${MEMHEALTH}" check)
+run("2" "${MEMHEALTH}" check "${WORK}/does-not-exist.jsonl")
+run("2" "${MEMHEALTH}" check "${S}" --now yesterday)
+
+# import LoCoMo: 677 observation records (184 + 169 + 324, counted independently)
+run("0" "${MEMHEALTH}" import locomo "${DATA_DIR}/locomo/26.json" "${DATA_DIR}/locomo/30.json"
+    "${DATA_DIR}/locomo/41.json" --out "${WORK}/locomo.jsonl" --embed lexical --dim 384)
+run("0" "${MEMHEALTH}" stats "${WORK}/locomo.jsonl" --format json)
+string(JSON records GET "${last_out}" records)
+if(NOT records EQUAL 677)
+  message(FATAL_ERROR "stats: expected 677 records, got ${records}")
+endif()
+# LoCoMo is clean at the default threshold on 2024-03-01: exit 0, no findings
+run("0" "${MEMHEALTH}" check "${WORK}/locomo.jsonl" --now 2024-03-01T00:00:00Z --format json)
+string(JSON nfind GET "${last_out}" summary findings)
+if(NOT nfind EQUAL 0)
+  message(FATAL_ERROR "check locomo: expected 0 findings, got ${nfind}")
+endif()
+
+# the sample store has findings of warning or above: exit 1 (0 with --exit-zero)
+run("1" "${MEMHEALTH}" check "${S}" --now ${NOW} --schema "${SCHEMA}" --format json --out "${WORK}/check.json")
+run("0" "${MEMHEALTH}" check "${S}" --now ${NOW} --schema "${SCHEMA}" --exit-zero)
+file(READ "${WORK}/check.json" check_json)
+string(JSON schema_version GET "${check_json}" schema_version)
+string(JSON n_exact GET "${check_json}" summary by_kind exact_duplicate)
+if(NOT schema_version EQUAL 1 OR NOT n_exact EQUAL 2)
+  message(FATAL_ERROR "check sample: schema_version ${schema_version}, exact_duplicate ${n_exact} (expected 1, 2)")
+endif()
+
+# plan, apply with tier-2 approval, roll back
+run("0" "${MEMHEALTH}" plan "${S}" --out "${WORK}/plan.json" --now ${NOW} --schema "${SCHEMA}" --default topic=unknown)
+run("0" "${MEMHEALTH}" apply "${S}" --plan "${WORK}/plan.json" --wal "${WORK}/run.wal" --out "${WORK}/new.jsonl"
+    --approve tier2 --now ${NOW} --schema "${SCHEMA}" --report "${WORK}/report.json")
+file(READ "${WORK}/report.json" report)
+string(JSON failed GET "${report}" failed)
+string(JSON applied GET "${report}" applied)
+if(NOT failed EQUAL 0 OR applied LESS 10)
+  message(FATAL_ERROR "apply: ${applied} applied, ${failed} failed")
+endif()
+run("0" "${MEMHEALTH}" rollback "${WORK}/new.jsonl" --wal "${WORK}/run.wal" --out "${WORK}/restored.jsonl")
+execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${S}" "${WORK}/restored.jsonl" RESULT_VARIABLE same)
+if(NOT same EQUAL 0)
+  message(FATAL_ERROR "rollback did not reproduce the original store byte for byte")
+endif()
+
+# diff: with the log every change is explained (exit 0); without it, they are not (exit 1)
+run("0" "${MEMHEALTH}" diff "${S}" "${WORK}/new.jsonl" --wal "${WORK}/run.wal")
+run("1" "${MEMHEALTH}" diff "${S}" "${WORK}/new.jsonl")
+# a record removed behind the log's back is found
+file(STRINGS "${WORK}/new.jsonl" lines)
+list(REMOVE_AT lines 0)
+list(JOIN lines "\n" kept)
+file(WRITE "${WORK}/tampered.jsonl" "${kept}\n")
+run("1" "${MEMHEALTH}" diff "${S}" "${WORK}/tampered.jsonl" --wal "${WORK}/run.wal" --format json)
+string(FIND "${last_out}" "unlogged_removal" pos)
+if(pos EQUAL -1)
+  message(FATAL_ERROR "diff did not report the removed record:\n${last_out}")
+endif()
+
+# recover after a "crash" that left the original store on disk: committed actions are redone
+run("0" "${MEMHEALTH}" recover "${S}" --wal "${WORK}/run.wal" --out "${WORK}/recovered.jsonl")
+execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${WORK}/new.jsonl" "${WORK}/recovered.jsonl" RESULT_VARIABLE same2)
+if(NOT same2 EQUAL 0)
+  message(FATAL_ERROR "recover from the original store + log did not reach the applied state")
+endif()
+message(STATUS "cli round trip: ok")
