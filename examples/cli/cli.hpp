@@ -92,6 +92,7 @@ struct detection_cli_options {
   std::string window;
   std::string schema;
   std::string now;
+  bool now_given = false;
   std::size_t dim = 0;
 };
 
@@ -101,7 +102,8 @@ inline void add_detection_options(CLI::App* cmd, detection_cli_options& o) {
   cmd->add_option("--window", o.window, "Near duplicates only within this created_at window (90s, 30m, 12h, 7d, 2w)");
   cmd->add_option("--schema", o.schema, "Metadata schema (JSON, see docs/cli.md)");
   cmd->add_option("--dim", o.dim, "Expected embedding dimension (default: the most common one)");
-  cmd->add_option("--now", o.now, "Clock for staleness and future-timestamp checks (ISO-8601; default: now)");
+  cmd->add_option("--now", o.now, "Clock for staleness and future-timestamp checks (ISO-8601; default: now)")
+      ->each([&o](const std::string&) { o.now_given = true; });
 }
 
 /// Settings and run options from the shared options.
@@ -110,8 +112,10 @@ inline void add_detection_options(CLI::App* cmd, detection_cli_options& o) {
 inline std::pair<default_check_settings, detect_options> detection_settings(const detection_cli_options& o) {
   default_check_settings settings;
   detect_options d;
+  if (!(o.threshold >= -1.0f && o.threshold <= 1.0f))  // also rejects NaN
+    throw error(error_code::invalid_argument, "--threshold must be a cosine in [-1, 1]");
   settings.near_duplicate_threshold = o.threshold;
-  if (!o.now.empty()) {
+  if (o.now_given || !o.now.empty()) {
     auto t = parse_timestamp(o.now);
     if (!t) throw error(error_code::invalid_argument, "--now: not an ISO-8601 time: " + o.now);
     d.now = t->instant;
@@ -135,9 +139,18 @@ inline report run_detection(const memory_store<>& store, const detection_cli_opt
 
 /// Loads a JSONL store into a memory_store (dimension: `dim`, else the most common); load
 /// issues are printed to stderr. @throws memhealth::error(io) when unreadable.
+/// Commands that write a store back refuse an input with lines that could not be parsed at all:
+/// writing it back would drop those lines (nothing is ever dropped silently).
+/// @throws memhealth::error(parse) naming the first such line.
 inline memory_store<> load_memory_store(const std::string& path, std::size_t dim = 0) {
   auto lr = read_jsonl(path);
   print_issues(lr.issues);
+  for (const auto& i : lr.issues)
+    if (!i.record_kept)
+      throw error(error_code::parse,
+                  path + ": line " + std::to_string(i.line) +
+                      " could not be parsed and would be lost if the store were written back; fix or remove "
+                      "such lines first (memhealth check lists them)");
   return memory_store<>::from_records(std::move(lr.records), dim);
 }
 

@@ -145,7 +145,9 @@ int run_check(const check_options& o) {
   print_issues(lr.issues);
   if (o.format == "json") emit(report_json(r, o, d, lr.issues).dump(2), o.out);
   else emit(report_text(r, o, d, lr.issues.size(), o.format == "md"), o.out);
-  return r.has_at_least(severity::warning) && !o.exit_zero ? exit_findings : exit_ok;
+  // lines that could not be parsed at all count as findings of warning level for the exit code
+  const bool skipped = std::any_of(lr.issues.begin(), lr.issues.end(), [](const load_issue& i) { return !i.record_kept; });
+  return (r.has_at_least(severity::warning) || skipped) && !o.exit_zero ? exit_findings : exit_ok;
 }
 
 }  // namespace

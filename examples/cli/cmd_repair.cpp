@@ -175,7 +175,15 @@ nlohmann::ordered_json apply_report_json(const apply_cli_options& o, const repai
   return j;
 }
 
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  if (std::filesystem::equivalent(a, b, ec)) return true;
+  return std::filesystem::weakly_canonical(a, ec) == std::filesystem::weakly_canonical(b, ec);
+}
+
 int run_apply(const apply_cli_options& o) {
+  if (same_file(o.wal, o.out) || same_file(o.wal, o.store) || same_file(o.wal, o.plan))
+    throw error(error_code::invalid_argument, "--wal must be a file of its own (not the store, the plan or --out)");
   auto store = load_memory_store(o.store, o.detect.dim);
   const repair_plan p = read_plan(o.plan);
   const report before = run_detection(store, o.detect);
@@ -210,17 +218,26 @@ struct wal_io_options {
   std::string policy = "undo";
 };
 
-wal_contents load_wal(const std::string& path) {
+/// Reads a run's log. A file that is not a memhealth log, or an empty one, is an input error;
+/// a corrupt frame followed by valid frames (damage in the middle, not a torn tail) is refused
+/// unless `force`, since acting on a prefix would undo only part of the run.
+wal_contents load_wal(const std::string& path, bool force = false) {
   auto log = read_wal_file(path);
-  if (log.problem)
+  if (log.entries.empty() || (log.problem && log.problem->kind == wal_problem_kind::bad_header))
+    throw error(error_code::parse, path + ": not a memhealth write-ahead log (no MHWAL1 header frame)");
+  if (log.problem) {
     std::cerr << "memhealth: " << path << ": log stops at byte " << log.problem->offset << ": " << log.problem->reason
               << " (nothing after it is used)\n";
+    if (log.problem->valid_frames_follow && !force)
+      throw error(error_code::parse, path + ": corrupt frame at byte " + std::to_string(log.problem->offset) +
+                                         " with valid frames after it (damage, not a torn tail); pass --force to use the part before it");
+  }
   return log;
 }
 
 int run_rollback(const wal_io_options& o) {
+  const auto log = load_wal(o.wal, o.force);
   auto store = load_memory_store(o.store);
-  const auto log = load_wal(o.wal);
   rollback_options ro;
   ro.force = o.force;
   const auto res = rollback(store, log, ro);
@@ -232,8 +249,8 @@ int run_rollback(const wal_io_options& o) {
 }
 
 int run_recover(const wal_io_options& o) {
+  const auto log = load_wal(o.wal, o.force);
   auto store = load_memory_store(o.store);
-  const auto log = load_wal(o.wal);
   recover_options ro;
   ro.force = o.force;
   ro.open_actions = o.policy == "redo" ? open_action_policy::redo : open_action_policy::undo;
@@ -308,6 +325,14 @@ int run_diff(const diff_options& o) {
   }
   for (const auto& [id, json] : aj)
     if (!bj.count(id)) add("unlogged_addition", severity::warning, id, "record added without a log entry");
+  {  // a record copied in again under an existing id: more copies after than before
+    std::map<std::string, std::size_t> nb, na;
+    for (const auto& r : b.records) ++nb[r.id];
+    for (const auto& r : a.records) ++na[r.id];
+    for (const auto& [id, n] : na)
+      if (n > nb[id] && nb[id] > 0)
+        add("unlogged_addition", severity::error, id, std::to_string(n - nb[id]) + " more record(s) with this id than before");
+  }
   for (const auto& [sc, n] : removed_by_scope)
     if (n >= 2) {
       finding f;
@@ -383,7 +408,7 @@ void add_rollback(CLI::App& app, int& rc) {
   cmd->add_option("store", o->store, "The store as the run left it (JSONL)")->required();
   cmd->add_option("--wal", o->wal, "The run's log")->required();
   cmd->add_option("--out", o->out, "Restored store (JSONL)")->required();
-  cmd->add_flag("--force", o->force, "Restore even records changed since the run");
+  cmd->add_flag("--force", o->force, "Restore even records changed since the run; use a log damaged in the middle up to the damage");
   cmd->callback([o, &rc] { rc = run_rollback(*o); });
 }
 
@@ -395,7 +420,7 @@ void add_recover(CLI::App& app, int& rc) {
   cmd->add_option("--out", o->out, "Recovered store (JSONL)")->required();
   cmd->add_option("--open", o->policy, "What to do with actions that were logged but not committed")
       ->check(CLI::IsMember({"undo", "redo"}));
-  cmd->add_flag("--force", o->force, "Overwrite records whose image the log does not know");
+  cmd->add_flag("--force", o->force, "Overwrite records whose image the log does not know; use a log damaged in the middle up to the damage");
   cmd->callback([o, &rc] { rc = run_recover(*o); });
 }
 

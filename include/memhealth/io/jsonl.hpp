@@ -905,7 +905,8 @@ struct load_options {
   unsigned threads = 0;
   /// Size of the pieces the input is cut into (at line ends; a longer line makes a longer piece).
   /// Each worker holds one piece of a file in a reused buffer; at most `2 * threads + 2` parsed
-  /// pieces wait to be put in order. An input (text or regular file) shorter than two pieces is
+  /// pieces wait to be handed to `read_jsonl_each`'s callback (`16 * threads + 16` when the
+  /// records are kept). An input (text or regular file) shorter than two pieces is
   /// parsed on the calling thread alone. Values below 1 count as 1.
   std::size_t piece_bytes = std::size_t{4} << 20;
 };
@@ -1035,8 +1036,12 @@ class file_source {
 // issues and lines_read to `out` and hands the records to `sink(std::vector<memory_record>&,
 // std::size_t piece_bytes)`. Exceptions from a worker (I/O, bad_alloc) or the sink stop every
 // worker and are rethrown here.
+// At most `window` parsed pieces wait (workers pause beyond it): small when the records are
+// dropped after the sink, large when they are kept anyway, so that workers do not wait for a
+// descheduled calling thread.
 template <class Source, class Sink>
-void parse_parallel(Source& src, std::string_view file, unsigned threads, load_result& out, Sink&& sink) {
+void parse_parallel(Source& src, std::string_view file, unsigned threads, std::size_t window, load_result& out,
+                    Sink&& sink) {
   struct parsed {
     std::unique_ptr<load_result> res;
     std::size_t lines = 0;
@@ -1047,7 +1052,6 @@ void parse_parallel(Source& src, std::string_view file, unsigned threads, load_r
   std::vector<std::optional<parsed>> ready;  // slot = index - delivered, window-bounded
   std::vector<std::unique_ptr<load_result>> spare;
   std::size_t delivered = 0;
-  const std::size_t window = 2 * std::size_t{threads} + 2;
   ready.resize(window);
   unsigned running = threads;
   bool stop = false;
@@ -1150,6 +1154,10 @@ void parse_parallel(Source& src, std::string_view file, unsigned threads, load_r
   if (failure) std::rethrow_exception(failure);
 }
 
+// Pieces that may wait when the records are kept: their records are kept anyway, so only the
+// calling thread's scheduling bounds it.
+constexpr std::size_t keep_window(unsigned threads) noexcept { return 16 * std::size_t{threads} + 16; }
+
 // Appends each piece's records to out.records; the first piece's record density sizes the
 // vector once (total_bytes = 0: unknown).
 inline auto append_records(load_result& out, std::size_t total_bytes) {
@@ -1189,7 +1197,8 @@ inline load_result parse_jsonl(std::string_view text, std::string_view file_name
     return res;
   }
   detail::jsonl::text_source src(text.data(), text.size(), end, piece);
-  detail::jsonl::parse_parallel(src, file_name, threads, res, detail::jsonl::append_records(res, text.size()));
+  detail::jsonl::parse_parallel(src, file_name, threads, detail::jsonl::keep_window(threads), res,
+                                detail::jsonl::append_records(res, text.size()));
   return res;
 }
 
@@ -1264,7 +1273,8 @@ inline load_result read_jsonl(const std::filesystem::path& path, const load_opti
   }
   detail::jsonl::file_source src(path, piece);
   const std::string name = path.string();
-  detail::jsonl::parse_parallel(src, name, threads, res, detail::jsonl::append_records(res, src.size_hint()));
+  detail::jsonl::parse_parallel(src, name, threads, detail::jsonl::keep_window(threads), res,
+                                detail::jsonl::append_records(res, src.size_hint()));
   return res;
 }
 
@@ -1296,7 +1306,8 @@ load_result read_jsonl_each(const std::filesystem::path& path, const load_option
   }
   detail::jsonl::file_source src(path, piece);
   const std::string name = path.string();
-  detail::jsonl::parse_parallel(src, name, threads, res, [&](std::vector<memory_record>& recs, std::size_t) {
+  detail::jsonl::parse_parallel(src, name, threads, 2 * std::size_t{threads} + 2, res,
+                                [&](std::vector<memory_record>& recs, std::size_t) {
     for (auto& rec : recs) on_record(std::move(rec));
   });
   return res;

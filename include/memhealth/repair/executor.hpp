@@ -9,7 +9,9 @@
 ///    needs `approve_tier2`, a `manual` one `approve_tier3` (else *unapproved*); an action that
 ///    would take the run past `max_records` changed records is *deferred*, and so is every
 ///    action after it (later actions may build on it);
-/// 2. every target and edit id is resolved with `store.find`; a missing id sends the action to
+/// 2. every target and edit id is resolved with `store.find`; a missing, empty or ambiguous
+///    (duplicate) id, an illegal status in an edit, or a merge whose records are in different
+///    scopes (a plan made for another store) sends the action to
 ///    the manual queue (*failed*) with the store untouched;
 /// 3. before-images come from `store.extract(i)`; after-images are computed by `apply_edit` on
 ///    copies (no store change yet). If no record changes, the action is *already applied*: edits
@@ -157,6 +159,8 @@ apply_result apply_plan(S& store, const repair_plan& plan, wal_writer& wal, cons
   MEMHEALTH_ASSERT(opt.batch_size >= 1, "apply_plan: batch_size must be >= 1");
   const std::size_t n = plan.actions.size();
   apply_result res;
+  std::unordered_map<std::string, std::size_t> id_count;  // ids occurring more than once are ambiguous
+  for (std::size_t i = 0; i < store.size(); ++i) ++id_count[store.record(i).id];
   res.dry_run = opt.dry_run;
   res.outcomes.resize(n);
   for (std::size_t a = 0; a < n; ++a) {
@@ -202,13 +206,37 @@ apply_result apply_plan(S& store, const repair_plan& plan, wal_writer& wal, cons
           set(a, action_status::deferred, "record budget of the run (max_records) reached");
           continue;
         }
-        std::string missing;
-        for (const auto& id : act.targets)
-          if (!store.find(id)) missing = id;
-        for (const auto& e : act.edits)
-          if (!store.find(e.record_id)) missing = e.record_id;
-        if (!missing.empty()) {
-          set(a, action_status::failed, "target id not found: " + missing);
+        // Every id must name exactly one record of *this* store (a plan made for another store,
+        // an empty id or a duplicate id must not edit an arbitrary record), merges must stay in
+        // one scope, and statuses must be legal: otherwise the action goes to the manual queue.
+        std::string refusal;
+        auto check_id = [&](const std::string& id) {
+          if (!refusal.empty()) return;
+          if (id.empty()) refusal = "empty record id";
+          else if (!store.find(id)) refusal = "target id not found: " + id;
+          else if (id_count.at(id) > 1) refusal = "ambiguous target id (" + std::to_string(id_count.at(id)) + " records): " + id;
+        };
+        for (const auto& id : act.targets) check_id(id);
+        for (const auto& e : act.edits) {
+          check_id(e.record_id);
+          if (const auto* st = std::get_if<edit_set_status>(&e.op); st && refusal.empty() && !parse_status(st->status))
+            refusal = "illegal status in edit: " + st->status;
+        }
+        if (refusal.empty() && act.type == action_types::merge_duplicates) {
+          std::string_view first_scope;
+          bool have = false;
+          for (const auto& e : act.edits) {
+            const auto& sc = store.record(*store.find(e.record_id)).scope;
+            if (have && sc != first_scope) {
+              refusal = "merge across scopes refused: " + std::string(first_scope) + " vs " + sc;
+              break;
+            }
+            first_scope = sc;
+            have = true;
+          }
+        }
+        if (!refusal.empty()) {
+          set(a, action_status::failed, refusal);
           continue;
         }
         ++res.outcomes[a].attempts;
