@@ -549,7 +549,7 @@ TEST_CASE("planner: a burst of 10,000 findings respects max_records_per_run; the
   std::vector<memory_record> rs;
   report rep;
   for (int i = 0; i < 10000; ++i) {
-    char id[8];
+    char id[16];
     std::snprintf(id, sizeof id, "s%05d", i);
     rs.push_back(rec(id, "note"));
     rep.findings.push_back(make_finding(finding_kinds::stale, {id}, "staleness").with("curve_weight", 0.1));

@@ -153,10 +153,10 @@ inline std::string format_timestamp(const timestamp& t) {
   rest -= m;
   const auto s = duration_cast<seconds>(rest);
   rest -= s;
-  char buf[40];
+  char buf[40] = {};
   char* e = buf;
   auto put = [&e](long v, int width) {
-    char tmp[16];
+    char tmp[16] = {};
     auto r = std::to_chars(tmp, tmp + sizeof tmp, v < 0 ? -v : v);
     const int len = static_cast<int>(r.ptr - tmp);
     if (v < 0) *e++ = '-';
