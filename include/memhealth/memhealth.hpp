@@ -22,6 +22,7 @@
 #include "memhealth/store/memory_store.hpp"
 
 #include "memhealth/io/load_issue.hpp"
+#include "memhealth/io/read_file.hpp"
 #include "memhealth/io/jsonl.hpp"
 #include "memhealth/io/import_locomo.hpp"
 #include "memhealth/io/import_mem0.hpp"

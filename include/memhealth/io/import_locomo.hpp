@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "memhealth/config.hpp"
+#include "memhealth/io/read_file.hpp"
 #include "memhealth/io/load_issue.hpp"
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/record/time.hpp"
@@ -73,15 +74,6 @@ inline std::string locomo_json_string(std::string_view s) {
   }
   out += '"';
   return out;
-}
-
-inline std::string locomo_read_file(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw error(error_code::io, "cannot open " + file.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw error(error_code::io, "cannot read " + file.string());
-  return std::move(ss).str();
 }
 
 /// Parses "h:mm am on D Month, YYYY" (LoCoMo's session dates) as UTC.
@@ -341,7 +333,7 @@ inline basic_load_result<memory_record> import_locomo_text(std::string_view json
 /// @throws memhealth::error(io) when the file cannot be read; memhealth::error(parse) when it is
 ///         not a JSON object.
 inline basic_load_result<memory_record> import_locomo(const std::filesystem::path& file) {
-  const std::string text = detail::locomo_read_file(file);
+  const std::string text = detail::read_whole_file(file);
   return import_locomo_text(text, file.stem().string(), file.string());
 }
 

@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "memhealth/config.hpp"
+#include "memhealth/io/read_file.hpp"
 #include "memhealth/io/load_issue.hpp"
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/record/time.hpp"
@@ -56,15 +57,6 @@
 namespace memhealth {
 
 namespace detail {
-
-inline std::string mem0_read_file(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw error(error_code::io, "cannot open " + file.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw error(error_code::io, "cannot read " + file.string());
-  return std::move(ss).str();
-}
 
 /// A JSON value as a metadata value; sets `lossy` for an unsigned integer beyond int64.
 inline metadata_value mem0_metadata_value(simdjson::dom::element v, bool& lossy) {
@@ -306,7 +298,7 @@ inline basic_load_result<memory_record> import_mem0_text(std::string_view text, 
 /// @throws memhealth::error(io) when the file cannot be read; memhealth::error(parse) as
 ///         `import_mem0_text`.
 inline basic_load_result<memory_record> import_mem0(const std::filesystem::path& file) {
-  const std::string text = detail::mem0_read_file(file);
+  const std::string text = detail::read_whole_file(file);
   return import_mem0_text(text, file.string());
 }
 
