@@ -358,7 +358,8 @@ TEST_CASE("apply_plan: failures are undone, retried up to 3 times, then manual q
     CHECK(res.failed == std::vector<std::string>{"gone", "bad_weight"});
     CHECK(res.outcomes[3].attempts == 0);  // a missing id is not retried
     CHECK(res.outcomes[4].attempts == 4);  // an edit that throws: 1 + 3 retries
-    const auto acts = logged_actions(read_wal_file(dir.path / "run.wal"));
+    const auto log = read_wal_file(dir.path / "run.wal");
+    const auto acts = logged_actions(log);
     // a0 committed, a1 aborted twice then committed, a2 committed.
     REQUIRE(acts.size() == 5);
     CHECK(acts[1].state == logged_state::aborted);
@@ -377,7 +378,8 @@ TEST_CASE("apply_plan: failures are undone, retried up to 3 times, then manual q
     // r1 was written before r3 failed each time, and was put back.
     CHECK(to_json(s.inner.extract(1)) == original[1]);
     CHECK(to_json(s.inner.extract(3)) == original[3]);
-    const auto acts = logged_actions(read_wal_file(dir.path / "run.wal"));
+    const auto log = read_wal_file(dir.path / "run.wal");
+    const auto acts = logged_actions(log);
     REQUIRE(acts.size() == 6);
     for (int k = 1; k <= 4; ++k) CHECK(acts[k].state == logged_state::aborted);
     CHECK(acts[1].intent->run == "run-x");
@@ -391,7 +393,8 @@ TEST_CASE("apply_plan: failures are undone, retried up to 3 times, then manual q
     CHECK(res.applied == std::vector<std::string>{"a0", "a1", "a2"});
     CHECK(res.outcomes[1].attempts == 2);
     CHECK(res.outcomes[2].attempts == 1);
-    const auto acts = logged_actions(read_wal_file(dir.path / "run.wal"));
+    const auto log = read_wal_file(dir.path / "run.wal");
+    const auto acts = logged_actions(log);
     // batch 1: a0 committed, a1 aborted, a2 aborted (re-run); batch 2: a1, a2 committed.
     REQUIRE(acts.size() == 5);
     CHECK(acts[2].state == logged_state::aborted);

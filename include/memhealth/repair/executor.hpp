@@ -424,7 +424,8 @@ struct logged_action {
 };
 
 /// The intents of a log in file order, each with its state. Commit/abort frames that name no
-/// known intent are ignored. @complexity O(frames log frames).
+/// known intent are ignored. The result points into `log`, which must outlive it (calling this on
+/// a temporary does not compile). @complexity O(frames log frames).
 inline std::vector<logged_action> logged_actions(const wal_contents& log) {
   std::vector<logged_action> out;
   std::map<std::uint64_t, std::size_t> by_seq;
@@ -439,6 +440,8 @@ inline std::vector<logged_action> logged_actions(const wal_contents& log) {
   }
   return out;
 }
+/// Deleted: the result would point into a destroyed `wal_contents`.
+std::vector<logged_action> logged_actions(const wal_contents&&) = delete;
 
 /// A record that rollback or recovery left alone because its current image is none it expected.
 struct record_conflict {
