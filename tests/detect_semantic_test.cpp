@@ -817,3 +817,145 @@ TEST_CASE("real data: near-duplicate false positives on SICK contradictions with
   const auto rc = c.run(store, mh::detect_options{});
   MESSAGE("conflict detector on the same 141 pairs (candidate cos >= 0.6): " << rc.count(mh::finding_kinds::conflict));
 }
+
+// ------------------------------------------------------------------------------------ pair budget
+
+TEST_CASE("threshold_join: max_pairs cuts the output, the same set for 1 and 2 threads") {
+  // 300 copies of one unit vector: every pair qualifies, 300 * 299 / 2 = 44,850 pairs.
+  mh::row_matrix X = mh::row_matrix::Zero(300, 16);
+  X.col(0).setOnes();
+  const float t = 0.9f;
+  SUBCASE("a budget at or above the pair count cuts nothing") {
+    for (std::size_t budget : {std::size_t{0}, std::size_t{44'850}, std::size_t{50'000}}) {
+      std::size_t n = 0;
+      const auto st = mh::threshold_join(X, t, [&](auto, auto, float) { ++n; }, {.tile = 64, .threads = 2, .max_pairs = budget});
+      CHECK(n == 44'850);
+      CHECK(st.pairs == 44'850);
+      CHECK_FALSE(st.truncated);
+    }
+    const auto st = mh::threshold_join(X, t, [](auto, auto, float) {}, {.tile = 64, .max_pairs = 44'849});
+    CHECK(st.pairs == 44'849);
+    CHECK(st.truncated);
+  }
+  SUBCASE("the first pairs in tile order") {
+    // tile 64: band 0 x column tile 0 is scanned row by row; row r has j = r+1..63 (63 - r pairs).
+    // Rows 0..17 give 18*63 - (0+..+17) = 1134 - 153 = 981 pairs; the next 19 come from row 18:
+    // j = 19..37.
+    pair_set want;
+    for (std::uint32_t i = 0; i <= 17; ++i)
+      for (std::uint32_t j = i + 1; j < 64; ++j) want.emplace(i, j);
+    for (std::uint32_t j = 19; j <= 37; ++j) want.emplace(18, j);
+    REQUIRE(want.size() == 1000);
+    for (unsigned threads : {1u, 2u}) {
+      CAPTURE(threads);
+      std::vector<mh::scored_pair> got;
+      const auto st = mh::threshold_join(
+          X, t, [&](std::uint32_t i, std::uint32_t j, float s) { got.push_back({i, j, s}); },
+          {.tile = 64, .threads = threads, .max_pairs = 1000});
+      CHECK(st.truncated);
+      CHECK(st.pairs == 1000);
+      CHECK(std::is_sorted(got.begin(), got.end(), [](auto& a, auto& b) { return std::pair(a.i, a.j) < std::pair(b.i, b.j); }));
+      pair_set s;
+      for (auto& p : got) s.emplace(p.i, p.j);
+      CHECK(s == want);
+    }
+  }
+  SUBCASE("a cut in a later band: bands of 100 rows, budget 5,000") {
+    // tile 100: band 0 (rows 0..99) has pairs i < j over all 300 columns: sum_{i=0}^{99} (299 - i)
+    // = 29,900 - 4,950 = 24,950 > 5,000, so the cut is in band 0 for both thread counts; the
+    // 2-thread run also computes band 1 and must drop it.
+    std::vector<mh::scored_pair> one, two;
+    auto st1 = mh::threshold_join(X, t, [&](std::uint32_t i, std::uint32_t j, float s) { one.push_back({i, j, s}); },
+                                  {.tile = 100, .threads = 1, .max_pairs = 5000});
+    auto st2 = mh::threshold_join(X, t, [&](std::uint32_t i, std::uint32_t j, float s) { two.push_back({i, j, s}); },
+                                  {.tile = 100, .threads = 2, .max_pairs = 5000});
+    CHECK(st1.truncated);
+    CHECK(st2.truncated);
+    CHECK(one == two);
+    REQUIRE(one.size() == 5000);
+    CHECK(std::all_of(one.begin(), one.end(), [](auto& p) { return p.i < 100; }));
+  }
+}
+
+namespace {
+// Scope "big": 400 active records sharing one placeholder vector (distinct texts; "big-0" and
+// "big-1" have the same text). Scope "ok": a genuine near-duplicate pair (cosine 1/sqrt(1.04)).
+std::vector<mh::memory_record> placeholder_fixture() {
+  const std::size_t d = 8;
+  std::vector<mh::memory_record> v;
+  for (int k = 0; k < 400; ++k)
+    v.push_back(rec("big-" + std::to_string(k), "placeholder memory number " + std::to_string(k < 2 ? 0 : k),
+                    basis(d, 7), "big"));
+  v.push_back(rec("ok-1", "likes green tea", basis(d, 0), "ok"));
+  v.push_back(rec("ok-2", "likes green tea a lot", basis(d, 0, 1.0f, 1, 0.2f), "ok"));
+  return v;
+}
+}  // namespace
+
+TEST_CASE_TEMPLATE("duplicates: a scope over the pair budget is skipped with a finding", Candidates,
+                   mh::exact_all_pairs, mh::lsh_blocking, mh::key_blocking<>) {
+  auto store = mh::memory_store<>::from_records(placeholder_fixture());
+  // 400 identical vectors: 79,800 pairs > 1,000.
+  mh::pipeline p{mh::duplicate_detector<Candidates>{.cross_scope_check = false, .max_pairs_per_scope = 1000}};
+  const auto r = p.run(store, mh::detect_options{});
+  const auto skipped = of_kind(r, mh::finding_kinds::check_skipped);
+  REQUIRE(skipped.size() == 1);
+  CHECK(skipped[0].severity == mh::severity::warning);
+  CHECK(text(skipped[0], "check") == "near_duplicate");
+  CHECK(text(skipped[0], "scope") == "big");
+  CHECK(num(skipped[0], "group_size") == 400);
+  CHECK(num(skipped[0], "pair_budget") == 1000);
+  CHECK(num(skipped[0], "listed") == 20);
+  REQUIRE(skipped[0].record_ids.size() == 20);
+  CHECK(skipped[0].record_ids.front() == "big-0");
+  // no partial cluster from the cut scope; the genuine pair elsewhere and the exact copy remain
+  const auto near = of_kind(r, mh::finding_kinds::near_duplicate);
+  REQUIRE(near.size() == 1);
+  CHECK(text(near[0], "scope") == "ok");
+  const auto exact = of_kind(r, mh::finding_kinds::exact_duplicate);
+  REQUIRE(exact.size() == 1);
+  CHECK(num(exact[0], "cluster_size") == 2);
+  // without a budget the whole scope is one cluster of 400
+  mh::pipeline q{mh::duplicate_detector<Candidates>{.cross_scope_check = false, .max_pairs_per_scope = 0}};
+  const auto r2 = q.run(store, mh::detect_options{});
+  CHECK(r2.count(mh::finding_kinds::check_skipped) == 0);
+  const auto near2 = of_kind(r2, mh::finding_kinds::near_duplicate);
+  REQUIRE(near2.size() == 2);
+  CHECK(num(near2[0], "cluster_size") + num(near2[1], "cluster_size") == 402);
+}
+
+TEST_CASE("conflicts: pair budget for similar texts and for claim keys") {
+  SUBCASE("400 records on one vector: candidates cut, one check_skipped") {
+    auto store = mh::memory_store<>::from_records(placeholder_fixture());
+    mh::pipeline p{mh::conflict_detector<>{.max_pairs_per_scope = 1000}};
+    const auto r = p.run(store, mh::detect_options{});
+    const auto skipped = of_kind(r, mh::finding_kinds::check_skipped);
+    REQUIRE(skipped.size() == 1);
+    CHECK(text(skipped[0], "check") == "conflict");
+    CHECK(text(skipped[0], "scope") == "big");
+    CHECK(num(skipped[0], "group_size") == 400);
+  }
+  SUBCASE("one claim key with values {a, a, b, c}: 6 pairs - 1 same-value pair = 5 conflicts") {
+    std::vector<mh::memory_record> v;
+    v.push_back(fact("c1", "x is a", "x", "y", "a", {}));
+    v.push_back(fact("c2", "x is A", "x", "y", "A", {}));
+    v.push_back(fact("c3", "x is b", "x", "y", "b", {}));
+    v.push_back(fact("c4", "x is c", "x", "y", "c", {}));
+    auto store = mh::memory_store<>::from_records(v);
+    mh::pipeline p5{mh::conflict_detector<>{.max_pairs_per_scope = 5}};
+    const auto r5 = p5.run(store, mh::detect_options{});
+    std::vector<std::pair<std::string, std::string>> got;
+    for (const auto& f : of_kind(r5, mh::finding_kinds::conflict)) got.emplace_back(f.record_ids[0], f.record_ids[1]);
+    const std::vector<std::pair<std::string, std::string>> want{
+        {"c1", "c3"}, {"c1", "c4"}, {"c2", "c3"}, {"c2", "c4"}, {"c3", "c4"}};
+    CHECK(got == want);
+    CHECK(r5.count(mh::finding_kinds::check_skipped) == 0);
+    mh::pipeline p4{mh::conflict_detector<>{.max_pairs_per_scope = 4}};
+    const auto r4 = p4.run(store, mh::detect_options{});
+    CHECK(r4.count(mh::finding_kinds::conflict) == 0);
+    const auto skipped = of_kind(r4, mh::finding_kinds::check_skipped);
+    REQUIRE(skipped.size() == 1);
+    CHECK(skipped[0].record_ids == std::vector<std::string>{"c1", "c2", "c3", "c4"});
+    CHECK(num(skipped[0], "group_size") == 4);
+  }
+}

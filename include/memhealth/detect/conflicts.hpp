@@ -23,6 +23,12 @@
 /// "resolve_conflict" (the rule chain of the repair planner), or "manual_review" when the judge
 /// says a person must decide. Sorted by the pair's store indices.
 ///
+/// ## Pair budget
+/// A scope with more than `max_pairs_per_scope` candidate pairs (or a claim key with more
+/// conflicting pairs than that) is not examined pairwise: one `check_skipped` finding (warning,
+/// evidence `check` = conflict, `scope`, `group_size`, `pair_budget`, first 20 ids) says so.
+/// Thousands of records sharing one vector would otherwise cost a judge call per pair.
+///
 /// ## Incremental runs
 /// A pair is examined when at least one side `ctx.is_changed`.
 
@@ -30,6 +36,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
@@ -62,6 +69,8 @@ struct conflict_detector {
 
   float candidate_threshold = 0.6f;    ///< similarity for a text pair to reach the judge (cosine in [-1, 1])
   std::size_t max_subject_block = 64;  ///< claim-subject blocks larger than this add no pairs of their own
+  /// Most candidate pairs per scope (and conflicting claim pairs per claim key); 0 = no limit.
+  std::size_t max_pairs_per_scope = 1'000'000;
   Judge judge{};                       ///< the judge for text pairs
   Candidates candidates{};             ///< candidate generation policy
   Kernel kernel{};                     ///< similarity kernel
@@ -84,8 +93,12 @@ struct conflict_detector {
     for (std::size_t i = 0; i < n; ++i) active[i] = detail::semantic_is_active(store.record(i));
 
     std::vector<std::pair<std::pair<std::size_t, std::size_t>, finding>> found;
-    std::set<std::pair<std::size_t, std::size_t>> decided;
+    // claim_key[i]: scope + normalised claim key of record i ("" = none). Two records with one
+    // key are decided by their claims and never judged.
+    std::vector<std::string> claim_key(n);
+    auto decided = [&](std::size_t i, std::size_t j) { return !claim_key[i].empty() && claim_key[i] == claim_key[j]; };
     std::set<std::pair<std::size_t, std::size_t>> to_judge;
+    std::vector<std::vector<std::size_t>> skipped;  // groups over the pair budget
     auto changed_pair = [&](std::size_t i, std::size_t j) { return ctx.is_changed(i) || ctx.is_changed(j); };
 
     if constexpr (claimed_record<R>) {
@@ -98,35 +111,53 @@ struct conflict_detector {
         std::string scope(detail::semantic_scope_of(store.record(i)));
         if (const auto* f = std::get_if<fact_claim>(c)) {
           const std::string e = norm(f->entity);
-          by_key[scope + '\0' + "f" + '\0' + e + '\0' + norm(f->attribute)].push_back(i);
+          claim_key[i] = scope + '\0' + "f" + '\0' + e + '\0' + norm(f->attribute);
+          by_key[claim_key[i]].push_back(i);
           by_subject[scope + '\0' + e].push_back(i);
         } else if (const auto* p = std::get_if<preference_claim>(c)) {
           const std::string obj = norm(p->preference);
-          by_key[scope + '\0' + "p" + '\0' + norm(p->scene) + '\0' + obj].push_back(i);
+          claim_key[i] = scope + '\0' + "p" + '\0' + norm(p->scene) + '\0' + obj;
+          by_key[claim_key[i]].push_back(i);
           by_subject[scope + '\0' + obj].push_back(i);
         }
       }
-      for (const auto& [key, members] : by_key)
-        for (std::size_t a = 0; a < members.size(); ++a)
-          for (std::size_t b = a + 1; b < members.size(); ++b) {
-            const std::size_t i = members[a], j = members[b];
-            decided.emplace(i, j);
-            if (!changed_pair(i, j)) continue;
-            if (auto f = claim_conflict(ctx, i, j)) found.emplace_back(std::pair{i, j}, std::move(*f));
-          }
+      for (const auto& [key, members] : by_key) {
+        // Only cross pairs of different sides can conflict: O(m + those pairs), not O(m²).
+        const auto sides = claim_sides(ctx, members);
+        if (max_pairs_per_scope != 0 && cross_pairs(sides) > max_pairs_per_scope) {
+          skipped.push_back(members);
+          continue;
+        }
+        for (std::size_t x = 0; x < sides.size(); ++x)
+          for (std::size_t y = x + 1; y < sides.size(); ++y)
+            for (std::size_t i0 : sides[x].second)
+              for (std::size_t j0 : sides[y].second) {
+                const std::size_t i = std::min(i0, j0), j = std::max(i0, j0);
+                if (!changed_pair(i, j)) continue;
+                if (auto f = claim_conflict(ctx, i, j)) found.emplace_back(std::pair{i, j}, std::move(*f));
+              }
+      }
       for (const auto& [key, members] : by_subject) {
         if (members.size() > max_subject_block) continue;
         for (std::size_t a = 0; a < members.size(); ++a)
           for (std::size_t b = a + 1; b < members.size(); ++b)
-            if (!decided.contains({members[a], members[b]}) && changed_pair(members[a], members[b]))
+            if (!decided(members[a], members[b]) && changed_pair(members[a], members[b]))
               to_judge.emplace(members[a], members[b]);
       }
     }
 
-    candidate_request req{candidate_threshold, std::span<const std::uint8_t>(active)};
+    std::vector<std::vector<std::size_t>> cut_groups;
+    candidate_request req{candidate_threshold, std::span<const std::uint8_t>(active), max_pairs_per_scope, &cut_groups};
     candidates(ctx, req, kernel, [&](std::size_t i, std::size_t j, float) {
-      if (!decided.contains({i, j})) to_judge.emplace(i, j);
+      if (!decided(i, j)) to_judge.emplace(i, j);
     });
+    if (!cut_groups.empty()) {
+      std::vector<std::uint8_t> cut(n, 0);
+      for (const auto& g : cut_groups)
+        for (std::size_t i : g) cut[i] = 1;
+      std::erase_if(to_judge, [&](const auto& p) { return cut[p.first] && cut[p.second]; });
+      skipped.insert(skipped.end(), cut_groups.begin(), cut_groups.end());
+    }
 
     for (const auto& [i, j] : to_judge) {
       const auto& a = store.record(i);
@@ -143,9 +174,41 @@ struct conflict_detector {
     }
     std::stable_sort(found.begin(), found.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
     for (auto& [key, f] : found) out.push_back(std::move(f));
+    for (const auto& g : skipped)
+      out.push_back(detail::pair_budget_finding(ctx, g, name, finding_kinds::conflict, max_pairs_per_scope));
   }
 
  private:
+  // The members of one claim key split into sides whose cross pairs are the candidate claim
+  // conflicts: facts one side per normalised value; preferences a "+" and a "-" side (neutral
+  // opposes nothing). Each side: (label, member indices ascending).
+  template <class Ctx>
+  std::vector<std::pair<std::string, std::vector<std::size_t>>> claim_sides(
+      Ctx& ctx, const std::vector<std::size_t>& members) const {
+    const auto& norm = ctx.normalizer();
+    std::map<std::string, std::vector<std::size_t>> by_value;
+    for (std::size_t i : members) {
+      const claim* c = field::claim(ctx.store().record(i));
+      if (const auto* f = std::get_if<fact_claim>(c))
+        by_value["f:" + norm(f->value)].push_back(i);
+      else if (const auto* p = std::get_if<preference_claim>(c)) {
+        if (p->polarity == polarity::positive) by_value["+"].push_back(i);
+        if (p->polarity == polarity::negative) by_value["-"].push_back(i);
+      }
+    }
+    return {std::make_move_iterator(by_value.begin()), std::make_move_iterator(by_value.end())};
+  }
+
+  // Number of cross pairs of the sides (the candidate claim conflicts of one claim key).
+  static std::size_t cross_pairs(const std::vector<std::pair<std::string, std::vector<std::size_t>>>& sides) {
+    std::size_t total = 0, same = 0;
+    for (const auto& [label, side] : sides) {
+      total += side.size();
+      same += side.size() * (side.size() - 1) / 2;
+    }
+    return total * (total - 1) / 2 - same;
+  }
+
   template <class Ctx>
   float cosine(Ctx& ctx, std::size_t i, std::size_t j) const {
     const auto ri = ctx.unit_row_of(i), rj = ctx.unit_row_of(j);

@@ -29,6 +29,9 @@ struct default_check_settings {
   bool expect_unit_norm = true;               ///< the index expects unit vectors
   kind_decay decay{};                         ///< decay curve per kind
   double stale_threshold = 0.2;               ///< effective weight below this is stale, in [0,1]
+  /// Most similar pairs per scope for the duplicate and conflict checks (0 = no limit); a scope
+  /// above it gets a check_skipped warning instead (bounds time and memory).
+  std::size_t max_pairs_per_scope = 1'000'000;
 };
 
 /// Builds the default pipeline from settings.
@@ -41,8 +44,10 @@ inline auto make_default_pipeline(const default_check_settings& s = {}) {
   duplicate_detector<> duplicates;
   duplicates.threshold = s.near_duplicate_threshold;
   duplicates.window = s.near_duplicate_window;
+  duplicates.max_pairs_per_scope = s.max_pairs_per_scope;
   conflict_detector<> conflicts;
   conflicts.candidate_threshold = s.conflict_candidate_threshold;
+  conflicts.max_pairs_per_scope = s.max_pairs_per_scope;
   staleness_detector staleness;
   staleness.curves = s.decay;
   staleness.threshold = s.stale_threshold;

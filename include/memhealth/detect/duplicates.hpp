@@ -25,6 +25,13 @@
 /// - **check_skipped** (info): active records that have text but no usable embedding could not be
 ///   checked for near duplicates (their exact duplicates are still found). Evidence `check`,
 ///   `count`.
+/// - **check_skipped** (warning): a scope (or block) with more than `max_pairs_per_scope` near
+///   pairs. That many similar pairs means many records share almost one vector (typically an
+///   ingestion bug that stored a placeholder or default embedding), not a duplicate cluster: the
+///   near-duplicate check is skipped for that group, its partial pairs are dropped, and the
+///   finding lists the group (first 20 ids) with evidence `check` = near_duplicate, `scope`,
+///   `group_size`, `pair_budget`, `listed`. Exact duplicates in the group are still found. This
+///   bounds time and memory (pairs would otherwise be quadratic in the group size).
 ///
 /// ## Which records
 /// Exact and near duplicates: records with status "active" only (archived copies are history, and
@@ -68,6 +75,29 @@ bool semantic_is_active(const R& r) {
   else
     return true;
 }
+
+// The check_skipped finding for a group (record indices, ascending) whose pairs exceeded the
+// budget of a pairwise check.
+template <class Ctx>
+finding pair_budget_finding(Ctx& ctx, const std::vector<std::size_t>& group, std::string_view detector,
+                            std::string_view check, std::size_t budget) {
+  constexpr std::size_t listed = 20;
+  const auto& store = ctx.store();
+  finding f;
+  f.kind = std::string(finding_kinds::check_skipped);
+  f.severity = severity::warning;
+  f.detector = std::string(detector);
+  for (std::size_t k = 0; k < group.size() && k < listed; ++k) f.record_ids.emplace_back(field::id(store.record(group[k])));
+  f.suggested_repair = "manual_review";
+  f.with("check", std::string(check))
+      .with("scope", std::string(group.empty() ? std::string_view{} : semantic_scope_of(store.record(group.front()))))
+      .with("group_size", static_cast<std::int64_t>(group.size()))
+      .with("pair_budget", static_cast<std::int64_t>(budget))
+      .with("listed", static_cast<std::int64_t>(f.record_ids.size()))
+      .with("reason", std::string("more similar pairs than the budget: many records share almost one vector "
+                                  "(placeholder or default embedding?); check skipped for this group"));
+  return f;
+}
 }  // namespace detail
 
 /// Duplicate detector policy (name "duplicates"); see the file comment.
@@ -85,6 +115,9 @@ struct duplicate_detector {
   /// playing the guitar", cue lists of conflict_judge.hpp): similar vectors, opposite meaning.
   /// Such pairs are conflict candidates, never merge candidates.
   bool skip_negation_mismatch = true;
+  /// Most near pairs per scope/block (0 = no limit); above it the group is skipped with a finding.
+  /// 1,000,000 pairs hold about 24 MB.
+  std::size_t max_pairs_per_scope = 1'000'000;
   Candidates candidates{};                         ///< candidate generation policy
   Kernel kernel{};                                 ///< similarity kernel
   information_score_weights weights{};             ///< primary selection
@@ -126,7 +159,8 @@ struct duplicate_detector {
       return negation[i] == 1;
     };
     std::vector<std::tuple<std::size_t, std::size_t, float>> near;
-    candidate_request req{threshold, std::span<const std::uint8_t>(active)};
+    std::vector<std::vector<std::size_t>> cut_groups;
+    candidate_request req{threshold, std::span<const std::uint8_t>(active), max_pairs_per_scope, &cut_groups};
     candidates(ctx, req, kernel, [&](std::size_t i, std::size_t j, float s) {
       const auto& a = store.record(i);
       const auto& b = store.record(j);
@@ -139,6 +173,12 @@ struct duplicate_detector {
       }
       near.emplace_back(i, j, s);
     });
+    if (!cut_groups.empty()) {
+      std::vector<std::uint8_t> cut(n, 0);
+      for (const auto& g : cut_groups)
+        for (std::size_t i : g) cut[i] = 1;
+      std::erase_if(near, [&](const auto& p) { return cut[std::get<0>(p)] && cut[std::get<1>(p)]; });
+    }
     std::sort(near.begin(), near.end());
     for (const auto& [i, j, s] : near) uf.unite(i, j);
 
@@ -149,6 +189,8 @@ struct duplicate_detector {
     }
 
     report_skipped(ctx, active, out);
+    for (const auto& g : cut_groups)
+      out.push_back(detail::pair_budget_finding(ctx, g, name, finding_kinds::near_duplicate, max_pairs_per_scope));
     if (cross_scope_check) report_cross_scope(ctx, texts, out);
   }
 

@@ -15,6 +15,13 @@
 /// - have kernel similarity s >= `req.threshold` on the unit rows (verified exactly).
 /// Each pair is emitted once. The order is deterministic but unspecified (callers sort).
 ///
+/// **Pair budget.** With `req.max_pairs_per_group` > 0, a group (a scope, or a scope + block key)
+/// that has more qualifying pairs than that is cut: at most that many of its pairs are emitted and
+/// its member record indices are appended to `*req.truncated` (when set), so the caller can drop
+/// the group's partial pairs and report the check as skipped. This bounds time and memory when
+/// thousands of records share one vector (an ingestion bug writing a placeholder embedding):
+/// without it the pairs alone are quadratic.
+///
 /// Policies differ in **which** qualifying pairs they can find:
 /// - `exact_all_pairs`: all of them (tiled exact join within each scope; O(n_s² d) per scope s);
 /// - `key_blocking`: only pairs sharing a block key (claim subject) and, optionally, created
@@ -48,6 +55,10 @@ struct candidate_request {
   float threshold = 0.92f;
   /// Per record index: nonzero = the record takes part. Empty span = every record takes part.
   std::span<const std::uint8_t> eligible;
+  /// Most pairs emitted per group (scope, or scope + block key); 0 = no limit.
+  std::size_t max_pairs_per_group = 0;
+  /// When set, receives the members (record indices, ascending) of every group that was cut.
+  std::vector<std::vector<std::size_t>>* truncated = nullptr;
 };
 
 namespace detail {
@@ -89,10 +100,18 @@ void gather_rows(Ctx& ctx, std::span<const std::size_t> members, row_matrix& m) 
     m.row(static_cast<Eigen::Index>(r)) = units.row(ctx.unit_row_of(members[r]));
 }
 
-// Exact join inside one group of record indices, honouring the incremental rule.
+// Records a cut group in the request's `truncated` list.
+inline void note_truncated(const candidate_request& req, std::span<const std::size_t> members) {
+  if (req.truncated) req.truncated->emplace_back(members.begin(), members.end());
+}
+
+// Exact join inside one group of record indices, honouring the incremental rule and the pair
+// budget of `req`.
 template <class Ctx, class Kernel, class Emit>
-void join_group(Ctx& ctx, std::span<const std::size_t> members, float t, const Kernel& kernel,
-                const join_options& opt, Emit& emit) {
+void join_group(Ctx& ctx, std::span<const std::size_t> members, const candidate_request& req, const Kernel& kernel,
+                join_options opt, Emit& emit) {
+  const float t = req.threshold;
+  opt.max_pairs = req.max_pairs_per_group;
   std::vector<std::size_t> changed;
   for (std::size_t i : members)
     if (ctx.is_changed(i)) changed.push_back(i);
@@ -100,18 +119,21 @@ void join_group(Ctx& ctx, std::span<const std::size_t> members, float t, const K
   row_matrix all;
   gather_rows(ctx, members, all);
   if (changed.size() == members.size()) {
-    threshold_join(all, t, [&](std::uint32_t a, std::uint32_t b, float s) { emit(members[a], members[b], s); }, opt,
-                   kernel);
+    const auto st = threshold_join(
+        all, t, [&](std::uint32_t a, std::uint32_t b, float s) { emit(members[a], members[b], s); }, opt, kernel);
+    if (st.truncated) note_truncated(req, members);
     return;
   }
   row_matrix some;
   gather_rows(ctx, changed, some);
-  join(some, all, t, [&](std::uint32_t a, std::uint32_t b, float s) {
+  // The join's budget counts raw (changed, member) hits, a superset of the emitted pairs.
+  const auto st = join(some, all, t, [&](std::uint32_t a, std::uint32_t b, float s) {
     const std::size_t x = changed[a], y = members[b];
     if (x == y) return;
     if (ctx.is_changed(y) && y < x) return;  // both changed: emitted from the smaller side
     emit(std::min(x, y), std::max(x, y), s);
   }, opt, kernel);
+  if (st.truncated) note_truncated(req, members);
 }
 
 template <class R>
@@ -136,7 +158,7 @@ struct exact_all_pairs {
     const auto& store = ctx.store();
     auto groups = detail::group_embedded(
         ctx, req, [&](std::size_t i) { return std::string(detail::semantic_scope_of(store.record(i))); });
-    for (const auto& g : groups) detail::join_group(ctx, g, req.threshold, kernel, join, emit);
+    for (const auto& g : groups) detail::join_group(ctx, g, req, kernel, join, emit);
   }
 };
 
@@ -184,16 +206,19 @@ struct key_blocking {
     });
     for (const auto& b : blocks) {
       if (!window) {
-        detail::join_group(ctx, b, req.threshold, kernel, join, emit);
+        detail::join_group(ctx, b, req, kernel, join, emit);
         continue;
       }
-      windowed(ctx, b, req.threshold, kernel, emit);
+      windowed(ctx, b, req, kernel, emit);
     }
   }
 
  private:
   template <class Ctx, class Kernel, class Emit>
-  void windowed(Ctx& ctx, const std::vector<std::size_t>& block, float t, const Kernel& kernel, Emit& emit) const {
+  void windowed(Ctx& ctx, const std::vector<std::size_t>& block, const candidate_request& req, const Kernel& kernel,
+                Emit& emit) const {
+    const float t = req.threshold;
+    const std::size_t budget = req.max_pairs_per_group;
     const auto& units = ctx.unit_embeddings();
     const auto d = static_cast<std::size_t>(units.cols());
     auto row = [&](std::size_t i) {
@@ -208,20 +233,27 @@ struct key_blocking {
         untimed.push_back(i);
     }
     std::sort(timed.begin(), timed.end());
-    std::vector<std::pair<std::size_t, std::size_t>> pairs;
-    for (std::size_t a = 0; a < timed.size(); ++a)
+    std::size_t emitted = 0;
+    bool cut = false;
+    // Verifies one pair; false once the budget is exceeded (the pair is then not emitted).
+    auto visit = [&](std::size_t x, std::size_t y) {
+      if (x > y) std::swap(x, y);
+      if (!ctx.is_changed(x) && !ctx.is_changed(y)) return true;
+      const float s = kernel(row(x), row(y));
+      if (s < t) return true;
+      if (budget != 0 && emitted == budget) return !(cut = true);
+      emit(x, y, s);
+      ++emitted;
+      return true;
+    };
+    for (std::size_t a = 0; a < timed.size() && !cut; ++a)
       for (std::size_t b = a + 1; b < timed.size() && timed[b].first - timed[a].first <= *window; ++b)
-        pairs.emplace_back(timed[a].second, timed[b].second);
-    for (std::size_t u = 0; u < untimed.size(); ++u)
+        if (!visit(timed[a].second, timed[b].second)) break;
+    for (std::size_t u = 0; u < untimed.size() && !cut; ++u)
       for (std::size_t i : block)
         if (i != untimed[u] && (std::find(untimed.begin(), untimed.end(), i) == untimed.end() || i > untimed[u]))
-          pairs.emplace_back(untimed[u], i);
-    for (auto& [x, y] : pairs) {
-      if (x > y) std::swap(x, y);
-      if (!ctx.is_changed(x) && !ctx.is_changed(y)) continue;
-      const float s = kernel(row(x), row(y));
-      if (s >= t) emit(x, y, s);
-    }
+          if (!visit(untimed[u], i)) break;
+    if (cut) detail::note_truncated(req, block);
   }
 };
 

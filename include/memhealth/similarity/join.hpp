@@ -11,7 +11,15 @@
 ///
 /// Output order is deterministic: pairs come out sorted by (i, j), whatever the tile size or the
 /// number of threads (each band of tile rows is sorted before it is emitted; threads work on
-/// interleaved bands and their results are emitted in band order).
+/// consecutive bands in rounds of one band per thread and the round is emitted in band order, so
+/// at most `threads` bands of pairs are buffered at any time).
+///
+/// **Pair budget.** Near-identical rows make the output itself quadratic (60,000 copies of one
+/// placeholder vector are 1.8 billion pairs). `join_options::max_pairs` stops a join after that
+/// many pairs; the returned `join_stats` says whether it was cut. A cut join has emitted
+/// `max_pairs` pairs, sorted by (i, j), which are the pairs found first in tile order (the same set
+/// for every thread count at one tile size; not necessarily the smallest (i, j)). Memory stays
+/// O(tile · n_b · threads) pairs at worst, never O(n²).
 
 #include <Eigen/Core>
 
@@ -33,6 +41,14 @@ struct join_options {
   /// Worker threads (>= 1). 1 = run on the calling thread (the default: a library does not start
   /// threads unless asked). The output is identical for every value.
   unsigned threads = 1;
+  /// Stop after this many pairs (0 = no limit). See "Pair budget" in the file comment.
+  std::size_t max_pairs = 0;
+};
+
+/// What a join did.
+struct join_stats {
+  std::size_t pairs = 0;   ///< pairs emitted
+  bool truncated = false;  ///< true when `max_pairs` stopped the join before the end
 };
 
 /// One pair found by a join: row indices and their similarity.
@@ -49,13 +65,18 @@ inline bool pair_less(const scored_pair& a, const scored_pair& b) noexcept {
   return a.i != b.i ? a.i < b.i : a.j < b.j;
 }
 
+inline constexpr std::size_t no_pair_cap = static_cast<std::size_t>(-1);
+
 // Scans band [r0, r1) of A against all of B (or its upper triangle when self), appending hits.
+// Stops once it holds cap + 1 hits (the extra one proves the cap is exceeded) and returns false.
 template <class Kernel>
-void join_band(const rows_cref& a, const rows_cref& b, bool self, Eigen::Index r0, Eigen::Index r1, float t,
-               Eigen::Index tile, const Kernel& kernel, row_matrix& buffer, std::vector<scored_pair>& hits) {
+bool join_band(const rows_cref& a, const rows_cref& b, bool self, Eigen::Index r0, Eigen::Index r1, float t,
+               Eigen::Index tile, const Kernel& kernel, row_matrix& buffer, std::vector<scored_pair>& hits,
+               std::size_t cap) {
   const Eigen::Index nb = b.rows();
   const Eigen::Index c_begin = self ? r0 : 0;
-  for (Eigen::Index c0 = c_begin; c0 < nb; c0 += tile) {
+  bool complete = true;
+  for (Eigen::Index c0 = c_begin; c0 < nb && complete; c0 += tile) {
     const Eigen::Index c1 = std::min(nb, c0 + tile);
     const Eigen::Index ra = r1 - r0, rb = c1 - c0;
     auto s = buffer.topLeftCorner(ra, rb);
@@ -68,49 +89,87 @@ void join_band(const rows_cref& a, const rows_cref& b, bool self, Eigen::Index r
       for (Eigen::Index j = j_begin; j < rb; ++j)
         if (row[j] >= t)
           hits.push_back({static_cast<std::uint32_t>(gi), static_cast<std::uint32_t>(c0 + j), row[j]});
+      if (hits.size() > cap) {
+        hits.resize(cap + 1);
+        complete = false;
+        break;
+      }
     }
   }
-  std::sort(hits.begin(), hits.end(), pair_less);
+  // With a budget the caller may keep only a prefix (in tile order) and sorts that itself.
+  if (cap == no_pair_cap) std::sort(hits.begin(), hits.end(), pair_less);
+  return complete;
 }
 
 template <class Kernel, class Out>
-void run_join(const rows_cref& a, const rows_cref& b, bool self, float t, Out& emit, const join_options& opt,
-              const Kernel& kernel) {
+join_stats run_join(const rows_cref& a, const rows_cref& b, bool self, float t, Out& emit, const join_options& opt,
+                    const Kernel& kernel) {
   MEMHEALTH_ASSERT(opt.tile >= 1, "threshold_join: tile must be >= 1");
   MEMHEALTH_ASSERT(opt.threads >= 1, "threshold_join: threads must be >= 1");
   MEMHEALTH_ASSERT(a.cols() == b.cols(), "threshold_join: matrices of different dimension");
   MEMHEALTH_ASSERT(a.rows() < (Eigen::Index{1} << 32) && b.rows() < (Eigen::Index{1} << 32),
                    "threshold_join: more than 2^32 rows");
+  join_stats stats;
   const Eigen::Index n = a.rows();
-  if (n == 0 || b.rows() == 0) return;
+  if (n == 0 || b.rows() == 0) return stats;
   const Eigen::Index tile = opt.tile;
   const Eigen::Index bands = (n + tile - 1) / tile;
   const Eigen::Index tile_cols = std::min(tile, b.rows());
-  if (opt.threads == 1 || bands == 1) {
+  const std::size_t budget = opt.max_pairs;
+  // Emits one band's hits (with a budget: the first ones in tile order that fit, then sorted, so
+  // the set does not depend on how many bands ran at once); false once the budget is spent.
+  auto drain = [&](std::vector<scored_pair>& hits, bool band_complete) {
+    if (budget != 0) {
+      const std::size_t room = budget - stats.pairs;
+      if (hits.size() > room) {
+        hits.resize(room);
+        band_complete = false;
+      }
+      std::sort(hits.begin(), hits.end(), pair_less);
+    }
+    for (const auto& p : hits) emit(p.i, p.j, p.score);
+    stats.pairs += hits.size();
+    if (!band_complete) stats.truncated = true;
+    return band_complete;
+  };
+  auto remaining = [&] { return budget == 0 ? no_pair_cap : budget - stats.pairs; };
+  const auto workers = static_cast<Eigen::Index>(std::min<Eigen::Index>(opt.threads, bands));
+  if (workers == 1) {
     row_matrix buffer(std::min(tile, n), tile_cols);
     std::vector<scored_pair> hits;
     for (Eigen::Index band = 0; band < bands; ++band) {
       hits.clear();
-      join_band(a, b, self, band * tile, std::min(n, (band + 1) * tile), t, tile, kernel, buffer, hits);
-      for (const auto& p : hits) emit(p.i, p.j, p.score);
+      const bool complete = join_band(a, b, self, band * tile, std::min(n, (band + 1) * tile), t, tile, kernel,
+                                      buffer, hits, remaining());
+      if (!drain(hits, complete)) break;
     }
-    return;
+    return stats;
   }
-  const auto workers = static_cast<Eigen::Index>(std::min<Eigen::Index>(opt.threads, bands));
-  std::vector<std::vector<scored_pair>> per_band(static_cast<std::size_t>(bands));
-  {
-    std::vector<std::jthread> pool;
-    pool.reserve(static_cast<std::size_t>(workers));
-    for (Eigen::Index w = 0; w < workers; ++w)
-      pool.emplace_back([&, w] {
-        row_matrix buffer(std::min(tile, n), tile_cols);
-        for (Eigen::Index band = w; band < bands; band += workers)
-          join_band(a, b, self, band * tile, std::min(n, (band + 1) * tile), t, tile, kernel, buffer,
-                    per_band[static_cast<std::size_t>(band)]);
-      });
+  // Rounds of `workers` consecutive bands: each worker keeps its tile buffer for the whole join.
+  std::vector<std::vector<scored_pair>> per_band(static_cast<std::size_t>(workers));
+  std::vector<std::uint8_t> complete(static_cast<std::size_t>(workers), 1);
+  std::vector<row_matrix> buffers(static_cast<std::size_t>(workers));
+  for (Eigen::Index round = 0; round < bands; round += workers) {
+    const std::size_t cap = remaining();
+    {
+      std::vector<std::jthread> pool;
+      pool.reserve(static_cast<std::size_t>(workers));
+      for (Eigen::Index w = 0; w < workers && round + w < bands; ++w)
+        pool.emplace_back([&, w] {
+          const auto k = static_cast<std::size_t>(w);
+          const Eigen::Index band = round + w;
+          if (buffers[k].size() == 0) buffers[k].resize(std::min(tile, n), tile_cols);
+          per_band[k].clear();
+          complete[k] = join_band(a, b, self, band * tile, std::min(n, (band + 1) * tile), t, tile, kernel,
+                                  buffers[k], per_band[k], cap);
+        });
+    }
+    for (Eigen::Index w = 0; w < workers && round + w < bands; ++w) {
+      const auto k = static_cast<std::size_t>(w);
+      if (!drain(per_band[k], complete[k] != 0)) return stats;
+    }
   }
-  for (const auto& hits : per_band)
-    for (const auto& p : hits) emit(p.i, p.j, p.score);
+  return stats;
 }
 
 }  // namespace detail
@@ -122,22 +181,26 @@ void run_join(const rows_cref& a, const rows_cref& b, bool self, float t, Out& e
 ///          Anything bindable to `rows_cref` (a `row_matrix`, a `Map`, a block of rows).
 /// @param t threshold in the kernel's units (cosine in [-1, 1]).
 /// @param emit callable `(std::uint32_t i, std::uint32_t j, float score)`.
+/// @return pairs emitted, and whether `opt.max_pairs` cut the join.
 /// @throws memhealth::error(precondition) for tile < 1, threads < 1 or n >= 2^32.
-/// @complexity O(n² d / 2) flops in tiles of `opt.tile`²; memory O(tile² · threads + output).
+/// @complexity O(n² d / 2) flops in tiles of `opt.tile`²; memory O(tile² · threads) floats plus
+///             at most `threads` bands of pairs.
 template <class Out, class Kernel = cosine_kernel>
-void threshold_join(const rows_cref& X, float t, Out&& emit, const join_options& opt = {}, const Kernel& kernel = {}) {
-  detail::run_join(X, X, true, t, emit, opt, kernel);
+join_stats threshold_join(const rows_cref& X, float t, Out&& emit, const join_options& opt = {},
+                          const Kernel& kernel = {}) {
+  return detail::run_join(X, X, true, t, emit, opt, kernel);
 }
 
 /// Exact two-set threshold join: `emit(i, j, score)` for every row i of A and row j of B with
 /// similarity >= t, in increasing (i, j) order.
 /// @param A na x d, @param B nb x d, both row-major float32 (unit rows for cosine).
+/// @return pairs emitted, and whether `opt.max_pairs` cut the join.
 /// @throws memhealth::error(precondition) when A and B have different column counts.
 /// @complexity O(na · nb · d) flops; memory O(tile² · threads + output).
 template <class Out, class Kernel = cosine_kernel>
-void join(const rows_cref& A, const rows_cref& B, float t, Out&& emit, const join_options& opt = {},
-          const Kernel& kernel = {}) {
-  detail::run_join(A, B, false, t, emit, opt, kernel);
+join_stats join(const rows_cref& A, const rows_cref& B, float t, Out&& emit, const join_options& opt = {},
+                const Kernel& kernel = {}) {
+  return detail::run_join(A, B, false, t, emit, opt, kernel);
 }
 
 /// Convenience: the symmetric join's pairs as a vector, sorted by (i, j).

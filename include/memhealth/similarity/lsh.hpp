@@ -22,7 +22,10 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
+#include <map>
 #include <numbers>
+#include <set>
 #include <span>
 #include <string>
 #include <tuple>
@@ -59,11 +62,16 @@ inline double uniform_open(std::uint64_t& state) noexcept {  // (0, 1)
 /// and have the same `group` label (e.g. a scope id; empty span = one group). Sorted, unique.
 /// @param X n x d row-major float32 (the sign of h . x does not depend on the norm, so rows need
 ///          not be unit).
+/// @param max_per_group most raw collisions (summed over tables, before de-duplication) kept per
+///          group; 0 = no limit. A group over it keeps the collisions found first (table order)
+///          and its label is appended to `*cut_groups` (when set), once. Bounds memory when many
+///          rows share one signature (identical vectors collide in every table).
 /// @throws memhealth::error(precondition) for tables == 0, bits outside 1..32, or a group span
 ///         whose size is not n.
 /// @complexity O(n d L k) for the projections, O(L n log n) for bucketing, plus the candidates.
 [[nodiscard]] inline std::vector<std::pair<std::uint32_t, std::uint32_t>> lsh_candidates(
-    const rows_cref& X, std::span<const std::uint32_t> group = {}, const lsh_options& opt = {}) {
+    const rows_cref& X, std::span<const std::uint32_t> group = {}, const lsh_options& opt = {},
+    std::size_t max_per_group = 0, std::vector<std::uint32_t>* cut_groups = nullptr) {
   MEMHEALTH_ASSERT(opt.tables >= 1, "lsh: tables must be >= 1");
   MEMHEALTH_ASSERT(opt.bits >= 1 && opt.bits <= 32, "lsh: bits must be in 1..32");
   MEMHEALTH_ASSERT(group.empty() || group.size() == static_cast<std::size_t>(X.rows()), "lsh: group size != rows");
@@ -93,6 +101,8 @@ inline double uniform_open(std::uint64_t& state) noexcept {  // (0, 1)
       }
   }
   std::vector<std::pair<std::uint32_t, std::uint32_t>> out;
+  std::map<std::uint32_t, std::size_t> per_group;  // raw collisions kept per group label
+  std::set<std::uint32_t> cut;
   std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> bucket;  // (group, key, row)
   bucket.reserve(static_cast<std::size_t>(n));
   for (unsigned t = 0; t < opt.tables; ++t) {
@@ -107,13 +117,27 @@ inline double uniform_open(std::uint64_t& state) noexcept {  // (0, 1)
       while (b < bucket.size() && std::get<0>(bucket[b]) == std::get<0>(bucket[a]) &&
              std::get<1>(bucket[b]) == std::get<1>(bucket[a]))
         ++b;
-      for (std::size_t x = a; x < b; ++x)
-        for (std::size_t y = x + 1; y < b; ++y) out.emplace_back(std::get<2>(bucket[x]), std::get<2>(bucket[y]));
+      const std::uint32_t g = std::get<0>(bucket[a]);
+      const std::size_t pairs = (b - a) * (b - a - 1) / 2;
+      if (max_per_group != 0 && pairs > 0) {
+        std::size_t& used = per_group[g];
+        const std::size_t room = max_per_group - std::min(used, max_per_group);
+        if (pairs > room) cut.insert(g);
+        std::size_t take = std::min(pairs, room);
+        used += take;
+        for (std::size_t x = a; x < b && take > 0; ++x)
+          for (std::size_t y = x + 1; y < b && take > 0; ++y, --take)
+            out.emplace_back(std::get<2>(bucket[x]), std::get<2>(bucket[y]));
+      } else {
+        for (std::size_t x = a; x < b; ++x)
+          for (std::size_t y = x + 1; y < b; ++y) out.emplace_back(std::get<2>(bucket[x]), std::get<2>(bucket[y]));
+      }
       a = b;
     }
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
+  if (cut_groups) cut_groups->insert(cut_groups->end(), cut.begin(), cut.end());
   return out;
 }
 
@@ -132,7 +156,8 @@ void lsh_join(const rows_cref& X, float t, Out&& emit, std::span<const std::uint
 
 /// Candidate policy (see blocking.hpp) backed by random-hyperplane LSH over the unit embeddings;
 /// scopes are separate groups, so no cross-scope pair is produced. Probabilistic recall (see the
-/// file comment); every emitted pair is verified exactly.
+/// file comment); every emitted pair is verified exactly. Honours `req.max_pairs_per_group` per
+/// scope (raw collisions are capped at that times `tables`).
 struct lsh_blocking {
   lsh_options lsh{};  ///< tables, bits, seed
 
@@ -156,11 +181,34 @@ struct lsh_blocking {
     row_matrix m;
     detail::gather_rows(ctx, members, m);
     const auto d = static_cast<std::size_t>(m.cols());
-    for (auto [a, b] : lsh_candidates(m, group, lsh)) {
+    const std::size_t budget = req.max_pairs_per_group;
+    // Raw collisions are at most `tables` per verified pair; cap them at budget x tables.
+    const std::size_t raw_cap = budget == 0 ? 0
+                                : budget > std::numeric_limits<std::size_t>::max() / lsh.tables
+                                    ? std::numeric_limits<std::size_t>::max()
+                                    : budget * lsh.tables;
+    std::vector<std::uint32_t> cut_groups;
+    std::vector<std::size_t> emitted(distinct.size(), 0);
+    for (auto [a, b] : lsh_candidates(m, group, lsh, raw_cap, &cut_groups)) {
       const std::size_t x = members[a], y = members[b];
       if (!ctx.is_changed(x) && !ctx.is_changed(y)) continue;
       const float s = kernel(std::span<const float>(m.row(a).data(), d), std::span<const float>(m.row(b).data(), d));
-      if (s >= req.threshold) emit(x, y, s);
+      if (s < req.threshold) continue;
+      std::size_t& used = emitted[group[a]];
+      if (budget != 0 && used == budget) {
+        cut_groups.push_back(group[a]);
+        continue;
+      }
+      ++used;
+      emit(x, y, s);
+    }
+    std::sort(cut_groups.begin(), cut_groups.end());
+    cut_groups.erase(std::unique(cut_groups.begin(), cut_groups.end()), cut_groups.end());
+    for (std::uint32_t g : cut_groups) {
+      std::vector<std::size_t> cut_members;
+      for (std::size_t r = 0; r < members.size(); ++r)
+        if (group[r] == g) cut_members.push_back(members[r]);
+      detail::note_truncated(req, cut_members);
     }
   }
 };
