@@ -466,6 +466,16 @@ TEST_CASE("planner: broken vectors are re-embedded in tier-3 batches; review kin
     }
   }
   CHECK(batches[0]->reasons[1] == "e2: embedding_non_finite, embedding_zero_norm");
+  // one index rebuild follows the batches: tier 1, no record edits, every re-embedded record
+  std::vector<const repair_action*> rebuilds;
+  for (const auto& a : plan.actions)
+    if (a.type == action_types::rebuild_index) rebuilds.push_back(&a);
+  REQUIRE(rebuilds.size() == 1);
+  CHECK(rebuilds[0]->tier == 1);
+  CHECK(rebuilds[0]->automation == automation::automatic);
+  CHECK(rebuilds[0]->priority == 5);
+  CHECK(rebuilds[0]->edits.empty());
+  CHECK(rebuilds[0]->targets == std::vector<std::string>{"e1", "e2", "e3", "e4", "e5"});
 
   const auto* j = find_action(plan, action_types::send_to_review, "j1");
   REQUIRE(j != nullptr);
@@ -505,8 +515,10 @@ TEST_CASE("planner: invariants: nothing deleted, statuses only archived or pendi
   CHECK(first_of(action_types::resolve_conflict) < first_of(action_types::merge_duplicates));
   CHECK(first_of(action_types::merge_duplicates) < first_of(action_types::downweight));
   CHECK(first_of(action_types::downweight) < first_of(action_types::reembed));
-  // 6 tier-1 actions (t1..t5 minus t6) + c1 + m1 + s1,s2 + 3 reembed + review c3,c5,j1
-  CHECK(plan.actions.size() == 5 + 1 + 1 + 2 + 3 + 3);
+  CHECK(first_of(action_types::reembed) < first_of(action_types::rebuild_index));
+  CHECK(first_of(action_types::rebuild_index) < first_of(action_types::send_to_review));
+  // 6 tier-1 actions (t1..t5 minus t6) + c1 + m1 + s1,s2 + 3 reembed + 1 rebuild_index + review c3,c5,j1
+  CHECK(plan.actions.size() == 5 + 1 + 1 + 2 + 3 + 1 + 3);
   const auto b = plan_blast_radius(plan);
   // edited: t1..t5 (5), c1 c2, m1 m2 m3, s1 s2, e1..e5, c3 c4 c5 c6 = 5+2+3+2+5+4 = 21
   CHECK(b.records == 21);

@@ -1,6 +1,8 @@
 // Tests of repair/checksum.hpp, repair/apply_edit.hpp, repair/wal.hpp, repair/executor.hpp.
 #include <doctest/doctest.h>
 
+#include "flaky_store.hpp"
+
 #include <memhealth/io/jsonl.hpp>
 #include <memhealth/repair/apply_edit.hpp>
 #include <memhealth/repair/checksum.hpp>
@@ -117,34 +119,7 @@ std::string slurp(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// A store whose restore() throws for one index the first `failures` times (a backend hiccup).
-struct flaky_store {
-  using record_type = memory_record;
-  store_t inner;
-  std::size_t bad_index = 0;
-  int failures = 0;
-  std::size_t size() const { return inner.size(); }
-  const memory_record& record(std::size_t i) const { return inner.record(i); }
-  std::span<const float> embedding(std::size_t i) const { return inner.embedding(i); }
-  std::optional<std::size_t> find(std::string_view id) const { return inner.find(id); }
-  std::size_t dimension() const { return inner.dimension(); }
-  memory_record set_status(std::size_t i, std::string_view s) { return inner.set_status(i, s); }
-  memory_record set_links(std::size_t i, const record_links& l) { return inner.set_links(i, l); }
-  memory_record append_related_notes(std::size_t i, std::vector<std::string> n) { return inner.append_related_notes(i, std::move(n)); }
-  memory_record set_effective_weight(std::size_t i, double w) { return inner.set_effective_weight(i, w); }
-  memory_record replace_embedding(std::size_t i, std::vector<float> v, std::string_view ver) {
-    return inner.replace_embedding(i, std::move(v), ver);
-  }
-  memory_record restore(std::size_t i, const memory_record& r) {
-    if (i == bad_index && failures > 0) {
-      --failures;
-      throw error(error_code::io, "flaky backend");
-    }
-    return inner.restore(i, r);
-  }
-  memory_record extract(std::size_t i) const { return inner.extract(i); }
-};
-static_assert(mutable_record_store<flaky_store>);
+using test::flaky_store;
 
 }  // namespace
 

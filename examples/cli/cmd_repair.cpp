@@ -1,8 +1,13 @@
-// memhealth plan | apply | rollback | recover | diff: repairs through the write-ahead log.
+// memhealth plan | apply | rollback | recover | diff | wal compact: repairs through the write-ahead log.
+#include <charconv>
+#include <cstdio>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <set>
 #include <sstream>
+
+#include <unistd.h>
 
 #include "cli.hpp"
 
@@ -44,7 +49,45 @@ std::string plan_summary(const repair_plan& p) {
   return s.str();
 }
 
-int run_plan(const plan_options& o) {
+/// FNV-1a 64 of a file's bytes, as 16 hex digits (the plan records the schema it was made with).
+std::string file_fnv1a64(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw error(error_code::io, "cannot read " + path);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a_64(bytes)));
+  return hex;
+}
+
+std::string float_text(float x) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, x);
+  return std::string(buf, r.ptr);
+}
+
+/// The detection options a plan is made with, as recorded in PLAN.json ("detection"). `now` is
+/// always recorded (the planning time when --now was not given) so apply can use the same clock.
+std::map<std::string, std::string> detection_record(const detection_cli_options& d, std::size_t dim_used) {
+  std::map<std::string, std::string> m;
+  m["threshold"] = float_text(d.threshold);
+  if (!d.window.empty()) m["window"] = d.window;
+  if (!d.schema.empty()) {
+    m["schema"] = std::filesystem::absolute(d.schema).lexically_normal().string();
+    m["schema_fnv1a64"] = file_fnv1a64(d.schema);
+  }
+  m["now"] = d.now;
+  if (dim_used) m["dim"] = std::to_string(dim_used);
+  return m;
+}
+
+int run_plan(const plan_options& po_cli) {
+  plan_options o = po_cli;
+  if (!o.detect.now_given && o.detect.now.empty()) {  // fix the clock so apply can verify with the same one
+    o.detect.now = format_timestamp(make_timestamp(std::chrono::system_clock::now()));
+    o.detect.now_given = true;
+  } else if (auto t = parse_timestamp(o.detect.now)) {
+    o.detect.now = format_timestamp(timestamp{t->instant, 0});
+  }
   auto store = load_memory_store(o.store, o.detect.dim);
   const report r = run_detection(store, o.detect);
   planner_options po;
@@ -55,7 +98,8 @@ int run_plan(const plan_options& o) {
     if (eq == std::string::npos || eq == 0) throw error(error_code::invalid_argument, "--default expects KEY=VALUE: " + kv);
     po.metadata_defaults[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
-  const repair_plan p = make_plan(store, r, po);
+  repair_plan p = make_plan(store, r, po);
+  p.detection = detection_record(o.detect, o.detect.dim ? o.detect.dim : store.dimension());
   write_plan(o.out, p);
   std::cerr << "memhealth plan: " << r.findings.size() << " findings -> " << o.out << "\n" << plan_summary(p);
   if (!o.approve.empty()) {  // what apply would run with these approvals (a dry run, nothing written)
@@ -84,6 +128,15 @@ struct apply_cli_options {
   std::vector<std::string> approve;
   std::size_t batch = 16;
   detection_cli_options detect;
+  std::set<std::string> given;  // detection options given on the command line (they override the plan's)
+  // guardrails (guardrails.hpp, run_ledger.hpp)
+  std::uint32_t max_runs_per_day = run_budget{}.max_runs_per_day;
+  std::string ledger;  // default: <WAL directory>/memhealth-runs.json
+  double rate = execution_limits{}.per_second;
+  double burst = execution_limits{}.burst;
+  std::string max_wait = "10m";
+  std::size_t max_in_flight = execution_limits{}.max_in_flight;
+  std::size_t max_records = apply_options{}.max_records;
 };
 
 std::map<std::string, std::size_t> counts(const report& r) {
@@ -170,9 +223,62 @@ nlohmann::ordered_json apply_report_json(const apply_cli_options& o, const repai
                     {"idempotency_key", p.actions[i].idempotency_key},
                     {"status", std::string(to_string(res.outcomes[i].status))},
                     {"reason", res.outcomes[i].reason}});
+  j["rate_limit_waits"] = res.rate_limit_waits;
+  j["rate_limit_waited_ms"] = res.rate_limit_waited.count();
+  j["detection"] = p.detection;
   j["findings_before"] = counts(before);
   j["findings_after"] = counts(after);
   return j;
+}
+
+/// The detection options apply verifies with: the plan's (recorded by `plan`), unless the same
+/// option is given on the command line (then a differing value is warned about).
+detection_cli_options apply_detection(const apply_cli_options& o, const repair_plan& p) {
+  detection_cli_options d = o.detect;
+  auto take = [&](const char* key, const char* flag, auto&& set, const std::string& cli_value) {
+    auto it = p.detection.find(key);
+    if (it == p.detection.end()) return;
+    if (o.given.count(flag)) {
+      if (cli_value != it->second)
+        std::cerr << "memhealth apply: warning: " << flag << " " << cli_value << " differs from the plan's " << key << " "
+                  << it->second << "; before/after counts use the command line's\n";
+      return;
+    }
+    set(it->second);
+  };
+  take("threshold", "--threshold", [&](const std::string& v) { d.threshold = std::stof(v); }, float_text(o.detect.threshold));
+  take("window", "--window", [&](const std::string& v) { d.window = v; }, o.detect.window);
+  take("schema", "--schema", [&](const std::string& v) { d.schema = v; },
+       o.detect.schema.empty() ? std::string() : std::filesystem::absolute(o.detect.schema).lexically_normal().string());
+  take("dim", "--dim", [&](const std::string& v) { d.dim = std::stoul(v); }, std::to_string(o.detect.dim));
+  std::string cli_now = o.detect.now;
+  if (auto t = parse_timestamp(cli_now)) cli_now = format_timestamp(timestamp{t->instant, 0});
+  take("now", "--now", [&](const std::string& v) { d.now = v, d.now_given = true; }, cli_now);
+  if (!d.schema.empty()) {
+    auto h = p.detection.find("schema_fnv1a64");
+    auto s = p.detection.find("schema");
+    if (h != p.detection.end() && s != p.detection.end() &&
+        std::filesystem::absolute(d.schema).lexically_normal().string() == s->second && file_fnv1a64(d.schema) != h->second)
+      std::cerr << "memhealth apply: warning: the schema " << d.schema
+                << " changed since the plan was made; before/after counts may differ from the plan's\n";
+  }
+  return d;
+}
+
+/// Fails (error io) unless a file can be created in the directory of `path`: checked before
+/// anything is written to the log, so an unwritable --out or --report stops the run early.
+void check_writable(const std::string& path, const char* what) {
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  const auto probe = dir / (".memhealth-probe-" + std::to_string(::getpid()));
+  {
+    std::ofstream f(probe, std::ios::binary | std::ios::trunc);
+    if (!f) throw error(error_code::io, std::string(what) + " " + path + ": cannot create files in " + dir.string() + "; nothing was applied");
+  }
+  std::error_code ec;
+  std::filesystem::remove(probe, ec);
+  if (std::filesystem::is_directory(path, ec))
+    throw error(error_code::io, std::string(what) + " " + path + " is a directory; nothing was applied");
 }
 
 bool same_file(const std::string& a, const std::string& b) {
@@ -182,24 +288,52 @@ bool same_file(const std::string& a, const std::string& b) {
 }
 
 int run_apply(const apply_cli_options& o) {
-  if (same_file(o.wal, o.out) || same_file(o.wal, o.store) || same_file(o.wal, o.plan))
+  if (same_file(o.wal, store_file_path(o.out)) || same_file(o.wal, store_file_path(o.store)) || same_file(o.wal, o.plan))
     throw error(error_code::invalid_argument, "--wal must be a file of its own (not the store, the plan or --out)");
-  auto store = load_memory_store(o.store, o.detect.dim);
   const repair_plan p = read_plan(o.plan);
-  const report before = run_detection(store, o.detect);
+  const detection_cli_options detect = apply_detection(o, p);
+  auto store = load_memory_store(o.store, detect.dim);
   auto opt = approvals(o.approve);
   opt.batch_size = o.batch;
+  opt.max_records = o.max_records;
+  opt.limits.per_second = o.rate;
+  opt.limits.burst = o.burst;
+  opt.limits.max_in_flight = o.max_in_flight;
+  const auto wait = parse_duration(o.max_wait);
+  if (!wait) throw error(error_code::invalid_argument, "--max-wait: expected a duration such as 90s, 10m: " + o.max_wait);
+  opt.limits.max_wait = *wait;
+  if (!(o.burst >= 1) || !(o.rate >= 0)) throw error(error_code::invalid_argument, "--burst must be >= 1 and --rate >= 0");
+  const report before = run_detection(store, detect);
+  // Nothing touches the log before these checks: --out (and --report) must be writable, and the
+  // run must fit the runs-per-day budget (the ledger counts it).
+  check_writable(store_file_path(o.out), "--out");
+  check_new_store_output(o.out);  // an sqlite: --out must be a new database
+  if (!o.report.empty()) check_writable(o.report, "--report");
+  {
+    std::filesystem::path ledger = o.ledger;
+    if (ledger.empty()) {
+      ledger = std::filesystem::path(o.wal).parent_path();
+      ledger /= std::string(run_ledger_file_name);
+    }
+    const auto d = take_run(ledger, o.max_runs_per_day, std::chrono::floor<std::chrono::milliseconds>(std::chrono::system_clock::now()));
+    if (!d.allowed)
+      throw error(error_code::precondition,
+                  "run budget: " + std::to_string(d.state.count) + " repair runs already today (UTC), the most allowed is " +
+                      std::to_string(d.max_runs_per_day) + " (--max-runs-per-day; ledger " + ledger.string() +
+                      "); nothing was applied, try again tomorrow");
+  }
   apply_result res;
   {
     wal_writer w(o.wal);
     res = apply_plan(store, p, w, opt);
     w.sync();
   }
-  write_jsonl(o.out, store);  // atomic: temporary file + rename
-  const report after = run_detection(store, o.detect);  // verify: re-run detection
+  write_store(o.out, store);  // JSONL: atomic (temporary file + rename); sqlite: a new database
+  const report after = run_detection(store, detect);  // verify: re-run detection, same options as before
   std::cerr << "memhealth apply: " << res.applied.size() << " applied, " << res.skipped_unapproved.size()
             << " awaiting approval, " << res.deferred.size() << " deferred, " << res.failed.size()
-            << " failed; findings " << before.findings.size() << " -> " << after.findings.size() << "; wrote " << o.out
+            << " failed" << (res.rate_limit_waits ? " (waited " + std::to_string(res.rate_limit_waited.count()) + " ms for the rate limit)" : std::string())
+            << "; findings " << before.findings.size() << " -> " << after.findings.size() << "; wrote " << o.out
             << "\n";
   if (!o.report.empty()) {
     if (o.report.ends_with(".json")) emit(apply_report_json(o, p, res, before, after).dump(2), o.report);
@@ -241,7 +375,7 @@ int run_rollback(const wal_io_options& o) {
   rollback_options ro;
   ro.force = o.force;
   const auto res = rollback(store, log, ro);
-  write_jsonl(o.out, store);
+  write_store(o.out, store);
   std::cerr << "memhealth rollback: " << res.rolled_back.size() << " actions undone, " << res.records_restored
             << " records restored, " << res.conflicts.size() << " conflicts -> " << o.out << "\n";
   for (const auto& c : res.conflicts) std::cerr << "  conflict: " << c.id << ": " << c.reason << "\n";
@@ -255,7 +389,7 @@ int run_recover(const wal_io_options& o) {
   ro.force = o.force;
   ro.open_actions = o.policy == "redo" ? open_action_policy::redo : open_action_policy::undo;
   const auto res = recover(store, log, ro);
-  write_jsonl(o.out, store);
+  write_store(o.out, store);
   std::map<std::string_view, std::size_t> by;
   for (const auto& a : res.actions) ++by[to_string(a.status)];
   std::cerr << "memhealth recover: " << res.actions.size() << " logged actions (";
@@ -276,8 +410,8 @@ struct diff_options {
 };
 
 int run_diff(const diff_options& o) {
-  auto b = read_jsonl(o.before);
-  auto a = read_jsonl(o.after);
+  auto b = load_store_file(o.before);
+  auto a = load_store_file(o.after);
   print_issues(b.issues);
   print_issues(a.issues);
   std::map<std::string, std::string> bj, aj;  // id -> canonical JSON (first occurrence)
@@ -371,12 +505,70 @@ int run_diff(const diff_options& o) {
   return out.empty() ? exit_ok : exit_findings;
 }
 
+// ------------------------------------------------------------------------- wal compact
+
+struct wal_compact_cli_options {
+  std::string wal;
+  std::string now;
+  std::string retention = "30d";
+  std::string old_vector_retention = "14d";
+  bool allow_short_retention = false;
+  bool dry_run = false;
+};
+
+int run_wal_compact(const wal_compact_cli_options& o) {
+  wal_compact_options co;
+  const auto ret = parse_duration(o.retention);
+  const auto vret = parse_duration(o.old_vector_retention);
+  if (!ret || !vret) throw error(error_code::invalid_argument, "--retention / --old-vector-retention: expected a duration such as 30d, 6w");
+  co.retention = *ret;
+  co.old_vector_retention = *vret;
+  co.allow_short_retention = o.allow_short_retention;
+  co.dry_run = o.dry_run;
+  if (co.retention < wal_min_retention && co.allow_short_retention)
+    std::cerr << "memhealth wal compact: warning: retention " << o.retention
+              << " is below the 30 days traces must be kept; compacting anyway (--allow-short-retention)\n";
+  utc_time now = std::chrono::floor<std::chrono::milliseconds>(std::chrono::system_clock::now());
+  if (!o.now.empty()) {
+    auto t = parse_timestamp(o.now);
+    if (!t) throw error(error_code::invalid_argument, "--now: not an ISO-8601 time: " + o.now);
+    now = t->instant;
+  }
+  const auto r = compact_wal(o.wal, now, co);
+  if (!r.refused.empty()) {
+    std::cerr << "memhealth wal compact: " << o.wal << " left alone: " << r.refused << "\n";
+    return exit_findings;
+  }
+  std::cerr << "memhealth wal compact: " << o.wal << (r.compacted ? "" : o.dry_run ? " (dry run)" : " (nothing to drop)") << ": "
+            << r.bytes_before << " -> " << r.bytes_after << " bytes, " << r.frames_before << " -> " << r.frames_after
+            << " frames; kept " << r.intents_kept << " intents (" << r.old_vectors_kept << " re-embedded records' old vectors); dropped "
+            << r.aborted_dropped << " aborted intents, " << r.stray_dropped << " stray frames, " << r.torn_bytes_dropped
+            << " torn-tail bytes\n";
+  return exit_ok;
+}
+
 }  // namespace
+
+/// `memhealth wal compact RUN.wal [--now T] [--retention 30d] [--allow-short-retention] [--dry-run]`.
+/// Registered by add_diff until main.cpp calls it directly.
+void add_wal(CLI::App& app, int& rc) {
+  auto* wal = app.add_subcommand("wal", "Write-ahead log maintenance (compact)");
+  wal->require_subcommand(1);
+  auto o = std::make_shared<wal_compact_cli_options>();
+  auto* cmd = wal->add_subcommand("compact", "Compact a log older than the retention (keeps what rollback needs)");
+  cmd->add_option("wal", o->wal, "The log (RUN.wal)")->required();
+  cmd->add_option("--now", o->now, "Clock for the log's age (ISO-8601; default: now)");
+  cmd->add_option("--retention", o->retention, "Refuse logs younger than this (default 30d, never below 30d without --allow-short-retention)");
+  cmd->add_option("--old-vector-retention", o->old_vector_retention, "Logs holding re-embeddings are refused while younger than this (default 14d)");
+  cmd->add_flag("--allow-short-retention", o->allow_short_retention, "Permit a retention below 30 days (prints a warning)");
+  cmd->add_flag("--dry-run", o->dry_run, "Report what would be dropped; write nothing");
+  cmd->callback([o, &rc] { rc = run_wal_compact(*o); });
+}
 
 void add_plan(CLI::App& app, int& rc) {
   auto o = std::make_shared<plan_options>();
   auto* cmd = app.add_subcommand("plan", "Detect, then write a tiered repair plan (changes nothing)");
-  cmd->add_option("store", o->store, "Store (JSONL)")->required();
+  cmd->add_option("store", o->store, "Store (JSONL or sqlite:PATH)")->required();
   cmd->add_option("--out", o->out, "Plan file (JSON)")->required();
   cmd->add_option("--max-records", o->max_records, "Most records the plan may change in one run");
   cmd->add_option("--blast-radius", o->blast_radius, "Suspend the whole plan when it changes more records than this");
@@ -390,24 +582,36 @@ void add_plan(CLI::App& app, int& rc) {
 void add_apply(CLI::App& app, int& rc) {
   auto o = std::make_shared<apply_cli_options>();
   auto* cmd = app.add_subcommand("apply", "Apply a plan through the write-ahead log; write the repaired store atomically");
-  cmd->add_option("store", o->store, "Store (JSONL)")->required();
+  cmd->add_option("store", o->store, "Store (JSONL or sqlite:PATH)")->required();
   cmd->add_option("--plan", o->plan, "Plan file from memhealth plan")->required();
   cmd->add_option("--wal", o->wal, "Write-ahead log of this run (appended; durable before the store changes)")->required();
-  cmd->add_option("--out", o->out, "Repaired store (JSONL), written atomically")->required();
+  cmd->add_option("--out", o->out, "Repaired store: JSONL (written atomically) or sqlite:PATH (a new database)")->required();
   cmd->add_option("--report", o->report, "Audit report: FILE.md (Markdown) or FILE.json");
   cmd->add_option("--approve", o->approve, "Run tier-2 (tier2) or tier-2 and tier-3 (tier3) actions; 'suspended' runs a suspended plan")
       ->check(CLI::IsMember({"tier2", "tier3", "suspended"}));
   cmd->add_option("--batch", o->batch, "Actions per group commit (one fdatasync each)")->check(CLI::Range(1, 100000));
+  cmd->add_option("--max-records", o->max_records, "Most records this run may change; actions beyond are deferred");
+  cmd->add_option("--max-runs-per-day", o->max_runs_per_day, "Refuse a run beyond this many per UTC day (counted in the ledger)");
+  cmd->add_option("--ledger", o->ledger, "Run ledger file (default: memhealth-runs.json next to the WAL)");
+  cmd->add_option("--rate", o->rate, "Rate limit: actions started per second (token refill)");
+  cmd->add_option("--burst", o->burst, "Rate limit: actions that may start at once (bucket size)");
+  cmd->add_option("--max-wait", o->max_wait, "Most time to wait for the rate limit in this run; later actions are deferred (90s, 10m, 1h)");
+  cmd->add_option("--max-in-flight", o->max_in_flight, "Concurrency cap: actions with open intents at once (caps --batch)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
   add_detection_options(cmd, o->detect);
-  cmd->callback([o, &rc] { rc = run_apply(*o); });
+  cmd->callback([o, cmd, &rc] {
+    for (const char* f : {"--threshold", "--window", "--schema", "--dim", "--now"})
+      if (cmd->count(f) > 0) o->given.insert(f);
+    rc = run_apply(*o);
+  });
 }
 
 void add_rollback(CLI::App& app, int& rc) {
   auto o = std::make_shared<wal_io_options>();
   auto* cmd = app.add_subcommand("rollback", "Undo a run record by record from its log");
-  cmd->add_option("store", o->store, "The store as the run left it (JSONL)")->required();
+  cmd->add_option("store", o->store, "The store as the run left it (JSONL or sqlite:PATH)")->required();
   cmd->add_option("--wal", o->wal, "The run's log")->required();
-  cmd->add_option("--out", o->out, "Restored store (JSONL)")->required();
+  cmd->add_option("--out", o->out, "Restored store (JSONL, or sqlite:PATH: a new database)")->required();
   cmd->add_flag("--force", o->force, "Restore even records changed since the run; use a log damaged in the middle up to the damage");
   cmd->callback([o, &rc] { rc = run_rollback(*o); });
 }
@@ -415,9 +619,9 @@ void add_rollback(CLI::App& app, int& rc) {
 void add_recover(CLI::App& app, int& rc) {
   auto o = std::make_shared<wal_io_options>();
   auto* cmd = app.add_subcommand("recover", "After a crash: finish or undo every half-applied action");
-  cmd->add_option("store", o->store, "The store as found after the crash (JSONL)")->required();
+  cmd->add_option("store", o->store, "The store as found after the crash (JSONL or sqlite:PATH)")->required();
   cmd->add_option("--wal", o->wal, "The run's log")->required();
-  cmd->add_option("--out", o->out, "Recovered store (JSONL)")->required();
+  cmd->add_option("--out", o->out, "Recovered store (JSONL, or sqlite:PATH: a new database)")->required();
   cmd->add_option("--open", o->policy, "What to do with actions that were logged but not committed")
       ->check(CLI::IsMember({"undo", "redo"}));
   cmd->add_flag("--force", o->force, "Overwrite records whose image the log does not know; use a log damaged in the middle up to the damage");
@@ -427,8 +631,8 @@ void add_recover(CLI::App& app, int& rc) {
 void add_diff(CLI::App& app, int& rc) {
   auto o = std::make_shared<diff_options>();
   auto* cmd = app.add_subcommand("diff", "Changes between two snapshots that the log does not explain");
-  cmd->add_option("before", o->before, "Earlier snapshot (JSONL)")->required();
-  cmd->add_option("after", o->after, "Later snapshot (JSONL)")->required();
+  cmd->add_option("before", o->before, "Earlier snapshot (JSONL or sqlite:PATH)")->required();
+  cmd->add_option("after", o->after, "Later snapshot (JSONL or sqlite:PATH)")->required();
   cmd->add_option("--wal", o->wal, "Log of the operations between them");
   cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember(text_json));
   cmd->callback([o, &rc] { rc = run_diff(*o); });

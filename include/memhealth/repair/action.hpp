@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -72,7 +73,10 @@ struct edit_normalize_timestamps {
   friend bool operator==(const edit_normalize_timestamps&, const edit_normalize_timestamps&) = default;
 };
 /// Replace embedding and embedding_version together (re-embedding, tier 3). `embedding` is
-/// filled by the executor from the user's embedder at apply time when empty.
+/// filled by the executor from the user's embedder at apply time when empty; an empty `version`
+/// is filled from `apply_options::embed_version` (a re-embedding is never written untagged).
+/// The old vector is not edited in place and not lost: it is the before-image in the write-ahead
+/// log, kept at least 14 days (`wal_compact_options::old_vector_retention`) for rollback.
 struct edit_replace_embedding {
   std::vector<float> embedding;
   std::string version;
@@ -146,6 +150,10 @@ struct repair_plan {
   bool suspended = false;               ///< true: the blast radius exceeded the threshold; nothing may run without approval
   std::string suspend_reason;           ///< why, when suspended
   std::vector<std::string> deferred;    ///< notes on work left out by limits (max records per run, ...)
+  /// The detection options the plan was made from (key -> text, e.g. "now", "schema",
+  /// "schema_fnv1a64", "threshold", "window", "dim"), so `apply` can verify with the same
+  /// detection. Free-form for library users; empty when unknown.
+  std::map<std::string, std::string> detection;
   friend bool operator==(const repair_plan&, const repair_plan&) = default;
 };
 

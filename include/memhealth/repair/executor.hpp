@@ -4,7 +4,8 @@
 /// repairs record by record) and `recover` (finish a run that crashed).
 ///
 /// **apply_plan** runs a `repair_plan` against a `mutable_record_store` under the write-ahead
-/// discipline of wal.hpp. For each action, in plan order:
+/// discipline of wal.hpp. For each action, in execution order (`execution_order`, guardrails.hpp:
+/// higher priority first, then plan order):
 /// 1. guardrails: a suspended plan runs nothing without `approve_suspended`; a `confirm` action
 ///    needs `approve_tier2`, a `manual` one `approve_tier3` (else *unapproved*); an action that
 ///    would take the run past `max_records` changed records is *deferred*, and so is every
@@ -19,9 +20,16 @@
 ///    observable state (idempotency); an action with no edits is a *no-op*;
 /// 4. loop guard: an after-image equal to a before-image the same record had earlier in this
 ///    run (a change back and forth) sends the action to the manual queue;
+/// 4b. rate limit and concurrency cap (`apply_options::limits`, see `execution_limits`): one token
+///    per attempt that writes; an empty bucket closes the batch, then waits within `max_wait`,
+///    else the action and every later one are *deferred*; a batch holds at most `max_in_flight`
+///    actions and `max_records_in_flight` records. A `rebuild_index` action calls
+///    `apply_options::rebuild_index` after the batches before it are committed (index_policy.hpp);
 /// 5. the intent (before + after images of the changed records) is appended and made durable
 ///    (group commit: `batch_size` actions per `fdatasync`), then each record is written with
-///    `store.restore(i, after)`, then a commit frame is appended;
+///    `store.restore(i, after)`, then a commit frame is appended; a `transactional_record_store`
+///    (store.hpp) gets the action's writes as one transaction, committed before the commit frame
+///    (`rollback` and `recover` use one transaction per undone action / per recovery too);
 /// 6. an exception while computing or applying undoes the action (before-images restored, abort
 ///    frame) and the action is retried, at most `retry_limit` (3) times, then goes to the manual
 ///    queue. Other actions of the same group-commit batch are aborted and re-run (not counted as
@@ -34,6 +42,7 @@
 /// generic.
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -54,6 +63,8 @@
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/repair/action.hpp"
 #include "memhealth/repair/apply_edit.hpp"
+#include "memhealth/repair/guardrails.hpp"
+#include "memhealth/repair/index_policy.hpp"
 #include "memhealth/repair/wal.hpp"
 #include "memhealth/store/store.hpp"
 
@@ -75,6 +86,14 @@ struct apply_options {
   /// Embedder for `edit_replace_embedding` edits whose vector is empty: returns the new vector
   /// for the record's current image. Unset: such edits fail (manual queue after retries).
   std::function<std::vector<float>(const memory_record&)> embed;
+  /// embedding_version written by an `edit_replace_embedding` whose plan left the version empty.
+  /// A re-embedding is never written untagged: with both empty the action fails (manual queue).
+  std::string embed_version;
+  /// Rate limit (token bucket, bounded wait, then deferral) and concurrency cap: guardrails.hpp.
+  execution_limits limits{};
+  /// The user's index policy for `rebuild_index` actions (index_policy.hpp,
+  /// `make_index_rebuilder`); unset: such actions go to the manual queue.
+  index_rebuilder rebuild_index;
 };
 
 /// What happened to one action.
@@ -83,7 +102,7 @@ enum class action_status : std::uint8_t {
   already_applied,  ///< the store already holds every after-image: nothing written
   noop,             ///< the action has no record edits
   unapproved,       ///< its automation level (or a suspended plan) was not approved
-  deferred,         ///< over the per-run record budget
+  deferred,         ///< over the per-run record budget or the rate limit's wait budget (the next run plans it again)
   failed,           ///< missing id, repair loop, or attempts exhausted: manual queue
 };
 
@@ -115,6 +134,8 @@ struct apply_result {
   std::vector<action_outcome> outcomes;              ///< per action, plan order
   std::size_t records_changed = 0;                   ///< record writes committed
   bool dry_run = false;                              ///< nothing was written
+  std::chrono::milliseconds rate_limit_waited{0};    ///< total time waited for rate-limit tokens
+  std::size_t rate_limit_waits = 0;                  ///< number of such waits
 };
 
 namespace detail::exec {
@@ -142,6 +163,24 @@ void gate_record_type() {
                 "memhealth: the repair executor logs canonical JSON images and needs a store of "
                 "memhealth::memory_record (adapt your store's records to memory_record).");
 }
+
+// One store transaction around an action's record writes when the store has the
+// `transactional_record_store` capability (else nothing); rolled back unless committed.
+template <class S>
+struct action_tx {
+  S& store;
+  bool open = false;
+  void begin() {
+    if constexpr (transactional_record_store<S>) store.begin_action(), open = true;
+  }
+  void commit() {
+    if constexpr (transactional_record_store<S>) store.commit_action(), open = false;
+  }
+  ~action_tx() {
+    if constexpr (transactional_record_store<S>)
+      if (open) store.rollback_action();
+  }
+};
 
 }  // namespace detail::exec
 
@@ -180,16 +219,26 @@ apply_result apply_plan(S& store, const repair_plan& plan, wal_writer& wal, cons
       de::hook(opt, "run_begin");
     }
     std::deque<std::size_t> pending;
-    for (std::size_t a = 0; a < n; ++a) pending.push_back(a);
+    for (std::size_t a : execution_order(plan)) pending.push_back(a);  // the priority queue (guardrails.hpp)
     std::size_t used = 0;
     bool over_budget = false;
+    action_rate_gate gate(opt.limits);
+    std::string rate_stop;  // set once the rate limit's wait budget is spent: the rest is deferred
+    std::map<std::size_t, memory_record> vector_before;  // records whose vector a prepared action changes: first before-image
+    auto same_vector = [](const memory_record& x, const memory_record& y) {  // bitwise: NaN equals NaN
+      return x.embedding_version == y.embedding_version && x.embedding.size() == y.embedding.size() &&
+             std::equal(x.embedding.begin(), x.embedding.end(), y.embedding.begin(),
+                        [](float u, float v) { return std::bit_cast<std::uint32_t>(u) == std::bit_cast<std::uint32_t>(v); });
+    };
+    const std::size_t max_batch = std::min(opt.batch_size, std::max<std::size_t>(1, opt.limits.max_in_flight));
     std::unordered_map<std::size_t, std::vector<std::string>> earlier_before;  // loop guard
 
     while (!pending.empty()) {
       std::vector<de::prepared> batch;
       std::map<std::size_t, std::pair<memory_record, std::string>> overlay;  // state after earlier batch members
+      std::size_t batch_records = 0;  // records in the batch's intents (concurrency cap)
 
-      while (!pending.empty() && batch.size() < opt.batch_size) {
+      while (!pending.empty() && batch.size() < max_batch) {
         const std::size_t a = pending.front();
         pending.pop_front();
         const repair_action& act = plan.actions[a];
@@ -198,12 +247,47 @@ apply_result apply_plan(S& store, const repair_plan& plan, wal_writer& wal, cons
           set(a, action_status::unapproved, "automation level '" + std::string(to_string(act.automation)) + "' not approved");
           continue;
         }
+        if (act.type == action_types::rebuild_index) {  // index_policy.hpp
+          if (!batch.empty()) {  // the re-embeddings before it are committed first
+            pending.push_front(a);
+            break;
+          }
+          std::vector<std::string> ids;  // targets whose vector this run changed (committed, or would be in a dry run)
+          for (const auto& id : act.targets)
+            if (auto i = store.find(id); i && vector_before.count(*i) &&
+                                         (opt.dry_run || !same_vector(store.extract(*i), vector_before.at(*i))))
+              ids.push_back(id);
+          std::sort(ids.begin(), ids.end());
+          ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+          if (ids.empty()) {
+            set(a, action_status::noop, "no target record changed in this run: nothing to re-index");
+          } else if (!opt.rebuild_index) {
+            set(a, action_status::failed, "no index policy (apply_options::rebuild_index): rebuild the index by hand for " +
+                                              std::to_string(ids.size()) + " re-embedded records");
+          } else if (opt.dry_run) {
+            set(a, action_status::applied, "dry run: would rebuild the index for " + std::to_string(ids.size()) + " records");
+          } else {
+            ++res.outcomes[a].attempts;
+            try {
+              opt.rebuild_index(ids);
+              set(a, action_status::applied, "index rebuilt for " + std::to_string(ids.size()) + " records");
+            } catch (const std::exception& ex) {
+              if (res.outcomes[a].attempts <= opt.retry_limit) pending.push_front(a);
+              else set(a, action_status::failed, std::string("attempts exhausted: ") + ex.what());
+            }
+          }
+          continue;
+        }
         if (act.edits.empty()) {
           set(a, action_status::noop, "no record edits");
           continue;
         }
         if (over_budget) {
           set(a, action_status::deferred, "record budget of the run (max_records) reached");
+          continue;
+        }
+        if (!rate_stop.empty()) {
+          set(a, action_status::deferred, rate_stop);
           continue;
         }
         // Every id must name exactly one record of *this* store (a plan made for another store,
@@ -221,6 +305,9 @@ apply_result apply_plan(S& store, const repair_plan& plan, wal_writer& wal, cons
           check_id(e.record_id);
           if (const auto* st = std::get_if<edit_set_status>(&e.op); st && refusal.empty() && !parse_status(st->status))
             refusal = "illegal status in edit: " + st->status;
+          if (const auto* re = std::get_if<edit_replace_embedding>(&e.op);
+              re && refusal.empty() && re->version.empty() && opt.embed_version.empty())
+            refusal = "re-embedding without an embedding_version tag (set planner_options::reembed_version or apply_options::embed_version)";
         }
         if (refusal.empty() && act.type == action_types::merge_duplicates) {
           std::string_view first_scope;
@@ -263,8 +350,9 @@ apply_result apply_plan(S& store, const repair_plan& plan, wal_writer& wal, cons
               it = std::prev(touched.end());
             }
             const auto* re = std::get_if<edit_replace_embedding>(&e.op);
-            if (re && re->embedding.empty() && opt.embed) {
-              edit_replace_embedding filled{opt.embed(it->after), re->version};
+            if (re && ((re->embedding.empty() && opt.embed) || re->version.empty())) {
+              edit_replace_embedding filled{re->embedding.empty() && opt.embed ? opt.embed(it->after) : re->embedding,
+                                            re->version.empty() ? opt.embed_version : re->version};
               apply_edit(it->after, record_edit_op(std::move(filled)));
             } else {
               apply_edit(it->after, e.op);
@@ -301,7 +389,25 @@ apply_result apply_plan(S& store, const repair_plan& plan, wal_writer& wal, cons
           set(a, action_status::deferred, "record budget of the run (max_records) reached");
           continue;
         }
+        // Concurrency cap, then rate limit (guardrails.hpp, execution_limits): an action that does
+        // not fit is taken back (its attempt uncounted) after the batch held so far is durable.
+        const bool over_cap = !batch.empty() && batch_records + p.records.size() > opt.limits.max_records_in_flight;
+        if (over_cap || (!opt.dry_run && !batch.empty() && !gate.ready())) {
+          --res.outcomes[a].attempts;
+          pending.push_front(a);
+          break;
+        }
+        if (!opt.dry_run && !gate.admit()) {
+          --res.outcomes[a].attempts;
+          rate_stop = "rate limit: waiting for the next token would exceed the run's max_wait of " +
+                      std::to_string(opt.limits.max_wait.count()) + " ms";
+          set(a, action_status::deferred, rate_stop);
+          continue;
+        }
+        batch_records += p.records.size();
         used += p.records.size();
+        for (const auto& m : p.records)
+          if (!vector_before.count(m.index) && !same_vector(m.before, m.after)) vector_before.emplace(m.index, m.before);
         for (const auto& m : p.records) {
           earlier_before[m.index].push_back(m.before_json);
           overlay[m.index] = {m.after, m.after_json};
@@ -333,11 +439,13 @@ apply_result apply_plan(S& store, const repair_plan& plan, wal_writer& wal, cons
         const repair_action& act = plan.actions[p.action];
         std::size_t written = 0;
         try {
+          if constexpr (transactional_record_store<S>) store.begin_action();  // one transaction per action
           for (const auto& m : p.records) {
             ++written;  // counted before the call: a throwing restore may have half-written
             store.restore(m.index, m.after);
             de::hook(opt, "after_apply_record");
           }
+          if constexpr (transactional_record_store<S>) store.commit_action();
           de::hook(opt, "before_commit");
           wal.append_commit(p.intent_seq, static_cast<std::int64_t>(p.action), act.idempotency_key);
           de::hook(opt, "after_commit");
@@ -347,6 +455,7 @@ apply_result apply_plan(S& store, const repair_plan& plan, wal_writer& wal, cons
         } catch (const std::exception& ex) {
           // Undo what may have been written (the record whose write threw included), newest
           // first; a record already holding its before-image is left alone.
+          if constexpr (transactional_record_store<S>) store.rollback_action();  // no-op once committed
           for (std::size_t j = written; j-- > 0;)
             if (to_json(store.extract(p.records[j].index)) != p.records[j].before_json)
               store.restore(p.records[j].index, p.records[j].before);
@@ -387,6 +496,8 @@ apply_result apply_plan(S& store, const repair_plan& plan, wal_writer& wal, cons
                    o.status != action_status::deferred;
       }
       wal.append_run_end(applied, failed, deferred, skipped);
+      res.rate_limit_waited = gate.waited();
+      res.rate_limit_waits = gate.waits();
       de::hook(opt, "run_end");
     }
   }
@@ -518,7 +629,10 @@ rollback_result rollback(S& store, const wal_contents& log, const rollback_optio
     if (todo.empty()) continue;
     std::uint64_t seq = 0;
     if (opt.log_to) seq = opt.log_to->append_intent(in.action, in.idempotency_key, 1, todo);
+    detail::exec::action_tx<S> tx{store};
+    tx.begin();
     for (const auto& m : todo) store.restore(m.index, m.after);
+    tx.commit();
     if (opt.log_to) opt.log_to->append_commit(seq, in.action, in.idempotency_key);
     res.records_restored += todo.size();
     res.rolled_back.push_back(in.idempotency_key);
@@ -604,6 +718,8 @@ recover_result recover(S& store, const wal_contents& log, const recover_options&
            (a.state == logged_state::open && opt.open_actions == open_action_policy::redo);
   };
   std::vector<bool> conflicted(acts.size(), false);
+  detail::exec::action_tx<S> tx{store};  // the whole recovery is one store transaction
+  tx.begin();
   for (const auto& [index, chain] : chains) {
     const wal_record_image* target = chain.front().img;
     bool target_after = false;
@@ -633,6 +749,7 @@ recover_result recover(S& store, const wal_contents& log, const recover_options&
     store.restore(index, want_rec);
     ++res.records_restored;
   }
+  tx.commit();
   for (std::size_t k = 0; k < acts.size(); ++k) {
     recovered_action ra;
     ra.intent_seq = acts[k].intent->seq;

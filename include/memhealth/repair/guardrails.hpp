@@ -7,16 +7,24 @@
 /// Every guardrail is a plain value with no clock of its own: callers pass the time (`utc_time`,
 /// milliseconds since the epoch, UTC), so behaviour is deterministic and testable. None is
 /// thread-safe; the executor owns one instance per run. Their state is small and public so a CLI
-/// can persist it between runs (e.g. `run_budget_state` in a JSON file).
+/// can persist it between runs (e.g. `run_budget_state` in a JSON file, see run_ledger.hpp).
+///
+/// `apply_plan` (executor.hpp) uses `execution_order` (the priority queue), `action_rate_gate`
+/// (token bucket with a bounded wait) and `execution_limits` (the concurrency cap); the runs-per-day
+/// budget is kept by the caller (the `apply` command keeps a ledger file, run_ledger.hpp).
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -275,6 +283,102 @@ class loop_detector {
  private:
   std::uint64_t run_ = 0;
   std::map<std::string, std::map<std::uint64_t, std::uint64_t>> seen_;  // id -> state -> first run
+};
+
+// ---------------------------------------------------------------- executor limits
+
+/// Execution order of a plan's actions, the executor's priority queue: higher `priority` first,
+/// then plan order (stable; a plan's author orders equals). The planner's priorities (planner.hpp,
+/// `action_priority`) are tier 1 = 400, conflicts 300, merges 200, down-weights 100, re-embedding
+/// 10, index rebuild 5, review 0, so structural fixes run before judgement calls and an index is
+/// rebuilt after the re-embedding batches. A plan made by `make_plan` is already in this order.
+/// @return plan indices. @complexity O(n log n).
+inline std::vector<std::size_t> execution_order(const repair_plan& p) {
+  std::vector<std::size_t> order(p.actions.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t x, std::size_t y) { return p.actions[x].priority > p.actions[y].priority; });
+  return order;
+}
+
+/// Rate limit and concurrency cap of one `apply_plan` run (named option pack).
+///
+/// - **Rate limit**: a `token_bucket` of `burst` tokens refilled at `per_second`; every action
+///   that is about to write records takes one token per attempt (already-applied, no-op and
+///   unapproved actions take none). When the bucket is empty the executor first makes the
+///   actions it already holds durable (closes the group-commit batch), then **waits** for the next
+///   token through `sleep`, as long as the run's total waiting stays within `max_wait`. An action
+///   that would need more waiting is **deferred** (status `deferred`, reason "rate limit ..."),
+///   and so is every action after it in execution order: nothing is dropped, the next run plans
+///   them again. So one run applies at most `burst + per_second x max_wait` actions.
+/// - **Concurrency cap**: this executor is one process, so "in flight" means *intents logged and
+///   not yet committed*: the work a crash would leave for `recover` to undo. A group-commit batch
+///   holds at most `max_in_flight` actions (the effective batch size is
+///   `min(apply_options::batch_size, max_in_flight)`) and at most `max_records_in_flight` records;
+///   an action that would take a non-empty batch past either cap starts the next batch. A single
+///   action larger than `max_records_in_flight` still runs, alone (an action is all or nothing and
+///   cannot be split; its size is bounded by the planner's blast-radius threshold).
+/// - `clock` and `sleep` are injectable so tests run on a fake clock and never sleep; unset they
+///   are the system clock and `std::this_thread::sleep_for`.
+struct execution_limits {
+  bool rate_limited = true;                              ///< false: no token bucket (a dry run never waits either)
+  double burst = 100;                                    ///< token-bucket capacity (actions that may start at once), > 0
+  double per_second = 20;                                ///< sustained actions started per second, >= 0
+  std::chrono::milliseconds max_wait{std::chrono::minutes{10}};  ///< total waiting for tokens per run
+  std::size_t max_in_flight = 64;                        ///< actions with open intents at once, >= 1
+  std::size_t max_records_in_flight = 1000;              ///< records in open intents at once, >= 1
+  std::function<utc_time()> clock;                       ///< current UTC time; unset = system clock
+  std::function<void(std::chrono::milliseconds)> sleep;  ///< waits; unset = std::this_thread::sleep_for
+};
+
+/// The rate limiter of one executor run: a `token_bucket` plus a bounded total wait (see
+/// `execution_limits`). Not thread-safe.
+class action_rate_gate {
+ public:
+  /// Starts full at `limits.clock()`. @throws error(invalid_argument) for a bad burst or rate.
+  explicit action_rate_gate(const execution_limits& limits)
+      : lim_(limits), bucket_(limits.burst, limits.per_second, now()) {}
+
+  /// True when a token is available now (none is taken).
+  [[nodiscard]] bool ready() {
+    if (!lim_.rate_limited) return true;
+    return bucket_.available(now()) + 1e-9 >= 1.0;
+  }
+
+  /// Takes one token, waiting for it through `sleep` when the bucket is empty and the run's
+  /// total wait stays within `max_wait`. @return true when a token was taken; false (nothing
+  /// taken, nothing waited) when the wait needed would exceed the budget or the refill rate is 0.
+  /// @complexity O(1) calls of clock/sleep in the usual case (a sleep that returns early loops).
+  bool admit() {
+    if (!lim_.rate_limited) return true;
+    for (;;) {
+      const utc_time t = now();
+      if (bucket_.try_acquire(t)) return true;
+      if (!(lim_.per_second > 0)) return false;
+      const double missing = 1.0 - bucket_.available(t);
+      auto need = std::chrono::milliseconds{static_cast<std::int64_t>(std::ceil(missing * 1000.0 / lim_.per_second))};
+      if (need.count() < 1) need = std::chrono::milliseconds{1};
+      if (waited_ + need > lim_.max_wait) return false;
+      if (lim_.sleep) lim_.sleep(need);
+      else std::this_thread::sleep_for(need);
+      waited_ += need;
+      ++waits_;
+    }
+  }
+  /// Total time waited for tokens so far.
+  [[nodiscard]] std::chrono::milliseconds waited() const noexcept { return waited_; }
+  /// Number of waits so far.
+  [[nodiscard]] std::size_t waits() const noexcept { return waits_; }
+
+ private:
+  utc_time now() const {
+    if (lim_.clock) return lim_.clock();
+    return std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
+  }
+  execution_limits lim_;
+  token_bucket bucket_;
+  std::chrono::milliseconds waited_{0};
+  std::size_t waits_ = 0;
 };
 
 }  // namespace memhealth

@@ -6,6 +6,7 @@
 /// ## Format (schema_version 1)
 /// @code{.json}
 /// {"schema_version": 1, "suspended": false, "suspend_reason": "", "deferred": ["..."],
+///  "detection": {"now": "2024-07-15T00:00:00.000Z", "schema": "data/s.json", "threshold": "0.92"},
 ///  "actions": [{"type": "merge_duplicates", "tier": 2, "automation": "confirm",
 ///               "targets": ["m1", "m2"], "priority": 200,
 ///               "edits": [{"record_id": "m2", "op": "set_duplicate_of", "primary_id": "m1"},
@@ -21,7 +22,9 @@
 /// `{"type": "bool"|"integer"|"number"|"string", "value": ...}`, `{"type": "json", "value":
 /// "<minified JSON text>"}`. Numbers are written in the shortest form that reads back to the same
 /// double (float32 embedding values read back to the same float); non-finite numbers, which JSON
-/// cannot hold, are written as the strings "nan", "inf", "-inf".
+/// cannot hold, are written as the strings "nan", "inf", "-inf". `detection` (an object of
+/// strings: the detection options the plan was made from) is written only when not empty and is
+/// optional when read.
 ///
 /// ## Errors
 /// `plan_from_json` and `read_plan` throw `memhealth::error(error_code::parse)` naming the JSON
@@ -272,6 +275,7 @@ inline nlohmann::json plan_to_json(const repair_plan& p) {
   j["suspended"] = p.suspended;
   j["suspend_reason"] = p.suspend_reason;
   j["deferred"] = p.deferred;
+  if (!p.detection.empty()) j["detection"] = p.detection;
   nlohmann::json actions = nlohmann::json::array();
   for (const auto& a : p.actions) {
     nlohmann::json x = nlohmann::json::object();
@@ -305,6 +309,10 @@ inline repair_plan plan_from_json(const nlohmann::json& j) {
   p.suspended = detail::plan_bool(detail::plan_member(j, "", "suspended"), "/suspended");
   p.suspend_reason = detail::plan_string_member(j, "", "suspend_reason");
   p.deferred = detail::plan_strings(detail::plan_member(j, "", "deferred"), "/deferred");
+  if (auto it = j.find("detection"); it != j.end()) {
+    if (!it->is_object()) detail::plan_fail("/detection", "expected an object of strings");
+    for (const auto& [k, v] : it->items()) p.detection[k] = detail::plan_string(v, "/detection/" + k);
+  }
   const auto& actions = detail::plan_member(j, "", "actions");
   if (!actions.is_array()) detail::plan_fail("/actions", "expected an array");
   p.actions.reserve(actions.size());

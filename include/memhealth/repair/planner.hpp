@@ -15,6 +15,7 @@
 /// | exact_duplicate, near_duplicate | merge_duplicates | 2 | confirm | primary `edit_append_notes` (unique text / metadata of the others), each other record `edit_set_duplicate_of(primary)` + `edit_set_status("archived")` |
 /// | stale | downweight | 2 | confirm | `edit_set_weight(w)` (see "Stale weights") |
 /// | embedding_missing / _dim_mismatch / _non_finite / _zero_norm / _not_normalized / _zero_padded, mixed_embedding_version | reembed, one action per batch of `reembed_batch_size` records | 3 | manual | `edit_replace_embedding({}, reembed_version)`: the executor fills the vector from the user's embedder |
+/// | (the same kinds, once per plan that has reembed actions) | rebuild_index, targets = every re-embedded record | 1 | auto | none: the executor calls the user's index policy after the batches (index_policy.hpp) |
 /// | conflict with evidence needs_human = true, or undecided by the chain | send_to_review | 3 | manual | `edit_set_status("pending_review")` on both records when `review_sets_pending` (see below) |
 /// | cross_scope_duplicate, cross_scope_link, junk_content, duplicate_id, reference_cycle, content_empty, missing_scope, missing_source | send_to_review | 3 | manual | none: a person decides (scope changes, deletions and id fixes are tier 3 and outside the edit vocabulary) |
 /// | check_skipped | nothing (information only) | | | |
@@ -58,7 +59,22 @@
 /// and runs per day are enforced while executing (guardrails.hpp).
 ///
 /// ## Priorities
-/// tier 1 = 400, conflicts = 300, merges = 200, down-weights = 100, re-embedding = 10, review = 0.
+/// tier 1 = 400, conflicts = 300, merges = 200, down-weights = 100, re-embedding = 10, index
+/// rebuild = 5, review = 0. The executor runs actions in this order (guardrails.hpp,
+/// `execution_order`).
+///
+/// ## Re-embedding and the index
+/// These finding kinds say a record's vector is unusable or from another model: missing,
+/// another dimension than the index's, non-finite, zero, not unit length, zero-padded, or a
+/// minority embedding_version. Re-embedding them changes vectors the user's index still holds,
+/// so the index is inconsistent with the store until rebuilt: the plan follows the `reembed`
+/// batches with one `rebuild_index` action (tier 1: SPEC "rebuild a corrupt index"; it carries
+/// no record edit, and the executor rebuilds only the targets the run actually re-embedded, so it
+/// does nothing while the tier-3 batches wait for approval). Every re-embedding is tagged with an
+/// embedding_version (`reembed_version`, else `apply_options::embed_version`; the executor refuses
+/// an untagged one). The old vector is kept as the before-image in the write-ahead log for at
+/// least `wal_compact_options::old_vector_retention` (default 14 days; SPEC: 7-15 days): WAL compaction never drops a
+/// committed before-image and refuses logs younger than the retention (wal_compact.hpp).
 
 #include <algorithm>
 #include <array>
@@ -102,6 +118,7 @@ inline constexpr int conflict = 300;    ///< resolve_conflict
 inline constexpr int merge = 200;       ///< merge_duplicates
 inline constexpr int downweight = 100;  ///< downweight
 inline constexpr int reembed = 10;      ///< reembed batches (tier 3)
+inline constexpr int index_rebuild = 5; ///< rebuild_index, after the reembed batches (tier 1)
 inline constexpr int review = 0;        ///< send_to_review (tier 3)
 }  // namespace action_priority
 
@@ -118,7 +135,8 @@ struct planner_options {
   std::size_t blast_radius_threshold = 500;
   /// Records per `reembed` action (>= 1; 0 is treated as 1).
   std::size_t reembed_batch_size = 100;
-  /// embedding_version written by `edit_replace_embedding`; empty = the executor's embedder names it.
+  /// embedding_version written by `edit_replace_embedding`; empty = `apply_options::embed_version`
+  /// names it at apply time (the executor refuses a re-embedding left untagged).
   std::string reembed_version;
   /// How stale records are down-weighted.
   stale_weight_mode stale_weight = stale_weight_mode::detector_weight;
@@ -640,6 +658,14 @@ repair_plan make_plan(const S& store, const report& r, const planner_options& op
         a.reasons.push_back(it->first + ": " + why);
         detail::add_edit(a, it->first, edit_replace_embedding{{}, opt.reembed_version});
       }
+      actions.push_back(std::move(a));
+    }
+    if (!reembed.empty()) {  // the index holds the old vectors until it is rebuilt
+      repair_action a = detail::new_action(action_types::rebuild_index, 1, automation::automatic, action_priority::index_rebuild);
+      a.rollback_method = "rebuild_index_again";
+      for (const auto& [id, kinds_of] : reembed) a.targets.push_back(id);
+      a.reasons.push_back("re-embedding " + std::to_string(reembed.size()) +
+                          " records leaves the vector index inconsistent with the store until it is rebuilt");
       actions.push_back(std::move(a));
     }
   }

@@ -46,6 +46,10 @@
 /// writer and written ahead of the next frame written (or by `flush`/`sync`/the destructor), so
 /// file order is always append order; a commit lost in a crash makes recovery undo its action,
 /// which is consistent (only a suffix of commits can be lost).
+///
+/// **Retention.** Logs are the only record of what a repair changed (re-embedded records' old
+/// vectors included): keep them at least 30 days. `compact_wal` (wal_compact.hpp) rewrites an
+/// older log without what no rollback or recovery uses (aborted intents, stray frames, a torn tail).
 
 #include <simdjson.h>
 

@@ -60,4 +60,20 @@ concept mutable_record_store =
       { s.extract(i) } -> std::same_as<typename S::record_type>;
     };
 
+/// Optional capability of a `mutable_record_store`: grouping mutations into one atomic action.
+/// - `s.begin_action()`: the following mutations form one action (throws when one is open);
+/// - `s.commit_action()`: they become durable together;
+/// - `s.rollback_action()`: none of them stays (never throws; a no-op without an open action).
+/// `apply_plan`, `rollback` and `recover` detect it with `if constexpr` and bracket each repair
+/// action's record writes with it (begin after the action's log intent is durable, commit before
+/// its commit frame, rollback on an exception), so a crash leaves every action all or nothing in
+/// the store itself. Stores without it (`memory_store`) are written record by record.
+/// Implemented by `sqlite_store` (one SQLite transaction per action).
+template <class S>
+concept transactional_record_store = mutable_record_store<S> && requires(S& s) {
+  s.begin_action();
+  s.commit_action();
+  s.rollback_action();
+};
+
 }  // namespace memhealth

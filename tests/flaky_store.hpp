@@ -1,0 +1,49 @@
+// Test support shared by the repair tests: an in-memory store whose restore() throws for one
+// record index the first `failures` times (a backend hiccup), to make aborted intents.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "memhealth/config.hpp"
+#include "memhealth/store/memory_store.hpp"
+#include "memhealth/store/store.hpp"
+
+namespace memhealth::test {
+
+struct flaky_store {
+  using record_type = memory_record;
+  memory_store<memory_record> inner;
+  std::size_t bad_index = 0;
+  int failures = 0;
+  std::size_t size() const { return inner.size(); }
+  const memory_record& record(std::size_t i) const { return inner.record(i); }
+  std::span<const float> embedding(std::size_t i) const { return inner.embedding(i); }
+  std::optional<std::size_t> find(std::string_view id) const { return inner.find(id); }
+  std::size_t dimension() const { return inner.dimension(); }
+  memory_record set_status(std::size_t i, std::string_view s) { return inner.set_status(i, s); }
+  memory_record set_links(std::size_t i, const record_links& l) { return inner.set_links(i, l); }
+  memory_record append_related_notes(std::size_t i, std::vector<std::string> n) {
+    return inner.append_related_notes(i, std::move(n));
+  }
+  memory_record set_effective_weight(std::size_t i, double w) { return inner.set_effective_weight(i, w); }
+  memory_record replace_embedding(std::size_t i, std::vector<float> v, std::string_view ver) {
+    return inner.replace_embedding(i, std::move(v), ver);
+  }
+  memory_record restore(std::size_t i, const memory_record& r) {
+    if (i == bad_index && failures > 0) {
+      --failures;
+      throw error(error_code::io, "flaky backend");
+    }
+    return inner.restore(i, r);
+  }
+  memory_record extract(std::size_t i) const { return inner.extract(i); }
+};
+static_assert(mutable_record_store<flaky_store>);
+
+}  // namespace memhealth::test

@@ -1,0 +1,594 @@
+// Tests of the executor's guardrails (priority order, token-bucket rate limit with a fake clock,
+// concurrency cap, runs-per-day ledger), WAL compaction, index rebuild and re-embedding tags.
+// Every expected number is worked out by hand in the comment next to it.
+#include <doctest/doctest.h>
+
+#include "flaky_store.hpp"
+
+#include <memhealth/detect/finding.hpp>
+#include <memhealth/io/jsonl.hpp>
+#include <memhealth/repair/executor.hpp>
+#include <memhealth/repair/guardrails.hpp>
+#include <memhealth/repair/index_policy.hpp>
+#include <memhealth/repair/plan_json.hpp>
+#include <memhealth/repair/planner.hpp>
+#include <memhealth/repair/run_ledger.hpp>
+#include <memhealth/repair/wal.hpp>
+#include <memhealth/repair/wal_compact.hpp>
+#include <memhealth/store/memory_store.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace memhealth;
+using namespace std::chrono_literals;
+
+namespace {
+
+using store_t = memory_store<memory_record>;
+
+memory_record make_rec(int i, std::string status = "active") {
+  memory_record r;
+  r.id = "g" + std::to_string(i);
+  r.content = "guarded memory " + std::to_string(i);
+  r.embedding = {1.0f, 0.0f, 0.0f, 0.0f};
+  r.embedding_version = "m1";
+  r.scope = "user:1";
+  r.source = "user_declared";
+  r.status = std::move(status);
+  r.kind = "fact";
+  return r;
+}
+
+store_t make_store(int n, std::string status = "active") {
+  std::vector<memory_record> v;
+  for (int i = 0; i < n; ++i) v.push_back(make_rec(i, status));
+  return store_t::from_records(std::move(v));
+}
+
+std::vector<std::string> images(const store_t& s) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < s.size(); ++i) out.push_back(to_json(s.extract(i)));
+  return out;
+}
+
+struct scratch_dir {
+  fs::path path;
+  explicit scratch_dir(const std::string& name) {
+    path = fs::temp_directory_path() / ("memhealth-guard-test-" + std::to_string(::getpid()) + "-" + name);
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~scratch_dir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A fake clock: `sleep` advances it; nothing ever really waits.
+struct fake_clock {
+  std::shared_ptr<utc_time> t = std::make_shared<utc_time>(utc_time{std::chrono::milliseconds{1'700'000'000'000}});
+  std::shared_ptr<std::chrono::milliseconds> slept = std::make_shared<std::chrono::milliseconds>(0);
+  void install(execution_limits& l) const {
+    auto tt = t;
+    auto ss = slept;
+    l.clock = [tt] { return *tt; };
+    l.sleep = [tt, ss](std::chrono::milliseconds d) {
+      *tt += d;
+      *ss += d;
+    };
+  }
+};
+
+// 10,000 illegal_status findings over a store of 10,000 records with status "actve".
+struct burst_fixture {
+  store_t store = make_store(10'000, "actve");
+  report rep;
+  burst_fixture() {
+    for (int i = 0; i < 10'000; ++i) {
+      finding f;
+      f.kind = std::string(finding_kinds::illegal_status);
+      f.detector = "structural";
+      f.record_ids = {"g" + std::to_string(i)};
+      rep.findings.push_back(std::move(f));
+    }
+  }
+  repair_plan plan(std::size_t max_records) const {
+    planner_options po;
+    po.max_records_per_run = max_records;
+    po.blast_radius_threshold = max_records;
+    return make_plan(store, rep, po);
+  }
+};
+
+std::size_t count_status(const store_t& s, std::string_view status) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) n += s.record(i).status == status;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("execution_order: higher priority first, equal priorities in plan order") {
+  repair_plan p;
+  for (int pri : {0, 400, 10, 400, 5}) {
+    repair_action a;
+    a.priority = pri;
+    p.actions.push_back(a);
+  }
+  // 400 (#1), 400 (#3), 10 (#2), 5 (#4), 0 (#0)
+  CHECK(execution_order(p) == std::vector<std::size_t>{1, 3, 2, 4, 0});
+}
+
+TEST_CASE("action_rate_gate: burst, then waits on the fake clock, then refuses past max_wait") {
+  fake_clock fc;
+  execution_limits l;
+  l.burst = 2;
+  l.per_second = 0.5;  // one token per 2000 ms
+  l.max_wait = 5000ms;
+  fc.install(l);
+  action_rate_gate g(l);
+  CHECK(g.admit());  // burst token 1
+  CHECK(g.admit());  // burst token 2
+  CHECK_FALSE(g.ready());
+  CHECK(g.admit());  // waits 2000 ms
+  CHECK(g.admit());  // waits 2000 ms more: 4000 in total
+  CHECK_FALSE(g.admit());  // would need 6000 > 5000: refused, nothing waited
+  CHECK(g.waited() == 4000ms);
+  CHECK(g.waits() == 2);
+  CHECK(*fc.slept == 4000ms);
+
+  execution_limits z;
+  z.burst = 1;
+  z.per_second = 0;  // never refills
+  fake_clock fz;
+  fz.install(z);
+  action_rate_gate gz(z);
+  CHECK(gz.admit());
+  CHECK_FALSE(gz.admit());
+  CHECK(*fz.slept == 0ms);
+}
+
+TEST_CASE("guardrails hold under a burst of 10,000 findings") {
+  burst_fixture fx;
+  scratch_dir dir("burst");
+
+  SUBCASE("planner: max_records_per_run keeps 1000 of 10,000 actions, the rest deferred with a note") {
+    const auto p = fx.plan(1000);
+    CHECK(p.actions.size() == 1000);
+    CHECK_FALSE(p.suspended);
+    CHECK(std::any_of(p.deferred.begin(), p.deferred.end(), [](const std::string& d) {
+      return d == "max_records_per_run 1000: 9000 actions deferred in total (set_status_pending_review 9000)";
+    }));
+  }
+
+  const auto plan = fx.plan(10'000);
+  REQUIRE(plan.actions.size() == 10'000);
+  REQUIRE_FALSE(plan.suspended);  // 10,000 records is not above the threshold of 10,000
+
+  SUBCASE("token bucket: burst 10 + 5/s x 100 s of waiting = 510 applied, 9490 deferred, none dropped") {
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    fake_clock fc;
+    apply_options opt;
+    opt.max_records = 20'000;
+    opt.batch_size = 64;
+    opt.limits.burst = 10;
+    opt.limits.per_second = 5;  // a token every 200 ms
+    opt.limits.max_wait = 100s;  // 100 s / 200 ms = 500 waits
+    fc.install(opt.limits);
+    std::size_t batches = 0;
+    opt.crash_hook = [&](std::string_view point) { batches += point == "after_intent"; };
+    const auto res = apply_plan(fx.store, plan, wal, opt);
+    CHECK(res.applied.size() == 510);
+    CHECK(res.deferred.size() == 9490);
+    CHECK(res.applied.size() + res.deferred.size() == 10'000);
+    CHECK(res.failed.empty());
+    CHECK(res.rate_limit_waits == 500);
+    CHECK(res.rate_limit_waited == 100'000ms);
+    CHECK(*fc.slept == 100'000ms);
+    CHECK(res.records_changed == 510);
+    CHECK(count_status(fx.store, "pending_review") == 510);
+    CHECK(count_status(fx.store, "actve") == 9490);
+    // the burst of 10 goes in one batch; after that the bucket is empty before every action,
+    // so each of the 500 waited-for actions is its own batch: 1 + 500
+    CHECK(batches == 501);
+    const auto& d = res.outcomes[9999];
+    CHECK(d.status == action_status::deferred);
+    CHECK(d.reason.find("rate limit") != std::string::npos);
+    // the next run (a new token bucket) picks up where this one stopped: the first 510 are
+    // already applied, the next 510 run
+    fake_clock fc2;
+    fc2.install(opt.limits);
+    const auto again = apply_plan(fx.store, plan, wal, opt);
+    CHECK(again.skipped_already_applied.size() == 510);
+    CHECK(again.applied.size() == 510);
+    CHECK(count_status(fx.store, "pending_review") == 1020);
+  }
+
+  SUBCASE("concurrency cap: at most max_in_flight actions and max_records_in_flight records per batch") {
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    apply_options opt;
+    opt.max_records = 20'000;
+    opt.limits.rate_limited = false;
+    opt.batch_size = 64;
+    opt.limits.max_in_flight = 16;
+    std::size_t batches = 0, in_batch = 0, largest = 0;
+    opt.crash_hook = [&](std::string_view point) {
+      if (point == "after_intent") ++batches, in_batch = 0;
+      if (point == "after_commit") largest = std::max(largest, ++in_batch);
+    };
+    auto res = apply_plan(fx.store, plan, wal, opt);
+    CHECK(res.applied.size() == 10'000);
+    CHECK(batches == 625);  // 10,000 / min(64, 16)
+    CHECK(largest == 16);
+    const auto log = read_wal_file(dir.path / "run.wal");
+    std::size_t intents = 0;
+    for (const auto& e : log.entries) intents += e.type == wal_frame_type::intent;
+    CHECK(intents == 10'000);
+  }
+
+  SUBCASE("records in flight: 1 record per action, cap 10 -> batches of 10") {
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    apply_options opt;
+    opt.max_records = 20'000;
+    opt.limits.rate_limited = false;
+    opt.batch_size = 64;
+    opt.limits.max_records_in_flight = 10;
+    std::size_t batches = 0;
+    opt.crash_hook = [&](std::string_view point) { batches += point == "after_intent"; };
+    auto res = apply_plan(fx.store, plan, wal, opt);
+    CHECK(res.applied.size() == 10'000);
+    CHECK(batches == 1000);
+  }
+
+  SUBCASE("max_records per run: 300 applied, 9700 deferred") {
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    apply_options opt;
+    opt.max_records = 300;
+    opt.limits.rate_limited = false;
+    auto res = apply_plan(fx.store, plan, wal, opt);
+    CHECK(res.applied.size() == 300);
+    CHECK(res.deferred.size() == 9700);
+    CHECK(count_status(fx.store, "pending_review") == 300);
+  }
+}
+
+TEST_CASE("run ledger: at most max_runs_per_day per UTC day, persisted between processes") {
+  scratch_dir dir("ledger");
+  const fs::path ledger = dir.path / std::string(run_ledger_file_name);
+  const utc_time day1 = parse_timestamp("2024-07-15T08:00:00Z")->instant;
+  const utc_time day1_late = parse_timestamp("2024-07-15T23:59:59.999Z")->instant;
+  const utc_time day2 = parse_timestamp("2024-07-16T00:00:00Z")->instant;
+  CHECK(load_run_ledger(ledger) == run_budget_state{});
+  CHECK(take_run(ledger, 2, day1).allowed);
+  CHECK(take_run(ledger, 2, day1_late).allowed);
+  const auto third = take_run(ledger, 2, day1_late);
+  CHECK_FALSE(third.allowed);
+  CHECK(third.state == run_budget_state{19919, 2});  // 2024-07-15 is day 19919 since 1970-01-01
+  CHECK(load_run_ledger(ledger) == run_budget_state{19919, 2});
+  CHECK(slurp(ledger) == "{\"schema_version\":1,\"day\":19919,\"day_utc\":\"2024-07-15\",\"count\":2}\n");
+  const auto next = take_run(ledger, 2, day2);
+  CHECK(next.allowed);
+  CHECK(next.state == run_budget_state{19920, 1});
+  CHECK_FALSE(take_run(ledger, 2, day1).allowed);  // the clock went back a day: refused
+  std::ofstream(ledger) << "not json";
+  CHECK_THROWS_AS(load_run_ledger(ledger), error);
+}
+
+namespace {
+
+using test::flaky_store;
+
+repair_action weight_action(std::string key, std::string id, double w) {
+  repair_action a;
+  a.type = "test";
+  a.targets = {id};
+  a.edits = {{id, edit_set_weight{w}}};
+  a.idempotency_key = std::move(key);
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("compact_wal: refuses young logs; drops aborted intents, stray frames, torn tail; rollback unchanged") {
+  scratch_dir dir("compact");
+  const fs::path path = dir.path / "run.wal";
+  flaky_store s{make_store(6), 2, 2};  // index 2 fails twice: two aborted attempts, then it commits
+  const auto original = images(s.inner);
+  repair_plan plan;
+  for (int k = 0; k < 6; ++k) plan.actions.push_back(weight_action("w" + std::to_string(k), "g" + std::to_string(k), 0.5));
+  std::uint64_t first_intent = 0;
+  {
+    wal_writer wal(path, wal_sync::none);
+    auto res = apply_plan(s, plan, wal);
+    REQUIRE(res.applied.size() == 6);
+    const auto log = read_wal_file(path);
+    for (const auto& e : log.entries)
+      if (e.type == wal_frame_type::intent) {
+        first_intent = e.seq;
+        break;
+      }
+    wal.append_commit(first_intent, 0, "w0");  // a duplicate commit: superseded, dropped by compaction
+  }
+  { std::ofstream(path, std::ios::binary | std::ios::app) << std::string("\x40\x00\x00\x00torn", 8); }
+  const std::string before_bytes = slurp(path);
+  const auto log0 = read_wal(before_bytes);
+  REQUIRE(log0.problem.has_value());
+  const utc_time created = parse_timestamp(log0.created_at)->instant;
+
+  // 8 intents (2 aborted + 6 committed), 2 aborts, 7 commits (one duplicate), run_begin, run_end
+  std::size_t n_intent = 0, n_abort = 0, n_commit = 0;
+  for (const auto& e : log0.entries) {
+    n_intent += e.type == wal_frame_type::intent;
+    n_abort += e.type == wal_frame_type::abort;
+    n_commit += e.type == wal_frame_type::commit;
+  }
+  CHECK(n_intent == 8);
+  CHECK(n_abort == 2);
+  CHECK(n_commit == 7);
+
+  // the store as the run left it, for rollback from either log
+  const store_t applied = s.inner;
+
+  SUBCASE("a log younger than 30 days is refused and untouched") {
+    const auto r = compact_wal(path, created + std::chrono::days{29});
+    CHECK_FALSE(r.compacted);
+    CHECK(r.refused.find("traces are kept at least 30.0 days") != std::string::npos);
+    CHECK(slurp(path) == before_bytes);
+  }
+  SUBCASE("a retention below 30 days needs the explicit override") {
+    wal_compact_options o;
+    o.retention = std::chrono::days{7};
+    CHECK_THROWS_AS(compact_wal(path, created + std::chrono::days{40}, o), error);
+    o.allow_short_retention = true;
+    const auto r = compact_wal(path, created + std::chrono::days{8}, o);
+    CHECK(r.compacted);
+  }
+  SUBCASE("an old log is compacted; rollback from it gives the same store") {
+    const auto r = compact_wal(path, created + std::chrono::days{31});
+    REQUIRE(r.compacted);
+    CHECK(r.refused.empty());
+    CHECK(r.aborted_dropped == 2);
+    CHECK(r.stray_dropped == 1);
+    CHECK(r.intents_kept == 6);
+    CHECK(r.torn_bytes_dropped == 8);
+    // frames: header + 8 intents + 2 aborts + 7 commits + run_begin + run_end = 20 before;
+    // after: header + 6 intents + 6 commits + run_begin + run_end = 15
+    CHECK(r.frames_before == 20);
+    CHECK(r.frames_after == 15);
+    CHECK(r.bytes_before == before_bytes.size());
+    CHECK(r.bytes_after == slurp(path).size());
+    CHECK(r.bytes_after < r.bytes_before);
+    const auto compacted = read_wal_file(path);
+    CHECK(compacted.clean());
+    CHECK(compacted.run == log0.run);
+    CHECK(compacted.created_at == log0.created_at);
+
+    store_t from_original = applied, from_compacted = applied;
+    rollback(from_original, log0);
+    rollback(from_compacted, compacted);
+    CHECK(images(from_compacted) == images(from_original));
+    CHECK(images(from_compacted) == original);
+    // recovery from the store before the run reaches the applied state with either log
+    store_t rec_original = make_store(6), rec_compacted = make_store(6);
+    recover(rec_original, log0);
+    recover(rec_compacted, compacted);
+    CHECK(images(rec_compacted) == images(rec_original));
+    CHECK(images(rec_compacted) == images(applied));
+
+    // compacting again: nothing left to drop, the file stays as it is
+    const std::string once = slurp(path);
+    const auto r2 = compact_wal(path, created + std::chrono::days{31});
+    CHECK_FALSE(r2.compacted);
+    CHECK(r2.refused.empty());
+    CHECK(slurp(path) == once);
+  }
+  SUBCASE("dry run writes nothing") {
+    wal_compact_options o;
+    o.dry_run = true;
+    const auto r = compact_wal(path, created + std::chrono::days{31}, o);
+    CHECK_FALSE(r.compacted);
+    CHECK(r.bytes_after < r.bytes_before);
+    CHECK(slurp(path) == before_bytes);
+  }
+  SUBCASE("not a log") {
+    std::ofstream(dir.path / "x.wal") << "hello";
+    CHECK_FALSE(compact_wal(dir.path / "x.wal", created + std::chrono::days{31}).refused.empty());
+  }
+}
+
+namespace {
+
+struct full_index {
+  int calls = 0;
+  void rebuild() { ++calls; }
+};
+struct partial_index {
+  int full_calls = 0;
+  std::vector<std::vector<std::string>> partial;
+  void rebuild() { ++full_calls; }
+  void rebuild(std::span<const std::string> ids) { partial.emplace_back(ids.begin(), ids.end()); }
+};
+static_assert(index_policy<full_index> && !partial_index_policy<full_index>);
+static_assert(partial_index_policy<partial_index>);
+
+// 5 records; g1 g3 g4 have a vector of the wrong dimension.
+struct reembed_fixture {
+  store_t store;
+  report rep;
+  reembed_fixture() {
+    std::vector<memory_record> v;
+    for (int i = 0; i < 5; ++i) v.push_back(make_rec(i));
+    for (int i : {1, 3, 4}) v[static_cast<std::size_t>(i)].embedding = {1.0f, 0.0f};
+    store = store_t::from_records(std::move(v), 4);
+    for (int i : {1, 3, 4}) {
+      finding f;
+      f.kind = std::string(finding_kinds::embedding_dim_mismatch);
+      f.record_ids = {"g" + std::to_string(i)};
+      rep.findings.push_back(std::move(f));
+    }
+  }
+  repair_plan plan(std::string version) const {
+    planner_options po;
+    po.reembed_batch_size = 2;
+    po.reembed_version = std::move(version);
+    return make_plan(store, rep, po);
+  }
+};
+
+std::vector<float> unit_x(const memory_record&) { return {0.0f, 1.0f, 0.0f, 0.0f}; }
+
+}  // namespace
+
+TEST_CASE("re-embedding: batches, version tag, old vector in the log; index rebuilt after the batches") {
+  reembed_fixture fx;
+  scratch_dir dir("reembed");
+  const auto original = images(fx.store);
+  const auto plan = fx.plan("m2");
+  // 3 records in batches of 2: {g1,g3} {g4}, then one rebuild_index over g1 g3 g4
+  REQUIRE(plan.actions.size() == 3);
+  CHECK(plan.actions[0].type == action_types::reembed);
+  CHECK(plan.actions[0].targets == std::vector<std::string>{"g1", "g3"});
+  CHECK(plan.actions[1].targets == std::vector<std::string>{"g4"});
+  CHECK(plan.actions[2].type == action_types::rebuild_index);
+  CHECK(plan.actions[2].targets == std::vector<std::string>{"g1", "g3", "g4"});
+
+  SUBCASE("with a partial index policy: called once, after both batches, with the changed ids") {
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    partial_index idx;
+    apply_options opt;
+    opt.approve_tier3 = true;
+    opt.embed = unit_x;
+    std::size_t commits_at_rebuild = 0;
+    std::size_t commits = 0;
+    opt.crash_hook = [&](std::string_view p) { commits += p == "after_commit"; };
+    opt.rebuild_index = [&, inner = make_index_rebuilder(idx)](std::span<const std::string> ids) {
+      commits_at_rebuild = commits;
+      inner(ids);
+    };
+    auto res = apply_plan(fx.store, plan, wal, opt);
+    CHECK(res.applied.size() == 3);
+    CHECK(commits_at_rebuild == 2);  // both batches committed before the rebuild
+    REQUIRE(idx.partial.size() == 1);
+    CHECK(idx.partial[0] == std::vector<std::string>{"g1", "g3", "g4"});
+    CHECK(idx.full_calls == 0);
+    for (int i : {1, 3, 4}) {
+      const auto& r = fx.store.record(static_cast<std::size_t>(i));
+      CHECK(r.embedding_version == "m2");
+      CHECK(std::vector<float>(fx.store.embedding(static_cast<std::size_t>(i)).begin(),
+                               fx.store.embedding(static_cast<std::size_t>(i)).end()) ==
+            std::vector<float>{0.0f, 1.0f, 0.0f, 0.0f});
+    }
+    CHECK(fx.store.record(0).embedding_version == "m1");
+    // the old vectors are the log's before-images: rollback gives them back
+    const auto log = read_wal_file(dir.path / "run.wal");
+    std::size_t old_vectors = 0;
+    for (const auto& e : log.entries)
+      for (const auto& r : e.records) old_vectors += r.before.embedding == std::vector<float>{1.0f, 0.0f};
+    CHECK(old_vectors == 3);
+    rollback(fx.store, log);
+    CHECK(images(fx.store) == original);
+  }
+  SUBCASE("a full-rebuild policy is called once") {
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    full_index idx;
+    apply_options opt;
+    opt.approve_tier3 = true;
+    opt.embed = unit_x;
+    opt.rebuild_index = make_index_rebuilder(idx);
+    auto res = apply_plan(fx.store, plan, wal, opt);
+    CHECK(res.applied.size() == 3);
+    CHECK(idx.calls == 1);
+  }
+  SUBCASE("without a policy the rebuild goes to the manual queue") {
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    apply_options opt;
+    opt.approve_tier3 = true;
+    opt.embed = unit_x;
+    auto res = apply_plan(fx.store, plan, wal, opt);
+    CHECK(res.applied.size() == 2);
+    REQUIRE(res.failed.size() == 1);
+    CHECK(res.outcomes[2].reason.find("no index policy") != std::string::npos);
+  }
+  SUBCASE("re-embedding not approved: nothing changed, nothing to re-index") {
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    full_index idx;
+    apply_options opt;
+    opt.embed = unit_x;
+    opt.rebuild_index = make_index_rebuilder(idx);
+    auto res = apply_plan(fx.store, plan, wal, opt);
+    CHECK(res.skipped_unapproved.size() == 2);
+    CHECK(res.outcomes[2].status == action_status::noop);
+    CHECK(idx.calls == 0);
+  }
+  SUBCASE("an untagged re-embedding is refused; apply_options::embed_version tags it") {
+    const auto untagged = fx.plan("");
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    apply_options opt;
+    opt.approve_tier3 = true;
+    opt.embed = unit_x;
+    auto res = apply_plan(fx.store, untagged, wal, opt);
+    CHECK(res.failed.size() == 2);  // both batches refused
+    CHECK(res.outcomes[2].status == action_status::noop);  // nothing re-embedded: nothing to re-index
+    CHECK(res.outcomes[0].reason.find("without an embedding_version tag") != std::string::npos);
+    CHECK(images(fx.store) == original);
+    opt.embed_version = "m3";
+    full_index idx;
+    opt.rebuild_index = make_index_rebuilder(idx);
+    auto res2 = apply_plan(fx.store, untagged, wal, opt);
+    CHECK(res2.applied.size() == 3);
+    CHECK(fx.store.record(1).embedding_version == "m3");
+  }
+}
+
+TEST_CASE("compact_wal: a log holding re-embeddings keeps its old vectors at least 14 days") {
+  reembed_fixture fx;
+  scratch_dir dir("compact-reembed");
+  const fs::path path = dir.path / "run.wal";
+  {
+    wal_writer wal(path, wal_sync::none);
+    apply_options opt;
+    opt.approve_tier3 = true;
+    opt.embed = unit_x;
+    apply_plan(fx.store, fx.plan("m2"), wal, opt);
+  }
+  const utc_time created = parse_timestamp(read_wal_file(path).created_at)->instant;
+  wal_compact_options o;
+  o.retention = std::chrono::days{7};
+  o.allow_short_retention = true;
+  o.dry_run = true;
+  const auto young = compact_wal(path, created + std::chrono::days{10}, o);
+  CHECK(young.refused.find("old vectors") != std::string::npos);
+  CHECK(young.old_vectors_kept == 3);
+  const auto old = compact_wal(path, created + std::chrono::days{15}, o);
+  CHECK(old.refused.empty());
+  CHECK(old.old_vectors_kept == 3);
+}
+
+TEST_CASE("plan JSON: detection options round-trip; absent means empty") {
+  repair_plan p;
+  p.detection = {{"now", "2024-07-15T00:00:00.000Z"}, {"schema", "data/s.json"}, {"threshold", "0.92"}};
+  const auto j = plan_to_json(p);
+  CHECK(j.at("detection").at("now") == "2024-07-15T00:00:00.000Z");
+  CHECK(plan_from_json(j) == p);
+  repair_plan q;
+  const auto jq = plan_to_json(q);
+  CHECK_FALSE(jq.contains("detection"));
+  CHECK(plan_from_json(jq).detection.empty());
+  auto bad = j;
+  bad["detection"]["now"] = 5;
+  CHECK_THROWS_AS(plan_from_json(bad), error);
+}
