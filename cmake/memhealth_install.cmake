@@ -18,6 +18,16 @@ install(TARGETS memhealth
 install(EXPORT memhealthTargets
         NAMESPACE memhealth::
         DESTINATION "${MEMHEALTH_INSTALL_CMAKEDIR}")
+# memhealth::sqlite in its own export file: memhealthConfig.cmake loads it only when SQLite3 is
+# found on the consumer's side (required with COMPONENTS sqlite).
+if(TARGET memhealth_sqlite)
+  install(TARGETS memhealth_sqlite
+          EXPORT memhealthSqliteTargets
+          FILE_SET HEADERS DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+  install(EXPORT memhealthSqliteTargets
+          NAMESPACE memhealth::
+          DESTINATION "${MEMHEALTH_INSTALL_CMAKEDIR}")
+endif()
 
 configure_package_config_file(
   "${PROJECT_SOURCE_DIR}/cmake/memhealthConfig.cmake.in"

@@ -16,6 +16,9 @@
 #include <string_view>
 
 #include "memhealth/memhealth.hpp"
+#if MEMHEALTH_CLI_HAVE_SQLITE
+#include "memhealth/store/sqlite_store.hpp"
+#endif
 
 namespace memhealth::cli {
 
@@ -30,9 +33,86 @@ enum exit_code : int {
 inline const std::vector<std::string> text_json{"text", "json"};
 inline const std::vector<std::string> text_json_md{"text", "json", "md"};
 
-/// Reads a JSONL store; load issues go to `issues_out` (printed by the caller).
-/// @throws memhealth::error(io) when the file cannot be read.
-inline load_result load_store_file(const std::string& path) { return read_jsonl(path); }
+/// Prefix naming an SQLite store wherever a store path is taken: `sqlite:PATH`.
+inline constexpr std::string_view sqlite_prefix = "sqlite:";
+
+/// True for `sqlite:PATH`.
+inline bool is_sqlite_store(std::string_view store) { return store.starts_with(sqlite_prefix); }
+
+/// The file behind a store argument: PATH for `sqlite:PATH`, the argument itself otherwise.
+inline std::string store_file_path(const std::string& store) {
+  return is_sqlite_store(store) ? store.substr(sqlite_prefix.size()) : store;
+}
+
+#if MEMHEALTH_CLI_HAVE_SQLITE
+/// Opens an existing SQLite store named `sqlite:PATH` (or PATH). @throws memhealth::error as
+/// `sqlite_store::open` (io, schema, parse), naming the problem.
+inline sqlite_store<> open_sqlite_store(const std::string& store, bool read_only) {
+  sqlite_store_options o;
+  o.read_only = read_only;
+  return sqlite_store<>::open(store_file_path(store), o);
+}
+#endif
+
+[[noreturn]] inline void no_sqlite_support(const std::string& store) {
+  throw error(error_code::invalid_argument,
+              store + ": this memhealth was built without SQLite (libsqlite3-dev); sqlite: stores are unavailable");
+}
+
+/// Reads a store: JSONL (load issues in the result, printed by the caller), or `sqlite:PATH`
+/// (every row, streamed block by block; no issues: rows were canonical when written).
+/// @throws memhealth::error(io) when the file cannot be read; for SQLite also error(schema) for
+///         a foreign schema or missing table, error(parse) for a corrupt or non-SQLite file.
+inline load_result load_store_file(const std::string& path) {
+  if (!is_sqlite_store(path)) return read_jsonl(path);
+#if MEMHEALTH_CLI_HAVE_SQLITE
+  auto s = open_sqlite_store(path, true);
+  load_result lr;
+  lr.records.reserve(s.size());
+  s.for_each([&](std::size_t, const memory_record& r) { lr.records.push_back(r); });
+  lr.lines_read = s.size();
+  return lr;
+#else
+  no_sqlite_support(path);
+#endif
+}
+
+/// Fails before anything is done when `out` names an SQLite store that already exists (a new
+/// database is written; an existing one is never overwritten). JSONL outputs pass (they are
+/// replaced atomically). @throws memhealth::error(precondition).
+inline void check_new_store_output(const std::string& out) {
+  if (!is_sqlite_store(out)) return;
+#if MEMHEALTH_CLI_HAVE_SQLITE
+  std::error_code ec;
+  if (std::filesystem::exists(store_file_path(out), ec))
+    throw error(error_code::precondition, store_file_path(out) +
+                                              ": already exists; an sqlite: output is always a new database (remove it or "
+                                              "choose another path); nothing was written");
+#else
+  no_sqlite_support(out);
+#endif
+}
+
+/// Writes records to `out`: canonical JSONL written atomically, or a new SQLite store for
+/// `sqlite:PATH` (one transaction; refuses an existing PATH, see `check_new_store_output`).
+inline void write_store(const std::string& out, const std::vector<memory_record>& records) {
+  if (!is_sqlite_store(out)) return write_jsonl(out, records);
+#if MEMHEALTH_CLI_HAVE_SQLITE
+  check_new_store_output(out);
+  (void)sqlite_store<>::create(store_file_path(out), records);
+#else
+  no_sqlite_support(out);
+#endif
+}
+
+/// Writes an in-memory store to `out` (see the vector overload), records in index order.
+inline void write_store(const std::string& out, const memory_store<>& store) {
+  if (!is_sqlite_store(out)) return write_jsonl(out, store);
+  std::vector<memory_record> v;
+  v.reserve(store.size());
+  for (std::size_t i = 0; i < store.size(); ++i) v.push_back(store.extract(i));
+  write_store(out, v);
+}
 
 /// Prints load issues to stderr, at most `limit` of them, then a count of the rest.
 inline void print_issues(const std::vector<load_issue>& issues, std::size_t limit = 20) {
@@ -137,13 +217,14 @@ inline report run_detection(const memory_store<>& store, const detection_cli_opt
   return make_default_pipeline(settings).run(store, d);
 }
 
-/// Loads a JSONL store into a memory_store (dimension: `dim`, else the most common); load
-/// issues are printed to stderr. @throws memhealth::error(io) when unreadable.
+/// Loads a JSONL or `sqlite:PATH` store into a memory_store (dimension: `dim`, else the most
+/// common); load issues are printed to stderr. @throws memhealth::error(io) when unreadable (and
+/// the errors of `load_store_file` for SQLite).
 /// Commands that write a store back refuse an input with lines that could not be parsed at all:
 /// writing it back would drop those lines (nothing is ever dropped silently).
 /// @throws memhealth::error(parse) naming the first such line.
 inline memory_store<> load_memory_store(const std::string& path, std::size_t dim = 0) {
-  auto lr = read_jsonl(path);
+  auto lr = load_store_file(path);
   print_issues(lr.issues);
   for (const auto& i : lr.issues)
     if (!i.record_kept)
@@ -163,5 +244,6 @@ void add_apply(CLI::App& app, int& rc);
 void add_rollback(CLI::App& app, int& rc);
 void add_recover(CLI::App& app, int& rc);
 void add_diff(CLI::App& app, int& rc);
+void add_wal(CLI::App& app, int& rc);
 
 }  // namespace memhealth::cli

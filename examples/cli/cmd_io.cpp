@@ -17,14 +17,29 @@ struct import_options {
   std::size_t dim = 384;
 };
 
+// One source of `import`: a dataset (locomo, mem0) or a memhealth store (jsonl, sqlite).
+load_result import_source(const std::string& format, const std::string& src) {
+  if (format == "locomo") return import_locomo(src);
+  if (format == "mem0") return import_mem0(src);
+  if (format == "sqlite") return load_store_file(is_sqlite_store(src) ? src : std::string(sqlite_prefix) + src);
+  auto lr = read_jsonl(src);
+  // moving a store must not lose anything: a line that is not JSON at all cannot be carried over
+  for (const auto& i : lr.issues)
+    if (!i.record_kept)
+      throw error(error_code::parse, src + ": line " + std::to_string(i.line) +
+                                         " could not be parsed and would be lost by the import; fix or remove it first");
+  return lr;
+}
+
 int run_import(const import_options& o) {
+  check_new_store_output(o.out);  // before any work: an sqlite: output must be a new file
   load_result all;
   for (const auto& src : o.sources) {
-    if (!std::filesystem::is_regular_file(src)) {
+    if (!std::filesystem::is_regular_file(store_file_path(src))) {
       std::cerr << "memhealth import: cannot read " << src << "\n";
       return exit_usage;
     }
-    auto part = o.format == "locomo" ? import_locomo(src) : import_mem0(src);
+    auto part = import_source(o.format, src);
     all.lines_read += part.lines_read;
     for (auto& r : part.records) all.records.push_back(std::move(r));
     for (auto& i : part.issues) all.issues.push_back(std::move(i));
@@ -34,7 +49,7 @@ int run_import(const import_options& o) {
     const lexical_embedder e(o.dim, 0);
     embedded = embed_missing(all.records, e);
   }
-  write_jsonl(o.out, all.records);
+  write_store(o.out, all.records);
   print_issues(all.issues);
   std::cerr << "memhealth import: " << all.records.size() << " records from " << o.sources.size()
             << " file(s) -> " << o.out << " (" << all.issues.size() << " issues, " << embedded
@@ -107,11 +122,13 @@ int run_stats(const stats_options& o) {
 
 void add_import(CLI::App& app, int& rc) {
   auto o = std::make_shared<import_options>();
-  auto* cmd = app.add_subcommand("import", "Import a dataset into a memhealth JSONL store");
-  cmd->add_option("format", o->format, "Input format")->required()->check(CLI::IsMember({"locomo", "mem0"}));
-  cmd->add_option("sources", o->sources, "Input files (LoCoMo conversation JSON, mem0 export JSON/JSONL)")
+  auto* cmd = app.add_subcommand("import", "Import a dataset, or move a store between JSONL and SQLite");
+  cmd->add_option("format", o->format, "Input format")->required()->check(CLI::IsMember({"locomo", "mem0", "jsonl", "sqlite"}));
+  cmd->add_option("sources", o->sources,
+                  "Input files (LoCoMo conversation JSON, mem0 export JSON/JSONL, a memhealth JSONL store, an SQLite "
+                  "store as PATH or sqlite:PATH)")
       ->required();
-  cmd->add_option("--out", o->out, "Output store (JSONL)")->required();
+  cmd->add_option("--out", o->out, "Output store: JSONL (written atomically) or sqlite:PATH (a new database)")->required();
   cmd->add_option("--embed", o->embed, "Embed records without embeddings: lexical (built-in stand-in model) or none")
       ->check(CLI::IsMember({"lexical", "none"}));
   cmd->add_option("--dim", o->dim, "Embedding dimension for --embed lexical")->check(CLI::Range(1, 65536));
@@ -121,7 +138,7 @@ void add_import(CLI::App& app, int& rc) {
 void add_stats(CLI::App& app, int& rc) {
   auto o = std::make_shared<stats_options>();
   auto* cmd = app.add_subcommand("stats", "Counts by scope, status, kind, source, embedding version and dimension");
-  cmd->add_option("store", o->store, "Store (JSONL)")->required();
+  cmd->add_option("store", o->store, "Store (JSONL or sqlite:PATH)")->required();
   cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember(text_json));
   cmd->add_option("--out", o->out, "Write to this file instead of stdout");
   cmd->callback([o, &rc] { rc = run_stats(*o); });

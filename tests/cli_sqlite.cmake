@@ -1,0 +1,78 @@
+# End-to-end test of `sqlite:PATH` stores in the memhealth tool, run by ctest:
+#   cmake -DMEMHEALTH=<tool> -DSOURCE_DIR=<repo> -DWORK=<scratch dir> -P cli_sqlite.cmake
+# JSONL -> SQLite -> JSONL is byte-identical; stats/check/plan/apply/rollback/diff take sqlite:;
+# an existing sqlite: output and bad databases are refused with exit 2, untouched.
+cmake_minimum_required(VERSION 3.25)
+include("${CMAKE_CURRENT_LIST_DIR}/cli_common.cmake")
+
+function(same a b what)
+  execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${a}" "${b}" RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${what}: ${a} and ${b} differ")
+  endif()
+endfunction()
+
+function(expect_in text needle what)
+  string(FIND "${text}" "${needle}" pos)
+  if(pos EQUAL -1)
+    message(FATAL_ERROR "${what}: '${needle}' not found in:\n${text}")
+  endif()
+endfunction()
+
+set(C "${SOURCE_DIR}/tests/data/io/canonical.jsonl")  # every field, unknown fields, NaN, offsets
+set(S "${SOURCE_DIR}/data/sample_store.jsonl")
+set(NOW 2024-07-15T00:00:00Z)
+
+# JSONL -> SQLite -> JSONL, both spellings of the SQLite source
+run("0" "${MEMHEALTH}" import jsonl "${C}" --out "sqlite:${WORK}/c.db")
+run("0" "${MEMHEALTH}" import sqlite "${WORK}/c.db" --out "${WORK}/c.jsonl")
+same("${C}" "${WORK}/c.jsonl" "jsonl -> sqlite -> jsonl")
+run("0" "${MEMHEALTH}" import sqlite "sqlite:${WORK}/c.db" --out "${WORK}/c2.jsonl")
+same("${C}" "${WORK}/c2.jsonl" "sqlite:PATH source")
+# an existing sqlite: output is refused, untouched
+file(READ "${WORK}/c.db" before HEX)
+run("2" "${MEMHEALTH}" import jsonl "${S}" --out "sqlite:${WORK}/c.db")
+expect_in("${last_err}" "already exists" "import over an existing database")
+file(READ "${WORK}/c.db" after HEX)
+if(NOT before STREQUAL after)
+  message(FATAL_ERROR "import changed an existing database it refused")
+endif()
+
+# stats and check read sqlite: (check runs on the database in place): same counts as JSONL
+run("0" "${MEMHEALTH}" import jsonl "${S}" --out "sqlite:${WORK}/s.db")
+run("0" "${MEMHEALTH}" stats "sqlite:${WORK}/s.db" --format json)
+string(JSON n_sqlite GET "${last_out}" records)
+run("0" "${MEMHEALTH}" stats "${S}" --format json)
+string(JSON n_jsonl GET "${last_out}" records)
+if(NOT n_sqlite EQUAL n_jsonl)
+  message(FATAL_ERROR "stats: ${n_sqlite} records in SQLite, ${n_jsonl} in JSONL")
+endif()
+run("1" "${MEMHEALTH}" check "sqlite:${WORK}/s.db" --now ${NOW} --format json)
+string(JSON f_sqlite GET "${last_out}" summary findings)
+run("1" "${MEMHEALTH}" check "${S}" --now ${NOW} --format json)
+string(JSON f_jsonl GET "${last_out}" summary findings)
+if(NOT f_sqlite EQUAL f_jsonl OR f_sqlite EQUAL 0)
+  message(FATAL_ERROR "check: ${f_sqlite} findings on SQLite, ${f_jsonl} on JSONL")
+endif()
+
+# plan and apply from SQLite to a new SQLite store; rollback to JSONL gives the original back
+run("0" "${MEMHEALTH}" plan "sqlite:${WORK}/s.db" --out "${WORK}/plan.json" --now ${NOW})
+run("0;1" "${MEMHEALTH}" apply "sqlite:${WORK}/s.db" --plan "${WORK}/plan.json" --wal "${WORK}/run.wal"
+    --out "sqlite:${WORK}/new.db" --approve tier2 --now ${NOW})
+run("2" "${MEMHEALTH}" apply "sqlite:${WORK}/s.db" --plan "${WORK}/plan.json" --wal "${WORK}/run2.wal"
+    --out "sqlite:${WORK}/new.db" --approve tier2 --now ${NOW})
+expect_in("${last_err}" "already exists" "apply over an existing database")
+run("0" "${MEMHEALTH}" diff "sqlite:${WORK}/s.db" "sqlite:${WORK}/new.db" --wal "${WORK}/run.wal")
+run("0" "${MEMHEALTH}" rollback "sqlite:${WORK}/new.db" --wal "${WORK}/run.wal" --out "${WORK}/restored.jsonl")
+same("${S}" "${WORK}/restored.jsonl" "apply on sqlite then rollback")
+
+# bad databases: exit 2, a message naming the problem, the file untouched
+file(WRITE "${WORK}/junk.db" "{\"id\":\"a\",\"content\":\"JSONL, not SQLite\"}\n")
+run("2" "${MEMHEALTH}" check "sqlite:${WORK}/junk.db")
+expect_in("${last_err}" "not an SQLite database" "check on a non-SQLite file")
+file(READ "${WORK}/junk.db" junk)
+if(NOT junk STREQUAL "{\"id\":\"a\",\"content\":\"JSONL, not SQLite\"}\n")
+  message(FATAL_ERROR "check wrote to a file it refused")
+endif()
+run("2" "${MEMHEALTH}" stats "sqlite:${WORK}/missing.db")
+expect_in("${last_err}" "no such SQLite store" "stats on a missing database")
