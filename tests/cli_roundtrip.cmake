@@ -3,17 +3,7 @@
 # import (LoCoMo) -> stats -> check -> plan -> apply (through the WAL) -> rollback: the restored
 # store must equal the original byte for byte, and diff with the log must explain every change.
 cmake_minimum_required(VERSION 3.25)
-file(REMOVE_RECURSE "${WORK}")
-file(MAKE_DIRECTORY "${WORK}")
-
-function(run expect_codes)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc IN_LIST expect_codes)
-    message(FATAL_ERROR "exit ${rc} (expected ${expect_codes}) from: ${ARGN}\nstdout:\n${out}\nstderr:\n${err}")
-  endif()
-  set(last_out "${out}" PARENT_SCOPE)
-  set(last_err "${err}" PARENT_SCOPE)
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/cli_common.cmake")
 
 set(S "${SOURCE_DIR}/data/sample_store.jsonl")
 set(SCHEMA "${SOURCE_DIR}/data/sample_schema.json")
@@ -85,4 +75,51 @@ execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${WORK}/new.jsonl" 
 if(NOT same2 EQUAL 0)
   message(FATAL_ERROR "recover from the original store + log did not reach the applied state")
 endif()
+# apply with an output that cannot be written fails before the log is created
+run("2" "${MEMHEALTH}" apply "${S}" --plan "${WORK}/plan.json" --wal "${WORK}/never.wal"
+    --out "${WORK}/no-such-dir/x.jsonl" --approve tier2)
+if(EXISTS "${WORK}/never.wal")
+  message(FATAL_ERROR "apply to an unwritable --out created the log")
+endif()
+
+# log compaction: a fresh log is too young (exit 1, left alone); in 2099 it is compacted and
+# rollback from it still restores the original store byte for byte
+run("1" "${MEMHEALTH}" wal compact "${WORK}/run.wal")
+run("0" "${MEMHEALTH}" wal compact "${WORK}/run.wal" --now 2099-01-01T00:00:00Z)
+run("0" "${MEMHEALTH}" rollback "${WORK}/new.jsonl" --wal "${WORK}/run.wal" --out "${WORK}/restored2.jsonl")
+execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${S}" "${WORK}/restored2.jsonl" RESULT_VARIABLE same3)
+if(NOT same3 EQUAL 0)
+  message(FATAL_ERROR "rollback from the compacted log did not reproduce the original store")
+endif()
+
+# fault drill on the imported LoCoMo store (real data): the gates of SPEC section 4 hold, the
+# store itself is not written
+file(SHA256 "${WORK}/locomo.jsonl" locomo_before)
+run("0" "${MEMHEALTH}" drill "${WORK}/locomo.jsonl" --seed 1 --now 2023-12-31T00:00:00Z --format json
+    --min-coverage 0.95 --max-fpr 0.02 --out "${WORK}/drill.json")
+file(READ "${WORK}/drill.json" drill)
+string(JSON coverage GET "${drill}" coverage)
+string(JSON fpr GET "${drill}" false_positive_rate)
+string(JSON harm GET "${drill}" healthy_records_changed)
+string(JSON kinds LENGTH "${drill}" per_kind)
+if(coverage LESS 0.95 OR fpr GREATER 0.02 OR NOT harm EQUAL 0 OR NOT kinds EQUAL 12)
+  message(FATAL_ERROR "drill locomo: coverage ${coverage}, fpr ${fpr}, harm ${harm}, kinds ${kinds}")
+endif()
+file(SHA256 "${WORK}/locomo.jsonl" locomo_after)
+if(NOT locomo_before STREQUAL locomo_after)
+  message(FATAL_ERROR "drill changed its input store")
+endif()
+run("0" "${MEMHEALTH}" drill "${S}" --now ${NOW} --schema "${SCHEMA}" --default topic=unknown --min-coverage 0.95)
+run("2" "${MEMHEALTH}" drill "${S}" --kinds no_such_kind)
+
+# threshold tuning on STS-B dev: 625 pairs, 137 with score >= 4 (counted independently), a sweep
+# of 20 thresholds
+run("0" "${MEMHEALTH}" tune "${DATA_DIR}/sts-benchmark/sts-dev.no-msr-no-answers-forums.csv" --format json)
+string(JSON pairs GET "${last_out}" results 0 pairs)
+string(JSON positives GET "${last_out}" results 0 positives)
+string(JSON rows LENGTH "${last_out}" results 0 rows)
+if(NOT pairs EQUAL 625 OR NOT positives EQUAL 137 OR NOT rows EQUAL 20)
+  message(FATAL_ERROR "tune sts: pairs ${pairs}, positives ${positives}, rows ${rows}")
+endif()
+run("2" "${MEMHEALTH}" tune "${DATA_DIR}/sts-benchmark/sts-dev.no-msr-no-answers-forums.csv" --sweep 0.9:0.8:0.01)
 message(STATUS "cli round trip: ok")

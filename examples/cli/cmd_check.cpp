@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "report_output.hpp"
 
 namespace memhealth::cli {
 
@@ -18,26 +19,6 @@ struct check_options {
   detection_cli_options detect;
 };
 
-nlohmann::ordered_json evidence_json(const evidence_value& v) {
-  return std::visit([](const auto& x) { return nlohmann::ordered_json(x); }, v);
-}
-
-std::string evidence_text(const evidence_value& v) {
-  return std::visit(
-      [](const auto& x) -> std::string {
-        using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, std::string>) return x;
-        else if constexpr (std::is_same_v<T, bool>) return x ? "true" : "false";
-        else if constexpr (std::is_same_v<T, double>) {
-          std::ostringstream s;
-          s.precision(4);
-          s << x;
-          return s.str();
-        } else return std::to_string(x);
-      },
-      v);
-}
-
 nlohmann::ordered_json report_json(const report& r, const check_options& o, const detect_options& d,
                                    const std::vector<load_issue>& issues) {
   nlohmann::ordered_json j;
@@ -45,38 +26,8 @@ nlohmann::ordered_json report_json(const report& r, const check_options& o, cons
   j["store"] = o.store;
   j["now"] = format_timestamp(timestamp{d.now, 0});
   j["dimension"] = d.dimension;
-  auto& s = j["summary"];
-  s["records_total"] = r.records_total;
-  s["records_checked"] = r.records_checked;
-  s["findings"] = r.findings.size();
-  s["load_issues"] = issues.size();
-  s["by_kind"] = nlohmann::ordered_json::object();
-  for (const auto& [k, n] : r.counts_by_kind()) s["by_kind"][k] = n;
-  std::map<severity, std::size_t> sev;
-  for (const auto& f : r.findings) ++sev[f.severity];
-  s["by_severity"] = nlohmann::ordered_json::object();
-  for (const auto& [k, n] : sev) s["by_severity"][std::string(to_string(k))] = n;
-  auto& fs = j["findings"];
-  fs = nlohmann::ordered_json::array();
-  for (const auto& f : r.findings) {
-    nlohmann::ordered_json e;
-    e["kind"] = f.kind;
-    e["severity"] = std::string(to_string(f.severity));
-    e["detector"] = f.detector;
-    e["record_ids"] = f.record_ids;
-    e["evidence"] = nlohmann::ordered_json::object();
-    for (const auto& [k, v] : f.evidence) {  // a key given more than once becomes an array
-      auto& slot = e["evidence"][k];
-      if (slot.is_null()) {
-        slot = evidence_json(v);
-      } else {
-        if (!slot.is_array()) slot = nlohmann::ordered_json::array({slot});
-        slot.push_back(evidence_json(v));
-      }
-    }
-    e["suggested_repair"] = f.suggested_repair;
-    fs.push_back(std::move(e));
-  }
+  j["summary"] = summary_json(r, issues.size());
+  j["findings"] = findings_json(r);
   j["load_issues"] = issues_json(issues);
   return j;
 }
@@ -99,40 +50,25 @@ std::string report_text(const report& r, const check_options& o, const detect_op
     s << "findings: " << r.findings.size() << ", load issues: " << n_issues << "\n\n";
     for (const auto& [k, n] : counts) s << "  " << k << ": " << n << "\n";
   }
-  constexpr std::size_t per_kind = 20;
-  std::map<std::string, std::size_t> shown;
-  std::string current;
-  for (const auto& [kind, total] : counts) {
-    s << (markdown ? "\n## " : "\n== ") << kind << " (" << total << ")\n";
-    if (markdown) s << "\n";
-    std::size_t k = 0;
-    for (const auto& f : r.findings) {
-      if (f.kind != kind) continue;
-      if (k++ == per_kind) {
-        s << (markdown ? "- ..." : "  ...") << " " << (total - per_kind) << " more (use --format json for all)\n";
-        break;
-      }
-      s << (markdown ? "- **" : "  [") << to_string(f.severity) << (markdown ? "** " : "] ");
-      for (std::size_t i = 0; i < f.record_ids.size(); ++i) {
-        if (i == 6) {
-          s << " +" << (f.record_ids.size() - 6);
-          break;
-        }
-        s << (i ? ", " : "") << (markdown ? "`" : "") << f.record_ids[i] << (markdown ? "`" : "");
-      }
-      if (!f.evidence.empty()) {
-        s << " --";
-        for (const auto& [ek, ev] : f.evidence) s << " " << ek << "=" << evidence_text(ev);
-      }
-      if (!f.suggested_repair.empty()) s << " -> " << f.suggested_repair;
-      s << "\n";
-    }
-  }
+  grouped_findings_text(s, r, markdown, 20);
   return s.str();
 }
 
 int run_check(const check_options& o) {
   auto [settings, d] = detection_settings(o.detect);
+#if MEMHEALTH_CLI_HAVE_SQLITE
+  // An SQLite store is checked in place (read-only, embeddings read block by block), unless
+  // missing embeddings are to be filled first (that needs the records in memory).
+  if (is_sqlite_store(o.store) && o.embed != "lexical") {
+    auto store = open_sqlite_store(o.store, true);
+    if (o.detect.dim) d.dimension = o.detect.dim;
+    else d.dimension = store.dimension();
+    const report r = make_default_pipeline(settings).run(store, d);
+    if (o.format == "json") emit(report_json(r, o, d, {}).dump(2), o.out);
+    else emit(report_text(r, o, d, 0, o.format == "md"), o.out);
+    return r.has_at_least(severity::warning) && !o.exit_zero ? exit_findings : exit_ok;
+  }
+#endif
   auto lr = load_store_file(o.store);
   if (o.embed == "lexical") {
     std::size_t dim = o.detect.dim ? o.detect.dim : memory_store<>::most_common_dimension(lr.records);
@@ -155,7 +91,7 @@ int run_check(const check_options& o) {
 void add_check(CLI::App& app, int& rc) {
   auto o = std::make_shared<check_options>();
   auto* cmd = app.add_subcommand("check", "Run the detection pipeline over a store (never changes it)");
-  cmd->add_option("store", o->store, "Store (JSONL)")->required();
+  cmd->add_option("store", o->store, "Store (JSONL or sqlite:PATH)")->required();
   cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember(text_json_md));
   cmd->add_option("--out", o->out, "Write the report to this file instead of stdout");
   add_detection_options(cmd, o->detect);

@@ -1,10 +1,12 @@
 // memhealth: the command-line tool. Subcommands: import, stats, check, plan, apply, rollback,
-// recover, diff.
+// recover, diff, wal, monitor, drift, gate, drill, tune.
 // Exit codes: 0 success; 1 findings of warning or above (check); 2 usage or unreadable input.
 #include <exception>
 #include <iostream>
 
 #include "cli.hpp"
+#include "cmd_audit.hpp"
+#include "cmd_monitor.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"memhealth " + std::string(memhealth::version_string) +
@@ -20,6 +22,12 @@ int main(int argc, char** argv) {
   memhealth::cli::add_rollback(app, rc);
   memhealth::cli::add_recover(app, rc);
   memhealth::cli::add_diff(app, rc);
+  memhealth::cli::add_wal(app, rc);
+  memhealth::cli::add_monitor(app, rc);
+  memhealth::cli::add_drift(app, rc);
+  memhealth::cli::add_gate(app, rc);
+  memhealth::cli::add_drill(app, rc);
+  memhealth::cli::add_tune(app, rc);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

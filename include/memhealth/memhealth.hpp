@@ -9,6 +9,7 @@
 /// - text/, embed/: text normalisation; the embedder concept and the lexical stand-in model
 /// - similarity/: kernels, the tiled threshold join, blocking and LSH candidate generation
 /// - detect/: findings, the pipeline and the detectors
+/// - monitor/, drift/: level 3: retrieval events and windowed alerts; embedding drift and the migration gate
 /// - repair/: the action model, planner, conflict rules, guardrails, write-ahead log, executor
 
 #include "memhealth/version.hpp"
@@ -46,6 +47,12 @@
 #include "memhealth/detect/hygiene.hpp"
 #include "memhealth/detect/default_pipeline.hpp"
 
+#include "memhealth/monitor/events.hpp"
+#include "memhealth/monitor/latency_sketch.hpp"
+#include "memhealth/monitor/retrieval_monitor.hpp"
+#include "memhealth/drift/drift.hpp"
+#include "memhealth/drift/migration_gate.hpp"
+
 #include "memhealth/similarity/kernels.hpp"
 #include "memhealth/similarity/join.hpp"
 #include "memhealth/similarity/blocking.hpp"
@@ -60,3 +67,9 @@
 #include "memhealth/repair/guardrails.hpp"
 #include "memhealth/repair/planner.hpp"
 #include "memhealth/repair/plan_json.hpp"
+#include "memhealth/repair/index_policy.hpp"
+#include "memhealth/repair/run_ledger.hpp"
+#include "memhealth/repair/wal_compact.hpp"
+
+#include "memhealth/audit/drill.hpp"
+#include "memhealth/audit/tune.hpp"

@@ -1,0 +1,232 @@
+// memhealth drill (inject faults into a copy of a store, detect, plan, apply, measure) and
+// memhealth tune (threshold sweep on labelled pairs).
+#include "cmd_audit.hpp"
+
+#include <iomanip>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "memhealth/audit/drill.hpp"
+#include "memhealth/audit/tune.hpp"
+
+namespace memhealth::cli {
+namespace {
+
+struct drill_cli_options {
+  std::string store;
+  std::string format = "text";
+  std::string out;
+  std::uint64_t seed = 1;
+  double rate = 0.02;
+  std::vector<std::string> kinds;
+  std::vector<std::string> defaults;
+  double min_coverage = 0.0;
+  double max_fpr = 1.0;
+  detection_cli_options detect;
+};
+
+nlohmann::json to_json_report(const drill_result& r, const drill_cli_options& o) {
+  nlohmann::json j;
+  j["schema_version"] = 1;
+  j["store"] = o.store;
+  j["seed"] = o.seed;
+  j["rate"] = o.rate;
+  j["records"] = r.records;
+  j["eligible"] = r.eligible;
+  j["injected"] = r.injected;
+  j["detected"] = r.detected;
+  j["coverage"] = r.coverage;
+  j["untouched_records"] = r.untouched;
+  j["false_positive_records"] = r.false_positive_records;
+  j["false_positive_rate"] = r.false_positive_rate;
+  j["false_positive_ids"] = r.false_positive_ids;
+  j["repair_attempted"] = r.attempted;
+  j["repaired"] = r.repaired;
+  j["repair_success"] = r.repair_success;
+  j["healthy_records_changed"] = r.healthy_records_changed;
+  j["actions_planned"] = r.actions_planned;
+  j["actions_applied"] = r.actions_applied;
+  if (!r.schema_note.empty()) j["schema_note"] = r.schema_note;
+  auto per = nlohmann::json::object();
+  for (const auto& k : r.per_kind) {
+    nlohmann::json e{{"injected", k.injected}, {"detected", k.detected},   {"coverage", k.coverage},
+                     {"attempted", k.attempted}, {"repaired", k.repaired}, {"expected_finding", expected_finding(k.kind)}};
+    if (!k.note.empty()) e["note"] = k.note;
+    per[std::string(to_string(k.kind))] = std::move(e);
+  }
+  j["per_kind"] = std::move(per);
+  j["findings_baseline"] = r.findings_baseline;
+  j["findings_injected"] = r.findings_injected;
+  j["findings_after_repair"] = r.findings_repaired;
+  return j;
+}
+
+std::string to_text(const drill_result& r) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(3);
+  s << "fault drill: " << r.records << " records, " << r.eligible << " eligible as targets, " << r.injected
+    << " faults injected\n";
+  if (!r.schema_note.empty()) s << "  schema: " << r.schema_note << "\n";
+  s << "\n  " << std::left << std::setw(25) << "kind" << std::right << std::setw(9) << "injected" << std::setw(9)
+    << "detected" << std::setw(10) << "coverage" << std::setw(11) << "attempted" << std::setw(10) << "repaired"
+    << "\n";
+  for (const auto& k : r.per_kind) {
+    s << "  " << std::left << std::setw(25) << to_string(k.kind) << std::right << std::setw(9) << k.injected
+      << std::setw(9) << k.detected << std::setw(10) << k.coverage << std::setw(11) << k.attempted << std::setw(10)
+      << k.repaired;
+    if (!k.note.empty()) s << "  (" << k.note << ")";
+    s << "\n";
+  }
+  s << "\n  coverage                 " << r.coverage << " (" << r.detected << " of " << r.injected << ")\n";
+  s << "  false-positive rate      " << r.false_positive_rate << " (" << r.false_positive_records << " of "
+    << r.untouched << " untouched records newly flagged)\n";
+  s << "  repair success           " << r.repair_success << " (" << r.repaired << " of " << r.attempted
+    << " attempted; tier-3 faults wait for a person)\n";
+  s << "  healthy records changed  " << r.healthy_records_changed << "\n";
+  s << "  actions                  " << r.actions_applied << " applied of " << r.actions_planned << " planned\n";
+  return s.str();
+}
+
+int run_drill_command(const drill_cli_options& o) {
+  auto lr = load_store_file(o.store);
+  print_issues(lr.issues);
+  auto [settings, d] = detection_settings(o.detect);
+  drill_options opt;
+  opt.seed = o.seed;
+  opt.rate = o.rate;
+  opt.check = settings;
+  opt.now = d.now;
+  if (!o.kinds.empty()) {
+    opt.kinds.clear();
+    for (const auto& name : o.kinds) {
+      auto it = std::find_if(all_fault_kinds.begin(), all_fault_kinds.end(),
+                             [&](fault_kind k) { return to_string(k) == name; });
+      if (it == all_fault_kinds.end()) throw error(error_code::invalid_argument, "--kinds: unknown fault kind: " + name);
+      opt.kinds.push_back(*it);
+    }
+  }
+  for (const auto& kv : o.defaults) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) throw error(error_code::invalid_argument, "--default expects KEY=VALUE: " + kv);
+    opt.plan.metadata_defaults[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  const drill_result r = run_drill(std::move(lr.records), opt);
+  emit(o.format == "json" ? to_json_report(r, o).dump(2) : to_text(r), o.out);
+  const bool pass = r.healthy_records_changed == 0 && r.coverage >= o.min_coverage && r.false_positive_rate <= o.max_fpr;
+  return pass ? exit_ok : exit_findings;
+}
+
+struct tune_cli_options {
+  std::vector<std::string> files;
+  std::string sweep = "0.80:0.99:0.01";
+  double target_fpr = 0.02;
+  double positive_at = 4.0;
+  std::size_t dim = 384;
+  bool no_guard = false;
+  std::string format = "text";
+  std::string out;
+};
+
+nlohmann::json row_json(const threshold_row& r) {
+  return {{"threshold", r.threshold}, {"tp", r.tp}, {"fp", r.fp}, {"fn", r.fn}, {"tn", r.tn},
+          {"precision", r.precision}, {"recall", r.recall}, {"false_positive_rate", r.false_positive_rate},
+          {"f1", r.f1}};
+}
+
+int run_tune_command(const tune_cli_options& o) {
+  const auto parts = [&] {
+    std::vector<double> v;
+    std::size_t start = 0;
+    for (int k = 0; k < 3; ++k) {
+      const auto colon = o.sweep.find(':', start);
+      if ((k < 2) == (colon == std::string::npos))
+        throw error(error_code::invalid_argument, "--sweep expects START:END:STEP, e.g. 0.80:0.99:0.01");
+      const std::string piece = o.sweep.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+      char* end = nullptr;
+      v.push_back(std::strtod(piece.c_str(), &end));
+      if (piece.empty() || end != piece.c_str() + piece.size())
+        throw error(error_code::invalid_argument, "--sweep: not a number: " + piece);
+      start = colon + 1;
+    }
+    return v;
+  }();
+  tune_options opt;
+  opt.thresholds = threshold_sweep(parts[0], parts[1], parts[2]);
+  opt.target_fpr = o.target_fpr;
+  opt.negation_guard = !o.no_guard;
+  const lexical_embedder e(o.dim, 1);
+  nlohmann::json all = nlohmann::json::array();
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(3);
+  for (const auto& file : o.files) {
+    const auto pairs = read_labelled_pairs(file, o.positive_at);
+    const auto r = tune_pairs(pairs.pairs, e, opt);
+    nlohmann::json j{{"file", file},         {"format", pairs.format},       {"pairs", r.pairs},
+                     {"positives", r.positives}, {"skipped_lines", pairs.skipped_lines}, {"embedder", e.version()},
+                     {"negation_guard", opt.negation_guard}, {"target_fpr", r.target_fpr}};
+    j["rows"] = nlohmann::json::array();
+    for (const auto& row : r.rows) j["rows"].push_back(row_json(row));
+    j["best_f1"] = r.best_f1 ? row_json(*r.best_f1) : nlohmann::json();
+    j["at_target_fpr"] = r.at_target_fpr ? row_json(*r.at_target_fpr) : nlohmann::json();
+    all.push_back(std::move(j));
+    text << file << " (" << pairs.format << "): " << r.pairs << " pairs, " << r.positives
+         << " labelled duplicates, embedder " << e.version() << (opt.negation_guard ? ", negation guard on" : "")
+         << "\n  threshold  precision  recall  fpr     f1      tp     fp\n";
+    for (const auto& row : r.rows)
+      text << "  " << std::setw(9) << row.threshold << "  " << std::setw(9) << row.precision << "  " << std::setw(6)
+           << row.recall << "  " << std::setw(6) << row.false_positive_rate << "  " << std::setw(6) << row.f1 << "  "
+           << std::setw(5) << row.tp << "  " << std::setw(5) << row.fp << "\n";
+    if (r.best_f1) text << "  best F1 " << r.best_f1->f1 << " at " << r.best_f1->threshold << "\n";
+    if (r.at_target_fpr)
+      text << "  lowest threshold with fpr <= " << r.target_fpr << ": " << r.at_target_fpr->threshold << " (recall "
+           << r.at_target_fpr->recall << ")\n";
+    else
+      text << "  no threshold of the sweep keeps fpr <= " << r.target_fpr << "\n";
+  }
+  emit(o.format == "json" ? nlohmann::json{{"schema_version", 1}, {"results", all}}.dump(2) : text.str(), o.out);
+  return exit_ok;
+}
+
+}  // namespace
+
+void add_tune(CLI::App& app, int& rc) {
+  auto o = std::make_shared<tune_cli_options>();
+  auto* cmd = app.add_subcommand("tune", "Precision, recall, false-positive rate and F1 of the near-duplicate "
+                                         "threshold on labelled pairs (STS Benchmark, SICK)");
+  cmd->add_option("pairs", o->files, "Labelled pair files (STS Benchmark .csv/.tsv or SICK .txt)")->required();
+  cmd->add_option("--sweep", o->sweep, "Thresholds START:END:STEP (inclusive)");
+  cmd->add_option("--target-fpr", o->target_fpr, "Report the lowest threshold at or under this false-positive rate")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--positive-at", o->positive_at, "Score at or above which a pair is a duplicate (STS score; "
+                                                   "SICK relatedness of ENTAILMENT pairs)");
+  cmd->add_option("--dim", o->dim, "Lexical embedder dimension")->check(CLI::Range(1, 65536));
+  cmd->add_flag("--no-negation-guard", o->no_guard, "Do not drop pairs that differ by a negation or change cue");
+  cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember(text_json));
+  cmd->add_option("--out", o->out, "Write the result to this file instead of stdout");
+  cmd->callback([o, &rc] { rc = run_tune_command(*o); });
+}
+
+void add_drill(CLI::App& app, int& rc) {
+  auto o = std::make_shared<drill_cli_options>();
+  auto* cmd = app.add_subcommand(
+      "drill", "Inject known faults into a copy of a store, then detect, plan and apply; report coverage, "
+               "false-positive rate, repair success and harm (the store itself is never changed)");
+  cmd->add_option("store", o->store, "Store (JSONL or sqlite:PATH)")->required();
+  cmd->add_option("--seed", o->seed, "Random seed (same seed, same drill)");
+  cmd->add_option("--rate", o->rate, "Share of eligible records given each fault kind, in (0, 1]")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--kinds", o->kinds, "Fault kinds to inject (comma-separated; default: all)")->delimiter(',');
+  cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember(text_json));
+  cmd->add_option("--out", o->out, "Write the result to this file instead of stdout");
+  cmd->add_option("--default", o->defaults, "Metadata default for fill_metadata_defaults, KEY=VALUE (repeatable)");
+  cmd->add_option("--min-coverage", o->min_coverage, "Exit 1 when coverage is below this")->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--max-fpr", o->max_fpr, "Exit 1 when the false-positive rate is above this")
+      ->check(CLI::Range(0.0, 1.0));
+  add_detection_options(cmd, o->detect);
+  cmd->callback([o, &rc] { rc = run_drill_command(*o); });
+}
+
+}  // namespace memhealth::cli

@@ -1,0 +1,313 @@
+// Tests of audit/: the fault drill (drill.hpp: what each fault does, which ones the default tiers
+// repair, its measurements on the sample store and LoCoMo) and threshold tuning (tune.hpp).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "memhealth/audit/drill.hpp"
+#include "memhealth/audit/tune.hpp"
+#include "memhealth/embed/embedder.hpp"
+#include "memhealth/embed/lexical_embedder.hpp"
+#include "memhealth/io/import_locomo.hpp"
+#include "memhealth/io/jsonl.hpp"
+
+#ifndef MEMHEALTH_SHARED_DATA_DIR
+#define MEMHEALTH_SHARED_DATA_DIR "/work/shared/data"
+#endif
+#ifndef MEMHEALTH_SOURCE_DIR
+#define MEMHEALTH_SOURCE_DIR "."
+#endif
+
+namespace mh = memhealth;
+
+namespace {
+
+constexpr std::int64_t day = 86'400'000;
+// UTC instant of an ISO 8601 text (the test's own literals, always valid).
+mh::utc_time at(const char* iso) { return mh::parse_timestamp(iso).value().instant; }
+const std::int64_t now_ms = at("2024-07-15T00:00:00Z").time_since_epoch().count();
+
+// 40 healthy records: two scopes, dense random unit vectors (d = 16, seeded), metadata topic,
+// recent times, one model version.
+std::vector<mh::memory_record> healthy_store() {
+  mh::detail::drill::rng g{99};
+  std::vector<mh::memory_record> v;
+  for (int k = 0; k < 40; ++k) {
+    mh::memory_record r;
+    r.id = "m" + std::to_string(100 + k);
+    r.content = "Memory number " + std::to_string(k) + " about topic " + std::to_string(k * 7);
+    r.embedding = mh::detail::drill::random_unit(16, g);
+    r.embedding_version = "model-a";
+    r.scope = k % 2 ? "user:1" : "user:2";
+    r.status = "active";
+    r.source = "user_declared";
+    r.kind = "fact";
+    r.metadata.emplace("topic", std::string(k % 3 ? "work" : "home"));
+    r.created_at = mh::timestamp_from_epoch_ms(now_ms - 5 * day);
+    r.updated_at = mh::timestamp_from_epoch_ms(now_ms - 2 * day);
+    v.push_back(std::move(r));
+  }
+  return v;
+}
+
+const mh::drill_kind_result& kind_of(const mh::drill_result& r, mh::fault_kind k) {
+  auto it = std::find_if(r.per_kind.begin(), r.per_kind.end(), [&](const auto& x) { return x.kind == k; });
+  REQUIRE(it != r.per_kind.end());
+  return *it;
+}
+
+}  // namespace
+
+TEST_CASE("drill: every fault on a healthy hand-built store, and which tiers repair it") {
+  mh::drill_options opt;
+  opt.seed = 7;
+  opt.rate = 0.025;  // round(0.025 x 40 eligible) = 1 fault per kind
+  opt.now = mh::timestamp_from_epoch_ms(now_ms).instant;
+  const auto r = mh::run_drill(healthy_store(), opt);
+  CHECK(r.records == 40);
+  CHECK(r.eligible == 40);
+  CHECK(r.findings_baseline.empty());
+  CHECK(r.schema_note.find("'topic'") != std::string::npos);
+  REQUIRE(r.per_kind.size() == 12);
+  REQUIRE(r.faults.size() == 12);
+  // 12 targets; exact, paraphrase and scope-leak add one record each, the conflict two
+  CHECK(r.untouched == 40 - 12);
+  for (const auto& k : r.per_kind) {
+    CAPTURE(mh::to_string(k.kind));
+    CHECK(k.injected == 1);
+    CHECK(k.detected == 1);
+    CHECK(k.coverage == 1.0);
+  }
+  CHECK(r.coverage == 1.0);
+  CHECK(r.false_positive_records == 0);
+  CHECK(r.healthy_records_changed == 0);
+  // tier 1 and approved tier 2 repair: merges (exact, paraphrase), conflict resolution, metadata
+  // defaults, dangling links, down-weighting. Re-embedding and manual review are tier 3.
+  using fk = mh::fault_kind;
+  for (fk k : {fk::exact_duplicate, fk::paraphrased_duplicate, fk::conflicting_claim, fk::missing_metadata,
+               fk::dangling_link, fk::stale_record}) {
+    CAPTURE(mh::to_string(k));
+    CHECK(kind_of(r, k).attempted == 1);
+    CHECK(kind_of(r, k).repaired == 1);
+  }
+  for (fk k : {fk::dimension_error, fk::nan_vector, fk::mixed_embedding_version, fk::zero_padded_vector,
+               fk::scope_leak, fk::junk_content}) {
+    CAPTURE(mh::to_string(k));
+    CHECK(kind_of(r, k).attempted == 0);
+  }
+  CHECK(r.attempted == 6);
+  CHECK(r.repaired == 6);
+  CHECK(r.repair_success == 1.0);
+  // shapes of the faults
+  for (const auto& f : r.faults) {
+    CAPTURE(mh::to_string(f.kind));
+    if (f.kind == fk::conflicting_claim) {
+      REQUIRE(f.ids.size() == 2);
+      CHECK(f.ids[0].rfind("drill-conflicting_claim-", 0) == 0);
+    } else if (f.kind == fk::exact_duplicate || f.kind == fk::paraphrased_duplicate) {
+      REQUIRE(f.ids.size() == 2);
+      CHECK(f.ids[1] == f.target);
+    } else if (f.kind == fk::scope_leak) {
+      REQUIRE(f.ids.size() == 1);
+      CHECK(f.ids[0] != f.target);
+    } else {
+      CHECK(f.ids == std::vector<std::string>{f.target});
+    }
+  }
+  CHECK(r.findings_injected.at("conflict") == 1);
+  CHECK(r.findings_injected.at("stale") == 1);
+}
+
+TEST_CASE("drill: deterministic for a seed, different for another") {
+  mh::drill_options opt;
+  opt.now = mh::timestamp_from_epoch_ms(now_ms).instant;
+  opt.rate = 0.05;  // round(0.05 x 40) = 2 per kind (mixed versions capped at 40 / 4 = 10: not hit)
+  const auto a = mh::run_drill(healthy_store(), opt);
+  const auto b = mh::run_drill(healthy_store(), opt);
+  opt.seed = 2;
+  const auto c = mh::run_drill(healthy_store(), opt);
+  auto targets = [](const mh::drill_result& r) {
+    std::vector<std::string> t;
+    for (const auto& f : r.faults) t.push_back(f.target);
+    return t;
+  };
+  CHECK(a.injected == 24);
+  CHECK(targets(a) == targets(b));
+  CHECK(a.findings_injected == b.findings_injected);
+  CHECK(targets(a) != targets(c));
+}
+
+TEST_CASE("drill: bad options are errors; a store too small says so") {
+  mh::drill_options opt;
+  opt.rate = 0;
+  CHECK_THROWS_AS(mh::run_drill(healthy_store(), opt), mh::error);
+  opt.rate = 1.5;
+  CHECK_THROWS_AS(mh::run_drill(healthy_store(), opt), mh::error);
+  opt.rate = 0.02;
+  opt.kinds.clear();
+  CHECK_THROWS_AS(mh::run_drill(healthy_store(), opt), mh::error);
+  // 5 records, 12 kinds of one fault each: the first 5 kinds get a target, the rest note why not
+  auto few = healthy_store();
+  few.resize(5);
+  mh::drill_options o2;
+  o2.now = mh::timestamp_from_epoch_ms(now_ms).instant;
+  const auto r = mh::run_drill(few, o2);
+  CHECK(r.injected == 5);
+  CHECK(r.per_kind[5].injected == 0);
+  CHECK(r.per_kind[5].note == "ran out of eligible records");
+}
+
+TEST_CASE("drill: the bundled sample store (with its schema)") {
+  const auto loaded = mh::read_jsonl(std::filesystem::path(MEMHEALTH_SOURCE_DIR) / "data/sample_store.jsonl");
+  REQUIRE(loaded.issues.empty());
+  mh::drill_options opt;
+  opt.now = at("2024-07-15T00:00:00Z");
+  opt.check.schema.required["topic"] = mh::metadata_types::string;
+  opt.plan.metadata_defaults["topic"] = std::string("general");
+  const auto r = mh::run_drill(loaded.records, opt);
+  CHECK(r.records == 51);
+  CHECK(r.injected == 12);
+  CHECK(r.coverage >= 0.95);
+  for (const auto& k : r.per_kind) {
+    CAPTURE(mh::to_string(k.kind));
+    CHECK(k.coverage >= 0.95);
+  }
+  CHECK(r.false_positive_rate <= 0.02);
+  CHECK(r.healthy_records_changed == 0);
+  CHECK(r.repair_success == 1.0);
+}
+
+TEST_CASE("drill: LoCoMo conversations embedded by the lexical embedder") {
+  std::vector<mh::memory_record> recs;
+  for (const char* f : {"26.json", "30.json", "41.json"}) {
+    auto one = mh::import_locomo(std::filesystem::path(MEMHEALTH_SHARED_DATA_DIR) / "locomo" / f);
+    for (auto& r : one.records) recs.push_back(std::move(r));
+  }
+  REQUIRE(recs.size() == 677);
+  mh::embed_missing(recs, mh::lexical_embedder(384, 1));
+  mh::drill_options opt;
+  opt.seed = 11;
+  opt.now = at("2023-12-31T00:00:00Z");
+  const auto r = mh::run_drill(std::move(recs), opt);
+  CAPTURE(r.eligible);
+  CHECK(r.injected >= 12 * 5);
+  CHECK(r.coverage >= 0.95);
+  for (const auto& k : r.per_kind) {
+    CAPTURE(mh::to_string(k.kind));
+    CHECK(k.coverage >= 0.95);
+  }
+  CHECK(r.false_positive_rate <= 0.02);
+  CHECK(r.healthy_records_changed == 0);
+  CHECK(r.repair_success >= 0.95);
+}
+
+// ------------------------------------------------------------------------------------ tuning
+
+TEST_CASE("tune: threshold sweep and metrics on hand-made scores") {
+  const auto t = mh::threshold_sweep(0.80, 0.99, 0.01);
+  REQUIRE(t.size() == 20);
+  CHECK(t.front() == 0.80);
+  CHECK(t[7] == 0.87);
+  CHECK(t.back() == 0.99);
+  CHECK(mh::threshold_sweep(0.5, 0.5, 0.1) == std::vector<double>{0.5});
+  CHECK_THROWS_AS(mh::threshold_sweep(0.9, 0.8, 0.01), mh::error);
+  CHECK_THROWS_AS(mh::threshold_sweep(0.8, 0.9, 0.0), mh::error);
+  // scores (label): 0.95 (1), 0.91 (1), 0.90 (0), 0.85 (1), 0.70 (0), +inf (1), -inf (1), 0.93 (0)
+  const std::vector<double> s{0.95, 0.91, 0.90, 0.85, 0.70, INFINITY, -INFINITY, 0.93};
+  const std::vector<std::uint8_t> l{1, 1, 0, 1, 0, 1, 1, 0};
+  const std::vector<double> th{0.80, 0.90, 0.92, 0.96};
+  const auto r = mh::sweep_thresholds(s, l, th, 0.34);
+  CHECK(r.pairs == 8);
+  CHECK(r.positives == 5);
+  REQUIRE(r.rows.size() == 4);
+  // t = 0.80: flagged 0.95 0.91 0.90 0.85 inf 0.93 -> tp 4 (0.95 0.91 0.85 inf), fp 2, fn 1 (-inf), tn 1 (0.70)
+  CHECK(r.rows[0].tp == 4);
+  CHECK(r.rows[0].fp == 2);
+  CHECK(r.rows[0].fn == 1);
+  CHECK(r.rows[0].tn == 1);
+  CHECK(r.rows[0].precision == doctest::Approx(4.0 / 6));
+  CHECK(r.rows[0].recall == doctest::Approx(0.8));
+  CHECK(r.rows[0].false_positive_rate == doctest::Approx(2.0 / 3));
+  CHECK(r.rows[0].f1 == doctest::Approx(2 * (4.0 / 6) * 0.8 / (4.0 / 6 + 0.8)));  // 0.7273
+  // t = 0.90: flagged 0.95 0.91 0.90 inf 0.93 -> tp 3, fp 2, fn 2, tn 1; f1 = 2*0.6*0.6/1.2 = 0.6
+  CHECK(r.rows[1].f1 == doctest::Approx(0.6));
+  // t = 0.92: flagged 0.95 inf 0.93 -> tp 2, fp 1, fn 3, tn 2; fpr 1/3; f1 = 2*(2/3)(2/5)/(2/3+2/5) = 0.5
+  CHECK(r.rows[2].false_positive_rate == doctest::Approx(1.0 / 3));
+  CHECK(r.rows[2].f1 == doctest::Approx(0.5));
+  // t = 0.96: flagged inf only -> tp 1, fp 0: precision 1, recall 0.2, fpr 0
+  CHECK(r.rows[3].precision == 1.0);
+  CHECK(r.rows[3].false_positive_rate == 0.0);
+  REQUIRE(r.best_f1);
+  CHECK(r.best_f1->threshold == 0.80);
+  REQUIRE(r.at_target_fpr);
+  CHECK(r.at_target_fpr->threshold == 0.92);  // the lowest t with fpr <= 0.34
+  CHECK_THROWS_AS(mh::sweep_thresholds(s, std::vector<std::uint8_t>{1}, th), mh::error);
+}
+
+TEST_CASE("tune: reading STS Benchmark and SICK; bad input") {
+  const auto sts = mh::parse_labelled_pairs(
+      "main-captions\timages\t2014\t0000\t4.2\tA cat on a branch.\tA cat sits on a branch.\n"
+      "main-news\theadlines\t2015\t0001\t3.99\tStocks fell.\tShares dropped.\textra\tcols\n"
+      "broken line\n"
+      "main-news\theadlines\t2015\t0002\tfour\ta\tb\n");
+  CHECK(sts.format == "sts");
+  REQUIRE(sts.pairs.size() == 2);
+  CHECK(sts.pairs[0].duplicate);
+  CHECK(sts.pairs[0].b == "A cat sits on a branch.");
+  CHECK_FALSE(sts.pairs[1].duplicate);  // 3.99 < 4.0
+  CHECK(sts.skipped_lines == 2);
+  const auto sick = mh::parse_labelled_pairs(
+      "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\r\n"
+      "1\tA man plays.\tA man is playing.\t4.7\tENTAILMENT\r\n"
+      "2\tA man plays.\tA man is not playing.\t4.4\tCONTRADICTION\r\n"
+      "3\tA dog runs.\tA dog is running fast.\t3.9\tENTAILMENT\r\n");
+  CHECK(sick.format == "sick");
+  REQUIRE(sick.pairs.size() == 3);
+  CHECK(sick.pairs[0].duplicate);
+  CHECK_FALSE(sick.pairs[1].duplicate);
+  CHECK(sick.pairs[1].label == "CONTRADICTION");
+  CHECK_FALSE(sick.pairs[2].duplicate);  // relatedness 3.9 < 4.0
+  CHECK_THROWS_AS(mh::parse_labelled_pairs("just some text\n"), mh::error);
+  CHECK_THROWS_AS(mh::read_labelled_pairs("/nonexistent/pairs.tsv"), mh::error);
+}
+
+TEST_CASE("tune: STS-B dev and SICK train with the lexical embedder") {
+  const std::filesystem::path data(MEMHEALTH_SHARED_DATA_DIR);
+  const auto sts = mh::read_labelled_pairs(data / "sts-benchmark" / "sts-dev.no-msr-no-answers-forums.csv");
+  const auto sick = mh::read_labelled_pairs(data / "sick" / "SICK_train.txt");
+  // counted with a one-off python3 script: 625 rows, 137 with score >= 4.0; 4,500 pairs, 1,229
+  // ENTAILMENT with relatedness >= 4.0
+  CHECK(sts.pairs.size() == 625);
+  CHECK(sick.pairs.size() == 4500);
+  CHECK(sts.skipped_lines == 0);
+  const mh::lexical_embedder e(384, 1);
+  for (const auto* set : {&sts, &sick}) {
+    const auto r = mh::tune_pairs(set->pairs, e);
+    CHECK(r.pairs == set->pairs.size());
+    CHECK(r.positives == (set == &sts ? 137u : 1229u));
+    REQUIRE(r.rows.size() == 20);
+    for (std::size_t k = 1; k < r.rows.size(); ++k) {  // raising t never flags more
+      CHECK(r.rows[k].tp + r.rows[k].fp <= r.rows[k - 1].tp + r.rows[k - 1].fp);
+      CHECK(r.rows[k].recall <= r.rows[k - 1].recall);
+      CHECK(r.rows[k].false_positive_rate <= r.rows[k - 1].false_positive_rate);
+      CHECK(r.rows[k].tp + r.rows[k].fn == r.positives);
+    }
+    REQUIRE(r.best_f1);
+  }
+  // the negation guard keeps SICK's CONTRADICTION pairs out: at t = 0.80 with the guard fewer of
+  // them are flagged than without it
+  mh::tune_options no_guard;
+  no_guard.negation_guard = false;
+  std::vector<mh::labelled_pair> contra;
+  for (const auto& p : sick.pairs)
+    if (p.label == "CONTRADICTION") contra.push_back(p);
+  REQUIRE(contra.size() == 665);
+  const auto with = mh::tune_pairs(contra, e);
+  const auto without = mh::tune_pairs(contra, e, no_guard);
+  CHECK(with.rows[0].fp < without.rows[0].fp);
+}
