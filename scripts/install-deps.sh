@@ -14,6 +14,7 @@ packages=(
   doctest-dev libbenchmark-dev              # tests, benchmarks
   libsqlite3-dev nlohmann-json3-dev         # SQLite store backend, JSON in tools and tests
   libcli11-dev                              # the memhealth command-line tool (examples/cli)
+  chromium                                  # renders the HTML audit report in a test (headless)
   python3                                   # scripts/
 )
 for arg in "$@"; do

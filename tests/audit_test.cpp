@@ -6,15 +6,18 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "memhealth/audit/drill.hpp"
+#include "memhealth/audit/report.hpp"
 #include "memhealth/audit/tune.hpp"
 #include "memhealth/embed/embedder.hpp"
 #include "memhealth/embed/lexical_embedder.hpp"
 #include "memhealth/io/import_locomo.hpp"
 #include "memhealth/io/jsonl.hpp"
+#include "memhealth/detect/metadata_schema.hpp"
 
 #ifndef MEMHEALTH_SHARED_DATA_DIR
 #define MEMHEALTH_SHARED_DATA_DIR "/work/shared/data"
@@ -310,4 +313,94 @@ TEST_CASE("tune: STS-B dev and SICK train with the lexical embedder") {
   const auto with = mh::tune_pairs(contra, e);
   const auto without = mh::tune_pairs(contra, e, no_guard);
   CHECK(with.rows[0].fp < without.rows[0].fp);
+}
+
+// ------------------------------------------------------------------------------------ report
+
+TEST_CASE("audit report: the sample store's repair run") {
+  const auto loaded = mh::read_jsonl(std::filesystem::path(MEMHEALTH_SOURCE_DIR) / "data/sample_store.jsonl");
+  REQUIRE(loaded.issues.empty());
+  auto store = mh::memory_store<>::from_records(loaded.records);
+  const auto original = store;
+  mh::default_check_settings settings;
+  settings.schema = mh::load_schema_json(std::filesystem::path(MEMHEALTH_SOURCE_DIR) / "data/sample_schema.json");
+  mh::detect_options when;
+  when.now = at("2024-07-15T00:00:00Z");
+  auto pipeline = mh::make_default_pipeline(settings);
+  const auto before = pipeline.run(store, when);
+  mh::planner_options po;
+  po.metadata_defaults["topic"] = std::string("unknown");
+  const auto plan = mh::make_plan(store, before, po);
+  mh::apply_options ao;
+  ao.approve_tier2 = true;
+  const auto wal = std::filesystem::temp_directory_path() / "memhealth-audit-report-test.wal";
+  std::filesystem::remove(wal);
+  mh::apply_result res;
+  {
+    mh::wal_writer w(wal, mh::wal_sync::none);
+    res = mh::apply_plan(store, plan, w, ao);
+  }
+  std::filesystem::remove(wal);
+  const auto after = pipeline.run(store, when);
+  const auto rep = mh::make_audit_report(original, store, before, after, plan, res);
+
+  CHECK(rep.before.records == 51);
+  CHECK(rep.before.findings == before.findings.size());
+  CHECK(rep.after.findings == after.findings.size());
+  CHECK(rep.actions == plan.actions.size());
+  CHECK(rep.by_automation[0] + rep.by_automation[1] + rep.by_automation[2] == plan.actions.size());
+  CHECK(rep.applied == res.applied.size());
+  // The bulk import: 7 records miss "topic" (mem-1039..1044, mem-1046); 6 of them carry
+  // ingest_batch bulk-2024-05, which 6 of the 51 records carry (counted with python3):
+  // share 6/7 = 0.857, lift (6/7) / (6/51) = 7.29.
+  const mh::root_cause_hint* bulk = nullptr;
+  for (const auto& h : rep.hints)
+    if (h.kind == "metadata_schema_violation" && h.attribute == "metadata.ingest_batch") bulk = &h;
+  REQUIRE(bulk != nullptr);
+  CHECK(bulk->value == "bulk-2024-05");
+  CHECK(bulk->flagged == 7);
+  CHECK(bulk->flagged_with_value == 6);
+  CHECK(bulk->store_with_value == 6);
+  CHECK(bulk->store == 51);
+  CHECK(bulk->share == doctest::Approx(6.0 / 7));
+  CHECK(bulk->lift == doctest::Approx(51.0 / 7));
+  CHECK(bulk->text ==
+        "metadata_schema_violation: 6 of 7 flagged records (85.7%) have metadata.ingest_batch = bulk-2024-05, which "
+        "holds 11.8% of the store (7.3x over-represented)");
+  // strategies: every kind found before has a row; merges answer the duplicates
+  bool exact_row = false;
+  for (const auto& st : rep.strategies)
+    if (st.kind == "exact_duplicate") {
+      exact_row = true;
+      CHECK(st.actions.count("merge_duplicates") == 1);
+      CHECK(st.before == before.count("exact_duplicate"));
+    }
+  CHECK(exact_row);
+  CHECK_FALSE(rep.prevention.empty());
+  CHECK(std::string(mh::prevention_note("exact_duplicate")).find("Deduplicate") == 0);
+  CHECK(mh::prevention_note("no_such_kind").empty());
+  // similarity chart input: one nearest-neighbour cosine per embedded record in a scope of >= 2
+  CHECK_FALSE(rep.nn_cosines.empty());
+  CHECK(std::all_of(rep.nn_cosines.begin(), rep.nn_cosines.end(), [](float c) { return c >= -1.0f && c <= 1.0f; }));
+
+  const auto md = mh::to_markdown(rep);
+  CHECK(md.find("## Root-cause hints") != std::string::npos);
+  CHECK(md.find(bulk->text) != std::string::npos);
+  const auto j = mh::to_json(rep);
+  CHECK(j["outcomes"]["applied"] == res.applied.size());
+  CHECK(j["similarity"]["nearest_neighbour_cosine_bins"].size() == 20);
+  const auto html = mh::to_html(rep);
+  std::set<std::string> kinds;
+  for (const auto& f : before.findings) kinds.insert(f.kind);
+  for (const auto& f : after.findings) kinds.insert(f.kind);
+  std::size_t groups = 0;
+  for (auto p = html.find("<g class=\"kind\""); p != std::string::npos; p = html.find("<g class=\"kind\"", p + 1)) ++groups;
+  CHECK(groups == kinds.size());
+  CHECK(html.find("id=\"threshold\"") != std::string::npos);
+  CHECK(html.find("<script src") == std::string::npos);  // self-contained
+  // escaping
+  CHECK(mh::detail::audit::html_escape("<a href=\"x\">&'") == "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+  // a result that does not belong to the plan is an error
+  mh::apply_result wrong;
+  CHECK_THROWS_AS(mh::make_audit_report(original, store, before, after, plan, wrong), mh::error);
 }

@@ -145,59 +145,6 @@ std::map<std::string, std::size_t> counts(const report& r) {
   return m;
 }
 
-std::string apply_report_md(const apply_cli_options& o, const repair_plan& p, const apply_result& res,
-                            const report& before, const report& after, const memory_store<>& store) {
-  std::ostringstream s;
-  s << "# memhealth repair run\n\n";
-  s << "- store: `" << o.store << "` -> `" << o.out << "`, log `" << o.wal << "`\n";
-  s << "- plan: " << p.actions.size() << " actions" << (p.suspended ? " (suspended: " + p.suspend_reason + ")" : "") << "\n";
-  s << "- applied " << res.applied.size() << ", already applied " << res.skipped_already_applied.size()
-    << ", awaiting approval " << res.skipped_unapproved.size() << ", deferred " << res.deferred.size()
-    << ", failed (manual queue) " << res.failed.size() << "; records changed " << res.records_changed << "\n\n";
-  std::map<std::string, std::array<std::size_t, 3>> by_type;  // planned, applied, automatic
-  for (std::size_t i = 0; i < p.actions.size(); ++i) {
-    auto& row = by_type[p.actions[i].type];
-    ++row[0];
-    row[1] += res.outcomes[i].status == action_status::applied;
-    row[2] += p.actions[i].automation == automation::automatic;
-  }
-  s << "## Actions by type\n\n| type | planned | applied | tier | automation |\n|---|---:|---:|---:|---|\n";
-  for (const auto& [t, row] : by_type) {
-    int tier = 0;
-    std::string autom;
-    for (const auto& a : p.actions)
-      if (a.type == t) tier = a.tier, autom = std::string(to_string(a.automation));
-    s << "| " << t << " | " << row[0] << " | " << row[1] << " | " << tier << " | " << autom << " |\n";
-  }
-  std::size_t autos = 0;
-  for (const auto& a : p.actions) autos += a.automation == automation::automatic;
-  if (!p.actions.empty())
-    s << "\nAutomatic share: " << autos << " of " << p.actions.size() << " actions; the rest need a rule, an approval or a person.\n";
-  s << "\n## Findings before and after\n\n| kind | before | after |\n|---|---:|---:|\n";
-  auto b = counts(before), a = counts(after);
-  std::set<std::string> kinds;
-  for (auto& [k, n] : b) kinds.insert(k);
-  for (auto& [k, n] : a) kinds.insert(k);
-  for (const auto& k : kinds) s << "| " << k << " | " << b[k] << " | " << a[k] << " |\n";
-  s << "| **total** | " << before.findings.size() << " | " << after.findings.size() << " |\n";
-  s << "\n## Pending review\n\n";
-  std::size_t pending = 0;
-  for (std::size_t i = 0; i < store.size(); ++i)
-    if (store.record(i).status == "pending_review") {
-      s << "- `" << store.record(i).id << "`: " << store.record(i).content << "\n";
-      ++pending;
-    }
-  for (std::size_t i = 0; i < p.actions.size(); ++i)
-    if (res.outcomes[i].status == action_status::unapproved && p.actions[i].tier == 3) {
-      s << "- action `" << p.actions[i].type << "` on";
-      for (const auto& t : p.actions[i].targets) s << " `" << t << "`";
-      s << " (tier 3, needs a person)\n";
-      ++pending;
-    }
-  if (pending == 0) s << "nothing\n";
-  return s.str();
-}
-
 nlohmann::ordered_json apply_report_json(const apply_cli_options& o, const repair_plan& p, const apply_result& res,
                                          const report& before, const report& after) {
   nlohmann::ordered_json j;
@@ -304,6 +251,8 @@ int run_apply(const apply_cli_options& o) {
   opt.limits.max_wait = *wait;
   if (!(o.burst >= 1) || !(o.rate >= 0)) throw error(error_code::invalid_argument, "--burst must be >= 1 and --rate >= 0");
   const report before = run_detection(store, detect);
+  std::optional<memory_store<>> before_store;  // the audit report attributes root causes on it
+  if (!o.report.empty()) before_store = store;
   // Nothing touches the log before these checks: --out (and --report) must be writable, and the
   // run must fit the runs-per-day budget (the ledger counts it).
   check_writable(store_file_path(o.out), "--out");
@@ -335,9 +284,20 @@ int run_apply(const apply_cli_options& o) {
             << " failed" << (res.rate_limit_waits ? " (waited " + std::to_string(res.rate_limit_waited.count()) + " ms for the rate limit)" : std::string())
             << "; findings " << before.findings.size() << " -> " << after.findings.size() << "; wrote " << o.out
             << "\n";
-  if (!o.report.empty()) {
-    if (o.report.ends_with(".json")) emit(apply_report_json(o, p, res, before, after).dump(2), o.report);
-    else emit(apply_report_md(o, p, res, before, after, store), o.report);
+  if (!o.report.empty()) {  // audit report (audit/report.hpp): .json, .html/.htm, else Markdown
+    audit_options ao;
+    ao.title = "memhealth repair run: " + o.store + " -> " + o.out;
+    ao.threshold = detect.threshold;
+    const audit_report audit = make_audit_report(*before_store, store, before, after, p, res, ao);
+    if (o.report.ends_with(".json")) {
+      auto j = apply_report_json(o, p, res, before, after);
+      j["audit"] = to_json(audit);
+      emit(j.dump(2), o.report);
+    } else if (o.report.ends_with(".html") || o.report.ends_with(".htm")) {
+      emit(to_html(audit), o.report);
+    } else {
+      emit(to_markdown(audit), o.report);
+    }
   }
   return res.failed.empty() ? exit_ok : exit_findings;
 }
@@ -586,7 +546,7 @@ void add_apply(CLI::App& app, int& rc) {
   cmd->add_option("--plan", o->plan, "Plan file from memhealth plan")->required();
   cmd->add_option("--wal", o->wal, "Write-ahead log of this run (appended; durable before the store changes)")->required();
   cmd->add_option("--out", o->out, "Repaired store: JSONL (written atomically) or sqlite:PATH (a new database)")->required();
-  cmd->add_option("--report", o->report, "Audit report: FILE.md (Markdown) or FILE.json");
+  cmd->add_option("--report", o->report, "Audit report: FILE.md (Markdown), FILE.json or FILE.html (self-contained, with charts)");
   cmd->add_option("--approve", o->approve, "Run tier-2 (tier2) or tier-2 and tier-3 (tier3) actions; 'suspended' runs a suspended plan")
       ->check(CLI::IsMember({"tier2", "tier3", "suspended"}));
   cmd->add_option("--batch", o->batch, "Actions per group commit (one fdatasync each)")->check(CLI::Range(1, 100000));

@@ -73,3 +73,4 @@
 
 #include "memhealth/audit/drill.hpp"
 #include "memhealth/audit/tune.hpp"
+#include "memhealth/audit/report.hpp"
