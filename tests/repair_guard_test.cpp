@@ -3,7 +3,7 @@
 // Every expected number is worked out by hand in the comment next to it.
 #include <doctest/doctest.h>
 
-#include "flaky_store.hpp"
+#include "repair_test_support.hpp"
 
 #include <memhealth/detect/finding.hpp>
 #include <memhealth/io/jsonl.hpp>
@@ -60,23 +60,10 @@ std::vector<std::string> images(const store_t& s) {
   return out;
 }
 
-struct scratch_dir {
-  fs::path path;
-  explicit scratch_dir(const std::string& name) {
-    path = fs::temp_directory_path() / ("memhealth-guard-test-" + std::to_string(::getpid()) + "-" + name);
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~scratch_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+struct scratch_dir : test::scratch_dir {
+  explicit scratch_dir(const std::string& name) : test::scratch_dir(name, "memhealth-guard-test") {}
 };
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using test::slurp;
 
 // A fake clock: `sleep` advances it; nothing ever really waits.
 struct fake_clock {

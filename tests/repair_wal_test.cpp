@@ -1,7 +1,7 @@
 // Tests of repair/checksum.hpp, repair/apply_edit.hpp, repair/wal.hpp, repair/executor.hpp.
 #include <doctest/doctest.h>
 
-#include "flaky_store.hpp"
+#include "repair_test_support.hpp"
 
 #include <memhealth/io/jsonl.hpp>
 #include <memhealth/repair/apply_edit.hpp>
@@ -101,23 +101,10 @@ std::vector<std::string> prefix_images(const store_t& original, const repair_pla
   return out;
 }
 
-struct scratch_dir {
-  fs::path path;
-  explicit scratch_dir(const std::string& name) {
-    path = fs::temp_directory_path() / ("memhealth-wal-test-" + std::to_string(::getpid()) + "-" + name);
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~scratch_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+struct scratch_dir : test::scratch_dir {
+  explicit scratch_dir(const std::string& name) : test::scratch_dir(name, "memhealth-wal-test") {}
 };
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using test::slurp;
 
 using test::flaky_store;
 

@@ -71,6 +71,7 @@
 #include "memhealth/repair/executor.hpp"
 #include "memhealth/repair/planner.hpp"
 #include "memhealth/repair/wal.hpp"
+#include "memhealth/similarity/lsh.hpp"
 #include "memhealth/store/memory_store.hpp"
 
 namespace memhealth {
@@ -186,16 +187,11 @@ struct drill_result {
 namespace detail::drill {
 
 // splitmix64 stream (Steele, Lea, Flood, "Fast splittable pseudorandom number generators",
-// OOPSLA 2014): the same numbers on every platform.
+// OOPSLA 2014), the one lsh.hpp uses: the same numbers on every platform.
 struct rng {
   std::uint64_t state;
-  std::uint64_t next() noexcept {
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  double uniform() noexcept { return (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53; }  // (0,1)
+  std::uint64_t next() noexcept { return lsh_splitmix64(state); }
+  double uniform() noexcept { return uniform_open(state); }  // (0,1)
   std::size_t below(std::size_t n) noexcept { return static_cast<std::size_t>(next() % n); }
   float gaussian() noexcept {  // Box-Muller
     const double u1 = uniform(), u2 = uniform();

@@ -1,8 +1,14 @@
-// Test support shared by the repair tests: an in-memory store whose restore() throws for one
-// record index the first `failures` times (a backend hiccup), to make aborted intents.
+// Test support shared by the repair tests: a scratch directory, a whole-file reader, and an
+// in-memory store whose restore() throws for one record index the first `failures` times (a
+// backend hiccup), to make aborted intents.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstddef>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <span>
 #include <string>
@@ -15,6 +21,26 @@
 #include "memhealth/store/store.hpp"
 
 namespace memhealth::test {
+
+/// A fresh directory under the system temp dir, named `prefix`-<pid>-`name`, removed on scope exit.
+struct scratch_dir {
+  std::filesystem::path path;
+  explicit scratch_dir(const std::string& name, const std::string& prefix = "memhealth-test") {
+    path = std::filesystem::temp_directory_path() / (prefix + "-" + std::to_string(::getpid()) + "-" + name);
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~scratch_dir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+/// The bytes of a file ("" when it cannot be read).
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 
 struct flaky_store {
   using record_type = memory_record;
