@@ -604,6 +604,18 @@ TEST_CASE("conflict judge: cue rules") {
   CHECK(verdict("陈先生喜欢周末去爬山", "陈先生不再周末去爬山了").conflict);     // 不再 -> 周 occurs on the other side
   // both negated: agreement, not a conflict
   CHECK_FALSE(verdict("I don't eat meat", "I stopped eating meat").conflict);
+  // an aversion verb says what a negation says (PrefEval: "do not eat any animal products" vs
+  // "avoid all animal products" were archived as conflicts); content words {eat, meat} vs
+  // {avoid, eat, meat} overlap 1.0 and "not" applies to "eat", so only polarity separates them
+  CHECK(verdict("I do not eat meat", "I avoid eating meat").reason == "same_polarity");
+  CHECK(verdict("I refuse to fly at night", "I do not fly at night").reason == "same_polarity");
+  CHECK_FALSE(verdict("我不吃辣", "我避免吃辣").conflict);
+  CHECK(verdict("I refuse to use any beauty products that are tested on animals.",
+                "I only use vegan, cruelty-free beauty products that are not tested on animals.")
+            .reason == "same_polarity");
+  // ...but a negated aversion is the opposite polarity again
+  CHECK(verdict("I avoid meat", "I no longer avoid meat").conflict);
+  CHECK(verdict("I avoid sugar in my coffee", "I don't avoid sugar in my coffee").reason == "negation_cue");
   // negation on unrelated content
   CHECK_FALSE(verdict("I like tea", "I don't like coffee").conflict);
   // state versus event

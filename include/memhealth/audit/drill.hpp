@@ -33,7 +33,7 @@
 /// | scope_leak | copy of the target in another scope | cross_scope_duplicate |
 /// | mixed_embedding_version | the target's embedding_version renamed | mixed_embedding_version |
 /// | zero_padded_vector | vector replaced by a dense quarter-length unit vector padded with zeros | embedding_zero_padded |
-/// | stale_record | kind episodic, all times 200 days before `now`, weight cleared | stale |
+/// | stale_record | all times moved back 200 days, doubled until the kind's own decay curve is below half the stale threshold (kind set to episodic only for a kind that never decays), weight cleared | stale |
 /// | junk_content | content replaced by "lorem ipsum dolor sit amet N" | junk_content |
 ///
 /// ## Metrics
@@ -462,12 +462,23 @@ inline drill_result run_drill(std::vector<memory_record> records, const drill_op
           f.ids = {t.id};
           break;
         }
-        case fault_kind::stale_record:
-          t.kind = std::string(kinds::episodic);
-          t.created_at = t.updated_at = t.last_accessed_at = timestamp_from_epoch_ms(now_ms - 200 * day_ms);
+        case fault_kind::stale_record: {
+          // Aged under its own kind's curve: changing the kind (say to episodic) would also make
+          // the conflict judge's state-vs-event rule pair it with its untouched neighbours.
+          const auto weight_at = [&](std::int64_t days_back) {
+            return evaluate(check.decay.curve_for(t.kind), std::chrono::milliseconds{days_back * day_ms});
+          };
+          std::int64_t back = 200;
+          while (back < 40'000 && !(weight_at(back) < check.stale_threshold / 2)) back *= 2;
+          if (!(weight_at(back) < check.stale_threshold / 2)) {  // a kind that never decays
+            t.kind = std::string(kinds::episodic);
+            back = 200;
+          }
+          t.created_at = t.updated_at = t.last_accessed_at = timestamp_from_epoch_ms(now_ms - back * day_ms);
           t.effective_weight.reset();
           f.ids = {t.id};
           break;
+        }
         case fault_kind::junk_content:
           t.content = "lorem ipsum dolor sit amet " + std::to_string(serial++);
           f.ids = {t.id};

@@ -33,7 +33,10 @@
 ///    the character after 不/没有) occurs on the other side, so "no sugar" against "coffee:
 ///    black" or "not give up" against "keep pushing" is no conflict,
 ///    English words crudely stemmed (-ing, -ed, -es, -s dropped from words of 5+ letters), Chinese
-///    per character -> conflict ("negation_cue" / "change_cue");
+///    per character -> conflict ("negation_cue" / "change_cue"); except when the side without
+///    the cue states an aversion instead (avoid, refuse, dislike, hate, without, ...-free, skip;
+///    讨厌, 避免) and neither aversion is itself negated: "do not eat meat" vs "avoid meat" is
+///    no conflict ("same_polarity"), "no longer avoid meat" vs "avoid meat" still is;
 /// 6. otherwise no conflict ("no_cue").
 
 #include <algorithm>
@@ -85,6 +88,11 @@ inline constexpr auto restrict_words = std::to_array<sv>({"vegetarian", "vegan",
                                                       "avoids", "dislike", "dislikes", "hate", "hates",
                                                       "free", "sober", "kosher", "halal", "intolerant", "diet"});
 inline constexpr auto zh_restrict = std::to_array<sv>({"素食", "吃素", "过敏", "忌", "戒"});
+// verbs and words that state an aversion without a negation word: "avoid X" says what "do not X" says
+inline constexpr auto aversion_words = std::to_array<sv>({
+    "avoid", "avoids", "avoided", "avoiding", "refuse", "refuses", "refused", "refusing", "dislike", "dislikes",
+    "hate", "hates", "detest", "detests", "loathe", "loathes", "without", "free", "skip", "skips", "against"});
+inline constexpr auto zh_aversion = std::to_array<sv>({"讨厌", "避免", "反感", "避开"});
 inline constexpr auto relatives = std::to_array<sv>({
     "brother", "sister", "wife", "husband", "friend", "mom", "mother", "dad", "father", "son",
     "daughter", "colleague", "coworker", "boss", "partner", "boyfriend", "girlfriend", "kid", "kids", "child",
@@ -145,6 +153,8 @@ struct analysis {
   bool change = false;    // a change cue (stopped, switched, no longer, ...)
   bool event = false;     // past-event cues
   bool restrictive = false;
+  bool aversion = false;  // an aversion cue (avoid, refuse, hate, without, ...-free, 讨厌 ...)
+  bool negated_aversion = false;  // the aversion itself negated: "don't avoid", "no longer avoid"
   std::string holder;     // "" = unknown
 };
 
@@ -193,6 +203,20 @@ inline analysis analyse(sv norm, sv original, sv kind) {
               std::any_of(event_bigrams.begin(), event_bigrams.end(), [&](sv b) { return has_bigram(w, b); }) ||
               has_substring(norm, zh_event);
   a.restrictive = a.negation || a.change || has_word(w, restrict_words) || has_substring(norm, zh_restrict);
+  a.aversion = has_word(w, aversion_words) || has_substring(norm, zh_aversion);
+  for (std::size_t i = 1; i < w.size() && a.aversion; ++i) {
+    if (!in(aversion_words, w[i])) continue;
+    std::size_t p = i;  // the nearest earlier word that is not a stop word ("t" of "don t" is one)
+    while (p > 0 && in(stop_words, w[p - 1]) && w[p - 1] != "t") --p;
+    if (p == 0) continue;
+    const sv q = w[p - 1];
+    if (in(negation_words, q) || in(change_words, q) || q == "used" || (q == "longer" && p >= 2 && w[p - 2] == "no") ||
+        (q == "t" && p >= 2 && in(nt_stems, w[p - 2])))
+      a.negated_aversion = true;
+  }
+  for (sv cue : zh_negation)
+    for (sv av : zh_aversion)
+      if (norm.find(std::string(cue) + std::string(av)) != sv::npos) a.negated_aversion = true;
   a.holder = holder_of(w, norm, original);
   return a;
 }
@@ -323,6 +347,11 @@ struct default_conflict_judge {
       return {false, false, "refinement"};
     if (x.event != y.event && (x.restrictive || y.restrictive)) return {true, true, "state_vs_event"};
     if (neg_x != neg_y) {
+      // "do not eat meat" and "avoid meat" say the same thing; "no longer avoid meat" and "avoid
+      // meat" do not: a side is negative when it has any cue and its aversion is not negated
+      const bool negative_x = (neg_x || x.aversion) && !x.negated_aversion;
+      const bool negative_y = (neg_y || y.aversion) && !y.negated_aversion;
+      if (negative_x == negative_y) return {false, false, "same_polarity"};
       const auto tx = detail::cue::content_tokens(x), ty = detail::cue::content_tokens(y);
       const double overlap = detail::cue::overlap_coefficient(tx, ty);
       const bool in_scope = neg_x ? detail::cue::negation_in_scope(detail::cue::negated_targets(x, norm_a), ty)
