@@ -1,9 +1,10 @@
-// Tests of io/import_locomo.hpp and io/import_mem0.hpp.
+// Tests of io/import_locomo.hpp, io/import_mem0.hpp and io/import_prefeval.hpp.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <string_view>
@@ -11,6 +12,8 @@
 
 #include "memhealth/io/import_locomo.hpp"
 #include "memhealth/io/import_mem0.hpp"
+#include "memhealth/io/import_prefeval.hpp"
+#include "repair_test_support.hpp"
 
 using namespace memhealth;
 
@@ -371,4 +374,195 @@ TEST_CASE("import_mem0_text: lone object, empty input, errors") {
   CHECK(crlf.records[0].scope == "run:r1");
   CHECK(crlf.records[1].scope == "agent:g/run:r2");
   CHECK(crlf.issues.empty());
+}
+
+// ------------------------------------------------------------------ PrefEval
+
+namespace {
+
+const extra_field* extra_of(const memory_record& r, std::string_view name) {
+  const auto it = std::find_if(r.extra.begin(), r.extra.end(), [&](const extra_field& e) { return e.name == name; });
+  return it == r.extra.end() ? nullptr : &*it;
+}
+
+void write_file(const std::filesystem::path& p, std::string_view text) {
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+}  // namespace
+
+TEST_CASE("import_prefeval_text: mapping and quirks") {
+  const std::string_view json = R"([
+    {"preference": "I avoid caffeine after noon.", "question": "Which coffee shop is open late?",
+     "explanation": "Late coffee conflicts."},
+    {"preference": "I prefer aisle seats.", "question": "Book my flight.", "explanation": "Seats matter.",
+     "id": "x9", "rating": 5},
+    "just a string",
+    {"question": "orphan question"},
+    {"preference": 42, "question": "q"},
+    {"preference": "", "question": "q2", "explanation": null},
+    {"preference": "I like tea.", "preference": "I like coffee.", "question": "q3", "explanation": "e3"},
+    {"preference": "I don\u2019t eat pork.", "question": "Say \"hi\"", "explanation": "e4"}
+  ])";
+  const auto r = import_prefeval_text(json, "t", "t.json");
+  CHECK(r.lines_read == 8);
+  REQUIRE(r.records.size() == 5);
+  CHECK(r.records[0].id == "prefeval-t-1");
+  CHECK(r.records[1].id == "prefeval-t-2");
+  CHECK(r.records[2].id == "prefeval-t-6");
+  CHECK(r.records[3].id == "prefeval-t-7");
+  CHECK(r.records[4].id == "prefeval-t-8");
+
+  const auto& a = r.records[0];
+  CHECK(a.content == "I avoid caffeine after noon.");
+  CHECK(a.scope == "user:prefeval/topic:t");
+  CHECK(a.source == "user_declared");
+  CHECK(a.kind == "preference");
+  CHECK(a.status == "active");
+  CHECK(a.embedding.empty());
+  CHECK(!a.claim.has_value());
+  REQUIRE(a.created_at.has_value());
+  CHECK(epoch_ms(*a.created_at) == 1737504060000);  // 2025-01-22T00:01:00Z
+  CHECK(a.updated_at == a.created_at);
+  CHECK(!a.last_accessed_at.has_value());
+  CHECK(a.metadata.size() == 2);
+  CHECK(*meta<std::string>(a, "dataset") == "prefeval");
+  CHECK(*meta<std::string>(a, "topic") == "t");
+  REQUIRE(a.extra.size() == 2);
+  CHECK(a.extra[0] == extra_field{"question", "\"Which coffee shop is open late?\""});
+  CHECK(a.extra[1] == extra_field{"explanation", "\"Late coffee conflicts.\""});
+
+  // an entry key naming a record field is renamed; other keys are kept as they are
+  const auto& b = r.records[1];
+  REQUIRE(b.extra.size() == 4);
+  CHECK(b.extra[2] == extra_field{"prefeval_id", "\"x9\""});
+  CHECK(b.extra[3] == extra_field{"rating", "5"});
+  CHECK(b.id == "prefeval-t-2");
+
+  const auto& e = r.records[2];  // [5]: empty preference, null explanation
+  CHECK(e.content.empty());
+  CHECK(epoch_ms(*e.created_at) == 1737504360000);  // base + 6 minutes
+  REQUIRE(extra_of(e, "explanation") != nullptr);
+  CHECK(extra_of(e, "explanation")->json == "null");
+  CHECK(r.records[3].content == "I like tea.");  // the first of two "preference" keys
+  CHECK(r.records[4].content == "I don\xE2\x80\x99t eat pork.");
+  CHECK(extra_of(r.records[4], "question")->json == R"("Say \"hi\"")");
+
+  REQUIRE(r.issues.size() == 7);
+  CHECK(r.issues[0].field == "[1].id");
+  CHECK(r.issues[0].record_kept);
+  CHECK(r.issues[1].field == "[2]");
+  CHECK(!r.issues[1].record_kept);
+  CHECK(r.issues[2].field == "[3].preference");
+  CHECK(r.issues[2].reason.find("missing") != std::string::npos);
+  CHECK(!r.issues[2].record_kept);
+  CHECK(r.issues[3].field == "[4].preference");
+  CHECK(!r.issues[3].record_kept);
+  CHECK(r.issues[4].field == "[5].explanation");
+  CHECK(r.issues[4].record_kept);
+  CHECK(r.issues[5].field == "[5].preference");
+  CHECK(r.issues[5].reason.find("empty") != std::string::npos);
+  CHECK(r.issues[6].field == "[6].preference");
+  CHECK(r.issues[6].reason.find("duplicate key") != std::string::npos);
+  CHECK(r.issues[6].reason.find("I like coffee.") != std::string::npos);  // named, not silently lost
+  for (const auto& i : r.issues) {
+    CHECK(i.file == "t.json");
+    CHECK(i.line == 0);
+  }
+}
+
+TEST_CASE("import_prefeval_text: missing question and explanation") {
+  const auto r = import_prefeval_text(R"([{"preference": "I hate queues."}])", "x");
+  REQUIRE(r.records.size() == 1);
+  CHECK(r.records[0].extra.empty());
+  REQUIRE(r.issues.size() == 2);
+  CHECK(r.issues[0].field == "[0].question");
+  CHECK(r.issues[1].field == "[0].explanation");
+  CHECK(r.issues[0].record_kept);
+}
+
+TEST_CASE("import_prefeval: errors, empty input") {
+  CHECK_THROWS_AS(import_prefeval_text("{\"preference\": \"a\"}", "t"), error);
+  try {
+    (void)import_prefeval_text("[{\"preference\": ", "t");
+    FAIL("expected an exception");
+  } catch (const error& e) {
+    CHECK(e.code() == error_code::parse);
+  }
+  CHECK_THROWS_AS(import_prefeval(std::filesystem::path{MEMHEALTH_SOURCE_DIR} / "tests" / "no-such-prefeval.json"), error);
+  const auto empty = import_prefeval_text("[]", "t");
+  CHECK(empty.records.empty());
+  CHECK(empty.issues.empty());
+  CHECK(empty.lines_read == 0);
+}
+
+TEST_CASE("import_prefeval: a directory of topic files") {
+  const test::scratch_dir dir("prefeval-dir");
+  write_file(dir.path / "c_topic.json", R"([{"preference": "C one", "question": "q", "explanation": "e"},
+                                           {"preference": "C two", "question": "q", "explanation": "e"}])");
+  write_file(dir.path / "a_topic.json", R"([{"preference": "A one", "question": "q", "explanation": "e"}])");
+  write_file(dir.path / "b_bad.json", R"({"preference": "not in an array"})");
+  write_file(dir.path / "README.md", "# not read\n");
+  const auto r = import_prefeval(dir.path);
+  CHECK(r.lines_read == 3);
+  REQUIRE(r.records.size() == 3);  // file-name order: a_topic, (b_bad skipped), c_topic
+  CHECK(r.records[0].id == "prefeval-a_topic-1");
+  CHECK(r.records[0].scope == "user:prefeval/topic:a_topic");
+  CHECK(r.records[1].id == "prefeval-c_topic-1");
+  CHECK(r.records[2].id == "prefeval-c_topic-2");
+  CHECK(r.records[2].content == "C two");
+  CHECK(*meta<std::string>(r.records[2], "topic") == "c_topic");
+  CHECK(epoch_ms(*r.records[2].created_at) == 1737504120000);  // positions count per file
+  REQUIRE(r.issues.size() == 1);
+  CHECK(!r.issues[0].record_kept);
+  CHECK(r.issues[0].file.find("b_bad.json") != std::string::npos);
+  CHECK(r.issues[0].reason.find("not a JSON array") != std::string::npos);
+
+  const test::scratch_dir none("prefeval-empty");
+  const auto e = import_prefeval(none.path);
+  CHECK(e.records.empty());
+  REQUIRE(e.issues.size() == 1);
+  CHECK(e.issues[0].reason.find("no .json file") != std::string::npos);
+}
+
+// Expected values from a one-off python3 script over the JSON files: 10 topic files are in
+// shared/data (its README lists 20 topics and 1,000 preferences upstream; these 10 hold
+// 31+54+51+56+62+52+53+57+52+49 = 517), every entry has the three string fields.
+TEST_CASE("import_prefeval: the real directory") {
+  const auto dir = shared_data / "prefeval-explicit";
+  if (!std::filesystem::is_directory(dir)) {
+    MESSAGE("skipped: " << dir.string() << " is absent");
+    return;
+  }
+  const auto r = import_prefeval(dir);
+  CHECK(r.records.size() == 517);
+  CHECK(r.lines_read == 517);
+  CHECK(r.issues.empty());
+  const auto scopes = scopes_of(r);
+  CHECK(scopes.size() == 10);
+  CHECK(scopes.contains("user:prefeval/topic:lifestyle_dietary"));
+  CHECK(std::count_if(r.records.begin(), r.records.end(), [](const memory_record& m) {
+          return m.scope == "user:prefeval/topic:lifestyle_dietary";
+        }) == 57);
+  std::set<std::string> ids;
+  for (const auto& m : r.records) ids.insert(m.id);
+  CHECK(ids.size() == 517);
+  CHECK(r.records.front().id == "prefeval-education_learning_styles-1");
+  CHECK(r.records.back().id == "prefeval-lifestyle_health-49");
+  CHECK(r.records.back().content == "I don't use any single-use plastics due to environmental concerns.");
+  CHECK(epoch_ms(*r.records.back().created_at) == 1737506940000);  // base + 49 minutes
+
+  const auto* nut = by_id(r, "prefeval-lifestyle_dietary-2");
+  REQUIRE(nut != nullptr);
+  CHECK(nut->content == "I have a severe nut allergy and must avoid all nuts and nut byproducts.");
+  REQUIRE(extra_of(*nut, "question") != nullptr);
+  CHECK(extra_of(*nut, "question")->json ==
+        R"("Can you recommend some popular local dishes I should try during my visit to Thailand?")");
+  const auto* sugar = by_id(r, "prefeval-lifestyle_fit-23");
+  REQUIRE(sugar != nullptr);
+  CHECK(sugar->content == "I don\xE2\x80\x99t consume any type of sugar, including natural sugars.");  // U+2019
+
+  const auto one = import_prefeval(dir / "lifestyle_dietary.json");
+  CHECK(one.records.size() == 57);
+  CHECK(one.records[1].id == nut->id);
 }

@@ -17,10 +17,11 @@ struct import_options {
   std::size_t dim = 384;
 };
 
-// One source of `import`: a dataset (locomo, mem0) or a memhealth store (jsonl, sqlite).
+// One source of `import`: a dataset (locomo, mem0, prefeval) or a memhealth store (jsonl, sqlite).
 load_result import_source(const std::string& format, const std::string& src) {
   if (format == "locomo") return import_locomo(src);
   if (format == "mem0") return import_mem0(src);
+  if (format == "prefeval") return import_prefeval(src);  // a topic file or a directory of them
   if (format == "sqlite") return load_store_file(is_sqlite_store(src) ? src : std::string(sqlite_prefix) + src);
   auto lr = read_jsonl(src);
   // moving a store must not lose anything: a line that is not JSON at all cannot be carried over
@@ -35,7 +36,8 @@ int run_import(const import_options& o) {
   check_new_store_output(o.out);  // before any work: an sqlite: output must be a new file
   load_result all;
   for (const auto& src : o.sources) {
-    if (!std::filesystem::is_regular_file(store_file_path(src))) {
+    const bool dir_ok = o.format == "prefeval" && std::filesystem::is_directory(src);
+    if (!dir_ok && !std::filesystem::is_regular_file(store_file_path(src))) {
       std::cerr << "memhealth import: cannot read " << src << "\n";
       return exit_usage;
     }
@@ -123,10 +125,10 @@ int run_stats(const stats_options& o) {
 void add_import(CLI::App& app, int& rc) {
   auto o = std::make_shared<import_options>();
   auto* cmd = app.add_subcommand("import", "Import a dataset, or move a store between JSONL and SQLite");
-  cmd->add_option("format", o->format, "Input format")->required()->check(CLI::IsMember({"locomo", "mem0", "jsonl", "sqlite"}));
+  cmd->add_option("format", o->format, "Input format")->required()->check(CLI::IsMember({"locomo", "mem0", "prefeval", "jsonl", "sqlite"}));
   cmd->add_option("sources", o->sources,
-                  "Input files (LoCoMo conversation JSON, mem0 export JSON/JSONL, a memhealth JSONL store, an SQLite "
-                  "store as PATH or sqlite:PATH)")
+                  "Input files (LoCoMo conversation JSON, mem0 export JSON/JSONL, PrefEval topic JSON or a directory of "
+                  "them, a memhealth JSONL store, an SQLite store as PATH or sqlite:PATH)")
       ->required();
   cmd->add_option("--out", o->out, "Output store: JSONL (written atomically) or sqlite:PATH (a new database)")->required();
   cmd->add_option("--embed", o->embed, "Embed records without embeddings: lexical (built-in stand-in model) or none")

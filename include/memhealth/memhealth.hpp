@@ -27,6 +27,7 @@
 #include "memhealth/io/jsonl.hpp"
 #include "memhealth/io/import_locomo.hpp"
 #include "memhealth/io/import_mem0.hpp"
+#include "memhealth/io/import_prefeval.hpp"
 
 #include "memhealth/text/normalize.hpp"
 #include "memhealth/embed/embedder.hpp"

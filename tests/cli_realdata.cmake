@@ -1,0 +1,140 @@
+# The memhealth tool on real preference data (PrefEval explicit preferences), run by ctest:
+#   cmake -DMEMHEALTH=<tool> -DDATA_DIR=<shared data> -DWORK=<scratch dir> -P cli_realdata.cmake
+# import (a directory of topic files) -> stats -> check -> drill with the SPEC gates (coverage
+# >= 0.95 overall and for every fault kind, false-positive rate <= 0.02, no harm) -> plan ->
+# apply (tier 2 approved, through the WAL) -> rollback: byte-identical to the imported store.
+# Exits 77 (skipped) when the data directory is absent. (LoCoMo runs in cli_roundtrip.cmake.)
+cmake_minimum_required(VERSION 3.25)
+include("${CMAKE_CURRENT_LIST_DIR}/cli_common.cmake")
+
+set(P "${DATA_DIR}/prefeval-explicit")
+if(NOT IS_DIRECTORY "${P}")
+  message(STATUS "${P} not found: skipped")
+  cmake_language(EXIT 77)
+endif()
+# Detection clock: a month after the fixed creation times (2025-01-22T00:01Z + k minutes), so
+# nothing is stale at the preference half-life of 180 days.
+set(NOW 2025-02-22T00:00:00Z)
+set(STORE "${WORK}/prefeval.jsonl")
+
+string(TIMESTAMP t0 "%s")
+run("0" "${MEMHEALTH}" import prefeval "${P}" --out "${STORE}" --embed lexical --dim 384)
+string(TIMESTAMP t1 "%s")
+# 517 preferences in the 10 topic files present (counted independently with python3), one
+# scope per topic, no load issues
+run("0" "${MEMHEALTH}" stats "${STORE}" --format json)
+string(JSON records GET "${last_out}" records)
+string(JSON nscopes LENGTH "${last_out}" by_scope)
+string(JSON nissues LENGTH "${last_out}" load_issues)
+string(JSON n_dietary GET "${last_out}" by_scope "user:prefeval/topic:lifestyle_dietary")
+string(JSON n_pref GET "${last_out}" by_kind preference)
+if(NOT records EQUAL 517 OR NOT nscopes EQUAL 10 OR NOT nissues EQUAL 0 OR NOT n_dietary EQUAL 57
+   OR NOT n_pref EQUAL 517)
+  message(FATAL_ERROR "stats prefeval: ${records} records, ${nscopes} scopes, ${nissues} issues, "
+                      "${n_dietary} dietary, ${n_pref} preferences (expected 517, 10, 0, 57, 517)")
+endif()
+
+# check: the release's byte-identical preferences are found (python3 over the files): 4 clusters
+# within a topic (pixel art x3 in entertain_games; superhero movies, cruelty-free beauty, spicy
+# food x2) and 3 texts filed under both education topics (cross-scope). Exit 1: the
+# cross-scope duplicates are errors.
+run("1" "${MEMHEALTH}" check "${STORE}" --now ${NOW} --format json --out "${WORK}/check.json")
+string(TIMESTAMP t2 "%s")
+file(READ "${WORK}/check.json" check)
+string(JSON schema_version GET "${check}" schema_version)
+string(JSON nfind GET "${check}" summary findings)
+string(JSON n_exact GET "${check}" summary by_kind exact_duplicate)
+string(JSON n_cross GET "${check}" summary by_kind cross_scope_duplicate)
+string(JSON nkinds LENGTH "${check}" summary by_kind)
+set(by_kind "")
+math(EXPR last "${nkinds} - 1")
+foreach(i RANGE ${last})
+  string(JSON k MEMBER "${check}" summary by_kind ${i})
+  string(JSON n GET "${check}" summary by_kind "${k}")
+  string(APPEND by_kind " ${k}=${n}")
+endforeach()
+message(STATUS "check prefeval: ${nfind} findings:${by_kind}")
+if(NOT schema_version EQUAL 1 OR NOT n_exact EQUAL 4 OR NOT n_cross EQUAL 3)
+  message(FATAL_ERROR "check prefeval: schema_version ${schema_version}, exact_duplicate ${n_exact}, "
+                      "cross_scope_duplicate ${n_cross} (expected 1, 4, 3)")
+endif()
+# No contradictions: the judge used to flag six pairs of same-direction restrictions ("do not
+# eat any animal products" vs "avoid all animal products"; "refuse to use products tested on
+# animals" vs "only use cruelty-free products not tested on animals"), read one by one: none is
+# a contradiction, and apply --approve tier2 archived one side of each.
+string(JSON n_conflict ERROR_VARIABLE conflict_key_missing GET "${check}" summary by_kind conflict)
+if(conflict_key_missing STREQUAL "NOTFOUND")  # "NOTFOUND" = no error: the key exists
+  message(FATAL_ERROR "check prefeval: ${n_conflict} conflicts (expected none)")
+endif()
+
+# fault drill: the gates of SPEC section 4 overall and for each of the twelve kinds; the store
+# itself is not written
+file(SHA256 "${STORE}" before)
+run("0" "${MEMHEALTH}" drill "${STORE}" --seed 1 --now ${NOW} --format json --min-coverage 0.95 --max-fpr 0.02
+    --out "${WORK}/drill.json")
+string(TIMESTAMP t3 "%s")
+file(READ "${WORK}/drill.json" drill)
+string(JSON coverage GET "${drill}" coverage)
+string(JSON fpr GET "${drill}" false_positive_rate)
+string(JSON fp GET "${drill}" false_positive_records)
+string(JSON untouched GET "${drill}" untouched_records)
+string(JSON harm GET "${drill}" healthy_records_changed)
+string(JSON injected GET "${drill}" injected)
+string(JSON detected GET "${drill}" detected)
+string(JSON attempted GET "${drill}" repair_attempted)
+string(JSON repaired GET "${drill}" repaired)
+string(JSON success GET "${drill}" repair_success)
+string(JSON kinds LENGTH "${drill}" per_kind)
+if(NOT kinds EQUAL 12)
+  message(FATAL_ERROR "drill prefeval: ${kinds} fault kinds (expected 12)")
+endif()
+set(per_kind "")
+set(low "")
+foreach(i RANGE 11)
+  string(JSON k MEMBER "${drill}" per_kind ${i})
+  string(JSON kc GET "${drill}" per_kind "${k}" coverage)
+  string(JSON ki GET "${drill}" per_kind "${k}" injected)
+  string(JSON kd GET "${drill}" per_kind "${k}" detected)
+  string(APPEND per_kind " ${k}=${kd}/${ki}")
+  if(ki EQUAL 0 OR kc LESS 0.95)
+    string(APPEND low " ${k}")
+  endif()
+endforeach()
+message(STATUS "drill prefeval: coverage ${detected}/${injected} = ${coverage}; per kind:${per_kind}; "
+               "false positives ${fp}/${untouched} = ${fpr}; repaired ${repaired}/${attempted} = ${success}; "
+               "healthy records changed ${harm}")
+if(coverage LESS 0.95 OR fpr GREATER 0.02 OR NOT harm EQUAL 0 OR NOT low STREQUAL "")
+  message(FATAL_ERROR "drill prefeval: coverage ${coverage}, fpr ${fpr}, harm ${harm}, kinds below 0.95:${low}")
+endif()
+file(SHA256 "${STORE}" after)
+if(NOT before STREQUAL after)
+  message(FATAL_ERROR "drill changed its input store")
+endif()
+
+# plan, apply with tier-2 approval, roll back: the imported store comes back byte for byte
+run("0" "${MEMHEALTH}" plan "${STORE}" --out "${WORK}/plan.json" --now ${NOW})
+run("0" "${MEMHEALTH}" apply "${STORE}" --plan "${WORK}/plan.json" --wal "${WORK}/run.wal" --out "${WORK}/new.jsonl"
+    --approve tier2 --now ${NOW} --report "${WORK}/report.json")
+file(READ "${WORK}/report.json" report)
+string(JSON failed GET "${report}" failed)
+string(JSON applied GET "${report}" applied)
+if(NOT failed EQUAL 0 OR applied LESS 4)
+  message(FATAL_ERROR "apply prefeval: ${applied} applied, ${failed} failed")
+endif()
+execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${STORE}" "${WORK}/new.jsonl" RESULT_VARIABLE unchanged)
+if(unchanged EQUAL 0)
+  message(FATAL_ERROR "apply prefeval did not change the store")
+endif()
+run("0" "${MEMHEALTH}" diff "${STORE}" "${WORK}/new.jsonl" --wal "${WORK}/run.wal")
+run("0" "${MEMHEALTH}" rollback "${WORK}/new.jsonl" --wal "${WORK}/run.wal" --out "${WORK}/restored.jsonl")
+string(TIMESTAMP t4 "%s")
+execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${STORE}" "${WORK}/restored.jsonl" RESULT_VARIABLE same)
+if(NOT same EQUAL 0)
+  message(FATAL_ERROR "rollback did not reproduce the imported PrefEval store byte for byte")
+endif()
+math(EXPR s_import "${t1} - ${t0}")
+math(EXPR s_check "${t2} - ${t1}")
+math(EXPR s_drill "${t3} - ${t2}")
+math(EXPR s_repair "${t4} - ${t3}")
+message(STATUS "cli real data (PrefEval): ok; ${applied} actions applied; wall seconds: import ${s_import}, "
+               "check ${s_check}, drill ${s_drill}, plan+apply+diff+rollback ${s_repair}")
