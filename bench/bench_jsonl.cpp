@@ -34,16 +34,18 @@
 #include <string>
 #include <vector>
 
+#include "bench_common.hpp"
 #include "memhealth/io/jsonl.hpp"
 
 namespace {
 
-constexpr std::size_t k_records = 100'000;
+// 100,000 records; 2,000 with MEMHEALTH_BENCH_TINY=1 (a separate file)
+const std::size_t k_records = memhealth_bench::tiny() ? 2'000 : 100'000;
 constexpr std::size_t k_dim = 384;
 
 std::filesystem::path data_path() {
   if (const char* p = std::getenv("MEMHEALTH_BENCH_JSONL")) return p;
-  return "/tmp/memhealth_bench_100k_384.jsonl";
+  return memhealth_bench::tiny() ? "/tmp/memhealth_bench_2k_384.jsonl" : "/tmp/memhealth_bench_100k_384.jsonl";
 }
 
 // Deterministic realistic records: sentences from word lists, a few metadata keys, timestamps
@@ -217,7 +219,7 @@ void load_orjson(benchmark::State& state) {
   std::filesystem::path script = std::filesystem::path(__FILE__).parent_path() / "orjson_load.py";
   if (const char* s = std::getenv("MEMHEALTH_BENCH_ORJSON_SCRIPT")) script = s;
   if (std::system("python3 -c 'import orjson' >/dev/null 2>&1") != 0) {
-    state.SkipWithError("python3 with orjson is not available");
+    state.SkipWithError("skipped: python3 with orjson is not available");
     return;
   }
   const std::string out = "/tmp/memhealth_bench_orjson.json";

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "memhealth/detect/default_pipeline.hpp"
+#include "bench_common.hpp"
 #include "memhealth/io/jsonl.hpp"
 #include "memhealth/repair/executor.hpp"
 #include "memhealth/store/memory_store.hpp"
@@ -37,11 +38,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace memhealth;
 
-std::size_t bench_n() {
-  if (const char* e = std::getenv("MEMHEALTH_BENCH_SQLITE_N"))
-    if (long v = std::atol(e); v > 0) return std::size_t(v);
-  return 100000;
-}
+std::size_t bench_n() { return memhealth_bench::size_from_env("MEMHEALTH_BENCH_SQLITE_N", 100000, 2000); }
 
 struct fixture {
   fs::path dir, jsonl, db;
