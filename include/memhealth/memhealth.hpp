@@ -55,9 +55,12 @@
 #include "memhealth/drift/migration_gate.hpp"
 
 #include "memhealth/similarity/kernels.hpp"
+#include "memhealth/similarity/gemm_backend.hpp"
 #include "memhealth/similarity/join.hpp"
+#include "memhealth/similarity/quantized_join.hpp"
 #include "memhealth/similarity/blocking.hpp"
 #include "memhealth/similarity/lsh.hpp"
+#include "memhealth/similarity/kmeans_blocking.hpp"
 
 #include "memhealth/repair/action.hpp"
 #include "memhealth/repair/apply_edit.hpp"

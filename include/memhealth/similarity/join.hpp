@@ -9,6 +9,14 @@
 /// No allocation happens inside the tile loop apart from the growth of the per-band pair buffer
 /// (amortised, capacity kept between bands).
 ///
+/// The GEMM of each tile goes through a backend policy (similarity/gemm_backend.hpp):
+/// `default_gemm` (memhealth's AVX2/FMA kernel chosen at run time, else Eigen), `eigen_gemm`, or
+/// a CBLAS such as OpenBLAS (include similarity/cblas_backend.hpp and pass `cblas_gemm{}`).
+/// The threshold scan is fused per tile: it reads the tile while it is in cache, 16 scores per
+/// compare-and-mask step (SSE2 on x86-64, scalar elsewhere), and touches the pair buffer only for
+/// the rare step with a hit. The tile buffer is allocated once per worker; `avx2_gemm` also keeps
+/// one thread-local packing buffer per thread.
+///
 /// Output order is deterministic: pairs come out sorted by (i, j), whatever the tile size or the
 /// number of threads (each band of tile rows is sorted before it is emitted; threads work on
 /// consecutive bands in rounds of one band per thread and the round is emitted in band order, so
@@ -29,7 +37,12 @@
 #include <thread>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "memhealth/config.hpp"
+#include "memhealth/similarity/gemm_backend.hpp"
 #include "memhealth/similarity/kernels.hpp"
 
 namespace memhealth {
@@ -67,12 +80,36 @@ inline bool pair_less(const scored_pair& a, const scored_pair& b) noexcept {
 
 inline constexpr std::size_t no_pair_cap = static_cast<std::size_t>(-1);
 
+// Appends every j in [j0, j1) with row[j] >= t (NaN never passes) as pair (gi, c0 + j).
+inline void scan_row(const float* row, Eigen::Index j0, Eigen::Index j1, float t, Eigen::Index gi, Eigen::Index c0,
+                     std::vector<scored_pair>& hits) {
+  Eigen::Index j = j0;
+  auto push = [&](Eigen::Index k) {
+    hits.push_back({static_cast<std::uint32_t>(gi), static_cast<std::uint32_t>(c0 + k), row[k]});
+  };
+#if defined(__SSE2__)
+  const __m128 tv = _mm_set1_ps(t);
+  for (; j + 16 <= j1; j += 16) {
+    const __m128 m0 = _mm_or_ps(_mm_cmpge_ps(_mm_loadu_ps(row + j), tv), _mm_cmpge_ps(_mm_loadu_ps(row + j + 4), tv));
+    const __m128 m1 =
+        _mm_or_ps(_mm_cmpge_ps(_mm_loadu_ps(row + j + 8), tv), _mm_cmpge_ps(_mm_loadu_ps(row + j + 12), tv));
+    if (_mm_movemask_ps(_mm_or_ps(m0, m1)) == 0) continue;
+    for (Eigen::Index k = j; k < j + 16; ++k)
+      if (row[k] >= t) push(k);
+  }
+#endif
+  for (; j < j1; ++j)
+    if (row[j] >= t) push(j);
+}
+
 // Scans band [r0, r1) of A against all of B (or its upper triangle when self), appending hits.
 // Stops once it holds cap + 1 hits (the extra one proves the cap is exceeded) and returns false.
-template <class Kernel>
+// Scan = false computes the same GEMM tiles and skips the scan (the benchmarks' bare-GEMM
+// reference).
+template <bool Scan = true, class Kernel, class Backend>
 bool join_band(const rows_cref& a, const rows_cref& b, bool self, Eigen::Index r0, Eigen::Index r1, float t,
-               Eigen::Index tile, const Kernel& kernel, row_matrix& buffer, std::vector<scored_pair>& hits,
-               std::size_t cap) {
+               Eigen::Index tile, const Kernel& kernel, const Backend& backend, row_matrix& buffer,
+               std::vector<scored_pair>& hits, std::size_t cap) {
   const Eigen::Index nb = b.rows();
   const Eigen::Index c_begin = self ? r0 : 0;
   bool complete = true;
@@ -80,15 +117,13 @@ bool join_band(const rows_cref& a, const rows_cref& b, bool self, Eigen::Index r
     const Eigen::Index c1 = std::min(nb, c0 + tile);
     const Eigen::Index ra = r1 - r0, rb = c1 - c0;
     auto s = buffer.topLeftCorner(ra, rb);
-    kernel.tile(a.middleRows(r0, ra), b.middleRows(c0, rb), s);
+    kernel_tile(kernel, a.middleRows(r0, ra), b.middleRows(c0, rb), s, backend);
+    if constexpr (!Scan) continue;
     for (Eigen::Index i = 0; i < ra; ++i) {
       const Eigen::Index gi = r0 + i;
       // self join: only j > i (the diagonal tile is scanned from its upper triangle)
       const Eigen::Index j_begin = self ? std::max<Eigen::Index>(0, gi + 1 - c0) : 0;
-      const float* row = s.row(i).data();
-      for (Eigen::Index j = j_begin; j < rb; ++j)
-        if (row[j] >= t)
-          hits.push_back({static_cast<std::uint32_t>(gi), static_cast<std::uint32_t>(c0 + j), row[j]});
+      scan_row(s.row(i).data(), j_begin, rb, t, gi, c0, hits);
       if (hits.size() > cap) {
         hits.resize(cap + 1);
         complete = false;
@@ -101,9 +136,9 @@ bool join_band(const rows_cref& a, const rows_cref& b, bool self, Eigen::Index r
   return complete;
 }
 
-template <class Kernel, class Out>
+template <bool Scan = true, class Kernel, class Out, class Backend = default_gemm>
 join_stats run_join(const rows_cref& a, const rows_cref& b, bool self, float t, Out& emit, const join_options& opt,
-                    const Kernel& kernel) {
+                    const Kernel& kernel, const Backend& backend = {}) {
   MEMHEALTH_ASSERT(opt.tile >= 1, "threshold_join: tile must be >= 1");
   MEMHEALTH_ASSERT(opt.threads >= 1, "threshold_join: threads must be >= 1");
   MEMHEALTH_ASSERT(a.cols() == b.cols(), "threshold_join: matrices of different dimension");
@@ -139,8 +174,8 @@ join_stats run_join(const rows_cref& a, const rows_cref& b, bool self, float t, 
     std::vector<scored_pair> hits;
     for (Eigen::Index band = 0; band < bands; ++band) {
       hits.clear();
-      const bool complete = join_band(a, b, self, band * tile, std::min(n, (band + 1) * tile), t, tile, kernel,
-                                      buffer, hits, remaining());
+      const bool complete = join_band<Scan>(a, b, self, band * tile, std::min(n, (band + 1) * tile), t, tile,
+                                            kernel, backend, buffer, hits, remaining());
       if (!drain(hits, complete)) break;
     }
     return stats;
@@ -160,8 +195,8 @@ join_stats run_join(const rows_cref& a, const rows_cref& b, bool self, float t, 
           const Eigen::Index band = round + w;
           if (buffers[k].size() == 0) buffers[k].resize(std::min(tile, n), tile_cols);
           per_band[k].clear();
-          complete[k] = join_band(a, b, self, band * tile, std::min(n, (band + 1) * tile), t, tile, kernel,
-                                  buffers[k], per_band[k], cap);
+          complete[k] = join_band<Scan>(a, b, self, band * tile, std::min(n, (band + 1) * tile), t, tile,
+                                        kernel, backend, buffers[k], per_band[k], cap);
         });
     }
     for (Eigen::Index w = 0; w < workers && round + w < bands; ++w) {
@@ -182,13 +217,17 @@ join_stats run_join(const rows_cref& a, const rows_cref& b, bool self, float t, 
 /// @param t threshold in the kernel's units (cosine in [-1, 1]).
 /// @param emit callable `(std::uint32_t i, std::uint32_t j, float score)`.
 /// @return pairs emitted, and whether `opt.max_pairs` cut the join.
+/// @param backend GEMM backend of the tiles (gemm_backend.hpp): `default_gemm` (AVX2/FMA kernel
+///          when the CPU has it, else Eigen), `eigen_gemm`, or `cblas_gemm` from cblas_backend.hpp
+///          for a linked CBLAS. The pairs are the same set for
+///          every backend up to rounding of scores within ~d·2^-24 of t.
 /// @throws memhealth::error(precondition) for tile < 1, threads < 1 or n >= 2^32.
 /// @complexity O(n² d / 2) flops in tiles of `opt.tile`²; memory O(tile² · threads) floats plus
 ///             at most `threads` bands of pairs.
-template <class Out, class Kernel = cosine_kernel>
+template <class Out, class Kernel = cosine_kernel, class Backend = default_gemm>
 join_stats threshold_join(const rows_cref& X, float t, Out&& emit, const join_options& opt = {},
-                          const Kernel& kernel = {}) {
-  return detail::run_join(X, X, true, t, emit, opt, kernel);
+                          const Kernel& kernel = {}, const Backend& backend = {}) {
+  return detail::run_join(X, X, true, t, emit, opt, kernel, backend);
 }
 
 /// Exact two-set threshold join: `emit(i, j, score)` for every row i of A and row j of B with
@@ -196,28 +235,32 @@ join_stats threshold_join(const rows_cref& X, float t, Out&& emit, const join_op
 /// @param A na x d, @param B nb x d, both row-major float32 (unit rows for cosine).
 /// @return pairs emitted, and whether `opt.max_pairs` cut the join.
 /// @throws memhealth::error(precondition) when A and B have different column counts.
+/// @param backend GEMM backend of the tiles, as for `threshold_join`.
 /// @complexity O(na · nb · d) flops; memory O(tile² · threads + output).
-template <class Out, class Kernel = cosine_kernel>
+template <class Out, class Kernel = cosine_kernel, class Backend = default_gemm>
 join_stats join(const rows_cref& A, const rows_cref& B, float t, Out&& emit, const join_options& opt = {},
-                const Kernel& kernel = {}) {
-  return detail::run_join(A, B, false, t, emit, opt, kernel);
+                const Kernel& kernel = {}, const Backend& backend = {}) {
+  return detail::run_join(A, B, false, t, emit, opt, kernel, backend);
 }
 
 /// Convenience: the symmetric join's pairs as a vector, sorted by (i, j).
-template <class Kernel = cosine_kernel>
+template <class Kernel = cosine_kernel, class Backend = default_gemm>
 [[nodiscard]] std::vector<scored_pair> threshold_join_pairs(const rows_cref& X, float t, const join_options& opt = {},
-                                                            const Kernel& kernel = {}) {
+                                                            const Kernel& kernel = {}, const Backend& backend = {}) {
   std::vector<scored_pair> out;
-  threshold_join(X, t, [&](std::uint32_t i, std::uint32_t j, float s) { out.push_back({i, j, s}); }, opt, kernel);
+  threshold_join(
+      X, t, [&](std::uint32_t i, std::uint32_t j, float s) { out.push_back({i, j, s}); }, opt, kernel, backend);
   return out;
 }
 
 /// Convenience: the two-set join's pairs as a vector, sorted by (i, j).
-template <class Kernel = cosine_kernel>
+template <class Kernel = cosine_kernel, class Backend = default_gemm>
 [[nodiscard]] std::vector<scored_pair> join_pairs(const rows_cref& A, const rows_cref& B, float t,
-                                                  const join_options& opt = {}, const Kernel& kernel = {}) {
+                                                  const join_options& opt = {}, const Kernel& kernel = {},
+                                                  const Backend& backend = {}) {
   std::vector<scored_pair> out;
-  join(A, B, t, [&](std::uint32_t i, std::uint32_t j, float s) { out.push_back({i, j, s}); }, opt, kernel);
+  join(A, B, t, [&](std::uint32_t i, std::uint32_t j, float s) { out.push_back({i, j, s}); }, opt, kernel,
+       backend);
   return out;
 }
 

@@ -8,6 +8,8 @@
 /// - batch: `k.tile(A, B, S)` writes the ra x rb similarity tile of the rows of A (ra x d) against
 ///   the rows of B (rb x d) into S, a preallocated ra x rb row-major float32 buffer
 ///   (`S.noalias() = A * B.transpose()` for dot-product kernels). It never allocates.
+///   The built-in kernels also take a GEMM backend, `k.tile(A, B, S, g)`, which computes A * B^T
+///   with `g.gemm_nt` (similarity/gemm_backend.hpp); the joins use that form when a kernel has it.
 /// Larger is always more similar, so a threshold join keeps pairs with `k(a, b) >= t`.
 ///
 /// | kernel | value | range | when |
@@ -59,6 +61,12 @@ struct inner_product_kernel {
   }
   /// S = A * B^T. @pre S is A.rows() x B.rows(); A and B have the same number of columns.
   void tile(const rows_cref& a, const rows_cref& b, tile_ref s) const { s.noalias() = a * b.transpose(); }
+  /// S = A * B^T computed by the GEMM backend `g` (`g.gemm_nt(A, B, S)`, see gemm_backend.hpp).
+  template <class G>
+    requires requires(const G& g, const rows_cref& x, tile_ref y) { g.gemm_nt(x, x, y); }
+  void tile(const rows_cref& a, const rows_cref& b, tile_ref s, const G& g) const {
+    g.gemm_nt(a, b, s);
+  }
 };
 
 /// Cosine similarity of rows that the caller has already normalised to unit length (the
@@ -88,14 +96,26 @@ struct l2_kernel {
   /// S(i,j) = -‖a_i - b_j‖². @pre S is A.rows() x B.rows().
   void tile(const rows_cref& a, const rows_cref& b, tile_ref s) const {
     s.noalias() = a * b.transpose();
+    finish_tile(a, b, s);
+  }
+  /// The same with A * B^T computed by the GEMM backend `g` (see gemm_backend.hpp).
+  template <class G>
+    requires requires(const G& g, const rows_cref& x, tile_ref y) { g.gemm_nt(x, x, y); }
+  void tile(const rows_cref& a, const rows_cref& b, tile_ref s, const G& g) const {
+    g.gemm_nt(a, b, s);
+    finish_tile(a, b, s);
+  }
+  /// The l2 threshold equivalent to cosine threshold c on unit rows: 2c - 2.
+  [[nodiscard]] static constexpr float from_cosine(float c) noexcept { return 2.0f * c - 2.0f; }
+
+ private:
+  static void finish_tile(const rows_cref& a, const rows_cref& b, tile_ref s) {
     for (Eigen::Index j = 0; j < s.cols(); ++j) {
       const float nb = b.row(j).squaredNorm();
       for (Eigen::Index i = 0; i < s.rows(); ++i) s(i, j) = 2.0f * s(i, j) - nb;
     }
     for (Eigen::Index i = 0; i < s.rows(); ++i) s.row(i).array() -= a.row(i).squaredNorm();
   }
-  /// The l2 threshold equivalent to cosine threshold c on unit rows: 2c - 2.
-  [[nodiscard]] static constexpr float from_cosine(float c) noexcept { return 2.0f * c - 2.0f; }
 };
 
 static_assert(similarity_kernel<cosine_kernel>);

@@ -1,0 +1,218 @@
+#pragma once
+/// @file gemm_backend.hpp
+/// GEMM backend policy of the tiled joins: who computes the similarity tile S = A * B^T.
+///
+/// A backend G is a small copyable value with one call, `g.gemm_nt(A, B, S)`: A is ra x d, B is
+/// rb x d (row-major float32 views, any outer stride), S a preallocated ra x rb row-major float32
+/// tile; it writes S(i, j) = A.row(i) . B.row(j) and never allocates S. It is passed by value to
+/// `threshold_join` / `join` (a template parameter with a default, never a virtual interface).
+///
+/// | backend | header | needs | notes |
+/// |---|---|---|---|
+/// | `eigen_gemm` | this one | Eigen (header-only) | SIMD width fixed at compile time: SSE2 only unless the program is compiled with -mavx2 -mfma (or -march=native) |
+/// | `avx2_gemm` | this one | nothing (header-only) | memhealth's own 6 x 16 AVX2/FMA micro-kernel, compiled with a `target` attribute and chosen at run time (`__builtin_cpu_supports`); Eigen on CPUs without AVX2/FMA and on other architectures |
+/// | `cblas_gemm` | similarity/cblas_backend.hpp | a CBLAS (`<cblas.h>`, e.g. OpenBLAS, linked by the user) | OpenBLAS picks its AVX2/AVX-512 kernel at run time, whatever the compile flags |
+///
+/// `default_gemm`, the joins' default, is Eigen's GEMM whenever Eigen itself is compiled for
+/// AVX2 + FMA (the program is built with -mavx2 -mfma or -march=native, or on a non-x86 target),
+/// and `avx2_gemm` on x86 with GCC or Clang otherwise: a header-only library is compiled with the
+/// user's flags, usually without -mavx2, and Eigen's SSE2 GEMM then runs at a quarter of what the
+/// CPU can do (2.3-5x slower than `avx2_gemm`, measured in bench/README.md). The micro-kernel
+/// follows the BLIS design (Van Zee & van de Geijn, "BLIS: A Framework for Rapidly Instantiating
+/// BLAS Functionality", ACM TOMS 2015): B is packed into 16-column panels per 256-deep slice of
+/// k, each 6 x 16 block of S lives in 12 ymm registers.
+///
+/// cblas_backend.hpp is not included by memhealth.hpp: a user who links a CBLAS opts in by
+/// including it.
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <vector>
+
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define MEMHEALTH_GEMM_X86 1
+#include <immintrin.h>
+#else
+#define MEMHEALTH_GEMM_X86 0
+#endif
+
+#include "memhealth/similarity/kernels.hpp"
+
+namespace memhealth {
+
+/// Concept for a GEMM backend: `g.gemm_nt(A, B, S)` writes S = A * B^T (see the file comment).
+template <class G>
+concept gemm_backend = requires(const G& g, const rows_cref& a, tile_ref s) { g.gemm_nt(a, a, s); };
+
+/// Eigen's GEMM (`S.noalias() = A * B.transpose()`), header-only; the default when Eigen is
+/// compiled for AVX2 + FMA or the target is not x86 (see `default_gemm`).
+/// @complexity O(ra · rb · d) flops; no allocation beyond Eigen's packing blocks.
+struct eigen_gemm {
+  /// S = A * B^T. @pre S is A.rows() x B.rows(); A and B have the same number of columns.
+  void gemm_nt(const rows_cref& a, const rows_cref& b, tile_ref s) const { s.noalias() = a * b.transpose(); }
+};
+
+static_assert(gemm_backend<eigen_gemm>);
+
+namespace detail {
+
+#if MEMHEALTH_GEMM_X86
+// One row of a micro-kernel block: straight into C (+=) when the block is whole, else to tmp.
+__attribute__((target("avx2,fma"))) inline void sgemm_put_row(bool full, bool accumulate, float* row, float* tmp,
+                                                              __m256 lo, __m256 hi) {
+  if (!full) {
+    _mm256_store_ps(tmp, lo);
+    _mm256_store_ps(tmp + 8, hi);
+    return;
+  }
+  if (accumulate) {
+    lo = _mm256_add_ps(lo, _mm256_loadu_ps(row));
+    hi = _mm256_add_ps(hi, _mm256_loadu_ps(row + 8));
+  }
+  _mm256_storeu_ps(row, lo);
+  _mm256_storeu_ps(row + 8, hi);
+}
+
+// 6 x 16 block of C (+)= A(6 x kc) · Bp, Bp = kc x 16 packed panel. Rows r >= mr read row 0 and
+// are not stored; columns >= nc are not stored.
+__attribute__((target("avx2,fma"))) inline void sgemm_micro_6x16(const float* a, Eigen::Index lda, Eigen::Index mr,
+                                                                 const float* bp, Eigen::Index kc, float* c,
+                                                                 Eigen::Index ldc, Eigen::Index nc, bool accumulate) {
+  const float* a0 = a;
+  const float* a1 = mr > 1 ? a + lda : a;
+  const float* a2 = mr > 2 ? a + 2 * lda : a;
+  const float* a3 = mr > 3 ? a + 3 * lda : a;
+  const float* a4 = mr > 4 ? a + 4 * lda : a;
+  const float* a5 = mr > 5 ? a + 5 * lda : a;
+  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+  __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  for (Eigen::Index k = 0; k < kc; ++k) {
+    const __m256 b0 = _mm256_loadu_ps(bp + 16 * k), b1 = _mm256_loadu_ps(bp + 16 * k + 8);
+    __m256 v = _mm256_broadcast_ss(a0 + k);
+    c00 = _mm256_fmadd_ps(v, b0, c00);
+    c01 = _mm256_fmadd_ps(v, b1, c01);
+    v = _mm256_broadcast_ss(a1 + k);
+    c10 = _mm256_fmadd_ps(v, b0, c10);
+    c11 = _mm256_fmadd_ps(v, b1, c11);
+    v = _mm256_broadcast_ss(a2 + k);
+    c20 = _mm256_fmadd_ps(v, b0, c20);
+    c21 = _mm256_fmadd_ps(v, b1, c21);
+    v = _mm256_broadcast_ss(a3 + k);
+    c30 = _mm256_fmadd_ps(v, b0, c30);
+    c31 = _mm256_fmadd_ps(v, b1, c31);
+    v = _mm256_broadcast_ss(a4 + k);
+    c40 = _mm256_fmadd_ps(v, b0, c40);
+    c41 = _mm256_fmadd_ps(v, b1, c41);
+    v = _mm256_broadcast_ss(a5 + k);
+    c50 = _mm256_fmadd_ps(v, b0, c50);
+    c51 = _mm256_fmadd_ps(v, b1, c51);
+  }
+  alignas(32) float tmp[6][16];
+  const bool full = mr == 6 && nc == 16;
+  sgemm_put_row(full, accumulate, c, tmp[0], c00, c01);
+  sgemm_put_row(full, accumulate, c + ldc, tmp[1], c10, c11);
+  sgemm_put_row(full, accumulate, c + 2 * ldc, tmp[2], c20, c21);
+  sgemm_put_row(full, accumulate, c + 3 * ldc, tmp[3], c30, c31);
+  sgemm_put_row(full, accumulate, c + 4 * ldc, tmp[4], c40, c41);
+  sgemm_put_row(full, accumulate, c + 5 * ldc, tmp[5], c50, c51);
+  if (full) return;
+  for (Eigen::Index r = 0; r < mr; ++r)
+    for (Eigen::Index j = 0; j < nc; ++j) c[r * ldc + j] = accumulate ? c[r * ldc + j] + tmp[r][j] : tmp[r][j];
+}
+
+// C (m x n, row stride ldc) = A (m x k) · B (n x k)^T, all row-major float32.
+__attribute__((target("avx2,fma"))) inline void sgemm_nt_avx2(const float* a, Eigen::Index lda, const float* b,
+                                                              Eigen::Index ldb, float* c, Eigen::Index ldc,
+                                                              Eigen::Index m, Eigen::Index n, Eigen::Index k) {
+  constexpr Eigen::Index kKc = 256;
+  thread_local std::vector<float> pack;  // grows to the largest tile seen, then is reused
+  const Eigen::Index panels = (n + 15) / 16;
+  if (k == 0) {
+    for (Eigen::Index i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
+    return;
+  }
+  for (Eigen::Index k0 = 0; k0 < k; k0 += kKc) {
+    const Eigen::Index kc = std::min(kKc, k - k0);
+    const auto need = static_cast<std::size_t>(panels * kc * 16);
+    if (pack.size() < need) pack.resize(need);
+    for (Eigen::Index p = 0; p < panels; ++p) {
+      float* dst = pack.data() + p * kc * 16;
+      for (Eigen::Index jj = 0; jj < 16; ++jj) {
+        const Eigen::Index j = p * 16 + jj;
+        if (j < n) {
+          const float* src = b + j * ldb + k0;
+          for (Eigen::Index kk = 0; kk < kc; ++kk) dst[kk * 16 + jj] = src[kk];
+        } else {
+          for (Eigen::Index kk = 0; kk < kc; ++kk) dst[kk * 16 + jj] = 0.0f;
+        }
+      }
+    }
+    for (Eigen::Index p = 0; p < panels; ++p) {
+      const float* bp = pack.data() + p * kc * 16;
+      const Eigen::Index j0 = p * 16, nc = std::min<Eigen::Index>(16, n - j0);
+      for (Eigen::Index i0 = 0; i0 < m; i0 += 6)
+        sgemm_micro_6x16(a + i0 * lda + k0, lda, std::min<Eigen::Index>(6, m - i0), bp, kc, c + i0 * ldc + j0, ldc,
+                         nc, k0 > 0);
+    }
+  }
+}
+#endif
+
+// True when the AVX2/FMA kernels can run on this CPU (checked once).
+inline bool gemm_have_avx2() noexcept {
+#if MEMHEALTH_GEMM_X86
+  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return ok;
+#else
+  return false;
+#endif
+}
+
+}  // namespace detail
+
+/// memhealth's own AVX2/FMA GEMM (see the file comment), chosen at run time; Eigen's GEMM on
+/// CPUs without AVX2/FMA and on non-x86 targets. Results equal Eigen's up to float rounding
+/// (different summation order: |difference| <= 2·d·2^-24·‖a‖·‖b‖).
+/// @complexity O(ra · rb · d) flops; packs B (rb x d floats) into a thread-local buffer that is
+///             allocated once per thread and reused.
+struct avx2_gemm {
+  /// S = A * B^T. @pre S is A.rows() x B.rows(); A and B have the same number of columns.
+  void gemm_nt(const rows_cref& a, const rows_cref& b, tile_ref s) const {
+    MEMHEALTH_ASSERT(s.rows() == a.rows() && s.cols() == b.rows() && a.cols() == b.cols(),
+                     "avx2_gemm: shapes do not match");
+#if MEMHEALTH_GEMM_X86
+    if (detail::gemm_have_avx2()) {
+      if (s.size() == 0) return;
+      detail::sgemm_nt_avx2(a.data(), a.outerStride(), b.data(), b.outerStride(), s.data(), s.outerStride(), a.rows(),
+                            b.rows(), a.cols());
+      return;
+    }
+#endif
+    s.noalias() = a * b.transpose();
+  }
+};
+
+static_assert(gemm_backend<avx2_gemm>);
+
+/// The joins' default backend: `eigen_gemm` when Eigen is compiled for AVX2 + FMA (or off x86),
+/// else `avx2_gemm` on x86 with GCC/Clang (Eigen would be SSE2-only there).
+#if MEMHEALTH_GEMM_X86 && !(defined(__AVX2__) && defined(__FMA__))
+using default_gemm = avx2_gemm;
+#else
+using default_gemm = eigen_gemm;
+#endif
+
+namespace detail {
+// Kernels with a backend-aware tile form (`k.tile(A, B, S, g)`) use the backend; any other
+// kernel (a user's own) keeps its three-argument tile form.
+template <class Kernel, class Backend>
+void kernel_tile(const Kernel& k, const rows_cref& a, const rows_cref& b, tile_ref s, const Backend& g) {
+  if constexpr (requires { k.tile(a, b, s, g); })
+    k.tile(a, b, s, g);
+  else
+    k.tile(a, b, s);
+}
+}  // namespace detail
+
+}  // namespace memhealth

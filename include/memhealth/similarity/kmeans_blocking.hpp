@@ -1,0 +1,583 @@
+#pragma once
+/// @file kmeans_blocking.hpp
+/// Partition-then-join candidate generation for one very large scope: spherical k-means
+/// partitions with multi-probe, then the exact tiled threshold join (join.hpp) inside each
+/// partition.
+///
+/// ## Algorithm
+/// 1. **Train** k unit centroids by spherical k-means (cosine assignment, centroid = normalised
+///    mean of its members) on a seeded random sample of `sample_per_partition` x k rows,
+///    initialised with the first k sampled rows, `iterations` Lloyd rounds (stops early when no
+///    assignment changes). k = ceil(n / `partition_size`) unless `partitions` is set; k <= n.
+/// 2. **Assign** every row to its nearest centroid, its *owner* partition (the inverted-file
+///    list of IVF, Jegou, Douze, Schmid, "Product quantization for nearest neighbor search",
+///    IEEE TPAMI 33(1), 2011), and let it *probe* its `probes` nearest centroids, the further
+///    ones only while their similarity is within `probe_margin` of the nearest (multi-probe, in
+///    the spirit of Lv, Josephson, Wang, Charikar, Li, "Multi-probe LSH", VLDB 2007: look in the
+///    neighbouring buckets instead of building more tables).
+/// 3. **Join** inside each partition c, exactly: the owners of c against each other
+///    (`threshold_join`) and the rows that probe c without owning it against the owners (`join`).
+///    Rows are gathered per partition into one reusable buffer per thread; the n x d block is
+///    never copied as a whole. A pair found from both sides is emitted once (from the side of the
+///    smaller row when each row probes the other's owner).
+///
+/// A pair (a, b) is found exactly when owner(b) is among a's probes or owner(a) among b's, so
+/// recall is 1 when `probes` >= k (every partition probed) and otherwise depends on how the data
+/// falls around the partition borders; every emitted pair is verified by the exact kernel, so
+/// there are never false pairs. This is the blocking of SemDeDup (Abbas, Tirumala, Simig,
+/// Ganguli, Morcos, "SemDeDup: Data-efficient learning at web-scale through semantic
+/// deduplication", 2023: k-means on embeddings, then all pairs inside each cluster), with
+/// multi-probe added for the pairs that straddle a border.
+///
+/// ## Cost
+/// Training O(iterations · s · k · d) for s sampled rows; assignment O(n · k · d) (GEMMs of
+/// `chunk` rows through join.hpp's `default_gemm` backend, as the joins);
+/// joins about O(n · (n / k) · d · (1 + extra probes)) when partitions are balanced. With
+/// k ~ sqrt(probes · n) the two halves balance. Memory: k x d centroids, n · (probes + 1)
+/// 32-bit partition labels, one chunk x k similarity buffer and one partition's rows per thread,
+/// plus the pairs found (kept until they are emitted in sorted order).
+///
+/// The partitioning assumes unit rows compared by cosine (or any kernel monotone in the cosine
+/// of unit rows, such as `l2_kernel`); the join itself uses the given kernel. Rows with NaN or
+/// infinite values take part in nothing (the exact join never pairs them either: a NaN
+/// similarity is never >= t). Intended for thresholds t > 0: a zero row has similarity 0 with
+/// everything and is paired by the exact join when t <= 0, but here only within its partition.
+
+#include <Eigen/Core>
+#include <Eigen/Eigenvalues>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <numeric>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "memhealth/config.hpp"
+#include "memhealth/similarity/blocking.hpp"
+#include "memhealth/similarity/join.hpp"
+#include "memhealth/similarity/kernels.hpp"
+#include "memhealth/similarity/lsh.hpp"
+
+namespace memhealth {
+
+/// Settings of k-means blocking (see the file comment). The defaults were tuned on the hardest
+/// case, 10^5 - 10^6 random Gaussian unit vectors of 384 dimensions (no cluster structure at all)
+/// with pairs at cosine 0.93 - 0.99 and threshold 0.92: recall 0.998 of those pairs at 10^6 rows
+/// (0.999 at 10^5) with about 8.3 extra probes per row (bench/README.md, scope1m). Real
+/// embeddings cluster, so fewer probes usually reach the same recall. Projecting the
+/// partitioning to `assign_dims` = 64 cut the recall to 0.955 at 10^5 on that data: off by
+/// default.
+struct kmeans_blocking_options {
+  std::size_t partition_size = 512;    ///< target mean rows per partition: k = ceil(n / this) (>= 1)
+  std::size_t partitions = 0;          ///< k fixed explicitly (clamped to n); 0 = from partition_size
+  std::size_t min_partitioned = 4096;  ///< a group with fewer usable rows is joined exactly, unpartitioned
+  unsigned probes = 16;                ///< most partitions searched per row, its own included (>= 1)
+  /// A further centroid is probed only when its cosine with the row is within this of the
+  /// nearest centroid's (>= 2 = always probe `probes`).
+  float probe_margin = 0.04f;
+  std::size_t sample_per_partition = 16;  ///< training sample = min(n, this x k) rows
+  unsigned iterations = 5;                ///< Lloyd rounds of spherical k-means (>= 1)
+  /// Partitioning runs on the rows projected onto their top `assign_dims` principal directions
+  /// (of the training sample; re-normalised), which makes training and assignment d / assign_dims
+  /// times cheaper; 0 or >= d = the full dimension. The joins always use the full rows.
+  std::size_t assign_dims = 0;
+  std::uint64_t seed = 0x6b6d65616e73ULL;  ///< seed of the training sample
+  unsigned threads = 1;                   ///< worker threads (>= 1); the output does not depend on it
+  Eigen::Index tile = 512;                ///< tile of the joins inside partitions
+  Eigen::Index chunk = 1024;              ///< rows per assignment GEMM (chunk x k floats per thread)
+};
+
+/// What one partitioned join did.
+struct kmeans_join_stats {
+  std::size_t partitions = 0;    ///< k used (1 when the group was joined unpartitioned)
+  std::size_t pairs = 0;         ///< pairs emitted
+  std::size_t probe_rows = 0;    ///< (row, partition) visits beyond the owner (extra probes made)
+  std::size_t max_partition = 0; ///< owners in the largest partition
+  bool truncated = false;        ///< the pair budget was exceeded: nothing was emitted
+  std::chrono::duration<double> train{};   ///< wall time of the k-means training (seconds)
+  std::chrono::duration<double> assign{};  ///< wall time of assigning every row (seconds)
+  std::chrono::duration<double> joins{};   ///< wall time of the joins inside partitions (seconds)
+};
+
+namespace detail {
+
+// Runs fn(task, worker) for task in [0, tasks) on `threads` workers pulling tasks in order.
+template <class Fn>
+void kmeans_parallel(std::size_t tasks, unsigned threads, Fn&& fn) {
+  const std::size_t workers = std::min<std::size_t>(std::max(1u, threads), tasks);
+  if (workers <= 1) {
+    for (std::size_t t = 0; t < tasks; ++t) fn(t, std::size_t{0});
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  std::vector<std::exception_ptr> failed(workers);
+  {
+    std::vector<std::jthread> pool;
+    pool.reserve(workers);
+    for (std::size_t w = 0; w < workers; ++w)
+      pool.emplace_back([&, w] {
+        try {
+          for (std::size_t t; (t = next.fetch_add(1, std::memory_order_relaxed)) < tasks;) fn(t, w);
+        } catch (...) {  // rethrown on the calling thread; the other workers stop taking tasks
+          failed[w] = std::current_exception();
+          next.store(tasks);
+        }
+      });
+  }
+  for (auto& e : failed)
+    if (e) std::rethrow_exception(e);
+}
+
+// Rows `rows` (positions into X; empty = all rows) seen through a local index 0..size()-1.
+// The functions below are templates (X = rows_cref, M = row_matrix) only so that a translation
+// unit that includes this header without calling it instantiates none of their Eigen code.
+template <class X>
+struct kmeans_rows {
+  const X& x;
+  std::span<const std::uint32_t> rows;
+  [[nodiscard]] std::size_t size() const noexcept { return rows.empty() ? static_cast<std::size_t>(x.rows()) : rows.size(); }
+  [[nodiscard]] Eigen::Index at(std::size_t local) const noexcept {
+    return static_cast<Eigen::Index>(rows.empty() ? local : rows[local]);
+  }
+  // Copies the rows of `locals` into `m` (|locals| x d), reusing its storage when large enough.
+  template <class M>
+  void gather(std::span<const std::uint32_t> locals, M& m) const {
+    m.resize(static_cast<Eigen::Index>(locals.size()), x.cols());
+    for (std::size_t r = 0; r < locals.size(); ++r) m.row(static_cast<Eigen::Index>(r)) = x.row(at(locals[r]));
+  }
+};
+
+// Similarities of the local rows `locals` to the centroids C into sims (|locals| x k). With a
+// basis (d x r), rows are first projected onto it and re-normalised (C is then k x r).
+template <class Rows, class M>
+void kmeans_similarities(const Rows& xs, std::span<const std::uint32_t> locals, const M& basis, const M& c, M& gathered,
+                         M& proj, M& sims) {
+  xs.gather(locals, gathered);
+  sims.resize(gathered.rows(), c.rows());
+  if (basis.size() == 0) {
+    default_gemm{}.gemm_nt(gathered, c, sims);  // join.hpp's GEMM backend (AVX2/FMA when the CPU has it)
+    return;
+  }
+  proj.resize(gathered.rows(), basis.cols());
+  proj.noalias() = gathered * basis;
+  for (Eigen::Index r = 0; r < proj.rows(); ++r) {
+    const float norm = proj.row(r).norm();
+    if (norm > 0) proj.row(r) /= norm;
+  }
+  default_gemm{}.gemm_nt(proj, c, sims);
+}
+
+// The rows of `locals` in the space of the centroids (projected and re-normalised with a basis).
+template <class Rows, class M>
+M kmeans_space_rows(const Rows& xs, std::span<const std::uint32_t> locals, const M& basis) {
+  M g, proj;
+  xs.gather(locals, g);
+  if (basis.size() == 0) return g;
+  proj.noalias() = g * basis;
+  for (Eigen::Index r = 0; r < proj.rows(); ++r) {
+    const float norm = proj.row(r).norm();
+    if (norm > 0) proj.row(r) /= norm;
+  }
+  return proj;
+}
+
+// Normalised sums of the members of each centroid; a centroid without members (or whose
+// members cancel out) keeps its previous value.
+template <class M>
+void kmeans_update(const M& y, std::span<const std::uint32_t> label, M& c) {
+  Eigen::MatrixXd sums = Eigen::MatrixXd::Zero(c.rows(), c.cols());
+  for (Eigen::Index s = 0; s < y.rows(); ++s) sums.row(static_cast<Eigen::Index>(label[static_cast<std::size_t>(s)])) += y.row(s).template cast<double>();
+  for (Eigen::Index k = 0; k < c.rows(); ++k) {
+    const double norm = sums.row(k).norm();
+    if (norm > 0 && std::isfinite(norm)) c.row(k) = (sums.row(k) / norm).cast<float>();
+  }
+}
+
+// Chunked argmax assignment of the rows of y to the centroids C (deterministic for any thread
+// count: every chunk is the same GEMM whatever thread runs it).
+template <class M>
+void kmeans_assign_nearest(const M& y, const M& c, const kmeans_blocking_options& opt, std::span<std::uint32_t> label) {
+  const auto chunk = std::max<Eigen::Index>(1, opt.chunk);
+  const auto chunks = static_cast<std::size_t>((y.rows() + chunk - 1) / chunk);
+  std::vector<M> sims(std::max(1u, opt.threads));
+  kmeans_parallel(chunks, opt.threads, [&](std::size_t ch, std::size_t w) {
+    const Eigen::Index r0 = static_cast<Eigen::Index>(ch) * chunk, r1 = std::min(y.rows(), r0 + chunk);
+    sims[w].resize(r1 - r0, c.rows());
+    default_gemm{}.gemm_nt(y.middleRows(r0, r1 - r0), c, sims[w]);
+    for (Eigen::Index r = r0; r < r1; ++r) {
+      Eigen::Index best = 0;
+      sims[w].row(r - r0).maxCoeff(&best);
+      label[static_cast<std::size_t>(r)] = static_cast<std::uint32_t>(best);
+    }
+  });
+}
+
+// Top-`r` principal directions (uncentred: the second-moment matrix, which keeps the common
+// direction of anisotropic embeddings) of the rows of y, as a d x r orthonormal basis.
+template <class M>
+M kmeans_basis(const M& y, Eigen::Index r) {
+  const Eigen::MatrixXd m = (y.transpose() * y).template cast<double>();
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(m);  // eigenvalues ascending
+  const Eigen::Index d = y.cols();
+  M basis(d, r);
+  for (Eigen::Index k = 0; k < r; ++k) {
+    Eigen::VectorXd v = es.eigenvectors().col(d - 1 - k);
+    // fix the sign (first non-negligible coordinate positive) for a deterministic basis
+    Eigen::Index lead = 0;
+    v.cwiseAbs().maxCoeff(&lead);
+    if (v(lead) < 0) v = -v;
+    basis.col(k) = v.cast<float>();
+  }
+  return basis;
+}
+
+// splitmix64-driven partial Fisher-Yates: the first m entries of a permutation of `valid`.
+inline std::vector<std::uint32_t> kmeans_sample(std::vector<std::uint32_t> valid, std::size_t m, std::uint64_t seed) {
+  std::uint64_t state = seed;
+  m = std::min(m, valid.size());
+  for (std::size_t i = 0; i < m; ++i) {
+    const std::size_t j = i + static_cast<std::size_t>(lsh_splitmix64(state) % (valid.size() - i));
+    std::swap(valid[i], valid[j]);
+  }
+  valid.resize(m);
+  return valid;
+}
+
+}  // namespace detail
+
+namespace detail {
+// Trained partitioning: an optional projection basis (d x r; empty = none) and k unit centroids
+// in the projected space.
+struct kmeans_model {
+  row_matrix basis;
+  row_matrix centroids;
+};
+
+template <class Rows>
+kmeans_model kmeans_train(const Rows& xs, std::vector<std::uint32_t> valid, std::size_t k,
+                          const kmeans_blocking_options& opt, Eigen::Index dims) {
+  kmeans_model m;
+  k = std::min(k, valid.size());
+  if (k == 0) {
+    m.centroids.resize(0, xs.x.cols());
+    return m;
+  }
+  const std::size_t per = std::max<std::size_t>(1, opt.sample_per_partition);
+  const std::size_t want = k > std::numeric_limits<std::size_t>::max() / per ? valid.size() : per * k;
+  std::vector<std::uint32_t> sample = kmeans_sample(std::move(valid), std::max(want, k), opt.seed);
+  // the first k sampled rows start the centroids; the rest is kept in memory order
+  std::vector<std::uint32_t> init(sample.begin(), sample.begin() + static_cast<std::ptrdiff_t>(k));
+  std::sort(sample.begin(), sample.end());
+  row_matrix y = kmeans_space_rows(xs, sample, m.basis);
+  if (dims > 0 && dims < xs.x.cols()) {
+    m.basis = kmeans_basis(y, dims);
+    y = kmeans_space_rows(xs, sample, m.basis);
+  }
+  m.centroids = kmeans_space_rows(xs, init, m.basis);
+  std::vector<std::uint32_t> label(sample.size(), std::numeric_limits<std::uint32_t>::max()), next(sample.size());
+  for (unsigned it = 0; it < opt.iterations; ++it) {
+    kmeans_assign_nearest(y, m.centroids, opt, next);
+    if (next == label) break;
+    label.swap(next);
+    kmeans_update(y, label, m.centroids);
+  }
+  return m;
+}
+
+template <class Rows>
+std::vector<std::uint32_t> kmeans_finite_rows(const Rows& xs) {
+  std::vector<std::uint32_t> valid;
+  valid.reserve(xs.size());
+  for (std::size_t r = 0; r < xs.size(); ++r)
+    if (xs.x.row(xs.at(r)).allFinite()) valid.push_back(static_cast<std::uint32_t>(r));
+  return valid;
+}
+}  // namespace detail
+
+/// Spherical k-means centroids of the finite rows of X (Lloyd's algorithm with cosine
+/// assignment and normalised-mean centroids; Dhillon and Modha, "Concept decompositions for
+/// large sparse text data using clustering", Machine Learning 42, 2001), trained on a seeded
+/// sample of `opt.sample_per_partition` x k rows, initialised with the first k sampled rows.
+/// Deterministic for a seed, whatever `opt.threads`. Uses the full dimension (no projection).
+/// @param X n x d row-major float32 (anything bindable to `rows_cref`), unit rows. @param k centroids wanted (>= 1; clamped to the
+///          number of finite rows).
+/// @return k' x d unit centroids, k' = min(k, finite rows) (0 x d when there is none).
+/// @throws memhealth::error(precondition) for k == 0 or iterations == 0.
+/// @complexity O(iterations · s · k · d), s = min(n, sample_per_partition · k).
+template <class Derived>
+[[nodiscard]] row_matrix spherical_kmeans(const Eigen::MatrixBase<Derived>& X, std::size_t k,
+                                          const kmeans_blocking_options& opt = {}) {
+  MEMHEALTH_ASSERT(k >= 1, "spherical_kmeans: k must be >= 1");
+  MEMHEALTH_ASSERT(opt.iterations >= 1, "spherical_kmeans: iterations must be >= 1");
+  const rows_cref x(X);
+  const detail::kmeans_rows<rows_cref> xs{x, {}};
+  return detail::kmeans_train(xs, detail::kmeans_finite_rows(xs), k, opt, 0).centroids;
+}
+
+namespace detail {
+
+// The partitioned join over `rows` of X (see the file comment); pairs as local indices
+// (positions in `rows`, or rows of X when `rows` is empty), sorted by (i, j), unique. With
+// budget > 0 and more qualifying pairs than that, `out` is left empty and truncated is set.
+template <class Kernel>
+kmeans_join_stats kmeans_pairs(const rows_cref& X, std::span<const std::uint32_t> rows, float t,
+                               const kmeans_blocking_options& opt, std::size_t budget, const Kernel& kernel,
+                               std::vector<scored_pair>& out) {
+  MEMHEALTH_ASSERT(opt.partition_size >= 1, "kmeans_blocking: partition_size must be >= 1");
+  MEMHEALTH_ASSERT(opt.probes >= 1, "kmeans_blocking: probes must be >= 1");
+  MEMHEALTH_ASSERT(opt.threads >= 1, "kmeans_blocking: threads must be >= 1");
+  MEMHEALTH_ASSERT(opt.tile >= 1 && opt.chunk >= 1, "kmeans_blocking: tile and chunk must be >= 1");
+  MEMHEALTH_ASSERT(X.rows() < (Eigen::Index{1} << 32), "kmeans_blocking: more than 2^32 rows");
+  out.clear();
+  kmeans_join_stats stats;
+  const kmeans_rows<rows_cref> xs{X, rows};
+  const std::vector<std::uint32_t> valid = kmeans_finite_rows(xs);
+  if (valid.size() < 2) return stats;
+  const std::size_t raw_cap = budget == 0 ? 0 : 2 * budget + 2;  // each pair is seen at most twice
+  std::size_t k = opt.partitions ? opt.partitions : (valid.size() + opt.partition_size - 1) / opt.partition_size;
+  k = std::min(k, valid.size());
+  row_matrix buffer;
+  if (k <= 1 || valid.size() < opt.min_partitioned) {  // small group: one exact join
+    stats.partitions = 1;
+    stats.max_partition = valid.size();
+    xs.gather(valid, buffer);
+    join_options jo{opt.tile, opt.threads, raw_cap};
+    const auto st = threshold_join(buffer, t, [&](std::uint32_t a, std::uint32_t b, float s) {
+      out.push_back({valid[a], valid[b], s});
+    }, jo, kernel);
+    if (st.truncated || (budget && out.size() > budget)) {
+      out.clear();
+      stats.truncated = true;
+    }
+    stats.pairs = out.size();
+    return stats;
+  }
+  using clock = std::chrono::steady_clock;
+  auto t0 = clock::now();
+  const kmeans_model model = kmeans_train(xs, valid, k, opt, static_cast<Eigen::Index>(opt.assign_dims));
+  const row_matrix& c = model.centroids;
+  stats.train = clock::now() - t0;
+  t0 = clock::now();
+  k = static_cast<std::size_t>(c.rows());
+  stats.partitions = k;
+  const std::size_t p = std::min<std::size_t>(opt.probes, k);
+  constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
+  // probe[v * p + 0] = owner of valid[v]; further entries: extra probes or `none`.
+  std::vector<std::uint32_t> probe(valid.size() * p, none);
+  {
+    const std::size_t chunk = static_cast<std::size_t>(opt.chunk);
+    const std::size_t chunks = (valid.size() + chunk - 1) / chunk;
+    std::vector<row_matrix> gathered(opt.threads), proj(opt.threads), sims(opt.threads);
+    kmeans_parallel(chunks, opt.threads, [&](std::size_t ch, std::size_t w) {
+      const std::size_t r0 = ch * chunk, r1 = std::min(valid.size(), r0 + chunk);
+      kmeans_similarities(xs, std::span<const std::uint32_t>(valid).subspan(r0, r1 - r0), model.basis, c, gathered[w],
+                          proj[w], sims[w]);
+      std::vector<std::pair<float, std::uint32_t>> top;  // candidates within the margin, best first
+      for (std::size_t r = r0; r < r1; ++r) {
+        const auto row = sims[w].row(static_cast<Eigen::Index>(r - r0));
+        Eigen::Index best = 0;
+        const float hi = row.maxCoeff(&best);
+        std::uint32_t* dst = probe.data() + r * p;
+        dst[0] = static_cast<std::uint32_t>(best);
+        if (p == 1) continue;
+        const float lo = hi - opt.probe_margin;
+        const float* s = row.data();
+        top.clear();
+        for (std::size_t j = 0; j < k; ++j)
+          if (s[j] >= lo && j != static_cast<std::size_t>(best)) top.emplace_back(s[j], static_cast<std::uint32_t>(j));
+        const std::size_t keep = std::min(top.size(), p - 1);
+        std::partial_sort(top.begin(), top.begin() + static_cast<std::ptrdiff_t>(keep), top.end(),
+                          [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+        for (std::size_t q = 0; q < keep; ++q) dst[q + 1] = top[q].second;
+      }
+    });
+  }
+  stats.assign = clock::now() - t0;
+  t0 = clock::now();
+  // CSR lists: owners of each partition, and rows probing it without owning it (both by valid
+  // position, ascending).
+  std::vector<std::size_t> own_off(k + 1, 0), ext_off(k + 1, 0);
+  for (std::size_t v = 0; v < valid.size(); ++v) {
+    ++own_off[probe[v * p] + 1];
+    for (std::size_t q = 1; q < p; ++q)
+      if (probe[v * p + q] != none) ++ext_off[probe[v * p + q] + 1];
+  }
+  for (std::size_t j = 0; j < k; ++j) {
+    own_off[j + 1] += own_off[j];
+    ext_off[j + 1] += ext_off[j];
+  }
+  stats.probe_rows = ext_off[k];
+  std::vector<std::uint32_t> owners(valid.size()), extras(ext_off[k]);
+  {
+    std::vector<std::size_t> po(own_off.begin(), own_off.end() - 1), pe(ext_off.begin(), ext_off.end() - 1);
+    for (std::size_t v = 0; v < valid.size(); ++v) {
+      owners[po[probe[v * p]]++] = static_cast<std::uint32_t>(v);
+      for (std::size_t q = 1; q < p; ++q)
+        if (probe[v * p + q] != none) extras[pe[probe[v * p + q]]++] = static_cast<std::uint32_t>(v);
+    }
+  }
+  for (std::size_t j = 0; j < k; ++j) stats.max_partition = std::max(stats.max_partition, own_off[j + 1] - own_off[j]);
+  auto probes_of = [&](std::uint32_t v, std::uint32_t part) {
+    for (std::size_t q = 0; q < p; ++q)
+      if (probe[v * p + q] == part) return true;
+    return false;
+  };
+  // Joins, partition by partition; the largest partitions first (better balance over threads).
+  std::vector<std::uint32_t> order(k);
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return own_off[a + 1] - own_off[a] > own_off[b + 1] - own_off[b];
+  });
+  std::vector<std::vector<scored_pair>> found(k);
+  std::vector<row_matrix> own_rows(opt.threads), ext_rows(opt.threads);
+  std::atomic<std::size_t> total{0};
+  std::atomic<bool> cut{false};
+  const join_options jo{opt.tile, 1, raw_cap};
+  kmeans_parallel(k, opt.threads, [&](std::size_t task, std::size_t w) {
+    if (cut.load(std::memory_order_relaxed)) return;
+    const std::uint32_t part = order[task];
+    const std::span<const std::uint32_t> own(owners.data() + own_off[part], own_off[part + 1] - own_off[part]);
+    const std::span<const std::uint32_t> ext(extras.data() + ext_off[part], ext_off[part + 1] - ext_off[part]);
+    if (own.empty() || (own.size() < 2 && ext.empty())) return;
+    auto& hits = found[part];
+    std::vector<std::uint32_t> local(own.size());
+    for (std::size_t r = 0; r < own.size(); ++r) local[r] = valid[own[r]];
+    xs.gather(local, own_rows[w]);
+    bool over = false;
+    if (own.size() >= 2)
+      over = threshold_join(own_rows[w], t, [&](std::uint32_t a, std::uint32_t b, float s) {
+               hits.push_back({valid[own[a]], valid[own[b]], s});
+             }, jo, kernel).truncated;
+    if (!ext.empty() && !over) {
+      local.resize(ext.size());
+      for (std::size_t r = 0; r < ext.size(); ++r) local[r] = valid[ext[r]];
+      xs.gather(local, ext_rows[w]);
+      over = join(ext_rows[w], own_rows[w], t, [&](std::uint32_t a, std::uint32_t b, float s) {
+               const std::uint32_t va = ext[a], vb = own[b];
+               // found from both sides when b also probes a's owner: keep the side of the smaller row
+               if (probes_of(vb, probe[static_cast<std::size_t>(va) * p]) && vb < va) return;
+               const std::uint32_t x = valid[va], y = valid[vb];
+               hits.push_back({std::min(x, y), std::max(x, y), s});
+             }, jo, kernel).truncated;
+    }
+    if (over || (budget && total.fetch_add(hits.size()) + hits.size() > budget)) cut.store(true);
+  });
+  stats.joins = clock::now() - t0;
+  if (cut.load()) {
+    stats.truncated = true;
+    return stats;
+  }
+  std::size_t count = 0;
+  for (const auto& f : found) count += f.size();
+  out.reserve(count);
+  for (auto& f : found) {
+    out.insert(out.end(), f.begin(), f.end());
+    std::vector<scored_pair>().swap(f);
+  }
+  std::sort(out.begin(), out.end(), pair_less);
+  out.erase(std::unique(out.begin(), out.end(), [](const scored_pair& a, const scored_pair& b) {
+              return a.i == b.i && a.j == b.j;
+            }), out.end());
+  stats.pairs = out.size();
+  return stats;
+}
+
+}  // namespace detail
+
+/// Partitioned threshold join over the rows of X: `emit(i, j, score)` for the pairs i < j that
+/// share a probed partition (see the file comment) and have `kernel` similarity >= t, in
+/// increasing (i, j) order. A subset of `threshold_join`'s pairs; all of them when
+/// `opt.probes` >= the number of partitions.
+/// @param X n x d row-major float32, unit rows (cosine). Non-finite rows are never paired.
+/// @param max_pairs pair budget (0 = none): with more qualifying pairs than that, nothing is
+///        emitted and the result says `truncated`.
+/// @return partitions used, pairs emitted, extra probes, largest partition, truncated.
+/// @throws memhealth::error(precondition) for a zero partition_size, probes, threads, tile or
+///         chunk, or n >= 2^32.
+/// @complexity see the file comment; pairs are buffered (O(pairs) memory) to be sorted.
+template <class Out, class Kernel = cosine_kernel>
+kmeans_join_stats kmeans_threshold_join(const rows_cref& X, float t, Out&& emit, const kmeans_blocking_options& opt = {},
+                                        std::size_t max_pairs = 0, const Kernel& kernel = {}) {
+  std::vector<scored_pair> pairs;
+  const auto st = detail::kmeans_pairs(X, {}, t, opt, max_pairs, kernel, pairs);
+  for (const auto& q : pairs) emit(q.i, q.j, q.score);
+  return st;
+}
+
+/// Candidate policy (blocking.hpp shape) for very large scopes: each scope with at least
+/// `kmeans.min_partitioned` usable rows is partitioned by spherical k-means and joined inside
+/// partitions with multi-probe (`kmeans_threshold_join`); smaller scopes get the exact join.
+/// No pair crosses scopes. With `kmeans.threads` > 1, small scopes are joined in parallel (one
+/// scope per thread) and large scopes use every thread inside; the output is the same for every
+/// thread count and is emitted scope by scope (scopes in key order), pairs by (i, j).
+/// Pair budget: a scope with more than `req.max_pairs_per_group` qualifying pairs emits none
+/// and is listed in `req.truncated`. Incremental runs: pairs are computed for every scope with a
+/// changed member, and only those with a changed side are emitted (the budget counts all).
+/// @complexity per large scope as `kmeans_threshold_join`, per small scope as `exact_all_pairs`;
+///             memory: the context's unit rows (no further copy of them) plus the pairs of the
+///             scopes in flight.
+struct kmeans_blocking {
+  kmeans_blocking_options kmeans{};  ///< partitions, probes, threads (see kmeans_blocking_options)
+
+  /// See blocking.hpp for the contract.
+  template <class Ctx, class Kernel, class Emit>
+  void operator()(Ctx& ctx, const candidate_request& req, const Kernel& kernel, Emit&& emit) const {
+    const auto& store = ctx.store();
+    auto groups = detail::group_embedded(
+        ctx, req, [&](std::size_t i) { return std::string(detail::semantic_scope_of(store.record(i))); });
+    std::erase_if(groups, [&](const std::vector<std::size_t>& g) {
+      return std::none_of(g.begin(), g.end(), [&](std::size_t i) { return ctx.is_changed(i); });
+    });
+    const auto& units = ctx.unit_embeddings();
+    const rows_cref x(units);
+    auto run_group = [&](const std::vector<std::size_t>& g, unsigned threads, std::vector<scored_pair>& pairs) {
+      std::vector<std::uint32_t> rows(g.size());
+      for (std::size_t r = 0; r < g.size(); ++r) rows[r] = static_cast<std::uint32_t>(ctx.unit_row_of(g[r]));
+      kmeans_blocking_options o = kmeans;
+      o.threads = threads;
+      return detail::kmeans_pairs(x, rows, req.threshold, o, req.max_pairs_per_group, kernel, pairs).truncated;
+    };
+    auto flush = [&](const std::vector<std::size_t>& g, const std::vector<scored_pair>& pairs, bool truncated) {
+      if (truncated) {
+        detail::note_truncated(req, g);
+        return;
+      }
+      for (const auto& q : pairs) {
+        const std::size_t a = g[q.i], b = g[q.j];
+        if (ctx.is_changed(a) || ctx.is_changed(b)) emit(a, b, q.score);
+      }
+    };
+    // Small scopes in parallel, in batches so that at most a batch of pair lists is held.
+    constexpr std::size_t batch = 256;
+    std::vector<std::vector<scored_pair>> pairs(batch);
+    std::vector<std::uint8_t> cut(batch);
+    for (std::size_t g0 = 0; g0 < groups.size();) {
+      if (groups[g0].size() >= kmeans.min_partitioned) {
+        std::vector<scored_pair> big;
+        const bool truncated = run_group(groups[g0], std::max(1u, kmeans.threads), big);
+        flush(groups[g0], big, truncated);
+        ++g0;
+        continue;
+      }
+      std::size_t g1 = g0;
+      while (g1 < groups.size() && g1 - g0 < batch && groups[g1].size() < kmeans.min_partitioned) ++g1;
+      detail::kmeans_parallel(g1 - g0, kmeans.threads, [&](std::size_t task, std::size_t) {
+        cut[task] = run_group(groups[g0 + task], 1, pairs[task]);
+      });
+      for (std::size_t g = g0; g < g1; ++g) flush(groups[g], pairs[g - g0], cut[g - g0] != 0);
+      g0 = g1;
+    }
+  }
+};
+
+}  // namespace memhealth

@@ -1,0 +1,513 @@
+#pragma once
+/// @file quantized_join.hpp
+/// Int8 prefilter for the exact cosine / inner-product threshold join: a quantised candidate pass
+/// with a proven error bound, then exact float32 rescoring of the candidates only.
+///
+/// **Quantisation** (`quantize_rows`). Row x (d floats) with m = max_k |x_k| is stored twice:
+/// - "left" form: scale s = m/127, q = round(x/s) in [-127, 127], kept as u = q + 128 (uint8);
+/// - "right" form: scale r = m/63, p = round(x/r) in [-63, 63] (int8).
+/// The left form of row i meets the right form of row j in AVX2's `vpmaddubsw` (uint8 x int8):
+/// the sum of two adjacent products is at most 2 · 255 · 63 = 32130 < 2^15, so it never
+/// saturates, and Σ u_k p_k − 128 Σ p_k = Σ q_k p_k exactly (int32). Reconstructions:
+/// x̂ = s·q (left), ŷ = r·p (right); errors e_x = x − x̂, e_y = y − ŷ.
+///
+/// **Error bound.** approx(i, j) = s_i r_j (q_i . p_j) = x̂ . ŷ. Since
+/// x.y − x̂.ŷ = x.(y − ŷ) + (x − x̂).ŷ = x.e_y + e_x.ŷ, Cauchy–Schwarz gives
+///
+///     |x.y − approx| <= ‖x‖·‖e_y‖ + ‖e_x‖·‖ŷ‖                                  (1)
+///
+/// with the four norms computed per row at quantisation time (in double). The float32 join's own
+/// score differs from x.y by at most γ·‖x‖·‖y‖ with γ = d·2^-24/(1 − d·2^-24) (Higham, Accuracy
+/// and Stability of Numerical Algorithms, §3.1), and the candidate test itself rounds; the filter
+/// therefore uses slack γ' = (d + 16)·2^-23 >= 2γ + the test's rounding, and keeps pair (i, j) iff
+///
+///     approx(i, j) + ‖x_i‖·(‖e_j‖ + γ'‖y_j‖) + ‖e_i‖·‖ŷ_j‖ >= t.              (2)
+///
+/// Every pair the float32 join reports (score >= t) satisfies (2), so the candidates are a
+/// superset of the exact pairs: recall 1.0 by construction, no empirical margin (the norms are
+/// the exact ones of each row's rounding, rounded up; the one exception is float underflow, for
+/// rows whose products fall below 2^-126, which matters only for |t| that small). The
+/// per-element error is about s/2 (left) and r/2 (right), so ‖e‖ ≈ √d·m/254 resp. √d·m/126 at
+/// most; for unit rows
+/// of d = 384 with m ≈ 0.2 the bound (1) is ≈ 0.01–0.03 (a few times the typical error, as
+/// Cauchy–Schwarz is worst case). Candidates are then rescored with a float32 dot product and
+/// kept iff the score is >= t; a pair within ~d·2^-24 of t may fall on the other side than in the
+/// GEMM join (rounding, as between two GEMM backends).
+///
+/// **Non-finite rows** (a NaN or ±inf anywhere) are quantised to zero with infinite norms, so (2)
+/// passes them against every row that is not all zeros (and the all-zero case is NaN in float32
+/// too): they are rescored exactly, and report exactly what the float32 join reports (NaN scores
+/// never pass; +inf scores do).
+///
+/// **Speed.** The candidate pass is a register-blocked 4 x 2 int8 microkernel on AVX2 (32 int8
+/// products per `vpmaddubsw` + `vpmaddwd`), or on AVX-VNNI where the CPU has it (one
+/// `vpdpbusd` per 32 products), compiled with `__attribute__((target(...)))` and chosen at run
+/// time (`__builtin_cpu_supports`, CPUID), so the library builds without -mavx2; a portable
+/// scalar kernel computes the same integers elsewhere. All three give the same candidates
+/// (`quantized_join_options::kernel` caps the choice). The test (2) is fused into the
+/// microkernel: no similarity tile is written. Output order, threads and the pair budget behave
+/// as in join.hpp (sorted by (i, j); identical for every thread count; with `max_pairs` the
+/// pairs are the first ones in (i, j) order).
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <thread>
+#include <vector>
+
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define MEMHEALTH_INT8_X86 1
+#include <cpuid.h>
+#include <immintrin.h>
+// AVX-VNNI (vpdpbusd on ymm): GCC >= 11, Clang >= 12
+#if (defined(__clang__) && __clang_major__ >= 12) || (!defined(__clang__) && __GNUC__ >= 11)
+#define MEMHEALTH_INT8_VNNI 1
+#else
+#define MEMHEALTH_INT8_VNNI 0
+#endif
+#else
+#define MEMHEALTH_INT8_X86 0
+#define MEMHEALTH_INT8_VNNI 0
+#endif
+
+#include "memhealth/config.hpp"
+#include "memhealth/similarity/join.hpp"
+#include "memhealth/similarity/kernels.hpp"
+
+namespace memhealth {
+
+/// Rows quantised to int8 with per-row scales, both forms (see the file comment), padded to a
+/// multiple of 4 rows (zero rows) and of 32 columns (zeros). Built by `quantize_rows`.
+struct int8_rows {
+  Eigen::Index rows = 0;      ///< n, real rows
+  Eigen::Index dim = 0;       ///< d
+  Eigen::Index stride = 0;    ///< padded row length in bytes (multiple of 32, >= d)
+  std::vector<std::uint8_t> left;   ///< rows_padded x stride: q + 128, q in [-127, 127]
+  std::vector<std::int8_t> right;   ///< rows_padded x stride: p in [-63, 63]
+  std::vector<float> left_scale;    ///< s = m/127 per row (0 for zero and non-finite rows)
+  std::vector<float> right_scale;   ///< r = m/63 per row
+  std::vector<std::int32_t> right_sum128;  ///< 128 · Σ_k p_k per row (the uint8 offset's correction)
+  std::vector<float> norm;          ///< ‖x‖ (+inf for a non-finite row)
+  std::vector<float> left_err;      ///< ‖x − x̂‖ of the left form (+inf for a non-finite row)
+  std::vector<float> right_err;     ///< ‖y − ŷ‖ + γ'·‖y‖ of the right form, γ' = (d + 16)·2^-23
+  std::vector<float> right_hat;     ///< ‖ŷ‖ of the right form (+inf for a non-finite row)
+  /// Rows including the zero padding (a multiple of 4).
+  [[nodiscard]] Eigen::Index rows_padded() const noexcept { return (rows + 3) / 4 * 4; }
+};
+
+namespace detail {
+
+// Round to nearest, ties to even, for |v| < 2^22 (the quantised values are within ±127.5): the
+// float add of 1.5·2^23 drops the fraction. No libm call, unlike std::nearbyint without SSE4.1.
+// (Under -ffast-math the compiler may fold it into a truncation; the bound stays valid, as it is
+// computed from the integers actually stored.)
+inline float round_small(float v) noexcept {
+  constexpr float magic = 12582912.0f;  // 1.5 · 2^23
+  return (v + magic) - magic;
+}
+
+// Quantises rows [r0, r1) of X into q (already sized).
+inline void quantize_range(const rows_cref& X, int8_rows& q, Eigen::Index r0, Eigen::Index r1) {
+  const double gamma = (static_cast<double>(q.dim) + 16.0) * 0x1p-23;
+  constexpr double up = 1.0 + 0x1p-20;  // float norms rounded up
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  for (Eigen::Index i = r0; i < r1; ++i) {
+    const auto ui = static_cast<std::size_t>(i);
+    const float* x = X.row(i).data();
+    float m = 0;
+    bool finite = true;
+    for (Eigen::Index k = 0; k < q.dim; ++k) {
+      if (!std::isfinite(x[k])) finite = false;
+      m = std::max(m, std::fabs(x[k]));
+    }
+    if (!finite) {
+      q.norm[ui] = q.left_err[ui] = q.right_err[ui] = q.right_hat[ui] = inf;
+      continue;
+    }
+    if (m == 0) continue;
+    const float s = m / 127.0f, r = m / 63.0f;
+    const float inv_s = 127.0f / m, inv_r = 63.0f / m;
+    q.left_scale[ui] = s;
+    q.right_scale[ui] = r;
+    std::uint8_t* lu = q.left.data() + ui * static_cast<std::size_t>(q.stride);
+    std::int8_t* rp = q.right.data() + ui * static_cast<std::size_t>(q.stride);
+    double nx = 0, el = 0, er = 0, nh = 0;
+    std::int32_t psum = 0;
+    for (Eigen::Index k = 0; k < q.dim; ++k) {
+      // any rounding is valid: the bound uses the error actually made, computed in double
+      const int ql = static_cast<int>(std::clamp(round_small(x[k] * inv_s), -127.0f, 127.0f));
+      const int pr = static_cast<int>(std::clamp(round_small(x[k] * inv_r), -63.0f, 63.0f));
+      lu[k] = static_cast<std::uint8_t>(ql + 128);
+      rp[k] = static_cast<std::int8_t>(pr);
+      psum += pr;
+      const double v = x[k], xl = static_cast<double>(s) * ql, xr = static_cast<double>(r) * pr;
+      nx += v * v;
+      el += (v - xl) * (v - xl);
+      er += (v - xr) * (v - xr);
+      nh += xr * xr;
+    }
+    // Floors at the smallest normal float keep every term of (2) > 0 for a nonzero row, so a
+    // non-finite partner gives +inf (never 0 · inf = NaN) and stays a candidate.
+    constexpr double tiny = std::numeric_limits<float>::min();
+    q.norm[ui] = static_cast<float>(std::max(std::sqrt(nx) * up, tiny));
+    q.left_err[ui] = static_cast<float>(std::max(std::sqrt(el) * up, tiny));
+    q.right_err[ui] = static_cast<float>(std::max((std::sqrt(er) + gamma * std::sqrt(nx)) * up, tiny));
+    q.right_hat[ui] = static_cast<float>(std::max(std::sqrt(nh) * up, tiny));
+    q.right_sum128[ui] = 128 * psum;
+  }
+}
+
+}  // namespace detail
+
+/// Quantises the rows of X (n x d, row-major float32, any values) to `int8_rows`, on `threads`
+/// threads (>= 1; the result does not depend on it).
+/// @throws memhealth::error(precondition) when d > 65,536 (int32 accumulators), n >= 2^32 or
+///         threads == 0.
+/// @complexity O(n·d) time, 2·n·d bytes plus 8 floats per row.
+[[nodiscard]] inline int8_rows quantize_rows(const rows_cref& X, unsigned threads = 1) {
+  MEMHEALTH_ASSERT(X.cols() <= 65'536, "quantize_rows: d > 65536");
+  MEMHEALTH_ASSERT(X.rows() < (Eigen::Index{1} << 32), "quantize_rows: more than 2^32 rows");
+  MEMHEALTH_ASSERT(threads >= 1, "quantize_rows: threads must be >= 1");
+  int8_rows q;
+  q.rows = X.rows();
+  q.dim = X.cols();
+  q.stride = std::max<Eigen::Index>(32, (X.cols() + 31) / 32 * 32);
+  const Eigen::Index np = q.rows_padded();
+  const auto total = static_cast<std::size_t>(np * q.stride);
+  q.left.assign(total, 128);
+  q.right.assign(total, 0);
+  for (auto* v : {&q.left_scale, &q.right_scale, &q.norm, &q.left_err, &q.right_err, &q.right_hat})
+    v->assign(static_cast<std::size_t>(np), 0.0f);
+  q.right_sum128.assign(static_cast<std::size_t>(np), 0);
+  const auto workers = std::min<Eigen::Index>(threads, std::max<Eigen::Index>(1, q.rows / 256));
+  if (workers <= 1) {
+    detail::quantize_range(X, q, 0, q.rows);
+    return q;
+  }
+  std::vector<std::jthread> pool;
+  for (Eigen::Index w = 0; w < workers; ++w)
+    pool.emplace_back([&, w] { detail::quantize_range(X, q, q.rows * w / workers, q.rows * (w + 1) / workers); });
+  pool.clear();  // joins
+  return q;
+}
+
+/// Integer dot product q_i . p_j of the left form of row i of `a` and the right form of row j of
+/// `b` (exact). @pre same d; i < a.rows_padded(), j < b.rows_padded().
+[[nodiscard]] inline std::int32_t int8_dot(const int8_rows& a, Eigen::Index i, const int8_rows& b, Eigen::Index j) {
+  MEMHEALTH_ASSERT(a.dim == b.dim, "int8_dot: different dimensions");
+  const std::uint8_t* u = a.left.data() + i * a.stride;
+  const std::int8_t* p = b.right.data() + j * b.stride;
+  std::int32_t acc = 0;
+  for (Eigen::Index k = 0; k < a.stride; ++k) acc += (static_cast<std::int32_t>(u[k]) - 128) * p[k];
+  return acc;
+}
+
+/// approx(i, j) = s_i · r_j · (q_i . p_j): the quantised estimate of x_i . y_j.
+[[nodiscard]] inline float int8_approx_dot(const int8_rows& a, Eigen::Index i, const int8_rows& b, Eigen::Index j) {
+  return static_cast<float>(int8_dot(a, i, b, j)) * (a.left_scale[static_cast<std::size_t>(i)] *
+                                                      b.right_scale[static_cast<std::size_t>(j)]);
+}
+
+/// The bound of (2) in the file comment: |x_i . y_j − approx(i, j)| <= this, and it also covers
+/// the float32 join's rounding. +inf or NaN for non-finite rows.
+[[nodiscard]] inline float int8_error_bound(const int8_rows& a, Eigen::Index i, const int8_rows& b, Eigen::Index j) {
+  const auto ui = static_cast<std::size_t>(i), uj = static_cast<std::size_t>(j);
+  return a.norm[ui] * b.right_err[uj] + a.left_err[ui] * b.right_hat[uj];
+}
+
+/// Which candidate kernel a quantised join may use; it runs the best one the CPU has up to this.
+/// All give the same candidates (exact integer dot products, the same test).
+enum class int8_kernel {
+  portable = 0,  ///< scalar C++ (any CPU)
+  avx2 = 1,      ///< vpmaddubsw + vpmaddwd (x86 with AVX2 and FMA)
+  avx_vnni = 2,  ///< vpdpbusd (x86 with AVX-VNNI), the default ceiling
+};
+
+/// Tuning of the quantised joins.
+struct quantized_join_options {
+  /// Rows per band (>= 4, rounded down to a multiple of 4); one band is one unit of work.
+  Eigen::Index tile = 256;
+  /// Worker threads (>= 1); the output is identical for every value.
+  unsigned threads = 1;
+  /// Stop after this many pairs (0 = no limit); a cut join keeps the first pairs in (i, j) order.
+  std::size_t max_pairs = 0;
+  /// The fastest kernel allowed (benchmarks and tests lower it to compare kernels).
+  int8_kernel kernel = int8_kernel::avx_vnni;
+};
+
+/// What a quantised join did: the `join_stats` fields plus the candidates rescored.
+struct quantized_join_stats : join_stats {
+  std::size_t candidates = 0;  ///< pairs that passed the int8 test (2) and were rescored
+};
+
+namespace detail {
+
+struct int8_test_ctx {
+  const int8_rows* a;
+  const int8_rows* b;
+  float t;
+  bool self;
+};
+
+// Candidate test (2) for a block of pairs, scalar form; appends (i, j) for passing real pairs.
+inline void int8_block_scalar(const int8_test_ctx& c, Eigen::Index i0, Eigen::Index i1, Eigen::Index j0,
+                              Eigen::Index j1, std::vector<std::uint64_t>& cand) {
+  const int8_rows& a = *c.a;
+  const int8_rows& b = *c.b;
+  for (Eigen::Index i = i0; i < i1; ++i)
+    for (Eigen::Index j = c.self ? std::max(j0, i + 1) : j0; j < j1; ++j) {
+      const float up = int8_approx_dot(a, i, b, j) + int8_error_bound(a, i, b, j);
+      if (up >= c.t) cand.push_back(static_cast<std::uint64_t>(i) << 32 | static_cast<std::uint64_t>(j));
+    }
+}
+
+#if MEMHEALTH_INT8_X86
+// Lanes (v[i], v[i], v[i+1], v[i+1], ..., v[i+3], v[i+3]): row i + lane/2 of a 4 x 2 block.
+__attribute__((target("avx2,fma"))) inline __m256 int8_pattern_rows(const float* v) {
+  return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(v)), _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
+}
+// Lanes (v[j], v[j+1]) repeated four times: column j + lane%2 of a 4 x 2 block (32-bit values).
+__attribute__((target("avx2,fma"))) inline __m256 int8_pattern_cols(const void* v) {
+  double pair;
+  std::memcpy(&pair, v, sizeof pair);
+  return _mm256_castpd_ps(_mm256_set1_pd(pair));
+}
+
+// Rows [i0, i1) x columns [j0, j1): i0 multiple of 4, j0 even; the padding rows exist.
+// STEP(acc, u, p) adds the partial int32 sums of 32 uint8 x int8 products to acc. A macro, not a
+// template, because each instance needs its own target attribute (GCC refuses to inline across).
+#define MEMHEALTH_INT8_BLOCK(NAME, TARGET, STEP)                                                                        \
+  __attribute__((target(TARGET))) inline void NAME(const int8_test_ctx& c, Eigen::Index i0, Eigen::Index i1,        \
+                                                   Eigen::Index j0, Eigen::Index j1, std::vector<std::uint64_t>& cand) \
+{                                                                                                                     \
+  const int8_rows& a = *c.a;                                                                                          \
+  const int8_rows& b = *c.b;                                                                                          \
+  const Eigen::Index st = a.stride, chunks = st / 32;                                                                 \
+  const __m256 tv = _mm256_set1_ps(c.t);                                                                              \
+  for (Eigen::Index i = i0; i < i1; i += 4) {                                                                         \
+    const __m256 sa = int8_pattern_rows(a.left_scale.data() + i), na = int8_pattern_rows(a.norm.data() + i),          \
+                 ea = int8_pattern_rows(a.left_err.data() + i);                                                       \
+    const std::uint8_t* pa = a.left.data() + i * st;                                                                  \
+    Eigen::Index jb = j0;                                                                                             \
+    if (c.self) jb = std::max(j0, i & ~Eigen::Index{1});                                                              \
+    for (Eigen::Index j = jb; j < j1; j += 2) {                                                                       \
+      const std::int8_t* pb = b.right.data() + j * st;                                                                \
+      __m256i acc[8];                                                                                                 \
+      for (auto& v : acc) v = _mm256_setzero_si256();                                                                 \
+      for (Eigen::Index k = 0; k < chunks; ++k) {                                                                     \
+        const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + k * 32));                         \
+        const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + st + k * 32));                    \
+        for (int r = 0; r < 4; ++r) {                                                                                 \
+          const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pa + r * st + k * 32));              \
+          acc[2 * r] = STEP(acc[2 * r], av, b0);                                                                      \
+          acc[2 * r + 1] = STEP(acc[2 * r + 1], av, b1);                                                              \
+        }                                                                                                             \
+      }                                                                                                               \
+      const __m256i h01 = _mm256_hadd_epi32(acc[0], acc[1]), h23 = _mm256_hadd_epi32(acc[2], acc[3]);                 \
+      const __m256i h45 = _mm256_hadd_epi32(acc[4], acc[5]), h67 = _mm256_hadd_epi32(acc[6], acc[7]);                 \
+      const __m256i g0 = _mm256_hadd_epi32(h01, h23), g1 = _mm256_hadd_epi32(h45, h67);                               \
+      __m256i dot = _mm256_add_epi32(_mm256_permute2x128_si256(g0, g1, 0x20), _mm256_permute2x128_si256(g0, g1, 0x31)); \
+      const auto uj = static_cast<std::size_t>(j);                                                                    \
+      dot = _mm256_sub_epi32(dot, _mm256_castps_si256(int8_pattern_cols(b.right_sum128.data() + uj)));                \
+      const __m256 approx = _mm256_mul_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(sa, int8_pattern_cols(b.right_scale.data() + uj))); \
+      __m256 upv = _mm256_fmadd_ps(na, int8_pattern_cols(b.right_err.data() + uj), approx);                           \
+      upv = _mm256_fmadd_ps(ea, int8_pattern_cols(b.right_hat.data() + uj), upv);                                     \
+      auto mask = static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(upv, tv, _CMP_GE_OQ)));                      \
+      while (mask != 0) {                                                                                             \
+        const int lane = __builtin_ctz(mask);                                                                         \
+        mask &= mask - 1;                                                                                             \
+        const Eigen::Index gi = i + lane / 2, gj = j + lane % 2;                                                      \
+        if (gi >= a.rows || gj >= j1 || gj >= b.rows || (c.self && gj <= gi)) continue;                               \
+        cand.push_back(static_cast<std::uint64_t>(gi) << 32 | static_cast<std::uint64_t>(gj));                        \
+      }                                                                                                               \
+    }                                                                                                                 \
+  }                                                                                                                   \
+}
+
+// AVX2: |u0 p0 + u1 p1| <= 2 · 255 · 63 < 2^15, so vpmaddubsw never saturates (file comment).
+#define MEMHEALTH_INT8_STEP_AVX2(acc, u, p) \
+  _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, p), _mm256_set1_epi16(1)))
+MEMHEALTH_INT8_BLOCK(int8_block_avx2, "avx2,fma", MEMHEALTH_INT8_STEP_AVX2)
+#undef MEMHEALTH_INT8_STEP_AVX2
+
+#if MEMHEALTH_INT8_VNNI
+// AVX-VNNI: 32 uint8 x int8 products summed straight into int32 lanes.
+#define MEMHEALTH_INT8_STEP_VNNI(acc, u, p) _mm256_dpbusd_avx_epi32(acc, u, p)
+MEMHEALTH_INT8_BLOCK(int8_block_vnni, "avx2,fma,avxvnni", MEMHEALTH_INT8_STEP_VNNI)
+#undef MEMHEALTH_INT8_STEP_VNNI
+#endif
+#undef MEMHEALTH_INT8_BLOCK
+#endif
+
+// True when the AVX2 kernel can run on this CPU (checked once).
+inline bool int8_have_avx2() noexcept {
+#if MEMHEALTH_INT8_X86
+  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return ok;
+#else
+  return false;
+#endif
+}
+
+// True when the CPU also has AVX-VNNI (CPUID leaf 7 sub-leaf 1, EAX bit 4) and the compiler
+// can emit it. The OS's saving of ymm state is already implied by int8_have_avx2.
+inline bool int8_have_vnni() noexcept {
+#if MEMHEALTH_INT8_VNNI
+  static const bool ok = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!int8_have_avx2() || __get_cpuid_max(0, nullptr) < 7) return false;
+    __cpuid_count(7, 1, eax, ebx, ecx, edx);
+    return (eax & (1u << 4)) != 0;
+  }();
+  return ok;
+#else
+  return false;
+#endif
+}
+
+// Which candidate kernel runs: 0 = portable, 1 = AVX2, 2 = AVX-VNNI (same integers, same test).
+inline int int8_kernel_level() noexcept { return int8_have_vnni() ? 2 : int8_have_avx2() ? 1 : 0; }
+
+// Candidates of band [r0, r1) (r0 multiple of 4) against b, column tiles of 64 rows.
+inline void int8_band_candidates(const int8_test_ctx& c, Eigen::Index r0, Eigen::Index r1, int level,
+                                 std::vector<std::uint64_t>& cand) {
+  const Eigen::Index nb = c.b->rows;
+  constexpr Eigen::Index col_tile = 64;
+  const Eigen::Index c_begin = c.self ? r0 : 0;
+  for (Eigen::Index c0 = c_begin; c0 < nb; c0 += col_tile) {
+    const Eigen::Index c1 = std::min(nb, c0 + col_tile);
+#if MEMHEALTH_INT8_VNNI
+    if (level >= 2) {
+      int8_block_vnni(c, r0, r1, c0, c1, cand);
+      continue;
+    }
+#endif
+#if MEMHEALTH_INT8_X86
+    if (level >= 1) {
+      int8_block_avx2(c, r0, r1, c0, c1, cand);
+      continue;
+    }
+#endif
+    (void)level;
+    int8_block_scalar(c, r0, r1, c0, c1, cand);
+  }
+}
+
+// Rescores a band's candidates (sorted by (i, j) first) and appends the pairs with score >= t.
+inline void rescore(const rows_cref& a, const rows_cref& b, float t, std::vector<std::uint64_t>& cand,
+                    std::vector<scored_pair>& out) {
+  std::sort(cand.begin(), cand.end());
+  for (const std::uint64_t key : cand) {
+    const auto i = static_cast<std::uint32_t>(key >> 32), j = static_cast<std::uint32_t>(key & 0xffffffffu);
+    const float s = a.row(i).dot(b.row(j));
+    if (s >= t) out.push_back({i, j, s});
+  }
+}
+
+template <class Out>
+quantized_join_stats run_quantized_join(const rows_cref& a, const int8_rows& qa, const rows_cref& b,
+                                        const int8_rows& qb, bool self, float t, Out& emit,
+                                        const quantized_join_options& opt) {
+  MEMHEALTH_ASSERT(opt.tile >= 4, "quantized join: tile must be >= 4");
+  MEMHEALTH_ASSERT(opt.threads >= 1, "quantized join: threads must be >= 1");
+  MEMHEALTH_ASSERT(a.cols() == b.cols(), "quantized join: matrices of different dimension");
+  MEMHEALTH_ASSERT(qa.rows == a.rows() && qb.rows == b.rows() && qa.dim == a.cols() && qb.dim == b.cols(),
+                   "quantized join: quantised rows do not match the matrices");
+  quantized_join_stats stats;
+  const Eigen::Index n = a.rows();
+  if (n == 0 || b.rows() == 0) return stats;
+  const Eigen::Index tile = opt.tile / 4 * 4;
+  const Eigen::Index bands = (n + tile - 1) / tile;
+  const int level = std::min(int8_kernel_level(), static_cast<int>(opt.kernel));
+  const int8_test_ctx ctx{&qa, &qb, t, self};
+  const auto workers = static_cast<std::size_t>(std::min<Eigen::Index>(opt.threads, bands));
+  std::vector<std::vector<std::uint64_t>> cand(workers);
+  std::vector<std::vector<scored_pair>> pairs(workers);
+  auto work = [&](std::size_t w, Eigen::Index band) {
+    cand[w].clear();
+    pairs[w].clear();
+    int8_band_candidates(ctx, band * tile, std::min(n, (band + 1) * tile), level, cand[w]);
+    rescore(a, b, t, cand[w], pairs[w]);
+  };
+  for (Eigen::Index round = 0; round < bands; round += static_cast<Eigen::Index>(workers)) {
+    const std::size_t active = std::min<std::size_t>(workers, static_cast<std::size_t>(bands - round));
+    if (active == 1) {
+      work(0, round);
+    } else {
+      std::vector<std::jthread> pool;
+      pool.reserve(active);
+      for (std::size_t w = 0; w < active; ++w)
+        pool.emplace_back([&, w] { work(w, round + static_cast<Eigen::Index>(w)); });
+    }
+    for (std::size_t w = 0; w < active; ++w) {
+      stats.candidates += cand[w].size();
+      auto& p = pairs[w];
+      if (opt.max_pairs != 0 && stats.pairs + p.size() > opt.max_pairs) {
+        p.resize(opt.max_pairs - stats.pairs);
+        stats.truncated = true;
+      }
+      for (const auto& x : p) emit(x.i, x.j, x.score);
+      stats.pairs += p.size();
+      if (stats.truncated) return stats;
+    }
+  }
+  return stats;
+}
+
+}  // namespace detail
+
+/// Symmetric threshold join through the int8 prefilter: `emit(i, j, score)` for every pair i < j
+/// of rows of X with x_i . x_j >= t (cosine for unit rows), score = the float32 dot product, in
+/// increasing (i, j) order. Same pairs as `threshold_join` (recall 1.0, see the file comment).
+/// @param X n x d, row-major float32 (unit rows for cosine). @param q `quantize_rows(X)`.
+/// @throws memhealth::error(precondition) for tile < 4, threads < 1, or q not made from X's shape.
+/// @complexity O(n² d / 2) int8 multiply-adds + O(candidates · d) float; memory O(n d) bytes for
+///             q plus at most `threads` bands of candidates.
+template <class Out>
+quantized_join_stats quantized_threshold_join(const rows_cref& X, const int8_rows& q, float t, Out&& emit,
+                                              const quantized_join_options& opt = {}) {
+  return detail::run_quantized_join(X, q, X, q, true, t, emit, opt);
+}
+
+/// The same, quantising X itself (O(n d), on `opt.threads` threads).
+template <class Out>
+quantized_join_stats quantized_threshold_join(const rows_cref& X, float t, Out&& emit,
+                                              const quantized_join_options& opt = {}) {
+  const int8_rows q = quantize_rows(X, opt.threads);
+  return detail::run_quantized_join(X, q, X, q, true, t, emit, opt);
+}
+
+/// Two-set join through the int8 prefilter: every row i of A and j of B with a_i . b_j >= t,
+/// in increasing (i, j) order; same pairs as `join`.
+/// @param A na x d, @param B nb x d, row-major float32. Quantises both (O((na + nb) d)).
+/// @throws memhealth::error(precondition) when the column counts differ.
+template <class Out>
+quantized_join_stats quantized_join(const rows_cref& A, const rows_cref& B, float t, Out&& emit,
+                                    const quantized_join_options& opt = {}) {
+  MEMHEALTH_ASSERT(A.cols() == B.cols(), "quantized_join: matrices of different dimension");
+  const int8_rows qa = quantize_rows(A, opt.threads), qb = quantize_rows(B, opt.threads);
+  return detail::run_quantized_join(A, qa, B, qb, false, t, emit, opt);
+}
+
+/// Convenience: `quantized_threshold_join`'s pairs as a vector, sorted by (i, j).
+[[nodiscard]] inline std::vector<scored_pair> quantized_threshold_join_pairs(const rows_cref& X, float t,
+                                                                              const quantized_join_options& opt = {}) {
+  std::vector<scored_pair> out;
+  quantized_threshold_join(X, t, [&](std::uint32_t i, std::uint32_t j, float s) { out.push_back({i, j, s}); }, opt);
+  return out;
+}
+
+/// Convenience: `quantized_join`'s pairs as a vector, sorted by (i, j).
+[[nodiscard]] inline std::vector<scored_pair> quantized_join_pairs(const rows_cref& A, const rows_cref& B, float t,
+                                                                    const quantized_join_options& opt = {}) {
+  std::vector<scored_pair> out;
+  quantized_join(A, B, t, [&](std::uint32_t i, std::uint32_t j, float s) { out.push_back({i, j, s}); }, opt);
+  return out;
+}
+
+}  // namespace memhealth
