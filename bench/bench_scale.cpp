@@ -352,20 +352,28 @@ void scope1m_hnswlib(benchmark::State& state) {
 BENCHMARK(scope1m_hnswlib)->Name("scope1m/hnswlib")->Iterations(1)->UseManualTime()->Unit(benchmark::kSecond);
 #endif
 
+// Runs pipeline p over the store once per benchmark iteration (manual time = the run, peak RSS
+// reset before each); returns the last report, its time in `seconds`.
+template <class Pipeline, class Store>
+report timed_runs(benchmark::State& state, const Pipeline& p, const Store& store, double& seconds) {
+  report r;
+  for (auto _ : state) {
+    reset_peak();
+    const auto t0 = std::chrono::steady_clock::now();
+    r = p.run(store, detect_options{});
+    seconds = seconds_since(t0);
+    state.SetIterationTime(seconds);
+  }
+  return r;
+}
+
 void blocked1m_memhealth(benchmark::State& state) {
   auto& s = store();
   duplicate_detector<kmeans_blocking> det;
   det.candidates.kmeans.threads = 2;
   const pipeline p{det};
-  report r;
   double sec = 0;
-  for (auto _ : state) {
-    reset_peak();
-    const auto t0 = std::chrono::steady_clock::now();
-    r = p.run(s.store, detect_options{});
-    sec = seconds_since(t0);
-    state.SetIterationTime(sec);
-  }
+  const report r = timed_runs(state, p, s.store, sec);
   std::set<std::pair<std::string, std::string>> near;
   std::size_t clusters = 0;
   for (const auto& f : r.findings)
@@ -391,15 +399,8 @@ void structural1m_memhealth(benchmark::State& state) {
   structural_detector det;
   det.threads = 2;
   const pipeline p{det};
-  report r;
   double sec = 0;
-  for (auto _ : state) {
-    reset_peak();
-    const auto t0 = std::chrono::steady_clock::now();
-    r = p.run(s.store, detect_options{});
-    sec = seconds_since(t0);
-    state.SetIterationTime(sec);
-  }
+  const report r = timed_runs(state, p, s.store, sec);
   std::size_t nan = 0, zero = 0;
   for (const auto& f : r.findings) {
     nan += f.kind == finding_kinds::embedding_non_finite;
