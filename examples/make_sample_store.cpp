@@ -177,7 +177,7 @@ void write_events(const std::vector<memory_record>& recs, std::uint64_t seed, co
 int main(int argc, char** argv) {
   std::uint64_t seed = 7;
   std::string events;
-  bool usage = argc < 2 || argc % 2 != 0;
+  bool usage = argc < 2 || argc % 2 != 0 || std::string(argv[1]).starts_with("-");
   for (int i = 2; !usage && i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--seed") seed = std::stoull(argv[i + 1]);

@@ -132,6 +132,19 @@ execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${STORE}" "${WORK}/
 if(NOT same EQUAL 0)
   message(FATAL_ERROR "rollback did not reproduce the imported PrefEval store byte for byte")
 endif()
+# A drill that can inject nothing is a failure with the reason, not a clean pass: under a clock
+# far after the data (2030) every record is stale, so none is an eligible target.
+run("1" "${MEMHEALTH}" drill "${STORE}" --now 2030-01-01T00:00:00Z --format json --out "${WORK}/drill-late.json")
+if(NOT last_err MATCHES "no fault injected: 0 of 517 records" OR NOT last_err MATCHES "stale 517")
+  message(FATAL_ERROR "drill with nothing to inject: unexpected message: ${last_err}")
+endif()
+# A file of another format is an error and writes nothing: a mem0 export ({"results": [...]}, a
+# JSON object as LoCoMo files are) read as LoCoMo has no conversation, so no record.
+run("2" "${MEMHEALTH}" import locomo "${SOURCE_DIR}/tests/data/mem0/export_results.json" --out "${WORK}/wrong.jsonl")
+if(EXISTS "${WORK}/wrong.jsonl" OR NOT last_err MATCHES "no locomo records in")
+  message(FATAL_ERROR "import of a mem0 export as LoCoMo: wrote a store or no reason given: ${last_err}")
+endif()
+
 math(EXPR s_import "${t1} - ${t0}")
 math(EXPR s_check "${t2} - ${t1}")
 math(EXPR s_drill "${t3} - ${t2}")

@@ -115,6 +115,23 @@ int run_drill_command(const drill_cli_options& o) {
   }
   const drill_result r = run_drill(std::move(lr.records), opt);
   emit(o.format == "json" ? to_json_report(r, o).dump(2) : to_text(r), o.out);
+  if (r.injected == 0) {
+    // a drill that injected nothing tested nothing: say why instead of reporting a clean pass
+    std::size_t flagged = 0;
+    std::string kinds;
+    for (const auto& [kind, n] : r.findings_baseline) {
+      flagged += n;
+      kinds += (kinds.empty() ? "" : ", ") + kind + " " + std::to_string(n);
+    }
+    std::cerr << "memhealth drill: no fault injected: " << r.eligible << " of " << r.records
+              << " records are eligible targets (records already named by a finding are not); baseline findings: "
+              << (kinds.empty() ? std::string("none") : kinds) << ".";
+    if (r.findings_baseline.count("stale") != 0)
+      std::cerr << " Stale records under the clock " << format_timestamp(timestamp{d.now, 0})
+                << ": pass --now near the store's own dates.";
+    std::cerr << "\n";
+    return exit_findings;
+  }
   const bool pass = r.healthy_records_changed == 0 && r.coverage >= o.min_coverage && r.false_positive_rate <= o.max_fpr;
   return pass ? exit_ok : exit_findings;
 }

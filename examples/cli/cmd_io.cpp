@@ -42,6 +42,15 @@ int run_import(const import_options& o) {
       return exit_usage;
     }
     auto part = import_source(o.format, src);
+    const bool dataset = o.format != "jsonl" && o.format != "sqlite";
+    if (dataset && part.records.empty()) {
+      // a file of another format, or not JSON at all: nothing to import is an error, not an
+      // empty store
+      print_issues(part.issues);
+      std::cerr << "memhealth import: no " << o.format << " records in " << src << " (is it a " << o.format
+                << " file?); nothing written\n";
+      return exit_usage;
+    }
     all.lines_read += part.lines_read;
     for (auto& r : part.records) all.records.push_back(std::move(r));
     for (auto& i : part.issues) all.issues.push_back(std::move(i));
