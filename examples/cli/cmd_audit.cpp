@@ -117,10 +117,8 @@ int run_drill_command(const drill_cli_options& o) {
   emit(o.format == "json" ? to_json_report(r, o).dump(2) : to_text(r), o.out);
   if (r.injected == 0) {
     // a drill that injected nothing tested nothing: say why instead of reporting a clean pass
-    std::size_t flagged = 0;
     std::string kinds;
     for (const auto& [kind, n] : r.findings_baseline) {
-      flagged += n;
       kinds += (kinds.empty() ? "" : ", ") + kind + " " + std::to_string(n);
     }
     std::cerr << "memhealth drill: no fault injected: " << r.eligible << " of " << r.records
