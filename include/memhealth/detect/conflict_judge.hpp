@@ -214,9 +214,11 @@ inline analysis analyse(sv norm, sv original, sv kind) {
         (q == "t" && p >= 2 && in(nt_stems, w[p - 2])))
       a.negated_aversion = true;
   }
-  for (sv cue : zh_negation)
+  if (a.aversion && !a.negated_aversion)  // 不避免, 不再讨厌 ...: a Chinese cue right before the aversion
     for (sv av : zh_aversion)
-      if (norm.find(std::string(cue) + std::string(av)) != sv::npos) a.negated_aversion = true;
+      for (std::size_t p = norm.find(av); p != sv::npos && !a.negated_aversion; p = norm.find(av, p + 1))
+        for (sv cue : zh_negation)
+          if (p >= cue.size() && norm.substr(p - cue.size(), cue.size()) == cue) a.negated_aversion = true;
   a.holder = holder_of(w, norm, original);
   return a;
 }

@@ -344,15 +344,9 @@ MEMHEALTH_INT8_BLOCK(int8_block_vnni, "avx2,fma,avxvnni", MEMHEALTH_INT8_STEP_VN
 #undef MEMHEALTH_INT8_BLOCK
 #endif
 
-// True when the AVX2 kernel can run on this CPU (checked once).
-inline bool int8_have_avx2() noexcept {
-#if MEMHEALTH_INT8_X86
-  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return ok;
-#else
-  return false;
-#endif
-}
+// True when the AVX2 kernel can run on this CPU: the GEMM backend's check (gemm_backend.hpp),
+// whose x86 condition is this header's MEMHEALTH_INT8_X86.
+inline bool int8_have_avx2() noexcept { return gemm_have_avx2(); }
 
 // True when the CPU also has AVX-VNNI (CPUID leaf 7 sub-leaf 1, EAX bit 4) and the compiler
 // can emit it. The OS's saving of ymm state is already implied by int8_have_avx2.
