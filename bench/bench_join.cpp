@@ -27,13 +27,15 @@
 //   join/gemm_only_cblas    the same tiles, cblas_gemm (OpenBLAS, one BLAS thread per worker)
 //   join/memhealth_cblas    threshold_join, cblas_gemm
 //   join/memhealth_int8     quantized_threshold_join (quantisation included in the time), the
-//                           best kernel of the CPU (AVX-VNNI where present)
+//                           best kernel of the CPU (AVX-512 VNNI where present)
+//   join/memhealth_int8_avxvnni  the same limited to the 256-bit AVX-VNNI kernel
 //   join/memhealth_int8_avx2  the same limited to the AVX2 kernel (CPUs without VNNI)
 //   join/faiss              IndexFlatIP add + range_search(radius t), pairs i < j kept
 //   join/*_real             the same on the real rows (memhealth, memhealth_int8, faiss)
 // Counters: pairs, recall, GFLOPs (useful flops n(n-1)/2·2d per second), cpu_s (process CPU
 // time of all threads: steadier than wall time when other work shares the cores), loadavg_1m,
-// and for the int8 join the candidates rescored and the kernel (0 portable, 1 AVX2, 2 AVX-VNNI).
+// and for the int8 join the candidates rescored and the kernel (0 portable, 1 AVX2, 2 AVX-VNNI,
+// 3 AVX-512 VNNI).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -247,7 +249,7 @@ void run_gemm_only(benchmark::State& state, const data_set& ds, const Backend& b
   report(state, ds, ds.exact, 1.0, true, cpu0);  // no pairs of its own: counters only
 }
 
-void run_int8(benchmark::State& state, const data_set& ds, mh::int8_kernel kernel = mh::int8_kernel::avx_vnni) {
+void run_int8(benchmark::State& state, const data_set& ds, mh::int8_kernel kernel = mh::int8_kernel::avx512_vnni) {
   std::vector<mh::scored_pair> got;
   mh::quantized_join_stats st;
   const double cpu0 = process_cpu_s();
@@ -292,6 +294,7 @@ void BM_join_memhealth(benchmark::State& s) { run_exact(s, planted(), mh::defaul
 void BM_join_gemm_only_eigen(benchmark::State& s) { run_gemm_only(s, planted(), mh::eigen_gemm{}); }
 void BM_join_memhealth_eigen(benchmark::State& s) { run_exact(s, planted(), mh::eigen_gemm{}); }
 void BM_join_memhealth_int8(benchmark::State& s) { run_int8(s, planted()); }
+void BM_join_memhealth_int8_avxvnni(benchmark::State& s) { run_int8(s, planted(), mh::int8_kernel::avx_vnni); }
 void BM_join_memhealth_int8_avx2(benchmark::State& s) { run_int8(s, planted(), mh::int8_kernel::avx2); }
 void BM_join_memhealth_real(benchmark::State& s) { run_exact(s, real(), mh::default_gemm{}); }
 void BM_join_memhealth_int8_real(benchmark::State& s) { run_int8(s, real()); }
@@ -324,6 +327,8 @@ BENCHMARK(BM_join_memhealth_cblas)
 
 BENCHMARK(BM_join_memhealth_int8)
     ->Name("join/memhealth_int8")->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_join_memhealth_int8_avxvnni)
+    ->Name("join/memhealth_int8_avxvnni")->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_join_memhealth_int8_avx2)
     ->Name("join/memhealth_int8_avx2")->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 

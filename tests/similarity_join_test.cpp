@@ -246,9 +246,9 @@ TEST_CASE("quantized join: candidates are a superset of the exact pairs; the out
       for (std::size_t k = 0; k < got.size() && k < exact.size(); ++k)
         CHECK(got[k].score == doctest::Approx(exact[k].score).epsilon(1e-5));
     }
-  // the portable, AVX2 and AVX-VNNI kernels find the same candidates (those the CPU has)
+  // the portable, AVX2, AVX-VNNI and AVX-512 VNNI kernels find the same candidates (those the CPU has)
   const mh::detail::int8_test_ctx ctx{&q, &q, t, true};
-  std::vector<std::vector<std::uint64_t>> by_level(3);
+  std::vector<std::vector<std::uint64_t>> by_level(4);
   for (int level = 0; level <= mh::detail::int8_kernel_level(); ++level) {
     for (Eigen::Index r0 = 0; r0 < X.rows(); r0 += 256)
       mh::detail::int8_band_candidates(ctx, r0, std::min<Eigen::Index>(X.rows(), r0 + 256), level,

@@ -39,11 +39,18 @@
 /// too): they are rescored exactly, and report exactly what the float32 join reports (NaN scores
 /// never pass; +inf scores do).
 ///
-/// **Speed.** The candidate pass is a register-blocked 4 x 2 int8 microkernel on AVX2 (32 int8
-/// products per `vpmaddubsw` + `vpmaddwd`), or on AVX-VNNI where the CPU has it (one
-/// `vpdpbusd` per 32 products), compiled with `__attribute__((target(...)))` and chosen at run
-/// time (`__builtin_cpu_supports`, CPUID), so the library builds without -mavx2; a portable
-/// scalar kernel computes the same integers elsewhere. All three give the same candidates
+/// **Speed.** The candidate pass runs the best of four kernels the CPU has, each compiled with
+/// `__attribute__((target(...)))` and chosen at run time (`__builtin_cpu_supports`, CPUID), so
+/// the library builds without -mavx2:
+/// - AVX-512 VNNI: a 32 x 8 microkernel over a band re-laid in panels of 16 rows x 4 bytes, so
+///   one `vpdpbusd` with a broadcast right-row operand adds 4 products to each of 16 rows' dot
+///   products (the register layout of int8 GEMM microkernels such as oneDNN's; no horizontal
+///   sums): 64 products per instruction;
+/// - AVX-VNNI (ymm): a 4 x 2 row-dot microkernel, one `vpdpbusd` per 32 products, horizontal
+///   sums per block;
+/// - AVX2: the same with `vpmaddubsw` + `vpmaddwd`;
+/// - a portable scalar kernel elsewhere.
+/// All compute the same integers and the same test, so they give the same candidates
 /// (`quantized_join_options::kernel` caps the choice). The test (2) is fused into the
 /// microkernel: no similarity tile is written. Output order, threads and the pair budget behave
 /// as in join.hpp (sorted by (i, j); identical for every thread count; with `max_pairs` the
@@ -70,9 +77,16 @@
 #else
 #define MEMHEALTH_INT8_VNNI 0
 #endif
+// AVX-512 VNNI (vpdpbusd on zmm): GCC >= 8, Clang >= 6
+#if (defined(__clang__) && __clang_major__ >= 6) || (!defined(__clang__) && __GNUC__ >= 8)
+#define MEMHEALTH_INT8_AVX512 1
+#else
+#define MEMHEALTH_INT8_AVX512 0
+#endif
 #else
 #define MEMHEALTH_INT8_X86 0
 #define MEMHEALTH_INT8_VNNI 0
+#define MEMHEALTH_INT8_AVX512 0
 #endif
 
 #include "memhealth/config.hpp"
@@ -225,7 +239,8 @@ inline void quantize_range(const rows_cref& X, int8_rows& q, Eigen::Index r0, Ei
 enum class int8_kernel {
   portable = 0,  ///< scalar C++ (any CPU)
   avx2 = 1,      ///< vpmaddubsw + vpmaddwd (x86 with AVX2 and FMA)
-  avx_vnni = 2,  ///< vpdpbusd (x86 with AVX-VNNI), the default ceiling
+  avx_vnni = 2,  ///< vpdpbusd on ymm (x86 with AVX-VNNI)
+  avx512_vnni = 3,  ///< vpdpbusd on zmm with broadcast operands (x86 with AVX-512 BW + VNNI), the default ceiling
 };
 
 /// Tuning of the quantised joins.
@@ -237,7 +252,7 @@ struct quantized_join_options {
   /// Stop after this many pairs (0 = no limit); a cut join keeps the first pairs in (i, j) order.
   std::size_t max_pairs = 0;
   /// The fastest kernel allowed (benchmarks and tests lower it to compare kernels).
-  int8_kernel kernel = int8_kernel::avx_vnni;
+  int8_kernel kernel = int8_kernel::avx512_vnni;
 };
 
 /// What a quantised join did: the `join_stats` fields plus the candidates rescored.
@@ -342,6 +357,97 @@ MEMHEALTH_INT8_BLOCK(int8_block_vnni, "avx2,fma,avxvnni", MEMHEALTH_INT8_STEP_VN
 #undef MEMHEALTH_INT8_STEP_VNNI
 #endif
 #undef MEMHEALTH_INT8_BLOCK
+
+#if MEMHEALTH_INT8_AVX512
+// The AVX-512 kernel's view of one band [r0, r1) of the left form: panels of 16 rows; inside a
+// panel, for each group of 4 columns, the 4 bytes of each of the 16 rows (64 bytes, one zmm:
+// bytes 4l..4l+3 are row 16·panel + l). vpdpbusd then multiplies a whole panel by 4 bytes of one
+// right row broadcast to all lanes, and lane l accumulates row l's dot product: no horizontal
+// sums (the layout of int8 GEMM microkernels, e.g. oneDNN's). Rows past r1 are zero (u = 128).
+struct int8_band_panels {
+  std::vector<std::uint8_t> u;          // (rows / 16) x (stride / 4) x 64 bytes
+  std::vector<float> scale, norm, err;  // left_scale, norm, left_err per band row, 0 past r1
+  Eigen::Index rows = 0;                // band rows rounded up to a multiple of 32
+};
+
+inline void int8_pack_band(const int8_rows& a, Eigen::Index r0, Eigen::Index r1, int8_band_panels& p) {
+  const Eigen::Index st = a.stride, groups = st / 4;
+  p.rows = (r1 - r0 + 31) / 32 * 32;
+  p.u.assign(static_cast<std::size_t>(p.rows * st), 128);
+  for (auto* v : {&p.scale, &p.norm, &p.err}) v->assign(static_cast<std::size_t>(p.rows), 0.0f);
+  for (Eigen::Index i = r0; i < r1; ++i) {
+    const Eigen::Index li = i - r0;
+    const auto ui = static_cast<std::size_t>(i), uli = static_cast<std::size_t>(li);
+    const std::uint8_t* src = a.left.data() + i * st;
+    std::uint8_t* dst = p.u.data() + (li / 16) * groups * 64 + (li % 16) * 4;
+    for (Eigen::Index g = 0; g < groups; ++g) std::memcpy(dst + g * 64, src + 4 * g, 4);
+    p.scale[uli] = a.left_scale[ui];
+    p.norm[uli] = a.norm[ui];
+    p.err[uli] = a.left_err[ui];
+  }
+}
+
+// Band rows [r0 + ib, r0 + ib + 32) (two panels) x right rows [j, j + NJ), all real: 2·NJ zmm
+// accumulators, per group of 4 columns two panel loads and NJ broadcasts. The test (2) is
+// evaluated with the same float operations, in the same order, as the AVX2 kernel's.
+template <int NJ>
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) inline void int8_avx512_tile(
+    const int8_test_ctx& c, const int8_band_panels& p, Eigen::Index r0, Eigen::Index r1, Eigen::Index ib,
+    Eigen::Index j, std::vector<std::uint64_t>& cand) {
+  const int8_rows& b = *c.b;
+  const Eigen::Index st = b.stride, groups = st / 4;
+  const std::uint8_t* pa = p.u.data() + (ib / 16) * groups * 64;
+  const std::int8_t* pb = b.right.data() + j * st;
+  __m512i acc[2][NJ];
+  for (int jj = 0; jj < NJ; ++jj) acc[0][jj] = acc[1][jj] = _mm512_setzero_si512();
+  for (Eigen::Index g = 0; g < groups; ++g) {
+    const __m512i u0 = _mm512_loadu_si512(pa + g * 64);
+    const __m512i u1 = _mm512_loadu_si512(pa + (groups + g) * 64);
+    for (int jj = 0; jj < NJ; ++jj) {
+      std::int32_t w;
+      std::memcpy(&w, pb + jj * st + 4 * g, sizeof w);
+      const __m512i bv = _mm512_set1_epi32(w);
+      acc[0][jj] = _mm512_dpbusd_epi32(acc[0][jj], u0, bv);
+      acc[1][jj] = _mm512_dpbusd_epi32(acc[1][jj], u1, bv);
+    }
+  }
+  const __m512 tv = _mm512_set1_ps(c.t);
+  for (int h = 0; h < 2; ++h) {
+    const auto lo = static_cast<std::size_t>(ib + 16 * h);
+    const __m512 sa = _mm512_loadu_ps(p.scale.data() + lo), na = _mm512_loadu_ps(p.norm.data() + lo),
+                 ea = _mm512_loadu_ps(p.err.data() + lo);
+    for (int jj = 0; jj < NJ; ++jj) {
+      const auto uj = static_cast<std::size_t>(j + jj);
+      const __m512i dot = _mm512_sub_epi32(acc[h][jj], _mm512_set1_epi32(b.right_sum128[uj]));
+      // the masked form with an explicit source: GCC 12 warns (-Wuninitialized) on the plain one
+      const __m512 dotf = _mm512_mask_cvtepi32_ps(_mm512_setzero_ps(), 0xFFFF, dot);
+      const __m512 approx = _mm512_mul_ps(dotf, _mm512_mul_ps(sa, _mm512_set1_ps(b.right_scale[uj])));
+      __m512 upv = _mm512_fmadd_ps(na, _mm512_set1_ps(b.right_err[uj]), approx);
+      upv = _mm512_fmadd_ps(ea, _mm512_set1_ps(b.right_hat[uj]), upv);
+      auto mask = static_cast<unsigned>(_mm512_cmp_ps_mask(upv, tv, _CMP_GE_OQ));
+      while (mask != 0) {
+        const int lane = __builtin_ctz(mask);
+        mask &= mask - 1;
+        const Eigen::Index gi = r0 + ib + 16 * h + lane, gj = j + jj;
+        if (gi >= r1 || (c.self && gj <= gi)) continue;
+        cand.push_back(static_cast<std::uint64_t>(gi) << 32 | static_cast<std::uint64_t>(gj));
+      }
+    }
+  }
+}
+
+// Band [r0, r1) (packed in p) x columns [j0, j1): blocks of 32 rows x 8 columns, narrower
+// blocks for the last columns, so no right row at or past j1 is read.
+inline void int8_block_avx512(const int8_test_ctx& c, const int8_band_panels& p, Eigen::Index r0, Eigen::Index r1,
+                              Eigen::Index j0, Eigen::Index j1, std::vector<std::uint64_t>& cand) {
+  for (Eigen::Index ib = 0; ib < r1 - r0; ib += 32) {
+    Eigen::Index j = c.self ? std::max(j0, r0 + ib + 1) : j0;
+    for (; j1 - j >= 8; j += 8) int8_avx512_tile<8>(c, p, r0, r1, ib, j, cand);
+    for (; j1 - j >= 4; j += 4) int8_avx512_tile<4>(c, p, r0, r1, ib, j, cand);
+    for (; j1 - j >= 1; j += 1) int8_avx512_tile<1>(c, p, r0, r1, ib, j, cand);
+  }
+}
+#endif
 #endif
 
 // True when the AVX2 kernel can run on this CPU: the GEMM backend's check (gemm_backend.hpp),
@@ -364,8 +470,23 @@ inline bool int8_have_vnni() noexcept {
 #endif
 }
 
-// Which candidate kernel runs: 0 = portable, 1 = AVX2, 2 = AVX-VNNI (same integers, same test).
-inline int int8_kernel_level() noexcept { return int8_have_vnni() ? 2 : int8_have_avx2() ? 1 : 0; }
+// True when the CPU has AVX-512 F, BW and VNNI and the OS saves zmm state (the compiler
+// runtime's check covers XCR0), and the compiler can emit them.
+inline bool int8_have_avx512_vnni() noexcept {
+#if MEMHEALTH_INT8_AVX512
+  static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                         __builtin_cpu_supports("avx512vnni");
+  return ok;
+#else
+  return false;
+#endif
+}
+
+// Which candidate kernel runs: 0 = portable, 1 = AVX2, 2 = AVX-VNNI, 3 = AVX-512 VNNI (same
+// integers, same test).
+inline int int8_kernel_level() noexcept {
+  return int8_have_avx512_vnni() ? 3 : int8_have_vnni() ? 2 : int8_have_avx2() ? 1 : 0;
+}
 
 // Candidates of band [r0, r1) (r0 multiple of 4) against b, column tiles of 64 rows.
 inline void int8_band_candidates(const int8_test_ctx& c, Eigen::Index r0, Eigen::Index r1, int level,
@@ -373,6 +494,15 @@ inline void int8_band_candidates(const int8_test_ctx& c, Eigen::Index r0, Eigen:
   const Eigen::Index nb = c.b->rows;
   constexpr Eigen::Index col_tile = 64;
   const Eigen::Index c_begin = c.self ? r0 : 0;
+#if MEMHEALTH_INT8_AVX512
+  if (level >= 3) {
+    thread_local int8_band_panels panels;
+    int8_pack_band(*c.a, r0, r1, panels);
+    for (Eigen::Index c0 = c_begin; c0 < nb; c0 += col_tile)
+      int8_block_avx512(c, panels, r0, r1, c0, std::min(nb, c0 + col_tile), cand);
+    return;
+  }
+#endif
   for (Eigen::Index c0 = c_begin; c0 < nb; c0 += col_tile) {
     const Eigen::Index c1 = std::min(nb, c0 + col_tile);
 #if MEMHEALTH_INT8_VNNI
