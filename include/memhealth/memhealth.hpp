@@ -11,6 +11,14 @@
 /// - detect/: findings, the pipeline and the detectors
 /// - monitor/, drift/: level 3: retrieval events and windowed alerts; embedding drift and the migration gate
 /// - repair/: the action model, planner, conflict rules, guardrails, write-ahead log, executor
+///
+/// Compile cost: every TU that includes this header parses all of the library, and the body of
+/// every non-template inline function is instantiated (with the templates it calls) in each of
+/// them. A few large, rarely called entry points whose bodies pull in heavy template code (Eigen
+/// double products, nlohmann::json readers/writers, the fault drill's pipeline/plan/apply chain)
+/// are therefore declared `template <class = void>` (marked "deferred instantiation"): they are
+/// called exactly like plain functions, and their bodies are compiled only in the TUs that call
+/// them.
 
 #include "memhealth/version.hpp"
 #include "memhealth/config.hpp"

@@ -61,6 +61,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -282,7 +283,12 @@ inline std::string text_of(const metadata_value& v) {
 /// @throws memhealth::error(invalid_argument) for a rate outside (0, 1] or an empty kind list;
 ///         memhealth::error(io) when the log cannot be written. A store too small for a kind is
 ///         not an error: fewer faults are injected and `note` says why.
-inline drill_result run_drill(std::vector<memory_record> records, const drill_options& opt) {
+/// @note A template only so that its body (the pipeline run, make_plan, apply_plan on a
+///       memory_store) is compiled in the translation units that call it, not in every TU that
+///       includes memhealth.hpp; `Record` is always deduced (or defaulted) as memory_record.
+template <class Record = memory_record>
+drill_result run_drill(std::vector<Record> records, const drill_options& opt) {
+  static_assert(std::is_same_v<Record, memory_record>, "run_drill works on memory_record");
   namespace dd = detail::drill;
   if (!(opt.rate > 0.0 && opt.rate <= 1.0))
     throw error(error_code::invalid_argument, "drill: rate must be in (0, 1]");

@@ -375,7 +375,8 @@ audit_report make_audit_report(const S1& before_store, const S2& after_store, co
 /// (`auto`/`confirm`/`manual` planned counts), `outcomes`, `pending`, `root_causes`,
 /// `prevention`, `similarity` (histogram of nearest-neighbour cosines in 20 bins over [0,1] and
 /// the threshold).
-inline nlohmann::ordered_json to_json(const audit_report& r) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+nlohmann::ordered_json to_json(const audit_report& r) {
   auto metrics = [](const audit_metrics& m) {
     nlohmann::ordered_json j;
     j["records"] = m.records;
@@ -416,7 +417,8 @@ inline nlohmann::ordered_json to_json(const audit_report& r) {
 }
 
 /// The report as Markdown.
-inline std::string to_markdown(const audit_report& r) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+std::string to_markdown(const audit_report& r) {
   namespace da = detail::audit;
   std::ostringstream s;
   s << "# " << r.title << "\n\n";
@@ -459,7 +461,8 @@ inline std::string to_markdown(const audit_report& r) {
 /// only fill in a rendered-chart count, so a headless browser can confirm the page rendered).
 /// Charts: findings by kind before/after, key metrics before/after, nearest-neighbour cosine
 /// histogram with the threshold marked. Elements carry `data-*` attributes with the numbers.
-inline std::string to_html(const audit_report& r) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+std::string to_html(const audit_report& r) {
   namespace da = detail::audit;
   using da::html_escape;
   std::ostringstream s;

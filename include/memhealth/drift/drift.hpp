@@ -76,7 +76,8 @@ struct norm_summary {
 
 /// Norm summary of the rows of X (n x d, row-major float32). Non-finite norms count as 0.
 /// @complexity O(n d).
-inline norm_summary summarize_norms(const rows_cref& X, float unit_tolerance = 1e-3f) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+norm_summary summarize_norms(const rows_cref& X, float unit_tolerance = 1e-3f) {
   norm_summary s;
   s.n = static_cast<std::size_t>(X.rows());
   if (s.n == 0) return s;
@@ -118,7 +119,8 @@ struct mmd_result {
 };
 
 namespace detail {
-inline Eigen::MatrixXd unit_rows_d(const rows_cref& X, std::size_t& excluded) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+Eigen::MatrixXd unit_rows_d(const rows_cref& X, std::size_t& excluded) {
   std::vector<Eigen::Index> keep;
   for (Eigen::Index i = 0; i < X.rows(); ++i) {
     const double n = X.row(i).cast<double>().norm();
@@ -144,7 +146,8 @@ inline double binomial(std::size_t n, std::size_t k) {
 /// both row-major float32 of the same dimension d; rows are unit-normalised first (see the
 /// file comment for kernel, bandwidth and p-value). @pre X.cols() == Y.cols() (MEMHEALTH_ASSERT).
 /// With fewer than 2 usable rows on either side the result has p_value 1 and mmd 0.
-inline mmd_result mmd_test(const rows_cref& X, const rows_cref& Y, const mmd_options& o = {}) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+mmd_result mmd_test(const rows_cref& X, const rows_cref& Y, const mmd_options& o = {}) {
   MEMHEALTH_ASSERT(X.cols() == Y.cols(), "mmd_test: samples of different dimension");
   mmd_result res;
   const Eigen::MatrixXd A = detail::unit_rows_d(X, res.excluded), B = detail::unit_rows_d(Y, res.excluded);
@@ -235,7 +238,8 @@ struct drift_result {
 
 /// Compares a reference sample R (n x d1) with a current sample C (m x d2), row-major float32.
 /// See the file comment. Never throws for data.
-inline drift_result detect_drift(const rows_cref& R, const rows_cref& C, const drift_options& o = {}) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+drift_result detect_drift(const rows_cref& R, const rows_cref& C, const drift_options& o = {}) {
   drift_result out;
   out.reference = summarize_norms(R, o.unit_tolerance);
   out.current = summarize_norms(C, o.unit_tolerance);

@@ -106,7 +106,8 @@ inline double spearman_rho(std::span<const double> x, std::span<const double> y)
 
 namespace detail {
 // Rows of X ordered by cosine to row i (descending, ties by smaller index), i excluded.
-inline std::vector<std::vector<std::size_t>> neighbour_orders(const rows_cref& X) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+std::vector<std::vector<std::size_t>> neighbour_orders(const rows_cref& X) {
   const Eigen::Index n = X.rows();
   Eigen::MatrixXd U = X.cast<double>();
   for (Eigen::Index i = 0; i < n; ++i) {
@@ -133,7 +134,8 @@ inline std::vector<std::vector<std::size_t>> neighbour_orders(const rows_cref& X
 /// (n x d_new), row-major float32; row i of both is text i. `ids` (optional, n entries) name the
 /// texts in the finding (the 20 worst first). See the file comment.
 /// @throws memhealth::error(invalid_argument) when the row counts differ or ids has another size.
-inline gate_result migration_gate(const rows_cref& old_space, const rows_cref& new_space, const gate_options& o = {},
+template <class = void>  // deferred instantiation, see memhealth.hpp
+gate_result migration_gate(const rows_cref& old_space, const rows_cref& new_space, const gate_options& o = {},
                                   std::span<const std::string> ids = {}) {
   if (old_space.rows() != new_space.rows())
     throw error(error_code::invalid_argument, "migration_gate: the old and new samples must be the same texts (row counts " +

@@ -93,7 +93,8 @@ struct event_load_result {
 };
 
 namespace detail {
-inline std::optional<timestamp> event_time(const nlohmann::json& t) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+std::optional<timestamp> event_time(const nlohmann::json& t) {
   if (t.is_string()) return parse_timestamp(t.get_ref<const std::string&>());
   if (t.is_number_integer()) return timestamp_from_epoch_ms(t.get<std::int64_t>());
   return std::nullopt;
@@ -102,7 +103,8 @@ inline std::optional<timestamp> event_time(const nlohmann::json& t) {
 
 /// Parses JSONL event text (see docs/format.md). Never throws for bad content.
 /// @param file_name name used in load issues. @complexity O(size of text).
-inline event_load_result parse_events_jsonl(std::string_view text, std::string_view file_name = "<memory>") {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+event_load_result parse_events_jsonl(std::string_view text, std::string_view file_name = "<memory>") {
   event_load_result out;
   std::size_t line_no = 0, pos = 0;
   auto issue = [&](std::string field, std::string reason, bool kept) {
@@ -204,13 +206,15 @@ inline event_load_result parse_events_jsonl(std::string_view text, std::string_v
 
 /// Reads a JSONL event file. @throws memhealth::error(io) when it cannot be read; bad lines
 /// become load issues.
-inline event_load_result read_events_jsonl(const std::filesystem::path& path) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+event_load_result read_events_jsonl(const std::filesystem::path& path) {
   const std::string text = detail::read_whole_file(path);
   return parse_events_jsonl(text, path.string());
 }
 
 /// One JSONL line (no trailing newline) for a retrieval event, in the documented format.
-inline std::string to_jsonl(const retrieval_event& e) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+std::string to_jsonl(const retrieval_event& e) {
   nlohmann::ordered_json j;
   j["type"] = "retrieval";
   j["time"] = format_timestamp(e.time);
@@ -224,7 +228,8 @@ inline std::string to_jsonl(const retrieval_event& e) {
 }
 
 /// One JSONL line (no trailing newline) for a feedback event.
-inline std::string to_jsonl(const feedback_event& e) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+std::string to_jsonl(const feedback_event& e) {
   nlohmann::ordered_json j;
   j["type"] = "feedback";
   j["time"] = format_timestamp(e.time);

@@ -58,13 +58,15 @@ inline constexpr int plan_schema_version = 1;
 
 namespace detail {
 
-inline nlohmann::json plan_number(double x) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+nlohmann::json plan_number(double x) {
   if (std::isnan(x)) return "nan";
   if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
   return x;
 }
 
-inline nlohmann::json plan_metadata_value(const metadata_value& v) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+nlohmann::json plan_metadata_value(const metadata_value& v) {
   nlohmann::json j = nlohmann::json::object();
   j["type"] = std::string(metadata_type_name(v));
   std::visit(
@@ -83,7 +85,8 @@ inline nlohmann::json plan_metadata_value(const metadata_value& v) {
   return j;
 }
 
-inline nlohmann::json plan_edit(const record_edit& e) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+nlohmann::json plan_edit(const record_edit& e) {
   nlohmann::json j = nlohmann::json::object();
   j["record_id"] = e.record_id;
   std::visit(
@@ -131,23 +134,27 @@ inline nlohmann::json plan_edit(const record_edit& e) {
   throw error(error_code::parse, "plan JSON: " + (path.empty() ? std::string("/") : path) + ": " + what);
 }
 
-inline const nlohmann::json& plan_member(const nlohmann::json& j, const std::string& path, const char* key) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+const nlohmann::json& plan_member(const nlohmann::json& j, const std::string& path, const char* key) {
   if (!j.is_object()) plan_fail(path, "expected an object");
   auto it = j.find(key);
   if (it == j.end()) plan_fail(path + "/" + key, "missing");
   return *it;
 }
 
-inline std::string plan_string(const nlohmann::json& j, const std::string& path) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+std::string plan_string(const nlohmann::json& j, const std::string& path) {
   if (!j.is_string()) plan_fail(path, "expected a string");
   return j.get<std::string>();
 }
 
-inline std::string plan_string_member(const nlohmann::json& j, const std::string& path, const char* key) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+std::string plan_string_member(const nlohmann::json& j, const std::string& path, const char* key) {
   return plan_string(plan_member(j, path, key), path + "/" + key);
 }
 
-inline std::vector<std::string> plan_strings(const nlohmann::json& j, const std::string& path) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+std::vector<std::string> plan_strings(const nlohmann::json& j, const std::string& path) {
   if (!j.is_array()) plan_fail(path, "expected an array of strings");
   std::vector<std::string> out;
   out.reserve(j.size());
@@ -155,7 +162,8 @@ inline std::vector<std::string> plan_strings(const nlohmann::json& j, const std:
   return out;
 }
 
-inline double plan_read_number(const nlohmann::json& j, const std::string& path) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+double plan_read_number(const nlohmann::json& j, const std::string& path) {
   if (j.is_number()) return j.get<double>();
   if (j.is_string()) {
     const auto& s = j.get_ref<const std::string&>();
@@ -166,19 +174,22 @@ inline double plan_read_number(const nlohmann::json& j, const std::string& path)
   plan_fail(path, "expected a number (or \"nan\", \"inf\", \"-inf\")");
 }
 
-inline std::int64_t plan_integer(const nlohmann::json& j, const std::string& path) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+std::int64_t plan_integer(const nlohmann::json& j, const std::string& path) {
   if (!j.is_number_integer()) plan_fail(path, "expected an integer");
   if (j.is_number_unsigned() && j.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
     plan_fail(path, "integer out of range");
   return j.get<std::int64_t>();
 }
 
-inline bool plan_bool(const nlohmann::json& j, const std::string& path) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+bool plan_bool(const nlohmann::json& j, const std::string& path) {
   if (!j.is_boolean()) plan_fail(path, "expected true or false");
   return j.get<bool>();
 }
 
-inline metadata_value plan_read_metadata(const nlohmann::json& j, const std::string& path) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+metadata_value plan_read_metadata(const nlohmann::json& j, const std::string& path) {
   const std::string type = plan_string_member(j, path, "type");
   if (type == "null") return std::monostate{};
   const std::string vp = path + "/value";
@@ -191,7 +202,8 @@ inline metadata_value plan_read_metadata(const nlohmann::json& j, const std::str
   plan_fail(path + "/type", "unknown metadata type '" + type + "'");
 }
 
-inline record_edit plan_read_edit(const nlohmann::json& j, const std::string& path) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+record_edit plan_read_edit(const nlohmann::json& j, const std::string& path) {
   record_edit e;
   e.record_id = plan_string_member(j, path, "record_id");
   const std::string op = plan_string_member(j, path, "op");
@@ -228,7 +240,8 @@ inline record_edit plan_read_edit(const nlohmann::json& j, const std::string& pa
   return e;
 }
 
-inline repair_action plan_read_action(const nlohmann::json& j, const std::string& path) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+repair_action plan_read_action(const nlohmann::json& j, const std::string& path) {
   repair_action a;
   a.type = plan_string_member(j, path, "type");
   const std::int64_t tier = plan_integer(plan_member(j, path, "tier"), path + "/tier");
@@ -269,7 +282,8 @@ inline repair_action plan_read_action(const nlohmann::json& j, const std::string
 /// The JSON form of a plan (see the file comment). Keys of each object are written in sorted
 /// order (nlohmann's default object), so `plan_to_json(p).dump()` is byte-for-byte stable.
 /// @complexity O(size of the plan).
-inline nlohmann::json plan_to_json(const repair_plan& p) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+nlohmann::json plan_to_json(const repair_plan& p) {
   nlohmann::json j = nlohmann::json::object();
   j["schema_version"] = plan_schema_version;
   j["suspended"] = p.suspended;
@@ -299,7 +313,8 @@ inline nlohmann::json plan_to_json(const repair_plan& p) {
 
 /// Reads a plan from its JSON form. @throws error(parse) naming the JSON pointer of the first bad
 /// field; error(schema) when schema_version is not 1. @complexity O(size of the JSON).
-inline repair_plan plan_from_json(const nlohmann::json& j) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+repair_plan plan_from_json(const nlohmann::json& j) {
   const auto& version = detail::plan_member(j, "", "schema_version");
   if (!version.is_number_integer()) detail::plan_fail("/schema_version", "expected an integer");
   if (version.get<std::int64_t>() != plan_schema_version)
@@ -324,7 +339,8 @@ inline repair_plan plan_from_json(const nlohmann::json& j) {
 /// Writes a plan as indented JSON (2 spaces, trailing newline) to `path`, through a temporary
 /// file `path + ".tmp"` renamed over it, so a reader never sees a half-written plan.
 /// @throws error(io) when the file cannot be written or renamed.
-inline void write_plan(const std::string& path, const repair_plan& p) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+void write_plan(const std::string& path, const repair_plan& p) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
@@ -342,7 +358,8 @@ inline void write_plan(const std::string& path, const repair_plan& p) {
 /// Reads a plan written by `write_plan` (or any JSON of the same form).
 /// @throws error(io) when the file cannot be opened; error(parse) for text that is not JSON or a
 /// bad field (with its JSON pointer); error(schema) for another schema_version.
-inline repair_plan read_plan(const std::string& path) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+repair_plan read_plan(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw error(error_code::io, "read_plan: cannot open '" + path + "'");
   std::stringstream buf;

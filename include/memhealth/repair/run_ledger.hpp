@@ -34,7 +34,8 @@ inline constexpr std::string_view run_ledger_file_name = "memhealth-runs.json";
 /// Reads a ledger. A missing file is a fresh state (no runs counted).
 /// @throws error(io) when the file exists but cannot be read; error(parse) when it is not a
 /// ledger (the caller should refuse to run rather than reset the budget silently).
-inline run_budget_state load_run_ledger(const std::filesystem::path& path) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+run_budget_state load_run_ledger(const std::filesystem::path& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return {};
   std::ifstream in(path, std::ios::binary);
@@ -54,7 +55,8 @@ inline run_budget_state load_run_ledger(const std::filesystem::path& path) {
 }
 
 /// Writes a ledger atomically (`path + ".tmp"`, then rename). @throws error(io).
-inline void save_run_ledger(const std::filesystem::path& path, const run_budget_state& s) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+void save_run_ledger(const std::filesystem::path& path, const run_budget_state& s) {
   nlohmann::ordered_json j;
   j["schema_version"] = 1;
   j["day"] = s.day;
@@ -83,7 +85,8 @@ struct run_ledger_decision {
 
 /// Counts a run in the ledger at `path` when the budget allows it at `now` (loads, applies
 /// `run_budget::allow`, saves only when allowed). @throws what load/save throw.
-inline run_ledger_decision take_run(const std::filesystem::path& path, std::uint32_t max_runs_per_day, utc_time now) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+run_ledger_decision take_run(const std::filesystem::path& path, std::uint32_t max_runs_per_day, utc_time now) {
   run_budget b{max_runs_per_day, load_run_ledger(path)};
   run_ledger_decision d;
   d.max_runs_per_day = max_runs_per_day;

@@ -89,7 +89,8 @@ struct wal_compact_result {
 
 namespace detail::wal_compact {
 
-inline std::optional<utc_time> started_at(const wal_entry& e) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+std::optional<utc_time> started_at(const wal_entry& e) {
   try {
     const auto j = nlohmann::json::parse(e.payload);
     if (auto it = j.find("started_at"); it != j.end() && it->is_string())
@@ -139,7 +140,8 @@ inline void write_file_atomically(const std::filesystem::path& path, const std::
 ///         `allow_short_retention`, or a negative one; error(io) when the file cannot be read or
 ///         rewritten (the original is then untouched).
 /// @complexity O(file size); reads the whole log into memory.
-inline wal_compact_result compact_wal(const std::filesystem::path& path, utc_time now, const wal_compact_options& opt = {}) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+wal_compact_result compact_wal(const std::filesystem::path& path, utc_time now, const wal_compact_options& opt = {}) {
   namespace dw = detail::wal;
   if (opt.retention.count() < 0 || opt.old_vector_retention.count() < 0)
     throw error(error_code::invalid_argument, "compact_wal: negative retention");

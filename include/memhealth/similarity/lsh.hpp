@@ -91,7 +91,10 @@ inline double uniform_open(std::uint64_t& state) noexcept {  // (0, 1)
   for (Eigen::Index r0 = 0; r0 < n; r0 += opt.chunk) {
     const Eigen::Index rows = std::min(opt.chunk, n - r0);
     proj.resize(rows, planes);
-    proj.noalias() = X.middleRows(r0, rows) * h.transpose();
+    // through the Ref types of kernels.hpp: the same GEMM instantiation as cosine_kernel::tile
+    const rows_cref xs = X.middleRows(r0, rows), hs = h;
+    tile_ref ps = proj;
+    ps.noalias() = xs * hs.transpose();
     for (Eigen::Index r = 0; r < rows; ++r)
       for (unsigned t = 0; t < opt.tables; ++t) {
         std::uint32_t key = 0;
