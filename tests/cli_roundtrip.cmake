@@ -75,6 +75,12 @@ execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${WORK}/new.jsonl" 
 if(NOT same2 EQUAL 0)
   message(FATAL_ERROR "recover from the original store + log did not reach the applied state")
 endif()
+# without --approve the tier-2 actions wait, and apply says which flag runs them
+run("0" "${MEMHEALTH}" apply "${S}" --plan "${WORK}/plan.json" --wal "${WORK}/tier1.wal" --out "${WORK}/tier1.jsonl"
+    --now ${NOW} --schema "${SCHEMA}")
+if(NOT last_err MATCHES " [1-9][0-9]* awaiting approval" OR NOT last_err MATCHES "run with --approve tier2")
+  message(FATAL_ERROR "apply without approval did not report the waiting actions and the flag:\n${last_err}")
+endif()
 # apply with an output that cannot be written fails before the log is created
 run("2" "${MEMHEALTH}" apply "${S}" --plan "${WORK}/plan.json" --wal "${WORK}/never.wal"
     --out "${WORK}/no-such-dir/x.jsonl" --approve tier2)
@@ -112,6 +118,15 @@ endif()
 run("0" "${MEMHEALTH}" drill "${S}" --now ${NOW} --schema "${SCHEMA}" --default topic=unknown --min-coverage 0.95)
 run("2" "${MEMHEALTH}" drill "${S}" --kinds no_such_kind)
 
+# migration gate on two texts: not evaluated, so FAIL with the reason (exit 1), never a k = 0 table
+file(STRINGS "${S}" two_records LIMIT_COUNT 2)
+list(JOIN two_records "\n" two_text)
+file(WRITE "${WORK}/two.jsonl" "${two_text}\n")
+run("1" "${MEMHEALTH}" gate --old "${WORK}/two.jsonl" --new "${WORK}/two.jsonl")
+if(NOT last_out MATCHES "gate: FAIL, not evaluated" OR last_out MATCHES "overlap@0")
+  message(FATAL_ERROR "gate on two texts:\n${last_out}")
+endif()
+
 # threshold tuning on STS-B dev: 625 pairs, 137 with score >= 4 (counted independently), a sweep
 # of 20 thresholds
 run("0" "${MEMHEALTH}" tune "${DATA_DIR}/sts-benchmark/sts-dev.no-msr-no-answers-forums.csv" --format json)
@@ -120,6 +135,15 @@ string(JSON positives GET "${last_out}" results 0 positives)
 string(JSON rows LENGTH "${last_out}" results 0 rows)
 if(NOT pairs EQUAL 625 OR NOT positives EQUAL 137 OR NOT rows EQUAL 20)
   message(FATAL_ERROR "tune sts: pairs ${pairs}, positives ${positives}, rows ${rows}")
+endif()
+string(JSON best GET "${last_out}" results 0 best_f1 threshold)
+# the text form says when the best F1 sits at an end of the sweep (0.80 or 0.99), and only then
+run("0" "${MEMHEALTH}" tune "${DATA_DIR}/sts-benchmark/sts-dev.no-msr-no-answers-forums.csv")
+string(FIND "${last_out}" "end of the sweep: widen --sweep" edge_hint)
+if((best LESS 0.805 OR best GREATER 0.985) AND edge_hint EQUAL -1)
+  message(FATAL_ERROR "tune: best F1 at ${best}, the end of the sweep, without the hint:\n${last_out}")
+elseif(best GREATER 0.805 AND best LESS 0.985 AND NOT edge_hint EQUAL -1)
+  message(FATAL_ERROR "tune: best F1 at ${best}, inside the sweep, with the edge hint:\n${last_out}")
 endif()
 run("2" "${MEMHEALTH}" tune "${DATA_DIR}/sts-benchmark/sts-dev.no-msr-no-answers-forums.csv" --sweep 0.9:0.8:0.01)
 message(STATUS "cli round trip: ok")

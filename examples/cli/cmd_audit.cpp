@@ -194,7 +194,14 @@ int run_tune_command(const tune_cli_options& o) {
       text << "  " << std::setw(9) << row.threshold << "  " << std::setw(9) << row.precision << "  " << std::setw(6)
            << row.recall << "  " << std::setw(6) << row.false_positive_rate << "  " << std::setw(6) << row.f1 << "  "
            << std::setw(5) << row.tp << "  " << std::setw(5) << row.fp << "\n";
-    if (r.best_f1) text << "  best F1 " << r.best_f1->f1 << " at " << r.best_f1->threshold << "\n";
+    if (r.best_f1) {
+      text << "  best F1 " << r.best_f1->f1 << " at " << r.best_f1->threshold << "\n";
+      // the best row at either end of the sweep: the optimum may lie outside it
+      if (!r.rows.empty() && r.rows.size() > 1 &&
+          (r.best_f1->threshold == r.rows.front().threshold || r.best_f1->threshold == r.rows.back().threshold))
+        text << "  (at the " << (r.best_f1->threshold == r.rows.front().threshold ? "low" : "high")
+             << " end of the sweep: widen --sweep, the best threshold may lie beyond it)\n";
+    }
     if (r.at_target_fpr)
       text << "  lowest threshold with fpr <= " << r.target_fpr << ": " << r.at_target_fpr->threshold << " (recall "
            << r.at_target_fpr->recall << ")\n";

@@ -292,9 +292,14 @@ int run_gate(const gate_cli& o) {
     s << "memhealth gate --old " << o.old_store << " --new " << o.new_store << "\n";
     s << "texts: " << gr.n << " paired by id (" << unpaired << " without a usable pair), dimensions " << A.cols() << " -> "
       << B.cols() << ", k = " << gr.k << "\n";
-    s << "mean overlap@" << gr.k << " " << gr.mean_overlap << " (min " << o.min_overlap << ", worst text " << gr.min_query_overlap
-      << "), mean rank correlation " << gr.mean_rank_correlation << " (min " << o.min_rank_correlation << ")\n";
-    s << "gate: " << (gr.passed ? "PASS" : "FAIL") << "\n\n";
+    if (gr.k == 0) {  // migration_gate did not evaluate (its check_skipped finding says why)
+      s << "gate: FAIL, not evaluated: it needs at least 3 texts paired by id and --k > 0\n\n";
+    } else {
+      s << "mean overlap@" << gr.k << " " << gr.mean_overlap << " (min " << o.min_overlap << ", worst text "
+        << gr.min_query_overlap << "), mean rank correlation " << gr.mean_rank_correlation << " (min "
+        << o.min_rank_correlation << ")\n";
+      s << "gate: " << (gr.passed ? "PASS" : "FAIL") << "\n\n";
+    }
     findings_text(s, r);
     emit(s.str(), o.out);
   }

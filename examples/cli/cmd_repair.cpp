@@ -284,6 +284,12 @@ int run_apply(const apply_cli_options& o) {
             << " failed" << (res.rate_limit_waits ? " (waited " + std::to_string(res.rate_limit_waited.count()) + " ms for the rate limit)" : std::string())
             << "; findings " << before.findings.size() << " -> " << after.findings.size() << "; wrote " << o.out
             << "\n";
+  if (p.suspended && !opt.approve_suspended)
+    std::cerr << "memhealth apply: the plan is suspended (" << p.suspend_reason
+              << "), so nothing ran; review it (memhealth plan prints it) and pass --approve suspended to run it\n";
+  else if (!res.skipped_unapproved.empty())
+    std::cerr << "memhealth apply: the actions awaiting approval run with --approve tier2 (tier-2 actions) or "
+                 "--approve tier3 (tier 2 and 3); memhealth plan lists each action's tier\n";
   if (!o.report.empty()) {  // audit report (audit/report.hpp): .json, .html/.htm, else Markdown
     audit_options ao;
     ao.title = "memhealth repair run: " + o.store + " -> " + o.out;
