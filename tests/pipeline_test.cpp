@@ -6,7 +6,10 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <limits>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -191,4 +194,69 @@ TEST_CASE("sample store: plan, apply through the log, verify, roll back byte for
   CHECK(rb.conflicts.empty());
   CHECK(mh::to_jsonl(store) == original);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("default pipeline: threads = 2 gives the findings of one thread (36,000 records)") {
+  // 36,000 healthy records (>= 2 x 16,384, so the structural scan really splits in two ranges)
+  // in 1,000 scopes of 36, with random 64-d unit embeddings (two random 64-d unit vectors have
+  // cosine >= 0.6 with probability about 1e-6, so no pair reaches the conflict judge or the
+  // near-duplicate threshold by chance), and faults planted on both sides of the split at 18,000:
+  // NaN embeddings at 10 and 30,000, a zero vector at 20,000, record 31,000 reusing the id of
+  // record 5, a dangling related_ids link at 17,000, and a restated fact (the same 64 values in
+  // the same scope, text differing in case) at 25,000 / 25,001.
+  constexpr std::size_t n = 36'000, dim = 64;
+  std::mt19937 gen(7);
+  std::normal_distribution<float> normal;
+  std::vector<mh::memory_record> rs(n);
+  const auto created = mh::parse_timestamp("2024-07-01T00:00:00Z").value();
+  for (std::size_t i = 0; i < n; ++i) {
+    auto& r = rs[i];
+    r.id = "rec-" + std::to_string(i);
+    r.content = "note number " + std::to_string(i);
+    r.scope = "user:" + std::to_string(i / 36);
+    r.kind = "fact";
+    r.status = "active";
+    r.source = "user_declared";
+    r.embedding_version = "m1";
+    r.created_at = created;
+    r.updated_at = created;
+    r.last_accessed_at = created;
+    r.embedding.resize(dim);
+    float sq = 0;
+    for (auto& v : r.embedding) {
+      v = normal(gen);
+      sq += v * v;
+    }
+    for (auto& v : r.embedding) v /= std::sqrt(sq);
+  }
+  rs[10].embedding[3] = std::numeric_limits<float>::quiet_NaN();
+  rs[30'000].embedding[0] = std::numeric_limits<float>::quiet_NaN();
+  std::fill(rs[20'000].embedding.begin(), rs[20'000].embedding.end(), 0.0f);
+  rs[31'000].id = rs[5].id;
+  rs[17'000].links.related_ids = {"rec-ghost"};
+  rs[25'001].embedding = rs[25'000].embedding;
+  rs[25'000].content = "The user prefers green tea.";
+  rs[25'001].content = "the user prefers green tea.";
+  const auto store = mh::memory_store<>::from_records(rs, dim);
+
+  auto run = [&](unsigned threads) {
+    mh::default_check_settings s;
+    s.threads = threads;
+    return mh::make_default_pipeline(s).run(store, at("2024-07-15T00:00:00Z"));
+  };
+  const auto one = run(1), two = run(2);
+  CHECK(one.count("embedding_non_finite") == 2);
+  CHECK(one.count("embedding_zero_norm") == 1);
+  CHECK(one.count("duplicate_id") == 1);
+  CHECK(one.count("dangling_reference") == 1);
+  CHECK(has_finding(one, "exact_duplicate", {"rec-25000", "rec-25001"}));
+  CHECK(one.count("conflict") == 0);
+  REQUIRE(two.findings.size() == one.findings.size());
+  for (std::size_t k = 0; k < one.findings.size(); ++k) {
+    const auto &a = one.findings[k], &b = two.findings[k];
+    CHECK(a.kind == b.kind);
+    CHECK(a.severity == b.severity);
+    CHECK(a.record_ids == b.record_ids);
+    CHECK(a.evidence == b.evidence);
+  }
 }

@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+
 #include <charconv>
 #include <chrono>
 #include <optional>
@@ -174,6 +176,7 @@ struct detection_cli_options {
   std::string now;
   bool now_given = false;
   std::size_t dim = 0;
+  unsigned threads = 1;
 };
 
 /// Registers the shared detection options on a subcommand.
@@ -182,6 +185,8 @@ inline void add_detection_options(CLI::App* cmd, detection_cli_options& o) {
   cmd->add_option("--window", o.window, "Near duplicates only within this created_at window (90s, 30m, 12h, 7d, 2w)");
   cmd->add_option("--schema", o.schema, "Metadata schema (JSON, see docs/cli.md)");
   cmd->add_option("--dim", o.dim, "Expected embedding dimension (default: the most common one)");
+  cmd->add_option("--threads", o.threads, "Worker threads for the structural scan and the similarity joins (same findings)")
+      ->check(CLI::Range(1, 256));
   cmd->add_option("--now", o.now, "Clock for staleness and future-timestamp checks (ISO-8601; default: now)")
       ->each([&o](const std::string&) { o.now_given = true; });
 }
@@ -195,6 +200,7 @@ inline std::pair<default_check_settings, detect_options> detection_settings(cons
   if (!(o.threshold >= -1.0f && o.threshold <= 1.0f))  // also rejects NaN
     throw error(error_code::invalid_argument, "--threshold must be a cosine in [-1, 1]");
   settings.near_duplicate_threshold = o.threshold;
+  settings.threads = std::max(1u, o.threads);
   if (o.now_given || !o.now.empty()) {
     auto t = parse_timestamp(o.now);
     if (!t) throw error(error_code::invalid_argument, "--now: not an ISO-8601 time: " + o.now);

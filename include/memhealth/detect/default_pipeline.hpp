@@ -32,6 +32,10 @@ struct default_check_settings {
   /// Most similar pairs per scope for the duplicate and conflict checks (0 = no limit); a scope
   /// above it gets a check_skipped warning instead (bounds time and memory).
   std::size_t max_pairs_per_scope = 1'000'000;
+  /// Worker threads (>= 1) for the structural scan (stores with `concurrent_reads`, from 32,768
+  /// records) and for the duplicate and conflict joins. 1 = the calling thread only, the
+  /// default: the library starts no thread unless asked. The findings do not depend on it.
+  unsigned threads = 1;
 };
 
 /// Builds the default pipeline from settings.
@@ -41,13 +45,16 @@ inline auto make_default_pipeline(const default_check_settings& s = {}) {
   structural_detector structural;
   structural.schema = s.schema;
   structural.expect_unit_norm = s.expect_unit_norm;
+  structural.threads = s.threads;
   duplicate_detector<> duplicates;
+  duplicates.candidates.join.threads = s.threads;
   duplicates.threshold = s.near_duplicate_threshold;
   duplicates.window = s.near_duplicate_window;
   duplicates.max_pairs_per_scope = s.max_pairs_per_scope;
   conflict_detector<> conflicts;
   conflicts.candidate_threshold = s.conflict_candidate_threshold;
   conflicts.max_pairs_per_scope = s.max_pairs_per_scope;
+  conflicts.candidates.join.threads = s.threads;
   staleness_detector staleness;
   staleness.curves = s.decay;
   staleness.threshold = s.stale_threshold;
