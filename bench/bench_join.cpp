@@ -20,8 +20,9 @@
 //
 // Benchmarks (run them in one process for the ratios):
 //   join/gemm_only          the same tiles as join/memhealth (default backend), no scan
-//   join/memhealth          threshold_join, default backend (default_gemm = avx2_gemm here: the
-//                           AVX2/FMA kernel chosen at run time)
+//   join/memhealth          threshold_join, default backend (default_gemm = avx512_gemm here: the
+//                           widest own kernel the CPU has, AVX-512F or AVX2/FMA, chosen at run time)
+//   join/memhealth_avx2     threshold_join, avx2_gemm (CPUs without AVX-512F)
 //   join/gemm_only_eigen    the same tiles, eigen_gemm (SSE2 unless built with -mavx2 -mfma)
 //   join/memhealth_eigen    threshold_join, eigen_gemm
 //   join/gemm_only_cblas    the same tiles, cblas_gemm (OpenBLAS, one BLAS thread per worker)
@@ -291,6 +292,7 @@ void run_faiss(benchmark::State& state, const data_set& ds) {
 
 void BM_join_gemm_only(benchmark::State& s) { run_gemm_only(s, planted(), mh::default_gemm{}); }
 void BM_join_memhealth(benchmark::State& s) { run_exact(s, planted(), mh::default_gemm{}); }
+void BM_join_memhealth_avx2(benchmark::State& s) { run_exact(s, planted(), mh::avx2_gemm{}); }
 void BM_join_gemm_only_eigen(benchmark::State& s) { run_gemm_only(s, planted(), mh::eigen_gemm{}); }
 void BM_join_memhealth_eigen(benchmark::State& s) { run_exact(s, planted(), mh::eigen_gemm{}); }
 void BM_join_memhealth_int8(benchmark::State& s) { run_int8(s, planted()); }
@@ -300,6 +302,8 @@ void BM_join_memhealth_real(benchmark::State& s) { run_exact(s, real(), mh::defa
 void BM_join_memhealth_int8_real(benchmark::State& s) { run_int8(s, real()); }
 BENCHMARK(BM_join_gemm_only)->Name("join/gemm_only")->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_join_memhealth)->Name("join/memhealth")->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_join_memhealth_avx2)
+    ->Name("join/memhealth_avx2")->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_join_gemm_only_eigen)
     ->Name("join/gemm_only_eigen")->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_join_memhealth_eigen)

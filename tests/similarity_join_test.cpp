@@ -98,8 +98,8 @@ TEST_CASE("threshold_join with the Eigen backend equals brute force; threads and
   const auto l2 = mh::threshold_join_pairs(X, mh::l2_kernel::from_cosine(t), {.tile = 64, .threads = 2},
                                            mh::l2_kernel{}, mh::eigen_gemm{});
   CHECK(keys(l2) == truth);
-  // the default backend (Eigen when compiled for AVX2+FMA, else the AVX2 kernel when the CPU has
-  // it) against the AVX2 kernel: same pairs, scores equal up to summation order
+  // the default backend (Eigen when compiled for AVX-512F, else the widest own kernel the CPU
+  // has) against the AVX2 kernel: same pairs, scores equal up to summation order
   for (const unsigned threads : {1u, 2u}) {
     const auto d = mh::threshold_join_pairs(X, t, {.tile = 96, .threads = threads});
     CHECK(keys(d) == truth);
@@ -110,12 +110,15 @@ TEST_CASE("threshold_join with the Eigen backend equals brute force; threads and
   }
 }
 
-TEST_CASE("avx2_gemm equals a double-precision product for edge shapes and strided views") {
+TEST_CASE("avx2_gemm and avx512_gemm equal a double-precision product for edge shapes and strided views") {
   std::mt19937 rng(9);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  // (m, n, k): 1 x 1, partial 6 x 16 blocks, exactly one block, k just past the 256-deep slice
+  // (m, n, k): 1 x 1, partial 6 x 16 / 6 x 32 blocks, exactly one block of each, k just past
+  // the 256-deep slice; each shape through both kernels (avx512_gemm falls back to avx2_gemm on
+  // a CPU without AVX-512F)
+  for (const int backend : {0, 1})
   for (const auto& [m, n, k] : std::vector<std::tuple<int, int, int>>{
-           {1, 1, 1}, {7, 17, 3}, {6, 16, 256}, {13, 33, 257}, {50, 40, 600}, {5, 3, 0}}) {
+           {1, 1, 1}, {7, 17, 3}, {6, 16, 256}, {6, 32, 256}, {13, 33, 257}, {50, 70, 600}, {5, 3, 0}}) {
     mh::row_matrix big_a(m + 2, k + 5), big_b(n + 1, k + 5);
     for (auto* x : {&big_a, &big_b})
       for (Eigen::Index i = 0; i < x->size(); ++i) x->data()[i] = u(rng);
@@ -123,7 +126,10 @@ TEST_CASE("avx2_gemm equals a double-precision product for edge shapes and strid
     const mh::rows_cref B = big_b.block(1, 2, n, k);
     mh::row_matrix S_big = mh::row_matrix::Constant(m + 1, n + 3, 7.0f);
     mh::tile_ref S = S_big.block(0, 1, m, n);
-    mh::avx2_gemm{}.gemm_nt(A, B, S);
+    if (backend == 0)
+      mh::avx2_gemm{}.gemm_nt(A, B, S);
+    else
+      mh::avx512_gemm{}.gemm_nt(A, B, S);
     for (Eigen::Index i = 0; i < m; ++i)
       for (Eigen::Index j = 0; j < n; ++j) {
         const double ref = A.row(i).cast<double>().dot(B.row(j).cast<double>());

@@ -11,13 +11,14 @@
 /// |---|---|---|---|
 /// | `eigen_gemm` | this one | Eigen (header-only) | SIMD width fixed at compile time: SSE2 only unless the program is compiled with -mavx2 -mfma (or -march=native) |
 /// | `avx2_gemm` | this one | nothing (header-only) | memhealth's own 6 x 16 AVX2/FMA micro-kernel, compiled with a `target` attribute and chosen at run time (`__builtin_cpu_supports`); Eigen on CPUs without AVX2/FMA and on other architectures |
+/// | `avx512_gemm` | this one | nothing (header-only) | the same design with a 6 x 32 AVX-512F micro-kernel where the CPU has it, else `avx2_gemm` |
 /// | `cblas_gemm` | similarity/cblas_backend.hpp | a CBLAS (`<cblas.h>`, e.g. OpenBLAS, linked by the user) | OpenBLAS picks its AVX2/AVX-512 kernel at run time, whatever the compile flags |
 ///
 /// `default_gemm`, the joins' default, is Eigen's GEMM whenever Eigen itself is compiled for
-/// AVX2 + FMA (the program is built with -mavx2 -mfma or -march=native, or on a non-x86 target),
-/// and `avx2_gemm` on x86 with GCC or Clang otherwise: a header-only library is compiled with the
-/// user's flags, usually without -mavx2, and Eigen's SSE2 GEMM then runs at a quarter of what the
-/// CPU can do (2.3-5x slower than `avx2_gemm`, measured in bench/README.md). The micro-kernel
+/// AVX-512F (the program is built with -mavx512f or -march=native on such a CPU, or on a non-x86
+/// target), and `avx512_gemm` on x86 with GCC or Clang otherwise: a header-only library is
+/// compiled with the user's flags, usually without -mavx2, and Eigen's SSE2 GEMM then runs at a
+/// quarter of what the CPU can do (2.3-5x slower than `avx2_gemm`, measured in bench/README.md). The micro-kernel
 /// follows the BLIS design (Van Zee & van de Geijn, "BLIS: A Framework for Rapidly Instantiating
 /// BLAS Functionality", ACM TOMS 2015): B is packed into 16-column panels per 256-deep slice of
 /// k, each 6 x 16 block of S lives in 12 ymm registers.
@@ -157,6 +158,81 @@ __attribute__((target("avx2,fma"))) inline void sgemm_nt_avx2(const float* a, Ei
     }
   }
 }
+
+// The AVX-512F forms of the two above: 6 x 32 blocks in 12 zmm accumulators, 32-column panels.
+__attribute__((target("avx512f"))) inline void sgemm_put_row_avx512(bool full, bool accumulate, float* row, float* tmp,
+                                                                  __m512 lo, __m512 hi) {
+  if (!full) {
+    _mm512_store_ps(tmp, lo);
+    _mm512_store_ps(tmp + 16, hi);
+    return;
+  }
+  if (accumulate) {
+    lo = _mm512_add_ps(lo, _mm512_loadu_ps(row));
+    hi = _mm512_add_ps(hi, _mm512_loadu_ps(row + 16));
+  }
+  _mm512_storeu_ps(row, lo);
+  _mm512_storeu_ps(row + 16, hi);
+}
+
+__attribute__((target("avx512f"))) inline void sgemm_micro_6x32(const float* a, Eigen::Index lda, Eigen::Index mr,
+                                                              const float* bp, Eigen::Index kc, float* c,
+                                                              Eigen::Index ldc, Eigen::Index nc, bool accumulate) {
+  const float* ar[6];
+  for (Eigen::Index r = 0; r < 6; ++r) ar[r] = r < mr ? a + r * lda : a;
+  __m512 acc[6][2];
+  for (auto& row : acc) row[0] = row[1] = _mm512_setzero_ps();
+  for (Eigen::Index k = 0; k < kc; ++k) {
+    const __m512 b0 = _mm512_loadu_ps(bp + 32 * k), b1 = _mm512_loadu_ps(bp + 32 * k + 16);
+    for (int r = 0; r < 6; ++r) {
+      const __m512 v = _mm512_set1_ps(ar[r][k]);
+      acc[r][0] = _mm512_fmadd_ps(v, b0, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(v, b1, acc[r][1]);
+    }
+  }
+  alignas(64) float tmp[6][32];
+  const bool full = mr == 6 && nc == 32;
+  for (int r = 0; r < 6; ++r) sgemm_put_row_avx512(full, accumulate, c + r * ldc, tmp[r], acc[r][0], acc[r][1]);
+  if (full) return;
+  for (Eigen::Index r = 0; r < mr; ++r)
+    for (Eigen::Index j = 0; j < nc; ++j) c[r * ldc + j] = accumulate ? c[r * ldc + j] + tmp[r][j] : tmp[r][j];
+}
+
+__attribute__((target("avx512f"))) inline void sgemm_nt_avx512(const float* a, Eigen::Index lda, const float* b,
+                                                             Eigen::Index ldb, float* c, Eigen::Index ldc,
+                                                             Eigen::Index m, Eigen::Index n, Eigen::Index k) {
+  constexpr Eigen::Index kKc = 256;
+  thread_local std::vector<float> pack;  // grows to the largest tile seen, then is reused
+  const Eigen::Index panels = (n + 31) / 32;
+  if (k == 0) {
+    for (Eigen::Index i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
+    return;
+  }
+  for (Eigen::Index k0 = 0; k0 < k; k0 += kKc) {
+    const Eigen::Index kc = std::min(kKc, k - k0);
+    const auto need = static_cast<std::size_t>(panels * kc * 32);
+    if (pack.size() < need) pack.resize(need);
+    for (Eigen::Index p = 0; p < panels; ++p) {
+      float* dst = pack.data() + p * kc * 32;
+      for (Eigen::Index jj = 0; jj < 32; ++jj) {
+        const Eigen::Index j = p * 32 + jj;
+        if (j < n) {
+          const float* src = b + j * ldb + k0;
+          for (Eigen::Index kk = 0; kk < kc; ++kk) dst[kk * 32 + jj] = src[kk];
+        } else {
+          for (Eigen::Index kk = 0; kk < kc; ++kk) dst[kk * 32 + jj] = 0.0f;
+        }
+      }
+    }
+    for (Eigen::Index p = 0; p < panels; ++p) {
+      const float* bp = pack.data() + p * kc * 32;
+      const Eigen::Index j0 = p * 32, nc = std::min<Eigen::Index>(32, n - j0);
+      for (Eigen::Index i0 = 0; i0 < m; i0 += 6)
+        sgemm_micro_6x32(a + i0 * lda + k0, lda, std::min<Eigen::Index>(6, m - i0), bp, kc, c + i0 * ldc + j0, ldc,
+                         nc, k0 > 0);
+    }
+  }
+}
 #endif
 
 // True when the AVX2/FMA kernels can run on this CPU (checked once).
@@ -195,10 +271,47 @@ struct avx2_gemm {
 
 static_assert(gemm_backend<avx2_gemm>);
 
-/// The joins' default backend: `eigen_gemm` when Eigen is compiled for AVX2 + FMA (or off x86),
-/// else `avx2_gemm` on x86 with GCC/Clang (Eigen would be SSE2-only there).
-#if MEMHEALTH_GEMM_X86 && !(defined(__AVX2__) && defined(__FMA__))
-using default_gemm = avx2_gemm;
+namespace detail {
+// True when the AVX-512F kernel can run on this CPU (the compiler runtime's check covers the
+// OS's saving of zmm state; checked once).
+inline bool gemm_have_avx512() noexcept {
+#if MEMHEALTH_GEMM_X86
+  static const bool ok = __builtin_cpu_supports("avx512f");
+  return ok;
+#else
+  return false;
+#endif
+}
+}  // namespace detail
+
+/// memhealth's own AVX-512F GEMM: the same BLIS design as `avx2_gemm` with 6 x 32 blocks in 12
+/// zmm registers and 32-column panels, chosen at run time; `avx2_gemm` (and through it Eigen) on
+/// CPUs without AVX-512F. Same contract and rounding bound as `avx2_gemm`.
+/// @complexity O(ra · rb · d) flops; packs B (rb x d floats) into a thread-local buffer.
+struct avx512_gemm {
+  /// S = A * B^T. @pre S is A.rows() x B.rows(); A and B have the same number of columns.
+  void gemm_nt(const rows_cref& a, const rows_cref& b, tile_ref s) const {
+#if MEMHEALTH_GEMM_X86
+    if (detail::gemm_have_avx512()) {
+      MEMHEALTH_ASSERT(s.rows() == a.rows() && s.cols() == b.rows() && a.cols() == b.cols(),
+                       "avx512_gemm: shapes do not match");
+      if (s.size() == 0) return;
+      detail::sgemm_nt_avx512(a.data(), a.outerStride(), b.data(), b.outerStride(), s.data(), s.outerStride(),
+                              a.rows(), b.rows(), a.cols());
+      return;
+    }
+#endif
+    avx2_gemm{}.gemm_nt(a, b, s);
+  }
+};
+
+static_assert(gemm_backend<avx512_gemm>);
+
+/// The joins' default backend: `eigen_gemm` when Eigen is compiled for AVX-512F (or off x86),
+/// else `avx512_gemm` on x86 with GCC/Clang, which runs the widest kernel the CPU has (AVX-512F,
+/// then AVX2/FMA, then Eigen with the compile flags' SIMD).
+#if MEMHEALTH_GEMM_X86 && !defined(__AVX512F__)
+using default_gemm = avx512_gemm;
 #else
 using default_gemm = eigen_gemm;
 #endif

@@ -10,12 +10,12 @@
 /// (amortised, capacity kept between bands).
 ///
 /// The GEMM of each tile goes through a backend policy (similarity/gemm_backend.hpp):
-/// `default_gemm` (memhealth's AVX2/FMA kernel chosen at run time, else Eigen), `eigen_gemm`, or
+/// `default_gemm` (memhealth's AVX-512F or AVX2/FMA kernel chosen at run time, else Eigen), `eigen_gemm`, or
 /// a CBLAS such as OpenBLAS (include similarity/cblas_backend.hpp and pass `cblas_gemm{}`).
 /// The threshold scan is fused per tile: it reads the tile while it is in cache, 16 scores per
 /// compare-and-mask step (SSE2 on x86-64, scalar elsewhere), and touches the pair buffer only for
-/// the rare step with a hit. The tile buffer is allocated once per worker; `avx2_gemm` also keeps
-/// one thread-local packing buffer per thread.
+/// the rare step with a hit. The tile buffer is allocated once per worker; the own kernels
+/// (`avx512_gemm`, `avx2_gemm`) also keep one thread-local packing buffer per thread.
 ///
 /// Output order is deterministic: pairs come out sorted by (i, j), whatever the tile size or the
 /// number of threads (each band of tile rows is sorted before it is emitted; threads work on
@@ -217,8 +217,8 @@ join_stats run_join(const rows_cref& a, const rows_cref& b, bool self, float t, 
 /// @param t threshold in the kernel's units (cosine in [-1, 1]).
 /// @param emit callable `(std::uint32_t i, std::uint32_t j, float score)`.
 /// @return pairs emitted, and whether `opt.max_pairs` cut the join.
-/// @param backend GEMM backend of the tiles (gemm_backend.hpp): `default_gemm` (AVX2/FMA kernel
-///          when the CPU has it, else Eigen), `eigen_gemm`, or `cblas_gemm` from cblas_backend.hpp
+/// @param backend GEMM backend of the tiles (gemm_backend.hpp): `default_gemm` (AVX-512F or
+///          AVX2/FMA kernel when the CPU has it, else Eigen), `eigen_gemm`, or `cblas_gemm` from cblas_backend.hpp
 ///          for a linked CBLAS. The pairs are the same set for
 ///          every backend up to rounding of scores within ~d·2^-24 of t.
 /// @throws memhealth::error(precondition) for tile < 1, threads < 1 or n >= 2^32.
