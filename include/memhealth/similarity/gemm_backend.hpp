@@ -122,41 +122,46 @@ __attribute__((target("avx2,fma"))) inline void sgemm_micro_6x16(const float* a,
     for (Eigen::Index j = 0; j < nc; ++j) c[r * ldc + j] = accumulate ? c[r * ldc + j] + tmp[r][j] : tmp[r][j];
 }
 
-// C (m x n, row stride ldc) = A (m x k) · B (n x k)^T, all row-major float32.
-__attribute__((target("avx2,fma"))) inline void sgemm_nt_avx2(const float* a, Eigen::Index lda, const float* b,
-                                                              Eigen::Index ldb, float* c, Eigen::Index ldc,
-                                                              Eigen::Index m, Eigen::Index n, Eigen::Index k) {
+// C (m x n, row stride ldc) = A (m x k) · B (n x k)^T, all row-major float32, through a 6 x NR
+// micro-kernel: B packed into NR-column panels per 256-deep slice of k (the BLIS loop nest).
+template <Eigen::Index NR, class Micro>
+void sgemm_nt_packed(const float* a, Eigen::Index lda, const float* b, Eigen::Index ldb, float* c, Eigen::Index ldc,
+                     Eigen::Index m, Eigen::Index n, Eigen::Index k, Micro micro) {
   constexpr Eigen::Index kKc = 256;
   thread_local std::vector<float> pack;  // grows to the largest tile seen, then is reused
-  const Eigen::Index panels = (n + 15) / 16;
+  const Eigen::Index panels = (n + NR - 1) / NR;
   if (k == 0) {
     for (Eigen::Index i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
     return;
   }
   for (Eigen::Index k0 = 0; k0 < k; k0 += kKc) {
     const Eigen::Index kc = std::min(kKc, k - k0);
-    const auto need = static_cast<std::size_t>(panels * kc * 16);
+    const auto need = static_cast<std::size_t>(panels * kc * NR);
     if (pack.size() < need) pack.resize(need);
     for (Eigen::Index p = 0; p < panels; ++p) {
-      float* dst = pack.data() + p * kc * 16;
-      for (Eigen::Index jj = 0; jj < 16; ++jj) {
-        const Eigen::Index j = p * 16 + jj;
+      float* dst = pack.data() + p * kc * NR;
+      for (Eigen::Index jj = 0; jj < NR; ++jj) {
+        const Eigen::Index j = p * NR + jj;
         if (j < n) {
           const float* src = b + j * ldb + k0;
-          for (Eigen::Index kk = 0; kk < kc; ++kk) dst[kk * 16 + jj] = src[kk];
+          for (Eigen::Index kk = 0; kk < kc; ++kk) dst[kk * NR + jj] = src[kk];
         } else {
-          for (Eigen::Index kk = 0; kk < kc; ++kk) dst[kk * 16 + jj] = 0.0f;
+          for (Eigen::Index kk = 0; kk < kc; ++kk) dst[kk * NR + jj] = 0.0f;
         }
       }
     }
     for (Eigen::Index p = 0; p < panels; ++p) {
-      const float* bp = pack.data() + p * kc * 16;
-      const Eigen::Index j0 = p * 16, nc = std::min<Eigen::Index>(16, n - j0);
+      const float* bp = pack.data() + p * kc * NR;
+      const Eigen::Index j0 = p * NR, nc = std::min<Eigen::Index>(NR, n - j0);
       for (Eigen::Index i0 = 0; i0 < m; i0 += 6)
-        sgemm_micro_6x16(a + i0 * lda + k0, lda, std::min<Eigen::Index>(6, m - i0), bp, kc, c + i0 * ldc + j0, ldc,
-                         nc, k0 > 0);
+        micro(a + i0 * lda + k0, lda, std::min<Eigen::Index>(6, m - i0), bp, kc, c + i0 * ldc + j0, ldc, nc, k0 > 0);
     }
   }
+}
+
+inline void sgemm_nt_avx2(const float* a, Eigen::Index lda, const float* b, Eigen::Index ldb, float* c,
+                          Eigen::Index ldc, Eigen::Index m, Eigen::Index n, Eigen::Index k) {
+  sgemm_nt_packed<16>(a, lda, b, ldb, c, ldc, m, n, k, sgemm_micro_6x16);
 }
 
 // The AVX-512F forms of the two above: 6 x 32 blocks in 12 zmm accumulators, 32-column panels.
@@ -198,40 +203,9 @@ __attribute__((target("avx512f"))) inline void sgemm_micro_6x32(const float* a, 
     for (Eigen::Index j = 0; j < nc; ++j) c[r * ldc + j] = accumulate ? c[r * ldc + j] + tmp[r][j] : tmp[r][j];
 }
 
-__attribute__((target("avx512f"))) inline void sgemm_nt_avx512(const float* a, Eigen::Index lda, const float* b,
-                                                             Eigen::Index ldb, float* c, Eigen::Index ldc,
-                                                             Eigen::Index m, Eigen::Index n, Eigen::Index k) {
-  constexpr Eigen::Index kKc = 256;
-  thread_local std::vector<float> pack;  // grows to the largest tile seen, then is reused
-  const Eigen::Index panels = (n + 31) / 32;
-  if (k == 0) {
-    for (Eigen::Index i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
-    return;
-  }
-  for (Eigen::Index k0 = 0; k0 < k; k0 += kKc) {
-    const Eigen::Index kc = std::min(kKc, k - k0);
-    const auto need = static_cast<std::size_t>(panels * kc * 32);
-    if (pack.size() < need) pack.resize(need);
-    for (Eigen::Index p = 0; p < panels; ++p) {
-      float* dst = pack.data() + p * kc * 32;
-      for (Eigen::Index jj = 0; jj < 32; ++jj) {
-        const Eigen::Index j = p * 32 + jj;
-        if (j < n) {
-          const float* src = b + j * ldb + k0;
-          for (Eigen::Index kk = 0; kk < kc; ++kk) dst[kk * 32 + jj] = src[kk];
-        } else {
-          for (Eigen::Index kk = 0; kk < kc; ++kk) dst[kk * 32 + jj] = 0.0f;
-        }
-      }
-    }
-    for (Eigen::Index p = 0; p < panels; ++p) {
-      const float* bp = pack.data() + p * kc * 32;
-      const Eigen::Index j0 = p * 32, nc = std::min<Eigen::Index>(32, n - j0);
-      for (Eigen::Index i0 = 0; i0 < m; i0 += 6)
-        sgemm_micro_6x32(a + i0 * lda + k0, lda, std::min<Eigen::Index>(6, m - i0), bp, kc, c + i0 * ldc + j0, ldc,
-                         nc, k0 > 0);
-    }
-  }
+inline void sgemm_nt_avx512(const float* a, Eigen::Index lda, const float* b, Eigen::Index ldb, float* c,
+                            Eigen::Index ldc, Eigen::Index m, Eigen::Index n, Eigen::Index k) {
+  sgemm_nt_packed<32>(a, lda, b, ldb, c, ldc, m, n, k, sgemm_micro_6x32);
 }
 #endif
 
