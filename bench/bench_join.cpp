@@ -262,7 +262,7 @@ void run_int8(benchmark::State& state, const data_set& ds, mh::int8_kernel kerne
     benchmark::DoNotOptimize(got.data());
   }
   state.counters["candidates"] = static_cast<double>(st.candidates);
-  state.counters["kernel"] = std::min(mh::detail::int8_kernel_level(), static_cast<int>(kernel));
+  state.counters["kernel"] = mh::detail::int8_kernel_level(static_cast<int>(kernel));
   report(state, ds, got, 0.999, false, cpu0);
 }
 

@@ -198,13 +198,15 @@ TEST_CASE("sample store: plan, apply through the log, verify, roll back byte for
 
 TEST_CASE("default pipeline: threads = 2 gives the findings of one thread (36,000 records)") {
   // 36,000 healthy records (>= 2 x 16,384, so the structural scan really splits in two ranges)
-  // in 1,000 scopes of 36, with random 64-d unit embeddings (two random 64-d unit vectors have
-  // cosine >= 0.6 with probability about 1e-6, so no pair reaches the conflict judge or the
-  // near-duplicate threshold by chance), and faults planted on both sides of the split at 18,000:
+  // in 30 scopes of 1,200 (three 512-row bands per scope, so each scope's duplicate and conflict
+  // joins run on two threads), with random 128-d unit embeddings (the cosine of two random 128-d
+  // unit vectors has standard deviation 1/sqrt(128) = 0.088, so 0.6 is 6.8 sd away: no pair of
+  // the 21.6 million reaches the conflict judge or the near-duplicate threshold by chance), and
+  // faults planted on both sides of the split at 18,000:
   // NaN embeddings at 10 and 30,000, a zero vector at 20,000, record 31,000 reusing the id of
   // record 5, a dangling related_ids link at 17,000, and a restated fact (the same 64 values in
   // the same scope, text differing in case) at 25,000 / 25,001.
-  constexpr std::size_t n = 36'000, dim = 64;
+  constexpr std::size_t n = 36'000, dim = 128;
   std::mt19937 gen(7);
   std::normal_distribution<float> normal;
   std::vector<mh::memory_record> rs(n);
@@ -213,7 +215,7 @@ TEST_CASE("default pipeline: threads = 2 gives the findings of one thread (36,00
     auto& r = rs[i];
     r.id = "rec-" + std::to_string(i);
     r.content = "note number " + std::to_string(i);
-    r.scope = "user:" + std::to_string(i / 36);
+    r.scope = "user:" + std::to_string(i / 1200);
     r.kind = "fact";
     r.status = "active";
     r.source = "user_declared";

@@ -255,7 +255,8 @@ TEST_CASE("quantized join: candidates are a superset of the exact pairs; the out
   // the portable, AVX2, AVX-VNNI and AVX-512 VNNI kernels find the same candidates (those the CPU has)
   const mh::detail::int8_test_ctx ctx{&q, &q, t, true};
   std::vector<std::vector<std::uint64_t>> by_level(4);
-  for (int level = 0; level <= mh::detail::int8_kernel_level(); ++level) {
+  for (int level = 0; level <= 3; ++level) {
+    if (!mh::detail::int8_level_available(level)) continue;  // the levels do not nest
     for (Eigen::Index r0 = 0; r0 < X.rows(); r0 += 256)
       mh::detail::int8_band_candidates(ctx, r0, std::min<Eigen::Index>(X.rows(), r0 + 256), level,
                                        by_level[static_cast<std::size_t>(level)]);
@@ -263,6 +264,23 @@ TEST_CASE("quantized join: candidates are a superset of the exact pairs; the out
     CHECK(by_level[static_cast<std::size_t>(level)] == by_level[0]);
   }
   CHECK(by_level[0].size() >= truth.size());
+  // the two-set form (no triangle) over the full square, bands of 100 rows: the kernels agree,
+  // and every upper-triangle candidate is among them
+  const mh::detail::int8_test_ctx square{&q, &q, t, false};
+  std::vector<std::uint64_t> base;
+  for (int level = 0; level <= 3; ++level) {
+    if (!mh::detail::int8_level_available(level)) continue;
+    std::vector<std::uint64_t> got;
+    for (Eigen::Index r0 = 0; r0 < X.rows(); r0 += 100)
+      mh::detail::int8_band_candidates(square, r0, std::min<Eigen::Index>(X.rows(), r0 + 100), level, got);
+    std::sort(got.begin(), got.end());
+    if (level == 0)
+      base = got;
+    else
+      CHECK(got == base);
+  }
+  CHECK(std::includes(base.begin(), base.end(), by_level[0].begin(), by_level[0].end()));
+  CHECK(base.size() >= 2 * truth.size() + static_cast<std::size_t>(X.rows()));  // (i, j), (j, i), (i, i)
   // pair budget: the first 50 pairs in (i, j) order
   const auto cut = mh::quantized_threshold_join_pairs(X, t, {.tile = 64, .threads = 2, .max_pairs = 50});
   REQUIRE(cut.size() == 50);

@@ -287,6 +287,9 @@ int run_apply(const apply_cli_options& o) {
   if (p.suspended && !opt.approve_suspended)
     std::cerr << "memhealth apply: the plan is suspended (" << p.suspend_reason
               << "), so nothing ran; review it (memhealth plan prints it) and pass --approve suspended to run it\n";
+  else if (!res.skipped_unapproved.empty() && opt.approve_tier2)  // only tier-3 actions can be waiting
+    std::cerr << "memhealth apply: the actions awaiting approval run with --approve tier3; memhealth plan lists "
+                 "each action's tier\n";
   else if (!res.skipped_unapproved.empty())
     std::cerr << "memhealth apply: the actions awaiting approval run with --approve tier2 (tier-2 actions) or "
                  "--approve tier3 (tier 2 and 3); memhealth plan lists each action's tier\n";

@@ -6,6 +6,7 @@
 /// ordinary detector value: build your own `pipeline{...}` to drop, reorder, re-parameterise or
 /// add detectors (see README "Compose your own pipeline").
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 
@@ -34,7 +35,8 @@ struct default_check_settings {
   std::size_t max_pairs_per_scope = 1'000'000;
   /// Worker threads (>= 1) for the structural scan (stores with `concurrent_reads`, from 32,768
   /// records) and for the duplicate and conflict joins. 1 = the calling thread only, the
-  /// default: the library starts no thread unless asked. The findings do not depend on it.
+  /// default: the library starts no thread unless asked; 0 counts as 1. The findings do not
+  /// depend on it.
   unsigned threads = 1;
 };
 
@@ -45,16 +47,17 @@ inline auto make_default_pipeline(const default_check_settings& s = {}) {
   structural_detector structural;
   structural.schema = s.schema;
   structural.expect_unit_norm = s.expect_unit_norm;
-  structural.threads = s.threads;
+  const unsigned threads = std::max(1u, s.threads);  // 0 means 1, as in the structural scan
+  structural.threads = threads;
   duplicate_detector<> duplicates;
-  duplicates.candidates.join.threads = s.threads;
+  duplicates.candidates.join.threads = threads;
   duplicates.threshold = s.near_duplicate_threshold;
   duplicates.window = s.near_duplicate_window;
   duplicates.max_pairs_per_scope = s.max_pairs_per_scope;
   conflict_detector<> conflicts;
   conflicts.candidate_threshold = s.conflict_candidate_threshold;
   conflicts.max_pairs_per_scope = s.max_pairs_per_scope;
-  conflicts.candidates.join.threads = s.threads;
+  conflicts.candidates.join.threads = threads;
   staleness_detector staleness;
   staleness.curves = s.decay;
   staleness.threshold = s.stale_threshold;

@@ -47,7 +47,7 @@ template <class G>
 concept gemm_backend = requires(const G& g, const rows_cref& a, tile_ref s) { g.gemm_nt(a, a, s); };
 
 /// Eigen's GEMM (`S.noalias() = A * B.transpose()`), header-only; the default when Eigen is
-/// compiled for AVX2 + FMA or the target is not x86 (see `default_gemm`).
+/// compiled for AVX-512F or the target is not x86 (see `default_gemm`).
 /// @complexity O(ra · rb · d) flops; no allocation beyond Eigen's packing blocks.
 struct eigen_gemm {
   /// S = A * B^T. @pre S is A.rows() x B.rows(); A and B have the same number of columns.

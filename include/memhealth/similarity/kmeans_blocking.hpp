@@ -165,7 +165,7 @@ void kmeans_similarities(const Rows& xs, std::span<const std::uint32_t> locals, 
   xs.gather(locals, gathered);
   sims.resize(gathered.rows(), c.rows());
   if (basis.size() == 0) {
-    default_gemm{}.gemm_nt(gathered, c, sims);  // join.hpp's GEMM backend (AVX2/FMA when the CPU has it)
+    default_gemm{}.gemm_nt(gathered, c, sims);  // join.hpp's GEMM backend (AVX-512F or AVX2/FMA when the CPU has it)
     return;
   }
   proj.resize(gathered.rows(), basis.cols());

@@ -77,8 +77,8 @@
 #else
 #define MEMHEALTH_INT8_VNNI 0
 #endif
-// AVX-512 VNNI (vpdpbusd on zmm): GCC >= 8, Clang >= 6
-#if (defined(__clang__) && __clang_major__ >= 6) || (!defined(__clang__) && __GNUC__ >= 8)
+// AVX-512 VNNI (vpdpbusd on zmm, and "avx512vnni" in __builtin_cpu_supports): GCC >= 8, Clang >= 8
+#if (defined(__clang__) && __clang_major__ >= 8) || (!defined(__clang__) && __GNUC__ >= 8)
 #define MEMHEALTH_INT8_AVX512 1
 #else
 #define MEMHEALTH_INT8_AVX512 0
@@ -482,20 +482,34 @@ inline bool int8_have_avx512_vnni() noexcept {
 #endif
 }
 
-// Which candidate kernel runs: 0 = portable, 1 = AVX2, 2 = AVX-VNNI, 3 = AVX-512 VNNI (same
-// integers, same test).
-inline int int8_kernel_level() noexcept {
-  return int8_have_avx512_vnni() ? 3 : int8_have_vnni() ? 2 : int8_have_avx2() ? 1 : 0;
+// True when the CPU can run kernel `level` (0 = portable, 1 = AVX2, 2 = AVX-VNNI, 3 = AVX-512
+// VNNI). The levels do not nest: Zen 4 and Ice Lake have AVX-512 VNNI but not AVX-VNNI.
+inline bool int8_level_available(int level) noexcept {
+  switch (level) {
+    case 0: return true;
+    case 1: return int8_have_avx2();
+    case 2: return int8_have_vnni();
+    case 3: return int8_have_avx512_vnni();
+    default: return false;
+  }
 }
 
-// Candidates of band [r0, r1) (r0 multiple of 4) against b, column tiles of 64 rows.
+// The best kernel the CPU has, at most `cap` (same integers, same test for every kernel).
+inline int int8_kernel_level(int cap = 3) noexcept {
+  for (int level = std::min(cap, 3); level > 0; --level)
+    if (int8_level_available(level)) return level;
+  return 0;
+}
+
+// Candidates of band [r0, r1) (r0 multiple of 4) against b, column tiles of 64 rows, with kernel
+// `level`, which the caller has checked with int8_level_available (0 always runs).
 inline void int8_band_candidates(const int8_test_ctx& c, Eigen::Index r0, Eigen::Index r1, int level,
                                  std::vector<std::uint64_t>& cand) {
   const Eigen::Index nb = c.b->rows;
   constexpr Eigen::Index col_tile = 64;
   const Eigen::Index c_begin = c.self ? r0 : 0;
 #if MEMHEALTH_INT8_AVX512
-  if (level >= 3) {
+  if (level == 3) {
     thread_local int8_band_panels panels;
     int8_pack_band(*c.a, r0, r1, panels);
     for (Eigen::Index c0 = c_begin; c0 < nb; c0 += col_tile)
@@ -506,13 +520,13 @@ inline void int8_band_candidates(const int8_test_ctx& c, Eigen::Index r0, Eigen:
   for (Eigen::Index c0 = c_begin; c0 < nb; c0 += col_tile) {
     const Eigen::Index c1 = std::min(nb, c0 + col_tile);
 #if MEMHEALTH_INT8_VNNI
-    if (level >= 2) {
+    if (level == 2) {
       int8_block_vnni(c, r0, r1, c0, c1, cand);
       continue;
     }
 #endif
 #if MEMHEALTH_INT8_X86
-    if (level >= 1) {
+    if (level == 1) {
       int8_block_avx2(c, r0, r1, c0, c1, cand);
       continue;
     }
@@ -547,7 +561,7 @@ quantized_join_stats run_quantized_join(const rows_cref& a, const int8_rows& qa,
   if (n == 0 || b.rows() == 0) return stats;
   const Eigen::Index tile = opt.tile / 4 * 4;
   const Eigen::Index bands = (n + tile - 1) / tile;
-  const int level = std::min(int8_kernel_level(), static_cast<int>(opt.kernel));
+  const int level = int8_kernel_level(static_cast<int>(opt.kernel));
   const int8_test_ctx ctx{&qa, &qb, t, self};
   const auto workers = static_cast<std::size_t>(std::min<Eigen::Index>(opt.threads, bands));
   std::vector<std::vector<std::uint64_t>> cand(workers);
