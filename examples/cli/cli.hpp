@@ -3,8 +3,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
-
 #include <charconv>
 #include <chrono>
 #include <optional>
@@ -200,7 +198,7 @@ inline std::pair<default_check_settings, detect_options> detection_settings(cons
   if (!(o.threshold >= -1.0f && o.threshold <= 1.0f))  // also rejects NaN
     throw error(error_code::invalid_argument, "--threshold must be a cosine in [-1, 1]");
   settings.near_duplicate_threshold = o.threshold;
-  settings.threads = std::max(1u, o.threads);
+  settings.threads = o.threads;  // --threads is checked to be in [1, 256]
   if (o.now_given || !o.now.empty()) {
     auto t = parse_timestamp(o.now);
     if (!t) throw error(error_code::invalid_argument, "--now: not an ISO-8601 time: " + o.now);

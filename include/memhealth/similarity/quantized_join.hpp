@@ -366,15 +366,15 @@ MEMHEALTH_INT8_BLOCK(int8_block_vnni, "avx2,fma,avxvnni", MEMHEALTH_INT8_STEP_VN
 // sums (the layout of int8 GEMM microkernels, e.g. oneDNN's). Rows past r1 are zero (u = 128).
 struct int8_band_panels {
   std::vector<std::uint8_t> u;          // (rows / 16) x (stride / 4) x 64 bytes
-  std::vector<float> scale, norm, err;  // left_scale, norm, left_err per band row, 0 past r1
-  Eigen::Index rows = 0;                // band rows rounded up to a multiple of 32
+  std::vector<float> scale, norm, err;  // left_scale, norm, left_err per band row (rounded up to
+                                        // a multiple of 32), 0 past r1
 };
 
 inline void int8_pack_band(const int8_rows& a, Eigen::Index r0, Eigen::Index r1, int8_band_panels& p) {
   const Eigen::Index st = a.stride, groups = st / 4;
-  p.rows = (r1 - r0 + 31) / 32 * 32;
-  p.u.assign(static_cast<std::size_t>(p.rows * st), 128);
-  for (auto* v : {&p.scale, &p.norm, &p.err}) v->assign(static_cast<std::size_t>(p.rows), 0.0f);
+  const Eigen::Index rows = (r1 - r0 + 31) / 32 * 32;  // whole 32-row blocks for the micro-kernel
+  p.u.assign(static_cast<std::size_t>(rows * st), 128);
+  for (auto* v : {&p.scale, &p.norm, &p.err}) v->assign(static_cast<std::size_t>(rows), 0.0f);
   for (Eigen::Index i = r0; i < r1; ++i) {
     const Eigen::Index li = i - r0;
     const auto ui = static_cast<std::size_t>(i), uli = static_cast<std::size_t>(li);
