@@ -107,16 +107,34 @@ TEST_CASE("threshold_join with the Eigen backend equals brute force; threads and
     CHECK(keys(a) == keys(d));
     REQUIRE(a.size() == d.size());
     for (std::size_t k = 0; k < a.size(); ++k) CHECK(a[k].score == doctest::Approx(d[k].score).epsilon(1e-5));
+    const auto p = mh::threshold_join_pairs(X, t, {.tile = 96, .threads = threads}, mh::cosine_kernel{},
+                                            mh::portable_gemm{});
+    CHECK(keys(p) == truth);
   }
+  // a mutable callable and a const one both reach every pair through the type-erased sink
+  std::size_t calls = 0;
+  auto count = [&calls, previous = std::uint64_t{0}](std::uint32_t i, std::uint32_t j, float) mutable {
+    const std::uint64_t key = (std::uint64_t{i} << 32) | j;
+    CHECK((calls == 0 || key > previous));  // increasing (i, j) order
+    previous = key;
+    ++calls;
+  };
+  CHECK(mh::threshold_join(X, t, count, {.tile = 64, .threads = 2}).pairs == truth.size());
+  CHECK(calls == truth.size());
+  pair_set seen;
+  const auto collect = [&seen](std::uint32_t i, std::uint32_t j, float) { seen.emplace(i, j); };
+  CHECK(mh::threshold_join(X, t, collect, {.tile = 64}).pairs == truth.size());
+  CHECK(seen == truth);
 }
 
-TEST_CASE("avx2_gemm and avx512_gemm equal a double-precision product for edge shapes and strided views") {
+TEST_CASE("avx2_gemm, avx512_gemm and portable_gemm equal a double-precision product for edge shapes and strided views") {
   std::mt19937 rng(9);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   // (m, n, k): 1 x 1, partial 6 x 16 / 6 x 32 blocks, exactly one block of each, k just past
-  // the 256-deep slice; each shape through both kernels (avx512_gemm falls back to avx2_gemm on
-  // a CPU without AVX-512F)
-  for (const int backend : {0, 1})
+  // the 256-deep slice; each shape through the three kernels (avx512_gemm falls back to
+  // avx2_gemm on a CPU without AVX-512F; portable_gemm, avx2_gemm's fallback, is called directly
+  // so that it runs here too: 6 x 8 blocks, so 7 x 17 and 13 x 33 leave partial blocks)
+  for (const int backend : {0, 1, 2})
   for (const auto& [m, n, k] : std::vector<std::tuple<int, int, int>>{
            {1, 1, 1}, {7, 17, 3}, {6, 16, 256}, {6, 32, 256}, {13, 33, 257}, {50, 70, 600}, {5, 3, 0}}) {
     mh::row_matrix big_a(m + 2, k + 5), big_b(n + 1, k + 5);
@@ -128,8 +146,10 @@ TEST_CASE("avx2_gemm and avx512_gemm equal a double-precision product for edge s
     mh::tile_ref S = S_big.block(0, 1, m, n);
     if (backend == 0)
       mh::avx2_gemm{}.gemm_nt(A, B, S);
-    else
+    else if (backend == 1)
       mh::avx512_gemm{}.gemm_nt(A, B, S);
+    else
+      mh::portable_gemm{}.gemm_nt(A, B, S);
     for (Eigen::Index i = 0; i < m; ++i)
       for (Eigen::Index j = 0; j < n; ++j) {
         const double ref = A.row(i).cast<double>().dot(B.row(j).cast<double>());

@@ -92,7 +92,14 @@ struct conflict_detector {
     std::vector<std::uint8_t> active(n, 0);
     for (std::size_t i = 0; i < n; ++i) active[i] = detail::semantic_is_active(store.record(i));
 
-    std::vector<std::pair<std::pair<std::size_t, std::size_t>, finding>> found;
+    // Findings with their pair keys; emitted in (i, j) order, ties in insertion order. The sort
+    // moves (key, position) triples, not findings (cheaper to run and to compile).
+    std::vector<finding> found;
+    std::vector<std::tuple<std::size_t, std::size_t, std::size_t>> found_order;
+    const auto keep = [&](std::size_t i, std::size_t j, finding&& f) {
+      found_order.emplace_back(i, j, found.size());
+      found.push_back(std::move(f));
+    };
     // claim_key[i]: scope + normalised claim key of record i ("" = none). Two records with one
     // key are decided by their claims and never judged.
     std::vector<std::string> claim_key(n);
@@ -134,7 +141,7 @@ struct conflict_detector {
               for (std::size_t j0 : sides[y].second) {
                 const std::size_t i = std::min(i0, j0), j = std::max(i0, j0);
                 if (!changed_pair(i, j)) continue;
-                if (auto f = claim_conflict(ctx, i, j)) found.emplace_back(std::pair{i, j}, std::move(*f));
+                if (auto f = claim_conflict(ctx, i, j)) keep(i, j, std::move(*f));
               }
       }
       for (const auto& [key, members] : by_subject) {
@@ -170,10 +177,10 @@ struct conflict_detector {
       f.with("reason", v.reason);
       if (!std::isnan(cos)) f.with("cosine", static_cast<double>(cos));
       f.with("needs_human", v.needs_human);
-      found.emplace_back(std::pair{i, j}, std::move(f));
+      keep(i, j, std::move(f));
     }
-    std::stable_sort(found.begin(), found.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-    for (auto& [key, f] : found) out.push_back(std::move(f));
+    std::sort(found_order.begin(), found_order.end());  // the position breaks ties: stable
+    for (const auto& [i, j, at] : found_order) out.push_back(std::move(found[at]));
     for (const auto& g : skipped)
       out.push_back(detail::pair_budget_finding(ctx, g, name, finding_kinds::conflict, max_pairs_per_scope));
   }

@@ -10,7 +10,8 @@
 /// | backend | header | needs | notes |
 /// |---|---|---|---|
 /// | `eigen_gemm` | this one | Eigen (header-only) | SIMD width fixed at compile time: SSE2 only unless the program is compiled with -mavx2 -mfma (or -march=native) |
-/// | `avx2_gemm` | this one | nothing (header-only) | memhealth's own 6 x 16 AVX2/FMA micro-kernel, compiled with a `target` attribute and chosen at run time (`__builtin_cpu_supports`); Eigen on CPUs without AVX2/FMA and on other architectures |
+/// | `avx2_gemm` | this one | nothing (header-only) | memhealth's own 6 x 16 AVX2/FMA micro-kernel, compiled with a `target` attribute and chosen at run time (`__builtin_cpu_supports`); `portable_gemm` on CPUs without AVX2/FMA and on other architectures |
+/// | `portable_gemm` | this one | nothing (header-only) | the same loop nest with a plain C++ 6 x 8 micro-kernel the compiler vectorises for the compile flags' SIMD |
 /// | `avx512_gemm` | this one | nothing (header-only) | the same design with a 6 x 32 AVX-512F micro-kernel where the CPU has it, else `avx2_gemm` |
 /// | `cblas_gemm` | similarity/cblas_backend.hpp | a CBLAS (`<cblas.h>`, e.g. OpenBLAS, linked by the user) | OpenBLAS picks its AVX2/AVX-512 kernel at run time, whatever the compile flags |
 ///
@@ -51,10 +52,93 @@ concept gemm_backend = requires(const G& g, const rows_cref& a, tile_ref s) { g.
 /// @complexity O(ra · rb · d) flops; no allocation beyond Eigen's packing blocks.
 struct eigen_gemm {
   /// S = A * B^T. @pre S is A.rows() x B.rows(); A and B have the same number of columns.
-  void gemm_nt(const rows_cref& a, const rows_cref& b, tile_ref s) const { s.noalias() = a * b.transpose(); }
+  template <class = void>  // deferred: Eigen's GEMM is instantiated only where it is called
+  void gemm_nt(const rows_cref& a, const rows_cref& b, tile_ref s) const {
+    s.noalias() = a * b.transpose();
+  }
 };
 
 static_assert(gemm_backend<eigen_gemm>);
+
+namespace detail {
+
+// C (m x n, row stride ldc) = A (m x k) · B (n x k)^T, all row-major float32, through a 6 x NR
+// micro-kernel: B packed into NR-column panels per 256-deep slice of k (the BLIS loop nest).
+template <Eigen::Index NR, class Micro>
+void sgemm_nt_packed(const float* a, Eigen::Index lda, const float* b, Eigen::Index ldb, float* c, Eigen::Index ldc,
+                     Eigen::Index m, Eigen::Index n, Eigen::Index k, Micro micro) {
+  constexpr Eigen::Index kKc = 256;
+  thread_local std::vector<float> pack;  // grows to the largest tile seen, then is reused
+  const Eigen::Index panels = (n + NR - 1) / NR;
+  if (k == 0) {
+    for (Eigen::Index i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
+    return;
+  }
+  for (Eigen::Index k0 = 0; k0 < k; k0 += kKc) {
+    const Eigen::Index kc = std::min(kKc, k - k0);
+    const auto need = static_cast<std::size_t>(panels * kc * NR);
+    if (pack.size() < need) pack.resize(need);
+    for (Eigen::Index p = 0; p < panels; ++p) {
+      float* dst = pack.data() + p * kc * NR;
+      for (Eigen::Index jj = 0; jj < NR; ++jj) {
+        const Eigen::Index j = p * NR + jj;
+        if (j < n) {
+          const float* src = b + j * ldb + k0;
+          for (Eigen::Index kk = 0; kk < kc; ++kk) dst[kk * NR + jj] = src[kk];
+        } else {
+          for (Eigen::Index kk = 0; kk < kc; ++kk) dst[kk * NR + jj] = 0.0f;
+        }
+      }
+    }
+    for (Eigen::Index p = 0; p < panels; ++p) {
+      const float* bp = pack.data() + p * kc * NR;
+      const Eigen::Index j0 = p * NR, nc = std::min<Eigen::Index>(NR, n - j0);
+      for (Eigen::Index i0 = 0; i0 < m; i0 += 6)
+        micro(a + i0 * lda + k0, lda, std::min<Eigen::Index>(6, m - i0), bp, kc, c + i0 * ldc + j0, ldc, nc, k0 > 0);
+    }
+  }
+}
+
+// Portable 6 x 8 block of C (+)= A(6 x kc) · Bp (Bp = kc x 8 packed panel) in plain C++: the
+// compiler vectorises the 8-wide inner loops for the target's baseline SIMD (SSE2 on x86-64,
+// NEON on AArch64). Same contract as the intrinsic micro-kernels: rows r >= mr read row 0 and
+// are not stored; columns >= nc are not stored.
+inline void sgemm_micro_6x8(const float* a, Eigen::Index lda, Eigen::Index mr, const float* bp, Eigen::Index kc,
+                            float* c, Eigen::Index ldc, Eigen::Index nc, bool accumulate) {
+  const float* ar[6];
+  for (Eigen::Index r = 0; r < 6; ++r) ar[r] = r < mr ? a + r * lda : a;
+  float acc[6][8] = {};
+  for (Eigen::Index k = 0; k < kc; ++k) {
+    const float* b = bp + 8 * k;
+    for (int r = 0; r < 6; ++r) {
+      const float v = ar[r][k];
+      for (int j = 0; j < 8; ++j) acc[r][j] += v * b[j];
+    }
+  }
+  for (Eigen::Index r = 0; r < mr; ++r)
+    for (Eigen::Index j = 0; j < nc; ++j) c[r * ldc + j] = accumulate ? c[r * ldc + j] + acc[r][j] : acc[r][j];
+}
+
+}  // namespace detail
+
+/// memhealth's own portable GEMM: the BLIS loop nest of `avx2_gemm` with a plain C++ 6 x 8
+/// micro-kernel that the compiler vectorises for the compile flags' SIMD; no intrinsics, any
+/// architecture. The fallback of `avx2_gemm` on CPUs without AVX2/FMA (it keeps Eigen's GEMM,
+/// a heavy template, out of every program that does not ask for `eigen_gemm`). Same contract and
+/// rounding bound as `avx2_gemm`; about as fast as `eigen_gemm` built for SSE2.
+/// @complexity O(ra · rb · d) flops; packs B (rb x d floats) into a thread-local buffer.
+struct portable_gemm {
+  /// S = A * B^T. @pre S is A.rows() x B.rows(); A and B have the same number of columns.
+  void gemm_nt(const rows_cref& a, const rows_cref& b, tile_ref s) const {
+    MEMHEALTH_ASSERT(s.rows() == a.rows() && s.cols() == b.rows() && a.cols() == b.cols(),
+                     "portable_gemm: shapes do not match");
+    if (s.size() == 0) return;
+    detail::sgemm_nt_packed<8>(a.data(), a.outerStride(), b.data(), b.outerStride(), s.data(), s.outerStride(),
+                               a.rows(), b.rows(), a.cols(), detail::sgemm_micro_6x8);
+  }
+};
+
+static_assert(gemm_backend<portable_gemm>);
 
 namespace detail {
 
@@ -122,43 +206,6 @@ __attribute__((target("avx2,fma"))) inline void sgemm_micro_6x16(const float* a,
     for (Eigen::Index j = 0; j < nc; ++j) c[r * ldc + j] = accumulate ? c[r * ldc + j] + tmp[r][j] : tmp[r][j];
 }
 
-// C (m x n, row stride ldc) = A (m x k) · B (n x k)^T, all row-major float32, through a 6 x NR
-// micro-kernel: B packed into NR-column panels per 256-deep slice of k (the BLIS loop nest).
-template <Eigen::Index NR, class Micro>
-void sgemm_nt_packed(const float* a, Eigen::Index lda, const float* b, Eigen::Index ldb, float* c, Eigen::Index ldc,
-                     Eigen::Index m, Eigen::Index n, Eigen::Index k, Micro micro) {
-  constexpr Eigen::Index kKc = 256;
-  thread_local std::vector<float> pack;  // grows to the largest tile seen, then is reused
-  const Eigen::Index panels = (n + NR - 1) / NR;
-  if (k == 0) {
-    for (Eigen::Index i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
-    return;
-  }
-  for (Eigen::Index k0 = 0; k0 < k; k0 += kKc) {
-    const Eigen::Index kc = std::min(kKc, k - k0);
-    const auto need = static_cast<std::size_t>(panels * kc * NR);
-    if (pack.size() < need) pack.resize(need);
-    for (Eigen::Index p = 0; p < panels; ++p) {
-      float* dst = pack.data() + p * kc * NR;
-      for (Eigen::Index jj = 0; jj < NR; ++jj) {
-        const Eigen::Index j = p * NR + jj;
-        if (j < n) {
-          const float* src = b + j * ldb + k0;
-          for (Eigen::Index kk = 0; kk < kc; ++kk) dst[kk * NR + jj] = src[kk];
-        } else {
-          for (Eigen::Index kk = 0; kk < kc; ++kk) dst[kk * NR + jj] = 0.0f;
-        }
-      }
-    }
-    for (Eigen::Index p = 0; p < panels; ++p) {
-      const float* bp = pack.data() + p * kc * NR;
-      const Eigen::Index j0 = p * NR, nc = std::min<Eigen::Index>(NR, n - j0);
-      for (Eigen::Index i0 = 0; i0 < m; i0 += 6)
-        micro(a + i0 * lda + k0, lda, std::min<Eigen::Index>(6, m - i0), bp, kc, c + i0 * ldc + j0, ldc, nc, k0 > 0);
-    }
-  }
-}
-
 inline void sgemm_nt_avx2(const float* a, Eigen::Index lda, const float* b, Eigen::Index ldb, float* c,
                           Eigen::Index ldc, Eigen::Index m, Eigen::Index n, Eigen::Index k) {
   sgemm_nt_packed<16>(a, lda, b, ldb, c, ldc, m, n, k, sgemm_micro_6x16);
@@ -221,8 +268,8 @@ inline bool gemm_have_avx2() noexcept {
 
 }  // namespace detail
 
-/// memhealth's own AVX2/FMA GEMM (see the file comment), chosen at run time; Eigen's GEMM on
-/// CPUs without AVX2/FMA and on non-x86 targets. Results equal Eigen's up to float rounding
+/// memhealth's own AVX2/FMA GEMM (see the file comment), chosen at run time; `portable_gemm`
+/// on CPUs without AVX2/FMA and on non-x86 targets. Results equal Eigen's up to float rounding
 /// (different summation order: |difference| <= 2·d·2^-24·‖a‖·‖b‖).
 /// @complexity O(ra · rb · d) flops; packs B (rb x d floats) into a thread-local buffer that is
 ///             allocated once per thread and reused.
@@ -239,7 +286,7 @@ struct avx2_gemm {
       return;
     }
 #endif
-    s.noalias() = a * b.transpose();
+    portable_gemm{}.gemm_nt(a, b, s);
   }
 };
 
@@ -259,7 +306,7 @@ inline bool gemm_have_avx512() noexcept {
 }  // namespace detail
 
 /// memhealth's own AVX-512F GEMM: the same BLIS design as `avx2_gemm` with 6 x 32 blocks in 12
-/// zmm registers and 32-column panels, chosen at run time; `avx2_gemm` (and through it Eigen) on
+/// zmm registers and 32-column panels, chosen at run time; `avx2_gemm` (and through it `portable_gemm`) on
 /// CPUs without AVX-512F. Same contract and rounding bound as `avx2_gemm`.
 /// @complexity O(ra · rb · d) flops; packs B (rb x d floats) into a thread-local buffer.
 struct avx512_gemm {
@@ -283,7 +330,7 @@ static_assert(gemm_backend<avx512_gemm>);
 
 /// The joins' default backend: `eigen_gemm` when Eigen is compiled for AVX-512F (or off x86),
 /// else `avx512_gemm` on x86 with GCC/Clang, which runs the widest kernel the CPU has (AVX-512F,
-/// then AVX2/FMA, then Eigen with the compile flags' SIMD).
+/// then AVX2/FMA, then `portable_gemm` with the compile flags' SIMD).
 #if MEMHEALTH_GEMM_X86 && !defined(__AVX512F__)
 using default_gemm = avx512_gemm;
 #else

@@ -10,7 +10,7 @@
 /// (amortised, capacity kept between bands).
 ///
 /// The GEMM of each tile goes through a backend policy (similarity/gemm_backend.hpp):
-/// `default_gemm` (memhealth's AVX-512F or AVX2/FMA kernel chosen at run time, else Eigen), `eigen_gemm`, or
+/// `default_gemm` (memhealth's AVX-512F or AVX2/FMA kernel chosen at run time, else `portable_gemm`), `eigen_gemm`, or
 /// a CBLAS such as OpenBLAS (include similarity/cblas_backend.hpp and pass `cblas_gemm{}`).
 /// The threshold scan is fused per tile: it reads the tile while it is in cache, 16 scores per
 /// compare-and-mask step (SSE2 on x86-64, scalar elsewhere), and touches the pair buffer only for
@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -136,6 +137,21 @@ bool join_band(const rows_cref& a, const rows_cref& b, bool self, Eigen::Index r
   return complete;
 }
 
+// A caller's pair callback behind one pointer and one function pointer. The public joins pass
+// their `emit` through it, so `run_join` (with its thread pool) is compiled once per kernel and
+// backend, not once per caller's lambda; the indirect call costs nothing next to the GEMM (it
+// runs once per emitted pair).
+struct pair_sink {
+  void* target;
+  void (*call)(void*, std::uint32_t, std::uint32_t, float);
+  template <class F>
+  static pair_sink of(F& f) noexcept {
+    return {const_cast<void*>(static_cast<const void*>(std::addressof(f))),
+            [](void* o, std::uint32_t i, std::uint32_t j, float s) { (*static_cast<F*>(o))(i, j, s); }};
+  }
+  void operator()(std::uint32_t i, std::uint32_t j, float s) const { call(target, i, j, s); }
+};
+
 template <bool Scan = true, class Kernel, class Out, class Backend = default_gemm>
 join_stats run_join(const rows_cref& a, const rows_cref& b, bool self, float t, Out& emit, const join_options& opt,
                     const Kernel& kernel, const Backend& backend = {}) {
@@ -218,7 +234,7 @@ join_stats run_join(const rows_cref& a, const rows_cref& b, bool self, float t, 
 /// @param emit callable `(std::uint32_t i, std::uint32_t j, float score)`.
 /// @return pairs emitted, and whether `opt.max_pairs` cut the join.
 /// @param backend GEMM backend of the tiles (gemm_backend.hpp): `default_gemm` (AVX-512F or
-///          AVX2/FMA kernel when the CPU has it, else Eigen), `eigen_gemm`, or `cblas_gemm` from cblas_backend.hpp
+///          AVX2/FMA kernel when the CPU has it, else `portable_gemm`), `eigen_gemm`, or `cblas_gemm` from cblas_backend.hpp
 ///          for a linked CBLAS. The pairs are the same set for
 ///          every backend up to rounding of scores within ~d·2^-24 of t.
 /// @throws memhealth::error(precondition) for tile < 1, threads < 1 or n >= 2^32.
@@ -227,7 +243,8 @@ join_stats run_join(const rows_cref& a, const rows_cref& b, bool self, float t, 
 template <class Out, class Kernel = cosine_kernel, class Backend = default_gemm>
 join_stats threshold_join(const rows_cref& X, float t, Out&& emit, const join_options& opt = {},
                           const Kernel& kernel = {}, const Backend& backend = {}) {
-  return detail::run_join(X, X, true, t, emit, opt, kernel, backend);
+  auto sink = detail::pair_sink::of(emit);
+  return detail::run_join(X, X, true, t, sink, opt, kernel, backend);
 }
 
 /// Exact two-set threshold join: `emit(i, j, score)` for every row i of A and row j of B with
@@ -240,7 +257,8 @@ join_stats threshold_join(const rows_cref& X, float t, Out&& emit, const join_op
 template <class Out, class Kernel = cosine_kernel, class Backend = default_gemm>
 join_stats join(const rows_cref& A, const rows_cref& B, float t, Out&& emit, const join_options& opt = {},
                 const Kernel& kernel = {}, const Backend& backend = {}) {
-  return detail::run_join(A, B, false, t, emit, opt, kernel, backend);
+  auto sink = detail::pair_sink::of(emit);
+  return detail::run_join(A, B, false, t, sink, opt, kernel, backend);
 }
 
 /// Convenience: the symmetric join's pairs as a vector, sorted by (i, j).

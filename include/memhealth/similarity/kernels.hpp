@@ -60,7 +60,10 @@ struct inner_product_kernel {
     return detail::as_row(a).dot(detail::as_row(b));
   }
   /// S = A * B^T. @pre S is A.rows() x B.rows(); A and B have the same number of columns.
-  void tile(const rows_cref& a, const rows_cref& b, tile_ref s) const { s.noalias() = a * b.transpose(); }
+  template <class = void>  // deferred: Eigen's GEMM is instantiated only where this form is called
+  void tile(const rows_cref& a, const rows_cref& b, tile_ref s) const {
+    s.noalias() = a * b.transpose();
+  }
   /// S = A * B^T computed by the GEMM backend `g` (`g.gemm_nt(A, B, S)`, see gemm_backend.hpp).
   template <class G>
     requires requires(const G& g, const rows_cref& x, tile_ref y) { g.gemm_nt(x, x, y); }
@@ -94,6 +97,7 @@ struct l2_kernel {
     return -(detail::as_row(a) - detail::as_row(b)).squaredNorm();
   }
   /// S(i,j) = -‖a_i - b_j‖². @pre S is A.rows() x B.rows().
+  template <class = void>  // deferred, as above
   void tile(const rows_cref& a, const rows_cref& b, tile_ref s) const {
     s.noalias() = a * b.transpose();
     finish_tile(a, b, s);

@@ -69,7 +69,8 @@ inline double uniform_open(std::uint64_t& state) noexcept {  // (0, 1)
 /// @throws memhealth::error(precondition) for tables == 0, bits outside 1..32, or a group span
 ///         whose size is not n.
 /// @complexity O(n d L k) for the projections, O(L n log n) for bucketing, plus the candidates.
-[[nodiscard]] inline std::vector<std::pair<std::uint32_t, std::uint32_t>> lsh_candidates(
+template <class = void>  // deferred instantiation, see memhealth.hpp
+[[nodiscard]] std::vector<std::pair<std::uint32_t, std::uint32_t>> lsh_candidates(
     const rows_cref& X, std::span<const std::uint32_t> group = {}, const lsh_options& opt = {},
     std::size_t max_per_group = 0, std::vector<std::uint32_t>* cut_groups = nullptr) {
   MEMHEALTH_ASSERT(opt.tables >= 1, "lsh: tables must be >= 1");

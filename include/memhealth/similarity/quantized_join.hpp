@@ -633,7 +633,8 @@ quantized_join_stats quantized_join(const rows_cref& A, const rows_cref& B, floa
 }
 
 /// Convenience: `quantized_threshold_join`'s pairs as a vector, sorted by (i, j).
-[[nodiscard]] inline std::vector<scored_pair> quantized_threshold_join_pairs(const rows_cref& X, float t,
+template <class = void>  // deferred instantiation, see memhealth.hpp
+[[nodiscard]] std::vector<scored_pair> quantized_threshold_join_pairs(const rows_cref& X, float t,
                                                                               const quantized_join_options& opt = {}) {
   std::vector<scored_pair> out;
   quantized_threshold_join(X, t, [&](std::uint32_t i, std::uint32_t j, float s) { out.push_back({i, j, s}); }, opt);
@@ -641,7 +642,8 @@ quantized_join_stats quantized_join(const rows_cref& A, const rows_cref& B, floa
 }
 
 /// Convenience: `quantized_join`'s pairs as a vector, sorted by (i, j).
-[[nodiscard]] inline std::vector<scored_pair> quantized_join_pairs(const rows_cref& A, const rows_cref& B, float t,
+template <class = void>  // deferred instantiation, see memhealth.hpp
+[[nodiscard]] std::vector<scored_pair> quantized_join_pairs(const rows_cref& A, const rows_cref& B, float t,
                                                                     const quantized_join_options& opt = {}) {
   std::vector<scored_pair> out;
   quantized_join(A, B, t, [&](std::uint32_t i, std::uint32_t j, float s) { out.push_back({i, j, s}); }, opt);
