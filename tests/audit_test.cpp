@@ -17,6 +17,7 @@
 #include "memhealth/embed/lexical_embedder.hpp"
 #include "memhealth/io/import_locomo.hpp"
 #include "memhealth/io/jsonl.hpp"
+#include "memhealth/io/metadata_schema_json.hpp"
 #include "memhealth/detect/metadata_schema.hpp"
 
 #ifndef MEMHEALTH_SHARED_DATA_DIR

@@ -16,6 +16,7 @@
 #include "memhealth/detect/decay.hpp"
 #include "memhealth/detect/hygiene.hpp"
 #include "memhealth/detect/metadata_schema.hpp"
+#include "memhealth/io/metadata_schema_json.hpp"
 #include "memhealth/detect/pipeline.hpp"
 #include "memhealth/detect/scope.hpp"
 #include "memhealth/detect/staleness.hpp"

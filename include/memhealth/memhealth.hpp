@@ -36,6 +36,7 @@
 #include "memhealth/io/import_locomo.hpp"
 #include "memhealth/io/import_mem0.hpp"
 #include "memhealth/io/import_prefeval.hpp"
+#include "memhealth/io/metadata_schema_json.hpp"
 
 #include "memhealth/text/normalize.hpp"
 #include "memhealth/embed/embedder.hpp"

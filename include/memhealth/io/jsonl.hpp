@@ -1186,7 +1186,8 @@ inline auto append_records(load_result& out, std::size_t total_bytes) {
 ///         cannot be started.
 /// @complexity O(bytes) work, spread over `opt.threads` threads when the text holds two pieces
 ///         or more.
-inline load_result parse_jsonl(std::string_view text, std::string_view file_name, const load_options& opt) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+load_result parse_jsonl(std::string_view text, std::string_view file_name, const load_options& opt) {
   load_result res;
   const unsigned threads = detail::jsonl::resolve_threads(opt.threads);
   const std::size_t piece = std::max<std::size_t>(opt.piece_bytes, 1);
@@ -1203,7 +1204,8 @@ inline load_result parse_jsonl(std::string_view text, std::string_view file_name
 }
 
 /// `parse_jsonl(text, file_name, load_options{})`: all hardware threads (up to 8).
-inline load_result parse_jsonl(std::string_view text, std::string_view file_name = "<memory>") {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+load_result parse_jsonl(std::string_view text, std::string_view file_name = "<memory>") {
   return parse_jsonl(text, file_name, load_options{});
 }
 
@@ -1256,7 +1258,8 @@ void stream_file(const std::filesystem::path& path, load_result& res, AfterChunk
 /// @throws memhealth::error with `error_code::io` when the file cannot be opened or read
 ///         (missing, a directory, no permission); everything inside the file is a `load_issue`.
 /// @complexity O(bytes) work, spread over `opt.threads` threads.
-inline load_result read_jsonl(const std::filesystem::path& path, const load_options& opt) {
+template <class = void>  // deferred instantiation, see memhealth.hpp
+load_result read_jsonl(const std::filesystem::path& path, const load_options& opt) {
   load_result res;
   const unsigned threads = detail::jsonl::resolve_threads(opt.threads);
   const std::size_t piece = std::max<std::size_t>(opt.piece_bytes, 1);
@@ -1279,7 +1282,8 @@ inline load_result read_jsonl(const std::filesystem::path& path, const load_opti
 }
 
 /// `read_jsonl(path, load_options{})`: all hardware threads (up to 8).
-inline load_result read_jsonl(const std::filesystem::path& path) { return read_jsonl(path, load_options{}); }
+template <class = void>  // deferred instantiation, see memhealth.hpp
+load_result read_jsonl(const std::filesystem::path& path) { return read_jsonl(path, load_options{}); }
 
 /// Streams a JSONL file record by record without keeping the records: calls
 /// `on_record(memory_record&&)` for every record `read_jsonl` would keep, in file order, on the
