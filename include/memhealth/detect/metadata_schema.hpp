@@ -9,6 +9,7 @@
 #include <boost/container/flat_map.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>

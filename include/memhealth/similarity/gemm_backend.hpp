@@ -123,9 +123,9 @@ inline void sgemm_micro_6x8(const float* a, Eigen::Index lda, Eigen::Index mr, c
 
 /// memhealth's own portable GEMM: the BLIS loop nest of `avx2_gemm` with a plain C++ 6 x 8
 /// micro-kernel that the compiler vectorises for the compile flags' SIMD; no intrinsics, any
-/// architecture. The fallback of `avx2_gemm` on CPUs without AVX2/FMA (it keeps Eigen's GEMM,
-/// a heavy template, out of every program that does not ask for `eigen_gemm`). Same contract and
-/// rounding bound as `avx2_gemm`; about as fast as `eigen_gemm` built for SSE2.
+/// architecture. The fallback of `avx2_gemm` (and so of `default_gemm` on x86) on CPUs without
+/// AVX2/FMA, in place of Eigen's GEMM, which is a heavy template to compile. Same contract and
+/// rounding bound as `avx2_gemm` (not benchmarked against `eigen_gemm`).
 /// @complexity O(ra · rb · d) flops; packs B (rb x d floats) into a thread-local buffer.
 struct portable_gemm {
   /// S = A * B^T. @pre S is A.rows() x B.rows(); A and B have the same number of columns.

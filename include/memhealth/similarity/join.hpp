@@ -15,7 +15,8 @@
 /// The threshold scan is fused per tile: it reads the tile while it is in cache, 16 scores per
 /// compare-and-mask step (SSE2 on x86-64, scalar elsewhere), and touches the pair buffer only for
 /// the rare step with a hit. The tile buffer is allocated once per worker; the own kernels
-/// (`avx512_gemm`, `avx2_gemm`) also keep one thread-local packing buffer per thread.
+/// (`avx512_gemm`, `avx2_gemm`, `portable_gemm`) also keep one thread-local packing buffer per
+/// thread.
 ///
 /// Output order is deterministic: pairs come out sorted by (i, j), whatever the tile size or the
 /// number of threads (each band of tile rows is sorted before it is emitted; threads work on
@@ -34,8 +35,10 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #if defined(__SSE2__)
@@ -152,6 +155,16 @@ struct pair_sink {
   void operator()(std::uint32_t i, std::uint32_t j, float s) const { call(target, i, j, s); }
 };
 
+// What a pair_sink erases for `emit`: a reference to a callable object, or a pointer to a plain
+// function (a function is not an object, so its address cannot go through void*).
+template <class Out>
+auto sink_target(Out& emit) noexcept {
+  if constexpr (std::is_function_v<Out>)
+    return &emit;
+  else
+    return std::ref(emit);
+}
+
 template <bool Scan = true, class Kernel, class Out, class Backend = default_gemm>
 join_stats run_join(const rows_cref& a, const rows_cref& b, bool self, float t, Out& emit, const join_options& opt,
                     const Kernel& kernel, const Backend& backend = {}) {
@@ -243,7 +256,8 @@ join_stats run_join(const rows_cref& a, const rows_cref& b, bool self, float t, 
 template <class Out, class Kernel = cosine_kernel, class Backend = default_gemm>
 join_stats threshold_join(const rows_cref& X, float t, Out&& emit, const join_options& opt = {},
                           const Kernel& kernel = {}, const Backend& backend = {}) {
-  auto sink = detail::pair_sink::of(emit);
+  auto target = detail::sink_target(emit);
+  auto sink = detail::pair_sink::of(target);
   return detail::run_join(X, X, true, t, sink, opt, kernel, backend);
 }
 
@@ -257,7 +271,8 @@ join_stats threshold_join(const rows_cref& X, float t, Out&& emit, const join_op
 template <class Out, class Kernel = cosine_kernel, class Backend = default_gemm>
 join_stats join(const rows_cref& A, const rows_cref& B, float t, Out&& emit, const join_options& opt = {},
                 const Kernel& kernel = {}, const Backend& backend = {}) {
-  auto sink = detail::pair_sink::of(emit);
+  auto target = detail::sink_target(emit);
+  auto sink = detail::pair_sink::of(target);
   return detail::run_join(A, B, false, t, sink, opt, kernel, backend);
 }
 
