@@ -101,6 +101,7 @@
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/record/time.hpp"
 #include "memhealth/record/traits.hpp"
+#include "memhealth/worker_thread.hpp"
 
 namespace memhealth {
 
@@ -242,20 +243,9 @@ struct structural_detector {
       // Consecutive ranges, one per thread; findings and gathered facts merged in range order.
       std::vector<detail::structural_scan> part(workers);
       std::vector<std::vector<finding>> found(workers);
-      std::vector<std::exception_ptr> failed(workers);
-      {
-        std::vector<std::jthread> pool;
-        for (std::size_t w = 0; w < workers; ++w)
-          pool.emplace_back([&, w] {
-            try {
-              scan_range(ctx, n * w / workers, n * (w + 1) / workers, part[w], found[w], &st.keyed);
-            } catch (...) {
-              failed[w] = std::current_exception();
-            }
-          });
-      }
-      for (auto& e : failed)
-        if (e) std::rethrow_exception(e);
+      detail::run_workers(workers, [&](std::size_t w) {
+        scan_range(ctx, n * w / workers, n * (w + 1) / workers, part[w], found[w], &st.keyed);
+      });
       for (std::size_t w = 0; w < workers; ++w) {
         for (auto& f : found[w]) out.push_back(std::move(f));
         auto& p = part[w];

@@ -69,6 +69,7 @@
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/record/time.hpp"
 #include "memhealth/store/memory_store.hpp"
+#include "memhealth/worker_thread.hpp"
 
 namespace memhealth {
 
@@ -1057,7 +1058,7 @@ void parse_parallel(Source& src, std::string_view file, unsigned threads, std::s
   bool stop = false;
   std::exception_ptr failure;
 
-  auto work = [&] {
+  auto work = [&](std::size_t) {
     try {
       reader r(file);
       piece_buffer buf;
@@ -1113,7 +1114,7 @@ void parse_parallel(Source& src, std::string_view file, unsigned threads, std::s
     }
   } stop_on_exit{m, stop, space_cv};
   workers.reserve(threads);
-  for (unsigned t = 0; t < threads; ++t) workers.emplace_back(work);
+  for (unsigned t = 0; t < threads; ++t) workers.push_back(start_worker(work, t));
 
   std::size_t line_offset = 0;
   for (;;) {

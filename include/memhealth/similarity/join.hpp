@@ -48,6 +48,7 @@
 #include "memhealth/config.hpp"
 #include "memhealth/similarity/gemm_backend.hpp"
 #include "memhealth/similarity/kernels.hpp"
+#include "memhealth/worker_thread.hpp"
 
 namespace memhealth {
 
@@ -215,19 +216,13 @@ join_stats run_join(const rows_cref& a, const rows_cref& b, bool self, float t, 
   std::vector<row_matrix> buffers(static_cast<std::size_t>(workers));
   for (Eigen::Index round = 0; round < bands; round += workers) {
     const std::size_t cap = remaining();
-    {
-      std::vector<std::jthread> pool;
-      pool.reserve(static_cast<std::size_t>(workers));
-      for (Eigen::Index w = 0; w < workers && round + w < bands; ++w)
-        pool.emplace_back([&, w] {
-          const auto k = static_cast<std::size_t>(w);
-          const Eigen::Index band = round + w;
-          if (buffers[k].size() == 0) buffers[k].resize(std::min(tile, n), tile_cols);
-          per_band[k].clear();
-          complete[k] = join_band<Scan>(a, b, self, band * tile, std::min(n, (band + 1) * tile), t, tile,
-                                        kernel, backend, buffers[k], per_band[k], cap);
-        });
-    }
+    run_workers(static_cast<std::size_t>(std::min(workers, bands - round)), [&](std::size_t k) {
+      const Eigen::Index band = round + static_cast<Eigen::Index>(k);
+      if (buffers[k].size() == 0) buffers[k].resize(std::min(tile, n), tile_cols);
+      per_band[k].clear();
+      complete[k] = join_band<Scan>(a, b, self, band * tile, std::min(n, (band + 1) * tile), t, tile,
+                                    kernel, backend, buffers[k], per_band[k], cap);
+    });
     for (Eigen::Index w = 0; w < workers && round + w < bands; ++w) {
       const auto k = static_cast<std::size_t>(w);
       if (!drain(per_band[k], complete[k] != 0)) return stats;

@@ -67,6 +67,7 @@
 #include "memhealth/similarity/join.hpp"
 #include "memhealth/similarity/kernels.hpp"
 #include "memhealth/similarity/lsh.hpp"
+#include "memhealth/worker_thread.hpp"
 
 namespace memhealth {
 
@@ -120,22 +121,14 @@ void kmeans_parallel(std::size_t tasks, unsigned threads, Fn&& fn) {
     return;
   }
   std::atomic<std::size_t> next{0};
-  std::vector<std::exception_ptr> failed(workers);
-  {
-    std::vector<std::jthread> pool;
-    pool.reserve(workers);
-    for (std::size_t w = 0; w < workers; ++w)
-      pool.emplace_back([&, w] {
-        try {
-          for (std::size_t t; (t = next.fetch_add(1, std::memory_order_relaxed)) < tasks;) fn(t, w);
-        } catch (...) {  // rethrown on the calling thread; the other workers stop taking tasks
-          failed[w] = std::current_exception();
-          next.store(tasks);
-        }
-      });
-  }
-  for (auto& e : failed)
-    if (e) std::rethrow_exception(e);
+  run_workers(workers, [&](std::size_t w) {
+    try {
+      for (std::size_t t; (t = next.fetch_add(1, std::memory_order_relaxed)) < tasks;) fn(t, w);
+    } catch (...) {  // run_workers rethrows it on the calling thread; the others stop taking tasks
+      next.store(tasks);
+      throw;
+    }
+  });
 }
 
 // Rows `rows` (positions into X; empty = all rows) seen through a local index 0..size()-1.

@@ -92,6 +92,7 @@
 #include "memhealth/config.hpp"
 #include "memhealth/similarity/join.hpp"
 #include "memhealth/similarity/kernels.hpp"
+#include "memhealth/worker_thread.hpp"
 
 namespace memhealth {
 
@@ -203,10 +204,10 @@ inline void quantize_range(const rows_cref& X, int8_rows& q, Eigen::Index r0, Ei
     detail::quantize_range(X, q, 0, q.rows);
     return q;
   }
-  std::vector<std::jthread> pool;
-  for (Eigen::Index w = 0; w < workers; ++w)
-    pool.emplace_back([&, w] { detail::quantize_range(X, q, q.rows * w / workers, q.rows * (w + 1) / workers); });
-  pool.clear();  // joins
+  detail::run_workers(static_cast<std::size_t>(workers), [&](std::size_t w) {
+    const auto k = static_cast<Eigen::Index>(w);
+    detail::quantize_range(X, q, q.rows * k / workers, q.rows * (k + 1) / workers);
+  });
   return q;
 }
 
@@ -577,10 +578,7 @@ quantized_join_stats run_quantized_join(const rows_cref& a, const int8_rows& qa,
     if (active == 1) {
       work(0, round);
     } else {
-      std::vector<std::jthread> pool;
-      pool.reserve(active);
-      for (std::size_t w = 0; w < active; ++w)
-        pool.emplace_back([&, w] { work(w, round + static_cast<Eigen::Index>(w)); });
+      detail::run_workers(active, [&](std::size_t w) { work(w, round + static_cast<Eigen::Index>(w)); });
     }
     for (std::size_t w = 0; w < active; ++w) {
       stats.candidates += cand[w].size();
