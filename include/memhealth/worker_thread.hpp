@@ -11,7 +11,7 @@
 /// its `_M_run`, the callable, and everything the callable calls, even when the function that
 /// would start the thread is never called. In the umbrella TU this compiled the whole parallel
 /// JSONL parser (simdjson included) and the int8 quantiser into every program that only ran
-/// the default pipeline (8,897 functions gimplified instead of 6,765). Here the callable is
+/// the default pipeline (8,897 functions gimplified instead of 6,769). Here the callable is
 /// erased behind a function pointer, so the library has one thread state type and a worker body
 /// is emitted only if the function that starts it is emitted.
 
