@@ -17,6 +17,11 @@ run("2" "${MEMHEALTH}" check "${S}" --now yesterday)
 # import LoCoMo: 677 observation records (184 + 169 + 324, counted independently)
 run("0" "${MEMHEALTH}" import locomo "${DATA_DIR}/locomo/26.json" "${DATA_DIR}/locomo/30.json"
     "${DATA_DIR}/locomo/41.json" --out "${WORK}/locomo.jsonl" --embed lexical --dim 384)
+# LoCoMo files are JSON, not JSONL: their load issues name the file and field, no line number
+# (26.json has sessions 20-27 with a date but no observations and no turns).
+if(NOT last_err MATCHES "26\\.json: session_20_observation: session 20 has a date" OR last_err MATCHES "\\.json:0:")
+  message(FATAL_ERROR "import locomo: load issues should read 'file: field: reason':\n${last_err}")
+endif()
 run("0" "${MEMHEALTH}" stats "${WORK}/locomo.jsonl" --format json)
 string(JSON records GET "${last_out}" records)
 if(NOT records EQUAL 677)

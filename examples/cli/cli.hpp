@@ -122,7 +122,9 @@ inline void print_issues(const std::vector<load_issue>& issues, std::size_t limi
       std::cerr << "memhealth: ... and " << (issues.size() - limit) << " more load issues\n";
       break;
     }
-    std::cerr << i.file << ":" << i.line << ": " << (i.field.empty() ? "" : i.field + ": ") << i.reason
+    std::cerr << i.file;
+    if (i.line != 0) std::cerr << ":" << i.line;  // 0: not line-based (a JSON dataset file)
+    std::cerr << ": " << (i.field.empty() ? "" : i.field + ": ") << i.reason
               << (i.record_kept ? "" : " (line skipped)") << "\n";
   }
 }

@@ -93,7 +93,8 @@ std::string stats_text(const std::string& file, const load_result& lr, const std
         s << "  ... " << (lr.issues.size() - 20) << " more\n";
         break;
       }
-      s << "  line " << i.line << (i.field.empty() ? "" : " (" + i.field + ")") << ": " << i.reason << "\n";
+      s << "  " << (i.line != 0 ? "line " + std::to_string(i.line) : i.file)  // 0: not line-based
+        << (i.field.empty() ? "" : " (" + i.field + ")") << ": " << i.reason << "\n";
     }
   }
   return s.str();
