@@ -20,6 +20,9 @@ set(STORE "${WORK}/prefeval.jsonl")
 string(TIMESTAMP t0 "%s")
 run("0" "${MEMHEALTH}" import prefeval "${P}" --out "${STORE}" --embed lexical --dim 384)
 string(TIMESTAMP t1 "%s")
+if(NOT last_err MATCHES "memhealth import: 517 records from 1 directory -> ")
+  message(FATAL_ERROR "import prefeval: a directory source is not counted as a file:\n${last_err}")
+endif()
 # 517 preferences in the 10 topic files present (counted independently with python3), one
 # scope per topic, no load issues
 run("0" "${MEMHEALTH}" stats "${STORE}" --format json)

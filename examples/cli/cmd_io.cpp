@@ -35,8 +35,10 @@ load_result import_source(const std::string& format, const std::string& src) {
 int run_import(const import_options& o) {
   check_new_store_output(o.out);  // before any work: an sqlite: output must be a new file
   load_result all;
+  std::size_t directories = 0;  // prefeval sources given as a directory of topic files
   for (const auto& src : o.sources) {
     const bool dir_ok = o.format == "prefeval" && std::filesystem::is_directory(src);
+    directories += dir_ok ? 1 : 0;
     if (!dir_ok && !std::filesystem::is_regular_file(store_file_path(src))) {
       std::cerr << "memhealth import: cannot read " << src << "\n";
       return exit_usage;
@@ -62,9 +64,11 @@ int run_import(const import_options& o) {
   }
   write_store(o.out, all.records);
   print_issues(all.issues);
-  std::cerr << "memhealth import: " << all.records.size() << " records from " << o.sources.size()
-            << " file(s) -> " << o.out << " (" << all.issues.size() << " issues, " << embedded
-            << " embedded)\n";
+  const std::size_t files = o.sources.size() - directories;
+  std::cerr << "memhealth import: " << all.records.size() << " records from ";
+  if (files != 0) std::cerr << files << " file(s)" << (directories != 0 ? " and " : "");
+  if (directories != 0) std::cerr << directories << (directories == 1 ? " directory" : " directories");
+  std::cerr << " -> " << o.out << " (" << all.issues.size() << " issues, " << embedded << " embedded)\n";
   return exit_ok;
 }
 
