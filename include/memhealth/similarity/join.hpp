@@ -37,7 +37,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -216,14 +215,15 @@ join_stats run_join(const rows_cref& a, const rows_cref& b, bool self, float t, 
   std::vector<row_matrix> buffers(static_cast<std::size_t>(workers));
   for (Eigen::Index round = 0; round < bands; round += workers) {
     const std::size_t cap = remaining();
-    run_workers(static_cast<std::size_t>(std::min(workers, bands - round)), [&](std::size_t k) {
+    const Eigen::Index active = std::min(workers, bands - round);  // bands in this round
+    run_workers(static_cast<std::size_t>(active), [&](std::size_t k) {
       const Eigen::Index band = round + static_cast<Eigen::Index>(k);
       if (buffers[k].size() == 0) buffers[k].resize(std::min(tile, n), tile_cols);
       per_band[k].clear();
       complete[k] = join_band<Scan>(a, b, self, band * tile, std::min(n, (band + 1) * tile), t, tile,
                                     kernel, backend, buffers[k], per_band[k], cap);
     });
-    for (Eigen::Index w = 0; w < workers && round + w < bands; ++w) {
+    for (Eigen::Index w = 0; w < active; ++w) {
       const auto k = static_cast<std::size_t>(w);
       if (!drain(per_band[k], complete[k] != 0)) return stats;
     }
