@@ -19,10 +19,15 @@
 // backend's equivalence with Eigen is checked here (the unit tests link no BLAS).
 //
 // Benchmarks (run them in one process for the ratios):
-//   join/gemm_only          the same tiles as join/memhealth (default backend), no scan
+//   join/gemm_only          the full-width tiles of join/memhealth_full (default backend), no scan
 //   join/memhealth          threshold_join, default backend (default_gemm = avx512_gemm here: the
-//                           widest own kernel the CPU has, AVX-512F or AVX2/FMA, chosen at run time)
-//   join/memhealth_avx2     threshold_join, avx2_gemm (CPUs without AVX-512F)
+//                           widest own kernel the CPU has, AVX-512F or AVX2/FMA, chosen at run time),
+//                           default options: the prefix bound (GEMM of the first d/4 columns, then
+//                           the suffix only for pairs the norm bound keeps; join.hpp)
+//   join/memhealth_full     the same with the bound off (prefix_dims = d): one full-width GEMM per
+//                           tile, the scan fused; join/memhealth_full / join/gemm_only is the cost of
+//                           the scan and the pair emission
+//   join/memhealth_avx2     threshold_join, avx2_gemm (CPUs without AVX-512F), prefix bound on
 //   join/gemm_only_eigen    the same tiles, eigen_gemm (SSE2 unless built with -mavx2 -mfma)
 //   join/memhealth_eigen    threshold_join, eigen_gemm
 //   join/gemm_only_cblas    the same tiles, cblas_gemm (OpenBLAS, one BLAS thread per worker)
@@ -35,6 +40,7 @@
 //   join/*_real             the same on the real rows (memhealth, memhealth_int8, faiss)
 // Counters: pairs, recall, GFLOPs (useful flops n(n-1)/2·2d per second), cpu_s (process CPU
 // time of all threads: steadier than wall time when other work shares the cores), loadavg_1m,
+// for the exact joins the prefix bound's candidates and dense tiles (join_stats),
 // and for the int8 join the candidates rescored and the kernel (0 portable, 1 AVX2, 2 AVX-VNNI,
 // 3 AVX-512 VNNI).
 #include <benchmark/benchmark.h>
@@ -145,7 +151,9 @@ struct data_set {
 data_set build(mh::row_matrix X, bool planted) {
   data_set ds;
   ds.X = std::move(X);
-  ds.exact = mh::threshold_join_pairs(ds.X, kT, {.tile = kTile, .threads = 1}, mh::cosine_kernel{}, mh::eigen_gemm{});
+  // the reference: full-width tiles (no prefix bound), Eigen, one thread
+  ds.exact = mh::threshold_join_pairs(ds.X, kT, {.tile = kTile, .threads = 1, .prefix_dims = ds.X.cols()},
+                                      mh::cosine_kernel{}, mh::eigen_gemm{});
   const Eigen::Index n = ds.X.rows();
   if (planted) {  // every planted pair is found
     std::set<std::pair<std::uint32_t, std::uint32_t>> got;
@@ -224,19 +232,23 @@ void report(benchmark::State& state, const data_set& ds, const std::vector<mh::s
   else if (exact_variant && extra != 0) state.SkipWithError("pairs that the exact join does not have");
 }
 
+// prefix_dims: 0 = the join's default (prefix bound at d/4), d = full-width tiles
 template <class Backend>
-void run_exact(benchmark::State& state, const data_set& ds, const Backend& backend) {
+void run_exact(benchmark::State& state, const data_set& ds, const Backend& backend, Eigen::Index prefix_dims = 0) {
   std::vector<mh::scored_pair> got;
   got.reserve(ds.exact.size() + 1024);
+  mh::join_stats st;
   const double cpu0 = process_cpu_s();
   for (auto _ : state) {
     got.clear();
-    mh::threshold_join(
+    st = mh::threshold_join(
         ds.X, kT, [&](std::uint32_t i, std::uint32_t j, float s) { got.push_back({i, j, s}); },
-        {.tile = kTile, .threads = kThreads}, mh::cosine_kernel{}, backend);
+        {.tile = kTile, .threads = kThreads, .prefix_dims = prefix_dims}, mh::cosine_kernel{}, backend);
     benchmark::DoNotOptimize(got.data());
   }
   report(state, ds, got, 1.0, true, cpu0);
+  state.counters["candidates"] = static_cast<double>(st.candidates);
+  state.counters["dense_tiles"] = static_cast<double>(st.dense_tiles);
 }
 
 template <class Backend>
@@ -292,6 +304,7 @@ void run_faiss(benchmark::State& state, const data_set& ds) {
 
 void BM_join_gemm_only(benchmark::State& s) { run_gemm_only(s, planted(), mh::default_gemm{}); }
 void BM_join_memhealth(benchmark::State& s) { run_exact(s, planted(), mh::default_gemm{}); }
+void BM_join_memhealth_full(benchmark::State& s) { run_exact(s, planted(), mh::default_gemm{}, kD); }
 void BM_join_memhealth_avx2(benchmark::State& s) { run_exact(s, planted(), mh::avx2_gemm{}); }
 void BM_join_gemm_only_eigen(benchmark::State& s) { run_gemm_only(s, planted(), mh::eigen_gemm{}); }
 void BM_join_memhealth_eigen(benchmark::State& s) { run_exact(s, planted(), mh::eigen_gemm{}); }
@@ -302,6 +315,8 @@ void BM_join_memhealth_real(benchmark::State& s) { run_exact(s, real(), mh::defa
 void BM_join_memhealth_int8_real(benchmark::State& s) { run_int8(s, real()); }
 BENCHMARK(BM_join_gemm_only)->Name("join/gemm_only")->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_join_memhealth)->Name("join/memhealth")->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_join_memhealth_full)
+    ->Name("join/memhealth_full")->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_join_memhealth_avx2)
     ->Name("join/memhealth_avx2")->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_join_gemm_only_eigen)

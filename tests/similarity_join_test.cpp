@@ -196,6 +196,226 @@ TEST_CASE("join (A vs B) equals brute force for several shapes") {
     }
 }
 
+// Every pair whose double-precision score is at least `margin` above t is in `got`, and none at
+// least `margin` below (pairs closer to t may fall either way by float rounding).
+bool agrees_outside(const std::vector<mh::scored_pair>& got, const mh::row_matrix& X, float t, double margin) {
+  const pair_set have = keys(got);
+  for (Eigen::Index i = 0; i < X.rows(); ++i)
+    for (Eigen::Index j = i + 1; j < X.rows(); ++j) {
+      const double s = X.row(i).cast<double>().dot(X.row(j).cast<double>());
+      const bool in = have.contains({static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(j)});
+      if ((s >= t + margin && !in) || (s < t - margin && in)) return false;
+    }
+  return true;
+}
+
+TEST_CASE("prefix bound: width, factors, and the same pairs as the full-width join") {
+  // automatic width: d/4 rounded down to a multiple of 16 from d = 128; explicit values; off
+  CHECK(mh::detail::prefix_width(384, 0) == 96);
+  CHECK(mh::detail::prefix_width(200, 0) == 48);
+  CHECK(mh::detail::prefix_width(128, 0) == 32);
+  CHECK(mh::detail::prefix_width(127, 0) == 0);
+  CHECK(mh::detail::prefix_width(384, 100) == 100);
+  CHECK(mh::detail::prefix_width(384, 384) == 0);
+  CHECK(mh::detail::prefix_width(384, -1) == 0);
+  // the int8 form's automatic width: d/3 rounded down to a multiple of 32
+  CHECK(mh::detail::int8_prefix_width(384, 0) == 128);
+  CHECK(mh::detail::int8_prefix_width(200, 0) == 64);
+  CHECK(mh::detail::int8_prefix_width(127, 0) == 0);
+  CHECK(mh::detail::int8_prefix_width(384, 100) == 100);
+  CHECK(mh::detail::int8_prefix_width(384, -1) == 0);
+  // factor of x = (0.6, 0, ..., 0, 0.8), d = 128, p = 32: ‖x''‖ = 0.8, ‖x‖ = 1,
+  // √ε = √(144 · 2^-23) = 12 · 2^-11.5 = 0.00414320
+  mh::row_matrix x = mh::row_matrix::Zero(2, 128);
+  x(0, 0) = 0.6f;
+  x(0, 127) = 0.8f;
+  x(1, 5) = std::numeric_limits<float>::quiet_NaN();
+  const auto u = mh::detail::prefix_bound_factors(x, 32);
+  CHECK(u[0] == doctest::Approx(0.80414320).epsilon(1e-6));
+  CHECK(static_cast<double>(u[0]) >= 0.8 + std::sqrt(144.0 * std::ldexp(1.0, -23)));  // rounded up
+  CHECK(std::isnan(u[1]));
+
+  // The inequality itself, in float32 as the join computes it: prefix(i, j) + u_i·u_j >= the
+  // full-width score for every pair, on rows chosen to make it tight: identical rows with all of
+  // their mass after the prefix (prefix 0, score 1, u² = (1 + √ε)²), rows with all of it in the
+  // prefix, and Gaussian rows; d = 384, p = 96.
+  {
+    mh::row_matrix R = planted_rows(40, 384, 10, 25);
+    for (Eigen::Index i = 0; i < 10; ++i) {
+      R.row(i).head(96).setZero();
+      R.row(i).normalize();
+    }
+    for (Eigen::Index i = 1; i < 5; ++i) R.row(i) = R.row(0);  // identical suffix-only rows
+    for (Eigen::Index i = 10; i < 15; ++i) {
+      R.row(i).tail(288).setZero();
+      R.row(i).normalize();
+    }
+    const auto ur = mh::detail::prefix_bound_factors(R, 96);
+    const mh::row_matrix P = R.leftCols(96) * R.leftCols(96).transpose();
+    const mh::row_matrix F = R * R.transpose();
+    std::size_t violations = 0;
+    for (Eigen::Index i = 0; i < R.rows(); ++i)
+      for (Eigen::Index j = 0; j < R.rows(); ++j)
+        if (!(P(i, j) + ur[static_cast<std::size_t>(i)] * ur[static_cast<std::size_t>(j)] >= F(i, j))) ++violations;
+    CHECK(violations == 0);
+    CHECK(F(0, 1) >= 0.99999f);  // the tight case is there
+    CHECK(P(0, 1) == 0.0f);
+  }
+  // a finite row whose norm overflows float (u = +inf) against a zero row (u floored at FLT_MIN):
+  // the full-width score 0 passes t = -1, so the bound must keep it (inf · 0 would be NaN)
+  {
+    mh::row_matrix H = mh::row_matrix::Zero(3, 384);
+    H.row(0).setConstant(3e37f);  // ‖x‖ ≈ 5.9e38 > FLT_MAX
+    H(2, 0) = 1.0f;
+    const auto uh = mh::detail::prefix_bound_factors(H, 96);
+    CHECK(std::isinf(uh[0]));
+    CHECK(uh[1] == std::numeric_limits<float>::min());  // the floor
+    CHECK(uh[0] * uh[1] > 0.0f);                         // +inf, not NaN
+    // (this small join is one tile with more than 1/16 candidates, so it takes the dense path)
+    const auto all = mh::threshold_join_pairs(H, -1.0f, {}, mh::inner_product_kernel{});
+    CHECK(all.size() == 3);
+    CHECK(keys(all) == keys(mh::threshold_join_pairs(H, -1.0f, {.prefix_dims = 384}, mh::inner_product_kernel{})));
+  }
+
+  // Gaussian rows with planted near-duplicates: nothing but them passes the bound
+  const auto X = planted_rows(1200, 384, 40, 21);
+  const float t = 0.9f;
+  double gap = 0;
+  const auto truth = brute(X, X, true, t, &gap);
+  REQUIRE(gap > 1e-4);
+  REQUIRE(truth.size() >= 40);
+  const auto full = mh::threshold_join_pairs(X, t, {.tile = 500, .prefix_dims = 384});
+  CHECK(keys(full) == truth);
+  for (const Eigen::Index tile : {64, 500})
+    for (const unsigned threads : {1u, 2u}) {
+      std::vector<mh::scored_pair> got;
+      const auto st = mh::threshold_join(
+          X, t, [&](std::uint32_t i, std::uint32_t j, float sc) { got.push_back({i, j, sc}); },
+          {.tile = tile, .threads = threads});
+      CHECK(keys(got) == truth);
+      CHECK(sorted_ij(got));
+      CHECK(st.pairs == truth.size());
+      CHECK(st.dense_tiles == 0);
+      CHECK(st.candidates >= truth.size());  // every pair reported was a candidate first
+      CHECK(st.candidates <= truth.size() + 10);
+      REQUIRE(got.size() == full.size());
+      for (std::size_t k = 0; k < got.size(); ++k) CHECK(got[k].score == doctest::Approx(full[k].score).epsilon(1e-5));
+    }
+  // the full-width join counts nothing
+  const auto st_full = mh::threshold_join(X, t, [](auto, auto, float) {}, {.tile = 500, .prefix_dims = 384});
+  CHECK(st_full.candidates == 0);
+  CHECK(st_full.dense_tiles == 0);
+  // another width, not a multiple of 16, and a tiny one (most pairs pass: dense tiles)
+  CHECK(keys(mh::threshold_join_pairs(X, t, {.tile = 128, .threads = 2, .prefix_dims = 100})) == truth);
+  const auto st4 = mh::threshold_join(X, t, [](auto, auto, float) {}, {.tile = 128, .prefix_dims = 4});
+  CHECK(st4.pairs == truth.size());
+  CHECK(st4.dense_tiles > 0);
+
+  // two-set join, d = 256 (p = 64), with cross near-duplicates
+  const auto A = planted_rows(300, 256, 0, 22);
+  mh::row_matrix B = planted_rows(450, 256, 0, 23);
+  B.row(10) = (A.row(7) + 0.1f * B.row(10)).normalized();
+  B.row(400) = (A.row(299) + 0.2f * B.row(400)).normalized();
+  const auto cross = brute(A, B, false, t, &gap);
+  REQUIRE(gap > 1e-4);
+  REQUIRE(cross.size() == 2);
+  for (const unsigned threads : {1u, 2u}) {
+    std::vector<mh::scored_pair> got;
+    const auto st = mh::join(A, B, t, [&](std::uint32_t i, std::uint32_t j, float sc) { got.push_back({i, j, sc}); },
+                             {.tile = 96, .threads = threads});
+    CHECK(keys(got) == cross);
+    // the two cross pairs, plus a few chance pairs whose prefix score and suffix norms are both
+    // high (p = 64: prefix scores have a standard deviation of 1/16 · 1/2, suffix norms vary)
+    CHECK(st.candidates >= 2);
+    CHECK(st.candidates <= 20);
+  }
+
+  // two-set inner product with different scales on the two sides (A x 3, B x 0.4: products are
+  // 1.2 cos), so mixing up the two sides' factors or their column offsets would show
+  {
+    const mh::row_matrix A3 = 3.0f * A, B04 = 0.4f * B;
+    const auto scaled = brute(A3, B04, false, 1.2f * t, &gap);
+    REQUIRE(gap > 1e-4);
+    CHECK(scaled == cross);
+    CHECK(keys(mh::join_pairs(A3, B04, 1.2f * t, {.tile = 64, .threads = 2}, mh::inner_product_kernel{})) == cross);
+    CHECK(keys(mh::join_pairs(B04, A3, 1.2f * t, {.tile = 64}, mh::inner_product_kernel{})).size() == 2);
+  }
+
+  // inner product of unnormalised rows (norms 0.5 to 2): the bound scales with the norms
+  mh::row_matrix Y = X;
+  std::mt19937 rng(24);
+  std::uniform_real_distribution<float> scale(0.5f, 2.0f);
+  for (Eigen::Index i = 0; i < Y.rows(); ++i) Y.row(i) *= scale(rng);
+  const auto ip_truth = brute(Y, Y, true, 1.5f, &gap);
+  REQUIRE(gap > 1e-4);
+  REQUIRE(!ip_truth.empty());
+  CHECK(keys(mh::threshold_join_pairs(Y, 1.5f, {.tile = 200, .threads = 2}, mh::inner_product_kernel{})) == ip_truth);
+  // l2 is not a dot-product kernel: no bound, same pairs for the equivalent threshold
+  const auto l2 = mh::threshold_join(X, mh::l2_kernel::from_cosine(t), [](auto, auto, float) {}, {.tile = 128},
+                                     mh::l2_kernel{});
+  CHECK(l2.pairs == truth.size());
+  CHECK(l2.candidates == 0);
+}
+
+TEST_CASE("prefix bound on rows that are all alike: dense tiles, budgets, non-finite rows") {
+  // 300 rows around one direction: cosines spread around 0.93, so about half of all pairs pass
+  std::mt19937 rng(31);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  mh::row_matrix X(300, 384);
+  for (Eigen::Index i = 0; i < X.rows(); ++i) {
+    for (Eigen::Index k = 0; k < X.cols(); ++k) X(i, k) = 1.0f + 0.27f * g(rng);
+    X.row(i).normalize();
+  }
+  const float t = 0.93f;
+  const auto full = mh::threshold_join_pairs(X, t, {.tile = 64, .prefix_dims = 384});
+  REQUIRE(full.size() > 5000);
+  REQUIRE(full.size() < 40000);
+  CHECK(agrees_outside(full, X, t, 1e-5));
+  for (const unsigned threads : {1u, 2u}) {
+    std::vector<mh::scored_pair> got;
+    const auto st = mh::threshold_join(
+        X, t, [&](std::uint32_t i, std::uint32_t j, float sc) { got.push_back({i, j, sc}); },
+        {.tile = 64, .threads = threads});
+    CHECK(st.dense_tiles == 15);  // 5 x 5 tiles, upper triangle with the diagonal: every one dense
+    CHECK(agrees_outside(got, X, t, 1e-5));
+    CHECK(sorted_ij(got));
+  }
+  // a pair budget cuts both paths at the same pairs for every thread count
+  const auto cut1 = mh::threshold_join_pairs(X, t, {.tile = 64, .threads = 1, .max_pairs = 1000});
+  const auto cut2 = mh::threshold_join_pairs(X, t, {.tile = 64, .threads = 2, .max_pairs = 1000});
+  CHECK(cut1.size() == 1000);
+  CHECK(cut1 == cut2);
+  const auto P = planted_rows(600, 384, 30, 32);
+  const auto p1 = mh::threshold_join_pairs(P, 0.9f, {.tile = 100, .threads = 1, .max_pairs = 7});
+  const auto p2 = mh::threshold_join_pairs(P, 0.9f, {.tile = 100, .threads = 2, .max_pairs = 7});
+  CHECK(p1.size() == 7);
+  CHECK(p1 == p2);
+  // non-finite rows: the bound reports what the full-width join reports (NaN never passes, a
+  // +inf score does)
+  mh::row_matrix Q = planted_rows(200, 384, 10, 33);
+  Q(3, 10) = std::numeric_limits<float>::quiet_NaN();   // prefix
+  Q(4, 300) = std::numeric_limits<float>::quiet_NaN();  // suffix
+  Q(5, 200) = std::numeric_limits<float>::infinity();   // suffix: +inf or NaN against each row
+  Q(6, 20) = std::numeric_limits<float>::infinity();    // prefix
+  const auto q_full = mh::threshold_join_pairs(Q, 0.9f, {.tile = 64, .prefix_dims = 384});
+  const auto q_bound = mh::threshold_join_pairs(Q, 0.9f, {.tile = 64});
+  CHECK(keys(q_bound) == keys(q_full));
+  CHECK(keys(mh::quantized_threshold_join_pairs(Q, 0.9f, {.tile = 64, .threads = 2})) == keys(q_full));  // int8, p = 128
+  // a row that is zero in the prefix and one +inf in the suffix: the float32 join reports +inf
+  // against every row with a positive entry there; so must the int8 prefix form (the zero-prefix
+  // row's terms are floored, so inf · 0 = NaN cannot drop the pair)
+  mh::row_matrix Z = planted_rows(50, 384, 0, 34);
+  Z.row(0).setZero();
+  Z(0, 200) = std::numeric_limits<float>::infinity();
+  Z.row(1).setZero();
+  Z(1, 200) = 1.0f;
+  const auto z_full = mh::threshold_join_pairs(Z, 0.9f, {.prefix_dims = 384});
+  REQUIRE(keys(z_full).contains({0u, 1u}));
+  CHECK(keys(mh::threshold_join_pairs(Z, 0.9f)) == keys(z_full));
+  CHECK(keys(mh::quantized_threshold_join_pairs(Z, 0.9f)) == keys(z_full));
+  CHECK(q_full.size() > 10);  // the inf rows reach some rows with +inf
+}
+
 TEST_CASE("quantize_rows: a hand-computed row") {
   // x = (1, 0.4, -0.3, 0): m = 1; left q = round(127 x) = (127, 51, -38, 0) (50.8, -38.1), stored
   // +128 = (255, 179, 90, 128); right p = round(63 x) = (63, 25, -19, 0) (25.2, -18.9).
@@ -284,7 +504,7 @@ TEST_CASE("quantized join: candidates are a superset of the exact pairs; the out
         CHECK(got[k].score == doctest::Approx(exact[k].score).epsilon(1e-5));
     }
   // the portable, AVX2, AVX-VNNI and AVX-512 VNNI kernels find the same candidates (those the CPU has)
-  const mh::detail::int8_test_ctx ctx{&q, &q, t, true};
+  const mh::detail::int8_test_ctx ctx{&q, &q, t, true, q.norm.data(), q.right_err.data()};
   std::vector<std::vector<std::uint64_t>> by_level(4);
   for (int level = 0; level <= 3; ++level) {
     if (!mh::detail::int8_level_available(level)) continue;  // the levels do not nest
@@ -297,7 +517,7 @@ TEST_CASE("quantized join: candidates are a superset of the exact pairs; the out
   CHECK(by_level[0].size() >= truth.size());
   // the two-set form (no triangle) over the full square, bands of 100 rows: the kernels agree,
   // and every upper-triangle candidate is among them
-  const mh::detail::int8_test_ctx square{&q, &q, t, false};
+  const mh::detail::int8_test_ctx square{&q, &q, t, false, q.norm.data(), q.right_err.data()};
   std::vector<std::uint64_t> base;
   for (int level = 0; level <= 3; ++level) {
     if (!mh::detail::int8_level_available(level)) continue;
@@ -312,11 +532,87 @@ TEST_CASE("quantized join: candidates are a superset of the exact pairs; the out
   }
   CHECK(std::includes(base.begin(), base.end(), by_level[0].begin(), by_level[0].end()));
   CHECK(base.size() >= 2 * truth.size() + static_cast<std::size_t>(X.rows()));  // (i, j), (j, i), (i, i)
+  // the prefix form (p = 128, test (3)): the kernels agree, the candidates include every exact
+  // pair and few others, and the joins (own quantisation, or a given int8_rows) equal the exact join
+  const auto qp = mh::quantize_rows(X, 2, 0);
+  REQUIRE(qp.cols == 128);
+  REQUIRE(qp.stride == 128);
+  REQUIRE(qp.suffix.size() == static_cast<std::size_t>(qp.rows_padded()));
+  CHECK(q.suffix.empty());
+  std::vector<float> fold_a, fold_b;
+  mh::detail::int8_fold_prefix(qp, qp, fold_a, fold_b);
+  const mh::detail::int8_test_ctx pctx{&qp, &qp, t, true, fold_a.data(), fold_b.data()};
+  std::vector<std::vector<std::uint64_t>> p_level(4);
+  for (int level = 0; level <= 3; ++level) {
+    if (!mh::detail::int8_level_available(level)) continue;
+    auto& v = p_level[static_cast<std::size_t>(level)];
+    for (Eigen::Index r0 = 0; r0 < X.rows(); r0 += 128)
+      mh::detail::int8_band_candidates(pctx, r0, std::min<Eigen::Index>(X.rows(), r0 + 128), level, v);
+    std::sort(v.begin(), v.end());
+    CHECK(v == p_level[0]);
+  }
+  pair_set p_cand;
+  for (const std::uint64_t key : p_level[0])
+    p_cand.emplace(static_cast<std::uint32_t>(key >> 32), static_cast<std::uint32_t>(key & 0xffffffffu));
+  CHECK(std::includes(p_cand.begin(), p_cand.end(), truth.begin(), truth.end()));
+  CHECK(p_cand.size() < 2 * truth.size());
+  for (const unsigned threads : {1u, 2u}) {
+    std::vector<mh::scored_pair> got;
+    const auto st = mh::quantized_threshold_join(
+        X, t, [&](std::uint32_t i, std::uint32_t j, float s) { got.push_back({i, j, s}); },
+        {.tile = 100, .threads = threads});  // default options: prefix form
+    CHECK(keys(got) == truth);
+    CHECK(sorted_ij(got));
+    CHECK(st.candidates == p_cand.size());
+    CHECK(keys(mh::quantized_threshold_join_pairs(X, t, {.tile = 100, .threads = threads, .prefix_dims = -1})) ==
+          truth);
+  }
+  std::size_t given = 0;
+  mh::quantized_threshold_join(X, qp, t, [&](auto, auto, float) { ++given; }, {.tile = 256});
+  CHECK(given == truth.size());
+  // two-set join, both sides in the prefix form with one λ; A x 10 and B x 0.1 (same products)
+  // make the two sides' error-to-norm ratios 100 apart, so a λ per side would lose pairs
+  const mh::row_matrix A = X.topRows(500), B = X.bottomRows(530);
+  const auto cross = brute(A, B, false, t);
+  REQUIRE(!cross.empty());
+  CHECK(keys(mh::quantized_join_pairs(A, B, t, {.tile = 64, .threads = 2})) == cross);
+  const mh::row_matrix A10 = 10.0f * A, B01 = 0.1f * B;
+  CHECK(keys(mh::quantized_join_pairs(A10, B01, t, {.tile = 64, .threads = 2})) == cross);
   // pair budget: the first 50 pairs in (i, j) order
   const auto cut = mh::quantized_threshold_join_pairs(X, t, {.tile = 64, .threads = 2, .max_pairs = 50});
   REQUIRE(cut.size() == 50);
   CHECK(std::equal(cut.begin(), cut.end(), exact.begin(),
                    [](const auto& a, const auto& b) { return a.i == b.i && a.j == b.j; }));
+}
+
+TEST_CASE("int8 prefix form: the folded factors of test (3), by hand") {
+  // one row each: ‖x'‖ = 0.5, u_a = 0.8; e'_b = 0.01, u_b = 0.6. λ = 0.01 / 0.5 = 0.02;
+  // √(0.02·0.25 + 0.64) = √0.645 = 0.8031189, √(0.0001/0.02 + 0.36) = √0.365 = 0.6041523; their
+  // product 0.4852 bounds 0.5·0.01 + 0.8·0.6 = 0.485 from above
+  mh::int8_rows a, b;
+  a.rows = b.rows = 1;
+  a.dim = b.dim = 128;
+  a.cols = b.cols = 32;
+  a.norm = {0.5f};
+  a.suffix = {0.8f};
+  a.right_err = {0.0f};
+  b.norm = {0.0f};
+  b.right_err = {0.01f};
+  b.suffix = {0.6f};
+  std::vector<float> fa, fb;
+  mh::detail::int8_fold_prefix(a, b, fa, fb);
+  REQUIRE(fa.size() == 1);
+  REQUIRE(fb.size() == 1);
+  CHECK(fa[0] == doctest::Approx(0.8031189).epsilon(1e-6));
+  CHECK(fb[0] == doctest::Approx(0.6041523).epsilon(1e-6));
+  CHECK(static_cast<double>(fa[0]) * fb[0] >= 0.485);
+  // a zero row stays 0, a non-finite one +inf
+  a.norm = {0.0f};
+  a.suffix = {0.0f};
+  b.right_err = {std::numeric_limits<float>::infinity()};
+  mh::detail::int8_fold_prefix(a, b, fa, fb);
+  CHECK(fa[0] == 0.0f);
+  CHECK(std::isinf(fb[0]));
 }
 
 TEST_CASE("edge cases: empty, one row, zero rows, NaN and inf rows agree with the float32 join") {

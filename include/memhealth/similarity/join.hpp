@@ -23,6 +23,33 @@
 /// consecutive bands in rounds of one band per thread and the round is emitted in band order, so
 /// at most `threads` bands of pairs are buffered at any time).
 ///
+/// **Prefix bound** (dot-product kernels: `cosine_kernel`, `inner_product_kernel`). Split every
+/// row x = [x', x''] after its first p columns (`join_options::prefix_dims`, by default d/4
+/// rounded down to a multiple of 16 when d >= 128). By Cauchy–Schwarz,
+///
+///     x . y = x' . y' + x'' . y''  <=  x' . y' + ‖x''‖·‖y''‖,
+///
+/// so a tile first computes the GEMM of the p prefix columns only, and a pair whose prefix score
+/// plus the product of the two suffix norms is below t cannot reach t: it is dropped without
+/// touching its remaining d − p columns. This is the prefix L2-norm bound of L2AP (Anastasiu and
+/// Karypis, "L2AP: Fast Cosine Similarity Search With Prefix L-2 Norm Bounds", ICDE 2014), applied
+/// to dense tiles. The surviving candidates get the exact dot product of their suffix columns; a
+/// tile where more than 1/16 of the pairs survive (rows that are all alike) gets the GEMM of the
+/// suffix columns instead, so such data costs one full-width GEMM plus a scan, as without the
+/// bound. For unit rows of d = 384 that are not near each other (x' . y' is about ±0.03 and the
+/// suffix norms are about 0.87) no pair survives at t = 0.92 except the near-duplicates: the join
+/// does about a quarter of the GEMM's flops.
+/// Rounding: the filter uses u_i = ‖x_i''‖ + √ε·‖x_i‖ (in double, rounded up, floored at FLT_MIN)
+/// with ε = 2γ_d + 32·2^-24, γ_d = d·2^-24/(1 − d·2^-24) (about (d + 16)·2^-23), and keeps (i, j)
+/// iff prefix(i, j) + u_i·u_j >= t. Since u_i·u_j >= ‖x_i''‖·‖x_j''‖ + ε·‖x_i‖·‖x_j‖, and ε covers
+/// the rounding of the prefix GEMM (γ_p <= γ_d, Higham, Accuracy and Stability of Numerical
+/// Algorithms, §3.1), of a full-width float32 score (γ_d) and of the test itself, every pair whose
+/// full-width GEMM score is >= t is kept: the bound never loses a pair (the one exception is
+/// float underflow, for rows whose products fall below 2^-126, which matters only for |t| that
+/// small). NaN rows pass nothing, as in the full-width join; rows with ±inf are completed and
+/// report what the full-width join reports. The reported score is prefix + suffix in float32,
+/// equal to the full-width score up to ~d·2^-24 (summation order).
+///
 /// **Pair budget.** Near-identical rows make the output itself quadratic (60,000 copies of one
 /// placeholder vector are 1.8 billion pairs). `join_options::max_pairs` stops a join after that
 /// many pairs; the returned `join_stats` says whether it was cut. A cut join has emitted
@@ -33,9 +60,11 @@
 #include <Eigen/Core>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -60,12 +89,27 @@ struct join_options {
   unsigned threads = 1;
   /// Stop after this many pairs (0 = no limit). See "Pair budget" in the file comment.
   std::size_t max_pairs = 0;
+  /// Columns of the prefix pass of the norm bound (see "Prefix bound" in the file comment), for
+  /// the dot-product kernels (`cosine_kernel`, `inner_product_kernel`); other kernels ignore it.
+  /// 0 = automatic: d/4 rounded down to a multiple of 16 when d >= 128, else off. A value >= d
+  /// or < 0 turns the bound off (one full-width GEMM per tile). The pairs are the same either way, up to
+  /// rounding of scores within ~d·2^-24 of t.
+  Eigen::Index prefix_dims = 0;
 };
 
 /// What a join did.
 struct join_stats {
   std::size_t pairs = 0;   ///< pairs emitted
   bool truncated = false;  ///< true when `max_pairs` stopped the join before the end
+  /// Pairs that passed a candidate filter and were completed one by one: the prefix bound's
+  /// survivors (completed by a suffix dot product), or the int8 test's (rescored in float32).
+  /// 0 without a filter. With `max_pairs` cutting the join, the count includes the work of the
+  /// whole last round of bands, so it can differ between thread counts (the pairs do not).
+  std::size_t candidates = 0;
+  /// Prefix bound only: tiles where more than 1/16 of the pairs passed the bound, so the GEMM of
+  /// the suffix columns ran (0 on rows that are not all alike; many when they are). Same caveat
+  /// as `candidates` under `max_pairs`.
+  std::size_t dense_tiles = 0;
 };
 
 /// One pair found by a join: row indices and their similarity.
@@ -106,30 +150,171 @@ inline void scan_row(const float* row, Eigen::Index j0, Eigen::Index j1, float t
     if (row[j] >= t) push(j);
 }
 
+// The prefix bound of a join ("Prefix bound" in the file comment): the first p columns, and the
+// per-row factors u of A and B. p == 0: off.
+struct prefix_bound {
+  Eigen::Index p = 0;
+  std::vector<float> ua, ub;  // ub empty in a self join (the factors of B are ua)
+  [[nodiscard]] const float* b_factors() const noexcept { return ub.empty() ? ua.data() : ub.data(); }
+};
+
+// A join is free to use the bound only with kernels whose tile is exactly A * B^T.
+template <class Kernel>
+inline constexpr bool dot_product_kernel_v =
+    std::is_same_v<Kernel, cosine_kernel> || std::is_same_v<Kernel, inner_product_kernel>;
+
+// The prefix width for d columns and the option value `requested` (0 = automatic).
+inline Eigen::Index prefix_width(Eigen::Index d, Eigen::Index requested) noexcept {
+  if (requested < 0) return 0;
+  const Eigen::Index p = requested == 0 ? (d >= 128 ? d / 4 / 16 * 16 : 0) : requested;
+  return p >= d ? 0 : p;
+}
+
+// Σ x_k² of n contiguous floats, in double, with eight independent accumulators (Eigen does
+// not vectorise a float-to-double reduction: its squaredNorm of a cast is one serial chain).
+inline double sum_squares(const float* x, Eigen::Index n) noexcept {
+  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  Eigen::Index k = 0;
+  for (; k + 8 <= n; k += 8)
+    for (int l = 0; l < 8; ++l) acc[l] += static_cast<double>(x[k + l]) * static_cast<double>(x[k + l]);
+  for (; k < n; ++k) acc[0] += static_cast<double>(x[k]) * static_cast<double>(x[k]);
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+// The slack of the bounds, ε = 2γ_d + 32·2^-24 with γ_d = d·2^-24 / (1 − d·2^-24) (Higham, §3.1):
+// the rounding of a prefix GEMM (γ_p <= γ_d), of a full-width float32 score (γ_d) and of the
+// filter test itself. About (d + 16)·2^-23 for d up to a few thousand; +inf when d·2^-24 >= 1.
+inline double float_join_slack(Eigen::Index d) noexcept {
+  const double du = static_cast<double>(d) * 0x1p-24;
+  if (du >= 1) return std::numeric_limits<double>::infinity();
+  return 2 * du / (1 - du) + 32 * 0x1p-24;
+}
+
+// Double to float rounded up (+inf above FLT_MAX, NaN stays NaN; no out-of-range conversion).
+inline float round_up_to_float(double v) noexcept {
+  if (v > static_cast<double>(std::numeric_limits<float>::max())) return std::numeric_limits<float>::infinity();
+  float f = static_cast<float>(v);
+  if (static_cast<double>(f) < v) f = std::nextafter(f, std::numeric_limits<float>::infinity());
+  return f;
+}
+
+// u_i = ‖x_i[p:]‖ + sqrt(ε)·‖x_i‖ (ε = float_join_slack(d)), computed in double, rounded up to
+// float and floored at FLT_MIN (so a zero row against an infinite factor gives +inf, never
+// 0 · inf = NaN). A NaN row gives NaN (no pair passes), an infinite one +inf.
+template <class = void>  // deferred instantiation, see memhealth.hpp
+std::vector<float> prefix_bound_factors(const rows_cref& x, Eigen::Index p) {
+  const Eigen::Index d = x.cols();
+  const double root_eps = std::sqrt(float_join_slack(d));
+  std::vector<float> u(static_cast<std::size_t>(x.rows()));
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    const float* r = x.row(i).data();
+    const double head = sum_squares(r, p), tail = sum_squares(r + p, d - p);
+    const double v = std::sqrt(tail) + root_eps * std::sqrt(head + tail);
+    u[static_cast<std::size_t>(i)] = std::isnan(v) ? static_cast<float>(v)
+                                                   : std::max(round_up_to_float(v), std::numeric_limits<float>::min());
+  }
+  return u;
+}
+
+// One worker's buffers: the tile, the suffix tile of a dense prefix-bound tile (allocated on
+// first use), and the candidates of the bound scan (local i << 32 | local j).
+struct band_scratch {
+  row_matrix tile, tail;
+  std::vector<std::uint64_t> cand;
+  std::size_t candidates = 0, dense_tiles = 0;  // prefix bound counters (join_stats)
+};
+
+// Appends local (i, j) for every j in [j0, j1) with row[j] + ui·ub[j] >= t (NaN never passes) to
+// cand; false as soon as cand holds more than `limit` entries.
+inline bool bound_scan_row(const float* row, const float* ub, float ui, Eigen::Index j0, Eigen::Index j1, float t,
+                           Eigen::Index i, std::vector<std::uint64_t>& cand, std::size_t limit) {
+  Eigen::Index j = j0;
+  const auto key = [i](Eigen::Index k) { return (static_cast<std::uint64_t>(i) << 32) | static_cast<std::uint64_t>(k); };
+#if defined(__SSE2__)
+  const __m128 tv = _mm_set1_ps(t), uv = _mm_set1_ps(ui);
+  for (; j + 8 <= j1; j += 8) {
+    const __m128 s0 = _mm_add_ps(_mm_loadu_ps(row + j), _mm_mul_ps(uv, _mm_loadu_ps(ub + j)));
+    const __m128 s1 = _mm_add_ps(_mm_loadu_ps(row + j + 4), _mm_mul_ps(uv, _mm_loadu_ps(ub + j + 4)));
+    const int m = _mm_movemask_ps(_mm_cmpge_ps(s0, tv)) | (_mm_movemask_ps(_mm_cmpge_ps(s1, tv)) << 4);
+    if (m == 0) continue;
+    for (int k = 0; k < 8; ++k)
+      if ((m >> k) & 1) cand.push_back(key(j + k));
+    if (cand.size() > limit) return false;
+  }
+#endif
+  for (; j < j1; ++j)
+    if (row[j] + ui * ub[j] >= t) cand.push_back(key(j));
+  return cand.size() <= limit;
+}
+
+// Scans rows [0, s.rows()) of a finished tile (band rows from r0, columns from c0) for scores
+// >= t; false once hits holds more than cap entries (then cut to cap + 1).
+inline bool scan_tile(const tile_ref& s, bool self, Eigen::Index r0, Eigen::Index c0, float t,
+                      std::vector<scored_pair>& hits, std::size_t cap) {
+  for (Eigen::Index i = 0; i < s.rows(); ++i) {
+    const Eigen::Index gi = r0 + i;
+    // self join: only j > i (the diagonal tile is scanned from its upper triangle)
+    const Eigen::Index j_begin = self ? std::max<Eigen::Index>(0, gi + 1 - c0) : 0;
+    scan_row(s.row(i).data(), j_begin, s.cols(), t, gi, c0, hits);
+    if (hits.size() > cap) {
+      hits.resize(cap + 1);
+      return false;
+    }
+  }
+  return true;
+}
+
 // Scans band [r0, r1) of A against all of B (or its upper triangle when self), appending hits.
 // Stops once it holds cap + 1 hits (the extra one proves the cap is exceeded) and returns false.
-// Scan = false computes the same GEMM tiles and skips the scan (the benchmarks' bare-GEMM
-// reference).
+// Scan = false computes the same full-width GEMM tiles and skips the scan (the benchmarks'
+// bare-GEMM reference). With the prefix bound (pb.p > 0) a tile is the GEMM of the first p
+// columns, a bound scan, and then either an exact dot product of the remaining columns per
+// candidate or, when more than 1/16 of the tile are candidates, the GEMM of the remaining columns
+// added to the tile and the plain scan.
 template <bool Scan = true, class Kernel, class Backend>
 bool join_band(const rows_cref& a, const rows_cref& b, bool self, Eigen::Index r0, Eigen::Index r1, float t,
-               Eigen::Index tile, const Kernel& kernel, const Backend& backend, row_matrix& buffer,
-               std::vector<scored_pair>& hits, std::size_t cap) {
-  const Eigen::Index nb = b.rows();
+               Eigen::Index tile, const Kernel& kernel, const Backend& backend, const prefix_bound& pb,
+               band_scratch& sc, std::vector<scored_pair>& hits, std::size_t cap) {
+  const Eigen::Index nb = b.rows(), d = a.cols(), p = pb.p;
   const Eigen::Index c_begin = self ? r0 : 0;
   bool complete = true;
   for (Eigen::Index c0 = c_begin; c0 < nb && complete; c0 += tile) {
     const Eigen::Index c1 = std::min(nb, c0 + tile);
     const Eigen::Index ra = r1 - r0, rb = c1 - c0;
-    auto s = buffer.topLeftCorner(ra, rb);
-    kernel_tile(kernel, a.middleRows(r0, ra), b.middleRows(c0, rb), s, backend);
-    if constexpr (!Scan) continue;
-    for (Eigen::Index i = 0; i < ra; ++i) {
-      const Eigen::Index gi = r0 + i;
-      // self join: only j > i (the diagonal tile is scanned from its upper triangle)
-      const Eigen::Index j_begin = self ? std::max<Eigen::Index>(0, gi + 1 - c0) : 0;
-      scan_row(s.row(i).data(), j_begin, rb, t, gi, c0, hits);
+    auto s = sc.tile.topLeftCorner(ra, rb);
+    const auto ab = a.middleRows(r0, ra);
+    const auto bb = b.middleRows(c0, rb);
+    if (!Scan || p == 0) {
+      kernel_tile(kernel, ab, bb, s, backend);
+      if constexpr (Scan) complete = scan_tile(s, self, r0, c0, t, hits, cap);
+      continue;
+    }
+    kernel_tile(kernel, ab.leftCols(p), bb.leftCols(p), s, backend);
+    const std::size_t limit = static_cast<std::size_t>(ra * rb / 16);
+    const float* ub = pb.b_factors() + c0;
+    sc.cand.clear();
+    bool sparse = true;
+    for (Eigen::Index i = 0; i < ra && sparse; ++i) {
+      const Eigen::Index j_begin = self ? std::max<Eigen::Index>(0, r0 + i + 1 - c0) : 0;
+      sparse = bound_scan_row(s.row(i).data(), ub, pb.ua[static_cast<std::size_t>(r0 + i)], j_begin, rb, t, i,
+                              sc.cand, limit);
+    }
+    if (!sparse) {  // a dense tile: the rest of the GEMM is cheaper than a dot product per candidate
+      if (sc.tail.size() == 0) sc.tail.resize(sc.tile.rows(), sc.tile.cols());
+      auto rest = sc.tail.topLeftCorner(ra, rb);
+      kernel_tile(kernel, ab.rightCols(d - p), bb.rightCols(d - p), rest, backend);
+      s += rest;
+      ++sc.dense_tiles;
+      complete = scan_tile(s, self, r0, c0, t, hits, cap);
+      continue;
+    }
+    sc.candidates += sc.cand.size();
+    for (const std::uint64_t c : sc.cand) {
+      const auto i = static_cast<Eigen::Index>(c >> 32), j = static_cast<Eigen::Index>(c & 0xffffffffu);
+      const float score = s(i, j) + ab.row(i).tail(d - p).dot(bb.row(j).tail(d - p));
+      if (!(score >= t)) continue;
+      hits.push_back({static_cast<std::uint32_t>(r0 + i), static_cast<std::uint32_t>(c0 + j), score});
       if (hits.size() > cap) {
-        hits.resize(cap + 1);
         complete = false;
         break;
       }
@@ -197,36 +382,53 @@ join_stats run_join(const rows_cref& a, const rows_cref& b, bool self, float t, 
     return band_complete;
   };
   auto remaining = [&] { return budget == 0 ? no_pair_cap : budget - stats.pairs; };
+  prefix_bound pb;
+  if constexpr (Scan && dot_product_kernel_v<Kernel>) {
+    pb.p = prefix_width(a.cols(), opt.prefix_dims);
+    if (pb.p > 0) {
+      pb.ua = prefix_bound_factors(a, pb.p);
+      if (!self) pb.ub = prefix_bound_factors(b, pb.p);
+    }
+  }
   const auto workers = static_cast<Eigen::Index>(std::min<Eigen::Index>(opt.threads, bands));
   if (workers == 1) {
-    row_matrix buffer(std::min(tile, n), tile_cols);
+    band_scratch sc;
+    sc.tile.resize(std::min(tile, n), tile_cols);
     std::vector<scored_pair> hits;
     for (Eigen::Index band = 0; band < bands; ++band) {
       hits.clear();
       const bool complete = join_band<Scan>(a, b, self, band * tile, std::min(n, (band + 1) * tile), t, tile,
-                                            kernel, backend, buffer, hits, remaining());
+                                            kernel, backend, pb, sc, hits, remaining());
       if (!drain(hits, complete)) break;
     }
+    stats.candidates = sc.candidates;
+    stats.dense_tiles = sc.dense_tiles;
     return stats;
   }
-  // Rounds of `workers` consecutive bands: each worker keeps its tile buffer for the whole join.
+  // Rounds of `workers` consecutive bands: each worker keeps its buffers for the whole join.
   std::vector<std::vector<scored_pair>> per_band(static_cast<std::size_t>(workers));
   std::vector<std::uint8_t> complete(static_cast<std::size_t>(workers), 1);
-  std::vector<row_matrix> buffers(static_cast<std::size_t>(workers));
+  std::vector<band_scratch> scratch(static_cast<std::size_t>(workers));
   for (Eigen::Index round = 0; round < bands; round += workers) {
     const std::size_t cap = remaining();
     const Eigen::Index active = std::min(workers, bands - round);  // bands in this round
     run_workers(static_cast<std::size_t>(active), [&](std::size_t k) {
       const Eigen::Index band = round + static_cast<Eigen::Index>(k);
-      if (buffers[k].size() == 0) buffers[k].resize(std::min(tile, n), tile_cols);
+      if (scratch[k].tile.size() == 0) scratch[k].tile.resize(std::min(tile, n), tile_cols);
       per_band[k].clear();
       complete[k] = join_band<Scan>(a, b, self, band * tile, std::min(n, (band + 1) * tile), t, tile,
-                                    kernel, backend, buffers[k], per_band[k], cap);
+                                    kernel, backend, pb, scratch[k], per_band[k], cap);
     });
-    for (Eigen::Index w = 0; w < active; ++w) {
+    bool more = true;
+    for (Eigen::Index w = 0; w < active && more; ++w) {
       const auto k = static_cast<std::size_t>(w);
-      if (!drain(per_band[k], complete[k] != 0)) return stats;
+      more = drain(per_band[k], complete[k] != 0);
     }
+    if (!more) break;
+  }
+  for (const auto& sc : scratch) {
+    stats.candidates += sc.candidates;
+    stats.dense_tiles += sc.dense_tiles;
   }
   return stats;
 }
@@ -246,8 +448,10 @@ join_stats run_join(const rows_cref& a, const rows_cref& b, bool self, float t, 
 ///          for a linked CBLAS. The pairs are the same set for
 ///          every backend up to rounding of scores within ~d·2^-24 of t.
 /// @throws memhealth::error(precondition) for tile < 1, threads < 1 or n >= 2^32.
-/// @complexity O(n² d / 2) flops in tiles of `opt.tile`²; memory O(tile² · threads) floats plus
-///             at most `threads` bands of pairs.
+/// @complexity at most O(n² d / 2) flops in tiles of `opt.tile`² (about a quarter of that with
+///             the prefix bound on rows that are not all alike); memory O(tile² · threads) floats
+///             (twice that when a tile falls back to the suffix GEMM) plus at most `threads`
+///             bands of pairs, plus n floats of bound factors.
 template <class Out, class Kernel = cosine_kernel, class Backend = default_gemm>
 join_stats threshold_join(const rows_cref& X, float t, Out&& emit, const join_options& opt = {},
                           const Kernel& kernel = {}, const Backend& backend = {}) {

@@ -19,7 +19,8 @@
 /// with the four norms computed per row at quantisation time (in double). The float32 join's own
 /// score differs from x.y by at most γ·‖x‖·‖y‖ with γ = d·2^-24/(1 − d·2^-24) (Higham, Accuracy
 /// and Stability of Numerical Algorithms, §3.1), and the candidate test itself rounds; the filter
-/// therefore uses slack γ' = (d + 16)·2^-23 >= 2γ + the test's rounding, and keeps pair (i, j) iff
+/// therefore uses slack γ' = 2γ + 32·2^-24 (about (d + 16)·2^-23; `float_join_slack` in
+/// join.hpp), and keeps pair (i, j) iff
 ///
 ///     approx(i, j) + ‖x_i‖·(‖e_j‖ + γ'‖y_j‖) + ‖e_i‖·‖ŷ_j‖ >= t.              (2)
 ///
@@ -33,6 +34,26 @@
 /// Cauchy–Schwarz is worst case). Candidates are then rescored with a float32 dot product and
 /// kept iff the score is >= t; a pair within ~d·2^-24 of t may fall on the other side than in the
 /// GEMM join (rounding, as between two GEMM backends).
+///
+/// **Prefix bound** (`quantized_join_options::prefix_dims`, on by default for d >= 128: p = d/3
+/// rounded down to a multiple of 32, longer than join.hpp's d/4 because every candidate costs a
+/// full-width rescore). Only the first p columns x' are quantised (scales from their own maximum), and each
+/// row keeps u = ‖x''‖ + √ε‖x‖ of the rest (ε = γ' above, in double, rounded up). With approx',
+/// ‖x'‖, e' and ŷ' of the prefix, x.y = x'.y' + x''.y'' gives
+///
+///     x_i.y_j <= approx'(i, j) + ‖x_i'‖·e'_j + ‖e_i'‖·‖ŷ_j'‖ + ‖x_i''‖·‖y_j''‖,
+///
+/// and u_i·u_j >= ‖x_i''‖·‖y_j''‖ + γ'‖x_i‖·‖y_j‖ covers the float32 join's rounding. The kernels
+/// evaluate two products per pair, so the first and the last term are merged by Cauchy–Schwarz in
+/// R² (a·b + c·d <= √(λa² + c²)·√(b²/λ + d²) for any λ > 0):
+///
+///     approx'(i, j) + √(λ‖x_i'‖² + u_i²)·√(e'_j²/λ + u_j²) + ‖e_i'‖·‖ŷ_j'‖ >= t,      (3)
+///
+/// with λ = mean e' / mean ‖x'‖ of the two sides, which makes the merge nearly tight when the rows
+/// have similar norms (unit rows). (3) is again a superset of the exact pairs (recall 1.0), and it
+/// costs p/d of the int8 work of (2). For unit Gaussian rows of d = 384 (p = 128), approx' is
+/// about ±0.03 and the merged term about 0.67, so at t = 0.92 only near-duplicates are candidates. On
+/// rows that are all alike every pair passes (3) and is rescored: use prefix_dims = -1 there.
 ///
 /// **Non-finite rows** (a NaN or ±inf anywhere) are quantised to zero with infinite norms, so (2)
 /// passes them against every row that is not all zeros (and the all-zero case is NaN in float32
@@ -100,7 +121,8 @@ namespace memhealth {
 struct int8_rows {
   Eigen::Index rows = 0;      ///< n, real rows
   Eigen::Index dim = 0;       ///< d
-  Eigen::Index stride = 0;    ///< padded row length in bytes (multiple of 32, >= d)
+  Eigen::Index cols = 0;      ///< columns quantised: d, or the prefix width p (see "Prefix bound")
+  Eigen::Index stride = 0;    ///< padded row length in bytes (multiple of 32, >= cols)
   std::vector<std::uint8_t> left;   ///< rows_padded x stride: q + 128, q in [-127, 127]
   std::vector<std::int8_t> right;   ///< rows_padded x stride: p in [-63, 63]
   std::vector<float> left_scale;    ///< s = m/127 per row (0 for zero and non-finite rows)
@@ -108,8 +130,12 @@ struct int8_rows {
   std::vector<std::int32_t> right_sum128;  ///< 128 · Σ_k p_k per row (the uint8 offset's correction)
   std::vector<float> norm;          ///< ‖x‖ (+inf for a non-finite row)
   std::vector<float> left_err;      ///< ‖x − x̂‖ of the left form (+inf for a non-finite row)
-  std::vector<float> right_err;     ///< ‖y − ŷ‖ + γ'·‖y‖ of the right form, γ' = (d + 16)·2^-23
+  std::vector<float> right_err;     ///< ‖y − ŷ‖ + γ'·‖y‖ of the right form, γ' = 2γ_d + 32·2^-24
   std::vector<float> right_hat;     ///< ‖ŷ‖ of the right form (+inf for a non-finite row)
+  /// Prefix form only (cols < dim), else empty: u = ‖x''‖ + √ε·‖x‖ of the columns after the
+  /// prefix, ε = γ', rounded up (+inf for a non-finite row). The fields above then describe the
+  /// prefix x' only (an all-zero prefix of a nonzero row: the smallest normal float each).
+  std::vector<float> suffix;
   /// Rows including the zero padding (a multiple of 4).
   [[nodiscard]] Eigen::Index rows_padded() const noexcept { return (rows + 3) / 4 * 4; }
 };
@@ -125,25 +151,43 @@ inline float round_small(float v) noexcept {
   return (v + magic) - magic;
 }
 
+// The prefix width of the int8 form for d columns and the option value `requested`: as
+// prefix_width (join.hpp), but automatic is d/3 rounded down to a multiple of 32 (the int8 pass
+// is cheaper per column than the float32 one, and each candidate costs a full-width rescore, so
+// a longer prefix with fewer candidates pays off).
+inline Eigen::Index int8_prefix_width(Eigen::Index d, Eigen::Index requested) noexcept {
+  return prefix_width(d, requested == 0 ? (d >= 128 ? d / 3 / 32 * 32 : d) : requested);
+}
+
 // Quantises rows [r0, r1) of X into q (already sized).
 inline void quantize_range(const rows_cref& X, int8_rows& q, Eigen::Index r0, Eigen::Index r1) {
-  const double gamma = (static_cast<double>(q.dim) + 16.0) * 0x1p-23;
+  const double gamma = float_join_slack(q.dim);  // γ' = 2γ_d + 32·2^-24 (join.hpp)
   constexpr double up = 1.0 + 0x1p-20;  // float norms rounded up
   constexpr float inf = std::numeric_limits<float>::infinity();
   for (Eigen::Index i = r0; i < r1; ++i) {
     const auto ui = static_cast<std::size_t>(i);
     const float* x = X.row(i).data();
-    float m = 0;
-    bool finite = true;
-    for (Eigen::Index k = 0; k < q.dim; ++k) {
-      if (!std::isfinite(x[k])) finite = false;
-      m = std::max(m, std::fabs(x[k]));
-    }
+    // vectorised: the largest |x_k| is NaN for a NaN anywhere and +inf for an inf
+    const float all_max = X.row(i).cwiseAbs().template maxCoeff<Eigen::PropagateNaN>();
+    const bool finite = q.dim == 0 || all_max <= std::numeric_limits<float>::max();
+    const float m = finite && q.cols > 0 ? X.row(i).head(q.cols).cwiseAbs().maxCoeff() : 0.0f;
     if (!finite) {
       q.norm[ui] = q.left_err[ui] = q.right_err[ui] = q.right_hat[ui] = inf;
+      if (!q.suffix.empty()) q.suffix[ui] = inf;
       continue;
     }
-    if (m == 0) continue;
+    if (!q.suffix.empty()) {  // prefix form: the suffix factor u, in double, rounded up
+      const double head = sum_squares(x, q.cols), tail = sum_squares(x + q.cols, q.dim - q.cols);
+      q.suffix[ui] = round_up_to_float((std::sqrt(tail) + std::sqrt(gamma * (head + tail))) * up);
+    }
+    constexpr double tiny = std::numeric_limits<float>::min();
+    if (m == 0) {
+      // an all-zero prefix: approx' = 0 and no quantisation error, but if the suffix is not zero
+      // the row is, so the floors below apply (a non-finite partner must give +inf, not NaN)
+      if (!q.suffix.empty() && q.suffix[ui] > 0)
+        q.norm[ui] = q.left_err[ui] = q.right_err[ui] = q.right_hat[ui] = static_cast<float>(tiny);
+      continue;
+    }
     const float s = m / 127.0f, r = m / 63.0f;
     const float inv_s = 127.0f / m, inv_r = 63.0f / m;
     q.left_scale[ui] = s;
@@ -152,7 +196,7 @@ inline void quantize_range(const rows_cref& X, int8_rows& q, Eigen::Index r0, Ei
     std::int8_t* rp = q.right.data() + ui * static_cast<std::size_t>(q.stride);
     double nx = 0, el = 0, er = 0, nh = 0;
     std::int32_t psum = 0;
-    for (Eigen::Index k = 0; k < q.dim; ++k) {
+    for (Eigen::Index k = 0; k < q.cols; ++k) {
       // any rounding is valid: the bound uses the error actually made, computed in double
       const int ql = static_cast<int>(std::clamp(round_small(x[k] * inv_s), -127.0f, 127.0f));
       const int pr = static_cast<int>(std::clamp(round_small(x[k] * inv_r), -63.0f, 63.0f));
@@ -167,7 +211,6 @@ inline void quantize_range(const rows_cref& X, int8_rows& q, Eigen::Index r0, Ei
     }
     // Floors at the smallest normal float keep every term of (2) > 0 for a nonzero row, so a
     // non-finite partner gives +inf (never 0 · inf = NaN) and stays a candidate.
-    constexpr double tiny = std::numeric_limits<float>::min();
     q.norm[ui] = static_cast<float>(std::max(std::sqrt(nx) * up, tiny));
     q.left_err[ui] = static_cast<float>(std::max(std::sqrt(el) * up, tiny));
     q.right_err[ui] = static_cast<float>(std::max((std::sqrt(er) + gamma * std::sqrt(nx)) * up, tiny));
@@ -180,17 +223,24 @@ inline void quantize_range(const rows_cref& X, int8_rows& q, Eigen::Index r0, Ei
 
 /// Quantises the rows of X (n x d, row-major float32, any values) to `int8_rows`, on `threads`
 /// threads (>= 1; the result does not depend on it).
+/// @param prefix_dims < 0 or >= d (the default): every column; 0: automatic (d/3 rounded down
+///        to a multiple of 32 when d >= 128, else every column);
+///        p in (0, d): the prefix form, the first p columns plus the suffix factor (see "Prefix
+///        bound" in the file comment).
 /// @throws memhealth::error(precondition) when d > 65,536 (int32 accumulators), n >= 2^32 or
 ///         threads == 0.
-/// @complexity O(n·d) time, 2·n·d bytes plus 8 floats per row.
-[[nodiscard]] inline int8_rows quantize_rows(const rows_cref& X, unsigned threads = 1) {
+/// @complexity O(n·d) time, 2·n·stride bytes plus 8 four-byte values per row (7 without a
+///             prefix).
+[[nodiscard]] inline int8_rows quantize_rows(const rows_cref& X, unsigned threads = 1, Eigen::Index prefix_dims = -1) {
   MEMHEALTH_ASSERT(X.cols() <= 65'536, "quantize_rows: d > 65536");
   MEMHEALTH_ASSERT(X.rows() < (Eigen::Index{1} << 32), "quantize_rows: more than 2^32 rows");
   MEMHEALTH_ASSERT(threads >= 1, "quantize_rows: threads must be >= 1");
   int8_rows q;
   q.rows = X.rows();
   q.dim = X.cols();
-  q.stride = std::max<Eigen::Index>(32, (X.cols() + 31) / 32 * 32);
+  const Eigen::Index p = detail::int8_prefix_width(q.dim, prefix_dims);
+  q.cols = p > 0 ? p : q.dim;
+  q.stride = std::max<Eigen::Index>(32, (q.cols + 31) / 32 * 32);
   const Eigen::Index np = q.rows_padded();
   const auto total = static_cast<std::size_t>(np * q.stride);
   q.left.assign(total, 128);
@@ -198,6 +248,7 @@ inline void quantize_range(const rows_cref& X, int8_rows& q, Eigen::Index r0, Ei
   for (auto* v : {&q.left_scale, &q.right_scale, &q.norm, &q.left_err, &q.right_err, &q.right_hat})
     v->assign(static_cast<std::size_t>(np), 0.0f);
   q.right_sum128.assign(static_cast<std::size_t>(np), 0);
+  if (q.cols < q.dim) q.suffix.assign(static_cast<std::size_t>(np), 0.0f);
   const auto workers = std::min<Eigen::Index>(threads, std::max<Eigen::Index>(1, q.rows / 256));
   if (workers <= 1) {
     detail::quantize_range(X, q, 0, q.rows);
@@ -213,7 +264,7 @@ inline void quantize_range(const rows_cref& X, int8_rows& q, Eigen::Index r0, Ei
 /// Integer dot product q_i . p_j of the left form of row i of `a` and the right form of row j of
 /// `b` (exact). @pre same d; i < a.rows_padded(), j < b.rows_padded().
 [[nodiscard]] inline std::int32_t int8_dot(const int8_rows& a, Eigen::Index i, const int8_rows& b, Eigen::Index j) {
-  MEMHEALTH_ASSERT(a.dim == b.dim, "int8_dot: different dimensions");
+  MEMHEALTH_ASSERT(a.dim == b.dim && a.cols == b.cols, "int8_dot: different dimensions");
   const std::uint8_t* u = a.left.data() + i * a.stride;
   const std::int8_t* p = b.right.data() + j * b.stride;
   std::int32_t acc = 0;
@@ -221,14 +272,16 @@ inline void quantize_range(const rows_cref& X, int8_rows& q, Eigen::Index r0, Ei
   return acc;
 }
 
-/// approx(i, j) = s_i · r_j · (q_i . p_j): the quantised estimate of x_i . y_j.
+/// approx(i, j) = s_i · r_j · (q_i . p_j): the quantised estimate of x_i . y_j (of the prefixes
+/// x_i' . y_j' for rows in the prefix form).
 [[nodiscard]] inline float int8_approx_dot(const int8_rows& a, Eigen::Index i, const int8_rows& b, Eigen::Index j) {
   return static_cast<float>(int8_dot(a, i, b, j)) * (a.left_scale[static_cast<std::size_t>(i)] *
                                                       b.right_scale[static_cast<std::size_t>(j)]);
 }
 
 /// The bound of (2) in the file comment: |x_i . y_j − approx(i, j)| <= this, and it also covers
-/// the float32 join's rounding. +inf or NaN for non-finite rows.
+/// the float32 join's rounding. +inf or NaN for non-finite rows. For rows in the prefix form
+/// (`suffix` not empty) it bounds the prefixes' error only; the joins then use test (3).
 [[nodiscard]] inline float int8_error_bound(const int8_rows& a, Eigen::Index i, const int8_rows& b, Eigen::Index j) {
   const auto ui = static_cast<std::size_t>(i), uj = static_cast<std::size_t>(j);
   return a.norm[ui] * b.right_err[uj] + a.left_err[ui] * b.right_hat[uj];
@@ -253,12 +306,15 @@ struct quantized_join_options {
   std::size_t max_pairs = 0;
   /// The fastest kernel allowed (benchmarks and tests lower it to compare kernels).
   int8_kernel kernel = int8_kernel::avx512_vnni;
+  /// Prefix width of the joins that quantise for themselves (`quantize_rows`' `prefix_dims`):
+  /// 0 = automatic (d/3 rounded down to a multiple of 32 when d >= 128), >= d or < 0 = every
+  /// column. A join given an `int8_rows` uses the form it was built with.
+  Eigen::Index prefix_dims = 0;
 };
 
-/// What a quantised join did: the `join_stats` fields plus the candidates rescored.
-struct quantized_join_stats : join_stats {
-  std::size_t candidates = 0;  ///< pairs that passed the int8 test (2) and were rescored
-};
+/// What a quantised join did: the `join_stats` fields; `candidates` counts the pairs that passed
+/// the int8 test ((2), or (3) with a prefix) and were rescored (`dense_tiles` stays 0).
+struct quantized_join_stats : join_stats {};
 
 namespace detail {
 
@@ -267,6 +323,8 @@ struct int8_test_ctx {
   const int8_rows* b;
   float t;
   bool self;
+  const float* a_norm;       // the first factor of (2) per row of a: a->norm, or (3) with a prefix
+  const float* b_right_err;  // the second per row of b: b->right_err, or (3) with a prefix
 };
 
 // Candidate test (2) for a block of pairs, scalar form; appends (i, j) for passing real pairs.
@@ -276,7 +334,8 @@ inline void int8_block_scalar(const int8_test_ctx& c, Eigen::Index i0, Eigen::In
   const int8_rows& b = *c.b;
   for (Eigen::Index i = i0; i < i1; ++i)
     for (Eigen::Index j = c.self ? std::max(j0, i + 1) : j0; j < j1; ++j) {
-      const float up = int8_approx_dot(a, i, b, j) + int8_error_bound(a, i, b, j);
+      const auto ui = static_cast<std::size_t>(i), uj = static_cast<std::size_t>(j);
+      const float up = int8_approx_dot(a, i, b, j) + (c.a_norm[ui] * c.b_right_err[uj] + a.left_err[ui] * b.right_hat[uj]);
       if (up >= c.t) cand.push_back(static_cast<std::uint64_t>(i) << 32 | static_cast<std::uint64_t>(j));
     }
 }
@@ -305,7 +364,7 @@ __attribute__((target("avx2,fma"))) inline __m256 int8_pattern_cols(const void* 
   const Eigen::Index st = a.stride, chunks = st / 32;                                                                 \
   const __m256 tv = _mm256_set1_ps(c.t);                                                                              \
   for (Eigen::Index i = i0; i < i1; i += 4) {                                                                         \
-    const __m256 sa = int8_pattern_rows(a.left_scale.data() + i), na = int8_pattern_rows(a.norm.data() + i),          \
+    const __m256 sa = int8_pattern_rows(a.left_scale.data() + i), na = int8_pattern_rows(c.a_norm + i),               \
                  ea = int8_pattern_rows(a.left_err.data() + i);                                                       \
     const std::uint8_t* pa = a.left.data() + i * st;                                                                  \
     Eigen::Index jb = j0;                                                                                             \
@@ -330,7 +389,7 @@ __attribute__((target("avx2,fma"))) inline __m256 int8_pattern_cols(const void* 
       const auto uj = static_cast<std::size_t>(j);                                                                    \
       dot = _mm256_sub_epi32(dot, _mm256_castps_si256(int8_pattern_cols(b.right_sum128.data() + uj)));                \
       const __m256 approx = _mm256_mul_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(sa, int8_pattern_cols(b.right_scale.data() + uj))); \
-      __m256 upv = _mm256_fmadd_ps(na, int8_pattern_cols(b.right_err.data() + uj), approx);                           \
+      __m256 upv = _mm256_fmadd_ps(na, int8_pattern_cols(c.b_right_err + uj), approx);                                \
       upv = _mm256_fmadd_ps(ea, int8_pattern_cols(b.right_hat.data() + uj), upv);                                     \
       auto mask = static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(upv, tv, _CMP_GE_OQ)));                      \
       while (mask != 0) {                                                                                             \
@@ -370,7 +429,8 @@ struct int8_band_panels {
                                         // a multiple of 32), 0 past r1
 };
 
-inline void int8_pack_band(const int8_rows& a, Eigen::Index r0, Eigen::Index r1, int8_band_panels& p) {
+inline void int8_pack_band(const int8_rows& a, const float* norm, Eigen::Index r0, Eigen::Index r1,
+                           int8_band_panels& p) {
   const Eigen::Index st = a.stride, groups = st / 4;
   const Eigen::Index rows = (r1 - r0 + 31) / 32 * 32;  // whole 32-row blocks for the micro-kernel
   p.u.assign(static_cast<std::size_t>(rows * st), 128);
@@ -382,7 +442,7 @@ inline void int8_pack_band(const int8_rows& a, Eigen::Index r0, Eigen::Index r1,
     std::uint8_t* dst = p.u.data() + (li / 16) * groups * 64 + (li % 16) * 4;
     for (Eigen::Index g = 0; g < groups; ++g) std::memcpy(dst + g * 64, src + 4 * g, 4);
     p.scale[uli] = a.left_scale[ui];
-    p.norm[uli] = a.norm[ui];
+    p.norm[uli] = norm[ui];
     p.err[uli] = a.left_err[ui];
   }
 }
@@ -422,7 +482,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) inline void int8_avx512_t
       // the masked form with an explicit source: GCC 12 warns (-Wuninitialized) on the plain one
       const __m512 dotf = _mm512_mask_cvtepi32_ps(_mm512_setzero_ps(), 0xFFFF, dot);
       const __m512 approx = _mm512_mul_ps(dotf, _mm512_mul_ps(sa, _mm512_set1_ps(b.right_scale[uj])));
-      __m512 upv = _mm512_fmadd_ps(na, _mm512_set1_ps(b.right_err[uj]), approx);
+      __m512 upv = _mm512_fmadd_ps(na, _mm512_set1_ps(c.b_right_err[uj]), approx);
       upv = _mm512_fmadd_ps(ea, _mm512_set1_ps(b.right_hat[uj]), upv);
       auto mask = static_cast<unsigned>(_mm512_cmp_ps_mask(upv, tv, _CMP_GE_OQ));
       while (mask != 0) {
@@ -511,7 +571,7 @@ inline void int8_band_candidates(const int8_test_ctx& c, Eigen::Index r0, Eigen:
 #if MEMHEALTH_INT8_AVX512
   if (level == 3) {
     thread_local int8_band_panels panels;
-    int8_pack_band(*c.a, r0, r1, panels);
+    int8_pack_band(*c.a, c.a_norm, r0, r1, panels);
     for (Eigen::Index c0 = c_begin; c0 < nb; c0 += col_tile)
       int8_block_avx512(c, panels, r0, r1, c0, std::min(nb, c0 + col_tile), cand);
     return;
@@ -536,6 +596,32 @@ inline void int8_band_candidates(const int8_test_ctx& c, Eigen::Index r0, Eigen:
   }
 }
 
+// The two folded factors of test (3) ("Prefix bound" in the file comment): per row of a,
+// sqrt(λ‖x_i'‖² + u_i²); per row of b, sqrt(e_j²/λ + u_j²) with e_j = b.right_err; λ = mean e /
+// mean ‖x'‖ over the finite rows (any λ > 0 is valid; this one is nearly tight for typical rows).
+// Rounded up; a zero row (and the padding) keeps 0, a non-finite row +inf.
+inline void int8_fold_prefix(const int8_rows& a, const int8_rows& b, std::vector<float>& fa, std::vector<float>& fb) {
+  double sum_n = 0, sum_e = 0;
+  std::size_t cnt_n = 0, cnt_e = 0;
+  for (Eigen::Index i = 0; i < a.rows; ++i)
+    if (const float v = a.norm[static_cast<std::size_t>(i)]; std::isfinite(v) && v > 0) sum_n += v, ++cnt_n;
+  for (Eigen::Index j = 0; j < b.rows; ++j)
+    if (const float v = b.right_err[static_cast<std::size_t>(j)]; std::isfinite(v) && v > 0) sum_e += v, ++cnt_e;
+  double lambda = 1;
+  if (cnt_n > 0 && cnt_e > 0) lambda = (sum_e / static_cast<double>(cnt_e)) / (sum_n / static_cast<double>(cnt_n));
+  if (!(lambda > 0) || !std::isfinite(lambda)) lambda = 1;
+  constexpr double up = 1.0 + 0x1p-20;
+  constexpr double tiny = std::numeric_limits<float>::min();
+  auto fold = [&](double x, double u, double w) -> float {
+    if (x == 0 && u == 0) return 0.0f;
+    return static_cast<float>(std::max(std::sqrt(w * x * x + u * u) * up, tiny));
+  };
+  fa.assign(a.norm.size(), 0.0f);
+  fb.assign(b.right_err.size(), 0.0f);
+  for (std::size_t i = 0; i < fa.size(); ++i) fa[i] = fold(a.norm[i], a.suffix[i], lambda);
+  for (std::size_t j = 0; j < fb.size(); ++j) fb[j] = fold(b.right_err[j], b.suffix[j], 1 / lambda);
+}
+
 // Rescores a band's candidates (sorted by (i, j) first) and appends the pairs with score >= t.
 inline void rescore(const rows_cref& a, const rows_cref& b, float t, std::vector<std::uint64_t>& cand,
                     std::vector<scored_pair>& out) {
@@ -556,13 +642,19 @@ quantized_join_stats run_quantized_join(const rows_cref& a, const int8_rows& qa,
   MEMHEALTH_ASSERT(a.cols() == b.cols(), "quantized join: matrices of different dimension");
   MEMHEALTH_ASSERT(qa.rows == a.rows() && qb.rows == b.rows() && qa.dim == a.cols() && qb.dim == b.cols(),
                    "quantized join: quantised rows do not match the matrices");
+  MEMHEALTH_ASSERT(qa.cols == qb.cols && qa.suffix.empty() == (qa.cols == qa.dim) &&
+                       qb.suffix.empty() == (qb.cols == qb.dim),
+                   "quantized join: the two sides were quantised with different prefix widths");
   quantized_join_stats stats;
   const Eigen::Index n = a.rows();
   if (n == 0 || b.rows() == 0) return stats;
   const Eigen::Index tile = opt.tile / 4 * 4;
   const Eigen::Index bands = (n + tile - 1) / tile;
   const int level = int8_kernel_level(static_cast<int>(opt.kernel));
-  const int8_test_ctx ctx{&qa, &qb, t, self};
+  std::vector<float> folded_a, folded_b;  // test (3) with a prefix, else (2) on the rows' own norms
+  if (qa.cols < qa.dim) int8_fold_prefix(qa, qb, folded_a, folded_b);
+  const int8_test_ctx ctx{&qa, &qb, t, self, folded_a.empty() ? qa.norm.data() : folded_a.data(),
+                          folded_b.empty() ? qb.right_err.data() : folded_b.data()};
   const auto workers = static_cast<std::size_t>(std::min<Eigen::Index>(opt.threads, bands));
   std::vector<std::vector<std::uint64_t>> cand(workers);
   std::vector<std::vector<scored_pair>> pairs(workers);
@@ -601,7 +693,7 @@ quantized_join_stats run_quantized_join(const rows_cref& a, const int8_rows& qa,
 /// increasing (i, j) order. Same pairs as `threshold_join` (recall 1.0, see the file comment).
 /// @param X n x d, row-major float32 (unit rows for cosine). @param q `quantize_rows(X)`.
 /// @throws memhealth::error(precondition) for tile < 4, threads < 1, or q not made from X's shape.
-/// @complexity O(n² d / 2) int8 multiply-adds + O(candidates · d) float; memory O(n d) bytes for
+/// @complexity O(n² · q.cols / 2) int8 multiply-adds + O(candidates · d) float; memory O(n d) bytes for
 ///             q plus at most `threads` bands of candidates.
 template <class Out>
 quantized_join_stats quantized_threshold_join(const rows_cref& X, const int8_rows& q, float t, Out&& emit,
@@ -613,7 +705,7 @@ quantized_join_stats quantized_threshold_join(const rows_cref& X, const int8_row
 template <class Out>
 quantized_join_stats quantized_threshold_join(const rows_cref& X, float t, Out&& emit,
                                               const quantized_join_options& opt = {}) {
-  const int8_rows q = quantize_rows(X, opt.threads);
+  const int8_rows q = quantize_rows(X, opt.threads, opt.prefix_dims);
   return detail::run_quantized_join(X, q, X, q, true, t, emit, opt);
 }
 
@@ -625,7 +717,7 @@ template <class Out>
 quantized_join_stats quantized_join(const rows_cref& A, const rows_cref& B, float t, Out&& emit,
                                     const quantized_join_options& opt = {}) {
   MEMHEALTH_ASSERT(A.cols() == B.cols(), "quantized_join: matrices of different dimension");
-  const int8_rows qa = quantize_rows(A, opt.threads), qb = quantize_rows(B, opt.threads);
+  const int8_rows qa = quantize_rows(A, opt.threads, opt.prefix_dims), qb = quantize_rows(B, opt.threads, opt.prefix_dims);
   return detail::run_quantized_join(A, qa, B, qb, false, t, emit, opt);
 }
 
