@@ -216,6 +216,17 @@ std::vector<float> prefix_bound_factors(const rows_cref& x, Eigen::Index p) {
   return u;
 }
 
+// Σ a_k·b_k of n contiguous floats with eight independent float accumulators (plain loops, so
+// no Eigen expression is instantiated per join; the compiler vectorises the lanes).
+inline float dot_f32(const float* a, const float* b, Eigen::Index n) noexcept {
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  Eigen::Index k = 0;
+  for (; k + 8 <= n; k += 8)
+    for (int l = 0; l < 8; ++l) acc[l] += a[k + l] * b[k + l];
+  for (; k < n; ++k) acc[0] += a[k] * b[k];
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
 // One worker's buffers: the tile, the suffix tile of a dense prefix-bound tile (allocated on
 // first use), and the candidates of the bound scan (local i << 32 | local j).
 struct band_scratch {
@@ -303,7 +314,11 @@ bool join_band(const rows_cref& a, const rows_cref& b, bool self, Eigen::Index r
       if (sc.tail.size() == 0) sc.tail.resize(sc.tile.rows(), sc.tile.cols());
       auto rest = sc.tail.topLeftCorner(ra, rb);
       kernel_tile(kernel, ab.rightCols(d - p), bb.rightCols(d - p), rest, backend);
-      s += rest;
+      for (Eigen::Index i = 0; i < ra; ++i) {
+        float* dst = s.row(i).data();
+        const float* src = rest.row(i).data();
+        for (Eigen::Index j = 0; j < rb; ++j) dst[j] += src[j];
+      }
       ++sc.dense_tiles;
       complete = scan_tile(s, self, r0, c0, t, hits, cap);
       continue;
@@ -311,7 +326,7 @@ bool join_band(const rows_cref& a, const rows_cref& b, bool self, Eigen::Index r
     sc.candidates += sc.cand.size();
     for (const std::uint64_t c : sc.cand) {
       const auto i = static_cast<Eigen::Index>(c >> 32), j = static_cast<Eigen::Index>(c & 0xffffffffu);
-      const float score = s(i, j) + ab.row(i).tail(d - p).dot(bb.row(j).tail(d - p));
+      const float score = s(i, j) + dot_f32(ab.row(i).data() + p, bb.row(j).data() + p, d - p);
       if (!(score >= t)) continue;
       hits.push_back({static_cast<std::uint32_t>(r0 + i), static_cast<std::uint32_t>(c0 + j), score});
       if (hits.size() > cap) {
