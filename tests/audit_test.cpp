@@ -377,6 +377,23 @@ TEST_CASE("audit report: the sample store's repair run") {
       CHECK(st.before == before.count("exact_duplicate"));
     }
   CHECK(exact_row);
+  // the sample store mixes two embedding versions (25 s1, 26 s2 records): the re-embedding
+  // actions (tier 3, not approved here) answer that kind, though their reasons name record ids
+  // first ("mem-1001: mixed_embedding_version")
+  REQUIRE(before.count("mixed_embedding_version") == 1);
+  std::size_t reembed_actions = 0;
+  for (const auto& a : plan.actions) reembed_actions += a.type == "reembed";
+  REQUIRE(reembed_actions >= 1);
+  bool mixed_row = false;
+  for (const auto& st : rep.strategies)
+    if (st.kind == "mixed_embedding_version") {
+      mixed_row = true;
+      CHECK(st.actions == std::set<std::string>{"reembed"});
+      CHECK(st.tiers == std::set<int>{3});
+      CHECK(st.planned == reembed_actions);
+      CHECK(st.applied == 0);
+    }
+  CHECK(mixed_row);
   CHECK_FALSE(rep.prevention.empty());
   CHECK(std::string(mh::prevention_note("exact_duplicate")).find("Deduplicate") == 0);
   CHECK(mh::prevention_note("no_such_kind").empty());

@@ -292,11 +292,27 @@ audit_report make_audit_report(const S1& before_store, const S2& after_store, co
   for (std::size_t a = 0; a < plan.actions.size(); ++a) {
     const auto& act = plan.actions[a];
     ++rep.by_automation[static_cast<std::size_t>(act.automation)];
-    std::set<std::string> kinds;  // reasons read "kind: ids ..."; other notes are not kinds
-    for (const auto& reason : act.reasons)
-      if (auto k = reason.substr(0, reason.find(':'));
-          rep.before.findings_by_kind.count(k) || rep.after.findings_by_kind.count(k))
+    // Reasons read "kind: ids ...", except a re-embedding's, which read "<record id>: kind, kind"
+    // (one per record of the batch); other notes name no kind.
+    auto is_kind = [&](const std::string& k) {
+      return rep.before.findings_by_kind.count(k) != 0 || rep.after.findings_by_kind.count(k) != 0;
+    };
+    std::set<std::string> kinds;
+    for (const auto& reason : act.reasons) {
+      const auto colon = reason.find(':');
+      if (auto k = reason.substr(0, colon); is_kind(k)) {
         kinds.insert(std::move(k));
+        continue;
+      }
+      if (act.type != action_types::reembed || colon == std::string::npos) continue;
+      for (std::size_t pos = colon + 1; pos < reason.size();) {
+        const auto comma = std::min(reason.find(',', pos), reason.size());
+        const auto first = reason.find_first_not_of(' ', pos);
+        if (first < comma)
+          if (auto k = reason.substr(first, comma - first); is_kind(k)) kinds.insert(std::move(k));
+        pos = comma + 1;
+      }
+    }
     for (const auto& k : kinds) {
       auto& st = by_kind[k];
       st.actions.insert(act.type);
