@@ -170,7 +170,10 @@ inline void quantize_range(const rows_cref& X, int8_rows& q, Eigen::Index r0, Ei
     // vectorised: the largest |x_k| is NaN for a NaN anywhere and +inf for an inf
     const float all_max = X.row(i).cwiseAbs().template maxCoeff<Eigen::PropagateNaN>();
     const bool finite = q.dim == 0 || all_max <= std::numeric_limits<float>::max();
-    const float m = finite && q.cols > 0 ? X.row(i).head(q.cols).cwiseAbs().maxCoeff() : 0.0f;
+    // the prefix's own maximum only in the prefix form (the full form reuses all_max)
+    const float m = !finite || q.cols == 0 ? 0.0f
+                    : q.cols == q.dim      ? all_max
+                                           : X.row(i).head(q.cols).cwiseAbs().maxCoeff();
     if (!finite) {
       q.norm[ui] = q.left_err[ui] = q.right_err[ui] = q.right_hat[ui] = inf;
       if (!q.suffix.empty()) q.suffix[ui] = inf;
@@ -610,11 +613,9 @@ inline void int8_fold_prefix(const int8_rows& a, const int8_rows& b, std::vector
   double lambda = 1;
   if (cnt_n > 0 && cnt_e > 0) lambda = (sum_e / static_cast<double>(cnt_e)) / (sum_n / static_cast<double>(cnt_n));
   if (!(lambda > 0) || !std::isfinite(lambda)) lambda = 1;
-  constexpr double up = 1.0 + 0x1p-20;
-  constexpr double tiny = std::numeric_limits<float>::min();
-  auto fold = [&](double x, double u, double w) -> float {
+  auto fold = [](double x, double u, double w) -> float {
     if (x == 0 && u == 0) return 0.0f;
-    return static_cast<float>(std::max(std::sqrt(w * x * x + u * u) * up, tiny));
+    return std::max(round_up_to_float(std::sqrt(w * x * x + u * u)), std::numeric_limits<float>::min());
   };
   fa.assign(a.norm.size(), 0.0f);
   fb.assign(b.right_err.size(), 0.0f);
