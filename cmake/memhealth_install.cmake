@@ -3,7 +3,7 @@
 #
 # memhealth is header-only, so everything is architecture-independent and goes under
 # ${CMAKE_INSTALL_DATADIR} (share/): share/cmake/memhealth and share/pkgconfig, like Eigen does.
-# The memhealth command-line tool is installed by examples/CMakeLists.txt when examples are built.
+# The memhealth command-line tool is installed by tools/memhealth/CMakeLists.txt when it is built.
 include(CMakePackageConfigHelpers)
 
 set(MEMHEALTH_INSTALL_CMAKEDIR "${CMAKE_INSTALL_DATADIR}/cmake/memhealth"
