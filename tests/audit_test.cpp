@@ -19,10 +19,8 @@
 #include "memhealth/io/jsonl.hpp"
 #include "memhealth/io/metadata_schema_json.hpp"
 #include "memhealth/detect/metadata_schema.hpp"
+#include "test_data.hpp"
 
-#ifndef MEMHEALTH_SHARED_DATA_DIR
-#define MEMHEALTH_SHARED_DATA_DIR "/work/shared/data"
-#endif
 #ifndef MEMHEALTH_SOURCE_DIR
 #define MEMHEALTH_SOURCE_DIR "."
 #endif
@@ -187,9 +185,10 @@ TEST_CASE("drill: the bundled sample store (with its schema)") {
 }
 
 TEST_CASE("drill: LoCoMo conversations embedded by the lexical embedder") {
+  MEMHEALTH_TEST_DATA(locomo, "locomo");
   std::vector<mh::memory_record> recs;
   for (const char* f : {"26.json", "30.json", "41.json"}) {
-    auto one = mh::import_locomo(std::filesystem::path(MEMHEALTH_SHARED_DATA_DIR) / "locomo" / f);
+    auto one = mh::import_locomo(locomo / f);
     for (auto& r : one.records) recs.push_back(std::move(r));
   }
   REQUIRE(recs.size() == 677);
@@ -280,31 +279,42 @@ TEST_CASE("tune: reading STS Benchmark and SICK; bad input") {
   CHECK_THROWS_AS(mh::read_labelled_pairs("/nonexistent/pairs.tsv"), mh::error);
 }
 
-TEST_CASE("tune: STS-B dev and SICK train with the lexical embedder") {
-  const std::filesystem::path data(MEMHEALTH_SHARED_DATA_DIR);
-  const auto sts = mh::read_labelled_pairs(data / "sts-benchmark" / "sts-dev.no-msr-no-answers-forums.csv");
-  const auto sick = mh::read_labelled_pairs(data / "sick" / "SICK_train.txt");
-  // counted with a one-off python3 script: 625 rows, 137 with score >= 4.0; 4,500 pairs, 1,229
-  // ENTAILMENT with relatedness >= 4.0
-  CHECK(sts.pairs.size() == 625);
-  CHECK(sick.pairs.size() == 4500);
-  CHECK(sts.skipped_lines == 0);
+namespace {
+// The sweep's invariants on a real labelled set: `positives` counted independently.
+void check_real_sweep(const mh::labelled_pairs& set, std::size_t positives) {
   const mh::lexical_embedder e(384, 1);
-  for (const auto* set : {&sts, &sick}) {
-    const auto r = mh::tune_pairs(set->pairs, e);
-    CHECK(r.pairs == set->pairs.size());
-    CHECK(r.positives == (set == &sts ? 137u : 1229u));
-    REQUIRE(r.rows.size() == 20);
-    for (std::size_t k = 1; k < r.rows.size(); ++k) {  // raising t never flags more
-      CHECK(r.rows[k].tp + r.rows[k].fp <= r.rows[k - 1].tp + r.rows[k - 1].fp);
-      CHECK(r.rows[k].recall <= r.rows[k - 1].recall);
-      CHECK(r.rows[k].false_positive_rate <= r.rows[k - 1].false_positive_rate);
-      CHECK(r.rows[k].tp + r.rows[k].fn == r.positives);
-    }
-    REQUIRE(r.best_f1);
+  const auto r = mh::tune_pairs(set.pairs, e);
+  CHECK(r.pairs == set.pairs.size());
+  CHECK(r.positives == positives);
+  REQUIRE(r.rows.size() == 20);
+  for (std::size_t k = 1; k < r.rows.size(); ++k) {  // raising t never flags more
+    CHECK(r.rows[k].tp + r.rows[k].fp <= r.rows[k - 1].tp + r.rows[k - 1].fp);
+    CHECK(r.rows[k].recall <= r.rows[k - 1].recall);
+    CHECK(r.rows[k].false_positive_rate <= r.rows[k - 1].false_positive_rate);
+    CHECK(r.rows[k].tp + r.rows[k].fn == r.positives);
   }
+  REQUIRE(r.best_f1);
+}
+}  // namespace
+
+TEST_CASE("tune: STS-B dev with the lexical embedder") {
+  MEMHEALTH_TEST_DATA(path, "sts-benchmark/sts-dev.no-msr-no-answers-forums.csv");
+  const auto sts = mh::read_labelled_pairs(path);
+  // counted with a one-off python3 script: 625 rows, 137 with score >= 4.0
+  CHECK(sts.pairs.size() == 625);
+  CHECK(sts.skipped_lines == 0);
+  check_real_sweep(sts, 137);
+}
+
+TEST_CASE("tune: SICK train with the lexical embedder" * doctest::test_suite("real_data")) {
+  MEMHEALTH_TEST_DATA(path, "sick/SICK_train.txt");
+  const auto sick = mh::read_labelled_pairs(path);
+  // counted with a one-off python3 script: 4,500 pairs, 1,229 ENTAILMENT with relatedness >= 4.0
+  CHECK(sick.pairs.size() == 4500);
+  check_real_sweep(sick, 1229);
   // the negation guard keeps SICK's CONTRADICTION pairs out: at t = 0.80 with the guard fewer of
   // them are flagged than without it
+  const mh::lexical_embedder e(384, 1);
   mh::tune_options no_guard;
   no_guard.negation_guard = false;
   std::vector<mh::labelled_pair> contra;

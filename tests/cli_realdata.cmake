@@ -1,5 +1,5 @@
 # The memhealth tool on real preference data (PrefEval explicit preferences), run by ctest:
-#   cmake -DMEMHEALTH=<tool> -DDATA_DIR=<shared data> -DWORK=<scratch dir> -P cli_realdata.cmake
+#   cmake -DMEMHEALTH=<tool> -DDATA_DIR=<tests/data> -DWORK=<scratch dir> -P cli_realdata.cmake
 # import (a directory of topic files) -> stats -> check -> drill with the SPEC gates (coverage
 # >= 0.95 overall and for every fault kind, false-positive rate <= 0.02, no harm) -> plan ->
 # apply (tier 2 approved, through the WAL) -> rollback: byte-identical to the imported store.

@@ -1,5 +1,5 @@
 # End-to-end test of the memhealth tool, run by ctest:
-#   cmake -DMEMHEALTH=<tool> -DSOURCE_DIR=<repo> -DDATA_DIR=<shared data> -DWORK=<scratch dir> -P cli_roundtrip.cmake
+#   cmake -DMEMHEALTH=<tool> -DSOURCE_DIR=<repo> -DDATA_DIR=<tests/data> -DWORK=<scratch dir> -P cli_roundtrip.cmake
 # import (LoCoMo) -> stats -> check -> plan -> apply (through the WAL) -> rollback: the restored
 # store must equal the original byte for byte, and diff with the log must explain every change.
 cmake_minimum_required(VERSION 3.25)

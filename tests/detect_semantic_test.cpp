@@ -32,10 +32,8 @@
 #include "memhealth/similarity/kernels.hpp"
 #include "memhealth/similarity/lsh.hpp"
 #include "memhealth/store/memory_store.hpp"
+#include "test_data.hpp"
 
-#ifndef MEMHEALTH_SHARED_DATA_DIR
-#define MEMHEALTH_SHARED_DATA_DIR "/work/shared/data"
-#endif
 
 namespace mh = memhealth;
 
@@ -677,8 +675,7 @@ TEST_CASE("real data: PrefEval repeated preferences are exact duplicates within 
   // collapsed; and again with lower() + [^\w]+ -> space): over the 10 topic files (517 records),
   // 4 texts repeat within their topic, covering 9 records (games 3, shows 2, beauty 2, dietary 2),
   // and 3 texts occur in more than one topic.
-  const std::filesystem::path dir = std::filesystem::path(MEMHEALTH_SHARED_DATA_DIR) / "prefeval-explicit";
-  REQUIRE(std::filesystem::exists(dir));
+  MEMHEALTH_TEST_DATA(dir, "prefeval-explicit");
   std::vector<std::filesystem::path> files;
   for (const auto& e : std::filesystem::directory_iterator(dir))
     if (e.path().extension() == ".json") files.push_back(e.path());
@@ -714,8 +711,8 @@ struct sick_pair {
   double relatedness;
   std::string label;
 };
-std::vector<sick_pair> load_sick() {
-  std::ifstream in(std::filesystem::path(MEMHEALTH_SHARED_DATA_DIR) / "sick" / "SICK_train.txt");
+std::vector<sick_pair> load_sick(const std::filesystem::path& file) {
+  std::ifstream in(file);
   std::vector<sick_pair> out;
   std::string line;
   std::getline(in, line);  // header
@@ -749,8 +746,9 @@ bool has_negation_word(const std::string& s) {  // the python count's definition
 }
 }  // namespace
 
-TEST_CASE("real data: SICK contradictions that differ by a negation word") {
-  const auto pairs = load_sick();
+TEST_CASE("real data: SICK contradictions that differ by a negation word" * doctest::test_suite("real_data")) {
+  MEMHEALTH_TEST_DATA(sick, "sick/SICK_train.txt");
+  const auto pairs = load_sick(sick);
   REQUIRE(pairs.size() == 4500);
   // python3: 665 CONTRADICTION pairs, 605 of them with a negation word (not, no, never, nobody,
   // none, nothing, neither, nor, cannot, *n't) in exactly one sentence.
@@ -792,10 +790,12 @@ TEST_CASE("real data: SICK contradictions that differ by a negation word") {
   CHECK(recall >= 0.9);  // measured 570/605 = 0.942
 }
 
-TEST_CASE("real data: near-duplicate false positives on SICK contradictions with relatedness >= 4") {
+TEST_CASE("real data: near-duplicate false positives on SICK contradictions with relatedness >= 4" *
+          doctest::test_suite("real_data")) {
+  MEMHEALTH_TEST_DATA(sick, "sick/SICK_train.txt");
   // python3: 141 CONTRADICTION pairs have relatedness >= 4. Each pair goes into its own scope,
   // embedded with lexical_embedder{384}; a near_duplicate finding on such a pair is a false positive.
-  const auto pairs = load_sick();
+  const auto pairs = load_sick(sick);
   const mh::lexical_embedder emb(384, 0);
   std::vector<mh::memory_record> recs;
   std::size_t hi = 0, expected_flagged = 0, expected_unguarded_negation = 0;

@@ -14,12 +14,12 @@
 #include "memhealth/io/import_mem0.hpp"
 #include "memhealth/io/import_prefeval.hpp"
 #include "repair_test_support.hpp"
+#include "test_data.hpp"
 
 using namespace memhealth;
 
 namespace {
 
-const std::filesystem::path shared_data{MEMHEALTH_SHARED_DATA_DIR};
 const std::filesystem::path mem0_data = std::filesystem::path{MEMHEALTH_SOURCE_DIR} / "tests" / "data" / "mem0";
 
 const memory_record* by_id(const basic_load_result<memory_record>& r, std::string_view id) {
@@ -52,7 +52,8 @@ std::size_t count_issues(const basic_load_result<memory_record>& r, std::string_
 // Expected counts come from a one-off python3 script over the JSON: every [text, evidence] entry
 // in every session_<n>_observation; sessions with a session_<n>_date_time but no observation.
 TEST_CASE("import_locomo: 26.json") {
-  const auto r = import_locomo(shared_data / "locomo" / "26.json");
+  MEMHEALTH_TEST_DATA(file, "locomo/26.json");
+  const auto r = import_locomo(file);
   CHECK(r.records.size() == 184);
   CHECK(r.lines_read == 184);
   CHECK(scopes_of(r) == std::set<std::string>{"conv:26/speaker:Caroline", "conv:26/speaker:Melanie"});
@@ -98,7 +99,8 @@ TEST_CASE("import_locomo: 26.json") {
 }
 
 TEST_CASE("import_locomo: 30.json (evidence given as a list)") {
-  const auto r = import_locomo(shared_data / "locomo" / "30.json");
+  MEMHEALTH_TEST_DATA(file, "locomo/30.json");
+  const auto r = import_locomo(file);
   CHECK(r.records.size() == 169);
   CHECK(scopes_of(r) == std::set<std::string>{"conv:30/speaker:Gina", "conv:30/speaker:Jon"});
   REQUIRE(r.issues.size() == 1);
@@ -120,7 +122,8 @@ TEST_CASE("import_locomo: 30.json (evidence given as a list)") {
 }
 
 TEST_CASE("import_locomo: 41.json") {
-  const auto r = import_locomo(shared_data / "locomo" / "41.json");
+  MEMHEALTH_TEST_DATA(file, "locomo/41.json");
+  const auto r = import_locomo(file);
   CHECK(r.records.size() == 324);
   CHECK(scopes_of(r) == std::set<std::string>{"conv:41/speaker:John", "conv:41/speaker:Maria"});
   CHECK(r.issues.empty());
@@ -202,7 +205,7 @@ TEST_CASE("import_locomo_text: quirks become issues, never aborts") {
 }
 
 TEST_CASE("import_locomo: errors for unreadable or non-object input") {
-  CHECK_THROWS_AS(import_locomo(shared_data / "locomo" / "does-not-exist.json"), error);
+  CHECK_THROWS_AS(import_locomo(test::bundled_data_dir() / "locomo" / "does-not-exist.json"), error);
   try {
     (void)import_locomo_text("[1, 2]", "y");
     FAIL("expected an exception");
@@ -526,14 +529,10 @@ TEST_CASE("import_prefeval: a directory of topic files") {
 }
 
 // Expected values from a one-off python3 script over the JSON files: 10 topic files are in
-// shared/data (its README lists 20 topics and 1,000 preferences upstream; these 10 hold
+// tests/data (its README lists 20 topics and 1,000 preferences upstream; these 10 hold
 // 31+54+51+56+62+52+53+57+52+49 = 517), every entry has the three string fields.
 TEST_CASE("import_prefeval: the real directory") {
-  const auto dir = shared_data / "prefeval-explicit";
-  if (!std::filesystem::is_directory(dir)) {
-    MESSAGE("skipped: " << dir.string() << " is absent");
-    return;
-  }
+  MEMHEALTH_TEST_DATA(dir, "prefeval-explicit");
   const auto r = import_prefeval(dir);
   CHECK(r.records.size() == 517);
   CHECK(r.lines_read == 517);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "memhealth/memhealth.hpp"
+#include "test_data.hpp"
 
 namespace mh = memhealth;
 using strings = std::vector<std::string>;
@@ -22,7 +23,6 @@ using strings = std::vector<std::string>;
 namespace {
 
 const std::string k_source = MEMHEALTH_SOURCE_DIR;
-const std::string k_data = MEMHEALTH_SHARED_DATA_DIR;
 
 mh::detect_options at(const char* iso) {
   mh::detect_options d;
@@ -106,9 +106,10 @@ TEST_CASE("default pipeline finds every fault planted in the sample store") {
 }
 
 TEST_CASE("LoCoMo: the three conversations import cleanly and their restated facts are found") {
+  MEMHEALTH_TEST_DATA(locomo, "locomo");
   std::vector<mh::memory_record> all;
   for (const char* f : {"26", "30", "41"}) {
-    auto part = mh::import_locomo(k_data + "/locomo/" + f + ".json");
+    auto part = mh::import_locomo(locomo / (std::string(f) + ".json"));
     for (auto& r : part.records) all.push_back(std::move(r));
   }
   REQUIRE(all.size() == 677);  // 184 + 169 + 324 observations

@@ -1,0 +1,56 @@
+// Where the tests find real (third-party) data: tests/data/<rel> first (the subsets bundled with
+// the repository, see tests/data/README.md), then ../shared/data/<rel> (larger sets on machines
+// that have the team's data folder). A test whose data is in neither place is skipped: it prints
+// "memhealth-skip: ..." (ctest reports it as skipped through SKIP_REGULAR_EXPRESSION, see
+// tests/CMakeLists.txt) and returns without failing.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#ifndef MEMHEALTH_SOURCE_DIR
+#error "tests/CMakeLists.txt defines MEMHEALTH_SOURCE_DIR"
+#endif
+#ifndef MEMHEALTH_SHARED_DATA_DIR
+#define MEMHEALTH_SHARED_DATA_DIR MEMHEALTH_SOURCE_DIR "/../shared/data"
+#endif
+
+namespace memhealth::test {
+
+/// The bundled data folder, `<repo>/tests/data`.
+inline std::filesystem::path bundled_data_dir() { return std::filesystem::path(MEMHEALTH_SOURCE_DIR) / "tests" / "data"; }
+
+/// The team's shared data folder, `<repo>/../shared/data` unless the build says otherwise.
+inline std::filesystem::path shared_data_dir() { return std::filesystem::path(MEMHEALTH_SHARED_DATA_DIR); }
+
+/// `rel` (a file or directory relative to a data folder, e.g. "locomo/26.json") in the bundled
+/// folder, else in the shared folder; nullopt when neither holds it.
+inline std::optional<std::filesystem::path> find_data(std::string_view rel) {
+  for (const auto& dir : {bundled_data_dir(), shared_data_dir()}) {
+    auto p = dir / std::filesystem::path(std::string(rel));
+    if (std::filesystem::exists(p)) return p;
+  }
+  return std::nullopt;
+}
+
+/// The message a skipped test prints (matched by ctest's SKIP_REGULAR_EXPRESSION).
+inline std::string skip_message(std::string_view rel) {
+  return "memhealth-skip: real data '" + std::string(rel) + "' is in neither " + bundled_data_dir().string() +
+         " nor " + shared_data_dir().string() + " (see tests/data/README.md)";
+}
+
+}  // namespace memhealth::test
+
+/// Declares `const std::filesystem::path var` = the data file or directory `rel`, or skips the
+/// current test case (message and return) when it is absent.
+#define MEMHEALTH_TEST_DATA(var, rel)                                  \
+  const auto var##_found_ = ::memhealth::test::find_data(rel);         \
+  if (!var##_found_) {                                                 \
+    MESSAGE(::memhealth::test::skip_message(rel));                     \
+    return;                                                            \
+  }                                                                    \
+  const std::filesystem::path var = *var##_found_
