@@ -22,6 +22,7 @@
 #include "memhealth/monitor/retrieval_monitor.hpp"
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/store/memory_store.hpp"
+#include "test_data.hpp"
 
 using namespace memhealth;
 
@@ -148,8 +149,9 @@ double ev_num(const finding& f, const char* key) {
 // ---------- the jeopardy vectors ----------
 
 row_matrix load_vectors(const char* file, const char* key) {
-  const std::filesystem::path p = std::filesystem::path(MEMHEALTH_SHARED_DATA_DIR) / "weaviate-jeopardy-embeddings" / file;
-  std::ifstream in(p);
+  const auto p = ::memhealth::test::find_data(std::string("weaviate-jeopardy-embeddings/") + file);
+  REQUIRE_MESSAGE(p, ::memhealth::test::skip_message(std::string("weaviate-jeopardy-embeddings/") + file));
+  std::ifstream in(*p);
   REQUIRE(in.good());
   const auto j = nlohmann::json::parse(in);
   REQUIRE(j.is_array());
@@ -514,4 +516,43 @@ TEST_CASE("drift: too few rows is a check_skipped, never a crash") {
   const auto r = detect_drift(a, b);
   REQUIRE(r.findings.size() == 1);
   CHECK(r.findings[0].kind == finding_kinds::check_skipped);
+}
+
+TEST_CASE("drift and the migration gate: empty samples are empty results, never an error") {
+  const row_matrix none(0, 384), unset(0, 0), some = row_matrix::Identity(3, 384);
+  // norms of nothing: all zero
+  const auto ns = summarize_norms(none);
+  CHECK(ns.n == 0);
+  CHECK(ns.mean == 0.0);
+  CHECK(ns.unit_share == 0.0);
+  // MMD of an empty side: no split, p = 1, also against a sample of another width (0 x 0)
+  for (const auto* x : {&none, &unset}) {
+    mmd_result m;
+    CHECK_NOTHROW(m = mmd_test(*x, some));
+    CHECK(m.splits == 0);
+    CHECK(m.p_value == 1.0);
+    CHECK(m.mmd == 0.0);
+    CHECK_NOTHROW(m = mmd_test(some, *x));
+    CHECK(m.p_value == 1.0);
+  }
+  CHECK(mmd_test(none, none).splits == 0);
+  // detect_drift: no shift reported, the test says it was skipped (too few rows)
+  for (const auto* x : {&none, &unset}) {
+    drift_result d;
+    CHECK_NOTHROW(d = detect_drift(*x, *x));
+    CHECK(d.reference.n == 0);
+    CHECK(d.current.n == 0);
+    REQUIRE(d.findings.size() == 1);
+    CHECK(d.findings[0].kind == finding_kinds::check_skipped);
+    CHECK_NOTHROW(d = detect_drift(*x, some));  // 0 x 0 against 384 columns: no "dimension_changed"
+    REQUIRE(d.findings.size() == 1);
+    CHECK(d.findings[0].kind == finding_kinds::check_skipped);
+  }
+  // the gate on zero texts: one check_skipped, not passed, no per-text rows
+  const auto g = migration_gate(none, unset);
+  CHECK(g.n == 0);
+  CHECK_FALSE(g.passed);
+  CHECK(g.overlap.empty());
+  REQUIRE(g.findings.size() == 1);
+  CHECK(g.findings[0].kind == finding_kinds::check_skipped);
 }

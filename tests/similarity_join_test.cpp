@@ -17,6 +17,7 @@
 #include "memhealth/similarity/gemm_backend.hpp"
 #include "memhealth/similarity/join.hpp"
 #include "memhealth/similarity/kernels.hpp"
+#include "memhealth/similarity/lsh.hpp"
 #include "memhealth/similarity/quantized_join.hpp"
 
 namespace mh = memhealth;
@@ -639,4 +640,43 @@ TEST_CASE("edge cases: empty, one row, zero rows, NaN and inf rows agree with th
   const pair_set at_zero{{0, 1}, {0, 3}, {1, 2}, {1, 3}, {1, 5}, {2, 3}, {2, 5}, {3, 5}};
   CHECK(keys(mh::threshold_join_pairs(X, 0.0f)) == at_zero);
   CHECK(keys(mh::quantized_threshold_join_pairs(X, 0.0f)) == at_zero);
+}
+
+TEST_CASE("empty inputs are empty results: every join, full and prefix forms, one or both sides empty") {
+  // d = 384 takes the int8 prefix form by default (d/3 rounded down to 128 columns): an empty
+  // side has no suffix factors, which the form check once read as "another prefix width"
+  const mh::row_matrix none(0, 384), two = mh::row_matrix::Ones(2, 384) / std::sqrt(384.0f);
+  CHECK(mh::threshold_join_pairs(none, 0.5f).empty());
+  CHECK(mh::join_pairs(none, none, 0.5f).empty());
+  CHECK(mh::join_pairs(none, two, 0.5f).empty());
+  CHECK(mh::join_pairs(two, none, 0.5f).empty());
+  for (const Eigen::Index prefix : {Eigen::Index{0}, Eigen::Index{-1}, Eigen::Index{96}}) {
+    CAPTURE(prefix);
+    const mh::quantized_join_options o{.prefix_dims = prefix};
+    const auto q = mh::quantize_rows(none, 1, prefix);
+    CHECK(q.rows == 0);
+    CHECK(q.dim == 384);
+    mh::quantized_join_stats st;
+    std::size_t emitted = 0;
+    CHECK_NOTHROW(st = mh::quantized_threshold_join(none, 0.5f, [&](std::uint32_t, std::uint32_t, float) { ++emitted; }, o));
+    CHECK(emitted == 0);
+    CHECK(st.pairs == 0);
+    CHECK(st.candidates == 0);
+    CHECK_NOTHROW(st = mh::quantized_threshold_join(none, q, 0.5f, [&](std::uint32_t, std::uint32_t, float) { ++emitted; }, o));
+    CHECK(emitted == 0);
+    CHECK(mh::quantized_threshold_join_pairs(none, 0.5f, o).empty());
+    CHECK(mh::quantized_join_pairs(none, none, 0.5f, o).empty());
+    CHECK(mh::quantized_join_pairs(none, two, 0.5f, o).empty());
+    CHECK(mh::quantized_join_pairs(two, none, 0.5f, o).empty());
+    // a non-empty self join still finds the one pair (cosine 1 of two equal unit rows)
+    CHECK(mh::quantized_threshold_join_pairs(two, 0.5f, o).size() == 1);
+  }
+  // no columns at all
+  CHECK(mh::threshold_join_pairs(mh::row_matrix(0, 0), 0.5f).empty());
+  CHECK(mh::quantized_threshold_join_pairs(mh::row_matrix(0, 0), 0.5f).empty());
+  // LSH: no rows, no candidate
+  CHECK(mh::lsh_candidates(none).empty());
+  std::size_t lsh_emitted = 0;
+  mh::lsh_join(none, 0.5f, [&](std::uint32_t, std::uint32_t, float) { ++lsh_emitted; });
+  CHECK(lsh_emitted == 0);
 }

@@ -144,11 +144,13 @@ inline double binomial(std::size_t n, std::size_t k) {
 
 /// Kernel two-sample test (Gretton et al. 2012) between the rows of X (n x d) and Y (m x d),
 /// both row-major float32 of the same dimension d; rows are unit-normalised first (see the
-/// file comment for kernel, bandwidth and p-value). @pre X.cols() == Y.cols() (MEMHEALTH_ASSERT).
+/// file comment for kernel, bandwidth and p-value). @pre X.cols() == Y.cols() (MEMHEALTH_ASSERT) when
+/// both samples have rows; an empty sample gives the default result (no split, p = 1).
 /// With fewer than 2 usable rows on either side the result has p_value 1 and mmd 0.
 template <class = void>  // deferred instantiation, see memhealth.hpp
 mmd_result mmd_test(const rows_cref& X, const rows_cref& Y, const mmd_options& o = {}) {
-  MEMHEALTH_ASSERT(X.cols() == Y.cols(), "mmd_test: samples of different dimension");
+  // an empty sample (any width, e.g. a default-constructed 0 x 0 matrix) leaves nothing to test
+  MEMHEALTH_ASSERT(X.cols() == Y.cols() || X.rows() == 0 || Y.rows() == 0, "mmd_test: samples of different dimension");
   mmd_result res;
   const Eigen::MatrixXd A = detail::unit_rows_d(X, res.excluded), B = detail::unit_rows_d(Y, res.excluded);
   const std::size_t n = static_cast<std::size_t>(A.rows()), m = static_cast<std::size_t>(B.rows()), N = n + m;
@@ -237,7 +239,8 @@ struct drift_result {
 };
 
 /// Compares a reference sample R (n x d1) with a current sample C (m x d2), row-major float32.
-/// See the file comment. Never throws for data.
+/// See the file comment. Never throws for data; an empty sample (0 rows, any width) gives one
+/// check_skipped and no shift.
 template <class = void>  // deferred instantiation, see memhealth.hpp
 drift_result detect_drift(const rows_cref& R, const rows_cref& C, const drift_options& o = {}) {
   drift_result out;
@@ -261,7 +264,8 @@ drift_result detect_drift(const rows_cref& R, const rows_cref& C, const drift_op
     f.suggested_repair = "reembed";
     out.findings.push_back(std::move(f));
   }
-  if (R.cols() != C.cols()) {
+  // an empty sample has no space of its own (a 0 x 0 matrix is no dimension change): skipped below
+  if (R.cols() != C.cols() && R.rows() > 0 && C.rows() > 0) {
     finding f = base(finding_kinds::distribution_shift, severity::error);
     f.with("test", std::string("dimension_changed"))
         .with("reference_dim", static_cast<std::int64_t>(R.cols()))

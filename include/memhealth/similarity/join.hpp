@@ -370,7 +370,9 @@ join_stats run_join(const rows_cref& a, const rows_cref& b, bool self, float t, 
                     const Kernel& kernel, const Backend& backend = {}) {
   MEMHEALTH_ASSERT(opt.tile >= 1, "threshold_join: tile must be >= 1");
   MEMHEALTH_ASSERT(opt.threads >= 1, "threshold_join: threads must be >= 1");
-  MEMHEALTH_ASSERT(a.cols() == b.cols(), "threshold_join: matrices of different dimension");
+  // an empty side is an empty result whatever its column count (a default-constructed matrix is 0 x 0)
+  MEMHEALTH_ASSERT(a.cols() == b.cols() || a.rows() == 0 || b.rows() == 0,
+                   "threshold_join: matrices of different dimension");
   MEMHEALTH_ASSERT(a.rows() < (Eigen::Index{1} << 32) && b.rows() < (Eigen::Index{1} << 32),
                    "threshold_join: more than 2^32 rows");
   join_stats stats;
@@ -479,7 +481,8 @@ join_stats threshold_join(const rows_cref& X, float t, Out&& emit, const join_op
 /// similarity >= t, in increasing (i, j) order.
 /// @param A na x d, @param B nb x d, both row-major float32 (unit rows for cosine).
 /// @return pairs emitted, and whether `opt.max_pairs` cut the join.
-/// @throws memhealth::error(precondition) when A and B have different column counts.
+/// @throws memhealth::error(precondition) when A and B, both with rows, have different column
+///         counts (an empty side gives no pair, whatever its width).
 /// @param backend GEMM backend of the tiles, as for `threshold_join`.
 /// @complexity O(na · nb · d) flops; memory O(tile² · threads + output).
 template <class Out, class Kernel = cosine_kernel, class Backend = default_gemm>

@@ -640,15 +640,20 @@ quantized_join_stats run_quantized_join(const rows_cref& a, const int8_rows& qa,
                                         const quantized_join_options& opt) {
   MEMHEALTH_ASSERT(opt.tile >= 4, "quantized join: tile must be >= 4");
   MEMHEALTH_ASSERT(opt.threads >= 1, "quantized join: threads must be >= 1");
-  MEMHEALTH_ASSERT(a.cols() == b.cols(), "quantized join: matrices of different dimension");
+  MEMHEALTH_ASSERT(a.cols() == b.cols() || a.rows() == 0 || b.rows() == 0,
+                   "quantized join: matrices of different dimension");
   MEMHEALTH_ASSERT(qa.rows == a.rows() && qb.rows == b.rows() && qa.dim == a.cols() && qb.dim == b.cols(),
                    "quantized join: quantised rows do not match the matrices");
-  MEMHEALTH_ASSERT(qa.cols == qb.cols && qa.suffix.empty() == (qa.cols == qa.dim) &&
-                       qb.suffix.empty() == (qb.cols == qb.dim),
+  // the prefix form holds one suffix factor per padded row (none for zero rows: an empty side is
+  // in the prefix form as much as in the full one, so only the widths are compared)
+  const auto form_ok = [](const int8_rows& q) {
+    return q.cols == q.dim ? q.suffix.empty() : q.suffix.size() == static_cast<std::size_t>(q.rows_padded());
+  };
+  MEMHEALTH_ASSERT((qa.cols == qb.cols || qa.rows == 0 || qb.rows == 0) && form_ok(qa) && form_ok(qb),
                    "quantized join: the two sides were quantised with different prefix widths");
   quantized_join_stats stats;
   const Eigen::Index n = a.rows();
-  if (n == 0 || b.rows() == 0) return stats;
+  if (n == 0 || b.rows() == 0) return stats;  // an empty side: no pair
   const Eigen::Index tile = opt.tile / 4 * 4;
   const Eigen::Index bands = (n + tile - 1) / tile;
   const int level = int8_kernel_level(static_cast<int>(opt.kernel));
@@ -713,11 +718,13 @@ quantized_join_stats quantized_threshold_join(const rows_cref& X, float t, Out&&
 /// Two-set join through the int8 prefilter: every row i of A and j of B with a_i . b_j >= t,
 /// in increasing (i, j) order; same pairs as `join`.
 /// @param A na x d, @param B nb x d, row-major float32. Quantises both (O((na + nb) d)).
-/// @throws memhealth::error(precondition) when the column counts differ.
+/// @throws memhealth::error(precondition) when the column counts differ and both sides have rows
+///         (an empty side gives no pair).
 template <class Out>
 quantized_join_stats quantized_join(const rows_cref& A, const rows_cref& B, float t, Out&& emit,
                                     const quantized_join_options& opt = {}) {
-  MEMHEALTH_ASSERT(A.cols() == B.cols(), "quantized_join: matrices of different dimension");
+  MEMHEALTH_ASSERT(A.cols() == B.cols() || A.rows() == 0 || B.rows() == 0,
+                   "quantized_join: matrices of different dimension");
   const int8_rows qa = quantize_rows(A, opt.threads, opt.prefix_dims), qb = quantize_rows(B, opt.threads, opt.prefix_dims);
   return detail::run_quantized_join(A, qa, B, qb, false, t, emit, opt);
 }
