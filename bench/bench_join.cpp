@@ -4,8 +4,9 @@
 // Data (generated once per process, deterministic):
 // - planted: n unit vectors, d = 384, Gaussian, with 400 planted near-duplicate pairs (cosine
 //   drawn in [0.935, 0.99]); n = $MEMHEALTH_BENCH_JOIN_N (default 20,000).
-// - real: every text of ../shared/data (LoCoMo's three conversations as imported by
-//   import_locomo, and the distinct sentences of SICK_train), embedded with lexical_embedder
+// - real: LoCoMo's three conversations as imported by import_locomo (tests/data/locomo) and the
+//   distinct sentences of SICK_train (../shared/data/sick; without it the *_real benchmarks
+//   skip with a message), embedded with lexical_embedder
 //   (d = 384, unit rows). These are the only real texts there in any number (the Weaviate
 //   Jeopardy file has 10 model vectors): about 10,000 rows, many of them near paraphrases.
 // $MEMHEALTH_BENCH_TINY=1 makes every benchmark here tiny (n = 500 planted, the last 500 real
@@ -111,17 +112,31 @@ mh::row_matrix make_planted(Eigen::Index n) {
   return X;
 }
 
-mh::row_matrix make_real() {
+// The real texts: LoCoMo's three conversations (tests/data/locomo, bundled, else
+// ../shared/data/locomo) and SICK_train (../shared/data/sick only). `missing` names what was not
+// found; the real benchmarks then skip instead of timing a smaller, different set.
+mh::row_matrix make_real(std::string& missing) {
   std::vector<std::string> texts;
   std::unordered_set<std::string> seen;
-  const std::filesystem::path data = MEMHEALTH_SHARED_DATA_DIR;
-  for (const char* conv : {"26.json", "30.json", "41.json"}) {
-    const auto file = data / "locomo" / conv;
-    if (!std::filesystem::exists(file)) continue;
+  const std::filesystem::path bundled = std::filesystem::path(MEMHEALTH_SOURCE_DIR) / "tests" / "data";
+  const std::filesystem::path shared = MEMHEALTH_SHARED_DATA_DIR;
+  const auto find = [&](const std::filesystem::path& rel) -> std::filesystem::path {
+    for (const auto& dir : {bundled, shared})
+      if (std::filesystem::exists(dir / rel)) return dir / rel;
+    missing += (missing.empty() ? "" : ", ") + rel.string();
+    return {};
+  };
+  std::vector<std::filesystem::path> convs;
+  for (const char* conv : {"26.json", "30.json", "41.json"}) convs.push_back(find(std::filesystem::path("locomo") / conv));
+  const auto sick_file = find(std::filesystem::path("sick") / "SICK_train.txt");
+  if (!missing.empty()) {
+    missing = "skipped: real data not found (" + missing + ") in " + bundled.string() + " or " + shared.string();
+    return {};
+  }
+  for (const auto& file : convs)
     for (auto& r : mh::import_locomo(file).records)
       if (seen.insert(r.content).second) texts.push_back(std::move(r.content));
-  }
-  std::ifstream sick(data / "sick" / "SICK_train.txt");
+  std::ifstream sick(sick_file);
   std::string line;
   std::getline(sick, line);  // header
   while (std::getline(sick, line)) {
@@ -146,6 +161,7 @@ struct data_set {
   mh::row_matrix X;
   std::vector<mh::scored_pair> exact;  // eigen_gemm join, threads = 1, sorted by (i, j)
   std::string error;                   // non-empty when the reference failed its own checks
+  std::string missing;                 // non-empty when the data set's files are absent (skipped)
 };
 
 data_set build(mh::row_matrix X, bool planted) {
@@ -184,8 +200,34 @@ const data_set& planted() {
   return ds;
 }
 const data_set& real() {
-  static const data_set ds = build(make_real(), false);
+  static const data_set ds = [] {
+    std::string missing;
+    auto X = make_real(missing);
+    if (!missing.empty()) {
+      data_set none;
+      none.missing = std::move(missing);
+      return none;
+    }
+    return build(std::move(X), false);
+  }();
   return ds;
+}
+
+// Skips a benchmark with `why` (SkipWithMessage where Google Benchmark has it, >= 1.8; else
+// SkipWithError, which 1.7 prints as "ERROR OCCURRED: ..." without failing the run).
+template <class State>
+void skip(State& state, const std::string& why) {
+  if constexpr (requires { state.SkipWithMessage(why); })
+    state.SkipWithMessage(why);
+  else
+    state.SkipWithError(why.c_str());
+}
+
+// True (and the benchmark skipped) when the data set's files are absent.
+bool skip_if_missing(benchmark::State& state, const data_set& ds) {
+  if (ds.missing.empty()) return false;
+  skip(state, ds.missing);
+  return true;
 }
 
 // process CPU time (all threads), seconds
@@ -235,6 +277,7 @@ void report(benchmark::State& state, const data_set& ds, const std::vector<mh::s
 // prefix_dims: 0 = the join's default (prefix bound at d/4), d = full-width tiles
 template <class Backend>
 void run_exact(benchmark::State& state, const data_set& ds, const Backend& backend, Eigen::Index prefix_dims = 0) {
+  if (skip_if_missing(state, ds)) return;
   std::vector<mh::scored_pair> got;
   got.reserve(ds.exact.size() + 1024);
   mh::join_stats st;
@@ -253,6 +296,7 @@ void run_exact(benchmark::State& state, const data_set& ds, const Backend& backe
 
 template <class Backend>
 void run_gemm_only(benchmark::State& state, const data_set& ds, const Backend& backend) {
+  if (skip_if_missing(state, ds)) return;
   const double cpu0 = process_cpu_s();
   for (auto _ : state) {
     auto none = [](std::uint32_t, std::uint32_t, float) {};
@@ -263,6 +307,7 @@ void run_gemm_only(benchmark::State& state, const data_set& ds, const Backend& b
 }
 
 void run_int8(benchmark::State& state, const data_set& ds, mh::int8_kernel kernel = mh::int8_kernel::avx512_vnni) {
+  if (skip_if_missing(state, ds)) return;
   std::vector<mh::scored_pair> got;
   mh::quantized_join_stats st;
   const double cpu0 = process_cpu_s();
@@ -280,6 +325,7 @@ void run_int8(benchmark::State& state, const data_set& ds, mh::int8_kernel kerne
 
 #if MEMHEALTH_BENCH_HAVE_FAISS
 void run_faiss(benchmark::State& state, const data_set& ds) {
+  if (skip_if_missing(state, ds)) return;
   std::vector<mh::scored_pair> got;
   const auto n = static_cast<faiss::Index::idx_t>(ds.X.rows());
 #if MEMHEALTH_BENCH_HAVE_OPENBLAS && (defined(OPENBLAS_THREAD) || defined(OPENBLAS_SEQUENTIAL))

@@ -64,11 +64,13 @@ constexpr Eigen::Index dim = 384;
 constexpr float threshold = 0.92f;
 constexpr std::size_t scope_size = 300;
 
+#if MEMHEALTH_BENCH_HAVE_HNSWLIB  // only the hnswlib peer reads sizes from the environment
 std::size_t env_size(const char* name, std::size_t fallback) {
   if (const char* e = std::getenv(name))
     if (long v = std::atol(e); v > 0) return static_cast<std::size_t>(v);
   return fallback;
 }
+#endif
 std::size_t scale_n() { return memhealth_bench::size_from_env("MEMHEALTH_BENCH_SCALE_N", 1'000'000, 5000); }
 
 // Peak resident set (VmHWM) in MB; reset_peak() starts a new peak (Linux >= 4.0).
