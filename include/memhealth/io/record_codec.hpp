@@ -1,9 +1,9 @@
 #pragma once
 /// @file record_codec.hpp
 /// The record codec of the JSONL format: one `memory_record` <-> one JSON object. Decoding
-/// (`detail::jsonl::reader`, used by the line readers in jsonl_read.hpp) and canonical encoding
-/// (`append_json`, `to_json`). The format is specified in docs/format.md; the rules for bad data
-/// and for canonical output are in jsonl.hpp's file comment.
+/// (`detail::jsonl::reader`, which the parallel loader in jsonl_read.hpp runs over the pieces of
+/// jsonl_lines.hpp) and canonical encoding (`append_json`, `to_json`). The format is specified in
+/// docs/format.md.
 ///
 /// Reading never aborts on bad data. Every problem becomes a `load_issue` (file, 1-based line,
 /// field, reason) and loading goes on:
