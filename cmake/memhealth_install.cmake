@@ -1,4 +1,5 @@
-# Install rules: headers (FILE_SET), the exported INTERFACE target, a CMake package
+# Install rules: headers (FILE_SET), the exported INTERFACE targets (memhealth::core, ::io,
+# ::memhealth), a CMake package
 # (memhealthConfig.cmake + memhealthConfigVersion.cmake) and a pkg-config file.
 #
 # memhealth is header-only, so everything is architecture-independent and goes under
@@ -12,7 +13,7 @@ set(MEMHEALTH_INSTALL_PKGCONFIGDIR "${CMAKE_INSTALL_DATADIR}/pkgconfig"
     CACHE STRING "Where memhealth.pc is installed (relative to the prefix)")
 mark_as_advanced(MEMHEALTH_INSTALL_CMAKEDIR MEMHEALTH_INSTALL_PKGCONFIGDIR)
 
-install(TARGETS memhealth
+install(TARGETS memhealth memhealth_core memhealth_io
         EXPORT memhealthTargets
         FILE_SET HEADERS DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
 install(EXPORT memhealthTargets
@@ -28,6 +29,15 @@ if(TARGET memhealth_sqlite)
           NAMESPACE memhealth::
           DESTINATION "${MEMHEALTH_INSTALL_CMAKEDIR}")
 endif()
+
+# Build-tree package: find_package(memhealth) with memhealth_DIR (or CMAKE_PREFIX_PATH) set to this
+# build directory uses the source tree's headers without installing.
+export(EXPORT memhealthTargets NAMESPACE memhealth:: FILE "${PROJECT_BINARY_DIR}/memhealthTargets.cmake")
+if(TARGET memhealth_sqlite)
+  export(EXPORT memhealthSqliteTargets NAMESPACE memhealth:: FILE "${PROJECT_BINARY_DIR}/memhealthSqliteTargets.cmake")
+endif()
+configure_file("${PROJECT_SOURCE_DIR}/cmake/memhealth_dependencies.cmake"
+               "${PROJECT_BINARY_DIR}/memhealth_dependencies.cmake" COPYONLY)
 
 configure_package_config_file(
   "${PROJECT_SOURCE_DIR}/cmake/memhealthConfig.cmake.in"

@@ -11,12 +11,14 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <unistd.h>
 
 #include "memhealth/io/jsonl.hpp"
+#include "memhealth/store/memory_store.hpp"
 
 using namespace memhealth;
 
@@ -616,5 +618,76 @@ TEST_CASE("parallel streaming: an exception from the callback stops the workers 
     code = static_cast<int>(e.code());
   }
   CHECK(code == static_cast<int>(error_code::io));
+  std::filesystem::remove_all(dir);
+}
+
+// ------------------------------------------------------------------ atomic_write (io/atomic_write.hpp)
+
+namespace {
+// Names in `dir` other than `keep` (a leftover temporary file would show up here).
+std::vector<std::string> entries_except(const std::filesystem::path& dir, const std::string& keep) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().filename() != keep) out.push_back(e.path().filename().string());
+  return out;
+}
+}  // namespace
+
+TEST_CASE("atomic_write replaces the content whole and leaves no temporary file") {
+  const auto dir = scratch_dir() / "atomic";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto target = dir / "out.txt";
+  atomic_write(target, std::string_view("first version, longer than the second\n"));
+  CHECK(slurp(target) == "first version, longer than the second\n");
+  atomic_write(target, std::string_view("second\n"));  // shorter: nothing of the first is left
+  CHECK(slurp(target) == "second\n");
+  // Chunked form: flush() mid-way and the rest at the end give the concatenation, 7 + 5 bytes.
+  atomic_write(target, [](std::string& buf, auto& flush) {
+    buf += "chunk1\n";
+    flush();
+    buf += "tail\n";
+  });
+  CHECK(slurp(target) == "chunk1\ntail\n");
+  CHECK(entries_except(dir, "out.txt").empty());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("atomic_write failures throw error(io) with the path and leave the original untouched") {
+  const auto dir = scratch_dir() / "atomic_fail";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto target = dir / "keep.txt";
+  atomic_write(target, std::string_view("original\n"));
+
+  SUBCASE("a directory that does not exist") {
+    const auto missing = dir / "no_such_dir" / "x.txt";
+    try {
+      atomic_write(missing, std::string_view("data"));
+      FAIL("atomic_write into a missing directory did not throw");
+    } catch (const error& e) {
+      CHECK(e.code() == error_code::io);
+      CHECK(std::string(e.what()).find("no_such_dir") != std::string::npos);
+    }
+    CHECK_FALSE(std::filesystem::exists(dir / "no_such_dir"));
+  }
+  SUBCASE("the content producer throws: the old file stays, the temporary file is removed") {
+    CHECK_THROWS_AS(atomic_write(target,
+                                 [](std::string& buf, auto& flush) {
+                                   buf += "partial";
+                                   flush();
+                                   throw std::runtime_error("producer failed");
+                                 }),
+                    std::runtime_error);
+  }
+  SUBCASE("a read-only directory (skipped as root, who may write anyway)") {
+    if (::geteuid() != 0) {
+      std::filesystem::permissions(dir, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+      CHECK_THROWS_AS(atomic_write(target, std::string_view("new\n")), error);
+      std::filesystem::permissions(dir, std::filesystem::perms::owner_all);
+    }
+  }
+  CHECK(slurp(target) == "original\n");
+  CHECK(entries_except(dir, "keep.txt").empty());
   std::filesystem::remove_all(dir);
 }

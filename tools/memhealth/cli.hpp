@@ -146,6 +146,14 @@ inline void emit(const std::string& text, const std::string& out) {
     if (!text.empty() && text.back() != '\n') std::cout << '\n';
     return;
   }
+  // A regular file (or a new one) is replaced atomically and durably; an existing special file
+  // (/dev/stdout, a pipe) cannot be renamed over, so it is written in place.
+  std::error_code ec;
+  const auto st = std::filesystem::status(out, ec);
+  if (ec || !std::filesystem::exists(st) || std::filesystem::is_regular_file(st)) {
+    atomic_write(out, text);
+    return;
+  }
   std::FILE* f = std::fopen(out.c_str(), "wb");
   if (!f) throw error(error_code::io, "cannot open " + out + " for writing");
   const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();

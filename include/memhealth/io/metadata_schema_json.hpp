@@ -29,7 +29,7 @@
 #include <string_view>
 
 #include "memhealth/config.hpp"
-#include "memhealth/detect/metadata_schema.hpp"
+#include "memhealth/record/metadata_schema.hpp"
 
 namespace memhealth {
 

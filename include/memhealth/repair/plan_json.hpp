@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "memhealth/config.hpp"
+#include "memhealth/io/atomic_write.hpp"
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/repair/action.hpp"
 
@@ -336,23 +337,13 @@ repair_plan plan_from_json(const nlohmann::json& j) {
   return p;
 }
 
-/// Writes a plan as indented JSON (2 spaces, trailing newline) to `path`, through a temporary
-/// file `path + ".tmp"` renamed over it, so a reader never sees a half-written plan.
-/// @throws error(io) when the file cannot be written or renamed.
+/// Writes a plan as indented JSON (2 spaces, trailing newline) to `path` with `atomic_write`
+/// (temporary file in the same directory, fsync, rename, directory fsync), so a reader never sees
+/// a half-written plan. @throws error(io) naming the path when the file cannot be created,
+/// written, synced or renamed; `path` is then untouched.
 template <class = void>  // deferred instantiation, see memhealth.hpp
 void write_plan(const std::string& path, const repair_plan& p) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw error(error_code::io, "write_plan: cannot open '" + tmp + "' for writing");
-    out << plan_to_json(p).dump(2) << '\n';
-    out.flush();
-    if (!out) throw error(error_code::io, "write_plan: cannot write '" + tmp + "'");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw error(error_code::io, "write_plan: cannot rename '" + tmp + "' to '" + path + "'");
-  }
+  atomic_write(path, plan_to_json(p).dump(2) + '\n');
 }
 
 /// Reads a plan written by `write_plan` (or any JSON of the same form).

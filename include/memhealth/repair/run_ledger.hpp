@@ -8,7 +8,7 @@
 ///
 /// Format (schema_version 1): `{"schema_version":1,"day":19919,"day_utc":"2024-07-15","count":2}`
 /// where `day` is days since 1970-01-01 UTC and `count` the runs counted on that day
-/// (`day_utc` is for people; readers use `day`). Written atomically (temporary file + rename).
+/// (`day_utc` is for people; readers use `day`). Written atomically (`atomic_write`: temporary file, fsync, rename, directory fsync).
 /// Not locked: two `apply` processes started at the same instant may both read the same count.
 
 #include <nlohmann/json.hpp>
@@ -23,6 +23,7 @@
 #include <string_view>
 
 #include "memhealth/config.hpp"
+#include "memhealth/io/atomic_write.hpp"
 #include "memhealth/record/time.hpp"
 #include "memhealth/repair/guardrails.hpp"
 
@@ -54,7 +55,8 @@ run_budget_state load_run_ledger(const std::filesystem::path& path) {
   return run_budget_state{j["day"].get<std::int64_t>(), static_cast<std::uint32_t>(j["count"].get<std::uint64_t>())};
 }
 
-/// Writes a ledger atomically (`path + ".tmp"`, then rename). @throws error(io).
+/// Writes a ledger atomically and durably (`atomic_write`: temporary file in the same directory,
+/// fsync, rename, directory fsync). @throws error(io) naming the path; the old ledger is then kept.
 template <class = void>  // deferred instantiation, see memhealth.hpp
 void save_run_ledger(const std::filesystem::path& path, const run_budget_state& s) {
   nlohmann::ordered_json j;
@@ -62,18 +64,7 @@ void save_run_ledger(const std::filesystem::path& path, const run_budget_state& 
   j["day"] = s.day;
   j["day_utc"] = format_timestamp(timestamp{utc_time{std::chrono::days{s.day}}, 0}).substr(0, 10);
   j["count"] = s.count;
-  const std::string tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw error(error_code::io, "run ledger: cannot open '" + tmp + "' for writing");
-    out << j.dump() << '\n';
-    out.flush();
-    if (!out) throw error(error_code::io, "run ledger: cannot write '" + tmp + "'");
-  }
-  if (std::rename(tmp.c_str(), path.string().c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw error(error_code::io, "run ledger: cannot rename '" + tmp + "' to '" + path.string() + "'");
-  }
+  atomic_write(path, j.dump() + '\n');
 }
 
 /// Result of `take_run`.

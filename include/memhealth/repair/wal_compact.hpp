@@ -28,7 +28,7 @@
 /// **Age** of a log = `now` minus its newest time: the header's `created_at` and every
 /// `run_begin`'s `started_at` (a log a new run was appended to yesterday is one day old).
 ///
-/// The file is rewritten atomically: `path + ".compact.tmp"` in the same directory, `fsync`,
+/// The file is rewritten with `atomic_write`: a temporary file in the same directory, `fsync`,
 /// `rename` over the log, `fsync` of the directory. Do not compact a log a writer has open.
 
 #include <nlohmann/json.hpp>
@@ -49,6 +49,7 @@
 
 #include "memhealth/config.hpp"
 #include "memhealth/record/time.hpp"
+#include "memhealth/io/atomic_write.hpp"
 #include "memhealth/repair/wal.hpp"
 
 namespace memhealth {
@@ -98,36 +99,6 @@ std::optional<utc_time> started_at(const wal_entry& e) {
   } catch (const nlohmann::json::exception&) {
   }
   return std::nullopt;
-}
-
-inline void write_file_atomically(const std::filesystem::path& path, const std::string& bytes) {
-  const std::string tmp = path.string() + ".compact.tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw error(error_code::io, "compact_wal: cannot create '" + tmp + "': " + std::strerror(errno));
-  std::size_t off = 0;
-  while (off < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + off, bytes.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw error(error_code::io, "compact_wal: cannot write '" + tmp + "'");
-    }
-    off += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    ::unlink(tmp.c_str());
-    throw error(error_code::io, "compact_wal: cannot sync '" + tmp + "'");
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    throw error(error_code::io, "compact_wal: cannot rename '" + tmp + "' over '" + path.string() + "'");
-  }
-  const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  if (const int d = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); d >= 0) {
-    (void)::fsync(d);
-    ::close(d);
-  }
 }
 
 }  // namespace detail::wal_compact
@@ -256,7 +227,7 @@ wal_compact_result compact_wal(const std::filesystem::path& path, utc_time now, 
     if (!drops) res.bytes_after = bytes.size();  // nothing to drop: the file stays as it is
     return res;
   }
-  detail::wal_compact::write_file_atomically(path, out);
+  atomic_write(path, out);
   res.compacted = true;
   return res;
 }

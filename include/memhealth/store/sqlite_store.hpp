@@ -67,6 +67,7 @@
 #include "memhealth/io/jsonl.hpp"
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/record/time.hpp"
+#include "memhealth/store/memory_store.hpp"
 #include "memhealth/store/store.hpp"
 #include "memhealth/version.hpp"
 
