@@ -240,7 +240,11 @@ TEST_CASE("rollback: a record changed since is a conflict, left alone unless for
     wal_writer wal(dir.path / "run.wal", wal_sync::none);
     apply_plan(store, plan, wal);
   }
-  store.set_effective_weight(2, 0.5);  // someone edits r2 afterwards
+  {
+    auto r2 = store.extract(2);  // someone edits r2 afterwards
+    r2.effective_weight = 0.5;
+    store.restore(2, r2);
+  }
   const std::string r2_edited = to_json(store.extract(2));
   const auto log = read_wal_file(dir.path / "run.wal");
   {

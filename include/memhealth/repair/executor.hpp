@@ -38,8 +38,13 @@
 /// Record images are compared as canonical JSON (`append_json`), so timestamp offsets, NaN
 /// embeddings and unknown fields count as differences exactly as they are written.
 ///
-/// Records must be `memory_record` (the log holds canonical JSON images); `apply_edit` itself is
-/// generic.
+/// **Record types.** `apply_plan`, `rollback` and `recover` work on a store of any record type
+/// with an image (`imaged_record`, record_image.hpp: `memory_record` logs its canonical JSON, the
+/// bytes written before record images existed). Each edit needs only the capability it writes
+/// (`edit_supported`, apply_edit.hpp); an edit whose capability the record type lacks fails its
+/// action (manual queue, store untouched). A store without an image fails to compile with one
+/// message naming the function and how to provide one. `apply_options::embed` and the
+/// cross-scope merge check apply to record types that have the fields (embedding, scope).
 
 #include <algorithm>
 #include <bit>
@@ -65,6 +70,7 @@
 #include "memhealth/repair/apply_edit.hpp"
 #include "memhealth/repair/guardrails.hpp"
 #include "memhealth/repair/index_policy.hpp"
+#include "memhealth/repair/record_image.hpp"
 #include "memhealth/repair/wal.hpp"
 #include "memhealth/store/store.hpp"
 
@@ -140,29 +146,38 @@ struct apply_result {
 
 namespace detail::exec {
 
+template <class R>
 struct image {
   std::size_t index = 0;
   std::string id;
-  memory_record before, after;
-  std::string before_json, after_json;
+  R before, after;
+  std::string before_json, after_json;  // encode_image of before / after
 };
 
+template <class R>
 struct prepared {
   std::size_t action = 0;
-  std::vector<image> records;  // changed records, in first-touch order
+  std::vector<image<R>> records;  // changed records, in first-touch order
   std::uint64_t intent_seq = 0;
 };
+
+// Same vector and version, bitwise (NaN equals NaN); records without an embedding: always.
+template <class R>
+bool same_vector(const R& x, const R& y) {
+  if constexpr (versioned_embedding_record<R>) {
+    const auto a = field::embedding(x), b = field::embedding(y);
+    return field::embedding_version(x) == field::embedding_version(y) && a.size() == b.size() &&
+           std::equal(a.begin(), a.end(), b.begin(),
+                      [](float u, float v) { return std::bit_cast<std::uint32_t>(u) == std::bit_cast<std::uint32_t>(v); });
+  } else {
+    return true;
+  }
+}
 
 inline void hook(const apply_options& o, std::string_view point) {
   if (o.crash_hook) o.crash_hook(point);
 }
 
-template <class S>
-void gate_record_type() {
-  static_assert(std::is_same_v<typename S::record_type, memory_record>,
-                "memhealth: the repair executor logs canonical JSON images and needs a store of "
-                "memhealth::memory_record (adapt your store's records to memory_record).");
-}
 
 // One store transaction around an action's record writes when the store has the
 // `transactional_record_store` capability (else nothing); rolled back unless committed.
@@ -194,12 +209,13 @@ struct action_tx {
 template <mutable_record_store S>
 apply_result apply_plan(S& store, const repair_plan& plan, wal_writer& wal, const apply_options& opt = {}) {
   namespace de = detail::exec;
-  de::gate_record_type<S>();
+  using R = typename S::record_type;
+  MEMHEALTH_REQUIRE_IMAGE(R, "apply_plan");
   MEMHEALTH_ASSERT(opt.batch_size >= 1, "apply_plan: batch_size must be >= 1");
   const std::size_t n = plan.actions.size();
   apply_result res;
   std::unordered_map<std::string, std::size_t> id_count;  // ids occurring more than once are ambiguous
-  for (std::size_t i = 0; i < store.size(); ++i) ++id_count[store.record(i).id];
+  for (std::size_t i = 0; i < store.size(); ++i) ++id_count[std::string(field::id(store.record(i)))];
   res.dry_run = opt.dry_run;
   res.outcomes.resize(n);
   for (std::size_t a = 0; a < n; ++a) {
@@ -224,18 +240,14 @@ apply_result apply_plan(S& store, const repair_plan& plan, wal_writer& wal, cons
     bool over_budget = false;
     action_rate_gate gate(opt.limits);
     std::string rate_stop;  // set once the rate limit's wait budget is spent: the rest is deferred
-    std::map<std::size_t, memory_record> vector_before;  // records whose vector a prepared action changes: first before-image
-    auto same_vector = [](const memory_record& x, const memory_record& y) {  // bitwise: NaN equals NaN
-      return x.embedding_version == y.embedding_version && x.embedding.size() == y.embedding.size() &&
-             std::equal(x.embedding.begin(), x.embedding.end(), y.embedding.begin(),
-                        [](float u, float v) { return std::bit_cast<std::uint32_t>(u) == std::bit_cast<std::uint32_t>(v); });
-    };
+    std::map<std::size_t, R> vector_before;  // records whose vector a prepared action changes: first before-image
+    auto same_vector = [](const R& x, const R& y) { return de::same_vector(x, y); };
     const std::size_t max_batch = std::min(opt.batch_size, std::max<std::size_t>(1, opt.limits.max_in_flight));
     std::unordered_map<std::size_t, std::vector<std::string>> earlier_before;  // loop guard
 
     while (!pending.empty()) {
-      std::vector<de::prepared> batch;
-      std::map<std::size_t, std::pair<memory_record, std::string>> overlay;  // state after earlier batch members
+      std::vector<de::prepared<R>> batch;
+      std::map<std::size_t, std::pair<R, std::string>> overlay;  // state after earlier batch members
       std::size_t batch_records = 0;  // records in the batch's intents (concurrency cap)
 
       while (!pending.empty() && batch.size() < max_batch) {
@@ -309,13 +321,13 @@ apply_result apply_plan(S& store, const repair_plan& plan, wal_writer& wal, cons
               re && refusal.empty() && re->version.empty() && opt.embed_version.empty())
             refusal = "re-embedding without an embedding_version tag (set planner_options::reembed_version or apply_options::embed_version)";
         }
-        if (refusal.empty() && act.type == action_types::merge_duplicates) {
+        if constexpr (scoped_record<R>) if (refusal.empty() && act.type == action_types::merge_duplicates) {
           std::string_view first_scope;
           bool have = false;
           for (const auto& e : act.edits) {
-            const auto& sc = store.record(*store.find(e.record_id)).scope;
+            const std::string_view sc = field::scope(store.record(*store.find(e.record_id)));
             if (have && sc != first_scope) {
-              refusal = "merge across scopes refused: " + std::string(first_scope) + " vs " + sc;
+              refusal = "merge across scopes refused: " + std::string(first_scope) + " vs " + std::string(sc);
               break;
             }
             first_scope = sc;
@@ -327,15 +339,15 @@ apply_result apply_plan(S& store, const repair_plan& plan, wal_writer& wal, cons
           continue;
         }
         ++res.outcomes[a].attempts;
-        de::prepared p;
+        de::prepared<R> p;
         p.action = a;
         try {
-          std::vector<de::image> touched;
+          std::vector<de::image<R>> touched;
           for (const auto& e : act.edits) {
             const std::size_t i = *store.find(e.record_id);
-            auto it = std::find_if(touched.begin(), touched.end(), [&](const de::image& m) { return m.index == i; });
+            auto it = std::find_if(touched.begin(), touched.end(), [&](const de::image<R>& m) { return m.index == i; });
             if (it == touched.end()) {
-              de::image m;
+              de::image<R> m;
               m.index = i;
               m.id = e.record_id;
               if (auto o = overlay.find(i); o != overlay.end()) {
@@ -343,7 +355,7 @@ apply_result apply_plan(S& store, const repair_plan& plan, wal_writer& wal, cons
                 m.before_json = o->second.second;
               } else {
                 m.before = store.extract(i);
-                m.before_json = to_json(m.before);
+                m.before_json = encode_image(m.before);
               }
               m.after = m.before;
               touched.push_back(std::move(m));
@@ -351,15 +363,17 @@ apply_result apply_plan(S& store, const repair_plan& plan, wal_writer& wal, cons
             }
             const auto* re = std::get_if<edit_replace_embedding>(&e.op);
             if (re && ((re->embedding.empty() && opt.embed) || re->version.empty())) {
-              edit_replace_embedding filled{re->embedding.empty() && opt.embed ? opt.embed(it->after) : re->embedding,
-                                            re->version.empty() ? opt.embed_version : re->version};
+              std::vector<float> vec = re->embedding;
+              if constexpr (std::is_same_v<R, memory_record>)
+                if (vec.empty() && opt.embed) vec = opt.embed(it->after);
+              edit_replace_embedding filled{std::move(vec), re->version.empty() ? opt.embed_version : re->version};
               apply_edit(it->after, record_edit_op(std::move(filled)));
             } else {
               apply_edit(it->after, e.op);
             }
           }
           for (auto& m : touched) {
-            m.after_json = to_json(m.after);
+            m.after_json = encode_image(m.after);
             if (m.after_json != m.before_json) p.records.push_back(std::move(m));
           }
         } catch (const std::exception& ex) {
@@ -435,7 +449,7 @@ apply_result apply_plan(S& store, const repair_plan& plan, wal_writer& wal, cons
       de::hook(opt, "after_intent");
 
       for (std::size_t k = 0; k < batch.size(); ++k) {
-        de::prepared& p = batch[k];
+        de::prepared<R>& p = batch[k];
         const repair_action& act = plan.actions[p.action];
         std::size_t written = 0;
         try {
@@ -457,14 +471,14 @@ apply_result apply_plan(S& store, const repair_plan& plan, wal_writer& wal, cons
           // first; a record already holding its before-image is left alone.
           if constexpr (transactional_record_store<S>) store.rollback_action();  // no-op once committed
           for (std::size_t j = written; j-- > 0;)
-            if (to_json(store.extract(p.records[j].index)) != p.records[j].before_json)
+            if (encode_image(store.extract(p.records[j].index)) != p.records[j].before_json)
               store.restore(p.records[j].index, p.records[j].before);
           wal.append_abort(p.intent_seq, static_cast<std::int64_t>(p.action), act.idempotency_key, ex.what());
           de::hook(opt, "after_abort");
           // The rest of the batch was prepared on top of this action: abort and re-run it.
           std::vector<std::size_t> requeue;
           for (std::size_t r = k; r < batch.size(); ++r) {
-            de::prepared& q = batch[r];
+            de::prepared<R>& q = batch[r];
             used -= q.records.size();
             for (const auto& m : q.records) {
               auto& v = earlier_before[m.index];
@@ -589,7 +603,8 @@ struct rollback_result {
 /// @complexity O(logged records x record size).
 template <mutable_record_store S>
 rollback_result rollback(S& store, const wal_contents& log, const rollback_options& opt = {}) {
-  detail::exec::gate_record_type<S>();
+  using R = typename S::record_type;
+  MEMHEALTH_REQUIRE_IMAGE(R, "rollback");
   rollback_result res;
   const auto acts = logged_actions(log);
   if (opt.log_to) opt.log_to->append_run_begin(acts.size());
@@ -604,14 +619,14 @@ rollback_result rollback(S& store, const wal_contents& log, const rollback_optio
     if (a->state == logged_state::aborted) continue;
     const std::size_t pos = static_cast<std::size_t>(acts.rend() - a) - 1;
     const wal_entry& in = *a->intent;
-    std::vector<detail::exec::image> todo;
+    std::vector<detail::exec::image<R>> todo;
     for (auto r = in.records.rbegin(); r != in.records.rend(); ++r) {
       if (r->index >= store.size()) {
         res.conflicts.push_back({r->index, r->id, in.idempotency_key, "index out of range"});
         continue;
       }
-      memory_record cur = store.extract(r->index);
-      std::string cur_json = to_json(cur);
+      R cur = store.extract(r->index);
+      std::string cur_json = encode_image(cur);
       bool already = false;
       for (const auto& [k, b] : befores[r->index]) already = already || (k <= pos && *b == cur_json);
       if (already) {
@@ -624,7 +639,7 @@ rollback_result rollback(S& store, const wal_contents& log, const rollback_optio
                                            : "changed since the action; left alone"});
         if (!opt.force) continue;
       }
-      todo.push_back({r->index, r->id, std::move(cur), r->before, std::move(cur_json), r->before_json});
+      todo.push_back({r->index, r->id, std::move(cur), decode_image<R>(r->before_json), std::move(cur_json), r->before_json});
     }
     if (todo.empty()) continue;
     std::uint64_t seq = 0;
@@ -702,7 +717,8 @@ struct recover_result {
 /// @complexity O(logged records x record size).
 template <mutable_record_store S>
 recover_result recover(S& store, const wal_contents& log, const recover_options& opt = {}) {
-  detail::exec::gate_record_type<S>();
+  using R = typename S::record_type;
+  MEMHEALTH_REQUIRE_IMAGE(R, "recover");
   recover_result res;
   res.log_problem = log.problem;
   const auto acts = logged_actions(log);
@@ -726,14 +742,13 @@ recover_result recover(S& store, const wal_contents& log, const recover_options&
     for (const auto& s : chain)
       if (counts(acts[s.act])) target = s.img, target_after = true;
     const std::string& want = target_after ? target->after_json : target->before_json;
-    const memory_record& want_rec = target_after ? target->after : target->before;
     const std::string& key = acts[chain.back().act].intent->idempotency_key;
     if (index >= store.size()) {
       res.conflicts.push_back({index, chain.front().img->id, key, "index out of range"});
       for (const auto& s : chain) conflicted[s.act] = true;
       continue;
     }
-    const std::string cur = to_json(store.extract(index));
+    const std::string cur = encode_image(store.extract(index));
     if (cur == want) continue;
     bool known = false;
     for (const auto& s : chain) known = known || cur == s.img->before_json || cur == s.img->after_json;
@@ -746,7 +761,7 @@ recover_result recover(S& store, const wal_contents& log, const recover_options&
         continue;
       }
     }
-    store.restore(index, want_rec);
+    store.restore(index, decode_image<R>(want));
     ++res.records_restored;
   }
   tx.commit();
