@@ -691,7 +691,7 @@ struct note {
   friend bool operator==(const note&, const note&) = default;
 };
 
-std::string quoted(std::string_view s) {
+std::string json_str(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
     if (c == '"' || c == '\\') out.push_back('\\');
@@ -703,9 +703,9 @@ std::string quoted(std::string_view s) {
 std::string memhealth_encode_image(const note& n) {
   char w[32];
   std::snprintf(w, sizeof w, "%.17g", n.weight);
-  std::string out = "{\"key\":" + quoted(n.key) + ",\"body\":" + quoted(n.body) + ",\"status\":" + quoted(n.status) +
+  std::string out = "{\"key\":" + json_str(n.key) + ",\"body\":" + json_str(n.body) + ",\"status\":" + json_str(n.status) +
                     ",\"weight\":" + w + ",\"notes\":[";
-  for (std::size_t i = 0; i < n.notes.size(); ++i) out += (i ? "," : "") + quoted(n.notes[i]);
+  for (std::size_t i = 0; i < n.notes.size(); ++i) out += (i ? "," : "") + json_str(n.notes[i]);
   return out + "]}";
 }
 
