@@ -6,10 +6,18 @@
 // the detectors then run unchanged, and each skips (at compile time) the checks that need a
 // field the type does not have. The program checks its own results and exits non-zero when they
 // are not what the comments say.
+//
+// It then goes on to repair: make a plan from the findings, apply it under the write-ahead log,
+// roll it back (byte-exact), and recover after a simulated crash. For that crm_note provides an
+// *image* (a lossless JSON text of the whole record, memhealth/repair/record_image.hpp) and the
+// two fields the planned edits write besides the status: a merge target and a history of notes.
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
+
+#include <simdjson.h>
 
 #include "memhealth/memhealth.hpp"
 
@@ -24,6 +32,8 @@ struct crm_note {
   std::chrono::sys_seconds modified;
   std::string owner;             // "tenant:<t>/user:<u>", memhealth's hierarchical scope
   std::string state;             // "active" / "archived" / ...
+  std::string merged_into;       // id of the note this one was merged into (empty = none)
+  std::vector<std::string> history;  // notes the host keeps about the record
 };
 
 }  // namespace crm
@@ -40,7 +50,114 @@ struct memhealth::record_traits<crm::crm_note> {
   static constexpr auto updated_at = &crm::crm_note::modified;
   static constexpr auto status = &crm::crm_note::state;
   static constexpr auto scope = [](const crm::crm_note& n) -> const std::string& { return n.owner; };
+  // Written by repairs: merges set duplicate_of on the merged note and append related notes to
+  // the kept one.
+  static constexpr auto duplicate_of = &crm::crm_note::merged_into;
+  static constexpr auto related_notes = &crm::crm_note::history;
+
+  // The image for the write-ahead log: one JSON object, canonical (same note, same bytes) and
+  // lossless (%.9g round-trips a float). Rollback and recovery compare and restore these bytes.
+  static std::string encode_image(const crm::crm_note& n) {
+    auto str = [](const std::string& s) {
+      std::string out = "\"";
+      for (char c : s) {
+        if (c == '"' || c == '\\') out.push_back('\\');
+        out.push_back(c);
+      }
+      return out + "\"";
+    };
+    auto list = [&](const auto& v, auto item) {
+      std::string out = "[";
+      for (std::size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + item(v[i]);
+      return out + "]";
+    };
+    auto num = [](float f) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%.9g", static_cast<double>(f));
+      return std::string(b);
+    };
+    return "{\"id\":" + str(n.note_id) + ",\"body\":" + str(n.body) + ",\"vector\":" + list(n.vector, num) +
+           ",\"model\":" + str(n.model) + ",\"created\":" + std::to_string(n.created.time_since_epoch().count()) +
+           ",\"modified\":" + std::to_string(n.modified.time_since_epoch().count()) + ",\"owner\":" + str(n.owner) +
+           ",\"state\":" + str(n.state) + ",\"merged_into\":" + str(n.merged_into) +
+           ",\"history\":" + list(n.history, str) + "}";
+  }
+  static crm::crm_note decode_image(std::string_view json) {
+    simdjson::dom::parser parser;
+    const simdjson::dom::element d = parser.parse(json.data(), json.size());  // throws on bad JSON
+    crm::crm_note n;
+    n.note_id = std::string(d["id"].get_string().value());
+    n.body = std::string(d["body"].get_string().value());
+    for (auto x : d["vector"].get_array()) n.vector.push_back(static_cast<float>(x.get_double().value()));
+    n.model = std::string(d["model"].get_string().value());
+    n.created = std::chrono::sys_seconds{std::chrono::seconds{d["created"].get_int64().value()}};
+    n.modified = std::chrono::sys_seconds{std::chrono::seconds{d["modified"].get_int64().value()}};
+    n.owner = std::string(d["owner"].get_string().value());
+    n.state = std::string(d["state"].get_string().value());
+    n.merged_into = std::string(d["merged_into"].get_string().value());
+    for (auto x : d["history"].get_array()) n.history.emplace_back(x.get_string().value());
+    return n;
+  }
 };
+
+namespace {
+
+struct simulated_crash {};  // not a std::exception: apply_plan does not catch it, like a kill
+
+std::vector<std::string> images(const memhealth::memory_store<crm::crm_note>& s) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < s.size(); ++i) out.push_back(memhealth::encode_image(s.extract(i)));
+  return out;
+}
+
+// Plans the findings, applies the plan, rolls it back, then applies it again with a crash after
+// the first record write and recovers. @return true when every step gave the expected store.
+bool repair(memhealth::memory_store<crm::crm_note> store, const memhealth::report& r) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "memhealth-custom-record";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto original = images(store);
+
+  const memhealth::repair_plan plan = memhealth::make_plan(store, r, memhealth::planner_options{});
+  memhealth::apply_options opt;
+  opt.approve_tier2 = true;  // the merge is a tier-2 action (confirm)
+  std::vector<std::string> repaired;
+  {
+    memhealth::wal_writer wal(dir / "run.wal");
+    const auto res = memhealth::apply_plan(store, plan, wal, opt);
+    std::printf("plan: %zu actions, %zu applied, %zu records changed\n", plan.actions.size(), res.applied.size(),
+                res.records_changed);
+    repaired = images(store);
+  }
+  const bool merged = store.record(1).merged_into == "n1" && store.record(1).state == "archived" &&
+                      store.record(4).state == "pending_review";
+
+  const auto rb = memhealth::rollback(store, memhealth::read_wal_file(dir / "run.wal"));
+  const bool rolled_back = rb.conflicts.empty() && images(store) == original;
+  std::printf("rollback: %zu records restored, byte-exact: %s\n", rb.records_restored, rolled_back ? "yes" : "no");
+
+  // The same plan again on the original store, killed right after its first record write.
+  int writes = 0;
+  opt.crash_hook = [&](std::string_view point) {
+    if (point == "after_apply_record" && ++writes == 1) throw simulated_crash{};
+  };
+  try {
+    memhealth::wal_writer wal(dir / "crash.wal");
+    (void)memhealth::apply_plan(store, plan, wal, opt);
+  } catch (const simulated_crash&) {
+  }
+  const auto rec = memhealth::recover(store, memhealth::read_wal_file(dir / "crash.wal"));
+  // The crashed action had no commit frame: recovery undoes it, so the store holds exactly the
+  // actions committed before the crash (here none: the crash hit the first action).
+  const bool recovered = images(store) == original && rec.conflicts.empty();
+  std::printf("recover: %zu records restored, store as before the run: %s\n", rec.records_restored,
+              recovered ? "yes" : "no");
+  fs::remove_all(dir);
+  return merged && repaired != original && rolled_back && recovered;
+}
+
+}  // namespace
 
 int main() {
   using namespace std::chrono;
@@ -55,11 +172,11 @@ int main() {
   const std::vector<float> h1{0.5f, 0.5f, 0.5f, 0.5f}, h2{0.5f, -0.5f, 0.5f, -0.5f},
       h3{0.5f, 0.5f, -0.5f, -0.5f}, h4{0.5f, -0.5f, -0.5f, 0.5f};
   std::vector<crm_note> notes = {
-      {"n1", "Prefers invoices in PDF.", h1, "emb-v1", t0, t0, "tenant:acme/user:7", "active"},
-      {"n2", "prefers invoices in pdf", h2, "emb-v1", t0 + days{3}, t0 + days{3}, "tenant:acme/user:7", "active"},
-      {"n3", "Works from the Lyon office.", h3, "emb-v1", t0, t0 - days{1}, "tenant:acme/user:7", "active"},
-      {"n4", "Prefers invoices in PDF.", h1, "emb-v1", t0, t0, "tenant:acme/user:8", "active"},
-      {"n5", "Asked about the renewal date.", h4, "emb-v1", t0, t0, "tenant:acme/user:8", "acitve"},
+      {"n1", "Prefers invoices in PDF.", h1, "emb-v1", t0, t0, "tenant:acme/user:7", "active", {}, {}},
+      {"n2", "prefers invoices in pdf", h2, "emb-v1", t0 + days{3}, t0 + days{3}, "tenant:acme/user:7", "active", {}, {}},
+      {"n3", "Works from the Lyon office.", h3, "emb-v1", t0, t0 - days{1}, "tenant:acme/user:7", "active", {}, {}},
+      {"n4", "Prefers invoices in PDF.", h1, "emb-v1", t0, t0, "tenant:acme/user:8", "active", {}, {}},
+      {"n5", "Asked about the renewal date.", h4, "emb-v1", t0, t0, "tenant:acme/user:8", "acitve", {}, {}},
   };
 
   auto store = memhealth::memory_store<crm_note>::from_records(std::move(notes));
@@ -84,5 +201,7 @@ int main() {
                   r.count(memhealth::finding_kinds::timestamp_inconsistent) == 1 &&
                   r.count(memhealth::finding_kinds::illegal_status) == 1 && r.findings.size() == 4;
   std::printf("%s: %zu findings over %zu records\n", ok ? "ok" : "UNEXPECTED", r.findings.size(), store.size());
-  return ok ? 0 : 1;
+  const bool repaired = repair(store, r);
+  std::printf("%s: plan, apply, rollback and recovery on crm_note\n", repaired ? "ok" : "UNEXPECTED");
+  return ok && repaired ? 0 : 1;
 }

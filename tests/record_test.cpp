@@ -263,34 +263,43 @@ TEST_CASE("memory_store dimension: explicit, most common, and first insert") {
   CHECK(s.find("z") == 2u);
 }
 
+// Changes record i of store s through the one mutation stores have (extract, edit, restore).
+// @return the record as it was (restore's before-image).
+template <class S, class F>
+auto change(S& s, std::size_t i, F f) {
+  auto r = s.extract(i);
+  f(r);
+  return s.restore(i, r);
+}
+
 TEST_CASE("memory_store mutations return exact before-images and restore undoes them") {
   auto s = memory_store<>::from_records({rec("a", {1, 0, 0}), rec("b", {0, 1, 0}), rec("c", {})});
   static_assert(mutable_record_store<memory_store<>>);
   const auto original_b = s.extract(1);
 
-  auto before = s.set_status(1, "archived");
+  auto before = change(s, 1, [](auto& r) { r.status = "archived"; });
   CHECK(before == original_b);
   CHECK(s.record(1).status == "archived");
 
   record_links l;
   l.duplicate_of = "a";
-  s.set_links(1, l);
-  s.append_related_notes(0, {"from b: same fact"});
-  s.set_effective_weight(1, 0.25);
-  s.set_metadata(1, "topic", std::string("food"));
+  change(s, 1, [&](auto& r) { r.links = l; });
+  change(s, 0, [](auto& r) { r.links.related_notes.push_back("from b: same fact"); });
+  change(s, 1, [](auto& r) { r.effective_weight = 0.25; });
+  change(s, 1, [](auto& r) { r.metadata["topic"] = std::string("food"); });
   CHECK(s.record(0).links.related_notes == std::vector<std::string>{"from b: same fact"});
   CHECK(s.record(1).links.duplicate_of == "a");
   CHECK(*s.record(1).effective_weight == 0.25);
 
   // Re-embedding replaces vector and version together; the block row is reused.
-  auto pre_embed = s.replace_embedding(1, {0, 0, 1}, "model-v2");
+  auto pre_embed = change(s, 1, [](auto& r) { r.embedding = std::vector<float>{0, 0, 1}; r.embedding_version = "model-v2"; });
   CHECK(pre_embed.embedding == std::vector<float>{0, 1, 0});
   CHECK(s.embedding(1)[2] == 1.0f);
   CHECK(s.record(1).embedding_version == "model-v2");
   CHECK(s.matrix()(1, 2) == 1.0f);
 
   // A record without embedding gets a block row when it receives one of length d.
-  s.replace_embedding(2, {1, 1, 0}, "model-v2");
+  change(s, 2, [](auto& r) { r.embedding = std::vector<float>{1, 1, 0}; r.embedding_version = "model-v2"; });
   CHECK(s.block_rows() == 3);
   CHECK(s.embedding(2)[1] == 1.0f);
 
@@ -299,5 +308,5 @@ TEST_CASE("memory_store mutations return exact before-images and restore undoes 
   CHECK(s.extract(1) == original_b);
   CHECK(s.embedding(1)[1] == 1.0f);
 
-  CHECK_THROWS_AS(s.set_status(99, "active"), memhealth::error);
+  CHECK_THROWS_AS(s.restore(99, memory_record{}), memhealth::error);
 }

@@ -52,15 +52,6 @@ struct flaky_store {
   std::span<const float> embedding(std::size_t i) const { return inner.embedding(i); }
   std::optional<std::size_t> find(std::string_view id) const { return inner.find(id); }
   std::size_t dimension() const { return inner.dimension(); }
-  memory_record set_status(std::size_t i, std::string_view s) { return inner.set_status(i, s); }
-  memory_record set_links(std::size_t i, const record_links& l) { return inner.set_links(i, l); }
-  memory_record append_related_notes(std::size_t i, std::vector<std::string> n) {
-    return inner.append_related_notes(i, std::move(n));
-  }
-  memory_record set_effective_weight(std::size_t i, double w) { return inner.set_effective_weight(i, w); }
-  memory_record replace_embedding(std::size_t i, std::vector<float> v, std::string_view ver) {
-    return inner.replace_embedding(i, std::move(v), ver);
-  }
   memory_record restore(std::size_t i, const memory_record& r) {
     if (i == bad_index && failures > 0) {
       --failures;

@@ -7,6 +7,7 @@
 #include <memhealth/repair/apply_edit.hpp>
 #include <memhealth/repair/checksum.hpp>
 #include <memhealth/repair/executor.hpp>
+#include <memhealth/repair/record_image.hpp>
 #include <memhealth/repair/wal.hpp>
 #include <memhealth/store/memory_store.hpp>
 
@@ -16,7 +17,10 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
+
+#include <simdjson.h>
 
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -240,7 +244,11 @@ TEST_CASE("rollback: a record changed since is a conflict, left alone unless for
     wal_writer wal(dir.path / "run.wal", wal_sync::none);
     apply_plan(store, plan, wal);
   }
-  store.set_effective_weight(2, 0.5);  // someone edits r2 afterwards
+  {
+    auto r2 = store.extract(2);  // someone edits r2 afterwards
+    r2.effective_weight = 0.5;
+    store.restore(2, r2);
+  }
   const std::string r2_edited = to_json(store.extract(2));
   const auto log = read_wal_file(dir.path / "run.wal");
   {
@@ -668,4 +676,147 @@ TEST_CASE("crash test: 200 forked runs killed at random points recover to a pref
   }
   CHECK(finished > 0);
   MESSAGE("crash test: " << finished << " runs finished, " << killed << " killed by SIGKILL");
+}
+
+// ---------------------------------------------------------------- a user's own record type
+
+namespace crm {
+
+// A CRM note as a user's system stores it: memhealth's fields under other names, no embedding
+// and no metadata. Its image is its own canonical JSON object (record_image.hpp, ADL pair).
+struct note {
+  std::string key, body, status = "active";
+  double weight = 1.0;
+  std::vector<std::string> notes;
+  friend bool operator==(const note&, const note&) = default;
+};
+
+std::string json_str(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    out.push_back(c);
+  }
+  return out + "\"";
+}
+
+std::string memhealth_encode_image(const note& n) {
+  char w[32];
+  std::snprintf(w, sizeof w, "%.17g", n.weight);
+  std::string out = "{\"key\":" + json_str(n.key) + ",\"body\":" + json_str(n.body) + ",\"status\":" + json_str(n.status) +
+                    ",\"weight\":" + w + ",\"notes\":[";
+  for (std::size_t i = 0; i < n.notes.size(); ++i) out += (i ? "," : "") + json_str(n.notes[i]);
+  return out + "]}";
+}
+
+note memhealth_decode_image(std::string_view json, std::type_identity<note>) {
+  simdjson::dom::parser p;
+  simdjson::dom::element doc;
+  if (p.parse(json.data(), json.size()).get(doc)) throw error(error_code::parse, "crm note image is not JSON");
+  note n;
+  n.key = std::string(doc["key"].get_string().value());
+  n.body = std::string(doc["body"].get_string().value());
+  n.status = std::string(doc["status"].get_string().value());
+  n.weight = doc["weight"].get_double().value();
+  for (auto s : doc["notes"].get_array().value()) n.notes.emplace_back(s.get_string().value());
+  return n;
+}
+
+}  // namespace crm
+
+template <>
+struct memhealth::record_traits<crm::note> {
+  static constexpr auto id = &crm::note::key;
+  static constexpr auto content = &crm::note::body;
+  static constexpr auto effective_weight = &crm::note::weight;
+  static constexpr auto related_notes = &crm::note::notes;
+};
+
+namespace {
+
+using crm_store = memory_store<crm::note>;
+
+crm_store crm_notes() {
+  return crm_store::from_records({{"n1", "prefers email", "active", 1.0, {}},
+                                  {"n2", "renewal due in May", "active", 1.0, {}},
+                                  {"n3", "call back \"Tuesday\"", "active", 0.75, {"from n1"}}});
+}
+
+std::vector<std::string> crm_images(const crm_store& s) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < s.size(); ++i) out.push_back(encode_image(s.extract(i)));
+  return out;
+}
+
+repair_plan crm_plan() {
+  repair_plan p;
+  p.actions.push_back(action("archive-n1", {{"n1", edit_set_status{"archived"}}}));
+  p.actions.push_back(action("fade-n2", {{"n2", edit_set_weight{0.25}}, {"n2", edit_append_notes{{"superseded"}}}}));
+  p.actions.push_back(action("meta-n3", {{"n3", edit_fill_metadata{"topic", std::string("crm")}}}));  // no metadata
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("record image: memory_record images are its canonical JSON; a user type's round-trips") {
+  static_assert(imaged_record<memory_record> && imaged_record<crm::note>);
+  static_assert(mutable_record_store<crm_store>);
+  static_assert(edit_supported<crm::note, edit_set_weight> && !edit_supported<crm::note, edit_fill_metadata>);
+  const memory_record r = make_record(3);
+  CHECK(encode_image(r) == to_json(r));
+  CHECK(to_json(decode_image<memory_record>(to_json(r))) == to_json(r));
+  const crm::note n{"n3", "call back \"Tuesday\"", "active", 0.1, {"a", "b\\c"}};
+  CHECK(encode_image(n) ==
+        R"({"key":"n3","body":"call back \"Tuesday\"","status":"active","weight":0.10000000000000001,"notes":["a","b\\c"]})");
+  CHECK(decode_image<crm::note>(encode_image(n)) == n);
+  CHECK_THROWS_AS((void)decode_image<memory_record>("not json"), error);
+}
+
+TEST_CASE("apply_plan, rollback and recover on a user's record type restore it byte for byte") {
+  scratch_dir dir("crm");
+  crm_store store = crm_notes();
+  const auto original = crm_images(store);
+  {
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    auto res = apply_plan(store, crm_plan(), wal);
+    CHECK(res.applied == std::vector<std::string>{"archive-n1", "fade-n2"});
+    REQUIRE(res.failed == std::vector<std::string>{"meta-n3"});
+    CHECK(res.outcomes[2].reason.find("metadata (field metadata)") != std::string::npos);
+    CHECK(res.records_changed == 2);
+  }
+  CHECK(store.record(0).status == "archived");
+  CHECK(store.record(1).weight == 0.25);
+  CHECK(store.record(1).notes == std::vector<std::string>{"superseded"});
+  CHECK(crm_images(store)[2] == original[2]);  // the failed action wrote nothing
+
+  const auto log = read_wal_file(dir.path / "run.wal");
+  REQUIRE(log.clean());
+  const auto acts = logged_actions(log);
+  REQUIRE(acts.size() == 2);
+  // The log holds the user's images verbatim.
+  CHECK(acts[0].intent->records[0].before_json == original[0]);
+  CHECK(acts[1].intent->records[0].after_json ==
+        R"({"key":"n2","body":"renewal due in May","status":"active","weight":0.25,"notes":["superseded"]})");
+
+  auto rb = rollback(store, log);
+  CHECK(rb.conflicts.empty());
+  CHECK(rb.records_restored == 2);
+  CHECK(crm_images(store) == original);
+
+  // Simulated crash: fade-n2's record was written but its commit frame never reached the log.
+  auto crashed_log = log;
+  std::erase_if(crashed_log.entries, [](const wal_entry& e) {
+    return e.type == wal_frame_type::commit && e.idempotency_key == "fade-n2";
+  });
+  crm_store crashed = crm_notes();
+  for (const auto& a : logged_actions(crashed_log))
+    for (const auto& r : a.intent->records) crashed.restore(r.index, decode_image<crm::note>(r.after_json));
+  auto rec = recover(crashed, crashed_log);  // default: undo open actions
+  REQUIRE(rec.actions.size() == 2);
+  CHECK(rec.actions[0].status == recovery_status::committed);
+  CHECK(rec.actions[1].status == recovery_status::undone);
+  CHECK(rec.records_restored == 1);
+  auto expect = original;
+  expect[0] = R"({"key":"n1","body":"prefers email","status":"archived","weight":1,"notes":[]})";
+  CHECK(crm_images(crashed) == expect);
 }

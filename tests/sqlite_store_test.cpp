@@ -96,6 +96,15 @@ memory_record rec(std::string id, std::string content, std::vector<float> emb, s
 
 }  // namespace
 
+// Changes record i of store s through the one mutation stores have (extract, edit, restore).
+// @return the record as it was (restore's before-image).
+template <class S, class F>
+auto change(S& s, std::size_t i, F f) {
+  auto r = s.extract(i);
+  f(r);
+  return s.restore(i, r);
+}
+
 TEST_CASE("sqlite_store: every field survives create, close and reopen byte for byte") {
   sq_dir dir("roundtrip");
   const auto recs = canonical_records();
@@ -204,12 +213,12 @@ TEST_CASE("sqlite_store: small blocks, LRU embeddings, mutations and appends") {
   const memory_record& r2 = s.record(2);  // same block as r3: both references stay valid
   CHECK(r3.id == "r3");
   CHECK(r2.id == "r2");
-  auto before = s.set_status(3, "archived");
+  auto before = change(s, 3, [](auto& r) { r.status = "archived"; });
   CHECK(before.status == "active");
   CHECK(before.embedding == std::vector<float>{3.0f, 1.0f, 2.0f});
   CHECK(r3.status == "archived");  // the reference sees the mutation
   CHECK(r2.status == "active");
-  s.replace_embedding(3, {9.0f, 9.0f, 9.0f}, "m2");
+  change(s, 3, [](auto& r) { r.embedding = std::vector<float>{9.0f, 9.0f, 9.0f}; r.embedding_version = "m2"; });
   CHECK(s.embedding(3)[0] == 9.0f);
   CHECK(s.record(3).embedding_version == "m2");
   // append into the loaded last block (index 7 lands in block 3, which holds r6)
@@ -231,7 +240,7 @@ TEST_CASE("sqlite_store: small blocks, LRU embeddings, mutations and appends") {
   CHECK(t.embedding(3)[1] == 9.0f);
   CHECK(t.record(1).id == "renamed");
   CHECK(t.embedding(7)[0] == 7.0f);
-  CHECK_THROWS_AS(s.set_status(99, "x"), error);
+  CHECK_THROWS_AS(s.restore(99, memory_record{}), error);
 }
 
 TEST_CASE("sqlite_store: an action commits or vanishes as a whole") {
@@ -244,8 +253,8 @@ TEST_CASE("sqlite_store: an action commits or vanishes as a whole") {
   s.begin_action();
   CHECK(s.in_action());
   CHECK_THROWS_AS(s.begin_action(), error);
-  s.set_status(0, "archived");
-  s.set_effective_weight(2, 0.5);
+  change(s, 0, [](auto& r) { r.status = "archived"; });
+  change(s, 2, [](auto& r) { r.effective_weight = 0.5; });
   s.insert(rec("r4", "c4", {1.0f, 4.0f}));
   CHECK(r0.status == "archived");
   CHECK(s.size() == 5);
@@ -262,8 +271,8 @@ TEST_CASE("sqlite_store: an action commits or vanishes as a whole") {
   CHECK(s.size() == 4);
   CHECK(!s.find("r4"));
   s.begin_action();
-  s.set_status(1, "archived");
-  s.set_status(3, "archived");
+  change(s, 1, [](auto& r) { r.status = "archived"; });
+  change(s, 3, [](auto& r) { r.status = "archived"; });
   s.commit_action();
   CHECK_THROWS_AS(s.commit_action(), error);
   auto t = sqlite_store<>::open(dir.path / "s.db");
@@ -500,7 +509,7 @@ TEST_CASE("sqlite_store: read_only refuses writes and leaves no -wal or -shm fil
     CHECK(s.record(0).id == "m-1");
     error_code code{};
     try {
-      s.set_status(0, "archived");
+      change(s, 0, [](auto& r) { r.status = "archived"; });
     } catch (const error& e) {
       code = e.code();
     }

@@ -38,12 +38,13 @@ int main() {
   notes.insert(n);
   total += notes.size();
 
-  memhealth::memory_store<> store;  // memory_record is repairable: mutation_not_repairable.cpp
+  memhealth::memory_store<> store;  // memory_record has an image: repair_without_image.cpp
   memhealth::memory_record r;
   r.id = "r1";
   r.content = "text";
   store.insert(r);
-  (void)store.set_status(0, "archived");
+  r.status = "archived";
+  (void)store.restore(0, r);
 
   memhealth::pipeline p{counting_detector{}};
   total += p.run(std::as_const(store)).findings.size();

@@ -38,8 +38,13 @@
 /// Record images are compared as canonical JSON (`append_json`), so timestamp offsets, NaN
 /// embeddings and unknown fields count as differences exactly as they are written.
 ///
-/// Records must be `memory_record` (the log holds canonical JSON images); `apply_edit` itself is
-/// generic.
+/// **Record types.** `apply_plan`, `rollback` and `recover` work on a store of any record type
+/// with an image (`imaged_record`, record_image.hpp: `memory_record` logs its canonical JSON, the
+/// bytes written before record images existed). Each edit needs only the capability it writes
+/// (`edit_supported`, apply_edit.hpp); an edit whose capability the record type lacks fails its
+/// action (manual queue, store untouched). A store without an image fails to compile with one
+/// message naming the function and how to provide one. `apply_options::embed` and the
+/// cross-scope merge check apply to record types that have the fields (embedding, scope).
 
 #include <algorithm>
 #include <bit>
@@ -65,6 +70,7 @@
 #include "memhealth/repair/apply_edit.hpp"
 #include "memhealth/repair/guardrails.hpp"
 #include "memhealth/repair/index_policy.hpp"
+#include "memhealth/repair/record_image.hpp"
 #include "memhealth/repair/wal.hpp"
 #include "memhealth/store/store.hpp"
 
@@ -140,29 +146,38 @@ struct apply_result {
 
 namespace detail::exec {
 
+template <class R>
 struct image {
   std::size_t index = 0;
   std::string id;
-  memory_record before, after;
-  std::string before_json, after_json;
+  R before, after;
+  std::string before_json, after_json;  // encode_image of before / after
 };
 
+template <class R>
 struct prepared {
   std::size_t action = 0;
-  std::vector<image> records;  // changed records, in first-touch order
+  std::vector<image<R>> records;  // changed records, in first-touch order
   std::uint64_t intent_seq = 0;
 };
+
+// Same vector and version, bitwise (NaN equals NaN); records without an embedding: always.
+template <class R>
+bool same_vector(const R& x, const R& y) {
+  if constexpr (versioned_embedding_record<R>) {
+    const auto a = field::embedding(x), b = field::embedding(y);
+    return field::embedding_version(x) == field::embedding_version(y) && a.size() == b.size() &&
+           std::equal(a.begin(), a.end(), b.begin(),
+                      [](float u, float v) { return std::bit_cast<std::uint32_t>(u) == std::bit_cast<std::uint32_t>(v); });
+  } else {
+    return true;
+  }
+}
 
 inline void hook(const apply_options& o, std::string_view point) {
   if (o.crash_hook) o.crash_hook(point);
 }
 
-template <class S>
-void gate_record_type() {
-  static_assert(std::is_same_v<typename S::record_type, memory_record>,
-                "memhealth: the repair executor logs canonical JSON images and needs a store of "
-                "memhealth::memory_record (adapt your store's records to memory_record).");
-}
 
 // One store transaction around an action's record writes when the store has the
 // `transactional_record_store` capability (else nothing); rolled back unless committed.
@@ -184,6 +199,411 @@ struct action_tx {
 
 }  // namespace detail::exec
 
+namespace detail::exec {
+
+// One run of apply_plan, cut into the steps of the file comment. Holds the run's state: the
+// outcomes, the priority queue of pending actions, the record budget, the rate gate, the first
+// before-image of every re-embedded record (for rebuild_index) and the loop guard.
+template <class S>
+class plan_run {
+ public:
+  using R = typename S::record_type;
+
+  plan_run(S& store, const repair_plan& plan, wal_writer& wal, const apply_options& opt)
+      : store_(store), plan_(plan), wal_(wal), opt_(opt), gate_(opt.limits) {}
+
+  apply_result run() {
+    const std::size_t n = plan_.actions.size();
+    for (std::size_t i = 0; i < store_.size(); ++i) ++id_count_[std::string(field::id(store_.record(i)))];
+    res_.dry_run = opt_.dry_run;
+    res_.outcomes.resize(n);
+    for (std::size_t a = 0; a < n; ++a) {
+      res_.outcomes[a].action = a;
+      res_.outcomes[a].idempotency_key = plan_.actions[a].idempotency_key;
+    }
+    if (plan_.suspended && !opt_.approve_suspended) {
+      for (std::size_t a = 0; a < n; ++a) set(a, action_status::unapproved, "plan suspended: " + plan_.suspend_reason);
+    } else {
+      if (!opt_.dry_run) {
+        wal_.append_run_begin(n);
+        hook(opt_, "run_begin");
+      }
+      for (std::size_t a : execution_order(plan_)) pending_.push_back(a);  // the priority queue (guardrails.hpp)
+      while (!pending_.empty()) {
+        std::vector<prepared<R>> batch = collect_batch();
+        if (batch.empty()) continue;
+        if (opt_.dry_run) {
+          for (const auto& p : batch) {
+            set(p.action, action_status::applied, "dry run");
+            res_.outcomes[p.action].records_changed = p.records.size();
+            res_.records_changed += p.records.size();
+          }
+          continue;
+        }
+        log_intents(batch);
+        write_batch(batch);
+      }
+      if (!opt_.dry_run) end_run();
+    }
+    list_keys();
+    return std::move(res_);
+  }
+
+ private:
+  void set(std::size_t a, action_status s, std::string reason) {
+    res_.outcomes[a].status = s;
+    res_.outcomes[a].reason = std::move(reason);
+  }
+
+  // Steps 1-4b for the next actions of the queue: a batch of prepared actions (images computed,
+  // admitted by the guards), at most `max_in_flight` of them.
+  std::vector<prepared<R>> collect_batch() {
+    std::vector<prepared<R>> batch;
+    std::map<std::size_t, std::pair<R, std::string>> overlay;  // state after earlier batch members
+    std::size_t batch_records = 0;  // records in the batch's intents (concurrency cap)
+    const std::size_t max_batch = std::min(opt_.batch_size, std::max<std::size_t>(1, opt_.limits.max_in_flight));
+    while (!pending_.empty() && batch.size() < max_batch) {
+      const std::size_t a = pending_.front();
+      pending_.pop_front();
+      const repair_action& act = plan_.actions[a];
+      if (!approved(a, act)) continue;
+      if (act.type == action_types::rebuild_index) {  // index_policy.hpp
+        if (!batch.empty()) {  // the re-embeddings before it are committed first
+          pending_.push_front(a);
+          break;
+        }
+        rebuild_index(a, act);
+        continue;
+      }
+      if (!runnable(a, act)) continue;
+      if (std::string refusal = refusal_of(act); !refusal.empty()) {
+        set(a, action_status::failed, refusal);
+        continue;
+      }
+      ++res_.outcomes[a].attempts;
+      std::optional<prepared<R>> p = prepare(a, act, overlay);
+      if (!p) continue;
+      if (!guarded(a, *p)) continue;
+      // Concurrency cap, then rate limit (guardrails.hpp, execution_limits): an action that does
+      // not fit is taken back (its attempt uncounted) after the batch held so far is durable.
+      const bool over_cap = !batch.empty() && batch_records + p->records.size() > opt_.limits.max_records_in_flight;
+      if (over_cap || (!opt_.dry_run && !batch.empty() && !gate_.ready())) {
+        --res_.outcomes[a].attempts;
+        pending_.push_front(a);
+        break;
+      }
+      if (!opt_.dry_run && !gate_.admit()) {
+        --res_.outcomes[a].attempts;
+        rate_stop_ = "rate limit: waiting for the next token would exceed the run's max_wait of " +
+                     std::to_string(opt_.limits.max_wait.count()) + " ms";
+        set(a, action_status::deferred, rate_stop_);
+        continue;
+      }
+      batch_records += p->records.size();
+      used_ += p->records.size();
+      for (const auto& m : p->records)
+        if (!vector_before_.count(m.index) && !same_vector(m.before, m.after)) vector_before_.emplace(m.index, m.before);
+      for (const auto& m : p->records) {
+        earlier_before_[m.index].push_back(m.before_json);
+        overlay[m.index] = {m.after, m.after_json};
+      }
+      batch.push_back(std::move(*p));
+    }
+    return batch;
+  }
+
+  // Step 1, approvals: a confirm action needs approve_tier2, a manual one approve_tier3.
+  bool approved(std::size_t a, const repair_action& act) {
+    if ((act.automation == automation::confirm && !opt_.approve_tier2) ||
+        (act.automation == automation::manual && !opt_.approve_tier3)) {
+      set(a, action_status::unapproved, "automation level '" + std::string(to_string(act.automation)) + "' not approved");
+      return false;
+    }
+    return true;
+  }
+
+  // A rebuild_index action: calls the index policy for the targets whose vector this run changed.
+  void rebuild_index(std::size_t a, const repair_action& act) {
+    std::vector<std::string> ids;  // targets whose vector this run changed (committed, or would be in a dry run)
+    for (const auto& id : act.targets)
+      if (auto i = store_.find(id); i && vector_before_.count(*i) &&
+                                    (opt_.dry_run || !same_vector(store_.extract(*i), vector_before_.at(*i))))
+        ids.push_back(id);
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    if (ids.empty()) {
+      set(a, action_status::noop, "no target record changed in this run: nothing to re-index");
+    } else if (!opt_.rebuild_index) {
+      set(a, action_status::failed, "no index policy (apply_options::rebuild_index): rebuild the index by hand for " +
+                                        std::to_string(ids.size()) + " re-embedded records");
+    } else if (opt_.dry_run) {
+      set(a, action_status::applied, "dry run: would rebuild the index for " + std::to_string(ids.size()) + " records");
+    } else {
+      ++res_.outcomes[a].attempts;
+      try {
+        opt_.rebuild_index(ids);
+        set(a, action_status::applied, "index rebuilt for " + std::to_string(ids.size()) + " records");
+      } catch (const std::exception& ex) {
+        if (res_.outcomes[a].attempts <= opt_.retry_limit) pending_.push_front(a);
+        else set(a, action_status::failed, std::string("attempts exhausted: ") + ex.what());
+      }
+    }
+  }
+
+  // Step 1, budgets: an action without edits is a no-op; past the record budget or a spent
+  // rate-limit wait it is deferred.
+  bool runnable(std::size_t a, const repair_action& act) {
+    if (act.edits.empty()) {
+      set(a, action_status::noop, "no record edits");
+      return false;
+    }
+    if (over_budget_) {
+      set(a, action_status::deferred, "record budget of the run (max_records) reached");
+      return false;
+    }
+    if (!rate_stop_.empty()) {
+      set(a, action_status::deferred, rate_stop_);
+      return false;
+    }
+    return true;
+  }
+
+  // Step 2: every id must name exactly one record of *this* store (a plan made for another store,
+  // an empty id or a duplicate id must not edit an arbitrary record), merges must stay in one
+  // scope, and statuses must be legal. @return why not (empty = fine).
+  std::string refusal_of(const repair_action& act) const {
+    std::string refusal;
+    auto check_id = [&](const std::string& id) {
+      if (!refusal.empty()) return;
+      if (id.empty()) refusal = "empty record id";
+      else if (!store_.find(id)) refusal = "target id not found: " + id;
+      else if (id_count_.at(id) > 1) refusal = "ambiguous target id (" + std::to_string(id_count_.at(id)) + " records): " + id;
+    };
+    for (const auto& id : act.targets) check_id(id);
+    for (const auto& e : act.edits) {
+      check_id(e.record_id);
+      if (const auto* st = std::get_if<edit_set_status>(&e.op); st && refusal.empty() && !parse_status(st->status))
+        refusal = "illegal status in edit: " + st->status;
+      if (const auto* re = std::get_if<edit_replace_embedding>(&e.op);
+          re && refusal.empty() && re->version.empty() && opt_.embed_version.empty())
+        refusal = "re-embedding without an embedding_version tag (set planner_options::reembed_version or apply_options::embed_version)";
+    }
+    if constexpr (scoped_record<R>) {
+      if (refusal.empty() && act.type == action_types::merge_duplicates) {
+        std::string_view first_scope;
+        bool have = false;
+        for (const auto& e : act.edits) {
+          const std::string_view sc = field::scope(store_.record(*store_.find(e.record_id)));
+          if (have && sc != first_scope) {
+            refusal = "merge across scopes refused: " + std::string(first_scope) + " vs " + std::string(sc);
+            break;
+          }
+          first_scope = sc;
+          have = true;
+        }
+      }
+    }
+    return refusal;
+  }
+
+  // Step 3: before-images (from the store, or from earlier members of the batch), after-images
+  // by apply_edit on copies. nullopt when the action is settled here (failed attempt requeued or
+  // exhausted, or already applied).
+  std::optional<prepared<R>> prepare(std::size_t a, const repair_action& act,
+                                     const std::map<std::size_t, std::pair<R, std::string>>& overlay) {
+    prepared<R> p;
+    p.action = a;
+    try {
+      std::vector<image<R>> touched;
+      for (const auto& e : act.edits) {
+        const std::size_t i = *store_.find(e.record_id);
+        auto it = std::find_if(touched.begin(), touched.end(), [&](const image<R>& m) { return m.index == i; });
+        if (it == touched.end()) {
+          image<R> m;
+          m.index = i;
+          m.id = e.record_id;
+          if (auto o = overlay.find(i); o != overlay.end()) {
+            m.before = o->second.first;
+            m.before_json = o->second.second;
+          } else {
+            m.before = store_.extract(i);
+            m.before_json = encode_image(m.before);
+          }
+          m.after = m.before;
+          touched.push_back(std::move(m));
+          it = std::prev(touched.end());
+        }
+        const auto* re = std::get_if<edit_replace_embedding>(&e.op);
+        if (re && ((re->embedding.empty() && opt_.embed) || re->version.empty())) {
+          std::vector<float> vec = re->embedding;
+          if constexpr (std::is_same_v<R, memory_record>)
+            if (vec.empty() && opt_.embed) vec = opt_.embed(it->after);
+          edit_replace_embedding filled{std::move(vec), re->version.empty() ? opt_.embed_version : re->version};
+          apply_edit(it->after, record_edit_op(std::move(filled)));
+        } else {
+          apply_edit(it->after, e.op);
+        }
+      }
+      for (auto& m : touched) {
+        m.after_json = encode_image(m.after);
+        if (m.after_json != m.before_json) p.records.push_back(std::move(m));
+      }
+    } catch (const std::exception& ex) {
+      if (res_.outcomes[a].attempts <= opt_.retry_limit) {
+        pending_.push_front(a);
+      } else {
+        set(a, action_status::failed, std::string("attempts exhausted: ") + ex.what());
+      }
+      return std::nullopt;
+    }
+    if (p.records.empty()) {
+      set(a, action_status::already_applied, "every record already holds its after-image");
+      return std::nullopt;
+    }
+    return p;
+  }
+
+  // Step 4: loop guard, then the run's record budget.
+  bool guarded(std::size_t a, const prepared<R>& p) {
+    std::string loop;
+    for (const auto& m : p.records) {
+      auto it = earlier_before_.find(m.index);
+      if (it != earlier_before_.end() && std::find(it->second.begin(), it->second.end(), m.after_json) != it->second.end())
+        loop = m.id;
+    }
+    if (!loop.empty()) {
+      set(a, action_status::failed, "repair loop: record " + loop + " would return to an earlier image of this run");
+      return false;
+    }
+    if (used_ + p.records.size() > opt_.max_records) {
+      over_budget_ = true;
+      set(a, action_status::deferred, "record budget of the run (max_records) reached");
+      return false;
+    }
+    return true;
+  }
+
+  // Step 5a: the batch's intents, durable with one fdatasync (group commit).
+  void log_intents(std::vector<prepared<R>>& batch) {
+    wal_.begin_batch();
+    for (auto& p : batch) {
+      const repair_action& act = plan_.actions[p.action];
+      p.intent_seq = wal_.append_intent(static_cast<std::int64_t>(p.action), act.idempotency_key,
+                                        res_.outcomes[p.action].attempts, p.records);
+    }
+    wal_.commit_batch();
+    hook(opt_, "after_intent");
+  }
+
+  // Step 5b-6: each action's records written (one store transaction when the store has them),
+  // then its commit frame; on an exception the action is undone and the rest of the batch re-run.
+  void write_batch(std::vector<prepared<R>>& batch) {
+    for (std::size_t k = 0; k < batch.size(); ++k) {
+      prepared<R>& p = batch[k];
+      const repair_action& act = plan_.actions[p.action];
+      std::size_t written = 0;
+      try {
+        if constexpr (transactional_record_store<S>) store_.begin_action();  // one transaction per action
+        for (const auto& m : p.records) {
+          ++written;  // counted before the call: a throwing restore may have half-written
+          store_.restore(m.index, m.after);
+          hook(opt_, "after_apply_record");
+        }
+        if constexpr (transactional_record_store<S>) store_.commit_action();
+        hook(opt_, "before_commit");
+        wal_.append_commit(p.intent_seq, static_cast<std::int64_t>(p.action), act.idempotency_key);
+        hook(opt_, "after_commit");
+        set(p.action, action_status::applied, {});
+        res_.outcomes[p.action].records_changed = p.records.size();
+        res_.records_changed += p.records.size();
+      } catch (const std::exception& ex) {
+        undo_failed(batch, k, written, ex.what());
+        break;
+      }
+    }
+  }
+
+  // Step 6: undoes batch[k] (its first `written` records, newest first; a record already holding
+  // its before-image is left alone), aborts it and the batch members after it, and requeues them.
+  void undo_failed(std::vector<prepared<R>>& batch, std::size_t k, std::size_t written, const char* what) {
+    prepared<R>& p = batch[k];
+    const repair_action& act = plan_.actions[p.action];
+    if constexpr (transactional_record_store<S>) store_.rollback_action();  // no-op once committed
+    for (std::size_t j = written; j-- > 0;)
+      if (encode_image(store_.extract(p.records[j].index)) != p.records[j].before_json)
+        store_.restore(p.records[j].index, p.records[j].before);
+    wal_.append_abort(p.intent_seq, static_cast<std::int64_t>(p.action), act.idempotency_key, what);
+    hook(opt_, "after_abort");
+    // The rest of the batch was prepared on top of this action: abort and re-run it.
+    std::vector<std::size_t> requeue;
+    for (std::size_t r = k; r < batch.size(); ++r) {
+      prepared<R>& q = batch[r];
+      used_ -= q.records.size();
+      for (const auto& m : q.records) {
+        auto& v = earlier_before_[m.index];
+        if (auto f = std::find(v.rbegin(), v.rend(), m.before_json); f != v.rend()) v.erase(std::next(f).base());
+      }
+      if (r > k) {
+        wal_.append_abort(q.intent_seq, static_cast<std::int64_t>(q.action), plan_.actions[q.action].idempotency_key,
+                          "batch stopped by a failed action; re-run");
+        --res_.outcomes[q.action].attempts;
+        requeue.push_back(q.action);
+      }
+    }
+    for (auto r = requeue.rbegin(); r != requeue.rend(); ++r) pending_.push_front(*r);
+    if (res_.outcomes[p.action].attempts <= opt_.retry_limit)
+      pending_.push_front(p.action);
+    else
+      set(p.action, action_status::failed, std::string("attempts exhausted: ") + what);
+  }
+
+  // The run_end frame with the counts, and the rate limiter's totals.
+  void end_run() {
+    std::size_t applied = 0, failed = 0, deferred = 0, skipped = 0;
+    for (const auto& o : res_.outcomes) {
+      applied += o.status == action_status::applied;
+      failed += o.status == action_status::failed;
+      deferred += o.status == action_status::deferred;
+      skipped += o.status != action_status::applied && o.status != action_status::failed &&
+                 o.status != action_status::deferred;
+    }
+    wal_.append_run_end(applied, failed, deferred, skipped);
+    res_.rate_limit_waited = gate_.waited();
+    res_.rate_limit_waits = gate_.waits();
+    hook(opt_, "run_end");
+  }
+
+  // The key lists of apply_result, by outcome.
+  void list_keys() {
+    for (const auto& o : res_.outcomes) {
+      switch (o.status) {
+        case action_status::applied: res_.applied.push_back(o.idempotency_key); break;
+        case action_status::already_applied: res_.skipped_already_applied.push_back(o.idempotency_key); break;
+        case action_status::noop: res_.skipped_noop.push_back(o.idempotency_key); break;
+        case action_status::unapproved: res_.skipped_unapproved.push_back(o.idempotency_key); break;
+        case action_status::deferred: res_.deferred.push_back(o.idempotency_key); break;
+        case action_status::failed: res_.failed.push_back(o.idempotency_key); break;
+      }
+    }
+  }
+
+  S& store_;
+  const repair_plan& plan_;
+  wal_writer& wal_;
+  const apply_options& opt_;
+  apply_result res_;
+  std::unordered_map<std::string, std::size_t> id_count_;  // ids occurring more than once are ambiguous
+  std::deque<std::size_t> pending_;
+  std::size_t used_ = 0;     // records changed by the run so far (record budget)
+  bool over_budget_ = false;
+  action_rate_gate gate_;
+  std::string rate_stop_;  // set once the rate limit's wait budget is spent: the rest is deferred
+  std::map<std::size_t, R> vector_before_;  // records whose vector a prepared action changes: first before-image
+  std::unordered_map<std::size_t, std::vector<std::string>> earlier_before_;  // loop guard
+};
+
+}  // namespace detail::exec
+
 /// Applies `plan` to `store`, logging to `wal` (see the file comment for the exact sequence).
 /// @return per-action outcomes and key lists; the store holds exactly the committed actions.
 /// @throws memhealth::error(io) when the log cannot be written or synced (the current batch's
@@ -193,325 +613,14 @@ struct action_tx {
 /// @complexity O(total edited records x record size) plus one fdatasync per batch.
 template <mutable_record_store S>
 apply_result apply_plan(S& store, const repair_plan& plan, wal_writer& wal, const apply_options& opt = {}) {
-  namespace de = detail::exec;
-  de::gate_record_type<S>();
-  MEMHEALTH_ASSERT(opt.batch_size >= 1, "apply_plan: batch_size must be >= 1");
-  const std::size_t n = plan.actions.size();
-  apply_result res;
-  std::unordered_map<std::string, std::size_t> id_count;  // ids occurring more than once are ambiguous
-  for (std::size_t i = 0; i < store.size(); ++i) ++id_count[store.record(i).id];
-  res.dry_run = opt.dry_run;
-  res.outcomes.resize(n);
-  for (std::size_t a = 0; a < n; ++a) {
-    res.outcomes[a].action = a;
-    res.outcomes[a].idempotency_key = plan.actions[a].idempotency_key;
-  }
-  auto set = [&](std::size_t a, action_status s, std::string reason) {
-    res.outcomes[a].status = s;
-    res.outcomes[a].reason = std::move(reason);
-  };
-
-  if (plan.suspended && !opt.approve_suspended) {
-    for (std::size_t a = 0; a < n; ++a) set(a, action_status::unapproved, "plan suspended: " + plan.suspend_reason);
+  using R = typename S::record_type;
+  MEMHEALTH_REQUIRE_IMAGE(R, "apply_plan");
+  if constexpr (imaged_record<R>) {
+    MEMHEALTH_ASSERT(opt.batch_size >= 1, "apply_plan: batch_size must be >= 1");
+    return detail::exec::plan_run<S>(store, plan, wal, opt).run();
   } else {
-    if (!opt.dry_run) {
-      wal.append_run_begin(n);
-      de::hook(opt, "run_begin");
-    }
-    std::deque<std::size_t> pending;
-    for (std::size_t a : execution_order(plan)) pending.push_back(a);  // the priority queue (guardrails.hpp)
-    std::size_t used = 0;
-    bool over_budget = false;
-    action_rate_gate gate(opt.limits);
-    std::string rate_stop;  // set once the rate limit's wait budget is spent: the rest is deferred
-    std::map<std::size_t, memory_record> vector_before;  // records whose vector a prepared action changes: first before-image
-    auto same_vector = [](const memory_record& x, const memory_record& y) {  // bitwise: NaN equals NaN
-      return x.embedding_version == y.embedding_version && x.embedding.size() == y.embedding.size() &&
-             std::equal(x.embedding.begin(), x.embedding.end(), y.embedding.begin(),
-                        [](float u, float v) { return std::bit_cast<std::uint32_t>(u) == std::bit_cast<std::uint32_t>(v); });
-    };
-    const std::size_t max_batch = std::min(opt.batch_size, std::max<std::size_t>(1, opt.limits.max_in_flight));
-    std::unordered_map<std::size_t, std::vector<std::string>> earlier_before;  // loop guard
-
-    while (!pending.empty()) {
-      std::vector<de::prepared> batch;
-      std::map<std::size_t, std::pair<memory_record, std::string>> overlay;  // state after earlier batch members
-      std::size_t batch_records = 0;  // records in the batch's intents (concurrency cap)
-
-      while (!pending.empty() && batch.size() < max_batch) {
-        const std::size_t a = pending.front();
-        pending.pop_front();
-        const repair_action& act = plan.actions[a];
-        if ((act.automation == automation::confirm && !opt.approve_tier2) ||
-            (act.automation == automation::manual && !opt.approve_tier3)) {
-          set(a, action_status::unapproved, "automation level '" + std::string(to_string(act.automation)) + "' not approved");
-          continue;
-        }
-        if (act.type == action_types::rebuild_index) {  // index_policy.hpp
-          if (!batch.empty()) {  // the re-embeddings before it are committed first
-            pending.push_front(a);
-            break;
-          }
-          std::vector<std::string> ids;  // targets whose vector this run changed (committed, or would be in a dry run)
-          for (const auto& id : act.targets)
-            if (auto i = store.find(id); i && vector_before.count(*i) &&
-                                         (opt.dry_run || !same_vector(store.extract(*i), vector_before.at(*i))))
-              ids.push_back(id);
-          std::sort(ids.begin(), ids.end());
-          ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-          if (ids.empty()) {
-            set(a, action_status::noop, "no target record changed in this run: nothing to re-index");
-          } else if (!opt.rebuild_index) {
-            set(a, action_status::failed, "no index policy (apply_options::rebuild_index): rebuild the index by hand for " +
-                                              std::to_string(ids.size()) + " re-embedded records");
-          } else if (opt.dry_run) {
-            set(a, action_status::applied, "dry run: would rebuild the index for " + std::to_string(ids.size()) + " records");
-          } else {
-            ++res.outcomes[a].attempts;
-            try {
-              opt.rebuild_index(ids);
-              set(a, action_status::applied, "index rebuilt for " + std::to_string(ids.size()) + " records");
-            } catch (const std::exception& ex) {
-              if (res.outcomes[a].attempts <= opt.retry_limit) pending.push_front(a);
-              else set(a, action_status::failed, std::string("attempts exhausted: ") + ex.what());
-            }
-          }
-          continue;
-        }
-        if (act.edits.empty()) {
-          set(a, action_status::noop, "no record edits");
-          continue;
-        }
-        if (over_budget) {
-          set(a, action_status::deferred, "record budget of the run (max_records) reached");
-          continue;
-        }
-        if (!rate_stop.empty()) {
-          set(a, action_status::deferred, rate_stop);
-          continue;
-        }
-        // Every id must name exactly one record of *this* store (a plan made for another store,
-        // an empty id or a duplicate id must not edit an arbitrary record), merges must stay in
-        // one scope, and statuses must be legal: otherwise the action goes to the manual queue.
-        std::string refusal;
-        auto check_id = [&](const std::string& id) {
-          if (!refusal.empty()) return;
-          if (id.empty()) refusal = "empty record id";
-          else if (!store.find(id)) refusal = "target id not found: " + id;
-          else if (id_count.at(id) > 1) refusal = "ambiguous target id (" + std::to_string(id_count.at(id)) + " records): " + id;
-        };
-        for (const auto& id : act.targets) check_id(id);
-        for (const auto& e : act.edits) {
-          check_id(e.record_id);
-          if (const auto* st = std::get_if<edit_set_status>(&e.op); st && refusal.empty() && !parse_status(st->status))
-            refusal = "illegal status in edit: " + st->status;
-          if (const auto* re = std::get_if<edit_replace_embedding>(&e.op);
-              re && refusal.empty() && re->version.empty() && opt.embed_version.empty())
-            refusal = "re-embedding without an embedding_version tag (set planner_options::reembed_version or apply_options::embed_version)";
-        }
-        if (refusal.empty() && act.type == action_types::merge_duplicates) {
-          std::string_view first_scope;
-          bool have = false;
-          for (const auto& e : act.edits) {
-            const auto& sc = store.record(*store.find(e.record_id)).scope;
-            if (have && sc != first_scope) {
-              refusal = "merge across scopes refused: " + std::string(first_scope) + " vs " + sc;
-              break;
-            }
-            first_scope = sc;
-            have = true;
-          }
-        }
-        if (!refusal.empty()) {
-          set(a, action_status::failed, refusal);
-          continue;
-        }
-        ++res.outcomes[a].attempts;
-        de::prepared p;
-        p.action = a;
-        try {
-          std::vector<de::image> touched;
-          for (const auto& e : act.edits) {
-            const std::size_t i = *store.find(e.record_id);
-            auto it = std::find_if(touched.begin(), touched.end(), [&](const de::image& m) { return m.index == i; });
-            if (it == touched.end()) {
-              de::image m;
-              m.index = i;
-              m.id = e.record_id;
-              if (auto o = overlay.find(i); o != overlay.end()) {
-                m.before = o->second.first;
-                m.before_json = o->second.second;
-              } else {
-                m.before = store.extract(i);
-                m.before_json = to_json(m.before);
-              }
-              m.after = m.before;
-              touched.push_back(std::move(m));
-              it = std::prev(touched.end());
-            }
-            const auto* re = std::get_if<edit_replace_embedding>(&e.op);
-            if (re && ((re->embedding.empty() && opt.embed) || re->version.empty())) {
-              edit_replace_embedding filled{re->embedding.empty() && opt.embed ? opt.embed(it->after) : re->embedding,
-                                            re->version.empty() ? opt.embed_version : re->version};
-              apply_edit(it->after, record_edit_op(std::move(filled)));
-            } else {
-              apply_edit(it->after, e.op);
-            }
-          }
-          for (auto& m : touched) {
-            m.after_json = to_json(m.after);
-            if (m.after_json != m.before_json) p.records.push_back(std::move(m));
-          }
-        } catch (const std::exception& ex) {
-          if (res.outcomes[a].attempts <= opt.retry_limit) {
-            pending.push_front(a);
-          } else {
-            set(a, action_status::failed, std::string("attempts exhausted: ") + ex.what());
-          }
-          continue;
-        }
-        if (p.records.empty()) {
-          set(a, action_status::already_applied, "every record already holds its after-image");
-          continue;
-        }
-        std::string loop;
-        for (const auto& m : p.records) {
-          auto it = earlier_before.find(m.index);
-          if (it != earlier_before.end() && std::find(it->second.begin(), it->second.end(), m.after_json) != it->second.end())
-            loop = m.id;
-        }
-        if (!loop.empty()) {
-          set(a, action_status::failed, "repair loop: record " + loop + " would return to an earlier image of this run");
-          continue;
-        }
-        if (used + p.records.size() > opt.max_records) {
-          over_budget = true;
-          set(a, action_status::deferred, "record budget of the run (max_records) reached");
-          continue;
-        }
-        // Concurrency cap, then rate limit (guardrails.hpp, execution_limits): an action that does
-        // not fit is taken back (its attempt uncounted) after the batch held so far is durable.
-        const bool over_cap = !batch.empty() && batch_records + p.records.size() > opt.limits.max_records_in_flight;
-        if (over_cap || (!opt.dry_run && !batch.empty() && !gate.ready())) {
-          --res.outcomes[a].attempts;
-          pending.push_front(a);
-          break;
-        }
-        if (!opt.dry_run && !gate.admit()) {
-          --res.outcomes[a].attempts;
-          rate_stop = "rate limit: waiting for the next token would exceed the run's max_wait of " +
-                      std::to_string(opt.limits.max_wait.count()) + " ms";
-          set(a, action_status::deferred, rate_stop);
-          continue;
-        }
-        batch_records += p.records.size();
-        used += p.records.size();
-        for (const auto& m : p.records)
-          if (!vector_before.count(m.index) && !same_vector(m.before, m.after)) vector_before.emplace(m.index, m.before);
-        for (const auto& m : p.records) {
-          earlier_before[m.index].push_back(m.before_json);
-          overlay[m.index] = {m.after, m.after_json};
-        }
-        batch.push_back(std::move(p));
-      }
-      if (batch.empty()) continue;
-
-      if (opt.dry_run) {
-        for (const auto& p : batch) {
-          set(p.action, action_status::applied, "dry run");
-          res.outcomes[p.action].records_changed = p.records.size();
-          res.records_changed += p.records.size();
-        }
-        continue;
-      }
-
-      wal.begin_batch();
-      for (auto& p : batch) {
-        const repair_action& act = plan.actions[p.action];
-        p.intent_seq = wal.append_intent(static_cast<std::int64_t>(p.action), act.idempotency_key,
-                                         res.outcomes[p.action].attempts, p.records);
-      }
-      wal.commit_batch();
-      de::hook(opt, "after_intent");
-
-      for (std::size_t k = 0; k < batch.size(); ++k) {
-        de::prepared& p = batch[k];
-        const repair_action& act = plan.actions[p.action];
-        std::size_t written = 0;
-        try {
-          if constexpr (transactional_record_store<S>) store.begin_action();  // one transaction per action
-          for (const auto& m : p.records) {
-            ++written;  // counted before the call: a throwing restore may have half-written
-            store.restore(m.index, m.after);
-            de::hook(opt, "after_apply_record");
-          }
-          if constexpr (transactional_record_store<S>) store.commit_action();
-          de::hook(opt, "before_commit");
-          wal.append_commit(p.intent_seq, static_cast<std::int64_t>(p.action), act.idempotency_key);
-          de::hook(opt, "after_commit");
-          set(p.action, action_status::applied, {});
-          res.outcomes[p.action].records_changed = p.records.size();
-          res.records_changed += p.records.size();
-        } catch (const std::exception& ex) {
-          // Undo what may have been written (the record whose write threw included), newest
-          // first; a record already holding its before-image is left alone.
-          if constexpr (transactional_record_store<S>) store.rollback_action();  // no-op once committed
-          for (std::size_t j = written; j-- > 0;)
-            if (to_json(store.extract(p.records[j].index)) != p.records[j].before_json)
-              store.restore(p.records[j].index, p.records[j].before);
-          wal.append_abort(p.intent_seq, static_cast<std::int64_t>(p.action), act.idempotency_key, ex.what());
-          de::hook(opt, "after_abort");
-          // The rest of the batch was prepared on top of this action: abort and re-run it.
-          std::vector<std::size_t> requeue;
-          for (std::size_t r = k; r < batch.size(); ++r) {
-            de::prepared& q = batch[r];
-            used -= q.records.size();
-            for (const auto& m : q.records) {
-              auto& v = earlier_before[m.index];
-              if (auto f = std::find(v.rbegin(), v.rend(), m.before_json); f != v.rend()) v.erase(std::next(f).base());
-            }
-            if (r > k) {
-              wal.append_abort(q.intent_seq, static_cast<std::int64_t>(q.action),
-                               plan.actions[q.action].idempotency_key, "batch stopped by a failed action; re-run");
-              --res.outcomes[q.action].attempts;
-              requeue.push_back(q.action);
-            }
-          }
-          for (auto r = requeue.rbegin(); r != requeue.rend(); ++r) pending.push_front(*r);
-          if (res.outcomes[p.action].attempts <= opt.retry_limit)
-            pending.push_front(p.action);
-          else
-            set(p.action, action_status::failed, std::string("attempts exhausted: ") + ex.what());
-          break;
-        }
-      }
-    }
-    if (!opt.dry_run) {
-      std::size_t applied = 0, failed = 0, deferred = 0, skipped = 0;
-      for (const auto& o : res.outcomes) {
-        applied += o.status == action_status::applied;
-        failed += o.status == action_status::failed;
-        deferred += o.status == action_status::deferred;
-        skipped += o.status != action_status::applied && o.status != action_status::failed &&
-                   o.status != action_status::deferred;
-      }
-      wal.append_run_end(applied, failed, deferred, skipped);
-      res.rate_limit_waited = gate.waited();
-      res.rate_limit_waits = gate.waits();
-      de::hook(opt, "run_end");
-    }
+    return {};
   }
-  for (const auto& o : res.outcomes) {
-    switch (o.status) {
-      case action_status::applied: res.applied.push_back(o.idempotency_key); break;
-      case action_status::already_applied: res.skipped_already_applied.push_back(o.idempotency_key); break;
-      case action_status::noop: res.skipped_noop.push_back(o.idempotency_key); break;
-      case action_status::unapproved: res.skipped_unapproved.push_back(o.idempotency_key); break;
-      case action_status::deferred: res.deferred.push_back(o.idempotency_key); break;
-      case action_status::failed: res.failed.push_back(o.idempotency_key); break;
-    }
-  }
-  return res;
 }
 
 // ---------------------------------------------------------------- log analysis
@@ -589,57 +698,62 @@ struct rollback_result {
 /// @complexity O(logged records x record size).
 template <mutable_record_store S>
 rollback_result rollback(S& store, const wal_contents& log, const rollback_options& opt = {}) {
-  detail::exec::gate_record_type<S>();
-  rollback_result res;
-  const auto acts = logged_actions(log);
-  if (opt.log_to) opt.log_to->append_run_begin(acts.size());
-  // record index -> before-images of the actions undone here, in log order (a record already
-  // at the before-image of an older action on it is further back, not changed since).
-  std::map<std::size_t, std::vector<std::pair<std::size_t, const std::string*>>> befores;
-  for (std::size_t k = 0; k < acts.size(); ++k)
-    if (acts[k].state != logged_state::aborted)
-      for (const auto& r : acts[k].intent->records) befores[r.index].push_back({k, &r.before_json});
-  std::size_t undone = 0;
-  for (auto a = acts.rbegin(); a != acts.rend(); ++a) {
-    if (a->state == logged_state::aborted) continue;
-    const std::size_t pos = static_cast<std::size_t>(acts.rend() - a) - 1;
-    const wal_entry& in = *a->intent;
-    std::vector<detail::exec::image> todo;
-    for (auto r = in.records.rbegin(); r != in.records.rend(); ++r) {
-      if (r->index >= store.size()) {
-        res.conflicts.push_back({r->index, r->id, in.idempotency_key, "index out of range"});
-        continue;
+  using R = typename S::record_type;
+  MEMHEALTH_REQUIRE_IMAGE(R, "rollback");
+  if constexpr (!imaged_record<R>) {
+    return {};
+  } else {
+    rollback_result res;
+    const auto acts = logged_actions(log);
+    if (opt.log_to) opt.log_to->append_run_begin(acts.size());
+    // record index -> before-images of the actions undone here, in log order (a record already
+    // at the before-image of an older action on it is further back, not changed since).
+    std::map<std::size_t, std::vector<std::pair<std::size_t, const std::string*>>> befores;
+    for (std::size_t k = 0; k < acts.size(); ++k)
+      if (acts[k].state != logged_state::aborted)
+        for (const auto& r : acts[k].intent->records) befores[r.index].push_back({k, &r.before_json});
+    std::size_t undone = 0;
+    for (auto a = acts.rbegin(); a != acts.rend(); ++a) {
+      if (a->state == logged_state::aborted) continue;
+      const std::size_t pos = static_cast<std::size_t>(acts.rend() - a) - 1;
+      const wal_entry& in = *a->intent;
+      std::vector<detail::exec::image<R>> todo;
+      for (auto r = in.records.rbegin(); r != in.records.rend(); ++r) {
+        if (r->index >= store.size()) {
+          res.conflicts.push_back({r->index, r->id, in.idempotency_key, "index out of range"});
+          continue;
+        }
+        R cur = store.extract(r->index);
+        std::string cur_json = encode_image(cur);
+        bool already = false;
+        for (const auto& [k, b] : befores[r->index]) already = already || (k <= pos && *b == cur_json);
+        if (already) {
+          ++res.already_restored;
+          continue;
+        }
+        if (cur_json != r->after_json) {
+          res.conflicts.push_back({r->index, r->id, in.idempotency_key,
+                                   opt.force ? "changed since the action; restored anyway (force)"
+                                             : "changed since the action; left alone"});
+          if (!opt.force) continue;
+        }
+        todo.push_back({r->index, r->id, std::move(cur), decode_image<R>(r->before_json), std::move(cur_json), r->before_json});
       }
-      memory_record cur = store.extract(r->index);
-      std::string cur_json = to_json(cur);
-      bool already = false;
-      for (const auto& [k, b] : befores[r->index]) already = already || (k <= pos && *b == cur_json);
-      if (already) {
-        ++res.already_restored;
-        continue;
-      }
-      if (cur_json != r->after_json) {
-        res.conflicts.push_back({r->index, r->id, in.idempotency_key,
-                                 opt.force ? "changed since the action; restored anyway (force)"
-                                           : "changed since the action; left alone"});
-        if (!opt.force) continue;
-      }
-      todo.push_back({r->index, r->id, std::move(cur), r->before, std::move(cur_json), r->before_json});
+      if (todo.empty()) continue;
+      std::uint64_t seq = 0;
+      if (opt.log_to) seq = opt.log_to->append_intent(in.action, in.idempotency_key, 1, todo);
+      detail::exec::action_tx<S> tx{store};
+      tx.begin();
+      for (const auto& m : todo) store.restore(m.index, m.after);
+      tx.commit();
+      if (opt.log_to) opt.log_to->append_commit(seq, in.action, in.idempotency_key);
+      res.records_restored += todo.size();
+      res.rolled_back.push_back(in.idempotency_key);
+      ++undone;
     }
-    if (todo.empty()) continue;
-    std::uint64_t seq = 0;
-    if (opt.log_to) seq = opt.log_to->append_intent(in.action, in.idempotency_key, 1, todo);
-    detail::exec::action_tx<S> tx{store};
-    tx.begin();
-    for (const auto& m : todo) store.restore(m.index, m.after);
-    tx.commit();
-    if (opt.log_to) opt.log_to->append_commit(seq, in.action, in.idempotency_key);
-    res.records_restored += todo.size();
-    res.rolled_back.push_back(in.idempotency_key);
-    ++undone;
+    if (opt.log_to) opt.log_to->append_run_end(undone, 0, 0, acts.size() - undone);
+    return res;
   }
-  if (opt.log_to) opt.log_to->append_run_end(undone, 0, 0, acts.size() - undone);
-  return res;
 }
 
 // ---------------------------------------------------------------- recovery
@@ -702,70 +816,74 @@ struct recover_result {
 /// @complexity O(logged records x record size).
 template <mutable_record_store S>
 recover_result recover(S& store, const wal_contents& log, const recover_options& opt = {}) {
-  detail::exec::gate_record_type<S>();
-  recover_result res;
-  res.log_problem = log.problem;
-  const auto acts = logged_actions(log);
-  struct step {
-    std::size_t act;
-    const wal_record_image* img;
-  };
-  std::map<std::size_t, std::vector<step>> chains;  // record index -> steps in log order
-  for (std::size_t k = 0; k < acts.size(); ++k)
-    for (const auto& r : acts[k].intent->records) chains[r.index].push_back({k, &r});
-  auto counts = [&](const logged_action& a) {
-    return a.state == logged_state::committed ||
-           (a.state == logged_state::open && opt.open_actions == open_action_policy::redo);
-  };
-  std::vector<bool> conflicted(acts.size(), false);
-  detail::exec::action_tx<S> tx{store};  // the whole recovery is one store transaction
-  tx.begin();
-  for (const auto& [index, chain] : chains) {
-    const wal_record_image* target = chain.front().img;
-    bool target_after = false;
-    for (const auto& s : chain)
-      if (counts(acts[s.act])) target = s.img, target_after = true;
-    const std::string& want = target_after ? target->after_json : target->before_json;
-    const memory_record& want_rec = target_after ? target->after : target->before;
-    const std::string& key = acts[chain.back().act].intent->idempotency_key;
-    if (index >= store.size()) {
-      res.conflicts.push_back({index, chain.front().img->id, key, "index out of range"});
-      for (const auto& s : chain) conflicted[s.act] = true;
-      continue;
-    }
-    const std::string cur = to_json(store.extract(index));
-    if (cur == want) continue;
-    bool known = false;
-    for (const auto& s : chain) known = known || cur == s.img->before_json || cur == s.img->after_json;
-    if (!known) {
-      res.conflicts.push_back({index, chain.front().img->id, key,
-                               opt.force ? "image unknown to the log; overwritten (force)"
-                                         : "image unknown to the log; left alone"});
-      if (!opt.force) {
+  using R = typename S::record_type;
+  MEMHEALTH_REQUIRE_IMAGE(R, "recover");
+  if constexpr (!imaged_record<R>) {
+    return {};
+  } else {
+    recover_result res;
+    res.log_problem = log.problem;
+    const auto acts = logged_actions(log);
+    struct step {
+      std::size_t act;
+      const wal_record_image* img;
+    };
+    std::map<std::size_t, std::vector<step>> chains;  // record index -> steps in log order
+    for (std::size_t k = 0; k < acts.size(); ++k)
+      for (const auto& r : acts[k].intent->records) chains[r.index].push_back({k, &r});
+    auto counts = [&](const logged_action& a) {
+      return a.state == logged_state::committed ||
+             (a.state == logged_state::open && opt.open_actions == open_action_policy::redo);
+    };
+    std::vector<bool> conflicted(acts.size(), false);
+    detail::exec::action_tx<S> tx{store};  // the whole recovery is one store transaction
+    tx.begin();
+    for (const auto& [index, chain] : chains) {
+      const wal_record_image* target = chain.front().img;
+      bool target_after = false;
+      for (const auto& s : chain)
+        if (counts(acts[s.act])) target = s.img, target_after = true;
+      const std::string& want = target_after ? target->after_json : target->before_json;
+      const std::string& key = acts[chain.back().act].intent->idempotency_key;
+      if (index >= store.size()) {
+        res.conflicts.push_back({index, chain.front().img->id, key, "index out of range"});
         for (const auto& s : chain) conflicted[s.act] = true;
         continue;
       }
+      const std::string cur = encode_image(store.extract(index));
+      if (cur == want) continue;
+      bool known = false;
+      for (const auto& s : chain) known = known || cur == s.img->before_json || cur == s.img->after_json;
+      if (!known) {
+        res.conflicts.push_back({index, chain.front().img->id, key,
+                                 opt.force ? "image unknown to the log; overwritten (force)"
+                                           : "image unknown to the log; left alone"});
+        if (!opt.force) {
+          for (const auto& s : chain) conflicted[s.act] = true;
+          continue;
+        }
+      }
+      store.restore(index, decode_image<R>(want));
+      ++res.records_restored;
     }
-    store.restore(index, want_rec);
-    ++res.records_restored;
-  }
-  tx.commit();
-  for (std::size_t k = 0; k < acts.size(); ++k) {
-    recovered_action ra;
-    ra.intent_seq = acts[k].intent->seq;
-    ra.action = acts[k].intent->action;
-    ra.idempotency_key = acts[k].intent->idempotency_key;
-    ra.conflict = conflicted[k];
-    switch (acts[k].state) {
-      case logged_state::committed: ra.status = recovery_status::committed; break;
-      case logged_state::aborted: ra.status = recovery_status::aborted; break;
-      case logged_state::open:
-        ra.status = opt.open_actions == open_action_policy::redo ? recovery_status::redone : recovery_status::undone;
-        break;
+    tx.commit();
+    for (std::size_t k = 0; k < acts.size(); ++k) {
+      recovered_action ra;
+      ra.intent_seq = acts[k].intent->seq;
+      ra.action = acts[k].intent->action;
+      ra.idempotency_key = acts[k].intent->idempotency_key;
+      ra.conflict = conflicted[k];
+      switch (acts[k].state) {
+        case logged_state::committed: ra.status = recovery_status::committed; break;
+        case logged_state::aborted: ra.status = recovery_status::aborted; break;
+        case logged_state::open:
+          ra.status = opt.open_actions == open_action_policy::redo ? recovery_status::redone : recovery_status::undone;
+          break;
+      }
+      res.actions.push_back(std::move(ra));
     }
-    res.actions.push_back(std::move(ra));
+    return res;
   }
-  return res;
 }
 
 }  // namespace memhealth

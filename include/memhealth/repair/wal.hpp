@@ -21,7 +21,8 @@
 /// - `"intent"` — written and made durable **before** the store is touched:
 ///   `{"type","seq","run","action":<index in plan>,"idempotency_key","attempt":<1-based>,`
 ///   `"records":[{"index":<store index>,"id","before":<record>,"after":<record>}, ...]}` where
-///   each record is the canonical JSON object of `append_json` (io/jsonl.hpp), so images are
+///   each record is its image (record_image.hpp: for `memory_record` the canonical JSON object
+///   of `append_json`, io/jsonl.hpp; a user's record type provides its own), so images are
 ///   byte-exact. Only records whose image changes are listed; they are applied in list order.
 /// - `"commit"` — `{"type","seq","run","intent":<seq of the intent>,"action","idempotency_key"}`:
 ///   every record of that intent holds its after-image.
@@ -97,13 +98,17 @@ constexpr std::string_view to_string(wal_frame_type t) noexcept {
 }
 
 /// One record of an intent: where it is, and its images before and after the action.
+/// The images are the JSON texts of record_image.hpp (`encode_image` of the store's record type),
+/// exact bytes from the log; rollback and recovery decode them with `decode_image<R>`.
+/// `before`/`after` are those images decoded as `memory_record` for logs of `memory_record`
+/// stores; for another record type they stay default-constructed (use the JSON texts).
 struct wal_record_image {
   std::size_t index = 0;    ///< store index
   std::string id;           ///< record id (for reports; the index addresses the record)
-  memory_record before;     ///< complete image before the action (embedding included)
-  memory_record after;      ///< complete image after the action
-  std::string before_json;  ///< `before` as canonical JSON (exact bytes from the log)
-  std::string after_json;   ///< `after` as canonical JSON
+  memory_record before;     ///< complete image before the action (embedding included), memory_record logs
+  memory_record after;      ///< complete image after the action, memory_record logs
+  std::string before_json;  ///< the before-image (exact bytes from the log)
+  std::string after_json;   ///< the after-image (exact bytes from the log)
 };
 
 /// One decoded frame.
@@ -201,10 +206,11 @@ struct bad_frame {
   std::string reason;
 };
 
-inline memory_record parse_image(std::string_view json) {
+// Fills `out` when `json` is a memory_record image; otherwise (the image of a user's record
+// type, record_image.hpp) leaves it default-constructed: the executor decodes the JSON text.
+inline void decode_default_image(std::string_view json, memory_record& out) {
   auto res = parse_jsonl(json, "<wal>");
-  if (res.records.size() != 1 || res.lines_read != 1) throw bad_frame{"record image is not one JSON object"};
-  return std::move(res.records.front());
+  if (res.records.size() == 1 && res.lines_read == 1) out = std::move(res.records.front());
 }
 
 inline std::int64_t as_int(od::value v) {
@@ -286,8 +292,8 @@ inline void decode_payload(std::string_view payload, wal_entry& e, std::string* 
             }
           }
           if (seen != 15) throw bad_frame{"a records entry lacks index, id, before or after"};
-          img.before = parse_image(img.before_json);
-          img.after = parse_image(img.after_json);
+          decode_default_image(img.before_json, img.before);
+          decode_default_image(img.after_json, img.after);
           e.records.push_back(std::move(img));
         }
       }

@@ -38,7 +38,7 @@ using embedding_matrix_view =
     Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
 
 /// In-memory store of records of type R (default `memory_record`). Satisfies `record_store`;
-/// satisfies `mutable_record_store` when R is a `repairable_record`.
+/// satisfies `mutable_record_store` (extract, restore) for every record type.
 /// Not thread-safe for concurrent mutation; concurrent reads are fine.
 template <class R = memory_record>
 class memory_store {
@@ -156,63 +156,13 @@ class memory_store {
     return copy;
   }
 
-  // ------------------------------------------------------------ mutations (repairs only)
-  // Each mutation gates first, so a record type without the capability gets one readable error.
-#define MEMHEALTH_DETAIL_REQUIRE_REPAIRABLE                                                        \
-  static_assert(repairable_record<R>,                                                              \
-                "memhealth: memory_store mutations need the record capability 'repairable_record' " \
-                "(status, duplicate_of, related_ids, supersedes, effective_weight mapped to "       \
-                "assignable lvalues). Map them in memhealth::record_traits<R> with member pointers.")
-
-  /// Sets the status text. @return before-image. @throws error(not_found) for a bad index.
-  R set_status(std::size_t i, std::string_view status) {
-    MEMHEALTH_DETAIL_REQUIRE_REPAIRABLE;
-    return mutate(i, [&](R& r) { field::raw::status(r) = std::string(status); });
-  }
-  /// Replaces duplicate_of, related_ids and supersedes (and related_notes when R maps it).
-  R set_links(std::size_t i, const record_links& links) {
-    MEMHEALTH_DETAIL_REQUIRE_REPAIRABLE;
-    return mutate(i, [&](R& r) {
-      field::raw::duplicate_of(r) = links.duplicate_of;
-      field::raw::related_ids(r) = links.related_ids;
-      field::raw::supersedes(r) = links.supersedes;
-      if constexpr (detail::field_related_notes::available<R>) field::raw::related_notes(r) = links.related_notes;
-    });
-  }
-  /// Appends notes to related_notes (keeps the existing ones).
-  R append_related_notes(std::size_t i, std::vector<std::string> notes) {
-    MEMHEALTH_DETAIL_REQUIRE_REPAIRABLE;
-    return mutate(i, [&](R& r) {
-      auto& dst = field::raw::related_notes(r);
-      for (auto& n : notes) dst.push_back(std::move(n));
-    });
-  }
-  /// Sets effective_weight (expected in [0,1]; not clamped, the caller decides).
-  R set_effective_weight(std::size_t i, double w) {
-    MEMHEALTH_DETAIL_REQUIRE_REPAIRABLE;
-    return mutate(i, [&](R& r) { field::raw::effective_weight(r) = w; });
-  }
-  /// Sets one metadata key (fills a missing key or overwrites it).
-  R set_metadata(std::size_t i, std::string key, metadata_value v) {
-    MEMHEALTH_DETAIL_REQUIRE_REPAIRABLE;
-    return mutate(i, [&](R& r) { field::raw::metadata(r)[std::move(key)] = std::move(v); });
-  }
-  /// Replaces the embedding and its version together (vectors are never edited in place).
-  /// A vector of another length than d leaves the block row unused and is kept on the record.
-  R replace_embedding(std::size_t i, std::vector<float> vec, std::string_view version) {
-    MEMHEALTH_DETAIL_REQUIRE_REPAIRABLE;
-    return mutate(i, [&](R& r) {
-      field::raw::embedding(r) = std::move(vec);
-      field::raw::embedding_version(r) = std::string(version);
-    });
-  }
-  /// Puts a complete record image back at index i (rollback). @return the image it replaced.
+  // ------------------------------------------------------------ mutation (repairs only)
+  /// Puts a complete record at index i (what the repair executor writes: after-images on apply,
+  /// before-images on rollback). Works for any record type. @return the record it replaced.
+  /// @throws error(not_found) for a bad index.
   R restore(std::size_t i, const R& image) {
-    MEMHEALTH_DETAIL_REQUIRE_REPAIRABLE;
     return mutate(i, [&](R& r) { r = image; });
   }
-
-#undef MEMHEALTH_DETAIL_REQUIRE_REPAIRABLE
 
  private:
   static constexpr bool movable_embedding = [] {

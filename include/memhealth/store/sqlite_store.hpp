@@ -520,35 +520,6 @@ class sqlite_store {
   /// Appends one record. @return its index. @see append
   std::size_t insert(R r) { return append(std::vector<R>{std::move(r)}); }
 
-  /// Sets the status text. @return before-image. @throws error(not_found) for a bad index.
-  R set_status(std::size_t i, std::string_view status) {
-    return mutate(i, [&](R& r) { r.status = std::string(status); });
-  }
-  /// Replaces duplicate_of, related_ids, supersedes and related_notes. @return before-image.
-  R set_links(std::size_t i, const record_links& links) {
-    return mutate(i, [&](R& r) { r.links = links; });
-  }
-  /// Appends notes to related_notes. @return before-image.
-  R append_related_notes(std::size_t i, std::vector<std::string> notes) {
-    return mutate(i, [&](R& r) {
-      for (auto& n : notes) r.links.related_notes.push_back(std::move(n));
-    });
-  }
-  /// Sets effective_weight (not clamped). @return before-image.
-  R set_effective_weight(std::size_t i, double w) {
-    return mutate(i, [&](R& r) { r.effective_weight = w; });
-  }
-  /// Sets one metadata key. @return before-image.
-  R set_metadata(std::size_t i, std::string key, metadata_value v) {
-    return mutate(i, [&](R& r) { r.metadata[std::move(key)] = std::move(v); });
-  }
-  /// Replaces the embedding and its version together. @return before-image.
-  R replace_embedding(std::size_t i, std::vector<float> vec, std::string_view version) {
-    return mutate(i, [&](R& r) {
-      r.embedding = std::move(vec);
-      r.embedding_version = std::string(version);
-    });
-  }
   /// Writes a complete record image at index i (rollback, repairs). @return the image replaced.
   R restore(std::size_t i, const R& image) {
     return mutate(i, [&](R& r) { r = image; });

@@ -4,9 +4,9 @@
 ///
 /// A store is a random-access sequence of records (index 0..size()-1, stable between mutations),
 /// with lookup by id and the embeddings of its records. Detection only reads (`record_store`);
-/// repairs also need the few mutations of `mutable_record_store`, each of which returns the
-/// record's complete **before-image** (a copy of the record as it was, embedding included) so the
-/// write-ahead log can undo it exactly.
+/// repairs also need `mutable_record_store`: a copy of a whole record (`extract`) and writing a
+/// whole record back (`restore`, which returns the record it replaced), so the write-ahead log
+/// can undo every change exactly.
 ///
 /// Backends: `memory_store` (in memory, Boost.Container), and adapters users write for their
 /// own stores (satisfy these concepts; see README "Plug in your own store").
@@ -42,22 +42,20 @@ concept record_store = requires(const S& s, std::size_t i, std::string_view id) 
   { s.dimension() } -> std::convertible_to<std::size_t>;
 };
 
-/// A store repairs can change. Every mutation takes the record index, applies one change and
-/// returns the complete before-image; `restore(i, image)` puts a before-image back (rollback).
-/// Mutations never delete a record. Out-of-range indices throw `memhealth::error`
+/// A store repairs can change: exactly the two operations the repair executor (`apply_plan`,
+/// `rollback`, `recover`, repair/executor.hpp) calls.
+/// - `s.extract(i)`: a complete copy of the record at index i (its before-image, embedding
+///   included);
+/// - `s.restore(i, image)`: replaces the record at index i by `image` (a whole record: the
+///   executor computes after-images with `apply_edit` on copies and writes them with `restore`;
+///   rollback writes before-images the same way) and returns the record it replaced.
+/// Neither deletes or adds a record. Out-of-range indices throw `memhealth::error`
 /// (`error_code::not_found`).
 template <class S>
 concept mutable_record_store =
-    record_store<S> &&
-    requires(S& s, std::size_t i, const typename S::record_type& image, const record_links& links,
-             std::vector<std::string> notes, std::vector<float> vec) {
-      { s.set_status(i, std::string_view{}) } -> std::same_as<typename S::record_type>;
-      { s.set_links(i, links) } -> std::same_as<typename S::record_type>;
-      { s.append_related_notes(i, std::move(notes)) } -> std::same_as<typename S::record_type>;
-      { s.set_effective_weight(i, 1.0) } -> std::same_as<typename S::record_type>;
-      { s.replace_embedding(i, std::move(vec), std::string_view{}) } -> std::same_as<typename S::record_type>;
-      { s.restore(i, image) } -> std::same_as<typename S::record_type>;
+    record_store<S> && requires(S& s, std::size_t i, const typename S::record_type& image) {
       { s.extract(i) } -> std::same_as<typename S::record_type>;
+      { s.restore(i, image) } -> std::same_as<typename S::record_type>;
     };
 
 /// Optional capability of a `mutable_record_store`: grouping mutations into one atomic action.
