@@ -41,8 +41,8 @@
 /// **Record types.** `apply_plan`, `rollback` and `recover` work on a store of any record type
 /// with an image (`imaged_record`, record_image.hpp: `memory_record` logs its canonical JSON, the
 /// bytes written before record images existed). Each edit needs only the capability it writes
-/// (`edit_supported`, apply_edit.hpp); an edit whose capability the record type lacks fails its
-/// action (manual queue, store untouched). A store without an image fails to compile with one
+/// (`edit_supported`, apply_edit.hpp); an edit whose capability the record type lacks sends its
+/// action to the manual queue in step 2 (failed, store untouched, no attempt counted). A store without an image fails to compile with one
 /// message naming the function and how to provide one. `apply_options::embed` and the
 /// cross-scope merge check apply to record types that have the fields (embedding, scope).
 
@@ -61,6 +61,7 @@
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "memhealth/config.hpp"
@@ -369,8 +370,9 @@ class plan_run {
   }
 
   // Step 2: every id must name exactly one record of *this* store (a plan made for another store,
-  // an empty id or a duplicate id must not edit an arbitrary record), merges must stay in one
-  // scope, and statuses must be legal. @return why not (empty = fine).
+  // an empty id or a duplicate id must not edit an arbitrary record), the record type must have
+  // the capability of every edit, merges must stay in one scope, and statuses must be legal.
+  // @return why not (empty = fine).
   std::string refusal_of(const repair_action& act) const {
     std::string refusal;
     auto check_id = [&](const std::string& id) {
@@ -382,6 +384,14 @@ class plan_run {
     for (const auto& id : act.targets) check_id(id);
     for (const auto& e : act.edits) {
       check_id(e.record_id);
+      if (refusal.empty())
+        std::visit(
+            [&](const auto& op) {
+              using E = std::remove_cvref_t<decltype(op)>;
+              if constexpr (!edit_supported<R, E>)
+                refusal = std::string("the record type has no writable ") + edit_capability<E> + " for this edit";
+            },
+            e.op);
       if (const auto* st = std::get_if<edit_set_status>(&e.op); st && refusal.empty() && !parse_status(st->status))
         refusal = "illegal status in edit: " + st->status;
       if (const auto* re = std::get_if<edit_replace_embedding>(&e.op);

@@ -24,6 +24,9 @@
 /// `old_vector_retention` (default 14 days), which matters only when the 30-day retention was
 /// lowered with `allow_short_retention`. Deleting a log file is the user's decision, never
 /// memhealth's: keep logs at least max(retention, old_vector_retention).
+/// Compaction works on the logged bytes, so it serves logs of any record type (record_image.hpp);
+/// re-embeddings are recognised in `memory_record` images only (a user type's log is held to
+/// `retention` alone).
 ///
 /// **Age** of a log = `now` minus its newest time: the header's `created_at` and every
 /// `run_begin`'s `started_at` (a log a new run was appended to yesterday is one day old).
