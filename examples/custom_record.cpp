@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include <simdjson.h>
+#include <nlohmann/json.hpp>
 
 #include "memhealth/memhealth.hpp"
 
@@ -83,19 +83,18 @@ struct memhealth::record_traits<crm::crm_note> {
            ",\"history\":" + list(n.history, str) + "}";
   }
   static crm::crm_note decode_image(std::string_view json) {
-    simdjson::dom::parser parser;
-    const simdjson::dom::element d = parser.parse(json.data(), json.size());  // throws on bad JSON
+    const auto j = nlohmann::json::parse(json);  // throws on bad JSON
     crm::crm_note n;
-    n.note_id = std::string(d["id"].get_string().value());
-    n.body = std::string(d["body"].get_string().value());
-    for (auto x : d["vector"].get_array()) n.vector.push_back(static_cast<float>(x.get_double().value()));
-    n.model = std::string(d["model"].get_string().value());
-    n.created = std::chrono::sys_seconds{std::chrono::seconds{d["created"].get_int64().value()}};
-    n.modified = std::chrono::sys_seconds{std::chrono::seconds{d["modified"].get_int64().value()}};
-    n.owner = std::string(d["owner"].get_string().value());
-    n.state = std::string(d["state"].get_string().value());
-    n.merged_into = std::string(d["merged_into"].get_string().value());
-    for (auto x : d["history"].get_array()) n.history.emplace_back(x.get_string().value());
+    n.note_id = j.at("id").get<std::string>();
+    n.body = j.at("body").get<std::string>();
+    n.vector = j.at("vector").get<std::vector<float>>();
+    n.model = j.at("model").get<std::string>();
+    n.created = std::chrono::sys_seconds{std::chrono::seconds{j.at("created").get<std::int64_t>()}};
+    n.modified = std::chrono::sys_seconds{std::chrono::seconds{j.at("modified").get<std::int64_t>()}};
+    n.owner = j.at("owner").get<std::string>();
+    n.state = j.at("state").get<std::string>();
+    n.merged_into = j.at("merged_into").get<std::string>();
+    n.history = j.at("history").get<std::vector<std::string>>();
     return n;
   }
 };

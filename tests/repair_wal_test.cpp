@@ -20,7 +20,7 @@
 #include <type_traits>
 #include <vector>
 
-#include <simdjson.h>
+#include <nlohmann/json.hpp>
 
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -710,16 +710,14 @@ std::string memhealth_encode_image(const note& n) {
 }
 
 note memhealth_decode_image(std::string_view json, std::type_identity<note>) {
-  simdjson::dom::parser p;
-  simdjson::dom::element doc;
-  if (p.parse(json.data(), json.size()).get(doc)) throw error(error_code::parse, "crm note image is not JSON");
-  note n;
-  n.key = std::string(doc["key"].get_string().value());
-  n.body = std::string(doc["body"].get_string().value());
-  n.status = std::string(doc["status"].get_string().value());
-  n.weight = doc["weight"].get_double().value();
-  for (auto s : doc["notes"].get_array().value()) n.notes.emplace_back(s.get_string().value());
-  return n;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(json);
+    return {j.at("key").get<std::string>(), j.at("body").get<std::string>(), j.at("status").get<std::string>(),
+            j.at("weight").get<double>(), j.at("notes").get<std::vector<std::string>>()};
+  } catch (const nlohmann::json::exception&) {
+    throw error(error_code::parse, "crm note image is not a crm note");
+  }
 }
 
 }  // namespace crm
