@@ -832,3 +832,34 @@ TEST_CASE("plan JSON: errors name the bad field") {
 
   CHECK(code_and_message(nlohmann::json::array()).second == "parse: plan JSON: /: expected an object");
 }
+
+TEST_CASE("vocabulary: every finding kind has one planner table row, and the names are unique") {
+  // 25 kinds in finding_kinds (17 structural, 7 semantic, check_skipped), one row each, same order.
+  REQUIRE(kind_plan_table.size() == all_finding_kinds.size());
+  for (std::size_t i = 0; i < all_finding_kinds.size(); ++i) {
+    CAPTURE(all_finding_kinds[i]);
+    CHECK(kind_plan_table[i].kind == all_finding_kinds[i]);
+    CHECK(find_kind_plan(all_finding_kinds[i]) == &kind_plan_table[i]);
+  }
+  CHECK(find_kind_plan("no_such_kind") == nullptr);
+  const std::set<std::string_view> kinds(all_finding_kinds.begin(), all_finding_kinds.end());
+  CHECK(kinds.size() == 25);
+  const std::set<std::string_view> keys(all_evidence_keys.begin(), all_evidence_keys.end());
+  CHECK(keys.size() == 12);
+  // The file comment's table: tier 1 auto, tier 2 confirm, tier 3 manual; check_skipped plans nothing.
+  for (const auto& e : kind_plan_table) {
+    CAPTURE(e.kind);
+    if (e.step == plan_step::skip) {
+      CHECK(e.action.empty());
+      continue;
+    }
+    CHECK(!e.action.empty());
+    const automation want = e.tier == 1 ? automation::automatic : e.tier == 2 ? automation::confirm : automation::manual;
+    CHECK(e.automation == want);
+  }
+  CHECK(find_kind_plan(finding_kinds::stale)->action == action_types::downweight);
+  CHECK(find_kind_plan(finding_kinds::stale)->priority == 100);
+  CHECK(find_kind_plan(finding_kinds::junk_content)->action == action_types::send_to_review);
+  CHECK(find_kind_plan(finding_kinds::embedding_zero_padded)->tier == 3);
+  CHECK(find_kind_plan(finding_kinds::dangling_reference)->priority == 400);
+}

@@ -174,9 +174,9 @@ struct conflict_detector {
       const conflict_verdict v = judge(a, std::string_view(texts[i]), b, std::string_view(texts[j]), cos);
       if (!v.conflict) continue;
       finding f = base_finding(ctx, i, j, v.needs_human);
-      f.with("reason", v.reason);
+      f.with(evidence_keys::reason, v.reason);
       if (!std::isnan(cos)) f.with("cosine", static_cast<double>(cos));
-      f.with("needs_human", v.needs_human);
+      f.with(evidence_keys::needs_human, v.needs_human);
       keep(i, j, std::move(f));
     }
     std::sort(found_order.begin(), found_order.end());  // the position breaks ties: stable
@@ -246,9 +246,9 @@ struct conflict_detector {
       const auto* fb = std::get_if<fact_claim>(cb);
       if (!fb || norm(fa->value) == norm(fb->value)) return std::nullopt;
       finding f = base_finding(ctx, i, j, false);
-      f.with("reason", std::string("fact_value_differs"));
+      f.with(evidence_keys::reason, std::string("fact_value_differs"));
       if (!std::isnan(cos)) f.with("cosine", static_cast<double>(cos));
-      f.with("needs_human", false)
+      f.with(evidence_keys::needs_human, false)
           .with("entity", fa->entity)
           .with("attribute", fa->attribute)
           .with("value_a", fa->value)
@@ -261,9 +261,9 @@ struct conflict_detector {
     const int product = static_cast<int>(pa->polarity) * static_cast<int>(pb->polarity);
     if (product >= 0) return std::nullopt;
     finding f = base_finding(ctx, i, j, false);
-    f.with("reason", std::string("opposite_polarity"));
+    f.with(evidence_keys::reason, std::string("opposite_polarity"));
     if (!std::isnan(cos)) f.with("cosine", static_cast<double>(cos));
-    f.with("needs_human", false)
+    f.with(evidence_keys::needs_human, false)
         .with("scene", pa->scene)
         .with("preference", pa->preference)
         .with("polarity_a", std::string(to_string(pa->polarity)))

@@ -94,7 +94,7 @@ finding pair_budget_finding(Ctx& ctx, const std::vector<std::size_t>& group, std
       .with("group_size", static_cast<std::int64_t>(group.size()))
       .with("pair_budget", static_cast<std::int64_t>(budget))
       .with("listed", static_cast<std::int64_t>(f.record_ids.size()))
-      .with("reason", std::string("more similar pairs than the budget: many records share almost one vector "
+      .with(evidence_keys::reason, std::string("more similar pairs than the budget: many records share almost one vector "
                                   "(placeholder or default embedding?); check skipped for this group"));
   return f;
 }
@@ -250,7 +250,7 @@ struct duplicate_detector {
     f.detector = std::string(name);
     f.with("check", std::string(finding_kinds::near_duplicate))
         .with("count", static_cast<std::int64_t>(f.record_ids.size()))
-        .with("reason", std::string("no usable embedding (missing, wrong dimension, non-finite or zero)"));
+        .with(evidence_keys::reason, std::string("no usable embedding (missing, wrong dimension, non-finite or zero)"));
     out.push_back(std::move(f));
   }
 

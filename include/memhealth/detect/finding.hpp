@@ -17,6 +17,8 @@
 #include <variant>
 #include <vector>
 
+#include "memhealth/detect/vocabulary.hpp"
+
 namespace memhealth {
 
 /// How bad a finding is. Ordering: info < warning < error < critical.
@@ -47,38 +49,6 @@ constexpr std::optional<severity> parse_severity(std::string_view s) noexcept {
   return std::nullopt;
 }
 
-/// The fixed vocabulary of finding kinds raised by memhealth's own detectors.
-namespace finding_kinds {
-// level 1, structural
-inline constexpr std::string_view content_empty = "content_empty";
-inline constexpr std::string_view embedding_missing = "embedding_missing";
-inline constexpr std::string_view embedding_dim_mismatch = "embedding_dim_mismatch";
-inline constexpr std::string_view embedding_non_finite = "embedding_non_finite";
-inline constexpr std::string_view embedding_zero_norm = "embedding_zero_norm";
-inline constexpr std::string_view embedding_not_normalized = "embedding_not_normalized";
-inline constexpr std::string_view embedding_zero_padded = "embedding_zero_padded";
-inline constexpr std::string_view illegal_status = "illegal_status";
-inline constexpr std::string_view missing_source = "missing_source";
-inline constexpr std::string_view missing_scope = "missing_scope";
-inline constexpr std::string_view metadata_schema_violation = "metadata_schema_violation";
-inline constexpr std::string_view duplicate_id = "duplicate_id";
-inline constexpr std::string_view dangling_reference = "dangling_reference";
-inline constexpr std::string_view reference_cycle = "reference_cycle";
-inline constexpr std::string_view merged_but_active = "merged_but_active";
-inline constexpr std::string_view timestamp_inconsistent = "timestamp_inconsistent";
-inline constexpr std::string_view mixed_embedding_version = "mixed_embedding_version";
-// level 2, semantic
-inline constexpr std::string_view exact_duplicate = "exact_duplicate";
-inline constexpr std::string_view near_duplicate = "near_duplicate";
-inline constexpr std::string_view cross_scope_duplicate = "cross_scope_duplicate";
-inline constexpr std::string_view conflict = "conflict";
-inline constexpr std::string_view stale = "stale";
-inline constexpr std::string_view cross_scope_link = "cross_scope_link";
-inline constexpr std::string_view junk_content = "junk_content";
-// coverage: a check that could not run on some records (e.g. no embeddings to compare)
-inline constexpr std::string_view check_skipped = "check_skipped";
-}  // namespace finding_kinds
-
 /// One evidence value: a number, an integer, text or a flag.
 using evidence_value = std::variant<double, std::int64_t, std::string, bool>;
 
@@ -96,8 +66,8 @@ struct finding {
   std::string suggested_repair;         ///< repair action name, e.g. "merge_duplicates"; may be empty
 
   /// Appends one evidence entry; returns *this for chaining.
-  finding& with(std::string key, evidence_value v) {
-    evidence.emplace_back(std::move(key), std::move(v));
+  finding& with(std::string_view key, evidence_value v) {
+    evidence.emplace_back(std::string(key), std::move(v));
     return *this;
   }
   /// The first evidence value with this key, or nullptr.

@@ -126,8 +126,8 @@ struct scope_detector {
         f.severity = severity::error;
         f.detector = std::string(name);
         f.record_ids = {std::string(field::id(r)), std::string(target)};
-        f.with("field", std::string(link_field))
-            .with("target", std::string(target))
+        f.with(evidence_keys::field, std::string(link_field))
+            .with(evidence_keys::target, std::string(target))
             .with("from_scope", std::string(from_scope))
             .with("to_scope", std::string(to_scope));
         f.suggested_repair = "manual_review";

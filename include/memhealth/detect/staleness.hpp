@@ -98,8 +98,8 @@ struct staleness_detector {
       f.record_ids = {std::string(field::id(r))};
       f.with("age_days", decay_days(age).count())
           .with("curve", describe(curve))
-          .with("curve_weight", curve_weight)
-          .with("weight", weight)
+          .with(evidence_keys::curve_weight, curve_weight)
+          .with(evidence_keys::weight, weight)
           .with("kind", std::string(kind));
       f.suggested_repair = "downweight";
       out.push_back(std::move(f));

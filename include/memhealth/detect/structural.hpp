@@ -309,7 +309,7 @@ struct structural_detector {
 
     if (detail::is_blank_text(field::content(r)))
       out.push_back(make(finding_kinds::content_empty, severity::error, id, "manual_review")
-                        .with("field", std::string("content"))
+                        .with(evidence_keys::field, std::string("content"))
                         .with("length", detail::to_evidence_int(field::content(r).size())));
 
     if constexpr (embedded_record<R>) check_embedding(store.embedding(i), ctx.dimension(), id, out);
@@ -318,28 +318,28 @@ struct structural_detector {
       const std::string_view st = field::status(r);
       if (!parse_status(st))
         out.push_back(make(finding_kinds::illegal_status, severity::error, id, "set_status_pending_review")
-                          .with("field", std::string("status"))
+                          .with(evidence_keys::field, std::string("status"))
                           .with("value", std::string(st)));
     }
     if constexpr (sourced_record<R>)
       if (detail::is_blank_text(field::source(r)))
         out.push_back(make(finding_kinds::missing_source, severity::warning, id, "fill_metadata_defaults")
-                          .with("field", std::string("source"))
+                          .with(evidence_keys::field, std::string("source"))
                           .with("value", std::string(field::source(r))));
     if constexpr (scoped_record<R>)
       if (detail::is_blank_text(field::scope(r)))
         out.push_back(make(finding_kinds::missing_scope, severity::error, id, "manual_review")
-                          .with("field", std::string("scope"))
+                          .with(evidence_keys::field, std::string("scope"))
                           .with("value", std::string(field::scope(r))));
     if constexpr (metadata_record<R>)
       if (!schema.empty()) {
         const auto v = check_metadata(schema, field::metadata(r));
         if (!v.empty()) {
           finding f = make(finding_kinds::metadata_schema_violation, severity::warning, id, "fill_metadata_defaults");
-          f.with("field", std::string("metadata"));
-          for (const auto& k : v.missing) f.with("missing", k);
+          f.with(evidence_keys::field, std::string("metadata"));
+          for (const auto& k : v.missing) f.with(evidence_keys::missing, k);
           for (const auto& w : v.wrong_type)
-            f.with("wrong_type", w.key).with("expected", w.expected).with("actual", w.actual);
+            f.with(evidence_keys::wrong_type, w.key).with(evidence_keys::expected, w.expected).with(evidence_keys::actual, w.actual);
           out.push_back(std::move(f));
         }
       }
@@ -357,8 +357,8 @@ struct structural_detector {
       if (!j) {
         if (changed)
           out.push_back(make(finding_kinds::dangling_reference, severity::error, field::id(r), "drop_dangling_links")
-                            .with("field", std::string(link_field))
-                            .with("target", std::string(target)));
+                            .with(evidence_keys::field, std::string(link_field))
+                            .with(evidence_keys::target, std::string(target)));
         return;
       }
       if (link_field == "duplicate_of") {
@@ -394,32 +394,32 @@ struct structural_detector {
   void check_embedding(std::span<const float> e, std::size_t d, std::string_view id, std::vector<finding>& out) const {
     if (e.empty()) {
       out.push_back(make(finding_kinds::embedding_missing, severity::error, id, "reembed")
-                        .with("field", std::string("embedding")));
+                        .with(evidence_keys::field, std::string("embedding")));
       return;
     }
     if (d != 0 && e.size() != d)
       out.push_back(make(finding_kinds::embedding_dim_mismatch, severity::error, id, "reembed")
-                        .with("field", std::string("embedding"))
+                        .with(evidence_keys::field, std::string("embedding"))
                         .with("dimension", detail::to_evidence_int(e.size()))
                         .with("expected_dimension", detail::to_evidence_int(d)));
     const auto s = detail::scan_vector(e);
     if (s.non_finite) {
       out.push_back(make(finding_kinds::embedding_non_finite, severity::error, id, "reembed")
-                        .with("field", std::string("embedding"))
+                        .with(evidence_keys::field, std::string("embedding"))
                         .with("non_finite_count", detail::to_evidence_int(s.non_finite))
                         .with("first_index", detail::to_evidence_int(s.first_non_finite)));
       return;
     }
     if (s.squared_norm == 0) {
       out.push_back(make(finding_kinds::embedding_zero_norm, severity::error, id, "reembed")
-                        .with("field", std::string("embedding"))
+                        .with(evidence_keys::field, std::string("embedding"))
                         .with("norm", 0.0));
       return;
     }
     const double norm = std::sqrt(s.squared_norm);
     if (expect_unit_norm && std::abs(norm - 1.0) > static_cast<double>(norm_tolerance))
       out.push_back(make(finding_kinds::embedding_not_normalized, severity::warning, id, "reembed")
-                        .with("field", std::string("embedding"))
+                        .with(evidence_keys::field, std::string("embedding"))
                         .with("norm", norm)
                         .with("tolerance", static_cast<double>(norm_tolerance)));
     const std::size_t m = e.size();
@@ -427,7 +427,7 @@ struct structural_detector {
     if (s.trailing_zeros >= std::max<std::size_t>(need, 1) &&
         detail::head_is_dense(e.first(m - s.trailing_zeros), max_head_zero_fraction))
       out.push_back(make(finding_kinds::embedding_zero_padded, severity::error, id, "reembed")
-                        .with("field", std::string("embedding"))
+                        .with(evidence_keys::field, std::string("embedding"))
                         .with("trailing_zeros", detail::to_evidence_int(s.trailing_zeros))
                         .with("likely_dimension", detail::to_evidence_int(m - s.trailing_zeros))
                         .with("dimension", detail::to_evidence_int(m)));
@@ -441,7 +441,7 @@ struct structural_detector {
     if constexpr (detail::field_last_accessed_at::available<const R>) accessed = field::last_accessed_at(r);
     auto problem = [&](std::string_view what, severity sev, std::string_view fld, const std::optional<timestamp>& t) {
       finding f = make(finding_kinds::timestamp_inconsistent, sev, id, "normalize_timestamps");
-      f.with("problem", std::string(what)).with("field", std::string(fld));
+      f.with(evidence_keys::problem, std::string(what)).with(evidence_keys::field, std::string(fld));
       if (t) f.with("value", format_timestamp(*t));
       return f;
     };
@@ -630,7 +630,7 @@ struct structural_detector {
       if (field::embedding_version(r) == majority->first) continue;
       if (minority++ < max_listed_ids) f.record_ids.emplace_back(field::id(r));
     }
-    f.with("minority_count", detail::to_evidence_int(minority));
+    f.with(evidence_keys::minority_count, detail::to_evidence_int(minority));
     f.with("listed", detail::to_evidence_int(f.record_ids.size()));
     out.push_back(std::move(f));
   }

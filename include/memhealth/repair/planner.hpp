@@ -390,18 +390,81 @@ void finalize_action(const S& store, repair_action& a) {
   a.idempotency_key = compute_idempotency_key(a);
 }
 
-inline bool is_reembed_kind(std::string_view k) {
-  namespace fk = finding_kinds;
-  return k == fk::embedding_missing || k == fk::embedding_dim_mismatch || k == fk::embedding_non_finite ||
-         k == fk::embedding_zero_norm || k == fk::embedding_not_normalized || k == fk::embedding_zero_padded ||
-         k == fk::mixed_embedding_version;
+}  // namespace detail
+
+// ---------------------------------------------------------------- the finding-kind table
+
+/// How `make_plan` handles one finding kind: which planning step it goes through.
+enum class plan_step : std::uint8_t {
+  skip,               ///< information only (check_skipped): nothing planned, no note
+  merge,              ///< merge a duplicate cluster (same scope only)
+  conflict,           ///< decide by the rule chain; undecided or needs_human -> `review_action`
+  downweight,         ///< down-weight a stale record (never raises a weight)
+  fill_metadata,      ///< fill configured defaults of missing metadata keys (per record)
+  set_pending,        ///< set an illegal status to pending_review (per record)
+  normalize_times,    ///< normalise local timestamp offsets to UTC (per record)
+  drop_links,         ///< drop a dangling link (per record)
+  archive,            ///< archive a record merged into another but still active (per record)
+  reembed,            ///< queue the record for re-embedding batches (+ one rebuild_index)
+  review,             ///< send to a person (tier 3)
+};
+
+/// One row of the planner's finding-kind-to-action table (the file comment's table, as code).
+struct kind_plan_entry {
+  std::string_view kind;     ///< a `finding_kinds` constant
+  plan_step step;            ///< the planning step
+  std::string_view action;   ///< the `action_types` constant it plans (empty for `skip`)
+  int tier;                  ///< 1, 2 or 3 (0 for `skip`)
+  memhealth::automation automation;  ///< who may run it
+  int priority;              ///< an `action_priority` value
+};
+
+/// The finding-kind-to-action table of `make_plan`, one row per kind in `all_finding_kinds`.
+/// A conflict the rules cannot decide becomes `review_action` instead of its row's action.
+/// A kind not in the table gets no action and a `deferred` note.
+inline constexpr std::array<kind_plan_entry, 25> kind_plan_table{{
+    {finding_kinds::content_empty, plan_step::review, action_types::send_to_review, 3, automation::manual, action_priority::review},
+    {finding_kinds::embedding_missing, plan_step::reembed, action_types::reembed, 3, automation::manual, action_priority::reembed},
+    {finding_kinds::embedding_dim_mismatch, plan_step::reembed, action_types::reembed, 3, automation::manual, action_priority::reembed},
+    {finding_kinds::embedding_non_finite, plan_step::reembed, action_types::reembed, 3, automation::manual, action_priority::reembed},
+    {finding_kinds::embedding_zero_norm, plan_step::reembed, action_types::reembed, 3, automation::manual, action_priority::reembed},
+    {finding_kinds::embedding_not_normalized, plan_step::reembed, action_types::reembed, 3, automation::manual, action_priority::reembed},
+    {finding_kinds::embedding_zero_padded, plan_step::reembed, action_types::reembed, 3, automation::manual, action_priority::reembed},
+    {finding_kinds::illegal_status, plan_step::set_pending, action_types::set_status_pending_review, 1, automation::automatic, action_priority::tier1},
+    {finding_kinds::missing_source, plan_step::review, action_types::send_to_review, 3, automation::manual, action_priority::review},
+    {finding_kinds::missing_scope, plan_step::review, action_types::send_to_review, 3, automation::manual, action_priority::review},
+    {finding_kinds::metadata_schema_violation, plan_step::fill_metadata, action_types::fill_metadata_defaults, 1, automation::automatic, action_priority::tier1},
+    {finding_kinds::duplicate_id, plan_step::review, action_types::send_to_review, 3, automation::manual, action_priority::review},
+    {finding_kinds::dangling_reference, plan_step::drop_links, action_types::drop_dangling_links, 1, automation::automatic, action_priority::tier1},
+    {finding_kinds::reference_cycle, plan_step::review, action_types::send_to_review, 3, automation::manual, action_priority::review},
+    {finding_kinds::merged_but_active, plan_step::archive, action_types::archive_merged, 1, automation::automatic, action_priority::tier1},
+    {finding_kinds::timestamp_inconsistent, plan_step::normalize_times, action_types::normalize_timestamps, 1, automation::automatic, action_priority::tier1},
+    {finding_kinds::mixed_embedding_version, plan_step::reembed, action_types::reembed, 3, automation::manual, action_priority::reembed},
+    {finding_kinds::exact_duplicate, plan_step::merge, action_types::merge_duplicates, 2, automation::confirm, action_priority::merge},
+    {finding_kinds::near_duplicate, plan_step::merge, action_types::merge_duplicates, 2, automation::confirm, action_priority::merge},
+    {finding_kinds::cross_scope_duplicate, plan_step::review, action_types::send_to_review, 3, automation::manual, action_priority::review},
+    {finding_kinds::conflict, plan_step::conflict, action_types::resolve_conflict, 2, automation::confirm, action_priority::conflict},
+    {finding_kinds::stale, plan_step::downweight, action_types::downweight, 2, automation::confirm, action_priority::downweight},
+    {finding_kinds::cross_scope_link, plan_step::review, action_types::send_to_review, 3, automation::manual, action_priority::review},
+    {finding_kinds::junk_content, plan_step::review, action_types::send_to_review, 3, automation::manual, action_priority::review},
+    {finding_kinds::check_skipped, plan_step::skip, {}, 0, automation::automatic, 0},
+}};
+
+/// The review action that replaces a conflict's row when the rules cannot decide it.
+inline constexpr kind_plan_entry review_action{finding_kinds::conflict, plan_step::review, action_types::send_to_review,
+                                               3, automation::manual, action_priority::review};
+
+/// The table row of `kind`, or nullptr for a kind the planner does not know. @complexity O(table).
+constexpr const kind_plan_entry* find_kind_plan(std::string_view kind) noexcept {
+  for (const auto& e : kind_plan_table)
+    if (e.kind == kind) return &e;
+  return nullptr;
 }
 
-inline bool is_review_kind(std::string_view k) {
-  namespace fk = finding_kinds;
-  return k == fk::cross_scope_duplicate || k == fk::cross_scope_link || k == fk::junk_content ||
-         k == fk::duplicate_id || k == fk::reference_cycle || k == fk::content_empty ||
-         k == fk::missing_scope || k == fk::missing_source;
+namespace detail {
+
+inline repair_action new_action(const kind_plan_entry& e) {
+  return new_action(e.action, e.tier, e.automation, e.priority);
 }
 
 }  // namespace detail
@@ -450,13 +513,21 @@ repair_plan make_plan(const S& store, const report& r, const planner_options& op
 
   for (const finding& f : r.findings) {
     const std::string_view kind = f.kind;
-    if (kind == fk::check_skipped) continue;
+    const kind_plan_entry* row = find_kind_plan(kind);
+    if (row && row->step == plan_step::skip) continue;
     if (f.record_ids.empty()) {
       deferred.push_back(f.kind + ": finding without record ids; not planned");
       continue;
     }
+    if (!row) {
+      deferred.push_back("no repair planned for finding kind '" + f.kind + "': " + detail::join_ids(f.record_ids));
+      continue;
+    }
 
-    if (kind == fk::exact_duplicate || kind == fk::near_duplicate) {
+    switch (row->step) {
+    case plan_step::skip:
+      break;
+    case plan_step::merge: {
       if (f.record_ids.size() < 2 || !locate(f, idx)) continue;
       const std::string_view scope0 = detail::scope_at(store, idx[0]);
       bool same_scope = true;
@@ -470,7 +541,7 @@ repair_plan make_plan(const S& store, const report& r, const planner_options& op
       const std::string& primary = f.record_ids[0];
       const R& p = store.record(idx[0]);
       const std::string p_norm = opt.normalizer(field::content(p));
-      repair_action a = detail::new_action(action_types::merge_duplicates, 2, automation::confirm, action_priority::merge);
+      repair_action a = detail::new_action(*row);
       a.targets = f.record_ids;
       a.reasons.push_back(detail::reason_of(f));
       std::vector<std::string> notes;
@@ -501,12 +572,14 @@ repair_plan make_plan(const S& store, const report& r, const planner_options& op
         detail::add_edit(a, sid, edit_set_status{std::string(to_string(record_status::archived))});
       }
       actions.push_back(std::move(a));
-    } else if (kind == fk::conflict) {
+      break;
+    }
+    case plan_step::conflict: {
       if (f.record_ids.size() != 2 || !locate(f, idx)) {
         if (f.record_ids.size() != 2) deferred.push_back("conflict: expected two record ids: " + detail::join_ids(f.record_ids));
         continue;
       }
-      const bool needs_human = detail::evidence_flag(f, "needs_human");
+      const bool needs_human = detail::evidence_flag(f, evidence_keys::needs_human);
       rule_decision d;
       d.rule_index = 0;
       if (!needs_human) {
@@ -516,9 +589,9 @@ repair_plan make_plan(const S& store, const report& r, const planner_options& op
           d.verdict = rules(store.record(idx[0]), store.record(idx[1]));
       }
       std::string reason = detail::reason_of(f);
-      if (const auto* why = detail::evidence_text(f, "reason")) reason += " reason=" + *why;
+      if (const auto* why = detail::evidence_text(f, evidence_keys::reason)) reason += " reason=" + *why;
       if (d.verdict == rule_verdict::undecided) {
-        repair_action a = detail::new_action(action_types::send_to_review, 3, automation::manual, action_priority::review);
+        repair_action a = detail::new_action(review_action);
         a.targets = f.record_ids;
         a.reasons.push_back(std::move(reason));
         a.reasons.push_back(needs_human ? "needs a person (needs_human)" : "undecided by the conflict rules");
@@ -530,7 +603,7 @@ repair_plan make_plan(const S& store, const report& r, const planner_options& op
         const bool a_wins = d.verdict == rule_verdict::winner_a;
         const std::string& winner = f.record_ids[a_wins ? 0 : 1];
         const std::string& loser = f.record_ids[a_wins ? 1 : 0];
-        repair_action a = detail::new_action(action_types::resolve_conflict, 2, automation::confirm, action_priority::conflict);
+        repair_action a = detail::new_action(*row);
         a.targets = {winner, loser};
         a.reasons.push_back(std::move(reason));
         std::string by = d.rule_name.empty() ? std::string("rule") : std::string(d.rule_name);
@@ -539,12 +612,14 @@ repair_plan make_plan(const S& store, const report& r, const planner_options& op
         detail::add_edit(a, loser, edit_set_status{std::string(to_string(record_status::archived))});
         actions.push_back(std::move(a));
       }
-    } else if (kind == fk::stale) {
+      break;
+    }
+    case plan_step::downweight: {
       if (!locate(f, idx)) continue;
       double target = opt.weight_floor;
       if (opt.stale_weight == stale_weight_mode::detector_weight) {
-        auto w = detail::evidence_number(f, "curve_weight");
-        if (!w) w = detail::evidence_number(f, "weight");
+        auto w = detail::evidence_number(f, evidence_keys::curve_weight);
+        if (!w) w = detail::evidence_number(f, evidence_keys::weight);
         if (w && std::isfinite(*w)) target = std::max(*w, opt.weight_floor);
       }
       target = std::isfinite(target) ? std::clamp(target, 0.0, 1.0) : 0.0;
@@ -553,41 +628,47 @@ repair_plan make_plan(const S& store, const report& r, const planner_options& op
         if constexpr (weighted_record<R>)
           if (auto w = field::effective_weight(store.record(idx[k]))) current = *w;
         if (std::isfinite(current) && current <= target) continue;  // never raise a weight
-        repair_action a = detail::new_action(action_types::downweight, 2, automation::confirm, action_priority::downweight);
+        repair_action a = detail::new_action(*row);
         a.targets = {f.record_ids[k]};
         a.reasons.push_back(detail::reason_of(f));
         detail::add_edit(a, f.record_ids[k], edit_set_weight{target});
         actions.push_back(std::move(a));
       }
-    } else if (kind == fk::metadata_schema_violation) {
+      break;
+    }
+    case plan_step::fill_metadata: {
       if (!locate(f, idx)) continue;
       const std::string& id = f.record_ids[0];
       std::vector<std::pair<std::string, metadata_value>> fills;
-      for (const auto& key : detail::evidence_texts(f, "missing")) {
+      for (const auto& key : detail::evidence_texts(f, evidence_keys::missing)) {
         auto it = opt.metadata_defaults.find(key);
         if (it == opt.metadata_defaults.end())
           deferred.push_back("metadata_schema_violation " + id + ": no default configured for missing key '" + key + "'");
         else
           fills.emplace_back(key, it->second);
       }
-      for (const auto& key : detail::evidence_texts(f, "wrong_type"))
+      for (const auto& key : detail::evidence_texts(f, evidence_keys::wrong_type))
         deferred.push_back("metadata_schema_violation " + id + ": key '" + key + "' has the wrong type; needs a person");
       if (fills.empty()) continue;
-      auto& a = tier1.get(action_types::fill_metadata_defaults, id);
+      auto& a = tier1.get(row->action, id);
       a.reasons.push_back(detail::reason_of(f));
       for (auto& [key, value] : fills) detail::add_edit(a, id, edit_fill_metadata{key, value});
-    } else if (kind == fk::illegal_status) {
+      break;
+    }
+    case plan_step::set_pending: {
       if (!locate(f, idx)) continue;
-      auto& a = tier1.get(action_types::set_status_pending_review, f.record_ids[0]);
+      auto& a = tier1.get(row->action, f.record_ids[0]);
       a.reasons.push_back(detail::reason_of(f));
       detail::add_edit(a, f.record_ids[0], edit_set_status{std::string(to_string(record_status::pending_review))});
-    } else if (kind == fk::timestamp_inconsistent) {
+      break;
+    }
+    case plan_step::normalize_times: {
       if (!locate(f, idx)) continue;
       const std::string& id = f.record_ids[0];
-      const auto* problem = detail::evidence_text(f, "problem");
+      const auto* problem = detail::evidence_text(f, evidence_keys::problem);
       const std::string what = problem ? *problem : std::string("unknown problem");
       if (detail::has_local_timestamp(store.record(idx[0]))) {
-        auto& a = tier1.get(action_types::normalize_timestamps, id);
+        auto& a = tier1.get(row->action, id);
         a.reasons.push_back(detail::reason_of(f) + " problem=" + what);
         detail::add_edit(a, id, edit_normalize_timestamps{});
         deferred.push_back("timestamp_inconsistent " + id + " (" + what +
@@ -595,28 +676,34 @@ repair_plan make_plan(const S& store, const report& r, const planner_options& op
       } else {
         deferred.push_back("timestamp_inconsistent " + id + " (" + what + "): all timestamps are UTC; needs a person");
       }
-    } else if (kind == fk::dangling_reference) {
+      break;
+    }
+    case plan_step::drop_links: {
       const std::string& id = f.record_ids[0];
       if (!store.find(id)) {
         deferred.push_back(f.kind + ": record '" + id + "' not found in the store; not planned");
         continue;
       }
-      const auto* target = detail::evidence_text(f, "target");
+      const auto* target = detail::evidence_text(f, evidence_keys::target);
       if (!target) {
         deferred.push_back("dangling_reference " + id + ": no target in evidence; not planned");
         continue;
       }
-      const auto* fld = detail::evidence_text(f, "field");
-      auto& a = tier1.get(action_types::drop_dangling_links, id);
+      const auto* fld = detail::evidence_text(f, evidence_keys::field);
+      auto& a = tier1.get(row->action, id);
       a.reasons.push_back(detail::reason_of(f) + " -> " + *target);
       detail::add_edit(a, id, edit_append_notes{{"dropped dangling link " + (fld ? *fld : std::string("link")) + " -> " + *target}});
       detail::add_edit(a, id, edit_drop_links{{*target}});
-    } else if (kind == fk::merged_but_active) {
+      break;
+    }
+    case plan_step::archive: {
       if (!locate(f, idx)) continue;
-      auto& a = tier1.get(action_types::archive_merged, f.record_ids[0]);
+      auto& a = tier1.get(row->action, f.record_ids[0]);
       a.reasons.push_back(detail::reason_of(f));
       detail::add_edit(a, f.record_ids[0], edit_set_status{std::string(to_string(record_status::archived))});
-    } else if (detail::is_reembed_kind(kind)) {
+      break;
+    }
+    case plan_step::reembed: {
       for (const auto& id : f.record_ids) {
         if (!store.find(id)) {
           deferred.push_back(f.kind + ": record '" + id + "' not found in the store; not planned");
@@ -625,20 +712,22 @@ repair_plan make_plan(const S& store, const report& r, const planner_options& op
         reembed[id].push_back(f.kind);
       }
       if (kind == fk::mixed_embedding_version) {
-        const auto total = detail::evidence_number(f, "minority_count");
+        const auto total = detail::evidence_number(f, evidence_keys::minority_count);
         if (total && *total > static_cast<double>(f.record_ids.size()))
           deferred.push_back("mixed_embedding_version: " + std::to_string(static_cast<std::int64_t>(*total)) +
                              " minority records, " + std::to_string(f.record_ids.size()) +
                              " listed in the finding; the rest are planned after the next detection run");
       }
-    } else if (detail::is_review_kind(kind)) {
-      repair_action a = detail::new_action(action_types::send_to_review, 3, automation::manual, action_priority::review);
+      break;
+    }
+    case plan_step::review: {
+      repair_action a = detail::new_action(*row);
       a.targets = f.record_ids;
       a.reasons.push_back(detail::reason_of(f));
       if (!f.suggested_repair.empty()) a.reasons.push_back("suggested: " + f.suggested_repair);
       actions.push_back(std::move(a));
-    } else {
-      deferred.push_back("no repair planned for finding kind '" + f.kind + "': " + detail::join_ids(f.record_ids));
+      break;
+    }
     }
   }
 
