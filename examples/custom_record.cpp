@@ -13,6 +13,7 @@
 // two fields the planned edits write besides the status: a merge target and a history of notes.
 #include <chrono>
 #include <cstdio>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
