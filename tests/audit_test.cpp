@@ -1,5 +1,6 @@
 // Tests of audit/: the fault drill (drill.hpp: what each fault does, which ones the default tiers
-// repair, its measurements on the sample store and LoCoMo) and threshold tuning (tune.hpp).
+// repair, its measurements on the sample store and LoCoMo), threshold tuning (tune.hpp) and the
+// snapshot diff (snapshot_diff.hpp).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 
 #include "memhealth/audit/drill.hpp"
 #include "memhealth/audit/report.hpp"
+#include "memhealth/audit/snapshot_diff.hpp"
 #include "memhealth/audit/tune.hpp"
 #include "memhealth/embed/embedder.hpp"
 #include "memhealth/embed/lexical_embedder.hpp"
@@ -19,6 +21,7 @@
 #include "memhealth/io/jsonl.hpp"
 #include "memhealth/io/metadata_schema_json.hpp"
 #include "memhealth/detect/metadata_schema.hpp"
+#include "repair_test_support.hpp"
 #include "test_data.hpp"
 
 #ifndef MEMHEALTH_SOURCE_DIR
@@ -431,4 +434,153 @@ TEST_CASE("audit report: the sample store's repair run") {
   // a result that does not belong to the plan is an error
   mh::apply_result wrong;
   CHECK_THROWS_AS(mh::make_audit_report(original, store, before, after, plan, wrong), mh::error);
+}
+
+// ---------------------------------------------------------------- snapshot diff
+
+namespace diffnote {
+// A user's record type with an id, content and a scope, and an image (ADL pair).
+struct note {
+  std::string id, content, scope;
+};
+std::string memhealth_encode_image(const note& n) {
+  return nlohmann::json{{"id", n.id}, {"content", n.content}, {"scope", n.scope}}.dump();
+}
+note memhealth_decode_image(std::string_view s, std::type_identity<note>) {
+  const auto j = nlohmann::json::parse(s);
+  return {j.at("id").get<std::string>(), j.at("content").get<std::string>(), j.at("scope").get<std::string>()};
+}
+}  // namespace diffnote
+
+namespace {
+
+mh::memory_record diff_rec(const char* id, const char* scope, const char* content) {
+  mh::memory_record r;
+  r.id = id;
+  r.scope = scope;
+  r.content = content;
+  r.status = "active";
+  return r;
+}
+
+// One logged record: its index, id and before/after images.
+template <class R>
+mh::wal_record_image logged(std::size_t index, const R& before, const R& after) {
+  mh::wal_record_image w;
+  w.index = index;
+  w.id = std::string(mh::field::id(before));
+  w.before_json = mh::encode_image(before);
+  w.after_json = mh::encode_image(after);
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("snapshot diff: which changes a log explains, hand-worked on five records") {
+  // before: a, b (scope s1), c, d (s2), e (s3).
+  const std::vector<mh::memory_record> before{diff_rec("a", "s1", "alpha"), diff_rec("b", "s1", "beta"),
+                                              diff_rec("c", "s2", "gamma"), diff_rec("d", "s2", "delta"),
+                                              diff_rec("e", "s3", "epsilon")};
+  // after: a and b changed, c and d gone, e copied in twice, f new.
+  const std::vector<mh::memory_record> after{diff_rec("a", "s1", "alpha v2"), diff_rec("b", "s1", "beta v2"),
+                                             diff_rec("e", "s3", "epsilon"), diff_rec("e", "s3", "epsilon"),
+                                             diff_rec("f", "s1", "phi")};
+  // The log: a's change committed, b's aborted (an aborted intent explains nothing).
+  mh::test::scratch_dir dir("snapshot-diff");
+  {
+    mh::wal_writer w(dir.path / "run.wal", mh::wal_sync::none);
+    w.append_run_begin(2);
+    const std::vector<mh::wal_record_image> ia{logged(0, before[0], after[0])};
+    const std::vector<mh::wal_record_image> ib{logged(1, before[1], after[1])};
+    w.append_commit(w.append_intent(0, "edit-a", 1, ia), 0, "edit-a");
+    w.append_abort(w.append_intent(1, "edit-b", 1, ib), 1, "edit-b", "test");
+    w.sync();
+  }
+  const auto log = mh::read_wal_file(dir.path / "run.wal");
+  REQUIRE(log.clean());
+
+  namespace dk = mh::diff_kinds;
+  using sev = mh::severity;
+  constexpr auto none = mh::snapshot_change::no_index;
+  const std::string overwrite = "record changed in place without a matching log entry";
+  SUBCASE("with the log: a is explained; c and d lie outside the logged scope s1") {
+    const auto d = mh::diff_snapshots(before, after, &log);
+    REQUIRE(d.changes.size() == 6);
+    struct want {
+      std::string_view kind;
+      sev severity;
+      std::string id;
+      std::size_t index;
+      std::string scope;
+      std::string detail;
+      std::size_t count;
+    };
+    const std::vector<want> expected{
+        {dk::unlogged_overwrite, sev::error, "b", 1, "s1", overwrite, 1},
+        {dk::unlogged_removal, sev::critical, "c", 2, "s2", "record removed, outside every scope the logged operation touched", 1},
+        {dk::unlogged_removal, sev::critical, "d", 3, "s2", "record removed, outside every scope the logged operation touched", 1},
+        {dk::unlogged_addition, sev::warning, "f", 4, "s1", "record added without a log entry", 1},
+        {dk::unlogged_addition, sev::error, "e", 3, "s3", "1 more record(s) with this id than before", 1},
+        {dk::bulk_removal, sev::critical, "", none, "s2", "", 2}};
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      CAPTURE(i);
+      const auto& c = d.changes[i];
+      CHECK(c.kind == expected[i].kind);
+      CHECK(c.severity == expected[i].severity);
+      CHECK(c.id == expected[i].id);
+      CHECK(c.index == expected[i].index);
+      CHECK(c.scope == expected[i].scope);
+      CHECK(c.detail == expected[i].detail);
+      CHECK(c.count == expected[i].count);
+    }
+    CHECK(d.count(dk::unlogged_removal) == 2);
+    CHECK_FALSE(d.clean());
+
+    const auto f = mh::to_findings(d);
+    REQUIRE(f.size() == 6);
+    CHECK(f[0].detector == "diff");
+    CHECK(f[0].record_ids == std::vector<std::string>{"b"});
+    CHECK(std::get<std::string>(*f[0].evidence_of("reason")) == overwrite);
+    CHECK(f[5].record_ids.empty());
+    CHECK(std::get<std::int64_t>(*f[5].evidence_of("count")) == 2);
+    const auto j = mh::snapshot_diff_json(d, "b.jsonl", "a.jsonl", "run.wal");
+    CHECK(j.dump().find(R"({"schema_version":1,"before":"b.jsonl","after":"a.jsonl","wal":"run.wal","findings":[)") == 0);
+    CHECK(j["findings"][5].dump() ==
+          R"({"kind":"bulk_removal","severity":"critical","record_ids":[],"evidence":{"scope":"s2","count":2}})");
+  }
+  SUBCASE("without a log: every difference, and no removal is outside a logged scope") {
+    const auto d = mh::diff_snapshots(before, after);
+    REQUIRE(d.changes.size() == 7);
+    CHECK(d.changes[0].kind == dk::unlogged_overwrite);
+    CHECK(d.changes[0].id == "a");
+    CHECK(d.changes[1].id == "b");
+    CHECK(d.changes[2].severity == sev::error);  // c: removed, no scope to be outside of
+    CHECK(d.changes[2].detail == "record removed without a log entry");
+    CHECK(d.count(dk::unlogged_addition) == 2);
+    CHECK(d.changes[6].kind == dk::bulk_removal);
+  }
+  SUBCASE("identical snapshots are clean") {
+    CHECK(mh::diff_snapshots(before, before, &log).clean());
+  }
+}
+
+TEST_CASE("snapshot diff: a user's record type, scopes read from its logged images") {
+  using diffnote::note;
+  static_assert(mh::imaged_record<note> && mh::scoped_record<note>);
+  const std::vector<note> before{{"n1", "x", "s1"}, {"n2", "y", "s2"}, {"n3", "z", "s1"}};
+  const std::vector<note> after{{"n1", "x2", "s1"}, {"n3", "z", "s1"}};
+  mh::test::scratch_dir dir("snapshot-diff-note");
+  {
+    mh::wal_writer w(dir.path / "run.wal", mh::wal_sync::none);
+    const std::vector<mh::wal_record_image> i1{logged(0, before[0], after[0])};
+    w.append_commit(w.append_intent(0, "edit-n1", 1, i1), 0, "edit-n1");
+  }
+  const auto log = mh::read_wal_file(dir.path / "run.wal");
+  const auto d = mh::diff_snapshots(before, after, &log);
+  REQUIRE(d.changes.size() == 1);  // n1 explained; n2 removed outside s1; one removal is no bulk removal
+  CHECK(d.changes[0].kind == mh::diff_kinds::unlogged_removal);
+  CHECK(d.changes[0].id == "n2");
+  CHECK(d.changes[0].index == 1);
+  CHECK(d.changes[0].scope == "s2");
+  CHECK(d.changes[0].severity == mh::severity::critical);
 }

@@ -845,7 +845,10 @@ TEST_CASE("vocabulary: every finding kind has one planner table row, and the nam
   const std::set<std::string_view> kinds(all_finding_kinds.begin(), all_finding_kinds.end());
   CHECK(kinds.size() == 25);
   const std::set<std::string_view> keys(all_evidence_keys.begin(), all_evidence_keys.end());
-  CHECK(keys.size() == 12);
+  CHECK(keys.size() == 14);
+  const std::set<std::string_view> diffs(all_diff_kinds.begin(), all_diff_kinds.end());
+  CHECK(diffs.size() == 4);
+  for (auto k : all_diff_kinds) CHECK(!kinds.count(k));  // no diff kind is also a finding kind
   // The file comment's table: tier 1 auto, tier 2 confirm, tier 3 manual; check_skipped plans nothing.
   for (const auto& e : kind_plan_table) {
     CAPTURE(e.kind);

@@ -87,3 +87,4 @@
 #include "memhealth/audit/drill.hpp"
 #include "memhealth/audit/tune.hpp"
 #include "memhealth/audit/report.hpp"
+#include "memhealth/audit/snapshot_diff.hpp"

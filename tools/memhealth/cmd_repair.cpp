@@ -383,86 +383,16 @@ int run_diff(const diff_options& o) {
   auto a = load_store_file(o.after);
   print_issues(b.issues);
   print_issues(a.issues);
-  std::map<std::string, std::string> bj, aj;  // id -> canonical JSON (first occurrence)
-  std::map<std::string, std::string> scope_of;
-  for (const auto& r : b.records) bj.emplace(r.id, to_json(r)), scope_of.emplace(r.id, r.scope);
-  for (const auto& r : a.records) aj.emplace(r.id, to_json(r)), scope_of.emplace(r.id, r.scope);
-  // What the log explains: per record id, the chain of committed images first-before .. last-after.
-  std::map<std::string, std::pair<std::set<std::string>, std::set<std::string>>> logged;  // befores, afters
-  std::set<std::string> logged_scopes;
-  if (!o.wal.empty()) {
-    const auto log = load_wal(o.wal);
-    for (const auto& act : logged_actions(log)) {
-      if (act.state != logged_state::committed) continue;
-      for (const auto& rec : act.intent->records) {
-        logged[rec.id].first.insert(rec.before_json);
-        logged[rec.id].second.insert(rec.after_json);
-        logged_scopes.insert(rec.after.scope);
-      }
-    }
-  }
-  std::vector<finding> out;
-  auto add = [&](std::string_view kind, severity sev, const std::string& id, std::string why) {
-    finding f;
-    f.kind = std::string(kind);
-    f.severity = sev;
-    f.detector = "diff";
-    f.record_ids = {id};
-    f.with("scope", scope_of[id]).with("reason", std::move(why));
-    out.push_back(std::move(f));
-  };
-  std::map<std::string, std::size_t> removed_by_scope;
-  for (const auto& [id, json] : bj) {
-    auto it = aj.find(id);
-    if (it == aj.end()) {
-      // memhealth never deletes: every removal is unexplained by its log.
-      const bool outside = !logged_scopes.empty() && !logged_scopes.count(scope_of[id]);
-      add("unlogged_removal", outside ? severity::critical : severity::error, id,
-          outside ? "record removed, outside every scope the logged operation touched" : "record removed without a log entry");
-      ++removed_by_scope[scope_of[id]];
-    } else if (it->second != json) {
-      const auto l = logged.find(id);
-      const bool explained = l != logged.end() && l->second.first.count(json) && l->second.second.count(it->second);
-      if (!explained) add("unlogged_overwrite", severity::error, id, "record changed in place without a matching log entry");
-    }
-  }
-  for (const auto& [id, json] : aj)
-    if (!bj.count(id)) add("unlogged_addition", severity::warning, id, "record added without a log entry");
-  {  // a record copied in again under an existing id: more copies after than before
-    std::map<std::string, std::size_t> nb, na;
-    for (const auto& r : b.records) ++nb[r.id];
-    for (const auto& r : a.records) ++na[r.id];
-    for (const auto& [id, n] : na)
-      if (n > nb[id] && nb[id] > 0)
-        add("unlogged_addition", severity::error, id, std::to_string(n - nb[id]) + " more record(s) with this id than before");
-  }
-  for (const auto& [sc, n] : removed_by_scope)
-    if (n >= 2) {
-      finding f;
-      f.kind = "bulk_removal";
-      f.severity = severity::critical;
-      f.detector = "diff";
-      f.with("scope", sc).with("count", static_cast<std::int64_t>(n));
-      out.push_back(std::move(f));
-    }
+  std::optional<wal_contents> log;
+  if (!o.wal.empty()) log = load_wal(o.wal);
+  const snapshot_diff_result d = diff_snapshots(b.records, a.records, log ? &*log : nullptr);
   if (o.format == "json") {
-    nlohmann::ordered_json j;
-    j["schema_version"] = 1;
-    j["before"] = o.before;
-    j["after"] = o.after;
-    j["wal"] = o.wal;
-    j["findings"] = nlohmann::ordered_json::array();
-    for (const auto& f : out) {
-      nlohmann::ordered_json e{{"kind", f.kind}, {"severity", std::string(to_string(f.severity))}, {"record_ids", f.record_ids}};
-      for (const auto& [k, v] : f.evidence) e["evidence"][k] = std::visit([](const auto& x) { return nlohmann::ordered_json(x); }, v);
-      j["findings"].push_back(std::move(e));
-    }
-    emit(j.dump(2), "");
+    emit(snapshot_diff_json(d, o.before, o.after, o.wal).dump(2), "");
   } else {
     std::ostringstream s;
     s << "memhealth diff " << o.before << " " << o.after << (o.wal.empty() ? "" : " --wal " + o.wal) << "\n";
-    s << out.size() << " changes the log does not explain\n";
-    for (const auto& f : out) {
+    s << d.changes.size() << " changes the log does not explain\n";
+    for (const auto& f : to_findings(d)) {
       s << "  [" << to_string(f.severity) << "] " << f.kind;
       for (const auto& id : f.record_ids) s << " " << id;
       for (const auto& [k, v] : f.evidence)
@@ -471,7 +401,7 @@ int run_diff(const diff_options& o) {
     }
     emit(s.str(), "");
   }
-  return out.empty() ? exit_ok : exit_findings;
+  return d.clean() ? exit_ok : exit_findings;
 }
 
 // ------------------------------------------------------------------------- wal compact
