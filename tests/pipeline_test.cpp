@@ -263,3 +263,40 @@ TEST_CASE("default pipeline: threads = 2 gives the findings of one thread (36,00
     CHECK(a.evidence == b.evidence);
   }
 }
+
+TEST_CASE("report JSON: the check document, repeated evidence keys, severities in order") {
+  mh::report r;
+  r.records_total = 3;
+  r.records_checked = 2;
+  mh::finding a;
+  a.kind = "metadata_schema_violation";
+  a.severity = mh::severity::error;
+  a.detector = "structural";
+  a.record_ids = {"m1"};
+  a.with("missing", std::string("topic")).with("missing", std::string("lang")).with("weight", 0.5);
+  mh::finding b;
+  b.kind = "stale";
+  b.severity = mh::severity::info;
+  b.detector = "staleness";
+  b.record_ids = {"m2"};
+  b.suggested_repair = "downweight";
+  b.with("count", std::int64_t{2}).with("needs_human", true);
+  r.findings = {a, b};
+  const auto f = mh::findings_json(r);
+  CHECK(f[0].dump() ==
+        R"({"kind":"metadata_schema_violation","severity":"error","detector":"structural","record_ids":["m1"],)"
+        R"("evidence":{"missing":["topic","lang"],"weight":0.5},"suggested_repair":""})");
+  CHECK(f[1]["evidence"].dump() == R"({"count":2,"needs_human":true})");
+  CHECK(mh::summary_json(r, 1).dump() ==
+        R"({"records_total":3,"records_checked":2,"findings":2,"load_issues":1,)"
+        R"("by_kind":{"metadata_schema_violation":1,"stale":1},"by_severity":{"info":1,"error":1}})");
+  const std::vector<mh::load_issue> issues{{"s.jsonl", 7, "", "not JSON", false}};
+  CHECK(mh::load_issues_json(issues).dump() ==
+        R"([{"field":"","file":"s.jsonl","line":7,"reason":"not JSON","record_kept":false}])");
+  mh::detect_options d = at("2024-07-15T00:00:00Z");
+  d.dimension = 384;
+  const auto j = mh::check_report_json(r, "s.jsonl", d, issues);
+  CHECK(j.dump().find(R"({"schema_version":1,"store":"s.jsonl","now":"2024-07-15T00:00:00.000Z","dimension":384,"summary":)") == 0);
+  CHECK(j["load_issues"].size() == 1);
+  CHECK(j["findings"] == f);
+}

@@ -56,6 +56,7 @@
 #include "memhealth/detect/scope.hpp"
 #include "memhealth/detect/hygiene.hpp"
 #include "memhealth/detect/default_pipeline.hpp"
+#include "memhealth/detect/report_json.hpp"
 
 #include "memhealth/monitor/events.hpp"
 #include "memhealth/monitor/latency_sketch.hpp"

@@ -129,15 +129,6 @@ inline void print_issues(const std::vector<load_issue>& issues, std::size_t limi
   }
 }
 
-/// Load issues as a JSON array.
-inline nlohmann::json issues_json(const std::vector<load_issue>& issues) {
-  auto a = nlohmann::json::array();
-  for (const auto& i : issues)
-    a.push_back({{"file", i.file}, {"line", i.line}, {"field", i.field}, {"reason", i.reason},
-                 {"record_kept", i.record_kept}});
-  return a;
-}
-
 /// Writes text to a file (when `out` is not empty) or to stdout.
 /// @throws memhealth::error(io) on failure.
 inline void emit(const std::string& text, const std::string& out) {
@@ -176,39 +167,43 @@ inline std::optional<std::chrono::milliseconds> parse_duration(std::string_view 
   }
 }
 
-/// Detection options shared by check, plan and apply (the pipeline they run must agree).
+/// Detection options shared by check, plan, apply and drill (the pipeline they run must agree).
+/// The settings are the library's own type (`default_check_settings`): --threshold and --threads
+/// write `settings.near_duplicate_threshold` and `settings.threads` directly. The options parsed
+/// when a command runs are kept as given: --window (a duration text, parsed into
+/// `settings.near_duplicate_window`), --schema (a path, loaded into `settings.schema`), --now
+/// (`detect_options::now`) and --dim (`detect_options::dimension`); a plan records these texts and
+/// apply takes the plan's unless the option is given again.
 struct detection_cli_options {
-  float threshold = 0.92f;
-  std::string window;
-  std::string schema;
-  std::string now;
-  bool now_given = false;
-  std::size_t dim = 0;
-  unsigned threads = 1;
+  default_check_settings settings;  ///< threshold and threads; window and schema filled by `detection_settings`
+  std::string window;               ///< --window text ("" = any)
+  std::string schema;               ///< --schema path ("" = none)
+  std::string now;                  ///< --now text ("" = the current time)
+  bool now_given = false;           ///< --now was given (even as "")
+  std::size_t dim = 0;              ///< --dim (0 = the store's most common dimension)
 };
 
 /// Registers the shared detection options on a subcommand.
 inline void add_detection_options(CLI::App* cmd, detection_cli_options& o) {
-  cmd->add_option("--threshold", o.threshold, "Near-duplicate cosine threshold")->check(CLI::Range(-1.0, 1.0));
+  cmd->add_option("--threshold", o.settings.near_duplicate_threshold, "Near-duplicate cosine threshold")->check(CLI::Range(-1.0, 1.0));
   cmd->add_option("--window", o.window, "Near duplicates only within this created_at window (90s, 30m, 12h, 7d, 2w)");
   cmd->add_option("--schema", o.schema, "Metadata schema (JSON, see docs/cli.md)");
   cmd->add_option("--dim", o.dim, "Expected embedding dimension (default: the most common one)");
-  cmd->add_option("--threads", o.threads, "Worker threads for the structural scan and the similarity joins (same findings)")
+  cmd->add_option("--threads", o.settings.threads, "Worker threads for the structural scan and the similarity joins (same findings)")
       ->check(CLI::Range(1, 256));
   cmd->add_option("--now", o.now, "Clock for staleness and future-timestamp checks (ISO-8601; default: now)")
       ->each([&o](const std::string&) { o.now_given = true; });
 }
 
-/// Settings and run options from the shared options.
-/// @throws memhealth::error(invalid_argument) for a bad --now or --window; error(io/parse/schema)
-///         from the schema file.
+/// Settings and run options from the shared options: `o.settings` with the window and schema
+/// parsed in, and the run's clock and dimension.
+/// @throws memhealth::error(invalid_argument) for a threshold outside [-1, 1], a bad --now or
+///         --window; error(io/parse/schema) from the schema file.
 inline std::pair<default_check_settings, detect_options> detection_settings(const detection_cli_options& o) {
-  default_check_settings settings;
+  default_check_settings settings = o.settings;
   detect_options d;
-  if (!(o.threshold >= -1.0f && o.threshold <= 1.0f))  // also rejects NaN
+  if (!(settings.near_duplicate_threshold >= -1.0f && settings.near_duplicate_threshold <= 1.0f))  // also rejects NaN
     throw error(error_code::invalid_argument, "--threshold must be a cosine in [-1, 1]");
-  settings.near_duplicate_threshold = o.threshold;
-  settings.threads = o.threads;  // --threads is checked to be in [1, 256]
   if (o.now_given || !o.now.empty()) {
     auto t = parse_timestamp(o.now);
     if (!t) throw error(error_code::invalid_argument, "--now: not an ISO-8601 time: " + o.now);

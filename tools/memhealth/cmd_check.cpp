@@ -19,19 +19,6 @@ struct check_options {
   detection_cli_options detect;
 };
 
-nlohmann::ordered_json report_json(const report& r, const check_options& o, const detect_options& d,
-                                   const std::vector<load_issue>& issues) {
-  nlohmann::ordered_json j;
-  j["schema_version"] = 1;
-  j["store"] = o.store;
-  j["now"] = format_timestamp(timestamp{d.now, 0});
-  j["dimension"] = d.dimension;
-  j["summary"] = summary_json(r, issues.size());
-  j["findings"] = findings_json(r);
-  j["load_issues"] = issues_json(issues);
-  return j;
-}
-
 std::string report_text(const report& r, const check_options& o, const detect_options& d, std::size_t n_issues,
                         bool markdown) {
   std::ostringstream s;
@@ -64,7 +51,7 @@ int run_check(const check_options& o) {
     if (o.detect.dim) d.dimension = o.detect.dim;
     else d.dimension = store.dimension();
     const report r = make_default_pipeline(settings).run(store, d);
-    if (o.format == "json") emit(report_json(r, o, d, {}).dump(2), o.out);
+    if (o.format == "json") emit(check_report_json(r, o.store, d, {}).dump(2), o.out);
     else emit(report_text(r, o, d, 0, o.format == "md"), o.out);
     return r.has_at_least(severity::warning) && !o.exit_zero ? exit_findings : exit_ok;
   }
@@ -79,7 +66,7 @@ int run_check(const check_options& o) {
   d.dimension = store.dimension();
   const report r = make_default_pipeline(settings).run(store, d);
   print_issues(lr.issues);
-  if (o.format == "json") emit(report_json(r, o, d, lr.issues).dump(2), o.out);
+  if (o.format == "json") emit(check_report_json(r, o.store, d, lr.issues).dump(2), o.out);
   else emit(report_text(r, o, d, lr.issues.size(), o.format == "md"), o.out);
   // lines that could not be parsed at all count as findings of warning level for the exit code
   const bool skipped = std::any_of(lr.issues.begin(), lr.issues.end(), [](const load_issue& i) { return !i.record_kept; });

@@ -126,7 +126,7 @@ int run_stats(const stats_options& o) {
       g = nlohmann::ordered_json::object();
       for (const auto& [k, n] : c) g[k] = n;
     }
-    j["load_issues"] = issues_json(lr.issues);
+    j["load_issues"] = load_issues_json(lr.issues);
     emit(j.dump(2), o.out);
   } else {
     emit(stats_text(o.store, lr, groups), o.out);

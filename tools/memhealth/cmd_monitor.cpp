@@ -105,7 +105,7 @@ int run_monitor(const monitor_cli& o) {
                     {"version_mismatches", m.version_mismatches}});
     j["windows"] = std::move(ws);
     j["findings"] = findings_json(res.findings);
-    j["load_issues"] = issues_json(issues);
+    j["load_issues"] = load_issues_json(issues);
     emit(j.dump(2), o.out);
   } else {
     std::ostringstream s;
@@ -204,7 +204,7 @@ int run_drift(const drift_cli& o) {
     x["centroid_cosine"] = std::isnan(dr.centroid_cosine) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(dr.centroid_cosine);
     j["drift"] = std::move(x);
     j["findings"] = findings_json(r);
-    j["load_issues"] = issues_json(issues);
+    j["load_issues"] = load_issues_json(issues);
     emit(j.dump(2), o.out);
   } else {
     std::ostringstream s;
@@ -285,7 +285,7 @@ int run_gate(const gate_cli& o) {
                  {"mean_rank_correlation", gr.mean_rank_correlation}, {"min_overlap", o.min_overlap},
                  {"min_rank_correlation", o.min_rank_correlation}};
     j["findings"] = findings_json(r);
-    j["load_issues"] = issues_json(issues);
+    j["load_issues"] = load_issues_json(issues);
     emit(j.dump(2), o.out);
   } else {
     std::ostringstream s;

@@ -69,7 +69,7 @@ std::string float_text(float x) {
 /// always recorded (the planning time when --now was not given) so apply can use the same clock.
 std::map<std::string, std::string> detection_record(const detection_cli_options& d, std::size_t dim_used) {
   std::map<std::string, std::string> m;
-  m["threshold"] = float_text(d.threshold);
+  m["threshold"] = float_text(d.settings.near_duplicate_threshold);
   if (!d.window.empty()) m["window"] = d.window;
   if (!d.schema.empty()) {
     m["schema"] = std::filesystem::absolute(d.schema).lexically_normal().string();
@@ -193,7 +193,8 @@ detection_cli_options apply_detection(const apply_cli_options& o, const repair_p
     }
     set(it->second);
   };
-  take("threshold", "--threshold", [&](const std::string& v) { d.threshold = std::stof(v); }, float_text(o.detect.threshold));
+  take("threshold", "--threshold", [&](const std::string& v) { d.settings.near_duplicate_threshold = std::stof(v); },
+       float_text(o.detect.settings.near_duplicate_threshold));
   take("window", "--window", [&](const std::string& v) { d.window = v; }, o.detect.window);
   take("schema", "--schema", [&](const std::string& v) { d.schema = v; },
        o.detect.schema.empty() ? std::string() : std::filesystem::absolute(o.detect.schema).lexically_normal().string());
@@ -296,7 +297,7 @@ int run_apply(const apply_cli_options& o) {
   if (!o.report.empty()) {  // audit report (audit/report.hpp): .json, .html/.htm, else Markdown
     audit_options ao;
     ao.title = "memhealth repair run: " + o.store + " -> " + o.out;
-    ao.threshold = detect.threshold;
+    ao.threshold = detect.settings.near_duplicate_threshold;
     const audit_report audit = make_audit_report(*before_store, store, before, after, p, res, ao);
     if (o.report.ends_with(".json")) {
       auto j = apply_report_json(o, p, res, before, after);
