@@ -21,6 +21,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -567,9 +568,11 @@ TEST_CASE("compact_wal: a log holding re-embeddings keeps its old vectors at lea
 
 TEST_CASE("plan JSON: detection options round-trip; absent means empty") {
   repair_plan p;
-  p.detection = {{"now", "2024-07-15T00:00:00.000Z"}, {"schema", "data/s.json"}, {"threshold", "0.92"}};
+  p.detection.now = parse_timestamp("2024-07-15T00:00:00Z")->instant;
+  p.detection.schema = "data/s.json";
+  p.detection.threshold = 0.92f;
   const auto j = plan_to_json(p);
-  CHECK(j.at("detection").at("now") == "2024-07-15T00:00:00.000Z");
+  CHECK(j.at("detection").dump() == R"({"now":"2024-07-15T00:00:00.000Z","schema":"data/s.json","threshold":"0.92"})");
   CHECK(plan_from_json(j) == p);
   repair_plan q;
   const auto jq = plan_to_json(q);
@@ -578,4 +581,35 @@ TEST_CASE("plan JSON: detection options round-trip; absent means empty") {
   auto bad = j;
   bad["detection"]["now"] = 5;
   CHECK_THROWS_AS(plan_from_json(bad), error);
+}
+
+TEST_CASE("plan JSON: a plan's detection strings read into typed fields and write back the same bytes") {
+  // As `memhealth plan` has always written it (keys sorted), plus a key of another tool.
+  const std::string text =
+      R"({"dim":"384","extra_key":"kept","now":"2024-07-15T00:00:00.000Z","schema":"/data/sample_schema.json",)"
+      R"("schema_fnv1a64":"c0fb9f84cb6afba0","threshold":"0.9","window":"7d"})";
+  const auto d = detection_from_json(nlohmann::json::parse(text));
+  CHECK(d.threshold == 0.9f);
+  CHECK(d.window == "7d");
+  CHECK(d.schema == "/data/sample_schema.json");
+  CHECK(d.schema_fnv1a64 == 0xc0fb9f84cb6afba0ULL);
+  CHECK(d.now == parse_timestamp("2024-07-15T00:00:00Z")->instant);
+  CHECK(d.dim == 384);
+  CHECK(d.other == std::map<std::string, std::string>{{"extra_key", "kept"}});
+  CHECK(detection_to_json(d).dump() == text);
+  CHECK(detection_to_json(detection_provenance{}).dump() == "{}");
+  CHECK(detection_provenance{}.empty());
+  auto message = [](const char* json) {
+    try {
+      (void)detection_from_json(nlohmann::json::parse(json));
+    } catch (const error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(message(R"({"threshold":"high"})").find("/detection/threshold: expected a number") != std::string::npos);
+  CHECK(message(R"({"dim":"-3"})").find("/detection/dim") != std::string::npos);
+  CHECK(message(R"({"schema_fnv1a64":"c0fb9f84cb6afba0ff"})").find("/detection/schema_fnv1a64") != std::string::npos);
+  CHECK(message(R"({"now":"yesterday"})").find("/detection/now: expected an ISO-8601 time") != std::string::npos);
+  CHECK(message(R"(["now"])").find("/detection: expected an object") != std::string::npos);
 }

@@ -49,14 +49,12 @@ std::string plan_summary(const repair_plan& p) {
   return s.str();
 }
 
-/// FNV-1a 64 of a file's bytes, as 16 hex digits (the plan records the schema it was made with).
-std::string file_fnv1a64(const std::string& path) {
+/// FNV-1a 64 of a file's bytes (the plan records the schema it was made with).
+std::uint64_t file_fnv1a64(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw error(error_code::io, "cannot read " + path);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a_64(bytes)));
-  return hex;
+  return fnv1a_64(bytes);
 }
 
 std::string float_text(float x) {
@@ -67,17 +65,17 @@ std::string float_text(float x) {
 
 /// The detection options a plan is made with, as recorded in PLAN.json ("detection"). `now` is
 /// always recorded (the planning time when --now was not given) so apply can use the same clock.
-std::map<std::string, std::string> detection_record(const detection_cli_options& d, std::size_t dim_used) {
-  std::map<std::string, std::string> m;
-  m["threshold"] = float_text(d.settings.near_duplicate_threshold);
-  if (!d.window.empty()) m["window"] = d.window;
+detection_provenance detection_record(const detection_cli_options& d, std::size_t dim_used) {
+  detection_provenance r;
+  r.threshold = d.settings.near_duplicate_threshold;
+  if (!d.window.empty()) r.window = d.window;
   if (!d.schema.empty()) {
-    m["schema"] = std::filesystem::absolute(d.schema).lexically_normal().string();
-    m["schema_fnv1a64"] = file_fnv1a64(d.schema);
+    r.schema = std::filesystem::absolute(d.schema).lexically_normal().string();
+    r.schema_fnv1a64 = file_fnv1a64(d.schema);
   }
-  m["now"] = d.now;
-  if (dim_used) m["dim"] = std::to_string(dim_used);
-  return m;
+  if (auto t = parse_timestamp(d.now)) r.now = t->instant;  // run_plan has checked and normalised it
+  if (dim_used) r.dim = dim_used;
+  return r;
 }
 
 int run_plan(const plan_options& po_cli) {
@@ -172,7 +170,7 @@ nlohmann::ordered_json apply_report_json(const apply_cli_options& o, const repai
                     {"reason", res.outcomes[i].reason}});
   j["rate_limit_waits"] = res.rate_limit_waits;
   j["rate_limit_waited_ms"] = res.rate_limit_waited.count();
-  j["detection"] = p.detection;
+  j["detection"] = detection_to_json(p.detection);
   j["findings_before"] = counts(before);
   j["findings_after"] = counts(after);
   return j;
@@ -182,34 +180,34 @@ nlohmann::ordered_json apply_report_json(const apply_cli_options& o, const repai
 /// option is given on the command line (then a differing value is warned about).
 detection_cli_options apply_detection(const apply_cli_options& o, const repair_plan& p) {
   detection_cli_options d = o.detect;
-  auto take = [&](const char* key, const char* flag, auto&& set, const std::string& cli_value) {
-    auto it = p.detection.find(key);
-    if (it == p.detection.end()) return;
+  const detection_provenance& pd = p.detection;
+  // planned: the plan's value (unset: nothing recorded); text: it as the plan writes it.
+  auto take = [&](const char* key, const char* flag, const auto& planned, auto&& text, auto&& set, const std::string& cli_value) {
+    if (!planned) return;
     if (o.given.count(flag)) {
-      if (cli_value != it->second)
+      if (const std::string pv = text(*planned); cli_value != pv)
         std::cerr << "memhealth apply: warning: " << flag << " " << cli_value << " differs from the plan's " << key << " "
-                  << it->second << "; before/after counts use the command line's\n";
+                  << pv << "; before/after counts use the command line's\n";
       return;
     }
-    set(it->second);
+    set(*planned);
   };
-  take("threshold", "--threshold", [&](const std::string& v) { d.settings.near_duplicate_threshold = std::stof(v); },
+  auto same = [](const std::string& v) { return v; };
+  auto now_text = [](utc_time t) { return format_timestamp(timestamp{t, 0}); };
+  take("threshold", "--threshold", pd.threshold, float_text, [&](float v) { d.settings.near_duplicate_threshold = v; },
        float_text(o.detect.settings.near_duplicate_threshold));
-  take("window", "--window", [&](const std::string& v) { d.window = v; }, o.detect.window);
-  take("schema", "--schema", [&](const std::string& v) { d.schema = v; },
+  take("window", "--window", pd.window, same, [&](const std::string& v) { d.window = v; }, o.detect.window);
+  take("schema", "--schema", pd.schema, same, [&](const std::string& v) { d.schema = v; },
        o.detect.schema.empty() ? std::string() : std::filesystem::absolute(o.detect.schema).lexically_normal().string());
-  take("dim", "--dim", [&](const std::string& v) { d.dim = std::stoul(v); }, std::to_string(o.detect.dim));
+  take("dim", "--dim", pd.dim, [](std::size_t v) { return std::to_string(v); }, [&](std::size_t v) { d.dim = v; },
+       std::to_string(o.detect.dim));
   std::string cli_now = o.detect.now;
-  if (auto t = parse_timestamp(cli_now)) cli_now = format_timestamp(timestamp{t->instant, 0});
-  take("now", "--now", [&](const std::string& v) { d.now = v, d.now_given = true; }, cli_now);
-  if (!d.schema.empty()) {
-    auto h = p.detection.find("schema_fnv1a64");
-    auto s = p.detection.find("schema");
-    if (h != p.detection.end() && s != p.detection.end() &&
-        std::filesystem::absolute(d.schema).lexically_normal().string() == s->second && file_fnv1a64(d.schema) != h->second)
-      std::cerr << "memhealth apply: warning: the schema " << d.schema
-                << " changed since the plan was made; before/after counts may differ from the plan's\n";
-  }
+  if (auto t = parse_timestamp(cli_now)) cli_now = now_text(t->instant);
+  take("now", "--now", pd.now, now_text, [&](utc_time v) { d.now = now_text(v), d.now_given = true; }, cli_now);
+  if (!d.schema.empty() && pd.schema_fnv1a64 && pd.schema &&
+      std::filesystem::absolute(d.schema).lexically_normal().string() == *pd.schema && file_fnv1a64(d.schema) != *pd.schema_fnv1a64)
+    std::cerr << "memhealth apply: warning: the schema " << d.schema
+              << " changed since the plan was made; before/after counts may differ from the plan's\n";
   return d;
 }
 

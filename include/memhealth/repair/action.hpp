@@ -144,16 +144,33 @@ struct repair_action {
   friend bool operator==(const repair_action&, const repair_action&) = default;
 };
 
+/// The detection options a plan was made with, so that `apply` can verify with the same
+/// detection (plan JSON "detection", an object of strings; see plan_json.hpp). Every field is
+/// optional: an unset field is not recorded (and not written).
+struct detection_provenance {
+  std::optional<float> threshold;             ///< "threshold": near-duplicate cosine in [-1,1] (shortest decimal text)
+  std::optional<std::string> window;          ///< "window": near-duplicate created_at window as given, e.g. "7d"
+  std::optional<std::string> schema;          ///< "schema": metadata schema file path (absolute, normalised)
+  std::optional<std::uint64_t> schema_fnv1a64;  ///< "schema_fnv1a64": FNV-1a 64 of the schema file's bytes (16 hex digits)
+  std::optional<utc_time> now;                ///< "now": the detection clock (ISO-8601 UTC, milliseconds)
+  std::optional<std::size_t> dim;             ///< "dim": the embedding dimension detection used (decimal)
+  std::map<std::string, std::string> other;   ///< any other key of a plan written elsewhere, kept verbatim
+  /// True when nothing is recorded.
+  [[nodiscard]] bool empty() const noexcept {
+    return !threshold && !window && !schema && !schema_fnv1a64 && !now && !dim && other.empty();
+  }
+  friend bool operator==(const detection_provenance&, const detection_provenance&) = default;
+};
+
 /// A repair plan: actions in execution order, plus guardrail outcomes.
 struct repair_plan {
   std::vector<repair_action> actions;   ///< in execution order
   bool suspended = false;               ///< true: the blast radius exceeded the threshold; nothing may run without approval
   std::string suspend_reason;           ///< why, when suspended
   std::vector<std::string> deferred;    ///< notes on work left out by limits (max records per run, ...)
-  /// The detection options the plan was made from (key -> text, e.g. "now", "schema",
-  /// "schema_fnv1a64", "threshold", "window", "dim"), so `apply` can verify with the same
-  /// detection. Free-form for library users; empty when unknown.
-  std::map<std::string, std::string> detection;
+  /// The detection options the plan was made from, so `apply` can verify with the same
+  /// detection; empty when unknown.
+  detection_provenance detection;
   friend bool operator==(const repair_plan&, const repair_plan&) = default;
 };
 

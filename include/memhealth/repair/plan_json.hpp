@@ -23,8 +23,8 @@
 /// "<minified JSON text>"}`. Numbers are written in the shortest form that reads back to the same
 /// double (float32 embedding values read back to the same float); non-finite numbers, which JSON
 /// cannot hold, are written as the strings "nan", "inf", "-inf". `detection` (an object of
-/// strings: the detection options the plan was made from) is written only when not empty and is
-/// optional when read.
+/// strings: the detection options the plan was made from, `detection_provenance`; see
+/// `detection_to_json`) is written only when not empty and is optional when read.
 ///
 /// ## Errors
 /// `plan_from_json` and `read_plan` throw `memhealth::error(error_code::parse)` naming the JSON
@@ -34,6 +34,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -42,6 +43,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -280,6 +282,73 @@ repair_action plan_read_action(const nlohmann::json& j, const std::string& path)
 
 }  // namespace detail
 
+/// The JSON form of a plan's detection provenance: an object of strings with the keys
+/// "threshold" (shortest decimal text of the float), "window", "schema", "schema_fnv1a64" (16
+/// lowercase hex digits), "now" (`format_timestamp`, UTC, milliseconds), "dim" (decimal) for the
+/// fields that are set, plus `other` verbatim; keys sorted. `{}` when nothing is recorded.
+template <class = void>  // deferred instantiation, see memhealth.hpp
+nlohmann::json detection_to_json(const detection_provenance& d) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [k, v] : d.other) j[k] = v;
+  if (d.threshold) {
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, *d.threshold);
+    j["threshold"] = std::string(buf, r.ptr);
+  }
+  if (d.window) j["window"] = *d.window;
+  if (d.schema) j["schema"] = *d.schema;
+  if (d.schema_fnv1a64) {
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(*d.schema_fnv1a64));
+    j["schema_fnv1a64"] = std::string(hex);
+  }
+  if (d.now) j["now"] = format_timestamp(timestamp{*d.now, 0});
+  if (d.dim) j["dim"] = std::to_string(*d.dim);
+  return j;
+}
+
+/// Reads a detection provenance from its JSON form (`detection_to_json`; `path` is the JSON
+/// pointer used in errors). Keys other than the six known ones go to `other`.
+/// @throws error(parse) naming `path`/key when `j` is not an object, a value is not a string, or
+///         a known key's text does not parse: "threshold" a float, "schema_fnv1a64" 1 to 16 hex
+///         digits, "now" an ISO-8601 time (`parse_timestamp`), "dim" a decimal integer.
+template <class = void>  // deferred instantiation, see memhealth.hpp
+detection_provenance detection_from_json(const nlohmann::json& j, const std::string& path = "/detection") {
+  if (!j.is_object()) detail::plan_fail(path, "expected an object of strings");
+  detection_provenance d;
+  for (const auto& [k, v] : j.items()) {
+    const std::string at = path + "/" + k;
+    std::string text = detail::plan_string(v, at);
+    const char* b = text.data();
+    const char* e = text.data() + text.size();
+    auto whole = [&](std::from_chars_result r) { return r.ec == std::errc{} && r.ptr == e && b != e; };
+    if (k == "threshold") {
+      float x = 0;
+      if (!whole(std::from_chars(b, e, x))) detail::plan_fail(at, "expected a number as text: '" + text + "'");
+      d.threshold = x;
+    } else if (k == "schema_fnv1a64") {
+      std::uint64_t h = 0;
+      if (text.size() > 16 || !whole(std::from_chars(b, e, h, 16))) detail::plan_fail(at, "expected 16 hex digits: '" + text + "'");
+      d.schema_fnv1a64 = h;
+    } else if (k == "now") {
+      const auto t = parse_timestamp(text);
+      if (!t) detail::plan_fail(at, "expected an ISO-8601 time: '" + text + "'");
+      d.now = t->instant;
+    } else if (k == "dim") {
+      std::size_t n = 0;
+      if (!whole(std::from_chars(b, e, n))) detail::plan_fail(at, "expected a decimal integer: '" + text + "'");
+      d.dim = n;
+    } else if (k == "window") {
+      d.window = std::move(text);
+    } else if (k == "schema") {
+      d.schema = std::move(text);
+    } else {
+      d.other[k] = std::move(text);
+    }
+  }
+  return d;
+}
+
 /// The JSON form of a plan (see the file comment). Keys of each object are written in sorted
 /// order (nlohmann's default object), so `plan_to_json(p).dump()` is byte-for-byte stable.
 /// @complexity O(size of the plan).
@@ -290,7 +359,7 @@ nlohmann::json plan_to_json(const repair_plan& p) {
   j["suspended"] = p.suspended;
   j["suspend_reason"] = p.suspend_reason;
   j["deferred"] = p.deferred;
-  if (!p.detection.empty()) j["detection"] = p.detection;
+  if (!p.detection.empty()) j["detection"] = detection_to_json(p.detection);
   nlohmann::json actions = nlohmann::json::array();
   for (const auto& a : p.actions) {
     nlohmann::json x = nlohmann::json::object();
@@ -325,10 +394,7 @@ repair_plan plan_from_json(const nlohmann::json& j) {
   p.suspended = detail::plan_bool(detail::plan_member(j, "", "suspended"), "/suspended");
   p.suspend_reason = detail::plan_string_member(j, "", "suspend_reason");
   p.deferred = detail::plan_strings(detail::plan_member(j, "", "deferred"), "/deferred");
-  if (auto it = j.find("detection"); it != j.end()) {
-    if (!it->is_object()) detail::plan_fail("/detection", "expected an object of strings");
-    for (const auto& [k, v] : it->items()) p.detection[k] = detail::plan_string(v, "/detection/" + k);
-  }
+  if (auto it = j.find("detection"); it != j.end()) p.detection = detection_from_json(*it);
   const auto& actions = detail::plan_member(j, "", "actions");
   if (!actions.is_array()) detail::plan_fail("/actions", "expected an array");
   p.actions.reserve(actions.size());
