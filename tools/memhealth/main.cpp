@@ -9,6 +9,8 @@
 #include "cmd_monitor.hpp"
 
 int main(int argc, char** argv) {
+  // an interrupted run removes its temporary files (outputs appear complete or not at all)
+  memhealth::cli::install_temp_cleanup_handlers();
   CLI::App app{"memhealth " + std::string(memhealth::version_string) +
                ": check-ups, repairs and audits for an AI agent's long-term memory store"};
   app.require_subcommand(1);
