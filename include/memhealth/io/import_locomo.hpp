@@ -180,7 +180,8 @@ inline basic_load_result<memory_record> import_locomo_text(std::string_view json
   const simdjson::padded_string padded(json);
   dom::element doc;
   if (auto err = parser.parse(padded).get(doc); err)
-    throw error(error_code::parse, "LoCoMo input " + file + " is not JSON: " + simdjson::error_message(err));
+    throw error(error_code::parse, "LoCoMo input " + file + " is not JSON: " + simdjson::error_message(err) +
+                                       looks_like_note(json, file_format::locomo) + "; nothing imported");
   dom::object top;
   if (doc.get_object().get(top) != simdjson::SUCCESS)
     throw error(error_code::parse, "LoCoMo input " + file + " is not a JSON object" +
