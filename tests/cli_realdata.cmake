@@ -142,9 +142,9 @@ if(NOT last_err MATCHES "no fault injected: 0 of 517 records" OR NOT last_err MA
   message(FATAL_ERROR "drill with nothing to inject: unexpected message: ${last_err}")
 endif()
 # A file of another format is an error and writes nothing: a mem0 export ({"results": [...]}, a
-# JSON object as LoCoMo files are) read as LoCoMo has no conversation, so no record.
+# JSON object as LoCoMo files are) read as LoCoMo is refused, naming the format it looks like.
 run("2" "${MEMHEALTH}" import locomo "${SOURCE_DIR}/tests/data/mem0/export_results.json" --out "${WORK}/wrong.jsonl")
-if(EXISTS "${WORK}/wrong.jsonl" OR NOT last_err MATCHES "no locomo records in")
+if(EXISTS "${WORK}/wrong.jsonl" OR NOT last_err MATCHES "looks like a mem0 export")
   message(FATAL_ERROR "import of a mem0 export as LoCoMo: wrote a store or no reason given: ${last_err}")
 endif()
 

@@ -218,7 +218,16 @@ TEST_CASE("import_locomo: errors for unreadable or non-object input") {
   } catch (const error& e) {
     CHECK(e.code() == error_code::parse);
   }
-  const auto empty = import_locomo_text("{}", "y");
+  // an object with none of LoCoMo's keys is another format, not an empty conversation
+  try {
+    (void)import_locomo_text("{}", "y");
+    FAIL("expected an exception");
+  } catch (const error& e) {
+    CHECK(e.code() == error_code::parse);
+    CHECK(std::string(e.what()).find("no speaker_a, speaker_b or session_<n> key") != std::string::npos);
+  }
+  // a conversation with speakers and no observations is LoCoMo: no records, no error
+  const auto empty = import_locomo_text(R"({"speaker_a": "Ann", "speaker_b": "Bo"})", "y");
   CHECK(empty.records.empty());
   CHECK(empty.issues.empty());
 }
@@ -564,4 +573,71 @@ TEST_CASE("import_prefeval: the real directory") {
   const auto one = import_prefeval(dir / "lifestyle_dietary.json");
   CHECK(one.records.size() == 57);
   CHECK(one.records[1].id == nut->id);
+}
+
+// ------------------------------------------------------------------ files of another format
+
+namespace {
+// The message of the parse error `f` throws (empty when it does not throw).
+template <class F>
+std::string parse_error_of(F&& f) {
+  try {
+    (void)f();
+  } catch (const error& e) {
+    CHECK(e.code() == error_code::parse);
+    return e.what();
+  }
+  return {};
+}
+bool has(const std::string& text, std::string_view needle) { return text.find(needle) != std::string::npos; }
+}  // namespace
+
+TEST_CASE("sniff_format tells the formats apart by their identifying fields") {
+  const auto locomo26 = detail::read_whole_file(test::bundled_data_dir() / "locomo" / "26.json");
+  CHECK(sniff_format(locomo26) == file_format::locomo);
+  CHECK(sniff_format(R"([{"sample_id": "conv-26", "conversation": {}}])") == file_format::locomo);
+  CHECK(sniff_format(detail::read_whole_file(mem0_data / "export_results.json")) == file_format::mem0);
+  CHECK(sniff_format(detail::read_whole_file(mem0_data / "export_array.json")) == file_format::mem0);
+  CHECK(sniff_format(detail::read_whole_file(mem0_data / "export.jsonl")) == file_format::mem0);
+  CHECK(sniff_format(R"([{"preference": "I like tea.", "question": "q"}])") == file_format::prefeval);
+  CHECK(sniff_format("{\"id\":\"a\",\"content\":\"x\"}\n{\"id\":\"b\",\"content\":\"y\"}\n") ==
+        file_format::memhealth_jsonl);
+  CHECK(sniff_format(std::string("SQLite format 3\0\x10\x00", 18)) == file_format::sqlite);
+  CHECK(sniff_format(" \n\t") == file_format::empty);
+  CHECK(sniff_format("") == file_format::empty);
+  CHECK(sniff_format("[1, 2]") == file_format::json);
+  CHECK(sniff_format("hello\nworld\n") == file_format::text);
+  CHECK(describe(file_format::locomo) == "LoCoMo");
+  CHECK(describe(file_format::memhealth_jsonl) == "a memhealth JSONL store");
+}
+
+TEST_CASE("importers refuse a file of another format and name what it looks like") {
+  const auto locomo26 = detail::read_whole_file(test::bundled_data_dir() / "locomo" / "26.json");
+  const std::string store = "{\"id\":\"a\",\"content\":\"Alice likes tea.\"}\n{\"id\":\"b\",\"content\":\"x\"}\n";
+  const auto results = detail::read_whole_file(mem0_data / "export_results.json");
+  const auto array = detail::read_whole_file(mem0_data / "export_array.json");
+
+  // mem0: no entry has "memory"
+  auto e = parse_error_of([&] { return import_mem0_text(locomo26, "26.json"); });
+  CHECK(has(e, "is not a mem0 export: no entry has a \"memory\" field (it looks like LoCoMo)"));
+  e = parse_error_of([&] { return import_mem0_text(store, "store.jsonl"); });
+  CHECK(has(e, "(it looks like a memhealth JSONL store)"));
+  e = parse_error_of([&] { return import_mem0_text("not json\nat all\n", "notes.txt"); });
+  CHECK(has(e, "(it looks like text that is not JSON)"));
+  CHECK(import_mem0_text("[]").records.empty());  // an empty export is not another format
+
+  // LoCoMo: no speaker or session key; not an object
+  e = parse_error_of([&] { return import_locomo_text(results, "r", "export_results.json"); });
+  CHECK(has(e, "is not a LoCoMo conversation: no speaker_a, speaker_b or session_<n> key (it looks like a mem0 export)"));
+  e = parse_error_of([&] { return import_locomo_text(array, "a", "export_array.json"); });
+  CHECK(has(e, "is not a JSON object (it looks like a mem0 export)"));
+  e = parse_error_of([&] { return import_locomo_text(R"({"id":"a","content":"x"})", "s"); });
+  CHECK(has(e, "(it looks like a memhealth JSONL store)"));
+
+  // PrefEval: no entry has "preference"
+  e = parse_error_of([&] { return import_prefeval_text(array, "t", "export_array.json"); });
+  CHECK(has(e, "is not a PrefEval topic file: no entry has a \"preference\" field (it looks like a mem0 export)"));
+  e = parse_error_of([&] { return import_prefeval_text(locomo26, "t", "26.json"); });
+  CHECK(has(e, "is not a JSON array of preferences (it looks like LoCoMo)"));
+  CHECK(import_prefeval_text("[]", "t").records.empty());
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "memhealth/io/jsonl.hpp"
+#include "memhealth/io/read_file.hpp"
 #include "memhealth/store/memory_store.hpp"
 
 using namespace memhealth;
@@ -689,5 +690,93 @@ TEST_CASE("atomic_write failures throw error(io) with the path and leave the ori
   }
   CHECK(slurp(target) == "original\n");
   CHECK(entries_except(dir, "keep.txt").empty());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("temporary files: recognisable names, a signal-safe registry, stale ones of dead processes") {
+  const auto dir = scratch_dir() / "temporaries";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string pid = std::to_string(::getpid());
+
+  // .memhealth-tmp-<pid>-<n>-<name>, in the target's directory, n counting up
+  const auto a = temp_path_for(dir / "store.jsonl");
+  const auto b = temp_path_for(dir / "store.jsonl");
+  CHECK(a.parent_path() == dir);
+  CHECK(a.filename().string().starts_with(".memhealth-tmp-" + pid + "-"));
+  CHECK(a.filename().string().ends_with("-store.jsonl"));
+  CHECK(a != b);
+  CHECK(temp_file_pid(a.filename().string()) == ::getpid());
+  CHECK(temp_file_pid(".memhealth-tmp-123-0-x") == 123);
+  CHECK(temp_file_pid(".memhealth-tmp--0-x") == -1);
+  CHECK(temp_file_pid(".memhealth-tmp-123") == -1);
+  CHECK(temp_file_pid("store.jsonl") == -1);
+
+  // registry: add, contains, unlink_all removes the file, remove frees the slot
+  const std::size_t before = live_temporaries::count();
+  { std::ofstream(a) << "partial"; }
+  const int slot = live_temporaries::add(a);
+  REQUIRE(slot >= 0);
+  CHECK(live_temporaries::contains(a));
+  CHECK(live_temporaries::count() == before + 1);
+  // a registered temporary of this process is not stale
+  CHECK(stale_temporaries(dir).empty());
+  live_temporaries::unlink_all();
+  CHECK_FALSE(std::filesystem::exists(a));
+  live_temporaries::remove(slot);
+  CHECK_FALSE(live_temporaries::contains(a));
+  CHECK(live_temporaries::count() == before);
+  {
+    temp_registration r(b);
+    CHECK(live_temporaries::contains(b));
+  }
+  CHECK_FALSE(live_temporaries::contains(b));
+
+  // stale: a dead pid (above any pid_max) and this pid unregistered (a previous process with
+  // the same pid) are removed; pid 1 (alive) is kept; other names are not touched
+  const auto dead = dir / ".memhealth-tmp-99999999-0-a.json";
+  const auto mine = dir / (".memhealth-tmp-" + pid + "-999-b.json");
+  const auto live = dir / ".memhealth-tmp-1-0-c.json";
+  const auto other = dir / "memhealth-tmp-99999999-0-d.json";
+  for (const auto& p : {dead, mine, live, other}) std::ofstream(p) << "x";
+  const auto found = remove_stale_temporaries(dir);
+  REQUIRE(found.size() == 3);  // sorted by path: -1-, -<pid>-, -99999999-
+  CHECK(found[0].path == live);
+  CHECK(found[0].alive);
+  CHECK_FALSE(found[0].removed);
+  CHECK(found[1].path == mine);
+  CHECK(found[1].removed);
+  CHECK(found[2].path == dead);
+  CHECK(found[2].pid == 99999999);
+  CHECK(found[2].removed);
+  CHECK(std::filesystem::exists(live));
+  CHECK(std::filesystem::exists(other));
+  CHECK_FALSE(std::filesystem::exists(dead));
+  CHECK_FALSE(std::filesystem::exists(mine));
+
+  // atomic_write's temporary is registered while it exists and gone afterwards
+  const auto target = dir / "out.json";
+  atomic_write(target, [&](std::string& buf, auto& flush) {
+    buf += "{";
+    flush();
+    CHECK(live_temporaries::count() == before + 1);
+    CHECK(stale_temporaries(dir).size() == 1);  // only pid 1's: our own is registered
+    buf += "}";
+  });
+  CHECK(slurp(target) == "{}");
+  CHECK(live_temporaries::count() == before);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("read_whole_file refuses a directory instead of reading it as empty") {
+  const auto dir = scratch_dir() / "a_directory";
+  std::filesystem::create_directories(dir);
+  try {
+    (void)detail::read_whole_file(dir);
+    FAIL("read_whole_file read a directory");
+  } catch (const error& e) {
+    CHECK(e.code() == error_code::io);
+    CHECK(std::string(e.what()).find("is a directory") != std::string::npos);
+  }
   std::filesystem::remove_all(dir);
 }

@@ -9,7 +9,9 @@
 #include <memhealth/store/memory_store.hpp>
 #include <memhealth/store/sqlite_store.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -347,6 +350,48 @@ TEST_CASE("sqlite_store: bad databases give a clear error and are not written") 
     write_bytes(dir.path / "x.db", "keep me");
     CHECK_THROWS_AS(sqlite_store<>::create(dir.path / "x.db", canonical_records()), error);
     CHECK(read_bytes(dir.path / "x.db") == "keep me");
+  }
+}
+
+TEST_CASE("sqlite_store: a new database appears complete or not at all") {
+  sq_dir dir("atomic");
+  std::vector<memory_record> v;
+  for (int i = 0; i < 3000; ++i)
+    v.push_back(rec("r" + std::to_string(i), "content number " + std::to_string(i) + std::string(100, 'z'), {1.0f, 2.0f}));
+  auto names = [&] {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir.path)) out.push_back(e.path().filename().string());
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  const std::size_t live_before = live_temporaries::count();
+  SUBCASE("built under a temporary name, then only the database is left") {
+    sqlite_store<>::write_new(dir.path / "w.db", v);
+    CHECK(names() == std::vector<std::string>{"w.db"});  // no temporary, no -wal, no -shm
+    CHECK(live_temporaries::count() == live_before);
+    auto s = sqlite_store<>::open(dir.path / "w.db");
+    CHECK(s.size() == 3000);
+    CHECK(s.record(2999).id == "r2999");
+    CHECK_THROWS_AS(sqlite_store<>::write_new(dir.path / "w.db", v), error);  // never over an existing file
+  }
+  SUBCASE("a write that fails (file-size limit, as a full disk) leaves nothing") {
+    auto* old_handler = std::signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of a kill
+    rlimit old{};
+    REQUIRE(::getrlimit(RLIMIT_FSIZE, &old) == 0);
+    rlimit small = old;
+    small.rlim_cur = 64 * 1024;  // the database is ~450 KB
+    REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+    error_code code{};
+    try {
+      sqlite_store<>::write_new(dir.path / "full.db", v);
+    } catch (const error& e) {
+      code = e.code();
+    }
+    ::setrlimit(RLIMIT_FSIZE, &old);
+    std::signal(SIGXFSZ, old_handler);
+    CHECK(code == error_code::io);
+    CHECK(names().empty());
+    CHECK(live_temporaries::count() == live_before);
   }
 }
 

@@ -32,6 +32,8 @@
 
 #include "memhealth/io/load_issue.hpp"
 #include "memhealth/io/read_file.hpp"
+#include "memhealth/io/temp_files.hpp"
+#include "memhealth/io/import_sniff.hpp"
 #include "memhealth/io/jsonl.hpp"
 #include "memhealth/io/import_locomo.hpp"
 #include "memhealth/io/import_mem0.hpp"

@@ -9,16 +9,24 @@
 #include <utility>
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <string>
 #include <string_view>
 
+#include "memhealth/io/temp_files.hpp"
 #include "memhealth/memhealth.hpp"
 #if MEMHEALTH_CLI_HAVE_SQLITE
 #include "memhealth/store/sqlite_store.hpp"
 #endif
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
 
 namespace memhealth::cli {
 
@@ -59,13 +67,50 @@ inline sqlite_store<> open_sqlite_store(const std::string& store, bool read_only
               store + ": this memhealth was built without SQLite (libsqlite3-dev); sqlite: stores are unavailable");
 }
 
+/// The first 16 bytes of every SQLite 3 database.
+inline constexpr std::string_view sqlite_header{"SQLite format 3\0", 16};
+
+/// True when `path` is a regular file starting with the SQLite header.
+inline bool looks_like_sqlite(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return false;
+  char head[16];
+  const bool yes = std::fread(head, 1, sizeof head, f) == sizeof head && std::string_view(head, sizeof head) == sqlite_header;
+  std::fclose(f);
+  return yes;
+}
+
+/// Fails when an input path names a directory (a file was expected). `what` names the input
+/// ("store", "events file", ...). @throws memhealth::error(io).
+inline void refuse_directory(const std::string& path, std::string_view what) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw error(error_code::io, path + ": is a directory, not a " + std::string(what) + " file");
+}
+
+/// Checks a JSONL store argument before it is read: not a directory, not an SQLite database
+/// (the error suggests `sqlite:PATH`). @throws memhealth::error(io / parse).
+inline void check_jsonl_input(const std::string& path, std::string_view what = "JSONL store") {
+  refuse_directory(path, what);
+  if (looks_like_sqlite(path))
+    throw error(error_code::parse, path + ": is an SQLite database, not a " + std::string(what) +
+                                       "; pass it as sqlite:" + path);
+}
+
 /// Reads a store: JSONL (load issues in the result, printed by the caller), or `sqlite:PATH`
 /// (every row, streamed block by block; no issues: rows were canonical when written).
-/// @throws memhealth::error(io) when the file cannot be read; for SQLite also error(schema) for
-///         a foreign schema or missing table, error(parse) for a corrupt or non-SQLite file.
+/// @throws memhealth::error(io) when the file cannot be read or is a directory; error(parse) for
+///         an SQLite database given without `sqlite:`; for SQLite also error(schema) for a
+///         foreign schema or missing table, error(parse) for a corrupt or non-SQLite file.
 inline load_result load_store_file(const std::string& path) {
-  if (!is_sqlite_store(path)) return read_jsonl(path);
+  if (!is_sqlite_store(path)) {
+    check_jsonl_input(path);
+    return read_jsonl(path);
+  }
 #if MEMHEALTH_CLI_HAVE_SQLITE
+  refuse_directory(store_file_path(path), "SQLite store");
   auto s = open_sqlite_store(path, true);
   load_result lr;
   lr.records.reserve(s.size());
@@ -75,6 +120,16 @@ inline load_result load_store_file(const std::string& path) {
 #else
   no_sqlite_support(path);
 #endif
+}
+
+/// One warning line on stderr when a store holds no record: an empty store is reported as
+/// empty, never as healthy. @return true when it is empty.
+inline bool warn_if_empty(std::string_view command, const std::string& store, std::size_t records) {
+  if (records != 0) return false;
+  std::cerr << "memhealth " << command << ": warning: " << store
+            << " is empty (0 records): nothing to " << (command == "check" ? "check" : "work on")
+            << "; is it the right file?\n";
+  return true;
 }
 
 /// Fails before anything is done when `out` names an SQLite store that already exists (a new
@@ -99,7 +154,8 @@ inline void write_store(const std::string& out, const std::vector<memory_record>
   if (!is_sqlite_store(out)) return write_jsonl(out, records);
 #if MEMHEALTH_CLI_HAVE_SQLITE
   check_new_store_output(out);
-  (void)sqlite_store<>::create(store_file_path(out), records);
+  // built under a temporary name in the same directory, synced, then linked into place
+  sqlite_store<>::write_new(store_file_path(out), records);
 #else
   no_sqlite_support(out);
 #endif
@@ -149,6 +205,83 @@ inline void emit(const std::string& text, const std::string& out) {
   if (!f) throw error(error_code::io, "cannot open " + out + " for writing");
   const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
   if (std::fclose(f) != 0 || !ok) throw error(error_code::io, "cannot write " + out);
+}
+
+/// Reports the memhealth temporaries a killed run left in `dir` (one stderr line each) and
+/// removes those whose process is gone; those of a running process are left alone.
+inline void clean_stale_temporaries(const std::filesystem::path& dir) {
+  for (const auto& t : remove_stale_temporaries(dir)) {
+    if (t.alive)
+      std::cerr << "memhealth: note: " << t.path.string() << " is a temporary file of running process " << t.pid
+                << "; left alone\n";
+    else if (t.removed)
+      std::cerr << "memhealth: removed " << t.path.string() << ", a temporary file left by process " << t.pid
+                << " (no longer running)\n";
+    else
+      std::cerr << "memhealth: warning: cannot remove " << t.path.string() << ", a temporary file left by process "
+                << t.pid << "\n";
+  }
+}
+
+/// Probes an output before any work: the target is not a directory, its directory exists and a
+/// file can be created in it (a temporary is created and removed). Stale temporaries of killed
+/// runs in that directory are reported and removed (`clean_stale_temporaries`). Existing special
+/// files (/dev/stdout, a pipe) pass. `what` names the option ("--out"). An empty `path` passes.
+/// @throws memhealth::error(io) naming the output and the reason; nothing has been written.
+inline void probe_output(const std::string& path, std::string_view what) {
+  if (path.empty()) return;
+  const std::string w(what);
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::is_directory(st))
+    throw error(error_code::io, w + " " + path + ": is a directory; nothing was written");
+  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) return;  // /dev/stdout, a FIFO
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  if (!std::filesystem::is_directory(dir, ec))
+    throw error(error_code::io, w + " " + path + ": directory " + dir.string() + " does not exist; nothing was written");
+  clean_stale_temporaries(dir);
+  const std::filesystem::path probe = temp_path_for(dir / "probe");
+  temp_registration registered(probe);
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw error(error_code::io, w + " " + path + ": cannot create files in " + dir.string() + ": " +
+                                    std::strerror(errno) + "; nothing was written");
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+/// Probes a store output: the file behind `sqlite:PATH` or a JSONL path (see `probe_output`);
+/// an sqlite: output must also be new (`check_new_store_output`).
+inline void probe_store_output(const std::string& out, std::string_view what) {
+  probe_output(store_file_path(out), what);
+  check_new_store_output(out);
+}
+
+namespace detail {
+inline void remove_temporaries_on_signal(int sig) {
+  live_temporaries::unlink_all();  // async-signal-safe: atomic loads and unlink
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);  // pending until the handler returns (the signal is blocked in it), then fatal
+}
+}  // namespace detail
+
+/// SIGINT, SIGTERM, SIGHUP: remove this process's live temporary files, then die of the signal
+/// as if there were no handler (default disposition, signal raised again). SIGXFSZ is ignored: a
+/// file-size limit (RLIMIT_FSIZE) then makes the write fail with EFBIG, which the writers handle
+/// like a full disk (temporaries removed, the target untouched, exit 2), instead of killing the
+/// process with its temporary file left behind.
+inline void install_temp_cleanup_handlers() {
+  std::signal(SIGXFSZ, SIG_IGN);
+  struct sigaction sa {};
+  sa.sa_handler = &detail::remove_temporaries_on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;  // nohup: keep ignoring
+    ::sigaction(sig, &sa, nullptr);
+  }
 }
 
 /// Parses "90s", "30m", "12h", "7d", "2w" (a non-negative integer and a unit) into milliseconds.

@@ -91,8 +91,10 @@ std::string to_text(const drill_result& r) {
 }
 
 int run_drill_command(const drill_cli_options& o) {
+  probe_output(o.out, "--out");
   auto lr = load_store_file(o.store);
   print_issues(lr.issues);
+  warn_if_empty("drill", o.store, lr.records.size());
   auto [settings, d] = detection_settings(o.detect);
   drill_options opt;
   opt.seed = o.seed;
@@ -152,6 +154,8 @@ nlohmann::json row_json(const threshold_row& r) {
 }
 
 int run_tune_command(const tune_cli_options& o) {
+  probe_output(o.out, "--out");
+  for (const auto& f : o.files) refuse_directory(f, "labelled pairs");
   const auto parts = [&] {
     std::vector<double> v;
     std::size_t start = 0;

@@ -25,14 +25,16 @@ std::string report_text(const report& r, const check_options& o, const detect_op
   const auto counts = r.counts_by_kind();
   if (markdown) {
     s << "# memhealth check: " << o.store << "\n\n";
-    s << "- records: " << r.records_total << " (" << r.records_checked << " checked)\n";
+    s << "- records: " << r.records_total << " (" << r.records_checked << " checked" << (r.records_total == 0 ? ", EMPTY STORE" : "")
+      << ")\n";
     s << "- clock: " << format_timestamp(timestamp{d.now, 0}) << ", embedding dimension " << d.dimension << "\n";
     s << "- findings: " << r.findings.size() << ", load issues: " << n_issues << "\n\n";
     s << "| kind | count |\n|---|---:|\n";
     for (const auto& [k, n] : counts) s << "| " << k << " | " << n << " |\n";
   } else {
     s << "memhealth check " << o.store << "\n";
-    s << "records: " << r.records_total << " (" << r.records_checked << " checked), clock "
+    s << "records: " << r.records_total << " (" << r.records_checked << " checked" << (r.records_total == 0 ? ", EMPTY STORE" : "")
+      << "), clock "
       << format_timestamp(timestamp{d.now, 0}) << ", dimension " << d.dimension << "\n";
     s << "findings: " << r.findings.size() << ", load issues: " << n_issues << "\n\n";
     for (const auto& [k, n] : counts) s << "  " << k << ": " << n << "\n";
@@ -41,7 +43,21 @@ std::string report_text(const report& r, const check_options& o, const detect_op
   return s.str();
 }
 
+// An empty store is reported as empty, never as healthy: a finding of warning level (exit 1
+// unless --exit-zero) and a line on stderr.
+void note_empty_store(report& r, const std::string& store) {
+  if (!warn_if_empty("check", store, r.records_total)) return;
+  finding f;
+  f.kind = "store_empty";
+  f.severity = severity::warning;
+  f.detector = "check";
+  f.with("store", store).with("records", std::int64_t{0});
+  f.suggested_repair = "check the path: nothing was checked (a wrong file, or an import that did not finish)";
+  r.findings.push_back(std::move(f));
+}
+
 int run_check(const check_options& o) {
+  probe_output(o.out, "--out");  // before any work: writable, not a directory
   auto [settings, d] = detection_settings(o.detect);
 #if MEMHEALTH_CLI_HAVE_SQLITE
   // An SQLite store is checked in place (read-only, embeddings read block by block), unless
@@ -50,7 +66,8 @@ int run_check(const check_options& o) {
     auto store = open_sqlite_store(o.store, true);
     if (o.detect.dim) d.dimension = o.detect.dim;
     else d.dimension = store.dimension();
-    const report r = make_default_pipeline(settings).run(store, d);
+    report r = make_default_pipeline(settings).run(store, d);
+    note_empty_store(r, o.store);
     if (o.format == "json") emit(check_report_json(r, o.store, d, {}).dump(2), o.out);
     else emit(report_text(r, o, d, 0, o.format == "md"), o.out);
     return r.has_at_least(severity::warning) && !o.exit_zero ? exit_findings : exit_ok;
@@ -64,8 +81,9 @@ int run_check(const check_options& o) {
   }
   auto store = memory_store<>::from_records(std::move(lr.records), o.detect.dim);
   d.dimension = store.dimension();
-  const report r = make_default_pipeline(settings).run(store, d);
+  report r = make_default_pipeline(settings).run(store, d);
   print_issues(lr.issues);
+  note_empty_store(r, o.store);
   if (o.format == "json") emit(check_report_json(r, o.store, d, lr.issues).dump(2), o.out);
   else emit(report_text(r, o, d, lr.issues.size(), o.format == "md"), o.out);
   // lines that could not be parsed at all count as findings of warning level for the exit code

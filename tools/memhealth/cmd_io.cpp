@@ -23,6 +23,9 @@ load_result import_source(const std::string& format, const std::string& src) {
   if (format == "mem0") return import_mem0(src);
   if (format == "prefeval") return import_prefeval(src);  // a topic file or a directory of them
   if (format == "sqlite") return load_store_file(is_sqlite_store(src) ? src : std::string(sqlite_prefix) + src);
+  if (looks_like_sqlite(src))
+    throw error(error_code::parse, src + ": is an SQLite database, not a JSONL store; import it with `memhealth import sqlite " +
+                                       src + "` (or pass sqlite:" + src + ")");
   auto lr = read_jsonl(src);
   // moving a store must not lose anything: a line that is not JSON at all cannot be carried over
   for (const auto& i : lr.issues)
@@ -32,13 +35,37 @@ load_result import_source(const std::string& format, const std::string& src) {
   return lr;
 }
 
+// Records that would be written with an empty id or empty content: counted, the first named.
+struct empty_fields {
+  std::size_t ids = 0, contents = 0;
+  std::string first;
+};
+
+empty_fields count_empty_fields(const std::vector<memory_record>& records) {
+  empty_fields e;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const auto& r = records[i];
+    const bool no_id = r.id.empty(), no_content = r.content.empty();
+    e.ids += no_id ? 1 : 0;
+    e.contents += no_content ? 1 : 0;
+    if ((no_id || no_content) && e.first.empty())
+      e.first = "record " + std::to_string(i + 1) + (no_id ? " (no id)" : " (id " + r.id + ")");
+  }
+  return e;
+}
+
 int run_import(const import_options& o) {
-  check_new_store_output(o.out);  // before any work: an sqlite: output must be a new file
+  probe_store_output(o.out, "--out");  // before any work: writable, not a directory; an sqlite: output must be new
   load_result all;
   std::size_t directories = 0;  // prefeval sources given as a directory of topic files
   for (const auto& src : o.sources) {
     const bool dir_ok = o.format == "prefeval" && std::filesystem::is_directory(src);
     directories += dir_ok ? 1 : 0;
+    if (!dir_ok && std::filesystem::is_directory(store_file_path(src))) {
+      std::cerr << "memhealth import: " << src << " is a directory, not a " << o.format << " file"
+                << (o.format == "prefeval" ? "" : " (only prefeval takes a directory)") << "; nothing written\n";
+      return exit_usage;
+    }
     if (!dir_ok && !std::filesystem::is_regular_file(store_file_path(src))) {
       std::cerr << "memhealth import: cannot read " << src << "\n";
       return exit_usage;
@@ -69,6 +96,17 @@ int run_import(const import_options& o) {
   if (files != 0) std::cerr << files << " file(s)" << (directories != 0 ? " and " : "");
   if (directories != 0) std::cerr << directories << (directories == 1 ? " directory" : " directories");
   std::cerr << " -> " << o.out << " (" << all.issues.size() << " issues, " << embedded << " embedded)\n";
+  warn_if_empty("import", o.out, all.records.size());
+  // never written silently: records without an id cannot be addressed by repairs, rollback or
+  // diff; empty content is a content_empty finding of check. (Moving a store, jsonl <-> sqlite,
+  // carries it as it is: its load issues and check already report such records.)
+  const bool dataset = o.format != "jsonl" && o.format != "sqlite";
+  const auto empty = dataset ? count_empty_fields(all.records) : empty_fields{};
+  if (empty.ids != 0 || empty.contents != 0) {
+    std::cerr << "memhealth import: warning: written with " << empty.ids << " empty id(s) and " << empty.contents
+              << " empty content(s), first " << empty.first << "; fix the source or the store (exit 1)\n";
+    return exit_findings;
+  }
   return exit_ok;
 }
 
@@ -105,7 +143,9 @@ std::string stats_text(const std::string& file, const load_result& lr, const std
 }
 
 int run_stats(const stats_options& o) {
+  probe_output(o.out, "--out");
   const auto lr = load_store_file(o.store);
+  warn_if_empty("stats", o.store, lr.records.size());
   std::map<std::string, counter> groups;
   for (const auto& r : lr.records) {
     ++groups["scope"][r.scope];

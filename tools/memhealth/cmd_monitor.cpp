@@ -64,8 +64,12 @@ int run_monitor(const monitor_cli& o) {
   mo.min_retrievals = o.min_retrievals;
   if (!(o.threshold >= -1.0f && o.threshold <= 1.0f)) throw error(error_code::invalid_argument, "--threshold must be in [-1, 1]");
   mo.duplicate_threshold = o.threshold;
+  probe_output(o.out, "--out");
+  check_jsonl_input(o.events, "retrieval events");
+  if (!o.baseline.empty()) check_jsonl_input(o.baseline, "retrieval events");
   auto lr = load_store_file(o.store);
   print_issues(lr.issues);
+  warn_if_empty("monitor", o.store, lr.records.size());
   const auto store = memory_store<>::from_records(std::move(lr.records));
   const auto ev = read_events_jsonl(o.events);
   print_issues(ev.issues);
@@ -161,8 +165,11 @@ std::string majority_version_of(const memory_store<>& s) {
 int run_drift(const drift_cli& o) {
   if (!(o.noise_cosine > -1.0 && o.noise_cosine <= 1.0)) throw error(error_code::invalid_argument, "--noise-cosine must be in (-1, 1]");
   if (!(o.alpha > 0.0 && o.alpha < 1.0)) throw error(error_code::invalid_argument, "--alpha must be in (0, 1)");
+  probe_output(o.out, "--out");
   auto a = load_store_file(o.reference);
   auto b = load_store_file(o.current);
+  warn_if_empty("drift", o.reference, a.records.size());
+  warn_if_empty("drift", o.current, b.records.size());
   print_issues(a.issues);
   print_issues(b.issues);
   const auto sa = memory_store<>::from_records(std::move(a.records));
@@ -235,8 +242,11 @@ struct gate_cli {
 
 int run_gate(const gate_cli& o) {
   if (o.k == 0) throw error(error_code::invalid_argument, "--k must be positive");
+  probe_output(o.out, "--out");
   auto a = load_store_file(o.old_store);
   auto b = load_store_file(o.new_store);
+  warn_if_empty("gate", o.old_store, a.records.size());
+  warn_if_empty("gate", o.new_store, b.records.size());
   print_issues(a.issues);
   print_issues(b.issues);
   const auto sa = memory_store<>::from_records(std::move(a.records));

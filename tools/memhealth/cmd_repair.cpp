@@ -79,6 +79,7 @@ detection_provenance detection_record(const detection_cli_options& d, std::size_
 }
 
 int run_plan(const plan_options& po_cli) {
+  probe_output(po_cli.out, "--out");  // before any work: writable, not a directory
   plan_options o = po_cli;
   if (!o.detect.now_given && o.detect.now.empty()) {  // fix the clock so apply can verify with the same one
     o.detect.now = format_timestamp(make_timestamp(std::chrono::system_clock::now()));
@@ -87,6 +88,7 @@ int run_plan(const plan_options& po_cli) {
     o.detect.now = format_timestamp(timestamp{t->instant, 0});
   }
   auto store = load_memory_store(o.store, o.detect.dim);
+  warn_if_empty("plan", o.store, store.size());
   const report r = run_detection(store, o.detect);
   planner_options po;
   po.max_records_per_run = o.max_records;
@@ -103,14 +105,22 @@ int run_plan(const plan_options& po_cli) {
   if (!o.approve.empty()) {  // what apply would run with these approvals (a dry run, nothing written)
     auto opt = approvals(o.approve);
     opt.dry_run = true;
-    const std::string tmp = o.out + ".dryrun.wal";
+    // the dry run's log is a temporary next to the plan, removed on every path (and on a signal)
+    const std::filesystem::path tmp = temp_path_for(std::filesystem::path(o.out).replace_extension(".dryrun.wal"));
+    temp_registration registered(tmp);
+    struct remove_on_exit {
+      const std::filesystem::path& p;
+      ~remove_on_exit() {
+        std::error_code ec;
+        std::filesystem::remove(p, ec);
+      }
+    } guard{tmp};
     {
-      wal_writer w(tmp, wal_sync::none);
+      wal_writer w(tmp.string(), wal_sync::none);
       const auto res = apply_plan(store, p, w, opt);
       std::cerr << "with approval " << o.approve.front() << ": " << res.applied.size() << " would run, "
                 << res.skipped_unapproved.size() << " need more approval, " << res.deferred.size() << " deferred\n";
     }
-    std::filesystem::remove(tmp);
   }
   return exit_ok;
 }
@@ -378,6 +388,7 @@ struct diff_options {
 };
 
 int run_diff(const diff_options& o) {
+  if (!o.wal.empty()) refuse_directory(o.wal, "write-ahead log");
   auto b = load_store_file(o.before);
   auto a = load_store_file(o.after);
   print_issues(b.issues);
@@ -498,6 +509,9 @@ void add_apply(CLI::App& app, int& rc) {
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
   add_detection_options(cmd, o->detect);
   cmd->callback([o, cmd, &rc] {
+    // outputs probed before any work (writable, not a directory; stale temporaries reported)
+    probe_store_output(o->out, "--out");
+    probe_output(o->report, "--report");
     for (const char* f : {"--threshold", "--window", "--schema", "--dim", "--now"})
       if (cmd->count(f) > 0) o->given.insert(f);
     rc = run_apply(*o);
@@ -511,7 +525,11 @@ void add_rollback(CLI::App& app, int& rc) {
   cmd->add_option("--wal", o->wal, "The run's log")->required();
   cmd->add_option("--out", o->out, "Restored store (JSONL, or sqlite:PATH: a new database)")->required();
   cmd->add_flag("--force", o->force, "Restore even records changed since the run; use a log damaged in the middle up to the damage");
-  cmd->callback([o, &rc] { rc = run_rollback(*o); });
+  cmd->callback([o, &rc] {
+    refuse_directory(o->wal, "write-ahead log");
+    probe_store_output(o->out, "--out");  // before any work
+    rc = run_rollback(*o);
+  });
 }
 
 void add_recover(CLI::App& app, int& rc) {
@@ -523,7 +541,11 @@ void add_recover(CLI::App& app, int& rc) {
   cmd->add_option("--open", o->policy, "What to do with actions that were logged but not committed")
       ->check(CLI::IsMember({"undo", "redo"}));
   cmd->add_flag("--force", o->force, "Overwrite records whose image the log does not know; use a log damaged in the middle up to the damage");
-  cmd->callback([o, &rc] { rc = run_recover(*o); });
+  cmd->callback([o, &rc] {
+    refuse_directory(o->wal, "write-ahead log");
+    probe_store_output(o->out, "--out");  // before any work
+    rc = run_recover(*o);
+  });
 }
 
 void add_diff(CLI::App& app, int& rc) {

@@ -1,6 +1,7 @@
 // memhealth: the command-line tool. Subcommands: import, stats, check, plan, apply, rollback,
 // recover, diff, wal, monitor, drift, gate, drill, tune.
-// Exit codes: 0 success; 1 findings of warning or above (check); 2 usage or unreadable input.
+// Exit codes: 0 success; 1 done with something to act on (check: findings of warning or above, an
+// empty store; import: records with an empty id or content); 2 usage, unusable input or output.
 #include <exception>
 #include <iostream>
 
@@ -9,6 +10,8 @@
 #include "cmd_monitor.hpp"
 
 int main(int argc, char** argv) {
+  // an interrupted run removes its temporary files (outputs appear complete or not at all)
+  memhealth::cli::install_temp_cleanup_handlers();
   CLI::App app{"memhealth " + std::string(memhealth::version_string) +
                ": check-ups, repairs and audits for an AI agent's long-term memory store"};
   app.require_subcommand(1);

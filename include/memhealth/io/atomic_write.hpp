@@ -23,6 +23,7 @@
 #endif
 
 #include "memhealth/config.hpp"
+#include "memhealth/io/temp_files.hpp"
 
 namespace memhealth {
 
@@ -38,9 +39,10 @@ namespace detail {
 /// Writes a file atomically and durably from chunks: `fill(std::string& buffer, auto& flush)`
 /// appends bytes to `buffer` and may call `flush()` (which writes and clears the buffer) whenever
 /// it holds enough; what is left in the buffer when `fill` returns is written too.
-/// Steps: create `.<name>.tmp-<pid>-<n>` in the target's directory (exclusive, mode 0644), write,
-/// fsync the file, close, rename over `target`, fsync the directory (best effort: some file
-/// systems refuse fsync on a directory; the file's own data is synced either way).
+/// Steps: create `.memhealth-tmp-<pid>-<n>-<name>` in the target's directory (exclusive, mode
+/// 0644; registered in `live_temporaries` while it exists, so a signal handler can remove it),
+/// write, fsync the file, close, rename over `target`, fsync the directory (best effort: some
+/// file systems refuse fsync on a directory; the file's own data is synced either way).
 /// @throws memhealth::error with `error_code::io`, naming the path and the system's reason, when
 ///         the temporary file cannot be created (missing or read-only directory), written, synced,
 ///         closed or renamed; exceptions from `fill` propagate. In every failure the temporary
@@ -49,10 +51,9 @@ namespace detail {
 template <class Fill>
   requires(!std::convertible_to<Fill, std::string_view>)
 void atomic_write(const std::filesystem::path& target, Fill&& fill) {
-  static std::atomic<unsigned> counter{0};
   const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+  const std::filesystem::path tmp = temp_path_for(target);
 #if defined(_WIN32)
-  const std::filesystem::path tmp = dir / (target.filename().string() + ".tmp-" + std::to_string(counter++));
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     if (!f) throw error(error_code::io, "atomic_write: cannot create temporary file '" + tmp.string() + "'");
@@ -81,8 +82,7 @@ void atomic_write(const std::filesystem::path& target, Fill&& fill) {
     throw error(error_code::io, "atomic_write: cannot rename over '" + target.string() + "'");
   }
 #else
-  const std::filesystem::path tmp =
-      dir / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  temp_registration registered(tmp);  // before the file exists: a signal can only find it registered
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) detail::throw_io("atomic_write: cannot create temporary file", tmp, errno);
   bool failed = false;  // set once fail() has closed and removed the temporary file

@@ -29,7 +29,8 @@
 ///   per session, field `session_<n>_observation` (no record is involved, `record_kept = true`);
 /// - a date that does not parse, or an observation session without a date: the records are
 ///   kept with no `created_at`/`updated_at` (the structural check then reports them).
-/// Only input that is not a JSON object at all throws.
+/// Input that is not a JSON object, or an object with none of the keys above (speaker_a,
+/// speaker_b, session_<n>...), throws: it is another format (the message says which it looks like).
 
 #include <simdjson.h>
 
@@ -47,6 +48,7 @@
 #include <vector>
 
 #include "memhealth/config.hpp"
+#include "memhealth/io/import_sniff.hpp"
 #include "memhealth/io/read_file.hpp"
 #include "memhealth/io/load_issue.hpp"
 #include "memhealth/record/memory_record.hpp"
@@ -161,7 +163,9 @@ struct locomo_session {
 /// @param file_name name put into each `load_issue::file` (may be empty).
 /// @return the records (see the file comment for the mapping) and the issues met;
 ///         `lines_read` = observation entries seen.
-/// @throws memhealth::error(parse) when the text is not JSON or its top level is not an object.
+/// @throws memhealth::error(parse) when the text is not JSON, its top level is not an object, or
+///         the object has none of LoCoMo's keys (speaker_a, speaker_b, session_<n>...): the
+///         message names the format it looks like (`sniff_format`).
 /// @complexity O(size of the input).
 inline basic_load_result<memory_record> import_locomo_text(std::string_view json, std::string_view sample,
                                                            std::string_view file_name = {}) {
@@ -176,10 +180,20 @@ inline basic_load_result<memory_record> import_locomo_text(std::string_view json
   const simdjson::padded_string padded(json);
   dom::element doc;
   if (auto err = parser.parse(padded).get(doc); err)
-    throw error(error_code::parse, "LoCoMo input " + file + " is not JSON: " + simdjson::error_message(err));
+    throw error(error_code::parse, "LoCoMo input " + file + " is not JSON: " + simdjson::error_message(err) +
+                                       looks_like_note(json, file_format::locomo) + "; nothing imported");
   dom::object top;
   if (doc.get_object().get(top) != simdjson::SUCCESS)
-    throw error(error_code::parse, "LoCoMo input " + file + " is not a JSON object");
+    throw error(error_code::parse, "LoCoMo input " + file + " is not a JSON object" +
+                                       looks_like_note(json, file_format::locomo) + "; nothing imported");
+  {  // the identifying keys: without any of them it is another format, not an empty conversation
+    bool identified = false;
+    for (auto field : top) identified = identified || detail::locomo_key(field.key);
+    if (!identified)
+      throw error(error_code::parse, "LoCoMo input " + file +
+                                         " is not a LoCoMo conversation: no speaker_a, speaker_b or session_<n> key" +
+                                         looks_like_note(json, file_format::locomo) + "; nothing imported");
+  }
 
   std::map<long, detail::locomo_session> sessions;
   std::string speaker_a, speaker_b;

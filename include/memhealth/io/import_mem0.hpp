@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "memhealth/config.hpp"
+#include "memhealth/io/import_sniff.hpp"
 #include "memhealth/io/read_file.hpp"
 #include "memhealth/io/load_issue.hpp"
 #include "memhealth/record/memory_record.hpp"
@@ -78,6 +79,7 @@ inline metadata_value mem0_metadata_value(simdjson::dom::element v, bool& lossy)
 struct mem0_importer {
   basic_load_result<memory_record>& result;
   std::string file;
+  std::size_t with_memory = 0;  // entries that have a "memory" key: the field that makes it mem0
 
   void issue(std::size_t line, std::string field, std::string reason, bool kept) {
     result.issues.push_back(load_issue{file, line, std::move(field), std::move(reason), kept});
@@ -152,6 +154,7 @@ struct mem0_importer {
         seen_id = id.has_value();
         if (id) r.id = std::move(*id);
       } else if (key == "memory") {
+        ++with_memory;
         if (std::string_view s; f.value.get_string().get(s) == simdjson::SUCCESS) {
           r.content = std::string(s);
           seen_memory = true;
@@ -213,6 +216,12 @@ struct mem0_importer {
       issue(line, where + "user_id", "no user_id, agent_id or run_id; record kept with an empty scope", true);
     result.records.push_back(std::move(r));
   }
+  // Refuses input none of whose entries is a mem0 memory (no "memory" field): another format.
+  void require_mem0(std::string_view text) const {
+    if (with_memory != 0 || result.lines_read == 0) return;
+    throw error(error_code::parse, "mem0 input " + file + " is not a mem0 export: no entry has a \"memory\" field" +
+                                       looks_like_note(text, file_format::mem0) + "; nothing imported");
+  }
 };
 
 }  // namespace detail
@@ -223,7 +232,9 @@ struct mem0_importer {
 /// @return the records in input order and the issues; `lines_read` = entries seen (array
 ///         elements, or non-blank JSONL lines).
 /// @throws memhealth::error(parse) when the input starts with `[` but is not valid JSON, or is a
-///         JSON value that is neither an array, nor an object (e.g. a bare number).
+///         JSON value that is neither an array, nor an object (e.g. a bare number); and when it
+///         has entries but none with a "memory" field (a LoCoMo file, a memhealth JSONL store, a
+///         text file): the message names the format it looks like (`sniff_format`).
 /// @complexity O(size of the input).
 inline basic_load_result<memory_record> import_mem0_text(std::string_view text, std::string_view file_name = {}) {
   namespace dom = simdjson::dom;
@@ -243,11 +254,13 @@ inline basic_load_result<memory_record> import_mem0_text(std::string_view text, 
     if (dom::array arr; doc.get_array().get(arr) == simdjson::SUCCESS) {
       std::size_t i = 0;
       for (dom::element e : arr) imp.entry(e, 0, "[" + std::to_string(i++) + "].");
+      imp.require_mem0(text);
       return result;
     }
     dom::object obj;
     if (doc.get_object().get(obj) != simdjson::SUCCESS)
-      throw error(error_code::parse, "mem0 input " + imp.file + " is neither a JSON array, an object, nor JSONL");
+      throw error(error_code::parse, "mem0 input " + imp.file + " is neither a JSON array, an object, nor JSONL" +
+                                         looks_like_note(text, file_format::mem0));
     dom::element results;
     if (obj["results"].get(results) == simdjson::SUCCESS) {
       dom::array arr;
@@ -258,9 +271,11 @@ inline basic_load_result<memory_record> import_mem0_text(std::string_view text, 
           imp.issue(0, std::string(f.key), "top-level key other than \"results\" ignored", true);
       std::size_t i = 0;
       for (dom::element e : arr) imp.entry(e, 0, "results[" + std::to_string(i++) + "].");
+      imp.require_mem0(text);
       return result;
     }
     imp.entry(doc, 1, "");  // a lone memory object: JSONL with one line
+    imp.require_mem0(text);
     return result;
   }
   if (text[first] == '[')
@@ -291,6 +306,7 @@ inline basic_load_result<memory_record> import_mem0_text(std::string_view text, 
     }
     if (end == text.size()) break;
   }
+  imp.require_mem0(text);
   return result;
 }
 

@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "memhealth/config.hpp"
+#include "memhealth/io/import_sniff.hpp"
 #include "memhealth/io/jsonl.hpp"
 #include "memhealth/io/load_issue.hpp"
 #include "memhealth/io/read_file.hpp"
@@ -139,13 +140,25 @@ inline bool prefeval_append(std::string_view json, const std::string& topic, con
   const simdjson::padded_string padded(json);
   dom::element doc;
   if (auto err = parser.parse(padded).get(doc); err) {
-    why = std::string("is not JSON: ") + simdjson::error_message(err);
+    why = std::string("is not JSON: ") + simdjson::error_message(err) + looks_like_note(json, file_format::prefeval);
     return false;
   }
   dom::array arr;
   if (doc.get_array().get(arr) != simdjson::SUCCESS) {
-    why = "is not a JSON array of preferences";
+    why = "is not a JSON array of preferences" + looks_like_note(json, file_format::prefeval);
     return false;
+  }
+  {  // the identifying field: an array none of whose entries has "preference" is another format
+    bool identified = arr.size() == 0;
+    for (dom::element e : arr) {
+      dom::object o;
+      if (e.get_object().get(o) != simdjson::SUCCESS) continue;
+      for (auto f : o) identified = identified || f.key == "preference";
+    }
+    if (!identified) {
+      why = "is not a PrefEval topic file: no entry has a \"preference\" field" + looks_like_note(json, file_format::prefeval);
+      return false;
+    }
   }
   std::size_t i = 0;
   for (dom::element e : arr) prefeval_entry(e, i++, topic, file, result);
@@ -160,7 +173,9 @@ inline bool prefeval_append(std::string_view json, const std::string& topic, con
 /// @param file_name name put into each `load_issue::file` (may be empty).
 /// @return the records in array order (see the file comment for the mapping) and the issues;
 ///         `lines_read` = array entries seen.
-/// @throws memhealth::error(parse) when the text is not JSON or its top level is not an array.
+/// @throws memhealth::error(parse) when the text is not JSON, its top level is not an array, or
+///         no entry of a non-empty array has a "preference" field (a mem0 array, for one): the
+///         message names the format it looks like (`sniff_format`).
 /// @complexity O(size of the input).
 inline basic_load_result<memory_record> import_prefeval_text(std::string_view json, std::string_view topic,
                                                              std::string_view file_name = {}) {

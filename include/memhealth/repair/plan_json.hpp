@@ -38,6 +38,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -413,10 +414,12 @@ void write_plan(const std::string& path, const repair_plan& p) {
 }
 
 /// Reads a plan written by `write_plan` (or any JSON of the same form).
-/// @throws error(io) when the file cannot be opened; error(parse) for text that is not JSON or a
+/// @throws error(io) when the file cannot be opened or is a directory; error(parse) for text that is not JSON or a
 /// bad field (with its JSON pointer); error(schema) for another schema_version.
 template <class = void>  // deferred instantiation, see memhealth.hpp
 repair_plan read_plan(const std::string& path) {
+  if (std::error_code ec; std::filesystem::is_directory(path, ec))
+    throw error(error_code::io, "read_plan: '" + path + "' is a directory, not a plan file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw error(error_code::io, "read_plan: cannot open '" + path + "'");
   std::stringstream buf;

@@ -41,8 +41,11 @@
 /// action calls. A database that fails validation is never written to: validation runs on a
 /// read-only connection before the writable one is opened.
 
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <bit>
@@ -65,6 +68,7 @@
 
 #include "memhealth/config.hpp"
 #include "memhealth/io/jsonl.hpp"
+#include "memhealth/io/temp_files.hpp"
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/record/time.hpp"
 #include "memhealth/store/memory_store.hpp"
@@ -170,6 +174,43 @@ inline std::string query_text(sqlite3* db, const char* sql, const std::string& p
   }
   if (rc != SQLITE_DONE) fail(db, rc, path, what);
   return out;
+}
+
+// fsync of a file by name. @throws error(io) naming `what` (the target path).
+inline void sync_file(const std::string& file, const std::string& what) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw error(error_code::io, what + ": cannot open the new database to sync it: " + std::strerror(errno));
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) throw error(error_code::io, what + ": cannot sync the new database: " + std::strerror(err));
+}
+
+// Gives the complete file `tmp` the name `target`, which must not exist: link (refuses an
+// existing name) then unlink; rename where the file system has no hard links. Then fsyncs the
+// directory. @throws error(precondition) when `target` exists, error(io) otherwise.
+inline void move_into_place(const std::string& tmp, const std::string& target) {
+  if (::link(tmp.c_str(), target.c_str()) == 0) {
+    ::unlink(tmp.c_str());
+  } else {
+    const int err = errno;
+    if (err == EEXIST)
+      throw error(error_code::precondition, target + ": already exists; refusing to overwrite it (remove it first)");
+    if (err != EPERM && err != EOPNOTSUPP && err != ENOSYS && err != EMLINK)
+      throw error(error_code::io, target + ": cannot move the new database into place: " + std::strerror(err));
+    std::error_code ec;
+    if (std::filesystem::exists(target, ec))
+      throw error(error_code::precondition, target + ": already exists; refusing to overwrite it (remove it first)");
+    if (::rename(tmp.c_str(), target.c_str()) != 0)
+      throw error(error_code::io, target + ": cannot move the new database into place: " + std::strerror(errno));
+  }
+  const std::filesystem::path t(target);
+  const std::string dir = t.has_parent_path() ? t.parent_path().string() : std::string(".");
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    (void)::fsync(dfd);
+    ::close(dfd);
+  }
 }
 
 inline db_ptr open_db(const std::string& path, int flags, std::chrono::milliseconds busy) {
@@ -297,21 +338,52 @@ class sqlite_store {
   using record_type = R;
 
   /// Creates a new store file at `path` with the schema and the given records (index order),
-  /// in one transaction. @param dimension d; 0 = the most common non-zero embedding length.
+  /// and opens it. The database is built under a temporary name in the same directory
+  /// (`.memhealth-tmp-<pid>-<n>-<name>`, see `write_new`) and appears at `path` only complete:
+  /// a crash or a kill during the build never leaves a database at `path`.
+  /// @param dimension d; 0 = the most common non-zero embedding length.
   /// @throws error(precondition) when `path` exists (nothing is overwritten: remove it first);
-  ///         error(io) when it cannot be created or written (the partial file is removed).
+  ///         error(io) when it cannot be created or written (the temporary files are removed).
   /// @complexity O(total size of the records).
   static sqlite_store create(const std::filesystem::path& path, const std::vector<R>& records = {},
                              std::size_t dimension = 0, sqlite_store_options opt = {}) {
+    write_new(path, records, dimension, opt);
+    sqlite_store_options reopen = opt;
+    reopen.verify = false;  // just built and synced by this process
+    return open(path, reopen);
+  }
+
+  /// Writes a new store file at `path` holding `records` (index order), atomically: the
+  /// database is built and committed under a temporary name in `path`'s directory
+  /// (`temp_path_for`, registered in `live_temporaries` with its -wal, -shm and -journal
+  /// companions while they exist), closed (which checkpoints the WAL into the file), fsync'ed,
+  /// then linked to `path`, which must not exist (`link` refuses an existing name, so a
+  /// database that appeared meanwhile is not replaced; file systems without hard links get
+  /// `rename` after a second existence check), and the directory is fsync'ed.
+  /// @throws error(precondition) when `path` exists; error(io) when the database cannot be
+  ///         built, synced or moved into place; in every failure the temporaries are removed and
+  ///         `path` is not created.
+  /// @complexity O(total size of the records).
+  static void write_new(const std::filesystem::path& path, const std::vector<R>& records = {},
+                        std::size_t dimension = 0, sqlite_store_options opt = {}) {
     const std::string p = path.string();
     std::error_code ec;
     const bool exists = std::filesystem::exists(path, ec);
     if (ec) throw error(error_code::io, p + ": cannot inspect the path: " + ec.message());
     if (exists) throw error(error_code::precondition, p + ": already exists; refusing to overwrite it (remove it first)");
     if (dimension == 0) dimension = memory_store<R>::most_common_dimension(records);
+    const std::filesystem::path tmp_path = temp_path_for(path);
+    const std::string tmp = tmp_path.string();
+    temp_registration registered;
+    static constexpr const char* companions[] = {"", "-wal", "-shm", "-journal"};
+    for (const char* suffix : companions) registered.add(tmp + suffix);
+    auto remove_temporaries = [&] {
+      std::error_code rm;
+      for (const char* suffix : companions) std::filesystem::remove(tmp + suffix, rm);
+    };
     try {
       {
-        auto db = detail::sqlite::open_db(p, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, opt.busy_timeout);
+        auto db = detail::sqlite::open_db(tmp, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, opt.busy_timeout);
         detail::sqlite::exec(db.get(), "PRAGMA journal_mode=WAL", p, "cannot set WAL mode");
         detail::sqlite::exec(db.get(), "BEGIN IMMEDIATE", p, "cannot begin");
         detail::sqlite::exec(db.get(), detail::sqlite::schema_sql, p, "cannot create the schema");
@@ -329,13 +401,24 @@ class sqlite_store {
         }
         detail::sqlite::exec(db.get(), "COMMIT", p, "cannot commit");
       }
-      sqlite_store s = open(path, opt);
-      s.append(records);
-      return s;
+      {
+        sqlite_store_options build = opt;
+        build.verify = false;  // an empty database this process just created
+        sqlite_store s = open(tmp_path, build);
+        s.append(records);
+        detail::sqlite::exec(s.db_.get(), "PRAGMA wal_checkpoint(TRUNCATE)", p, "cannot checkpoint");
+      }  // the last connection closes: the WAL is checkpointed into the file and removed
+      if (std::filesystem::file_size(tmp + "-wal", ec) > 0 && !ec)
+        throw error(error_code::io, p + ": the write-ahead log of the new database was not checkpointed");
+      std::filesystem::remove(tmp + "-wal", ec);
+      std::filesystem::remove(tmp + "-shm", ec);
+      detail::sqlite::sync_file(tmp, p);
+      detail::sqlite::move_into_place(tmp, p);
     } catch (...) {
-      for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::filesystem::remove(p + suffix, ec);
+      remove_temporaries();
       throw;
     }
+    registered.release();
   }
 
   /// Opens an existing store. Validation (tables, columns, format, schema version, and with
