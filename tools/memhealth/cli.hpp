@@ -15,6 +15,13 @@
 #include <string>
 #include <string_view>
 
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include "memhealth/memhealth.hpp"
 #if MEMHEALTH_CLI_HAVE_SQLITE
 #include "memhealth/store/sqlite_store.hpp"
@@ -27,6 +34,35 @@ enum exit_code : int {
   exit_ok = 0,        ///< success, nothing of warning or above
   exit_findings = 1,  ///< success, findings of warning or above (check)
   exit_usage = 2,     ///< usage error or unreadable input
+  exit_incomplete = 3,  ///< rollback/recover did only part of the work (conflicts left, a torn or damaged log); apply with failed actions
+  exit_not_run = 4,   ///< apply ran nothing: the plan is suspended, or every action awaits approval
+  exit_busy = 5,      ///< another memhealth process holds the lock on the log or the store
+};
+
+/// An exclusive, non-blocking `flock` on a file for the lifetime of the object: two memhealth
+/// processes never repair the same store at once (other programs are not stopped by it).
+/// @throws memhealth::error(busy) when another process holds it; error(io) when the file cannot
+///         be opened.
+class file_lock {
+ public:
+  file_lock(const std::string& path, const char* what) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) throw error(error_code::io, path + ": cannot open " + what + " to lock it: " + std::strerror(errno));
+    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      if (errno == EINTR) continue;
+      const bool busy = errno == EWOULDBLOCK;
+      ::close(fd_);
+      if (busy)
+        throw error(error_code::busy, path + ": " + what + " is being repaired by another memhealth process; wait for it to finish");
+      throw error(error_code::io, path + ": cannot lock " + what);
+    }
+  }
+  file_lock(const file_lock&) = delete;
+  file_lock& operator=(const file_lock&) = delete;
+  ~file_lock() { ::close(fd_); }
+
+ private:
+  int fd_ = -1;
 };
 
 /// Output formats accepted by --format.

@@ -1,6 +1,8 @@
 // memhealth: the command-line tool. Subcommands: import, stats, check, plan, apply, rollback,
 // recover, diff, wal, monitor, drift, gate, drill, tune.
-// Exit codes: 0 success; 1 findings of warning or above (check); 2 usage or unreadable input.
+// Exit codes (cli.hpp): 0 success; 1 findings of warning or above (check, diff); 2 usage or
+// unreadable input; 3 incomplete (rollback/recover left work undone, apply with failed actions);
+// 4 apply ran nothing (suspended plan, approval needed); 5 the log or store is locked.
 #include <exception>
 #include <iostream>
 
@@ -41,7 +43,7 @@ int main(int argc, char** argv) {
     return memhealth::cli::exit_usage;
   } catch (const memhealth::error& e) {
     std::cerr << "memhealth: " << e.what() << "\n";
-    return memhealth::cli::exit_usage;
+    return e.code() == memhealth::error_code::busy ? memhealth::cli::exit_busy : memhealth::cli::exit_usage;
   } catch (const std::exception& e) {
     std::cerr << "memhealth: unexpected error: " << e.what() << "\n";
     return memhealth::cli::exit_usage;
