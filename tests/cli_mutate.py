@@ -8,6 +8,8 @@
                                       OUT = NEW without the first line that differs from ORIG
                                       (a record the run changed); prints that record's id
   cli_mutate.py cut LOG OUT N         OUT = LOG without its last N bytes (a torn tail)
+  cli_mutate.py damage IN OUT         OUT = IN with a line that is not JSON inserted before line 3
+                                      and a blank line before line 10
 """
 import json
 import sys
@@ -35,6 +37,10 @@ def main(argv):
     elif cmd == "cut":
         data = open(argv[2], "rb").read()
         open(argv[3], "wb").write(data[: len(data) - int(argv[4])])
+    elif cmd == "damage":
+        src = lines(argv[2])
+        out = src[:2] + [b'{"id":"broken-by-a-crash","content":"half a rec'] + src[2:8] + [b""] + src[8:]
+        open(argv[3], "wb").write(b"\n".join(out) + b"\n")
     else:
         sys.exit("unknown command " + cmd)
 

@@ -88,7 +88,8 @@ int run_plan(const plan_options& po_cli) {
   } else if (auto t = parse_timestamp(o.detect.now)) {
     o.detect.now = format_timestamp(timestamp{t->instant, 0});
   }
-  auto store = load_memory_store(o.store, o.detect.dim);
+  kept_lines damaged;  // lines that cannot be parsed: apply carries them through, so planning goes ahead
+  auto store = load_memory_store(o.store, o.detect.dim, &damaged);
   const report r = run_detection(store, o.detect);
   planner_options po;
   po.max_records_per_run = o.max_records;
@@ -239,7 +240,9 @@ int run_apply(const apply_cli_options& o) {
     throw error(error_code::invalid_argument, "--wal must be a file of its own (not the store, the plan or --out)");
   const repair_plan p = read_plan(o.plan);
   const detection_cli_options detect = apply_detection(o, p);
-  auto store = load_memory_store(o.store, detect.dim);
+  kept_lines damaged;  // lines that cannot be parsed, written back in place
+  auto store = load_memory_store(o.store, detect.dim, &damaged);
+  check_keepable(o.out, damaged);
   auto opt = approvals(o.approve);
   opt.batch_size = o.batch;
   opt.max_records = o.max_records;
@@ -292,7 +295,7 @@ int run_apply(const apply_cli_options& o) {
     throw;
   }
   if (res.records_changed == 0) give_back_run(ledger, started);
-  write_store(o.out, store);  // JSONL: atomic (temporary file + rename); sqlite: a new database
+  write_store(o.out, store, damaged);  // JSONL: atomic (temporary file + rename); sqlite: a new database
   const report after = run_detection(store, detect);  // verify: re-run detection, same options as before
   std::cerr << "memhealth apply: " << res.applied.size() << " applied, " << res.skipped_unapproved.size()
             << " awaiting approval, " << res.deferred.size() << " deferred, " << res.failed.size()
@@ -399,12 +402,14 @@ int report_undo(const char* what, const Result& res, const wal_contents& log) {
 
 int run_rollback(const wal_io_options& o) {
   const auto log = load_wal(o.wal, o.force);
-  auto store = load_memory_store(o.store);
+  kept_lines damaged;
+  auto store = load_memory_store(o.store, 0, &damaged);
+  check_keepable(o.out, damaged);
   rollback_options ro;
   ro.force = o.force;
   const auto res = rollback(store, log, ro);
-  write_store(o.out, store);
-  std::cerr << "memhealth rollback: " << log.runs() << " runs in the log, " << res.rolled_back.size() << " actions undone, "
+  write_store(o.out, store, damaged);
+  std::cerr << "memhealth rollback: runs in the log: " << log.runs() << "; " << res.rolled_back.size() << " actions undone, "
             << res.records_restored << " records restored, " << res.already_restored << " already restored, "
             << res.conflicts.size() << " conflicts -> " << o.out << "\n";
   return report_undo("rollback", res, log);
@@ -412,12 +417,14 @@ int run_rollback(const wal_io_options& o) {
 
 int run_recover(const wal_io_options& o) {
   const auto log = load_wal(o.wal, o.force);
-  auto store = load_memory_store(o.store);
+  kept_lines damaged;
+  auto store = load_memory_store(o.store, 0, &damaged);
+  check_keepable(o.out, damaged);
   recover_options ro;
   ro.force = o.force;
   ro.open_actions = o.policy == "redo" ? open_action_policy::redo : open_action_policy::undo;
   const auto res = recover(store, log, ro);
-  write_store(o.out, store);
+  write_store(o.out, store, damaged);
   std::map<std::string_view, std::size_t> by;
   for (const auto& a : res.actions) ++by[to_string(a.status)];
   std::cerr << "memhealth recover: " << res.actions.size() << " logged actions (";
@@ -613,8 +620,8 @@ int run_wal_verify(const std::string& path, const std::string& format) {
                       {"valid_frames_follow", log.problem->valid_frames_follow}};
     emit(j.dump(2), "");
   } else {
-    std::cout << path << ": " << log.entries.size() + 1 << " good frames (" << log.runs() << " runs, " << intents << " intents, "
-              << commits << " commits, " << aborts << " aborts), " << log.valid_bytes << " of " << log.file_bytes
+    std::cout << path << ": " << log.entries.size() + 1 << " good frames (runs " << log.runs() << ", intents " << intents << ", commits "
+              << commits << ", aborts " << aborts << "), " << log.valid_bytes << " of " << log.file_bytes
               << " bytes; hash chain " << (log.chained ? "checked" : "absent (a log written before the chain existed)") << "\n";
     if (log.store) std::cout << "  store: " << log.store->path << " (fingerprint " << log.store->fingerprint << ", " << log.store->records << " records)\n";
     if (log.problem)
