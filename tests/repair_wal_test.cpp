@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "repair_test_support.hpp"
+#include "sim_file_io.hpp"
 
 #include <memhealth/io/jsonl.hpp>
 #include <memhealth/repair/apply_edit.hpp>
@@ -1209,4 +1210,141 @@ TEST_CASE("run ledger: give_back_run returns a run counted today, never below ze
   CHECK(give_back_run(path, t));
   CHECK_FALSE(give_back_run(path, t));
   CHECK(load_run_ledger(path).count == 0);
+}
+
+// ---------------------------------------------------------------- power loss and I/O errors
+
+namespace {
+
+// The m in 0..n for which `got` equals the store after the first m actions, or -1.
+int whole_prefix(const std::vector<std::string>& got, const store_t& original, const repair_plan& plan) {
+  for (std::size_t m = 0; m <= plan.actions.size(); ++m)
+    if (got == prefix_images(original, plan, m)) return static_cast<int>(m);
+  return -1;
+}
+
+std::size_t committed_in(const std::string& bytes) {
+  const auto log = read_wal(bytes);
+  std::size_t n = 0;
+  for (const auto& a : logged_actions(log)) n += a.state == logged_state::committed;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("power loss: after any operation, with unsynced writes kept, dropped, torn or reordered, recovery gives whole actions and keeps every synced commit") {
+  using test::sim_file_io;
+  const store_t original = make_store(30);
+  const repair_plan plan = test_plan(24);
+  std::size_t crashes = 0, with_problem = 0;
+  std::map<int, std::size_t> prefixes;
+  for (wal_sync policy : {wal_sync::per_batch, wal_sync::each_frame}) {
+    for (std::size_t batch : {std::size_t{1}, std::size_t{4}, std::size_t{16}}) {
+      CAPTURE(static_cast<int>(policy));
+      CAPTURE(batch);
+      sim_file_io io;
+      store_t store = make_store(30);
+      wal_writer_options wo;
+      wo.policy = policy;
+      wo.io = &io;
+      apply_options ao;
+      ao.batch_size = batch;
+      {
+        wal_writer wal("sim/run.wal", wo);
+        REQUIRE(apply_plan(store, plan, wal, ao).applied.size() == 24);
+      }
+      std::mt19937 rng(static_cast<unsigned>(batch * 7 + static_cast<unsigned>(policy)));
+      for (std::size_t n = 0; n <= io.ops.size(); ++n) {
+        for (auto how : {sim_file_io::loss::keep_all, sim_file_io::loss::drop_unsynced, sim_file_io::loss::torn,
+                         sim_file_io::loss::reorder}) {
+          const int tries = how == sim_file_io::loss::torn || how == sim_file_io::loss::reorder ? 4 : 1;
+          for (int t = 0; t < tries; ++t) {
+            CAPTURE(n);
+            CAPTURE(static_cast<int>(how));
+            const std::string disk = io.after_power_loss("sim/run.wal", n, how, rng);
+            const std::string synced = io.after_power_loss("sim/run.wal", n, sim_file_io::loss::drop_unsynced, rng);
+            const auto log = read_wal(disk);
+            with_problem += log.problem.has_value();
+            store_t s = make_store(30);  // the store on disk is the one from before the run
+            const auto rc = recover(s, log);
+            CHECK(rc.conflicts.empty());
+            const int m = whole_prefix(images(s), original, plan);
+            CHECK(m >= 0);                                        // whole actions, in order
+            CHECK(m >= static_cast<int>(committed_in(synced)));   // every durable commit kept
+            ++prefixes[m];
+            ++crashes;
+          }
+        }
+      }
+    }
+  }
+  MESSAGE("power loss: " << crashes << " simulated crashes, " << with_problem << " of them leaving a torn or damaged log, "
+                         << prefixes.size() << " distinct recovered prefixes");
+  CHECK(crashes >= 1000);
+  CHECK(prefixes.size() == 25);  // every prefix 0..24 is reached somewhere
+}
+
+TEST_CASE("I/O errors: a failed write or fdatasync stops the run with error(io); the log is not trusted again; recovery gives whole actions") {
+  using test::sim_file_io;
+  const store_t original = make_store(30);
+  const repair_plan plan = test_plan(12);
+  // A clean run to count the writer's writes and syncs.
+  sim_file_io probe;
+  {
+    wal_writer_options wo;
+    wo.io = &probe;
+    store_t s = make_store(30);
+    wal_writer wal("sim/run.wal", wo);
+    apply_options ao;
+    ao.batch_size = 3;
+    REQUIRE(apply_plan(s, plan, wal, ao).applied.size() == 12);
+  }
+  const std::size_t total_writes = probe.writes, total_syncs = probe.syncs;
+  REQUIRE(total_writes > 5);
+  REQUIRE(total_syncs > 5);
+  std::size_t failures = 0;
+  for (int which = 0; which < 2; ++which) {
+    const std::size_t count = which == 0 ? total_writes : total_syncs;
+    for (std::size_t k = 0; k < count; ++k) {
+      for (int err : {EIO, ENOSPC}) {
+        CAPTURE(which);
+        CAPTURE(k);
+        sim_file_io io;
+        (which == 0 ? io.fail_write_at : io.fail_sync_at) = k;
+        io.fail_errno = err;
+        wal_writer_options wo;
+        wo.io = &io;
+        store_t s = make_store(30);
+        apply_options ao;
+        ao.batch_size = 3;
+        std::optional<wal_writer> wal;
+        try {
+          wal.emplace("sim/run.wal", wo);
+          (void)apply_plan(s, plan, *wal, ao);
+          FAIL("the run did not stop at the failed " << (which == 0 ? "write" : "fdatasync"));
+        } catch (const error& e) {
+          CHECK(e.code() == error_code::io);
+          CHECK(std::string(e.what()).find(err == EIO ? "Input/output error" : "No space left") != std::string::npos);
+        }
+        ++failures;
+        if (wal) {
+          CHECK(wal->failed());
+          CHECK_THROWS_AS(wal->append_run_end(0, 0, 0, 0), error);  // never trusted again
+        }
+        std::mt19937 rng(static_cast<unsigned>(k));
+        // The store in memory, recovered with the log as written: whole actions.
+        const std::string written = io.after_power_loss("sim/run.wal", io.ops.size(), sim_file_io::loss::keep_all, rng);
+        const auto rc = recover(s, read_wal(written));
+        CHECK(rc.conflicts.empty());
+        CHECK(whole_prefix(images(s), original, plan) >= 0);
+        // Power lost right after the failure (a failed fsync may have dropped the dirty pages):
+        // the store from before the run and what was synced also recover to whole actions.
+        store_t from_disk = make_store(30);
+        const std::string synced = io.after_power_loss("sim/run.wal", io.ops.size(), sim_file_io::loss::drop_unsynced, rng);
+        CHECK(recover(from_disk, read_wal(synced)).conflicts.empty());
+        CHECK(whole_prefix(images(from_disk), original, plan) >= 0);
+      }
+    }
+  }
+  MESSAGE("I/O errors: " << failures << " runs with a failed write or fdatasync, each stopped with error(io) and recovered");
 }

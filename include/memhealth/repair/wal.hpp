@@ -95,6 +95,7 @@
 
 #include "memhealth/config.hpp"
 #include "memhealth/io/detail_json_text.hpp"
+#include "memhealth/io/file_io.hpp"
 #include "memhealth/io/jsonl.hpp"
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/record/time.hpp"
@@ -512,6 +513,9 @@ struct wal_writer_options {
   std::optional<store_identity> store;
   /// How long to wait for another writer's lock on the file before failing with error(busy).
   std::chrono::milliseconds lock_timeout{0};
+  /// The file system (io/file_io.hpp); null = `posix_file_io::instance()`. Tests pass a
+  /// simulated one to cut power or fail a write or sync at a chosen point. Must outlive the writer.
+  file_io* io = nullptr;
 };
 
 /// Appends frames to a WAL file (see the file comment for format, durability and locking).
@@ -531,7 +535,7 @@ class wal_writer {
   /// @throws as the options constructor.
   explicit wal_writer(const std::filesystem::path& path, wal_sync policy = wal_sync::per_batch,
                       std::string run_id = {})
-      : wal_writer(path, wal_writer_options{policy, std::move(run_id), std::nullopt, std::chrono::milliseconds{0}}) {}
+      : wal_writer(path, wal_writer_options{policy, std::move(run_id), std::nullopt, std::chrono::milliseconds{0}, nullptr}) {}
 
   /// Opens (creating if needed) the WAL at `path`.
   /// @throws memhealth::error(io) when the file cannot be opened, read, truncated or written;
@@ -539,18 +543,21 @@ class wal_writer {
   ///         error(schema) when the existing file is not a WAL or is corrupt before its last valid
   ///         frame; error(precondition) when it was made for another store (`opt.store`).
   wal_writer(const std::filesystem::path& path, wal_writer_options opt)
-      : path_(path), policy_(opt.policy), run_(std::move(opt.run_id)), store_(std::move(opt.store)) {
+      : path_(path), policy_(opt.policy), run_(std::move(opt.run_id)), store_(std::move(opt.store)),
+        io_(opt.io ? opt.io : &posix_file_io::instance()) {
     if (run_.empty())
       run_ = "run-" + std::to_string(epoch_ms(make_timestamp(std::chrono::system_clock::now()))) + "-" +
              std::to_string(::getpid());
-    fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    fd_ = io_->open_append(path);
     if (fd_ < 0) throw error(error_code::io, "wal_writer: cannot open '" + path.string() + "': " + std::strerror(errno));
     try {
       lock(opt.lock_timeout);
-      std::error_code ec;
-      const bool existed = std::filesystem::file_size(path, ec) > 0 && !ec;
+      const std::optional<std::string> bytes = io_->read_file(path);
+      if (!bytes && errno != ENOENT)
+        throw error(error_code::io, "wal_writer: cannot read '" + path.string() + "': " + std::strerror(errno));
+      const bool existed = bytes && !bytes->empty();
       if (existed) {
-        const wal_contents c = read_wal_file(path);
+        const wal_contents c = read_wal(*bytes);
         if (c.problem && (c.problem->valid_frames_follow || c.valid_bytes == 0))
           throw error(error_code::schema, "wal_writer: '" + path.string() + "' is not a clean WAL (" +
                                               std::string(to_string(c.problem->kind)) + " at offset " +
@@ -567,7 +574,7 @@ class wal_writer {
         if (!c.entries.empty()) next_seq_ = c.entries.back().seq + 1;
         chained_ = c.chained;
         prev_ = c.chain_tail;
-        if (c.problem && ::ftruncate(fd_, static_cast<off_t>(c.valid_bytes)) != 0)
+        if (c.problem && io_->truncate(fd_, c.valid_bytes) != 0)
           throw error(error_code::io, "wal_writer: cannot cut the torn tail of '" + path.string() + "'");
       } else {
         chained_ = true;
@@ -586,7 +593,7 @@ class wal_writer {
         if (policy_ != wal_sync::none) sync_directory();
       }
     } catch (...) {
-      ::close(fd_);
+      io_->close(fd_);
       fd_ = -1;
       throw;
     }
@@ -596,7 +603,7 @@ class wal_writer {
   /// Move: the moved-from writer is closed.
   wal_writer(wal_writer&& o) noexcept
       : path_(std::move(o.path_)), policy_(o.policy_), run_(std::move(o.run_)), store_(std::move(o.store_)),
-        fd_(std::exchange(o.fd_, -1)), next_seq_(o.next_seq_), in_batch_(o.in_batch_), batch_(std::move(o.batch_)),
+        io_(o.io_), fd_(std::exchange(o.fd_, -1)), next_seq_(o.next_seq_), in_batch_(o.in_batch_), batch_(std::move(o.batch_)),
         lazy_(std::move(o.lazy_)), dirty_(o.dirty_), bytes_(o.bytes_), syncs_(o.syncs_), chained_(o.chained_),
         prev_(o.prev_), failed_(o.failed_) {}
   wal_writer& operator=(wal_writer&&) = delete;
@@ -612,7 +619,7 @@ class wal_writer {
       }
     } catch (...) {
     }
-    ::close(fd_);  // releases the flock
+    io_->close(fd_);  // releases the flock
   }
 
   /// The run id written in this writer's run frames.
@@ -658,7 +665,7 @@ class wal_writer {
   void sync() {
     flush();
     check_usable();
-    if (::fdatasync(fd_) != 0) {
+    if (io_->sync(fd_) != 0) {
       // After a failed fsync the kernel may have dropped the dirty pages and cleared the error
       // (the "fsyncgate" behaviour of Linux, PostgreSQL 2018): nothing written since the last
       // good sync can be trusted, so this writer stops here.
@@ -809,7 +816,7 @@ class wal_writer {
   void lock(std::chrono::milliseconds timeout) {
     const auto until = std::chrono::steady_clock::now() + timeout;
     for (;;) {
-      if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return;
+      if (io_->try_lock(fd_) == 0) return;
       if (errno == EINTR) continue;
       if (errno != EWOULDBLOCK)
         throw error(error_code::io, "wal_writer: cannot lock '" + path_.string() + "': " + std::strerror(errno));
@@ -827,7 +834,7 @@ class wal_writer {
   }
   void write_all(std::string_view buf) {
     while (!buf.empty()) {
-      const ssize_t n = ::write(fd_, buf.data(), buf.size());
+      const ssize_t n = io_->write(fd_, buf.data(), buf.size());
       if (n < 0) {
         if (errno == EINTR) continue;
         failed_ = true;
@@ -839,18 +846,13 @@ class wal_writer {
     }
     dirty_ = true;
   }
-  void sync_directory() {
-    const auto dir = path_.has_parent_path() ? path_.parent_path() : std::filesystem::path(".");
-    const int d = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (d < 0) return;
-    (void)::fsync(d);
-    ::close(d);
-  }
+  void sync_directory() { io_->sync_directory(path_.has_parent_path() ? path_.parent_path() : std::filesystem::path(".")); }
 
   std::filesystem::path path_;
   wal_sync policy_;
   std::string run_;
   std::optional<store_identity> store_;
+  file_io* io_ = nullptr;
   int fd_ = -1;
   std::uint64_t next_seq_ = 1;
   bool in_batch_ = false;
