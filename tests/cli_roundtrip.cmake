@@ -88,6 +88,95 @@ execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${WORK}/new.jsonl" 
 if(NOT same2 EQUAL 0)
   message(FATAL_ERROR "recover from the original store + log did not reach the applied state")
 endif()
+# rollback by identity: the agent re-sorted the repaired store and added a record at the top;
+# rollback still restores every changed record by id (exit 0) and leaves the newcomer alone
+set(MUTATE python3 "${CMAKE_CURRENT_LIST_DIR}/cli_mutate.py")
+run("0" ${MUTATE} shift "${WORK}/new.jsonl" "${WORK}/shifted.jsonl" "${S}")
+run("0" "${MEMHEALTH}" rollback "${WORK}/shifted.jsonl" --wal "${WORK}/run.wal" --out "${WORK}/shift-restored.jsonl")
+if(NOT last_err MATCHES "records were found by id at another position")
+  message(FATAL_ERROR "rollback after a re-sort did not say records moved:\n${last_err}")
+endif()
+# restored = the newcomer, then the original records in reverse order
+run("0" ${MUTATE} shift "${S}" "${WORK}/expected-shift.jsonl" "${S}")
+execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${WORK}/expected-shift.jsonl" "${WORK}/shift-restored.jsonl"
+                RESULT_VARIABLE same_shift)
+if(NOT same_shift EQUAL 0)
+  message(FATAL_ERROR "rollback after a re-sort did not restore every record by id")
+endif()
+# a record the run changed is deleted by the agent: rollback restores the rest and exits 3
+# naming the missing id; a store with other ids is refused (exit 2), --force included
+run("0" ${MUTATE} drop-changed "${S}" "${WORK}/new.jsonl" "${WORK}/minus.jsonl")
+string(STRIP "${last_out}" gone_id)
+run("3" "${MEMHEALTH}" rollback "${WORK}/minus.jsonl" --wal "${WORK}/run.wal" --out "${WORK}/minus-restored.jsonl")
+if(NOT last_err MATCHES "conflict \\(missing\\): ${gone_id} " OR NOT last_err MATCHES "INCOMPLETE")
+  message(FATAL_ERROR "rollback with a deleted record did not report it by id (${gone_id}) and exit 3:\n${last_err}")
+endif()
+run("3" "${MEMHEALTH}" rollback "${WORK}/minus.jsonl" --wal "${WORK}/run.wal" --out "${WORK}/minus-forced.jsonl" --force)
+run("2" "${MEMHEALTH}" rollback "${WORK}/locomo.jsonl" --wal "${WORK}/run.wal" --out "${WORK}/wrong.jsonl" --force)
+if(NOT last_err MATCHES "another store" OR EXISTS "${WORK}/wrong.jsonl")
+  message(FATAL_ERROR "rollback of another store with this log was not refused:\n${last_err}")
+endif()
+# the log names its store; apply of the same log for another store is refused
+run("2" "${MEMHEALTH}" apply "${WORK}/locomo.jsonl" --plan "${WORK}/plan.json" --wal "${WORK}/run.wal" --out "${WORK}/wrong2.jsonl")
+if(NOT last_err MATCHES "made for another store")
+  message(FATAL_ERROR "apply of another store into the same log was not refused:\n${last_err}")
+endif()
+run("0" "${MEMHEALTH}" wal verify "${WORK}/run.wal" --format json)
+string(JSON chained GET "${last_out}" chained)
+string(JSON ok GET "${last_out}" ok)
+string(JSON runs GET "${last_out}" runs)
+if(NOT chained OR NOT ok OR NOT runs EQUAL 1)
+  message(FATAL_ERROR "wal verify of a fresh log: chained ${chained}, ok ${ok}, runs ${runs}")
+endif()
+# a torn tail (the last 5 bytes cut): verify exits 1, rollback undoes the rest and exits 3
+run("0" ${MUTATE} cut "${WORK}/run.wal" "${WORK}/torn.wal" 5)
+run("1" "${MEMHEALTH}" wal verify "${WORK}/torn.wal")
+run("3" "${MEMHEALTH}" rollback "${WORK}/new.jsonl" --wal "${WORK}/torn.wal" --out "${WORK}/torn-restored.jsonl")
+if(NOT last_err MATCHES "the log stops at byte")
+  message(FATAL_ERROR "rollback from a torn log did not say where the log stops:\n${last_err}")
+endif()
+# recover from the same torn log: a torn tail is what a crash leaves, recovery is complete (exit 0)
+run("0" "${MEMHEALTH}" recover "${S}" --wal "${WORK}/torn.wal" --out "${WORK}/torn-recovered.jsonl")
+# a suspended plan: apply runs nothing, exits 4, and the run is not counted in the budget
+file(MAKE_DIRECTORY "${WORK}/suspended")
+run("0" "${MEMHEALTH}" plan "${S}" --out "${WORK}/suspended.json" --now ${NOW} --schema "${SCHEMA}" --blast-radius 1)
+run("4" "${MEMHEALTH}" apply "${S}" --plan "${WORK}/suspended.json" --wal "${WORK}/suspended/run.wal"
+    --out "${WORK}/suspended/out.jsonl" --now ${NOW} --schema "${SCHEMA}" --max-runs-per-day 1)
+run("4" "${MEMHEALTH}" apply "${S}" --plan "${WORK}/suspended.json" --wal "${WORK}/suspended/run.wal"
+    --out "${WORK}/suspended/out.jsonl" --now ${NOW} --schema "${SCHEMA}" --max-runs-per-day 1)
+file(READ "${WORK}/suspended/memhealth-runs.json" ledger)
+string(JSON ledger_count GET "${ledger}" count)
+if(NOT ledger_count EQUAL 0)
+  message(FATAL_ERROR "runs that changed nothing used up the budget: count ${ledger_count}")
+endif()
+# a log of runs that changed nothing is a valid log: rollback undoes nothing and exits 0
+run("0" "${MEMHEALTH}" rollback "${WORK}/suspended/out.jsonl" --wal "${WORK}/suspended/run.wal" --out "${WORK}/suspended/back.jsonl")
+
+# a damaged line does not block repairs: plan, apply, rollback and recover carry it (and a blank
+# line) through byte for byte in place; only an sqlite: output, which cannot hold it, is refused
+run("0" ${MUTATE} damage "${S}" "${WORK}/damaged.jsonl")
+run("0" "${MEMHEALTH}" plan "${WORK}/damaged.jsonl" --out "${WORK}/damaged-plan.json" --now ${NOW} --schema "${SCHEMA}" --default topic=unknown)
+run("0" "${MEMHEALTH}" apply "${WORK}/damaged.jsonl" --plan "${WORK}/damaged-plan.json" --wal "${WORK}/damaged.wal"
+    --out "${WORK}/damaged-new.jsonl" --approve tier2 --now ${NOW} --schema "${SCHEMA}")
+if(NOT last_err MATCHES "1 damaged lines are carried through byte for byte in their place \\(first: line 3\\)")
+  message(FATAL_ERROR "apply did not say it carried the damaged line through:\n${last_err}")
+endif()
+file(STRINGS "${WORK}/damaged-new.jsonl" dn)
+list(GET dn 2 line3)
+if(NOT line3 MATCHES "^\\{\"id\":\"broken-by-a-crash\",\"content\":\"half a rec$")
+  message(FATAL_ERROR "the damaged line is not in place after apply: ${line3}")
+endif()
+run("0" "${MEMHEALTH}" rollback "${WORK}/damaged-new.jsonl" --wal "${WORK}/damaged.wal" --out "${WORK}/damaged-back.jsonl")
+execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${WORK}/damaged.jsonl" "${WORK}/damaged-back.jsonl" RESULT_VARIABLE same_dmg)
+if(NOT same_dmg EQUAL 0)
+  message(FATAL_ERROR "rollback of a store with a damaged line did not give back the input byte for byte")
+endif()
+run("0" "${MEMHEALTH}" recover "${WORK}/damaged.jsonl" --wal "${WORK}/damaged.wal" --out "${WORK}/damaged-rec.jsonl")
+execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${WORK}/damaged-new.jsonl" "${WORK}/damaged-rec.jsonl" RESULT_VARIABLE same_dmg2)
+if(NOT same_dmg2 EQUAL 0)
+  message(FATAL_ERROR "recover of a store with a damaged line did not reach the applied state byte for byte")
+endif()
+
 # without --approve the tier-2 actions wait, and apply says which flag runs them
 run("0" "${MEMHEALTH}" apply "${S}" --plan "${WORK}/plan.json" --wal "${WORK}/tier1.wal" --out "${WORK}/tier1.jsonl"
     --now ${NOW} --schema "${SCHEMA}")

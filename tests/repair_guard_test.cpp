@@ -8,6 +8,7 @@
 #include <memhealth/detect/finding.hpp>
 #include <memhealth/io/jsonl.hpp>
 #include <memhealth/repair/executor.hpp>
+#include <memhealth/repair/rollback.hpp>
 #include <memhealth/repair/guardrails.hpp>
 #include <memhealth/repair/index_policy.hpp>
 #include <memhealth/repair/plan_json.hpp>

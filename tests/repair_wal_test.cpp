@@ -2,12 +2,16 @@
 #include <doctest/doctest.h>
 
 #include "repair_test_support.hpp"
+#include "sim_file_io.hpp"
 
 #include <memhealth/io/jsonl.hpp>
 #include <memhealth/repair/apply_edit.hpp>
 #include <memhealth/repair/checksum.hpp>
 #include <memhealth/repair/executor.hpp>
+#include <memhealth/repair/rollback.hpp>
 #include <memhealth/repair/record_image.hpp>
+#include <memhealth/repair/run_ledger.hpp>
+#include <memhealth/repair/store_identity.hpp>
 #include <memhealth/repair/wal.hpp>
 #include <memhealth/store/memory_store.hpp>
 
@@ -15,7 +19,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <random>
+#include <set>
+#include <thread>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -818,4 +826,525 @@ TEST_CASE("apply_plan, rollback and recover on a user's record type restore it b
   auto expect = original;
   expect[0] = R"({"key":"n1","body":"prefers email","status":"archived","weight":1,"notes":[]})";
   CHECK(crm_images(crashed) == expect);
+}
+
+// ---------------------------------------------------------------- identity, store, chain, lock
+
+namespace {
+
+std::vector<memory_record> records_of(const store_t& s) {
+  std::vector<memory_record> v;
+  for (std::size_t i = 0; i < s.size(); ++i) v.push_back(s.extract(i));
+  return v;
+}
+
+std::string image_of(const std::vector<memory_record>& v, const std::string& id) {
+  for (const auto& r : v)
+    if (r.id == id) return to_json(r);
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("crc64: CRC-64/XZ check value; hex16") {
+  CHECK(crc64("123456789") == 0x995DC9BBDF1939FAULL);
+  CHECK(crc64("") == 0);
+  CHECK(hex16(0x995DC9BBDF1939FAULL) == "995dc9bbdf1939fa");
+  CHECK(hex16(1) == "0000000000000001");
+}
+
+TEST_CASE("store identity: the fingerprint is the id set's, independent of order and content") {
+  store_t a = make_store(5);
+  auto v = records_of(a);
+  std::reverse(v.begin(), v.end());
+  v[0].content = "edited";
+  const auto ia = identify_store(a), ib = identify_store(store_t::from_records(v));
+  CHECK(ia.fingerprint == ib.fingerprint);
+  CHECK(ia.records == 5);
+  // By definition: CRC-64/XZ of "r0\nr1\nr2\nr3\nr4\n".
+  CHECK(ia.fingerprint == hex16(crc64("r0\nr1\nr2\nr3\nr4\n")));
+  v.push_back(make_record(9));
+  CHECK(identify_store(store_t::from_records(v)).fingerprint != ia.fingerprint);
+}
+
+TEST_CASE("rollback and recover find records by id after inserts, deletes, re-sorts and edits (property, 300 seeds)") {
+  const repair_plan plan = test_plan(12);
+  const store_t original = make_store(30);
+  const auto orig = records_of(original);
+  std::size_t relocated_total = 0, missing_total = 0, edited_total = 0;
+  for (unsigned seed = 1; seed <= 300; ++seed) {
+    CAPTURE(seed);
+    scratch_dir dir("shift" + std::to_string(seed));
+    store_t store = make_store(30);
+    wal_writer_options wo;
+    wo.policy = wal_sync::none;
+    wo.store = identify_store(store, "s.jsonl");
+    std::set<std::string> changed;  // ids the run changed
+    {
+      wal_writer wal(dir.path / "run.wal", wo);
+      auto res = apply_plan(store, plan, wal);
+      REQUIRE(res.applied.size() == 12);
+    }
+    const auto after = records_of(store);
+    for (const auto& r : orig)
+      if (image_of(after, r.id) != to_json(r)) changed.insert(r.id);
+    // Distinct ids of key0..key11: r0..r11, r(7k+3) for even k adds r13 r15 r17 r29, r(k+11) for
+    // k%3==0 adds r14 r20: 18 records (22 record writes).
+    REQUIRE(changed.size() == 18);
+    // A live agent's edits: inserts (new ids), deletes, edits of any record, then a re-sort.
+    std::mt19937 rng(seed);
+    auto v = after;
+    std::set<std::string> deleted, edited;
+    const int ops = 1 + static_cast<int>(rng() % 8);
+    for (int k = 0; k < ops; ++k) {
+      switch (rng() % 3) {
+        case 0: {  // insert a new record at a random position
+          memory_record n = make_record(100 + k);
+          n.id = "new" + std::to_string(seed) + "-" + std::to_string(k);
+          v.insert(v.begin() + static_cast<std::ptrdiff_t>(rng() % (v.size() + 1)), n);
+          break;
+        }
+        case 1: {  // delete one (at most 3, so at least half of the changed records stay)
+          if (deleted.size() >= 3) break;
+          const std::size_t i = rng() % v.size();
+          if (v[i].id.starts_with("new")) break;
+          deleted.insert(v[i].id);
+          v.erase(v.begin() + static_cast<std::ptrdiff_t>(i));
+          break;
+        }
+        default: {  // edit one
+          const std::size_t i = rng() % v.size();
+          v[i].content += " (edited by the agent)";
+          edited.insert(v[i].id);
+        }
+      }
+    }
+    std::shuffle(v.begin(), v.end(), rng);
+    const auto mutated = v;
+    const auto log = read_wal_file(dir.path / "run.wal");
+    REQUIRE(log.clean());
+    REQUIRE(log.store.has_value());
+    // Rollback: every changed record restored or reported by id, nothing else touched.
+    for (bool force : {false, true}) {
+      CAPTURE(force);
+      store_t s = store_t::from_records(mutated);
+      rollback_options ro;
+      ro.force = force;
+      const auto rb = rollback(s, log, ro);
+      const auto now = records_of(s);
+      REQUIRE(now.size() == mutated.size());
+      std::map<std::string, std::set<conflict_kind>> reported;
+      for (const auto& c : rb.conflicts) reported[c.id].insert(c.kind);
+      for (std::size_t i = 0; i < now.size(); ++i) {
+        const std::string& id = now[i].id;
+        CHECK(id == mutated[i].id);  // never an image onto a record with another id
+        const bool was_changed = changed.count(id) > 0;
+        if (!was_changed) {
+          CHECK(to_json(now[i]) == to_json(mutated[i]));  // no other record changes
+        } else if (edited.count(id)) {
+          CHECK(reported[id].count(conflict_kind::changed) == 1);
+          if (force) CHECK(to_json(now[i]) == image_of(orig, id));
+          else CHECK(to_json(now[i]) == to_json(mutated[i]));
+        } else {
+          CHECK(to_json(now[i]) == image_of(orig, id));  // restored by identity
+        }
+      }
+      for (const auto& id : deleted)
+        if (changed.count(id)) CHECK(reported[id].count(conflict_kind::missing) == 1);
+      std::set<std::string> ids_now;
+      for (const auto& r : now) ids_now.insert(r.id);
+      CHECK(ids_now.size() == now.size());  // no duplicate id appeared
+      CHECK(rb.complete() == rb.conflicts.empty());
+      relocated_total += rb.records_relocated;
+      if (!force) {
+        for (const auto& [id, kinds] : reported) {
+          missing_total += kinds.count(conflict_kind::missing);
+          edited_total += kinds.count(conflict_kind::changed);
+        }
+      }
+    }
+    // Recover (undo policy, everything committed): the same store as the run left it, by id.
+    {
+      store_t s = store_t::from_records(mutated);
+      const auto rc = recover(s, log);
+      const auto now = records_of(s);
+      for (std::size_t i = 0; i < now.size(); ++i) {
+        const std::string& id = now[i].id;
+        CHECK(id == mutated[i].id);
+        if (changed.count(id) && !edited.count(id)) CHECK(to_json(now[i]) == image_of(after, id));
+        else CHECK(to_json(now[i]) == to_json(mutated[i]));
+      }
+      for (const auto& c : rc.conflicts) CHECK((changed.count(c.id) && (edited.count(c.id) || deleted.count(c.id))));
+    }
+  }
+  MESSAGE("position shifts: " << relocated_total << " records found at another index, " << missing_total
+                                << " reported missing, " << edited_total << " reported changed (300 seeds)");
+  CHECK(relocated_total > 1000);  // the shifts really moved the records
+  CHECK(missing_total > 50);
+  CHECK(edited_total > 50);
+}
+
+TEST_CASE("rollback: a duplicate id inserted after the run is told apart by the image the log knows") {
+  scratch_dir dir("dupid");
+  store_t store = make_store(30);
+  const auto orig = records_of(store);
+  {
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    REQUIRE(apply_plan(store, test_plan(1), wal).applied.size() == 1);  // key0: r0, r3, r11
+  }
+  auto v = records_of(store);
+  memory_record copy = make_record(0);
+  copy.content = "another record that reuses id r0";
+  v.insert(v.begin(), copy);
+  store_t s = store_t::from_records(v);
+  const auto log = read_wal_file(dir.path / "run.wal");
+  const auto rb = rollback(s, log);
+  CHECK(rb.conflicts.empty());
+  CHECK(rb.records_restored == 3);
+  CHECK(to_json(s.extract(0)) == to_json(copy));          // the newcomer is left alone
+  CHECK(to_json(s.extract(1)) == to_json(orig[0]));       // the run's r0 restored
+  // Two records holding the after-image: ambiguous, never guessed.
+  auto w = records_of(store);
+  w.push_back(w[0]);
+  store_t t = store_t::from_records(w);
+  const auto rb2 = rollback(t, log);
+  REQUIRE(rb2.conflicts.size() == 1);
+  CHECK(rb2.conflicts[0].id == "r0");
+  CHECK(rb2.conflicts[0].kind == conflict_kind::ambiguous);
+  CHECK(rb2.conflicts[0].index == no_index);
+  CHECK_FALSE(rb2.complete());
+  CHECK(to_json(t.extract(0)) == to_json(w[0]));
+  CHECK(to_json(t.extract(30)) == to_json(w[0]));
+}
+
+TEST_CASE("one store per log: another store's log is refused by append, rollback and recover (force too)") {
+  scratch_dir dir("onestore");
+  store_t a = make_store(30);
+  wal_writer_options wo;
+  wo.policy = wal_sync::none;
+  wo.store = identify_store(a, "a.jsonl");
+  {
+    wal_writer wal(dir.path / "run.wal", wo);
+    REQUIRE(apply_plan(a, test_plan(4), wal).applied.size() == 4);
+  }
+  // Store b: other ids (another user's store) but the same shape.
+  std::vector<memory_record> bv;
+  for (int i = 0; i < 30; ++i) {
+    auto r = make_record(i);
+    r.id = "b" + std::to_string(i);
+    bv.push_back(r);
+  }
+  store_t b = store_t::from_records(bv);
+  const auto before_b = images(b);
+  wal_writer_options wb = wo;
+  wb.store = identify_store(b, "b.jsonl");
+  CHECK_THROWS_WITH_AS(wal_writer(dir.path / "run.wal", wb), doctest::Contains("made for another store"), error);
+  // The same store (as the run left it) may append another run.
+  { wal_writer again(dir.path / "run.wal", wo); }
+  const auto log = read_wal_file(dir.path / "run.wal");
+  REQUIRE(log.store);
+  CHECK(log.store->path == "a.jsonl");
+  CHECK(log.store->fingerprint == wo.store->fingerprint);
+  CHECK(log.runs() == 1);
+  const auto chk = check_log_store(log, b);
+  CHECK_FALSE(chk.same_store);
+  CHECK(chk.logged_ids == 7);  // key0..key3: r0 r3 r11 / r1 / r2 r17 / r3 r14
+  CHECK(chk.found_ids == 0);
+  for (bool force : {false, true}) {
+    rollback_options ro;
+    ro.force = force;
+    CHECK_THROWS_WITH_AS(rollback(b, log, ro), doctest::Contains("another store"), error);
+    recover_options rc;
+    rc.force = force;
+    CHECK_THROWS_AS(recover(b, log, rc), error);
+  }
+  CHECK(images(b) == before_b);
+  // Store a with records inserted since: still its store, matched by id.
+  auto av = records_of(a);
+  av.push_back(make_record(77));
+  store_t a2 = store_t::from_records(av);
+  const auto chk2 = check_log_store(log, a2);
+  CHECK(chk2.same_store);
+  CHECK(chk2.store_changed);
+  CHECK(chk2.found_ids == 7);
+  CHECK(rollback(a2, log).complete());
+}
+
+TEST_CASE("wal_writer: one writer per log (flock); a header-only log is a valid log with zero runs") {
+  scratch_dir dir("lock");
+  const auto path = dir.path / "run.wal";
+  {
+    std::optional<wal_writer> first;
+    first.emplace(path, wal_sync::none, "first");
+    wal_writer_options o;
+    o.policy = wal_sync::none;
+    o.run_id = "second";
+    CHECK_THROWS_WITH_AS(wal_writer(path, o), doctest::Contains("locked by another process"), error);
+    try {
+      wal_writer second(path, o);
+      FAIL("a second writer opened a locked log");
+    } catch (const error& e) {
+      CHECK(e.code() == error_code::busy);
+    }
+    // A waiting writer gets the lock once the first one closes.
+    o.lock_timeout = std::chrono::milliseconds(5000);
+    const std::string first_run = first->run_id();
+    CHECK(first_run == "first");
+    std::thread closer([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      first.reset();
+    });
+    wal_writer waited(path, o);
+    closer.join();
+    CHECK(waited.run_id() != first_run);
+  }
+  const auto log = read_wal_file(path);
+  CHECK(log.clean());
+  CHECK(log.has_header());
+  CHECK(log.runs() == 0);
+  CHECK(log.entries.empty());
+  CHECK(log.chained);
+  store_t s = make_store(3);
+  const auto rb = rollback(s, log);
+  CHECK(rb.complete());
+  CHECK(rb.records_restored == 0);
+  CHECK(recover(s, log).complete());
+}
+
+TEST_CASE("hash chain: a frame removed, reordered or edited (CRC recomputed) is found at the next frame") {
+  scratch_dir dir("chain");
+  store_t store = make_store(30);
+  {
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    REQUIRE(apply_plan(store, test_plan(6), wal).applied.size() == 6);
+  }
+  const std::string bytes = slurp(dir.path / "run.wal");
+  const auto log = read_wal(bytes);
+  REQUIRE(log.clean());
+  REQUIRE(log.chained);
+  // Frames: header, run_begin, 6 x (intent, commit), run_end = 15; cut the file into frames.
+  std::vector<std::string> frames;
+  for (std::size_t pos = 0; pos < bytes.size();) {
+    const auto* u = reinterpret_cast<const unsigned char*>(bytes.data() + pos);
+    const std::size_t len = u[0] | u[1] << 8 | u[2] << 16 | std::size_t(u[3]) << 24;
+    frames.push_back(bytes.substr(pos, 8 + len));
+    pos += 8 + len;
+  }
+  REQUIRE(frames.size() == 15);
+  auto join = [](const std::vector<std::string>& f) {
+    std::string s;
+    for (const auto& x : f) s += x;
+    return s;
+  };
+  auto offset_of = [&](const std::vector<std::string>& f, std::size_t k) {
+    std::size_t o = 0;
+    for (std::size_t i = 0; i < k; ++i) o += f[i].size();
+    return o;
+  };
+  {  // remove frame 5 (an intent): frame 6 no longer links
+    auto f = frames;
+    f.erase(f.begin() + 5);
+    const auto r = read_wal(join(f));
+    REQUIRE(r.problem);
+    CHECK(r.problem->kind == wal_problem_kind::bad_chain);
+    CHECK(r.problem->offset == offset_of(f, 5));
+    CHECK(r.problem->valid_frames_follow);
+    CHECK(r.entries.size() == 4);  // run_begin + 3 frames before the removed one
+  }
+  {  // swap frames 7 and 8
+    auto f = frames;
+    std::swap(f[7], f[8]);
+    const auto r = read_wal(join(f));
+    REQUIRE(r.problem);
+    CHECK(r.problem->kind == wal_problem_kind::bad_chain);
+    CHECK(r.problem->offset == offset_of(f, 7));
+  }
+  {  // edit the first intent's payload and recompute its CRC-32C: the CRC passes, the next link fails
+    auto f = frames;
+    std::size_t k = 0;
+    while (k < f.size() && f[k].find("\"type\":\"intent\"") == std::string::npos) ++k;
+    REQUIRE(k + 1 < f.size());
+    std::string payload = f[k].substr(8);
+    const auto at = payload.find("\"attempt\":1");
+    REQUIRE(at != std::string::npos);
+    payload.replace(at, 11, "\"attempt\":2");
+    std::string re;
+    append_wal_frame(re, payload);
+    f[k] = re;
+    const auto r = read_wal(join(f));
+    REQUIRE(r.problem);
+    CHECK(r.problem->kind == wal_problem_kind::bad_chain);
+    CHECK(r.problem->offset == offset_of(f, k + 1));
+    CHECK(r.entries.size() == k);  // the edited frame decodes; nothing from the broken link on
+  }
+  // Appending continues the chain; compaction rebuilds it over the frames kept.
+  {
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    REQUIRE(apply_plan(store, test_plan(8), wal).applied.size() == 2);
+  }
+  CHECK(read_wal_file(dir.path / "run.wal").clean());
+}
+
+TEST_CASE("wal_writer: after a failed write the writer refuses every later append") {
+  scratch_dir dir("failed");
+  // /dev/full fails every write with ENOSPC.
+  if (!fs::exists("/dev/full")) return;
+  fs::create_symlink("/dev/full", dir.path / "full.wal");
+  wal_writer_options o;
+  o.policy = wal_sync::none;
+  CHECK_THROWS_WITH_AS(wal_writer(dir.path / "full.wal", o), doctest::Contains("not trusted after this point"), error);
+}
+
+TEST_CASE("run ledger: give_back_run returns a run counted today, never below zero or on another day") {
+  scratch_dir dir("ledger");
+  const auto path = dir.path / "runs.json";
+  const utc_time t = parse_timestamp("2024-07-15T10:00:00Z")->instant;
+  CHECK(take_run(path, 2, t).allowed);
+  CHECK(take_run(path, 2, t).allowed);
+  CHECK_FALSE(take_run(path, 2, t).allowed);
+  CHECK(give_back_run(path, t));
+  CHECK(load_run_ledger(path).count == 1);
+  CHECK(take_run(path, 2, t).allowed);
+  CHECK_FALSE(give_back_run(path, t + std::chrono::hours(24)));  // another day: nothing to give back
+  CHECK(give_back_run(path, t));
+  CHECK(give_back_run(path, t));
+  CHECK_FALSE(give_back_run(path, t));
+  CHECK(load_run_ledger(path).count == 0);
+}
+
+// ---------------------------------------------------------------- power loss and I/O errors
+
+namespace {
+
+// The m in 0..n for which `got` equals the store after the first m actions, or -1.
+int whole_prefix(const std::vector<std::string>& got, const store_t& original, const repair_plan& plan) {
+  for (std::size_t m = 0; m <= plan.actions.size(); ++m)
+    if (got == prefix_images(original, plan, m)) return static_cast<int>(m);
+  return -1;
+}
+
+std::size_t committed_in(const std::string& bytes) {
+  const auto log = read_wal(bytes);
+  std::size_t n = 0;
+  for (const auto& a : logged_actions(log)) n += a.state == logged_state::committed;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("power loss: after any operation, with unsynced writes kept, dropped, torn or reordered, recovery gives whole actions and keeps every synced commit") {
+  using test::sim_file_io;
+  const store_t original = make_store(30);
+  const repair_plan plan = test_plan(24);
+  std::size_t crashes = 0, with_problem = 0;
+  std::map<int, std::size_t> prefixes;
+  for (wal_sync policy : {wal_sync::per_batch, wal_sync::each_frame}) {
+    for (std::size_t batch : {std::size_t{1}, std::size_t{4}, std::size_t{16}}) {
+      CAPTURE(static_cast<int>(policy));
+      CAPTURE(batch);
+      sim_file_io io;
+      store_t store = make_store(30);
+      wal_writer_options wo;
+      wo.policy = policy;
+      wo.io = &io;
+      apply_options ao;
+      ao.batch_size = batch;
+      {
+        wal_writer wal("sim/run.wal", wo);
+        REQUIRE(apply_plan(store, plan, wal, ao).applied.size() == 24);
+      }
+      std::mt19937 rng(static_cast<unsigned>(batch * 7 + static_cast<unsigned>(policy)));
+      for (std::size_t n = 0; n <= io.ops.size(); ++n) {
+        for (auto how : {sim_file_io::loss::keep_all, sim_file_io::loss::drop_unsynced, sim_file_io::loss::torn,
+                         sim_file_io::loss::reorder}) {
+          const int tries = how == sim_file_io::loss::torn || how == sim_file_io::loss::reorder ? 4 : 1;
+          for (int t = 0; t < tries; ++t) {
+            CAPTURE(n);
+            CAPTURE(static_cast<int>(how));
+            const std::string disk = io.after_power_loss("sim/run.wal", n, how, rng);
+            const std::string synced = io.after_power_loss("sim/run.wal", n, sim_file_io::loss::drop_unsynced, rng);
+            const auto log = read_wal(disk);
+            with_problem += log.problem.has_value();
+            store_t s = make_store(30);  // the store on disk is the one from before the run
+            const auto rc = recover(s, log);
+            CHECK(rc.conflicts.empty());
+            const int m = whole_prefix(images(s), original, plan);
+            CHECK(m >= 0);                                        // whole actions, in order
+            CHECK(m >= static_cast<int>(committed_in(synced)));   // every durable commit kept
+            ++prefixes[m];
+            ++crashes;
+          }
+        }
+      }
+    }
+  }
+  MESSAGE("power loss: " << crashes << " simulated crashes, " << with_problem << " of them leaving a torn or damaged log, "
+                         << prefixes.size() << " distinct recovered prefixes");
+  CHECK(crashes >= 1000);
+  CHECK(prefixes.size() == 25);  // every prefix 0..24 is reached somewhere
+}
+
+TEST_CASE("I/O errors: a failed write or fdatasync stops the run with error(io); the log is not trusted again; recovery gives whole actions") {
+  using test::sim_file_io;
+  const store_t original = make_store(30);
+  const repair_plan plan = test_plan(12);
+  // A clean run to count the writer's writes and syncs.
+  sim_file_io probe;
+  {
+    wal_writer_options wo;
+    wo.io = &probe;
+    store_t s = make_store(30);
+    wal_writer wal("sim/run.wal", wo);
+    apply_options ao;
+    ao.batch_size = 3;
+    REQUIRE(apply_plan(s, plan, wal, ao).applied.size() == 12);
+  }
+  const std::size_t total_writes = probe.writes, total_syncs = probe.syncs;
+  REQUIRE(total_writes > 5);
+  REQUIRE(total_syncs > 5);
+  std::size_t failures = 0;
+  for (int which = 0; which < 2; ++which) {
+    const std::size_t count = which == 0 ? total_writes : total_syncs;
+    for (std::size_t k = 0; k < count; ++k) {
+      for (int err : {EIO, ENOSPC}) {
+        CAPTURE(which);
+        CAPTURE(k);
+        sim_file_io io;
+        (which == 0 ? io.fail_write_at : io.fail_sync_at) = k;
+        io.fail_errno = err;
+        wal_writer_options wo;
+        wo.io = &io;
+        store_t s = make_store(30);
+        apply_options ao;
+        ao.batch_size = 3;
+        std::optional<wal_writer> wal;
+        try {
+          wal.emplace("sim/run.wal", wo);
+          (void)apply_plan(s, plan, *wal, ao);
+          FAIL("the run did not stop at the failed " << (which == 0 ? "write" : "fdatasync"));
+        } catch (const error& e) {
+          CHECK(e.code() == error_code::io);
+          CHECK(std::string(e.what()).find(err == EIO ? "Input/output error" : "No space left") != std::string::npos);
+        }
+        ++failures;
+        if (wal) {
+          CHECK(wal->failed());
+          CHECK_THROWS_AS(wal->append_run_end(0, 0, 0, 0), error);  // never trusted again
+        }
+        std::mt19937 rng(static_cast<unsigned>(k));
+        // The store in memory, recovered with the log as written: whole actions.
+        const std::string written = io.after_power_loss("sim/run.wal", io.ops.size(), sim_file_io::loss::keep_all, rng);
+        const auto rc = recover(s, read_wal(written));
+        CHECK(rc.conflicts.empty());
+        CHECK(whole_prefix(images(s), original, plan) >= 0);
+        // Power lost right after the failure (a failed fsync may have dropped the dirty pages):
+        // the store from before the run and what was synced also recover to whole actions.
+        store_t from_disk = make_store(30);
+        const std::string synced = io.after_power_loss("sim/run.wal", io.ops.size(), sim_file_io::loss::drop_unsynced, rng);
+        CHECK(recover(from_disk, read_wal(synced)).conflicts.empty());
+        CHECK(whole_prefix(images(from_disk), original, plan) >= 0);
+      }
+    }
+  }
+  MESSAGE("I/O errors: " << failures << " runs with a failed write or fdatasync, each stopped with error(io) and recovered");
 }

@@ -17,6 +17,7 @@
 #include <memhealth/io/jsonl.hpp>
 #include <memhealth/repair/apply_edit.hpp>
 #include <memhealth/repair/executor.hpp>
+#include <memhealth/repair/rollback.hpp>
 #include <memhealth/repair/wal.hpp>
 #include <memhealth/store/sqlite_store.hpp>
 

@@ -5,6 +5,7 @@
 #include <memhealth/detect/default_pipeline.hpp>
 #include <memhealth/io/jsonl.hpp>
 #include <memhealth/repair/executor.hpp>
+#include <memhealth/repair/rollback.hpp>
 #include <memhealth/repair/planner.hpp>
 #include <memhealth/store/memory_store.hpp>
 #include <memhealth/store/sqlite_store.hpp>

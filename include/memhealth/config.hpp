@@ -26,6 +26,7 @@ enum class error_code : int {
   not_found = 4,      ///< an id or key that must exist does not
   invalid_argument = 5,  ///< an argument value is out of its documented range
   schema = 6,         ///< a database or file has a foreign or incompatible schema
+  busy = 7,           ///< another process holds the lock on a file (a write-ahead log, a store)
 };
 
 /// Name of an error code as printed in messages ("io", "parse", ...).
@@ -37,6 +38,7 @@ constexpr const char* to_string(error_code c) noexcept {
     case error_code::not_found: return "not_found";
     case error_code::invalid_argument: return "invalid_argument";
     case error_code::schema: return "schema";
+    case error_code::busy: return "busy";
   }
   return "unknown";
 }

@@ -79,6 +79,8 @@
 #include "memhealth/repair/checksum.hpp"
 #include "memhealth/repair/wal.hpp"
 #include "memhealth/repair/executor.hpp"
+#include "memhealth/repair/rollback.hpp"
+#include "memhealth/repair/store_identity.hpp"
 #include "memhealth/repair/conflict_rules.hpp"
 #include "memhealth/repair/guardrails.hpp"
 #include "memhealth/repair/planner.hpp"

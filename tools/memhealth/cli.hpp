@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <optional>
@@ -18,6 +19,13 @@
 #include <string>
 #include <string_view>
 
+#include <cerrno>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "memhealth/io/read_file.hpp"
 #include "memhealth/io/temp_files.hpp"
 #include "memhealth/memhealth.hpp"
 #if MEMHEALTH_CLI_HAVE_SQLITE
@@ -35,6 +43,35 @@ enum exit_code : int {
   exit_ok = 0,        ///< success, nothing of warning or above
   exit_findings = 1,  ///< success, findings of warning or above (check)
   exit_usage = 2,     ///< usage error or unreadable input
+  exit_incomplete = 3,  ///< rollback/recover did only part of the work (conflicts left, a torn or damaged log); apply with failed actions
+  exit_not_run = 4,   ///< apply ran nothing: the plan is suspended, or every action awaits approval
+  exit_busy = 5,      ///< another memhealth process holds the lock on the log or the store
+};
+
+/// An exclusive, non-blocking `flock` on a file for the lifetime of the object: two memhealth
+/// processes never repair the same store at once (other programs are not stopped by it).
+/// @throws memhealth::error(busy) when another process holds it; error(io) when the file cannot
+///         be opened.
+class file_lock {
+ public:
+  file_lock(const std::string& path, const char* what) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) throw error(error_code::io, path + ": cannot open " + what + " to lock it: " + std::strerror(errno));
+    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      if (errno == EINTR) continue;
+      const bool busy = errno == EWOULDBLOCK;
+      ::close(fd_);
+      if (busy)
+        throw error(error_code::busy, path + ": " + what + " is being repaired by another memhealth process; wait for it to finish");
+      throw error(error_code::io, path + ": cannot lock " + what);
+    }
+  }
+  file_lock(const file_lock&) = delete;
+  file_lock& operator=(const file_lock&) = delete;
+  ~file_lock() { ::close(fd_); }
+
+ private:
+  int fd_ = -1;
 };
 
 /// Output formats accepted by --format.
@@ -365,16 +402,90 @@ inline report run_detection(const memory_store<>& store, const detection_cli_opt
 /// Commands that write a store back refuse an input with lines that could not be parsed at all:
 /// writing it back would drop those lines (nothing is ever dropped silently).
 /// @throws memhealth::error(parse) naming the first such line.
-inline memory_store<> load_memory_store(const std::string& path, std::size_t dim = 0) {
+/// The lines of a JSONL store that hold no record (lines that could not be parsed, blank lines),
+/// kept byte for byte so that a store written back has them where they were: a damaged line
+/// never blocks a repair and is never lost.
+struct kept_lines {
+  std::vector<std::string> lines;  ///< every line of the input, without its '\n'
+  std::vector<char> is_record;     ///< per line: 1 = a record (rewritten from the store), 0 = kept as is
+  std::vector<std::size_t> damaged;  ///< 1-based numbers of the lines that could not be parsed
+  std::size_t records = 0;         ///< record lines
+};
+
+/// Reads a store into memory. Lines that cannot be parsed are an error (they would be lost when
+/// the store is written back) unless `keep` is given: then they are kept there (JSONL only) and
+/// `write_store(out, store, *keep)` puts them back in place.
+/// @throws memhealth::error(parse) for such lines without `keep`, and what load_store_file throws.
+inline memory_store<> load_memory_store(const std::string& path, std::size_t dim = 0, kept_lines* keep = nullptr) {
   auto lr = load_store_file(path);
   print_issues(lr.issues);
+  std::vector<std::size_t> bad;
   for (const auto& i : lr.issues)
-    if (!i.record_kept)
+    if (!i.record_kept) bad.push_back(i.line);
+  if (!bad.empty()) {
+    if (!keep || is_sqlite_store(path) || std::count(bad.begin(), bad.end(), std::size_t{0}) > 0)
       throw error(error_code::parse,
-                  path + ": line " + std::to_string(i.line) +
+                  path + ": line " + std::to_string(bad.front()) +
                       " could not be parsed and would be lost if the store were written back; fix or remove "
                       "such lines first (memhealth check lists them)");
+    kept_lines k;
+    const std::string text = detail::read_whole_file(path);
+    std::size_t start = 0;
+    while (start < text.size()) {
+      std::size_t end = text.find('\n', start);
+      if (end == std::string::npos) end = text.size();
+      k.lines.emplace_back(text, start, end - start);
+      start = end + 1;
+    }
+    std::sort(bad.begin(), bad.end());
+    k.is_record.assign(k.lines.size(), 1);
+    for (std::size_t n = 0; n < k.lines.size(); ++n)
+      if (k.lines[n].find_first_not_of(" \t\r") == std::string::npos) k.is_record[n] = 0;
+    for (std::size_t b : bad)
+      if (b >= 1 && b <= k.lines.size()) k.is_record[b - 1] = 0;
+    k.damaged = bad;
+    k.records = static_cast<std::size_t>(std::count(k.is_record.begin(), k.is_record.end(), char{1}));
+    if (k.records != lr.records.size())  // the reader numbered lines differently: refuse rather than guess
+      throw error(error_code::parse, path + ": " + std::to_string(bad.size()) +
+                                         " lines could not be parsed and their places could not be kept; fix or remove them first");
+    std::cerr << "memhealth: " << path << ": " << bad.size()
+              << " damaged lines are carried through byte for byte in their place (first: line " << bad.front() << ")\n";
+    *keep = std::move(k);
+  }
   return memory_store<>::from_records(std::move(lr.records), dim);
+}
+
+/// Fails before any work when `keep` holds damaged lines and `out` cannot keep them (an sqlite:
+/// output has no place for a line that is not a record). @throws memhealth::error(parse).
+inline void check_keepable(const std::string& out, const kept_lines& keep) {
+  if (!keep.damaged.empty() && is_sqlite_store(out))
+    throw error(error_code::parse, out + ": an sqlite: output cannot keep the input's " + std::to_string(keep.damaged.size()) +
+                                       " damaged lines (first: line " + std::to_string(keep.damaged.front()) +
+                                       "); write JSONL, or fix or remove those lines first; nothing was done");
+}
+
+/// Writes `store` to `out` with the kept lines of its input back in their places (JSONL,
+/// atomically); without kept lines, `write_store(out, store)`.
+inline void write_store(const std::string& out, const memory_store<>& store, const kept_lines& keep) {
+  if (keep.damaged.empty()) return write_store(out, store);
+  check_keepable(out, keep);
+  if (store.size() != keep.records)
+    throw error(error_code::precondition, "write_store: the store no longer has one record per record line of its input");
+  const std::string canonical = to_jsonl(store);
+  std::string text;
+  text.reserve(canonical.size() + 64 * keep.damaged.size());
+  std::size_t at = 0;
+  for (std::size_t n = 0; n < keep.lines.size(); ++n) {
+    if (keep.is_record[n]) {
+      const std::size_t end = canonical.find('\n', at);
+      text.append(canonical, at, end - at);
+      at = end + 1;
+    } else {
+      text += keep.lines[n];
+    }
+    text.push_back('\n');
+  }
+  atomic_write(out, text);
 }
 
 // Subcommand registration; each returns the subcommand so main can dispatch.

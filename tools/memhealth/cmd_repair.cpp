@@ -87,7 +87,8 @@ int run_plan(const plan_options& po_cli) {
   } else if (auto t = parse_timestamp(o.detect.now)) {
     o.detect.now = format_timestamp(timestamp{t->instant, 0});
   }
-  auto store = load_memory_store(o.store, o.detect.dim);
+  kept_lines damaged;  // lines that cannot be parsed: apply carries them through, so planning goes ahead
+  auto store = load_memory_store(o.store, o.detect.dim, &damaged);
   warn_if_empty("plan", o.store, store.size());
   const report r = run_detection(store, o.detect);
   planner_options po;
@@ -248,7 +249,9 @@ int run_apply(const apply_cli_options& o) {
     throw error(error_code::invalid_argument, "--wal must be a file of its own (not the store, the plan or --out)");
   const repair_plan p = read_plan(o.plan);
   const detection_cli_options detect = apply_detection(o, p);
-  auto store = load_memory_store(o.store, detect.dim);
+  kept_lines damaged;  // lines that cannot be parsed, written back in place
+  auto store = load_memory_store(o.store, detect.dim, &damaged);
+  check_keepable(o.out, damaged);
   auto opt = approvals(o.approve);
   opt.batch_size = o.batch;
   opt.max_records = o.max_records;
@@ -267,13 +270,22 @@ int run_apply(const apply_cli_options& o) {
   check_writable(store_file_path(o.out), "--out");
   check_new_store_output(o.out);  // an sqlite: --out must be a new database
   if (!o.report.empty()) check_writable(o.report, "--report");
+  // One writer per store and per log: the store file is locked for the run, and the log is
+  // locked by its writer and tied to this store (its header names the store's fingerprint).
+  const file_lock store_lock(store_file_path(o.store), "the store");
+  wal_writer_options wo;
+  wo.store = identify_store(store, std::filesystem::absolute(store_file_path(o.out)).lexically_normal().string());
+  wal_writer w(o.wal, wo);
+  // The run is counted once its log is open, and given back when it changed nothing (a run that
+  // failed, or found nothing approved to do, does not use up the budget).
+  std::filesystem::path ledger = o.ledger;
+  if (ledger.empty()) {
+    ledger = std::filesystem::path(o.wal).parent_path();
+    ledger /= std::string(run_ledger_file_name);
+  }
+  const utc_time started = std::chrono::floor<std::chrono::milliseconds>(std::chrono::system_clock::now());
   {
-    std::filesystem::path ledger = o.ledger;
-    if (ledger.empty()) {
-      ledger = std::filesystem::path(o.wal).parent_path();
-      ledger /= std::string(run_ledger_file_name);
-    }
-    const auto d = take_run(ledger, o.max_runs_per_day, std::chrono::floor<std::chrono::milliseconds>(std::chrono::system_clock::now()));
+    const auto d = take_run(ledger, o.max_runs_per_day, started);
     if (!d.allowed)
       throw error(error_code::precondition,
                   "run budget: " + std::to_string(d.state.count) + " repair runs already today (UTC), the most allowed is " +
@@ -281,12 +293,18 @@ int run_apply(const apply_cli_options& o) {
                       "); nothing was applied, try again tomorrow");
   }
   apply_result res;
-  {
-    wal_writer w(o.wal);
+  try {
     res = apply_plan(store, p, w, opt);
     w.sync();
+  } catch (...) {
+    try {
+      if (res.records_changed == 0) give_back_run(ledger, started);
+    } catch (...) {
+    }
+    throw;
   }
-  write_store(o.out, store);  // JSONL: atomic (temporary file + rename); sqlite: a new database
+  if (res.records_changed == 0) give_back_run(ledger, started);
+  write_store(o.out, store, damaged);  // JSONL: atomic (temporary file + rename); sqlite: a new database
   const report after = run_detection(store, detect);  // verify: re-run detection, same options as before
   std::cerr << "memhealth apply: " << res.applied.size() << " applied, " << res.skipped_unapproved.size()
             << " awaiting approval, " << res.deferred.size() << " deferred, " << res.failed.size()
@@ -317,7 +335,17 @@ int run_apply(const apply_cli_options& o) {
       emit(to_markdown(audit), o.report);
     }
   }
-  return res.failed.empty() ? exit_ok : exit_findings;
+  if (!res.failed.empty()) {
+    std::cerr << "memhealth apply: " << res.failed.size()
+              << " actions failed and wait in the manual queue (see the report or the log); exit 3\n";
+    return exit_incomplete;
+  }
+  if (res.applied.empty() && (p.suspended ? !opt.approve_suspended : !res.skipped_unapproved.empty())) {
+    std::cerr << "memhealth apply: nothing ran (" << (p.suspended && !opt.approve_suspended ? "the plan is suspended" : "every action awaits approval")
+              << "); exit 4\n";
+    return exit_not_run;
+  }
+  return exit_ok;
 }
 
 // ------------------------------------------------------------------------- rollback, recover
@@ -330,12 +358,16 @@ struct wal_io_options {
   std::string policy = "undo";
 };
 
-/// Reads a run's log. A file that is not a memhealth log, or an empty one, is an input error;
-/// a corrupt frame followed by valid frames (damage in the middle, not a torn tail) is refused
-/// unless `force`, since acting on a prefix would undo only part of the run.
+/// Reads a run's log. A file that is not a memhealth log, or an empty one, is an input error (a
+/// log holding only its header is a valid log with zero runs); a corrupt frame followed by valid
+/// frames (damage in the middle, or a broken hash chain) is refused unless `force`, since acting
+/// on a prefix would undo only part of the run.
 wal_contents load_wal(const std::string& path, bool force = false) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw error(error_code::io, path + ": is a directory, not a write-ahead log");
   auto log = read_wal_file(path);
-  if (log.entries.empty() || (log.problem && log.problem->kind == wal_problem_kind::bad_header))
+  if (log.file_bytes == 0) throw error(error_code::parse, path + ": empty file, not a memhealth write-ahead log");
+  if (!log.has_header() || (log.problem && log.problem->kind == wal_problem_kind::bad_header))
     throw error(error_code::parse, path + ": not a memhealth write-ahead log (no MHWAL1 header frame)");
   if (log.problem) {
     std::cerr << "memhealth: " << path << ": log stops at byte " << log.problem->offset << ": " << log.problem->reason
@@ -347,27 +379,61 @@ wal_contents load_wal(const std::string& path, bool force = false) {
   return log;
 }
 
+/// Prints what a rollback or recovery left undone: conflicts by kind (each with its id, at most
+/// 50 lines), the log's torn or damaged tail, and the store comparison. @return exit code.
+template <class Result>
+int report_undo(const char* what, const Result& res, const wal_contents& log) {
+  if (res.store_check.store_changed) std::cerr << "  note: " << res.store_check.reason << "\n";
+  if (res.records_relocated)
+    std::cerr << "  " << res.records_relocated << " records were found by id at another position than when the run changed them\n";
+  std::map<std::string_view, std::size_t> by_kind;
+  for (const auto& c : res.conflicts) ++by_kind[to_string(c.kind)];
+  std::size_t shown = 0;
+  for (const auto& c : res.conflicts) {
+    if (shown++ == 50) {
+      std::cerr << "  ... and " << (res.conflicts.size() - 50) << " more conflicts\n";
+      break;
+    }
+    std::cerr << "  conflict (" << to_string(c.kind) << "): " << c.id << " [" << c.idempotency_key << "]: " << c.reason << "\n";
+  }
+  if (res.complete()) return exit_ok;
+  std::cerr << "memhealth " << what << ": INCOMPLETE:";
+  for (const auto& [k, n] : by_kind) std::cerr << " " << n << " " << k << ",";
+  std::size_t left_alone = 0;
+  for (const auto& c : res.conflicts) left_alone += !c.overwritten;
+  std::cerr << " " << left_alone << " records left as they were";
+  if (res.log_problem)
+    std::cerr << "; the log stops at byte " << res.log_problem->offset << " of " << log.file_bytes << " ("
+              << to_string(res.log_problem->kind) << "): whatever came after it was not considered";
+  std::cerr << "; exit 3\n";
+  return exit_incomplete;
+}
+
 int run_rollback(const wal_io_options& o) {
   const auto log = load_wal(o.wal, o.force);
-  auto store = load_memory_store(o.store);
+  kept_lines damaged;
+  auto store = load_memory_store(o.store, 0, &damaged);
+  check_keepable(o.out, damaged);
   rollback_options ro;
   ro.force = o.force;
   const auto res = rollback(store, log, ro);
-  write_store(o.out, store);
-  std::cerr << "memhealth rollback: " << res.rolled_back.size() << " actions undone, " << res.records_restored
-            << " records restored, " << res.conflicts.size() << " conflicts -> " << o.out << "\n";
-  for (const auto& c : res.conflicts) std::cerr << "  conflict: " << c.id << ": " << c.reason << "\n";
-  return res.conflicts.empty() ? exit_ok : exit_findings;
+  write_store(o.out, store, damaged);
+  std::cerr << "memhealth rollback: runs in the log: " << log.runs() << "; " << res.rolled_back.size() << " actions undone, "
+            << res.records_restored << " records restored, " << res.already_restored << " already restored, "
+            << res.conflicts.size() << " conflicts -> " << o.out << "\n";
+  return report_undo("rollback", res, log);
 }
 
 int run_recover(const wal_io_options& o) {
   const auto log = load_wal(o.wal, o.force);
-  auto store = load_memory_store(o.store);
+  kept_lines damaged;
+  auto store = load_memory_store(o.store, 0, &damaged);
+  check_keepable(o.out, damaged);
   recover_options ro;
   ro.force = o.force;
   ro.open_actions = o.policy == "redo" ? open_action_policy::redo : open_action_policy::undo;
   const auto res = recover(store, log, ro);
-  write_store(o.out, store);
+  write_store(o.out, store, damaged);
   std::map<std::string_view, std::size_t> by;
   for (const auto& a : res.actions) ++by[to_string(a.status)];
   std::cerr << "memhealth recover: " << res.actions.size() << " logged actions (";
@@ -375,7 +441,7 @@ int run_recover(const wal_io_options& o) {
   for (const auto& [k, n] : by) std::cerr << (first ? "" : ", ") << k << " " << n, first = false;
   std::cerr << "), " << res.records_restored << " records restored, " << res.conflicts.size() << " conflicts -> "
             << o.out << "\n";
-  return res.conflicts.empty() ? exit_ok : exit_findings;
+  return report_undo("recover", res, log);
 }
 
 // ------------------------------------------------------------------------- diff
@@ -458,10 +524,60 @@ int run_wal_compact(const wal_compact_cli_options& o) {
 
 }  // namespace
 
+/// `memhealth wal verify RUN.wal [--format text|json]`: checks every frame (length, CRC-32C,
+/// payload, hash chain) and reports the first bad one. Exit 0 when every byte is a good frame, 1
+/// when the log has a torn or damaged tail or a broken chain, 2 when it is not a log.
+int run_wal_verify(const std::string& path, const std::string& format) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw error(error_code::io, path + ": is a directory, not a write-ahead log");
+  const auto log = read_wal_file(path);
+  if (!log.has_header())
+    throw error(error_code::parse, path + ": not a memhealth write-ahead log (no MHWAL1 header frame)");
+  std::size_t intents = 0, commits = 0, aborts = 0;
+  for (const auto& e : log.entries) {
+    intents += e.type == wal_frame_type::intent;
+    commits += e.type == wal_frame_type::commit;
+    aborts += e.type == wal_frame_type::abort;
+  }
+  if (format == "json") {
+    nlohmann::ordered_json j;
+    j["schema_version"] = 1;
+    j["wal"] = path;
+    j["ok"] = log.clean();
+    j["chained"] = log.chained;
+    j["bytes"] = log.file_bytes;
+    j["valid_bytes"] = log.valid_bytes;
+    j["frames"] = log.entries.size() + 1;
+    j["runs"] = log.runs();
+    j["intents"] = intents;
+    j["commits"] = commits;
+    j["aborts"] = aborts;
+    if (log.store) j["store"] = {{"path", log.store->path}, {"fingerprint", log.store->fingerprint}, {"records", log.store->records}};
+    if (log.problem)
+      j["problem"] = {{"offset", log.problem->offset},
+                      {"kind", std::string(to_string(log.problem->kind))},
+                      {"reason", log.problem->reason},
+                      {"valid_frames_follow", log.problem->valid_frames_follow}};
+    emit(j.dump(2), "");
+  } else {
+    std::cout << path << ": " << log.entries.size() + 1 << " good frames (runs " << log.runs() << ", intents " << intents << ", commits "
+              << commits << ", aborts " << aborts << "), " << log.valid_bytes << " of " << log.file_bytes
+              << " bytes; hash chain " << (log.chained ? "checked" : "absent (a log written before the chain existed)") << "\n";
+    if (log.store) std::cout << "  store: " << log.store->path << " (fingerprint " << log.store->fingerprint << ", " << log.store->records << " records)\n";
+    if (log.problem)
+      std::cout << "  FIRST BAD FRAME at byte " << log.problem->offset << ": " << to_string(log.problem->kind) << ": " << log.problem->reason
+                << (log.problem->valid_frames_follow ? " (frames that check out follow it: damage, not a torn append)" : " (a torn tail)")
+                << "\n";
+    else
+      std::cout << "  ok\n";
+  }
+  return log.clean() ? exit_ok : exit_findings;
+}
+
 /// `memhealth wal compact RUN.wal [--now T] [--retention 30d] [--allow-short-retention] [--dry-run]`.
 /// Registered by add_diff until main.cpp calls it directly.
 void add_wal(CLI::App& app, int& rc) {
-  auto* wal = app.add_subcommand("wal", "Write-ahead log maintenance (compact)");
+  auto* wal = app.add_subcommand("wal", "Write-ahead log maintenance (verify, compact)");
   wal->require_subcommand(1);
   auto o = std::make_shared<wal_compact_cli_options>();
   auto* cmd = wal->add_subcommand("compact", "Compact a log older than the retention (keeps what rollback needs)");
@@ -472,6 +588,11 @@ void add_wal(CLI::App& app, int& rc) {
   cmd->add_flag("--allow-short-retention", o->allow_short_retention, "Permit a retention below 30 days (prints a warning)");
   cmd->add_flag("--dry-run", o->dry_run, "Report what would be dropped; write nothing");
   cmd->callback([o, &rc] { rc = run_wal_compact(*o); });
+  auto v = std::make_shared<std::pair<std::string, std::string>>(std::string(), "text");
+  auto* ver = wal->add_subcommand("verify", "Check every frame of a log (checksums, hash chain); report the first bad one");
+  ver->add_option("wal", v->first, "The log (RUN.wal)")->required();
+  ver->add_option("--format", v->second, "Output format")->check(CLI::IsMember(text_json));
+  ver->callback([v, &rc] { rc = run_wal_verify(v->first, v->second); });
 }
 
 void add_plan(CLI::App& app, int& rc) {

@@ -1,7 +1,10 @@
 // memhealth: the command-line tool. Subcommands: import, stats, check, plan, apply, rollback,
 // recover, diff, wal, monitor, drift, gate, drill, tune.
-// Exit codes: 0 success; 1 done with something to act on (check: findings of warning or above, an
-// empty store; import: records with an empty id or content); 2 usage, unusable input or output.
+// Exit codes (cli.hpp): 0 success; 1 done with something to act on (check: findings of warning
+// or above, an empty store; diff: unexplained changes; import: records with an empty id or
+// content); 2 usage, unusable input or output; 3 incomplete (rollback/recover left work undone,
+// apply with failed actions); 4 apply ran nothing (suspended plan, approval needed); 5 the log or
+// store is locked by another memhealth process.
 #include <exception>
 #include <iostream>
 
@@ -44,7 +47,7 @@ int main(int argc, char** argv) {
     return memhealth::cli::exit_usage;
   } catch (const memhealth::error& e) {
     std::cerr << "memhealth: " << e.what() << "\n";
-    return memhealth::cli::exit_usage;
+    return e.code() == memhealth::error_code::busy ? memhealth::cli::exit_busy : memhealth::cli::exit_usage;
   } catch (const std::exception& e) {
     std::cerr << "memhealth: unexpected error: " << e.what() << "\n";
     return memhealth::cli::exit_usage;

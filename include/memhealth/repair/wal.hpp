@@ -15,12 +15,17 @@
 ///
 /// Every payload has `"type"` and `"seq"` (a number unique and increasing within the file). Types:
 /// - `"header"` — always the first frame: `{"type":"header","magic":"MHWAL1","version":1,`
-///   `"seq":0,"run":<run id of the creator>,"created_at":<ISO-8601 UTC>}`.
-/// - `"run_begin"` — `{"type","seq","run","started_at","actions":<actions in the plan>}`, one per
-///   executor run appended to the file.
+///   `"seq":0,"run":<run id of the creator>,"created_at":<ISO-8601 UTC>,"chain":"crc64",`
+///   `"store":{"path","fingerprint","records"}}`. `"store"` (store_identity.hpp) names the store
+///   the log was made for; `"chain"` says every later frame carries `"prev"` (below). Logs written
+///   before either existed lack them and are read as before (no store check, no chain check).
+/// - `"run_begin"` — `{"type","seq","run","started_at","actions":<actions in the plan>,"store"}`,
+///   one per executor run appended to the file.
 /// - `"intent"` — written and made durable **before** the store is touched:
 ///   `{"type","seq","run","action":<index in plan>,"idempotency_key","attempt":<1-based>,`
-///   `"records":[{"index":<store index>,"id","before":<record>,"after":<record>}, ...]}` where
+///   `"records":[{"index":<store index>,"id","key"?,"before":<record>,"after":<record>}, ...]}`:
+///   `"id"` is the record's identity (rollback and recovery find records by it), `"index"` only a
+///   hint, `"key"` the store's own key where it has one (`keyed_record_store`); where
 ///   each record is its image (record_image.hpp: for `memory_record` the canonical JSON object
 ///   of `append_json`, io/jsonl.hpp; a user's record type provides its own), so images are
 ///   byte-exact. Only records whose image changes are listed; they are applied in list order.
@@ -32,6 +37,21 @@
 ///
 /// Unknown extra keys are ignored by readers (forward compatible); unknown `type` values stop
 /// the reader like corruption does.
+///
+/// **Hash chain.** In a chained log every frame after the header carries `"prev"`: the
+/// CRC-64/XZ (checksum.hpp) of the previous frame's payload, 16 hex digits. Since that payload
+/// holds its own `"prev"`, each frame vouches for every frame before it: a frame removed,
+/// reordered, inserted or edited in the middle (even with its CRC-32C recomputed) breaks the
+/// chain at the next frame, which `read_wal` reports as `bad_chain` (`memhealth wal verify`).
+/// Threat model: the chain and the CRCs detect accidents and careless edits; they are not
+/// authentication. Whoever can write the file can rewrite the whole chain, and an edit of the
+/// last frame, or a cut of whole frames at the end, leaves no broken link (the run frames
+/// bracket each run, so a cut shows as a run without `run_end`). Keep logs where only the
+/// repair tool can write them, and copy them elsewhere when they must be trusted later.
+///
+/// **Locking.** A `wal_writer` holds an exclusive `flock` on the file while it is open: a second
+/// writer on the same log (another `apply`) waits up to `wal_writer_options::lock_timeout`, then
+/// fails with error(busy). Readers do not lock.
 ///
 /// **Torn or corrupt tail.** `read_wal` decodes frames from the start and stops at the first
 /// frame whose length field or payload runs past the end of the file, whose CRC does not match,
@@ -66,16 +86,21 @@
 #include <utility>
 #include <vector>
 
+#include <thread>
+
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "memhealth/config.hpp"
 #include "memhealth/io/detail_json_text.hpp"
+#include "memhealth/io/file_io.hpp"
 #include "memhealth/io/jsonl.hpp"
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/record/time.hpp"
 #include "memhealth/repair/checksum.hpp"
+#include "memhealth/repair/store_identity.hpp"
 
 namespace memhealth {
 
@@ -103,8 +128,9 @@ constexpr std::string_view to_string(wal_frame_type t) noexcept {
 /// `before`/`after` are those images decoded as `memory_record` for logs of `memory_record`
 /// stores; for another record type they stay default-constructed (use the JSON texts).
 struct wal_record_image {
-  std::size_t index = 0;    ///< store index
-  std::string id;           ///< record id (for reports; the index addresses the record)
+  std::size_t index = 0;    ///< store index when the action ran (a hint: records are found by `id`)
+  std::string id;           ///< record id: the record's identity for rollback and recovery
+  std::string key;          ///< the store's own key for the record (`keyed_record_store`), empty if none
   memory_record before;     ///< complete image before the action (embedding included), memory_record logs
   memory_record after;      ///< complete image after the action, memory_record logs
   std::string before_json;  ///< the before-image (exact bytes from the log)
@@ -123,6 +149,8 @@ struct wal_entry {
   int attempt = 0;                               ///< intent: 1-based attempt number
   std::string reason;                            ///< abort: why
   std::vector<wal_record_image> records;         ///< intent: the records it changes, in order
+  std::optional<store_identity> store;           ///< run_begin: the store of the run (chained logs)
+  std::string prev;                              ///< chained logs: CRC-64 of the previous frame's payload (16 hex)
   std::string payload;                           ///< the frame's JSON payload, verbatim
 };
 
@@ -133,11 +161,12 @@ enum class wal_problem_kind : std::uint8_t {
   bad_length,    ///< length 0 or above `wal_max_payload`
   bad_payload,   ///< the CRC matches but the payload is not a frame object memhealth understands
   bad_header,    ///< the first frame is not a version-1 header with magic "MHWAL1"
+  bad_chain,     ///< a chained log's frame does not carry the hash of the frame before it (a frame removed, reordered or edited)
 };
 
 /// Text of a problem kind ("truncated", "bad_checksum", ...).
 constexpr std::string_view to_string(wal_problem_kind k) noexcept {
-  constexpr std::string_view names[] = {"truncated", "bad_checksum", "bad_length", "bad_payload", "bad_header"};
+  constexpr std::string_view names[] = {"truncated", "bad_checksum", "bad_length", "bad_payload", "bad_header", "bad_chain"};
   return names[static_cast<int>(k)];
 }
 
@@ -154,12 +183,24 @@ struct wal_problem {
 struct wal_contents {
   std::string run;                     ///< run id from the header (empty if no valid header)
   std::string created_at;              ///< creation time from the header
+  std::optional<store_identity> store; ///< the store the log was made for (header `"store"`), if recorded
+  bool chained = false;                ///< the header declares the hash chain (every later frame was checked)
+  std::uint64_t chain_tail = 0;        ///< CRC-64 of the last good frame's payload (what the next frame's `prev` must be)
   std::vector<wal_entry> entries;      ///< frames after the header, in file order
   std::uint64_t valid_bytes = 0;       ///< bytes covered by good frames (header included)
   std::uint64_t file_bytes = 0;        ///< total bytes read
   std::optional<wal_problem> problem;  ///< set when reading stopped before `file_bytes`
   /// True when every byte decoded into good frames.
   [[nodiscard]] bool clean() const noexcept { return !problem.has_value(); }
+  /// True when the bytes begin with a valid header frame (a header-only log is a valid log with
+  /// zero runs; false for an empty file or one that is not a memhealth log).
+  [[nodiscard]] bool has_header() const noexcept { return valid_bytes > 0; }
+  /// Number of `run_begin` frames.
+  [[nodiscard]] std::size_t runs() const noexcept {
+    std::size_t n = 0;
+    for (const auto& e : entries) n += e.type == wal_frame_type::run_begin;
+    return n;
+  }
 };
 
 /// When the writer calls `fdatasync`.
@@ -225,8 +266,23 @@ inline std::string as_str(od::value v) {
 }
 
 // Decodes one payload into `e` (type, fields, images). Throws bad_frame.
+inline store_identity as_store(od::value v) {
+  od::object o;
+  if (v.get_object().get(o)) throw bad_frame{"store is not an object"};
+  store_identity id;
+  for (auto f : o) {
+    std::string_view k;
+    if (f.unescaped_key().get(k)) throw bad_frame{"bad key"};
+    if (k == "path") id.path = as_str(f.value());
+    else if (k == "fingerprint") id.fingerprint = as_str(f.value());
+    else if (k == "records") id.records = static_cast<std::size_t>(as_int(f.value()));
+  }
+  if (id.fingerprint.empty()) throw bad_frame{"store lacks a fingerprint"};
+  return id;
+}
+
 inline void decode_payload(std::string_view payload, wal_entry& e, std::string* magic, int* version,
-                           std::string* created) {
+                           std::string* created, std::string* chain = nullptr) {
   simdjson::padded_string buf(payload);
   od::parser parser;
   od::document doc;
@@ -266,6 +322,12 @@ inline void decode_payload(std::string_view payload, wal_entry& e, std::string* 
         *version = static_cast<int>(as_int(v));
       } else if (k == "created_at" && created) {
         *created = as_str(v);
+      } else if (k == "chain" && chain) {
+        *chain = as_str(v);
+      } else if (k == "prev") {
+        e.prev = as_str(v);
+      } else if (k == "store") {
+        e.store = as_store(v);
       } else if (k == "records") {
         od::array arr;
         if (v.get_array().get(arr)) throw bad_frame{"records is not an array"};
@@ -282,6 +344,8 @@ inline void decode_payload(std::string_view payload, wal_entry& e, std::string* 
               img.index = static_cast<std::size_t>(as_int(rv)), seen |= 1;
             } else if (rk == "id") {
               img.id = as_str(rv), seen |= 2;
+            } else if (rk == "key") {
+              img.key = as_str(rv);
             } else if (rk == "before" || rk == "after") {
               od::object io;
               std::string_view raw;
@@ -302,6 +366,21 @@ inline void decode_payload(std::string_view payload, wal_entry& e, std::string* 
     throw bad_frame{std::string("malformed payload: ") + ex.what()};
   }
   if (!have_type) throw bad_frame{"payload has no \"type\""};
+}
+
+// The payload of a chained frame with its "prev" link set to `prev` (writers put "prev" last).
+inline std::string relink(std::string_view payload, std::uint64_t prev) {
+  constexpr std::string_view tag = ",\"prev\":\"";
+  const std::size_t at = payload.rfind(tag);
+  std::string out;
+  if (at != std::string_view::npos && at + tag.size() + 16 + 2 == payload.size()) {
+    out = std::string(payload.substr(0, at));
+  } else {
+    out = std::string(payload.substr(0, payload.size() - 1));
+  }
+  kv(out, "prev", hex16(prev));
+  out.push_back('}');
+  return out;
 }
 
 // Checks whether a frame at `p` (with `n` bytes available) is whole and its CRC matches.
@@ -370,10 +449,10 @@ inline wal_contents read_wal(std::string_view bytes) {
     }
     wal_entry e;
     e.offset = pos;
-    std::string magic, created;
+    std::string magic, created, chain;
     int version = 0;
     try {
-      dw::decode_payload(payload, e, &magic, &version, &created);
+      dw::decode_payload(payload, e, &magic, &version, &created, &chain);
     } catch (const dw::bad_frame& b) {
       stop(wal_problem_kind::bad_payload, b.reason);
       break;
@@ -383,16 +462,31 @@ inline wal_contents read_wal(std::string_view bytes) {
         stop(wal_problem_kind::bad_header, "first frame is not a version-1 \"MHWAL1\" header");
         break;
       }
+      if (!chain.empty() && chain != "crc64") {
+        stop(wal_problem_kind::bad_header, "unknown hash chain \"" + chain + "\"");
+        break;
+      }
       header_seen = true;
       out.run = e.run;
       out.created_at = created;
+      out.store = e.store;
+      out.chained = !chain.empty();
     } else if (e.type == wal_frame_type::header) {
       stop(wal_problem_kind::bad_payload, "second header frame");
       break;
     } else {
+      if (out.chained && e.prev != hex16(out.chain_tail)) {
+        stop(wal_problem_kind::bad_chain, e.prev.empty() ? std::string("frame lacks \"prev\" in a chained log")
+                                                         : "frame's \"prev\" " + e.prev + " is not the hash of the frame before it (" +
+                                                               hex16(out.chain_tail) + "): a frame was removed, reordered or edited");
+        out.problem->valid_frames_follow = true;  // this frame itself checks out
+        out.problem->next_valid_offset = pos;
+        break;
+      }
       e.payload = std::string(payload);
       out.entries.push_back(std::move(e));
     }
+    out.chain_tail = crc64(payload);
     pos += wal_frame_overhead + len;
     out.valid_bytes = pos;
   }
@@ -409,76 +503,123 @@ inline wal_contents read_wal_file(const std::filesystem::path& path) {
   return read_wal(bytes);
 }
 
-/// Appends frames to a WAL file (see the file comment for format and durability).
+/// How a `wal_writer` opens its log.
+struct wal_writer_options {
+  wal_sync policy = wal_sync::per_batch;  ///< when to fdatasync
+  std::string run_id;                     ///< id of this run; empty = "run-<epoch ms>-<pid>"
+  /// The store this log is for (store_identity.hpp). A new log records it in its header; an
+  /// existing log whose header names a store with another fingerprint is refused (error
+  /// precondition). Empty: nothing recorded or checked (library use without a store check).
+  std::optional<store_identity> store;
+  /// How long to wait for another writer's lock on the file before failing with error(busy).
+  std::chrono::milliseconds lock_timeout{0};
+  /// The file system (io/file_io.hpp); null = `posix_file_io::instance()`. Tests pass a
+  /// simulated one to cut power or fail a write or sync at a chosen point. Must outlive the writer.
+  file_io* io = nullptr;
+};
+
+/// Appends frames to a WAL file (see the file comment for format, durability and locking).
 ///
 /// Opening a new or empty file writes the header frame (and syncs the file and its directory).
-/// Opening an existing WAL continues it: sequence numbers go on from the last good frame. A torn
-/// tail (a problem with no valid frame after it: an append that was never acknowledged) is cut
-/// off with `ftruncate`; corruption followed by valid frames throws, since appending after it
-/// would hide the later frames from every reader.
+/// Opening an existing WAL continues it: sequence numbers and the hash chain go on from the last
+/// good frame. A torn tail (a problem with no valid frame after it: an append that was never
+/// acknowledged) is cut off with `ftruncate`; corruption followed by valid frames throws, since
+/// appending after it would hide the later frames from every reader.
+/// Holds an exclusive `flock` on the file until closed. After a failed write or fdatasync the
+/// writer refuses every further append (error io): what reached the disk is unknown, so the run
+/// must stop and `recover` decide from what the log holds.
 /// Move-only; the destructor syncs (unless `wal_sync::none`) and closes. Not thread-safe.
 class wal_writer {
  public:
-  /// Opens (creating if needed) the WAL at `path`.
-  /// @param policy when to fdatasync (default `per_batch`).
-  /// @param run_id id of this run, written in run frames (and in the header of a new file);
-  ///        empty = "run-<epoch ms>-<pid>".
-  /// @throws memhealth::error(io) when the file cannot be opened, read, truncated or written;
-  ///         memhealth::error(schema) when the existing file is not a WAL or is corrupt before
-  ///         its last valid frame.
+  /// Opens (creating if needed) the WAL at `path` with the default options and `policy`/`run_id`.
+  /// @throws as the options constructor.
   explicit wal_writer(const std::filesystem::path& path, wal_sync policy = wal_sync::per_batch,
                       std::string run_id = {})
-      : path_(path), policy_(policy), run_(std::move(run_id)) {
+      : wal_writer(path, wal_writer_options{policy, std::move(run_id), std::nullopt, std::chrono::milliseconds{0}, nullptr}) {}
+
+  /// Opens (creating if needed) the WAL at `path`.
+  /// @throws memhealth::error(io) when the file cannot be opened, read, truncated or written;
+  ///         error(busy) when another process holds its lock past `opt.lock_timeout`;
+  ///         error(schema) when the existing file is not a WAL or is corrupt before its last valid
+  ///         frame; error(precondition) when it was made for another store (`opt.store`).
+  wal_writer(const std::filesystem::path& path, wal_writer_options opt)
+      : path_(path), policy_(opt.policy), run_(std::move(opt.run_id)), store_(std::move(opt.store)),
+        io_(opt.io ? opt.io : &posix_file_io::instance()) {
     if (run_.empty())
       run_ = "run-" + std::to_string(epoch_ms(make_timestamp(std::chrono::system_clock::now()))) + "-" +
              std::to_string(::getpid());
-    std::error_code ec;
-    const bool existed = std::filesystem::exists(path, ec) && std::filesystem::file_size(path, ec) > 0;
-    if (existed) {
-      const wal_contents c = read_wal_file(path);
-      if (c.problem && (c.problem->valid_frames_follow || c.valid_bytes == 0))
-        throw error(error_code::schema, "wal_writer: '" + path.string() + "' is not a clean WAL (" +
-                                            std::string(to_string(c.problem->kind)) + " at offset " +
-                                            std::to_string(c.problem->offset) + ": " + c.problem->reason +
-                                            "); recover and move it aside before appending");
-      if (!c.entries.empty()) next_seq_ = c.entries.back().seq + 1;
-      if (c.problem && ::truncate(path.c_str(), static_cast<off_t>(c.valid_bytes)) != 0)
-        throw error(error_code::io, "wal_writer: cannot cut the torn tail of '" + path.string() + "'");
-    }
-    fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    fd_ = io_->open_append(path);
     if (fd_ < 0) throw error(error_code::io, "wal_writer: cannot open '" + path.string() + "': " + std::strerror(errno));
-    if (!existed) {
-      std::string p = "{";
-      detail::wal::kv(p, "type", "header");
-      detail::wal::kv(p, "magic", wal_magic);
-      detail::wal::kv(p, "version", wal_format_version);
-      detail::wal::kv(p, "seq", 0);
-      detail::wal::kv(p, "run", run_);
-      detail::wal::kv(p, "created_at", detail::wal::now_text());
-      p.push_back('}');
-      append(p, true);
-      if (policy_ != wal_sync::none) sync_directory();
+    try {
+      lock(opt.lock_timeout);
+      const std::optional<std::string> bytes = io_->read_file(path);
+      if (!bytes && errno != ENOENT)
+        throw error(error_code::io, "wal_writer: cannot read '" + path.string() + "': " + std::strerror(errno));
+      const bool existed = bytes && !bytes->empty();
+      if (existed) {
+        const wal_contents c = read_wal(*bytes);
+        if (c.problem && (c.problem->valid_frames_follow || c.valid_bytes == 0))
+          throw error(error_code::schema, "wal_writer: '" + path.string() + "' is not a clean WAL (" +
+                                              std::string(to_string(c.problem->kind)) + " at offset " +
+                                              std::to_string(c.problem->offset) + ": " + c.problem->reason +
+                                              "); recover and move it aside before appending");
+        if (store_ && c.store && c.store->fingerprint != store_->fingerprint)
+          throw error(error_code::precondition,
+                      "wal_writer: '" + path.string() + "' was made for another store (" +
+                          (c.store->path.empty() ? std::string("fingerprint ") : c.store->path + ", fingerprint ") +
+                          c.store->fingerprint + ", " + std::to_string(c.store->records) + " records); this run's store " +
+                          (store_->path.empty() ? std::string() : store_->path + " ") + "has fingerprint " +
+                          store_->fingerprint + " (" + std::to_string(store_->records) +
+                          " records): use a new log for each store");
+        if (!c.entries.empty()) next_seq_ = c.entries.back().seq + 1;
+        chained_ = c.chained;
+        prev_ = c.chain_tail;
+        if (c.problem && io_->truncate(fd_, c.valid_bytes) != 0)
+          throw error(error_code::io, "wal_writer: cannot cut the torn tail of '" + path.string() + "'");
+      } else {
+        chained_ = true;
+        std::string p = "{";
+        detail::wal::kv(p, "type", "header");
+        detail::wal::kv(p, "magic", wal_magic);
+        detail::wal::kv(p, "version", wal_format_version);
+        detail::wal::kv(p, "seq", 0);
+        detail::wal::kv(p, "run", run_);
+        detail::wal::kv(p, "created_at", detail::wal::now_text());
+        detail::wal::kv(p, "chain", "crc64");
+        put_store(p);
+        p.push_back('}');
+        header_ = true;
+        append(p, true);
+        if (policy_ != wal_sync::none) sync_directory();
+      }
+    } catch (...) {
+      io_->close(fd_);
+      fd_ = -1;
+      throw;
     }
   }
   wal_writer(const wal_writer&) = delete;
   wal_writer& operator=(const wal_writer&) = delete;
   /// Move: the moved-from writer is closed.
   wal_writer(wal_writer&& o) noexcept
-      : path_(std::move(o.path_)), policy_(o.policy_), run_(std::move(o.run_)), fd_(std::exchange(o.fd_, -1)),
-        next_seq_(o.next_seq_), in_batch_(o.in_batch_), batch_(std::move(o.batch_)), lazy_(std::move(o.lazy_)), dirty_(o.dirty_),
-        bytes_(o.bytes_), syncs_(o.syncs_) {}
+      : path_(std::move(o.path_)), policy_(o.policy_), run_(std::move(o.run_)), store_(std::move(o.store_)),
+        io_(o.io_), fd_(std::exchange(o.fd_, -1)), next_seq_(o.next_seq_), in_batch_(o.in_batch_), batch_(std::move(o.batch_)),
+        lazy_(std::move(o.lazy_)), dirty_(o.dirty_), bytes_(o.bytes_), syncs_(o.syncs_), chained_(o.chained_),
+        prev_(o.prev_), failed_(o.failed_) {}
   wal_writer& operator=(wal_writer&&) = delete;
   /// Syncs pending frames (unless `wal_sync::none`; errors are swallowed here: call `sync()`
   /// first to see them) and closes the file.
   ~wal_writer() {
     if (fd_ < 0) return;
     try {
-      if (in_batch_) commit_batch();
-      flush();
-      if (dirty_ && policy_ != wal_sync::none) sync();
+      if (!failed_) {
+        if (in_batch_) commit_batch();
+        flush();
+        if (dirty_ && policy_ != wal_sync::none) sync();
+      }
     } catch (...) {
     }
-    ::close(fd_);
+    io_->close(fd_);  // releases the flock
   }
 
   /// The run id written in this writer's run frames.
@@ -494,6 +635,10 @@ class wal_writer {
   [[nodiscard]] std::uint64_t syncs() const noexcept { return syncs_; }
   /// True between `begin_batch()` and `commit_batch()`.
   [[nodiscard]] bool in_batch() const noexcept { return in_batch_; }
+  /// True once a write or fdatasync failed: every later append throws error(io).
+  [[nodiscard]] bool failed() const noexcept { return failed_; }
+  /// The store identity given when opening (written in run_begin frames), if any.
+  [[nodiscard]] const std::optional<store_identity>& store() const noexcept { return store_; }
 
   /// Starts a group commit: frames are buffered until `commit_batch()`.
   /// @throws memhealth::error(precondition) when a batch is already open.
@@ -519,8 +664,15 @@ class wal_writer {
   /// @throws memhealth::error(io).
   void sync() {
     flush();
-    if (::fdatasync(fd_) != 0)
-      throw error(error_code::io, "wal_writer: fdatasync failed on '" + path_.string() + "': " + std::strerror(errno));
+    check_usable();
+    if (io_->sync(fd_) != 0) {
+      // After a failed fsync the kernel may have dropped the dirty pages and cleared the error
+      // (the "fsyncgate" behaviour of Linux, PostgreSQL 2018): nothing written since the last
+      // good sync can be trusted, so this writer stops here.
+      failed_ = true;
+      throw error(error_code::io, "wal_writer: fdatasync failed on '" + path_.string() + "': " + std::strerror(errno) +
+                                      "; the log is not trusted after this point: stop and run recover");
+    }
     dirty_ = false;
     ++syncs_;
   }
@@ -531,18 +683,19 @@ class wal_writer {
   /// false`) are buffered and written ahead of the next write (under `each_frame`: written and
   /// synced at once). @throws memhealth::error(io) on write/sync failure.
   void append(std::string_view payload, bool durable) {
+    check_usable();
     if (in_batch_) {
-      append_wal_frame(batch_, payload);
+      encode(batch_, payload);
       return;
     }
     if (!durable && policy_ != wal_sync::each_frame) {
-      append_wal_frame(lazy_, payload);  // written with the next write, flush() or sync()
+      encode(lazy_, payload);  // written with the next write, flush() or sync()
       if (lazy_.size() >= lazy_limit) flush();
       return;
     }
     std::string frame = std::move(lazy_);
     lazy_.clear();
-    append_wal_frame(frame, payload);
+    encode(frame, payload);
     write_all(frame);
     if (policy_ != wal_sync::none) sync();
   }
@@ -564,6 +717,7 @@ class wal_writer {
     std::string p = start("run_begin");
     detail::wal::kv(p, "started_at", detail::wal::now_text());
     detail::wal::kv(p, "actions", static_cast<std::int64_t>(actions));
+    put_store(p);
     return finish(p, true);
   }
   /// Appends an intent for action `action` (plan index) with its images: each element of
@@ -584,6 +738,8 @@ class wal_writer {
       p.push_back('{');
       detail::wal::kv(p, "index", static_cast<std::int64_t>(r.index));
       detail::wal::kv(p, "id", r.id);
+      if constexpr (requires { r.key; })
+        if (!r.key.empty()) detail::wal::kv(p, "key", r.key);
       detail::wal::key(p, "before");
       p += r.before_json;
       detail::wal::key(p, "after");
@@ -630,6 +786,47 @@ class wal_writer {
     detail::wal::kv(p, "run", run_);
     return p;
   }
+  void put_store(std::string& p) const {
+    if (!store_) return;
+    detail::wal::key(p, "store");
+    p.push_back('{');
+    detail::wal::kv(p, "path", store_->path);
+    detail::wal::kv(p, "fingerprint", store_->fingerprint);
+    detail::wal::kv(p, "records", static_cast<std::int64_t>(store_->records));
+    p.push_back('}');
+  }
+  // Encodes a frame into `out`, linking it into the hash chain (frames are encoded in append
+  // order, which is file order: lazy and batched frames keep their order).
+  void encode(std::string& out, std::string_view payload) {
+    if (chained_ && !header_) {
+      const std::string linked = detail::wal::relink(payload, prev_);
+      append_wal_frame(out, linked);
+      prev_ = crc64(linked);
+    } else {
+      append_wal_frame(out, payload);
+      prev_ = crc64(payload);
+      header_ = false;
+    }
+  }
+  void check_usable() const {
+    if (failed_)
+      throw error(error_code::io, "wal_writer: an earlier write or fdatasync on '" + path_.string() +
+                                      "' failed; the log is not trusted after it: stop and run recover");
+  }
+  void lock(std::chrono::milliseconds timeout) {
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      if (io_->try_lock(fd_) == 0) return;
+      if (errno == EINTR) continue;
+      if (errno != EWOULDBLOCK)
+        throw error(error_code::io, "wal_writer: cannot lock '" + path_.string() + "': " + std::strerror(errno));
+      if (std::chrono::steady_clock::now() >= until)
+        throw error(error_code::busy, "wal_writer: '" + path_.string() +
+                                          "' is locked by another process (another apply, rollback or recover is "
+                                          "writing this log); wait for it to finish, or use another log");
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
   std::uint64_t finish(std::string& p, bool durable) {
     p.push_back('}');
     append(p, durable);
@@ -637,27 +834,25 @@ class wal_writer {
   }
   void write_all(std::string_view buf) {
     while (!buf.empty()) {
-      const ssize_t n = ::write(fd_, buf.data(), buf.size());
+      const ssize_t n = io_->write(fd_, buf.data(), buf.size());
       if (n < 0) {
         if (errno == EINTR) continue;
-        throw error(error_code::io, "wal_writer: write failed on '" + path_.string() + "': " + std::strerror(errno));
+        failed_ = true;
+        throw error(error_code::io, "wal_writer: write failed on '" + path_.string() + "': " + std::strerror(errno) +
+                                        "; the log is not trusted after this point: stop and run recover");
       }
       buf.remove_prefix(static_cast<std::size_t>(n));
       bytes_ += static_cast<std::uint64_t>(n);
     }
     dirty_ = true;
   }
-  void sync_directory() {
-    const auto dir = path_.has_parent_path() ? path_.parent_path() : std::filesystem::path(".");
-    const int d = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (d < 0) return;
-    (void)::fsync(d);
-    ::close(d);
-  }
+  void sync_directory() { io_->sync_directory(path_.has_parent_path() ? path_.parent_path() : std::filesystem::path(".")); }
 
   std::filesystem::path path_;
   wal_sync policy_;
   std::string run_;
+  std::optional<store_identity> store_;
+  file_io* io_ = nullptr;
   int fd_ = -1;
   std::uint64_t next_seq_ = 1;
   bool in_batch_ = false;
@@ -668,6 +863,10 @@ class wal_writer {
   std::uint64_t bytes_ = 0;
   std::uint64_t syncs_ = 0;
   std::uint64_t seq_of_pending_ = 0;
+  bool chained_ = false;    // frames carry "prev" (every log this writer creates; older logs stay unchained)
+  bool header_ = false;     // the next frame encoded is the header (it has no "prev")
+  std::uint64_t prev_ = 0;  // CRC-64 of the last frame encoded
+  bool failed_ = false;     // a write or fdatasync failed: no further appends
 };
 
 }  // namespace memhealth

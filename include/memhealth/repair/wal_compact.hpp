@@ -15,7 +15,8 @@
 /// It drops: **aborted** intents with their abort frames (their records were put back, so no
 /// rollback or recovery step uses them), commit/abort frames that close no intent or close one
 /// already closed (duplicates, superseded), and a **torn tail** (bytes after the last whole
-/// frame). Kept frames keep their payloads and sequence numbers verbatim (commits refer to their
+/// frame). Kept frames keep their payloads and sequence numbers verbatim (a chained log's `"prev"`
+/// links are recomputed over the kept frames, so the compacted log verifies) (commits refer to their
 /// intent's seq), so `rollback` from the compacted log gives the same store as from the original.
 ///
 /// **Old vectors.** A re-embedding's before-image is the retained old vector (action.hpp,
@@ -202,8 +203,10 @@ wal_compact_result compact_wal(const std::filesystem::path& path, utc_time now, 
     return res;
   }
 
-  // The compacted file: a fresh header, then the kept frames verbatim.
+  // The compacted file: a fresh header, then the kept frames verbatim (in a chained log, with
+  // their "prev" links recomputed over the frames kept).
   std::string out;
+  std::uint64_t prev = 0;
   {
     std::string p = "{";
     dw::kv(p, "type", "header");
@@ -214,13 +217,29 @@ wal_compact_result compact_wal(const std::filesystem::path& path, utc_time now, 
     dw::kv(p, "created_at", log.created_at);
     dw::kv(p, "compacted_at", format_timestamp(timestamp{now, 0}));
     dw::kv(p, "compacted_from_bytes", static_cast<std::int64_t>(bytes.size()));
+    if (log.chained) dw::kv(p, "chain", "crc64");
+    if (log.store) {
+      dw::key(p, "store");
+      p += "{";
+      dw::kv(p, "path", log.store->path);
+      dw::kv(p, "fingerprint", log.store->fingerprint);
+      dw::kv(p, "records", static_cast<std::int64_t>(log.store->records));
+      p += "}";
+    }
     p.push_back('}');
     append_wal_frame(out, p);
+    prev = crc64(p);
   }
   res.frames_after = 1;
   for (std::size_t k = 0; k < log.entries.size(); ++k)
     if (keep[k]) {
-      append_wal_frame(out, log.entries[k].payload);
+      if (log.chained) {  // the chain is rebuilt over the kept frames
+        const std::string linked = dw::relink(log.entries[k].payload, prev);
+        append_wal_frame(out, linked);
+        prev = crc64(linked);
+      } else {
+        append_wal_frame(out, log.entries[k].payload);
+      }
       ++res.frames_after;
     }
   res.torn_bytes_dropped = log.file_bytes - log.valid_bytes;

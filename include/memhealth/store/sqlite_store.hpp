@@ -469,6 +469,12 @@ class sqlite_store {
   [[nodiscard]] std::size_t size() const noexcept { return seq_.size(); }
   /// Embedding dimension d recorded at creation (0 = unknown).
   [[nodiscard]] std::size_t dimension() const noexcept { return dim_; }
+  /// The row's `seq` (its rowid) as decimal text: the store's own key for record i
+  /// (`keyed_record_store`, store.hpp; logged beside the id). @throws error(not_found) out of range.
+  [[nodiscard]] std::string store_key(std::size_t i) const {
+    if (i >= seq_.size()) throw error(error_code::not_found, "sqlite_store::store_key: index out of range");
+    return std::to_string(seq_[i]);
+  }
   /// Path of the database file.
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
   /// The underlying connection (for read-only SQL by the caller; do not write through it).

@@ -74,4 +74,15 @@ concept transactional_record_store = mutable_record_store<S> && requires(S& s) {
   s.rollback_action();
 };
 
+/// Optional capability: a key of the store's own for each record (SQLite's rowid, a primary key),
+/// stable while the record exists and independent of its position.
+/// - `s.store_key(i)`: the key of the record at index i, as text (empty = none).
+/// `apply_plan` writes it beside the record id in every image of the write-ahead log, and
+/// `rollback` and `recover` prefer the record with that key when several carry the same id; the
+/// id stays the identity (a record is never restored onto one with another id).
+template <class S>
+concept keyed_record_store = record_store<S> && requires(const S& s, std::size_t i) {
+  { s.store_key(i) } -> std::convertible_to<std::string>;
+};
+
 }  // namespace memhealth
