@@ -1185,14 +1185,15 @@ TEST_CASE("hash chain: a frame removed, reordered or edited (CRC recomputed) is 
   CHECK(read_wal_file(dir.path / "run.wal").clean());
 }
 
-TEST_CASE("wal_writer: after a failed write the writer refuses every later append") {
-  scratch_dir dir("failed");
-  // /dev/full fails every write with ENOSPC.
+TEST_CASE("wal_writer: a log path that is not a regular file is refused before anything is written") {
+  scratch_dir dir("notregular");
+  // /dev/full would fail every write (and read as endless zeros): it is refused up front.
   if (!fs::exists("/dev/full")) return;
   fs::create_symlink("/dev/full", dir.path / "full.wal");
   wal_writer_options o;
   o.policy = wal_sync::none;
-  CHECK_THROWS_WITH_AS(wal_writer(dir.path / "full.wal", o), doctest::Contains("not trusted after this point"), error);
+  CHECK_THROWS_WITH_AS(wal_writer(dir.path / "full.wal", o), doctest::Contains("cannot read"), error);
+  CHECK_THROWS_WITH_AS(wal_writer(dir.path, o), doctest::Contains("cannot open"), error);  // a directory
 }
 
 TEST_CASE("run ledger: give_back_run returns a run counted today, never below zero or on another day") {
@@ -1216,10 +1217,17 @@ TEST_CASE("run ledger: give_back_run returns a run counted today, never below ze
 
 namespace {
 
-// The m in 0..n for which `got` equals the store after the first m actions, or -1.
-int whole_prefix(const std::vector<std::string>& got, const store_t& original, const repair_plan& plan) {
-  for (std::size_t m = 0; m <= plan.actions.size(); ++m)
-    if (got == prefix_images(original, plan, m)) return static_cast<int>(m);
+// The stores after the first m actions, m = 0..n.
+std::vector<std::vector<std::string>> all_prefixes(const store_t& original, const repair_plan& plan) {
+  std::vector<std::vector<std::string>> out;
+  for (std::size_t m = 0; m <= plan.actions.size(); ++m) out.push_back(prefix_images(original, plan, m));
+  return out;
+}
+
+// The m for which `got` equals the store after the first m actions, or -1.
+int whole_prefix(const std::vector<std::string>& got, const std::vector<std::vector<std::string>>& prefixes) {
+  for (std::size_t m = 0; m < prefixes.size(); ++m)
+    if (got == prefixes[m]) return static_cast<int>(m);
   return -1;
 }
 
@@ -1236,8 +1244,9 @@ TEST_CASE("power loss: after any operation, with unsynced writes kept, dropped, 
   using test::sim_file_io;
   const store_t original = make_store(30);
   const repair_plan plan = test_plan(24);
+  const auto prefixes = all_prefixes(original, plan);
   std::size_t crashes = 0, with_problem = 0;
-  std::map<int, std::size_t> prefixes;
+  std::map<int, std::size_t> reached;
   for (wal_sync policy : {wal_sync::per_batch, wal_sync::each_frame}) {
     for (std::size_t batch : {std::size_t{1}, std::size_t{4}, std::size_t{16}}) {
       CAPTURE(static_cast<int>(policy));
@@ -1268,10 +1277,10 @@ TEST_CASE("power loss: after any operation, with unsynced writes kept, dropped, 
             store_t s = make_store(30);  // the store on disk is the one from before the run
             const auto rc = recover(s, log);
             CHECK(rc.conflicts.empty());
-            const int m = whole_prefix(images(s), original, plan);
+            const int m = whole_prefix(images(s), prefixes);
             CHECK(m >= 0);                                        // whole actions, in order
             CHECK(m >= static_cast<int>(committed_in(synced)));   // every durable commit kept
-            ++prefixes[m];
+            ++reached[m];
             ++crashes;
           }
         }
@@ -1279,15 +1288,16 @@ TEST_CASE("power loss: after any operation, with unsynced writes kept, dropped, 
     }
   }
   MESSAGE("power loss: " << crashes << " simulated crashes, " << with_problem << " of them leaving a torn or damaged log, "
-                         << prefixes.size() << " distinct recovered prefixes");
+                         << reached.size() << " distinct recovered prefixes");
   CHECK(crashes >= 1000);
-  CHECK(prefixes.size() == 25);  // every prefix 0..24 is reached somewhere
+  CHECK(reached.size() == 25);  // every prefix 0..24 is reached somewhere
 }
 
 TEST_CASE("I/O errors: a failed write or fdatasync stops the run with error(io); the log is not trusted again; recovery gives whole actions") {
   using test::sim_file_io;
   const store_t original = make_store(30);
   const repair_plan plan = test_plan(12);
+  const auto prefixes = all_prefixes(original, plan);
   // A clean run to count the writer's writes and syncs.
   sim_file_io probe;
   {
@@ -1336,13 +1346,13 @@ TEST_CASE("I/O errors: a failed write or fdatasync stops the run with error(io);
         const std::string written = io.after_power_loss("sim/run.wal", io.ops.size(), sim_file_io::loss::keep_all, rng);
         const auto rc = recover(s, read_wal(written));
         CHECK(rc.conflicts.empty());
-        CHECK(whole_prefix(images(s), original, plan) >= 0);
+        CHECK(whole_prefix(images(s), prefixes) >= 0);
         // Power lost right after the failure (a failed fsync may have dropped the dirty pages):
         // the store from before the run and what was synced also recover to whole actions.
         store_t from_disk = make_store(30);
         const std::string synced = io.after_power_loss("sim/run.wal", io.ops.size(), sim_file_io::loss::drop_unsynced, rng);
         CHECK(recover(from_disk, read_wal(synced)).conflicts.empty());
-        CHECK(whole_prefix(images(from_disk), original, plan) >= 0);
+        CHECK(whole_prefix(images(from_disk), prefixes) >= 0);
       }
     }
   }

@@ -429,7 +429,7 @@ inline memory_store<> load_memory_store(const std::string& path, std::size_t dim
                       " could not be parsed and would be lost if the store were written back; fix or remove "
                       "such lines first (memhealth check lists them)");
     kept_lines k;
-    const std::string text = detail::read_whole_file(path);
+    const std::string text = memhealth::detail::read_whole_file(path);
     std::size_t start = 0;
     while (start < text.size()) {
       std::size_t end = text.find('\n', start);

@@ -42,7 +42,7 @@
 #include "memhealth/detect/vocabulary.hpp"
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/record/traits.hpp"
-#include "memhealth/repair/executor.hpp"
+#include "memhealth/repair/rollback.hpp"
 #include "memhealth/repair/record_image.hpp"
 #include "memhealth/repair/wal.hpp"
 

@@ -45,7 +45,8 @@ class file_io {
   virtual int close(int handle) = 0;
   /// Makes the directory entry of a new file durable (`fsync` of the directory); best effort.
   virtual void sync_directory(const std::filesystem::path& dir) = 0;
-  /// The file's bytes, or nullopt when it does not exist (errno ENOENT) or cannot be read.
+  /// The file's bytes, or nullopt when it does not exist (errno ENOENT), is not a regular file
+  /// (EISDIR, EINVAL) or cannot be read.
   virtual std::optional<std::string> read_file(const std::filesystem::path& path) = 0;
 };
 
@@ -73,8 +74,13 @@ class posix_file_io final : public file_io {
   }
   std::optional<std::string> read_file(const std::filesystem::path& path) override {
     std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) {
+    const auto st = std::filesystem::status(path, ec);
+    if (std::filesystem::is_directory(st)) {
       errno = EISDIR;
+      return std::nullopt;
+    }
+    if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {  // a device or a pipe: never read it to the end
+      errno = EINVAL;
       return std::nullopt;
     }
     std::ifstream in(path, std::ios::binary);
