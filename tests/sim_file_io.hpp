@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <random>
@@ -84,44 +85,84 @@ class sim_file_io final : public file_io {
     return content_[it->second];
   }
 
-  /// The bytes of `path` as a disk would hold them had power been lost after the first `n` ops:
-  /// everything before the file's last sync among them survives; what was written after it
-  /// survives wholly (keep_all), not at all (drop_unsynced), up to a sector boundary (torn), or
-  /// sector by sector at random, the rest reading as zeros (reorder).
-  std::string after_power_loss(const std::filesystem::path& path, std::size_t n, loss how, std::mt19937& rng) const {
-    const int f = files_.at(path.string());
+  /// Records an operation that another layer performed on `path` (an SQLite VFS shim records
+  /// SQLite's writes, syncs and truncations here), so every file shares one timeline.
+  void record(const std::string& path, typename op::kind_t kind, std::uint64_t offset, std::string data = {}) {
+    auto it = files_.find(path);
+    if (it == files_.end()) it = files_.emplace(path, static_cast<int>(content_.size())).first, content_.emplace_back();
+    std::string& c = content_[it->second];
+    if (kind == op::write) {
+      if (c.size() < offset + data.size()) c.resize(offset + data.size(), '\0');
+      c.replace(offset, data.size(), data);
+    } else if (kind == op::truncate) {
+      c.resize(offset, '\0');
+    }
+    ops.push_back({kind, it->second, offset, std::move(data)});
+  }
+  /// True when `path` has a recorded operation.
+  bool knows(const std::string& path) const { return files_.count(path) > 0; }
+
+  /// The bytes of `path` as a disk would hold them had power been lost after the first `n` ops
+  /// (of every file): what the file held at its last sync among them survives; the writes and
+  /// truncations after that sync survive wholly (keep_all), not at all (drop_unsynced), in order
+  /// up to a point inside one write cut at a 512-byte sector boundary (torn), or sector by
+  /// sector at random (reorder). A sector that did not survive keeps its old bytes (zeros past
+  /// the old end of the file), as disks with power-safe overwrite do.
+  std::string after_power_loss(const std::string& path, std::size_t n, loss how, std::mt19937& rng) const {
+    auto fit = files_.find(path);
+    if (fit == files_.end()) return {};
+    const int f = fit->second;
     std::string durable, all;
+    std::vector<const op*> pending;
+    auto apply = [](std::string& img, const op& o, std::uint64_t from, std::uint64_t to) {  // bytes [from, to) of the op
+      if (o.kind == op::truncate) return img.resize(o.offset, '\0');
+      if (img.size() < o.offset + to) img.resize(o.offset + to, '\0');
+      img.replace(o.offset + from, to - from, o.data, from, to - from);
+    };
     for (std::size_t i = 0; i < n && i < ops.size(); ++i) {
       const op& o = ops[i];
       if (o.file != f) continue;
-      if (o.kind == op::write) all.replace(o.offset, o.data.size(), o.data);
-      if (o.kind == op::truncate) all.resize(o.offset);
-      if (o.kind == op::sync) durable = all;
+      if (o.kind == op::sync) {
+        durable = all;
+        pending.clear();
+        continue;
+      }
+      apply(all, o, 0, o.data.size());
+      pending.push_back(&o);
     }
-    constexpr std::size_t sector = 512;
+    constexpr std::uint64_t sector = 512;
     switch (how) {
       case loss::keep_all: return all;
       case loss::drop_unsynced: return durable;
       case loss::torn: {
-        if (all.size() <= durable.size()) return durable;
-        std::size_t cut = durable.size() + rng() % (all.size() - durable.size() + 1);
-        cut = std::max(durable.size(), cut / sector * sector);
-        return all.substr(0, cut);
+        std::string img = durable;
+        if (pending.empty()) return img;
+        const std::size_t j = rng() % pending.size();
+        for (std::size_t k = 0; k < j; ++k) apply(img, *pending[k], 0, pending[k]->data.size());
+        const op& o = *pending[j];
+        if (o.kind == op::truncate) return img;
+        // the first sectors of write j reach the disk (a cut at a sector boundary of the file)
+        const std::uint64_t end = o.offset + o.data.size();
+        const std::uint64_t first = (o.offset / sector + 1) * sector;
+        const std::uint64_t cuts = end > first ? (end - first) / sector + 1 : 1;
+        const std::uint64_t cut = std::min<std::uint64_t>(end, first + (rng() % cuts) * sector);
+        if (cut > o.offset && rng() % 4 != 0) apply(img, o, 0, cut - o.offset);
+        return img;
       }
       case loss::reorder: {
-        if (all.size() <= durable.size()) return durable;
-        std::string disk = all;
-        std::size_t end = durable.size();
-        for (std::size_t s = durable.size() / sector * sector; s < all.size(); s += sector) {
-          const std::size_t lo = std::max(s, durable.size()), hi = std::min(s + sector, all.size());
-          if (rng() % 2) {
-            end = hi;
-          } else {
-            for (std::size_t i = lo; i < hi; ++i) disk[i] = '\0';
+        std::string img = durable;
+        for (const op* o : pending) {
+          if (o->kind == op::truncate) {
+            if (rng() % 2) apply(img, *o, 0, 0);
+            continue;
+          }
+          for (std::uint64_t lo = 0; lo < o->data.size();) {
+            const std::uint64_t hi = std::min<std::uint64_t>(o->data.size(), ((o->offset + lo) / sector + 1) * sector - o->offset);
+            if (rng() % 2) apply(img, *o, lo, hi);
+            lo = hi;
           }
         }
-        disk.resize(end);
-        return disk;
+        return img;
       }
     }
     return all;
