@@ -1,0 +1,551 @@
+#pragma once
+/// @file plan_steps.hpp
+/// The steps of `make_plan` (planner.hpp): one member function per `plan_step` of the
+/// finding-kind table (plan_table.hpp), then the finishing steps (tier-1 actions and
+/// re-embedding batches, sort and de-duplication, the records-per-run budget, the blast-radius
+/// suspension), and the helpers they share. Internal: include planner.hpp and call `make_plan`.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "memhealth/detect/finding.hpp"
+#include "memhealth/detect/scope.hpp"
+#include "memhealth/detect/vocabulary.hpp"
+#include "memhealth/record/memory_record.hpp"
+#include "memhealth/record/time.hpp"
+#include "memhealth/record/traits.hpp"
+#include "memhealth/repair/action.hpp"
+#include "memhealth/repair/conflict_rules.hpp"
+#include "memhealth/repair/idempotency.hpp"
+#include "memhealth/repair/plan_table.hpp"
+#include "memhealth/store/store.hpp"
+#include "memhealth/text/normalize.hpp"
+
+namespace memhealth {
+
+// ---------------------------------------------------------------- planner internals
+
+namespace detail {
+
+inline const std::string* evidence_text(const finding& f, std::string_view key) {
+  const auto* v = f.evidence_of(key);
+  return v ? std::get_if<std::string>(v) : nullptr;
+}
+inline std::optional<double> evidence_number(const finding& f, std::string_view key) {
+  const auto* v = f.evidence_of(key);
+  if (!v) return std::nullopt;
+  if (const auto* d = std::get_if<double>(v)) return *d;
+  if (const auto* i = std::get_if<std::int64_t>(v)) return static_cast<double>(*i);
+  return std::nullopt;
+}
+inline bool evidence_flag(const finding& f, std::string_view key) {
+  const auto* v = f.evidence_of(key);
+  const bool* b = v ? std::get_if<bool>(v) : nullptr;
+  return b && *b;
+}
+inline std::vector<std::string> evidence_texts(const finding& f, std::string_view key) {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : f.evidence)
+    if (k == key)
+      if (const auto* s = std::get_if<std::string>(&v)) out.push_back(*s);
+  return out;
+}
+
+inline std::string join_ids(const std::vector<std::string>& ids, std::size_t max_listed = 16) {
+  std::string s;
+  for (std::size_t i = 0; i < ids.size() && i < max_listed; ++i) {
+    if (i) s += ' ';
+    s += ids[i];
+  }
+  if (ids.size() > max_listed) s += " ... (" + std::to_string(ids.size()) + " ids)";
+  return s;
+}
+
+inline std::string reason_of(const finding& f) {
+  std::string s = f.kind + ": " + join_ids(f.record_ids);
+  if (!f.detector.empty()) s += " (" + f.detector + ")";
+  return s;
+}
+
+inline std::string metadata_text(const metadata_value& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::monostate>) {
+          return "null";
+        } else if constexpr (std::is_same_v<T, bool>) {
+          return x ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, std::int64_t>) {
+          return std::to_string(x);
+        } else if constexpr (std::is_same_v<T, double>) {
+          char buf[32];
+          auto r = std::to_chars(buf, buf + sizeof buf, x);
+          return std::string(buf, r.ptr);
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          return x;
+        } else {
+          return x.text;
+        }
+      },
+      v);
+}
+
+template <class R>
+bool has_local_timestamp(const R& r) {
+  bool local = false;
+  auto check = [&](const std::optional<timestamp>& t) { local = local || (t && t->is_local()); };
+  if constexpr (field_created_at::available<const R>) check(field::created_at(r));
+  if constexpr (field_updated_at::available<const R>) check(field::updated_at(r));
+  if constexpr (field_last_accessed_at::available<const R>) check(field::last_accessed_at(r));
+  return local;
+}
+
+template <class S>
+std::string_view scope_at(const S& store, std::size_t i) {
+  using R = typename S::record_type;
+  if constexpr (scoped_record<R>)
+    return trim_scope(field::scope(store.record(i)));
+  else
+    return {};
+}
+
+inline repair_action new_action(std::string_view type, int tier, automation who, int priority) {
+  repair_action a;
+  a.type = std::string(type);
+  a.tier = tier;
+  a.automation = who;
+  a.priority = priority;
+  a.rollback_method = "restore_before_images";
+  return a;
+}
+
+template <class Op>
+void add_edit(repair_action& a, std::string_view id, Op op) {
+  record_edit e{std::string(id), record_edit_op(std::move(op))};
+  if (std::find(a.edits.begin(), a.edits.end(), e) == a.edits.end()) a.edits.push_back(std::move(e));
+}
+
+// Per-record tier-1 actions: several findings of one record and type become one action.
+struct tier1_table {
+  std::map<std::pair<std::string, std::string>, repair_action> by_type_and_id;
+
+  repair_action& get(std::string_view type, const std::string& id) {
+    auto [it, fresh] = by_type_and_id.try_emplace({std::string(type), id});
+    if (fresh) {
+      it->second = new_action(type, 1, automation::automatic, action_priority::tier1);
+      it->second.targets = {id};
+    }
+    return it->second;
+  }
+};
+
+template <class S>
+void finalize_action(const S& store, repair_action& a) {
+  std::set<std::string_view> ids;
+  for (const auto& e : a.edits) ids.insert(e.record_id);
+  std::set<std::string_view> scopes;
+  for (auto id : ids)
+    if (auto i = store.find(id)) {
+      const auto sc = scope_at(store, *i);
+      if (!sc.empty()) scopes.insert(sc);
+    }
+  a.blast.records = ids.size();
+  a.blast.scopes.assign(scopes.begin(), scopes.end());
+  a.idempotency_key = compute_idempotency_key(a);
+}
+
+}  // namespace detail
+
+namespace detail {
+
+inline repair_action new_action(const kind_plan_entry& e) {
+  return new_action(e.action, e.tier, e.automation, e.priority);
+}
+
+}  // namespace detail
+
+namespace detail {
+
+// One planning pass over a report: the state the steps share (`make_plan` builds one, feeds it
+// every finding with `add`, then calls `finish`), and one member function per step.
+template <class S, class Rules>
+class plan_builder {
+ public:
+  using R = typename S::record_type;
+  plan_builder(const S& s, const planner_options& o, const Rules& r) : store(s), opt(o), rules(r) {}
+
+  // Routes one finding to the step of its table row (`row`; nullptr: a kind with no row).
+  void add(const finding& f, const kind_plan_entry* row) {
+    if (row && row->step == plan_step::skip) return;
+    if (f.record_ids.empty()) {
+      deferred.push_back(f.kind + ": finding without record ids; not planned");
+      return;
+    }
+    if (!row) {
+      deferred.push_back("no repair planned for finding kind '" + f.kind + "': " + join_ids(f.record_ids));
+      return;
+    }
+    switch (row->step) {
+      case plan_step::skip: return;
+      case plan_step::merge: return step_merge(f, row);
+      case plan_step::conflict: return step_conflict(f, row);
+      case plan_step::downweight: return step_downweight(f, row);
+      case plan_step::fill_metadata: return step_fill_metadata(f, row);
+      case plan_step::set_pending: return step_set_pending(f, row);
+      case plan_step::normalize_times: return step_normalize_times(f, row);
+      case plan_step::drop_links: return step_drop_links(f, row);
+      case plan_step::archive: return step_archive(f, row);
+      case plan_step::reembed: return step_reembed(f, row);
+      case plan_step::review: return step_review(f, row);
+    }
+  }
+
+  // The steps after every finding was added, in order; returns the plan.
+  repair_plan finish() && {
+    collect_actions();
+    sort_and_dedupe();
+    apply_record_budget();
+    suspend_over_blast_radius();
+    return std::move(plan);
+  }
+
+ private:
+  // Merges a duplicate cluster into its first record (same scope only; a cross-scope cluster is refused with a note).
+  void step_merge(const finding& f, [[maybe_unused]] const kind_plan_entry* row) {
+    if (f.record_ids.size() < 2 || !locate(f, idx)) return;
+    const std::string_view scope0 = detail::scope_at(store, idx[0]);
+    bool same_scope = true;
+    for (std::size_t i : idx) same_scope = same_scope && detail::scope_at(store, i) == scope0;
+    if (!same_scope) {
+      std::string scopes;
+      for (std::size_t i : idx) scopes += (scopes.empty() ? "" : ", ") + std::string(detail::scope_at(store, i));
+      deferred.push_back("refused merge across scopes: " + detail::join_ids(f.record_ids) + " (scopes " + scopes + ")");
+      return;
+    }
+    const std::string& primary = f.record_ids[0];
+    const R& p = store.record(idx[0]);
+    const std::string p_norm = opt.normalizer(field::content(p));
+    repair_action a = detail::new_action(*row);
+    a.targets = f.record_ids;
+    a.reasons.push_back(detail::reason_of(f));
+    std::vector<std::string> notes;
+    for (std::size_t k = 1; k < idx.size(); ++k) {
+      const R& s = store.record(idx[k]);
+      const std::string& sid = f.record_ids[k];
+      if (sid == primary) continue;
+      if (opt.normalizer(field::content(s)) != p_norm)
+        notes.push_back("merged from " + sid + ": " + std::string(field::content(s)));
+      if constexpr (metadata_record<R>) {
+        using map_t = std::remove_cvref_t<decltype(field::metadata(p))>;
+        if constexpr (std::is_same_v<map_t, metadata_map>) {
+          if (opt.note_metadata_on_merge) {
+            const auto& pm = field::metadata(p);
+            for (const auto& [key, value] : field::metadata(s)) {
+              if (std::holds_alternative<std::monostate>(value) || pm.find(key) != pm.end()) continue;
+              notes.push_back("merged from " + sid + ": metadata " + key + "=" + detail::metadata_text(value));
+            }
+          }
+        }
+      }
+    }
+    if (!notes.empty()) detail::add_edit(a, primary, edit_append_notes{std::move(notes)});
+    for (std::size_t k = 1; k < idx.size(); ++k) {
+      const std::string& sid = f.record_ids[k];
+      if (sid == primary) continue;
+      detail::add_edit(a, sid, edit_set_duplicate_of{primary});
+      detail::add_edit(a, sid, edit_set_status{std::string(to_string(record_status::archived))});
+    }
+    actions.push_back(std::move(a));
+  }
+
+  // Decides a conflict pair by the rule chain; an undecided or needs_human pair goes to a person.
+  void step_conflict(const finding& f, [[maybe_unused]] const kind_plan_entry* row) {
+    if (f.record_ids.size() != 2 || !locate(f, idx)) {
+      if (f.record_ids.size() != 2) deferred.push_back("conflict: expected two record ids: " + detail::join_ids(f.record_ids));
+      return;
+    }
+    const bool needs_human = detail::evidence_flag(f, evidence_keys::needs_human);
+    rule_decision d;
+    d.rule_index = 0;
+    if (!needs_human) {
+      if constexpr (requires { rules.decide(store.record(idx[0]), store.record(idx[1])); })
+        d = rules.decide(store.record(idx[0]), store.record(idx[1]));
+      else
+        d.verdict = rules(store.record(idx[0]), store.record(idx[1]));
+    }
+    std::string reason = detail::reason_of(f);
+    if (const auto* why = detail::evidence_text(f, evidence_keys::reason)) reason += " reason=" + *why;
+    if (d.verdict == rule_verdict::undecided) {
+      repair_action a = detail::new_action(review_action);
+      a.targets = f.record_ids;
+      a.reasons.push_back(std::move(reason));
+      a.reasons.push_back(needs_human ? "needs a person (needs_human)" : "undecided by the conflict rules");
+      if (opt.review_sets_pending)
+        for (const auto& id : f.record_ids)
+          detail::add_edit(a, id, edit_set_status{std::string(to_string(record_status::pending_review))});
+      actions.push_back(std::move(a));
+    } else {
+      const bool a_wins = d.verdict == rule_verdict::winner_a;
+      const std::string& winner = f.record_ids[a_wins ? 0 : 1];
+      const std::string& loser = f.record_ids[a_wins ? 1 : 0];
+      repair_action a = detail::new_action(*row);
+      a.targets = {winner, loser};
+      a.reasons.push_back(std::move(reason));
+      std::string by = d.rule_name.empty() ? std::string("rule") : std::string(d.rule_name);
+      a.reasons.push_back("decided by " + by + ": " + winner + " wins");
+      detail::add_edit(a, winner, edit_add_supersedes{{loser}});
+      detail::add_edit(a, loser, edit_set_status{std::string(to_string(record_status::archived))});
+      actions.push_back(std::move(a));
+    }
+  }
+
+  // Down-weights stale records (never raises a weight).
+  void step_downweight(const finding& f, [[maybe_unused]] const kind_plan_entry* row) {
+    if (!locate(f, idx)) return;
+    double target = opt.weight_floor;
+    if (opt.stale_weight == stale_weight_mode::detector_weight) {
+      auto w = detail::evidence_number(f, evidence_keys::curve_weight);
+      if (!w) w = detail::evidence_number(f, evidence_keys::weight);
+      if (w && std::isfinite(*w)) target = std::max(*w, opt.weight_floor);
+    }
+    target = std::isfinite(target) ? std::clamp(target, 0.0, 1.0) : 0.0;
+    for (std::size_t k = 0; k < idx.size(); ++k) {
+      double current = 1.0;
+      if constexpr (weighted_record<R>)
+        if (auto w = field::effective_weight(store.record(idx[k]))) current = *w;
+      if (std::isfinite(current) && current <= target) continue;  // never raise a weight
+      repair_action a = detail::new_action(*row);
+      a.targets = {f.record_ids[k]};
+      a.reasons.push_back(detail::reason_of(f));
+      detail::add_edit(a, f.record_ids[k], edit_set_weight{target});
+      actions.push_back(std::move(a));
+    }
+  }
+
+  // Fills the configured defaults of missing metadata keys (one tier-1 action per record).
+  void step_fill_metadata(const finding& f, [[maybe_unused]] const kind_plan_entry* row) {
+    if (!locate(f, idx)) return;
+    const std::string& id = f.record_ids[0];
+    std::vector<std::pair<std::string, metadata_value>> fills;
+    for (const auto& key : detail::evidence_texts(f, evidence_keys::missing)) {
+      auto it = opt.metadata_defaults.find(key);
+      if (it == opt.metadata_defaults.end())
+        deferred.push_back("metadata_schema_violation " + id + ": no default configured for missing key '" + key + "'");
+      else
+        fills.emplace_back(key, it->second);
+    }
+    for (const auto& key : detail::evidence_texts(f, evidence_keys::wrong_type))
+      deferred.push_back("metadata_schema_violation " + id + ": key '" + key + "' has the wrong type; needs a person");
+    if (fills.empty()) return;
+    auto& a = tier1.get(row->action, id);
+    a.reasons.push_back(detail::reason_of(f));
+    for (auto& [key, value] : fills) detail::add_edit(a, id, edit_fill_metadata{key, value});
+  }
+
+  // Sets an illegal status to pending_review.
+  void step_set_pending(const finding& f, [[maybe_unused]] const kind_plan_entry* row) {
+    if (!locate(f, idx)) return;
+    auto& a = tier1.get(row->action, f.record_ids[0]);
+    a.reasons.push_back(detail::reason_of(f));
+    detail::add_edit(a, f.record_ids[0], edit_set_status{std::string(to_string(record_status::pending_review))});
+  }
+
+  // Normalises local timestamp offsets to UTC (the instants themselves need a person).
+  void step_normalize_times(const finding& f, [[maybe_unused]] const kind_plan_entry* row) {
+    if (!locate(f, idx)) return;
+    const std::string& id = f.record_ids[0];
+    const auto* problem = detail::evidence_text(f, evidence_keys::problem);
+    const std::string what = problem ? *problem : std::string("unknown problem");
+    if (detail::has_local_timestamp(store.record(idx[0]))) {
+      auto& a = tier1.get(row->action, id);
+      a.reasons.push_back(detail::reason_of(f) + " problem=" + what);
+      detail::add_edit(a, id, edit_normalize_timestamps{});
+      deferred.push_back("timestamp_inconsistent " + id + " (" + what +
+                         "): local offsets normalised to UTC, but the instants themselves need a person");
+    } else {
+      deferred.push_back("timestamp_inconsistent " + id + " (" + what + "): all timestamps are UTC; needs a person");
+    }
+  }
+
+  // Drops a dangling link, noting it in related_notes.
+  void step_drop_links(const finding& f, [[maybe_unused]] const kind_plan_entry* row) {
+    const std::string& id = f.record_ids[0];
+    if (!store.find(id)) {
+      deferred.push_back(f.kind + ": record '" + id + "' not found in the store; not planned");
+      return;
+    }
+    const auto* target = detail::evidence_text(f, evidence_keys::target);
+    if (!target) {
+      deferred.push_back("dangling_reference " + id + ": no target in evidence; not planned");
+      return;
+    }
+    const auto* fld = detail::evidence_text(f, evidence_keys::field);
+    auto& a = tier1.get(row->action, id);
+    a.reasons.push_back(detail::reason_of(f) + " -> " + *target);
+    detail::add_edit(a, id, edit_append_notes{{"dropped dangling link " + (fld ? *fld : std::string("link")) + " -> " + *target}});
+    detail::add_edit(a, id, edit_drop_links{{*target}});
+  }
+
+  // Archives a record merged into another but still active.
+  void step_archive(const finding& f, [[maybe_unused]] const kind_plan_entry* row) {
+    if (!locate(f, idx)) return;
+    auto& a = tier1.get(row->action, f.record_ids[0]);
+    a.reasons.push_back(detail::reason_of(f));
+    detail::add_edit(a, f.record_ids[0], edit_set_status{std::string(to_string(record_status::archived))});
+  }
+
+  // Queues records for the re-embedding batches (planned together by `collect_actions`).
+  void step_reembed(const finding& f, [[maybe_unused]] const kind_plan_entry* row) {
+    for (const auto& id : f.record_ids) {
+      if (!store.find(id)) {
+        deferred.push_back(f.kind + ": record '" + id + "' not found in the store; not planned");
+        continue;
+      }
+      reembed[id].push_back(f.kind);
+    }
+    if (f.kind == finding_kinds::mixed_embedding_version) {
+      const auto total = detail::evidence_number(f, evidence_keys::minority_count);
+      if (total && *total > static_cast<double>(f.record_ids.size()))
+        deferred.push_back("mixed_embedding_version: " + std::to_string(static_cast<std::int64_t>(*total)) +
+                           " minority records, " + std::to_string(f.record_ids.size()) +
+                           " listed in the finding; the rest are planned after the next detection run");
+    }
+  }
+
+  // Sends the finding's records to a person (tier 3).
+  void step_review(const finding& f, [[maybe_unused]] const kind_plan_entry* row) {
+    repair_action a = detail::new_action(*row);
+    a.targets = f.record_ids;
+    a.reasons.push_back(detail::reason_of(f));
+    if (!f.suggested_repair.empty()) a.reasons.push_back("suggested: " + f.suggested_repair);
+    actions.push_back(std::move(a));
+  }
+
+  // Tier-1 actions (one per type and record) and the re-embedding batches with their index rebuild.
+  void collect_actions() {
+    for (auto& [key, a] : tier1.by_type_and_id) actions.push_back(std::move(a));
+    {
+      const std::size_t batch = std::max<std::size_t>(1, opt.reembed_batch_size);
+      auto it = reembed.begin();
+      while (it != reembed.end()) {
+        repair_action a = detail::new_action(action_types::reembed, 3, automation::manual, action_priority::reembed);
+        for (std::size_t k = 0; k < batch && it != reembed.end(); ++k, ++it) {
+          a.targets.push_back(it->first);
+          auto& kinds_of = it->second;  // sorted and unique: independent of finding order
+          std::sort(kinds_of.begin(), kinds_of.end());
+          kinds_of.erase(std::unique(kinds_of.begin(), kinds_of.end()), kinds_of.end());
+          std::string why;
+          for (const auto& kd : kinds_of) why += (why.empty() ? "" : ", ") + kd;
+          a.reasons.push_back(it->first + ": " + why);
+          detail::add_edit(a, it->first, edit_replace_embedding{{}, opt.reembed_version});
+        }
+        actions.push_back(std::move(a));
+      }
+      if (!reembed.empty()) {  // the index holds the old vectors until it is rebuilt
+        repair_action a = detail::new_action(action_types::rebuild_index, 1, automation::automatic, action_priority::index_rebuild);
+        a.rollback_method = "rebuild_index_again";
+        for (const auto& [id, kinds_of] : reembed) a.targets.push_back(id);
+        a.reasons.push_back("re-embedding " + std::to_string(reembed.size()) +
+                            " records leaves the vector index inconsistent with the store until it is rebuilt");
+        actions.push_back(std::move(a));
+      }
+    }
+  }
+
+  // Blast radius and idempotency key of every action; execution order; duplicates dropped.
+  void sort_and_dedupe() {
+    for (auto& a : actions) finalize_action(store, a);
+    std::sort(actions.begin(), actions.end(), [](const repair_action& x, const repair_action& y) {
+      if (x.priority != y.priority) return x.priority > y.priority;
+      if (x.type != y.type) return x.type < y.type;
+      if (x.targets != y.targets) return x.targets < y.targets;
+      return x.idempotency_key < y.idempotency_key;
+    });
+    actions.erase(std::unique(actions.begin(), actions.end(),
+                              [](const repair_action& x, const repair_action& y) {
+                                return x.idempotency_key == y.idempotency_key && x.type == y.type && x.targets == y.targets;
+                              }),
+                  actions.end());
+  }
+
+  // max_records_per_run: actions are taken in order while their new records fit.
+  void apply_record_budget() {
+    std::size_t left_out = 0;
+    std::map<std::string, std::size_t> left_out_by_type;
+    constexpr std::size_t listed_limit = 100;
+    for (auto& a : actions) {
+      std::vector<std::string_view> fresh;
+      for (const auto& e : a.edits)
+        if (!used.count(e.record_id) && std::find(fresh.begin(), fresh.end(), e.record_id) == fresh.end())
+          fresh.push_back(e.record_id);
+      if (used.size() + fresh.size() > opt.max_records_per_run) {
+        if (left_out < listed_limit)
+          deferred.push_back("max_records_per_run " + std::to_string(opt.max_records_per_run) + ": deferred " + a.type +
+                             " " + detail::join_ids(a.targets, 4) + " [" + a.idempotency_key + "]");
+        ++left_out;
+        ++left_out_by_type[a.type];
+        continue;
+      }
+      for (auto id : fresh) used.emplace(id);
+      plan.actions.push_back(std::move(a));
+    }
+    if (left_out > 0) {
+      std::string by;
+      for (const auto& [t, n] : left_out_by_type) by += (by.empty() ? "" : ", ") + t + " " + std::to_string(n);
+      deferred.push_back("max_records_per_run " + std::to_string(opt.max_records_per_run) + ": " +
+                         std::to_string(left_out) + " actions deferred in total (" + by + ")");
+    }
+  }
+
+  // The whole plan is suspended when it edits more records than the blast-radius threshold.
+  void suspend_over_blast_radius() {
+    if (used.size() > opt.blast_radius_threshold) {
+      plan.suspended = true;
+      std::set<std::string_view> scopes;
+      for (const auto& a : plan.actions) scopes.insert(a.blast.scopes.begin(), a.blast.scopes.end());
+      plan.suspend_reason = "blast radius " + std::to_string(used.size()) + " records in " +
+                            std::to_string(scopes.size()) + " scopes exceeds the threshold of " +
+                            std::to_string(opt.blast_radius_threshold) + " records; approve the plan to run it";
+    }
+  }
+
+  // The records of `f`, by id; false (and a note) when one is not in the store.
+  bool locate(const finding& f, std::vector<std::size_t>& out) {
+    out.clear();
+    for (const auto& id : f.record_ids) {
+      auto i = store.find(id);
+      if (!i) {
+        deferred.push_back(f.kind + ": record '" + id + "' not found in the store; not planned");
+        return false;
+      }
+      out.push_back(*i);
+    }
+    return true;
+  }
+
+  const S& store;
+  const planner_options& opt;
+  const Rules& rules;
+  repair_plan plan;
+  std::vector<std::string>& deferred = plan.deferred;
+  std::vector<repair_action> actions;
+  tier1_table tier1;
+  std::map<std::string, std::vector<std::string>> reembed;  // id -> the kinds asking for it (ids sorted)
+  std::vector<std::size_t> idx;
+  std::set<std::string> used;  // records edited by the kept actions
+};
+
+}  // namespace detail
+
+}  // namespace memhealth
