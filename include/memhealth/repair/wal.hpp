@@ -605,7 +605,7 @@ class wal_writer {
       : path_(std::move(o.path_)), policy_(o.policy_), run_(std::move(o.run_)), store_(std::move(o.store_)),
         io_(o.io_), fd_(std::exchange(o.fd_, -1)), next_seq_(o.next_seq_), in_batch_(o.in_batch_), batch_(std::move(o.batch_)),
         lazy_(std::move(o.lazy_)), dirty_(o.dirty_), bytes_(o.bytes_), syncs_(o.syncs_), chained_(o.chained_),
-        prev_(o.prev_), failed_(o.failed_) {}
+        prev_(o.prev_), failed_(o.failed_), linked_(o.linked_) {}
   wal_writer& operator=(wal_writer&&) = delete;
   /// Syncs pending frames (unless `wal_sync::none`; errors are swallowed here: call `sync()`
   /// first to see them) and closes the file.
@@ -798,7 +798,11 @@ class wal_writer {
   // Encodes a frame into `out`, linking it into the hash chain (frames are encoded in append
   // order, which is file order: lazy and batched frames keep their order).
   void encode(std::string& out, std::string_view payload) {
-    if (chained_ && !header_) {
+    if (linked_) {  // built by finish(): "prev" is in place already
+      linked_ = false;
+      append_wal_frame(out, payload);
+      prev_ = crc64(payload);
+    } else if (chained_ && !header_) {
       const std::string linked = detail::wal::relink(payload, prev_);
       append_wal_frame(out, linked);
       prev_ = crc64(linked);
@@ -827,7 +831,13 @@ class wal_writer {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
+  // Closes a payload built by `start`, linking it into the chain in place (no copy: frames are
+  // encoded in append order, so `prev_` is the frame before this one), and appends it.
   std::uint64_t finish(std::string& p, bool durable) {
+    if (chained_) {
+      detail::wal::kv(p, "prev", hex16(prev_));
+      linked_ = true;
+    }
     p.push_back('}');
     append(p, durable);
     return seq_of_pending_;
@@ -867,6 +877,7 @@ class wal_writer {
   bool header_ = false;     // the next frame encoded is the header (it has no "prev")
   std::uint64_t prev_ = 0;  // CRC-64 of the last frame encoded
   bool failed_ = false;     // a write or fdatasync failed: no further appends
+  bool linked_ = false;     // the next frame encoded already carries its "prev" (set by finish)
 };
 
 }  // namespace memhealth
