@@ -1,7 +1,7 @@
 #pragma once
 /// @file checksum.hpp
-/// CRC-32C (Castagnoli), the checksum of write-ahead-log frames, and CRC-64/XZ, the link of the
-/// log's hash chain and the store fingerprint.
+/// CRC-32C (Castagnoli), the checksum of write-ahead-log frames and the link of their hash chain,
+/// and CRC-64/XZ, the store fingerprint (and the chain link of logs written before CRC-32C links).
 ///
 /// Parameters: polynomial 0x1EDC6F41 (reflected 0x82F63B78), initial value 0xFFFFFFFF, input and
 /// output reflected, final XOR 0xFFFFFFFF; check value `crc32c("123456789") == 0xE3069283`.

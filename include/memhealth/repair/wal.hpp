@@ -15,7 +15,7 @@
 ///
 /// Every payload has `"type"` and `"seq"` (a number unique and increasing within the file). Types:
 /// - `"header"` — always the first frame: `{"type":"header","magic":"MHWAL1","version":1,`
-///   `"seq":0,"run":<run id of the creator>,"created_at":<ISO-8601 UTC>,"chain":"crc64",`
+///   `"seq":0,"run":<run id of the creator>,"created_at":<ISO-8601 UTC>,"chain":"crc32c",`
 ///   `"store":{"path","fingerprint","records"}}`. `"store"` (store_identity.hpp) names the store
 ///   the log was made for; `"chain"` says every later frame carries `"prev"` (below). Logs written
 ///   before either existed lack them and are read as before (no store check, no chain check).
@@ -38,9 +38,11 @@
 /// Unknown extra keys are ignored by readers (forward compatible); unknown `type` values stop
 /// the reader like corruption does.
 ///
-/// **Hash chain.** In a chained log every frame after the header carries `"prev"`: the
-/// CRC-64/XZ (checksum.hpp) of the previous frame's payload, 16 hex digits. Since that payload
-/// holds its own `"prev"`, each frame vouches for every frame before it: a frame removed,
+/// **Hash chain.** In a chained log every frame after the header carries `"prev"`: the CRC-32C
+/// of the previous frame's payload (the checksum in that frame's header, so the chain costs no
+/// hashing), 8 hex digits. Since that payload holds its own `"prev"`, each frame vouches for every
+/// frame before it (a random edit escapes with probability 2^-32). Logs written with
+/// `"chain":"crc64"` (16 hex digits, CRC-64/XZ of the payload) are read too: a frame removed,
 /// reordered, inserted or edited in the middle (even with its CRC-32C recomputed) breaks the
 /// chain at the next frame, which `read_wal` reports as `bad_chain` (`memhealth wal verify`).
 /// Threat model: the chain and the CRCs detect accidents and careless edits; they are not
@@ -150,7 +152,7 @@ struct wal_entry {
   std::string reason;                            ///< abort: why
   std::vector<wal_record_image> records;         ///< intent: the records it changes, in order
   std::optional<store_identity> store;           ///< run_begin: the store of the run (chained logs)
-  std::string prev;                              ///< chained logs: CRC-64 of the previous frame's payload (16 hex)
+  std::string prev;                              ///< chained logs: the previous frame's link (CRC-32C, 8 hex; "crc64" logs: 16 hex)
   std::string payload;                           ///< the frame's JSON payload, verbatim
 };
 
@@ -185,7 +187,8 @@ struct wal_contents {
   std::string created_at;              ///< creation time from the header
   std::optional<store_identity> store; ///< the store the log was made for (header `"store"`), if recorded
   bool chained = false;                ///< the header declares the hash chain (every later frame was checked)
-  std::uint64_t chain_tail = 0;        ///< CRC-64 of the last good frame's payload (what the next frame's `prev` must be)
+  std::string chain;                   ///< the header's `"chain"`: "crc32c", "crc64" (older logs), or empty
+  std::uint64_t chain_tail = 0;        ///< link value of the last good frame (what the next frame's `prev` must name)
   std::vector<wal_entry> entries;      ///< frames after the header, in file order
   std::uint64_t valid_bytes = 0;       ///< bytes covered by good frames (header included)
   std::uint64_t file_bytes = 0;        ///< total bytes read
@@ -368,17 +371,27 @@ inline void decode_payload(std::string_view payload, wal_entry& e, std::string* 
   if (!have_type) throw bad_frame{"payload has no \"type\""};
 }
 
+// The link value of a frame in a chain of kind `chain` ("crc32c": the frame's CRC-32C, which
+// its header holds; "crc64": CRC-64/XZ of the payload), and its text in "prev".
+inline std::uint64_t link_value(std::string_view chain, std::string_view payload, std::uint32_t frame_crc) {
+  return chain == "crc64" ? crc64(payload) : frame_crc;
+}
+inline std::string link_text(std::string_view chain, std::uint64_t v) {
+  return chain == "crc64" ? hex16(v) : hex16(v).substr(8);
+}
+
 // The payload of a chained frame with its "prev" link set to `prev` (writers put "prev" last).
-inline std::string relink(std::string_view payload, std::uint64_t prev) {
+inline std::string relink(std::string_view payload, const std::string& prev) {
   constexpr std::string_view tag = ",\"prev\":\"";
   const std::size_t at = payload.rfind(tag);
   std::string out;
-  if (at != std::string_view::npos && at + tag.size() + 16 + 2 == payload.size()) {
+  if (at != std::string_view::npos && payload.size() >= at + tag.size() + 2 &&
+      payload.find('"', at + tag.size()) == payload.size() - 2) {
     out = std::string(payload.substr(0, at));
   } else {
     out = std::string(payload.substr(0, payload.size() - 1));
   }
-  kv(out, "prev", hex16(prev));
+  kv(out, "prev", prev);
   out.push_back('}');
   return out;
 }
@@ -396,12 +409,15 @@ inline bool frame_checks_out(const char* p, std::size_t n) noexcept {
 
 /// Encodes one frame: length, CRC-32C, payload. @pre 1 <= payload.size() <= wal_max_payload
 /// (else throws memhealth::error(invalid_argument)). @complexity O(payload size).
-inline void append_wal_frame(std::string& out, std::string_view payload) {
+/// @return the payload's CRC-32C (as written in the frame).
+inline std::uint32_t append_wal_frame(std::string& out, std::string_view payload) {
   if (payload.empty() || payload.size() > wal_max_payload)
     throw error(error_code::invalid_argument, "WAL frame payload must hold 1 byte to 1 GiB");
+  const std::uint32_t crc = crc32c(payload);
   detail::wal::put_u32(out, static_cast<std::uint32_t>(payload.size()));
-  detail::wal::put_u32(out, crc32c(payload));
+  detail::wal::put_u32(out, crc);
   out.append(payload);
+  return crc;
 }
 
 /// Decodes WAL bytes (see the file comment). Never throws on bad data: a problem stops decoding
@@ -462,7 +478,7 @@ inline wal_contents read_wal(std::string_view bytes) {
         stop(wal_problem_kind::bad_header, "first frame is not a version-1 \"MHWAL1\" header");
         break;
       }
-      if (!chain.empty() && chain != "crc64") {
+      if (!chain.empty() && chain != "crc32c" && chain != "crc64") {
         stop(wal_problem_kind::bad_header, "unknown hash chain \"" + chain + "\"");
         break;
       }
@@ -471,14 +487,15 @@ inline wal_contents read_wal(std::string_view bytes) {
       out.created_at = created;
       out.store = e.store;
       out.chained = !chain.empty();
+      out.chain = chain;
     } else if (e.type == wal_frame_type::header) {
       stop(wal_problem_kind::bad_payload, "second header frame");
       break;
     } else {
-      if (out.chained && e.prev != hex16(out.chain_tail)) {
+      if (out.chained && e.prev != dw::link_text(out.chain, out.chain_tail)) {
         stop(wal_problem_kind::bad_chain, e.prev.empty() ? std::string("frame lacks \"prev\" in a chained log")
                                                          : "frame's \"prev\" " + e.prev + " is not the hash of the frame before it (" +
-                                                               hex16(out.chain_tail) + "): a frame was removed, reordered or edited");
+                                                               dw::link_text(out.chain, out.chain_tail) + "): a frame was removed, reordered or edited");
         out.problem->valid_frames_follow = true;  // this frame itself checks out
         out.problem->next_valid_offset = pos;
         break;
@@ -486,7 +503,7 @@ inline wal_contents read_wal(std::string_view bytes) {
       e.payload = std::string(payload);
       out.entries.push_back(std::move(e));
     }
-    out.chain_tail = crc64(payload);
+    if (out.chained) out.chain_tail = dw::link_value(out.chain, payload, want);
     pos += wal_frame_overhead + len;
     out.valid_bytes = pos;
   }
@@ -573,11 +590,13 @@ class wal_writer {
                           " records): use a new log for each store");
         if (!c.entries.empty()) next_seq_ = c.entries.back().seq + 1;
         chained_ = c.chained;
+        chain_ = c.chain;
         prev_ = c.chain_tail;
         if (c.problem && io_->truncate(fd_, c.valid_bytes) != 0)
           throw error(error_code::io, "wal_writer: cannot cut the torn tail of '" + path.string() + "'");
       } else {
         chained_ = true;
+        chain_ = "crc32c";
         std::string p = "{";
         detail::wal::kv(p, "type", "header");
         detail::wal::kv(p, "magic", wal_magic);
@@ -585,7 +604,7 @@ class wal_writer {
         detail::wal::kv(p, "seq", 0);
         detail::wal::kv(p, "run", run_);
         detail::wal::kv(p, "created_at", detail::wal::now_text());
-        detail::wal::kv(p, "chain", "crc64");
+        detail::wal::kv(p, "chain", chain_);
         put_store(p);
         p.push_back('}');
         header_ = true;
@@ -605,7 +624,7 @@ class wal_writer {
       : path_(std::move(o.path_)), policy_(o.policy_), run_(std::move(o.run_)), store_(std::move(o.store_)),
         io_(o.io_), fd_(std::exchange(o.fd_, -1)), next_seq_(o.next_seq_), in_batch_(o.in_batch_), batch_(std::move(o.batch_)),
         lazy_(std::move(o.lazy_)), dirty_(o.dirty_), bytes_(o.bytes_), syncs_(o.syncs_), chained_(o.chained_),
-        prev_(o.prev_), failed_(o.failed_), linked_(o.linked_) {}
+        chain_(std::move(o.chain_)), prev_(o.prev_), failed_(o.failed_), linked_(o.linked_) {}
   wal_writer& operator=(wal_writer&&) = delete;
   /// Syncs pending frames (unless `wal_sync::none`; errors are swallowed here: call `sync()`
   /// first to see them) and closes the file.
@@ -800,15 +819,12 @@ class wal_writer {
   void encode(std::string& out, std::string_view payload) {
     if (linked_) {  // built by finish(): "prev" is in place already
       linked_ = false;
-      append_wal_frame(out, payload);
-      prev_ = crc64(payload);
+      prev_ = detail::wal::link_value(chain_, payload, append_wal_frame(out, payload));
     } else if (chained_ && !header_) {
-      const std::string linked = detail::wal::relink(payload, prev_);
-      append_wal_frame(out, linked);
-      prev_ = crc64(linked);
+      const std::string linked = detail::wal::relink(payload, detail::wal::link_text(chain_, prev_));
+      prev_ = detail::wal::link_value(chain_, linked, append_wal_frame(out, linked));
     } else {
-      append_wal_frame(out, payload);
-      prev_ = crc64(payload);
+      prev_ = detail::wal::link_value(chain_, payload, append_wal_frame(out, payload));
       header_ = false;
     }
   }
@@ -835,7 +851,7 @@ class wal_writer {
   // encoded in append order, so `prev_` is the frame before this one), and appends it.
   std::uint64_t finish(std::string& p, bool durable) {
     if (chained_) {
-      detail::wal::kv(p, "prev", hex16(prev_));
+      detail::wal::kv(p, "prev", detail::wal::link_text(chain_, prev_));
       linked_ = true;
     }
     p.push_back('}');
@@ -874,8 +890,9 @@ class wal_writer {
   std::uint64_t syncs_ = 0;
   std::uint64_t seq_of_pending_ = 0;
   bool chained_ = false;    // frames carry "prev" (every log this writer creates; older logs stay unchained)
+  std::string chain_;       // the chain's kind: "crc32c" (new logs) or "crc64" (older logs continued)
   bool header_ = false;     // the next frame encoded is the header (it has no "prev")
-  std::uint64_t prev_ = 0;  // CRC-64 of the last frame encoded
+  std::uint64_t prev_ = 0;  // link value of the last frame encoded
   bool failed_ = false;     // a write or fdatasync failed: no further appends
   bool linked_ = false;     // the next frame encoded already carries its "prev" (set by finish)
 };

@@ -217,7 +217,7 @@ wal_compact_result compact_wal(const std::filesystem::path& path, utc_time now, 
     dw::kv(p, "created_at", log.created_at);
     dw::kv(p, "compacted_at", format_timestamp(timestamp{now, 0}));
     dw::kv(p, "compacted_from_bytes", static_cast<std::int64_t>(bytes.size()));
-    if (log.chained) dw::kv(p, "chain", "crc64");
+    if (log.chained) dw::kv(p, "chain", log.chain);
     if (log.store) {
       dw::key(p, "store");
       p += "{";
@@ -227,16 +227,14 @@ wal_compact_result compact_wal(const std::filesystem::path& path, utc_time now, 
       p += "}";
     }
     p.push_back('}');
-    append_wal_frame(out, p);
-    prev = crc64(p);
+    prev = dw::link_value(log.chain, p, append_wal_frame(out, p));
   }
   res.frames_after = 1;
   for (std::size_t k = 0; k < log.entries.size(); ++k)
     if (keep[k]) {
       if (log.chained) {  // the chain is rebuilt over the kept frames
-        const std::string linked = dw::relink(log.entries[k].payload, prev);
-        append_wal_frame(out, linked);
-        prev = crc64(linked);
+        const std::string linked = dw::relink(log.entries[k].payload, dw::link_text(log.chain, prev));
+        prev = dw::link_value(log.chain, linked, append_wal_frame(out, linked));
       } else {
         append_wal_frame(out, log.entries[k].payload);
       }
