@@ -1358,3 +1358,50 @@ TEST_CASE("I/O errors: a failed write or fdatasync stops the run with error(io);
   }
   MESSAGE("I/O errors: " << failures << " runs with a failed write or fdatasync, each stopped with error(io) and recovered");
 }
+
+TEST_CASE("hash chain: logs chained with CRC-64 links (written before CRC-32C links) are read, checked and continued") {
+  scratch_dir dir("chain64");
+  // A header and a run_begin linked by hand the old way: "prev" = CRC-64/XZ of the previous payload.
+  const std::string header = R"({"type":"header","magic":"MHWAL1","version":1,"seq":0,"run":"old","created_at":"2026-12-01T00:00:00.000Z","chain":"crc64"})";
+  const std::string begin = R"({"type":"run_begin","seq":1,"run":"old","started_at":"2026-12-01T00:00:00.000Z","actions":0,"prev":")" +
+                            hex16(crc64(header)) + "\"}";
+  std::string bytes;
+  append_wal_frame(bytes, header);
+  append_wal_frame(bytes, begin);
+  auto log = read_wal(bytes);
+  CHECK(log.clean());
+  CHECK(log.chain == "crc64");
+  CHECK(log.runs() == 1);
+  // A wrong CRC-64 link is a broken chain.
+  std::string bad;
+  append_wal_frame(bad, header);
+  append_wal_frame(bad, R"({"type":"run_begin","seq":1,"run":"old","started_at":"x","actions":0,"prev":"0000000000000000"})");
+  const auto b = read_wal(bad);
+  REQUIRE(b.problem);
+  CHECK(b.problem->kind == wal_problem_kind::bad_chain);
+  // A writer continues such a log with CRC-64 links, and the result reads clean.
+  {
+    std::ofstream(dir.path / "old.wal", std::ios::binary) << bytes;
+    wal_writer w(dir.path / "old.wal", wal_sync::none, "new");
+    w.append_run_begin(0);
+    w.append_run_end(0, 0, 0, 0);
+  }
+  const auto cont = read_wal_file(dir.path / "old.wal");
+  CHECK(cont.clean());
+  CHECK(cont.chain == "crc64");
+  CHECK(cont.runs() == 2);
+  CHECK(cont.entries.back().prev.size() == 16);
+  // New logs link by CRC-32C: 8 hex digits naming the previous frame's checksum.
+  {
+    wal_writer w(dir.path / "new.wal", wal_sync::none, "n");
+    w.append_run_begin(0);
+  }
+  const std::string nb = slurp(dir.path / "new.wal");
+  const auto nl = read_wal(nb);
+  CHECK(nl.clean());
+  CHECK(nl.chain == "crc32c");
+  REQUIRE(nl.entries.size() == 1);
+  const auto* u = reinterpret_cast<const unsigned char*>(nb.data() + 4);  // the header frame's CRC-32C
+  const std::uint32_t header_crc = u[0] | u[1] << 8 | u[2] << 16 | std::uint32_t(u[3]) << 24;
+  CHECK(nl.entries[0].prev == hex16(header_crc).substr(8));
+}
