@@ -13,6 +13,7 @@
 #include "memhealth/io/import_locomo.hpp"
 #include "memhealth/io/import_mem0.hpp"
 #include "memhealth/io/import_prefeval.hpp"
+#include "memhealth/io/jsonl.hpp"
 #include "repair_test_support.hpp"
 #include "test_data.hpp"
 
@@ -361,6 +362,44 @@ TEST_CASE("import_mem0: JSONL layout") {
   CHECK(r.issues[3].field == "user_id");
   CHECK(r.issues[4].field == "metadata");
   for (const auto& i : r.issues) CHECK(i.file.find("export.jsonl") != std::string::npos);
+}
+
+// Found by fuzz/fuzz_import.cpp (libFuzzer): the exact input (after the importer-selecting first
+// byte). Duplicate keys were kept as two extra fields of one name; written back, that is one JSON
+// object with a key twice, and reading it dropped the second: the record changed on a round trip.
+TEST_CASE("import_mem0_text: fuzz regression: duplicate keys are not stored twice, the record round-trips") {
+  const std::string_view input =
+      "{\n \"results\": [\n  {\n   \"id\": \"m-1\",\n   \"memory\": \"Name is Bob\",\n   \"hash\": \"h1\",\n"
+      "   \"metadata\": {\n    \"big\": 18446744073709551615\n   },\n"
+      "   \"created_at\": \"2023-12-31T23:59:59.5+01:00\",\n   \"updated_at\": \"not ex\",\n"
+      "   \"created_at\": null,\n   \"updated_at\": null,\n   \"user_id\": \"bob\"\n  }\n ],\n \"relations\": []\n}";
+  const auto r = import_mem0_text(input, "fuzz.json");
+  REQUIRE(r.records.size() == 1);
+  const memory_record& m = r.records[0];
+  REQUIRE(m.extra.size() == 1);  // the unparseable updated_at, once
+  CHECK(m.extra[0] == extra_field{"updated_at", "\"not ex\""});
+  std::size_t duplicates = 0;
+  for (const auto& i : r.issues)
+    if (i.reason.find("duplicate key; the first value is used, this one is not stored: null") != std::string::npos) {
+      ++duplicates;
+      CHECK(i.record_kept);
+    }
+  CHECK(duplicates == 2);  // created_at and updated_at, each named in an issue
+  const std::string written = to_jsonl(r.records);
+  const auto back = parse_jsonl(written, "back.jsonl");
+  REQUIRE(back.issues.size() == 1);  // the unparseable time again, kept in extra; no duplicate field
+  CHECK(back.issues[0].field == "updated_at");
+  REQUIRE(back.records.size() == 1);
+  CHECK(to_jsonl(back.records) == written);
+  CHECK(back.records[0].extra == m.extra);
+
+  const auto md = import_mem0_text(R"({"id":"a","memory":"x","user_id":"u","metadata":{"k":1,"k":2}})");
+  REQUIRE(md.records.size() == 1);
+  CHECK(md.records[0].extra.empty());
+  CHECK(*meta<std::int64_t>(md.records[0], "k") == 1);
+  REQUIRE(md.issues.size() == 1);
+  CHECK(md.issues[0].field == "metadata.k");
+  CHECK(md.issues[0].reason.find("not stored: 2") != std::string::npos);
 }
 
 TEST_CASE("import_mem0_text: lone object, empty input, errors") {

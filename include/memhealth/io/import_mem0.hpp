@@ -29,8 +29,10 @@
 /// (`record_kept = false`). Kept with an issue: missing or non-string `id` / `memory`; a timestamp
 /// that does not parse (its text is kept as an extra field); no user_id, agent_id or run_id (empty
 /// scope, which the structural check reports as missing_scope); `metadata` that is not an object
-/// (kept as an extra field); an integer beyond int64 (stored as a double); duplicate keys (the
-/// first wins; later ones are kept as extra fields); a metadata key "mem0_hash" clashing with
+/// (kept as an extra field); an integer beyond int64 (stored as a double); duplicate keys, in the
+/// entry or in its metadata (the first wins; a later one is named in the issue with its value and
+/// not stored: a JSON object holds one value per name, so it could not be written back); a
+/// metadata key "mem0_hash" clashing with
 /// `hash` (the hash is then kept as an extra field "hash").
 /// `load_issue::line` is the 1-based line for JSONL and 0 for the array layouts, where
 /// `load_issue::field` starts with the entry's index ("[3].created_at").
@@ -144,8 +146,9 @@ struct mem0_importer {
       for (const auto& k : seen_keys) duplicate = duplicate || k == key;
       seen_keys.emplace_back(key);
       if (duplicate) {
-        issue(line, where + std::string(key), "duplicate key; the first value is used, this one kept as an extra field", true);
-        keep_extra(key, f.value);
+        issue(line, where + std::string(key),
+              "duplicate key; the first value is used, this one is not stored: " + simdjson::minify(f.value).substr(0, 80),
+              true);
         continue;
       }
       if (key == "id") {
@@ -174,14 +177,18 @@ struct mem0_importer {
       } else if (key == "metadata") {
         if (dom::object md; f.value.get_object().get(md) == simdjson::SUCCESS) {
           for (auto m : md) {
+            if (r.metadata.count(std::string(m.key))) {
+              issue(line, where + "metadata." + std::string(m.key),
+                    "duplicate metadata key; the first value is used, this one is not stored: " +
+                        simdjson::minify(m.value).substr(0, 80),
+                    true);
+              continue;
+            }
             bool lossy = false;
             auto v = mem0_metadata_value(m.value, lossy);
             if (lossy)
               issue(line, where + "metadata." + std::string(m.key), "integer beyond int64 stored as a number (double)", true);
-            if (!r.metadata.emplace(std::string(m.key), std::move(v)).second) {
-              issue(line, where + "metadata." + std::string(m.key), "duplicate metadata key; the first value is used, this one kept as an extra field", true);
-              keep_extra("metadata." + std::string(m.key), m.value);
-            }
+            r.metadata.emplace(std::string(m.key), std::move(v));
           }
         } else if (!f.value.is_null()) {
           issue(line, where + "metadata", "is not an object; kept as an extra field", true);
