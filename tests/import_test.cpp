@@ -402,6 +402,31 @@ TEST_CASE("import_mem0_text: fuzz regression: duplicate keys are not stored twic
   CHECK(md.issues[0].reason.find("not stored: 2") != std::string::npos);
 }
 
+// Found with fuzz/fuzz_import.cpp and a record-equality check: mem0 keys named like memhealth fields
+// the importer sets itself (scope, status, ...) were kept as extra fields of that name, which the
+// writer does not write once the typed field is set: "status":"deleted" vanished on the first write.
+TEST_CASE("import_mem0_text: fuzz regression: keys named like the fields the importer sets are kept as mem0_<key>") {
+  const auto r = import_mem0_text(R"([{"id":"a","memory":"x","user_id":"u","scope":"other","status":"deleted","mem0_status":"y"}])");
+  REQUIRE(r.records.size() == 1);
+  const memory_record& m = r.records[0];
+  CHECK(m.scope == "user:u");
+  CHECK(m.status == "active");
+  REQUIRE(m.extra.size() == 2);
+  CHECK(m.extra[0] == extra_field{"mem0_scope", "\"other\""});
+  CHECK(m.extra[1] == extra_field{"mem0_status", "\"deleted\""});
+  REQUIRE(r.issues.size() == 3);
+  CHECK(r.issues[0].field == "[0].scope");
+  CHECK(r.issues[1].field == "[0].status");
+  CHECK(r.issues[2].field == "[0].mem0_status");  // the name is taken: named in the issue, not stored
+  CHECK(r.issues[2].reason.find("not stored: \"y\"") != std::string::npos);
+  const std::string written = to_jsonl(r.records);
+  CHECK(written.find("\"mem0_status\":\"deleted\"") != std::string::npos);
+  const auto back = parse_jsonl(written, "back.jsonl");
+  REQUIRE(back.records.size() == 1);
+  CHECK(back.issues.empty());
+  CHECK(back.records[0] == m);
+}
+
 TEST_CASE("import_mem0_text: lone object, empty input, errors") {
   const auto one = import_mem0_text(R"({"id":"z","memory":"x","user_id":"u","hash":"q","metadata":{"mem0_hash":"other"}})");
   REQUIRE(one.records.size() == 1);

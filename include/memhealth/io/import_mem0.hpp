@@ -22,6 +22,7 @@
 /// | created_at, updated_at | ISO-8601 with offset, e.g. "2024-07-20T08:21:31.123456-07:00" (instant in UTC, offset kept, fraction truncated to ms); null = absent |
 /// | user_id, agent_id, run_id | scope "user:<u>/agent:<a>/run:<r>", only the parts present, in that order |
 /// | anything else (score, actor_id, role, categories, ...) | `extra`, in input order, minified |
+/// | content, source, scope, status, kind (memhealth fields the importer sets itself) | `extra` as `mem0_<key>`, with an issue |
 /// source "model_extracted", kind "fact", status "active" for every record.
 ///
 /// ## Issues (never fatal, the import keeps going)
@@ -204,8 +205,32 @@ struct mem0_importer {
         text_of(key, f.value, agent);
       } else if (key == "run_id") {
         text_of(key, f.value, run);
+      } else if (key == "content" || key == "source" || key == "scope" || key == "status" || key == "kind") {
+        // A memhealth field this importer sets itself: an extra field of that name would not be
+        // written (the typed value wins), so the value is kept under another name.
+        const std::string renamed = "mem0_" + std::string(key);
+        bool taken = false;
+        for (const auto& k : seen_keys) taken = taken || k == renamed;
+        for (const auto& e : r.extra) taken = taken || e.name == renamed;
+        if (taken) {
+          issue(line, where + std::string(key),
+                "is a memhealth record field set by the importer, and \"" + renamed + "\" is taken; not stored: " +
+                    simdjson::minify(f.value).substr(0, 80),
+                true);
+        } else {
+          issue(line, where + std::string(key),
+                "is a memhealth record field set by the importer; kept as the extra field \"" + renamed + "\"", true);
+          keep_extra(renamed, f.value);
+        }
       } else {
-        keep_extra(key, f.value);
+        bool taken = false;  // "mem0_scope" after a renamed "scope"
+        for (const auto& e : r.extra) taken = taken || e.name == key;
+        if (taken) {
+          issue(line, where + std::string(key),
+                "an extra field of this name is already kept; not stored: " + simdjson::minify(f.value).substr(0, 80), true);
+        } else {
+          keep_extra(key, f.value);
+        }
       }
     }
     if (!seen_id) issue(line, where + "id", "missing or empty id; record kept with an empty id", true);
