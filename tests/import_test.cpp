@@ -427,6 +427,48 @@ TEST_CASE("import_mem0_text: fuzz regression: keys named like the fields the imp
   CHECK(back.records[0] == m);
 }
 
+// Found by fuzz/fuzz_import.cpp (libFuzzer; the exact input after the importer-selecting byte, as
+// hex): "created_at": 774 was kept as an extra field "created_at", which memhealth's reader takes
+// as epoch milliseconds; and "supersedes"/"confidence": null became extras the reader drops. Write,
+// read and write did not give the same bytes. Such values are now kept as mem0_<key>.
+TEST_CASE("import_mem0_text: fuzz regression: values under memhealth field names round-trip as mem0_<key>") {
+  auto unhex = [](std::string_view h) {
+    std::string out;
+    for (std::size_t i = 0; i + 1 < h.size(); i += 2) out.push_back(static_cast<char>(std::stoi(std::string(h.substr(i, 2)), nullptr, 16)));
+    return out;
+  };
+  const std::string crash = unhex(
+      "7b2264223a20226a2d31222c20226d6513000000000000006d6f6320746f207065616e757473222c202268616964223a"
+      "20226361726f6c227d0a65227d0a7b2269647265617465645f6174223a2022323032343e30322d30315431303a31353a"
+      "30305a222c2022757064617465645f6174223a2022323032342d35542d31303030313a30303a30305a227d0a20696e20"
+      "4c6973626f6e222c2022757365725f6964223a202022222c20226d65746164617461226172226f6f7073222c20226372"
+      "65617465645f617422617465645f9f89223a2022323032342d35542d31303030313a30303a30302e302a303030312d30"
+      "383a3030222c2022757064617465645f6174223a206e756c6c2c20227573206e6f74206a736fdc0a0a7b226964223a20"
+      "226a3d2d33617a7a222c2022637265617465645f6174223a203737342c20226d656d6f7279223a20224c697665732069"
+      "6e204c6973626f343034382d30353f30315431303a30303a30305a227d0a");
+  REQUIRE(crash.size() == 366);
+  auto round_trips = [](const basic_load_result<memory_record>& r) {
+    const std::string w = to_jsonl(r.records);
+    const auto back = parse_jsonl(w, "back.jsonl");
+    REQUIRE(back.records.size() == r.records.size());
+    CHECK(to_jsonl(back.records) == w);
+    for (std::size_t i = 0; i < r.records.size(); ++i) CHECK(back.records[i].extra == r.records[i].extra);
+  };
+  const auto a = import_mem0_text(crash, "fuzz.jsonl");
+  REQUIRE(!a.records.empty());
+  round_trips(a);
+  const auto it = std::find_if(a.records.begin(), a.records.end(), [](const memory_record& m) { return m.id == "j=-3azz"; });
+  REQUIRE(it != a.records.end());
+  CHECK(!it->created_at);
+  CHECK(std::find(it->extra.begin(), it->extra.end(), extra_field{"mem0_created_at", "774"}) != it->extra.end());
+
+  const auto b = import_mem0_text(R"({"id":"x","memory":"m","user_id":"u","supersedes":null,"confidence":null,"related_ids":"r1"})");
+  REQUIRE(b.records.size() == 1);
+  round_trips(b);
+  CHECK(b.records[0].extra == std::vector<extra_field>{{"mem0_supersedes", "null"}, {"mem0_confidence", "null"}, {"mem0_related_ids", "\"r1\""}});
+  CHECK(b.records[0].links.related_ids.empty());
+}
+
 TEST_CASE("import_mem0_text: lone object, empty input, errors") {
   const auto one = import_mem0_text(R"({"id":"z","memory":"x","user_id":"u","hash":"q","metadata":{"mem0_hash":"other"}})");
   REQUIRE(one.records.size() == 1);
