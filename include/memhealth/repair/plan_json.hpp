@@ -422,7 +422,7 @@ repair_plan parse_plan(std::string_view text, std::string_view name = "<memory>"
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
     throw error(error_code::parse, "read_plan: '" + std::string(name) + "' is not JSON: " + e.what());
   }
   return plan_from_json(j);
