@@ -13,6 +13,7 @@
 #include "memhealth/io/import_locomo.hpp"
 #include "memhealth/io/import_mem0.hpp"
 #include "memhealth/io/import_prefeval.hpp"
+#include "memhealth/io/jsonl.hpp"
 #include "repair_test_support.hpp"
 #include "test_data.hpp"
 
@@ -361,6 +362,111 @@ TEST_CASE("import_mem0: JSONL layout") {
   CHECK(r.issues[3].field == "user_id");
   CHECK(r.issues[4].field == "metadata");
   for (const auto& i : r.issues) CHECK(i.file.find("export.jsonl") != std::string::npos);
+}
+
+// Found by fuzz/fuzz_import.cpp (libFuzzer): the exact input (after the importer-selecting first
+// byte). Duplicate keys were kept as two extra fields of one name; written back, that is one JSON
+// object with a key twice, and reading it dropped the second: the record changed on a round trip.
+TEST_CASE("import_mem0_text: fuzz regression: duplicate keys are not stored twice, the record round-trips") {
+  const std::string_view input =
+      "{\n \"results\": [\n  {\n   \"id\": \"m-1\",\n   \"memory\": \"Name is Bob\",\n   \"hash\": \"h1\",\n"
+      "   \"metadata\": {\n    \"big\": 18446744073709551615\n   },\n"
+      "   \"created_at\": \"2023-12-31T23:59:59.5+01:00\",\n   \"updated_at\": \"not ex\",\n"
+      "   \"created_at\": null,\n   \"updated_at\": null,\n   \"user_id\": \"bob\"\n  }\n ],\n \"relations\": []\n}";
+  const auto r = import_mem0_text(input, "fuzz.json");
+  REQUIRE(r.records.size() == 1);
+  const memory_record& m = r.records[0];
+  REQUIRE(m.extra.size() == 1);  // the unparseable updated_at, once
+  CHECK(m.extra[0] == extra_field{"updated_at", "\"not ex\""});
+  std::size_t duplicates = 0;
+  for (const auto& i : r.issues)
+    if (i.reason.find("duplicate key; the first value is used, this one is not stored: null") != std::string::npos) {
+      ++duplicates;
+      CHECK(i.record_kept);
+    }
+  CHECK(duplicates == 2);  // created_at and updated_at, each named in an issue
+  const std::string written = to_jsonl(r.records);
+  const auto back = parse_jsonl(written, "back.jsonl");
+  REQUIRE(back.issues.size() == 1);  // the unparseable time again, kept in extra; no duplicate field
+  CHECK(back.issues[0].field == "updated_at");
+  REQUIRE(back.records.size() == 1);
+  CHECK(to_jsonl(back.records) == written);
+  CHECK(back.records[0].extra == m.extra);
+
+  const auto md = import_mem0_text(R"({"id":"a","memory":"x","user_id":"u","metadata":{"k":1,"k":2}})");
+  REQUIRE(md.records.size() == 1);
+  CHECK(md.records[0].extra.empty());
+  CHECK(*meta<std::int64_t>(md.records[0], "k") == 1);
+  REQUIRE(md.issues.size() == 1);
+  CHECK(md.issues[0].field == "metadata.k");
+  CHECK(md.issues[0].reason.find("not stored: 2") != std::string::npos);
+}
+
+// Found with fuzz/fuzz_import.cpp and a record-equality check: mem0 keys named like memhealth fields
+// the importer sets itself (scope, status, ...) were kept as extra fields of that name, which the
+// writer does not write once the typed field is set: "status":"deleted" vanished on the first write.
+TEST_CASE("import_mem0_text: fuzz regression: keys named like the fields the importer sets are kept as mem0_<key>") {
+  const auto r = import_mem0_text(R"([{"id":"a","memory":"x","user_id":"u","scope":"other","status":"deleted","mem0_status":"y"}])");
+  REQUIRE(r.records.size() == 1);
+  const memory_record& m = r.records[0];
+  CHECK(m.scope == "user:u");
+  CHECK(m.status == "active");
+  REQUIRE(m.extra.size() == 2);
+  CHECK(m.extra[0] == extra_field{"mem0_scope", "\"other\""});
+  CHECK(m.extra[1] == extra_field{"mem0_status", "\"deleted\""});
+  REQUIRE(r.issues.size() == 3);
+  CHECK(r.issues[0].field == "[0].scope");
+  CHECK(r.issues[1].field == "[0].status");
+  CHECK(r.issues[2].field == "[0].mem0_status");  // the name is taken: named in the issue, not stored
+  CHECK(r.issues[2].reason.find("not stored: \"y\"") != std::string::npos);
+  const std::string written = to_jsonl(r.records);
+  CHECK(written.find("\"mem0_status\":\"deleted\"") != std::string::npos);
+  const auto back = parse_jsonl(written, "back.jsonl");
+  REQUIRE(back.records.size() == 1);
+  CHECK(back.issues.empty());
+  CHECK(back.records[0] == m);
+}
+
+// Found by fuzz/fuzz_import.cpp (libFuzzer; the exact input after the importer-selecting byte, as
+// hex): "created_at": 774 was kept as an extra field "created_at", which memhealth's reader takes
+// as epoch milliseconds; and "supersedes"/"confidence": null became extras the reader drops. Write,
+// read and write did not give the same bytes. Such values are now kept as mem0_<key>.
+TEST_CASE("import_mem0_text: fuzz regression: values under memhealth field names round-trip as mem0_<key>") {
+  auto unhex = [](std::string_view h) {
+    std::string out;
+    for (std::size_t i = 0; i + 1 < h.size(); i += 2) out.push_back(static_cast<char>(std::stoi(std::string(h.substr(i, 2)), nullptr, 16)));
+    return out;
+  };
+  const std::string crash = unhex(
+      "7b2264223a20226a2d31222c20226d6513000000000000006d6f6320746f207065616e757473222c202268616964223a"
+      "20226361726f6c227d0a65227d0a7b2269647265617465645f6174223a2022323032343e30322d30315431303a31353a"
+      "30305a222c2022757064617465645f6174223a2022323032342d35542d31303030313a30303a30305a227d0a20696e20"
+      "4c6973626f6e222c2022757365725f6964223a202022222c20226d65746164617461226172226f6f7073222c20226372"
+      "65617465645f617422617465645f9f89223a2022323032342d35542d31303030313a30303a30302e302a303030312d30"
+      "383a3030222c2022757064617465645f6174223a206e756c6c2c20227573206e6f74206a736fdc0a0a7b226964223a20"
+      "226a3d2d33617a7a222c2022637265617465645f6174223a203737342c20226d656d6f7279223a20224c697665732069"
+      "6e204c6973626f343034382d30353f30315431303a30303a30305a227d0a");
+  REQUIRE(crash.size() == 366);
+  auto round_trips = [](const basic_load_result<memory_record>& r) {
+    const std::string w = to_jsonl(r.records);
+    const auto back = parse_jsonl(w, "back.jsonl");
+    REQUIRE(back.records.size() == r.records.size());
+    CHECK(to_jsonl(back.records) == w);
+    for (std::size_t i = 0; i < r.records.size(); ++i) CHECK(back.records[i].extra == r.records[i].extra);
+  };
+  const auto a = import_mem0_text(crash, "fuzz.jsonl");
+  REQUIRE(!a.records.empty());
+  round_trips(a);
+  const auto it = std::find_if(a.records.begin(), a.records.end(), [](const memory_record& m) { return m.id == "j=-3azz"; });
+  REQUIRE(it != a.records.end());
+  CHECK(!it->created_at);
+  CHECK(std::find(it->extra.begin(), it->extra.end(), extra_field{"mem0_created_at", "774"}) != it->extra.end());
+
+  const auto b = import_mem0_text(R"({"id":"x","memory":"m","user_id":"u","supersedes":null,"confidence":null,"related_ids":"r1"})");
+  REQUIRE(b.records.size() == 1);
+  round_trips(b);
+  CHECK(b.records[0].extra == std::vector<extra_field>{{"mem0_supersedes", "null"}, {"mem0_confidence", "null"}, {"mem0_related_ids", "\"r1\""}});
+  CHECK(b.records[0].links.related_ids.empty());
 }
 
 TEST_CASE("import_mem0_text: lone object, empty input, errors") {

@@ -556,3 +556,25 @@ TEST_CASE("drift and the migration gate: empty samples are empty results, never 
   REQUIRE(g.findings.size() == 1);
   CHECK(g.findings[0].kind == finding_kinds::check_skipped);
 }
+
+// Found by fuzz/fuzz_events.cpp (libFuzzer): line 88 of its 38 KB input, verbatim. "type" (or
+// "feedback") that is not a string made nlohmann's json::value throw type_error 302 out of
+// parse_events_jsonl, which never throws for bad content. Now the line is skipped with an issue.
+TEST_CASE("parse_events_jsonl: fuzz regression: a type or feedback that is not a string is an issue, not a throw") {
+  const std::string text = std::string(R"({"type":[{"id":"mem-1041","similarity":0.769,"rank":1},{"id":"mem-1044","similarity":0.728,"rank":2},{"id":"mem-1038","similarity":0.697,"rank":3},{"id":"mem-1035","similarity":0.644,"rank":4},{"id":"mem-1046","similarity":0.594,"rank":5}]})") + "\n" +
+                           R"({"type":"feedback","time":"2024-07-14T10:00:00Z","feedback":{"k":1},"id":"m1"})" "\n" +
+                           R"({"type":"feedback","time":"2024-07-14T10:00:00Z","feedback":"accepted","id":"m1"})" "\n";
+  memhealth::event_load_result r;
+  REQUIRE_NOTHROW(r = memhealth::parse_events_jsonl(text, "fuzz.jsonl"));
+  CHECK(r.lines_read == 3);
+  CHECK(r.retrievals.empty());
+  REQUIRE(r.feedback.size() == 1);
+  CHECK(r.feedback[0].id == "m1");
+  REQUIRE(r.issues.size() == 2);
+  CHECK(r.issues[0].line == 1);
+  CHECK(r.issues[0].field == "type");
+  CHECK(!r.issues[0].record_kept);
+  CHECK(r.issues[1].line == 2);
+  CHECK(r.issues[1].field == "feedback");
+  CHECK(!r.issues[1].record_kept);
+}

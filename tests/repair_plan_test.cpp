@@ -866,3 +866,21 @@ TEST_CASE("vocabulary: every finding kind has one planner table row, and the nam
   CHECK(find_kind_plan(finding_kinds::embedding_zero_padded)->tier == 3);
   CHECK(find_kind_plan(finding_kinds::dangling_reference)->priority == 400);
 }
+
+// Found by fuzz/fuzz_plan.cpp (libFuzzer; the exact input "2.8e444"): nlohmann's parser throws
+// json::out_of_range (406, number overflow), not parse_error, for a number beyond double; it
+// escaped parse_plan / read_plan as a foreign exception. Now error(parse), like any text that is
+// not JSON.
+TEST_CASE("parse_plan: fuzz regression: a number beyond double is error(parse)") {
+  for (const char* text : {"2.8e444", R"({"schema_version": 1, "actions": [], "x": -1e999})"}) {
+    try {
+      (void)memhealth::parse_plan(text);
+      FAIL("expected memhealth::error");
+    } catch (const memhealth::error& e) {
+      CHECK(e.code() == memhealth::error_code::parse);
+      CHECK(std::string(e.what()).find("is not JSON") != std::string::npos);
+    }
+  }
+  const memhealth::repair_plan p = memhealth::parse_plan(R"({"schema_version": 1, "suspended": false, "suspend_reason": "", "deferred": [], "actions": []})");
+  CHECK(p.actions.empty());
+}

@@ -984,6 +984,75 @@ TEST_CASE("rollback and recover find records by id after inserts, deletes, re-so
   CHECK(edited_total > 50);
 }
 
+// Found by fuzz/fuzz_wal.cpp (libFuzzer), minimized: a frame whose CRC checks out but whose image
+// holds a malformed number (the fuzzer's token "-0.14305170.10206208", two floats run together).
+// read_wal keeps the raw image; rollback and recover threw error(parse) from decode_image halfway
+// through, after restoring other records, and returned nothing. Now that record is a bad_image
+// conflict, left alone (force too), and everything else is done.
+TEST_CASE("rollback and recover: fuzz regression: an image that does not decode is a bad_image conflict, not a throw") {
+  const std::string bad_before = R"({"id":"a","content":"x","embedding":[-0.14305170.10206208]})";
+  std::string log_bytes;
+  append_wal_frame(log_bytes, R"({"type":"header","magic":"MHWAL1","version":1,"seq":0,"run":"f","created_at":"t"})");
+  append_wal_frame(log_bytes, R"({"type":"run_begin","seq":1,"run":"f","started_at":"t","actions":3})");
+  append_wal_frame(log_bytes, R"({"type":"intent","seq":2,"run":"f","action":0,"idempotency_key":"k0","attempt":1,"records":[{"index":1,"id":"b","before":{"id":"b","content":"b0"},"after":{"id":"b","content":"b1"}}]})");
+  append_wal_frame(log_bytes, R"({"type":"commit","seq":3,"run":"f","intent":2,"action":0,"idempotency_key":"k0"})");
+  append_wal_frame(log_bytes, R"({"type":"intent","seq":4,"run":"f","action":1,"idempotency_key":"k1","attempt":1,"records":[{"index":0,"id":"a","before":)" +
+                                  bad_before + R"(,"after":{"id":"a","content":"y"}}]})");
+  append_wal_frame(log_bytes, R"({"type":"commit","seq":5,"run":"f","intent":4,"action":1,"idempotency_key":"k1"})");
+  append_wal_frame(log_bytes, R"({"type":"intent","seq":6,"run":"f","action":2,"idempotency_key":"k2","attempt":1,"records":[{"index":2,"id":"c","before":{"id":"c","content":"c0"},"after":{"id":"c","content":"c1"}}]})");
+  const wal_contents log = read_wal(log_bytes);
+  REQUIRE(log.clean());
+  REQUIRE(log.entries.size() == 6);
+  CHECK(log.entries[3].records[0].before_json == bad_before);
+  CHECK_THROWS_AS((void)decode_image<memory_record>(bad_before), error);
+
+  auto rec = [](std::string id, std::string content) {
+    memory_record r;
+    r.id = std::move(id);
+    r.content = std::move(content);
+    return r;
+  };
+  for (bool force : {false, true}) {  // after the run: a, b, c hold their after-images
+    auto s = store_t::from_records({rec("a", "y"), rec("b", "b1"), rec("c", "c1")});
+    rollback_options o;
+    o.force = force;
+    rollback_result r;
+    REQUIRE_NOTHROW(r = rollback(s, log, o));
+    CHECK(s.extract(0).content == "y");  // left alone: the log cannot give its before-image back
+    CHECK(s.extract(1).content == "b0");
+    CHECK(s.extract(2).content == "c0");
+    CHECK(r.records_restored == 2);
+    REQUIRE(r.conflicts.size() == 1);
+    CHECK(r.conflicts[0].id == "a");
+    CHECK(r.conflicts[0].kind == conflict_kind::bad_image);
+    CHECK(!r.conflicts[0].overwritten);
+    CHECK(to_string(conflict_kind::bad_image) == "bad_image");
+    CHECK(!r.complete());
+  }
+  {  // recovery: a's target is its after-image (committed), fine; undo of the open k2 on c
+    auto s = store_t::from_records({rec("a", "y"), rec("b", "b1"), rec("c", "c1")});
+    recover_result r;
+    REQUIRE_NOTHROW(r = recover(s, log));
+    CHECK(r.conflicts.empty());
+    CHECK(s.extract(2).content == "c0");
+  }
+  {  // a log that ends with k1 open: undoing it needs the bad before-image
+    const std::size_t cut = static_cast<std::size_t>(log.entries[4].offset);  // before k1's commit
+    const wal_contents open_log = read_wal(std::string_view(log_bytes).substr(0, cut));
+    auto s = store_t::from_records({rec("a", "y"), rec("b", "b1")});
+    recover_result r;
+    REQUIRE_NOTHROW(r = recover(s, open_log));
+    CHECK(s.extract(0).content == "y");
+    CHECK(s.extract(1).content == "b1");  // k0 committed
+    REQUIRE(r.conflicts.size() == 1);
+    CHECK(r.conflicts[0].id == "a");
+    CHECK(r.conflicts[0].kind == conflict_kind::bad_image);
+    REQUIRE(r.actions.size() == 2);
+    CHECK(r.actions[1].conflict);
+    CHECK(!r.complete());
+  }
+}
+
 TEST_CASE("rollback: a duplicate id inserted after the run is told apart by the image the log knows") {
   scratch_dir dir("dupid");
   store_t store = make_store(30);

@@ -22,25 +22,31 @@
 /// | created_at, updated_at | ISO-8601 with offset, e.g. "2024-07-20T08:21:31.123456-07:00" (instant in UTC, offset kept, fraction truncated to ms); null = absent |
 /// | user_id, agent_id, run_id | scope "user:<u>/agent:<a>/run:<r>", only the parts present, in that order |
 /// | anything else (score, actor_id, role, categories, ...) | `extra`, in input order, minified |
+/// | a memhealth record field name other than the above (content, scope, status, confidence, supersedes, ...) | `extra` as `mem0_<key>`, with an issue (under its own name it would be dropped on writing or read back with memhealth's meaning) |
 /// source "model_extracted", kind "fact", status "active" for every record.
 ///
 /// ## Issues (never fatal, the import keeps going)
 /// An entry that is not an object, or a JSONL line that is not JSON, is skipped
 /// (`record_kept = false`). Kept with an issue: missing or non-string `id` / `memory`; a timestamp
-/// that does not parse (its text is kept as an extra field); no user_id, agent_id or run_id (empty
+/// that does not parse (its text is kept as an extra field; a value that is not a string as
+/// `mem0_created_at` / `mem0_updated_at`); no user_id, agent_id or run_id (empty
 /// scope, which the structural check reports as missing_scope); `metadata` that is not an object
-/// (kept as an extra field); an integer beyond int64 (stored as a double); duplicate keys (the
-/// first wins; later ones are kept as extra fields); a metadata key "mem0_hash" clashing with
+/// (kept as an extra field); an integer beyond int64 (stored as a double); duplicate keys, in the
+/// entry or in its metadata (the first wins; a later one is named in the issue with its value and
+/// not stored: a JSON object holds one value per name, so it could not be written back); a
+/// metadata key "mem0_hash" clashing with
 /// `hash` (the hash is then kept as an extra field "hash").
 /// `load_issue::line` is the 1-based line for JSONL and 0 for the array layouts, where
 /// `load_issue::field` starts with the entry's index ("[3].created_at").
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -52,6 +58,7 @@
 #include "memhealth/io/import_sniff.hpp"
 #include "memhealth/io/read_file.hpp"
 #include "memhealth/io/load_issue.hpp"
+#include "memhealth/io/record_codec.hpp"
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/record/time.hpp"
 
@@ -106,7 +113,15 @@ struct mem0_importer {
     std::optional<std::string> user, agent, run;
     std::vector<std::string> seen_keys;
 
+    // One extra field per name (a JSON object holds one value per name): a second is named in an
+    // issue and not stored.
     auto keep_extra = [&](std::string_view key, dom::element v) {
+      for (const auto& e : r.extra)
+        if (e.name == key) {
+          issue(line, where + std::string(key),
+                "an extra field of this name is already kept; not stored: " + simdjson::minify(v).substr(0, 80), true);
+          return;
+        }
       r.extra.push_back(extra_field{std::string(key), simdjson::minify(v)});
     };
     auto text_of = [&](std::string_view key, dom::element v, std::optional<std::string>& out) {
@@ -132,10 +147,12 @@ struct mem0_importer {
           return;
         }
         issue(line, where + std::string(key), "\"" + std::string(s) + "\" is not an ISO-8601 date-time; kept as an extra field", true);
+        keep_extra(key, v);  // memhealth's reader keeps the same text in extra, too
       } else {
-        issue(line, where + std::string(key), "is not a string; kept as an extra field", true);
+        // Not under its own name: memhealth's reader would take a number as epoch milliseconds.
+        issue(line, where + std::string(key), "is not a string; kept as the extra field \"mem0_" + std::string(key) + "\"", true);
+        keep_extra("mem0_" + std::string(key), v);
       }
-      keep_extra(key, v);
     };
 
     for (auto f : obj) {
@@ -144,8 +161,9 @@ struct mem0_importer {
       for (const auto& k : seen_keys) duplicate = duplicate || k == key;
       seen_keys.emplace_back(key);
       if (duplicate) {
-        issue(line, where + std::string(key), "duplicate key; the first value is used, this one kept as an extra field", true);
-        keep_extra(key, f.value);
+        issue(line, where + std::string(key),
+              "duplicate key; the first value is used, this one is not stored: " + simdjson::minify(f.value).substr(0, 80),
+              true);
         continue;
       }
       if (key == "id") {
@@ -174,14 +192,18 @@ struct mem0_importer {
       } else if (key == "metadata") {
         if (dom::object md; f.value.get_object().get(md) == simdjson::SUCCESS) {
           for (auto m : md) {
+            if (r.metadata.count(std::string(m.key))) {
+              issue(line, where + "metadata." + std::string(m.key),
+                    "duplicate metadata key; the first value is used, this one is not stored: " +
+                        simdjson::minify(m.value).substr(0, 80),
+                    true);
+              continue;
+            }
             bool lossy = false;
             auto v = mem0_metadata_value(m.value, lossy);
             if (lossy)
               issue(line, where + "metadata." + std::string(m.key), "integer beyond int64 stored as a number (double)", true);
-            if (!r.metadata.emplace(std::string(m.key), std::move(v)).second) {
-              issue(line, where + "metadata." + std::string(m.key), "duplicate metadata key; the first value is used, this one kept as an extra field", true);
-              keep_extra("metadata." + std::string(m.key), m.value);
-            }
+            r.metadata.emplace(std::string(m.key), std::move(v));
           }
         } else if (!f.value.is_null()) {
           issue(line, where + "metadata", "is not an object; kept as an extra field", true);
@@ -197,6 +219,15 @@ struct mem0_importer {
         text_of(key, f.value, agent);
       } else if (key == "run_id") {
         text_of(key, f.value, run);
+      } else if (std::find(std::begin(detail::jsonl::key_names), std::end(detail::jsonl::key_names), key) !=
+                 std::end(detail::jsonl::key_names)) {
+        // A memhealth record field (scope, status, confidence, supersedes, ...): as an extra field
+        // of that name it would be dropped on writing (where the importer sets the typed field) or
+        // read back as that field with memhealth's meaning, so it is kept under another name.
+        const std::string renamed = "mem0_" + std::string(key);
+        issue(line, where + std::string(key), "is a memhealth record field name; kept as the extra field \"" + renamed + "\"",
+              true);
+        keep_extra(renamed, f.value);
       } else {
         keep_extra(key, f.value);
       }

@@ -127,7 +127,14 @@ event_load_result parse_events_jsonl(std::string_view text, std::string_view fil
       issue("", "not a JSON object", false);
       continue;
     }
-    const auto type = j.value("type", std::string{});
+    // A string member's text; another JSON value's text (cut), which names no known value.
+    // (json::value(key, std::string{}) throws type_error for a value that is not a string.)
+    auto text_of = [&j](const char* key) -> std::string {
+      const auto it = j.find(key);
+      if (it == j.end()) return {};
+      return it->is_string() ? it->get<std::string>() : it->dump().substr(0, 80);
+    };
+    const auto type = text_of("type");
     if (type != "retrieval" && type != "feedback") {
       issue("type", "unknown event type '" + type + "' (expected retrieval or feedback)", false);
       continue;
@@ -146,7 +153,7 @@ event_load_result parse_events_jsonl(std::string_view text, std::string_view fil
       feedback_event e;
       e.time = *t;
       e.partition = std::move(partition);
-      const auto fb = j.value("feedback", std::string{});
+      const auto fb = text_of("feedback");
       const auto k = parse_feedback_kind(fb);
       if (!k) {
         issue("feedback", "unknown feedback '" + fb + "' (memory_edited, memory_deleted, accepted, rejected)", false);

@@ -413,6 +413,21 @@ void write_plan(const std::string& path, const repair_plan& p) {
   atomic_write(path, plan_to_json(p).dump(2) + '\n');
 }
 
+/// Reads a plan from JSON text (the form `write_plan` writes). `name` is put into the message of
+/// a parse error (a file name, or "<memory>").
+/// @throws error(parse) for text that is not JSON or a bad field (with its JSON pointer);
+///         error(schema) for another schema_version. @complexity O(size of the text).
+template <class = void>  // deferred instantiation, see memhealth.hpp
+repair_plan parse_plan(std::string_view text, std::string_view name = "<memory>") {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
+    throw error(error_code::parse, "read_plan: '" + std::string(name) + "' is not JSON: " + e.what());
+  }
+  return plan_from_json(j);
+}
+
 /// Reads a plan written by `write_plan` (or any JSON of the same form).
 /// @throws error(io) when the file cannot be opened or is a directory; error(parse) for text that is not JSON or a
 /// bad field (with its JSON pointer); error(schema) for another schema_version.
@@ -424,13 +439,7 @@ repair_plan read_plan(const std::string& path) {
   if (!in) throw error(error_code::io, "read_plan: cannot open '" + path + "'");
   std::stringstream buf;
   buf << in.rdbuf();
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(buf.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    throw error(error_code::parse, "read_plan: '" + path + "' is not JSON: " + e.what());
-  }
-  return plan_from_json(j);
+  return parse_plan(buf.str(), path);
 }
 
 }  // namespace memhealth

@@ -11,7 +11,10 @@
 /// with another id, `force` included. A record the run changed that is now missing (deleted, or
 /// its id changed), ambiguous (several records now carry its id and none or several hold an image
 /// the log knows) or edited since is a `record_conflict` naming its id, and is left alone (an
-/// edited record is overwritten under `force`; a missing or ambiguous one never is).
+/// edited record is overwritten under `force`; a missing or ambiguous one never is). An image the
+/// log holds that does not decode as a record (`decode_image` fails: a damaged or foreign log
+/// whose frames still check out) is never written: that record is a `bad_image` conflict, left
+/// alone, and the rest goes on.
 ///
 /// **One store.** A log made by a writer that knew its store (`wal_writer_options::store`)
 /// records the store's identity (store_identity.hpp). `check_log_store` compares it with the store
@@ -89,11 +92,12 @@ enum class conflict_kind : std::uint8_t {
   changed,    ///< the record holds an image the log does not expect (edited since the action)
   missing,    ///< no record in the store carries the id (deleted, or its id changed, since the run)
   ambiguous,  ///< several records carry the id and the log cannot tell which one it changed
+  bad_image,  ///< the log's image to restore does not decode as a record (`decode_image` fails): a damaged or foreign log
 };
 
-/// Text of a conflict kind ("changed", "missing", "ambiguous").
+/// Text of a conflict kind ("changed", "missing", "ambiguous", "bad_image").
 constexpr std::string_view to_string(conflict_kind k) noexcept {
-  constexpr std::string_view names[] = {"changed", "missing", "ambiguous"};
+  constexpr std::string_view names[] = {"changed", "missing", "ambiguous", "bad_image"};
   return names[static_cast<int>(k)];
 }
 
@@ -171,6 +175,19 @@ class locator {
   const S& store_;
   std::unordered_map<std::string, std::vector<std::size_t>> by_id_;
 };
+
+// The record an image of the log holds, or nullopt when it does not decode (decode_image throws
+// error(parse) for bytes that are not one record: a CRC-valid frame can still hold a damaged or
+// foreign image).
+template <class R>
+std::optional<R> try_decode(std::string_view image) {
+  try {
+    return decode_image<R>(image);
+  } catch (const error& e) {
+    if (e.code() != error_code::parse) throw;
+    return std::nullopt;
+  }
+}
 
 }  // namespace detail::undo
 
@@ -304,12 +321,18 @@ rollback_result rollback(S& store, const wal_contents& log, const rollback_optio
                                    conflict_kind::changed, opt.force});
           if (!opt.force) continue;
         }
+        std::optional<R> back = detail::undo::try_decode<R>(r->before_json);
+        if (!back) {  // never write what the log cannot give back whole
+          res.conflicts.push_back({i, r->id, in.idempotency_key, "the log's before-image does not decode; left alone",
+                                   conflict_kind::bad_image, false});
+          continue;
+        }
         detail::exec::image<R> m;
         m.index = i;
         m.id = r->id;
         m.key = r->key;
         m.before = std::move(cur);
-        m.after = decode_image<R>(r->before_json);
+        m.after = std::move(*back);
         m.before_json = std::move(cur_json);
         m.after_json = r->before_json;
         todo.push_back(std::move(m));
@@ -459,7 +482,14 @@ recover_result recover(S& store, const wal_contents& log, const recover_options&
           continue;
         }
       }
-      store.restore(index, decode_image<R>(want));
+      std::optional<R> image = detail::undo::try_decode<R>(want);
+      if (!image) {  // never write what the log cannot give back whole
+        res.conflicts.push_back({index, id, key, "the log's target image does not decode; left alone",
+                                 conflict_kind::bad_image, false});
+        for (const auto& s : chain) conflicted[s.act] = true;
+        continue;
+      }
+      store.restore(index, *image);
       ++res.records_restored;
     }
     tx.commit();

@@ -56,7 +56,7 @@ run_budget_state load_run_ledger(const std::filesystem::path& path) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(buf.str());
-  } catch (const nlohmann::json::parse_error&) {
+  } catch (const nlohmann::json::exception&) {  // parse_error, and out_of_range for a number like 1e999
     throw error(error_code::parse, "run ledger '" + path.string() + "' is not JSON; fix or remove it");
   }
   if (!j.is_object() || !j.contains("day") || !j["day"].is_number_integer() || !j.contains("count") ||

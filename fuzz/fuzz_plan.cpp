@@ -1,0 +1,20 @@
+// libFuzzer target: the repair plan reader (parse_plan, repair/plan_json.hpp).
+// Documented: error(parse) or error(schema) for bad input, nothing else; a plan read round-trips
+// exactly through plan_to_json.
+#include <cstddef>
+#include <cstdint>
+
+#include "fuzz_support.hpp"
+#include "memhealth/repair/plan_json.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  namespace mh = memhealth;
+  try {
+    const mh::repair_plan p = mh::parse_plan(memhealth_fuzz::text(data, size));
+    const auto j = mh::plan_to_json(p);
+    MEMHEALTH_FUZZ_CHECK(mh::plan_to_json(mh::plan_from_json(j)) == j);
+  } catch (const mh::error& e) {
+    MEMHEALTH_FUZZ_CHECK(e.code() == mh::error_code::parse || e.code() == mh::error_code::schema);
+  }
+  return 0;
+}

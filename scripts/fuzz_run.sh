@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (preset `fuzz`: clang++, ASan+UBSan, fuzz/), makes their seed
+# corpora (scripts/fuzz_seeds.sh) and runs each target for SECONDS (default 20), one after the
+# other. Fails (non-zero) when any target reports a crash, a sanitizer error, a leak, a timeout
+# (-timeout=10 per input) or an out-of-memory (-rss_limit_mb=2048); the input that did it is
+# kept as build/fuzz/artifacts/<target>-crash-* (or leak-, timeout-, oom-) and the log as
+# build/fuzz/logs/<target>.log. Prints per target: executions, exec/s, corpus size, coverage.
+#
+# usage: scripts/fuzz_run.sh [SECONDS] [TARGET...]    (targets: jsonl wal plan events import schema)
+# Reproduce a finding: build/fuzz/fuzz/fuzz_<target> build/fuzz/artifacts/<target>-crash-<sha1>
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+seconds="${1:-20}"
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(jsonl wal plan events import schema)
+case "$seconds" in ''|*[!0-9]*) echo "fuzz_run.sh: SECONDS must be a whole number, not '$seconds'" >&2; exit 2 ;; esac
+
+cmake --workflow --preset fuzz
+scripts/fuzz_seeds.sh build/fuzz/corpus
+
+bin=build/fuzz/fuzz
+mkdir -p build/fuzz/artifacts build/fuzz/logs
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+failed=0
+rows=()
+for t in "${targets[@]}"; do
+  log="build/fuzz/logs/$t.log"
+  echo "fuzz_run.sh: fuzz_$t for ${seconds}s"
+  rc=0
+  "$bin/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="build/fuzz/artifacts/$t-" "build/fuzz/corpus/$t" >"$log" 2>&1 || rc=$?
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+  final=$(grep -E '^#[0-9]+[[:space:]]+(DONE|pulse|NEW|REDUCE|INITED)' "$log" | tail -1 || true)
+  cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$final")
+  ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$final")
+  corp=$(sed -n 's/.* corp: \([0-9]*\/[0-9A-Za-z]*\).*/\1/p' <<<"$final")
+  status=ok
+  if [ "$rc" -ne 0 ]; then
+    status="FAILED (exit $rc)"
+    failed=1
+    echo "fuzz_run.sh: fuzz_$t failed; the end of $log:" >&2
+    grep -E 'ERROR|SUMMARY|invariant failed|what\(\)|Test unit written|artifact' "$log" | head -20 >&2 || true
+  fi
+  rows+=("$(printf '  %-8s %10s %8s %12s %7s %7s  %s' "$t" "${execs:-?}" "${rate:-?}" "${corp:-?}" "${cov:-?}" "${ft:-?}" "$status")")
+done
+echo
+echo "fuzz_run.sh: ${seconds}s per target"
+printf '  %-8s %10s %8s %12s %7s %7s  %s\n' target executions exec/s corpus cov ft status
+printf '%s\n' "${rows[@]}"
+exit "$failed"
