@@ -22,21 +22,24 @@ namespace {
 namespace mh = memhealth;
 
 std::string frame_lines(std::string_view in) {
-  std::string out, prev_payload;
-  bool chained = false, first = true;
+  std::string out, chain;  // chain: the header's link kind ("crc32c", "crc64"), empty when unchained
+  std::uint64_t prev = 0;
+  bool first = true;
   while (!in.empty()) {
     const std::size_t nl = in.find('\n');
     std::string p(in.substr(0, nl));
     in = nl == std::string_view::npos ? std::string_view{} : in.substr(nl + 1);
     if (p.empty()) continue;
     if (first) {
-      chained = p.find("\"chain\"") != std::string::npos;
-    } else if (chained && p.size() >= 2 && p.front() == '{' && p.back() == '}') {
-      p = mh::detail::wal::relink(p, mh::crc64(prev_payload));
+      chain = p.find("\"chain\":\"crc64\"") != std::string::npos ? "crc64"
+              : p.find("\"chain\"") != std::string::npos        ? "crc32c"
+                                                                 : "";
+    } else if (!chain.empty() && p.size() >= 2 && p.front() == '{' && p.back() == '}') {
+      p = mh::detail::wal::relink(p, mh::detail::wal::link_text(chain, prev));
     }
     first = false;
-    mh::append_wal_frame(out, p);
-    prev_payload = std::move(p);
+    const std::uint32_t crc = mh::append_wal_frame(out, p);
+    prev = mh::detail::wal::link_value(chain, p, crc);
   }
   return out;
 }
