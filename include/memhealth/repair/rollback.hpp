@@ -197,7 +197,13 @@ std::optional<R> try_decode(std::string_view image) {
 /// another store. A log without a recorded store is accepted (`recorded == false`).
 /// @complexity O(n log n + logged records).
 template <record_store S>
-[[nodiscard]] log_store_check check_log_store(const wal_contents& log, const S& store) {
+[[nodiscard]] log_store_check check_log_store(const wal_contents& log, const S& store);
+
+namespace detail::undo {
+
+// `check_log_store` with the id lookup the caller already built (rollback and recover reuse it).
+template <class S>
+log_store_check check_log_store(const wal_contents& log, const S& store, const locator<S>& loc) {
   log_store_check r;
   if (!log.store) {
     r.reason = "the log does not record its store (made before store identities); records are matched by id";
@@ -215,7 +221,6 @@ template <record_store S>
     return r;
   }
   r.store_changed = true;
-  detail::undo::locator<S> loc(store);
   for (const auto& id : ids) r.found_ids += loc.has(id);
   const std::string what = (log.store->path.empty() ? std::string() : log.store->path + ", ") + "fingerprint " +
                            log.store->fingerprint + ", " + std::to_string(log.store->records) + " records";
@@ -230,6 +235,13 @@ template <record_store S>
                std::to_string(r.logged_ids) + " records it changed are still there, matched by id";
   }
   return r;
+}
+
+}  // namespace detail::undo
+
+template <record_store S>
+log_store_check check_log_store(const wal_contents& log, const S& store) {
+  return detail::undo::check_log_store(log, store, detail::undo::locator<S>(store));
 }
 
 // ---------------------------------------------------------------- rollback
@@ -275,7 +287,8 @@ rollback_result rollback(S& store, const wal_contents& log, const rollback_optio
   } else {
     rollback_result res;
     res.log_problem = log.problem;
-    res.store_check = check_log_store(log, store);
+    const detail::undo::locator<S> loc(store);
+    res.store_check = detail::undo::check_log_store(log, store, loc);
     if (opt.check_store && !res.store_check.same_store)
       throw error(error_code::precondition, "rollback: " + res.store_check.reason + "; nothing was changed");
     const auto acts = logged_actions(log);
@@ -290,7 +303,6 @@ rollback_result rollback(S& store, const wal_contents& log, const rollback_optio
         known[r.id].push_back(&r.after_json);
         if (acts[k].state != logged_state::aborted) befores[r.id].push_back({k, &r.before_json});
       }
-    const detail::undo::locator<S> loc(store);
     if (opt.log_to) opt.log_to->append_run_begin(acts.size());
     std::size_t undone = 0;
     for (auto a = acts.rbegin(); a != acts.rend(); ++a) {
@@ -432,7 +444,8 @@ recover_result recover(S& store, const wal_contents& log, const recover_options&
   } else {
     recover_result res;
     res.log_problem = log.problem;
-    res.store_check = check_log_store(log, store);
+    const detail::undo::locator<S> loc(store);
+    res.store_check = detail::undo::check_log_store(log, store, loc);
     if (opt.check_store && !res.store_check.same_store)
       throw error(error_code::precondition, "recover: " + res.store_check.reason + "; nothing was changed");
     const auto acts = logged_actions(log);
@@ -448,7 +461,6 @@ recover_result recover(S& store, const wal_contents& log, const recover_options&
              (a.state == logged_state::open && opt.open_actions == open_action_policy::redo);
     };
     std::vector<bool> conflicted(acts.size(), false);
-    const detail::undo::locator<S> loc(store);
     detail::exec::action_tx<S> tx{store};  // the whole recovery is one store transaction
     tx.begin();
     for (const auto& [id, chain] : chains) {
