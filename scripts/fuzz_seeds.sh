@@ -116,7 +116,7 @@ def shrink_json(data, limit=LIMIT):
         else:
             k = max(o, key=lambda k: size(o[k]))
             del o[k]
-    return json.dumps(doc, ensure_ascii=False, indent=1).encode()
+    return json.dumps(doc, ensure_ascii=False).encode()  # the form size() measured
 
 def wal_payloads(data):  # the frames' payloads, one per line (the wal target's second reading)
     out, pos = [], 0
