@@ -4,12 +4,15 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "memhealth/audit/drill.hpp"
 #include "memhealth/audit/report.hpp"
@@ -165,6 +168,122 @@ TEST_CASE("drill: bad options are errors; a store too small says so") {
   CHECK(r.injected == 5);
   CHECK(r.per_kind[5].injected == 0);
   CHECK(r.per_kind[5].note == "ran out of eligible records");
+}
+
+namespace drillnote {
+// A user's record type with other field names, second-resolution times and no claim, metadata,
+// related ids, kind or weight; its image is an ADL pair.
+struct note {
+  std::string key, text, owner, model, state = "active", merged_into;
+  std::vector<float> vec;
+  std::chrono::sys_seconds created{}, modified{};
+  std::vector<std::string> history;
+};
+std::string memhealth_encode_image(const note& n) {
+  return nlohmann::json{{"key", n.key},         {"text", n.text},
+                        {"owner", n.owner},     {"model", n.model},
+                        {"state", n.state},     {"merged_into", n.merged_into},
+                        {"vec", n.vec},         {"created", n.created.time_since_epoch().count()},
+                        {"modified", n.modified.time_since_epoch().count()}, {"history", n.history}}
+      .dump();
+}
+note memhealth_decode_image(std::string_view s, std::type_identity<note>) {
+  const auto j = nlohmann::json::parse(s);
+  note n;
+  n.key = j.at("key").get<std::string>();
+  n.text = j.at("text").get<std::string>();
+  n.owner = j.at("owner").get<std::string>();
+  n.model = j.at("model").get<std::string>();
+  n.state = j.at("state").get<std::string>();
+  n.merged_into = j.at("merged_into").get<std::string>();
+  n.vec = j.at("vec").get<std::vector<float>>();
+  n.created = std::chrono::sys_seconds{std::chrono::seconds{j.at("created").get<std::int64_t>()}};
+  n.modified = std::chrono::sys_seconds{std::chrono::seconds{j.at("modified").get<std::int64_t>()}};
+  n.history = j.at("history").get<std::vector<std::string>>();
+  return n;
+}
+}  // namespace drillnote
+
+template <>
+struct memhealth::record_traits<drillnote::note> {
+  static constexpr auto id = &drillnote::note::key;
+  static constexpr auto content = &drillnote::note::text;
+  static constexpr auto embedding = &drillnote::note::vec;
+  static constexpr auto embedding_version = &drillnote::note::model;
+  static constexpr auto scope = &drillnote::note::owner;
+  static constexpr auto status = &drillnote::note::state;
+  static constexpr auto created_at = &drillnote::note::created;
+  static constexpr auto updated_at = &drillnote::note::modified;
+  static constexpr auto duplicate_of = &drillnote::note::merged_into;
+  static constexpr auto related_notes = &drillnote::note::history;
+};
+
+TEST_CASE("drill: a user's record type takes the faults its fields allow, and says which it cannot") {
+  // The same 40 healthy records as memory_record, mapped onto drillnote::note.
+  std::vector<drillnote::note> notes;
+  for (const auto& r : healthy_store()) {
+    drillnote::note n;
+    n.key = r.id;
+    n.text = r.content;
+    n.owner = r.scope;
+    n.model = r.embedding_version;
+    n.vec = r.embedding;
+    n.created = std::chrono::floor<std::chrono::seconds>(r.created_at->instant);
+    n.modified = std::chrono::floor<std::chrono::seconds>(r.updated_at->instant);
+    notes.push_back(std::move(n));
+  }
+  using fk = mh::fault_kind;
+  // What each fault needs, worked out from the type: no claim, metadata or related ids.
+  CHECK(mh::detail::drill::missing_fields<drillnote::note>(fk::conflicting_claim) == "claim (assignable from fact_claim)");
+  CHECK(mh::detail::drill::missing_fields<drillnote::note>(fk::missing_metadata) == "metadata (a map with erase(key))");
+  CHECK(mh::detail::drill::missing_fields<drillnote::note>(fk::dangling_link) == "related_ids (a list with push_back)");
+  CHECK(mh::detail::drill::missing_fields<drillnote::note>(fk::stale_record).empty());  // sys_seconds times
+  CHECK(mh::detail::drill::missing_fields<mh::memory_record>(fk::conflicting_claim).empty());
+
+  mh::drill_options opt;
+  opt.seed = 7;
+  opt.rate = 0.025;  // one fault per kind
+  opt.now = mh::timestamp_from_epoch_ms(now_ms).instant;
+  const auto r = mh::run_drill(notes, opt);
+  CHECK(r.records == 40);
+  CHECK(r.eligible == 40);
+  CHECK(r.findings_baseline.empty());
+  CHECK(r.schema_note.empty());  // no metadata: no key to require
+  REQUIRE(r.per_kind.size() == 12);
+  const std::set<fk> cannot{fk::conflicting_claim, fk::missing_metadata, fk::dangling_link};
+  for (const auto& k : r.per_kind) {
+    CAPTURE(mh::to_string(k.kind));
+    if (cannot.contains(k.kind)) {
+      CHECK(k.injected == 0);
+      CHECK(k.note.rfind("the record type has no writable ", 0) == 0);
+    } else {
+      CHECK(k.injected == 1);
+      CHECK(k.detected == 1);
+      CHECK(k.note.empty());
+    }
+  }
+  CHECK(r.injected == 9);
+  CHECK(r.coverage == 1.0);
+  CHECK(r.untouched == 40 - 9);  // one target per injected kind
+  CHECK(r.false_positive_records == 0);
+  CHECK(r.healthy_records_changed == 0);
+  // Merges write status, duplicate_of and related_notes, which the type has: both duplicates are
+  // repaired. Down-weighting needs effective_weight, which it lacks: the stale record is found and
+  // its action refused (not attempted). The rest are tier 3, as for memory_record.
+  CHECK(kind_of(r, fk::exact_duplicate).repaired == 1);
+  CHECK(kind_of(r, fk::paraphrased_duplicate).repaired == 1);
+  CHECK(kind_of(r, fk::stale_record).attempted == 0);
+  CHECK(r.attempted == 2);
+  CHECK(r.repaired == 2);
+  // The faults' shapes: the copy's new id, the paraphrase's text.
+  for (const auto& f : r.faults) {
+    CAPTURE(mh::to_string(f.kind));
+    if (f.kind == fk::exact_duplicate || f.kind == fk::paraphrased_duplicate) {
+      REQUIRE(f.ids.size() == 2);
+      CHECK(f.ids[0].rfind("drill-" + std::string(mh::to_string(f.kind)) + "-", 0) == 0);
+      CHECK(f.ids[1] == f.target);
+    }
+  }
 }
 
 TEST_CASE("drill: the bundled sample store (with its schema)") {

@@ -46,80 +46,45 @@
 /// Deterministic for a seed: the random stream is splitmix64 (no standard-library distribution,
 /// whose output differs between implementations).
 ///
-/// Records must be `memory_record` (the drill edits every field).
+/// ## Record types
+/// Any record type with an image (`imaged_record`, repair/record_image.hpp: the apply step logs
+/// through the write-ahead log) and an id and content. Each fault writes only the fields it needs
+/// (table in drill_faults.hpp); a type that lacks one gets none of that fault, and the kind's
+/// `note` names the field. Eligibility asks only for what the type has (a scope when it has
+/// scopes, status "active" when it has a status, a finite vector when it has embeddings).
+///
+/// The steps above are the members of `detail::drill::session` (baseline, inject_all, detect,
+/// plan_and_apply, verify, totals), each a function of the session's state.
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
-#include <limits>
 #include <map>
-#include <numbers>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
+#include "memhealth/audit/drill_faults.hpp"
 #include "memhealth/config.hpp"
 #include "memhealth/detect/default_pipeline.hpp"
-#include "memhealth/io/jsonl.hpp"
 #include "memhealth/record/memory_record.hpp"
+#include "memhealth/record/traits.hpp"
 #include "memhealth/repair/executor.hpp"
 #include "memhealth/repair/planner.hpp"
+#include "memhealth/repair/record_image.hpp"
 #include "memhealth/repair/wal.hpp"
-#include "memhealth/similarity/lsh.hpp"
 #include "memhealth/store/memory_store.hpp"
 
 namespace memhealth {
-
-/// The anomalies a drill injects (see the table in the file comment).
-enum class fault_kind : std::uint8_t {
-  exact_duplicate,
-  paraphrased_duplicate,
-  conflicting_claim,
-  dimension_error,
-  nan_vector,
-  missing_metadata,
-  dangling_link,
-  scope_leak,
-  mixed_embedding_version,
-  zero_padded_vector,
-  stale_record,
-  junk_content,
-};
-
-/// Every fault kind, in declaration order.
-inline constexpr std::array<fault_kind, 12> all_fault_kinds{
-    fault_kind::exact_duplicate,  fault_kind::paraphrased_duplicate, fault_kind::conflicting_claim,
-    fault_kind::dimension_error,  fault_kind::nan_vector,            fault_kind::missing_metadata,
-    fault_kind::dangling_link,    fault_kind::scope_leak,            fault_kind::mixed_embedding_version,
-    fault_kind::zero_padded_vector, fault_kind::stale_record,        fault_kind::junk_content};
-
-/// Name of a fault kind ("exact_duplicate", ...).
-constexpr std::string_view to_string(fault_kind k) noexcept {
-  constexpr std::array<std::string_view, 12> names{
-      "exact_duplicate", "paraphrased_duplicate", "conflicting_claim", "dimension_error",
-      "nan_vector",      "missing_metadata",      "dangling_link",     "scope_leak",
-      "mixed_embedding_version", "zero_padded_vector", "stale_record", "junk_content"};
-  return names[static_cast<std::size_t>(k)];
-}
-
-/// The finding kind that counts as detecting a fault of kind k.
-constexpr std::string_view expected_finding(fault_kind k) noexcept {
-  constexpr std::array<std::string_view, 12> kinds{
-      finding_kinds::exact_duplicate,         finding_kinds::near_duplicate,
-      finding_kinds::conflict,                finding_kinds::embedding_dim_mismatch,
-      finding_kinds::embedding_non_finite,    finding_kinds::metadata_schema_violation,
-      finding_kinds::dangling_reference,      finding_kinds::cross_scope_duplicate,
-      finding_kinds::mixed_embedding_version, finding_kinds::embedding_zero_padded,
-      finding_kinds::stale,                   finding_kinds::junk_content};
-  return kinds[static_cast<std::size_t>(k)];
-}
 
 /// Settings of a drill.
 struct drill_options {
@@ -187,50 +152,6 @@ struct drill_result {
 
 namespace detail::drill {
 
-// splitmix64 stream (Steele, Lea, Flood, "Fast splittable pseudorandom number generators",
-// OOPSLA 2014), the one lsh.hpp uses: the same numbers on every platform.
-struct rng {
-  std::uint64_t state;
-  std::uint64_t next() noexcept { return lsh_splitmix64(state); }
-  double uniform() noexcept { return uniform_open(state); }  // (0,1)
-  std::size_t below(std::size_t n) noexcept { return static_cast<std::size_t>(next() % n); }
-  float gaussian() noexcept {  // Box-Muller
-    const double u1 = uniform(), u2 = uniform();
-    return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2));
-  }
-};
-
-inline void normalize(std::vector<float>& v) {
-  double s = 0;
-  for (float x : v) s += static_cast<double>(x) * x;
-  if (s == 0) return;
-  const auto inv = static_cast<float>(1.0 / std::sqrt(s));
-  for (float& x : v) x *= inv;
-}
-
-inline std::vector<float> random_unit(std::size_t d, rng& g) {
-  std::vector<float> v(d);
-  for (float& x : v) x = g.gaussian();
-  normalize(v);
-  return v;
-}
-
-// A unit vector at cosine c to x: c x + sqrt(1 - c^2) z, x normalised, z a random unit vector
-// orthogonal to x.
-inline std::vector<float> at_cosine(std::vector<float> x, float c, rng& g) {
-  normalize(x);
-  auto z = random_unit(x.size(), g);
-  double dot = 0;
-  for (std::size_t k = 0; k < x.size(); ++k) dot += static_cast<double>(x[k]) * z[k];
-  for (std::size_t k = 0; k < x.size(); ++k) z[k] -= static_cast<float>(dot) * x[k];
-  normalize(z);
-  std::vector<float> y(x.size());
-  const float s = std::sqrt(1.0f - c * c);
-  for (std::size_t k = 0; k < x.size(); ++k) y[k] = c * x[k] + s * z[k];
-  normalize(y);
-  return y;
-}
-
 using pair_key = std::pair<std::string, std::string>;  // (finding kind, record id)
 
 inline std::set<pair_key> named(const report& r) {
@@ -247,7 +168,8 @@ inline std::map<std::string, std::size_t> counts(const report& r) {
 }
 
 // Whether report r shows fault f (see the file comment).
-inline bool shows(const report& r, const drill_fault& f, const memory_store<memory_record>& store) {
+template <class R>
+bool shows(const report& r, const drill_fault& f, const memory_store<R>& store) {
   const std::string_view want = expected_finding(f.kind);
   for (const auto& fd : r.findings) {
     if (fd.kind != want) continue;
@@ -258,65 +180,89 @@ inline bool shows(const report& r, const drill_fault& f, const memory_store<memo
     }
     for (const auto& id : f.ids) {
       if (names(id)) return true;
-      if (f.kind == fault_kind::mixed_embedding_version) {
-        const auto* major = fd.evidence_of("majority_version");
-        const auto i = store.find(id);
-        if (major && i && std::get_if<std::string>(major) &&
-            store.record(*i).embedding_version != *std::get_if<std::string>(major))
-          return true;
+      if constexpr (versioned_embedding_record<R>) {
+        if (f.kind == fault_kind::mixed_embedding_version) {
+          const auto* major = fd.evidence_of("majority_version");
+          const auto i = store.find(id);
+          const auto* text = major ? std::get_if<std::string>(major) : nullptr;
+          if (text && i && field::embedding_version(store.record(*i)) != *text) return true;
+        }
       }
     }
   }
   return false;
 }
 
-inline std::string text_of(const metadata_value& v) {
-  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+template <class V>
+std::string text_of(const V& v) {
+  if constexpr (std::is_same_v<V, metadata_value>) {
+    if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  }
   return {};
 }
 
-}  // namespace detail::drill
+/// One drill: its inputs, the state each step leaves for the next, and the result it fills.
+template <class R>
+struct session {
+  static constexpr std::int64_t day_ms = 86'400'000;
 
-/// Runs a fault drill on a copy of `records` (see the file comment).
-/// @param records the store's records (taken by value: the drill works on its own copy).
-/// @return the measurements; `per_kind` follows `opt.kinds`.
-/// @throws memhealth::error(invalid_argument) for a rate outside (0, 1] or an empty kind list;
-///         memhealth::error(io) when the log cannot be written. A store too small for a kind is
-///         not an error: fewer faults are injected and `note` says why.
-/// @note A template only so that its body (the pipeline run, make_plan, apply_plan on a
-///       memory_store) is compiled in the translation units that call it, not in every TU that
-///       includes memhealth.hpp; `Record` is always deduced (or defaulted) as memory_record.
-template <class Record = memory_record>
-drill_result run_drill(std::vector<Record> records, const drill_options& opt) {
-  static_assert(std::is_same_v<Record, memory_record>, "run_drill works on memory_record");
-  namespace dd = detail::drill;
-  if (!(opt.rate > 0.0 && opt.rate <= 1.0))
-    throw error(error_code::invalid_argument, "drill: rate must be in (0, 1]");
-  if (opt.kinds.empty()) throw error(error_code::invalid_argument, "drill: no fault kinds requested");
-  drill_result res;
-  res.records = records.size();
-  default_check_settings check = opt.check;
-  detect_options when;
-  when.now = opt.now;
+  std::vector<R> records;  // the drill's own copy, injected in place
+  const drill_options& opt;
+  drill_result res{};
+  default_check_settings check;
+  detect_options when{};
+  std::optional<decltype(make_default_pipeline(std::declval<const default_check_settings&>()))> pipeline;
+  std::int64_t now_ms = 0;
 
-  // ------------------------------------------------------------ baseline
-  std::string derived_key;
-  metadata_value derived_default;
-  if (check.schema.required.empty() && !records.empty()) {
-    // a key present in every record, the most common value as the repair default
-    std::map<std::string, std::size_t> have;
-    for (const auto& r : records)
-      for (const auto& [k, v] : r.metadata) ++have[k];
-    for (const auto& [k, c] : have)
-      if (c == records.size()) {
-        derived_key = k;
-        break;
-      }
-    if (!derived_key.empty()) {
+  // baseline
+  std::string derived_key;          // the required key the drill chose (no schema given)
+  metadata_value derived_default;   // its most common value, the repair default
+  std::string required_key;         // the key missing_metadata removes
+  std::size_t d = 0;                // the store's dimension
+  std::set<pair_key> baseline_named;
+  std::set<std::string> in_baseline;
+  std::vector<std::size_t> eligible;  // shuffled
+  std::vector<std::string> scopes;    // sorted, distinct
+  rng g;
+
+  // inject
+  std::set<std::string> touched;  // targets and new records
+  std::size_t original = 0;       // records before the added ones
+  std::size_t serial = 0;
+
+  // detect, plan, apply
+  std::optional<memory_store<R>> store;
+  report injected;
+  std::set<std::string> edited;  // ids an applied action edited
+
+  session(std::vector<R> recs, const drill_options& o)
+      : records(std::move(recs)), opt(o), check(o.check), g{o.seed} {
+    when.now = opt.now;
+    now_ms = opt.now.time_since_epoch().count();
+    res.records = records.size();
+  }
+
+  // ------------------------------------------------------------ 1. baseline
+
+  /// Without a schema: a metadata key present in every record becomes required, and its most
+  /// common text value the repair default.
+  void derive_schema() {
+    if constexpr (metadata_record<R>) {
+      if (!check.schema.required.empty() || records.empty()) return;
+      std::map<std::string, std::size_t> have;
+      for (const auto& r : records)
+        for (const auto& [k, v] : field::metadata(r)) ++have[std::string(k)];
+      for (const auto& [k, c] : have)
+        if (c == records.size()) {
+          derived_key = k;
+          break;
+        }
+      if (derived_key.empty()) return;
       check.schema.required[derived_key] = metadata_types::any;
       std::map<std::string, std::size_t> values;
       for (const auto& r : records)
-        if (auto it = r.metadata.find(derived_key); it != r.metadata.end()) ++values[dd::text_of(it->second)];
+        for (const auto& [k, v] : field::metadata(r))
+          if (k == derived_key) ++values[text_of(v)];
       std::string best;
       std::size_t best_n = 0;
       for (const auto& [v, c] : values)
@@ -325,269 +271,233 @@ drill_result run_drill(std::vector<Record> records, const drill_options& opt) {
       res.schema_note = "required metadata key '" + derived_key + "' (present in every record)";
     }
   }
-  const std::string required_key = check.schema.required.empty() ? std::string() : check.schema.required.begin()->first;
-  auto pipeline = make_default_pipeline(check);
 
-  auto base_store = memory_store<memory_record>::from_records(records);
-  const std::size_t d = base_store.dimension();
-  const report baseline = pipeline.run(base_store, when);
-  res.findings_baseline = dd::counts(baseline);
-  const auto baseline_named = dd::named(baseline);
-  std::set<std::string> in_baseline;
-  for (const auto& [k, id] : baseline_named) in_baseline.insert(id);
+  /// Detects on the records as given and picks the eligible targets, shuffled with the seed.
+  void baseline() {
+    derive_schema();
+    pipeline.emplace(make_default_pipeline(check));
+    required_key = check.schema.required.empty() ? std::string() : check.schema.required.begin()->first;
+    auto base_store = memory_store<R>::from_records(records);
+    d = base_store.dimension();
+    const report base = pipeline->run(base_store, when);
+    res.findings_baseline = counts(base);
+    baseline_named = named(base);
+    for (const auto& [k, id] : baseline_named) in_baseline.insert(id);
 
-  std::vector<std::size_t> eligible;
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    const auto& r = records[i];
-    const auto e = base_store.embedding(i);
-    const bool finite = std::all_of(e.begin(), e.end(), [](float x) { return std::isfinite(x); });
-    if (!r.id.empty() && !r.content.empty() && !r.scope.empty() && r.status == "active" && d > 0 &&
-        e.size() == d && finite && !in_baseline.contains(r.id) && base_store.find(r.id) == i)
-      eligible.push_back(i);
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      const auto& r = records[i];
+      const std::string id(field::id(r));
+      bool ok = !id.empty() && !field::content(r).empty() && !in_baseline.contains(id) && base_store.find(id) == i;
+      if constexpr (scoped_record<R>) ok = ok && !field::scope(r).empty();
+      if constexpr (status_record<R>) ok = ok && field::status(r) == "active";
+      if constexpr (embedded_record<R>) {
+        const auto e = base_store.embedding(i);
+        ok = ok && d > 0 && e.size() == d && std::all_of(e.begin(), e.end(), [](float x) { return std::isfinite(x); });
+      }
+      if (ok) eligible.push_back(i);
+    }
+    res.eligible = eligible.size();
+    for (std::size_t k = eligible.size(); k > 1; --k) std::swap(eligible[k - 1], eligible[g.below(k)]);
+
+    if constexpr (scoped_record<R>) {
+      for (const auto& r : records) scopes.emplace_back(field::scope(r));
+      std::sort(scopes.begin(), scopes.end());
+      scopes.erase(std::unique(scopes.begin(), scopes.end()), scopes.end());
+    }
   }
-  res.eligible = eligible.size();
-  dd::rng g{opt.seed};
-  for (std::size_t k = eligible.size(); k > 1; --k) std::swap(eligible[k - 1], eligible[g.below(k)]);
 
-  std::vector<std::string> scopes;
-  for (const auto& r : records) scopes.push_back(r.scope);
-  std::sort(scopes.begin(), scopes.end());
-  scopes.erase(std::unique(scopes.begin(), scopes.end()), scopes.end());
+  // ------------------------------------------------------------ 2. inject
 
-  // ------------------------------------------------------------ inject
-  const std::size_t per_kind =
-      std::max<std::size_t>(1, static_cast<std::size_t>(std::llround(opt.rate * static_cast<double>(eligible.size()))));
-  std::size_t next = 0;
-  std::vector<memory_record> added;
-  std::set<std::string> touched;
-  std::size_t serial = 0;
-  auto new_id = [&](fault_kind k) { return "drill-" + std::string(to_string(k)) + "-" + std::to_string(serial++); };
-  const auto day_ms = std::int64_t{86'400'000};
-  const std::int64_t now_ms = opt.now.time_since_epoch().count();
-
-  for (fault_kind kind : opt.kinds) {
-    drill_kind_result kr;
-    kr.kind = kind;
-    std::size_t want = per_kind;
+  /// How many targets kind k gets, and why fewer than asked (empty note = as asked).
+  std::size_t wanted(fault_kind kind, std::size_t per_kind, std::string& note) const {
+    if (const auto lacks = missing_fields<R>(kind); !lacks.empty()) {
+      note = "the record type has no writable " + lacks + ": none injected";
+      return 0;
+    }
     if (kind == fault_kind::missing_metadata && required_key.empty()) {
-      kr.note = "no metadata key is present in every record and no schema was given: nothing to remove";
-      want = 0;
+      note = "no metadata key is present in every record and no schema was given: nothing to remove";
+      return 0;
     }
     if (kind == fault_kind::mixed_embedding_version) {
       // stay a minority, or the injected version becomes the majority
       const std::size_t cap = eligible.size() / 4;
-      if (want > cap) {
-        want = cap;
-        kr.note = "capped at a quarter of the eligible records so the injected version stays a minority";
+      if (per_kind > cap) {
+        note = "capped at a quarter of the eligible records so the injected version stays a minority";
+        return cap;
       }
     }
-    for (std::size_t c = 0; c < want; ++c) {
-      if (next == eligible.size()) {
-        kr.note = "ran out of eligible records";
-        break;
+    return per_kind;
+  }
+
+  /// Places every requested kind on its share of the eligible records; added records go last.
+  void inject_all() {
+    const std::size_t per_kind = std::max<std::size_t>(
+        1, static_cast<std::size_t>(std::llround(opt.rate * static_cast<double>(eligible.size()))));
+    std::size_t next = 0;
+    std::vector<R> added;
+    auto new_id = [this](fault_kind k) { return "drill-" + std::string(to_string(k)) + "-" + std::to_string(serial++); };
+    auto weight_at = [this](const R& t, std::int64_t days_back) {
+      std::string_view kind;
+      if constexpr (kinded_record<R>) kind = field::kind(t);
+      return evaluate(check.decay.curve_for(kind), std::chrono::milliseconds{days_back * day_ms});
+    };
+    inject_context<decltype(new_id), decltype(weight_at)> ctx{g, d, scopes, now_ms, required_key, serial,
+                                                               new_id, weight_at, check.stale_threshold};
+    for (fault_kind kind : opt.kinds) {
+      drill_kind_result kr;
+      kr.kind = kind;
+      const std::size_t want = wanted(kind, per_kind, kr.note);
+      for (std::size_t c = 0; c < want; ++c) {
+        if (next == eligible.size()) {
+          kr.note = "ran out of eligible records";
+          break;
+        }
+        R& t = records[eligible[next++]];
+        drill_fault f;
+        f.kind = kind;
+        f.target = std::string(field::id(t));
+        touched.insert(f.target);
+        f.ids = inject(kind, t, ctx, added);
+        for (const auto& id : f.ids) touched.insert(id);
+        ++kr.injected;
+        res.faults.push_back(std::move(f));
       }
-      memory_record& t = records[eligible[next++]];
-      drill_fault f;
-      f.kind = kind;
-      f.target = t.id;
-      touched.insert(t.id);
-      switch (kind) {
-        case fault_kind::exact_duplicate: {
-          memory_record copy = t;
-          copy.id = new_id(kind);
-          f.ids = {copy.id, t.id};
-          added.push_back(std::move(copy));
-          break;
-        }
-        case fault_kind::paraphrased_duplicate: {
-          memory_record copy = t;
-          copy.id = new_id(kind);
-          copy.content = "To repeat: " + t.content;
-          copy.embedding = dd::at_cosine(t.embedding, 0.97f, g);
-          f.ids = {copy.id, t.id};
-          added.push_back(std::move(copy));
-          break;
-        }
-        case fault_kind::conflicting_claim: {
-          const std::string entity = "drill item " + std::to_string(serial);
-          for (int side = 0; side < 2; ++side) {
-            memory_record m = t;
-            m.id = new_id(kind);
-            const std::string value = side == 0 ? "box " + std::to_string(12 + serial) : "shelf " + std::to_string(40 + serial);
-            m.content = "The " + entity + " is kept in the " + value;
-            m.kind = std::string(kinds::fact);
-            m.claim = fact_claim{entity, "location", value};
-            m.embedding = dd::random_unit(d, g);
-            m.links = {};
-            m.source = side == 0 ? "model_extracted" : "user_declared";
-            m.updated_at = timestamp_from_epoch_ms(now_ms - (side == 0 ? 10 : 1) * day_ms);
-            m.created_at = m.updated_at;
-            m.last_accessed_at.reset();
-            m.effective_weight.reset();
-            f.ids.push_back(m.id);
-            added.push_back(std::move(m));
-          }
-          break;
-        }
-        case fault_kind::dimension_error:
-          t.embedding.resize(d / 2);
-          f.ids = {t.id};
-          break;
-        case fault_kind::nan_vector:
-          t.embedding[d / 3] = std::numeric_limits<float>::quiet_NaN();
-          f.ids = {t.id};
-          break;
-        case fault_kind::missing_metadata:
-          t.metadata.erase(required_key);
-          f.ids = {t.id};
-          break;
-        case fault_kind::dangling_link:
-          t.links.related_ids.push_back(new_id(kind) + "-missing");
-          f.ids = {t.id};
-          break;
-        case fault_kind::scope_leak: {
-          memory_record copy = t;
-          copy.id = new_id(kind);
-          auto other = std::upper_bound(scopes.begin(), scopes.end(), t.scope);
-          copy.scope = other != scopes.end() ? *other : scopes.front() != t.scope ? scopes.front() : "drill:other-tenant";
-          copy.links = {};
-          f.ids = {copy.id};
-          added.push_back(std::move(copy));
-          break;
-        }
-        case fault_kind::mixed_embedding_version:
-          t.embedding_version = (t.embedding_version.empty() ? std::string("unversioned") : t.embedding_version) +
-                                "-drill-other-model";
-          f.ids = {t.id};
-          break;
-        case fault_kind::zero_padded_vector: {
-          const std::size_t head = std::max<std::size_t>(2, d / 4);
-          auto v = dd::random_unit(std::min(head, d), g);
-          v.resize(d, 0.0f);
-          t.embedding = std::move(v);
-          f.ids = {t.id};
-          break;
-        }
-        case fault_kind::stale_record: {
-          // Aged under its own kind's curve: changing the kind (say to episodic) would also make
-          // the conflict judge's state-vs-event rule pair it with its untouched neighbours.
-          const auto weight_at = [&](std::int64_t days_back) {
-            return evaluate(check.decay.curve_for(t.kind), std::chrono::milliseconds{days_back * day_ms});
-          };
-          std::int64_t back = 200;
-          while (back < 40'000 && !(weight_at(back) < check.stale_threshold / 2)) back *= 2;
-          if (!(weight_at(back) < check.stale_threshold / 2)) {  // a kind that never decays
-            t.kind = std::string(kinds::episodic);
-            back = 200;
-          }
-          t.created_at = t.updated_at = t.last_accessed_at = timestamp_from_epoch_ms(now_ms - back * day_ms);
-          t.effective_weight.reset();
-          f.ids = {t.id};
-          break;
-        }
-        case fault_kind::junk_content:
-          t.content = "lorem ipsum dolor sit amet " + std::to_string(serial++);
-          f.ids = {t.id};
-          break;
+      res.per_kind.push_back(std::move(kr));
+    }
+    original = records.size();
+    for (auto& m : added) records.push_back(std::move(m));
+  }
+
+  // ------------------------------------------------------------ 3. detect
+
+  /// Detects on the injected store: which faults show, and the false positives.
+  void detect() {
+    store.emplace(memory_store<R>::from_records(std::move(records), d));
+    injected = pipeline->run(*store, when);
+    res.findings_injected = counts(injected);
+    for (auto& f : res.faults) f.detected = shows(injected, f, *store);
+
+    std::set<std::string> fp;
+    for (const auto& [kind, id] : named(injected))
+      if (!touched.contains(id) && !baseline_named.contains({kind, id})) fp.insert(id);
+    res.untouched = 0;
+    for (std::size_t i = 0; i < original; ++i) res.untouched += !touched.contains(std::string(field::id(store->record(i))));
+    res.false_positive_records = fp.size();
+    res.false_positive_rate =
+        res.untouched ? static_cast<double>(fp.size()) / static_cast<double>(res.untouched) : 0.0;
+    for (const auto& id : fp) {
+      if (res.false_positive_ids.size() == 20) break;
+      res.false_positive_ids.push_back(id);
+    }
+  }
+
+  // ------------------------------------------------------------ 4. plan and apply
+
+  /// Plans with the record limits raised to the store size and applies through a log (the
+  /// caller's, or a temporary file removed afterwards). Returns the healthy records' images
+  /// before apply, by index, for the harm count.
+  std::vector<std::pair<std::size_t, std::string>> plan_and_apply() {
+    auto& s = *store;
+    planner_options popt = opt.plan;
+    popt.max_records_per_run = std::max(popt.max_records_per_run, s.size());
+    popt.blast_radius_threshold = std::max(popt.blast_radius_threshold, s.size());
+    if (!derived_key.empty() && !popt.metadata_defaults.contains(derived_key))
+      popt.metadata_defaults[derived_key] = derived_default;
+    const repair_plan plan = make_plan(s, injected, popt);
+    res.actions_planned = plan.actions.size();
+
+    std::vector<std::pair<std::size_t, std::string>> healthy;  // (index, image) of healthy untouched records
+    for (std::size_t i = 0; i < original; ++i) {
+      const std::string id(field::id(s.record(i)));
+      if (!touched.contains(id) && !in_baseline.contains(id)) healthy.emplace_back(i, encode_image(s.extract(i)));
+    }
+
+    apply_options aopt = opt.apply;
+    aopt.max_records = std::max(aopt.max_records, s.size());
+    aopt.dry_run = false;
+    aopt.limits.rate_limited = false;  // a drill measures repairs, not the rate limiter
+    const bool temp_wal = opt.wal_path.empty();
+    const std::filesystem::path wal_path =
+        temp_wal ? std::filesystem::temp_directory_path() /
+                       ("memhealth-drill-" + std::to_string(opt.seed) + "-" + std::to_string(now_ms) + "-" +
+                        std::to_string(reinterpret_cast<std::uintptr_t>(&res)) + ".wal")
+                 : opt.wal_path;
+    apply_result applied;
+    {
+      wal_writer wal(wal_path, wal_sync::none);
+      applied = apply_plan(s, plan, wal, aopt);
+    }
+    if (temp_wal) {
+      std::error_code ec;
+      std::filesystem::remove(wal_path, ec);
+    }
+    res.actions_applied = applied.applied.size();
+    for (const auto& o : applied.outcomes)
+      if (o.status == action_status::applied)
+        for (const auto& e : plan.actions[o.action].edits) edited.insert(e.record_id);
+    return healthy;
+  }
+
+  // ------------------------------------------------------------ 5. verify
+
+  /// Detects again: which detected faults were attempted and repaired, and the harm.
+  void verify(const std::vector<std::pair<std::size_t, std::string>>& healthy) {
+    const report after = pipeline->run(*store, when);
+    res.findings_repaired = counts(after);
+    for (auto& f : res.faults) {
+      if (!f.detected) continue;
+      f.attempted = std::any_of(f.ids.begin(), f.ids.end(), [&](const std::string& id) { return edited.contains(id); });
+      f.repaired = f.attempted && !shows(after, f, *store);
+    }
+    for (const auto& [i, image] : healthy) res.healthy_records_changed += encode_image(store->extract(i)) != image;
+  }
+
+  // ------------------------------------------------------------ 6. totals
+
+  void totals() {
+    for (auto& kr : res.per_kind) {
+      for (const auto& f : res.faults) {
+        if (f.kind != kr.kind) continue;
+        kr.detected += f.detected;
+        kr.attempted += f.attempted;
+        kr.repaired += f.repaired;
       }
-      for (const auto& id : f.ids) touched.insert(id);
-      ++kr.injected;
-      res.faults.push_back(std::move(f));
+      kr.coverage = kr.injected ? static_cast<double>(kr.detected) / static_cast<double>(kr.injected) : 0.0;
+      res.injected += kr.injected;
+      res.detected += kr.detected;
+      res.attempted += kr.attempted;
+      res.repaired += kr.repaired;
     }
-    res.per_kind.push_back(std::move(kr));
+    res.coverage = res.injected ? static_cast<double>(res.detected) / static_cast<double>(res.injected) : 0.0;
+    res.repair_success =
+        res.attempted ? static_cast<double>(res.repaired) / static_cast<double>(res.attempted) : 0.0;
   }
-  const std::size_t original = records.size();
-  for (auto& m : added) records.push_back(std::move(m));
+};
 
-  // ------------------------------------------------------------ detect
-  auto store = memory_store<memory_record>::from_records(std::move(records), d);
-  const report injected = pipeline.run(store, when);
-  res.findings_injected = dd::counts(injected);
-  for (auto& f : res.faults) f.detected = dd::shows(injected, f, store);
+}  // namespace detail::drill
 
-  std::set<std::string> fp;
-  for (const auto& [kind, id] : dd::named(injected))
-    if (!touched.contains(id) && !baseline_named.contains({kind, id})) fp.insert(id);
-  res.untouched = 0;
-  for (std::size_t i = 0; i < original; ++i) res.untouched += !touched.contains(store.record(i).id);
-  res.false_positive_records = fp.size();
-  res.false_positive_rate = res.untouched ? static_cast<double>(fp.size()) / static_cast<double>(res.untouched) : 0.0;
-  for (const auto& id : fp) {
-    if (res.false_positive_ids.size() == 20) break;
-    res.false_positive_ids.push_back(id);
-  }
-
-  // ------------------------------------------------------------ plan, apply, verify
-  planner_options popt = opt.plan;
-  popt.max_records_per_run = std::max(popt.max_records_per_run, store.size());
-  popt.blast_radius_threshold = std::max(popt.blast_radius_threshold, store.size());
-  if (!derived_key.empty() && !popt.metadata_defaults.contains(derived_key))
-    popt.metadata_defaults[derived_key] = derived_default;
-  const repair_plan plan = make_plan(store, injected, popt);
-  res.actions_planned = plan.actions.size();
-
-  std::vector<std::string> healthy_before;  // canonical images of healthy untouched records
-  std::vector<std::size_t> healthy;
-  for (std::size_t i = 0; i < original; ++i) {
-    const auto& id = store.record(i).id;
-    if (!touched.contains(id) && !in_baseline.contains(id)) {
-      healthy.push_back(i);
-      healthy_before.push_back(to_json(store.extract(i)));
-    }
-  }
-
-  apply_options aopt = opt.apply;
-  aopt.max_records = std::max(aopt.max_records, store.size());
-  aopt.dry_run = false;
-  aopt.limits.rate_limited = false;  // a drill measures repairs, not the rate limiter
-  const bool temp_wal = opt.wal_path.empty();
-  const std::filesystem::path wal_path =
-      temp_wal ? std::filesystem::temp_directory_path() /
-                     ("memhealth-drill-" + std::to_string(opt.seed) + "-" + std::to_string(now_ms) + "-" +
-                      std::to_string(reinterpret_cast<std::uintptr_t>(&res)) + ".wal")
-               : opt.wal_path;
-  apply_result applied;
-  {
-    wal_writer wal(wal_path, wal_sync::none);
-    applied = apply_plan(store, plan, wal, aopt);
-  }
-  if (temp_wal) {
-    std::error_code ec;
-    std::filesystem::remove(wal_path, ec);
-  }
-  res.actions_applied = applied.applied.size();
-  std::set<std::string> edited;
-  for (const auto& o : applied.outcomes)
-    if (o.status == action_status::applied)
-      for (const auto& e : plan.actions[o.action].edits) edited.insert(e.record_id);
-
-  const report after = pipeline.run(store, when);
-  res.findings_repaired = dd::counts(after);
-  for (auto& f : res.faults) {
-    if (!f.detected) continue;
-    f.attempted = std::any_of(f.ids.begin(), f.ids.end(), [&](const std::string& id) { return edited.contains(id); });
-    f.repaired = f.attempted && !dd::shows(after, f, store);
-  }
-  for (std::size_t k = 0; k < healthy.size(); ++k)
-    res.healthy_records_changed += to_json(store.extract(healthy[k])) != healthy_before[k];
-
-  // ------------------------------------------------------------ totals
-  for (auto& kr : res.per_kind) {
-    for (const auto& f : res.faults) {
-      if (f.kind != kr.kind) continue;
-      kr.detected += f.detected;
-      kr.attempted += f.attempted;
-      kr.repaired += f.repaired;
-    }
-    kr.coverage = kr.injected ? static_cast<double>(kr.detected) / static_cast<double>(kr.injected) : 0.0;
-    res.injected += kr.injected;
-    res.detected += kr.detected;
-    res.attempted += kr.attempted;
-    res.repaired += kr.repaired;
-  }
-  res.coverage = res.injected ? static_cast<double>(res.detected) / static_cast<double>(res.injected) : 0.0;
-  res.repair_success = res.attempted ? static_cast<double>(res.repaired) / static_cast<double>(res.attempted) : 0.0;
-  return res;
+/// Runs a fault drill on a copy of `records` (see the file comment).
+/// @tparam Record any record type with an image and an id and content (see "Record types").
+/// @param records the store's records (taken by value: the drill works on its own copy).
+/// @return the measurements; `per_kind` follows `opt.kinds`.
+/// @throws memhealth::error(invalid_argument) for a rate outside (0, 1] or an empty kind list;
+///         memhealth::error(io) when the log cannot be written. A store too small for a kind, or
+///         a record type without a field a kind writes, is not an error: fewer faults are
+///         injected and the kind's `note` says why.
+template <class Record = memory_record>
+drill_result run_drill(std::vector<Record> records, const drill_options& opt) {
+  MEMHEALTH_REQUIRE_CAPABILITY(basic_record, Record, "run_drill", "id, content");
+  MEMHEALTH_REQUIRE_IMAGE(Record, "run_drill");
+  if (!(opt.rate > 0.0 && opt.rate <= 1.0))
+    throw error(error_code::invalid_argument, "drill: rate must be in (0, 1]");
+  if (opt.kinds.empty()) throw error(error_code::invalid_argument, "drill: no fault kinds requested");
+  detail::drill::session<Record> s(std::move(records), opt);
+  s.baseline();
+  s.inject_all();
+  s.detect();
+  s.verify(s.plan_and_apply());
+  s.totals();
+  return std::move(s.res);
 }
 
 }  // namespace memhealth
