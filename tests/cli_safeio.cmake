@@ -26,6 +26,10 @@ function(expect_no_temporaries dir what)
   endif()
 endfunction()
 
+# a fresh scratch directory: what an earlier (failed) run left must not decide this one
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+
 set(S "${SOURCE_DIR}/data/sample_store.jsonl")
 set(SCHEMA "${SOURCE_DIR}/data/sample_schema.json")
 set(D "${SOURCE_DIR}/tests/data")

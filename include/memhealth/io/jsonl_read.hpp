@@ -1,7 +1,7 @@
 #pragma once
 /// @file jsonl_read.hpp
 /// The parallel JSONL loader: `parse_jsonl`, `read_jsonl` and `read_jsonl_each` parse the pieces
-/// of the line reader (jsonl_lines.hpp) with the record codec (record_codec.hpp) on several
+/// of the line reader (jsonl_lines.hpp) with the record decoder (record_decode.hpp) on several
 /// threads, with the same result as one thread. Link with `-lsimdjson` and `-pthread`.
 
 #include <simdjson.h>
@@ -35,7 +35,7 @@
 #include "memhealth/config.hpp"
 #include "memhealth/io/jsonl_lines.hpp"
 #include "memhealth/io/load_issue.hpp"
-#include "memhealth/io/record_codec.hpp"
+#include "memhealth/io/record_decode.hpp"
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/worker_thread.hpp"
 

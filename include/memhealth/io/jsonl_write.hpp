@@ -12,7 +12,7 @@
 #include <type_traits>
 
 #include "memhealth/io/atomic_write.hpp"
-#include "memhealth/io/record_codec.hpp"
+#include "memhealth/io/record_encode.hpp"
 #include "memhealth/record/memory_record.hpp"
 
 namespace memhealth {
