@@ -14,20 +14,20 @@
 //
 // Threshold t = 0.92, two threads, wall-clock time, one iteration each (Iterations(1)).
 // Correctness (every benchmark, every size): the exact pairs are computed once per data set by
-// the join with eigen_gemm (threads = 1) and cross-checked against a double-precision brute force at the
-// tiny size; an exact variant must reproduce them (recall 1.0 and no extra pair), the int8
+// the join with eigen_gemm (threads = 1) and cross-checked against a double-precision brute force
+// at the tiny size; an exact variant must reproduce them (recall 1.0 and no extra pair), the int8
 // variant needs recall >= 0.999 (by its bound it is 1.0), FAISS recall is reported. The CBLAS
 // backend's equivalence with Eigen is checked here (the unit tests link no BLAS).
 //
 // Benchmarks (run them in one process for the ratios):
 //   join/gemm_only          the full-width tiles of join/memhealth_full (default backend), no scan
 //   join/memhealth          threshold_join, default backend (default_gemm = avx512_gemm here: the
-//                           widest own kernel the CPU has, AVX-512F or AVX2/FMA, chosen at run time),
-//                           default options: the prefix bound (GEMM of the first d/4 columns, then
-//                           the suffix only for pairs the norm bound keeps; join.hpp)
+//                           widest own kernel the CPU has, AVX-512F or AVX2/FMA, chosen at run
+//                           time), default options: the prefix bound (GEMM of the first d/4
+//                           columns, then the suffix only for pairs the norm bound keeps; join.hpp)
 //   join/memhealth_full     the same with the bound off (prefix_dims = d): one full-width GEMM per
-//                           tile, the scan fused; join/memhealth_full / join/gemm_only is the cost of
-//                           the scan and the pair emission
+//                           tile, the scan fused; join/memhealth_full / join/gemm_only is the cost
+//                           of the scan and the pair emission
 //   join/memhealth_avx2     threshold_join, avx2_gemm (CPUs without AVX-512F), prefix bound on
 //   join/gemm_only_eigen    the same tiles, eigen_gemm (SSE2 unless built with -mavx2 -mfma)
 //   join/memhealth_eigen    threshold_join, eigen_gemm
@@ -61,12 +61,13 @@
 #include <utility>
 #include <vector>
 
-#include "bench_common.hpp"
 #include "memhealth/embed/lexical_embedder.hpp"
 #include "memhealth/io/import_locomo.hpp"
 #include "memhealth/similarity/gemm_backend.hpp"
 #include "memhealth/similarity/join.hpp"
 #include "memhealth/similarity/quantized_join.hpp"
+
+#include "bench_common.hpp"
 
 #if MEMHEALTH_BENCH_HAVE_OPENBLAS
 #include "memhealth/similarity/cblas_backend.hpp"
@@ -88,8 +89,8 @@ constexpr Eigen::Index kTile = 512;
 using memhealth_bench::tiny;
 
 Eigen::Index planted_n() {
-  return std::max<Eigen::Index>(16, static_cast<Eigen::Index>(
-                                        memhealth_bench::size_from_env("MEMHEALTH_BENCH_JOIN_N", 20'000, 500)));
+  return std::max<Eigen::Index>(16, static_cast<Eigen::Index>(memhealth_bench::size_from_env(
+                                        "MEMHEALTH_BENCH_JOIN_N", 20'000, 500)));
 }
 
 mh::row_matrix make_planted(Eigen::Index n) {
@@ -106,7 +107,8 @@ mh::row_matrix make_planted(Eigen::Index n) {
   for (Eigen::Index p = 0; p < planted; ++p) {
     const float c = cosine(rng), sigma = std::sqrt(1.0f / (c * c) - 1.0f);
     const Eigen::Index src = 2 * p, dst = n - 1 - 2 * p;
-    for (Eigen::Index k = 0; k < kD; ++k) X(dst, k) = X(src, k) + sigma * g(rng) / std::sqrt(float(kD));
+    for (Eigen::Index k = 0; k < kD; ++k)
+      X(dst, k) = X(src, k) + sigma * g(rng) / std::sqrt(float(kD));
     X.row(dst).normalize();
   }
   return X;
@@ -118,7 +120,8 @@ mh::row_matrix make_planted(Eigen::Index n) {
 mh::row_matrix make_real(std::string& missing) {
   std::vector<std::string> texts;
   std::unordered_set<std::string> seen;
-  const std::filesystem::path bundled = std::filesystem::path(MEMHEALTH_SOURCE_DIR) / "tests" / "data";
+  const std::filesystem::path bundled =
+      std::filesystem::path(MEMHEALTH_SOURCE_DIR) / "tests" / "data";
   const std::filesystem::path shared = MEMHEALTH_SHARED_DATA_DIR;
   const auto find = [&](const std::filesystem::path& rel) -> std::filesystem::path {
     for (const auto& dir : {bundled, shared})
@@ -127,10 +130,12 @@ mh::row_matrix make_real(std::string& missing) {
     return {};
   };
   std::vector<std::filesystem::path> convs;
-  for (const char* conv : {"26.json", "30.json", "41.json"}) convs.push_back(find(std::filesystem::path("locomo") / conv));
+  for (const char* conv : {"26.json", "30.json", "41.json"})
+    convs.push_back(find(std::filesystem::path("locomo") / conv));
   const auto sick_file = find(std::filesystem::path("sick") / "SICK_train.txt");
   if (!missing.empty()) {
-    missing = "skipped: real data not found (" + missing + ") in " + bundled.string() + " or " + shared.string();
+    missing = "skipped: real data not found (" + missing + ") in " + bundled.string() + " or " +
+              shared.string();
     return {};
   }
   for (const auto& file : convs)
@@ -168,14 +173,16 @@ data_set build(mh::row_matrix X, bool planted) {
   data_set ds;
   ds.X = std::move(X);
   // the reference: full-width tiles (no prefix bound), Eigen, one thread
-  ds.exact = mh::threshold_join_pairs(ds.X, kT, {.tile = kTile, .threads = 1, .prefix_dims = ds.X.cols()},
-                                      mh::cosine_kernel{}, mh::eigen_gemm{});
+  ds.exact =
+      mh::threshold_join_pairs(ds.X, kT, {.tile = kTile, .threads = 1, .prefix_dims = ds.X.cols()},
+                               mh::cosine_kernel{}, mh::eigen_gemm{});
   const Eigen::Index n = ds.X.rows();
   if (planted) {  // every planted pair is found
     std::set<std::pair<std::uint32_t, std::uint32_t>> got;
     for (const auto& p : ds.exact) got.emplace(p.i, p.j);
     for (Eigen::Index p = 0; p < std::min<Eigen::Index>(400, n / 4); ++p)
-      if (!got.contains({static_cast<std::uint32_t>(2 * p), static_cast<std::uint32_t>(n - 1 - 2 * p)}))
+      if (!got.contains(
+              {static_cast<std::uint32_t>(2 * p), static_cast<std::uint32_t>(n - 1 - 2 * p)}))
         ds.error = "reference join misses a planted pair";
   }
   if (n <= 2000) {  // brute force in double (pairs whose score is within 1e-5 of t may differ)
@@ -185,9 +192,10 @@ data_set build(mh::row_matrix X, bool planted) {
         const double s = ds.X.row(i).cast<double>().dot(ds.X.row(j).cast<double>());
         if (s >= kT + 1e-5) {
           ++strict;
-          agree += std::binary_search(ds.exact.begin(), ds.exact.end(),
-                                      mh::scored_pair{static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(j), 0},
-                                      mh::detail::pair_less);
+          agree += std::binary_search(
+              ds.exact.begin(), ds.exact.end(),
+              mh::scored_pair{static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(j), 0},
+              mh::detail::pair_less);
         }
       }
     if (agree != strict) ds.error = "reference join differs from the brute force";
@@ -238,7 +246,8 @@ double process_cpu_s() {
 }
 
 // recall of `got` against the exact pairs; `extra` counts pairs not in the exact set
-double recall(const std::vector<mh::scored_pair>& exact, std::vector<mh::scored_pair> got, std::size_t& extra) {
+double recall(const std::vector<mh::scored_pair>& exact, std::vector<mh::scored_pair> got,
+              std::size_t& extra) {
   std::sort(got.begin(), got.end(), mh::detail::pair_less);
   std::size_t hit = 0;
   extra = 0;
@@ -265,18 +274,21 @@ void report(benchmark::State& state, const data_set& ds, const std::vector<mh::s
   state.counters["pairs"] = static_cast<double>(got.size());
   state.counters["exact_pairs"] = static_cast<double>(ds.exact.size());
   state.counters["recall"] = r;
-  state.counters["GFLOPs"] =
-      benchmark::Counter(n * (n - 1) / 2 * 2 * static_cast<double>(ds.X.cols()) * 1e-9 * state.iterations(),
-                         benchmark::Counter::kIsRate);
+  state.counters["GFLOPs"] = benchmark::Counter(
+      n * (n - 1) / 2 * 2 * static_cast<double>(ds.X.cols()) * 1e-9 * state.iterations(),
+      benchmark::Counter::kIsRate);
   double load[1] = {0};
   if (getloadavg(load, 1) == 1) state.counters["loadavg_1m"] = load[0];
-  if (r < min_recall) state.SkipWithError("recall below the goal");
-  else if (exact_variant && extra != 0) state.SkipWithError("pairs that the exact join does not have");
+  if (r < min_recall)
+    state.SkipWithError("recall below the goal");
+  else if (exact_variant && extra != 0)
+    state.SkipWithError("pairs that the exact join does not have");
 }
 
 // prefix_dims: 0 = the join's default (prefix bound at d/4), d = full-width tiles
 template <class Backend>
-void run_exact(benchmark::State& state, const data_set& ds, const Backend& backend, Eigen::Index prefix_dims = 0) {
+void run_exact(benchmark::State& state, const data_set& ds, const Backend& backend,
+               Eigen::Index prefix_dims = 0) {
   if (skip_if_missing(state, ds)) return;
   std::vector<mh::scored_pair> got;
   got.reserve(ds.exact.size() + 1024);
@@ -285,8 +297,12 @@ void run_exact(benchmark::State& state, const data_set& ds, const Backend& backe
   for (auto _ : state) {
     got.clear();
     st = mh::threshold_join(
-        ds.X, kT, [&](std::uint32_t i, std::uint32_t j, float s) { got.push_back({i, j, s}); },
-        {.tile = kTile, .threads = kThreads, .prefix_dims = prefix_dims}, mh::cosine_kernel{}, backend);
+        ds.X, kT,
+        [&](std::uint32_t i, std::uint32_t j, float s) {
+          got.push_back({i, j, s});
+        },
+        {.tile = kTile, .threads = kThreads, .prefix_dims = prefix_dims}, mh::cosine_kernel{},
+        backend);
     benchmark::DoNotOptimize(got.data());
   }
   report(state, ds, got, 1.0, true, cpu0);
@@ -306,16 +322,19 @@ void run_gemm_only(benchmark::State& state, const data_set& ds, const Backend& b
   report(state, ds, ds.exact, 1.0, true, cpu0);  // no pairs of its own: counters only
 }
 
-void run_int8(benchmark::State& state, const data_set& ds, mh::int8_kernel kernel = mh::int8_kernel::avx512_vnni) {
+void run_int8(benchmark::State& state, const data_set& ds,
+              mh::int8_kernel kernel = mh::int8_kernel::avx512_vnni) {
   if (skip_if_missing(state, ds)) return;
   std::vector<mh::scored_pair> got;
   mh::quantized_join_stats st;
   const double cpu0 = process_cpu_s();
   for (auto _ : state) {
     got.clear();
-    st = mh::quantized_threshold_join(
-        ds.X, kT, [&](std::uint32_t i, std::uint32_t j, float s) { got.push_back({i, j, s}); },
-        {.tile = 256, .threads = kThreads, .kernel = kernel});
+    st = mh::quantized_threshold_join(ds.X, kT,
+                                      [&](std::uint32_t i, std::uint32_t j, float s) {
+                                        got.push_back({i, j, s});
+                                      },
+                                      {.tile = 256, .threads = kThreads, .kernel = kernel});
     benchmark::DoNotOptimize(got.data());
   }
   state.counters["candidates"] = static_cast<double>(st.candidates);
@@ -342,33 +361,76 @@ void run_faiss(benchmark::State& state, const data_set& ds) {
     for (faiss::Index::idx_t i = 0; i < n; ++i)
       for (std::size_t k = res.lims[i]; k < res.lims[i + 1]; ++k)
         if (res.labels[k] > i && res.distances[k] >= kT)
-          got.push_back({static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(res.labels[k]), res.distances[k]});
+          got.push_back({static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(res.labels[k]),
+                         res.distances[k]});
   }
   report(state, ds, got, 0.0, false, cpu0);  // reported, not required (another library's rounding)
 }
 #endif
 
-void BM_join_gemm_only(benchmark::State& s) { run_gemm_only(s, planted(), mh::default_gemm{}); }
-void BM_join_memhealth(benchmark::State& s) { run_exact(s, planted(), mh::default_gemm{}); }
-void BM_join_memhealth_full(benchmark::State& s) { run_exact(s, planted(), mh::default_gemm{}, kD); }
-void BM_join_memhealth_avx2(benchmark::State& s) { run_exact(s, planted(), mh::avx2_gemm{}); }
-void BM_join_gemm_only_eigen(benchmark::State& s) { run_gemm_only(s, planted(), mh::eigen_gemm{}); }
-void BM_join_memhealth_eigen(benchmark::State& s) { run_exact(s, planted(), mh::eigen_gemm{}); }
-void BM_join_memhealth_int8(benchmark::State& s) { run_int8(s, planted()); }
-void BM_join_memhealth_int8_avxvnni(benchmark::State& s) { run_int8(s, planted(), mh::int8_kernel::avx_vnni); }
-void BM_join_memhealth_int8_avx2(benchmark::State& s) { run_int8(s, planted(), mh::int8_kernel::avx2); }
-void BM_join_memhealth_real(benchmark::State& s) { run_exact(s, real(), mh::default_gemm{}); }
-void BM_join_memhealth_int8_real(benchmark::State& s) { run_int8(s, real()); }
-BENCHMARK(BM_join_gemm_only)->Name("join/gemm_only")->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_join_memhealth)->Name("join/memhealth")->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+void BM_join_gemm_only(benchmark::State& s) {
+  run_gemm_only(s, planted(), mh::default_gemm{});
+}
+void BM_join_memhealth(benchmark::State& s) {
+  run_exact(s, planted(), mh::default_gemm{});
+}
+void BM_join_memhealth_full(benchmark::State& s) {
+  run_exact(s, planted(), mh::default_gemm{}, kD);
+}
+void BM_join_memhealth_avx2(benchmark::State& s) {
+  run_exact(s, planted(), mh::avx2_gemm{});
+}
+void BM_join_gemm_only_eigen(benchmark::State& s) {
+  run_gemm_only(s, planted(), mh::eigen_gemm{});
+}
+void BM_join_memhealth_eigen(benchmark::State& s) {
+  run_exact(s, planted(), mh::eigen_gemm{});
+}
+void BM_join_memhealth_int8(benchmark::State& s) {
+  run_int8(s, planted());
+}
+void BM_join_memhealth_int8_avxvnni(benchmark::State& s) {
+  run_int8(s, planted(), mh::int8_kernel::avx_vnni);
+}
+void BM_join_memhealth_int8_avx2(benchmark::State& s) {
+  run_int8(s, planted(), mh::int8_kernel::avx2);
+}
+void BM_join_memhealth_real(benchmark::State& s) {
+  run_exact(s, real(), mh::default_gemm{});
+}
+void BM_join_memhealth_int8_real(benchmark::State& s) {
+  run_int8(s, real());
+}
+BENCHMARK(BM_join_gemm_only)
+    ->Name("join/gemm_only")
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_join_memhealth)
+    ->Name("join/memhealth")
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_join_memhealth_full)
-    ->Name("join/memhealth_full")->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+    ->Name("join/memhealth_full")
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_join_memhealth_avx2)
-    ->Name("join/memhealth_avx2")->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+    ->Name("join/memhealth_avx2")
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_join_gemm_only_eigen)
-    ->Name("join/gemm_only_eigen")->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+    ->Name("join/gemm_only_eigen")
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_join_memhealth_eigen)
-    ->Name("join/memhealth_eigen")->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+    ->Name("join/memhealth_eigen")
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 #if MEMHEALTH_BENCH_HAVE_OPENBLAS
 void one_blas_thread() {
@@ -385,30 +447,63 @@ void BM_join_memhealth_cblas(benchmark::State& s) {
   run_exact(s, planted(), mh::cblas_gemm{});
 }
 BENCHMARK(BM_join_gemm_only_cblas)
-    ->Name("join/gemm_only_cblas")->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+    ->Name("join/gemm_only_cblas")
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_join_memhealth_cblas)
-    ->Name("join/memhealth_cblas")->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+    ->Name("join/memhealth_cblas")
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 #endif
 
 BENCHMARK(BM_join_memhealth_int8)
-    ->Name("join/memhealth_int8")->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+    ->Name("join/memhealth_int8")
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_join_memhealth_int8_avxvnni)
-    ->Name("join/memhealth_int8_avxvnni")->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+    ->Name("join/memhealth_int8_avxvnni")
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_join_memhealth_int8_avx2)
-    ->Name("join/memhealth_int8_avx2")->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+    ->Name("join/memhealth_int8_avx2")
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 #if MEMHEALTH_BENCH_HAVE_FAISS
-void BM_join_faiss(benchmark::State& s) { run_faiss(s, planted()); }
-void BM_join_faiss_real(benchmark::State& s) { run_faiss(s, real()); }
-BENCHMARK(BM_join_faiss)->Name("join/faiss")->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+void BM_join_faiss(benchmark::State& s) {
+  run_faiss(s, planted());
+}
+void BM_join_faiss_real(benchmark::State& s) {
+  run_faiss(s, real());
+}
+BENCHMARK(BM_join_faiss)
+    ->Name("join/faiss")
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 #endif
 
 BENCHMARK(BM_join_memhealth_real)
-    ->Name("join/memhealth_real")->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+    ->Name("join/memhealth_real")
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_join_memhealth_int8_real)
-    ->Name("join/memhealth_int8_real")->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+    ->Name("join/memhealth_int8_real")
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 #if MEMHEALTH_BENCH_HAVE_FAISS
-BENCHMARK(BM_join_faiss_real)->Name("join/faiss_real")->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_join_faiss_real)
+    ->Name("join/faiss_real")
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 #endif
 
 }  // namespace

@@ -23,10 +23,10 @@
 
 #include <chrono>
 #include <cmath>
-#include <ctime>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -34,8 +34,9 @@
 #include <string>
 #include <vector>
 
-#include "bench_common.hpp"
 #include "memhealth/io/jsonl.hpp"
+
+#include "bench_common.hpp"
 
 namespace {
 
@@ -45,17 +46,26 @@ constexpr std::size_t k_dim = 384;
 
 std::filesystem::path data_path() {
   if (const char* p = std::getenv("MEMHEALTH_BENCH_JSONL")) return p;
-  return memhealth_bench::tiny() ? "/tmp/memhealth_bench_2k_384.jsonl" : "/tmp/memhealth_bench_100k_384.jsonl";
+  return memhealth_bench::tiny() ? "/tmp/memhealth_bench_2k_384.jsonl"
+                                 : "/tmp/memhealth_bench_100k_384.jsonl";
 }
 
 // Deterministic realistic records: sentences from word lists, a few metadata keys, timestamps
 // with mixed UTC offsets, unit-norm Gaussian embeddings (Box-Muller over mt19937_64, so the file
 // is the same with every standard library).
 void generate(const std::filesystem::path& path) {
-  static const char* subjects[] = {"The user", "My sister", "Alex", "The team", "Our landlord", "用户"};
-  static const char* verbs[] = {"prefers", "dislikes", "moved to", "is allergic to", "works at", "plans to visit"};
-  static const char* objects[] = {"green tea in the morning", "Berlin", "shellfish", "a quiet table near the window",
-                                  "the Tuesday stand-up", "杭州的西湖", "window seats on long flights", "dark mode"};
+  static const char* subjects[] = {"The user", "My sister",    "Alex",
+                                   "The team", "Our landlord", "用户"};
+  static const char* verbs[] = {"prefers",        "dislikes", "moved to",
+                                "is allergic to", "works at", "plans to visit"};
+  static const char* objects[] = {"green tea in the morning",
+                                  "Berlin",
+                                  "shellfish",
+                                  "a quiet table near the window",
+                                  "the Tuesday stand-up",
+                                  "杭州的西湖",
+                                  "window seats on long flights",
+                                  "dark mode"};
   static const char* topics[] = {"diet", "travel", "work", "family", "housing", "settings"};
   static const char* kinds[] = {"fact", "preference", "episodic", "temporary"};
   static const char* sources[] = {"user_declared", "model_extracted", "system_log", "manual_entry"};
@@ -70,8 +80,8 @@ void generate(const std::filesystem::path& path) {
   for (std::size_t i = 0; i < k_records; ++i) {
     memhealth::memory_record r;
     r.id = "mem-" + std::to_string(i);
-    r.content = std::string(pick(subjects)) + " " + pick(verbs) + " " + pick(objects) + " (noted in session " +
-                std::to_string(rng() % 500) + ").";
+    r.content = std::string(pick(subjects)) + " " + pick(verbs) + " " + pick(objects) +
+                " (noted in session " + std::to_string(rng() % 500) + ").";
     r.embedding.resize(k_dim);
     double norm = 0;
     for (std::size_t j = 0; j < k_dim; j += 2) {
@@ -85,11 +95,13 @@ void generate(const std::filesystem::path& path) {
     r.embedding_version = "bge-small-en-v1.5/l2";
     r.metadata.emplace("topic", std::string(pick(topics)));
     r.metadata.emplace("ingest_batch", static_cast<std::int64_t>(i / 1000));
-    r.metadata.emplace("entities", memhealth::raw_json{"[\"user\",\"" + std::string(pick(topics)) + "\"]"});
+    r.metadata.emplace("entities",
+                       memhealth::raw_json{"[\"user\",\"" + std::string(pick(topics)) + "\"]"});
     const std::int64_t created = t0 + static_cast<std::int64_t>(rng() % 20'000'000'000ULL);
     const auto off = static_cast<std::int16_t>(pick(offsets));
     r.created_at = memhealth::timestamp{memhealth::timestamp_from_epoch_ms(created).instant, off};
-    r.updated_at = memhealth::timestamp{memhealth::timestamp_from_epoch_ms(created + 3'600'000).instant, off};
+    r.updated_at =
+        memhealth::timestamp{memhealth::timestamp_from_epoch_ms(created + 3'600'000).instant, off};
     if (i % 3 == 0) r.last_accessed_at = memhealth::timestamp_from_epoch_ms(created + 86'400'000);
     r.source = pick(sources);
     r.scope = "user:" + std::to_string(i % 97) + "/project:alpha";
@@ -117,13 +129,15 @@ const std::filesystem::path& ensure_data() {
 }
 
 // MB/s of the memhealth benchmarks, for the ratios the orjson benchmarks report.
-double g_load_wall_mbps = 0;      // read_jsonl, default threads, records kept: wall clock
-double g_load_1thread_mbps = 0;   // read_jsonl, 1 thread, records kept: CPU time
-double g_stream_wall_mbps = 0;    // read_jsonl_each, default threads, records dropped: wall clock
-double g_stream_1thread_mbps = 0; // read_jsonl_each, 1 thread: CPU time
+double g_load_wall_mbps = 0;       // read_jsonl, default threads, records kept: wall clock
+double g_load_1thread_mbps = 0;    // read_jsonl, 1 thread, records kept: CPU time
+double g_stream_wall_mbps = 0;     // read_jsonl_each, default threads, records dropped: wall clock
+double g_stream_1thread_mbps = 0;  // read_jsonl_each, 1 thread: CPU time
 
 // Process CPU seconds (all threads), as orjson_load.py's time.process_time.
-double process_cpu_seconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+double process_cpu_seconds() {
+  return static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
+}
 double wall_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -161,8 +175,12 @@ void load_with(benchmark::State& state, unsigned threads, double& out_mbps) {
   out_mbps = threads == 1 ? state.counters["cpu_MBps"].value : state.counters["wall_MBps"].value;
 }
 
-void load_memhealth(benchmark::State& state) { load_with(state, 0, g_load_wall_mbps); }
-void load_memhealth_1thread(benchmark::State& state) { load_with(state, 1, g_load_1thread_mbps); }
+void load_memhealth(benchmark::State& state) {
+  load_with(state, 0, g_load_wall_mbps);
+}
+void load_memhealth_1thread(benchmark::State& state) {
+  load_with(state, 1, g_load_1thread_mbps);
+}
 
 // Parse-and-drop, like orjson_load.py without --keep: read_jsonl_each hands each record to a
 // callback, which drops it.
@@ -189,8 +207,12 @@ void stream_with(benchmark::State& state, unsigned threads, double& out_mbps) {
   out_mbps = threads == 1 ? state.counters["cpu_MBps"].value : state.counters["wall_MBps"].value;
 }
 
-void stream_memhealth(benchmark::State& state) { stream_with(state, 0, g_stream_wall_mbps); }
-void stream_memhealth_1thread(benchmark::State& state) { stream_with(state, 1, g_stream_1thread_mbps); }
+void stream_memhealth(benchmark::State& state) {
+  stream_with(state, 0, g_stream_wall_mbps);
+}
+void stream_memhealth_1thread(benchmark::State& state) {
+  stream_with(state, 1, g_stream_1thread_mbps);
+}
 
 void load_nlohmann(benchmark::State& state) {
   const auto& path = ensure_data();
@@ -248,7 +270,8 @@ void load_orjson(benchmark::State& state) {
   if (g_load_wall_mbps > 0) state.counters["x_load"] = g_load_wall_mbps / theirs;
   if (g_load_1thread_mbps > 0) state.counters["x_load_1thread"] = g_load_1thread_mbps / theirs;
   if (g_stream_wall_mbps > 0) state.counters["x_stream"] = g_stream_wall_mbps / theirs;
-  if (g_stream_1thread_mbps > 0) state.counters["x_stream_1thread"] = g_stream_1thread_mbps / theirs;
+  if (g_stream_1thread_mbps > 0)
+    state.counters["x_stream_1thread"] = g_stream_1thread_mbps / theirs;
 }
 
 }  // namespace
@@ -256,10 +279,30 @@ void load_orjson(benchmark::State& state) {
 // Real (wall-clock) time for the parallel load: the main thread's CPU time would leave out the
 // other threads' work. CPU time for the sequential ones, to compare with orjson's process CPU time.
 // Every memhealth benchmark also reports wall_MBps and cpu_MBps (process CPU time, all threads).
-BENCHMARK(load_memhealth)->Name("jsonl/load_memhealth")->Unit(benchmark::kMillisecond)->MinTime(3)->UseRealTime();
-BENCHMARK(load_memhealth_1thread)->Name("jsonl/load_memhealth_1thread")->Unit(benchmark::kMillisecond)->MinTime(3);
-BENCHMARK(stream_memhealth)->Name("jsonl/stream_memhealth")->Unit(benchmark::kMillisecond)->MinTime(3)->UseRealTime();
-BENCHMARK(stream_memhealth_1thread)->Name("jsonl/stream_memhealth_1thread")->Unit(benchmark::kMillisecond)->MinTime(3);
+BENCHMARK(load_memhealth)
+    ->Name("jsonl/load_memhealth")
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(3)
+    ->UseRealTime();
+BENCHMARK(load_memhealth_1thread)
+    ->Name("jsonl/load_memhealth_1thread")
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(3);
+BENCHMARK(stream_memhealth)
+    ->Name("jsonl/stream_memhealth")
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(3)
+    ->UseRealTime();
+BENCHMARK(stream_memhealth_1thread)
+    ->Name("jsonl/stream_memhealth_1thread")
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(3);
 BENCHMARK(load_nlohmann)->Name("jsonl/load_nlohmann")->Unit(benchmark::kMillisecond)->Iterations(1);
 // arg 0: orjson drops each object; arg 1: keeps them in a list
-BENCHMARK(load_orjson)->Name("jsonl/load_orjson")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(1)->UseManualTime();
+BENCHMARK(load_orjson)
+    ->Name("jsonl/load_orjson")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->UseManualTime();

@@ -43,12 +43,13 @@
 #include <utility>
 #include <vector>
 
-#include "bench_common.hpp"
 #include "memhealth/detect/duplicates.hpp"
 #include "memhealth/detect/pipeline.hpp"
 #include "memhealth/detect/structural.hpp"
 #include "memhealth/similarity/kmeans_blocking.hpp"
 #include "memhealth/store/memory_store.hpp"
+
+#include "bench_common.hpp"
 
 #ifndef MEMHEALTH_BENCH_HAVE_HNSWLIB
 #define MEMHEALTH_BENCH_HAVE_HNSWLIB 0
@@ -71,7 +72,9 @@ std::size_t env_size(const char* name, std::size_t fallback) {
   return fallback;
 }
 #endif
-std::size_t scale_n() { return memhealth_bench::size_from_env("MEMHEALTH_BENCH_SCALE_N", 1'000'000, 5000); }
+std::size_t scale_n() {
+  return memhealth_bench::size_from_env("MEMHEALTH_BENCH_SCALE_N", 1'000'000, 5000);
+}
 
 // Peak resident set (VmHWM) in MB; reset_peak() starts a new peak (Linux >= 4.0).
 double peak_rss_mb() {
@@ -130,7 +133,8 @@ void random_row(std::size_t i, float* out) {
 void near_copy(std::size_t seed, const float* a, float* b) {
   gauss g{0xc0b1e5ULL ^ (seed * 0xBF58476D1CE4E5B9ULL)};
   const double target = 0.93 + 0.06 * g.uniform();
-  const double sigma = std::sqrt(1.0 / (target * target) - 1.0) / std::sqrt(static_cast<double>(dim));
+  const double sigma =
+      std::sqrt(1.0 / (target * target) - 1.0) / std::sqrt(static_cast<double>(dim));
   double sq = 0;
   for (Eigen::Index c = 0; c < dim; ++c) {
     b[c] = a[c] + static_cast<float>(sigma * g.next());
@@ -157,16 +161,19 @@ struct planted_matrix {
   row_matrix x;
   std::vector<id_pair> pairs;  // sorted
   explicit planted_matrix(std::size_t n) : x(static_cast<Eigen::Index>(n), dim) {
-    parallel_rows(n, [&](std::size_t i) { random_row(i, x.row(static_cast<Eigen::Index>(i)).data()); });
+    parallel_rows(
+        n, [&](std::size_t i) { random_row(i, x.row(static_cast<Eigen::Index>(i)).data()); });
     const std::size_t planted = std::min<std::size_t>(1000, n / 20), stride = n / planted;
     for (std::size_t q = 0; q < planted; ++q) {
       const std::size_t a = q * stride, b = a + 1 + (q * 7919) % (stride - 1);
-      near_copy(q, x.row(static_cast<Eigen::Index>(a)).data(), x.row(static_cast<Eigen::Index>(b)).data());
+      near_copy(q, x.row(static_cast<Eigen::Index>(a)).data(),
+                x.row(static_cast<Eigen::Index>(b)).data());
       if (x.row(static_cast<Eigen::Index>(a)).dot(x.row(static_cast<Eigen::Index>(b))) >= threshold)
         pairs.emplace_back(static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(b));
     }
   }
-  [[nodiscard]] double recall(std::vector<id_pair> found, std::size_t limit = static_cast<std::size_t>(-1)) const {
+  [[nodiscard]] double recall(std::vector<id_pair> found,
+                              std::size_t limit = static_cast<std::size_t>(-1)) const {
     std::sort(found.begin(), found.end());
     std::size_t hit = 0, total = 0;
     for (const auto& p : pairs) {
@@ -223,7 +230,8 @@ struct planted_store {
           ++zero_rows;
         }
         // a planted pair counts when its cosine reaches the threshold (almost all: see near_copy)
-        if (plant && Eigen::Map<const Eigen::RowVectorXf>(e - dim, dim).dot(Eigen::Map<const Eigen::RowVectorXf>(e, dim)) >= threshold)
+        if (plant && Eigen::Map<const Eigen::RowVectorXf>(e - dim, dim)
+                             .dot(Eigen::Map<const Eigen::RowVectorXf>(e, dim)) >= threshold)
           pairs.emplace_back(store.record(i - 1).id, r.id);
         store.insert(std::move(r));
       }
@@ -242,7 +250,9 @@ planted_matrix& matrix() {
 planted_store& store() {
   g_matrix.reset();
   // tiny mode: 40,000 records, enough for the structural scan's two-thread path (2 x 16,384)
-  if (!g_store) g_store = std::make_unique<planted_store>(memhealth_bench::size_from_env("MEMHEALTH_BENCH_SCALE_N", 1'000'000, 40'000));
+  if (!g_store)
+    g_store = std::make_unique<planted_store>(
+        memhealth_bench::size_from_env("MEMHEALTH_BENCH_SCALE_N", 1'000'000, 40'000));
   return *g_store;
 }
 
@@ -251,11 +261,13 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 // Sets the common counters and prints them on stderr too (an errored run shows no counters).
-void finish(benchmark::State& state, const char* name, double seconds, std::size_t records, double recall,
-            std::size_t pairs) {
-  std::fprintf(stderr, "%s: n=%zu seconds=%.3f records_per_s=%.0f recall=%.4f pairs=%zu peak_rss_MB=%.0f load_avg=%.2f\n",
-               name, records, seconds, static_cast<double>(records) / seconds, recall, pairs, peak_rss_mb(),
-               load_avg());
+void finish(benchmark::State& state, const char* name, double seconds, std::size_t records,
+            double recall, std::size_t pairs) {
+  std::fprintf(stderr,
+               "%s: n=%zu seconds=%.3f records_per_s=%.0f recall=%.4f pairs=%zu peak_rss_MB=%.0f "
+               "load_avg=%.2f\n",
+               name, records, seconds, static_cast<double>(records) / seconds, recall, pairs,
+               peak_rss_mb(), load_avg());
   state.counters["seconds"] = seconds;
   state.counters["records_per_s"] = static_cast<double>(records) / seconds;
   state.counters["recall"] = recall;
@@ -276,26 +288,36 @@ void scope1m_memhealth(benchmark::State& state) {
     found.clear();
     reset_peak();
     const auto t0 = std::chrono::steady_clock::now();
-    st = kmeans_threshold_join(m.x, threshold, [&](std::uint32_t i, std::uint32_t j, float) { found.emplace_back(i, j); }, opt);
+    st = kmeans_threshold_join(
+        m.x, threshold, [&](std::uint32_t i, std::uint32_t j, float) { found.emplace_back(i, j); },
+        opt);
     sec = seconds_since(t0);
     state.SetIterationTime(sec);
   }
   const double recall = m.recall(found);
-  finish(state, "scope1m/memhealth", sec, static_cast<std::size_t>(m.x.rows()), recall, found.size());
+  finish(state, "scope1m/memhealth", sec, static_cast<std::size_t>(m.x.rows()), recall,
+         found.size());
   state.counters["partitions"] = static_cast<double>(st.partitions);
-  state.counters["extra_probes_per_row"] = static_cast<double>(st.probe_rows) / static_cast<double>(m.x.rows());
+  state.counters["extra_probes_per_row"] =
+      static_cast<double>(st.probe_rows) / static_cast<double>(m.x.rows());
   state.counters["train_s"] = st.train.count();
   state.counters["assign_s"] = st.assign.count();
   state.counters["join_s"] = st.joins.count();
   if (recall < 0.99) state.SkipWithError("recall of the planted pairs below 0.99");
 }
-BENCHMARK(scope1m_memhealth)->Name("scope1m/memhealth")->Iterations(1)->UseManualTime()->Unit(benchmark::kSecond);
+BENCHMARK(scope1m_memhealth)
+    ->Name("scope1m/memhealth")
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kSecond);
 
 #if MEMHEALTH_BENCH_HAVE_HNSWLIB
 void scope1m_hnswlib(benchmark::State& state) {
   auto& m = matrix();
-  const std::size_t n = std::min(env_size("MEMHEALTH_BENCH_HNSW_N", scale_n()), static_cast<std::size_t>(m.x.rows()));
-  const std::size_t efc = env_size("MEMHEALTH_BENCH_HNSW_EFC", 64), ef = env_size("MEMHEALTH_BENCH_HNSW_EF", 64);
+  const std::size_t n =
+      std::min(env_size("MEMHEALTH_BENCH_HNSW_N", scale_n()), static_cast<std::size_t>(m.x.rows()));
+  const std::size_t efc = env_size("MEMHEALTH_BENCH_HNSW_EFC", 64),
+                    ef = env_size("MEMHEALTH_BENCH_HNSW_EF", 64);
   constexpr std::size_t M = 16, k = 10;
   std::vector<id_pair> found;
   double build_s = 0, query_s = 0;
@@ -311,7 +333,8 @@ void scope1m_hnswlib(benchmark::State& state) {
       std::vector<std::jthread> pool;
       for (int w = 0; w < 2; ++w)
         pool.emplace_back([&] {
-          for (std::size_t i; (i = next.fetch_add(1)) < n;) index.addPoint(m.x.row(static_cast<Eigen::Index>(i)).data(), i);
+          for (std::size_t i; (i = next.fetch_add(1)) < n;)
+            index.addPoint(m.x.row(static_cast<Eigen::Index>(i)).data(), i);
         });
     }
     build_s = seconds_since(t0);
@@ -328,8 +351,9 @@ void scope1m_hnswlib(benchmark::State& state) {
             for (; !res.empty(); res.pop()) {
               const auto [dist, label] = res.top();  // inner-product space: distance = 1 - a.b
               if (label != i && 1.0f - dist >= threshold)
-                per[static_cast<std::size_t>(w)].emplace_back(static_cast<std::uint32_t>(std::min<std::size_t>(i, label)),
-                                                             static_cast<std::uint32_t>(std::max<std::size_t>(i, label)));
+                per[static_cast<std::size_t>(w)].emplace_back(
+                    static_cast<std::uint32_t>(std::min<std::size_t>(i, label)),
+                    static_cast<std::uint32_t>(std::max<std::size_t>(i, label)));
             }
           }
         });
@@ -347,11 +371,18 @@ void scope1m_hnswlib(benchmark::State& state) {
   state.counters["M"] = M;
   state.counters["ef_construction"] = static_cast<double>(efc);
   state.counters["ef"] = static_cast<double>(ef);
-  std::fprintf(stderr, "scope1m/hnswlib: build_s=%.2f query_s=%.2f M=%zu ef_construction=%zu ef=%zu\n", build_s, query_s, M,
-               efc, ef);
-  if (recall < 0.99) state.SkipWithError("hnswlib: recall of the planted pairs below 0.99 (raise ef / efConstruction)");
+  std::fprintf(stderr,
+               "scope1m/hnswlib: build_s=%.2f query_s=%.2f M=%zu ef_construction=%zu ef=%zu\n",
+               build_s, query_s, M, efc, ef);
+  if (recall < 0.99)
+    state.SkipWithError(
+        "hnswlib: recall of the planted pairs below 0.99 (raise ef / efConstruction)");
 }
-BENCHMARK(scope1m_hnswlib)->Name("scope1m/hnswlib")->Iterations(1)->UseManualTime()->Unit(benchmark::kSecond);
+BENCHMARK(scope1m_hnswlib)
+    ->Name("scope1m/hnswlib")
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kSecond);
 #endif
 
 // Runs pipeline p over the store once per benchmark iteration (manual time = the run, peak RSS
@@ -382,19 +413,27 @@ void blocked1m_memhealth(benchmark::State& state) {
     if (f.kind == finding_kinds::near_duplicate) {
       ++clusters;
       if (f.record_ids.size() == 2)
-        near.emplace(std::min(f.record_ids[0], f.record_ids[1]), std::max(f.record_ids[0], f.record_ids[1]));
+        near.emplace(std::min(f.record_ids[0], f.record_ids[1]),
+                     std::max(f.record_ids[0], f.record_ids[1]));
     }
   std::size_t hit = 0;
   for (const auto& q : s.pairs) hit += near.count(q);
-  const double recall = s.pairs.empty() ? 1.0 : static_cast<double>(hit) / static_cast<double>(s.pairs.size());
+  const double recall =
+      s.pairs.empty() ? 1.0 : static_cast<double>(hit) / static_cast<double>(s.pairs.size());
   finish(state, "blocked1m/memhealth", sec, s.store.size(), recall, clusters);
   state.counters["findings"] = static_cast<double>(r.findings.size());
   state.counters["planted"] = static_cast<double>(s.pairs.size());
   state.counters["unplanted_clusters"] = static_cast<double>(clusters - hit);
-  if (recall < 0.99) state.SkipWithError("recall of the planted pairs below 0.99");
-  else if (clusters != hit) state.SkipWithError("near-duplicate clusters other than the planted pairs");
+  if (recall < 0.99)
+    state.SkipWithError("recall of the planted pairs below 0.99");
+  else if (clusters != hit)
+    state.SkipWithError("near-duplicate clusters other than the planted pairs");
 }
-BENCHMARK(blocked1m_memhealth)->Name("blocked1m/memhealth")->Iterations(1)->UseManualTime()->Unit(benchmark::kSecond);
+BENCHMARK(blocked1m_memhealth)
+    ->Name("blocked1m/memhealth")
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kSecond);
 
 void structural1m_memhealth(benchmark::State& state) {
   auto& s = store();
@@ -414,12 +453,18 @@ void structural1m_memhealth(benchmark::State& state) {
   const auto one = pipeline{structural_detector{}}.run(s.store, detect_options{});
   bool same = one.findings.size() == r.findings.size();
   for (std::size_t k = 0; same && k < one.findings.size(); ++k)
-    same = one.findings[k].kind == r.findings[k].kind && one.findings[k].record_ids == r.findings[k].record_ids &&
+    same = one.findings[k].kind == r.findings[k].kind &&
+           one.findings[k].record_ids == r.findings[k].record_ids &&
            one.findings[k].evidence == r.findings[k].evidence;
-  if (!same) state.SkipWithError("structural findings on two threads differ from one thread");
+  if (!same)
+    state.SkipWithError("structural findings on two threads differ from one thread");
   else if (nan != s.nan_rows || zero != s.zero_rows || r.findings.size() != nan + zero)
     state.SkipWithError("structural findings differ from the planted NaN and zero vectors");
 }
-BENCHMARK(structural1m_memhealth)->Name("structural1m/memhealth")->Iterations(3)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(structural1m_memhealth)
+    ->Name("structural1m/memhealth")
+    ->Iterations(3)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace

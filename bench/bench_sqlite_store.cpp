@@ -24,21 +24,23 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
 #include "memhealth/detect/default_pipeline.hpp"
-#include "bench_common.hpp"
 #include "memhealth/io/jsonl.hpp"
 #include "memhealth/repair/executor.hpp"
 #include "memhealth/store/memory_store.hpp"
 #include "memhealth/store/sqlite_store.hpp"
+
+#include "bench_common.hpp"
+#include <unistd.h>
 
 namespace {
 
 namespace fs = std::filesystem;
 using namespace memhealth;
 
-std::size_t bench_n() { return memhealth_bench::size_from_env("MEMHEALTH_BENCH_SQLITE_N", 100000, 2000); }
+std::size_t bench_n() {
+  return memhealth_bench::size_from_env("MEMHEALTH_BENCH_SQLITE_N", 100000, 2000);
+}
 
 struct fixture {
   fs::path dir, jsonl, db;
@@ -47,8 +49,9 @@ struct fixture {
 
   fixture() {
     n = bench_n();
-    const fs::path base = std::getenv("MEMHEALTH_BENCH_TMP") ? fs::path(std::getenv("MEMHEALTH_BENCH_TMP"))
-                                                             : fs::temp_directory_path();
+    const fs::path base = std::getenv("MEMHEALTH_BENCH_TMP")
+                              ? fs::path(std::getenv("MEMHEALTH_BENCH_TMP"))
+                              : fs::temp_directory_path();
     dir = base / ("memhealth-bench-sqlite-" + std::to_string(::getpid()));
     fs::create_directories(dir);
     jsonl = dir / "store.jsonl";
@@ -66,8 +69,9 @@ struct fixture {
     for (std::size_t i = 0; i < n; ++i) {
       memory_record r;
       r.id = "mem-" + std::to_string(i);
-      r.content = "Memory " + std::to_string(i) + ": the user mentioned topic " + std::to_string(i % 977) +
-                  " while talking about item " + std::to_string(i * 7919 % 100003) + ".";
+      r.content = "Memory " + std::to_string(i) + ": the user mentioned topic " +
+                  std::to_string(i % 977) + " while talking about item " +
+                  std::to_string(i * 7919 % 100003) + ".";
       r.embedding.resize(384);
       double sq = 0;
       for (auto& x : r.embedding) {
@@ -127,7 +131,8 @@ memory_store<> load_memory() {
 sqlite_store<> load_sqlite(const fs::path& p) {
   auto s = sqlite_store<>::open(p);
   std::size_t sink = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) sink += s.record(i).content.size() + s.embedding(i).size();
+  for (std::size_t i = 0; i < s.size(); ++i)
+    sink += s.record(i).content.size() + s.embedding(i).size();
   benchmark::DoNotOptimize(sink);
   return s;
 }
@@ -150,11 +155,13 @@ detect_options check_options() {
 }
 
 void memory_load(benchmark::State& st) {
-  timed(st, double(fx().n), "records_per_s", [] { benchmark::DoNotOptimize(load_memory().size()); });
+  timed(st, double(fx().n), "records_per_s",
+        [] { benchmark::DoNotOptimize(load_memory().size()); });
   st.counters["file_MB"] = double(fs::file_size(fx().jsonl)) / 1e6;
 }
 void sqlite_load(benchmark::State& st) {
-  timed(st, double(fx().n), "records_per_s", [] { benchmark::DoNotOptimize(load_sqlite(fx().db).size()); });
+  timed(st, double(fx().n), "records_per_s",
+        [] { benchmark::DoNotOptimize(load_sqlite(fx().db).size()); });
   st.counters["file_MB"] = double(fs::file_size(fx().db)) / 1e6;
 }
 void memory_check(benchmark::State& st) {
@@ -201,9 +208,33 @@ void sqlite_apply(benchmark::State& st) {
 
 }  // namespace
 
-BENCHMARK(memory_load)->Name("memory/load_100k")->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(sqlite_load)->Name("sqlite/load_100k")->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(memory_check)->Name("memory/check_100k")->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(sqlite_check)->Name("sqlite/check_100k")->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(memory_apply)->Name("memory/apply_100k")->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(sqlite_apply)->Name("sqlite/apply_100k")->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(memory_load)
+    ->Name("memory/load_100k")
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(sqlite_load)
+    ->Name("sqlite/load_100k")
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(memory_check)
+    ->Name("memory/check_100k")
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(sqlite_check)
+    ->Name("sqlite/check_100k")
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(memory_apply)
+    ->Name("memory/apply_100k")
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(sqlite_apply)
+    ->Name("sqlite/apply_100k")
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();

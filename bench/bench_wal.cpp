@@ -24,10 +24,10 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
 #include "memhealth/io/jsonl.hpp"
 #include "memhealth/repair/wal.hpp"
+
+#include <unistd.h>
 
 namespace {
 
@@ -50,9 +50,10 @@ struct image_pair {
 image_pair make_images() {
   memhealth::memory_record r;
   r.id = "mem-000123";
-  r.content = "The user prefers window seats on long flights and asked to avoid layovers in winter; "
-              "they fly twice a month between Berlin and Hangzhou, usually on Tuesday mornings, and "
-              "keep a frequent-flyer account with the same alliance for lounge access.";
+  r.content =
+      "The user prefers window seats on long flights and asked to avoid layovers in winter; "
+      "they fly twice a month between Berlin and Hangzhou, usually on Tuesday mornings, and "
+      "keep a frequent-flyer account with the same alliance for lounge access.";
   for (int i = 0; i < 64; ++i) r.embedding.push_back(0.0123f * float(i) - 0.2f);
   r.embedding_version = "bench-v1";
   r.source = "user_declared";
@@ -82,17 +83,22 @@ void wal_append(benchmark::State& state) {
     const auto t0 = std::chrono::steady_clock::now();
     for (auto _ : state) {
       wal.begin_batch();
-      for (std::size_t k = 0; k < n; ++k) seqs[k] = wal.append_intent(static_cast<std::int64_t>(k), "key", 1, records);
+      for (std::size_t k = 0; k < n; ++k)
+        seqs[k] = wal.append_intent(static_cast<std::int64_t>(k), "key", 1, records);
       wal.commit_batch();
-      for (std::size_t k = 0; k < n; ++k) wal.append_commit(seqs[k], static_cast<std::int64_t>(k), "key");
+      for (std::size_t k = 0; k < n; ++k)
+        wal.append_commit(seqs[k], static_cast<std::int64_t>(k), "key");
       actions += n;
     }
     wal.flush();
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     state.counters["actions_per_s"] = static_cast<double>(actions) / wall;
-    state.counters["frame_bytes_per_action"] = static_cast<double>(wal.bytes_written()) / static_cast<double>(actions);
+    state.counters["frame_bytes_per_action"] =
+        static_cast<double>(wal.bytes_written()) / static_cast<double>(actions);
   }
-  state.counters["payload_bytes"] = static_cast<double>(img.before_json.size() + img.after_json.size());
+  state.counters["payload_bytes"] =
+      static_cast<double>(img.before_json.size() + img.after_json.size());
   fs::remove_all(dir);
 }
 
@@ -109,12 +115,14 @@ void sqlite_insert(benchmark::State& state) {
     state.SkipWithError("cannot open sqlite db");
     return;
   }
-  check(sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
-                         "CREATE TABLE log(seq INTEGER PRIMARY KEY, key TEXT, image BLOB);",
+  check(sqlite3_exec(db,
+                     "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+                     "CREATE TABLE log(seq INTEGER PRIMARY KEY, key TEXT, image BLOB);",
                      nullptr, nullptr, nullptr),
         db, state);
   sqlite3_stmt* ins = nullptr;
-  check(sqlite3_prepare_v2(db, "INSERT INTO log(key, image) VALUES(?1, ?2)", -1, &ins, nullptr), db, state);
+  check(sqlite3_prepare_v2(db, "INSERT INTO log(key, image) VALUES(?1, ?2)", -1, &ins, nullptr), db,
+        state);
   const std::string blob(1024, 'x');
   std::size_t actions = 0;
   const auto t0 = std::chrono::steady_clock::now();

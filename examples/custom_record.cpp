@@ -2,8 +2,8 @@
 //
 // `crm_note` is a record type from an imaginary host system: its fields have other names than
 // memhealth's, timestamps are std::chrono::sys_seconds, the owner is split into tenant + user,
-// and it has no claim, no links, no source and no kind. A record_traits specialisation maps what it has;
-// the detectors then run unchanged, and each skips (at compile time) the checks that need a
+// and it has no claim, no links, no source and no kind. A record_traits specialisation maps what it
+// has; the detectors then run unchanged, and each skips (at compile time) the checks that need a
 // field the type does not have. The program checks its own results and exits non-zero when they
 // are not what the comments say.
 //
@@ -11,14 +11,14 @@
 // roll it back (byte-exact), and recover after a simulated crash. For that crm_note provides an
 // *image* (a lossless JSON text of the whole record, memhealth/repair/record_image.hpp) and the
 // two fields the planned edits write besides the status: a merge target and a history of notes.
+#include <nlohmann/json.hpp>
+
 #include <chrono>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "memhealth/memhealth.hpp"
 
@@ -27,13 +27,13 @@ namespace crm {
 struct crm_note {
   std::string note_id;
   std::string body;
-  std::vector<float> vector;     // float32 embedding from the host's model
-  std::string model;             // which model made `vector`
+  std::vector<float> vector;  // float32 embedding from the host's model
+  std::string model;          // which model made `vector`
   std::chrono::sys_seconds created;
   std::chrono::sys_seconds modified;
-  std::string owner;             // "tenant:<t>/user:<u>", memhealth's hierarchical scope
-  std::string state;             // "active" / "archived" / ...
-  std::string merged_into;       // id of the note this one was merged into (empty = none)
+  std::string owner;                 // "tenant:<t>/user:<u>", memhealth's hierarchical scope
+  std::string state;                 // "active" / "archived" / ...
+  std::string merged_into;           // id of the note this one was merged into (empty = none)
   std::vector<std::string> history;  // notes the host keeps about the record
 };
 
@@ -50,7 +50,9 @@ struct memhealth::record_traits<crm::crm_note> {
   static constexpr auto created_at = &crm::crm_note::created;
   static constexpr auto updated_at = &crm::crm_note::modified;
   static constexpr auto status = &crm::crm_note::state;
-  static constexpr auto scope = [](const crm::crm_note& n) -> const std::string& { return n.owner; };
+  static constexpr auto scope = [](const crm::crm_note& n) -> const std::string& {
+    return n.owner;
+  };
   // Written by repairs: merges set duplicate_of on the merged note and append related notes to
   // the kept one.
   static constexpr auto duplicate_of = &crm::crm_note::merged_into;
@@ -77,11 +79,12 @@ struct memhealth::record_traits<crm::crm_note> {
       std::snprintf(b, sizeof b, "%.9g", static_cast<double>(f));
       return std::string(b);
     };
-    return "{\"id\":" + str(n.note_id) + ",\"body\":" + str(n.body) + ",\"vector\":" + list(n.vector, num) +
-           ",\"model\":" + str(n.model) + ",\"created\":" + std::to_string(n.created.time_since_epoch().count()) +
-           ",\"modified\":" + std::to_string(n.modified.time_since_epoch().count()) + ",\"owner\":" + str(n.owner) +
-           ",\"state\":" + str(n.state) + ",\"merged_into\":" + str(n.merged_into) +
-           ",\"history\":" + list(n.history, str) + "}";
+    return "{\"id\":" + str(n.note_id) + ",\"body\":" + str(n.body) +
+           ",\"vector\":" + list(n.vector, num) + ",\"model\":" + str(n.model) +
+           ",\"created\":" + std::to_string(n.created.time_since_epoch().count()) +
+           ",\"modified\":" + std::to_string(n.modified.time_since_epoch().count()) +
+           ",\"owner\":" + str(n.owner) + ",\"state\":" + str(n.state) +
+           ",\"merged_into\":" + str(n.merged_into) + ",\"history\":" + list(n.history, str) + "}";
   }
   static crm::crm_note decode_image(std::string_view json) {
     const auto j = nlohmann::json::parse(json);  // throws on bad JSON
@@ -91,7 +94,8 @@ struct memhealth::record_traits<crm::crm_note> {
     n.vector = j.at("vector").get<std::vector<float>>();
     n.model = j.at("model").get<std::string>();
     n.created = std::chrono::sys_seconds{std::chrono::seconds{j.at("created").get<std::int64_t>()}};
-    n.modified = std::chrono::sys_seconds{std::chrono::seconds{j.at("modified").get<std::int64_t>()}};
+    n.modified =
+        std::chrono::sys_seconds{std::chrono::seconds{j.at("modified").get<std::int64_t>()}};
     n.owner = j.at("owner").get<std::string>();
     n.state = j.at("state").get<std::string>();
     n.merged_into = j.at("merged_into").get<std::string>();
@@ -126,8 +130,8 @@ bool repair(memhealth::memory_store<crm::crm_note> store, const memhealth::repor
   {
     memhealth::wal_writer wal(dir / "run.wal");
     const auto res = memhealth::apply_plan(store, plan, wal, opt);
-    std::printf("plan: %zu actions, %zu applied, %zu records changed\n", plan.actions.size(), res.applied.size(),
-                res.records_changed);
+    std::printf("plan: %zu actions, %zu applied, %zu records changed\n", plan.actions.size(),
+                res.applied.size(), res.records_changed);
     repaired = images(store);
   }
   const bool merged = store.record(1).merged_into == "n1" && store.record(1).state == "archived" &&
@@ -135,7 +139,8 @@ bool repair(memhealth::memory_store<crm::crm_note> store, const memhealth::repor
 
   const auto rb = memhealth::rollback(store, memhealth::read_wal_file(dir / "run.wal"));
   const bool rolled_back = rb.conflicts.empty() && images(store) == original;
-  std::printf("rollback: %zu records restored, byte-exact: %s\n", rb.records_restored, rolled_back ? "yes" : "no");
+  std::printf("rollback: %zu records restored, byte-exact: %s\n", rb.records_restored,
+              rolled_back ? "yes" : "no");
 
   // The same plan again on the original store, killed right after its first record write.
   int writes = 0;
@@ -165,28 +170,76 @@ int main() {
   static_assert(memhealth::embedded_record<crm_note>);
   static_assert(memhealth::timestamped_record<crm_note>);
   static_assert(memhealth::scoped_record<crm_note>);
-  static_assert(!memhealth::claimed_record<crm_note>);  // no claim: claim-based conflicts are skipped
+  static_assert(
+      !memhealth::claimed_record<crm_note>);  // no claim: claim-based conflicts are skipped
 
   const sys_seconds t0 = sys_days{2024y / March / 1};
   // Rows of a 4 x 4 Hadamard matrix / 2: unit vectors, mutually orthogonal (cosine 0).
   const std::vector<float> h1{0.5f, 0.5f, 0.5f, 0.5f}, h2{0.5f, -0.5f, 0.5f, -0.5f},
       h3{0.5f, 0.5f, -0.5f, -0.5f}, h4{0.5f, -0.5f, -0.5f, 0.5f};
   std::vector<crm_note> notes = {
-      {"n1", "Prefers invoices in PDF.", h1, "emb-v1", t0, t0, "tenant:acme/user:7", "active", {}, {}},
-      {"n2", "prefers invoices in pdf", h2, "emb-v1", t0 + days{3}, t0 + days{3}, "tenant:acme/user:7", "active", {}, {}},
-      {"n3", "Works from the Lyon office.", h3, "emb-v1", t0, t0 - days{1}, "tenant:acme/user:7", "active", {}, {}},
-      {"n4", "Prefers invoices in PDF.", h1, "emb-v1", t0, t0, "tenant:acme/user:8", "active", {}, {}},
-      {"n5", "Asked about the renewal date.", h4, "emb-v1", t0, t0, "tenant:acme/user:8", "acitve", {}, {}},
+      {"n1",
+       "Prefers invoices in PDF.",
+       h1,
+       "emb-v1",
+       t0,
+       t0,
+       "tenant:acme/user:7",
+       "active",
+       {},
+       {}},
+      {"n2",
+       "prefers invoices in pdf",
+       h2,
+       "emb-v1",
+       t0 + days{3},
+       t0 + days{3},
+       "tenant:acme/user:7",
+       "active",
+       {},
+       {}},
+      {"n3",
+       "Works from the Lyon office.",
+       h3,
+       "emb-v1",
+       t0,
+       t0 - days{1},
+       "tenant:acme/user:7",
+       "active",
+       {},
+       {}},
+      {"n4",
+       "Prefers invoices in PDF.",
+       h1,
+       "emb-v1",
+       t0,
+       t0,
+       "tenant:acme/user:8",
+       "active",
+       {},
+       {}},
+      {"n5",
+       "Asked about the renewal date.",
+       h4,
+       "emb-v1",
+       t0,
+       t0,
+       "tenant:acme/user:8",
+       "acitve",
+       {},
+       {}},
   };
 
   auto store = memhealth::memory_store<crm_note>::from_records(std::move(notes));
   memhealth::detect_options options;
   options.now = time_point_cast<milliseconds>(t0 + days{10});
-  const memhealth::pipeline checks{memhealth::structural_detector{}, memhealth::duplicate_detector<>{}};
+  const memhealth::pipeline checks{memhealth::structural_detector{},
+                                   memhealth::duplicate_detector<>{}};
   const memhealth::report r = checks.run(store, options);
 
   for (const auto& f : r.findings) {
-    std::printf("%-24s %-9s", f.kind.c_str(), std::string(memhealth::to_string(f.severity)).c_str());
+    std::printf("%-24s %-9s", f.kind.c_str(),
+                std::string(memhealth::to_string(f.severity)).c_str());
     for (const auto& id : f.record_ids) std::printf(" %s", id.c_str());
     std::printf("\n");
   }
@@ -200,8 +253,10 @@ int main() {
                   r.count(memhealth::finding_kinds::cross_scope_duplicate) == 1 &&
                   r.count(memhealth::finding_kinds::timestamp_inconsistent) == 1 &&
                   r.count(memhealth::finding_kinds::illegal_status) == 1 && r.findings.size() == 4;
-  std::printf("%s: %zu findings over %zu records\n", ok ? "ok" : "UNEXPECTED", r.findings.size(), store.size());
+  std::printf("%s: %zu findings over %zu records\n", ok ? "ok" : "UNEXPECTED", r.findings.size(),
+              store.size());
   const bool repaired = repair(store, r);
-  std::printf("%s: plan, apply, rollback and recovery on crm_note\n", repaired ? "ok" : "UNEXPECTED");
+  std::printf("%s: plan, apply, rollback and recovery on crm_note\n",
+              repaired ? "ok" : "UNEXPECTED");
   return ok && repaired ? 0 : 1;
 }

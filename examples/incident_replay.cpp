@@ -73,7 +73,9 @@ std::string ids_text(const std::vector<std::string>& ids, std::size_t max = 3) {
   return s;
 }
 
-std::string hhmm(const std::string& iso) { return iso.size() >= 16 ? iso.substr(11, 5) : iso; }
+std::string hhmm(const std::string& iso) {
+  return iso.size() >= 16 ? iso.substr(11, 5) : iso;
+}
 
 double number(const finding& f, std::string_view key) {
   const auto* v = f.evidence_of(key);
@@ -112,7 +114,9 @@ std::string counts_lines(const report& r) {
 }
 
 // Canonical JSONL bytes of a store (what write_jsonl writes).
-std::string store_bytes(const memory_store<>& s) { return to_jsonl(s); }
+std::string store_bytes(const memory_store<>& s) {
+  return to_jsonl(s);
+}
 
 std::string hex(std::uint64_t v) {
   char b[17];
@@ -132,7 +136,8 @@ struct checks {
 
 // ---------------------------------------------------------------- 1. alerts
 
-// How to summarise one monitor alert kind: the metric, its baseline key, and whether worse is lower.
+// How to summarise one monitor alert kind: the metric, its baseline key, and whether worse is
+// lower.
 struct metric_keys {
   std::string_view kind, metric, baseline, unit;
   bool lower_is_worse;
@@ -140,9 +145,11 @@ struct metric_keys {
 constexpr metric_keys metric_table[] = {
     {finding_kinds::latency_regression, "p95_latency_ms", "baseline_p95_latency_ms", " ms", false},
     {finding_kinds::duplicate_share_high, "duplicate_share", "baseline_duplicate_share", "", false},
-    {finding_kinds::similarity_drop, "mean_top1_similarity", "baseline_median_top1_similarity", "", true},
+    {finding_kinds::similarity_drop, "mean_top1_similarity", "baseline_median_top1_similarity", "",
+     true},
     {finding_kinds::empty_results, "empty_rate", "baseline_empty_rate", "", false},
-    {finding_kinds::feedback_negative, "negative_feedback_rate", "baseline_negative_feedback_rate", "", false},
+    {finding_kinds::feedback_negative, "negative_feedback_rate", "baseline_negative_feedback_rate",
+     "", false},
 };
 
 struct alert_group {
@@ -171,8 +178,9 @@ std::map<std::string, alert_group> group_alerts(const report& r) {
     if (we > a.last_window_end) a.last_window_end = we;
     if (auto r2 = text(f, "reason"); !r2.empty()) a.reasons.insert(r2);
     for (const auto& m : metric_table)
-      if (m.kind == f.kind && (!a.worst || (m.lower_is_worse ? number(f, m.metric) < number(*a.worst, m.metric)
-                                                            : number(f, m.metric) > number(*a.worst, m.metric))))
+      if (m.kind == f.kind &&
+          (!a.worst || (m.lower_is_worse ? number(f, m.metric) < number(*a.worst, m.metric)
+                                         : number(f, m.metric) > number(*a.worst, m.metric))))
         a.worst = &f;
   }
   return g;
@@ -183,10 +191,14 @@ std::map<std::string, alert_group> group_alerts(const report& r) {
 // link, a leak is a cross-scope copy or link, a version mismatch is a mixed or broken embedding.
 bool explains(std::string_view alert, std::string_view store_kind) {
   namespace k = finding_kinds;
-  if (alert == k::duplicate_share_high) return store_kind == k::exact_duplicate || store_kind == k::near_duplicate;
-  if (alert == k::ghost_result) return store_kind == k::dangling_reference || store_kind == k::merged_but_active;
-  if (alert == k::scope_leak) return store_kind == k::cross_scope_duplicate || store_kind == k::cross_scope_link;
-  if (alert == k::query_version_mismatch) return store_kind == k::mixed_embedding_version || store_kind.starts_with("embedding_");
+  if (alert == k::duplicate_share_high)
+    return store_kind == k::exact_duplicate || store_kind == k::near_duplicate;
+  if (alert == k::ghost_result)
+    return store_kind == k::dangling_reference || store_kind == k::merged_but_active;
+  if (alert == k::scope_leak)
+    return store_kind == k::cross_scope_duplicate || store_kind == k::cross_scope_link;
+  if (alert == k::query_version_mismatch)
+    return store_kind == k::mixed_embedding_version || store_kind.starts_with("embedding_");
   return false;
 }
 
@@ -196,7 +208,8 @@ std::string alert_detail(const alert_group& a) {
       const bool share = m.unit.empty();
       const char* f = share ? "%.3f" : "%.0f";
       std::string s = "worst " + fmt(f, number(*a.worst, m.metric)) + std::string(m.unit);
-      if (a.worst->evidence_of(m.baseline)) s += " vs baseline " + fmt(f, number(*a.worst, m.baseline)) + std::string(m.unit);
+      if (a.worst->evidence_of(m.baseline))
+        s += " vs baseline " + fmt(f, number(*a.worst, m.baseline)) + std::string(m.unit);
       if (!a.ids.empty()) s += "; served " + ids_text(a.ids);
       return s;
     }
@@ -211,7 +224,8 @@ int main(int argc, char** argv) {
   const fs::path src = MEMHEALTH_SOURCE_DIR;
   if (argc != 1 && argc != 5) {
     std::cerr << "usage: incident_replay [STORE.jsonl SCHEMA.json EVENTS.jsonl OUT_DIR]\n"
-                 "defaults: the bundled data/sample_*.jsonl and data/sample_schema.json, OUT_DIR incident-replay\n";
+                 "defaults: the bundled data/sample_*.jsonl and data/sample_schema.json, OUT_DIR "
+                 "incident-replay\n";
     return 2;
   }
   const fs::path store_path = argc == 5 ? fs::path(argv[1]) : src / "data/sample_store.jsonl";
@@ -221,7 +235,8 @@ int main(int argc, char** argv) {
   checks check;
   try {
     fs::create_directories(out);
-    const fs::path wal_path = out / "run.wal", repaired_path = out / "repaired.jsonl", restored_path = out / "restored.jsonl";
+    const fs::path wal_path = out / "run.wal", repaired_path = out / "repaired.jsonl",
+                   restored_path = out / "restored.jsonl";
     fs::remove(wal_path);  // the writer appends to an existing log: each replay starts a new one
 
     // ---- load
@@ -239,17 +254,20 @@ int main(int argc, char** argv) {
     dopt.dimension = store.dimension();
     const auto pipeline = make_default_pipeline(settings);
 
-    std::cout << "memhealth incident replay: " << store_path.filename().string() << " (" << store.size() << " records, "
-              << load_issues << " load issues), " << events.retrievals.size() << " retrieval events from "
+    std::cout << "memhealth incident replay: " << store_path.filename().string() << " ("
+              << store.size() << " records, " << load_issues << " load issues), "
+              << events.retrievals.size() << " retrieval events from "
               << events_path.filename().string() << ", clock " << clock_text << "\n";
 
     // ---- 1. alerts
     section(1, "Alerts");
     monitor_options mo;  // hourly windows, rolling baseline, thresholds as documented
-    const monitor_result mon = monitor_retrievals(store, std::span(events.retrievals), std::span(events.feedback), mo);
+    const monitor_result mon =
+        monitor_retrievals(store, std::span(events.retrievals), std::span(events.feedback), mo);
     std::set<std::string> partitions;
     for (const auto& w : mon.windows) partitions.insert(w.partition);
-    std::cout << "retrieval monitor: " << mon.windows.size() << " windows of 1h over " << partitions.size()
+    std::cout << "retrieval monitor: " << mon.windows.size() << " windows of 1h over "
+              << partitions.size()
               << " partitions, baseline = each partition's earlier windows without alerts\n";
     const auto alerts = group_alerts(mon.findings);
     std::string first_alert;
@@ -260,24 +278,29 @@ int main(int argc, char** argv) {
       std::size_t n = 0;
       for (const auto& w : mon.windows)
         if (format_timestamp(w.end) <= first_alert && w.retrievals >= mo.min_retrievals)
-          p95 = std::max(p95, w.p95_latency_ms), dup = std::max(dup, w.duplicate_share), top1 += w.mean_top1_similarity, ++n;
+          p95 = std::max(p95, w.p95_latency_ms), dup = std::max(dup, w.duplicate_share),
+          top1 += w.mean_top1_similarity, ++n;
       if (n)
-        std::cout << "  before " << hhmm(first_alert) << ": P95 latency <= " << fmt("%.0f", p95) << " ms, duplicate share <= "
-                  << fmt("%.3f", dup) << ", mean top-1 similarity " << fmt("%.2f", top1 / static_cast<double>(n)) << "\n";
+        std::cout << "  before " << hhmm(first_alert) << ": P95 latency <= " << fmt("%.0f", p95)
+                  << " ms, duplicate share <= " << fmt("%.3f", dup) << ", mean top-1 similarity "
+                  << fmt("%.2f", top1 / static_cast<double>(n)) << "\n";
     }
     std::cout << (alerts.empty() ? "  no alerts\n" : "  from " + hhmm(first_alert) + ":\n");
     for (const auto& [k, a] : alerts) {
       std::string parts;
       for (const auto& p : a.partitions) parts += (parts.empty() ? "" : ",") + p;
-      std::printf("  %-23s %-8s %zu windows  %-21s %s\n", k.c_str(), std::string(to_string(a.sev)).c_str(), a.windows,
-                  parts.c_str(), alert_detail(a).c_str());
+      std::printf("  %-23s %-8s %zu windows  %-21s %s\n", k.c_str(),
+                  std::string(to_string(a.sev)).c_str(), a.windows, parts.c_str(),
+                  alert_detail(a).c_str());
     }
     std::cout.flush();
     const report before = pipeline.run(store, dopt);
     std::set<std::string> suspicious;
-    for (const auto& f : before.findings) suspicious.insert(f.record_ids.begin(), f.record_ids.end());
-    std::cout << "store check (default pipeline, schema " << schema_path.filename().string() << "): " << before.findings.size()
-              << " findings naming " << suspicious.size() << " suspicious records of " << store.size() << "\n"
+    for (const auto& f : before.findings)
+      suspicious.insert(f.record_ids.begin(), f.record_ids.end());
+    std::cout << "store check (default pipeline, schema " << schema_path.filename().string()
+              << "): " << before.findings.size() << " findings naming " << suspicious.size()
+              << " suspicious records of " << store.size() << "\n"
               << counts_lines(before);
     check.expect(!mon.findings.findings.empty(), "the monitor raised alerts on the event log");
 
@@ -285,17 +308,20 @@ int main(int argc, char** argv) {
     section(2, "Diagnosis");
     // Root-cause hints need only the state before repair: an audit report of an empty run.
     audit_options ao;
-    const audit_report pre = make_audit_report(before_store, before_store, before, before, repair_plan{}, apply_result{}, ao);
+    const audit_report pre = make_audit_report(before_store, before_store, before, before,
+                                               repair_plan{}, apply_result{}, ao);
     int cause = 0;
     // (a) a bulk import: a finding kind concentrated in one ingest batch
     for (const auto& h : pre.hints) {
       if (!h.attribute.starts_with("metadata.")) continue;
-      std::cout << "cause " << ++cause << ": bulk import '" << h.value << "' (" << h.attribute << ")\n  " << h.text << "\n";
+      std::cout << "cause " << ++cause << ": bulk import '" << h.value << "' (" << h.attribute
+                << ")\n  " << h.text << "\n";
       std::map<std::string, std::size_t> missing;  // what the batch dropped
       std::set<std::string> same_records;
       for (const auto& f : before.findings) {
         if (f.kind != h.kind) continue;
-        const auto i = f.record_ids.empty() ? std::nullopt : before_store.find(f.record_ids.front());
+        const auto i =
+            f.record_ids.empty() ? std::nullopt : before_store.find(f.record_ids.front());
         if (!i) continue;
         const auto& md = before_store.record(*i).metadata;
         const auto it = md.find(h.attribute.substr(9));
@@ -305,23 +331,30 @@ int main(int argc, char** argv) {
           if (key == "missing")
             if (const auto* s = std::get_if<std::string>(&v)) ++missing[*s];
       }
-      for (const auto& [key, n] : missing) std::cout << "  the batch's records lack metadata '" << key << "' (" << n << " records)\n";
+      for (const auto& [key, n] : missing)
+        std::cout << "  the batch's records lack metadata '" << key << "' (" << n << " records)\n";
       for (const auto& o : pre.hints)  // same records, seen through other attributes
         if (o.kind == h.kind && &o != &h && o.flagged_with_value == h.flagged_with_value)
-          std::cout << "  same records: " << o.attribute << " = " << o.value << " (lift " << fmt("%.1f", o.lift) << "x)\n";
+          std::cout << "  same records: " << o.attribute << " = " << o.value << " (lift "
+                    << fmt("%.1f", o.lift) << "x)\n";
     }
     // (b) an embedding-model switch: two versions in one index
     for (const auto& f : before.findings) {
       if (f.kind != finding_kinds::mixed_embedding_version) continue;
       std::string versions;
       for (const auto& [k, v] : f.evidence)
-        if (k.starts_with("version:")) versions += (versions.empty() ? "" : ", ") + k.substr(8) + " x" + fmt("%.0f", number(f, k));
-      std::cout << "cause " << ++cause << ": embedding-model switch: " << versions << " in one index\n";
-      std::cout << "  majority " << text(f, "majority_version") << "; " << fmt("%.0f", number(f, "minority_count"))
+        if (k.starts_with("version:"))
+          versions +=
+              (versions.empty() ? "" : ", ") + k.substr(8) + " x" + fmt("%.0f", number(f, k));
+      std::cout << "cause " << ++cause << ": embedding-model switch: " << versions
+                << " in one index\n";
+      std::cout << "  majority " << text(f, "majority_version") << "; "
+                << fmt("%.0f", number(f, "minority_count"))
                 << " records hold vectors of another model (not comparable with the majority's)\n";
-      if (auto it = alerts.find(std::string(finding_kinds::query_version_mismatch)); it != alerts.end())
-        std::cout << "  retrieval: " << *it->second.reasons.begin() << " in " << it->second.windows << " windows from "
-                  << hhmm(it->second.first_window) << "\n";
+      if (auto it = alerts.find(std::string(finding_kinds::query_version_mismatch));
+          it != alerts.end())
+        std::cout << "  retrieval: " << *it->second.reasons.begin() << " in " << it->second.windows
+                  << " windows from " << hhmm(it->second.first_window) << "\n";
     }
     // (c) no conflict rule at write time: contradictions stored side by side
     {
@@ -334,7 +367,8 @@ int main(int argc, char** argv) {
         if (!a || !b) continue;
         const memory_record &ra = before_store.record(*a), &rb = before_store.record(*b);
         auto supersedes = [](const memory_record& x, const std::string& id) {
-          return std::find(x.links.supersedes.begin(), x.links.supersedes.end(), id) != x.links.supersedes.end();
+          return std::find(x.links.supersedes.begin(), x.links.supersedes.end(), id) !=
+                 x.links.supersedes.end();
         };
         if (supersedes(ra, rb.id) || supersedes(rb, ra.id)) continue;
         ++stored_both;
@@ -344,19 +378,25 @@ int main(int argc, char** argv) {
                                   : "repair rule " + std::string(d.rule_name) + " keeps " +
                                         (d.verdict == rule_verdict::winner_a ? ra.id : rb.id);
         const auto* nh = f.evidence_of("needs_human");
-        if (d.verdict == rule_verdict::undecided || (nh && std::get_if<bool>(nh) && *std::get_if<bool>(nh))) ++undecided;
+        if (d.verdict == rule_verdict::undecided ||
+            (nh && std::get_if<bool>(nh) && *std::get_if<bool>(nh)))
+          ++undecided;
         lines.push_back("  " + ra.id + " vs " + rb.id + " (" + text(f, "reason") + "): " + verdict);
       }
       if (stored_both) {
-        std::cout << "cause " << ++cause << ": no conflict rule at write time: " << stored_both
-                  << " contradictions stored as two active records, neither superseding the other\n";
+        std::cout
+            << "cause " << ++cause << ": no conflict rule at write time: " << stored_both
+            << " contradictions stored as two active records, neither superseding the other\n";
         for (const auto& l : lines) std::cout << l << "\n";
-        std::cout << "  " << stored_both - undecided << " decided by the repair rule chain (tier 2), " << undecided
+        std::cout << "  " << stored_both - undecided
+                  << " decided by the repair rule chain (tier 2), " << undecided
                   << " left for a person\n";
       }
     }
-    check.expect(cause >= 3, "the diagnosis names a bulk import, a model switch and missing conflict rules");
-    // each retrieval alert traced to the store findings of a related kind that name the same records
+    check.expect(cause >= 3,
+                 "the diagnosis names a bulk import, a model switch and missing conflict rules");
+    // each retrieval alert traced to the store findings of a related kind that name the same
+    // records
     std::cout << "retrieval alerts traced to the store:\n";
     for (const auto& [k, a] : alerts) {
       std::string s;
@@ -366,40 +406,49 @@ int main(int argc, char** argv) {
         std::vector<std::string> common;
         for (const auto& id : a.ids)
           if (named.count(id)) common.push_back(id);
-        if (!common.empty()) s += (s.empty() ? "" : ", ") + f.kind + " " + ids_text(f.record_ids, 2);
+        if (!common.empty())
+          s += (s.empty() ? "" : ", ") + f.kind + " " + ids_text(f.record_ids, 2);
       }
-      if (!s.empty()) std::printf("  %-23s served %-20s <- %s\n", k.c_str(), ids_text(a.ids, 2).c_str(), s.c_str());
+      if (!s.empty())
+        std::printf("  %-23s served %-20s <- %s\n", k.c_str(), ids_text(a.ids, 2).c_str(),
+                    s.c_str());
     }
     {  // alerts without record ids: which alert with ids started in the same window
       const auto mismatch = alerts.find(std::string(finding_kinds::query_version_mismatch));
       std::string same_start;
       for (const auto& [k, a] : alerts)
-        if (a.ids.empty() && mismatch != alerts.end() && a.first_window == mismatch->second.first_window)
+        if (a.ids.empty() && mismatch != alerts.end() &&
+            a.first_window == mismatch->second.first_window)
           same_start += (same_start.empty() ? "" : ", ") + k;
       if (!same_start.empty())
-        std::printf("  %s: no record ids; they start at %s, when the queries' model changed\n", same_start.c_str(),
-                    hhmm(mismatch->second.first_window).c_str());
+        std::printf("  %s: no record ids; they start at %s, when the queries' model changed\n",
+                    same_start.c_str(), hhmm(mismatch->second.first_window).c_str());
     }
     std::cout.flush();
 
     // ---- 3. plan
     section(3, "Plan");
     planner_options po;
-    for (const auto& [key, types] : settings.schema.required)  // a missing required text key gets "unknown"
+    for (const auto& [key, types] :
+         settings.schema.required)  // a missing required text key gets "unknown"
       if (types & metadata_types::string) po.metadata_defaults[key] = std::string("unknown");
     const repair_plan plan = make_plan(store, before, po);
-    std::printf("  %-2s %-4s %-7s %-25s %-27s %s\n", "#", "tier", "who", "action", "targets", "rollback");
+    std::printf("  %-2s %-4s %-7s %-25s %-27s %s\n", "#", "tier", "who", "action", "targets",
+                "rollback");
     std::map<int, std::size_t> per_tier;
     for (std::size_t i = 0; i < plan.actions.size(); ++i) {
       const auto& a = plan.actions[i];
       ++per_tier[a.tier];
-      std::printf("  %-2zu %-4d %-7s %-25s %-27s %s\n", i + 1, a.tier, std::string(to_string(a.automation)).c_str(),
-                  a.type.c_str(), ids_text(a.targets, 2).c_str(), a.rollback_method.empty() ? "-" : a.rollback_method.c_str());
+      std::printf("  %-2zu %-4d %-7s %-25s %-27s %s\n", i + 1, a.tier,
+                  std::string(to_string(a.automation)).c_str(), a.type.c_str(),
+                  ids_text(a.targets, 2).c_str(),
+                  a.rollback_method.empty() ? "-" : a.rollback_method.c_str());
     }
     std::cout.flush();
-    std::cout << plan.actions.size() << " actions: tier 1 " << per_tier[1] << " (automatic), tier 2 " << per_tier[2]
-              << " (a rule or an approval), tier 3 " << per_tier[3] << " (a person); blast radius "
-              << plan_blast_radius(plan).records << " records" << (plan.suspended ? ", SUSPENDED: " + plan.suspend_reason : "")
+    std::cout << plan.actions.size() << " actions: tier 1 " << per_tier[1]
+              << " (automatic), tier 2 " << per_tier[2] << " (a rule or an approval), tier 3 "
+              << per_tier[3] << " (a person); blast radius " << plan_blast_radius(plan).records
+              << " records" << (plan.suspended ? ", SUSPENDED: " + plan.suspend_reason : "")
               << "\n";
 
     // ---- 4. apply
@@ -414,16 +463,18 @@ int main(int argc, char** argv) {
       wal.sync();
     }
     write_jsonl(repaired_path, store);
-    std::cout << "approved: tier 1 (automatic) and tier 2 (approve_tier2 = true, set by this replay); tier 3 waits for a person\n"
-              << "applied " << res.applied.size() << ", already applied " << res.skipped_already_applied.size()
-              << ", no-op " << res.skipped_noop.size() << ", awaiting a person " << res.skipped_unapproved.size()
-              << ", deferred " << res.deferred.size() << ", manual queue " << res.failed.size() << "; "
-              << res.records_changed << " record writes, each logged before and after in " << wal_path.filename().string()
-              << "\n";
+    std::cout << "approved: tier 1 (automatic) and tier 2 (approve_tier2 = true, set by this "
+                 "replay); tier 3 waits for a person\n"
+              << "applied " << res.applied.size() << ", already applied "
+              << res.skipped_already_applied.size() << ", no-op " << res.skipped_noop.size()
+              << ", awaiting a person " << res.skipped_unapproved.size() << ", deferred "
+              << res.deferred.size() << ", manual queue " << res.failed.size() << "; "
+              << res.records_changed << " record writes, each logged before and after in "
+              << wal_path.filename().string() << "\n";
     for (std::size_t i = 0; i < plan.actions.size(); ++i)
       if (res.outcomes[i].status == action_status::failed)
-        std::cout << "  manual queue: " << plan.actions[i].type << " " << ids_text(plan.actions[i].targets) << ": "
-                  << res.outcomes[i].reason << "\n";
+        std::cout << "  manual queue: " << plan.actions[i].type << " "
+                  << ids_text(plan.actions[i].targets) << ": " << res.outcomes[i].reason << "\n";
     check.expect(!res.applied.empty(), "some actions were applied");
     check.expect(res.deferred.empty(), "nothing was deferred");
 
@@ -433,18 +484,26 @@ int main(int argc, char** argv) {
     std::set<std::string> kinds;
     for (const auto& [k, n] : before.counts_by_kind()) kinds.insert(k);
     for (const auto& [k, n] : after.counts_by_kind()) kinds.insert(k);
-    std::cout << "detection again, same settings: findings " << before.findings.size() << " -> " << after.findings.size() << "\n";
-    std::set<std::string> waiting;  // records of actions that wait for a person (or the manual queue)
+    std::cout << "detection again, same settings: findings " << before.findings.size() << " -> "
+              << after.findings.size() << "\n";
+    std::set<std::string>
+        waiting;  // records of actions that wait for a person (or the manual queue)
     for (std::size_t i = 0; i < plan.actions.size(); ++i)
-      if (res.outcomes[i].status == action_status::unapproved || res.outcomes[i].status == action_status::failed)
+      if (res.outcomes[i].status == action_status::unapproved ||
+          res.outcomes[i].status == action_status::failed)
         waiting.insert(plan.actions[i].targets.begin(), plan.actions[i].targets.end());
     for (const auto& k : kinds) {
       const std::size_t b = before.count(k), a = after.count(k);
       bool all_waiting = true;  // every finding left names a record whose action waits for a person
       for (const auto& f : after.findings)
         if (f.kind == k)
-          all_waiting = all_waiting && std::any_of(f.record_ids.begin(), f.record_ids.end(), [&](const auto& id) { return waiting.count(id) > 0; });
-      std::printf("  %-26s %2zu -> %zu%s\n", k.c_str(), b, a, a == 0 ? "" : all_waiting ? "  (tier 3: waits for a person)" : "");
+          all_waiting =
+              all_waiting && std::any_of(f.record_ids.begin(), f.record_ids.end(),
+                                         [&](const auto& id) { return waiting.count(id) > 0; });
+      std::printf("  %-26s %2zu -> %zu%s\n", k.c_str(), b, a,
+                  a == 0        ? ""
+                  : all_waiting ? "  (tier 3: waits for a person)"
+                                : "");
       check.expect(a <= b, k + " did not grow");
       check.expect(all_waiting, k + " is left only where an action waits for a person");
     }
@@ -459,15 +518,18 @@ int main(int argc, char** argv) {
       write_jsonl(restored_path, copy);
       const std::string restored = slurp(restored_path);
       const bool same = restored == original_bytes;
-      std::cout << "rollback into a copy: " << rb.rolled_back.size() << " actions undone, " << rb.records_restored
-                << " records restored, " << rb.conflicts.size() << " conflicts; " << restored_path.filename().string()
-                << (same ? " == " : " != ") << store_path.filename().string() << " byte for byte (fnv1a-64 "
+      std::cout << "rollback into a copy: " << rb.rolled_back.size() << " actions undone, "
+                << rb.records_restored << " records restored, " << rb.conflicts.size()
+                << " conflicts; " << restored_path.filename().string() << (same ? " == " : " != ")
+                << store_path.filename().string() << " byte for byte (fnv1a-64 "
                 << hex(fnv1a_64(restored)) << ")\n";
       check.expect(same, "rollback restored the original store byte for byte");
       check.expect(rb.conflicts.empty(), "rollback met no conflicts");
-      check.expect(store_bytes(store) == slurp(repaired_path), "the repaired store on disk is the one in memory");
-      std::cout << "the same with the tool: memhealth rollback " << (out / "repaired.jsonl").string() << " --wal "
-                << wal_path.string() << " --out " << restored_path.string() << "\n";
+      check.expect(store_bytes(store) == slurp(repaired_path),
+                   "the repaired store on disk is the one in memory");
+      std::cout << "the same with the tool: memhealth rollback "
+                << (out / "repaired.jsonl").string() << " --wal " << wal_path.string() << " --out "
+                << restored_path.string() << "\n";
     }
 
     // ---- 6. report
@@ -486,10 +548,12 @@ int main(int argc, char** argv) {
       check.expect(!ec && size > 0, p.string() + " was written");
       std::cout << "  " << p.string() << "\n";
     }
-    std::cout << "audit: " << audit.hints.size() << " root-cause hints, " << audit.pending.size() << " items pending review, "
-              << audit.prevention.size() << " prevention notes; duplicate share " << fmt("%.1f%%", 100 * audit.before.duplicate_share)
-              << " -> " << fmt("%.1f%%", 100 * audit.after.duplicate_share) << ", conflicts open " << audit.before.conflicts_open
-              << " -> " << audit.after.conflicts_open << "\n";
+    std::cout << "audit: " << audit.hints.size() << " root-cause hints, " << audit.pending.size()
+              << " items pending review, " << audit.prevention.size()
+              << " prevention notes; duplicate share "
+              << fmt("%.1f%%", 100 * audit.before.duplicate_share) << " -> "
+              << fmt("%.1f%%", 100 * audit.after.duplicate_share) << ", conflicts open "
+              << audit.before.conflicts_open << " -> " << audit.after.conflicts_open << "\n";
   } catch (const std::exception& e) {
     std::cerr << "incident_replay: " << e.what() << "\n";
     return 2;

@@ -35,7 +35,8 @@ struct generator {
   int counter = 0;
 
   memory_record& add(const std::string& scope, const std::string& content, const std::string& kind,
-                     const std::string& topic, std::int64_t day, const std::string& source = "model_extracted") {
+                     const std::string& topic, std::int64_t day,
+                     const std::string& source = "model_extracted") {
     memory_record r;
     r.id = "mem-" + std::to_string(1000 + counter++);
     r.content = content;
@@ -45,7 +46,8 @@ struct generator {
     r.status = "active";
     // 2024-01-01T00:00:00Z = 1704067200000 ms; day offsets from there, with a seeded hour.
     const std::int64_t hour = static_cast<std::int64_t>(rng() % 14) + 8;
-    const auto t = memhealth::timestamp_from_epoch_ms(1704067200000LL + day * 86400000LL + hour * 3600000LL);
+    const auto t =
+        memhealth::timestamp_from_epoch_ms(1704067200000LL + day * 86400000LL + hour * 3600000LL);
     r.created_at = t;
     r.updated_at = t;
     r.last_accessed_at = t;
@@ -56,7 +58,6 @@ struct generator {
     return out.back();
   }
 };
-
 
 // ---- retrieval events (--events) ----
 // 2024-07-14, hourly traffic per user partition (alice and bob 12 queries an hour, chen and dana
@@ -84,8 +85,10 @@ bool near_copy(const memory_record& a, const memory_record& b) {
   return a.embedding_version == b.embedding_version && cosine(a, b) >= 0.92;
 }
 
-void write_events(const std::vector<memory_record>& recs, std::uint64_t seed, const std::string& path) {
-  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ULL + 0xE7E7);  // its own stream; mt19937_64 is portable
+void write_events(const std::vector<memory_record>& recs, std::uint64_t seed,
+                  const std::string& path) {
+  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ULL +
+                      0xE7E7);  // its own stream; mt19937_64 is portable
   auto unit = [&] { return static_cast<double>(rng() >> 11) * 0x1.0p-53; };  // [0, 1)
   auto round3 = [](double x) { return std::round(x * 1000.0) / 1000.0; };
   auto in_partition = [](const memory_record& r, const std::string& p) {
@@ -103,7 +106,8 @@ void write_events(const std::vector<memory_record>& recs, std::uint64_t seed, co
       std::vector<const memory_record*> cand;
       std::map<std::string, int> versions;
       for (const auto& r : recs)
-        if (in_partition(r, part) && r.status == "active") cand.push_back(&r), ++versions[r.embedding_version];
+        if (in_partition(r, part) && r.status == "active")
+          cand.push_back(&r), ++versions[r.embedding_version];
       std::string majority;
       for (const auto& [v, n] : versions)
         if (majority.empty() || n > versions[majority]) majority = v;
@@ -125,11 +129,14 @@ void write_events(const std::vector<memory_record>& recs, std::uint64_t seed, co
       std::string ghost;
       for (const auto* c : cand)
         for (const auto& id : c->links.supersedes)
-          if (ghost.empty() && std::none_of(recs.begin(), recs.end(), [&](const auto& r) { return r.id == id; })) ghost = id;
+          if (ghost.empty() &&
+              std::none_of(recs.begin(), recs.end(), [&](const auto& r) { return r.id == id; }))
+            ghost = id;
       for (int q = 0; q < per_hour; ++q) {
         memhealth::retrieval_event e;
-        e.time = memhealth::timestamp_from_epoch_ms(day + hour * 3600000LL + (q * 3600000LL) / per_hour +
-                                                    static_cast<std::int64_t>(unit() * 60000));
+        e.time =
+            memhealth::timestamp_from_epoch_ms(day + hour * 3600000LL + (q * 3600000LL) / per_hour +
+                                               static_cast<std::int64_t>(unit() * 60000));
         e.partition = part;
         e.requested_scopes = {part};
         e.query_embedding_version = incident ? newest : majority;
@@ -144,7 +151,9 @@ void write_events(const std::vector<memory_record>& recs, std::uint64_t seed, co
         for (const auto* c : pool) {
           if (picked.size() >= 5) break;
           if (std::find(picked.begin(), picked.end(), c) != picked.end()) continue;
-          if (std::none_of(picked.begin(), picked.end(), [&](const auto* p) { return near_copy(*p, *c); })) picked.push_back(c);
+          if (std::none_of(picked.begin(), picked.end(),
+                           [&](const auto* p) { return near_copy(*p, *c); }))
+            picked.push_back(c);
         }
         const bool empty = incident && part == "user:bob" && q % 6 == 5;  // 2 of 12 an hour
         std::vector<std::pair<std::string, double>> res;
@@ -153,15 +162,19 @@ void write_events(const std::vector<memory_record>& recs, std::uint64_t seed, co
           for (std::size_t i = 0; i < picked.size(); ++i) {
             const auto* c = picked[i];
             const bool same = c->embedding_version == e.query_embedding_version;
-            double sim = same ? top : 0.30 + 0.20 * unit();  // another model's vector: not comparable
-            for (std::size_t j = 0; j < i; ++j)  // a near copy scores as its original
+            double sim =
+                same ? top : 0.30 + 0.20 * unit();  // another model's vector: not comparable
+            for (std::size_t j = 0; j < i; ++j)     // a near copy scores as its original
               if (near_copy(*picked[j], *c)) sim = res[j].second;
             res.emplace_back(c->id, round3(sim));
             if (same) top -= 0.03 + 0.04 * unit();
           }
-          if (incident && leak && q % 6 == 2) res.emplace_back(leak->id, round3(0.70 + 0.1 * unit()));
-          if (incident && !ghost.empty() && q % 12 == 7) res.emplace_back(ghost, round3(0.55 + 0.1 * unit()));
-          std::stable_sort(res.begin(), res.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+          if (incident && leak && q % 6 == 2)
+            res.emplace_back(leak->id, round3(0.70 + 0.1 * unit()));
+          if (incident && !ghost.empty() && q % 12 == 7)
+            res.emplace_back(ghost, round3(0.55 + 0.1 * unit()));
+          std::stable_sort(res.begin(), res.end(),
+                           [](const auto& a, const auto& b) { return a.second > b.second; });
         }
         std::uint32_t rank = 1;
         for (const auto& [id, sim] : res) e.results.push_back({id, sim, rank++});
@@ -180,9 +193,12 @@ int main(int argc, char** argv) {
   bool usage = argc < 2 || argc % 2 != 0 || std::string(argv[1]).starts_with("-");
   for (int i = 2; !usage && i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--seed") seed = std::stoull(argv[i + 1]);
-    else if (flag == "--events") events = argv[i + 1];
-    else usage = true;
+    if (flag == "--seed")
+      seed = std::stoull(argv[i + 1]);
+    else if (flag == "--events")
+      events = argv[i + 1];
+    else
+      usage = true;
   }
   if (usage) {
     std::cerr << "usage: make_sample_store OUT.jsonl [--seed N] [--events EVENTS.jsonl]\n";
@@ -191,7 +207,8 @@ int main(int argc, char** argv) {
   generator g{std::mt19937_64(seed), {}, 0, 0};
 
   const std::string alice = "user:alice", bob = "user:bob", chen = "user:chen", dana = "user:dana";
-  const std::string bob_atlas = "user:bob/project:atlas", bob_borealis = "user:bob/project:borealis";
+  const std::string bob_atlas = "user:bob/project:atlas",
+                    bob_borealis = "user:bob/project:borealis";
 
   // Alice: food preferences that change, repeated facts, paraphrases.
   {
@@ -199,8 +216,10 @@ int main(int argc, char** argv) {
     r.claim = memhealth::preference_claim{"dinner", "cilantro", "", memhealth::polarity::negative};
   }
   {
-    auto& r = g.add(alice, "Alice says a little cilantro is fine now.", "preference", "food", 160, "user_declared");
-    r.claim = memhealth::preference_claim{"dinner", "cilantro", "a little", memhealth::polarity::positive};
+    auto& r = g.add(alice, "Alice says a little cilantro is fine now.", "preference", "food", 160,
+                    "user_declared");
+    r.claim = memhealth::preference_claim{"dinner", "cilantro", "a little",
+                                          memhealth::polarity::positive};
   }
   g.add(alice, "Alice lives in Berlin.", "fact", "home", 5);
   g.add(alice, "alice lives in berlin", "fact", "home", 40);
@@ -219,18 +238,22 @@ int main(int argc, char** argv) {
 
   // Bob: a project switch; the old project's facts stay active.
   {
-    auto& r = g.add(bob, "Bob's current project is Atlas, a billing migration.", "fact", "work", 10);
+    auto& r =
+        g.add(bob, "Bob's current project is Atlas, a billing migration.", "fact", "work", 10);
     r.claim = memhealth::fact_claim{"bob", "current_project", "atlas"};
   }
   {
-    auto& r = g.add(bob, "Bob switched to project Borealis, the new search service.", "fact", "work", 170);
+    auto& r = g.add(bob, "Bob switched to project Borealis, the new search service.", "fact",
+                    "work", 170);
     r.claim = memhealth::fact_claim{"bob", "current_project", "borealis"};
   }
-  g.add(bob_atlas, "The Atlas migration moves invoices from the legacy Oracle database.", "fact", "work", 11);
+  g.add(bob_atlas, "The Atlas migration moves invoices from the legacy Oracle database.", "fact",
+        "work", 11);
   g.add(bob_atlas, "Atlas standups are at 9:30 on Mondays and Thursdays.", "fact", "work", 13);
   g.add(bob_atlas, "Atlas uses Kafka for billing events.", "fact", "work", 16);
   g.add(bob_atlas, "Atlas uses Kafka for the billing events.", "fact", "work", 60);
-  g.add(bob_borealis, "Borealis indexes product documents with BM25 and embeddings.", "fact", "work", 171);
+  g.add(bob_borealis, "Borealis indexes product documents with BM25 and embeddings.", "fact",
+        "work", 171);
   g.add(bob_borealis, "Borealis standups are at 10:00 every weekday.", "fact", "work", 172);
   g.add(bob, "Bob drinks his coffee black.", "preference", "food", 4, "user_declared");
   g.add(bob, "Bob takes his coffee black, no sugar.", "preference", "food", 90);
@@ -249,21 +272,26 @@ int main(int argc, char** argv) {
   // Dana: a healthy, ordinary user.
   g.add(dana, "Dana works as a nurse on night shifts.", "fact", "work", 9);
   g.add(dana, "Dana's daughter starts school in September.", "fact", "family", 100);
-  g.add(dana, "Dana prefers short answers with bullet points.", "preference", "style", 15, "user_declared");
+  g.add(dana, "Dana prefers short answers with bullet points.", "preference", "style", 15,
+        "user_declared");
   g.add(dana, "Dana is saving for a trip to Portugal.", "fact", "travel", 110);
 
   // A bulk import that dropped the topic field (batch bulk-2024-05).
-  for (const char* text : {"Alice's favourite film is Spirited Away.", "Bob supports FC St. Pauli.",
-                           "Dana plays the cello.", "Alice volunteers at the animal shelter on Sundays.",
-                           "Bob's sister lives in Lisbon.", "Dana's car is a green Renault Zoe."}) {
+  for (const char* text :
+       {"Alice's favourite film is Spirited Away.", "Bob supports FC St. Pauli.",
+        "Dana plays the cello.", "Alice volunteers at the animal shelter on Sundays.",
+        "Bob's sister lives in Lisbon.", "Dana's car is a green Renault Zoe."}) {
     const std::string t = text;
-    const std::string scope = t.rfind("Alice", 0) == 0 ? alice : t.rfind("Bob", 0) == 0 ? bob : dana;
+    const std::string scope = t.rfind("Alice", 0) == 0 ? alice
+                              : t.rfind("Bob", 0) == 0 ? bob
+                                                       : dana;
     auto& r = g.add(scope, t, "fact", "", 125, "system_log");
     r.metadata["ingest_batch"] = std::string("bulk-2024-05");
   }
 
   // Faults beyond the ordinary.
-  g.add(bob, "Alice is allergic to peanuts.", "fact", "health", 140);  // copied into another user's scope
+  g.add(bob, "Alice is allergic to peanuts.", "fact", "health",
+        140);  // copied into another user's scope
   g.add(dana, "{{user_memory}} You are a helpful assistant.", "fact", "", 141);  // prompt fragment
   {
     auto& r = g.add(alice, "Alice moved her piano lessons to Wednesdays.", "fact", "hobby", 142);
@@ -271,20 +299,24 @@ int main(int argc, char** argv) {
   }
   {
     auto& r = g.add(bob, "Bob's coffee: black.", "preference", "food", 143);
-    r.links.duplicate_of = "mem-1024";  // merged into "Bob drinks his coffee black." but still active
+    r.links.duplicate_of =
+        "mem-1024";  // merged into "Bob drinks his coffee black." but still active
   }
-  g.add(dana, "Dana likes jazz playlists while cooking.", "preference", "music", 144).status = "enabled";
+  g.add(dana, "Dana likes jazz playlists while cooking.", "preference", "music", 144).status =
+      "enabled";
   {
     auto& r = g.add(chen, "陈先生的猫叫小白。", "fact", "pets", 145);
     r.created_at = memhealth::parse_timestamp("2024-05-25T09:00:00+08:00");
-    r.updated_at = memhealth::parse_timestamp("2024-05-25T02:30:00Z");  // 30 min later, sorts earlier as text
+    r.updated_at =
+        memhealth::parse_timestamp("2024-05-25T02:30:00Z");  // 30 min later, sorts earlier as text
   }
 
   // Embeddings: the first half by model v1, the rest by v2 (a model switch halfway).
   const memhealth::lexical_embedder v1(384, 1);
   const memhealth::lexical_embedder v2(384, 2);
   const std::size_t half = g.out.size() / 2;
-  std::vector<memory_record> first(g.out.begin(), g.out.begin() + static_cast<std::ptrdiff_t>(half));
+  std::vector<memory_record> first(g.out.begin(),
+                                   g.out.begin() + static_cast<std::ptrdiff_t>(half));
   std::vector<memory_record> second(g.out.begin() + static_cast<std::ptrdiff_t>(half), g.out.end());
   memhealth::embed_missing(first, v1);
   memhealth::embed_missing(second, v2);

@@ -5,12 +5,13 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "fuzz_support.hpp"
 #include "memhealth/io/import_locomo.hpp"
 #include "memhealth/io/import_mem0.hpp"
 #include "memhealth/io/import_prefeval.hpp"
 #include "memhealth/io/import_sniff.hpp"
 #include "memhealth/io/jsonl.hpp"
+
+#include "fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   namespace mh = memhealth;
@@ -20,9 +21,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     mh::basic_load_result<mh::memory_record> r;
     switch (data[0] % 3) {
-      case 0: r = mh::import_mem0_text(in, "<fuzz>"); break;
-      case 1: r = mh::import_locomo_text(in, "26", "<fuzz>"); break;
-      default: r = mh::import_prefeval_text(in, "lifestyle_dietary", "<fuzz>"); break;
+      case 0:
+        r = mh::import_mem0_text(in, "<fuzz>");
+        break;
+      case 1:
+        r = mh::import_locomo_text(in, "26", "<fuzz>");
+        break;
+      default:
+        r = mh::import_prefeval_text(in, "lifestyle_dietary", "<fuzz>");
+        break;
     }
     // Imported records are memhealth records: they write and read back without loss.
     const std::string w = mh::to_jsonl(r.records);

@@ -5,8 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "fuzz_support.hpp"
 #include "memhealth/io/jsonl.hpp"
+
+#include "fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   namespace mh = memhealth;

@@ -13,13 +13,13 @@ inline std::string_view text(const std::uint8_t* data, std::size_t size) noexcep
 }
 
 // A documented guarantee does not hold: print it and crash.
-#define MEMHEALTH_FUZZ_CHECK(cond)                                                        \
-  do {                                                                                    \
-    if (!(cond)) {                                                                        \
-      std::fprintf(stderr, "memhealth fuzz: invariant failed: %s (%s:%d)\n", #cond,       \
-                   __FILE__, __LINE__);                                                   \
-      __builtin_trap();                                                                   \
-    }                                                                                     \
+#define MEMHEALTH_FUZZ_CHECK(cond)                                                            \
+  do {                                                                                        \
+    if (!(cond)) {                                                                            \
+      std::fprintf(stderr, "memhealth fuzz: invariant failed: %s (%s:%d)\n", #cond, __FILE__, \
+                   __LINE__);                                                                 \
+      __builtin_trap();                                                                       \
+    }                                                                                         \
   } while (0)
 
 }  // namespace memhealth_fuzz

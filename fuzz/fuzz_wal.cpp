@@ -12,17 +12,19 @@
 #include <string_view>
 #include <vector>
 
-#include "fuzz_support.hpp"
 #include "memhealth/repair/checksum.hpp"
 #include "memhealth/repair/rollback.hpp"
 #include "memhealth/repair/wal.hpp"
 #include "memhealth/store/memory_store.hpp"
 
+#include "fuzz_support.hpp"
+
 namespace {
 namespace mh = memhealth;
 
 std::string frame_lines(std::string_view in) {
-  std::string out, chain;  // chain: the header's link kind ("crc32c", "crc64"), empty when unchained
+  std::string out,
+      chain;  // chain: the header's link kind ("crc32c", "crc64"), empty when unchained
   std::uint64_t prev = 0;
   bool first = true;
   while (!in.empty()) {
@@ -32,7 +34,7 @@ std::string frame_lines(std::string_view in) {
     if (p.empty()) continue;
     if (first) {
       chain = p.find("\"chain\":\"crc64\"") != std::string::npos ? "crc64"
-              : p.find("\"chain\"") != std::string::npos        ? "crc32c"
+              : p.find("\"chain\"") != std::string::npos         ? "crc32c"
                                                                  : "";
     } else if (!chain.empty() && p.size() >= 2 && p.front() == '{' && p.back() == '}') {
       p = mh::detail::wal::relink(p, mh::detail::wal::link_text(chain, prev));

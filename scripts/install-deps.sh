@@ -17,6 +17,7 @@ packages=(
   libcli11-dev                              # the memhealth command-line tool (tools/memhealth)
   chromium                                  # renders the HTML audit report in a test (headless)
   python3                                   # scripts/
+  clang-format                              # scripts/format_check.sh (a CI step)
 )
 for arg in "$@"; do
   case "$arg" in

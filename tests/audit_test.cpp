@@ -2,6 +2,7 @@
 // repair, its measurements on the sample store and LoCoMo), threshold tuning (tune.hpp) and the
 // snapshot diff (snapshot_diff.hpp).
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -12,18 +13,17 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "memhealth/audit/drill.hpp"
 #include "memhealth/audit/report.hpp"
 #include "memhealth/audit/snapshot_diff.hpp"
 #include "memhealth/audit/tune.hpp"
+#include "memhealth/detect/metadata_schema.hpp"
 #include "memhealth/embed/embedder.hpp"
 #include "memhealth/embed/lexical_embedder.hpp"
 #include "memhealth/io/import_locomo.hpp"
 #include "memhealth/io/jsonl.hpp"
 #include "memhealth/io/metadata_schema_json.hpp"
-#include "memhealth/detect/metadata_schema.hpp"
+
 #include "repair_test_support.hpp"
 #include "test_data.hpp"
 
@@ -37,7 +37,9 @@ namespace {
 
 constexpr std::int64_t day = 86'400'000;
 // UTC instant of an ISO 8601 text (the test's own literals, always valid).
-mh::utc_time at(const char* iso) { return mh::parse_timestamp(iso).value().instant; }
+mh::utc_time at(const char* iso) {
+  return mh::parse_timestamp(iso).value().instant;
+}
 const std::int64_t now_ms = at("2024-07-15T00:00:00Z").time_since_epoch().count();
 
 // 40 healthy records: two scopes, dense random unit vectors (d = 16, seeded), metadata topic,
@@ -64,7 +66,8 @@ std::vector<mh::memory_record> healthy_store() {
 }
 
 const mh::drill_kind_result& kind_of(const mh::drill_result& r, mh::fault_kind k) {
-  auto it = std::find_if(r.per_kind.begin(), r.per_kind.end(), [&](const auto& x) { return x.kind == k; });
+  auto it = std::find_if(r.per_kind.begin(), r.per_kind.end(),
+                         [&](const auto& x) { return x.kind == k; });
   REQUIRE(it != r.per_kind.end());
   return *it;
 }
@@ -97,14 +100,14 @@ TEST_CASE("drill: every fault on a healthy hand-built store, and which tiers rep
   // tier 1 and approved tier 2 repair: merges (exact, paraphrase), conflict resolution, metadata
   // defaults, dangling links, down-weighting. Re-embedding and manual review are tier 3.
   using fk = mh::fault_kind;
-  for (fk k : {fk::exact_duplicate, fk::paraphrased_duplicate, fk::conflicting_claim, fk::missing_metadata,
-               fk::dangling_link, fk::stale_record}) {
+  for (fk k : {fk::exact_duplicate, fk::paraphrased_duplicate, fk::conflicting_claim,
+               fk::missing_metadata, fk::dangling_link, fk::stale_record}) {
     CAPTURE(mh::to_string(k));
     CHECK(kind_of(r, k).attempted == 1);
     CHECK(kind_of(r, k).repaired == 1);
   }
-  for (fk k : {fk::dimension_error, fk::nan_vector, fk::mixed_embedding_version, fk::zero_padded_vector,
-               fk::scope_leak, fk::junk_content}) {
+  for (fk k : {fk::dimension_error, fk::nan_vector, fk::mixed_embedding_version,
+               fk::zero_padded_vector, fk::scope_leak, fk::junk_content}) {
     CAPTURE(mh::to_string(k));
     CHECK(kind_of(r, k).attempted == 0);
   }
@@ -180,11 +183,16 @@ struct note {
   std::vector<std::string> history;
 };
 std::string memhealth_encode_image(const note& n) {
-  return nlohmann::json{{"key", n.key},         {"text", n.text},
-                        {"owner", n.owner},     {"model", n.model},
-                        {"state", n.state},     {"merged_into", n.merged_into},
-                        {"vec", n.vec},         {"created", n.created.time_since_epoch().count()},
-                        {"modified", n.modified.time_since_epoch().count()}, {"history", n.history}}
+  return nlohmann::json{{"key", n.key},
+                        {"text", n.text},
+                        {"owner", n.owner},
+                        {"model", n.model},
+                        {"state", n.state},
+                        {"merged_into", n.merged_into},
+                        {"vec", n.vec},
+                        {"created", n.created.time_since_epoch().count()},
+                        {"modified", n.modified.time_since_epoch().count()},
+                        {"history", n.history}}
       .dump();
 }
 note memhealth_decode_image(std::string_view s, std::type_identity<note>) {
@@ -218,7 +226,8 @@ struct memhealth::record_traits<drillnote::note> {
   static constexpr auto related_notes = &drillnote::note::history;
 };
 
-TEST_CASE("drill: a user's record type takes the faults its fields allow, and says which it cannot") {
+TEST_CASE(
+    "drill: a user's record type takes the faults its fields allow, and says which it cannot") {
   // The same 40 healthy records as memory_record, mapped onto drillnote::note.
   std::vector<drillnote::note> notes;
   for (const auto& r : healthy_store()) {
@@ -234,10 +243,14 @@ TEST_CASE("drill: a user's record type takes the faults its fields allow, and sa
   }
   using fk = mh::fault_kind;
   // What each fault needs, worked out from the type: no claim, metadata or related ids.
-  CHECK(mh::detail::drill::missing_fields<drillnote::note>(fk::conflicting_claim) == "claim (assignable from fact_claim)");
-  CHECK(mh::detail::drill::missing_fields<drillnote::note>(fk::missing_metadata) == "metadata (a map with erase(key))");
-  CHECK(mh::detail::drill::missing_fields<drillnote::note>(fk::dangling_link) == "related_ids (a list with push_back)");
-  CHECK(mh::detail::drill::missing_fields<drillnote::note>(fk::stale_record).empty());  // sys_seconds times
+  CHECK(mh::detail::drill::missing_fields<drillnote::note>(fk::conflicting_claim) ==
+        "claim (assignable from fact_claim)");
+  CHECK(mh::detail::drill::missing_fields<drillnote::note>(fk::missing_metadata) ==
+        "metadata (a map with erase(key))");
+  CHECK(mh::detail::drill::missing_fields<drillnote::note>(fk::dangling_link) ==
+        "related_ids (a list with push_back)");
+  CHECK(mh::detail::drill::missing_fields<drillnote::note>(fk::stale_record)
+            .empty());  // sys_seconds times
   CHECK(mh::detail::drill::missing_fields<mh::memory_record>(fk::conflicting_claim).empty());
 
   mh::drill_options opt;
@@ -287,7 +300,8 @@ TEST_CASE("drill: a user's record type takes the faults its fields allow, and sa
 }
 
 TEST_CASE("drill: the bundled sample store (with its schema)") {
-  const auto loaded = mh::read_jsonl(std::filesystem::path(MEMHEALTH_SOURCE_DIR) / "data/sample_store.jsonl");
+  const auto loaded =
+      mh::read_jsonl(std::filesystem::path(MEMHEALTH_SOURCE_DIR) / "data/sample_store.jsonl");
   REQUIRE(loaded.issues.empty());
   mh::drill_options opt;
   opt.now = at("2024-07-15T00:00:00Z");
@@ -350,7 +364,8 @@ TEST_CASE("tune: threshold sweep and metrics on hand-made scores") {
   CHECK(r.pairs == 8);
   CHECK(r.positives == 5);
   REQUIRE(r.rows.size() == 4);
-  // t = 0.80: flagged 0.95 0.91 0.90 0.85 inf 0.93 -> tp 4 (0.95 0.91 0.85 inf), fp 2, fn 1 (-inf), tn 1 (0.70)
+  // t = 0.80: flagged 0.95 0.91 0.90 0.85 inf 0.93 -> tp 4 (0.95 0.91 0.85 inf), fp 2, fn 1 (-inf),
+  // tn 1 (0.70)
   CHECK(r.rows[0].tp == 4);
   CHECK(r.rows[0].fp == 2);
   CHECK(r.rows[0].fn == 1);
@@ -361,7 +376,8 @@ TEST_CASE("tune: threshold sweep and metrics on hand-made scores") {
   CHECK(r.rows[0].f1 == doctest::Approx(2 * (4.0 / 6) * 0.8 / (4.0 / 6 + 0.8)));  // 0.7273
   // t = 0.90: flagged 0.95 0.91 0.90 inf 0.93 -> tp 3, fp 2, fn 2, tn 1; f1 = 2*0.6*0.6/1.2 = 0.6
   CHECK(r.rows[1].f1 == doctest::Approx(0.6));
-  // t = 0.92: flagged 0.95 inf 0.93 -> tp 2, fp 1, fn 3, tn 2; fpr 1/3; f1 = 2*(2/3)(2/5)/(2/3+2/5) = 0.5
+  // t = 0.92: flagged 0.95 inf 0.93 -> tp 2, fp 1, fn 3, tn 2; fpr 1/3; f1 = 2*(2/3)(2/5)/(2/3+2/5)
+  // = 0.5
   CHECK(r.rows[2].false_positive_rate == doctest::Approx(1.0 / 3));
   CHECK(r.rows[2].f1 == doctest::Approx(0.5));
   // t = 0.96: flagged inf only -> tp 1, fp 0: precision 1, recall 0.2, fpr 0
@@ -451,12 +467,14 @@ TEST_CASE("tune: SICK train with the lexical embedder" * doctest::test_suite("re
 // ------------------------------------------------------------------------------------ report
 
 TEST_CASE("audit report: the sample store's repair run") {
-  const auto loaded = mh::read_jsonl(std::filesystem::path(MEMHEALTH_SOURCE_DIR) / "data/sample_store.jsonl");
+  const auto loaded =
+      mh::read_jsonl(std::filesystem::path(MEMHEALTH_SOURCE_DIR) / "data/sample_store.jsonl");
   REQUIRE(loaded.issues.empty());
   auto store = mh::memory_store<>::from_records(loaded.records);
   const auto original = store;
   mh::default_check_settings settings;
-  settings.schema = mh::load_schema_json(std::filesystem::path(MEMHEALTH_SOURCE_DIR) / "data/sample_schema.json");
+  settings.schema =
+      mh::load_schema_json(std::filesystem::path(MEMHEALTH_SOURCE_DIR) / "data/sample_schema.json");
   mh::detect_options when;
   when.now = at("2024-07-15T00:00:00Z");
   auto pipeline = mh::make_default_pipeline(settings);
@@ -498,7 +516,8 @@ TEST_CASE("audit report: the sample store's repair run") {
   CHECK(bulk->share == doctest::Approx(6.0 / 7));
   CHECK(bulk->lift == doctest::Approx(51.0 / 7));
   CHECK(bulk->text ==
-        "metadata_schema_violation: 6 of 7 flagged records (85.7%) have metadata.ingest_batch = bulk-2024-05, which "
+        "metadata_schema_violation: 6 of 7 flagged records (85.7%) have metadata.ingest_batch = "
+        "bulk-2024-05, which "
         "holds 11.8% of the store (7.3x over-represented)");
   // strategies: every kind found before has a row; merges answer the duplicates
   bool exact_row = false;
@@ -531,7 +550,8 @@ TEST_CASE("audit report: the sample store's repair run") {
   CHECK(mh::prevention_note("no_such_kind").empty());
   // similarity chart input: one nearest-neighbour cosine per embedded record in a scope of >= 2
   CHECK_FALSE(rep.nn_cosines.empty());
-  CHECK(std::all_of(rep.nn_cosines.begin(), rep.nn_cosines.end(), [](float c) { return c >= -1.0f && c <= 1.0f; }));
+  CHECK(std::all_of(rep.nn_cosines.begin(), rep.nn_cosines.end(),
+                    [](float c) { return c >= -1.0f && c <= 1.0f; }));
 
   const auto md = mh::to_markdown(rep);
   CHECK(md.find("## Root-cause hints") != std::string::npos);
@@ -544,12 +564,15 @@ TEST_CASE("audit report: the sample store's repair run") {
   for (const auto& f : before.findings) kinds.insert(f.kind);
   for (const auto& f : after.findings) kinds.insert(f.kind);
   std::size_t groups = 0;
-  for (auto p = html.find("<g class=\"kind\""); p != std::string::npos; p = html.find("<g class=\"kind\"", p + 1)) ++groups;
+  for (auto p = html.find("<g class=\"kind\""); p != std::string::npos;
+       p = html.find("<g class=\"kind\"", p + 1))
+    ++groups;
   CHECK(groups == kinds.size());
   CHECK(html.find("id=\"threshold\"") != std::string::npos);
   CHECK(html.find("<script src") == std::string::npos);  // self-contained
   // escaping
-  CHECK(mh::detail::audit::html_escape("<a href=\"x\">&'") == "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+  CHECK(mh::detail::audit::html_escape("<a href=\"x\">&'") ==
+        "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
   // a result that does not belong to the plan is an error
   mh::apply_result wrong;
   CHECK_THROWS_AS(mh::make_audit_report(original, store, before, after, plan, wrong), mh::error);
@@ -567,7 +590,8 @@ std::string memhealth_encode_image(const note& n) {
 }
 note memhealth_decode_image(std::string_view s, std::type_identity<note>) {
   const auto j = nlohmann::json::parse(s);
-  return {j.at("id").get<std::string>(), j.at("content").get<std::string>(), j.at("scope").get<std::string>()};
+  return {j.at("id").get<std::string>(), j.at("content").get<std::string>(),
+          j.at("scope").get<std::string>()};
 }
 }  // namespace diffnote
 
@@ -597,13 +621,13 @@ mh::wal_record_image logged(std::size_t index, const R& before, const R& after) 
 
 TEST_CASE("snapshot diff: which changes a log explains, hand-worked on five records") {
   // before: a, b (scope s1), c, d (s2), e (s3).
-  const std::vector<mh::memory_record> before{diff_rec("a", "s1", "alpha"), diff_rec("b", "s1", "beta"),
-                                              diff_rec("c", "s2", "gamma"), diff_rec("d", "s2", "delta"),
-                                              diff_rec("e", "s3", "epsilon")};
+  const std::vector<mh::memory_record> before{
+      diff_rec("a", "s1", "alpha"), diff_rec("b", "s1", "beta"), diff_rec("c", "s2", "gamma"),
+      diff_rec("d", "s2", "delta"), diff_rec("e", "s3", "epsilon")};
   // after: a and b changed, c and d gone, e copied in twice, f new.
-  const std::vector<mh::memory_record> after{diff_rec("a", "s1", "alpha v2"), diff_rec("b", "s1", "beta v2"),
-                                             diff_rec("e", "s3", "epsilon"), diff_rec("e", "s3", "epsilon"),
-                                             diff_rec("f", "s1", "phi")};
+  const std::vector<mh::memory_record> after{
+      diff_rec("a", "s1", "alpha v2"), diff_rec("b", "s1", "beta v2"),
+      diff_rec("e", "s3", "epsilon"), diff_rec("e", "s3", "epsilon"), diff_rec("f", "s1", "phi")};
   // The log: a's change committed, b's aborted (an aborted intent explains nothing).
   mh::test::scratch_dir dir("snapshot-diff");
   {
@@ -636,10 +660,13 @@ TEST_CASE("snapshot diff: which changes a log explains, hand-worked on five reco
     };
     const std::vector<want> expected{
         {dk::unlogged_overwrite, sev::error, "b", 1, "s1", overwrite, 1},
-        {dk::unlogged_removal, sev::critical, "c", 2, "s2", "record removed, outside every scope the logged operation touched", 1},
-        {dk::unlogged_removal, sev::critical, "d", 3, "s2", "record removed, outside every scope the logged operation touched", 1},
+        {dk::unlogged_removal, sev::critical, "c", 2, "s2",
+         "record removed, outside every scope the logged operation touched", 1},
+        {dk::unlogged_removal, sev::critical, "d", 3, "s2",
+         "record removed, outside every scope the logged operation touched", 1},
         {dk::unlogged_addition, sev::warning, "f", 4, "s1", "record added without a log entry", 1},
-        {dk::unlogged_addition, sev::error, "e", 3, "s3", "1 more record(s) with this id than before", 1},
+        {dk::unlogged_addition, sev::error, "e", 3, "s3",
+         "1 more record(s) with this id than before", 1},
         {dk::bulk_removal, sev::critical, "", none, "s2", "", 2}};
     for (std::size_t i = 0; i < expected.size(); ++i) {
       CAPTURE(i);
@@ -663,9 +690,13 @@ TEST_CASE("snapshot diff: which changes a log explains, hand-worked on five reco
     CHECK(f[5].record_ids.empty());
     CHECK(std::get<std::int64_t>(*f[5].evidence_of("count")) == 2);
     const auto j = mh::snapshot_diff_json(d, "b.jsonl", "a.jsonl", "run.wal");
-    CHECK(j.dump().find(R"({"schema_version":1,"before":"b.jsonl","after":"a.jsonl","wal":"run.wal","findings":[)") == 0);
-    CHECK(j["findings"][5].dump() ==
-          R"({"kind":"bulk_removal","severity":"critical","record_ids":[],"evidence":{"scope":"s2","count":2}})");
+    CHECK(
+        j.dump().find(
+            R"({"schema_version":1,"before":"b.jsonl","after":"a.jsonl","wal":"run.wal","findings":[)") ==
+        0);
+    CHECK(
+        j["findings"][5].dump() ==
+        R"({"kind":"bulk_removal","severity":"critical","record_ids":[],"evidence":{"scope":"s2","count":2}})");
   }
   SUBCASE("without a log: every difference, and no removal is outside a logged scope") {
     const auto d = mh::diff_snapshots(before, after);
@@ -696,7 +727,8 @@ TEST_CASE("snapshot diff: a user's record type, scopes read from its logged imag
   }
   const auto log = mh::read_wal_file(dir.path / "run.wal");
   const auto d = mh::diff_snapshots(before, after, &log);
-  REQUIRE(d.changes.size() == 1);  // n1 explained; n2 removed outside s1; one removal is no bulk removal
+  REQUIRE(d.changes.size() ==
+          1);  // n1 explained; n2 removed outside s1; one removal is no bulk removal
   CHECK(d.changes[0].kind == mh::diff_kinds::unlogged_removal);
   CHECK(d.changes[0].id == "n2");
   CHECK(d.changes[0].index == 1);

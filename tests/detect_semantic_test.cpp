@@ -2,17 +2,16 @@
 // duplicate and conflict detectors. Expected values are worked out by hand (comments show how)
 // or counted with one-off python3 scripts over the shared data (see the comments).
 #include <doctest/doctest.h>
-
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <numbers>
-#include <cctype>
 #include <random>
 #include <set>
 #include <sstream>
@@ -32,8 +31,8 @@
 #include "memhealth/similarity/kernels.hpp"
 #include "memhealth/similarity/lsh.hpp"
 #include "memhealth/store/memory_store.hpp"
-#include "test_data.hpp"
 
+#include "test_data.hpp"
 
 namespace mh = memhealth;
 
@@ -62,8 +61,8 @@ Eigen::RowVectorXf planted(const Eigen::RowVectorXf& x, float c, std::mt19937& g
   return c * x + std::sqrt(1.0f - c * c) * z;
 }
 
-mh::memory_record rec(std::string id, std::string content, std::vector<float> emb, std::string scope,
-                      std::string status = "active") {
+mh::memory_record rec(std::string id, std::string content, std::vector<float> emb,
+                      std::string scope, std::string status = "active") {
   mh::memory_record r;
   r.id = std::move(id);
   r.content = std::move(content);
@@ -81,7 +80,8 @@ std::vector<float> unit(std::vector<float> v) {
   return v;
 }
 
-std::vector<float> basis(std::size_t d, std::size_t k, float w0 = 1.0f, std::size_t k2 = 0, float w2 = 0.0f) {
+std::vector<float> basis(std::size_t d, std::size_t k, float w0 = 1.0f, std::size_t k2 = 0,
+                         float w2 = 0.0f) {
   std::vector<float> v(d, 0.0f);
   v[k] = w0;
   v[k2] += w2;
@@ -153,8 +153,9 @@ TEST_CASE("threshold_join: hand-made vectors with known cosines") {
   // cos(0,30)=0.8660, cos(30,90)=0.5, everything else lower.
   const double deg[] = {0, 10, 30, 90, 180};
   mh::row_matrix X(5, 2);
-  for (int i = 0; i < 5; ++i) X.row(i) << static_cast<float>(std::cos(deg[i] * std::numbers::pi / 180)),
-      static_cast<float>(std::sin(deg[i] * std::numbers::pi / 180));
+  for (int i = 0; i < 5; ++i)
+    X.row(i) << static_cast<float>(std::cos(deg[i] * std::numbers::pi / 180)),
+        static_cast<float>(std::sin(deg[i] * std::numbers::pi / 180));
   for (Eigen::Index tile : {1, 2, 3, 512}) {
     CAPTURE(tile);
     auto p = mh::threshold_join_pairs(X, 0.9f, {.tile = tile});
@@ -199,14 +200,17 @@ TEST_CASE("threshold_join: tiled result equals a brute-force double loop (n=700)
       CAPTURE(tile);
       CAPTURE(threads);
       auto p = mh::threshold_join_pairs(X, t, {.tile = tile, .threads = threads});
-      CHECK(std::is_sorted(p.begin(), p.end(), [](auto& a, auto& b) { return std::pair(a.i, a.j) < std::pair(b.i, b.j); }));
+      CHECK(std::is_sorted(p.begin(), p.end(), [](auto& a, auto& b) {
+        return std::pair(a.i, a.j) < std::pair(b.i, b.j);
+      }));
       pair_set got;
       for (auto& q : p) got.emplace(q.i, q.j);
       CHECK(got.size() == p.size());
       CHECK(between(got));
     }
   // l2 kernel at the equivalent threshold 2t - 2 finds the same pairs on unit rows
-  auto l2 = mh::threshold_join_pairs(X, mh::l2_kernel::from_cosine(t), {.tile = 128}, mh::l2_kernel{});
+  auto l2 =
+      mh::threshold_join_pairs(X, mh::l2_kernel::from_cosine(t), {.tile = 128}, mh::l2_kernel{});
   pair_set got;
   for (auto& q : l2) got.emplace(q.i, q.j);
   CHECK(between(got));
@@ -230,7 +234,9 @@ TEST_CASE("join: two-set variant equals brute force") {
     pair_set got;
     for (auto& q : p) got.emplace(q.i, q.j);
     CHECK(got == brute);
-    CHECK(std::is_sorted(p.begin(), p.end(), [](auto& a, auto& b) { return std::pair(a.i, a.j) < std::pair(b.i, b.j); }));
+    CHECK(std::is_sorted(p.begin(), p.end(), [](auto& a, auto& b) {
+      return std::pair(a.i, a.j) < std::pair(b.i, b.j);
+    }));
   }
 }
 
@@ -262,7 +268,8 @@ TEST_CASE("lsh: recall on 100 planted near-duplicate pairs (n=2000, d=64, cosine
   const double recall = static_cast<double>(hit) / 100.0;
   MESSAGE("LSH recall (L=24, k=14) on planted cosine-0.95 pairs: " << recall);
   CHECK(recall >= 0.95);
-  // the candidate set is a small fraction of the 1,999,000 pairs (expected ~0.15 % for random pairs)
+  // the candidate set is a small fraction of the 1,999,000 pairs (expected ~0.15 % for random
+  // pairs)
   const auto cand = mh::lsh_candidates(X);
   MESSAGE("LSH candidates verified: " << cand.size() << " of " << n * (n - 1) / 2);
   CHECK(cand.size() < n * (n - 1) / 2 / 100);
@@ -272,7 +279,8 @@ TEST_CASE("lsh: recall on 100 planted near-duplicate pairs (n=2000, d=64, cosine
   CHECK(mh::lsh_candidates(X, own).empty());
 }
 
-// ------------------------------------------------------------------------------------ union-find, score
+// ------------------------------------------------------------------------------------ union-find,
+// score
 
 TEST_CASE("union_find: unions, ranks, groups") {
   mh::union_find uf(6);
@@ -311,7 +319,8 @@ TEST_CASE("information_score: formula and deterministic tie-break") {
   c.source = "";
   CHECK(mh::information_score(c, now) == doctest::Approx(std::log2(6.0)));
   // ties: equal records differing only by id -> smaller id first
-  auto store = mh::memory_store<>::from_records({rec("zeta", "same", {}, "s"), rec("alpha", "same", {}, "s"), b});
+  auto store = mh::memory_store<>::from_records(
+      {rec("zeta", "same", {}, "s"), rec("alpha", "same", {}, "s"), b});
   const std::vector<std::size_t> idx{0, 1, 2};
   const auto order = mh::order_by_information(store, idx, now);
   CHECK(order == std::vector<std::size_t>{2, 1, 0});
@@ -346,15 +355,16 @@ std::vector<mh::memory_record> dup_fixture() {
 
 }  // namespace
 
-TEST_CASE_TEMPLATE("duplicates: exact, near, clusters, cross-scope", Candidates, mh::exact_all_pairs,
-                   mh::lsh_blocking, mh::key_blocking<>) {
+TEST_CASE_TEMPLATE("duplicates: exact, near, clusters, cross-scope", Candidates,
+                   mh::exact_all_pairs, mh::lsh_blocking, mh::key_blocking<>) {
   auto store = mh::memory_store<>::from_records(dup_fixture());
   mh::pipeline p{mh::duplicate_detector<Candidates>{}};
   const auto r = p.run(store, mh::detect_options{});
 
   const auto exact = of_kind(r, mh::finding_kinds::exact_duplicate);
   REQUIRE(exact.size() == 1);
-  // e1/e2/e3 share normalised text "never eats cilantro"; same source, lengths 20/19/21 -> e3, e1, e2
+  // e1/e2/e3 share normalised text "never eats cilantro"; same source, lengths 20/19/21 -> e3, e1,
+  // e2
   CHECK(exact[0].record_ids == std::vector<std::string>{"e3", "e1", "e2"});
   CHECK(num(exact[0], "cluster_size") == 3);
   CHECK(text(exact[0], "scope") == "A");
@@ -404,7 +414,8 @@ TEST_CASE("duplicates: cross-scope check can be switched off; threshold and wind
     REQUIRE(near.size() == 1);  // r1 is 10 days away from both: only r2-r3
     CHECK(near[0].record_ids == std::vector<std::string>{"r2", "r3"});
     // key_blocking with its own window gives the same
-    mh::pipeline q{mh::duplicate_detector<mh::key_blocking<>>{.candidates = {.window = std::chrono::hours(24)}}};
+    mh::pipeline q{mh::duplicate_detector<mh::key_blocking<>>{
+        .candidates = {.window = std::chrono::hours(24)}}};
     const auto near2 = of_kind(q.run(s2, mh::detect_options{}), mh::finding_kinds::near_duplicate);
     REQUIRE(near2.size() == 1);
     CHECK(near2[0].record_ids == std::vector<std::string>{"r2", "r3"});
@@ -420,11 +431,14 @@ TEST_CASE("duplicates: no cluster spans two scopes (random planted data, 3 scope
   for (Eigen::Index i = 300; i < 400; i += 2) X.row(i + 3) = planted(X.row(i), 0.97f, gen);
   std::vector<mh::memory_record> recs;
   for (std::size_t i = 0; i < n; ++i) {
-    std::vector<float> e(X.row(static_cast<Eigen::Index>(i)).data(), X.row(static_cast<Eigen::Index>(i)).data() + d);
-    recs.push_back(rec("id" + std::to_string(i), "text " + std::to_string(i), e, "scope" + std::to_string(i % 3)));
+    std::vector<float> e(X.row(static_cast<Eigen::Index>(i)).data(),
+                         X.row(static_cast<Eigen::Index>(i)).data() + d);
+    recs.push_back(rec("id" + std::to_string(i), "text " + std::to_string(i), e,
+                       "scope" + std::to_string(i % 3)));
   }
   auto store = mh::memory_store<>::from_records(recs);
-  // expected: partners (i, i+3) share scope i % 3; (i, i+1) never do. i in 300..398 step 2: 50 pairs.
+  // expected: partners (i, i+3) share scope i % 3; (i, i+1) never do. i in 300..398 step 2: 50
+  // pairs.
   mh::pipeline p{mh::duplicate_detector<>{}};
   const auto r = p.run(store, mh::detect_options{});
   const auto near = of_kind(r, mh::finding_kinds::near_duplicate);
@@ -439,8 +453,8 @@ TEST_CASE("duplicates: no cluster spans two scopes (random planted data, 3 scope
   CHECK(members == 100);
 }
 
-TEST_CASE_TEMPLATE("duplicates: incremental mode reports pairs with a changed side", Candidates, mh::exact_all_pairs,
-                   mh::lsh_blocking, mh::key_blocking<>) {
+TEST_CASE_TEMPLATE("duplicates: incremental mode reports pairs with a changed side", Candidates,
+                   mh::exact_all_pairs, mh::lsh_blocking, mh::key_blocking<>) {
   const auto t0 = mh::timestamp_from_epoch_ms(1'000'000);
   const auto t1 = mh::timestamp_from_epoch_ms(2'000'000);
   auto recs = dup_fixture();
@@ -461,7 +475,8 @@ TEST_CASE_TEMPLATE("duplicates: incremental mode reports pairs with a changed si
   REQUIRE(near.size() == 1);
   // pairs with a changed side: new-r3 (1.0), new-r2 (0.965); r1-r2 is old-old, so r1 stays out
   CHECK(near[0].record_ids == std::vector<std::string>{"r2", "new", "r3"});
-  CHECK(r1.count(mh::finding_kinds::exact_duplicate) == 0);  // the unchanged exact cluster is not re-reported
+  CHECK(r1.count(mh::finding_kinds::exact_duplicate) ==
+        0);  // the unchanged exact cluster is not re-reported
   CHECK(r1.count(mh::finding_kinds::cross_scope_duplicate) == 0);
 }
 
@@ -470,7 +485,8 @@ TEST_CASE("detectors: default deduction and the pipeline") {
   mh::pipeline p{mh::duplicate_detector{}, mh::conflict_detector{}};
   static_assert(std::is_same_v<decltype(mh::duplicate_detector{}), mh::duplicate_detector<>>);
   static_assert(std::is_same_v<decltype(mh::conflict_detector{}), mh::conflict_detector<>>);
-  static_assert(mh::detector_for<mh::duplicate_detector<>, mh::detection_context<mh::memory_store<>>>);
+  static_assert(
+      mh::detector_for<mh::duplicate_detector<>, mh::detection_context<mh::memory_store<>>>);
   auto store = mh::memory_store<>::from_records(dup_fixture());
   const auto r = p.run(store, mh::detect_options{});
   // duplicates: exact, near, cross-scope, check_skipped; conflicts: none in this fixture
@@ -510,15 +526,15 @@ TEST_CASE("detectors work on a minimal user record type") {
 // ------------------------------------------------------------------------------------ conflicts
 
 namespace {
-mh::memory_record fact(std::string id, std::string content, std::string e, std::string a, std::string v,
-                       std::vector<float> emb, std::string scope = "u1") {
+mh::memory_record fact(std::string id, std::string content, std::string e, std::string a,
+                       std::string v, std::vector<float> emb, std::string scope = "u1") {
   auto r = rec(std::move(id), std::move(content), std::move(emb), std::move(scope));
   r.kind = "fact";
   r.claim = mh::fact_claim{std::move(e), std::move(a), std::move(v)};
   return r;
 }
-mh::memory_record pref(std::string id, std::string content, std::string scene, std::string p, mh::polarity pol,
-                       std::vector<float> emb) {
+mh::memory_record pref(std::string id, std::string content, std::string scene, std::string p,
+                       mh::polarity pol, std::vector<float> emb) {
   auto r = rec(std::move(id), std::move(content), std::move(emb), "u1");
   r.kind = "preference";
   r.claim = mh::preference_claim{std::move(scene), std::move(p), "", pol};
@@ -531,16 +547,21 @@ TEST_CASE("conflicts: structured claims") {
   std::vector<mh::memory_record> v;
   v.push_back(fact("f1", "User's diet is vegetarian", "user", "diet", "vegetarian", basis(d, 0)));
   v.push_back(fact("f2", "User eats everything", "User", "Diet", "omnivore", basis(d, 1)));
-  v.push_back(fact("f3", "User is Vegetarian.", "user", "diet", "Vegetarian.", basis(d, 2)));  // same value
+  v.push_back(
+      fact("f3", "User is Vegetarian.", "user", "diet", "Vegetarian.", basis(d, 2)));  // same value
   v.push_back(fact("f4", "User lives in Paris", "user", "city", "Paris", basis(d, 3)));
-  v.push_back(fact("f5", "User's diet: omnivore", "user", "diet", "omnivore", {}, "u2"));  // other scope
+  v.push_back(
+      fact("f5", "User's diet: omnivore", "user", "diet", "omnivore", {}, "u2"));  // other scope
   auto archived = fact("f6", "diet keto", "user", "diet", "keto", {});
   archived.status = "archived";
   v.push_back(archived);
-  v.push_back(pref("p1", "Hates cilantro at dinner", "dinner", "cilantro", mh::polarity::negative, {}));
-  v.push_back(pref("p2", "Loves cilantro at dinner", "Dinner", "Cilantro", mh::polarity::positive, {}));
+  v.push_back(
+      pref("p1", "Hates cilantro at dinner", "dinner", "cilantro", mh::polarity::negative, {}));
+  v.push_back(
+      pref("p2", "Loves cilantro at dinner", "Dinner", "Cilantro", mh::polarity::positive, {}));
   v.push_back(pref("p3", "Cilantro is fine", "dinner", "cilantro", mh::polarity::neutral, {}));
-  v.push_back(pref("p4", "Loves cilantro at lunch", "lunch", "cilantro", mh::polarity::positive, {}));
+  v.push_back(
+      pref("p4", "Loves cilantro at lunch", "lunch", "cilantro", mh::polarity::positive, {}));
   auto store = mh::memory_store<>::from_records(v);
   mh::pipeline p{mh::conflict_detector<>{}};
   const auto r = p.run(store, mh::detect_options{});
@@ -553,7 +574,8 @@ TEST_CASE("conflicts: structured claims") {
   // f4 other attribute; f5 other scope; f6 archived; p1-p2 opposite; p3 neutral; p4 other scene.
   // p1/p2/p3/p4 share the subject "cilantro": the judge sees p1-p4, p2-p4, p3-p4 (p1-p3, p2-p3
   // are decided by claims); "hates cilantro at dinner" vs "loves cilantro at lunch" has no cue.
-  const std::vector<std::pair<std::string, std::string>> want{{"f1", "f2"}, {"f2", "f3"}, {"p1", "p2"}};
+  const std::vector<std::pair<std::string, std::string>> want{
+      {"f1", "f2"}, {"f2", "f3"}, {"p1", "p2"}};
   CHECK(got == want);
   REQUIRE(r.findings.size() == 3);
   CHECK(text(r.findings[0], "reason") == "fact_value_differs");
@@ -583,7 +605,8 @@ TEST_CASE("conflict judge: cue rules") {
   CHECK(verdict("I eat meat", "I no longer eat meat").conflict);
   CHECK(verdict("I drive a Honda", "I sold my Honda").reason == "change_cue");
   CHECK(verdict("我吃香菜", "我不吃香菜").conflict);
-  CHECK(verdict("The woman is peeling a potato", "The potato isn't being peeled by the woman").conflict);
+  CHECK(verdict("The woman is peeling a potato", "The potato isn't being peeled by the woman")
+            .conflict);
   // different holders
   CHECK(verdict("My brother is vegetarian", "I am not vegetarian").reason == "different_holders");
   CHECK_FALSE(verdict("Alice is vegetarian", "I am not vegetarian").conflict);
@@ -598,8 +621,10 @@ TEST_CASE("conflict judge: cue rules") {
                       "Gina encourages Jon to keep pushing for his dreams and not give up.")
                   .conflict);
   CHECK_FALSE(verdict("Bob's coffee: black.", "Bob takes his coffee black, no sugar.").conflict);
-  CHECK(verdict("Alice likes cilantro", "Alice doesn't like cilantro").conflict);  // likes/like stem alike
-  CHECK(verdict("陈先生喜欢周末去爬山", "陈先生不再周末去爬山了").conflict);     // 不再 -> 周 occurs on the other side
+  CHECK(verdict("Alice likes cilantro", "Alice doesn't like cilantro")
+            .conflict);  // likes/like stem alike
+  CHECK(verdict("陈先生喜欢周末去爬山", "陈先生不再周末去爬山了")
+            .conflict);  // 不再 -> 周 occurs on the other side
   // both negated: agreement, not a conflict
   CHECK_FALSE(verdict("I don't eat meat", "I stopped eating meat").conflict);
   // an aversion verb says what a negation says (PrefEval: "do not eat any animal products" vs
@@ -613,7 +638,8 @@ TEST_CASE("conflict judge: cue rules") {
             .reason == "same_polarity");
   // ...but a negated aversion is the opposite polarity again
   CHECK(verdict("I avoid meat", "I no longer avoid meat").conflict);
-  CHECK(verdict("I avoid sugar in my coffee", "I don't avoid sugar in my coffee").reason == "negation_cue");
+  CHECK(verdict("I avoid sugar in my coffee", "I don't avoid sugar in my coffee").reason ==
+        "negation_cue");
   // negation on unrelated content
   CHECK_FALSE(verdict("I like tea", "I don't like coffee").conflict);
   // state versus event
@@ -622,20 +648,24 @@ TEST_CASE("conflict judge: cue rules") {
   CHECK(se.needs_human);
   CHECK(se.reason == "state_vs_event");
   CHECK(verdict("is vegetarian", "steak for dinner", "preference", "episodic").needs_human);
-  CHECK_FALSE(verdict("I love Italian food", "Had pizza yesterday").conflict);  // no restriction cue
+  CHECK_FALSE(
+      verdict("I love Italian food", "Had pizza yesterday").conflict);  // no restriction cue
 }
 
 TEST_CASE("conflicts: text pairs through the detector, and a plugged-in judge") {
   const std::size_t d = 6;
   std::vector<mh::memory_record> v;
   v.push_back(rec("t1", "I am vegetarian", basis(d, 0), "u1"));
-  v.push_back(rec("t2", "I am not vegetarian", basis(d, 0, 1.0f, 1, 0.3f), "u1"));     // cos 0.958
-  v.push_back(rec("t3", "My brother is vegetarian", basis(d, 0, 1.0f, 2, 0.3f), "u1"));  // cos 0.958 with t1
-  v.push_back(rec("t4", "I am not vegetarian", basis(d, 0), "u2"));                     // other scope
-  v.push_back(rec("t5", "I had steak last night", basis(d, 0, 1.0f, 3, 1.0f), "u1"));   // cos 0.707 with t1
+  v.push_back(rec("t2", "I am not vegetarian", basis(d, 0, 1.0f, 1, 0.3f), "u1"));  // cos 0.958
+  v.push_back(rec("t3", "My brother is vegetarian", basis(d, 0, 1.0f, 2, 0.3f),
+                  "u1"));                                            // cos 0.958 with t1
+  v.push_back(rec("t4", "I am not vegetarian", basis(d, 0), "u2"));  // other scope
+  v.push_back(
+      rec("t5", "I had steak last night", basis(d, 0, 1.0f, 3, 1.0f), "u1"));  // cos 0.707 with t1
   v[4].kind = "episodic";
   v[0].kind = "preference";
-  v.push_back(rec("t6", "I am vegetarian", basis(d, 5), "u1"));  // identical text to t1, unrelated vector
+  v.push_back(
+      rec("t6", "I am vegetarian", basis(d, 5), "u1"));  // identical text to t1, unrelated vector
   auto store = mh::memory_store<>::from_records(v);
   mh::pipeline p{mh::conflict_detector<>{}};
   const auto r = p.run(store, mh::detect_options{});
@@ -645,7 +675,9 @@ TEST_CASE("conflicts: text pairs through the detector, and a plugged-in judge") 
   // t2-t5: "I am not vegetarian" (kind "") has no event cue, t5 episodic -> state vs event with a
   // negation -> needs human; t3-t5: holders differ (brother vs self).
   std::vector<std::tuple<std::string, std::string, bool>> got;
-  for (const auto& f : r.findings) got.emplace_back(f.record_ids[0], f.record_ids[1], std::get<bool>(*f.evidence_of("needs_human")));
+  for (const auto& f : r.findings)
+    got.emplace_back(f.record_ids[0], f.record_ids[1],
+                     std::get<bool>(*f.evidence_of("needs_human")));
   const std::vector<std::tuple<std::string, std::string, bool>> want{
       {"t1", "t2", false}, {"t1", "t5", true}, {"t2", "t5", true}};
   CHECK(got == want);
@@ -655,8 +687,8 @@ TEST_CASE("conflicts: text pairs through the detector, and a plugged-in judge") 
 
   // a plugged-in judge (e.g. an NLI model behind a lambda) sees exactly the candidate pairs
   std::size_t calls = 0;
-  auto counting = [&calls](const mh::memory_record&, std::string_view, const mh::memory_record&, std::string_view,
-                           float cos) {
+  auto counting = [&calls](const mh::memory_record&, std::string_view, const mh::memory_record&,
+                           std::string_view, float cos) {
     ++calls;
     return mh::conflict_verdict{cos > 0.95f, false, "nli"};
   };
@@ -686,8 +718,8 @@ TEST_CASE("real data: PrefEval repeated preferences are exact duplicates within 
     const auto j = nlohmann::json::parse(in);
     std::size_t k = 0;
     for (const auto& item : j) {
-      auto r = rec(f.stem().string() + "#" + std::to_string(k++), item.at("preference").get<std::string>(), {},
-                   f.stem().string());
+      auto r = rec(f.stem().string() + "#" + std::to_string(k++),
+                   item.at("preference").get<std::string>(), {}, f.stem().string());
       r.kind = "preference";
       recs.push_back(std::move(r));
     }
@@ -727,7 +759,8 @@ std::vector<sick_pair> load_sick(const std::filesystem::path& file) {
   return out;
 }
 bool has_negation_word(const std::string& s) {  // the python count's definition
-  static const std::set<std::string> neg{"not", "no", "never", "nobody", "none", "nothing", "neither", "nor", "cannot"};
+  static const std::set<std::string> neg{"not",     "no",      "never", "nobody", "none",
+                                         "nothing", "neither", "nor",   "cannot"};
   std::string w;
   auto flush = [&] {
     const bool r = neg.contains(w) || (w.size() >= 3 && w.ends_with("n't"));
@@ -746,7 +779,8 @@ bool has_negation_word(const std::string& s) {  // the python count's definition
 }
 }  // namespace
 
-TEST_CASE("real data: SICK contradictions that differ by a negation word" * doctest::test_suite("real_data")) {
+TEST_CASE("real data: SICK contradictions that differ by a negation word" *
+          doctest::test_suite("real_data")) {
   MEMHEALTH_TEST_DATA(sick, "sick/SICK_train.txt");
   const auto pairs = load_sick(sick);
   REQUIRE(pairs.size() == 4500);
@@ -756,8 +790,8 @@ TEST_CASE("real data: SICK contradictions that differ by a negation word" * doct
   const mh::text_normalizer norm;
   const mh::lexical_embedder emb(384, 0);
   std::vector<float> ea(384), eb(384);
-  std::size_t contradiction = 0, neg_diff = 0, caught = 0, caught_all = 0, entail = 0, entail_flagged = 0,
-              neutral = 0, neutral_flagged = 0;
+  std::size_t contradiction = 0, neg_diff = 0, caught = 0, caught_all = 0, entail = 0,
+              entail_flagged = 0, neutral = 0, neutral_flagged = 0;
   for (const auto& p : pairs) {
     auto ra = rec("a", p.a, {}, "s"), rb = rec("b", p.b, {}, "s");
     emb.embed(p.a, ea);
@@ -782,11 +816,10 @@ TEST_CASE("real data: SICK contradictions that differ by a negation word" * doct
   CHECK(contradiction == 665);
   CHECK(neg_diff == 605);
   const double recall = static_cast<double>(caught) / static_cast<double>(neg_diff);
-  MESSAGE("SICK judge recall on negation contradictions: " << caught << "/" << neg_diff << " = " << recall
-                                                          << "; on all contradictions " << caught_all << "/"
-                                                          << contradiction << "; flagged ENTAILMENT " << entail_flagged
-                                                          << "/" << entail << ", NEUTRAL " << neutral_flagged << "/"
-                                                          << neutral);
+  MESSAGE("SICK judge recall on negation contradictions: "
+          << caught << "/" << neg_diff << " = " << recall << "; on all contradictions "
+          << caught_all << "/" << contradiction << "; flagged ENTAILMENT " << entail_flagged << "/"
+          << entail << ", NEUTRAL " << neutral_flagged << "/" << neutral);
   CHECK(recall >= 0.9);  // measured 570/605 = 0.942
 }
 
@@ -794,7 +827,8 @@ TEST_CASE("real data: near-duplicate false positives on SICK contradictions with
           doctest::test_suite("real_data")) {
   MEMHEALTH_TEST_DATA(sick, "sick/SICK_train.txt");
   // python3: 141 CONTRADICTION pairs have relatedness >= 4. Each pair goes into its own scope,
-  // embedded with lexical_embedder{384}; a near_duplicate finding on such a pair is a false positive.
+  // embedded with lexical_embedder{384}; a near_duplicate finding on such a pair is a false
+  // positive.
   const auto pairs = load_sick(sick);
   const mh::lexical_embedder emb(384, 0);
   std::vector<mh::memory_record> recs;
@@ -814,20 +848,24 @@ TEST_CASE("real data: near-duplicate false positives on SICK contradictions with
   CHECK(hi == 141);
   auto store = mh::memory_store<>::from_records(recs);
   auto flagged_by = [&](bool skip) {
-    mh::pipeline p{mh::duplicate_detector<>{.cross_scope_check = false, .skip_negation_mismatch = skip}};
+    mh::pipeline p{
+        mh::duplicate_detector<>{.cross_scope_check = false, .skip_negation_mismatch = skip}};
     const auto r = p.run(store, mh::detect_options{});
     return r.count(mh::finding_kinds::near_duplicate) + r.count(mh::finding_kinds::exact_duplicate);
   };
   const std::size_t raw = flagged_by(false), guarded = flagged_by(true);
-  MESSAGE("near-duplicate false positives on SICK CONTRADICTION, relatedness >= 4 (lexical_embedder d=384, "
-          "threshold 0.92): cosine only "
-          << raw << "/" << hi << "; with the negation guard " << guarded << "/" << hi);
+  MESSAGE(
+      "near-duplicate false positives on SICK CONTRADICTION, relatedness >= 4 (lexical_embedder "
+      "d=384, "
+      "threshold 0.92): cosine only "
+      << raw << "/" << hi << "; with the negation guard " << guarded << "/" << hi);
   CHECK(raw == expected_flagged);
   CHECK(guarded == expected_unguarded_negation);
   // and the conflict detector over the same store catches most of them
   mh::pipeline c{mh::conflict_detector<>{}};
   const auto rc = c.run(store, mh::detect_options{});
-  MESSAGE("conflict detector on the same 141 pairs (candidate cos >= 0.6): " << rc.count(mh::finding_kinds::conflict));
+  MESSAGE("conflict detector on the same 141 pairs (candidate cos >= 0.6): "
+          << rc.count(mh::finding_kinds::conflict));
 }
 
 // ------------------------------------------------------------------------------------ pair budget
@@ -840,12 +878,14 @@ TEST_CASE("threshold_join: max_pairs cuts the output, the same set for 1 and 2 t
   SUBCASE("a budget at or above the pair count cuts nothing") {
     for (std::size_t budget : {std::size_t{0}, std::size_t{44'850}, std::size_t{50'000}}) {
       std::size_t n = 0;
-      const auto st = mh::threshold_join(X, t, [&](auto, auto, float) { ++n; }, {.tile = 64, .threads = 2, .max_pairs = budget});
+      const auto st = mh::threshold_join(X, t, [&](auto, auto, float) { ++n; },
+                                         {.tile = 64, .threads = 2, .max_pairs = budget});
       CHECK(n == 44'850);
       CHECK(st.pairs == 44'850);
       CHECK_FALSE(st.truncated);
     }
-    const auto st = mh::threshold_join(X, t, [](auto, auto, float) {}, {.tile = 64, .max_pairs = 44'849});
+    const auto st =
+        mh::threshold_join(X, t, [](auto, auto, float) {}, {.tile = 64, .max_pairs = 44'849});
     CHECK(st.pairs == 44'849);
     CHECK(st.truncated);
   }
@@ -861,12 +901,16 @@ TEST_CASE("threshold_join: max_pairs cuts the output, the same set for 1 and 2 t
     for (unsigned threads : {1u, 2u}) {
       CAPTURE(threads);
       std::vector<mh::scored_pair> got;
-      const auto st = mh::threshold_join(
-          X, t, [&](std::uint32_t i, std::uint32_t j, float s) { got.push_back({i, j, s}); },
-          {.tile = 64, .threads = threads, .max_pairs = 1000});
+      const auto st = mh::threshold_join(X, t,
+                                         [&](std::uint32_t i, std::uint32_t j, float s) {
+                                           got.push_back({i, j, s});
+                                         },
+                                         {.tile = 64, .threads = threads, .max_pairs = 1000});
       CHECK(st.truncated);
       CHECK(st.pairs == 1000);
-      CHECK(std::is_sorted(got.begin(), got.end(), [](auto& a, auto& b) { return std::pair(a.i, a.j) < std::pair(b.i, b.j); }));
+      CHECK(std::is_sorted(got.begin(), got.end(), [](auto& a, auto& b) {
+        return std::pair(a.i, a.j) < std::pair(b.i, b.j);
+      }));
       pair_set s;
       for (auto& p : got) s.emplace(p.i, p.j);
       CHECK(s == want);
@@ -877,9 +921,15 @@ TEST_CASE("threshold_join: max_pairs cuts the output, the same set for 1 and 2 t
     // = 29,900 - 4,950 = 24,950 > 5,000, so the cut is in band 0 for both thread counts; the
     // 2-thread run also computes band 1 and must drop it.
     std::vector<mh::scored_pair> one, two;
-    auto st1 = mh::threshold_join(X, t, [&](std::uint32_t i, std::uint32_t j, float s) { one.push_back({i, j, s}); },
+    auto st1 = mh::threshold_join(X, t,
+                                  [&](std::uint32_t i, std::uint32_t j, float s) {
+                                    one.push_back({i, j, s});
+                                  },
                                   {.tile = 100, .threads = 1, .max_pairs = 5000});
-    auto st2 = mh::threshold_join(X, t, [&](std::uint32_t i, std::uint32_t j, float s) { two.push_back({i, j, s}); },
+    auto st2 = mh::threshold_join(X, t,
+                                  [&](std::uint32_t i, std::uint32_t j, float s) {
+                                    two.push_back({i, j, s});
+                                  },
                                   {.tile = 100, .threads = 2, .max_pairs = 5000});
     CHECK(st1.truncated);
     CHECK(st2.truncated);
@@ -896,8 +946,9 @@ std::vector<mh::memory_record> placeholder_fixture() {
   const std::size_t d = 8;
   std::vector<mh::memory_record> v;
   for (int k = 0; k < 400; ++k)
-    v.push_back(rec("big-" + std::to_string(k), "placeholder memory number " + std::to_string(k < 2 ? 0 : k),
-                    basis(d, 7), "big"));
+    v.push_back(rec("big-" + std::to_string(k),
+                    "placeholder memory number " + std::to_string(k < 2 ? 0 : k), basis(d, 7),
+                    "big"));
   v.push_back(rec("ok-1", "likes green tea", basis(d, 0), "ok"));
   v.push_back(rec("ok-2", "likes green tea a lot", basis(d, 0, 1.0f, 1, 0.2f), "ok"));
   return v;
@@ -908,7 +959,8 @@ TEST_CASE_TEMPLATE("duplicates: a scope over the pair budget is skipped with a f
                    mh::exact_all_pairs, mh::lsh_blocking, mh::key_blocking<>) {
   auto store = mh::memory_store<>::from_records(placeholder_fixture());
   // 400 identical vectors: 79,800 pairs > 1,000.
-  mh::pipeline p{mh::duplicate_detector<Candidates>{.cross_scope_check = false, .max_pairs_per_scope = 1000}};
+  mh::pipeline p{
+      mh::duplicate_detector<Candidates>{.cross_scope_check = false, .max_pairs_per_scope = 1000}};
   const auto r = p.run(store, mh::detect_options{});
   const auto skipped = of_kind(r, mh::finding_kinds::check_skipped);
   REQUIRE(skipped.size() == 1);
@@ -928,7 +980,8 @@ TEST_CASE_TEMPLATE("duplicates: a scope over the pair budget is skipped with a f
   REQUIRE(exact.size() == 1);
   CHECK(num(exact[0], "cluster_size") == 2);
   // without a budget the whole scope is one cluster of 400
-  mh::pipeline q{mh::duplicate_detector<Candidates>{.cross_scope_check = false, .max_pairs_per_scope = 0}};
+  mh::pipeline q{
+      mh::duplicate_detector<Candidates>{.cross_scope_check = false, .max_pairs_per_scope = 0}};
   const auto r2 = q.run(store, mh::detect_options{});
   CHECK(r2.count(mh::finding_kinds::check_skipped) == 0);
   const auto near2 = of_kind(r2, mh::finding_kinds::near_duplicate);
@@ -957,7 +1010,8 @@ TEST_CASE("conflicts: pair budget for similar texts and for claim keys") {
     mh::pipeline p5{mh::conflict_detector<>{.max_pairs_per_scope = 5}};
     const auto r5 = p5.run(store, mh::detect_options{});
     std::vector<std::pair<std::string, std::string>> got;
-    for (const auto& f : of_kind(r5, mh::finding_kinds::conflict)) got.emplace_back(f.record_ids[0], f.record_ids[1]);
+    for (const auto& f : of_kind(r5, mh::finding_kinds::conflict))
+      got.emplace_back(f.record_ids[0], f.record_ids[1]);
     const std::vector<std::pair<std::string, std::string>> want{
         {"c1", "c3"}, {"c1", "c4"}, {"c2", "c3"}, {"c2", "c4"}, {"c3", "c4"}};
     CHECK(got == want);

@@ -16,11 +16,11 @@
 #include "memhealth/detect/decay.hpp"
 #include "memhealth/detect/hygiene.hpp"
 #include "memhealth/detect/metadata_schema.hpp"
-#include "memhealth/io/metadata_schema_json.hpp"
 #include "memhealth/detect/pipeline.hpp"
 #include "memhealth/detect/scope.hpp"
 #include "memhealth/detect/staleness.hpp"
 #include "memhealth/detect/structural.hpp"
+#include "memhealth/io/metadata_schema_json.hpp"
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/store/memory_store.hpp"
 
@@ -147,8 +147,8 @@ TEST_CASE("a healthy store produces no findings from any of the four detectors")
 TEST_CASE("structural: empty and whitespace-only content") {
   auto r1 = healthy("empty", "");
   auto r2 = healthy("ascii_ws", "  \t\n ");
-  auto r3 = healthy("ideographic", "\u3000\u00a0");    // ideographic space + no-break space (Zs)
-  auto r4 = healthy("zero_width", "\u200b \ufeff");   // zero-width space, BOM (Cf)
+  auto r3 = healthy("ideographic", "\u3000\u00a0");  // ideographic space + no-break space (Zs)
+  auto r4 = healthy("zero_width", "\u200b \ufeff");  // zero-width space, BOM (Cf)
   auto r5 = healthy("one_letter", " x ");
   auto r6 = healthy("cjk", "茶");
   auto store = memory_store<>::from_records({r1, r2, r3, r4, r5, r6});
@@ -171,15 +171,15 @@ TEST_CASE("structural: embedding checks on a 4-d store") {
     rs.push_back(std::move(r));
   };
   add("ok", {0.5f, 0.5f, 0.5f, 0.5f});
-  add("near_unit", {0.5f, 0.5f, 0.5f, 0.5002f});  // norm = sqrt(1.00020004) = 1.0001 < 1 + 1e-3
+  add("near_unit", {0.5f, 0.5f, 0.5f, 0.5002f});     // norm = sqrt(1.00020004) = 1.0001 < 1 + 1e-3
   add("one_zero_inside", {0.6f, 0.0f, 0.8f, 0.0f});  // 1 trailing zero < 2 needed for m = 4
   add("missing", {});
-  add("dim3", {0.6f, 0.0f, 0.8f});                   // length 3, unit norm, 0 trailing zeros
+  add("dim3", {0.6f, 0.0f, 0.8f});  // length 3, unit norm, 0 trailing zeros
   add("nan", {0.5f, nan, 0.5f, 0.5f});
-  add("inf", {inf, 0.0f, 0.0f, 0.0f});               // non-finite wins; no padding report
+  add("inf", {inf, 0.0f, 0.0f, 0.0f});  // non-finite wins; no padding report
   add("zero", {0.0f, 0.0f, 0.0f, 0.0f});
-  add("unnorm", {1.0f, 1.0f, 1.0f, 1.0f});           // norm 2
-  add("padded", {0.6f, 0.8f, 0.0f, 0.0f});           // unit norm, 2 trailing zeros
+  add("unnorm", {1.0f, 1.0f, 1.0f, 1.0f});  // norm 2
+  add("padded", {0.6f, 0.8f, 0.0f, 0.0f});  // unit norm, 2 trailing zeros
   auto store = memory_store<>::from_records(rs, 4);
   const auto all = run1(structural_detector{}, store);
 
@@ -202,7 +202,8 @@ TEST_CASE("structural: embedding checks on a 4-d store") {
   REQUIRE(first_ids(pad) == strings{"padded"});
   CHECK(ev<std::int64_t>(pad[0], "trailing_zeros") == 2);
   CHECK(ev<std::int64_t>(pad[0], "likely_dimension") == 2);
-  CHECK(all.size() == 7);  // exactly the findings above, nothing for ok / near_unit / one_zero_inside
+  CHECK(all.size() ==
+        7);  // exactly the findings above, nothing for ok / near_unit / one_zero_inside
   for (const auto& f : all) CHECK(f.suggested_repair == "reembed");
 
   structural_detector lenient;
@@ -231,12 +232,13 @@ TEST_CASE("structural: zero padding in realistic dimensions") {
   auto make16 = [](std::string id, int nonzero) {
     auto r = healthy(std::move(id));
     r.embedding.assign(16, 0.0f);
-    for (int k = 0; k < nonzero; ++k) r.embedding[k] = 1.0f / std::sqrt(static_cast<float>(nonzero));
+    for (int k = 0; k < nonzero; ++k)
+      r.embedding[k] = 1.0f / std::sqrt(static_cast<float>(nonzero));
     return r;
   };
   auto store16 = memory_store<>::from_records({make16("t3", 13), make16("t4", 12)});
-  CHECK(first_ids(of_kind(run1(structural_detector{}, store16), finding_kinds::embedding_zero_padded)) ==
-        strings{"t4"});
+  CHECK(first_ids(of_kind(run1(structural_detector{}, store16),
+                          finding_kinds::embedding_zero_padded)) == strings{"t4"});
 }
 
 // ------------------------------------------------------------------ structural: fields
@@ -264,7 +266,8 @@ TEST_CASE("structural: illegal status, missing source and scope") {
   CHECK(first_ids(st) == strings{"typo", "empty_status", "upper"});
   CHECK(ev<std::string>(st[0], "value") == "actve");
   CHECK(st[0].suggested_repair == "set_status_pending_review");
-  CHECK(first_ids(of_kind(all, finding_kinds::missing_source)) == strings{"no_source", "blank_source"});
+  CHECK(first_ids(of_kind(all, finding_kinds::missing_source)) ==
+        strings{"no_source", "blank_source"});
   CHECK(first_ids(of_kind(all, finding_kinds::missing_scope)) == strings{"no_scope"});
   CHECK(all.size() == 6);
 }
@@ -280,7 +283,8 @@ TEST_CASE("structural: metadata schema from a JSON file") {
   std::filesystem::remove(path);
   CHECK(schema.required.size() == 2);
   CHECK(schema.types.at("priority") == metadata_types::integer);
-  CHECK(schema.types.at("score") == (metadata_types::integer | metadata_types::number | metadata_types::null));
+  CHECK(schema.types.at("score") ==
+        (metadata_types::integer | metadata_types::number | metadata_types::null));
 
   auto ok = healthy("ok");
   ok.metadata["score"] = std::int64_t{3};  // integer is a number
@@ -319,7 +323,8 @@ TEST_CASE("structural: metadata schema from a JSON file") {
   CHECK(v.wrong_type[0].actual == "number");
 
   // default (empty) schema: no schema findings at all
-  CHECK(of_kind(run1(structural_detector{}, store), finding_kinds::metadata_schema_violation).empty());
+  CHECK(of_kind(run1(structural_detector{}, store), finding_kinds::metadata_schema_violation)
+            .empty());
 }
 
 TEST_CASE("metadata schema parsing errors are memhealth::error with stable codes") {
@@ -333,7 +338,8 @@ TEST_CASE("metadata schema parsing errors are memhealth::error with stable codes
   };
   CHECK(code_of([] { (void)parse_schema_json("not json"); }) == error_code::parse);
   CHECK(code_of([] { (void)parse_schema_json("[1,2]"); }) == error_code::parse);
-  CHECK(code_of([] { (void)parse_schema_json(R"({"required": {"a": "strng"}})"); }) == error_code::schema);
+  CHECK(code_of([] { (void)parse_schema_json(R"({"required": {"a": "strng"}})"); }) ==
+        error_code::schema);
   CHECK(code_of([] { (void)parse_schema_json(R"({"required": ["a"]})"); }) == error_code::schema);
   CHECK(code_of([] { (void)parse_schema_json(R"({"types": {"a": 5}})"); }) == error_code::schema);
   CHECK(code_of([] { (void)load_schema_json("/nonexistent/h4/schema.json"); }) == error_code::io);
@@ -387,7 +393,8 @@ TEST_CASE("structural: dangling references") {
 
 TEST_CASE("structural: reference cycles, each reported once") {
   std::vector<memory_record> rs;
-  auto add = [&](std::string id, std::string dup, std::vector<std::string> sup, std::string status) {
+  auto add = [&](std::string id, std::string dup, std::vector<std::string> sup,
+                 std::string status) {
     auto r = healthy(std::move(id));
     r.links.duplicate_of = std::move(dup);
     r.links.supersedes = std::move(sup);
@@ -412,7 +419,8 @@ TEST_CASE("structural: reference cycles, each reported once") {
   for (const auto& f : fs) got.push_back(f.record_ids);
   std::sort(got.begin(), got.end());
   CHECK(got == std::vector<strings>{{"a", "b"}, {"c", "d"}, {"e"}, {"h", "i", "j"}});
-  for (const auto& f : fs) CHECK(ev<std::int64_t>(f, "length") == static_cast<std::int64_t>(f.record_ids.size()));
+  for (const auto& f : fs)
+    CHECK(ev<std::int64_t>(f, "length") == static_cast<std::int64_t>(f.record_ids.size()));
   CHECK(all.size() == 4);  // nothing else: all links resolve, merged ones are archived
 }
 
@@ -460,9 +468,11 @@ TEST_CASE("structural: timestamps against a fixed now, compared as instants") {
   add("no_updated", ts("2024-01-01T00:00:00Z"), std::nullopt, std::nullopt);
   add("within_tol", ts("2024-06-10T00:04:00Z"), ts("2024-06-10T00:04:00Z"), std::nullopt);
   add("future", ts("2024-05-01T00:00:00Z"), ts("2024-06-11T00:00:00Z"), std::nullopt);
-  add("accessed_before", ts("2024-01-01T00:00:00Z"), ts("2024-01-02T00:00:00Z"), ts("2023-12-01T00:00:00Z"));
+  add("accessed_before", ts("2024-01-01T00:00:00Z"), ts("2024-01-02T00:00:00Z"),
+      ts("2023-12-01T00:00:00Z"));
   // 07:00+08:00 on June 10 is June 9 23:00Z: in the past although "T07" > "T00" as text
-  add("local_not_future", ts("2024-01-01T00:00:00Z"), ts("2024-06-10T07:00:00+08:00"), std::nullopt);
+  add("local_not_future", ts("2024-01-01T00:00:00Z"), ts("2024-06-10T07:00:00+08:00"),
+      std::nullopt);
   auto store = memory_store<>::from_records(rs);
   const auto all = run1(structural_detector{}, store);
   const auto fs = of_kind(all, finding_kinds::timestamp_inconsistent);
@@ -503,7 +513,8 @@ TEST_CASE("structural: mixed embedding versions, one capped finding") {
   none.embedding_version = "m3";  // no embedding: does not count as a version in the index
   rs.push_back(none);
   auto store = memory_store<>::from_records(rs);
-  const auto fs = of_kind(run1(structural_detector{}, store), finding_kinds::mixed_embedding_version);
+  const auto fs =
+      of_kind(run1(structural_detector{}, store), finding_kinds::mixed_embedding_version);
   REQUIRE(fs.size() == 1);
   CHECK(fs[0].record_ids == strings{"x", "y"});
   CHECK(ev<std::string>(fs[0], "majority_version") == "m1");
@@ -586,7 +597,9 @@ TEST_CASE("decay curves at hand-computed ages") {
   CHECK(p05(days{3}) == doctest::Approx(0.5));  // 4^-0.5
 
   const kind_decay table;
-  auto w = [&](std::string_view kind, milliseconds age) { return evaluate(table.curve_for(kind), age); };
+  auto w = [&](std::string_view kind, milliseconds age) {
+    return evaluate(table.curve_for(kind), age);
+  };
   CHECK(w("temporary", days{2}) == 1.0);
   CHECK(w("temporary", days{4}) == 0.0);
   CHECK(w("episodic", days{60}) == doctest::Approx(0.25));
@@ -610,7 +623,8 @@ TEST_CASE("decay curves at hand-computed ages") {
 
 TEST_CASE("staleness: decayed weight below threshold") {
   std::vector<memory_record> rs;
-  auto add = [&](std::string id, std::string kind, std::optional<timestamp> upd, std::optional<timestamp> acc) {
+  auto add = [&](std::string id, std::string kind, std::optional<timestamp> upd,
+                 std::optional<timestamp> acc) {
     auto r = healthy(std::move(id));
     r.kind = std::move(kind);
     r.created_at = ts("2024-01-01T00:00:00Z");
@@ -754,7 +768,9 @@ TEST_CASE("scope detector: cross-scope links, ancestors allowed, user:7 vs user:
 
 TEST_CASE("hygiene: template fragments, placeholders, no letters") {
   std::vector<memory_record> rs;
-  auto add = [&](std::string id, std::string content) { rs.push_back(healthy(std::move(id), std::move(content))); };
+  auto add = [&](std::string id, std::string content) {
+    rs.push_back(healthy(std::move(id), std::move(content)));
+  };
   add("im_start", "<|im_start|>system you are terse");
   add("mustache", "{{user_name}} likes tea");
   add("inst", "[INST] remember this [/INST]");
@@ -770,7 +786,8 @@ TEST_CASE("hygiene: template fragments, placeholders, no letters") {
   add("custom", "begin prompt: be nice");
   auto store = memory_store<>::from_records(rs);
   const auto fs = run1(hygiene_detector{}, store);
-  REQUIRE(first_ids(fs) == strings{"im_start", "mustache", "inst", "ai_model", "todo", "na", "digits", "fullwidth"});
+  REQUIRE(first_ids(fs) ==
+          strings{"im_start", "mustache", "inst", "ai_model", "todo", "na", "digits", "fullwidth"});
   CHECK(all_ev(fs[0], "pattern") == strings{"<|im_start|>"});
   CHECK(all_ev(fs[1], "pattern") == strings{"{{", "}}"});
   CHECK(all_ev(fs[2], "pattern") == strings{"[INST]", "[/INST]"});

@@ -14,6 +14,7 @@
 #include "memhealth/io/import_mem0.hpp"
 #include "memhealth/io/import_prefeval.hpp"
 #include "memhealth/io/jsonl.hpp"
+
 #include "repair_test_support.hpp"
 #include "test_data.hpp"
 
@@ -21,10 +22,12 @@ using namespace memhealth;
 
 namespace {
 
-const std::filesystem::path mem0_data = std::filesystem::path{MEMHEALTH_SOURCE_DIR} / "tests" / "data" / "mem0";
+const std::filesystem::path mem0_data =
+    std::filesystem::path{MEMHEALTH_SOURCE_DIR} / "tests" / "data" / "mem0";
 
 const memory_record* by_id(const basic_load_result<memory_record>& r, std::string_view id) {
-  const auto it = std::find_if(r.records.begin(), r.records.end(), [&](const memory_record& m) { return m.id == id; });
+  const auto it = std::find_if(r.records.begin(), r.records.end(),
+                               [&](const memory_record& m) { return m.id == id; });
   return it == r.records.end() ? nullptr : &*it;
 }
 
@@ -41,9 +44,9 @@ const T* meta(const memory_record& r, std::string_view key) {
 }
 
 std::size_t count_issues(const basic_load_result<memory_record>& r, std::string_view needle) {
-  return static_cast<std::size_t>(std::count_if(r.issues.begin(), r.issues.end(), [&](const load_issue& i) {
-    return i.reason.find(needle) != std::string::npos;
-  }));
+  return static_cast<std::size_t>(std::count_if(
+      r.issues.begin(), r.issues.end(),
+      [&](const load_issue& i) { return i.reason.find(needle) != std::string::npos; }));
 }
 
 }  // namespace
@@ -57,9 +60,11 @@ TEST_CASE("import_locomo: 26.json") {
   const auto r = import_locomo(file);
   CHECK(r.records.size() == 184);
   CHECK(r.lines_read == 184);
-  CHECK(scopes_of(r) == std::set<std::string>{"conv:26/speaker:Caroline", "conv:26/speaker:Melanie"});
-  CHECK(std::count_if(r.records.begin(), r.records.end(),
-                      [](const memory_record& m) { return m.scope == "conv:26/speaker:Caroline"; }) == 102);
+  CHECK(scopes_of(r) ==
+        std::set<std::string>{"conv:26/speaker:Caroline", "conv:26/speaker:Melanie"});
+  CHECK(std::count_if(r.records.begin(), r.records.end(), [](const memory_record& m) {
+          return m.scope == "conv:26/speaker:Caroline";
+        }) == 102);
 
   // sessions 20..35 have a date but neither turns nor observations: one issue each, nothing else
   REQUIRE(r.issues.size() == 16);
@@ -78,7 +83,8 @@ TEST_CASE("import_locomo: 26.json") {
   const auto* m = by_id(r, "locomo-26-s3-Caroline-2");
   REQUIRE(m != nullptr);
   CHECK(m->content ==
-        "Caroline gave a talk at a school event about her transgender journey and encouraged students to get "
+        "Caroline gave a talk at a school event about her transgender journey and encouraged "
+        "students to get "
         "involved in the LGBTQ community.");
   CHECK(m->scope == "conv:26/speaker:Caroline");
   REQUIRE(m->created_at.has_value());
@@ -110,7 +116,9 @@ TEST_CASE("import_locomo: 30.json (evidence given as a list)") {
 
   const auto* m = by_id(r, "locomo-30-s15-Jon-2");
   REQUIRE(m != nullptr);
-  CHECK(m->content == "Jon is working on opening a dance studio, with the official opening night being tomorrow.");
+  CHECK(
+      m->content ==
+      "Jon is working on opening a dance studio, with the official opening night being tomorrow.");
   REQUIRE(meta<raw_json>(*m, "evidence") != nullptr);
   CHECK(meta<raw_json>(*m, "evidence")->text == R"(["D15:3","D15:5"])");
   // "10:04 am on 19 June, 2023"
@@ -194,19 +202,22 @@ TEST_CASE("import_locomo_text: quirks become issues, never aborts") {
   CHECK(count_issues(r, "does not parse") == 1);
   CHECK(count_issues(r, "no date") == 1);
   CHECK(count_issues(r, "no observations") == 1);
-  const auto skipped = std::find_if(r.issues.begin(), r.issues.end(), [](const load_issue& i) { return !i.record_kept; });
+  const auto skipped = std::find_if(r.issues.begin(), r.issues.end(),
+                                    [](const load_issue& i) { return !i.record_kept; });
   REQUIRE(skipped != r.issues.end());
   CHECK(skipped->field == "session_1_observation.Ann[3]");
   CHECK(skipped->file == "inline.json");
   // session 4 (with a turn, and a date that would not parse) only reports missing observations
-  const auto s4 = std::find_if(r.issues.begin(), r.issues.end(),
-                               [](const load_issue& i) { return i.field == "session_4_observation"; });
+  const auto s4 = std::find_if(r.issues.begin(), r.issues.end(), [](const load_issue& i) {
+    return i.field == "session_4_observation";
+  });
   REQUIRE(s4 != r.issues.end());
   CHECK(s4->reason.find("no turns") == std::string::npos);  // session 4 has a turn
 }
 
 TEST_CASE("import_locomo: errors for unreadable or non-object input") {
-  CHECK_THROWS_AS(import_locomo(test::bundled_data_dir() / "locomo" / "does-not-exist.json"), error);
+  CHECK_THROWS_AS(import_locomo(test::bundled_data_dir() / "locomo" / "does-not-exist.json"),
+                  error);
   try {
     (void)import_locomo_text("[1, 2]", "y");
     FAIL("expected an exception");
@@ -225,7 +236,8 @@ TEST_CASE("import_locomo: errors for unreadable or non-object input") {
     FAIL("expected an exception");
   } catch (const error& e) {
     CHECK(e.code() == error_code::parse);
-    CHECK(std::string(e.what()).find("no speaker_a, speaker_b or session_<n> key") != std::string::npos);
+    CHECK(std::string(e.what()).find("no speaker_a, speaker_b or session_<n> key") !=
+          std::string::npos);
   }
   // a conversation with speakers and no observations is LoCoMo: no records, no error
   const auto empty = import_locomo_text(R"({"speaker_a": "Ann", "speaker_b": "Bo"})", "y");
@@ -367,12 +379,16 @@ TEST_CASE("import_mem0: JSONL layout") {
 // Found by fuzz/fuzz_import.cpp (libFuzzer): the exact input (after the importer-selecting first
 // byte). Duplicate keys were kept as two extra fields of one name; written back, that is one JSON
 // object with a key twice, and reading it dropped the second: the record changed on a round trip.
-TEST_CASE("import_mem0_text: fuzz regression: duplicate keys are not stored twice, the record round-trips") {
+TEST_CASE(
+    "import_mem0_text: fuzz regression: duplicate keys are not stored twice, the record "
+    "round-trips") {
   const std::string_view input =
-      "{\n \"results\": [\n  {\n   \"id\": \"m-1\",\n   \"memory\": \"Name is Bob\",\n   \"hash\": \"h1\",\n"
+      "{\n \"results\": [\n  {\n   \"id\": \"m-1\",\n   \"memory\": \"Name is Bob\",\n   \"hash\": "
+      "\"h1\",\n"
       "   \"metadata\": {\n    \"big\": 18446744073709551615\n   },\n"
       "   \"created_at\": \"2023-12-31T23:59:59.5+01:00\",\n   \"updated_at\": \"not ex\",\n"
-      "   \"created_at\": null,\n   \"updated_at\": null,\n   \"user_id\": \"bob\"\n  }\n ],\n \"relations\": []\n}";
+      "   \"created_at\": null,\n   \"updated_at\": null,\n   \"user_id\": \"bob\"\n  }\n ],\n "
+      "\"relations\": []\n}";
   const auto r = import_mem0_text(input, "fuzz.json");
   REQUIRE(r.records.size() == 1);
   const memory_record& m = r.records[0];
@@ -380,20 +396,23 @@ TEST_CASE("import_mem0_text: fuzz regression: duplicate keys are not stored twic
   CHECK(m.extra[0] == extra_field{"updated_at", "\"not ex\""});
   std::size_t duplicates = 0;
   for (const auto& i : r.issues)
-    if (i.reason.find("duplicate key; the first value is used, this one is not stored: null") != std::string::npos) {
+    if (i.reason.find("duplicate key; the first value is used, this one is not stored: null") !=
+        std::string::npos) {
       ++duplicates;
       CHECK(i.record_kept);
     }
   CHECK(duplicates == 2);  // created_at and updated_at, each named in an issue
   const std::string written = to_jsonl(r.records);
   const auto back = parse_jsonl(written, "back.jsonl");
-  REQUIRE(back.issues.size() == 1);  // the unparseable time again, kept in extra; no duplicate field
+  REQUIRE(back.issues.size() ==
+          1);  // the unparseable time again, kept in extra; no duplicate field
   CHECK(back.issues[0].field == "updated_at");
   REQUIRE(back.records.size() == 1);
   CHECK(to_jsonl(back.records) == written);
   CHECK(back.records[0].extra == m.extra);
 
-  const auto md = import_mem0_text(R"({"id":"a","memory":"x","user_id":"u","metadata":{"k":1,"k":2}})");
+  const auto md =
+      import_mem0_text(R"({"id":"a","memory":"x","user_id":"u","metadata":{"k":1,"k":2}})");
   REQUIRE(md.records.size() == 1);
   CHECK(md.records[0].extra.empty());
   CHECK(*meta<std::int64_t>(md.records[0], "k") == 1);
@@ -402,11 +421,15 @@ TEST_CASE("import_mem0_text: fuzz regression: duplicate keys are not stored twic
   CHECK(md.issues[0].reason.find("not stored: 2") != std::string::npos);
 }
 
-// Found with fuzz/fuzz_import.cpp and a record-equality check: mem0 keys named like memhealth fields
-// the importer sets itself (scope, status, ...) were kept as extra fields of that name, which the
-// writer does not write once the typed field is set: "status":"deleted" vanished on the first write.
-TEST_CASE("import_mem0_text: fuzz regression: keys named like the fields the importer sets are kept as mem0_<key>") {
-  const auto r = import_mem0_text(R"([{"id":"a","memory":"x","user_id":"u","scope":"other","status":"deleted","mem0_status":"y"}])");
+// Found with fuzz/fuzz_import.cpp and a record-equality check: mem0 keys named like memhealth
+// fields the importer sets itself (scope, status, ...) were kept as extra fields of that name,
+// which the writer does not write once the typed field is set: "status":"deleted" vanished on the
+// first write.
+TEST_CASE(
+    "import_mem0_text: fuzz regression: keys named like the fields the importer sets are kept as "
+    "mem0_<key>") {
+  const auto r = import_mem0_text(
+      R"([{"id":"a","memory":"x","user_id":"u","scope":"other","status":"deleted","mem0_status":"y"}])");
   REQUIRE(r.records.size() == 1);
   const memory_record& m = r.records[0];
   CHECK(m.scope == "user:u");
@@ -417,7 +440,8 @@ TEST_CASE("import_mem0_text: fuzz regression: keys named like the fields the imp
   REQUIRE(r.issues.size() == 3);
   CHECK(r.issues[0].field == "[0].scope");
   CHECK(r.issues[1].field == "[0].status");
-  CHECK(r.issues[2].field == "[0].mem0_status");  // the name is taken: named in the issue, not stored
+  CHECK(r.issues[2].field ==
+        "[0].mem0_status");  // the name is taken: named in the issue, not stored
   CHECK(r.issues[2].reason.find("not stored: \"y\"") != std::string::npos);
   const std::string written = to_jsonl(r.records);
   CHECK(written.find("\"mem0_status\":\"deleted\"") != std::string::npos);
@@ -431,20 +455,30 @@ TEST_CASE("import_mem0_text: fuzz regression: keys named like the fields the imp
 // hex): "created_at": 774 was kept as an extra field "created_at", which memhealth's reader takes
 // as epoch milliseconds; and "supersedes"/"confidence": null became extras the reader drops. Write,
 // read and write did not give the same bytes. Such values are now kept as mem0_<key>.
-TEST_CASE("import_mem0_text: fuzz regression: values under memhealth field names round-trip as mem0_<key>") {
+TEST_CASE(
+    "import_mem0_text: fuzz regression: values under memhealth field names round-trip as "
+    "mem0_<key>") {
   auto unhex = [](std::string_view h) {
     std::string out;
-    for (std::size_t i = 0; i + 1 < h.size(); i += 2) out.push_back(static_cast<char>(std::stoi(std::string(h.substr(i, 2)), nullptr, 16)));
+    for (std::size_t i = 0; i + 1 < h.size(); i += 2)
+      out.push_back(static_cast<char>(std::stoi(std::string(h.substr(i, 2)), nullptr, 16)));
     return out;
   };
   const std::string crash = unhex(
-      "7b2264223a20226a2d31222c20226d6513000000000000006d6f6320746f207065616e757473222c202268616964223a"
-      "20226361726f6c227d0a65227d0a7b2269647265617465645f6174223a2022323032343e30322d30315431303a31353a"
-      "30305a222c2022757064617465645f6174223a2022323032342d35542d31303030313a30303a30305a227d0a20696e20"
-      "4c6973626f6e222c2022757365725f6964223a202022222c20226d65746164617461226172226f6f7073222c20226372"
-      "65617465645f617422617465645f9f89223a2022323032342d35542d31303030313a30303a30302e302a303030312d30"
-      "383a3030222c2022757064617465645f6174223a206e756c6c2c20227573206e6f74206a736fdc0a0a7b226964223a20"
-      "226a3d2d33617a7a222c2022637265617465645f6174223a203737342c20226d656d6f7279223a20224c697665732069"
+      "7b2264223a20226a2d31222c20226d6513000000000000006d6f6320746f207065616e757473222c202268616964"
+      "223a"
+      "20226361726f6c227d0a65227d0a7b2269647265617465645f6174223a2022323032343e30322d30315431303a31"
+      "353a"
+      "30305a222c2022757064617465645f6174223a2022323032342d35542d31303030313a30303a30305a227d0a2069"
+      "6e20"
+      "4c6973626f6e222c2022757365725f6964223a202022222c20226d65746164617461226172226f6f7073222c2022"
+      "6372"
+      "65617465645f617422617465645f9f89223a2022323032342d35542d31303030313a30303a30302e302a30303031"
+      "2d30"
+      "383a3030222c2022757064617465645f6174223a206e756c6c2c20227573206e6f74206a736fdc0a0a7b22696422"
+      "3a20"
+      "226a3d2d33617a7a222c2022637265617465645f6174223a203737342c20226d656d6f7279223a20224c69766573"
+      "2069"
       "6e204c6973626f343034382d30353f30315431303a30303a30305a227d0a");
   REQUIRE(crash.size() == 366);
   auto round_trips = [](const basic_load_result<memory_record>& r) {
@@ -452,28 +486,36 @@ TEST_CASE("import_mem0_text: fuzz regression: values under memhealth field names
     const auto back = parse_jsonl(w, "back.jsonl");
     REQUIRE(back.records.size() == r.records.size());
     CHECK(to_jsonl(back.records) == w);
-    for (std::size_t i = 0; i < r.records.size(); ++i) CHECK(back.records[i].extra == r.records[i].extra);
+    for (std::size_t i = 0; i < r.records.size(); ++i)
+      CHECK(back.records[i].extra == r.records[i].extra);
   };
   const auto a = import_mem0_text(crash, "fuzz.jsonl");
   REQUIRE(!a.records.empty());
   round_trips(a);
-  const auto it = std::find_if(a.records.begin(), a.records.end(), [](const memory_record& m) { return m.id == "j=-3azz"; });
+  const auto it = std::find_if(a.records.begin(), a.records.end(),
+                               [](const memory_record& m) { return m.id == "j=-3azz"; });
   REQUIRE(it != a.records.end());
   CHECK(!it->created_at);
-  CHECK(std::find(it->extra.begin(), it->extra.end(), extra_field{"mem0_created_at", "774"}) != it->extra.end());
+  CHECK(std::find(it->extra.begin(), it->extra.end(), extra_field{"mem0_created_at", "774"}) !=
+        it->extra.end());
 
-  const auto b = import_mem0_text(R"({"id":"x","memory":"m","user_id":"u","supersedes":null,"confidence":null,"related_ids":"r1"})");
+  const auto b = import_mem0_text(
+      R"({"id":"x","memory":"m","user_id":"u","supersedes":null,"confidence":null,"related_ids":"r1"})");
   REQUIRE(b.records.size() == 1);
   round_trips(b);
-  CHECK(b.records[0].extra == std::vector<extra_field>{{"mem0_supersedes", "null"}, {"mem0_confidence", "null"}, {"mem0_related_ids", "\"r1\""}});
+  CHECK(b.records[0].extra == std::vector<extra_field>{{"mem0_supersedes", "null"},
+                                                       {"mem0_confidence", "null"},
+                                                       {"mem0_related_ids", "\"r1\""}});
   CHECK(b.records[0].links.related_ids.empty());
 }
 
 TEST_CASE("import_mem0_text: lone object, empty input, errors") {
-  const auto one = import_mem0_text(R"({"id":"z","memory":"x","user_id":"u","hash":"q","metadata":{"mem0_hash":"other"}})");
+  const auto one = import_mem0_text(
+      R"({"id":"z","memory":"x","user_id":"u","hash":"q","metadata":{"mem0_hash":"other"}})");
   REQUIRE(one.records.size() == 1);
   CHECK(one.records[0].scope == "user:u");
-  CHECK(*meta<std::string>(one.records[0], "mem0_hash") == "other");  // metadata wins, hash kept as extra
+  CHECK(*meta<std::string>(one.records[0], "mem0_hash") ==
+        "other");  // metadata wins, hash kept as extra
   REQUIRE(one.records[0].extra.size() == 1);
   CHECK(one.records[0].extra[0] == extra_field{"hash", "\"q\""});
   CHECK(one.issues.size() == 1);
@@ -487,7 +529,9 @@ TEST_CASE("import_mem0_text: lone object, empty input, errors") {
   CHECK_THROWS_AS(import_mem0_text("17"), error);
   CHECK_THROWS_AS(import_mem0(mem0_data / "missing.json"), error);
 
-  const auto crlf = import_mem0_text("{\"id\":\"a\",\"memory\":\"m\",\"run_id\":\"r1\"}\r\n{\"id\":\"b\",\"memory\":\"n\",\"agent_id\":\"g\",\"run_id\":\"r2\"}\r\n");
+  const auto crlf = import_mem0_text(
+      "{\"id\":\"a\",\"memory\":\"m\",\"run_id\":\"r1\"}\r\n{\"id\":\"b\",\"memory\":\"n\",\"agent_"
+      "id\":\"g\",\"run_id\":\"r2\"}\r\n");
   REQUIRE(crlf.records.size() == 2);
   CHECK(crlf.records[0].scope == "run:r1");
   CHECK(crlf.records[1].scope == "agent:g/run:r2");
@@ -499,7 +543,8 @@ TEST_CASE("import_mem0_text: lone object, empty input, errors") {
 namespace {
 
 const extra_field* extra_of(const memory_record& r, std::string_view name) {
-  const auto it = std::find_if(r.extra.begin(), r.extra.end(), [&](const extra_field& e) { return e.name == name; });
+  const auto it = std::find_if(r.extra.begin(), r.extra.end(),
+                               [&](const extra_field& e) { return e.name == name; });
   return it == r.extra.end() ? nullptr : &*it;
 }
 
@@ -582,7 +627,8 @@ TEST_CASE("import_prefeval_text: mapping and quirks") {
   CHECK(r.issues[5].reason.find("empty") != std::string::npos);
   CHECK(r.issues[6].field == "[6].preference");
   CHECK(r.issues[6].reason.find("duplicate key") != std::string::npos);
-  CHECK(r.issues[6].reason.find("I like coffee.") != std::string::npos);  // named, not silently lost
+  CHECK(r.issues[6].reason.find("I like coffee.") !=
+        std::string::npos);  // named, not silently lost
   for (const auto& i : r.issues) {
     CHECK(i.file == "t.json");
     CHECK(i.line == 0);
@@ -607,7 +653,9 @@ TEST_CASE("import_prefeval: errors, empty input") {
   } catch (const error& e) {
     CHECK(e.code() == error_code::parse);
   }
-  CHECK_THROWS_AS(import_prefeval(std::filesystem::path{MEMHEALTH_SOURCE_DIR} / "tests" / "no-such-prefeval.json"), error);
+  CHECK_THROWS_AS(import_prefeval(std::filesystem::path{MEMHEALTH_SOURCE_DIR} / "tests" /
+                                  "no-such-prefeval.json"),
+                  error);
   const auto empty = import_prefeval_text("[]", "t");
   CHECK(empty.records.empty());
   CHECK(empty.issues.empty());
@@ -616,9 +664,11 @@ TEST_CASE("import_prefeval: errors, empty input") {
 
 TEST_CASE("import_prefeval: a directory of topic files") {
   const test::scratch_dir dir("prefeval-dir");
-  write_file(dir.path / "c_topic.json", R"([{"preference": "C one", "question": "q", "explanation": "e"},
+  write_file(dir.path / "c_topic.json",
+             R"([{"preference": "C one", "question": "q", "explanation": "e"},
                                            {"preference": "C two", "question": "q", "explanation": "e"}])");
-  write_file(dir.path / "a_topic.json", R"([{"preference": "A one", "question": "q", "explanation": "e"}])");
+  write_file(dir.path / "a_topic.json",
+             R"([{"preference": "A one", "question": "q", "explanation": "e"}])");
   write_file(dir.path / "b_bad.json", R"({"preference": "not in an array"})");
   write_file(dir.path / "README.md", "# not read\n");
   const auto r = import_prefeval(dir.path);
@@ -663,18 +713,21 @@ TEST_CASE("import_prefeval: the real directory") {
   CHECK(ids.size() == 517);
   CHECK(r.records.front().id == "prefeval-education_learning_styles-1");
   CHECK(r.records.back().id == "prefeval-lifestyle_health-49");
-  CHECK(r.records.back().content == "I don't use any single-use plastics due to environmental concerns.");
+  CHECK(r.records.back().content ==
+        "I don't use any single-use plastics due to environmental concerns.");
   CHECK(epoch_ms(*r.records.back().created_at) == 1737506940000);  // base + 49 minutes
 
   const auto* nut = by_id(r, "prefeval-lifestyle_dietary-2");
   REQUIRE(nut != nullptr);
   CHECK(nut->content == "I have a severe nut allergy and must avoid all nuts and nut byproducts.");
   REQUIRE(extra_of(*nut, "question") != nullptr);
-  CHECK(extra_of(*nut, "question")->json ==
-        R"("Can you recommend some popular local dishes I should try during my visit to Thailand?")");
+  CHECK(
+      extra_of(*nut, "question")->json ==
+      R"("Can you recommend some popular local dishes I should try during my visit to Thailand?")");
   const auto* sugar = by_id(r, "prefeval-lifestyle_fit-23");
   REQUIRE(sugar != nullptr);
-  CHECK(sugar->content == "I don\xE2\x80\x99t consume any type of sugar, including natural sugars.");  // U+2019
+  CHECK(sugar->content ==
+        "I don\xE2\x80\x99t consume any type of sugar, including natural sugars.");  // U+2019
 
   const auto one = import_prefeval(dir / "lifestyle_dietary.json");
   CHECK(one.records.size() == 57);
@@ -695,17 +748,22 @@ std::string parse_error_of(F&& f) {
   }
   return {};
 }
-bool has(const std::string& text, std::string_view needle) { return text.find(needle) != std::string::npos; }
+bool has(const std::string& text, std::string_view needle) {
+  return text.find(needle) != std::string::npos;
+}
 }  // namespace
 
 TEST_CASE("sniff_format tells the formats apart by their identifying fields") {
   const auto locomo26 = detail::read_whole_file(test::bundled_data_dir() / "locomo" / "26.json");
   CHECK(sniff_format(locomo26) == file_format::locomo);
   CHECK(sniff_format(R"([{"sample_id": "conv-26", "conversation": {}}])") == file_format::locomo);
-  CHECK(sniff_format(detail::read_whole_file(mem0_data / "export_results.json")) == file_format::mem0);
-  CHECK(sniff_format(detail::read_whole_file(mem0_data / "export_array.json")) == file_format::mem0);
+  CHECK(sniff_format(detail::read_whole_file(mem0_data / "export_results.json")) ==
+        file_format::mem0);
+  CHECK(sniff_format(detail::read_whole_file(mem0_data / "export_array.json")) ==
+        file_format::mem0);
   CHECK(sniff_format(detail::read_whole_file(mem0_data / "export.jsonl")) == file_format::mem0);
-  CHECK(sniff_format(R"([{"preference": "I like tea.", "question": "q"}])") == file_format::prefeval);
+  CHECK(sniff_format(R"([{"preference": "I like tea.", "question": "q"}])") ==
+        file_format::prefeval);
   CHECK(sniff_format("{\"id\":\"a\",\"content\":\"x\"}\n{\"id\":\"b\",\"content\":\"y\"}\n") ==
         file_format::memhealth_jsonl);
   CHECK(sniff_format(std::string("SQLite format 3\0\x10\x00", 18)) == file_format::sqlite);
@@ -719,7 +777,8 @@ TEST_CASE("sniff_format tells the formats apart by their identifying fields") {
 
 TEST_CASE("importers refuse a file of another format and name what it looks like") {
   const auto locomo26 = detail::read_whole_file(test::bundled_data_dir() / "locomo" / "26.json");
-  const std::string store = "{\"id\":\"a\",\"content\":\"Alice likes tea.\"}\n{\"id\":\"b\",\"content\":\"x\"}\n";
+  const std::string store =
+      "{\"id\":\"a\",\"content\":\"Alice likes tea.\"}\n{\"id\":\"b\",\"content\":\"x\"}\n";
   const auto results = detail::read_whole_file(mem0_data / "export_results.json");
   const auto array = detail::read_whole_file(mem0_data / "export_array.json");
 
@@ -734,7 +793,9 @@ TEST_CASE("importers refuse a file of another format and name what it looks like
 
   // LoCoMo: no speaker or session key; not an object
   e = parse_error_of([&] { return import_locomo_text(results, "r", "export_results.json"); });
-  CHECK(has(e, "is not a LoCoMo conversation: no speaker_a, speaker_b or session_<n> key (it looks like a mem0 export)"));
+  CHECK(has(e,
+            "is not a LoCoMo conversation: no speaker_a, speaker_b or session_<n> key (it looks "
+            "like a mem0 export)"));
   e = parse_error_of([&] { return import_locomo_text(array, "a", "export_array.json"); });
   CHECK(has(e, "is not a JSON object (it looks like a mem0 export)"));
   e = parse_error_of([&] { return import_locomo_text(R"({"id":"a","content":"x"})", "s"); });
@@ -742,7 +803,9 @@ TEST_CASE("importers refuse a file of another format and name what it looks like
 
   // PrefEval: no entry has "preference"
   e = parse_error_of([&] { return import_prefeval_text(array, "t", "export_array.json"); });
-  CHECK(has(e, "is not a PrefEval topic file: no entry has a \"preference\" field (it looks like a mem0 export)"));
+  CHECK(has(e,
+            "is not a PrefEval topic file: no entry has a \"preference\" field (it looks like a "
+            "mem0 export)"));
   e = parse_error_of([&] { return import_prefeval_text(locomo26, "t", "26.json"); });
   CHECK(has(e, "is not a JSON array of preferences (it looks like LoCoMo)"));
   CHECK(import_prefeval_text("[]", "t").records.empty());

@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
 #include "memhealth/io/jsonl.hpp"
 #include "memhealth/io/read_file.hpp"
 #include "memhealth/store/memory_store.hpp"
+
+#include <unistd.h>
 
 using namespace memhealth;
 
@@ -37,7 +37,8 @@ std::string slurp(const std::filesystem::path& p) {
 }
 
 std::filesystem::path scratch_dir() {
-  auto d = std::filesystem::temp_directory_path() / ("memhealth_io_test_" + std::to_string(::getpid()));
+  auto d =
+      std::filesystem::temp_directory_path() / ("memhealth_io_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(d);
   return d;
 }
@@ -49,7 +50,8 @@ memory_record full_record() {
   memory_record r;
   r.id = "m-1";
   r.content = "用户不再吃香菜 \"quoted\" back\\slash";
-  r.embedding = {0.1f, -0.25f, 1e-7f, std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()};
+  r.embedding = {0.1f, -0.25f, 1e-7f, std::numeric_limits<float>::quiet_NaN(),
+                 std::numeric_limits<float>::infinity()};
   r.embedding_version = "bge-small/l2";
   r.metadata.emplace("topic", std::string("diet"));
   r.metadata.emplace("batch", std::int64_t{7});
@@ -76,7 +78,9 @@ memory_record full_record() {
   return r;
 }
 
-bool same_bits(float a, float b) { return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b); }
+bool same_bits(float a, float b) {
+  return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
+}
 
 }  // namespace
 
@@ -88,9 +92,10 @@ TEST_CASE("canonical JSON of a small record, key order and number forms") {
   r.created_at = parse_timestamp("2024-03-01T08:10:00+08:00");
   r.status = "active";
   r.confidence = 0.9;
-  CHECK(to_json(r) ==
-        R"({"id":"m1","content":"hi","embedding":[0.5,-1,0.1],"created_at":"2024-03-01T08:10:00.000+08:00",)"
-        R"("status":"active","confidence":0.9})");
+  CHECK(
+      to_json(r) ==
+      R"({"id":"m1","content":"hi","embedding":[0.5,-1,0.1],"created_at":"2024-03-01T08:10:00.000+08:00",)"
+      R"("status":"active","confidence":0.9})");
   // id and content are always written, everything else only when present
   CHECK(to_json(memory_record{}) == R"({"id":"","content":""})");
 }
@@ -127,7 +132,8 @@ TEST_CASE("every field round-trips: write, read, compare field by field, write a
   CHECK(b.status == r.status);
   CHECK(b.kind == r.kind);
   REQUIRE(b.claim);
-  CHECK(std::get<preference_claim>(*b.claim) == preference_claim{"dinner", "cilantro", "any amount", polarity::negative});
+  CHECK(std::get<preference_claim>(*b.claim) ==
+        preference_claim{"dinner", "cilantro", "any amount", polarity::negative});
   CHECK(b.links == r.links);
   CHECK(b.confidence == 0.9);
   CHECK(b.effective_weight == 0.25);
@@ -150,7 +156,8 @@ TEST_CASE("a file written by memhealth reads and writes back byte for byte") {
   CHECK(res.issues[1].field == "confidence");
   CHECK(!res.records[2].created_at);
   CHECK(!res.records[2].confidence);
-  CHECK(res.records[2].extra == std::vector<extra_field>{{"created_at", R"("yesterday")"}, {"confidence", R"("high")"}});
+  CHECK(res.records[2].extra ==
+        std::vector<extra_field>{{"created_at", R"("yesterday")"}, {"confidence", R"("high")"}});
   CHECK(std::holds_alternative<fact_claim>(*res.records[1].claim));
 }
 
@@ -165,14 +172,17 @@ TEST_CASE("offsets +08:00, -07:00, Z and epoch ms land on the right UTC instant 
   CHECK(epoch_ms(*res.records[3].created_at) == 1709251200000LL);
   CHECK(res.records[3].created_at->utc_offset_minutes == 0);
   auto recs = res.records;
-  std::sort(recs.begin(), recs.end(), [](const auto& a, const auto& b) { return *a.created_at < *b.created_at; });
+  std::sort(recs.begin(), recs.end(),
+            [](const auto& a, const auto& b) { return *a.created_at < *b.created_at; });
   std::vector<std::string> order;
   for (auto& r : recs) order.push_back(r.id);
   // string order of the texts would be t3 < t2 < t1; instant order is t4 < t1 < t3 < t2
   CHECK(order == std::vector<std::string>{"t4", "t1", "t3", "t2"});
   // epoch ms are written back as ISO-8601 UTC; local times keep their offset
-  CHECK(to_json(res.records[3]) == R"({"id":"t4","content":"epoch ms","created_at":"2024-03-01T00:00:00.000Z"})");
-  CHECK(to_json(res.records[2]).find(R"("created_at":"2024-02-29T17:15:00.000-07:00")") != std::string::npos);
+  CHECK(to_json(res.records[3]) ==
+        R"({"id":"t4","content":"epoch ms","created_at":"2024-03-01T00:00:00.000Z"})");
+  CHECK(to_json(res.records[2]).find(R"("created_at":"2024-02-29T17:15:00.000-07:00")") !=
+        std::string::npos);
 }
 
 TEST_CASE("a bad line in the middle is reported with its line number; the rest loads") {
@@ -204,7 +214,8 @@ TEST_CASE("a bad line in the middle is reported with its line number; the rest l
     CHECK(std::isnan(c.embedding[0]));
     CHECK(c.embedding[1] == std::numeric_limits<float>::infinity());
     CHECK(c.embedding[2] == -std::numeric_limits<float>::infinity());
-    CHECK(to_json(c) == R"({"id":"c","content":"third","embedding":["NaN","Infinity","-Infinity"]})");
+    CHECK(to_json(c) ==
+          R"({"id":"c","content":"third","embedding":["NaN","Infinity","-Infinity"]})");
   }
   SUBCASE("wrong dimension, empty content and unknown status are kept as they are") {
     const auto& d = res.records[3];
@@ -220,18 +231,22 @@ TEST_CASE("a bad line in the middle is reported with its line number; the rest l
     CHECK(e.embedding[1] == -std::numeric_limits<float>::infinity());
     CHECK(e.embedding[2] == 0.5f);
     CHECK(!e.created_at);
-    CHECK(e.extra == std::vector<extra_field>{{"created_at", R"("yesterday")"}, {"mood", R"({"x":[1,2]})"}});
+    CHECK(e.extra ==
+          std::vector<extra_field>{{"created_at", R"("yesterday")"}, {"mood", R"({"x":[1,2]})"}});
   }
 }
 
 TEST_CASE("unknown fields are written back after the known ones, in input order") {
-  auto res = parse_jsonl(R"({"zeta":[1, 2, {"k" : "v"}],"id":"u","alpha":"x \"q\"","content":"c"})");
+  auto res =
+      parse_jsonl(R"({"zeta":[1, 2, {"k" : "v"}],"id":"u","alpha":"x \"q\"","content":"c"})");
   REQUIRE(res.issues.empty());
-  CHECK(to_json(res.records[0]) == R"({"id":"u","content":"c","zeta":[1,2,{"k":"v"}],"alpha":"x \"q\""})");
+  CHECK(to_json(res.records[0]) ==
+        R"({"id":"u","content":"c","zeta":[1,2,{"k":"v"}],"alpha":"x \"q\""})");
 }
 
 TEST_CASE("wrong JSON types: issue, field left empty, original kept and written back") {
-  const std::string line = R"({"id":"w","content":42,"embedding":"oops","confidence":"high","related_ids":["a",3]})";
+  const std::string line =
+      R"({"id":"w","content":42,"embedding":"oops","confidence":"high","related_ids":["a",3]})";
   auto res = parse_jsonl(line, "w.jsonl");
   REQUIRE(res.records.size() == 1);
   const auto& r = res.records[0];
@@ -251,7 +266,9 @@ TEST_CASE("wrong JSON types: issue, field left empty, original kept and written 
   SUBCASE("a typed value set later supersedes the kept original") {
     memory_record fixed = r;
     fixed.content = "now text";
-    CHECK(to_json(fixed) == R"({"id":"w","content":"now text","embedding":"oops","confidence":"high","related_ids":["a",3]})");
+    CHECK(
+        to_json(fixed) ==
+        R"({"id":"w","content":"now text","embedding":"oops","confidence":"high","related_ids":["a",3]})");
   }
 }
 
@@ -263,20 +280,24 @@ TEST_CASE("claims: facts, preferences with numeric polarity, malformed claims ke
       "\n"
       R"({"id":"q","content":"x","claim":{"scene":"s","preference":"p","polarity":"maybe"}})");
   REQUIRE(res.records.size() == 3);
-  CHECK(std::get<preference_claim>(*res.records[0].claim) == preference_claim{"dinner", "cilantro", "", polarity::negative});
-  CHECK(to_json(res.records[0]) ==
-        R"({"id":"p","content":"x","claim":{"scene":"dinner","preference":"cilantro","constraint":"","polarity":"negative"}})");
+  CHECK(std::get<preference_claim>(*res.records[0].claim) ==
+        preference_claim{"dinner", "cilantro", "", polarity::negative});
+  CHECK(
+      to_json(res.records[0]) ==
+      R"({"id":"p","content":"x","claim":{"scene":"dinner","preference":"cilantro","constraint":"","polarity":"negative"}})");
   CHECK(!res.records[1].claim);
   CHECK(!res.records[2].claim);
   REQUIRE(res.issues.size() == 2);
   CHECK(res.issues[0].line == 2);
   CHECK(res.issues[0].field == "claim");
   CHECK(res.issues[1].line == 3);
-  CHECK(to_json(res.records[1]) == R"({"id":"f","content":"x","claim":{"entity":"user","attribute":"age","value":42}})");
+  CHECK(to_json(res.records[1]) ==
+        R"({"id":"f","content":"x","claim":{"entity":"user","attribute":"age","value":42}})");
 }
 
 TEST_CASE("metadata values keep their JSON type; keys are written sorted") {
-  auto res = parse_jsonl(R"({"id":"m","content":"x","metadata":{"b":1.0,"a":[1, 2],"c":null,"d":7,"e":"s","f":true,"g":-3.5e-2}})");
+  auto res = parse_jsonl(
+      R"({"id":"m","content":"x","metadata":{"b":1.0,"a":[1, 2],"c":null,"d":7,"e":"s","f":true,"g":-3.5e-2}})");
   REQUIRE(res.issues.empty());
   const auto& m = res.records[0].metadata;
   CHECK(std::get<double>(m.at("b")) == 1.0);
@@ -286,8 +307,9 @@ TEST_CASE("metadata values keep their JSON type; keys are written sorted") {
   CHECK(std::get<std::string>(m.at("e")) == "s");
   CHECK(std::get<bool>(m.at("f")) == true);
   CHECK(std::get<double>(m.at("g")) == -0.035);
-  CHECK(to_json(res.records[0]) ==
-        R"({"id":"m","content":"x","metadata":{"a":[1,2],"b":1.0,"c":null,"d":7,"e":"s","f":true,"g":-0.035}})");
+  CHECK(
+      to_json(res.records[0]) ==
+      R"({"id":"m","content":"x","metadata":{"a":[1,2],"b":1.0,"c":null,"d":7,"e":"s","f":true,"g":-0.035}})");
 }
 
 TEST_CASE("escaping: quotes, backslashes, control characters and Chinese text round-trip") {
@@ -295,7 +317,8 @@ TEST_CASE("escaping: quotes, backslashes, control characters and Chinese text ro
   r.id = "e";
   r.content = std::string("say \"hi\" \\ back\n\t\x01\x1f end 我不再吃香菜 \xF0\x9F\x8D\x9C");
   const std::string expected =
-      "{\"id\":\"e\",\"content\":\"say \\\"hi\\\" \\\\ back\\n\\t\\u0001\\u001f end 我不再吃香菜 \xF0\x9F\x8D\x9C\"}";
+      "{\"id\":\"e\",\"content\":\"say \\\"hi\\\" \\\\ back\\n\\t\\u0001\\u001f end 我不再吃香菜 "
+      "\xF0\x9F\x8D\x9C\"}";
   CHECK(to_json(r) == expected);
   auto res = parse_jsonl(expected);
   REQUIRE(res.issues.empty());
@@ -315,15 +338,17 @@ TEST_CASE("floats written shortest round-trip read back bit-exactly") {
     r.embedding.push_back(f);
   }
   // edge values: subnormals, extremes, negative zero
-  for (float f : {std::numeric_limits<float>::denorm_min(), -std::numeric_limits<float>::denorm_min(),
-                  std::numeric_limits<float>::min(), std::numeric_limits<float>::max(),
-                  std::numeric_limits<float>::lowest(), -0.0f, 16777217.0f, 0.3f})
+  for (float f :
+       {std::numeric_limits<float>::denorm_min(), -std::numeric_limits<float>::denorm_min(),
+        std::numeric_limits<float>::min(), std::numeric_limits<float>::max(),
+        std::numeric_limits<float>::lowest(), -0.0f, 16777217.0f, 0.3f})
     r.embedding.push_back(f);
   auto res = parse_jsonl(to_json(r));
   REQUIRE(res.issues.empty());
   REQUIRE(res.records[0].embedding.size() == r.embedding.size());
   std::size_t mismatches = 0;
-  for (std::size_t i = 0; i < r.embedding.size(); ++i) mismatches += !same_bits(res.records[0].embedding[i], r.embedding[i]);
+  for (std::size_t i = 0; i < r.embedding.size(); ++i)
+    mismatches += !same_bits(res.records[0].embedding[i], r.embedding[i]);
   CHECK(mismatches == 0);
 }
 
@@ -333,13 +358,15 @@ TEST_CASE("typical embedding values (the fast parsing path) read back bit-exactl
   r.id = "g";
   for (int i = 0; i < 50000; ++i) {
     // uniform in (-1, 1) and scaled down to 1e-6: what unit-norm embeddings hold
-    const double u = static_cast<double>(static_cast<std::int64_t>(rng())) / 9.223372036854775807e18;
+    const double u =
+        static_cast<double>(static_cast<std::int64_t>(rng())) / 9.223372036854775807e18;
     r.embedding.push_back(static_cast<float>(u * std::pow(10.0, -static_cast<int>(rng() % 7))));
   }
   auto res = parse_jsonl(to_json(r));
   REQUIRE(res.records.size() == 1);
   std::size_t mismatches = 0;
-  for (std::size_t i = 0; i < r.embedding.size(); ++i) mismatches += !same_bits(res.records[0].embedding[i], r.embedding[i]);
+  for (std::size_t i = 0; i < r.embedding.size(); ++i)
+    mismatches += !same_bits(res.records[0].embedding[i], r.embedding[i]);
   CHECK(mismatches == 0);
   // hand-written tokens: 0.1f is 0x3DCCCCCD, -2.5 is 0xC0200000, 3e-05f is 0x37FBA882
   auto h = parse_jsonl(R"({"id":"h","embedding":[0.1,-2.5e0,3e-05,0.0000300, -0]})");
@@ -352,7 +379,9 @@ TEST_CASE("typical embedding values (the fast parsing path) read back bit-exactl
 }
 
 TEST_CASE("blank lines, CRLF line ends, a byte order mark and null fields") {
-  auto res = parse_jsonl("\xEF\xBB\xBF{\"id\":\"a\",\"content\":\"x\"}\r\n\r\n   \n{\"id\":\"b\",\"content\":\"y\",\"status\":null}\r\n");
+  auto res = parse_jsonl(
+      "\xEF\xBB\xBF{\"id\":\"a\",\"content\":\"x\"}\r\n\r\n   "
+      "\n{\"id\":\"b\",\"content\":\"y\",\"status\":null}\r\n");
   CHECK(res.issues.empty());
   CHECK(res.lines_read == 2);
   REQUIRE(res.records.size() == 2);
@@ -360,7 +389,8 @@ TEST_CASE("blank lines, CRLF line ends, a byte order mark and null fields") {
 }
 
 TEST_CASE("lines that are not one JSON object are skipped and reported") {
-  auto res = parse_jsonl("not json\n{\"id\":\"a\",\"content\":\"x\"} trailing\n{\"id\":\"b\",\"x\":[tru]}\n\"str\"\n");
+  auto res = parse_jsonl(
+      "not json\n{\"id\":\"a\",\"content\":\"x\"} trailing\n{\"id\":\"b\",\"x\":[tru]}\n\"str\"\n");
   CHECK(res.records.empty());
   REQUIRE(res.issues.size() == 4);
   for (std::size_t i = 0; i < 4; ++i) {
@@ -376,8 +406,10 @@ TEST_CASE("streaming: read_jsonl_each hands over the same records; a line longer
   const std::string big(5u << 20, 'x');  // 5 MiB content: longer than the 4 MiB read buffer
   {
     std::ofstream f(path, std::ios::binary);
-    f << R"({"id":"s1","content":"a"})" << "\n"
-      << R"({"id":"s2","content":")" << big << R"("})" << "\n"
+    f << R"({"id":"s1","content":"a"})"
+      << "\n"
+      << R"({"id":"s2","content":")" << big << R"("})"
+      << "\n"
       << "oops\n"
       << R"({"id":"s3","content":"c"})";  // no final newline
   }
@@ -448,8 +480,9 @@ TEST_CASE("the known-length float path: hand-rounded tokens, and agreement with 
   using detail::json_text::parse_float_token_fast;
   // bits worked out with exact rational arithmetic (round half to even) in a one-off script
   const std::pair<std::string, std::uint32_t> cases[] = {
-      {"0.1", 0x3DCCCCCDu},          {"-0.0121343415", 0xBC46CF1Eu}, {"0.085768856", 0x3DAFA795u},
-      {"-0.0006540996", 0xBA2B77E2u}, {"0.5", 0x3F000000u},           {"0.7071067811865476", 0x3F3504F3u},
+      {"0.1", 0x3DCCCCCDu},         {"-0.0121343415", 0xBC46CF1Eu},
+      {"0.085768856", 0x3DAFA795u}, {"-0.0006540996", 0xBA2B77E2u},
+      {"0.5", 0x3F000000u},         {"0.7071067811865476", 0x3F3504F3u},
       {"-0.0000001", 0xB3D6BF95u}};
   for (const auto& c : cases) {
     const std::string& tok = c.first;
@@ -467,7 +500,8 @@ TEST_CASE("the known-length float path: hand-rounded tokens, and agreement with 
     CAPTURE(tok);
     std::string padded = tok + std::string(32, '\0');
     float f = 0;
-    CHECK(parse_float_token_fast(padded.data(), padded.data() + tok.size(), f) != padded.data() + tok.size());
+    CHECK(parse_float_token_fast(padded.data(), padded.data() + tok.size(), f) !=
+          padded.data() + tok.size());
   }
   // shortest round-trip texts of floats of every magnitude in (1e-9, 1), and 16-digit texts of
   // float midpoints (the hardest cases for the rounding check): whenever the fast path accepts a
@@ -477,13 +511,15 @@ TEST_CASE("the known-length float path: hand-rounded tokens, and agreement with 
   char buf[64];
   for (int i = 0; i < 200000; ++i) {
     const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
-    const float x = static_cast<float>((rng() & 1 ? -u : u) * std::pow(10.0, -static_cast<int>(rng() % 9)));
+    const float x =
+        static_cast<float>((rng() & 1 ? -u : u) * std::pow(10.0, -static_cast<int>(rng() % 9)));
     std::string tok;
     if (i % 2 == 0) {
       tok.assign(buf, std::to_chars(buf, buf + 64, x, std::chars_format::fixed).ptr);
     } else {  // the midpoint between |x| and the next float up, written with 16 fraction digits
       const float ax = std::fabs(x);
-      const double mid = (static_cast<double>(ax) + static_cast<double>(std::nextafter(ax, 1.0f))) / 2;
+      const double mid =
+          (static_cast<double>(ax) + static_cast<double>(std::nextafter(ax, 1.0f))) / 2;
       tok.assign(buf, std::to_chars(buf, buf + 64, mid, std::chars_format::fixed, 16).ptr);
     }
     std::string padded = tok + std::string(32, '\0');
@@ -502,11 +538,13 @@ TEST_CASE("the known-length float path: hand-rounded tokens, and agreement with 
 namespace {
 
 bool same_result(const load_result& a, const load_result& b) {
-  if (a.lines_read != b.lines_read || a.records.size() != b.records.size() || a.issues.size() != b.issues.size())
+  if (a.lines_read != b.lines_read || a.records.size() != b.records.size() ||
+      a.issues.size() != b.issues.size())
     return false;
   for (std::size_t i = 0; i < a.issues.size(); ++i) {
     const auto &x = a.issues[i], &y = b.issues[i];
-    if (x.file != y.file || x.line != y.line || x.field != y.field || x.reason != y.reason || x.record_kept != y.record_kept)
+    if (x.file != y.file || x.line != y.line || x.field != y.field || x.reason != y.reason ||
+        x.record_kept != y.record_kept)
       return false;
   }
   return to_jsonl(a.records) == to_jsonl(b.records);
@@ -514,7 +552,8 @@ bool same_result(const load_result& a, const load_result& b) {
 
 }  // namespace
 
-TEST_CASE("parallel reading gives exactly the sequential result, for any thread count and piece size") {
+TEST_CASE(
+    "parallel reading gives exactly the sequential result, for any thread count and piece size") {
   // 300 lines: records with embeddings of 0..40 values, blank and whitespace-only lines, CRLF
   // ends, lines that are not JSON, a wrong-typed field; a byte order mark first; no final newline.
   std::mt19937 rng(99);
@@ -533,7 +572,9 @@ TEST_CASE("parallel reading gives exactly the sequential result, for any thread 
       memory_record r;
       r.id = "r" + std::to_string(line);
       r.content = std::string(rng() % 50, 'c');
-      for (unsigned j = rng() % 41; j > 0; --j) r.embedding.push_back(static_cast<float>(static_cast<int>(rng() % 20001) - 10000) / 12345.0f);
+      for (unsigned j = rng() % 41; j > 0; --j)
+        r.embedding.push_back(static_cast<float>(static_cast<int>(rng() % 20001) - 10000) /
+                              12345.0f);
       std::string json = to_json(r);
       if (kind == 2) {
         json.insert(json.size() - 1, ",\"status\":7");
@@ -568,7 +609,8 @@ TEST_CASE("parallel reading gives exactly the sequential result, for any thread 
   CHECK(same_result(expected_file, read_jsonl(path, file_seq)));
   REQUIRE(expected_file.issues.size() == expected.issues.size());
   for (unsigned threads : {1u, 2u, 3u, 7u}) {
-    for (std::size_t piece : {std::size_t{1}, std::size_t{100}, std::size_t{777}, std::size_t{5000}, std::size_t{1} << 20}) {
+    for (std::size_t piece : {std::size_t{1}, std::size_t{100}, std::size_t{777}, std::size_t{5000},
+                              std::size_t{1} << 20}) {
       CAPTURE(threads);
       CAPTURE(piece);
       load_options opt;
@@ -577,7 +619,8 @@ TEST_CASE("parallel reading gives exactly the sequential result, for any thread 
       CHECK(same_result(parse_jsonl(text, "t.jsonl", opt), expected));
       CHECK(same_result(read_jsonl(path, opt), expected_file));
       load_result streamed;
-      auto res = read_jsonl_each(path, opt, [&](memory_record&& r) { streamed.records.push_back(std::move(r)); });
+      auto res = read_jsonl_each(
+          path, opt, [&](memory_record&& r) { streamed.records.push_back(std::move(r)); });
       streamed.issues = std::move(res.issues);
       streamed.lines_read = res.lines_read;
       CHECK(same_result(streamed, expected_file));
@@ -588,7 +631,8 @@ TEST_CASE("parallel reading gives exactly the sequential result, for any thread 
 
 TEST_CASE("parallel streaming: an exception from the callback stops the workers and propagates") {
   std::string text;
-  for (int i = 0; i < 2000; ++i) text += "{\"id\":\"x" + std::to_string(i) + "\",\"embedding\":[0.5,0.25]}\n";
+  for (int i = 0; i < 2000; ++i)
+    text += "{\"id\":\"x" + std::to_string(i) + "\",\"embedding\":[0.5,0.25]}\n";
   const auto dir = scratch_dir() / "throwing";
   std::filesystem::create_directories(dir);
   const auto path = dir / "t.jsonl";
@@ -622,7 +666,8 @@ TEST_CASE("parallel streaming: an exception from the callback stops the workers 
   std::filesystem::remove_all(dir);
 }
 
-// ------------------------------------------------------------------ atomic_write (io/atomic_write.hpp)
+// ------------------------------------------------------------------ atomic_write
+// (io/atomic_write.hpp)
 
 namespace {
 // Names in `dir` other than `keep` (a leftover temporary file would show up here).
@@ -683,7 +728,8 @@ TEST_CASE("atomic_write failures throw error(io) with the path and leave the ori
   }
   SUBCASE("a read-only directory (skipped as root, who may write anyway)") {
     if (::geteuid() != 0) {
-      std::filesystem::permissions(dir, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+      std::filesystem::permissions(
+          dir, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
       CHECK_THROWS_AS(atomic_write(target, std::string_view("new\n")), error);
       std::filesystem::permissions(dir, std::filesystem::perms::owner_all);
     }
@@ -693,7 +739,8 @@ TEST_CASE("atomic_write failures throw error(io) with the path and leave the ori
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("temporary files: recognisable names, a signal-safe registry, stale ones of dead processes") {
+TEST_CASE(
+    "temporary files: recognisable names, a signal-safe registry, stale ones of dead processes") {
   const auto dir = scratch_dir() / "temporaries";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);

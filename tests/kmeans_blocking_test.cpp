@@ -1,6 +1,8 @@
 // Tests for similarity/kmeans_blocking.hpp: spherical k-means, the partitioned multi-probe join
 // and the kmeans_blocking candidate policy. The oracle is the exact join (threshold_join /
 // exact_all_pairs) or a value worked out by hand in the comments.
+#include "memhealth/similarity/kmeans_blocking.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -17,7 +19,6 @@
 #include "memhealth/detect/pipeline.hpp"
 #include "memhealth/similarity/blocking.hpp"
 #include "memhealth/similarity/join.hpp"
-#include "memhealth/similarity/kmeans_blocking.hpp"
 #include "memhealth/store/memory_store.hpp"
 
 namespace mh = memhealth;
@@ -57,15 +58,18 @@ pair_set kmeans_pairs(const mh::row_matrix& x, float t, const mh::kmeans_blockin
   pair_set out;
   std::pair<std::uint32_t, std::uint32_t> last{0, 0};
   bool first = true;
-  const auto st = mh::kmeans_threshold_join(x, t, [&](std::uint32_t i, std::uint32_t j, float s) {
-    CHECK(i < j);
-    CHECK(s >= t);
-    CHECK(s == doctest::Approx(x.row(i).dot(x.row(j))).epsilon(1e-4));
-    if (!first) CHECK(last < std::make_pair(i, j));  // increasing (i, j), no repeats
-    last = {i, j};
-    first = false;
-    out.insert({i, j});
-  }, o);
+  const auto st = mh::kmeans_threshold_join(
+      x, t,
+      [&](std::uint32_t i, std::uint32_t j, float s) {
+        CHECK(i < j);
+        CHECK(s >= t);
+        CHECK(s == doctest::Approx(x.row(i).dot(x.row(j))).epsilon(1e-4));
+        if (!first) CHECK(last < std::make_pair(i, j));  // increasing (i, j), no repeats
+        last = {i, j};
+        first = false;
+        out.insert({i, j});
+      },
+      o);
   if (stats) *stats = st;
   return out;
 }
@@ -98,7 +102,8 @@ TEST_CASE("spherical_kmeans: deterministic for a seed, independent of threads, u
   REQUIRE(a.cols() == 16);
   CHECK(a == b);
   CHECK(a == c);
-  for (Eigen::Index k = 0; k < a.rows(); ++k) CHECK(a.row(k).norm() == doctest::Approx(1.0).epsilon(1e-5));
+  for (Eigen::Index k = 0; k < a.rows(); ++k)
+    CHECK(a.row(k).norm() == doctest::Approx(1.0).epsilon(1e-5));
   o.seed = 12345;
   CHECK(mh::spherical_kmeans(x, 20, o) != a);
 }
@@ -138,13 +143,15 @@ TEST_CASE("kmeans_threshold_join: every planted pair of clustered data is found,
   gauss_stream g{99};
   mh::row_matrix x(3000, d);
   for (Eigen::Index i = 0; i < x.rows(); ++i) {
-    for (Eigen::Index c = 0; c < d; ++c) x(i, c) = centres(i % 20, c) + static_cast<float>(g.next() / std::sqrt(double(d)));
+    for (Eigen::Index c = 0; c < d; ++c)
+      x(i, c) = centres(i % 20, c) + static_cast<float>(g.next() / std::sqrt(double(d)));
     x.row(i).normalize();
   }
   pair_set planted;
   for (std::uint32_t q = 0; q < 40; ++q) {
     const std::uint32_t a = q * 70, b = a + 35;  // distinct rows, b is another cluster's row before
-    for (Eigen::Index c = 0; c < d; ++c) x(b, c) = x(a, c) + static_cast<float>(0.2 * g.next() / std::sqrt(double(d)));
+    for (Eigen::Index c = 0; c < d; ++c)
+      x(b, c) = x(a, c) + static_cast<float>(0.2 * g.next() / std::sqrt(double(d)));
     x.row(b).normalize();
     REQUIRE(x.row(a).dot(x.row(b)) >= 0.95f);
     planted.insert({a, b});
@@ -193,7 +200,8 @@ TEST_CASE("kmeans_threshold_join: multi-probe finds a border pair that single as
   CHECK(kmeans_pairs(x, t, o).count({40, 41}) == 1);
 }
 
-TEST_CASE("kmeans_threshold_join: probing every partition equals the exact join, for any thread count") {
+TEST_CASE(
+    "kmeans_threshold_join: probing every partition equals the exact join, for any thread count") {
   const auto x = random_unit(3000, 16, 3);
   const float t = 0.8f;
   const auto exact = exact_pairs(x, t);
@@ -226,7 +234,8 @@ TEST_CASE("kmeans_threshold_join: empty input, one row, fewer rows than partitio
   CHECK(all == exact_pairs(x, 0.0f));
 }
 
-TEST_CASE("kmeans_threshold_join: duplicate vectors all pair up, and the pair budget cuts a group") {
+TEST_CASE(
+    "kmeans_threshold_join: duplicate vectors all pair up, and the pair budget cuts a group") {
   auto x = random_unit(200, 16, 21);
   for (Eigen::Index i = 1; i < 10; ++i) x.row(i * 20) = x.row(0);  // rows 0, 20, ..., 180 identical
   auto o = partitioned(10, 1);
@@ -237,10 +246,12 @@ TEST_CASE("kmeans_threshold_join: duplicate vectors all pair up, and the pair bu
   CHECK(found.count({0, 180}) == 1);
   CHECK_FALSE(st.truncated);
   std::size_t emitted = 0;
-  st = mh::kmeans_threshold_join(x, 0.99f, [&](auto, auto, float) { ++emitted; }, o, 20);
+  st = mh::kmeans_threshold_join(
+      x, 0.99f, [&](auto, auto, float) { ++emitted; }, o, 20);
   CHECK(st.truncated);
   CHECK(emitted == 0);
-  st = mh::kmeans_threshold_join(x, 0.99f, [&](auto, auto, float) { ++emitted; }, o, 45);
+  st = mh::kmeans_threshold_join(
+      x, 0.99f, [&](auto, auto, float) { ++emitted; }, o, 45);
   CHECK_FALSE(st.truncated);
   CHECK(emitted == 45);
 }
@@ -277,19 +288,22 @@ mh::memory_record make_rec(std::string id, std::string scope, std::vector<float>
 }
 
 template <class Policy>
-std::vector<std::tuple<std::size_t, std::size_t>> policy_pairs(const mh::memory_store<>& store, const Policy& policy,
-                                                               float t, std::size_t budget = 0,
-                                                               std::vector<std::vector<std::size_t>>* cut = nullptr) {
+std::vector<std::tuple<std::size_t, std::size_t>> policy_pairs(
+    const mh::memory_store<>& store, const Policy& policy, float t, std::size_t budget = 0,
+    std::vector<std::vector<std::size_t>>* cut = nullptr) {
   mh::detection_context ctx(store);
   mh::candidate_request req{t, {}, budget, cut};
   std::vector<std::tuple<std::size_t, std::size_t>> out;
-  policy(ctx, req, mh::cosine_kernel{}, [&](std::size_t i, std::size_t j, float) { out.emplace_back(i, j); });
+  policy(ctx, req, mh::cosine_kernel{},
+         [&](std::size_t i, std::size_t j, float) { out.emplace_back(i, j); });
   std::sort(out.begin(), out.end());
   return out;
 }
 }  // namespace
 
-TEST_CASE("kmeans_blocking policy: equals exact_all_pairs with every partition probed; never crosses scopes") {
+TEST_CASE(
+    "kmeans_blocking policy: equals exact_all_pairs with every partition probed; never crosses "
+    "scopes") {
   // scope A: 700 records, scope B: 500 (8-d random), plus a NaN and a zero vector in A, and a
   // copy of A's first vector in B (a cross-scope pair that must not appear).
   const auto x = random_unit(1200, 8, 17);
@@ -336,7 +350,8 @@ TEST_CASE("kmeans_blocking policy: plugs into duplicate_detector like lsh_blocki
   const auto x = random_unit(300, 8, 23);
   std::vector<mh::memory_record> recs;
   for (Eigen::Index i = 0; i < 300; ++i)
-    recs.push_back(make_rec("r" + std::to_string(i), "S", std::vector<float>(x.row(i).data(), x.row(i).data() + 8)));
+    recs.push_back(make_rec("r" + std::to_string(i), "S",
+                            std::vector<float>(x.row(i).data(), x.row(i).data() + 8)));
   // two near copies: r1 ~ r0 and r3 ~ r2 (cos ~0.999)
   for (int k = 0; k < 8; ++k) {
     recs[1].embedding[k] = recs[0].embedding[k] + (k == 0 ? 0.03f : 0.0f);

@@ -4,7 +4,6 @@
 // ada-002 re-run). Expected values were worked out by hand or with a one-off Python script
 // (pure Python over the JSON files), not copied from this code's output.
 #include <doctest/doctest.h>
-
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -22,6 +21,7 @@
 #include "memhealth/monitor/retrieval_monitor.hpp"
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/store/memory_store.hpp"
+
 #include "test_data.hpp"
 
 using namespace memhealth;
@@ -38,7 +38,8 @@ std::vector<float> basis(std::size_t i) {
   return v;
 }
 
-memory_record rec(std::string id, std::string scope, std::vector<float> e, std::string status = "active") {
+memory_record rec(std::string id, std::string scope, std::vector<float> e,
+                  std::string status = "active") {
   memory_record r;
   r.id = std::move(id);
   r.content = "memory " + r.id;
@@ -56,7 +57,8 @@ memory_record rec(std::string id, std::string scope, std::vector<float> e, std::
 // a0 archived, p0 pending_review; "gone-1" is not in the store (deleted).
 memory_store<> make_store() {
   std::vector<memory_record> rs;
-  for (std::size_t i = 0; i < 40; ++i) rs.push_back(rec("m" + std::to_string(i), i < 30 ? "user:1" : "user:2", basis(i)));
+  for (std::size_t i = 0; i < 40; ++i)
+    rs.push_back(rec("m" + std::to_string(i), i < 30 ? "user:1" : "user:2", basis(i)));
   for (std::size_t i = 0; i < 5; ++i) {
     auto v = basis(i);
     v[40 + i] = 0.1f;
@@ -77,14 +79,14 @@ struct stream {
 };
 
 struct plants {
-  bool latency_spike = false;   // hour 2: latencies x10
-  bool duplicate_surge = false; // hour 3: every list holds two near-duplicate pairs
-  bool scope_leak = false;      // hour 4: 3 retrievals serve m31 (scope user:2)
-  bool ghosts = false;          // hour 5: 4 retrievals serve "gone-1", 2 serve "a0"
-  bool long_spike = false;      // hours 2 and 3: latencies x10
-  bool similarity_drop = false; // hour 1: top-1 similarity 0.6 instead of 0.8
-  bool empties = false;         // hour 2: 10 of 50 retrievals return nothing
-  bool negative = false;        // hour 3: 6 of 10 feedback events rejected
+  bool latency_spike = false;    // hour 2: latencies x10
+  bool duplicate_surge = false;  // hour 3: every list holds two near-duplicate pairs
+  bool scope_leak = false;       // hour 4: 3 retrievals serve m31 (scope user:2)
+  bool ghosts = false;           // hour 5: 4 retrievals serve "gone-1", 2 serve "a0"
+  bool long_spike = false;       // hours 2 and 3: latencies x10
+  bool similarity_drop = false;  // hour 1: top-1 similarity 0.6 instead of 0.8
+  bool empties = false;          // hour 2: 10 of 50 retrievals return nothing
+  bool negative = false;         // hour 3: 6 of 10 feedback events rejected
 };
 
 // Six hourly windows of partition user:1, 50 retrievals and 10 feedback events each (1 rejected).
@@ -105,7 +107,8 @@ stream simulate(const plants& p, std::uint64_t seed = 7) {
       std::vector<std::string> ids;
       if (p.duplicate_surge && h == 3) {
         const int a = j % 5, b = (j + 1) % 5;
-        ids = {"m" + std::to_string(a), "d" + std::to_string(a), "m" + std::to_string(b), "d" + std::to_string(b)};
+        ids = {"m" + std::to_string(a), "d" + std::to_string(a), "m" + std::to_string(b),
+               "d" + std::to_string(b)};
         ids.push_back("m" + std::to_string(pick(rng)));
       } else {
         while (ids.size() < 5) {
@@ -119,14 +122,16 @@ stream simulate(const plants& p, std::uint64_t seed = 7) {
       if (p.empties && h == 2 && j % 5 == 0) ids.clear();
       const double top = (p.similarity_drop && h == 1 ? 0.6 : 0.8) + jitter(rng);
       for (std::size_t r = 0; r < ids.size(); ++r)
-        e.results.push_back({ids[r], top - 0.02 * static_cast<double>(r), static_cast<std::uint32_t>(r + 1)});
+        e.results.push_back(
+            {ids[r], top - 0.02 * static_cast<double>(r), static_cast<std::uint32_t>(r + 1)});
       s.retrievals.push_back(std::move(e));
     }
     for (int j = 0; j < 10; ++j) {
       feedback_event f;
       f.time = timestamp_from_epoch_ms(epoch_ms(t0) + h * 3'600'000LL + j * 300'000LL);
       f.partition = "user:1";
-      f.feedback = j == 0 || (p.negative && h == 3 && j < 6) ? feedback_kind::rejected : feedback_kind::accepted;
+      f.feedback = j == 0 || (p.negative && h == 3 && j < 6) ? feedback_kind::rejected
+                                                             : feedback_kind::accepted;
       f.id = "m" + std::to_string(5 + j);
       s.feedback.push_back(std::move(f));
     }
@@ -142,7 +147,8 @@ double ev_num(const finding& f, const char* key) {
   const auto* v = f.evidence_of(key);
   if (!v) return std::nan("");
   if (std::holds_alternative<double>(*v)) return std::get<double>(*v);
-  if (std::holds_alternative<std::int64_t>(*v)) return static_cast<double>(std::get<std::int64_t>(*v));
+  if (std::holds_alternative<std::int64_t>(*v))
+    return static_cast<double>(std::get<std::int64_t>(*v));
   return std::nan("");
 }
 
@@ -150,7 +156,8 @@ double ev_num(const finding& f, const char* key) {
 
 row_matrix load_vectors(const char* file, const char* key) {
   const auto p = ::memhealth::test::find_data(std::string("weaviate-jeopardy-embeddings/") + file);
-  REQUIRE_MESSAGE(p, ::memhealth::test::skip_message(std::string("weaviate-jeopardy-embeddings/") + file));
+  REQUIRE_MESSAGE(
+      p, ::memhealth::test::skip_message(std::string("weaviate-jeopardy-embeddings/") + file));
   std::ifstream in(*p);
   REQUIRE(in.good());
   const auto j = nlohmann::json::parse(in);
@@ -158,13 +165,20 @@ row_matrix load_vectors(const char* file, const char* key) {
   const auto d = static_cast<Eigen::Index>(j.at(0).at(key).size());
   row_matrix m(static_cast<Eigen::Index>(j.size()), d);
   for (std::size_t i = 0; i < j.size(); ++i)
-    for (Eigen::Index c = 0; c < d; ++c) m(static_cast<Eigen::Index>(i), c) = j[i][key][static_cast<std::size_t>(c)].get<float>();
+    for (Eigen::Index c = 0; c < d; ++c)
+      m(static_cast<Eigen::Index>(i), c) = j[i][key][static_cast<std::size_t>(c)].get<float>();
   return m;
 }
 
-row_matrix minilm() { return load_vectors("jeopardy_tiny_with_vectors_all-MiniLM-L6-v2.json", "vector"); }
-row_matrix ada() { return load_vectors("jeopardy_tiny_with_vectors_all-OpenAI-ada-002.json", "vector"); }
-row_matrix ada_rerun() { return load_vectors("jeopardy_tiny+vectors.json", "Vector"); }
+row_matrix minilm() {
+  return load_vectors("jeopardy_tiny_with_vectors_all-MiniLM-L6-v2.json", "vector");
+}
+row_matrix ada() {
+  return load_vectors("jeopardy_tiny_with_vectors_all-OpenAI-ada-002.json", "vector");
+}
+row_matrix ada_rerun() {
+  return load_vectors("jeopardy_tiny+vectors.json", "Vector");
+}
 
 }  // namespace
 
@@ -200,11 +214,14 @@ TEST_CASE("events: JSONL round trip and bad lines become load issues") {
   e.query_embedding_version = "model-v1";
   e.latency_ms = 12.5;
   e.results = {{"m1", 0.91, 1}, {"m2", 0.5, 2}};
-  feedback_event f{*parse_timestamp("2024-07-01T01:00:00Z"), "user:1", feedback_kind::memory_deleted, "m2"};
-  const std::string text = to_jsonl(e) + "\n" + to_jsonl(f) + "\nnot json\n" +
-                           R"({"type":"retrieval","partition":"x"})" + "\n" +
-                           R"({"type":"feedback","time":1719795600000,"feedback":"loved_it","id":"m1"})" + "\n" +
-                           R"({"type":"retrieval","time":1719795600000,"partition":"user:1","latency_ms":-3,"results":[{"id":"m9","similarity":0.7}]})" + "\n";
+  feedback_event f{*parse_timestamp("2024-07-01T01:00:00Z"), "user:1",
+                   feedback_kind::memory_deleted, "m2"};
+  const std::string text =
+      to_jsonl(e) + "\n" + to_jsonl(f) + "\nnot json\n" +
+      R"({"type":"retrieval","partition":"x"})" + "\n" +
+      R"({"type":"feedback","time":1719795600000,"feedback":"loved_it","id":"m1"})" + "\n" +
+      R"({"type":"retrieval","time":1719795600000,"partition":"user:1","latency_ms":-3,"results":[{"id":"m9","similarity":0.7}]})" +
+      "\n";
   const auto r = parse_events_jsonl(text, "ev.jsonl");
   REQUIRE(r.retrievals.size() == 2);
   REQUIRE(r.feedback.size() == 1);
@@ -253,7 +270,8 @@ TEST_CASE("monitor: the clean stream raises nothing") {
   }
 }
 
-TEST_CASE("monitor: planted latency spike, duplicate surge, scope leak and ghosts, each in its window") {
+TEST_CASE(
+    "monitor: planted latency spike, duplicate surge, scope leak and ghosts, each in its window") {
   const auto store = make_store();
   const auto s = simulate({true, true, true, true});
   const auto res = monitor_retrievals(store, std::span(s.retrievals), std::span(s.feedback));
@@ -270,14 +288,17 @@ TEST_CASE("monitor: planted latency spike, duplicate surge, scope leak and ghost
     CHECK(ev_text(f, "partition") == "user:1");
     if (f.kind == finding_kinds::latency_regression) {
       CHECK(ev_text(f, "window_start") == "2024-07-01T02:00:00.000Z");
-      CHECK(ev_text(f, "against") == "baseline");  // P95 about 400 ms < 1000 ms, but >= 3x the baseline
+      CHECK(ev_text(f, "against") ==
+            "baseline");  // P95 about 400 ms < 1000 ms, but >= 3x the baseline
       CHECK(ev_num(f, "p95_latency_ms") >= 3.0 * ev_num(f, "baseline_p95_latency_ms"));
       CHECK(f.severity == severity::warning);
     } else if (f.kind == finding_kinds::duplicate_share_high) {
       CHECK(ev_text(f, "window_start") == "2024-07-01T03:00:00.000Z");
-      CHECK(ev_num(f, "duplicate_share") == doctest::Approx(0.4));  // 2 copies in each list of 5: 100 / 250
+      CHECK(ev_num(f, "duplicate_share") ==
+            doctest::Approx(0.4));  // 2 copies in each list of 5: 100 / 250
       CHECK(ev_text(f, "against") == "absolute+baseline");
-      CHECK(f.record_ids == std::vector<std::string>{"d0", "d1", "d2", "d3", "d4"});  // distinct, first-seen order
+      CHECK(f.record_ids ==
+            std::vector<std::string>{"d0", "d1", "d2", "d3", "d4"});  // distinct, first-seen order
     } else if (f.kind == finding_kinds::scope_leak) {
       CHECK(ev_text(f, "window_start") == "2024-07-01T04:00:00.000Z");
       CHECK(f.severity == severity::critical);
@@ -319,7 +340,8 @@ TEST_CASE("monitor: a window that alerted stays out of the rolling baseline") {
   for (const auto& f : res.findings.findings) CHECK(f.kind == finding_kinds::latency_regression);
 }
 
-TEST_CASE("monitor: planted similarity drop, empty results and negative feedback, each in its window") {
+TEST_CASE(
+    "monitor: planted similarity drop, empty results and negative feedback, each in its window") {
   const auto store = make_store();
   plants p;
   p.similarity_drop = p.empties = p.negative = true;
@@ -342,7 +364,9 @@ TEST_CASE("monitor: planted similarity drop, empty results and negative feedback
   CHECK(res.windows[2].empty == 10);
 }
 
-TEST_CASE("monitor: hand-made windows give exact metrics; absolute thresholds, explicit baseline, version mismatch") {
+TEST_CASE(
+    "monitor: hand-made windows give exact metrics; absolute thresholds, explicit baseline, "
+    "version mismatch") {
   const auto store = make_store();
   monitor_options o;
   o.min_retrievals = 4;
@@ -373,19 +397,22 @@ TEST_CASE("monitor: hand-made windows give exact metrics; absolute thresholds, e
   CHECK(w.topk_compared == 6);
   CHECK(w.duplicate_results == 3);  // d1 under m1 in each non-empty list
   CHECK(w.duplicate_share == 0.5);
-  // nearest rank floor(0.95 x 3) = 2 -> 30 ms; floor(0.99 x 3) = 2 -> 30 ms; P50 floor(1.5) = 1 -> 20 ms
+  // nearest rank floor(0.95 x 3) = 2 -> 30 ms; floor(0.99 x 3) = 2 -> 30 ms; P50 floor(1.5) = 1 ->
+  // 20 ms
   CHECK(std::abs(w.p95_latency_ms - 30.0) <= 0.3);
   CHECK(std::abs(w.p50_latency_ms - 20.0) <= 0.2);
   CHECK(w.negative_feedback_rate == doctest::Approx(2.0 / 3.0));
   CHECK(w.version_mismatches == 1);
   const auto& r = res.findings;
-  CHECK(r.count(finding_kinds::empty_results) == 1);       // 0.25 > 0.10
-  CHECK(r.count(finding_kinds::duplicate_share_high) == 1); // 0.5 > 0.2
-  CHECK(r.count(finding_kinds::feedback_negative) == 1);    // 2/3 > 0.5
-  CHECK(r.count(finding_kinds::latency_regression) == 0);   // P95 30 ms: the 2000 ms outlier is above P95 of 4
+  CHECK(r.count(finding_kinds::empty_results) == 1);         // 0.25 > 0.10
+  CHECK(r.count(finding_kinds::duplicate_share_high) == 1);  // 0.5 > 0.2
+  CHECK(r.count(finding_kinds::feedback_negative) == 1);     // 2/3 > 0.5
+  CHECK(r.count(finding_kinds::latency_regression) ==
+        0);  // P95 30 ms: the 2000 ms outlier is above P95 of 4
   CHECK(r.count(finding_kinds::query_version_mismatch) == 1);
   for (const auto& f : r.findings)
-    if (f.kind == finding_kinds::feedback_negative) CHECK(f.record_ids == std::vector<std::string>{"m1", "m2"});
+    if (f.kind == finding_kinds::feedback_negative)
+      CHECK(f.record_ids == std::vector<std::string>{"m1", "m2"});
 
   // an explicit baseline with the same events: nothing rises against it, absolute alerts stay
   const baseline_map base = compute_baseline(store, std::span(rs), std::span(fb), o);
@@ -411,9 +438,9 @@ TEST_CASE("migration gate: hand-made overlap@k and Spearman") {
   const std::vector<double> xt{1, 2, 2, 3}, yt{1, 2, 3, 4};
   CHECK(spearman_rho(xt, yt) == doctest::Approx(4.5 / std::sqrt(22.5)));  // ties: average ranks
 
-  // texts 1 and 2 swap places between the spaces: A = (1,0), (0.9,0.1), (0,1); B = (1,0), (0,1), (0.9,0.1).
-  // Nearest in A: 0->1, 1->0, 2->1; in B: 0->2, 1->2, 2->0: every nearest neighbour changes (overlap@1 = 0),
-  // and over each union of two the order is reversed (rho = -1).
+  // texts 1 and 2 swap places between the spaces: A = (1,0), (0.9,0.1), (0,1); B = (1,0), (0,1),
+  // (0.9,0.1). Nearest in A: 0->1, 1->0, 2->1; in B: 0->2, 1->2, 2->0: every nearest neighbour
+  // changes (overlap@1 = 0), and over each union of two the order is reversed (rho = -1).
   row_matrix A(3, 2), B(3, 2);
   A << 1, 0, 0.9f, 0.1f, 0, 1;
   B << 1, 0, 0, 1, 0.9f, 0.1f;
@@ -446,7 +473,8 @@ TEST_CASE("migration gate on real vectors: fails across models, passes for the a
   CHECK(rerun.mean_rank_correlation == doctest::Approx(1.0));
   CHECK(rerun.passed);
   CHECK(rerun.findings.empty());
-  // k = 5: one swap at the boundary in the re-run (mean 0.98, worst 0.8, rho 0.9942857), still passes
+  // k = 5: one swap at the boundary in the re-run (mean 0.98, worst 0.8, rho 0.9942857), still
+  // passes
   const auto rerun5 = migration_gate(a1, a2, {.k = 5});
   CHECK(rerun5.mean_overlap == doctest::Approx(0.98));
   CHECK(rerun5.min_query_overlap == doctest::Approx(0.8));
@@ -560,10 +588,17 @@ TEST_CASE("drift and the migration gate: empty samples are empty results, never 
 // Found by fuzz/fuzz_events.cpp (libFuzzer): line 88 of its 38 KB input, verbatim. "type" (or
 // "feedback") that is not a string made nlohmann's json::value throw type_error 302 out of
 // parse_events_jsonl, which never throws for bad content. Now the line is skipped with an issue.
-TEST_CASE("parse_events_jsonl: fuzz regression: a type or feedback that is not a string is an issue, not a throw") {
-  const std::string text = std::string(R"({"type":[{"id":"mem-1041","similarity":0.769,"rank":1},{"id":"mem-1044","similarity":0.728,"rank":2},{"id":"mem-1038","similarity":0.697,"rank":3},{"id":"mem-1035","similarity":0.644,"rank":4},{"id":"mem-1046","similarity":0.594,"rank":5}]})") + "\n" +
-                           R"({"type":"feedback","time":"2024-07-14T10:00:00Z","feedback":{"k":1},"id":"m1"})" "\n" +
-                           R"({"type":"feedback","time":"2024-07-14T10:00:00Z","feedback":"accepted","id":"m1"})" "\n";
+TEST_CASE(
+    "parse_events_jsonl: fuzz regression: a type or feedback that is not a string is an issue, not "
+    "a throw") {
+  const std::string text =
+      std::string(
+          R"({"type":[{"id":"mem-1041","similarity":0.769,"rank":1},{"id":"mem-1044","similarity":0.728,"rank":2},{"id":"mem-1038","similarity":0.697,"rank":3},{"id":"mem-1035","similarity":0.644,"rank":4},{"id":"mem-1046","similarity":0.594,"rank":5}]})") +
+      "\n" +
+      R"({"type":"feedback","time":"2024-07-14T10:00:00Z","feedback":{"k":1},"id":"m1"})"
+      "\n" +
+      R"({"type":"feedback","time":"2024-07-14T10:00:00Z","feedback":"accepted","id":"m1"})"
+      "\n";
   memhealth::event_load_result r;
   REQUIRE_NOTHROW(r = memhealth::parse_events_jsonl(text, "fuzz.jsonl"));
   CHECK(r.lines_read == 3);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "memhealth/memhealth.hpp"
+
 #include "test_data.hpp"
 
 namespace mh = memhealth;
@@ -37,7 +38,9 @@ std::vector<const mh::finding*> of_kind(const mh::report& r, std::string_view ki
   return out;
 }
 
-std::set<std::string> ids_of(const mh::finding& f) { return {f.record_ids.begin(), f.record_ids.end()}; }
+std::set<std::string> ids_of(const mh::finding& f) {
+  return {f.record_ids.begin(), f.record_ids.end()};
+}
 
 bool has_finding(const mh::report& r, std::string_view kind, const std::set<std::string>& ids) {
   for (const auto* f : of_kind(r, kind))
@@ -62,14 +65,16 @@ mh::default_check_settings sample_settings() {
 
 TEST_CASE("default pipeline finds every fault planted in the sample store") {
   const auto store = sample_store();
-  const auto r = mh::make_default_pipeline(sample_settings()).run(store, at("2024-07-15T00:00:00Z"));
+  const auto r =
+      mh::make_default_pipeline(sample_settings()).run(store, at("2024-07-15T00:00:00Z"));
 
   // repeated facts: "Alice lives in Berlin." x3 with case/punctuation differences; 陈先生不吃辣 x2
   CHECK(has_finding(r, "exact_duplicate", {"mem-1002", "mem-1003", "mem-1004"}));
   CHECK(has_finding(r, "exact_duplicate", {"mem-1029", "mem-1030"}));
   CHECK(r.count("exact_duplicate") == 2);
   // the primary of the Berlin cluster is listed first and is one of its members
-  for (const auto* f : of_kind(r, "exact_duplicate")) CHECK(ids_of(*f).count(f->record_ids.front()) == 1);
+  for (const auto* f : of_kind(r, "exact_duplicate"))
+    CHECK(ids_of(*f).count(f->record_ids.front()) == 1);
   // the changed preference (claims with opposite polarity) and the project switch (fact claims)
   CHECK(has_finding(r, "conflict", {"mem-1000", "mem-1001"}));
   CHECK(has_finding(r, "conflict", {"mem-1016", "mem-1017"}));
@@ -123,10 +128,13 @@ TEST_CASE("LoCoMo: the three conversations import cleanly and their restated fac
   s.near_duplicate_threshold = 0.7f;
   const auto r = mh::make_default_pipeline(s).run(store, at("2024-03-01T00:00:00Z"));
   // "Jon is starting his own dance studio due to his passion for dancing." (session 1),
-  // "...searching for a place to open his dance studio." (3), "Jon is prepping for his own dance studio." (13)
-  CHECK(has_finding(r, "near_duplicate", {"locomo-30-s1-Jon-2", "locomo-30-s3-Jon-1", "locomo-30-s13-Jon-1"}));
+  // "...searching for a place to open his dance studio." (3), "Jon is prepping for his own dance
+  // studio." (13)
+  CHECK(has_finding(r, "near_duplicate",
+                    {"locomo-30-s1-Jon-2", "locomo-30-s3-Jon-1", "locomo-30-s13-Jon-1"}));
   // "Maria volunteers at a homeless shelter." in sessions 1, 8 and 26
-  CHECK(has_finding(r, "near_duplicate", {"locomo-41-s1-Maria-1", "locomo-41-s8-Maria-2", "locomo-41-s26-Maria-2"}));
+  CHECK(has_finding(r, "near_duplicate",
+                    {"locomo-41-s1-Maria-1", "locomo-41-s8-Maria-2", "locomo-41-s26-Maria-2"}));
   // "Maria agrees with John on the ... education and infrastructure" in sessions 12 and 22
   CHECK(has_finding(r, "near_duplicate", {"locomo-41-s12-Maria-1", "locomo-41-s22-Maria-1"}));
   CHECK(r.count("near_duplicate") == 3);
@@ -153,7 +161,8 @@ TEST_CASE("sample store: plan, apply through the log, verify, roll back byte for
   // nothing in the plan deletes or merges across scopes
   for (const auto& a : plan.actions) {
     for (const auto& e : a.edits)
-      if (const auto* st = std::get_if<mh::edit_set_status>(&e.op)) CHECK((st->status == "archived" || st->status == "pending_review"));
+      if (const auto* st = std::get_if<mh::edit_set_status>(&e.op))
+        CHECK((st->status == "archived" || st->status == "pending_review"));
     if (a.type == mh::action_types::merge_duplicates) CHECK(a.blast.scopes.size() == 1);
   }
 
@@ -172,8 +181,8 @@ TEST_CASE("sample store: plan, apply through the log, verify, roll back byte for
   CHECK(!res.applied.empty());
   // verification: the tier-1 and tier-2 findings are gone after apply
   const auto after = mh::make_default_pipeline(settings).run(store, now);
-  for (const char* kind : {"exact_duplicate", "conflict", "dangling_reference", "merged_but_active", "illegal_status",
-                           "metadata_schema_violation", "stale"}) {
+  for (const char* kind : {"exact_duplicate", "conflict", "dangling_reference", "merged_but_active",
+                           "illegal_status", "metadata_schema_violation", "stale"}) {
     CAPTURE(kind);
     CHECK(after.count(kind) == 0);
   }
@@ -185,8 +194,10 @@ TEST_CASE("sample store: plan, apply through the log, verify, roll back byte for
   CHECK(store.size() == 51);
   std::size_t archived_copies = 0;
   for (std::size_t i = 0; i < store.size(); ++i)
-    archived_copies += store.record(i).status == "archived" && !store.record(i).links.duplicate_of.empty();
-  CHECK(archived_copies >= 3);  // 2 Berlin copies + 1 陈先生 copy (+ the planted merged-but-active record)
+    archived_copies +=
+        store.record(i).status == "archived" && !store.record(i).links.duplicate_of.empty();
+  CHECK(archived_copies >=
+        3);  // 2 Berlin copies + 1 陈先生 copy (+ the planted merged-but-active record)
 
   // roll back from the log: the original bytes come back
   const auto log = mh::read_wal_file(wal_path);
@@ -283,20 +294,25 @@ TEST_CASE("report JSON: the check document, repeated evidence keys, severities i
   b.with("count", std::int64_t{2}).with("needs_human", true);
   r.findings = {a, b};
   const auto f = mh::findings_json(r);
-  CHECK(f[0].dump() ==
-        R"({"kind":"metadata_schema_violation","severity":"error","detector":"structural","record_ids":["m1"],)"
-        R"("evidence":{"missing":["topic","lang"],"weight":0.5},"suggested_repair":""})");
+  CHECK(
+      f[0].dump() ==
+      R"({"kind":"metadata_schema_violation","severity":"error","detector":"structural","record_ids":["m1"],)"
+      R"("evidence":{"missing":["topic","lang"],"weight":0.5},"suggested_repair":""})");
   CHECK(f[1]["evidence"].dump() == R"({"count":2,"needs_human":true})");
-  CHECK(mh::summary_json(r, 1).dump() ==
-        R"({"records_total":3,"records_checked":2,"findings":2,"load_issues":1,)"
-        R"("by_kind":{"metadata_schema_violation":1,"stale":1},"by_severity":{"info":1,"error":1}})");
+  CHECK(
+      mh::summary_json(r, 1).dump() ==
+      R"({"records_total":3,"records_checked":2,"findings":2,"load_issues":1,)"
+      R"("by_kind":{"metadata_schema_violation":1,"stale":1},"by_severity":{"info":1,"error":1}})");
   const std::vector<mh::load_issue> issues{{"s.jsonl", 7, "", "not JSON", false}};
   CHECK(mh::load_issues_json(issues).dump() ==
         R"([{"field":"","file":"s.jsonl","line":7,"reason":"not JSON","record_kept":false}])");
   mh::detect_options d = at("2024-07-15T00:00:00Z");
   d.dimension = 384;
   const auto j = mh::check_report_json(r, "s.jsonl", d, issues);
-  CHECK(j.dump().find(R"({"schema_version":1,"store":"s.jsonl","now":"2024-07-15T00:00:00.000Z","dimension":384,"summary":)") == 0);
+  CHECK(
+      j.dump().find(
+          R"({"schema_version":1,"store":"s.jsonl","now":"2024-07-15T00:00:00.000Z","dimension":384,"summary":)") ==
+      0);
   CHECK(j["load_issues"].size() == 1);
   CHECK(j["findings"] == f);
 }

@@ -48,9 +48,10 @@ TEST_CASE("parse_timestamp normalises offsets to the UTC instant") {
 }
 
 TEST_CASE("parse_timestamp rejects malformed text") {
-  for (const char* bad : {"", "2024", "2024-13-01", "2023-02-29", "2024-04-31T00:00Z",
-                          "2024-03-01T24:00:00Z", "2024-03-01T00:00:00+19:00", "2024-03-01T00:00:00Q",
-                          "2024-03-01T00:00:00.Z", "1:56 pm on 8 May, 2023", "2024-03-01T00:00:00Z junk"}) {
+  for (const char* bad :
+       {"", "2024", "2024-13-01", "2023-02-29", "2024-04-31T00:00Z", "2024-03-01T24:00:00Z",
+        "2024-03-01T00:00:00+19:00", "2024-03-01T00:00:00Q", "2024-03-01T00:00:00.Z",
+        "1:56 pm on 8 May, 2023", "2024-03-01T00:00:00Z junk"}) {
     CAPTURE(bad);
     CHECK_FALSE(parse_timestamp(bad).has_value());
   }
@@ -103,9 +104,15 @@ struct plain {
 struct adl_rec {
   std::string k, c, s;
 };
-inline std::string_view memhealth_id(const adl_rec& r) { return r.k; }
-inline std::string_view memhealth_content(const adl_rec& r) { return r.c; }
-inline std::string_view memhealth_scope(const adl_rec& r) { return r.s; }
+inline std::string_view memhealth_id(const adl_rec& r) {
+  return r.k;
+}
+inline std::string_view memhealth_content(const adl_rec& r) {
+  return r.c;
+}
+inline std::string_view memhealth_scope(const adl_rec& r) {
+  return r.s;
+}
 // A type with both a member `content` and a traits entry: traits win.
 struct both {
   std::string id;
@@ -113,7 +120,9 @@ struct both {
   std::string alt = "traits";
 };
 enum class mood { active, archived };
-inline std::string_view to_string(mood m) { return m == mood::active ? "active" : "archived"; }
+inline std::string_view to_string(mood m) {
+  return m == mood::active ? "active" : "archived";
+}
 struct with_enum {
   std::string id, content;
   mood status = mood::archived;
@@ -126,8 +135,12 @@ struct memhealth::record_traits<user_ns::note> {
   static constexpr auto content = &user_ns::note::text;
   static constexpr auto embedding = &user_ns::note::vec;
   static constexpr auto updated_at = &user_ns::note::modified;
-  static constexpr auto created_at = [](const user_ns::note& n) { return n.modified - std::chrono::hours(1); };
-  static constexpr auto scope = [](const user_ns::note& n) -> const std::string& { return n.owner_scope; };
+  static constexpr auto created_at = [](const user_ns::note& n) {
+    return n.modified - std::chrono::hours(1);
+  };
+  static constexpr auto scope = [](const user_ns::note& n) -> const std::string& {
+    return n.owner_scope;
+  };
 };
 template <>
 struct memhealth::record_traits<user_ns::both> {
@@ -292,14 +305,20 @@ TEST_CASE("memory_store mutations return exact before-images and restore undoes 
   CHECK(*s.record(1).effective_weight == 0.25);
 
   // Re-embedding replaces vector and version together; the block row is reused.
-  auto pre_embed = change(s, 1, [](auto& r) { r.embedding = std::vector<float>{0, 0, 1}; r.embedding_version = "model-v2"; });
+  auto pre_embed = change(s, 1, [](auto& r) {
+    r.embedding = std::vector<float>{0, 0, 1};
+    r.embedding_version = "model-v2";
+  });
   CHECK(pre_embed.embedding == std::vector<float>{0, 1, 0});
   CHECK(s.embedding(1)[2] == 1.0f);
   CHECK(s.record(1).embedding_version == "model-v2");
   CHECK(s.matrix()(1, 2) == 1.0f);
 
   // A record without embedding gets a block row when it receives one of length d.
-  change(s, 2, [](auto& r) { r.embedding = std::vector<float>{1, 1, 0}; r.embedding_version = "model-v2"; });
+  change(s, 2, [](auto& r) {
+    r.embedding = std::vector<float>{1, 1, 0};
+    r.embedding_version = "model-v2";
+  });
   CHECK(s.block_rows() == 3);
   CHECK(s.embedding(2)[1] == 1.0f);
 

@@ -3,21 +3,6 @@
 // Every expected number is worked out by hand in the comment next to it.
 #include <doctest/doctest.h>
 
-#include "repair_test_support.hpp"
-
-#include <memhealth/detect/finding.hpp>
-#include <memhealth/io/jsonl.hpp>
-#include <memhealth/repair/executor.hpp>
-#include <memhealth/repair/rollback.hpp>
-#include <memhealth/repair/guardrails.hpp>
-#include <memhealth/repair/index_policy.hpp>
-#include <memhealth/repair/plan_json.hpp>
-#include <memhealth/repair/planner.hpp>
-#include <memhealth/repair/run_ledger.hpp>
-#include <memhealth/repair/wal.hpp>
-#include <memhealth/repair/wal_compact.hpp>
-#include <memhealth/store/memory_store.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -27,6 +12,20 @@
 #include <string>
 #include <vector>
 
+#include <memhealth/detect/finding.hpp>
+#include <memhealth/io/jsonl.hpp>
+#include <memhealth/repair/executor.hpp>
+#include <memhealth/repair/guardrails.hpp>
+#include <memhealth/repair/index_policy.hpp>
+#include <memhealth/repair/plan_json.hpp>
+#include <memhealth/repair/planner.hpp>
+#include <memhealth/repair/rollback.hpp>
+#include <memhealth/repair/run_ledger.hpp>
+#include <memhealth/repair/wal.hpp>
+#include <memhealth/repair/wal_compact.hpp>
+#include <memhealth/store/memory_store.hpp>
+
+#include "repair_test_support.hpp"
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -69,7 +68,8 @@ using test::slurp;
 
 // A fake clock: `sleep` advances it; nothing ever really waits.
 struct fake_clock {
-  std::shared_ptr<utc_time> t = std::make_shared<utc_time>(utc_time{std::chrono::milliseconds{1'700'000'000'000}});
+  std::shared_ptr<utc_time> t =
+      std::make_shared<utc_time>(utc_time{std::chrono::milliseconds{1'700'000'000'000}});
   std::shared_ptr<std::chrono::milliseconds> slept = std::make_shared<std::chrono::milliseconds>(0);
   void install(execution_limits& l) const {
     auto tt = t;
@@ -133,8 +133,8 @@ TEST_CASE("action_rate_gate: burst, then waits on the fake clock, then refuses p
   CHECK(g.admit());  // burst token 1
   CHECK(g.admit());  // burst token 2
   CHECK_FALSE(g.ready());
-  CHECK(g.admit());  // waits 2000 ms
-  CHECK(g.admit());  // waits 2000 ms more: 4000 in total
+  CHECK(g.admit());        // waits 2000 ms
+  CHECK(g.admit());        // waits 2000 ms more: 4000 in total
   CHECK_FALSE(g.admit());  // would need 6000 > 5000: refused, nothing waited
   CHECK(g.waited() == 4000ms);
   CHECK(g.waits() == 2);
@@ -155,12 +155,15 @@ TEST_CASE("guardrails hold under a burst of 10,000 findings") {
   burst_fixture fx;
   scratch_dir dir("burst");
 
-  SUBCASE("planner: max_records_per_run keeps 1000 of 10,000 actions, the rest deferred with a note") {
+  SUBCASE(
+      "planner: max_records_per_run keeps 1000 of 10,000 actions, the rest deferred with a note") {
     const auto p = fx.plan(1000);
     CHECK(p.actions.size() == 1000);
     CHECK_FALSE(p.suspended);
     CHECK(std::any_of(p.deferred.begin(), p.deferred.end(), [](const std::string& d) {
-      return d == "max_records_per_run 1000: 9000 actions deferred in total (set_status_pending_review 9000)";
+      return d ==
+             "max_records_per_run 1000: 9000 actions deferred in total (set_status_pending_review "
+             "9000)";
     }));
   }
 
@@ -168,14 +171,16 @@ TEST_CASE("guardrails hold under a burst of 10,000 findings") {
   REQUIRE(plan.actions.size() == 10'000);
   REQUIRE_FALSE(plan.suspended);  // 10,000 records is not above the threshold of 10,000
 
-  SUBCASE("token bucket: burst 10 + 5/s x 100 s of waiting = 510 applied, 9490 deferred, none dropped") {
+  SUBCASE(
+      "token bucket: burst 10 + 5/s x 100 s of waiting = 510 applied, 9490 deferred, none "
+      "dropped") {
     wal_writer wal(dir.path / "run.wal", wal_sync::none);
     fake_clock fc;
     apply_options opt;
     opt.max_records = 20'000;
     opt.batch_size = 64;
     opt.limits.burst = 10;
-    opt.limits.per_second = 5;  // a token every 200 ms
+    opt.limits.per_second = 5;   // a token every 200 ms
     opt.limits.max_wait = 100s;  // 100 s / 200 ms = 500 waits
     fc.install(opt.limits);
     std::size_t batches = 0;
@@ -207,7 +212,9 @@ TEST_CASE("guardrails hold under a burst of 10,000 findings") {
     CHECK(count_status(fx.store, "pending_review") == 1020);
   }
 
-  SUBCASE("concurrency cap: at most max_in_flight actions and max_records_in_flight records per batch") {
+  SUBCASE(
+      "concurrency cap: at most max_in_flight actions and max_records_in_flight records per "
+      "batch") {
     wal_writer wal(dir.path / "run.wal", wal_sync::none);
     apply_options opt;
     opt.max_records = 20'000;
@@ -268,7 +275,8 @@ TEST_CASE("run ledger: at most max_runs_per_day per UTC day, persisted between p
   CHECK_FALSE(third.allowed);
   CHECK(third.state == run_budget_state{19919, 2});  // 2024-07-15 is day 19919 since 1970-01-01
   CHECK(load_run_ledger(ledger) == run_budget_state{19919, 2});
-  CHECK(slurp(ledger) == "{\"schema_version\":1,\"day\":19919,\"day_utc\":\"2024-07-15\",\"count\":2}\n");
+  CHECK(slurp(ledger) ==
+        "{\"schema_version\":1,\"day\":19919,\"day_utc\":\"2024-07-15\",\"count\":2}\n");
   const auto next = take_run(ledger, 2, day2);
   CHECK(next.allowed);
   CHECK(next.state == run_budget_state{19920, 1});
@@ -292,13 +300,16 @@ repair_action weight_action(std::string key, std::string id, double w) {
 
 }  // namespace
 
-TEST_CASE("compact_wal: refuses young logs; drops aborted intents, stray frames, torn tail; rollback unchanged") {
+TEST_CASE(
+    "compact_wal: refuses young logs; drops aborted intents, stray frames, torn tail; rollback "
+    "unchanged") {
   scratch_dir dir("compact");
   const fs::path path = dir.path / "run.wal";
   flaky_store s{make_store(6), 2, 2};  // index 2 fails twice: two aborted attempts, then it commits
   const auto original = images(s.inner);
   repair_plan plan;
-  for (int k = 0; k < 6; ++k) plan.actions.push_back(weight_action("w" + std::to_string(k), "g" + std::to_string(k), 0.5));
+  for (int k = 0; k < 6; ++k)
+    plan.actions.push_back(weight_action("w" + std::to_string(k), "g" + std::to_string(k), 0.5));
   std::uint64_t first_intent = 0;
   {
     wal_writer wal(path, wal_sync::none);
@@ -310,9 +321,12 @@ TEST_CASE("compact_wal: refuses young logs; drops aborted intents, stray frames,
         first_intent = e.seq;
         break;
       }
-    wal.append_commit(first_intent, 0, "w0");  // a duplicate commit: superseded, dropped by compaction
+    wal.append_commit(first_intent, 0,
+                      "w0");  // a duplicate commit: superseded, dropped by compaction
   }
-  { std::ofstream(path, std::ios::binary | std::ios::app) << std::string("\x40\x00\x00\x00torn", 8); }
+  {
+    std::ofstream(path, std::ios::binary | std::ios::app) << std::string("\x40\x00\x00\x00torn", 8);
+  }
   const std::string before_bytes = slurp(path);
   const auto log0 = read_wal(before_bytes);
   REQUIRE(log0.problem.has_value());
@@ -438,11 +452,14 @@ struct reembed_fixture {
   }
 };
 
-std::vector<float> unit_x(const memory_record&) { return {0.0f, 1.0f, 0.0f, 0.0f}; }
+std::vector<float> unit_x(const memory_record&) {
+  return {0.0f, 1.0f, 0.0f, 0.0f};
+}
 
 }  // namespace
 
-TEST_CASE("re-embedding: batches, version tag, old vector in the log; index rebuilt after the batches") {
+TEST_CASE(
+    "re-embedding: batches, version tag, old vector in the log; index rebuilt after the batches") {
   reembed_fixture fx;
   scratch_dir dir("reembed");
   const auto original = images(fx.store);
@@ -486,7 +503,8 @@ TEST_CASE("re-embedding: batches, version tag, old vector in the log; index rebu
     const auto log = read_wal_file(dir.path / "run.wal");
     std::size_t old_vectors = 0;
     for (const auto& e : log.entries)
-      for (const auto& r : e.records) old_vectors += r.before.embedding == std::vector<float>{1.0f, 0.0f};
+      for (const auto& r : e.records)
+        old_vectors += r.before.embedding == std::vector<float>{1.0f, 0.0f};
     CHECK(old_vectors == 3);
     rollback(fx.store, log);
     CHECK(images(fx.store) == original);
@@ -531,7 +549,8 @@ TEST_CASE("re-embedding: batches, version tag, old vector in the log; index rebu
     opt.embed = unit_x;
     auto res = apply_plan(fx.store, untagged, wal, opt);
     CHECK(res.failed.size() == 2);  // both batches refused
-    CHECK(res.outcomes[2].status == action_status::noop);  // nothing re-embedded: nothing to re-index
+    CHECK(res.outcomes[2].status ==
+          action_status::noop);  // nothing re-embedded: nothing to re-index
     CHECK(res.outcomes[0].reason.find("without an embedding_version tag") != std::string::npos);
     CHECK(images(fx.store) == original);
     opt.embed_version = "m3";
@@ -573,7 +592,8 @@ TEST_CASE("plan JSON: detection options round-trip; absent means empty") {
   p.detection.schema = "data/s.json";
   p.detection.threshold = 0.92f;
   const auto j = plan_to_json(p);
-  CHECK(j.at("detection").dump() == R"({"now":"2024-07-15T00:00:00.000Z","schema":"data/s.json","threshold":"0.92"})");
+  CHECK(j.at("detection").dump() ==
+        R"({"now":"2024-07-15T00:00:00.000Z","schema":"data/s.json","threshold":"0.92"})");
   CHECK(plan_from_json(j) == p);
   repair_plan q;
   const auto jq = plan_to_json(q);
@@ -584,7 +604,8 @@ TEST_CASE("plan JSON: detection options round-trip; absent means empty") {
   CHECK_THROWS_AS(plan_from_json(bad), error);
 }
 
-TEST_CASE("plan JSON: a plan's detection strings read into typed fields and write back the same bytes") {
+TEST_CASE(
+    "plan JSON: a plan's detection strings read into typed fields and write back the same bytes") {
   // As `memhealth plan` has always written it (keys sorted), plus a key of another tool.
   const std::string text =
       R"({"dim":"384","extra_key":"kept","now":"2024-07-15T00:00:00.000Z","schema":"/data/sample_schema.json",)"
@@ -608,9 +629,12 @@ TEST_CASE("plan JSON: a plan's detection strings read into typed fields and writ
     }
     return std::string();
   };
-  CHECK(message(R"({"threshold":"high"})").find("/detection/threshold: expected a number") != std::string::npos);
+  CHECK(message(R"({"threshold":"high"})").find("/detection/threshold: expected a number") !=
+        std::string::npos);
   CHECK(message(R"({"dim":"-3"})").find("/detection/dim") != std::string::npos);
-  CHECK(message(R"({"schema_fnv1a64":"c0fb9f84cb6afba0ff"})").find("/detection/schema_fnv1a64") != std::string::npos);
-  CHECK(message(R"({"now":"yesterday"})").find("/detection/now: expected an ISO-8601 time") != std::string::npos);
+  CHECK(message(R"({"schema_fnv1a64":"c0fb9f84cb6afba0ff"})").find("/detection/schema_fnv1a64") !=
+        std::string::npos);
+  CHECK(message(R"({"now":"yesterday"})").find("/detection/now: expected an ISO-8601 time") !=
+        std::string::npos);
   CHECK(message(R"(["now"])").find("/detection: expected an object") != std::string::npos);
 }

@@ -38,7 +38,8 @@ timestamp ts(std::string_view s) {
 }
 
 memory_record rec(std::string id, std::string content, std::string scope = "user:7",
-                  std::string source = "model_extracted", std::string updated = "2024-01-01T00:00:00Z") {
+                  std::string source = "model_extracted",
+                  std::string updated = "2024-01-01T00:00:00Z") {
   memory_record r;
   r.id = std::move(id);
   r.content = std::move(content);
@@ -51,7 +52,8 @@ memory_record rec(std::string id, std::string content, std::string scope = "user
   return r;
 }
 
-finding make_finding(std::string_view kind, std::vector<std::string> ids, std::string detector = "test") {
+finding make_finding(std::string_view kind, std::vector<std::string> ids,
+                     std::string detector = "test") {
   finding f;
   f.kind = std::string(kind);
   f.detector = std::move(detector);
@@ -64,9 +66,11 @@ const Op* op_of(const record_edit& e) {
   return std::get_if<Op>(&e.op);
 }
 
-const repair_action* find_action(const repair_plan& p, std::string_view type, std::string_view target) {
+const repair_action* find_action(const repair_plan& p, std::string_view type,
+                                 std::string_view target) {
   for (const auto& a : p.actions)
-    if (a.type == type && std::find(a.targets.begin(), a.targets.end(), target) != a.targets.end()) return &a;
+    if (a.type == type && std::find(a.targets.begin(), a.targets.end(), target) != a.targets.end())
+      return &a;
   return nullptr;
 }
 
@@ -118,10 +122,13 @@ TEST_CASE("conflict rules: more specific scope only between ancestor and descend
   const auto user = rec("u", "y", "user:7");
   CHECK(more_specific_scope{}(proj, user) == rule_verdict::winner_a);
   CHECK(more_specific_scope{}(user, proj) == rule_verdict::winner_b);
-  CHECK(more_specific_scope{}(proj, rec("q", "z", "user:7/project:b")) == rule_verdict::undecided);  // siblings
-  CHECK(more_specific_scope{}(rec("r", "z", "user:70/project:a"), user) == rule_verdict::undecided);  // not inside
+  CHECK(more_specific_scope{}(proj, rec("q", "z", "user:7/project:b")) ==
+        rule_verdict::undecided);  // siblings
+  CHECK(more_specific_scope{}(rec("r", "z", "user:70/project:a"), user) ==
+        rule_verdict::undecided);  // not inside
   CHECK(more_specific_scope{}(user, rec("s", "z", "user:7")) == rule_verdict::undecided);
-  CHECK(more_specific_scope{}(proj, rec("t", "z", "")) == rule_verdict::undecided);  // missing scope
+  CHECK(more_specific_scope{}(proj, rec("t", "z", "")) ==
+        rule_verdict::undecided);  // missing scope
 }
 
 TEST_CASE("conflict rules: the default chain puts scope before recency") {
@@ -176,9 +183,10 @@ TEST_CASE("conflict rules: a user rule inserted first wins") {
   const auto newer = rec("n", "y", "user:7", "user_declared", "2024-01-01T00:00:00Z");
   CHECK(default_conflict_rules{}(pinned, newer) == rule_verdict::winner_b);
   const auto chain = prepend_rule(prefer_pinned{}, default_conflict_rules{});
-  static_assert(std::is_same_v<std::remove_const_t<decltype(chain)>,
-                               conflict_rule_chain<prefer_pinned, more_specific_scope, newer_updated_at,
-                                                   more_trusted_source, configured_over_extracted>>);
+  static_assert(
+      std::is_same_v<std::remove_const_t<decltype(chain)>,
+                     conflict_rule_chain<prefer_pinned, more_specific_scope, newer_updated_at,
+                                         more_trusted_source, configured_over_extracted>>);
   const auto d = chain.decide(pinned, newer);
   CHECK(d.verdict == rule_verdict::winner_a);
   CHECK(d.rule_index == 0);
@@ -187,8 +195,10 @@ TEST_CASE("conflict rules: a user rule inserted first wins") {
   const auto late = append_rule(default_conflict_rules{}, prefer_pinned{});
   CHECK(late(pinned, newer) == rule_verdict::winner_b);
   // deduction guide: a chain from values, with a configured rule
-  const conflict_rule_chain custom{prefer_pinned{}, newer_updated_at{std::chrono::milliseconds(1h)}};
-  static_assert(std::is_same_v<std::remove_const_t<decltype(custom)>, conflict_rule_chain<prefer_pinned, newer_updated_at>>);
+  const conflict_rule_chain custom{prefer_pinned{},
+                                   newer_updated_at{std::chrono::milliseconds(1h)}};
+  static_assert(std::is_same_v<std::remove_const_t<decltype(custom)>,
+                               conflict_rule_chain<prefer_pinned, newer_updated_at>>);
   CHECK(std::get<1>(custom.rules).min_gap == std::chrono::milliseconds(1h));
   static_assert(conflict_rule<default_conflict_rules, memory_record>);
 }
@@ -217,14 +227,16 @@ struct fixture {
     rs.push_back(rec("x1", "likes tea", "user:7"));
     rs.push_back(rec("x2", "likes tea", "user:8"));
     // conflicts: recency decides (c2 is later in UTC)
-    rs.push_back(rec("c1", "diet: vegan", "user:7", "model_extracted", "2024-03-01T07:00:00+08:00"));
+    rs.push_back(
+        rec("c1", "diet: vegan", "user:7", "model_extracted", "2024-03-01T07:00:00+08:00"));
     rs.push_back(rec("c2", "diet: omnivore", "user:7", "model_extracted", "2024-03-01T00:30:00Z"));
     // equal evidence: undecided
     rs.push_back(rec("c3", "city: Rome", "user:7", "model_extracted", "2024-03-01T08:00:00+08:00"));
     rs.push_back(rec("c4", "city: Oslo", "user:7", "model_extracted", "2024-03-01T00:00:00Z"));
     // state vs event: decidable by recency, but the detector says a person must decide
     rs.push_back(rec("c5", "is vegetarian", "user:7", "model_extracted", "2024-01-01T00:00:00Z"));
-    rs.push_back(rec("c6", "had steak yesterday", "user:7", "model_extracted", "2024-02-01T00:00:00Z"));
+    rs.push_back(
+        rec("c6", "had steak yesterday", "user:7", "model_extracted", "2024-02-01T00:00:00Z"));
     // stale
     rs.push_back(rec("s1", "old note"));
     auto s2 = rec("s2", "older note");
@@ -248,7 +260,8 @@ struct fixture {
     rs.push_back(t5);
     rs.push_back(rec("t6", "utc times", "user:7", "model_extracted", "2023-11-01T00:00:00Z"));
     // broken vectors
-    for (const char* id : {"e1", "e2", "e3", "e4", "e5"}) rs.push_back(rec(id, std::string("vec ") + id));
+    for (const char* id : {"e1", "e2", "e3", "e4", "e5"})
+      rs.push_back(rec(id, std::string("vec ") + id));
     // a junk record
     rs.push_back(rec("j1", "{{system_prompt}}"));
     store = memory_store<memory_record>::from_records(std::move(rs));
@@ -256,17 +269,27 @@ struct fixture {
     auto& F = rep.findings;
     F.push_back(make_finding(finding_kinds::near_duplicate, {"m1", "m2", "m3"}, "duplicates"));
     F.push_back(make_finding(finding_kinds::exact_duplicate, {"x1", "x2"}, "duplicates"));
-    F.push_back(make_finding(finding_kinds::conflict, {"c1", "c2"}, "conflicts").with("needs_human", false));
-    F.push_back(make_finding(finding_kinds::conflict, {"c3", "c4"}, "conflicts").with("needs_human", false));
-    F.push_back(make_finding(finding_kinds::conflict, {"c5", "c6"}, "conflicts").with("needs_human", true));
-    F.push_back(make_finding(finding_kinds::stale, {"s1"}, "staleness").with("curve_weight", 0.125).with("weight", 0.125));
-    F.push_back(make_finding(finding_kinds::stale, {"s2"}, "staleness").with("curve_weight", 0.25).with("weight", 0.125));
-    F.push_back(make_finding(finding_kinds::stale, {"s3"}, "staleness").with("curve_weight", 0.3).with("weight", 0.03));
+    F.push_back(make_finding(finding_kinds::conflict, {"c1", "c2"}, "conflicts")
+                    .with("needs_human", false));
+    F.push_back(make_finding(finding_kinds::conflict, {"c3", "c4"}, "conflicts")
+                    .with("needs_human", false));
+    F.push_back(
+        make_finding(finding_kinds::conflict, {"c5", "c6"}, "conflicts").with("needs_human", true));
+    F.push_back(make_finding(finding_kinds::stale, {"s1"}, "staleness")
+                    .with("curve_weight", 0.125)
+                    .with("weight", 0.125));
+    F.push_back(make_finding(finding_kinds::stale, {"s2"}, "staleness")
+                    .with("curve_weight", 0.25)
+                    .with("weight", 0.125));
+    F.push_back(make_finding(finding_kinds::stale, {"s3"}, "staleness")
+                    .with("curve_weight", 0.3)
+                    .with("weight", 0.03));
     F.push_back(make_finding(finding_kinds::metadata_schema_violation, {"t1"}, "structural")
                     .with("field", std::string("metadata"))
                     .with("missing", std::string("topic"))
                     .with("missing", std::string("lang")));
-    F.push_back(make_finding(finding_kinds::illegal_status, {"t2"}, "structural").with("value", std::string("actve")));
+    F.push_back(make_finding(finding_kinds::illegal_status, {"t2"}, "structural")
+                    .with("value", std::string("actve")));
     F.push_back(make_finding(finding_kinds::dangling_reference, {"t3"}, "structural")
                     .with("field", std::string("related_ids"))
                     .with("target", std::string("ghost")));
@@ -296,7 +319,8 @@ struct fixture {
 
 }  // namespace
 
-TEST_CASE("planner: merge keeps the primary, archives the others with duplicate_of, notes unique info") {
+TEST_CASE(
+    "planner: merge keeps the primary, archives the others with duplicate_of, notes unique info") {
   fixture fx;
   const auto plan = make_plan(fx.store, fx.rep, fx.options());
   const auto* a = find_action(plan, action_types::merge_duplicates, "m1");
@@ -309,7 +333,8 @@ TEST_CASE("planner: merge keeps the primary, archives the others with duplicate_
   // m2 has the primary's text after normalisation (case, final '.'), but a metadata key m1 lacks;
   // m3's text differs.
   const std::vector<record_edit> expected = {
-      {"m1", edit_append_notes{{"merged from m2: metadata batch=3", "merged from m3: I live in Berlin, Germany"}}},
+      {"m1", edit_append_notes{{"merged from m2: metadata batch=3",
+                                "merged from m3: I live in Berlin, Germany"}}},
       {"m2", edit_set_duplicate_of{"m1"}},
       {"m2", edit_set_status{"archived"}},
       {"m3", edit_set_duplicate_of{"m1"}},
@@ -339,21 +364,26 @@ TEST_CASE("planner: conflicts resolved by the rule chain, undecided and needs_hu
   REQUIRE(r != nullptr);
   CHECK(r->tier == 2);
   CHECK(r->automation == automation::confirm);
-  CHECK(r->targets == std::vector<std::string>{"c2", "c1"});  // winner first: c2 is 1.5 h later in UTC
-  CHECK(r->edits == std::vector<record_edit>{{"c2", edit_add_supersedes{{"c1"}}}, {"c1", edit_set_status{"archived"}}});
-  CHECK(std::find(r->reasons.begin(), r->reasons.end(), "decided by newer_updated_at: c2 wins") != r->reasons.end());
+  CHECK(r->targets ==
+        std::vector<std::string>{"c2", "c1"});  // winner first: c2 is 1.5 h later in UTC
+  CHECK(r->edits == std::vector<record_edit>{{"c2", edit_add_supersedes{{"c1"}}},
+                                             {"c1", edit_set_status{"archived"}}});
+  CHECK(std::find(r->reasons.begin(), r->reasons.end(), "decided by newer_updated_at: c2 wins") !=
+        r->reasons.end());
 
   const auto* u = find_action(plan, action_types::send_to_review, "c3");
   REQUIRE(u != nullptr);
   CHECK(u->tier == 3);
   CHECK(u->automation == automation::manual);
-  CHECK(u->edits == std::vector<record_edit>{{"c3", edit_set_status{"pending_review"}}, {"c4", edit_set_status{"pending_review"}}});
+  CHECK(u->edits == std::vector<record_edit>{{"c3", edit_set_status{"pending_review"}},
+                                             {"c4", edit_set_status{"pending_review"}}});
   CHECK(find_action(plan, action_types::resolve_conflict, "c3") == nullptr);
 
   const auto* h = find_action(plan, action_types::send_to_review, "c5");
   REQUIRE(h != nullptr);
   CHECK(find_action(plan, action_types::resolve_conflict, "c5") == nullptr);
-  CHECK(std::find(h->reasons.begin(), h->reasons.end(), "needs a person (needs_human)") != h->reasons.end());
+  CHECK(std::find(h->reasons.begin(), h->reasons.end(), "needs a person (needs_human)") !=
+        h->reasons.end());
 
   // a conflict naming a record that is not in the store is not planned
   CHECK(deferred_contains(plan, "conflict: record 'nope' not found"));
@@ -373,7 +403,8 @@ TEST_CASE("planner: a user rule chain changes the conflict outcome") {
   auto c1 = fx.store.extract(*fx.store.find("c1"));
   c1.metadata["pinned"] = true;
   fx.store.restore(*fx.store.find("c1"), c1);
-  const auto plan = make_plan(fx.store, fx.rep, fx.options(), prepend_rule(prefer_pinned{}, default_conflict_rules{}));
+  const auto plan = make_plan(fx.store, fx.rep, fx.options(),
+                              prepend_rule(prefer_pinned{}, default_conflict_rules{}));
   const auto* r = find_action(plan, action_types::resolve_conflict, "c1");
   REQUIRE(r != nullptr);
   CHECK(r->targets == std::vector<std::string>{"c1", "c2"});
@@ -417,7 +448,8 @@ TEST_CASE("planner: tier 1 automatic fixes") {
   REQUIRE(t1 != nullptr);
   CHECK(t1->tier == 1);
   CHECK(t1->automation == automation::automatic);
-  CHECK(t1->edits == std::vector<record_edit>{{"t1", edit_fill_metadata{"topic", std::string("general")}}});
+  CHECK(t1->edits ==
+        std::vector<record_edit>{{"t1", edit_fill_metadata{"topic", std::string("general")}}});
   CHECK(deferred_contains(plan, "t1: no default configured for missing key 'lang'"));
 
   const auto* t2 = find_action(plan, action_types::set_status_pending_review, "t2");
@@ -426,8 +458,9 @@ TEST_CASE("planner: tier 1 automatic fixes") {
 
   const auto* t3 = find_action(plan, action_types::drop_dangling_links, "t3");
   REQUIRE(t3 != nullptr);
-  CHECK(t3->edits == std::vector<record_edit>{{"t3", edit_append_notes{{"dropped dangling link related_ids -> ghost"}}},
-                                              {"t3", edit_drop_links{{"ghost"}}}});
+  CHECK(t3->edits == std::vector<record_edit>{
+                         {"t3", edit_append_notes{{"dropped dangling link related_ids -> ghost"}}},
+                         {"t3", edit_drop_links{{"ghost"}}}});
 
   const auto* t4 = find_action(plan, action_types::archive_merged, "t4");
   REQUIRE(t4 != nullptr);
@@ -438,12 +471,15 @@ TEST_CASE("planner: tier 1 automatic fixes") {
   REQUIRE(t5 != nullptr);
   CHECK(t5->edits == std::vector<record_edit>{{"t5", edit_normalize_timestamps{}}});
   CHECK(find_action(plan, action_types::normalize_timestamps, "t6") == nullptr);
-  CHECK(deferred_contains(plan, "timestamp_inconsistent t6 (updated_before_created): all timestamps are UTC; needs a person"));
+  CHECK(deferred_contains(plan,
+                          "timestamp_inconsistent t6 (updated_before_created): all timestamps are "
+                          "UTC; needs a person"));
 
   CHECK(deferred_contains(plan, "no repair planned for finding kind 'user_kind'"));
 }
 
-TEST_CASE("planner: broken vectors are re-embedded in tier-3 batches; review kinds carry no edits") {
+TEST_CASE(
+    "planner: broken vectors are re-embedded in tier-3 batches; review kinds carry no edits") {
   fixture fx;
   const auto plan = make_plan(fx.store, fx.rep, fx.options());
   std::vector<const repair_action*> batches;
@@ -483,7 +519,9 @@ TEST_CASE("planner: broken vectors are re-embedded in tier-3 batches; review kin
   CHECK(j->edits.empty());
 }
 
-TEST_CASE("planner: invariants: nothing deleted, statuses only archived or pending_review, tiers and order") {
+TEST_CASE(
+    "planner: invariants: nothing deleted, statuses only archived or pending_review, tiers and "
+    "order") {
   fixture fx;
   const auto plan = make_plan(fx.store, fx.rep, fx.options());
   REQUIRE(!plan.actions.empty());
@@ -492,13 +530,16 @@ TEST_CASE("planner: invariants: nothing deleted, statuses only archived or pendi
   for (std::size_t i = 0; i < plan.actions.size(); ++i) {
     const auto& a = plan.actions[i];
     CHECK((a.tier >= 1 && a.tier <= 3));
-    CHECK(a.automation == (a.tier == 1 ? automation::automatic : a.tier == 2 ? automation::confirm : automation::manual));
+    CHECK(a.automation == (a.tier == 1   ? automation::automatic
+                           : a.tier == 2 ? automation::confirm
+                                         : automation::manual));
     CHECK(a.idempotency_key == compute_idempotency_key(a));
     CHECK(a.idempotency_key.size() == 16);
     CHECK(keys.insert(a.idempotency_key).second);
     if (i > 0) CHECK(plan.actions[i - 1].priority >= a.priority);
     for (const auto& e : a.edits) {
-      if (const auto* s = op_of<edit_set_status>(e)) CHECK((s->status == "archived" || s->status == "pending_review"));
+      if (const auto* s = op_of<edit_set_status>(e))
+        CHECK((s->status == "archived" || s->status == "pending_review"));
       if (const auto* w = op_of<edit_set_weight>(e)) CHECK((w->weight >= 0.0 && w->weight <= 1.0));
       // the target of every edit exists in the store
       CHECK(fx.store.find(e.record_id).has_value());
@@ -517,7 +558,8 @@ TEST_CASE("planner: invariants: nothing deleted, statuses only archived or pendi
   CHECK(first_of(action_types::downweight) < first_of(action_types::reembed));
   CHECK(first_of(action_types::reembed) < first_of(action_types::rebuild_index));
   CHECK(first_of(action_types::rebuild_index) < first_of(action_types::send_to_review));
-  // 6 tier-1 actions (t1..t5 minus t6) + c1 + m1 + s1,s2 + 3 reembed + 1 rebuild_index + review c3,c5,j1
+  // 6 tier-1 actions (t1..t5 minus t6) + c1 + m1 + s1,s2 + 3 reembed + 1 rebuild_index + review
+  // c3,c5,j1
   CHECK(plan.actions.size() == 5 + 1 + 1 + 2 + 3 + 1 + 3);
   const auto b = plan_blast_radius(plan);
   // edited: t1..t5 (5), c1 c2, m1 m2 m3, s1 s2, e1..e5, c3 c4 c5 c6 = 5+2+3+2+5+4 = 21
@@ -536,7 +578,8 @@ TEST_CASE("planner: deterministic, and an idempotency key hashes type, targets a
   const auto p3 = make_plan(fx.store, shuffled, fx.options());
   CHECK(p3.actions == p1.actions);
   REQUIRE(p3.actions.size() == p1.actions.size());
-  for (std::size_t i = 0; i < p1.actions.size(); ++i) CHECK(p3.actions[i].idempotency_key == p1.actions[i].idempotency_key);
+  for (std::size_t i = 0; i < p1.actions.size(); ++i)
+    CHECK(p3.actions[i].idempotency_key == p1.actions[i].idempotency_key);
 
   // FNV-1a 64 test vectors (Fowler-Noll-Vo reference values)
   CHECK(fnv1a_64("") == 0xcbf29ce484222325ULL);
@@ -557,14 +600,16 @@ TEST_CASE("planner: deterministic, and an idempotency key hashes type, targets a
   CHECK(compute_idempotency_key(a) != k);
 }
 
-TEST_CASE("planner: a burst of 10,000 findings respects max_records_per_run; the blast radius suspends") {
+TEST_CASE(
+    "planner: a burst of 10,000 findings respects max_records_per_run; the blast radius suspends") {
   std::vector<memory_record> rs;
   report rep;
   for (int i = 0; i < 10000; ++i) {
     char id[16];
     std::snprintf(id, sizeof id, "s%05d", i);
     rs.push_back(rec(id, "note"));
-    rep.findings.push_back(make_finding(finding_kinds::stale, {id}, "staleness").with("curve_weight", 0.1));
+    rep.findings.push_back(
+        make_finding(finding_kinds::stale, {id}, "staleness").with("curve_weight", 0.1));
   }
   const auto store = memory_store<memory_record>::from_records(std::move(rs));
   planner_options opt;
@@ -579,13 +624,15 @@ TEST_CASE("planner: a burst of 10,000 findings respects max_records_per_run; the
   CHECK(plan.actions.back().targets[0] == "s00999");
   // 100 listed notes + 1 summary
   CHECK(plan.deferred.size() == 101);
-  CHECK(plan.deferred.back() == "max_records_per_run 1000: 9000 actions deferred in total (downweight 9000)");
+  CHECK(plan.deferred.back() ==
+        "max_records_per_run 1000: 9000 actions deferred in total (downweight 9000)");
 
   opt.blast_radius_threshold = 500;
   plan = make_plan(store, rep, opt);
   CHECK(plan.suspended);
   CHECK(plan.suspend_reason ==
-        "blast radius 1000 records in 1 scopes exceeds the threshold of 500 records; approve the plan to run it");
+        "blast radius 1000 records in 1 scopes exceeds the threshold of 500 records; approve the "
+        "plan to run it");
   CHECK(plan.actions.size() == 1000);  // the plan is kept for approval, not emptied
 }
 
@@ -615,7 +662,8 @@ TEST_CASE("planner: end to end from the real duplicate and structural detectors"
   const auto* m = find_action(plan, action_types::merge_duplicates, "a1");
   REQUIRE(m != nullptr);
   CHECK(m->targets == std::vector<std::string>{"a1", "a2"});
-  CHECK(m->edits == std::vector<record_edit>{{"a2", edit_set_duplicate_of{"a1"}}, {"a2", edit_set_status{"archived"}}});
+  CHECK(m->edits == std::vector<record_edit>{{"a2", edit_set_duplicate_of{"a1"}},
+                                             {"a2", edit_set_status{"archived"}}});
   // the copy in user:8 is a leak for a person, never merged or archived
   for (const auto& a : plan.actions)
     for (const auto& e : a.edits) CHECK(e.record_id != "b1");
@@ -623,8 +671,9 @@ TEST_CASE("planner: end to end from the real duplicate and structural detectors"
   CHECK(find_action(plan, action_types::send_to_review, "b1") != nullptr);
   const auto* d = find_action(plan, action_types::drop_dangling_links, "d1");
   REQUIRE(d != nullptr);
-  CHECK(d->edits == std::vector<record_edit>{{"d1", edit_append_notes{{"dropped dangling link related_ids -> ghost"}}},
-                                             {"d1", edit_drop_links{{"ghost"}}}});
+  CHECK(d->edits == std::vector<record_edit>{
+                        {"d1", edit_append_notes{{"dropped dangling link related_ids -> ghost"}}},
+                        {"d1", edit_drop_links{{"ghost"}}}});
 }
 
 // ---------------------------------------------------------------- guardrails
@@ -718,7 +767,7 @@ TEST_CASE("guardrails: runs per UTC day") {
   CHECK(budget.allow(day + 24h));  // next UTC day
   CHECK(budget.state == run_budget_state{19784, 1});
   CHECK_FALSE(budget.allow(day + 10h));  // clock moved back a day
-  run_budget restored{2, budget.state};   // persisted state carries over
+  run_budget restored{2, budget.state};  // persisted state carries over
   CHECK(restored.allow(day + 25h));
   CHECK_FALSE(restored.allow(day + 26h));
 }
@@ -824,13 +873,15 @@ TEST_CASE("plan JSON: errors name the bad field") {
 
   j = plan_to_json(plan);
   j["actions"][2]["automation"] = "sometimes";
-  CHECK(code_and_message(j).second == "parse: plan JSON: /actions/2/automation: expected \"auto\", \"confirm\" or \"manual\"");
+  CHECK(code_and_message(j).second ==
+        "parse: plan JSON: /actions/2/automation: expected \"auto\", \"confirm\" or \"manual\"");
 
   j = plan_to_json(plan);
   j["schema_version"] = 2;
   CHECK(code_and_message(j).first == error_code::schema);
 
-  CHECK(code_and_message(nlohmann::json::array()).second == "parse: plan JSON: /: expected an object");
+  CHECK(code_and_message(nlohmann::json::array()).second ==
+        "parse: plan JSON: /: expected an object");
 }
 
 TEST_CASE("vocabulary: every finding kind has one planner table row, and the names are unique") {
@@ -849,7 +900,8 @@ TEST_CASE("vocabulary: every finding kind has one planner table row, and the nam
   const std::set<std::string_view> diffs(all_diff_kinds.begin(), all_diff_kinds.end());
   CHECK(diffs.size() == 4);
   for (auto k : all_diff_kinds) CHECK(!kinds.count(k));  // no diff kind is also a finding kind
-  // The file comment's table: tier 1 auto, tier 2 confirm, tier 3 manual; check_skipped plans nothing.
+  // The file comment's table: tier 1 auto, tier 2 confirm, tier 3 manual; check_skipped plans
+  // nothing.
   for (const auto& e : kind_plan_table) {
     CAPTURE(e.kind);
     if (e.step == plan_step::skip) {
@@ -857,7 +909,9 @@ TEST_CASE("vocabulary: every finding kind has one planner table row, and the nam
       continue;
     }
     CHECK(!e.action.empty());
-    const automation want = e.tier == 1 ? automation::automatic : e.tier == 2 ? automation::confirm : automation::manual;
+    const automation want = e.tier == 1   ? automation::automatic
+                            : e.tier == 2 ? automation::confirm
+                                          : automation::manual;
     CHECK(e.automation == want);
   }
   CHECK(find_kind_plan(finding_kinds::stale)->action == action_types::downweight);
@@ -881,6 +935,7 @@ TEST_CASE("parse_plan: fuzz regression: a number beyond double is error(parse)")
       CHECK(std::string(e.what()).find("is not JSON") != std::string::npos);
     }
   }
-  const memhealth::repair_plan p = memhealth::parse_plan(R"({"schema_version": 1, "suspended": false, "suspend_reason": "", "deferred": [], "actions": []})");
+  const memhealth::repair_plan p = memhealth::parse_plan(
+      R"({"schema_version": 1, "suspended": false, "suspend_reason": "", "deferred": [], "actions": []})");
   CHECK(p.actions.empty());
 }

@@ -3,8 +3,6 @@
 // backend hiccup), to make aborted intents.
 #pragma once
 
-#include <unistd.h>
-
 #include <cstddef>
 #include <filesystem>
 #include <fstream>
@@ -20,13 +18,16 @@
 #include "memhealth/store/memory_store.hpp"
 #include "memhealth/store/store.hpp"
 
+#include <unistd.h>
+
 namespace memhealth::test {
 
 /// A fresh directory under the system temp dir, named `prefix`-<pid>-`name`, removed on scope exit.
 struct scratch_dir {
   std::filesystem::path path;
   explicit scratch_dir(const std::string& name, const std::string& prefix = "memhealth-test") {
-    path = std::filesystem::temp_directory_path() / (prefix + "-" + std::to_string(::getpid()) + "-" + name);
+    path = std::filesystem::temp_directory_path() /
+           (prefix + "-" + std::to_string(::getpid()) + "-" + name);
     std::filesystem::remove_all(path);
     std::filesystem::create_directories(path);
   }

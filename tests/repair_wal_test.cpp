@@ -1,19 +1,6 @@
 // Tests of repair/checksum.hpp, repair/apply_edit.hpp, repair/wal.hpp, repair/executor.hpp.
 #include <doctest/doctest.h>
-
-#include "repair_test_support.hpp"
-#include "sim_file_io.hpp"
-
-#include <memhealth/io/jsonl.hpp>
-#include <memhealth/repair/apply_edit.hpp>
-#include <memhealth/repair/checksum.hpp>
-#include <memhealth/repair/executor.hpp>
-#include <memhealth/repair/rollback.hpp>
-#include <memhealth/repair/record_image.hpp>
-#include <memhealth/repair/run_ledger.hpp>
-#include <memhealth/repair/store_identity.hpp>
-#include <memhealth/repair/wal.hpp>
-#include <memhealth/store/memory_store.hpp>
+#include <nlohmann/json.hpp>
 
 #include <csignal>
 #include <cstdio>
@@ -23,13 +10,24 @@
 #include <optional>
 #include <random>
 #include <set>
-#include <thread>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <memhealth/io/jsonl.hpp>
+#include <memhealth/repair/apply_edit.hpp>
+#include <memhealth/repair/checksum.hpp>
+#include <memhealth/repair/executor.hpp>
+#include <memhealth/repair/record_image.hpp>
+#include <memhealth/repair/rollback.hpp>
+#include <memhealth/repair/run_ledger.hpp>
+#include <memhealth/repair/store_identity.hpp>
+#include <memhealth/repair/wal.hpp>
+#include <memhealth/store/memory_store.hpp>
 
+#include "repair_test_support.hpp"
+#include "sim_file_io.hpp"
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -70,7 +68,8 @@ std::vector<std::string> images(const store_t& s) {
   return out;
 }
 
-repair_action action(std::string key, std::vector<record_edit> edits, automation a = automation::automatic) {
+repair_action action(std::string key, std::vector<record_edit> edits,
+                     automation a = automation::automatic) {
   repair_action act;
   act.type = "test";
   act.automation = a;
@@ -93,19 +92,22 @@ repair_plan test_plan(int n) {
     e.push_back({a, edit_set_weight{1.0 - 0.01 * (k + 1)}});
     e.push_back({a, edit_append_notes{{"note of action " + std::to_string(k)}}});
     if (k % 2 == 0) e.push_back({b, edit_fill_metadata{"k" + std::to_string(k), std::int64_t{k}}});
-    if (k % 3 == 0) e.push_back({"r" + std::to_string((k + 11) % 30), edit_set_status{"pending_review"}});
+    if (k % 3 == 0)
+      e.push_back({"r" + std::to_string((k + 11) % 30), edit_set_status{"pending_review"}});
     p.actions.push_back(action("key" + std::to_string(k), std::move(e)));
   }
   return p;
 }
 
 // Reference: the store after the first m actions, computed with plain apply_edit on copies.
-std::vector<std::string> prefix_images(const store_t& original, const repair_plan& plan, std::size_t m) {
+std::vector<std::string> prefix_images(const store_t& original, const repair_plan& plan,
+                                       std::size_t m) {
   std::vector<memory_record> recs;
   for (std::size_t i = 0; i < original.size(); ++i) recs.push_back(original.extract(i));
   for (std::size_t k = 0; k < m; ++k)
     for (const auto& e : plan.actions[k].edits) {
-      auto& r = *std::find_if(recs.begin(), recs.end(), [&](const memory_record& x) { return x.id == e.record_id; });
+      auto& r = *std::find_if(recs.begin(), recs.end(),
+                              [&](const memory_record& x) { return x.id == e.record_id; });
       apply_edit(r, e.op);
     }
   std::vector<std::string> out;
@@ -143,8 +145,11 @@ TEST_CASE("wal frame: encode layout and decode") {
 
   // A header frame followed by a commit decodes; a file without a header does not.
   std::string file;
-  append_wal_frame(file, R"({"type":"header","magic":"MHWAL1","version":1,"seq":0,"run":"x","created_at":"t"})");
-  append_wal_frame(file, R"({"type":"commit","seq":4,"run":"x","intent":3,"action":2,"idempotency_key":"k","future":[1]})");
+  append_wal_frame(
+      file, R"({"type":"header","magic":"MHWAL1","version":1,"seq":0,"run":"x","created_at":"t"})");
+  append_wal_frame(
+      file,
+      R"({"type":"commit","seq":4,"run":"x","intent":3,"action":2,"idempotency_key":"k","future":[1]})");
   auto c = read_wal(file);
   CHECK(c.clean());
   CHECK(c.run == "x");
@@ -242,12 +247,15 @@ TEST_CASE("apply_plan then rollback gives back the original store exactly") {
   CHECK(again.already_restored == 22);
 }
 
-TEST_CASE("rollback: a record changed since is a conflict, left alone unless forced; rollback logs itself") {
+TEST_CASE(
+    "rollback: a record changed since is a conflict, left alone unless forced; rollback logs "
+    "itself") {
   scratch_dir dir("conflict");
   store_t store = make_store(30);
   const auto original = images(store);
   repair_plan plan;
-  plan.actions.push_back(action("a", {{"r1", edit_set_status{"archived"}}, {"r2", edit_set_status{"archived"}}}));
+  plan.actions.push_back(
+      action("a", {{"r1", edit_set_status{"archived"}}, {"r2", edit_set_status{"archived"}}}));
   {
     wal_writer wal(dir.path / "run.wal", wal_sync::none);
     apply_plan(store, plan, wal);
@@ -321,7 +329,8 @@ TEST_CASE("apply_plan: failures are undone, retried up to 3 times, then manual q
   scratch_dir dir("retry");
   repair_plan plan;
   plan.actions.push_back(action("a0", {{"r0", edit_set_status{"archived"}}}));
-  plan.actions.push_back(action("a1", {{"r1", edit_set_weight{0.5}}, {"r3", edit_set_status{"archived"}}}));
+  plan.actions.push_back(
+      action("a1", {{"r1", edit_set_weight{0.5}}, {"r3", edit_set_status{"archived"}}}));
   plan.actions.push_back(action("a2", {{"r2", edit_set_status{"archived"}}}));
   plan.actions.push_back(action("gone", {{"r404", edit_set_status{"archived"}}}));
   plan.actions.push_back(action("bad_weight", {{"r4", edit_set_weight{7.0}}}));
@@ -386,8 +395,10 @@ TEST_CASE("apply_plan: approvals, suspension, record budget, dry run") {
   repair_plan plan;
   plan.actions.push_back(action("t1", {{"r0", edit_set_status{"archived"}}}));
   plan.actions.push_back(action("t2", {{"r1", edit_set_weight{0.5}}}, automation::confirm));
-  plan.actions.push_back(action("t3", {{"r2", edit_set_status{"pending_review"}}}, automation::manual));
-  plan.actions.push_back(action("t1b", {{"r3", edit_set_status{"archived"}}, {"r4", edit_set_status{"archived"}}}));
+  plan.actions.push_back(
+      action("t3", {{"r2", edit_set_status{"pending_review"}}}, automation::manual));
+  plan.actions.push_back(
+      action("t1b", {{"r3", edit_set_status{"archived"}}, {"r4", edit_set_status{"archived"}}}));
   plan.actions.push_back(action("t1c", {{"r4", edit_set_weight{0.1}}}));
   plan.actions.push_back(action("none", {}));
   wal_writer wal(dir.path / "run.wal", wal_sync::none);
@@ -470,11 +481,13 @@ TEST_CASE("wal_writer: group commit syncs once per batch") {
   }
   const auto log = read_wal_file(dir.path / "b5.wal");
   CHECK(log.clean());
-  for (std::size_t i = 1; i < log.entries.size(); ++i) CHECK(log.entries[i].seq == log.entries[i - 1].seq + 1);
+  for (std::size_t i = 1; i < log.entries.size(); ++i)
+    CHECK(log.entries[i].seq == log.entries[i - 1].seq + 1);
   CHECK(logged_actions(log).size() == 11);
 }
 
-TEST_CASE("wal: a cut at every byte offset keeps exactly the whole frames; recover gives whole actions") {
+TEST_CASE(
+    "wal: a cut at every byte offset keeps exactly the whole frames; recover gives whole actions") {
   scratch_dir dir("cut");
   const store_t original = make_store(30);
   const repair_plan plan = test_plan(5);
@@ -490,7 +503,7 @@ TEST_CASE("wal: a cut at every byte offset keeps exactly the whole frames; recov
   REQUIRE(full.entries.size() == 12);
   std::vector<std::size_t> ends;  // end offset of each frame, header first
   for (const auto& e : full.entries) ends.push_back(e.offset);
-  ends.push_back(bytes.size());   // ends[k] = end of frame k (k=0 header)
+  ends.push_back(bytes.size());  // ends[k] = end of frame k (k=0 header)
   std::vector<std::vector<std::string>> prefix;
   for (std::size_t m = 0; m <= 5; ++m) prefix.push_back(prefix_images(original, plan, m));
 
@@ -501,7 +514,8 @@ TEST_CASE("wal: a cut at every byte offset keeps exactly the whole frames; recov
     while (whole < ends.size() && ends[whole] <= cut) ++whole;
     const bool boundary = cut == 0 || (whole > 0 && ends[whole - 1] == cut);
     REQUIRE(c.entries.size() == (whole > 0 ? whole - 1 : 0));
-    for (std::size_t k = 0; k < c.entries.size(); ++k) CHECK(c.entries[k].payload == full.entries[k].payload);
+    for (std::size_t k = 0; k < c.entries.size(); ++k)
+      CHECK(c.entries[k].payload == full.entries[k].payload);
     if (boundary) {
       REQUIRE(c.clean());
     } else {
@@ -560,7 +574,8 @@ TEST_CASE("wal: a flipped byte in the middle is detected and reported, later fra
   std::ofstream(dir.path / "bad.wal", std::ios::binary) << bytes;
   CHECK_THROWS_AS(wal_writer(dir.path / "bad.wal", wal_sync::none), error);
   // A torn tail is cut off on reopen.
-  std::ofstream(dir.path / "torn.wal", std::ios::binary) << slurp(dir.path / "run.wal").substr(0, full.entries[5].offset + 11);
+  std::ofstream(dir.path / "torn.wal", std::ios::binary)
+      << slurp(dir.path / "run.wal").substr(0, full.entries[5].offset + 11);
   { wal_writer w(dir.path / "torn.wal", wal_sync::none); }
   CHECK(fs::file_size(dir.path / "torn.wal") == full.entries[5].offset);
 }
@@ -600,7 +615,8 @@ TEST_CASE("recover: redo policy finishes open actions") {
   CHECK(images(u) == expect);
 }
 
-TEST_CASE("crash test: 200 forked runs killed at random points recover to a prefix of whole actions") {
+TEST_CASE(
+    "crash test: 200 forked runs killed at random points recover to a prefix of whole actions") {
   // Model: the store is durable as a JSONL snapshot file rewritten (write + atomic rename) after
   // every record write, so a crash can leave an action half applied on disk. After the child
   // dies, the parent loads the snapshot (or the original if none was written), reads the WAL and
@@ -663,18 +679,24 @@ TEST_CASE("crash test: 200 forked runs killed at random points recover to a pref
     }
     killed += WIFSIGNALED(status);
 
-    const auto log = fs::exists(wal_path) ? read_wal_file(wal_path) : wal_contents{};  // killed before creating it
+    const auto log = fs::exists(wal_path) ? read_wal_file(wal_path)
+                                          : wal_contents{};  // killed before creating it
     const auto acts = logged_actions(log);
     std::size_t commits = 0;
     for (std::size_t k = 0; k < acts.size(); ++k) {
       if (acts[k].state != logged_state::committed) continue;
-      CHECK(acts[k].intent->action == static_cast<std::int64_t>(commits));  // committed in plan order
+      CHECK(acts[k].intent->action ==
+            static_cast<std::int64_t>(commits));  // committed in plan order
       ++commits;
     }
-    int last = 0;  // the newest complete snapshot (two may exist if the child died between rename and unlink)
+    int last = 0;  // the newest complete snapshot (two may exist if the child died between rename
+                   // and unlink)
     for (const auto& f : fs::directory_iterator(dir.path))
-      if (f.path().filename().string().rfind("store.", 0) == 0) last = std::max(last, std::stoi(f.path().extension().string().substr(1)));
-    store_t disk = last ? store_t::from_records(read_jsonl(dir.path / ("store." + std::to_string(last))).records) : make_store(30);
+      if (f.path().filename().string().rfind("store.", 0) == 0)
+        last = std::max(last, std::stoi(f.path().extension().string().substr(1)));
+    store_t disk = last ? store_t::from_records(
+                              read_jsonl(dir.path / ("store." + std::to_string(last))).records)
+                        : make_store(30);
     auto rec = recover(disk, log);
     CHECK(rec.conflicts.empty());
     CHECK(images(disk) == prefix[commits]);
@@ -711,8 +733,8 @@ std::string json_str(std::string_view s) {
 std::string memhealth_encode_image(const note& n) {
   char w[32];
   std::snprintf(w, sizeof w, "%.17g", n.weight);
-  std::string out = "{\"key\":" + json_str(n.key) + ",\"body\":" + json_str(n.body) + ",\"status\":" + json_str(n.status) +
-                    ",\"weight\":" + w + ",\"notes\":[";
+  std::string out = "{\"key\":" + json_str(n.key) + ",\"body\":" + json_str(n.body) +
+                    ",\"status\":" + json_str(n.status) + ",\"weight\":" + w + ",\"notes\":[";
   for (std::size_t i = 0; i < n.notes.size(); ++i) out += (i ? "," : "") + json_str(n.notes[i]);
   return out + "]}";
 }
@@ -721,8 +743,9 @@ note memhealth_decode_image(std::string_view json, std::type_identity<note>) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(json);
-    return {j.at("key").get<std::string>(), j.at("body").get<std::string>(), j.at("status").get<std::string>(),
-            j.at("weight").get<double>(), j.at("notes").get<std::vector<std::string>>()};
+    return {j.at("key").get<std::string>(), j.at("body").get<std::string>(),
+            j.at("status").get<std::string>(), j.at("weight").get<double>(),
+            j.at("notes").get<std::vector<std::string>>()};
   } catch (const nlohmann::json::exception&) {
     throw error(error_code::parse, "crm note image is not a crm note");
   }
@@ -757,8 +780,10 @@ std::vector<std::string> crm_images(const crm_store& s) {
 repair_plan crm_plan() {
   repair_plan p;
   p.actions.push_back(action("archive-n1", {{"n1", edit_set_status{"archived"}}}));
-  p.actions.push_back(action("fade-n2", {{"n2", edit_set_weight{0.25}}, {"n2", edit_append_notes{{"superseded"}}}}));
-  p.actions.push_back(action("meta-n3", {{"n3", edit_fill_metadata{"topic", std::string("crm")}}}));  // no metadata
+  p.actions.push_back(action(
+      "fade-n2", {{"n2", edit_set_weight{0.25}}, {"n2", edit_append_notes{{"superseded"}}}}));
+  p.actions.push_back(
+      action("meta-n3", {{"n3", edit_fill_metadata{"topic", std::string("crm")}}}));  // no metadata
   return p;
 }
 
@@ -767,13 +792,15 @@ repair_plan crm_plan() {
 TEST_CASE("record image: memory_record images are its canonical JSON; a user type's round-trips") {
   static_assert(imaged_record<memory_record> && imaged_record<crm::note>);
   static_assert(mutable_record_store<crm_store>);
-  static_assert(edit_supported<crm::note, edit_set_weight> && !edit_supported<crm::note, edit_fill_metadata>);
+  static_assert(edit_supported<crm::note, edit_set_weight> &&
+                !edit_supported<crm::note, edit_fill_metadata>);
   const memory_record r = make_record(3);
   CHECK(encode_image(r) == to_json(r));
   CHECK(to_json(decode_image<memory_record>(to_json(r))) == to_json(r));
   const crm::note n{"n3", "call back \"Tuesday\"", "active", 0.1, {"a", "b\\c"}};
-  CHECK(encode_image(n) ==
-        R"({"key":"n3","body":"call back \"Tuesday\"","status":"active","weight":0.10000000000000001,"notes":["a","b\\c"]})");
+  CHECK(
+      encode_image(n) ==
+      R"({"key":"n3","body":"call back \"Tuesday\"","status":"active","weight":0.10000000000000001,"notes":["a","b\\c"]})");
   CHECK(decode_image<crm::note>(encode_image(n)) == n);
   CHECK_THROWS_AS((void)decode_image<memory_record>("not json"), error);
 }
@@ -787,7 +814,8 @@ TEST_CASE("apply_plan, rollback and recover on a user's record type restore it b
     auto res = apply_plan(store, crm_plan(), wal);
     CHECK(res.applied == std::vector<std::string>{"archive-n1", "fade-n2"});
     REQUIRE(res.failed == std::vector<std::string>{"meta-n3"});
-    CHECK(res.outcomes[2].reason == "the record type has no writable metadata (field metadata) for this edit");
+    CHECK(res.outcomes[2].reason ==
+          "the record type has no writable metadata (field metadata) for this edit");
     CHECK(res.outcomes[2].attempts == 0);
     CHECK(res.records_changed == 2);
   }
@@ -802,8 +830,9 @@ TEST_CASE("apply_plan, rollback and recover on a user's record type restore it b
   REQUIRE(acts.size() == 2);
   // The log holds the user's images verbatim.
   CHECK(acts[0].intent->records[0].before_json == original[0]);
-  CHECK(acts[1].intent->records[0].after_json ==
-        R"({"key":"n2","body":"renewal due in May","status":"active","weight":0.25,"notes":["superseded"]})");
+  CHECK(
+      acts[1].intent->records[0].after_json ==
+      R"({"key":"n2","body":"renewal due in May","status":"active","weight":0.25,"notes":["superseded"]})");
 
   auto rb = rollback(store, log);
   CHECK(rb.conflicts.empty());
@@ -817,7 +846,8 @@ TEST_CASE("apply_plan, rollback and recover on a user's record type restore it b
   });
   crm_store crashed = crm_notes();
   for (const auto& a : logged_actions(crashed_log))
-    for (const auto& r : a.intent->records) crashed.restore(r.index, decode_image<crm::note>(r.after_json));
+    for (const auto& r : a.intent->records)
+      crashed.restore(r.index, decode_image<crm::note>(r.after_json));
   auto rec = recover(crashed, crashed_log);  // default: undo open actions
   REQUIRE(rec.actions.size() == 2);
   CHECK(rec.actions[0].status == recovery_status::committed);
@@ -867,7 +897,9 @@ TEST_CASE("store identity: the fingerprint is the id set's, independent of order
   CHECK(identify_store(store_t::from_records(v)).fingerprint != ia.fingerprint);
 }
 
-TEST_CASE("rollback and recover find records by id after inserts, deletes, re-sorts and edits (property, 300 seeds)") {
+TEST_CASE(
+    "rollback and recover find records by id after inserts, deletes, re-sorts and edits (property, "
+    "300 seeds)") {
   const repair_plan plan = test_plan(12);
   const store_t original = make_store(30);
   const auto orig = records_of(original);
@@ -943,8 +975,10 @@ TEST_CASE("rollback and recover find records by id after inserts, deletes, re-so
           CHECK(to_json(now[i]) == to_json(mutated[i]));  // no other record changes
         } else if (edited.count(id)) {
           CHECK(reported[id].count(conflict_kind::changed) == 1);
-          if (force) CHECK(to_json(now[i]) == image_of(orig, id));
-          else CHECK(to_json(now[i]) == to_json(mutated[i]));
+          if (force)
+            CHECK(to_json(now[i]) == image_of(orig, id));
+          else
+            CHECK(to_json(now[i]) == to_json(mutated[i]));
         } else {
           CHECK(to_json(now[i]) == image_of(orig, id));  // restored by identity
         }
@@ -971,14 +1005,18 @@ TEST_CASE("rollback and recover find records by id after inserts, deletes, re-so
       for (std::size_t i = 0; i < now.size(); ++i) {
         const std::string& id = now[i].id;
         CHECK(id == mutated[i].id);
-        if (changed.count(id) && !edited.count(id)) CHECK(to_json(now[i]) == image_of(after, id));
-        else CHECK(to_json(now[i]) == to_json(mutated[i]));
+        if (changed.count(id) && !edited.count(id))
+          CHECK(to_json(now[i]) == image_of(after, id));
+        else
+          CHECK(to_json(now[i]) == to_json(mutated[i]));
       }
-      for (const auto& c : rc.conflicts) CHECK((changed.count(c.id) && (edited.count(c.id) || deleted.count(c.id))));
+      for (const auto& c : rc.conflicts)
+        CHECK((changed.count(c.id) && (edited.count(c.id) || deleted.count(c.id))));
     }
   }
-  MESSAGE("position shifts: " << relocated_total << " records found at another index, " << missing_total
-                                << " reported missing, " << edited_total << " reported changed (300 seeds)");
+  MESSAGE("position shifts: " << relocated_total << " records found at another index, "
+                              << missing_total << " reported missing, " << edited_total
+                              << " reported changed (300 seeds)");
   CHECK(relocated_total > 1000);  // the shifts really moved the records
   CHECK(missing_total > 50);
   CHECK(edited_total > 50);
@@ -989,17 +1027,32 @@ TEST_CASE("rollback and recover find records by id after inserts, deletes, re-so
 // read_wal keeps the raw image; rollback and recover threw error(parse) from decode_image halfway
 // through, after restoring other records, and returned nothing. Now that record is a bad_image
 // conflict, left alone (force too), and everything else is done.
-TEST_CASE("rollback and recover: fuzz regression: an image that does not decode is a bad_image conflict, not a throw") {
+TEST_CASE(
+    "rollback and recover: fuzz regression: an image that does not decode is a bad_image conflict, "
+    "not a throw") {
   const std::string bad_before = R"({"id":"a","content":"x","embedding":[-0.14305170.10206208]})";
   std::string log_bytes;
-  append_wal_frame(log_bytes, R"({"type":"header","magic":"MHWAL1","version":1,"seq":0,"run":"f","created_at":"t"})");
-  append_wal_frame(log_bytes, R"({"type":"run_begin","seq":1,"run":"f","started_at":"t","actions":3})");
-  append_wal_frame(log_bytes, R"({"type":"intent","seq":2,"run":"f","action":0,"idempotency_key":"k0","attempt":1,"records":[{"index":1,"id":"b","before":{"id":"b","content":"b0"},"after":{"id":"b","content":"b1"}}]})");
-  append_wal_frame(log_bytes, R"({"type":"commit","seq":3,"run":"f","intent":2,"action":0,"idempotency_key":"k0"})");
-  append_wal_frame(log_bytes, R"({"type":"intent","seq":4,"run":"f","action":1,"idempotency_key":"k1","attempt":1,"records":[{"index":0,"id":"a","before":)" +
-                                  bad_before + R"(,"after":{"id":"a","content":"y"}}]})");
-  append_wal_frame(log_bytes, R"({"type":"commit","seq":5,"run":"f","intent":4,"action":1,"idempotency_key":"k1"})");
-  append_wal_frame(log_bytes, R"({"type":"intent","seq":6,"run":"f","action":2,"idempotency_key":"k2","attempt":1,"records":[{"index":2,"id":"c","before":{"id":"c","content":"c0"},"after":{"id":"c","content":"c1"}}]})");
+  append_wal_frame(
+      log_bytes,
+      R"({"type":"header","magic":"MHWAL1","version":1,"seq":0,"run":"f","created_at":"t"})");
+  append_wal_frame(log_bytes,
+                   R"({"type":"run_begin","seq":1,"run":"f","started_at":"t","actions":3})");
+  append_wal_frame(
+      log_bytes,
+      R"({"type":"intent","seq":2,"run":"f","action":0,"idempotency_key":"k0","attempt":1,"records":[{"index":1,"id":"b","before":{"id":"b","content":"b0"},"after":{"id":"b","content":"b1"}}]})");
+  append_wal_frame(
+      log_bytes,
+      R"({"type":"commit","seq":3,"run":"f","intent":2,"action":0,"idempotency_key":"k0"})");
+  append_wal_frame(
+      log_bytes,
+      R"({"type":"intent","seq":4,"run":"f","action":1,"idempotency_key":"k1","attempt":1,"records":[{"index":0,"id":"a","before":)" +
+          bad_before + R"(,"after":{"id":"a","content":"y"}}]})");
+  append_wal_frame(
+      log_bytes,
+      R"({"type":"commit","seq":5,"run":"f","intent":4,"action":1,"idempotency_key":"k1"})");
+  append_wal_frame(
+      log_bytes,
+      R"({"type":"intent","seq":6,"run":"f","action":2,"idempotency_key":"k2","attempt":1,"records":[{"index":2,"id":"c","before":{"id":"c","content":"c0"},"after":{"id":"c","content":"c1"}}]})");
   const wal_contents log = read_wal(log_bytes);
   REQUIRE(log.clean());
   REQUIRE(log.entries.size() == 6);
@@ -1053,7 +1106,8 @@ TEST_CASE("rollback and recover: fuzz regression: an image that does not decode 
   }
 }
 
-TEST_CASE("rollback: a duplicate id inserted after the run is told apart by the image the log knows") {
+TEST_CASE(
+    "rollback: a duplicate id inserted after the run is told apart by the image the log knows") {
   scratch_dir dir("dupid");
   store_t store = make_store(30);
   const auto orig = records_of(store);
@@ -1070,8 +1124,8 @@ TEST_CASE("rollback: a duplicate id inserted after the run is told apart by the 
   const auto rb = rollback(s, log);
   CHECK(rb.conflicts.empty());
   CHECK(rb.records_restored == 3);
-  CHECK(to_json(s.extract(0)) == to_json(copy));          // the newcomer is left alone
-  CHECK(to_json(s.extract(1)) == to_json(orig[0]));       // the run's r0 restored
+  CHECK(to_json(s.extract(0)) == to_json(copy));     // the newcomer is left alone
+  CHECK(to_json(s.extract(1)) == to_json(orig[0]));  // the run's r0 restored
   // Two records holding the after-image: ambiguous, never guessed.
   auto w = records_of(store);
   w.push_back(w[0]);
@@ -1086,7 +1140,9 @@ TEST_CASE("rollback: a duplicate id inserted after the run is told apart by the 
   CHECK(to_json(t.extract(30)) == to_json(w[0]));
 }
 
-TEST_CASE("one store per log: another store's log is refused by append, rollback and recover (force too)") {
+TEST_CASE(
+    "one store per log: another store's log is refused by append, rollback and recover (force "
+    "too)") {
   scratch_dir dir("onestore");
   store_t a = make_store(30);
   wal_writer_options wo;
@@ -1107,7 +1163,8 @@ TEST_CASE("one store per log: another store's log is refused by append, rollback
   const auto before_b = images(b);
   wal_writer_options wb = wo;
   wb.store = identify_store(b, "b.jsonl");
-  CHECK_THROWS_WITH_AS(wal_writer(dir.path / "run.wal", wb), doctest::Contains("made for another store"), error);
+  CHECK_THROWS_WITH_AS(wal_writer(dir.path / "run.wal", wb),
+                       doctest::Contains("made for another store"), error);
   // The same store (as the run left it) may append another run.
   { wal_writer again(dir.path / "run.wal", wo); }
   const auto log = read_wal_file(dir.path / "run.wal");
@@ -1139,7 +1196,8 @@ TEST_CASE("one store per log: another store's log is refused by append, rollback
   CHECK(rollback(a2, log).complete());
 }
 
-TEST_CASE("wal_writer: one writer per log (flock); a header-only log is a valid log with zero runs") {
+TEST_CASE(
+    "wal_writer: one writer per log (flock); a header-only log is a valid log with zero runs") {
   scratch_dir dir("lock");
   const auto path = dir.path / "run.wal";
   {
@@ -1148,7 +1206,8 @@ TEST_CASE("wal_writer: one writer per log (flock); a header-only log is a valid 
     wal_writer_options o;
     o.policy = wal_sync::none;
     o.run_id = "second";
-    CHECK_THROWS_WITH_AS(wal_writer(path, o), doctest::Contains("locked by another process"), error);
+    CHECK_THROWS_WITH_AS(wal_writer(path, o), doctest::Contains("locked by another process"),
+                         error);
     try {
       wal_writer second(path, o);
       FAIL("a second writer opened a locked log");
@@ -1180,7 +1239,9 @@ TEST_CASE("wal_writer: one writer per log (flock); a header-only log is a valid 
   CHECK(recover(s, log).complete());
 }
 
-TEST_CASE("hash chain: a frame removed, reordered or edited (CRC recomputed) is found at the next frame") {
+TEST_CASE(
+    "hash chain: a frame removed, reordered or edited (CRC recomputed) is found at the next "
+    "frame") {
   scratch_dir dir("chain");
   store_t store = make_store(30);
   {
@@ -1228,7 +1289,8 @@ TEST_CASE("hash chain: a frame removed, reordered or edited (CRC recomputed) is 
     CHECK(r.problem->kind == wal_problem_kind::bad_chain);
     CHECK(r.problem->offset == offset_of(f, 7));
   }
-  {  // edit the first intent's payload and recompute its CRC-32C: the CRC passes, the next link fails
+  {  // edit the first intent's payload and recompute its CRC-32C: the CRC passes, the next link
+     // fails
     auto f = frames;
     std::size_t k = 0;
     while (k < f.size() && f[k].find("\"type\":\"intent\"") == std::string::npos) ++k;
@@ -1254,18 +1316,22 @@ TEST_CASE("hash chain: a frame removed, reordered or edited (CRC recomputed) is 
   CHECK(read_wal_file(dir.path / "run.wal").clean());
 }
 
-TEST_CASE("wal_writer: a log path that is not a regular file is refused before anything is written") {
+TEST_CASE(
+    "wal_writer: a log path that is not a regular file is refused before anything is written") {
   scratch_dir dir("notregular");
   // /dev/full would fail every write (and read as endless zeros): it is refused up front.
   if (!fs::exists("/dev/full")) return;
   fs::create_symlink("/dev/full", dir.path / "full.wal");
   wal_writer_options o;
   o.policy = wal_sync::none;
-  CHECK_THROWS_WITH_AS(wal_writer(dir.path / "full.wal", o), doctest::Contains("cannot read"), error);
-  CHECK_THROWS_WITH_AS(wal_writer(dir.path, o), doctest::Contains("cannot open"), error);  // a directory
+  CHECK_THROWS_WITH_AS(wal_writer(dir.path / "full.wal", o), doctest::Contains("cannot read"),
+                       error);
+  CHECK_THROWS_WITH_AS(wal_writer(dir.path, o), doctest::Contains("cannot open"),
+                       error);  // a directory
 }
 
-TEST_CASE("run ledger: give_back_run returns a run counted today, never below zero or on another day") {
+TEST_CASE(
+    "run ledger: give_back_run returns a run counted today, never below zero or on another day") {
   scratch_dir dir("ledger");
   const auto path = dir.path / "runs.json";
   const utc_time t = parse_timestamp("2024-07-15T10:00:00Z")->instant;
@@ -1275,7 +1341,8 @@ TEST_CASE("run ledger: give_back_run returns a run counted today, never below ze
   CHECK(give_back_run(path, t));
   CHECK(load_run_ledger(path).count == 1);
   CHECK(take_run(path, 2, t).allowed);
-  CHECK_FALSE(give_back_run(path, t + std::chrono::hours(24)));  // another day: nothing to give back
+  CHECK_FALSE(
+      give_back_run(path, t + std::chrono::hours(24)));  // another day: nothing to give back
   CHECK(give_back_run(path, t));
   CHECK(give_back_run(path, t));
   CHECK_FALSE(give_back_run(path, t));
@@ -1287,14 +1354,17 @@ TEST_CASE("run ledger: give_back_run returns a run counted today, never below ze
 namespace {
 
 // The stores after the first m actions, m = 0..n.
-std::vector<std::vector<std::string>> all_prefixes(const store_t& original, const repair_plan& plan) {
+std::vector<std::vector<std::string>> all_prefixes(const store_t& original,
+                                                   const repair_plan& plan) {
   std::vector<std::vector<std::string>> out;
-  for (std::size_t m = 0; m <= plan.actions.size(); ++m) out.push_back(prefix_images(original, plan, m));
+  for (std::size_t m = 0; m <= plan.actions.size(); ++m)
+    out.push_back(prefix_images(original, plan, m));
   return out;
 }
 
 // The m for which `got` equals the store after the first m actions, or -1.
-int whole_prefix(const std::vector<std::string>& got, const std::vector<std::vector<std::string>>& prefixes) {
+int whole_prefix(const std::vector<std::string>& got,
+                 const std::vector<std::vector<std::string>>& prefixes) {
   for (std::size_t m = 0; m < prefixes.size(); ++m)
     if (got == prefixes[m]) return static_cast<int>(m);
   return -1;
@@ -1309,7 +1379,9 @@ std::size_t committed_in(const std::string& bytes) {
 
 }  // namespace
 
-TEST_CASE("power loss: after any operation, with unsynced writes kept, dropped, torn or reordered, recovery gives whole actions and keeps every synced commit") {
+TEST_CASE(
+    "power loss: after any operation, with unsynced writes kept, dropped, torn or reordered, "
+    "recovery gives whole actions and keeps every synced commit") {
   using test::sim_file_io;
   const store_t original = make_store(30);
   const repair_plan plan = test_plan(24);
@@ -1333,22 +1405,24 @@ TEST_CASE("power loss: after any operation, with unsynced writes kept, dropped, 
       }
       std::mt19937 rng(static_cast<unsigned>(batch * 7 + static_cast<unsigned>(policy)));
       for (std::size_t n = 0; n <= io.ops.size(); ++n) {
-        for (auto how : {sim_file_io::loss::keep_all, sim_file_io::loss::drop_unsynced, sim_file_io::loss::torn,
-                         sim_file_io::loss::reorder}) {
-          const int tries = how == sim_file_io::loss::torn || how == sim_file_io::loss::reorder ? 4 : 1;
+        for (auto how : {sim_file_io::loss::keep_all, sim_file_io::loss::drop_unsynced,
+                         sim_file_io::loss::torn, sim_file_io::loss::reorder}) {
+          const int tries =
+              how == sim_file_io::loss::torn || how == sim_file_io::loss::reorder ? 4 : 1;
           for (int t = 0; t < tries; ++t) {
             CAPTURE(n);
             CAPTURE(static_cast<int>(how));
             const std::string disk = io.after_power_loss("sim/run.wal", n, how, rng);
-            const std::string synced = io.after_power_loss("sim/run.wal", n, sim_file_io::loss::drop_unsynced, rng);
+            const std::string synced =
+                io.after_power_loss("sim/run.wal", n, sim_file_io::loss::drop_unsynced, rng);
             const auto log = read_wal(disk);
             with_problem += log.problem.has_value();
             store_t s = make_store(30);  // the store on disk is the one from before the run
             const auto rc = recover(s, log);
             CHECK(rc.conflicts.empty());
             const int m = whole_prefix(images(s), prefixes);
-            CHECK(m >= 0);                                        // whole actions, in order
-            CHECK(m >= static_cast<int>(committed_in(synced)));   // every durable commit kept
+            CHECK(m >= 0);                                       // whole actions, in order
+            CHECK(m >= static_cast<int>(committed_in(synced)));  // every durable commit kept
             ++reached[m];
             ++crashes;
           }
@@ -1356,13 +1430,16 @@ TEST_CASE("power loss: after any operation, with unsynced writes kept, dropped, 
       }
     }
   }
-  MESSAGE("power loss: " << crashes << " simulated crashes, " << with_problem << " of them leaving a torn or damaged log, "
-                         << reached.size() << " distinct recovered prefixes");
+  MESSAGE("power loss: " << crashes << " simulated crashes, " << with_problem
+                         << " of them leaving a torn or damaged log, " << reached.size()
+                         << " distinct recovered prefixes");
   CHECK(crashes >= 1000);
   CHECK(reached.size() == 25);  // every prefix 0..24 is reached somewhere
 }
 
-TEST_CASE("I/O errors: a failed write or fdatasync stops the run with error(io); the log is not trusted again; recovery gives whole actions") {
+TEST_CASE(
+    "I/O errors: a failed write or fdatasync stops the run with error(io); the log is not trusted "
+    "again; recovery gives whole actions") {
   using test::sim_file_io;
   const store_t original = make_store(30);
   const repair_plan plan = test_plan(12);
@@ -1403,7 +1480,8 @@ TEST_CASE("I/O errors: a failed write or fdatasync stops the run with error(io);
           FAIL("the run did not stop at the failed " << (which == 0 ? "write" : "fdatasync"));
         } catch (const error& e) {
           CHECK(e.code() == error_code::io);
-          CHECK(std::string(e.what()).find(err == EIO ? "Input/output error" : "No space left") != std::string::npos);
+          CHECK(std::string(e.what()).find(err == EIO ? "Input/output error" : "No space left") !=
+                std::string::npos);
         }
         ++failures;
         if (wal) {
@@ -1412,28 +1490,37 @@ TEST_CASE("I/O errors: a failed write or fdatasync stops the run with error(io);
         }
         std::mt19937 rng(static_cast<unsigned>(k));
         // The store in memory, recovered with the log as written: whole actions.
-        const std::string written = io.after_power_loss("sim/run.wal", io.ops.size(), sim_file_io::loss::keep_all, rng);
+        const std::string written =
+            io.after_power_loss("sim/run.wal", io.ops.size(), sim_file_io::loss::keep_all, rng);
         const auto rc = recover(s, read_wal(written));
         CHECK(rc.conflicts.empty());
         CHECK(whole_prefix(images(s), prefixes) >= 0);
         // Power lost right after the failure (a failed fsync may have dropped the dirty pages):
         // the store from before the run and what was synced also recover to whole actions.
         store_t from_disk = make_store(30);
-        const std::string synced = io.after_power_loss("sim/run.wal", io.ops.size(), sim_file_io::loss::drop_unsynced, rng);
+        const std::string synced = io.after_power_loss("sim/run.wal", io.ops.size(),
+                                                       sim_file_io::loss::drop_unsynced, rng);
         CHECK(recover(from_disk, read_wal(synced)).conflicts.empty());
         CHECK(whole_prefix(images(from_disk), prefixes) >= 0);
       }
     }
   }
-  MESSAGE("I/O errors: " << failures << " runs with a failed write or fdatasync, each stopped with error(io) and recovered");
+  MESSAGE("I/O errors: "
+          << failures
+          << " runs with a failed write or fdatasync, each stopped with error(io) and recovered");
 }
 
-TEST_CASE("hash chain: logs chained with CRC-64 links (written before CRC-32C links) are read, checked and continued") {
+TEST_CASE(
+    "hash chain: logs chained with CRC-64 links (written before CRC-32C links) are read, checked "
+    "and continued") {
   scratch_dir dir("chain64");
-  // A header and a run_begin linked by hand the old way: "prev" = CRC-64/XZ of the previous payload.
-  const std::string header = R"({"type":"header","magic":"MHWAL1","version":1,"seq":0,"run":"old","created_at":"2026-12-01T00:00:00.000Z","chain":"crc64"})";
-  const std::string begin = R"({"type":"run_begin","seq":1,"run":"old","started_at":"2026-12-01T00:00:00.000Z","actions":0,"prev":")" +
-                            hex16(crc64(header)) + "\"}";
+  // A header and a run_begin linked by hand the old way: "prev" = CRC-64/XZ of the previous
+  // payload.
+  const std::string header =
+      R"({"type":"header","magic":"MHWAL1","version":1,"seq":0,"run":"old","created_at":"2026-12-01T00:00:00.000Z","chain":"crc64"})";
+  const std::string begin =
+      R"({"type":"run_begin","seq":1,"run":"old","started_at":"2026-12-01T00:00:00.000Z","actions":0,"prev":")" +
+      hex16(crc64(header)) + "\"}";
   std::string bytes;
   append_wal_frame(bytes, header);
   append_wal_frame(bytes, begin);
@@ -1444,7 +1531,9 @@ TEST_CASE("hash chain: logs chained with CRC-64 links (written before CRC-32C li
   // A wrong CRC-64 link is a broken chain.
   std::string bad;
   append_wal_frame(bad, header);
-  append_wal_frame(bad, R"({"type":"run_begin","seq":1,"run":"old","started_at":"x","actions":0,"prev":"0000000000000000"})");
+  append_wal_frame(
+      bad,
+      R"({"type":"run_begin","seq":1,"run":"old","started_at":"x","actions":0,"prev":"0000000000000000"})");
   const auto b = read_wal(bad);
   REQUIRE(b.problem);
   CHECK(b.problem->kind == wal_problem_kind::bad_chain);
@@ -1470,7 +1559,8 @@ TEST_CASE("hash chain: logs chained with CRC-64 links (written before CRC-32C li
   CHECK(nl.clean());
   CHECK(nl.chain == "crc32c");
   REQUIRE(nl.entries.size() == 1);
-  const auto* u = reinterpret_cast<const unsigned char*>(nb.data() + 4);  // the header frame's CRC-32C
+  const auto* u =
+      reinterpret_cast<const unsigned char*>(nb.data() + 4);  // the header frame's CRC-32C
   const std::uint32_t header_crc = u[0] | u[1] << 8 | u[2] << 16 | std::uint32_t(u[3]) << 24;
   CHECK(nl.entries[0].prev == hex16(header_crc).substr(8));
 }

@@ -5,11 +5,11 @@
 // replace the VFS and cut power at a chosen point.
 #pragma once
 
+#include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
-#include <algorithm>
 #include <map>
 #include <optional>
 #include <random>
@@ -32,16 +32,17 @@ class sim_file_io final : public file_io {
   /// How power is lost.
   enum class loss { keep_all, drop_unsynced, torn, reorder };
 
-  std::vector<op> ops;                          // every write / sync / truncate, in order
-  std::optional<std::size_t> fail_write_at;     // the n-th write call (0-based) fails with fail_errno
-  std::optional<std::size_t> fail_sync_at;      // the n-th sync call fails with fail_errno
+  std::vector<op> ops;                       // every write / sync / truncate, in order
+  std::optional<std::size_t> fail_write_at;  // the n-th write call (0-based) fails with fail_errno
+  std::optional<std::size_t> fail_sync_at;   // the n-th sync call fails with fail_errno
   int fail_errno = EIO;
   std::size_t writes = 0, syncs = 0;
 
   int open_append(const std::filesystem::path& path) override {
     const std::string key = path.string();
     auto it = files_.find(key);
-    if (it == files_.end()) it = files_.emplace(key, static_cast<int>(content_.size())).first, content_.emplace_back();
+    if (it == files_.end())
+      it = files_.emplace(key, static_cast<int>(content_.size())).first, content_.emplace_back();
     handles_[next_] = it->second;
     return next_++;
   }
@@ -87,9 +88,11 @@ class sim_file_io final : public file_io {
 
   /// Records an operation that another layer performed on `path` (an SQLite VFS shim records
   /// SQLite's writes, syncs and truncations here), so every file shares one timeline.
-  void record(const std::string& path, typename op::kind_t kind, std::uint64_t offset, std::string data = {}) {
+  void record(const std::string& path, typename op::kind_t kind, std::uint64_t offset,
+              std::string data = {}) {
     auto it = files_.find(path);
-    if (it == files_.end()) it = files_.emplace(path, static_cast<int>(content_.size())).first, content_.emplace_back();
+    if (it == files_.end())
+      it = files_.emplace(path, static_cast<int>(content_.size())).first, content_.emplace_back();
     std::string& c = content_[it->second];
     if (kind == op::write) {
       if (c.size() < offset + data.size()) c.resize(offset + data.size(), '\0');
@@ -108,13 +111,15 @@ class sim_file_io final : public file_io {
   /// up to a point inside one write cut at a 512-byte sector boundary (torn), or sector by
   /// sector at random (reorder). A sector that did not survive keeps its old bytes (zeros past
   /// the old end of the file), as disks with power-safe overwrite do.
-  std::string after_power_loss(const std::string& path, std::size_t n, loss how, std::mt19937& rng) const {
+  std::string after_power_loss(const std::string& path, std::size_t n, loss how,
+                               std::mt19937& rng) const {
     auto fit = files_.find(path);
     if (fit == files_.end()) return {};
     const int f = fit->second;
     std::string durable, all;
     std::vector<const op*> pending;
-    auto apply = [](std::string& img, const op& o, std::uint64_t from, std::uint64_t to) {  // bytes [from, to) of the op
+    auto apply = [](std::string& img, const op& o, std::uint64_t from,
+                    std::uint64_t to) {  // bytes [from, to) of the op
       if (o.kind == op::truncate) return img.resize(o.offset, '\0');
       if (img.size() < o.offset + to) img.resize(o.offset + to, '\0');
       img.replace(o.offset + from, to - from, o.data, from, to - from);
@@ -132,8 +137,10 @@ class sim_file_io final : public file_io {
     }
     constexpr std::uint64_t sector = 512;
     switch (how) {
-      case loss::keep_all: return all;
-      case loss::drop_unsynced: return durable;
+      case loss::keep_all:
+        return all;
+      case loss::drop_unsynced:
+        return durable;
       case loss::torn: {
         std::string img = durable;
         if (pending.empty()) return img;
@@ -157,7 +164,8 @@ class sim_file_io final : public file_io {
             continue;
           }
           for (std::uint64_t lo = 0; lo < o->data.size();) {
-            const std::uint64_t hi = std::min<std::uint64_t>(o->data.size(), ((o->offset + lo) / sector + 1) * sector - o->offset);
+            const std::uint64_t hi = std::min<std::uint64_t>(
+                o->data.size(), ((o->offset + lo) / sector + 1) * sector - o->offset);
             if (rng() % 2) apply(img, *o, lo, hi);
             lo = hi;
           }

@@ -26,7 +26,8 @@ namespace {
 
 // n unit rows of dimension d, Gaussian, plus `planted` rows that are noisy copies of earlier rows
 // (cosine ~0.93-0.99 to their source).
-mh::row_matrix planted_rows(Eigen::Index n, Eigen::Index d, Eigen::Index planted, std::uint32_t seed) {
+mh::row_matrix planted_rows(Eigen::Index n, Eigen::Index d, Eigen::Index planted,
+                            std::uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> g(0.0f, 1.0f);
   std::uniform_real_distribution<float> u(0.08f, 0.4f);
@@ -38,7 +39,8 @@ mh::row_matrix planted_rows(Eigen::Index n, Eigen::Index d, Eigen::Index planted
   for (Eigen::Index p = 0; p < planted && 2 * p + 1 < n; ++p) {
     const Eigen::Index src = 2 * p, dst = n - 1 - 2 * p;  // pairs spread over the whole range
     const float noise = u(rng);
-    for (Eigen::Index k = 0; k < d; ++k) X(dst, k) = X(src, k) + noise * g(rng) / std::sqrt(static_cast<float>(d));
+    for (Eigen::Index k = 0; k < d; ++k)
+      X(dst, k) = X(src, k) + noise * g(rng) / std::sqrt(static_cast<float>(d));
     X.row(dst).normalize();
   }
   return X;
@@ -47,7 +49,8 @@ mh::row_matrix planted_rows(Eigen::Index n, Eigen::Index d, Eigen::Index planted
 using pair_set = std::set<std::pair<std::uint32_t, std::uint32_t>>;
 
 // Brute force in double; also returns the smallest |score - t| so a test can require a gap.
-pair_set brute(const mh::row_matrix& A, const mh::row_matrix& B, bool self, float t, double* gap = nullptr) {
+pair_set brute(const mh::row_matrix& A, const mh::row_matrix& B, bool self, float t,
+               double* gap = nullptr) {
   pair_set out;
   double g = 1e9;
   for (Eigen::Index i = 0; i < A.rows(); ++i)
@@ -73,51 +76,61 @@ bool sorted_ij(const std::vector<mh::scored_pair>& v) {
 }
 
 std::size_t plain_function_calls = 0;
-void count_pair(std::uint32_t, std::uint32_t, float) { ++plain_function_calls; }
+void count_pair(std::uint32_t, std::uint32_t, float) {
+  ++plain_function_calls;
+}
 
 }  // namespace
 
-TEST_CASE("threshold_join with the Eigen backend equals brute force; threads and tiles do not change the output") {
+TEST_CASE(
+    "threshold_join with the Eigen backend equals brute force; threads and tiles do not change the "
+    "output") {
   const auto X = planted_rows(701, 100, 60, 7);  // n not a multiple of any tile, d not of 32
   const float t = 0.9f;
   double gap = 0;
   const auto truth = brute(X, X, true, t, &gap);
-  REQUIRE(gap > 1e-4);         // no score so close to t that float rounding could decide
+  REQUIRE(gap > 1e-4);          // no score so close to t that float rounding could decide
   REQUIRE(truth.size() >= 60);  // the planted pairs (cosine >= 0.92) are all there
   const auto ref = mh::threshold_join_pairs(X, t, {.tile = 701});
   CHECK(keys(ref) == truth);
   CHECK(sorted_ij(ref));
-  for (const Eigen::Index tile : {1, 16, 100, 256, 1000})
-  {
+  for (const Eigen::Index tile : {1, 16, 100, 256, 1000}) {
     // the scores may differ in the last bits between tile shapes (GEMM blocking), never between
     // thread counts at one tile size
-    const auto one = mh::threshold_join_pairs(X, t, {.tile = tile, .threads = 1}, mh::cosine_kernel{}, mh::eigen_gemm{});
-    const auto two = mh::threshold_join_pairs(X, t, {.tile = tile, .threads = 2}, mh::cosine_kernel{}, mh::eigen_gemm{});
+    const auto one = mh::threshold_join_pairs(X, t, {.tile = tile, .threads = 1},
+                                              mh::cosine_kernel{}, mh::eigen_gemm{});
+    const auto two = mh::threshold_join_pairs(X, t, {.tile = tile, .threads = 2},
+                                              mh::cosine_kernel{}, mh::eigen_gemm{});
     CHECK(one == two);
     CHECK(keys(one) == truth);
     REQUIRE(one.size() == ref.size());
-    for (std::size_t k = 0; k < one.size(); ++k) CHECK(one[k].score == doctest::Approx(ref[k].score).epsilon(1e-5));
+    for (std::size_t k = 0; k < one.size(); ++k)
+      CHECK(one[k].score == doctest::Approx(ref[k].score).epsilon(1e-5));
   }
   // l2 kernel through the backend-aware tile form: same pairs for the equivalent threshold
-  const auto l2 = mh::threshold_join_pairs(X, mh::l2_kernel::from_cosine(t), {.tile = 64, .threads = 2},
-                                           mh::l2_kernel{}, mh::eigen_gemm{});
+  const auto l2 =
+      mh::threshold_join_pairs(X, mh::l2_kernel::from_cosine(t), {.tile = 64, .threads = 2},
+                               mh::l2_kernel{}, mh::eigen_gemm{});
   CHECK(keys(l2) == truth);
   // the default backend (Eigen when compiled for AVX-512F, else the widest own kernel the CPU
   // has) against the AVX2 kernel: same pairs, scores equal up to summation order
   for (const unsigned threads : {1u, 2u}) {
     const auto d = mh::threshold_join_pairs(X, t, {.tile = 96, .threads = threads});
     CHECK(keys(d) == truth);
-    const auto a = mh::threshold_join_pairs(X, t, {.tile = 96, .threads = threads}, mh::cosine_kernel{}, mh::avx2_gemm{});
+    const auto a = mh::threshold_join_pairs(X, t, {.tile = 96, .threads = threads},
+                                            mh::cosine_kernel{}, mh::avx2_gemm{});
     CHECK(keys(a) == keys(d));
     REQUIRE(a.size() == d.size());
-    for (std::size_t k = 0; k < a.size(); ++k) CHECK(a[k].score == doctest::Approx(d[k].score).epsilon(1e-5));
-    const auto p = mh::threshold_join_pairs(X, t, {.tile = 96, .threads = threads}, mh::cosine_kernel{},
-                                            mh::portable_gemm{});
+    for (std::size_t k = 0; k < a.size(); ++k)
+      CHECK(a[k].score == doctest::Approx(d[k].score).epsilon(1e-5));
+    const auto p = mh::threshold_join_pairs(X, t, {.tile = 96, .threads = threads},
+                                            mh::cosine_kernel{}, mh::portable_gemm{});
     CHECK(keys(p) == truth);
   }
   // a mutable callable and a const one both reach every pair through the type-erased sink
   std::size_t calls = 0;
-  auto count = [&calls, previous = std::uint64_t{0}](std::uint32_t i, std::uint32_t j, float) mutable {
+  auto count = [&calls, previous = std::uint64_t{0}](std::uint32_t i, std::uint32_t j,
+                                                     float) mutable {
     const std::uint64_t key = (std::uint64_t{i} << 32) | j;
     CHECK((calls == 0 || key > previous));  // increasing (i, j) order
     previous = key;
@@ -133,11 +146,14 @@ TEST_CASE("threshold_join with the Eigen backend equals brute force; threads and
   plain_function_calls = 0;
   CHECK(mh::threshold_join(X, t, count_pair, {.tile = 64}).pairs == truth.size());
   const std::size_t two_set = mh::join(X, X, t, &count_pair, {.tile = 64}).pairs;
-  CHECK(two_set == 2 * truth.size() + static_cast<std::size_t>(X.rows()));  // both orders + the diagonal
+  CHECK(two_set ==
+        2 * truth.size() + static_cast<std::size_t>(X.rows()));  // both orders + the diagonal
   CHECK(plain_function_calls == truth.size() + two_set);
 }
 
-TEST_CASE("avx2_gemm, avx512_gemm and portable_gemm equal a double-precision product for edge shapes and strided views") {
+TEST_CASE(
+    "avx2_gemm, avx512_gemm and portable_gemm equal a double-precision product for edge shapes and "
+    "strided views") {
   std::mt19937 rng(9);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   // (m, n, k): 1 x 1, partial 6 x 16 / 6 x 32 blocks, exactly one block of each, k just past
@@ -145,32 +161,37 @@ TEST_CASE("avx2_gemm, avx512_gemm and portable_gemm equal a double-precision pro
   // avx2_gemm on a CPU without AVX-512F; portable_gemm, avx2_gemm's fallback, is called directly
   // so that it runs here too: 6 x 8 blocks, so 7 x 17 and 13 x 33 leave partial blocks)
   for (const int backend : {0, 1, 2})
-  for (const auto& [m, n, k] : std::vector<std::tuple<int, int, int>>{
-           {1, 1, 1}, {7, 17, 3}, {6, 16, 256}, {6, 32, 256}, {13, 33, 257}, {50, 70, 600}, {5, 3, 0}}) {
-    mh::row_matrix big_a(m + 2, k + 5), big_b(n + 1, k + 5);
-    for (auto* x : {&big_a, &big_b})
-      for (Eigen::Index i = 0; i < x->size(); ++i) x->data()[i] = u(rng);
-    const mh::rows_cref A = big_a.block(1, 2, m, k);  // outer stride k + 5
-    const mh::rows_cref B = big_b.block(1, 2, n, k);
-    mh::row_matrix S_big = mh::row_matrix::Constant(m + 1, n + 3, 7.0f);
-    mh::tile_ref S = S_big.block(0, 1, m, n);
-    if (backend == 0)
-      mh::avx2_gemm{}.gemm_nt(A, B, S);
-    else if (backend == 1)
-      mh::avx512_gemm{}.gemm_nt(A, B, S);
-    else
-      mh::portable_gemm{}.gemm_nt(A, B, S);
-    for (Eigen::Index i = 0; i < m; ++i)
-      for (Eigen::Index j = 0; j < n; ++j) {
-        const double ref = A.row(i).cast<double>().dot(B.row(j).cast<double>());
-        CHECK(std::abs(S(i, j) - ref) <= 1e-5 * (k + 1));
-      }
-    std::size_t outside_changed = 0;  // nothing written outside the view
-    for (Eigen::Index i = 0; i < S_big.rows(); ++i)
-      for (Eigen::Index j = 0; j < S_big.cols(); ++j)
-        if ((i >= m || j < 1 || j > n) && S_big(i, j) != 7.0f) ++outside_changed;
-    CHECK(outside_changed == 0);
-  }
+    for (const auto& [m, n, k] : std::vector<std::tuple<int, int, int>>{{1, 1, 1},
+                                                                        {7, 17, 3},
+                                                                        {6, 16, 256},
+                                                                        {6, 32, 256},
+                                                                        {13, 33, 257},
+                                                                        {50, 70, 600},
+                                                                        {5, 3, 0}}) {
+      mh::row_matrix big_a(m + 2, k + 5), big_b(n + 1, k + 5);
+      for (auto* x : {&big_a, &big_b})
+        for (Eigen::Index i = 0; i < x->size(); ++i) x->data()[i] = u(rng);
+      const mh::rows_cref A = big_a.block(1, 2, m, k);  // outer stride k + 5
+      const mh::rows_cref B = big_b.block(1, 2, n, k);
+      mh::row_matrix S_big = mh::row_matrix::Constant(m + 1, n + 3, 7.0f);
+      mh::tile_ref S = S_big.block(0, 1, m, n);
+      if (backend == 0)
+        mh::avx2_gemm{}.gemm_nt(A, B, S);
+      else if (backend == 1)
+        mh::avx512_gemm{}.gemm_nt(A, B, S);
+      else
+        mh::portable_gemm{}.gemm_nt(A, B, S);
+      for (Eigen::Index i = 0; i < m; ++i)
+        for (Eigen::Index j = 0; j < n; ++j) {
+          const double ref = A.row(i).cast<double>().dot(B.row(j).cast<double>());
+          CHECK(std::abs(S(i, j) - ref) <= 1e-5 * (k + 1));
+        }
+      std::size_t outside_changed = 0;  // nothing written outside the view
+      for (Eigen::Index i = 0; i < S_big.rows(); ++i)
+        for (Eigen::Index j = 0; j < S_big.cols(); ++j)
+          if ((i >= m || j < 1 || j > n) && S_big(i, j) != 7.0f) ++outside_changed;
+      CHECK(outside_changed == 0);
+    }
 }
 
 TEST_CASE("join (A vs B) equals brute force for several shapes") {
@@ -191,7 +212,8 @@ TEST_CASE("join (A vs B) equals brute force for several shapes") {
       const auto p = mh::join_pairs(A, B2, t, {.tile = tile, .threads = threads});
       CHECK(keys(p) == truth);
       CHECK(sorted_ij(p));
-      const auto q = mh::quantized_join_pairs(A, B2, t, {.tile = tile / 4 * 4 + 4, .threads = threads});
+      const auto q =
+          mh::quantized_join_pairs(A, B2, t, {.tile = tile / 4 * 4 + 4, .threads = threads});
       CHECK(keys(q) == truth);
       CHECK(sorted_ij(q));
     }
@@ -199,7 +221,8 @@ TEST_CASE("join (A vs B) equals brute force for several shapes") {
 
 // Every pair whose double-precision score is at least `margin` above t is in `got`, and none at
 // least `margin` below (pairs closer to t may fall either way by float rounding).
-bool agrees_outside(const std::vector<mh::scored_pair>& got, const mh::row_matrix& X, float t, double margin) {
+bool agrees_outside(const std::vector<mh::scored_pair>& got, const mh::row_matrix& X, float t,
+                    double margin) {
   const pair_set have = keys(got);
   for (Eigen::Index i = 0; i < X.rows(); ++i)
     for (Eigen::Index j = i + 1; j < X.rows(); ++j) {
@@ -257,7 +280,9 @@ TEST_CASE("prefix bound: width, factors, and the same pairs as the full-width jo
     std::size_t violations = 0;
     for (Eigen::Index i = 0; i < R.rows(); ++i)
       for (Eigen::Index j = 0; j < R.rows(); ++j)
-        if (!(P(i, j) + ur[static_cast<std::size_t>(i)] * ur[static_cast<std::size_t>(j)] >= F(i, j))) ++violations;
+        if (!(P(i, j) + ur[static_cast<std::size_t>(i)] * ur[static_cast<std::size_t>(j)] >=
+              F(i, j)))
+          ++violations;
     CHECK(violations == 0);
     CHECK(F(0, 1) >= 0.99999f);  // the tight case is there
     CHECK(P(0, 1) == 0.0f);
@@ -271,11 +296,12 @@ TEST_CASE("prefix bound: width, factors, and the same pairs as the full-width jo
     const auto uh = mh::detail::prefix_bound_factors(H, 96);
     CHECK(std::isinf(uh[0]));
     CHECK(uh[1] == std::numeric_limits<float>::min());  // the floor
-    CHECK(uh[0] * uh[1] > 0.0f);                         // +inf, not NaN
+    CHECK(uh[0] * uh[1] > 0.0f);                        // +inf, not NaN
     // (this small join is one tile with more than 1/16 candidates, so it takes the dense path)
     const auto all = mh::threshold_join_pairs(H, -1.0f, {}, mh::inner_product_kernel{});
     CHECK(all.size() == 3);
-    CHECK(keys(all) == keys(mh::threshold_join_pairs(H, -1.0f, {.prefix_dims = 384}, mh::inner_product_kernel{})));
+    CHECK(keys(all) == keys(mh::threshold_join_pairs(H, -1.0f, {.prefix_dims = 384},
+                                                     mh::inner_product_kernel{})));
   }
 
   // Gaussian rows with planted near-duplicates: nothing but them passes the bound
@@ -290,9 +316,11 @@ TEST_CASE("prefix bound: width, factors, and the same pairs as the full-width jo
   for (const Eigen::Index tile : {64, 500})
     for (const unsigned threads : {1u, 2u}) {
       std::vector<mh::scored_pair> got;
-      const auto st = mh::threshold_join(
-          X, t, [&](std::uint32_t i, std::uint32_t j, float sc) { got.push_back({i, j, sc}); },
-          {.tile = tile, .threads = threads});
+      const auto st = mh::threshold_join(X, t,
+                                         [&](std::uint32_t i, std::uint32_t j, float sc) {
+                                           got.push_back({i, j, sc});
+                                         },
+                                         {.tile = tile, .threads = threads});
       CHECK(keys(got) == truth);
       CHECK(sorted_ij(got));
       CHECK(st.pairs == truth.size());
@@ -300,15 +328,19 @@ TEST_CASE("prefix bound: width, factors, and the same pairs as the full-width jo
       CHECK(st.candidates >= truth.size());  // every pair reported was a candidate first
       CHECK(st.candidates <= truth.size() + 10);
       REQUIRE(got.size() == full.size());
-      for (std::size_t k = 0; k < got.size(); ++k) CHECK(got[k].score == doctest::Approx(full[k].score).epsilon(1e-5));
+      for (std::size_t k = 0; k < got.size(); ++k)
+        CHECK(got[k].score == doctest::Approx(full[k].score).epsilon(1e-5));
     }
   // the full-width join counts nothing
-  const auto st_full = mh::threshold_join(X, t, [](auto, auto, float) {}, {.tile = 500, .prefix_dims = 384});
+  const auto st_full =
+      mh::threshold_join(X, t, [](auto, auto, float) {}, {.tile = 500, .prefix_dims = 384});
   CHECK(st_full.candidates == 0);
   CHECK(st_full.dense_tiles == 0);
   // another width, not a multiple of 16, and a tiny one (most pairs pass: dense tiles)
-  CHECK(keys(mh::threshold_join_pairs(X, t, {.tile = 128, .threads = 2, .prefix_dims = 100})) == truth);
-  const auto st4 = mh::threshold_join(X, t, [](auto, auto, float) {}, {.tile = 128, .prefix_dims = 4});
+  CHECK(keys(mh::threshold_join_pairs(X, t, {.tile = 128, .threads = 2, .prefix_dims = 100})) ==
+        truth);
+  const auto st4 =
+      mh::threshold_join(X, t, [](auto, auto, float) {}, {.tile = 128, .prefix_dims = 4});
   CHECK(st4.pairs == truth.size());
   CHECK(st4.dense_tiles > 0);
 
@@ -322,7 +354,10 @@ TEST_CASE("prefix bound: width, factors, and the same pairs as the full-width jo
   REQUIRE(cross.size() == 2);
   for (const unsigned threads : {1u, 2u}) {
     std::vector<mh::scored_pair> got;
-    const auto st = mh::join(A, B, t, [&](std::uint32_t i, std::uint32_t j, float sc) { got.push_back({i, j, sc}); },
+    const auto st = mh::join(A, B, t,
+                             [&](std::uint32_t i, std::uint32_t j, float sc) {
+                               got.push_back({i, j, sc});
+                             },
                              {.tile = 96, .threads = threads});
     CHECK(keys(got) == cross);
     // the two cross pairs, plus a few chance pairs whose prefix score and suffix norms are both
@@ -338,8 +373,11 @@ TEST_CASE("prefix bound: width, factors, and the same pairs as the full-width jo
     const auto scaled = brute(A3, B04, false, 1.2f * t, &gap);
     REQUIRE(gap > 1e-4);
     CHECK(scaled == cross);
-    CHECK(keys(mh::join_pairs(A3, B04, 1.2f * t, {.tile = 64, .threads = 2}, mh::inner_product_kernel{})) == cross);
-    CHECK(keys(mh::join_pairs(B04, A3, 1.2f * t, {.tile = 64}, mh::inner_product_kernel{})).size() == 2);
+    CHECK(keys(mh::join_pairs(A3, B04, 1.2f * t, {.tile = 64, .threads = 2},
+                              mh::inner_product_kernel{})) == cross);
+    CHECK(
+        keys(mh::join_pairs(B04, A3, 1.2f * t, {.tile = 64}, mh::inner_product_kernel{})).size() ==
+        2);
   }
 
   // inner product of unnormalised rows (norms 0.5 to 2): the bound scales with the norms
@@ -350,10 +388,11 @@ TEST_CASE("prefix bound: width, factors, and the same pairs as the full-width jo
   const auto ip_truth = brute(Y, Y, true, 1.5f, &gap);
   REQUIRE(gap > 1e-4);
   REQUIRE(!ip_truth.empty());
-  CHECK(keys(mh::threshold_join_pairs(Y, 1.5f, {.tile = 200, .threads = 2}, mh::inner_product_kernel{})) == ip_truth);
+  CHECK(keys(mh::threshold_join_pairs(Y, 1.5f, {.tile = 200, .threads = 2},
+                                      mh::inner_product_kernel{})) == ip_truth);
   // l2 is not a dot-product kernel: no bound, same pairs for the equivalent threshold
-  const auto l2 = mh::threshold_join(X, mh::l2_kernel::from_cosine(t), [](auto, auto, float) {}, {.tile = 128},
-                                     mh::l2_kernel{});
+  const auto l2 = mh::threshold_join(
+      X, mh::l2_kernel::from_cosine(t), [](auto, auto, float) {}, {.tile = 128}, mh::l2_kernel{});
   CHECK(l2.pairs == truth.size());
   CHECK(l2.candidates == 0);
 }
@@ -374,9 +413,11 @@ TEST_CASE("prefix bound on rows that are all alike: dense tiles, budgets, non-fi
   CHECK(agrees_outside(full, X, t, 1e-5));
   for (const unsigned threads : {1u, 2u}) {
     std::vector<mh::scored_pair> got;
-    const auto st = mh::threshold_join(
-        X, t, [&](std::uint32_t i, std::uint32_t j, float sc) { got.push_back({i, j, sc}); },
-        {.tile = 64, .threads = threads});
+    const auto st = mh::threshold_join(X, t,
+                                       [&](std::uint32_t i, std::uint32_t j, float sc) {
+                                         got.push_back({i, j, sc});
+                                       },
+                                       {.tile = 64, .threads = threads});
     CHECK(st.dense_tiles == 15);  // 5 x 5 tiles, upper triangle with the diagonal: every one dense
     CHECK(agrees_outside(got, X, t, 1e-5));
     CHECK(sorted_ij(got));
@@ -401,7 +442,8 @@ TEST_CASE("prefix bound on rows that are all alike: dense tiles, budgets, non-fi
   const auto q_full = mh::threshold_join_pairs(Q, 0.9f, {.tile = 64, .prefix_dims = 384});
   const auto q_bound = mh::threshold_join_pairs(Q, 0.9f, {.tile = 64});
   CHECK(keys(q_bound) == keys(q_full));
-  CHECK(keys(mh::quantized_threshold_join_pairs(Q, 0.9f, {.tile = 64, .threads = 2})) == keys(q_full));  // int8, p = 128
+  CHECK(keys(mh::quantized_threshold_join_pairs(Q, 0.9f, {.tile = 64, .threads = 2})) ==
+        keys(q_full));  // int8, p = 128
   // a row that is zero in the prefix and one +inf in the suffix: the float32 join reports +inf
   // against every row with a positive entry there; so must the int8 prefix form (the zero-prefix
   // row's terms are floored, so inf · 0 = NaN cannot drop the pair)
@@ -443,7 +485,8 @@ TEST_CASE("quantize_rows: a hand-computed row") {
   // ‖x - q/127‖ = 0.00176068; ‖x - p/63‖ = 0.00354931, plus γ'·‖x‖ = 24·2^-23·1.118034 = 3.2e-6;
   // ‖p/63‖ = 1.1173295
   CHECK(q.left_err[0] == doctest::Approx(0.00176068).epsilon(1e-4));
-  CHECK(q.right_err[0] == doctest::Approx(0.00354931 + 24.0 * std::ldexp(1.0, -23) * std::sqrt(1.25)).epsilon(1e-4));
+  CHECK(q.right_err[0] ==
+        doctest::Approx(0.00354931 + 24.0 * std::ldexp(1.0, -23) * std::sqrt(1.25)).epsilon(1e-4));
   CHECK(q.right_hat[0] == doctest::Approx(1.1173295).epsilon(1e-6));
 }
 
@@ -456,7 +499,10 @@ TEST_CASE("int8 error bound holds for every pair of a small set of varied rows")
     for (Eigen::Index i = 0; i < X.rows(); ++i)
       for (Eigen::Index k = 0; k < d; ++k) {
         const int kind = static_cast<int>(i % 4);
-        X(i, k) = kind == 0 ? g(rng) : kind == 1 ? u(rng) : kind == 2 ? (k == 0 ? 50.0f : 1e-3f * g(rng)) : 1e-30f * g(rng);
+        X(i, k) = kind == 0   ? g(rng)
+                  : kind == 1 ? u(rng)
+                  : kind == 2 ? (k == 0 ? 50.0f : 1e-3f * g(rng))
+                              : 1e-30f * g(rng);
       }
     const auto q = mh::quantize_rows(X);
     int checked = 0;
@@ -473,7 +519,9 @@ TEST_CASE("int8 error bound holds for every pair of a small set of varied rows")
   }
 }
 
-TEST_CASE("quantized join: candidates are a superset of the exact pairs; the output equals the exact join") {
+TEST_CASE(
+    "quantized join: candidates are a superset of the exact pairs; the output equals the exact "
+    "join") {
   const auto X = planted_rows(1030, 384, 120, 5);
   const float t = 0.92f;
   double gap = 0;
@@ -486,15 +534,18 @@ TEST_CASE("quantized join: candidates are a superset of the exact pairs; the out
   CHECK(q2.right == q.right);
   CHECK(q2.right_err == q.right_err);
   CHECK(q2.left_err == q.left_err);
-  for (const auto& [i, j] : truth) CHECK(mh::int8_approx_dot(q, i, q, j) + mh::int8_error_bound(q, i, q, j) >= t);
+  for (const auto& [i, j] : truth)
+    CHECK(mh::int8_approx_dot(q, i, q, j) + mh::int8_error_bound(q, i, q, j) >= t);
   const auto exact = mh::threshold_join_pairs(X, t, {.tile = 128, .threads = 2});
   REQUIRE(keys(exact) == truth);
   for (const unsigned threads : {1u, 2u})
     for (const Eigen::Index tile : {4, 100, 256, 2000}) {
       std::vector<mh::scored_pair> got;
-      const auto st = mh::quantized_threshold_join(
-          X, q, t, [&](std::uint32_t i, std::uint32_t j, float s) { got.push_back({i, j, s}); },
-          {.tile = tile, .threads = threads});
+      const auto st = mh::quantized_threshold_join(X, q, t,
+                                                   [&](std::uint32_t i, std::uint32_t j, float s) {
+                                                     got.push_back({i, j, s});
+                                                   },
+                                                   {.tile = tile, .threads = threads});
       CHECK(keys(got) == truth);
       CHECK(sorted_ij(got));
       CHECK(st.pairs == truth.size());
@@ -504,7 +555,8 @@ TEST_CASE("quantized join: candidates are a superset of the exact pairs; the out
       for (std::size_t k = 0; k < got.size() && k < exact.size(); ++k)
         CHECK(got[k].score == doctest::Approx(exact[k].score).epsilon(1e-5));
     }
-  // the portable, AVX2, AVX-VNNI and AVX-512 VNNI kernels find the same candidates (those the CPU has)
+  // the portable, AVX2, AVX-VNNI and AVX-512 VNNI kernels find the same candidates (those the CPU
+  // has)
   const mh::detail::int8_test_ctx ctx{&q, &q, t, true, q.norm.data(), q.right_err.data()};
   std::vector<std::vector<std::uint64_t>> by_level(4);
   for (int level = 0; level <= 3; ++level) {
@@ -512,7 +564,8 @@ TEST_CASE("quantized join: candidates are a superset of the exact pairs; the out
     for (Eigen::Index r0 = 0; r0 < X.rows(); r0 += 256)
       mh::detail::int8_band_candidates(ctx, r0, std::min<Eigen::Index>(X.rows(), r0 + 256), level,
                                        by_level[static_cast<std::size_t>(level)]);
-    std::sort(by_level[static_cast<std::size_t>(level)].begin(), by_level[static_cast<std::size_t>(level)].end());
+    std::sort(by_level[static_cast<std::size_t>(level)].begin(),
+              by_level[static_cast<std::size_t>(level)].end());
     CHECK(by_level[static_cast<std::size_t>(level)] == by_level[0]);
   }
   CHECK(by_level[0].size() >= truth.size());
@@ -524,7 +577,8 @@ TEST_CASE("quantized join: candidates are a superset of the exact pairs; the out
     if (!mh::detail::int8_level_available(level)) continue;
     std::vector<std::uint64_t> got;
     for (Eigen::Index r0 = 0; r0 < X.rows(); r0 += 100)
-      mh::detail::int8_band_candidates(square, r0, std::min<Eigen::Index>(X.rows(), r0 + 100), level, got);
+      mh::detail::int8_band_candidates(square, r0, std::min<Eigen::Index>(X.rows(), r0 + 100),
+                                       level, got);
     std::sort(got.begin(), got.end());
     if (level == 0)
       base = got;
@@ -532,9 +586,11 @@ TEST_CASE("quantized join: candidates are a superset of the exact pairs; the out
       CHECK(got == base);
   }
   CHECK(std::includes(base.begin(), base.end(), by_level[0].begin(), by_level[0].end()));
-  CHECK(base.size() >= 2 * truth.size() + static_cast<std::size_t>(X.rows()));  // (i, j), (j, i), (i, i)
+  CHECK(base.size() >=
+        2 * truth.size() + static_cast<std::size_t>(X.rows()));  // (i, j), (j, i), (i, i)
   // the prefix form (p = 128, test (3)): the kernels agree, the candidates include every exact
-  // pair and few others, and the joins (own quantisation, or a given int8_rows) equal the exact join
+  // pair and few others, and the joins (own quantisation, or a given int8_rows) equal the exact
+  // join
   const auto qp = mh::quantize_rows(X, 2, 0);
   REQUIRE(qp.cols == 128);
   REQUIRE(qp.stride == 128);
@@ -548,25 +604,30 @@ TEST_CASE("quantized join: candidates are a superset of the exact pairs; the out
     if (!mh::detail::int8_level_available(level)) continue;
     auto& v = p_level[static_cast<std::size_t>(level)];
     for (Eigen::Index r0 = 0; r0 < X.rows(); r0 += 128)
-      mh::detail::int8_band_candidates(pctx, r0, std::min<Eigen::Index>(X.rows(), r0 + 128), level, v);
+      mh::detail::int8_band_candidates(pctx, r0, std::min<Eigen::Index>(X.rows(), r0 + 128), level,
+                                       v);
     std::sort(v.begin(), v.end());
     CHECK(v == p_level[0]);
   }
   pair_set p_cand;
   for (const std::uint64_t key : p_level[0])
-    p_cand.emplace(static_cast<std::uint32_t>(key >> 32), static_cast<std::uint32_t>(key & 0xffffffffu));
+    p_cand.emplace(static_cast<std::uint32_t>(key >> 32),
+                   static_cast<std::uint32_t>(key & 0xffffffffu));
   CHECK(std::includes(p_cand.begin(), p_cand.end(), truth.begin(), truth.end()));
   CHECK(p_cand.size() < 2 * truth.size());
   for (const unsigned threads : {1u, 2u}) {
     std::vector<mh::scored_pair> got;
     const auto st = mh::quantized_threshold_join(
-        X, t, [&](std::uint32_t i, std::uint32_t j, float s) { got.push_back({i, j, s}); },
+        X, t,
+        [&](std::uint32_t i, std::uint32_t j, float s) {
+          got.push_back({i, j, s});
+        },
         {.tile = 100, .threads = threads});  // default options: prefix form
     CHECK(keys(got) == truth);
     CHECK(sorted_ij(got));
     CHECK(st.candidates == p_cand.size());
-    CHECK(keys(mh::quantized_threshold_join_pairs(X, t, {.tile = 100, .threads = threads, .prefix_dims = -1})) ==
-          truth);
+    CHECK(keys(mh::quantized_threshold_join_pairs(
+              X, t, {.tile = 100, .threads = threads, .prefix_dims = -1})) == truth);
   }
   std::size_t given = 0;
   mh::quantized_threshold_join(X, qp, t, [&](auto, auto, float) { ++given; }, {.tile = 256});
@@ -580,7 +641,8 @@ TEST_CASE("quantized join: candidates are a superset of the exact pairs; the out
   const mh::row_matrix A10 = 10.0f * A, B01 = 0.1f * B;
   CHECK(keys(mh::quantized_join_pairs(A10, B01, t, {.tile = 64, .threads = 2})) == cross);
   // pair budget: the first 50 pairs in (i, j) order
-  const auto cut = mh::quantized_threshold_join_pairs(X, t, {.tile = 64, .threads = 2, .max_pairs = 50});
+  const auto cut =
+      mh::quantized_threshold_join_pairs(X, t, {.tile = 64, .threads = 2, .max_pairs = 50});
   REQUIRE(cut.size() == 50);
   CHECK(std::equal(cut.begin(), cut.end(), exact.begin(),
                    [](const auto& a, const auto& b) { return a.i == b.i && a.j == b.j; }));
@@ -620,12 +682,16 @@ TEST_CASE("edge cases: empty, one row, zero rows, NaN and inf rows agree with th
   CHECK(mh::quantized_threshold_join_pairs(mh::row_matrix(0, 8), 0.5f).empty());
   CHECK(mh::quantized_threshold_join_pairs(mh::row_matrix::Ones(1, 8), 0.0f).empty());
   CHECK(mh::quantized_join_pairs(mh::row_matrix(0, 3), mh::row_matrix::Ones(2, 3), 0.0f).empty());
-  CHECK_THROWS_AS((void)mh::quantized_threshold_join_pairs(mh::row_matrix::Ones(3, 3), 0.5f, {.tile = 2}), mh::error);
+  CHECK_THROWS_AS(
+      (void)mh::quantized_threshold_join_pairs(mh::row_matrix::Ones(3, 3), 0.5f, {.tile = 2}),
+      mh::error);
 
   // rows: 0 = (inf, 0, 0), 1 = (1, 0, 0), 2 = (0, 1, 0), 3 = (1, 1, 0)/√2, 4 = (NaN, 0, 0), 5 = 0
-  // float32 dots: 0.1 = inf, 0.2 = inf·0 = NaN, 0.3 = inf, 0.4 = NaN, 0.5 = NaN, 1.3 = 2.3 = 0.7071,
-  // everything with row 4 is NaN, 1.2 = 0, anything with row 5 is 0 (or NaN with rows 0 and 4).
-  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  // float32 dots: 0.1 = inf, 0.2 = inf·0 = NaN, 0.3 = inf, 0.4 = NaN, 0.5 = NaN, 1.3 = 2.3 =
+  // 0.7071, everything with row 4 is NaN, 1.2 = 0, anything with row 5 is 0 (or NaN with rows 0 and
+  // 4).
+  const float inf = std::numeric_limits<float>::infinity(),
+              nan = std::numeric_limits<float>::quiet_NaN();
   const float h = 1.0f / std::sqrt(2.0f);
   mh::row_matrix X(6, 3);
   X << inf, 0, 0, 1, 0, 0, 0, 1, 0, h, h, 0, nan, 0, 0, 0, 0, 0;
@@ -642,7 +708,8 @@ TEST_CASE("edge cases: empty, one row, zero rows, NaN and inf rows agree with th
   CHECK(keys(mh::quantized_threshold_join_pairs(X, 0.0f)) == at_zero);
 }
 
-TEST_CASE("empty inputs are empty results: every join, full and prefix forms, one or both sides empty") {
+TEST_CASE(
+    "empty inputs are empty results: every join, full and prefix forms, one or both sides empty") {
   // d = 384 takes the int8 prefix form by default (d/3 rounded down to 128 columns): an empty
   // side has no suffix factors, which the form check once read as "another prefix width"
   const mh::row_matrix none(0, 384), two = mh::row_matrix::Ones(2, 384) / std::sqrt(384.0f);
@@ -658,11 +725,13 @@ TEST_CASE("empty inputs are empty results: every join, full and prefix forms, on
     CHECK(q.dim == 384);
     mh::quantized_join_stats st;
     std::size_t emitted = 0;
-    CHECK_NOTHROW(st = mh::quantized_threshold_join(none, 0.5f, [&](std::uint32_t, std::uint32_t, float) { ++emitted; }, o));
+    CHECK_NOTHROW(st = mh::quantized_threshold_join(
+                      none, 0.5f, [&](std::uint32_t, std::uint32_t, float) { ++emitted; }, o));
     CHECK(emitted == 0);
     CHECK(st.pairs == 0);
     CHECK(st.candidates == 0);
-    CHECK_NOTHROW(st = mh::quantized_threshold_join(none, q, 0.5f, [&](std::uint32_t, std::uint32_t, float) { ++emitted; }, o));
+    CHECK_NOTHROW(st = mh::quantized_threshold_join(
+                      none, q, 0.5f, [&](std::uint32_t, std::uint32_t, float) { ++emitted; }, o));
     CHECK(emitted == 0);
     CHECK(mh::quantized_threshold_join_pairs(none, 0.5f, o).empty());
     CHECK(mh::quantized_join_pairs(none, none, 0.5f, o).empty());

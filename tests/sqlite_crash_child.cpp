@@ -5,22 +5,16 @@
 //       _exit(77) at the k-th apply_options::crash_hook call (a crash at a named point);
 //       with MEMHEALTH_HOOK_COUNT_OUT=file it writes the number of hook calls of a full run there.
 //   memhealth-sqlite-crash-child drive ITERATIONS [SEED]
-//       builds a base store, then until ITERATIONS children were killed: copies it, runs the child and kills it, half
-//       the time through the crash hook at a random call, half the time with SIGKILL after a
-//       random delay (anywhere: inside SQLite's commit, the log's fdatasync, process start-up);
-//       then recovers with the log and checks that PRAGMA integrity_check is "ok", that every
-//       action's three records are all at their before-images or all at their after-images, that
-//       every action the log commits is at its after-images, and that no other record changed.
+//       builds a base store, then until ITERATIONS children were killed: copies it, runs the child
+//       and kills it, half the time through the crash hook at a random call, half the time with
+//       SIGKILL after a random delay (anywhere: inside SQLite's commit, the log's fdatasync,
+//       process start-up); then recovers with the log and checks that PRAGMA integrity_check is
+//       "ok", that every action's three records are all at their before-images or all at their
+//       after-images, that every action the log commits is at its after-images, and that no other
+//       record changed.
 //
 // Prints "N passed, M failed" (one per run) and exits non-zero on any failure or when fewer than
 // ITERATIONS children were killed.
-#include <memhealth/io/jsonl.hpp>
-#include <memhealth/repair/apply_edit.hpp>
-#include <memhealth/repair/executor.hpp>
-#include <memhealth/repair/rollback.hpp>
-#include <memhealth/repair/wal.hpp>
-#include <memhealth/store/sqlite_store.hpp>
-
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -33,6 +27,13 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <memhealth/io/jsonl.hpp>
+#include <memhealth/repair/apply_edit.hpp>
+#include <memhealth/repair/executor.hpp>
+#include <memhealth/repair/rollback.hpp>
+#include <memhealth/repair/wal.hpp>
+#include <memhealth/store/sqlite_store.hpp>
 
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -68,7 +69,8 @@ repair_plan test_plan() {
     repair_action a;
     a.type = "test";
     a.idempotency_key = "action-" + std::to_string(k);
-    const std::string x = "r" + std::to_string(3 * k), y = "r" + std::to_string(3 * k + 1), z = "r" + std::to_string(3 * k + 2);
+    const std::string x = "r" + std::to_string(3 * k), y = "r" + std::to_string(3 * k + 1),
+                      z = "r" + std::to_string(3 * k + 2);
     a.targets = {x, y, z};
     a.edits.push_back({x, edit_set_status{"archived"}});
     a.edits.push_back({x, edit_set_weight{0.5}});
@@ -91,7 +93,8 @@ int run_child(const std::string& db, const std::string& wal_path, std::size_t ba
   auto store = sqlite_store<>::open(db, {.verify = false});
   wal_writer wal(wal_path);
   const auto res = apply_plan(store, test_plan(), wal, opt);
-  if (const char* out = std::getenv("MEMHEALTH_HOOK_COUNT_OUT")) std::ofstream(out) << calls << "\n";
+  if (const char* out = std::getenv("MEMHEALTH_HOOK_COUNT_OUT"))
+    std::ofstream(out) << calls << "\n";
   return res.applied.size() == std::size_t(n_actions) ? 0 : 3;
 }
 
@@ -100,7 +103,8 @@ struct run_stats {
 };
 
 // Recovers the store and checks it; returns an empty string or what is wrong.
-std::string check(const fs::path& db, const fs::path& wal, const std::vector<memory_record>& base, run_stats& st) {
+std::string check(const fs::path& db, const fs::path& wal, const std::vector<memory_record>& base,
+                  run_stats& st) {
   auto store = sqlite_store<>::open(db);  // verify: quick_check
   std::set<std::string> committed;
   if (fs::exists(wal) && fs::file_size(wal) > 0) {
@@ -124,32 +128,38 @@ std::string check(const fs::path& db, const fs::path& wal, const std::vector<mem
       after += cur == to_json(want_after);
     }
     if (!(before == 3 || after == 3))
-      return "action-" + std::to_string(k) + " is half applied (" + std::to_string(after) + " of 3 records at after-images)";
+      return "action-" + std::to_string(k) + " is half applied (" + std::to_string(after) +
+             " of 3 records at after-images)";
     if (committed.count("action-" + std::to_string(k)) && after != 3)
       return "action-" + std::to_string(k) + " is committed in the log but not in the store";
     (after == 3 ? st.at_after : st.at_before) += 1;
   }
   for (std::size_t i = 3 * n_actions; i < base.size(); ++i)
-    if (to_json(store.extract(i)) != to_json(base[i])) return "untouched record " + base[i].id + " changed";
+    if (to_json(store.extract(i)) != to_json(base[i]))
+      return "untouched record " + base[i].id + " changed";
   return {};
 }
 
-pid_t spawn(const std::string& self, const fs::path& db, const fs::path& wal, std::size_t batch, long crash_at,
-            const std::string& count_out = {}) {
+pid_t spawn(const std::string& self, const fs::path& db, const fs::path& wal, std::size_t batch,
+            long crash_at, const std::string& count_out = {}) {
   const pid_t pid = ::fork();
   if (pid == 0) {
-    if (crash_at > 0) ::setenv("MEMHEALTH_CRASH_AT", std::to_string(crash_at).c_str(), 1);
-    else ::unsetenv("MEMHEALTH_CRASH_AT");
+    if (crash_at > 0)
+      ::setenv("MEMHEALTH_CRASH_AT", std::to_string(crash_at).c_str(), 1);
+    else
+      ::unsetenv("MEMHEALTH_CRASH_AT");
     if (!count_out.empty()) ::setenv("MEMHEALTH_HOOK_COUNT_OUT", count_out.c_str(), 1);
     const std::string b = std::to_string(batch);
-    ::execl(self.c_str(), self.c_str(), "child", db.c_str(), wal.c_str(), b.c_str(), static_cast<char*>(nullptr));
+    ::execl(self.c_str(), self.c_str(), "child", db.c_str(), wal.c_str(), b.c_str(),
+            static_cast<char*>(nullptr));
     ::_exit(127);
   }
   return pid;
 }
 
 int drive(const std::string& self, int iterations, unsigned seed) {
-  const fs::path work = fs::temp_directory_path() / ("memhealth-sqlite-crash-" + std::to_string(::getpid()));
+  const fs::path work =
+      fs::temp_directory_path() / ("memhealth-sqlite-crash-" + std::to_string(::getpid()));
   fs::remove_all(work);
   fs::create_directories(work);
   std::vector<memory_record> base;
@@ -160,7 +170,8 @@ int drive(const std::string& self, int iterations, unsigned seed) {
   const auto t0 = std::chrono::steady_clock::now();
   fs::copy_file(work / "base.db", work / "run.db", fs::copy_options::overwrite_existing);
   int status = 0;
-  ::waitpid(spawn(self, work / "run.db", work / "run.wal", 2, 0, (work / "count").string()), &status, 0);
+  ::waitpid(spawn(self, work / "run.db", work / "run.wal", 2, 0, (work / "count").string()),
+            &status, 0);
   const auto full = std::chrono::steady_clock::now() - t0;
   long hooks = 0;
   std::ifstream(work / "count") >> hooks;
@@ -189,13 +200,17 @@ int drive(const std::string& self, int iterations, unsigned seed) {
     } else {
       pid = spawn(self, work / "run.db", work / "run.wal", batch, 0);
       // anywhere from process start-up to near the end of a full run
-      std::this_thread::sleep_for(std::chrono::microseconds(rng() % std::uint32_t(full_us * 9 / 10 + 1)));
+      std::this_thread::sleep_for(
+          std::chrono::microseconds(rng() % std::uint32_t(full_us * 9 / 10 + 1)));
       ::kill(pid, SIGKILL);
       ::waitpid(pid, &status, 0);
     }
-    if (WIFSIGNALED(status)) ++by_kill;
-    else if (WIFEXITED(status) && WEXITSTATUS(status) == 77) ++by_hook;
-    else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) ++finished;
+    if (WIFSIGNALED(status))
+      ++by_kill;
+    else if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+      ++by_hook;
+    else if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      ++finished;
     std::string problem;
     try {
       problem = check(work / "run.db", work / "run.wal", base, st);
@@ -206,12 +221,14 @@ int drive(const std::string& self, int iterations, unsigned seed) {
       ++passed;
     } else {
       ++failed;
-      std::cerr << "iteration " << it << " (batch " << batch << ", status " << status << "): " << problem << "\n";
+      std::cerr << "iteration " << it << " (batch " << batch << ", status " << status
+                << "): " << problem << "\n";
     }
   }
   std::cout << "crashes: " << by_hook << " at a hook, " << by_kill << " by SIGKILL, " << finished
             << " runs finished before the kill; actions after recovery: " << st.at_after
-            << " all at after-images, " << st.at_before << " all at before-images, 0 mixed allowed\n";
+            << " all at after-images, " << st.at_before
+            << " all at before-images, 0 mixed allowed\n";
   std::cout << passed << " passed, " << failed << " failed\n";
   std::error_code ec;
   fs::remove_all(work, ec);
@@ -223,7 +240,8 @@ int drive(const std::string& self, int iterations, unsigned seed) {
 int main(int argc, char** argv) {
   try {
     const std::string mode = argc > 1 ? argv[1] : "";
-    if (mode == "child" && argc == 5) return run_child(argv[2], argv[3], std::size_t(std::atol(argv[4])));
+    if (mode == "child" && argc == 5)
+      return run_child(argv[2], argv[3], std::size_t(std::atol(argv[4])));
     if (mode == "drive" && (argc == 3 || argc == 4)) {
       const unsigned seed = argc == 4 ? unsigned(std::atol(argv[3])) : 20240301u;
       return drive(fs::canonical("/proc/self/exe").string(), std::atoi(argv[2]), seed);

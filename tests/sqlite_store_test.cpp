@@ -2,17 +2,7 @@
 // clear errors on bad databases, and the same detection / repair suite over memory_store and
 // sqlite_store (TEST_CASE_TEMPLATE). The crash test is tests/sqlite_crash_child.cpp.
 #include <doctest/doctest.h>
-#include <memhealth/detect/default_pipeline.hpp>
-#include <memhealth/io/jsonl.hpp>
-#include <memhealth/repair/executor.hpp>
-#include <memhealth/repair/rollback.hpp>
-#include <memhealth/repair/planner.hpp>
-#include <memhealth/store/memory_store.hpp>
-#include <memhealth/store/sqlite_store.hpp>
-
 #include <sqlite3.h>
-
-#include "sim_file_io.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -27,6 +17,15 @@
 #include <string>
 #include <vector>
 
+#include <memhealth/detect/default_pipeline.hpp>
+#include <memhealth/io/jsonl.hpp>
+#include <memhealth/repair/executor.hpp>
+#include <memhealth/repair/planner.hpp>
+#include <memhealth/repair/rollback.hpp>
+#include <memhealth/store/memory_store.hpp>
+#include <memhealth/store/sqlite_store.hpp>
+
+#include "sim_file_io.hpp"
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -37,14 +36,16 @@ static_assert(record_store<sqlite_store<>>);
 static_assert(mutable_record_store<sqlite_store<>>);
 static_assert(transactional_record_store<sqlite_store<>>);
 static_assert(!transactional_record_store<memory_store<>>);
-static_assert(std::is_same_v<decltype(std::declval<const sqlite_store<>&>().record(0)), const memory_record&>);
+static_assert(std::is_same_v<decltype(std::declval<const sqlite_store<>&>().record(0)),
+                             const memory_record&>);
 
 namespace {
 
 struct sq_dir {
   fs::path path;
   explicit sq_dir(const std::string& name) {
-    path = fs::temp_directory_path() / ("memhealth-sqlite-test-" + std::to_string(::getpid()) + "-" + name);
+    path = fs::temp_directory_path() /
+           ("memhealth-sqlite-test-" + std::to_string(::getpid()) + "-" + name);
     fs::remove_all(path);
     fs::create_directories(path);
   }
@@ -90,7 +91,8 @@ std::string error_of(const fs::path& p, error_code* code = nullptr) {
   return "no error";
 }
 
-memory_record rec(std::string id, std::string content, std::vector<float> emb, std::string scope = "user:1") {
+memory_record rec(std::string id, std::string content, std::vector<float> emb,
+                  std::string scope = "user:1") {
   memory_record r;
   r.id = std::move(id);
   r.content = std::move(content);
@@ -158,10 +160,11 @@ TEST_CASE("sqlite_store: schema columns hold the documented values") {
   { auto s = sqlite_store<>::create(dir.path / "s.db", canonical_records()); }
   auto s = sqlite_store<>::open(dir.path / "s.db");
   sqlite3_stmt* st = nullptr;
-  REQUIRE(sqlite3_prepare_v2(s.native_handle(),
-                             "SELECT id, scope, status, kind, updated_at, metadata, claim, length(embedding),"
-                             " embedding_dim, embedding_version FROM records ORDER BY seq",
-                             -1, &st, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_prepare_v2(
+              s.native_handle(),
+              "SELECT id, scope, status, kind, updated_at, metadata, claim, length(embedding),"
+              " embedding_dim, embedding_version FROM records ORDER BY seq",
+              -1, &st, nullptr) == SQLITE_OK);
   auto text = [&](int c) {
     auto* t = sqlite3_column_text(st, c);
     return t ? std::string(reinterpret_cast<const char*>(t)) : std::string("<null>");
@@ -172,8 +175,12 @@ TEST_CASE("sqlite_store: schema columns hold the documented values") {
   CHECK(text(2) == "active");
   CHECK(text(3) == "preference");
   CHECK(sqlite3_column_int64(st, 4) == 1709253000000);  // 2024-03-01T00:30:00Z in ms
-  CHECK(text(5) == R"({"batch":7,"entities":["user","cilantro"],"score":0.5,"topic":"diet","verified":true,"x":null})");
-  CHECK(text(6) == R"({"scene":"dinner","preference":"cilantro","constraint":"any amount","polarity":"negative"})");
+  CHECK(
+      text(5) ==
+      R"({"batch":7,"entities":["user","cilantro"],"score":0.5,"topic":"diet","verified":true,"x":null})");
+  CHECK(
+      text(6) ==
+      R"({"scene":"dinner","preference":"cilantro","constraint":"any amount","polarity":"negative"})");
   CHECK(sqlite3_column_int64(st, 7) == 20);  // 5 float32
   CHECK(sqlite3_column_int64(st, 8) == 5);
   CHECK(text(9) == "bge-small/l2");
@@ -188,14 +195,17 @@ TEST_CASE("sqlite_store: schema columns hold the documented values") {
   CHECK(s.integrity_check() == "ok");
   // WAL journal mode and the indexes of the schema
   sqlite3_stmt* q = nullptr;
-  REQUIRE(sqlite3_prepare_v2(s.native_handle(), "PRAGMA journal_mode", -1, &q, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_prepare_v2(s.native_handle(), "PRAGMA journal_mode", -1, &q, nullptr) ==
+          SQLITE_OK);
   REQUIRE(sqlite3_step(q) == SQLITE_ROW);
   CHECK(std::string(reinterpret_cast<const char*>(sqlite3_column_text(q, 0))) == "wal");
   sqlite3_finalize(q);
-  REQUIRE(sqlite3_prepare_v2(s.native_handle(),
-                             "SELECT group_concat(name, ',') FROM (SELECT name FROM sqlite_master WHERE type='index'"
-                             " AND tbl_name='records' ORDER BY name)",
-                             -1, &q, nullptr) == SQLITE_OK);
+  REQUIRE(
+      sqlite3_prepare_v2(
+          s.native_handle(),
+          "SELECT group_concat(name, ',') FROM (SELECT name FROM sqlite_master WHERE type='index'"
+          " AND tbl_name='records' ORDER BY name)",
+          -1, &q, nullptr) == SQLITE_OK);
   REQUIRE(sqlite3_step(q) == SQLITE_ROW);
   CHECK(std::string(reinterpret_cast<const char*>(sqlite3_column_text(q, 0))) ==
         "records_id,records_scope,records_status,records_updated_at");
@@ -205,7 +215,8 @@ TEST_CASE("sqlite_store: schema columns hold the documented values") {
 TEST_CASE("sqlite_store: small blocks, LRU embeddings, mutations and appends") {
   sq_dir dir("blocks");
   std::vector<memory_record> v;
-  for (int i = 0; i < 7; ++i) v.push_back(rec("r" + std::to_string(i), "c" + std::to_string(i), {float(i), 1.0f, 2.0f}));
+  for (int i = 0; i < 7; ++i)
+    v.push_back(rec("r" + std::to_string(i), "c" + std::to_string(i), {float(i), 1.0f, 2.0f}));
   v[5].embedding.clear();
   sqlite_store_options o;
   o.block_rows = 2;
@@ -229,7 +240,10 @@ TEST_CASE("sqlite_store: small blocks, LRU embeddings, mutations and appends") {
   CHECK(before.embedding == std::vector<float>{3.0f, 1.0f, 2.0f});
   CHECK(r3.status == "archived");  // the reference sees the mutation
   CHECK(r2.status == "active");
-  change(s, 3, [](auto& r) { r.embedding = std::vector<float>{9.0f, 9.0f, 9.0f}; r.embedding_version = "m2"; });
+  change(s, 3, [](auto& r) {
+    r.embedding = std::vector<float>{9.0f, 9.0f, 9.0f};
+    r.embedding_version = "m2";
+  });
   CHECK(s.embedding(3)[0] == 9.0f);
   CHECK(s.record(3).embedding_version == "m2");
   // append into the loaded last block (index 7 lands in block 3, which holds r6)
@@ -257,7 +271,8 @@ TEST_CASE("sqlite_store: small blocks, LRU embeddings, mutations and appends") {
 TEST_CASE("sqlite_store: an action commits or vanishes as a whole") {
   sq_dir dir("tx");
   std::vector<memory_record> v;
-  for (int i = 0; i < 4; ++i) v.push_back(rec("r" + std::to_string(i), "c" + std::to_string(i), {1.0f, float(i)}));
+  for (int i = 0; i < 4; ++i)
+    v.push_back(rec("r" + std::to_string(i), "c" + std::to_string(i), {1.0f, float(i)}));
   { auto s = sqlite_store<>::create(dir.path / "s.db", v); }
   auto s = sqlite_store<>::open(dir.path / "s.db");
   const memory_record& r0 = s.record(0);
@@ -303,9 +318,11 @@ TEST_CASE("sqlite_store: bad databases give a clear error and are not written") 
     CHECK(!fs::exists(dir.path / "none.db"));
   }
   SUBCASE("not an SQLite file") {
-    const std::string junk = "{\"id\":\"a\",\"content\":\"this is JSONL, not SQLite\"}\n" + std::string(5000, 'x');
+    const std::string junk =
+        "{\"id\":\"a\",\"content\":\"this is JSONL, not SQLite\"}\n" + std::string(5000, 'x');
     write_bytes(dir.path / "junk.db", junk);
-    CHECK(error_of(dir.path / "junk.db", &code).find("not an SQLite database") != std::string::npos);
+    CHECK(error_of(dir.path / "junk.db", &code).find("not an SQLite database") !=
+          std::string::npos);
     CHECK(code == error_code::parse);
     CHECK(read_bytes(dir.path / "junk.db") == junk);
   }
@@ -335,14 +352,16 @@ TEST_CASE("sqlite_store: bad databases give a clear error and are not written") 
     sql(dir.path / "c.db", "ALTER TABLE records DROP COLUMN claim;");
     CHECK(error_of(dir.path / "c.db").find("lacks column 'claim'") != std::string::npos);
     sql(dir.path / "v.db", "UPDATE memhealth_meta SET value='7' WHERE key='schema_version';");
-    CHECK(error_of(dir.path / "v.db").find("schema_version '7' is not supported") != std::string::npos);
+    CHECK(error_of(dir.path / "v.db").find("schema_version '7' is not supported") !=
+          std::string::npos);
     sql(dir.path / "fmt.db", "UPDATE memhealth_meta SET value='other' WHERE key='format';");
     CHECK(error_of(dir.path / "fmt.db").find("format is 'other'") != std::string::npos);
   }
   SUBCASE("corrupt pages") {
     std::vector<memory_record> v;
     for (int i = 0; i < 3000; ++i)
-      v.push_back(rec("r" + std::to_string(i), "content number " + std::to_string(i) + std::string(100, 'z'), {1.0f, 2.0f}));
+      v.push_back(rec("r" + std::to_string(i),
+                      "content number " + std::to_string(i) + std::string(100, 'z'), {1.0f, 2.0f}));
     { auto s = sqlite_store<>::create(dir.path / "k.db", v); }
     auto bytes = read_bytes(dir.path / "k.db");
     REQUIRE(bytes.size() > 40 * 4096);
@@ -365,10 +384,12 @@ TEST_CASE("sqlite_store: a new database appears complete or not at all") {
   sq_dir dir("atomic");
   std::vector<memory_record> v;
   for (int i = 0; i < 3000; ++i)
-    v.push_back(rec("r" + std::to_string(i), "content number " + std::to_string(i) + std::string(100, 'z'), {1.0f, 2.0f}));
+    v.push_back(rec("r" + std::to_string(i),
+                    "content number " + std::to_string(i) + std::string(100, 'z'), {1.0f, 2.0f}));
   auto names = [&] {
     std::vector<std::string> out;
-    for (const auto& e : fs::directory_iterator(dir.path)) out.push_back(e.path().filename().string());
+    for (const auto& e : fs::directory_iterator(dir.path))
+      out.push_back(e.path().filename().string());
     std::sort(out.begin(), out.end());
     return out;
   };
@@ -380,7 +401,8 @@ TEST_CASE("sqlite_store: a new database appears complete or not at all") {
     auto s = sqlite_store<>::open(dir.path / "w.db");
     CHECK(s.size() == 3000);
     CHECK(s.record(2999).id == "r2999");
-    CHECK_THROWS_AS(sqlite_store<>::write_new(dir.path / "w.db", v), error);  // never over an existing file
+    CHECK_THROWS_AS(sqlite_store<>::write_new(dir.path / "w.db", v),
+                    error);  // never over an existing file
   }
   SUBCASE("a write that fails (file-size limit, as a full disk) leaves nothing") {
     auto* old_handler = std::signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of a kill
@@ -427,7 +449,9 @@ std::vector<memory_record> suite_records() {
 
 struct memory_kind {
   using store_type = memory_store<>;
-  static store_type make(const fs::path&, std::vector<memory_record> v) { return store_type::from_records(std::move(v)); }
+  static store_type make(const fs::path&, std::vector<memory_record> v) {
+    return store_type::from_records(std::move(v));
+  }
 };
 struct sqlite_kind {
   using store_type = sqlite_store<>;
@@ -450,7 +474,8 @@ std::vector<std::string> ids_of(const report& r, std::string_view kind) {
 
 }  // namespace
 
-TEST_CASE_TEMPLATE("store suite: detection, planning and repair run unchanged", K, memory_kind, sqlite_kind) {
+TEST_CASE_TEMPLATE("store suite: detection, planning and repair run unchanged", K, memory_kind,
+                   sqlite_kind) {
   sq_dir dir("suite");
   auto store = K::make(dir.path, suite_records());
   REQUIRE(store.size() == 9);
@@ -482,7 +507,8 @@ TEST_CASE_TEMPLATE("store suite: detection, planning and repair run unchanged", 
   const auto log = read_wal_file(dir.path / "run.wal");
   rollback(store, log);
   const auto orig = suite_records();
-  for (std::size_t i = 0; i < orig.size(); ++i) CHECK(to_json(store.extract(i)) == to_json(orig[i]));
+  for (std::size_t i = 0; i < orig.size(); ++i)
+    CHECK(to_json(store.extract(i)) == to_json(orig[i]));
 }
 
 TEST_CASE("store suite: both stores end in the same state after the same plan") {
@@ -526,7 +552,8 @@ TEST_CASE("sqlite_store: a failing action is rolled back in the database, other 
     return a;
   };
   plan.actions.push_back(action("ok1", {{"b", edit_set_weight{0.5}}}));
-  plan.actions.push_back(action("bad", {{"c", edit_set_weight{0.25}}, {"e", edit_set_weight{0.25}}}));
+  plan.actions.push_back(
+      action("bad", {{"c", edit_set_weight{0.25}}, {"e", edit_set_weight{0.25}}}));
   plan.actions.push_back(action("ok2", {{"f", edit_set_status{"archived"}}}));
   wal_writer wal(dir.path / "run.wal", wal_sync::none);
   apply_options ao;
@@ -535,12 +562,14 @@ TEST_CASE("sqlite_store: a failing action is rolled back in the database, other 
   ao.crash_hook = [&](std::string_view point) {
     // the second record write of action "bad" fails on every attempt
     if (point == "after_intent") writes = 0;
-    if (point == "after_apply_record" && in_bad && ++writes == 2) throw error(error_code::io, "disk hiccup");
+    if (point == "after_apply_record" && in_bad && ++writes == 2)
+      throw error(error_code::io, "disk hiccup");
   };
   // the hook cannot see which action runs: mark it by the state of record c
   auto wrapped = ao.crash_hook;
   ao.crash_hook = [&](std::string_view point) {
-    if (point == "after_apply_record") in_bad = store.record(*store.find("c")).effective_weight.has_value();
+    if (point == "after_apply_record")
+      in_bad = store.record(*store.find("c")).effective_weight.has_value();
     wrapped(point);
   };
   const auto res = apply_plan(store, plan, wal, ao);
@@ -595,9 +624,15 @@ struct file {
   std::string path;
 };
 
-sqlite3_file* r(sqlite3_file* f) { return reinterpret_cast<file*>(f)->real; }
-const std::string& path_of(sqlite3_file* f) { return reinterpret_cast<file*>(f)->path; }
-bool recorded(sqlite3_file* f) { return sim && !path_of(f).empty() && !path_of(f).ends_with("-shm"); }
+sqlite3_file* r(sqlite3_file* f) {
+  return reinterpret_cast<file*>(f)->real;
+}
+const std::string& path_of(sqlite3_file* f) {
+  return reinterpret_cast<file*>(f)->path;
+}
+bool recorded(sqlite3_file* f) {
+  return sim && !path_of(f).empty() && !path_of(f).ends_with("-shm");
+}
 
 int x_close(sqlite3_file* f) {
   const int rc = r(f)->pMethods ? r(f)->pMethods->xClose(r(f)) : SQLITE_OK;
@@ -605,36 +640,64 @@ int x_close(sqlite3_file* f) {
   reinterpret_cast<file*>(f)->path.~basic_string();
   return rc;
 }
-int x_read(sqlite3_file* f, void* p, int n, sqlite3_int64 off) { return r(f)->pMethods->xRead(r(f), p, n, off); }
+int x_read(sqlite3_file* f, void* p, int n, sqlite3_int64 off) {
+  return r(f)->pMethods->xRead(r(f), p, n, off);
+}
 int x_write(sqlite3_file* f, const void* p, int n, sqlite3_int64 off) {
   if (recorded(f))
-    sim->record(path_of(f), memhealth::test::sim_file_io::op::write, static_cast<std::uint64_t>(off),
+    sim->record(path_of(f), memhealth::test::sim_file_io::op::write,
+                static_cast<std::uint64_t>(off),
                 std::string(static_cast<const char*>(p), static_cast<std::size_t>(n)));
   return r(f)->pMethods->xWrite(r(f), p, n, off);
 }
 int x_truncate(sqlite3_file* f, sqlite3_int64 size) {
-  if (recorded(f)) sim->record(path_of(f), memhealth::test::sim_file_io::op::truncate, static_cast<std::uint64_t>(size));
+  if (recorded(f))
+    sim->record(path_of(f), memhealth::test::sim_file_io::op::truncate,
+                static_cast<std::uint64_t>(size));
   return r(f)->pMethods->xTruncate(r(f), size);
 }
 int x_sync(sqlite3_file* f, int flags) {
   if (recorded(f)) sim->record(path_of(f), memhealth::test::sim_file_io::op::sync, 0);
   return r(f)->pMethods->xSync(r(f), flags);
 }
-int x_size(sqlite3_file* f, sqlite3_int64* s) { return r(f)->pMethods->xFileSize(r(f), s); }
-int x_lock(sqlite3_file* f, int l) { return r(f)->pMethods->xLock(r(f), l); }
-int x_unlock(sqlite3_file* f, int l) { return r(f)->pMethods->xUnlock(r(f), l); }
-int x_check(sqlite3_file* f, int* out) { return r(f)->pMethods->xCheckReservedLock(r(f), out); }
-int x_control(sqlite3_file* f, int op, void* arg) { return r(f)->pMethods->xFileControl(r(f), op, arg); }
-int x_sector(sqlite3_file* f) { return r(f)->pMethods->xSectorSize(r(f)); }
-int x_device(sqlite3_file* f) { return r(f)->pMethods->xDeviceCharacteristics(r(f)); }
-int x_shm_map(sqlite3_file* f, int pg, int sz, int ext, void volatile** pp) { return r(f)->pMethods->xShmMap(r(f), pg, sz, ext, pp); }
-int x_shm_lock(sqlite3_file* f, int off, int n, int flags) { return r(f)->pMethods->xShmLock(r(f), off, n, flags); }
-void x_shm_barrier(sqlite3_file* f) { r(f)->pMethods->xShmBarrier(r(f)); }
-int x_shm_unmap(sqlite3_file* f, int del) { return r(f)->pMethods->xShmUnmap(r(f), del); }
+int x_size(sqlite3_file* f, sqlite3_int64* s) {
+  return r(f)->pMethods->xFileSize(r(f), s);
+}
+int x_lock(sqlite3_file* f, int l) {
+  return r(f)->pMethods->xLock(r(f), l);
+}
+int x_unlock(sqlite3_file* f, int l) {
+  return r(f)->pMethods->xUnlock(r(f), l);
+}
+int x_check(sqlite3_file* f, int* out) {
+  return r(f)->pMethods->xCheckReservedLock(r(f), out);
+}
+int x_control(sqlite3_file* f, int op, void* arg) {
+  return r(f)->pMethods->xFileControl(r(f), op, arg);
+}
+int x_sector(sqlite3_file* f) {
+  return r(f)->pMethods->xSectorSize(r(f));
+}
+int x_device(sqlite3_file* f) {
+  return r(f)->pMethods->xDeviceCharacteristics(r(f));
+}
+int x_shm_map(sqlite3_file* f, int pg, int sz, int ext, void volatile** pp) {
+  return r(f)->pMethods->xShmMap(r(f), pg, sz, ext, pp);
+}
+int x_shm_lock(sqlite3_file* f, int off, int n, int flags) {
+  return r(f)->pMethods->xShmLock(r(f), off, n, flags);
+}
+void x_shm_barrier(sqlite3_file* f) {
+  r(f)->pMethods->xShmBarrier(r(f));
+}
+int x_shm_unmap(sqlite3_file* f, int del) {
+  return r(f)->pMethods->xShmUnmap(r(f), del);
+}
 
-const sqlite3_io_methods methods = {2,       x_close,  x_read,   x_write,   x_truncate, x_sync,        x_size,      x_lock,
-                                    x_unlock, x_check, x_control, x_sector, x_device,   x_shm_map, x_shm_lock, x_shm_barrier,
-                                    x_shm_unmap, nullptr, nullptr};
+const sqlite3_io_methods methods = {
+    2,          x_close,       x_read,      x_write,   x_truncate, x_sync,   x_size,
+    x_lock,     x_unlock,      x_check,     x_control, x_sector,   x_device, x_shm_map,
+    x_shm_lock, x_shm_barrier, x_shm_unmap, nullptr,   nullptr};
 
 int x_open(sqlite3_vfs*, const char* name, sqlite3_file* f, int flags, int* out) {
   auto* sf = reinterpret_cast<file*>(f);
@@ -668,26 +731,67 @@ int x_delete(sqlite3_vfs*, const char* name, int sync_dir) {
   }
   return real->xDelete(real, name, sync_dir);
 }
-int x_access(sqlite3_vfs*, const char* n, int flags, int* out) { return real->xAccess(real, n, flags, out); }
-int x_full(sqlite3_vfs*, const char* n, int size, char* out) { return real->xFullPathname(real, n, size, out); }
-void* x_dlopen(sqlite3_vfs*, const char* n) { return real->xDlOpen(real, n); }
-void x_dlerror(sqlite3_vfs*, int n, char* out) { real->xDlError(real, n, out); }
-void (*x_dlsym(sqlite3_vfs*, void* h, const char* s))(void) { return real->xDlSym(real, h, s); }
-void x_dlclose(sqlite3_vfs*, void* h) { real->xDlClose(real, h); }
-int x_random(sqlite3_vfs*, int n, char* out) { return real->xRandomness(real, n, out); }
-int x_sleep(sqlite3_vfs*, int us) { return real->xSleep(real, us); }
-int x_time(sqlite3_vfs*, double* t) { return real->xCurrentTime(real, t); }
-int x_last_error(sqlite3_vfs*, int n, char* out) { return real->xGetLastError ? real->xGetLastError(real, n, out) : 0; }
-int x_time64(sqlite3_vfs*, sqlite3_int64* t) { return real->xCurrentTimeInt64(real, t); }
+int x_access(sqlite3_vfs*, const char* n, int flags, int* out) {
+  return real->xAccess(real, n, flags, out);
+}
+int x_full(sqlite3_vfs*, const char* n, int size, char* out) {
+  return real->xFullPathname(real, n, size, out);
+}
+void* x_dlopen(sqlite3_vfs*, const char* n) {
+  return real->xDlOpen(real, n);
+}
+void x_dlerror(sqlite3_vfs*, int n, char* out) {
+  real->xDlError(real, n, out);
+}
+void (*x_dlsym(sqlite3_vfs*, void* h, const char* s))(void) {
+  return real->xDlSym(real, h, s);
+}
+void x_dlclose(sqlite3_vfs*, void* h) {
+  real->xDlClose(real, h);
+}
+int x_random(sqlite3_vfs*, int n, char* out) {
+  return real->xRandomness(real, n, out);
+}
+int x_sleep(sqlite3_vfs*, int us) {
+  return real->xSleep(real, us);
+}
+int x_time(sqlite3_vfs*, double* t) {
+  return real->xCurrentTime(real, t);
+}
+int x_last_error(sqlite3_vfs*, int n, char* out) {
+  return real->xGetLastError ? real->xGetLastError(real, n, out) : 0;
+}
+int x_time64(sqlite3_vfs*, sqlite3_int64* t) {
+  return real->xCurrentTimeInt64(real, t);
+}
 
 // Registers the shim as the default VFS (once per process; harmless while `sim` is null).
 void install() {
   if (real) return;
   real = sqlite3_vfs_find(nullptr);
   REQUIRE(real != nullptr);
-  shim = sqlite3_vfs{2, static_cast<int>(sizeof(file)), real->mxPathname, nullptr, "memhealth-sim", nullptr,
-                     x_open, x_delete, x_access, x_full, x_dlopen, x_dlerror, x_dlsym, x_dlclose, x_random, x_sleep,
-                     x_time, x_last_error, x_time64, nullptr, nullptr, nullptr};
+  shim = sqlite3_vfs{2,
+                     static_cast<int>(sizeof(file)),
+                     real->mxPathname,
+                     nullptr,
+                     "memhealth-sim",
+                     nullptr,
+                     x_open,
+                     x_delete,
+                     x_access,
+                     x_full,
+                     x_dlopen,
+                     x_dlerror,
+                     x_dlsym,
+                     x_dlclose,
+                     x_random,
+                     x_sleep,
+                     x_time,
+                     x_last_error,
+                     x_time64,
+                     nullptr,
+                     nullptr,
+                     nullptr};
   REQUIRE(sqlite3_vfs_register(&shim, 1) == SQLITE_OK);
 }
 
@@ -704,9 +808,11 @@ repair_plan power_plan(int n) {
     const std::string a = "q" + std::to_string(k % 20), b = "q" + std::to_string((k * 7 + 3) % 20);
     act.edits.push_back({a, edit_set_weight{1.0 - 0.01 * (k + 1)}});
     act.edits.push_back({a, edit_append_notes{{"note of action " + std::to_string(k)}}});
-    if (k % 2 == 0) act.edits.push_back({b, edit_fill_metadata{"k" + std::to_string(k), std::int64_t{k}}});
+    if (k % 2 == 0)
+      act.edits.push_back({b, edit_fill_metadata{"k" + std::to_string(k), std::int64_t{k}}});
     for (const auto& e : act.edits)
-      if (std::find(act.targets.begin(), act.targets.end(), e.record_id) == act.targets.end()) act.targets.push_back(e.record_id);
+      if (std::find(act.targets.begin(), act.targets.end(), e.record_id) == act.targets.end())
+        act.targets.push_back(e.record_id);
     act.idempotency_key = "pk" + std::to_string(k);
     p.actions.push_back(std::move(act));
   }
@@ -715,13 +821,17 @@ repair_plan power_plan(int n) {
 
 std::vector<memory_record> power_records() {
   std::vector<memory_record> v;
-  for (int i = 0; i < 20; ++i) v.push_back(rec("q" + std::to_string(i), "memory " + std::to_string(i), {1.0f + float(i), 0.5f, -2.0f}));
+  for (int i = 0; i < 20; ++i)
+    v.push_back(rec("q" + std::to_string(i), "memory " + std::to_string(i),
+                    {1.0f + float(i), 0.5f, -2.0f}));
   return v;
 }
 
 }  // namespace
 
-TEST_CASE("power loss under SQLite: after any write or sync of the database, its -wal file or the repair log, recovery gives whole actions") {
+TEST_CASE(
+    "power loss under SQLite: after any write or sync of the database, its -wal file or the repair "
+    "log, recovery gives whole actions") {
   using test::sim_file_io;
   simvfs::install();
   sq_dir dir("powerloss");
@@ -732,7 +842,9 @@ TEST_CASE("power loss under SQLite: after any write or sync of the database, its
     auto v = base;
     for (std::size_t k = 0; k < m; ++k)
       for (const auto& e : plan.actions[k].edits)
-        apply_edit(*std::find_if(v.begin(), v.end(), [&](const memory_record& x) { return x.id == e.record_id; }), e.op);
+        apply_edit(*std::find_if(v.begin(), v.end(),
+                                 [&](const memory_record& x) { return x.id == e.record_id; }),
+                   e.op);
     std::vector<std::string> imgs;
     for (const auto& x : v) imgs.push_back(to_json(x));
     prefixes.push_back(std::move(imgs));
@@ -745,7 +857,8 @@ TEST_CASE("power loss under SQLite: after any write or sync of the database, its
     (void)sqlite_store<>::create(db.string(), base);
     sim_file_io sim;
     simvfs::sim = &sim;
-    std::size_t opened_at = 0;  // ops recorded by opening the store (its files' states before the run)
+    std::size_t opened_at =
+        0;  // ops recorded by opening the store (its files' states before the run)
     {
       auto store = sqlite_store<>::open(db.string());
       opened_at = sim.ops.size();
@@ -757,12 +870,14 @@ TEST_CASE("power loss under SQLite: after any write or sync of the database, its
       REQUIRE(apply_plan(store, plan, wal, ao).applied.size() == 10);
     }
     simvfs::sim = nullptr;
-    const std::string dbp = db.string(), walp = db.string() + "-wal", logp = (dir.path / "run.wal").string();
+    const std::string dbp = db.string(), walp = db.string() + "-wal",
+                      logp = (dir.path / "run.wal").string();
     std::mt19937 rng(static_cast<unsigned>(batch));
-    const std::size_t step = std::max<std::size_t>(1, (sim.ops.size() - opened_at) / 150);  // about 150 cut points per run
+    const std::size_t step = std::max<std::size_t>(
+        1, (sim.ops.size() - opened_at) / 150);  // about 150 cut points per run
     for (std::size_t n = opened_at; n <= sim.ops.size(); n += step) {
-      for (auto how : {sim_file_io::loss::keep_all, sim_file_io::loss::drop_unsynced, sim_file_io::loss::torn,
-                       sim_file_io::loss::reorder}) {
+      for (auto how : {sim_file_io::loss::keep_all, sim_file_io::loss::drop_unsynced,
+                       sim_file_io::loss::torn, sim_file_io::loss::reorder}) {
         CAPTURE(n);
         CAPTURE(static_cast<int>(how));
         const fs::path crash = dir.path / "crash";
@@ -772,7 +887,8 @@ TEST_CASE("power loss under SQLite: after any write or sync of the database, its
         const std::string w = sim.after_power_loss(walp, n, how, rng);
         if (!w.empty()) write_bytes(crash / "s.db-wal", w);
         const std::string log = sim.after_power_loss(logp, n, how, rng);
-        const std::string synced_log = sim.after_power_loss(logp, n, sim_file_io::loss::drop_unsynced, rng);
+        const std::string synced_log =
+            sim.after_power_loss(logp, n, sim_file_io::loss::drop_unsynced, rng);
         ++crashes;
         // The database must open (PRAGMA quick_check) and recover to whole actions, keeping every
         // commit that was durable in the log.
@@ -788,14 +904,16 @@ TEST_CASE("power loss under SQLite: after any write or sync of the database, its
         CHECK(m >= 0);
         std::size_t durable_commits = 0;
         const auto synced = read_wal(synced_log);
-        for (const auto& a : logged_actions(synced)) durable_commits += a.state == logged_state::committed;
+        for (const auto& a : logged_actions(synced))
+          durable_commits += a.state == logged_state::committed;
         CHECK(m >= static_cast<int>(durable_commits));
         ++reached[m];
       }
     }
   }
-  MESSAGE("power loss under SQLite: " << crashes << " simulated crashes, " << opened << " databases opened and recovered, "
-                                      << reached.size() << " distinct recovered prefixes");
+  MESSAGE("power loss under SQLite: " << crashes << " simulated crashes, " << opened
+                                      << " databases opened and recovered, " << reached.size()
+                                      << " distinct recovered prefixes");
   CHECK(crashes >= 1000);
   CHECK(reached.size() == 11);
 }

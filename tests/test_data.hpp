@@ -22,10 +22,14 @@
 namespace memhealth::test {
 
 /// The bundled data folder, `<repo>/tests/data`.
-inline std::filesystem::path bundled_data_dir() { return std::filesystem::path(MEMHEALTH_SOURCE_DIR) / "tests" / "data"; }
+inline std::filesystem::path bundled_data_dir() {
+  return std::filesystem::path(MEMHEALTH_SOURCE_DIR) / "tests" / "data";
+}
 
 /// The team's shared data folder, `<repo>/../shared/data` unless the build says otherwise.
-inline std::filesystem::path shared_data_dir() { return std::filesystem::path(MEMHEALTH_SHARED_DATA_DIR); }
+inline std::filesystem::path shared_data_dir() {
+  return std::filesystem::path(MEMHEALTH_SHARED_DATA_DIR);
+}
 
 /// `rel` (a file or directory relative to a data folder, e.g. "locomo/26.json") in the bundled
 /// folder, else in the shared folder; nullopt when neither holds it.
@@ -39,18 +43,19 @@ inline std::optional<std::filesystem::path> find_data(std::string_view rel) {
 
 /// The message a skipped test prints (matched by ctest's SKIP_REGULAR_EXPRESSION).
 inline std::string skip_message(std::string_view rel) {
-  return "memhealth-skip: real data '" + std::string(rel) + "' is in neither " + bundled_data_dir().string() +
-         " nor " + shared_data_dir().string() + " (see tests/data/README.md)";
+  return "memhealth-skip: real data '" + std::string(rel) + "' is in neither " +
+         bundled_data_dir().string() + " nor " + shared_data_dir().string() +
+         " (see tests/data/README.md)";
 }
 
 }  // namespace memhealth::test
 
 /// Declares `const std::filesystem::path var` = the data file or directory `rel`, or skips the
 /// current test case (message and return) when it is absent.
-#define MEMHEALTH_TEST_DATA(var, rel)                                  \
-  const auto var##_found_ = ::memhealth::test::find_data(rel);         \
-  if (!var##_found_) {                                                 \
-    MESSAGE(::memhealth::test::skip_message(rel));                     \
-    return;                                                            \
-  }                                                                    \
+#define MEMHEALTH_TEST_DATA(var, rel)                          \
+  const auto var##_found_ = ::memhealth::test::find_data(rel); \
+  if (!var##_found_) {                                         \
+    MESSAGE(::memhealth::test::skip_message(rel));             \
+    return;                                                    \
+  }                                                            \
   const std::filesystem::path var = *var##_found_

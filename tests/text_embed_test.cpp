@@ -66,17 +66,18 @@ static_assert(embedder<counting_embedder>);
 static_assert(!embedder<no_version>);
 static_assert(!embedder<int>);
 static_assert(detail::lexical_fnv1a64("") == 0xcbf29ce484222325ull);
-static_assert(detail::lexical_fnv1a64("a") == 0xaf63dc4c8601ec8cull);  // published FNV-1a 64 test vector
+static_assert(detail::lexical_fnv1a64("a") ==
+              0xaf63dc4c8601ec8cull);  // published FNV-1a 64 test vector
 
 // ------------------------------------------------------------------ text_normalizer
 
 TEST_CASE("text_normalizer: NFKC maps full-width and compatibility forms to ASCII") {
   const text_normalizer n;
-  CHECK(n("\xEF\xBC\xA3\xEF\xBD\x89\xEF\xBD\x8C\xEF\xBD\x81\xEF\xBD\x8E\xEF\xBD\x94\xEF\xBD\x92\xEF\xBD\x8F") ==
-        "cilantro");                                   // "Ｃｉｌａｎｔｒｏ"
-  CHECK(n("\xEF\xAC\x81ne") == "fine");                // U+FB01 LATIN SMALL LIGATURE FI
-  CHECK(n("\xE2\x85\xAB") == "xii");                   // U+216B ROMAN NUMERAL TWELVE
-  CHECK(n("\xE2\x91\xA0") == "1");                     // U+2460 CIRCLED DIGIT ONE
+  CHECK(n("\xEF\xBC\xA3\xEF\xBD\x89\xEF\xBD\x8C\xEF\xBD\x81\xEF\xBD\x8E\xEF\xBD\x94\xEF\xBD\x92\xEF"
+          "\xBD\x8F") == "cilantro");                         // "Ｃｉｌａｎｔｒｏ"
+  CHECK(n("\xEF\xAC\x81ne") == "fine");                       // U+FB01 LATIN SMALL LIGATURE FI
+  CHECK(n("\xE2\x85\xAB") == "xii");                          // U+216B ROMAN NUMERAL TWELVE
+  CHECK(n("\xE2\x91\xA0") == "1");                            // U+2460 CIRCLED DIGIT ONE
   CHECK(n("\xEF\xBC\x91\xEF\xBC\x92\xEF\xBC\x93") == "123");  // full-width digits
 }
 
@@ -85,10 +86,18 @@ TEST_CASE("text_normalizer: case folding, including full folding of non-ASCII") 
   CHECK(n("Never Eats CILANTRO") == "never eats cilantro");
   // full case folding: U+00DF sharp s folds to "ss", so both spellings meet
   CHECK(n("STRASSE") == "strasse");
-  CHECK(n("stra\xC3\x9F" "e") == "strasse");
-  CHECK(n("\xCE\xA3\xCE\x9F\xCE\xA6\xCE\x99\xCE\x91") == "\xCF\x83\xCE\xBF\xCF\x86\xCE\xB9\xCE\xB1");  // ΣΟΦΙΑ -> σοφια
-  CHECK(n("\xC3\x89" "COLE") == "\xC3\xA9" "cole");    // ÉCOLE -> école (composed)
-  CHECK(n("E\xCC\x81" "cole") == "\xC3\xA9" "cole");   // decomposed E + U+0301 composes
+  CHECK(n("stra\xC3\x9F"
+          "e") == "strasse");
+  CHECK(n("\xCE\xA3\xCE\x9F\xCE\xA6\xCE\x99\xCE\x91") ==
+        "\xCF\x83\xCE\xBF\xCF\x86\xCE\xB9\xCE\xB1");  // ΣΟΦΙΑ -> σοφια
+  CHECK(n("\xC3\x89"
+          "COLE") ==
+        "\xC3\xA9"
+        "cole");  // ÉCOLE -> école (composed)
+  CHECK(n("E\xCC\x81"
+          "cole") ==
+        "\xC3\xA9"
+        "cole");  // decomposed E + U+0301 composes
 }
 
 TEST_CASE("text_normalizer: punctuation and whitespace folding") {
@@ -96,9 +105,11 @@ TEST_CASE("text_normalizer: punctuation and whitespace folding") {
   CHECK(n("Never eats cilantro!") == "never eats cilantro");
   CHECK(n("  never\teats,\n\ncilantro...  ") == "never eats cilantro");
   CHECK(n("cilantro!!!") == n("cilantro."));
-  CHECK(n("a\xC2\xA0" "b") == "a b");                  // NO-BREAK SPACE
-  CHECK(n("a\xE3\x80\x80" "b") == "a b");              // IDEOGRAPHIC SPACE
-  CHECK(n("e-mail") == "e mail");                      // hyphen is punctuation: a word break
+  CHECK(n("a\xC2\xA0"
+          "b") == "a b");  // NO-BREAK SPACE
+  CHECK(n("a\xE3\x80\x80"
+          "b") == "a b");          // IDEOGRAPHIC SPACE
+  CHECK(n("e-mail") == "e mail");  // hyphen is punctuation: a word break
   CHECK(n("!!! ... ???") == "");
   CHECK(n("") == "");
   text_normalizer keep;
@@ -109,10 +120,12 @@ TEST_CASE("text_normalizer: punctuation and whitespace folding") {
 TEST_CASE("text_normalizer: Chinese text and punctuation") {
   const text_normalizer n;
   // "我不吃香菜，谢谢。" -> "我不吃香菜 谢谢"
-  CHECK(n("\xE6\x88\x91\xE4\xB8\x8D\xE5\x90\x83\xE9\xA6\x99\xE8\x8F\x9C\xEF\xBC\x8C\xE8\xB0\xA2\xE8\xB0\xA2\xE3\x80\x82") ==
+  CHECK(n("\xE6\x88\x91\xE4\xB8\x8D\xE5\x90\x83\xE9\xA6\x99\xE8\x8F\x9C\xEF\xBC\x8C\xE8\xB0\xA2\xE8"
+          "\xB0\xA2\xE3\x80\x82") ==
         "\xE6\x88\x91\xE4\xB8\x8D\xE5\x90\x83\xE9\xA6\x99\xE8\x8F\x9C \xE8\xB0\xA2\xE8\xB0\xA2");
   // "「香菜」！" -> "香菜" (corner brackets and full-width exclamation mark are punctuation)
-  CHECK(n("\xE3\x80\x8C\xE9\xA6\x99\xE8\x8F\x9C\xE3\x80\x8D\xEF\xBC\x81") == "\xE9\xA6\x99\xE8\x8F\x9C");
+  CHECK(n("\xE3\x80\x8C\xE9\xA6\x99\xE8\x8F\x9C\xE3\x80\x8D\xEF\xBC\x81") ==
+        "\xE9\xA6\x99\xE8\x8F\x9C");
 }
 
 TEST_CASE("text_normalizer: synonym table applies per word after folding") {
@@ -126,8 +139,11 @@ TEST_CASE("text_normalizer: synonym table applies per word after folding") {
 
 TEST_CASE("text_normalizer: invalid UTF-8 does not crash and keeps the bytes") {
   const text_normalizer n;
-  CHECK(n("\xFF\xFE" "ABC") == "\xFF\xFE" "abc");     // ASCII folding only
-  CHECK(n("caf\xC3") == "caf\xC3");                   // truncated sequence
+  CHECK(n("\xFF\xFE"
+          "ABC") ==
+        "\xFF\xFE"
+        "abc");                      // ASCII folding only
+  CHECK(n("caf\xC3") == "caf\xC3");  // truncated sequence
   CHECK_NOTHROW((void)n(std::string_view("\x80\x80\x00x", 4)));
 }
 
@@ -158,16 +174,18 @@ TEST_CASE("lexical_embedder: version, dimension and argument errors") {
 TEST_CASE("lexical_embedder: exact vector against an independent reference implementation") {
   // Values from a separate python3 implementation of the documented algorithm
   // (FNV-1a 64 + splitmix64, words g=1, <word> 3/4-grams over code points g=0.5, 1+ln tf, L2).
-  const float expected16[] = {0.300873f, 0.150436f, 0.555583f, 0.000000f, -0.254711f, -0.150436f,
-                              -0.150436f, 0.150436f, -0.358985f, -0.405147f, 0.000000f, 0.254711f,
-                              0.000000f, 0.150436f, 0.254711f, 0.000000f};
+  const float expected16[] = {0.300873f,  0.150436f, 0.555583f,  0.000000f,  -0.254711f, -0.150436f,
+                              -0.150436f, 0.150436f, -0.358985f, -0.405147f, 0.000000f,  0.254711f,
+                              0.000000f,  0.150436f, 0.254711f,  0.000000f};
   const lexical_embedder e16(16, 0);
   const auto v = embed_of(e16, "Eats eats CILANTRO!");  // normalises to "eats eats cilantro"
   for (std::size_t i = 0; i < 16; ++i) CHECK(v[i] == doctest::Approx(expected16[i]).epsilon(1e-5));
 
-  const float expected8[] = {0.603023f, 0.301511f, 0.000000f, 0.301511f, 0.000000f, 0.301511f, -0.603023f, 0.000000f};
+  const float expected8[] = {0.603023f, 0.301511f, 0.000000f,  0.301511f,
+                             0.000000f, 0.301511f, -0.603023f, 0.000000f};
   const lexical_embedder e8(8, 42);
-  const auto c = embed_of(e8, "\xE6\x88\x91\xE4\xB8\x8D\xE5\x90\x83\xE9\xA6\x99\xE8\x8F\x9C");  // 我不吃香菜
+  const auto c =
+      embed_of(e8, "\xE6\x88\x91\xE4\xB8\x8D\xE5\x90\x83\xE9\xA6\x99\xE8\x8F\x9C");  // 我不吃香菜
   for (std::size_t i = 0; i < 8; ++i) CHECK(c[i] == doctest::Approx(expected8[i]).epsilon(1e-5));
 }
 
@@ -179,16 +197,20 @@ TEST_CASE("lexical_embedder: deterministic, unit norm, seed changes the space") 
   CHECK(dot(x, x) == doctest::Approx(1.0).epsilon(1e-6));
   const lexical_embedder other_seed(384, 99);
   CHECK(x != embed_of(other_seed, "Caroline is researching adoption agencies."));
-  CHECK(dot(embed_of(other_seed, "x y z"), embed_of(other_seed, "x y z")) == doctest::Approx(1.0).epsilon(1e-6));
+  CHECK(dot(embed_of(other_seed, "x y z"), embed_of(other_seed, "x y z")) ==
+        doctest::Approx(1.0).epsilon(1e-6));
 }
 
 TEST_CASE("lexical_embedder: texts equal after normalisation have cosine 1") {
   const lexical_embedder e;
-  CHECK(cosine(e, "Never eats cilantro!", "never eats cilantro") == doctest::Approx(1.0).epsilon(1e-6));
-  CHECK(cosine(e, "  NEVER  eats\tcilantro...", "never eats cilantro") == doctest::Approx(1.0).epsilon(1e-6));
+  CHECK(cosine(e, "Never eats cilantro!", "never eats cilantro") ==
+        doctest::Approx(1.0).epsilon(1e-6));
+  CHECK(cosine(e, "  NEVER  eats\tcilantro...", "never eats cilantro") ==
+        doctest::Approx(1.0).epsilon(1e-6));
   // 我不吃香菜。 vs 我不吃香菜
   CHECK(cosine(e, "\xE6\x88\x91\xE4\xB8\x8D\xE5\x90\x83\xE9\xA6\x99\xE8\x8F\x9C\xE3\x80\x82",
-               "\xE6\x88\x91\xE4\xB8\x8D\xE5\x90\x83\xE9\xA6\x99\xE8\x8F\x9C") == doctest::Approx(1.0).epsilon(1e-6));
+               "\xE6\x88\x91\xE4\xB8\x8D\xE5\x90\x83\xE9\xA6\x99\xE8\x8F\x9C") ==
+        doctest::Approx(1.0).epsilon(1e-6));
 }
 
 TEST_CASE("lexical_embedder: overlapping paraphrases score above unrelated sentences") {
@@ -197,33 +219,43 @@ TEST_CASE("lexical_embedder: overlapping paraphrases score above unrelated sente
                              "Caroline has been researching adoption agencies recently.");
   const double unrelated = cosine(e, "Caroline is researching adoption agencies.",
                                   "Melanie painted a sunset with her kids last weekend.");
-  CHECK(para > 0.7);             // measured 0.797
+  CHECK(para > 0.7);                 // measured 0.797
   CHECK(std::abs(unrelated) < 0.2);  // measured 0.051
-  const double para2 = cosine(e, "The user never eats cilantro.", "The user does not eat cilantro at all.");
-  const double unrelated2 = cosine(e, "The user never eats cilantro.", "My flight to Berlin leaves at noon tomorrow.");
-  CHECK(para2 > 0.5);            // measured 0.598
+  const double para2 =
+      cosine(e, "The user never eats cilantro.", "The user does not eat cilantro at all.");
+  const double unrelated2 =
+      cosine(e, "The user never eats cilantro.", "My flight to Berlin leaves at noon tomorrow.");
+  CHECK(para2 > 0.5);                 // measured 0.598
   CHECK(std::abs(unrelated2) < 0.2);  // measured -0.051
 }
 
 TEST_CASE("lexical_embedder: Chinese is covered by code-point n-grams") {
   const lexical_embedder e;
-  const std::string_view a = "\xE6\x88\x91\xE4\xB8\x8D\xE5\x90\x83\xE9\xA6\x99\xE8\x8F\x9C";               // 我不吃香菜
-  const std::string_view b = "\xE6\x88\x91\xE4\xBB\x8E\xE6\x9D\xA5\xE4\xB8\x8D\xE5\x90\x83\xE9\xA6\x99\xE8\x8F\x9C";  // 我从来不吃香菜
-  const std::string_view c = "\xE6\x98\x8E\xE5\xA4\xA9\xE4\xB8\x8B\xE5\x8D\x88\xE5\x8E\xBB\xE5\x8C\x97\xE4\xBA\xAC\xE5\xBC\x80\xE4\xBC\x9A";  // 明天下午去北京开会
+  const std::string_view a =
+      "\xE6\x88\x91\xE4\xB8\x8D\xE5\x90\x83\xE9\xA6\x99\xE8\x8F\x9C";  // 我不吃香菜
+  const std::string_view b =
+      "\xE6\x88\x91\xE4\xBB\x8E\xE6\x9D\xA5\xE4\xB8\x8D\xE5\x90\x83\xE9\xA6\x99\xE8\x8F"
+      "\x9C";  // 我从来不吃香菜
+  const std::string_view c =
+      "\xE6\x98\x8E\xE5\xA4\xA9\xE4\xB8\x8B\xE5\x8D\x88\xE5\x8E\xBB\xE5\x8C\x97\xE4\xBA\xAC\xE5\xBC"
+      "\x80\xE4\xBC\x9A";  // 明天下午去北京开会
   const auto va = embed_of(e, a);
   CHECK(dot(va, va) == doctest::Approx(1.0).epsilon(1e-6));
   // a and b share 5 of a's 9 n-grams (不吃香, 吃香菜, 香菜>, 不吃香菜, 吃香菜>) and no word
-  CHECK(cosine(e, a, b) > 0.25);          // measured 0.336
+  CHECK(cosine(e, a, b) > 0.25);            // measured 0.336
   CHECK(std::abs(cosine(e, a, c)) < 0.15);  // measured -0.061
 }
 
 TEST_CASE("lexical_embedder: text without features gives the zero vector") {
   const lexical_embedder e;
-  for (std::string_view t : {std::string_view(""), std::string_view("!!! ... ???"), std::string_view(" \t\n")}) {
+  for (std::string_view t :
+       {std::string_view(""), std::string_view("!!! ... ???"), std::string_view(" \t\n")}) {
     const auto v = embed_of(e, t);
     CHECK(dot(v, v) == 0.0);
   }
-  const auto bad = embed_of(e, "\xFF\xFE" "abc");  // invalid UTF-8 still has features
+  const auto bad = embed_of(e,
+                            "\xFF\xFE"
+                            "abc");  // invalid UTF-8 still has features
   CHECK(dot(bad, bad) == doctest::Approx(1.0).epsilon(1e-6));
 }
 
@@ -257,7 +289,8 @@ TEST_CASE("embed_batch: row-major n x d, size check, member batch form preferred
   embed_batch(e, texts, out);
   for (std::size_t i = 0; i < texts.size(); ++i) {
     const auto row = embed_of(e, texts[i]);
-    CHECK(std::vector<float>(out.begin() + static_cast<long>(i * 16), out.begin() + static_cast<long>((i + 1) * 16)) == row);
+    CHECK(std::vector<float>(out.begin() + static_cast<long>(i * 16),
+                             out.begin() + static_cast<long>((i + 1) * 16)) == row);
   }
   std::vector<float> wrong(3 * 16 - 1);
   CHECK_THROWS_AS(embed_batch(e, texts, wrong), error);

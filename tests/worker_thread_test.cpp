@@ -1,4 +1,6 @@
 // worker_thread.hpp: the library's one way to start worker threads (start_worker, run_workers).
+#include "memhealth/worker_thread.hpp"
+
 #include <doctest/doctest.h>
 
 #include <array>
@@ -8,8 +10,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include "memhealth/worker_thread.hpp"
 
 namespace mh = memhealth;
 
@@ -47,7 +47,9 @@ TEST_CASE("start_worker runs fn(w) once per index on its own thread, by referenc
   CHECK(squares == std::array<std::size_t, 3>{0, 1, 4});
 }
 
-TEST_CASE("run_workers: every index once, all joined on return; the lowest failing index's exception reaches the caller") {
+TEST_CASE(
+    "run_workers: every index once, all joined on return; the lowest failing index's exception "
+    "reaches the caller") {
   // 8 workers, each adds its index + 1: 1 + 2 + ... + 8 = 36; each slot written once.
   std::atomic<int> sum{0};
   std::array<int, 8> hits{};

@@ -20,25 +20,32 @@ namespace memhealth {
 /// Stable error codes carried by `memhealth::error`. Values are part of the ABI of the JSON
 /// outputs and the command-line tool; never renumber them.
 enum class error_code : int {
-  io = 1,             ///< a file could not be opened, read, written or renamed
-  parse = 2,          ///< input is not in the expected format at all (not one bad line: the whole input)
-  precondition = 3,   ///< an API was called against its documented preconditions
-  not_found = 4,      ///< an id or key that must exist does not
+  io = 1,     ///< a file could not be opened, read, written or renamed
+  parse = 2,  ///< input is not in the expected format at all (not one bad line: the whole input)
+  precondition = 3,      ///< an API was called against its documented preconditions
+  not_found = 4,         ///< an id or key that must exist does not
   invalid_argument = 5,  ///< an argument value is out of its documented range
-  schema = 6,         ///< a database or file has a foreign or incompatible schema
-  busy = 7,           ///< another process holds the lock on a file (a write-ahead log, a store)
+  schema = 6,            ///< a database or file has a foreign or incompatible schema
+  busy = 7,              ///< another process holds the lock on a file (a write-ahead log, a store)
 };
 
 /// Name of an error code as printed in messages ("io", "parse", ...).
 constexpr const char* to_string(error_code c) noexcept {
   switch (c) {
-    case error_code::io: return "io";
-    case error_code::parse: return "parse";
-    case error_code::precondition: return "precondition";
-    case error_code::not_found: return "not_found";
-    case error_code::invalid_argument: return "invalid_argument";
-    case error_code::schema: return "schema";
-    case error_code::busy: return "busy";
+    case error_code::io:
+      return "io";
+    case error_code::parse:
+      return "parse";
+    case error_code::precondition:
+      return "precondition";
+    case error_code::not_found:
+      return "not_found";
+    case error_code::invalid_argument:
+      return "invalid_argument";
+    case error_code::schema:
+      return "schema";
+    case error_code::busy:
+      return "busy";
   }
   return "unknown";
 }
@@ -61,8 +68,8 @@ class error : public std::runtime_error {
 #ifndef MEMHEALTH_ASSERT
 /// Precondition check; redefine before including memhealth to change what a failure does.
 /// Default: throws `memhealth::error(error_code::precondition, msg)`.
-#define MEMHEALTH_ASSERT(cond, msg)                                                  \
-  do {                                                                               \
+#define MEMHEALTH_ASSERT(cond, msg)                                                    \
+  do {                                                                                 \
     if (!(cond)) throw ::memhealth::error(::memhealth::error_code::precondition, msg); \
   } while (false)
 #endif

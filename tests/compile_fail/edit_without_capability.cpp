@@ -14,6 +14,6 @@ struct plain_record {
 int main() {
   plain_record r{"p1", "text", "active"};
   memhealth::apply_edit(r, memhealth::edit_set_status{"archived"});  // fine: status exists
-  memhealth::apply_edit(r, memhealth::edit_set_weight{0.5});          // no effective_weight
+  memhealth::apply_edit(r, memhealth::edit_set_weight{0.5});         // no effective_weight
   return 0;
 }

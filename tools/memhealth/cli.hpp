@@ -1,33 +1,30 @@
 // Shared pieces of the memhealth command-line tool: exit codes, loading a store, JSON output.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
-#include <algorithm>
-#include <charconv>
-#include <chrono>
-#include <optional>
-#include <utility>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <string_view>
-
-#include <cerrno>
-
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
+#include <utility>
 
 #include "memhealth/io/read_file.hpp"
 #include "memhealth/io/temp_files.hpp"
 #include "memhealth/memhealth.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 #if MEMHEALTH_CLI_HAVE_SQLITE
 #include "memhealth/store/sqlite_store.hpp"
 #endif
@@ -40,12 +37,13 @@ namespace memhealth::cli {
 
 /// Exit codes of every subcommand.
 enum exit_code : int {
-  exit_ok = 0,        ///< success, nothing of warning or above
-  exit_findings = 1,  ///< success, findings of warning or above (check)
-  exit_usage = 2,     ///< usage error or unreadable input
-  exit_incomplete = 3,  ///< rollback/recover did only part of the work (conflicts left, a torn or damaged log); apply with failed actions
-  exit_not_run = 4,   ///< apply ran nothing: the plan is suspended, or every action awaits approval
-  exit_busy = 5,      ///< another memhealth process holds the lock on the log or the store
+  exit_ok = 0,          ///< success, nothing of warning or above
+  exit_findings = 1,    ///< success, findings of warning or above (check)
+  exit_usage = 2,       ///< usage error or unreadable input
+  exit_incomplete = 3,  ///< rollback/recover did only part of the work (conflicts left, a torn or
+                        ///< damaged log); apply with failed actions
+  exit_not_run = 4,  ///< apply ran nothing: the plan is suspended, or every action awaits approval
+  exit_busy = 5,     ///< another memhealth process holds the lock on the log or the store
 };
 
 /// An exclusive, non-blocking `flock` on a file for the lifetime of the object: two memhealth
@@ -56,13 +54,17 @@ class file_lock {
  public:
   file_lock(const std::string& path, const char* what) {
     fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) throw error(error_code::io, path + ": cannot open " + what + " to lock it: " + std::strerror(errno));
+    if (fd_ < 0)
+      throw error(error_code::io,
+                  path + ": cannot open " + what + " to lock it: " + std::strerror(errno));
     while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       if (errno == EINTR) continue;
       const bool busy = errno == EWOULDBLOCK;
       ::close(fd_);
       if (busy)
-        throw error(error_code::busy, path + ": " + what + " is being repaired by another memhealth process; wait for it to finish");
+        throw error(error_code::busy,
+                    path + ": " + what +
+                        " is being repaired by another memhealth process; wait for it to finish");
       throw error(error_code::io, path + ": cannot lock " + what);
     }
   }
@@ -82,7 +84,9 @@ inline const std::vector<std::string> text_json_md{"text", "json", "md"};
 inline constexpr std::string_view sqlite_prefix = "sqlite:";
 
 /// True for `sqlite:PATH`.
-inline bool is_sqlite_store(std::string_view store) { return store.starts_with(sqlite_prefix); }
+inline bool is_sqlite_store(std::string_view store) {
+  return store.starts_with(sqlite_prefix);
+}
 
 /// The file behind a store argument: PATH for `sqlite:PATH`, the argument itself otherwise.
 inline std::string store_file_path(const std::string& store) {
@@ -100,8 +104,9 @@ inline sqlite_store<> open_sqlite_store(const std::string& store, bool read_only
 #endif
 
 [[noreturn]] inline void no_sqlite_support(const std::string& store) {
-  throw error(error_code::invalid_argument,
-              store + ": this memhealth was built without SQLite (libsqlite3-dev); sqlite: stores are unavailable");
+  throw error(error_code::invalid_argument, store +
+                                                ": this memhealth was built without SQLite "
+                                                "(libsqlite3-dev); sqlite: stores are unavailable");
 }
 
 /// The first 16 bytes of every SQLite 3 database.
@@ -114,7 +119,8 @@ inline bool looks_like_sqlite(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return false;
   char head[16];
-  const bool yes = std::fread(head, 1, sizeof head, f) == sizeof head && std::string_view(head, sizeof head) == sqlite_header;
+  const bool yes = std::fread(head, 1, sizeof head, f) == sizeof head &&
+                   std::string_view(head, sizeof head) == sqlite_header;
   std::fclose(f);
   return yes;
 }
@@ -177,9 +183,10 @@ inline void check_new_store_output(const std::string& out) {
 #if MEMHEALTH_CLI_HAVE_SQLITE
   std::error_code ec;
   if (std::filesystem::exists(store_file_path(out), ec))
-    throw error(error_code::precondition, store_file_path(out) +
-                                              ": already exists; an sqlite: output is always a new database (remove it or "
-                                              "choose another path); nothing was written");
+    throw error(error_code::precondition,
+                store_file_path(out) +
+                    ": already exists; an sqlite: output is always a new database (remove it or "
+                    "choose another path); nothing was written");
 #else
   no_sqlite_support(out);
 #endif
@@ -249,14 +256,14 @@ inline void emit(const std::string& text, const std::string& out) {
 inline void clean_stale_temporaries(const std::filesystem::path& dir) {
   for (const auto& t : remove_stale_temporaries(dir)) {
     if (t.alive)
-      std::cerr << "memhealth: note: " << t.path.string() << " is a temporary file of running process " << t.pid
-                << "; left alone\n";
+      std::cerr << "memhealth: note: " << t.path.string()
+                << " is a temporary file of running process " << t.pid << "; left alone\n";
     else if (t.removed)
-      std::cerr << "memhealth: removed " << t.path.string() << ", a temporary file left by process " << t.pid
-                << " (no longer running)\n";
+      std::cerr << "memhealth: removed " << t.path.string() << ", a temporary file left by process "
+                << t.pid << " (no longer running)\n";
     else
-      std::cerr << "memhealth: warning: cannot remove " << t.path.string() << ", a temporary file left by process "
-                << t.pid << "\n";
+      std::cerr << "memhealth: warning: cannot remove " << t.path.string()
+                << ", a temporary file left by process " << t.pid << "\n";
   }
 }
 
@@ -272,11 +279,13 @@ inline void probe_output(const std::string& path, std::string_view what) {
   const auto st = std::filesystem::status(path, ec);
   if (!ec && std::filesystem::is_directory(st))
     throw error(error_code::io, w + " " + path + ": is a directory; nothing was written");
-  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) return;  // /dev/stdout, a FIFO
+  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+    return;  // /dev/stdout, a FIFO
   std::filesystem::path dir = std::filesystem::path(path).parent_path();
   if (dir.empty()) dir = ".";
   if (!std::filesystem::is_directory(dir, ec))
-    throw error(error_code::io, w + " " + path + ": directory " + dir.string() + " does not exist; nothing was written");
+    throw error(error_code::io, w + " " + path + ": directory " + dir.string() +
+                                    " does not exist; nothing was written");
   clean_stale_temporaries(dir);
   const std::filesystem::path probe = temp_path_for(dir / "probe");
   temp_registration registered(probe);
@@ -316,7 +325,8 @@ inline void install_temp_cleanup_handlers() {
   sa.sa_flags = 0;
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
     struct sigaction old {};
-    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;  // nohup: keep ignoring
+    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN)
+      continue;  // nohup: keep ignoring
     ::sigaction(sig, &sa, nullptr);
   }
 }
@@ -328,12 +338,18 @@ inline std::optional<std::chrono::milliseconds> parse_duration(std::string_view 
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size() - 1, n);
   if (ec != std::errc{} || p != s.data() + s.size() - 1 || n < 0) return std::nullopt;
   switch (s.back()) {
-    case 's': return std::chrono::seconds{n};
-    case 'm': return std::chrono::minutes{n};
-    case 'h': return std::chrono::hours{n};
-    case 'd': return std::chrono::days{n};
-    case 'w': return std::chrono::weeks{n};
-    default: return std::nullopt;
+    case 's':
+      return std::chrono::seconds{n};
+    case 'm':
+      return std::chrono::minutes{n};
+    case 'h':
+      return std::chrono::hours{n};
+    case 'd':
+      return std::chrono::days{n};
+    case 'w':
+      return std::chrono::weeks{n};
+    default:
+      return std::nullopt;
   }
 }
 
@@ -345,23 +361,29 @@ inline std::optional<std::chrono::milliseconds> parse_duration(std::string_view 
 /// (`detect_options::now`) and --dim (`detect_options::dimension`); a plan records these texts and
 /// apply takes the plan's unless the option is given again.
 struct detection_cli_options {
-  default_check_settings settings;  ///< threshold and threads; window and schema filled by `detection_settings`
-  std::string window;               ///< --window text ("" = any)
-  std::string schema;               ///< --schema path ("" = none)
-  std::string now;                  ///< --now text ("" = the current time)
-  bool now_given = false;           ///< --now was given (even as "")
-  std::size_t dim = 0;              ///< --dim (0 = the store's most common dimension)
+  default_check_settings
+      settings;        ///< threshold and threads; window and schema filled by `detection_settings`
+  std::string window;  ///< --window text ("" = any)
+  std::string schema;  ///< --schema path ("" = none)
+  std::string now;     ///< --now text ("" = the current time)
+  bool now_given = false;  ///< --now was given (even as "")
+  std::size_t dim = 0;     ///< --dim (0 = the store's most common dimension)
 };
 
 /// Registers the shared detection options on a subcommand.
 inline void add_detection_options(CLI::App* cmd, detection_cli_options& o) {
-  cmd->add_option("--threshold", o.settings.near_duplicate_threshold, "Near-duplicate cosine threshold")->check(CLI::Range(-1.0, 1.0));
-  cmd->add_option("--window", o.window, "Near duplicates only within this created_at window (90s, 30m, 12h, 7d, 2w)");
+  cmd->add_option("--threshold", o.settings.near_duplicate_threshold,
+                  "Near-duplicate cosine threshold")
+      ->check(CLI::Range(-1.0, 1.0));
+  cmd->add_option("--window", o.window,
+                  "Near duplicates only within this created_at window (90s, 30m, 12h, 7d, 2w)");
   cmd->add_option("--schema", o.schema, "Metadata schema (JSON, see docs/cli.md)");
   cmd->add_option("--dim", o.dim, "Expected embedding dimension (default: the most common one)");
-  cmd->add_option("--threads", o.settings.threads, "Worker threads for the structural scan and the similarity joins (same findings)")
+  cmd->add_option("--threads", o.settings.threads,
+                  "Worker threads for the structural scan and the similarity joins (same findings)")
       ->check(CLI::Range(1, 256));
-  cmd->add_option("--now", o.now, "Clock for staleness and future-timestamp checks (ISO-8601; default: now)")
+  cmd->add_option("--now", o.now,
+                  "Clock for staleness and future-timestamp checks (ISO-8601; default: now)")
       ->each([&o](const std::string&) { o.now_given = true; });
 }
 
@@ -369,10 +391,12 @@ inline void add_detection_options(CLI::App* cmd, detection_cli_options& o) {
 /// parsed in, and the run's clock and dimension.
 /// @throws memhealth::error(invalid_argument) for a threshold outside [-1, 1], a bad --now or
 ///         --window; error(io/parse/schema) from the schema file.
-inline std::pair<default_check_settings, detect_options> detection_settings(const detection_cli_options& o) {
+inline std::pair<default_check_settings, detect_options> detection_settings(
+    const detection_cli_options& o) {
   default_check_settings settings = o.settings;
   detect_options d;
-  if (!(settings.near_duplicate_threshold >= -1.0f && settings.near_duplicate_threshold <= 1.0f))  // also rejects NaN
+  if (!(settings.near_duplicate_threshold >= -1.0f &&
+        settings.near_duplicate_threshold <= 1.0f))  // also rejects NaN
     throw error(error_code::invalid_argument, "--threshold must be a cosine in [-1, 1]");
   if (o.now_given || !o.now.empty()) {
     auto t = parse_timestamp(o.now);
@@ -381,7 +405,9 @@ inline std::pair<default_check_settings, detect_options> detection_settings(cons
   }
   if (!o.window.empty()) {
     auto w = parse_duration(o.window);
-    if (!w) throw error(error_code::invalid_argument, "--window: expected a duration such as 90s, 30m, 12h, 7d: " + o.window);
+    if (!w)
+      throw error(error_code::invalid_argument,
+                  "--window: expected a duration such as 90s, 30m, 12h, 7d: " + o.window);
     settings.near_duplicate_window = *w;
   }
   if (!o.schema.empty()) settings.schema = load_schema_json(o.schema);
@@ -407,16 +433,18 @@ inline report run_detection(const memory_store<>& store, const detection_cli_opt
 /// never blocks a repair and is never lost.
 struct kept_lines {
   std::vector<std::string> lines;  ///< every line of the input, without its '\n'
-  std::vector<char> is_record;     ///< per line: 1 = a record (rewritten from the store), 0 = kept as is
+  std::vector<char>
+      is_record;  ///< per line: 1 = a record (rewritten from the store), 0 = kept as is
   std::vector<std::size_t> damaged;  ///< 1-based numbers of the lines that could not be parsed
-  std::size_t records = 0;         ///< record lines
+  std::size_t records = 0;           ///< record lines
 };
 
 /// Reads a store into memory. Lines that cannot be parsed are an error (they would be lost when
 /// the store is written back) unless `keep` is given: then they are kept there (JSONL only) and
 /// `write_store(out, store, *keep)` puts them back in place.
 /// @throws memhealth::error(parse) for such lines without `keep`, and what load_store_file throws.
-inline memory_store<> load_memory_store(const std::string& path, std::size_t dim = 0, kept_lines* keep = nullptr) {
+inline memory_store<> load_memory_store(const std::string& path, std::size_t dim = 0,
+                                        kept_lines* keep = nullptr) {
   auto lr = load_store_file(path);
   print_issues(lr.issues);
   std::vector<std::size_t> bad;
@@ -424,10 +452,10 @@ inline memory_store<> load_memory_store(const std::string& path, std::size_t dim
     if (!i.record_kept) bad.push_back(i.line);
   if (!bad.empty()) {
     if (!keep || is_sqlite_store(path) || std::count(bad.begin(), bad.end(), std::size_t{0}) > 0)
-      throw error(error_code::parse,
-                  path + ": line " + std::to_string(bad.front()) +
-                      " could not be parsed and would be lost if the store were written back; fix or remove "
-                      "such lines first (memhealth check lists them)");
+      throw error(error_code::parse, path + ": line " + std::to_string(bad.front()) +
+                                         " could not be parsed and would be lost if the store were "
+                                         "written back; fix or remove "
+                                         "such lines first (memhealth check lists them)");
     kept_lines k;
     const std::string text = memhealth::detail::read_whole_file(path);
     std::size_t start = 0;
@@ -444,12 +472,16 @@ inline memory_store<> load_memory_store(const std::string& path, std::size_t dim
     for (std::size_t b : bad)
       if (b >= 1 && b <= k.lines.size()) k.is_record[b - 1] = 0;
     k.damaged = bad;
-    k.records = static_cast<std::size_t>(std::count(k.is_record.begin(), k.is_record.end(), char{1}));
-    if (k.records != lr.records.size())  // the reader numbered lines differently: refuse rather than guess
+    k.records =
+        static_cast<std::size_t>(std::count(k.is_record.begin(), k.is_record.end(), char{1}));
+    if (k.records !=
+        lr.records.size())  // the reader numbered lines differently: refuse rather than guess
       throw error(error_code::parse, path + ": " + std::to_string(bad.size()) +
-                                         " lines could not be parsed and their places could not be kept; fix or remove them first");
+                                         " lines could not be parsed and their places could not be "
+                                         "kept; fix or remove them first");
     std::cerr << "memhealth: " << path << ": " << bad.size()
-              << " damaged lines are carried through byte for byte in their place (first: line " << bad.front() << ")\n";
+              << " damaged lines are carried through byte for byte in their place (first: line "
+              << bad.front() << ")\n";
     *keep = std::move(k);
   }
   return memory_store<>::from_records(std::move(lr.records), dim);
@@ -459,18 +491,22 @@ inline memory_store<> load_memory_store(const std::string& path, std::size_t dim
 /// output has no place for a line that is not a record). @throws memhealth::error(parse).
 inline void check_keepable(const std::string& out, const kept_lines& keep) {
   if (!keep.damaged.empty() && is_sqlite_store(out))
-    throw error(error_code::parse, out + ": an sqlite: output cannot keep the input's " + std::to_string(keep.damaged.size()) +
-                                       " damaged lines (first: line " + std::to_string(keep.damaged.front()) +
-                                       "); write JSONL, or fix or remove those lines first; nothing was done");
+    throw error(error_code::parse,
+                out + ": an sqlite: output cannot keep the input's " +
+                    std::to_string(keep.damaged.size()) + " damaged lines (first: line " +
+                    std::to_string(keep.damaged.front()) +
+                    "); write JSONL, or fix or remove those lines first; nothing was done");
 }
 
 /// Writes `store` to `out` with the kept lines of its input back in their places (JSONL,
 /// atomically); without kept lines, `write_store(out, store)`.
-inline void write_store(const std::string& out, const memory_store<>& store, const kept_lines& keep) {
+inline void write_store(const std::string& out, const memory_store<>& store,
+                        const kept_lines& keep) {
   if (keep.damaged.empty()) return write_store(out, store);
   check_keepable(out, keep);
   if (store.size() != keep.records)
-    throw error(error_code::precondition, "write_store: the store no longer has one record per record line of its input");
+    throw error(error_code::precondition,
+                "write_store: the store no longer has one record per record line of its input");
   const std::string canonical = to_jsonl(store);
   std::string text;
   text.reserve(canonical.size() + 64 * keep.damaged.size());

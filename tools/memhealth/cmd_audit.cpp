@@ -8,9 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "cli.hpp"
 #include "memhealth/audit/drill.hpp"
 #include "memhealth/audit/tune.hpp"
+
+#include "cli.hpp"
 
 namespace memhealth::cli {
 namespace {
@@ -52,8 +53,9 @@ nlohmann::json to_json_report(const drill_result& r, const drill_cli_options& o)
   if (!r.schema_note.empty()) j["schema_note"] = r.schema_note;
   auto per = nlohmann::json::object();
   for (const auto& k : r.per_kind) {
-    nlohmann::json e{{"injected", k.injected}, {"detected", k.detected},   {"coverage", k.coverage},
-                     {"attempted", k.attempted}, {"repaired", k.repaired}, {"expected_finding", expected_finding(k.kind)}};
+    nlohmann::json e{{"injected", k.injected}, {"detected", k.detected},
+                     {"coverage", k.coverage}, {"attempted", k.attempted},
+                     {"repaired", k.repaired}, {"expected_finding", expected_finding(k.kind)}};
     if (!k.note.empty()) e["note"] = k.note;
     per[std::string(to_string(k.kind))] = std::move(e);
   }
@@ -67,26 +69,29 @@ nlohmann::json to_json_report(const drill_result& r, const drill_cli_options& o)
 std::string to_text(const drill_result& r) {
   std::ostringstream s;
   s << std::fixed << std::setprecision(3);
-  s << "fault drill: " << r.records << " records, " << r.eligible << " eligible as targets, " << r.injected
-    << " faults injected\n";
+  s << "fault drill: " << r.records << " records, " << r.eligible << " eligible as targets, "
+    << r.injected << " faults injected\n";
   if (!r.schema_note.empty()) s << "  schema: " << r.schema_note << "\n";
-  s << "\n  " << std::left << std::setw(25) << "kind" << std::right << std::setw(9) << "injected" << std::setw(9)
-    << "detected" << std::setw(10) << "coverage" << std::setw(11) << "attempted" << std::setw(10) << "repaired"
+  s << "\n  " << std::left << std::setw(25) << "kind" << std::right << std::setw(9) << "injected"
+    << std::setw(9) << "detected" << std::setw(10) << "coverage" << std::setw(11) << "attempted"
+    << std::setw(10) << "repaired"
     << "\n";
   for (const auto& k : r.per_kind) {
-    s << "  " << std::left << std::setw(25) << to_string(k.kind) << std::right << std::setw(9) << k.injected
-      << std::setw(9) << k.detected << std::setw(10) << k.coverage << std::setw(11) << k.attempted << std::setw(10)
-      << k.repaired;
+    s << "  " << std::left << std::setw(25) << to_string(k.kind) << std::right << std::setw(9)
+      << k.injected << std::setw(9) << k.detected << std::setw(10) << k.coverage << std::setw(11)
+      << k.attempted << std::setw(10) << k.repaired;
     if (!k.note.empty()) s << "  (" << k.note << ")";
     s << "\n";
   }
-  s << "\n  coverage                 " << r.coverage << " (" << r.detected << " of " << r.injected << ")\n";
-  s << "  false-positive rate      " << r.false_positive_rate << " (" << r.false_positive_records << " of "
-    << r.untouched << " untouched records newly flagged)\n";
-  s << "  repair success           " << r.repair_success << " (" << r.repaired << " of " << r.attempted
-    << " attempted; tier-3 faults wait for a person)\n";
+  s << "\n  coverage                 " << r.coverage << " (" << r.detected << " of " << r.injected
+    << ")\n";
+  s << "  false-positive rate      " << r.false_positive_rate << " (" << r.false_positive_records
+    << " of " << r.untouched << " untouched records newly flagged)\n";
+  s << "  repair success           " << r.repair_success << " (" << r.repaired << " of "
+    << r.attempted << " attempted; tier-3 faults wait for a person)\n";
   s << "  healthy records changed  " << r.healthy_records_changed << "\n";
-  s << "  actions                  " << r.actions_applied << " applied of " << r.actions_planned << " planned\n";
+  s << "  actions                  " << r.actions_applied << " applied of " << r.actions_planned
+    << " planned\n";
   return s.str();
 }
 
@@ -106,13 +111,15 @@ int run_drill_command(const drill_cli_options& o) {
     for (const auto& name : o.kinds) {
       auto it = std::find_if(all_fault_kinds.begin(), all_fault_kinds.end(),
                              [&](fault_kind k) { return to_string(k) == name; });
-      if (it == all_fault_kinds.end()) throw error(error_code::invalid_argument, "--kinds: unknown fault kind: " + name);
+      if (it == all_fault_kinds.end())
+        throw error(error_code::invalid_argument, "--kinds: unknown fault kind: " + name);
       opt.kinds.push_back(*it);
     }
   }
   for (const auto& kv : o.defaults) {
     const auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) throw error(error_code::invalid_argument, "--default expects KEY=VALUE: " + kv);
+    if (eq == std::string::npos || eq == 0)
+      throw error(error_code::invalid_argument, "--default expects KEY=VALUE: " + kv);
     opt.plan.metadata_defaults[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   const drill_result r = run_drill(std::move(lr.records), opt);
@@ -124,7 +131,8 @@ int run_drill_command(const drill_cli_options& o) {
       kinds += (kinds.empty() ? "" : ", ") + kind + " " + std::to_string(n);
     }
     std::cerr << "memhealth drill: no fault injected: " << r.eligible << " of " << r.records
-              << " records are eligible targets (records already named by a finding are not); baseline findings: "
+              << " records are eligible targets (records already named by a finding are not); "
+                 "baseline findings: "
               << (kinds.empty() ? std::string("none") : kinds) << ".";
     if (r.findings_baseline.count("stale") != 0)
       std::cerr << " Stale records under the clock " << format_timestamp(timestamp{d.now, 0})
@@ -132,7 +140,8 @@ int run_drill_command(const drill_cli_options& o) {
     std::cerr << "\n";
     return exit_findings;
   }
-  const bool pass = r.healthy_records_changed == 0 && r.coverage >= o.min_coverage && r.false_positive_rate <= o.max_fpr;
+  const bool pass = r.healthy_records_changed == 0 && r.coverage >= o.min_coverage &&
+                    r.false_positive_rate <= o.max_fpr;
   return pass ? exit_ok : exit_findings;
 }
 
@@ -148,8 +157,14 @@ struct tune_cli_options {
 };
 
 nlohmann::json row_json(const threshold_row& r) {
-  return {{"threshold", r.threshold}, {"tp", r.tp}, {"fp", r.fp}, {"fn", r.fn}, {"tn", r.tn},
-          {"precision", r.precision}, {"recall", r.recall}, {"false_positive_rate", r.false_positive_rate},
+  return {{"threshold", r.threshold},
+          {"tp", r.tp},
+          {"fp", r.fp},
+          {"fn", r.fn},
+          {"tn", r.tn},
+          {"precision", r.precision},
+          {"recall", r.recall},
+          {"false_positive_rate", r.false_positive_rate},
           {"f1", r.f1}};
 }
 
@@ -162,8 +177,10 @@ int run_tune_command(const tune_cli_options& o) {
     for (int k = 0; k < 3; ++k) {
       const auto colon = o.sweep.find(':', start);
       if ((k < 2) == (colon == std::string::npos))
-        throw error(error_code::invalid_argument, "--sweep expects START:END:STEP, e.g. 0.80:0.99:0.01");
-      const std::string piece = o.sweep.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+        throw error(error_code::invalid_argument,
+                    "--sweep expects START:END:STEP, e.g. 0.80:0.99:0.01");
+      const std::string piece =
+          o.sweep.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
       char* end = nullptr;
       v.push_back(std::strtod(piece.c_str(), &end));
       if (piece.empty() || end != piece.c_str() + piece.size())
@@ -183,36 +200,46 @@ int run_tune_command(const tune_cli_options& o) {
   for (const auto& file : o.files) {
     const auto pairs = read_labelled_pairs(file, o.positive_at);
     const auto r = tune_pairs(pairs.pairs, e, opt);
-    nlohmann::json j{{"file", file},         {"format", pairs.format},       {"pairs", r.pairs},
-                     {"positives", r.positives}, {"skipped_lines", pairs.skipped_lines}, {"embedder", e.version()},
-                     {"negation_guard", opt.negation_guard}, {"target_fpr", r.target_fpr}};
+    nlohmann::json j{{"file", file},
+                     {"format", pairs.format},
+                     {"pairs", r.pairs},
+                     {"positives", r.positives},
+                     {"skipped_lines", pairs.skipped_lines},
+                     {"embedder", e.version()},
+                     {"negation_guard", opt.negation_guard},
+                     {"target_fpr", r.target_fpr}};
     j["rows"] = nlohmann::json::array();
     for (const auto& row : r.rows) j["rows"].push_back(row_json(row));
     j["best_f1"] = r.best_f1 ? row_json(*r.best_f1) : nlohmann::json();
     j["at_target_fpr"] = r.at_target_fpr ? row_json(*r.at_target_fpr) : nlohmann::json();
     all.push_back(std::move(j));
     text << file << " (" << pairs.format << "): " << r.pairs << " pairs, " << r.positives
-         << " labelled duplicates, embedder " << e.version() << (opt.negation_guard ? ", negation guard on" : "")
+         << " labelled duplicates, embedder " << e.version()
+         << (opt.negation_guard ? ", negation guard on" : "")
          << "\n  threshold  precision  recall  fpr     f1      tp     fp\n";
     for (const auto& row : r.rows)
-      text << "  " << std::setw(9) << row.threshold << "  " << std::setw(9) << row.precision << "  " << std::setw(6)
-           << row.recall << "  " << std::setw(6) << row.false_positive_rate << "  " << std::setw(6) << row.f1 << "  "
-           << std::setw(5) << row.tp << "  " << std::setw(5) << row.fp << "\n";
+      text << "  " << std::setw(9) << row.threshold << "  " << std::setw(9) << row.precision << "  "
+           << std::setw(6) << row.recall << "  " << std::setw(6) << row.false_positive_rate << "  "
+           << std::setw(6) << row.f1 << "  " << std::setw(5) << row.tp << "  " << std::setw(5)
+           << row.fp << "\n";
     if (r.best_f1) {
       text << "  best F1 " << r.best_f1->f1 << " at " << r.best_f1->threshold << "\n";
       // the best row at either end of the sweep: the optimum may lie outside it
       if (!r.rows.empty() && r.rows.size() > 1 &&
-          (r.best_f1->threshold == r.rows.front().threshold || r.best_f1->threshold == r.rows.back().threshold))
+          (r.best_f1->threshold == r.rows.front().threshold ||
+           r.best_f1->threshold == r.rows.back().threshold))
         text << "  (at the " << (r.best_f1->threshold == r.rows.front().threshold ? "low" : "high")
              << " end of the sweep: widen --sweep, the best threshold may lie beyond it)\n";
     }
     if (r.at_target_fpr)
-      text << "  lowest threshold with fpr <= " << r.target_fpr << ": " << r.at_target_fpr->threshold << " (recall "
-           << r.at_target_fpr->recall << ")\n";
+      text << "  lowest threshold with fpr <= " << r.target_fpr << ": "
+           << r.at_target_fpr->threshold << " (recall " << r.at_target_fpr->recall << ")\n";
     else
       text << "  no threshold of the sweep keeps fpr <= " << r.target_fpr << "\n";
   }
-  emit(o.format == "json" ? nlohmann::json{{"schema_version", 1}, {"results", all}}.dump(2) : text.str(), o.out);
+  emit(o.format == "json" ? nlohmann::json{{"schema_version", 1}, {"results", all}}.dump(2)
+                          : text.str(),
+       o.out);
   return exit_ok;
 }
 
@@ -220,16 +247,22 @@ int run_tune_command(const tune_cli_options& o) {
 
 void add_tune(CLI::App& app, int& rc) {
   auto o = std::make_shared<tune_cli_options>();
-  auto* cmd = app.add_subcommand("tune", "Precision, recall, false-positive rate and F1 of the near-duplicate "
-                                         "threshold on labelled pairs (STS Benchmark, SICK)");
-  cmd->add_option("pairs", o->files, "Labelled pair files (STS Benchmark .csv/.tsv or SICK .txt)")->required();
+  auto* cmd =
+      app.add_subcommand("tune",
+                         "Precision, recall, false-positive rate and F1 of the near-duplicate "
+                         "threshold on labelled pairs (STS Benchmark, SICK)");
+  cmd->add_option("pairs", o->files, "Labelled pair files (STS Benchmark .csv/.tsv or SICK .txt)")
+      ->required();
   cmd->add_option("--sweep", o->sweep, "Thresholds START:END:STEP (inclusive)");
-  cmd->add_option("--target-fpr", o->target_fpr, "Report the lowest threshold at or under this false-positive rate")
+  cmd->add_option("--target-fpr", o->target_fpr,
+                  "Report the lowest threshold at or under this false-positive rate")
       ->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--positive-at", o->positive_at, "Score at or above which a pair is a duplicate (STS score; "
-                                                   "SICK relatedness of ENTAILMENT pairs)");
+  cmd->add_option("--positive-at", o->positive_at,
+                  "Score at or above which a pair is a duplicate (STS score; "
+                  "SICK relatedness of ENTAILMENT pairs)");
   cmd->add_option("--dim", o->dim, "Lexical embedder dimension")->check(CLI::Range(1, 65536));
-  cmd->add_flag("--no-negation-guard", o->no_guard, "Do not drop pairs that differ by a negation or change cue");
+  cmd->add_flag("--no-negation-guard", o->no_guard,
+                "Do not drop pairs that differ by a negation or change cue");
   cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember(text_json));
   cmd->add_option("--out", o->out, "Write the result to this file instead of stdout");
   cmd->callback([o, &rc] { rc = run_tune_command(*o); });
@@ -238,17 +271,21 @@ void add_tune(CLI::App& app, int& rc) {
 void add_drill(CLI::App& app, int& rc) {
   auto o = std::make_shared<drill_cli_options>();
   auto* cmd = app.add_subcommand(
-      "drill", "Inject known faults into a copy of a store, then detect, plan and apply; report coverage, "
-               "false-positive rate, repair success and harm (the store itself is never changed)");
+      "drill",
+      "Inject known faults into a copy of a store, then detect, plan and apply; report coverage, "
+      "false-positive rate, repair success and harm (the store itself is never changed)");
   cmd->add_option("store", o->store, "Store (JSONL or sqlite:PATH)")->required();
   cmd->add_option("--seed", o->seed, "Random seed (same seed, same drill)");
   cmd->add_option("--rate", o->rate, "Share of eligible records given each fault kind, in (0, 1]")
       ->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--kinds", o->kinds, "Fault kinds to inject (comma-separated; default: all)")->delimiter(',');
+  cmd->add_option("--kinds", o->kinds, "Fault kinds to inject (comma-separated; default: all)")
+      ->delimiter(',');
   cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember(text_json));
   cmd->add_option("--out", o->out, "Write the result to this file instead of stdout");
-  cmd->add_option("--default", o->defaults, "Metadata default for fill_metadata_defaults, KEY=VALUE (repeatable)");
-  cmd->add_option("--min-coverage", o->min_coverage, "Exit 1 when coverage is below this")->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--default", o->defaults,
+                  "Metadata default for fill_metadata_defaults, KEY=VALUE (repeatable)");
+  cmd->add_option("--min-coverage", o->min_coverage, "Exit 1 when coverage is below this")
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--max-fpr", o->max_fpr, "Exit 1 when the false-positive rate is above this")
       ->check(CLI::Range(0.0, 1.0));
   add_detection_options(cmd, o->detect);

@@ -1,4 +1,5 @@
-// memhealth drill and tune: the fault drill (audit/drill.hpp) and threshold tuning (audit/tune.hpp).
+// memhealth drill and tune: the fault drill (audit/drill.hpp) and threshold tuning
+// (audit/tune.hpp).
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -19,22 +19,23 @@ struct check_options {
   detection_cli_options detect;
 };
 
-std::string report_text(const report& r, const check_options& o, const detect_options& d, std::size_t n_issues,
-                        bool markdown) {
+std::string report_text(const report& r, const check_options& o, const detect_options& d,
+                        std::size_t n_issues, bool markdown) {
   std::ostringstream s;
   const auto counts = r.counts_by_kind();
   if (markdown) {
     s << "# memhealth check: " << o.store << "\n\n";
-    s << "- records: " << r.records_total << " (" << r.records_checked << " checked" << (r.records_total == 0 ? ", EMPTY STORE" : "")
-      << ")\n";
-    s << "- clock: " << format_timestamp(timestamp{d.now, 0}) << ", embedding dimension " << d.dimension << "\n";
+    s << "- records: " << r.records_total << " (" << r.records_checked << " checked"
+      << (r.records_total == 0 ? ", EMPTY STORE" : "") << ")\n";
+    s << "- clock: " << format_timestamp(timestamp{d.now, 0}) << ", embedding dimension "
+      << d.dimension << "\n";
     s << "- findings: " << r.findings.size() << ", load issues: " << n_issues << "\n\n";
     s << "| kind | count |\n|---|---:|\n";
     for (const auto& [k, n] : counts) s << "| " << k << " | " << n << " |\n";
   } else {
     s << "memhealth check " << o.store << "\n";
-    s << "records: " << r.records_total << " (" << r.records_checked << " checked" << (r.records_total == 0 ? ", EMPTY STORE" : "")
-      << "), clock "
+    s << "records: " << r.records_total << " (" << r.records_checked << " checked"
+      << (r.records_total == 0 ? ", EMPTY STORE" : "") << "), clock "
       << format_timestamp(timestamp{d.now, 0}) << ", dimension " << d.dimension << "\n";
     s << "findings: " << r.findings.size() << ", load issues: " << n_issues << "\n\n";
     for (const auto& [k, n] : counts) s << "  " << k << ": " << n << "\n";
@@ -52,7 +53,8 @@ void note_empty_store(report& r, const std::string& store) {
   f.severity = severity::warning;
   f.detector = "check";
   f.with("store", store).with("records", std::int64_t{0});
-  f.suggested_repair = "check the path: nothing was checked (a wrong file, or an import that did not finish)";
+  f.suggested_repair =
+      "check the path: nothing was checked (a wrong file, or an import that did not finish)";
   r.findings.push_back(std::move(f));
 }
 
@@ -64,18 +66,23 @@ int run_check(const check_options& o) {
   // missing embeddings are to be filled first (that needs the records in memory).
   if (is_sqlite_store(o.store) && o.embed != "lexical") {
     auto store = open_sqlite_store(o.store, true);
-    if (o.detect.dim) d.dimension = o.detect.dim;
-    else d.dimension = store.dimension();
+    if (o.detect.dim)
+      d.dimension = o.detect.dim;
+    else
+      d.dimension = store.dimension();
     report r = make_default_pipeline(settings).run(store, d);
     note_empty_store(r, o.store);
-    if (o.format == "json") emit(check_report_json(r, o.store, d, {}).dump(2), o.out);
-    else emit(report_text(r, o, d, 0, o.format == "md"), o.out);
+    if (o.format == "json")
+      emit(check_report_json(r, o.store, d, {}).dump(2), o.out);
+    else
+      emit(report_text(r, o, d, 0, o.format == "md"), o.out);
     return r.has_at_least(severity::warning) && !o.exit_zero ? exit_findings : exit_ok;
   }
 #endif
   auto lr = load_store_file(o.store);
   if (o.embed == "lexical") {
-    std::size_t dim = o.detect.dim ? o.detect.dim : memory_store<>::most_common_dimension(lr.records);
+    std::size_t dim =
+        o.detect.dim ? o.detect.dim : memory_store<>::most_common_dimension(lr.records);
     if (dim == 0) dim = 384;
     embed_missing(lr.records, lexical_embedder(dim, 0));
   }
@@ -84,10 +91,13 @@ int run_check(const check_options& o) {
   report r = make_default_pipeline(settings).run(store, d);
   print_issues(lr.issues);
   note_empty_store(r, o.store);
-  if (o.format == "json") emit(check_report_json(r, o.store, d, lr.issues).dump(2), o.out);
-  else emit(report_text(r, o, d, lr.issues.size(), o.format == "md"), o.out);
+  if (o.format == "json")
+    emit(check_report_json(r, o.store, d, lr.issues).dump(2), o.out);
+  else
+    emit(report_text(r, o, d, lr.issues.size(), o.format == "md"), o.out);
   // lines that could not be parsed at all count as findings of warning level for the exit code
-  const bool skipped = std::any_of(lr.issues.begin(), lr.issues.end(), [](const load_issue& i) { return !i.record_kept; });
+  const bool skipped = std::any_of(lr.issues.begin(), lr.issues.end(),
+                                   [](const load_issue& i) { return !i.record_kept; });
   return (r.has_at_least(severity::warning) || skipped) && !o.exit_zero ? exit_findings : exit_ok;
 }
 
@@ -95,14 +105,16 @@ int run_check(const check_options& o) {
 
 void add_check(CLI::App& app, int& rc) {
   auto o = std::make_shared<check_options>();
-  auto* cmd = app.add_subcommand("check", "Run the detection pipeline over a store (never changes it)");
+  auto* cmd =
+      app.add_subcommand("check", "Run the detection pipeline over a store (never changes it)");
   cmd->add_option("store", o->store, "Store (JSONL or sqlite:PATH)")->required();
   cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember(text_json_md));
   cmd->add_option("--out", o->out, "Write the report to this file instead of stdout");
   add_detection_options(cmd, o->detect);
   cmd->add_option("--embed", o->embed, "Embed records without embeddings first: lexical or none")
       ->check(CLI::IsMember({"lexical", "none"}));
-  cmd->add_flag("--exit-zero", o->exit_zero, "Exit 0 even when findings of warning or above are found");
+  cmd->add_flag("--exit-zero", o->exit_zero,
+                "Exit 0 even when findings of warning or above are found");
   cmd->callback([o, &rc] { rc = run_check(*o); });
 }
 

@@ -22,16 +22,22 @@ load_result import_source(const std::string& format, const std::string& src) {
   if (format == "locomo") return import_locomo(src);
   if (format == "mem0") return import_mem0(src);
   if (format == "prefeval") return import_prefeval(src);  // a topic file or a directory of them
-  if (format == "sqlite") return load_store_file(is_sqlite_store(src) ? src : std::string(sqlite_prefix) + src);
+  if (format == "sqlite")
+    return load_store_file(is_sqlite_store(src) ? src : std::string(sqlite_prefix) + src);
   if (looks_like_sqlite(src))
-    throw error(error_code::parse, src + ": is an SQLite database, not a JSONL store; import it with `memhealth import sqlite " +
-                                       src + "` (or pass sqlite:" + src + ")");
+    throw error(
+        error_code::parse,
+        src +
+            ": is an SQLite database, not a JSONL store; import it with `memhealth import sqlite " +
+            src + "` (or pass sqlite:" + src + ")");
   auto lr = read_jsonl(src);
   // moving a store must not lose anything: a line that is not JSON at all cannot be carried over
   for (const auto& i : lr.issues)
     if (!i.record_kept)
-      throw error(error_code::parse, src + ": line " + std::to_string(i.line) +
-                                         " could not be parsed and would be lost by the import; fix or remove it first");
+      throw error(
+          error_code::parse,
+          src + ": line " + std::to_string(i.line) +
+              " could not be parsed and would be lost by the import; fix or remove it first");
   return lr;
 }
 
@@ -55,7 +61,8 @@ empty_fields count_empty_fields(const std::vector<memory_record>& records) {
 }
 
 int run_import(const import_options& o) {
-  probe_store_output(o.out, "--out");  // before any work: writable, not a directory; an sqlite: output must be new
+  probe_store_output(
+      o.out, "--out");  // before any work: writable, not a directory; an sqlite: output must be new
   load_result all;
   std::size_t directories = 0;  // prefeval sources given as a directory of topic files
   for (const auto& src : o.sources) {
@@ -63,7 +70,8 @@ int run_import(const import_options& o) {
     directories += dir_ok ? 1 : 0;
     if (!dir_ok && std::filesystem::is_directory(store_file_path(src))) {
       std::cerr << "memhealth import: " << src << " is a directory, not a " << o.format << " file"
-                << (o.format == "prefeval" ? "" : " (only prefeval takes a directory)") << "; nothing written\n";
+                << (o.format == "prefeval" ? "" : " (only prefeval takes a directory)")
+                << "; nothing written\n";
       return exit_usage;
     }
     if (!dir_ok && !std::filesystem::is_regular_file(store_file_path(src))) {
@@ -76,8 +84,8 @@ int run_import(const import_options& o) {
       // a file of another format, or not JSON at all: nothing to import is an error, not an
       // empty store
       print_issues(part.issues);
-      std::cerr << "memhealth import: no " << o.format << " records in " << src << " (is it a " << o.format
-                << " file?); nothing written\n";
+      std::cerr << "memhealth import: no " << o.format << " records in " << src << " (is it a "
+                << o.format << " file?); nothing written\n";
       return exit_usage;
     }
     all.lines_read += part.lines_read;
@@ -94,8 +102,10 @@ int run_import(const import_options& o) {
   const std::size_t files = o.sources.size() - directories;
   std::cerr << "memhealth import: " << all.records.size() << " records from ";
   if (files != 0) std::cerr << files << " file(s)" << (directories != 0 ? " and " : "");
-  if (directories != 0) std::cerr << directories << (directories == 1 ? " directory" : " directories");
-  std::cerr << " -> " << o.out << " (" << all.issues.size() << " issues, " << embedded << " embedded)\n";
+  if (directories != 0)
+    std::cerr << directories << (directories == 1 ? " directory" : " directories");
+  std::cerr << " -> " << o.out << " (" << all.issues.size() << " issues, " << embedded
+            << " embedded)\n";
   warn_if_empty("import", o.out, all.records.size());
   // never written silently: records without an id cannot be addressed by repairs, rollback or
   // diff; empty content is a content_empty finding of check. (Moving a store, jsonl <-> sqlite,
@@ -103,8 +113,9 @@ int run_import(const import_options& o) {
   const bool dataset = o.format != "jsonl" && o.format != "sqlite";
   const auto empty = dataset ? count_empty_fields(all.records) : empty_fields{};
   if (empty.ids != 0 || empty.contents != 0) {
-    std::cerr << "memhealth import: warning: written with " << empty.ids << " empty id(s) and " << empty.contents
-              << " empty content(s), first " << empty.first << "; fix the source or the store (exit 1)\n";
+    std::cerr << "memhealth import: warning: written with " << empty.ids << " empty id(s) and "
+              << empty.contents << " empty content(s), first " << empty.first
+              << "; fix the source or the store (exit 1)\n";
     return exit_findings;
   }
   return exit_ok;
@@ -118,11 +129,12 @@ struct stats_options {
 
 using counter = std::map<std::string, std::size_t>;
 
-std::string stats_text(const std::string& file, const load_result& lr, const std::map<std::string, counter>& groups) {
+std::string stats_text(const std::string& file, const load_result& lr,
+                       const std::map<std::string, counter>& groups) {
   std::ostringstream s;
   s << "store: " << file << "\n";
-  s << "records: " << lr.records.size() << " (" << lr.lines_read << " lines read, " << lr.issues.size()
-    << " load issues)\n";
+  s << "records: " << lr.records.size() << " (" << lr.lines_read << " lines read, "
+    << lr.issues.size() << " load issues)\n";
   for (const auto& [name, c] : groups) {
     s << "\nby " << name << ":\n";
     for (const auto& [k, n] : c) s << "  " << (k.empty() ? "(missing)" : k) << ": " << n << "\n";
@@ -178,22 +190,31 @@ int run_stats(const stats_options& o) {
 
 void add_import(CLI::App& app, int& rc) {
   auto o = std::make_shared<import_options>();
-  auto* cmd = app.add_subcommand("import", "Import a dataset, or move a store between JSONL and SQLite");
-  cmd->add_option("format", o->format, "Input format")->required()->check(CLI::IsMember({"locomo", "mem0", "prefeval", "jsonl", "sqlite"}));
+  auto* cmd =
+      app.add_subcommand("import", "Import a dataset, or move a store between JSONL and SQLite");
+  cmd->add_option("format", o->format, "Input format")
+      ->required()
+      ->check(CLI::IsMember({"locomo", "mem0", "prefeval", "jsonl", "sqlite"}));
   cmd->add_option("sources", o->sources,
-                  "Input files (LoCoMo conversation JSON, mem0 export JSON/JSONL, PrefEval topic JSON or a directory of "
+                  "Input files (LoCoMo conversation JSON, mem0 export JSON/JSONL, PrefEval topic "
+                  "JSON or a directory of "
                   "them, a memhealth JSONL store, an SQLite store as PATH or sqlite:PATH)")
       ->required();
-  cmd->add_option("--out", o->out, "Output store: JSONL (written atomically) or sqlite:PATH (a new database)")->required();
-  cmd->add_option("--embed", o->embed, "Embed records without embeddings: lexical (built-in stand-in model) or none")
+  cmd->add_option("--out", o->out,
+                  "Output store: JSONL (written atomically) or sqlite:PATH (a new database)")
+      ->required();
+  cmd->add_option("--embed", o->embed,
+                  "Embed records without embeddings: lexical (built-in stand-in model) or none")
       ->check(CLI::IsMember({"lexical", "none"}));
-  cmd->add_option("--dim", o->dim, "Embedding dimension for --embed lexical")->check(CLI::Range(1, 65536));
+  cmd->add_option("--dim", o->dim, "Embedding dimension for --embed lexical")
+      ->check(CLI::Range(1, 65536));
   cmd->callback([o, &rc] { rc = run_import(*o); });
 }
 
 void add_stats(CLI::App& app, int& rc) {
   auto o = std::make_shared<stats_options>();
-  auto* cmd = app.add_subcommand("stats", "Counts by scope, status, kind, source, embedding version and dimension");
+  auto* cmd = app.add_subcommand(
+      "stats", "Counts by scope, status, kind, source, embedding version and dimension");
   cmd->add_option("store", o->store, "Store (JSONL or sqlite:PATH)")->required();
   cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember(text_json));
   cmd->add_option("--out", o->out, "Write to this file instead of stdout");

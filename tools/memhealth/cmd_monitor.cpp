@@ -7,11 +7,12 @@
 #include <memory>
 #include <sstream>
 
-#include "cli.hpp"
-#include "report_output.hpp"
 #include "memhealth/drift/drift.hpp"
 #include "memhealth/drift/migration_gate.hpp"
 #include "memhealth/monitor/retrieval_monitor.hpp"
+
+#include "cli.hpp"
+#include "report_output.hpp"
 
 namespace memhealth::cli {
 
@@ -29,9 +30,12 @@ std::vector<load_issue> with_issues(std::vector<load_issue> a, const std::vector
   return a;
 }
 
-int exit_for(const report& r, bool exit_zero) { return r.has_at_least(severity::warning) && !exit_zero ? exit_findings : exit_ok; }
+int exit_for(const report& r, bool exit_zero) {
+  return r.has_at_least(severity::warning) && !exit_zero ? exit_findings : exit_ok;
+}
 
-// Embeddings of a store's records whose length is the store's dimension, row per record, and their ids.
+// Embeddings of a store's records whose length is the store's dimension, row per record, and their
+// ids.
 row_matrix store_rows(const memory_store<>& s, std::vector<std::string>* ids = nullptr) {
   std::vector<std::size_t> keep;
   for (std::size_t i = 0; i < s.size(); ++i)
@@ -39,7 +43,8 @@ row_matrix store_rows(const memory_store<>& s, std::vector<std::string>* ids = n
   row_matrix m(static_cast<Eigen::Index>(keep.size()), static_cast<Eigen::Index>(s.dimension()));
   for (std::size_t r = 0; r < keep.size(); ++r) {
     const auto e = s.embedding(keep[r]);
-    for (std::size_t c = 0; c < e.size(); ++c) m(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = e[c];
+    for (std::size_t c = 0; c < e.size(); ++c)
+      m(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = e[c];
     if (ids) ids->emplace_back(s.record(keep[r]).id);
   }
   return m;
@@ -58,11 +63,13 @@ int run_monitor(const monitor_cli& o) {
   monitor_options mo;
   const auto w = parse_duration(o.window);
   if (!w || w->count() <= 0)
-    throw error(error_code::invalid_argument, "--window: expected a positive duration such as 30m, 1h, 1d: " + o.window);
+    throw error(error_code::invalid_argument,
+                "--window: expected a positive duration such as 30m, 1h, 1d: " + o.window);
   mo.window = *w;
   mo.top_k = o.top_k;
   mo.min_retrievals = o.min_retrievals;
-  if (!(o.threshold >= -1.0f && o.threshold <= 1.0f)) throw error(error_code::invalid_argument, "--threshold must be in [-1, 1]");
+  if (!(o.threshold >= -1.0f && o.threshold <= 1.0f))
+    throw error(error_code::invalid_argument, "--threshold must be in [-1, 1]");
   mo.duplicate_threshold = o.threshold;
   probe_output(o.out, "--out");
   check_jsonl_input(o.events, "retrieval events");
@@ -81,7 +88,8 @@ int run_monitor(const monitor_cli& o) {
     base_issues = b.issues;
     base = compute_baseline(store, std::span(b.retrievals), std::span(b.feedback), mo);
   }
-  auto res = monitor_retrievals(store, std::span(ev.retrievals), std::span(ev.feedback), mo, base ? &*base : nullptr);
+  auto res = monitor_retrievals(store, std::span(ev.retrievals), std::span(ev.feedback), mo,
+                                base ? &*base : nullptr);
   res.findings.records_checked = ev.retrievals.size() + ev.feedback.size();  // events checked
   const auto issues = with_issues(with_issues(lr.issues, ev.issues), base_issues);
   if (o.format == "json") {
@@ -91,7 +99,8 @@ int run_monitor(const monitor_cli& o) {
     j["events"] = o.events;
     j["store"] = o.store;
     j["window_ms"] = mo.window.count();
-    j["baseline"] = o.baseline.empty() ? nlohmann::ordered_json("rolling") : nlohmann::ordered_json(o.baseline);
+    j["baseline"] =
+        o.baseline.empty() ? nlohmann::ordered_json("rolling") : nlohmann::ordered_json(o.baseline);
     auto s = summary_json(res.findings, issues.size());
     s["retrievals"] = ev.retrievals.size();
     s["feedback"] = ev.feedback.size();
@@ -99,13 +108,21 @@ int run_monitor(const monitor_cli& o) {
     j["summary"] = std::move(s);
     auto ws = nlohmann::ordered_json::array();
     for (const auto& m : res.windows)
-      ws.push_back({{"partition", m.partition}, {"start", format_timestamp(m.start)}, {"end", format_timestamp(m.end)},
-                    {"retrievals", m.retrievals}, {"empty_rate", m.empty_rate},
-                    {"mean_top1_similarity", m.mean_top1_similarity}, {"mean_topk_similarity", m.mean_topk_similarity},
-                    {"p50_latency_ms", m.p50_latency_ms}, {"p95_latency_ms", m.p95_latency_ms},
-                    {"p99_latency_ms", m.p99_latency_ms}, {"duplicate_share", m.duplicate_share},
-                    {"feedback", m.feedback_total}, {"negative_feedback_rate", m.negative_feedback_rate},
-                    {"ghost_results", m.ghost_results}, {"scope_leaks", m.scope_leaks},
+      ws.push_back({{"partition", m.partition},
+                    {"start", format_timestamp(m.start)},
+                    {"end", format_timestamp(m.end)},
+                    {"retrievals", m.retrievals},
+                    {"empty_rate", m.empty_rate},
+                    {"mean_top1_similarity", m.mean_top1_similarity},
+                    {"mean_topk_similarity", m.mean_topk_similarity},
+                    {"p50_latency_ms", m.p50_latency_ms},
+                    {"p95_latency_ms", m.p95_latency_ms},
+                    {"p99_latency_ms", m.p99_latency_ms},
+                    {"duplicate_share", m.duplicate_share},
+                    {"feedback", m.feedback_total},
+                    {"negative_feedback_rate", m.negative_feedback_rate},
+                    {"ghost_results", m.ghost_results},
+                    {"scope_leaks", m.scope_leaks},
                     {"version_mismatches", m.version_mismatches}});
     j["windows"] = std::move(ws);
     j["findings"] = findings_json(res.findings);
@@ -114,16 +131,20 @@ int run_monitor(const monitor_cli& o) {
   } else {
     std::ostringstream s;
     s << "memhealth monitor " << o.events << " --store " << o.store << "\n";
-    s << "retrievals: " << ev.retrievals.size() << ", feedback: " << ev.feedback.size() << ", windows: " << res.windows.size()
-      << " of " << o.window << ", baseline: " << (o.baseline.empty() ? "rolling" : o.baseline) << ", load issues: " << issues.size()
-      << "\n\n";
-    s << "  partition            window start              n   empty  top1   topk   p50ms    p95ms    p99ms    dup    neg\n";
+    s << "retrievals: " << ev.retrievals.size() << ", feedback: " << ev.feedback.size()
+      << ", windows: " << res.windows.size() << " of " << o.window
+      << ", baseline: " << (o.baseline.empty() ? "rolling" : o.baseline)
+      << ", load issues: " << issues.size() << "\n\n";
+    s << "  partition            window start              n   empty  top1   topk   p50ms    p95ms "
+         "   p99ms    dup    neg\n";
     for (const auto& m : res.windows) {
       char line[256];
-      std::snprintf(line, sizeof line, "  %-20s %-24s %4zu  %5.3f  %5.3f  %5.3f  %7.1f  %7.1f  %7.1f  %5.3f  %5.3f\n",
-                    m.partition.c_str(), format_timestamp(m.start).c_str(), m.retrievals, m.empty_rate,
-                    m.mean_top1_similarity, m.mean_topk_similarity, m.p50_latency_ms, m.p95_latency_ms, m.p99_latency_ms,
-                    m.duplicate_share, m.negative_feedback_rate);
+      std::snprintf(line, sizeof line,
+                    "  %-20s %-24s %4zu  %5.3f  %5.3f  %5.3f  %7.1f  %7.1f  %7.1f  %5.3f  %5.3f\n",
+                    m.partition.c_str(), format_timestamp(m.start).c_str(), m.retrievals,
+                    m.empty_rate, m.mean_top1_similarity, m.mean_topk_similarity, m.p50_latency_ms,
+                    m.p95_latency_ms, m.p99_latency_ms, m.duplicate_share,
+                    m.negative_feedback_rate);
       s << line;
     }
     s << "\n";
@@ -163,8 +184,10 @@ std::string majority_version_of(const memory_store<>& s) {
 }
 
 int run_drift(const drift_cli& o) {
-  if (!(o.noise_cosine > -1.0 && o.noise_cosine <= 1.0)) throw error(error_code::invalid_argument, "--noise-cosine must be in (-1, 1]");
-  if (!(o.alpha > 0.0 && o.alpha < 1.0)) throw error(error_code::invalid_argument, "--alpha must be in (0, 1)");
+  if (!(o.noise_cosine > -1.0 && o.noise_cosine <= 1.0))
+    throw error(error_code::invalid_argument, "--noise-cosine must be in (-1, 1]");
+  if (!(o.alpha > 0.0 && o.alpha < 1.0))
+    throw error(error_code::invalid_argument, "--alpha must be in (0, 1)");
   probe_output(o.out, "--out");
   auto a = load_store_file(o.reference);
   auto b = load_store_file(o.current);
@@ -199,16 +222,30 @@ int run_drift(const drift_cli& o) {
     j["summary"] = summary_json(r, issues.size());
     nlohmann::ordered_json x;
     auto norms = [](const norm_summary& n) {
-      return nlohmann::ordered_json{{"rows", n.n}, {"mean", n.mean}, {"sd", n.sd}, {"min", n.min}, {"max", n.max}, {"unit_share", n.unit_share}};
+      return nlohmann::ordered_json{{"rows", n.n},  {"mean", n.mean}, {"sd", n.sd},
+                                    {"min", n.min}, {"max", n.max},   {"unit_share", n.unit_share}};
     };
-    x["reference"] = {{"rows", ra.rows()}, {"dimension", ra.cols()}, {"version", va}, {"norms", norms(dr.reference)}};
-    x["current"] = {{"rows", rb.rows()}, {"dimension", rb.cols()}, {"version", vb}, {"norms", norms(dr.current)}};
+    x["reference"] = {{"rows", ra.rows()},
+                      {"dimension", ra.cols()},
+                      {"version", va},
+                      {"norms", norms(dr.reference)}};
+    x["current"] = {{"rows", rb.rows()},
+                    {"dimension", rb.cols()},
+                    {"version", vb},
+                    {"norms", norms(dr.current)}};
     if (dr.mmd)
-      x["mmd"] = {{"mmd", dr.mmd->mmd}, {"mmd2", dr.mmd->mmd2}, {"p_value", dr.mmd->p_value}, {"bandwidth", dr.mmd->bandwidth},
-                  {"noise_floor", dr.mmd->noise_floor}, {"splits", dr.mmd->splits}, {"exact", dr.mmd->exact}};
+      x["mmd"] = {{"mmd", dr.mmd->mmd},
+                  {"mmd2", dr.mmd->mmd2},
+                  {"p_value", dr.mmd->p_value},
+                  {"bandwidth", dr.mmd->bandwidth},
+                  {"noise_floor", dr.mmd->noise_floor},
+                  {"splits", dr.mmd->splits},
+                  {"exact", dr.mmd->exact}};
     else
       x["mmd"] = nullptr;
-    x["centroid_cosine"] = std::isnan(dr.centroid_cosine) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(dr.centroid_cosine);
+    x["centroid_cosine"] = std::isnan(dr.centroid_cosine)
+                               ? nlohmann::ordered_json(nullptr)
+                               : nlohmann::ordered_json(dr.centroid_cosine);
     j["drift"] = std::move(x);
     j["findings"] = findings_json(r);
     j["load_issues"] = load_issues_json(issues);
@@ -216,13 +253,14 @@ int run_drift(const drift_cli& o) {
   } else {
     std::ostringstream s;
     s << "memhealth drift --reference " << o.reference << " --current " << o.current << "\n";
-    s << "reference: " << ra.rows() << " vectors, dimension " << ra.cols() << ", version '" << va << "', mean norm "
-      << dr.reference.mean << "\n";
-    s << "current:   " << rb.rows() << " vectors, dimension " << rb.cols() << ", version '" << vb << "', mean norm "
-      << dr.current.mean << "\n";
+    s << "reference: " << ra.rows() << " vectors, dimension " << ra.cols() << ", version '" << va
+      << "', mean norm " << dr.reference.mean << "\n";
+    s << "current:   " << rb.rows() << " vectors, dimension " << rb.cols() << ", version '" << vb
+      << "', mean norm " << dr.current.mean << "\n";
     if (dr.mmd)
-      s << "MMD " << dr.mmd->mmd << " (noise floor " << dr.mmd->noise_floor << "), p = " << dr.mmd->p_value << " over "
-        << dr.mmd->splits << (dr.mmd->exact ? " splits (exact)" : " random splits") << ", centroid cosine "
+      s << "MMD " << dr.mmd->mmd << " (noise floor " << dr.mmd->noise_floor
+        << "), p = " << dr.mmd->p_value << " over " << dr.mmd->splits
+        << (dr.mmd->exact ? " splits (exact)" : " random splits") << ", centroid cosine "
         << dr.centroid_cosine << "\n";
     s << "\n";
     findings_text(s, r);
@@ -269,8 +307,10 @@ int run_gate(const gate_cli& o) {
   row_matrix B(static_cast<Eigen::Index>(pairs.size()), static_cast<Eigen::Index>(sb.dimension()));
   for (std::size_t r = 0; r < pairs.size(); ++r) {
     const auto ea = sa.embedding(pairs[r].first), eb = sb.embedding(pairs[r].second);
-    for (std::size_t c = 0; c < ea.size(); ++c) A(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = ea[c];
-    for (std::size_t c = 0; c < eb.size(); ++c) B(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = eb[c];
+    for (std::size_t c = 0; c < ea.size(); ++c)
+      A(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = ea[c];
+    for (std::size_t c = 0; c < eb.size(); ++c)
+      B(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = eb[c];
   }
   gate_options g;
   g.k = o.k;
@@ -289,10 +329,16 @@ int run_gate(const gate_cli& o) {
     j["old"] = o.old_store;
     j["new"] = o.new_store;
     j["summary"] = summary_json(r, issues.size());
-    j["gate"] = {{"passed", gr.passed}, {"texts", gr.n}, {"unpaired", unpaired}, {"k", gr.k},
-                 {"old_dimension", A.cols()}, {"new_dimension", B.cols()},
-                 {"mean_overlap", gr.mean_overlap}, {"min_query_overlap", gr.min_query_overlap},
-                 {"mean_rank_correlation", gr.mean_rank_correlation}, {"min_overlap", o.min_overlap},
+    j["gate"] = {{"passed", gr.passed},
+                 {"texts", gr.n},
+                 {"unpaired", unpaired},
+                 {"k", gr.k},
+                 {"old_dimension", A.cols()},
+                 {"new_dimension", B.cols()},
+                 {"mean_overlap", gr.mean_overlap},
+                 {"min_query_overlap", gr.min_query_overlap},
+                 {"mean_rank_correlation", gr.mean_rank_correlation},
+                 {"min_overlap", o.min_overlap},
                  {"min_rank_correlation", o.min_rank_correlation}};
     j["findings"] = findings_json(r);
     j["load_issues"] = load_issues_json(issues);
@@ -300,14 +346,15 @@ int run_gate(const gate_cli& o) {
   } else {
     std::ostringstream s;
     s << "memhealth gate --old " << o.old_store << " --new " << o.new_store << "\n";
-    s << "texts: " << gr.n << " paired by id (" << unpaired << " without a usable pair), dimensions " << A.cols() << " -> "
-      << B.cols() << ", k = " << gr.k << "\n";
+    s << "texts: " << gr.n << " paired by id (" << unpaired
+      << " without a usable pair), dimensions " << A.cols() << " -> " << B.cols()
+      << ", k = " << gr.k << "\n";
     if (gr.k == 0) {  // migration_gate did not evaluate (its check_skipped finding says why)
       s << "gate: FAIL, not evaluated: it needs at least 3 texts paired by id and --k > 0\n\n";
     } else {
-      s << "mean overlap@" << gr.k << " " << gr.mean_overlap << " (min " << o.min_overlap << ", worst text "
-        << gr.min_query_overlap << "), mean rank correlation " << gr.mean_rank_correlation << " (min "
-        << o.min_rank_correlation << ")\n";
+      s << "mean overlap@" << gr.k << " " << gr.mean_overlap << " (min " << o.min_overlap
+        << ", worst text " << gr.min_query_overlap << "), mean rank correlation "
+        << gr.mean_rank_correlation << " (min " << o.min_rank_correlation << ")\n";
       s << "gate: " << (gr.passed ? "PASS" : "FAIL") << "\n\n";
     }
     findings_text(s, r);
@@ -320,44 +367,63 @@ int run_gate(const gate_cli& o) {
 
 void add_monitor(CLI::App& app, int& rc) {
   auto o = std::make_shared<monitor_cli>();
-  auto* cmd = app.add_subcommand("monitor", "Retrieval-quality metrics and alerts per partition and window (level 3)");
-  cmd->add_option("events", o->events, "Retrieval and feedback events (JSONL, docs/format.md)")->required();
-  cmd->add_option("--store", o->store, "The store the results were served from (JSONL)")->required();
+  auto* cmd = app.add_subcommand(
+      "monitor", "Retrieval-quality metrics and alerts per partition and window (level 3)");
+  cmd->add_option("events", o->events, "Retrieval and feedback events (JSONL, docs/format.md)")
+      ->required();
+  cmd->add_option("--store", o->store, "The store the results were served from (JSONL)")
+      ->required();
   cmd->add_option("--window", o->window, "Window length (30m, 1h, 1d)");
-  cmd->add_option("--baseline", o->baseline, "Events of a reference period (JSONL); default: earlier clean windows");
+  cmd->add_option("--baseline", o->baseline,
+                  "Events of a reference period (JSONL); default: earlier clean windows");
   cmd->add_option("--top-k", o->top_k, "Results per retrieval used for top-k metrics (0 = all)");
-  cmd->add_option("--threshold", o->threshold, "Near-duplicate cosine threshold for the duplicate share");
-  cmd->add_option("--min-retrievals", o->min_retrievals, "Fewest retrievals in a window for a metric alert");
+  cmd->add_option("--threshold", o->threshold,
+                  "Near-duplicate cosine threshold for the duplicate share");
+  cmd->add_option("--min-retrievals", o->min_retrievals,
+                  "Fewest retrievals in a window for a metric alert");
   cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember(text_json));
   cmd->add_option("--out", o->out, "Write the report to this file instead of stdout");
-  cmd->add_flag("--exit-zero", o->exit_zero, "Exit 0 even when findings of warning or above are found");
+  cmd->add_flag("--exit-zero", o->exit_zero,
+                "Exit 0 even when findings of warning or above are found");
   cmd->callback([o, &rc] { rc = run_monitor(*o); });
 }
 
 void add_drift(CLI::App& app, int& rc) {
   auto o = std::make_shared<drift_cli>();
-  auto* cmd = app.add_subcommand("drift", "Embedding drift between a reference and a current store (norms, MMD test, versions)");
+  auto* cmd = app.add_subcommand(
+      "drift",
+      "Embedding drift between a reference and a current store (norms, MMD test, versions)");
   cmd->add_option("--reference", o->reference, "Reference store (JSONL)")->required();
   cmd->add_option("--current", o->current, "Current store (JSONL)")->required();
   cmd->add_option("--alpha", o->alpha, "Significance level of the MMD permutation test");
   cmd->add_option("--noise-cosine", o->noise_cosine, "Re-embedding noise to ignore (pair cosine)");
   cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember(text_json));
   cmd->add_option("--out", o->out, "Write the report to this file instead of stdout");
-  cmd->add_flag("--exit-zero", o->exit_zero, "Exit 0 even when findings of warning or above are found");
+  cmd->add_flag("--exit-zero", o->exit_zero,
+                "Exit 0 even when findings of warning or above are found");
   cmd->callback([o, &rc] { rc = run_drift(*o); });
 }
 
 void add_gate(CLI::App& app, int& rc) {
   auto o = std::make_shared<gate_cli>();
-  auto* cmd = app.add_subcommand("gate", "Migration gate: top-k neighbour agreement of the same texts in the old and new space");
-  cmd->add_option("--old", o->old_store, "Sample embedded by the old model (JSONL store)")->required();
-  cmd->add_option("--new", o->new_store, "The same texts (same ids) embedded by the new model (JSONL store)")->required();
+  auto* cmd = app.add_subcommand(
+      "gate",
+      "Migration gate: top-k neighbour agreement of the same texts in the old and new space");
+  cmd->add_option("--old", o->old_store, "Sample embedded by the old model (JSONL store)")
+      ->required();
+  cmd->add_option("--new", o->new_store,
+                  "The same texts (same ids) embedded by the new model (JSONL store)")
+      ->required();
   cmd->add_option("--k", o->k, "Neighbours per text");
-  cmd->add_option("--min-overlap", o->min_overlap, "Least mean overlap@k to pass")->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--min-rank-correlation", o->min_rank_correlation, "Least mean Spearman rho to pass")->check(CLI::Range(-1.0, 1.0));
+  cmd->add_option("--min-overlap", o->min_overlap, "Least mean overlap@k to pass")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--min-rank-correlation", o->min_rank_correlation,
+                  "Least mean Spearman rho to pass")
+      ->check(CLI::Range(-1.0, 1.0));
   cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember(text_json));
   cmd->add_option("--out", o->out, "Write the report to this file instead of stdout");
-  cmd->add_flag("--exit-zero", o->exit_zero, "Exit 0 even when findings of warning or above are found");
+  cmd->add_flag("--exit-zero", o->exit_zero,
+                "Exit 0 even when findings of warning or above are found");
   cmd->callback([o, &rc] { rc = run_gate(*o); });
 }
 

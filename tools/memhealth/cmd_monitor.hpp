@@ -6,7 +6,8 @@
 
 namespace memhealth::cli {
 
-/// `memhealth monitor EVENTS.jsonl --store STORE.jsonl [--window 1h] [--baseline FILE] [--format text|json]`
+/// `memhealth monitor EVENTS.jsonl --store STORE.jsonl [--window 1h] [--baseline FILE] [--format
+/// text|json]`
 void add_monitor(CLI::App& app, int& rc);
 /// `memhealth drift --reference A.jsonl --current B.jsonl [--format text|json]`
 void add_drift(CLI::App& app, int& rc);

@@ -1,4 +1,5 @@
-// memhealth plan | apply | rollback | recover | diff | wal compact: repairs through the write-ahead log.
+// memhealth plan | apply | rollback | recover | diff | wal compact: repairs through the write-ahead
+// log.
 #include <charconv>
 #include <cstdio>
 #include <fstream>
@@ -7,9 +8,8 @@
 #include <set>
 #include <sstream>
 
-#include <unistd.h>
-
 #include "cli.hpp"
+#include <unistd.h>
 
 namespace memhealth::cli {
 
@@ -44,8 +44,10 @@ std::string plan_summary(const repair_plan& p) {
   s << p.actions.size() << " actions, blast radius " << plan_blast_radius(p).records << " records";
   if (p.suspended) s << " (SUSPENDED: " << p.suspend_reason << ")";
   s << "\n";
-  for (const auto& [k, n] : by_type) s << "  tier " << k.first << "  " << k.second << ": " << n << "\n";
-  if (!p.deferred.empty()) s << "  " << p.deferred.size() << " notes on deferred work (see the plan's \"deferred\")\n";
+  for (const auto& [k, n] : by_type)
+    s << "  tier " << k.first << "  " << k.second << ": " << n << "\n";
+  if (!p.deferred.empty())
+    s << "  " << p.deferred.size() << " notes on deferred work (see the plan's \"deferred\")\n";
   return s.str();
 }
 
@@ -73,7 +75,8 @@ detection_provenance detection_record(const detection_cli_options& d, std::size_
     r.schema = std::filesystem::absolute(d.schema).lexically_normal().string();
     r.schema_fnv1a64 = file_fnv1a64(d.schema);
   }
-  if (auto t = parse_timestamp(d.now)) r.now = t->instant;  // run_plan has checked and normalised it
+  if (auto t = parse_timestamp(d.now))
+    r.now = t->instant;  // run_plan has checked and normalised it
   if (dim_used) r.dim = dim_used;
   return r;
 }
@@ -81,13 +84,15 @@ detection_provenance detection_record(const detection_cli_options& d, std::size_
 int run_plan(const plan_options& po_cli) {
   probe_output(po_cli.out, "--out");  // before any work: writable, not a directory
   plan_options o = po_cli;
-  if (!o.detect.now_given && o.detect.now.empty()) {  // fix the clock so apply can verify with the same one
+  if (!o.detect.now_given &&
+      o.detect.now.empty()) {  // fix the clock so apply can verify with the same one
     o.detect.now = format_timestamp(make_timestamp(std::chrono::system_clock::now()));
     o.detect.now_given = true;
   } else if (auto t = parse_timestamp(o.detect.now)) {
     o.detect.now = format_timestamp(timestamp{t->instant, 0});
   }
-  kept_lines damaged;  // lines that cannot be parsed: apply carries them through, so planning goes ahead
+  kept_lines
+      damaged;  // lines that cannot be parsed: apply carries them through, so planning goes ahead
   auto store = load_memory_store(o.store, o.detect.dim, &damaged);
   warn_if_empty("plan", o.store, store.size());
   const report r = run_detection(store, o.detect);
@@ -96,18 +101,22 @@ int run_plan(const plan_options& po_cli) {
   po.blast_radius_threshold = o.blast_radius;
   for (const auto& kv : o.defaults) {
     const auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) throw error(error_code::invalid_argument, "--default expects KEY=VALUE: " + kv);
+    if (eq == std::string::npos || eq == 0)
+      throw error(error_code::invalid_argument, "--default expects KEY=VALUE: " + kv);
     po.metadata_defaults[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   repair_plan p = make_plan(store, r, po);
   p.detection = detection_record(o.detect, o.detect.dim ? o.detect.dim : store.dimension());
   write_plan(o.out, p);
-  std::cerr << "memhealth plan: " << r.findings.size() << " findings -> " << o.out << "\n" << plan_summary(p);
-  if (!o.approve.empty()) {  // what apply would run with these approvals (a dry run, nothing written)
+  std::cerr << "memhealth plan: " << r.findings.size() << " findings -> " << o.out << "\n"
+            << plan_summary(p);
+  if (!o.approve
+           .empty()) {  // what apply would run with these approvals (a dry run, nothing written)
     auto opt = approvals(o.approve);
     opt.dry_run = true;
     // the dry run's log is a temporary next to the plan, removed on every path (and on a signal)
-    const std::filesystem::path tmp = temp_path_for(std::filesystem::path(o.out).replace_extension(".dryrun.wal"));
+    const std::filesystem::path tmp =
+        temp_path_for(std::filesystem::path(o.out).replace_extension(".dryrun.wal"));
     temp_registration registered(tmp);
     struct remove_on_exit {
       const std::filesystem::path& p;
@@ -119,8 +128,9 @@ int run_plan(const plan_options& po_cli) {
     {
       wal_writer w(tmp.string(), wal_sync::none);
       const auto res = apply_plan(store, p, w, opt);
-      std::cerr << "with approval " << o.approve.front() << ": " << res.applied.size() << " would run, "
-                << res.skipped_unapproved.size() << " need more approval, " << res.deferred.size() << " deferred\n";
+      std::cerr << "with approval " << o.approve.front() << ": " << res.applied.size()
+                << " would run, " << res.skipped_unapproved.size() << " need more approval, "
+                << res.deferred.size() << " deferred\n";
     }
   }
   return exit_ok;
@@ -137,7 +147,8 @@ struct apply_cli_options {
   std::vector<std::string> approve;
   std::size_t batch = 16;
   detection_cli_options detect;
-  std::set<std::string> given;  // detection options given on the command line (they override the plan's)
+  std::set<std::string>
+      given;  // detection options given on the command line (they override the plan's)
   // guardrails (guardrails.hpp, run_ledger.hpp)
   std::uint32_t max_runs_per_day = run_budget{}.max_runs_per_day;
   std::string ledger;  // default: <WAL directory>/memhealth-runs.json
@@ -154,8 +165,9 @@ std::map<std::string, std::size_t> counts(const report& r) {
   return m;
 }
 
-nlohmann::ordered_json apply_report_json(const apply_cli_options& o, const repair_plan& p, const apply_result& res,
-                                         const report& before, const report& after) {
+nlohmann::ordered_json apply_report_json(const apply_cli_options& o, const repair_plan& p,
+                                         const apply_result& res, const report& before,
+                                         const report& after) {
   nlohmann::ordered_json j;
   j["schema_version"] = 1;
   j["store"] = o.store;
@@ -193,32 +205,46 @@ detection_cli_options apply_detection(const apply_cli_options& o, const repair_p
   detection_cli_options d = o.detect;
   const detection_provenance& pd = p.detection;
   // planned: the plan's value (unset: nothing recorded); text: it as the plan writes it.
-  auto take = [&](const char* key, const char* flag, const auto& planned, auto&& text, auto&& set, const std::string& cli_value) {
+  auto take = [&](const char* key, const char* flag, const auto& planned, auto&& text, auto&& set,
+                  const std::string& cli_value) {
     if (!planned) return;
     if (o.given.count(flag)) {
       if (const std::string pv = text(*planned); cli_value != pv)
-        std::cerr << "memhealth apply: warning: " << flag << " " << cli_value << " differs from the plan's " << key << " "
-                  << pv << "; before/after counts use the command line's\n";
+        std::cerr << "memhealth apply: warning: " << flag << " " << cli_value
+                  << " differs from the plan's " << key << " " << pv
+                  << "; before/after counts use the command line's\n";
       return;
     }
     set(*planned);
   };
   auto same = [](const std::string& v) { return v; };
   auto now_text = [](utc_time t) { return format_timestamp(timestamp{t, 0}); };
-  take("threshold", "--threshold", pd.threshold, float_text, [&](float v) { d.settings.near_duplicate_threshold = v; },
-       float_text(o.detect.settings.near_duplicate_threshold));
-  take("window", "--window", pd.window, same, [&](const std::string& v) { d.window = v; }, o.detect.window);
-  take("schema", "--schema", pd.schema, same, [&](const std::string& v) { d.schema = v; },
-       o.detect.schema.empty() ? std::string() : std::filesystem::absolute(o.detect.schema).lexically_normal().string());
-  take("dim", "--dim", pd.dim, [](std::size_t v) { return std::to_string(v); }, [&](std::size_t v) { d.dim = v; },
-       std::to_string(o.detect.dim));
+  take(
+      "threshold", "--threshold", pd.threshold, float_text,
+      [&](float v) { d.settings.near_duplicate_threshold = v; },
+      float_text(o.detect.settings.near_duplicate_threshold));
+  take(
+      "window", "--window", pd.window, same, [&](const std::string& v) { d.window = v; },
+      o.detect.window);
+  take(
+      "schema", "--schema", pd.schema, same, [&](const std::string& v) { d.schema = v; },
+      o.detect.schema.empty()
+          ? std::string()
+          : std::filesystem::absolute(o.detect.schema).lexically_normal().string());
+  take(
+      "dim", "--dim", pd.dim, [](std::size_t v) { return std::to_string(v); },
+      [&](std::size_t v) { d.dim = v; }, std::to_string(o.detect.dim));
   std::string cli_now = o.detect.now;
   if (auto t = parse_timestamp(cli_now)) cli_now = now_text(t->instant);
-  take("now", "--now", pd.now, now_text, [&](utc_time v) { d.now = now_text(v), d.now_given = true; }, cli_now);
+  take(
+      "now", "--now", pd.now, now_text,
+      [&](utc_time v) { d.now = now_text(v), d.now_given = true; }, cli_now);
   if (!d.schema.empty() && pd.schema_fnv1a64 && pd.schema &&
-      std::filesystem::absolute(d.schema).lexically_normal().string() == *pd.schema && file_fnv1a64(d.schema) != *pd.schema_fnv1a64)
-    std::cerr << "memhealth apply: warning: the schema " << d.schema
-              << " changed since the plan was made; before/after counts may differ from the plan's\n";
+      std::filesystem::absolute(d.schema).lexically_normal().string() == *pd.schema &&
+      file_fnv1a64(d.schema) != *pd.schema_fnv1a64)
+    std::cerr
+        << "memhealth apply: warning: the schema " << d.schema
+        << " changed since the plan was made; before/after counts may differ from the plan's\n";
   return d;
 }
 
@@ -230,12 +256,15 @@ void check_writable(const std::string& path, const char* what) {
   const auto probe = dir / (".memhealth-probe-" + std::to_string(::getpid()));
   {
     std::ofstream f(probe, std::ios::binary | std::ios::trunc);
-    if (!f) throw error(error_code::io, std::string(what) + " " + path + ": cannot create files in " + dir.string() + "; nothing was applied");
+    if (!f)
+      throw error(error_code::io, std::string(what) + " " + path + ": cannot create files in " +
+                                      dir.string() + "; nothing was applied");
   }
   std::error_code ec;
   std::filesystem::remove(probe, ec);
   if (std::filesystem::is_directory(path, ec))
-    throw error(error_code::io, std::string(what) + " " + path + " is a directory; nothing was applied");
+    throw error(error_code::io,
+                std::string(what) + " " + path + " is a directory; nothing was applied");
 }
 
 bool same_file(const std::string& a, const std::string& b) {
@@ -245,8 +274,10 @@ bool same_file(const std::string& a, const std::string& b) {
 }
 
 int run_apply(const apply_cli_options& o) {
-  if (same_file(o.wal, store_file_path(o.out)) || same_file(o.wal, store_file_path(o.store)) || same_file(o.wal, o.plan))
-    throw error(error_code::invalid_argument, "--wal must be a file of its own (not the store, the plan or --out)");
+  if (same_file(o.wal, store_file_path(o.out)) || same_file(o.wal, store_file_path(o.store)) ||
+      same_file(o.wal, o.plan))
+    throw error(error_code::invalid_argument,
+                "--wal must be a file of its own (not the store, the plan or --out)");
   const repair_plan p = read_plan(o.plan);
   const detection_cli_options detect = apply_detection(o, p);
   kept_lines damaged;  // lines that cannot be parsed, written back in place
@@ -259,9 +290,12 @@ int run_apply(const apply_cli_options& o) {
   opt.limits.burst = o.burst;
   opt.limits.max_in_flight = o.max_in_flight;
   const auto wait = parse_duration(o.max_wait);
-  if (!wait) throw error(error_code::invalid_argument, "--max-wait: expected a duration such as 90s, 10m: " + o.max_wait);
+  if (!wait)
+    throw error(error_code::invalid_argument,
+                "--max-wait: expected a duration such as 90s, 10m: " + o.max_wait);
   opt.limits.max_wait = *wait;
-  if (!(o.burst >= 1) || !(o.rate >= 0)) throw error(error_code::invalid_argument, "--burst must be >= 1 and --rate >= 0");
+  if (!(o.burst >= 1) || !(o.rate >= 0))
+    throw error(error_code::invalid_argument, "--burst must be >= 1 and --rate >= 0");
   const report before = run_detection(store, detect);
   std::optional<memory_store<>> before_store;  // the audit report attributes root causes on it
   if (!o.report.empty()) before_store = store;
@@ -274,7 +308,8 @@ int run_apply(const apply_cli_options& o) {
   // locked by its writer and tied to this store (its header names the store's fingerprint).
   const file_lock store_lock(store_file_path(o.store), "the store");
   wal_writer_options wo;
-  wo.store = identify_store(store, std::filesystem::absolute(store_file_path(o.out)).lexically_normal().string());
+  wo.store = identify_store(
+      store, std::filesystem::absolute(store_file_path(o.out)).lexically_normal().string());
   wal_writer w(o.wal, wo);
   // The run is counted once its log is open, and given back when it changed nothing (a run that
   // failed, or found nothing approved to do, does not use up the budget).
@@ -283,14 +318,16 @@ int run_apply(const apply_cli_options& o) {
     ledger = std::filesystem::path(o.wal).parent_path();
     ledger /= std::string(run_ledger_file_name);
   }
-  const utc_time started = std::chrono::floor<std::chrono::milliseconds>(std::chrono::system_clock::now());
+  const utc_time started =
+      std::chrono::floor<std::chrono::milliseconds>(std::chrono::system_clock::now());
   {
     const auto d = take_run(ledger, o.max_runs_per_day, started);
     if (!d.allowed)
       throw error(error_code::precondition,
-                  "run budget: " + std::to_string(d.state.count) + " repair runs already today (UTC), the most allowed is " +
-                      std::to_string(d.max_runs_per_day) + " (--max-runs-per-day; ledger " + ledger.string() +
-                      "); nothing was applied, try again tomorrow");
+                  "run budget: " + std::to_string(d.state.count) +
+                      " repair runs already today (UTC), the most allowed is " +
+                      std::to_string(d.max_runs_per_day) + " (--max-runs-per-day; ledger " +
+                      ledger.string() + "); nothing was applied, try again tomorrow");
   }
   apply_result res;
   try {
@@ -304,21 +341,30 @@ int run_apply(const apply_cli_options& o) {
     throw;
   }
   if (res.records_changed == 0) give_back_run(ledger, started);
-  write_store(o.out, store, damaged);  // JSONL: atomic (temporary file + rename); sqlite: a new database
-  const report after = run_detection(store, detect);  // verify: re-run detection, same options as before
-  std::cerr << "memhealth apply: " << res.applied.size() << " applied, " << res.skipped_unapproved.size()
-            << " awaiting approval, " << res.deferred.size() << " deferred, " << res.failed.size()
-            << " failed" << (res.rate_limit_waits ? " (waited " + std::to_string(res.rate_limit_waited.count()) + " ms for the rate limit)" : std::string())
-            << "; findings " << before.findings.size() << " -> " << after.findings.size() << "; wrote " << o.out
-            << "\n";
+  write_store(o.out, store,
+              damaged);  // JSONL: atomic (temporary file + rename); sqlite: a new database
+  const report after =
+      run_detection(store, detect);  // verify: re-run detection, same options as before
+  std::cerr << "memhealth apply: " << res.applied.size() << " applied, "
+            << res.skipped_unapproved.size() << " awaiting approval, " << res.deferred.size()
+            << " deferred, " << res.failed.size() << " failed"
+            << (res.rate_limit_waits ? " (waited " + std::to_string(res.rate_limit_waited.count()) +
+                                           " ms for the rate limit)"
+                                     : std::string())
+            << "; findings " << before.findings.size() << " -> " << after.findings.size()
+            << "; wrote " << o.out << "\n";
   if (p.suspended && !opt.approve_suspended)
     std::cerr << "memhealth apply: the plan is suspended (" << p.suspend_reason
-              << "), so nothing ran; review it (memhealth plan prints it) and pass --approve suspended to run it\n";
-  else if (!res.skipped_unapproved.empty() && opt.approve_tier2)  // only tier-3 actions can be waiting
-    std::cerr << "memhealth apply: the actions awaiting approval run with --approve tier3; memhealth plan lists "
+              << "), so nothing ran; review it (memhealth plan prints it) and pass --approve "
+                 "suspended to run it\n";
+  else if (!res.skipped_unapproved.empty() &&
+           opt.approve_tier2)  // only tier-3 actions can be waiting
+    std::cerr << "memhealth apply: the actions awaiting approval run with --approve tier3; "
+                 "memhealth plan lists "
                  "each action's tier\n";
   else if (!res.skipped_unapproved.empty())
-    std::cerr << "memhealth apply: the actions awaiting approval run with --approve tier2 (tier-2 actions) or "
+    std::cerr << "memhealth apply: the actions awaiting approval run with --approve tier2 (tier-2 "
+                 "actions) or "
                  "--approve tier3 (tier 2 and 3); memhealth plan lists each action's tier\n";
   if (!o.report.empty()) {  // audit report (audit/report.hpp): .json, .html/.htm, else Markdown
     audit_options ao;
@@ -336,12 +382,16 @@ int run_apply(const apply_cli_options& o) {
     }
   }
   if (!res.failed.empty()) {
-    std::cerr << "memhealth apply: " << res.failed.size()
-              << " actions failed and wait in the manual queue (see the report or the log); exit 3\n";
+    std::cerr
+        << "memhealth apply: " << res.failed.size()
+        << " actions failed and wait in the manual queue (see the report or the log); exit 3\n";
     return exit_incomplete;
   }
-  if (res.applied.empty() && (p.suspended ? !opt.approve_suspended : !res.skipped_unapproved.empty())) {
-    std::cerr << "memhealth apply: nothing ran (" << (p.suspended && !opt.approve_suspended ? "the plan is suspended" : "every action awaits approval")
+  if (res.applied.empty() &&
+      (p.suspended ? !opt.approve_suspended : !res.skipped_unapproved.empty())) {
+    std::cerr << "memhealth apply: nothing ran ("
+              << (p.suspended && !opt.approve_suspended ? "the plan is suspended"
+                                                        : "every action awaits approval")
               << "); exit 4\n";
     return exit_not_run;
   }
@@ -364,17 +414,22 @@ struct wal_io_options {
 /// on a prefix would undo only part of the run.
 wal_contents load_wal(const std::string& path, bool force = false) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw error(error_code::io, path + ": is a directory, not a write-ahead log");
+  if (std::filesystem::is_directory(path, ec))
+    throw error(error_code::io, path + ": is a directory, not a write-ahead log");
   auto log = read_wal_file(path);
-  if (log.file_bytes == 0) throw error(error_code::parse, path + ": empty file, not a memhealth write-ahead log");
+  if (log.file_bytes == 0)
+    throw error(error_code::parse, path + ": empty file, not a memhealth write-ahead log");
   if (!log.has_header() || (log.problem && log.problem->kind == wal_problem_kind::bad_header))
-    throw error(error_code::parse, path + ": not a memhealth write-ahead log (no MHWAL1 header frame)");
+    throw error(error_code::parse,
+                path + ": not a memhealth write-ahead log (no MHWAL1 header frame)");
   if (log.problem) {
-    std::cerr << "memhealth: " << path << ": log stops at byte " << log.problem->offset << ": " << log.problem->reason
-              << " (nothing after it is used)\n";
+    std::cerr << "memhealth: " << path << ": log stops at byte " << log.problem->offset << ": "
+              << log.problem->reason << " (nothing after it is used)\n";
     if (log.problem->valid_frames_follow && !force)
-      throw error(error_code::parse, path + ": corrupt frame at byte " + std::to_string(log.problem->offset) +
-                                         " with valid frames after it (damage, not a torn tail); pass --force to use the part before it");
+      throw error(error_code::parse, path + ": corrupt frame at byte " +
+                                         std::to_string(log.problem->offset) +
+                                         " with valid frames after it (damage, not a torn tail); "
+                                         "pass --force to use the part before it");
   }
   return log;
 }
@@ -385,7 +440,8 @@ template <class Result>
 int report_undo(const char* what, const Result& res, const wal_contents& log) {
   if (res.store_check.store_changed) std::cerr << "  note: " << res.store_check.reason << "\n";
   if (res.records_relocated)
-    std::cerr << "  " << res.records_relocated << " records were found by id at another position than when the run changed them\n";
+    std::cerr << "  " << res.records_relocated
+              << " records were found by id at another position than when the run changed them\n";
   std::map<std::string_view, std::size_t> by_kind;
   for (const auto& c : res.conflicts) ++by_kind[to_string(c.kind)];
   std::size_t shown = 0;
@@ -394,7 +450,8 @@ int report_undo(const char* what, const Result& res, const wal_contents& log) {
       std::cerr << "  ... and " << (res.conflicts.size() - 50) << " more conflicts\n";
       break;
     }
-    std::cerr << "  conflict (" << to_string(c.kind) << "): " << c.id << " [" << c.idempotency_key << "]: " << c.reason << "\n";
+    std::cerr << "  conflict (" << to_string(c.kind) << "): " << c.id << " [" << c.idempotency_key
+              << "]: " << c.reason << "\n";
   }
   if (res.complete()) return exit_ok;
   std::cerr << "memhealth " << what << ": INCOMPLETE:";
@@ -403,8 +460,9 @@ int report_undo(const char* what, const Result& res, const wal_contents& log) {
   for (const auto& c : res.conflicts) left_alone += !c.overwritten;
   std::cerr << " " << left_alone << " records left as they were";
   if (res.log_problem)
-    std::cerr << "; the log stops at byte " << res.log_problem->offset << " of " << log.file_bytes << " ("
-              << to_string(res.log_problem->kind) << "): whatever came after it was not considered";
+    std::cerr << "; the log stops at byte " << res.log_problem->offset << " of " << log.file_bytes
+              << " (" << to_string(res.log_problem->kind)
+              << "): whatever came after it was not considered";
   std::cerr << "; exit 3\n";
   return exit_incomplete;
 }
@@ -418,8 +476,9 @@ int run_rollback(const wal_io_options& o) {
   ro.force = o.force;
   const auto res = rollback(store, log, ro);
   write_store(o.out, store, damaged);
-  std::cerr << "memhealth rollback: runs in the log: " << log.runs() << "; " << res.rolled_back.size() << " actions undone, "
-            << res.records_restored << " records restored, " << res.already_restored << " already restored, "
+  std::cerr << "memhealth rollback: runs in the log: " << log.runs() << "; "
+            << res.rolled_back.size() << " actions undone, " << res.records_restored
+            << " records restored, " << res.already_restored << " already restored, "
             << res.conflicts.size() << " conflicts -> " << o.out << "\n";
   return report_undo("rollback", res, log);
 }
@@ -439,8 +498,8 @@ int run_recover(const wal_io_options& o) {
   std::cerr << "memhealth recover: " << res.actions.size() << " logged actions (";
   bool first = true;
   for (const auto& [k, n] : by) std::cerr << (first ? "" : ", ") << k << " " << n, first = false;
-  std::cerr << "), " << res.records_restored << " records restored, " << res.conflicts.size() << " conflicts -> "
-            << o.out << "\n";
+  std::cerr << "), " << res.records_restored << " records restored, " << res.conflicts.size()
+            << " conflicts -> " << o.out << "\n";
   return report_undo("recover", res, log);
 }
 
@@ -466,13 +525,21 @@ int run_diff(const diff_options& o) {
     emit(snapshot_diff_json(d, o.before, o.after, o.wal).dump(2), "");
   } else {
     std::ostringstream s;
-    s << "memhealth diff " << o.before << " " << o.after << (o.wal.empty() ? "" : " --wal " + o.wal) << "\n";
+    s << "memhealth diff " << o.before << " " << o.after << (o.wal.empty() ? "" : " --wal " + o.wal)
+      << "\n";
     s << d.changes.size() << " changes the log does not explain\n";
     for (const auto& f : to_findings(d)) {
       s << "  [" << to_string(f.severity) << "] " << f.kind;
       for (const auto& id : f.record_ids) s << " " << id;
       for (const auto& [k, v] : f.evidence)
-        s << " " << k << "=" << std::visit([](const auto& x) { std::ostringstream t; t << x; return t.str(); }, v);
+        s << " " << k << "="
+          << std::visit(
+                 [](const auto& x) {
+                   std::ostringstream t;
+                   t << x;
+                   return t.str();
+                 },
+                 v);
       s << "\n";
     }
     emit(s.str(), "");
@@ -495,14 +562,17 @@ int run_wal_compact(const wal_compact_cli_options& o) {
   wal_compact_options co;
   const auto ret = parse_duration(o.retention);
   const auto vret = parse_duration(o.old_vector_retention);
-  if (!ret || !vret) throw error(error_code::invalid_argument, "--retention / --old-vector-retention: expected a duration such as 30d, 6w");
+  if (!ret || !vret)
+    throw error(error_code::invalid_argument,
+                "--retention / --old-vector-retention: expected a duration such as 30d, 6w");
   co.retention = *ret;
   co.old_vector_retention = *vret;
   co.allow_short_retention = o.allow_short_retention;
   co.dry_run = o.dry_run;
   if (co.retention < wal_min_retention && co.allow_short_retention)
     std::cerr << "memhealth wal compact: warning: retention " << o.retention
-              << " is below the 30 days traces must be kept; compacting anyway (--allow-short-retention)\n";
+              << " is below the 30 days traces must be kept; compacting anyway "
+                 "(--allow-short-retention)\n";
   utc_time now = std::chrono::floor<std::chrono::milliseconds>(std::chrono::system_clock::now());
   if (!o.now.empty()) {
     auto t = parse_timestamp(o.now);
@@ -514,11 +584,15 @@ int run_wal_compact(const wal_compact_cli_options& o) {
     std::cerr << "memhealth wal compact: " << o.wal << " left alone: " << r.refused << "\n";
     return exit_findings;
   }
-  std::cerr << "memhealth wal compact: " << o.wal << (r.compacted ? "" : o.dry_run ? " (dry run)" : " (nothing to drop)") << ": "
-            << r.bytes_before << " -> " << r.bytes_after << " bytes, " << r.frames_before << " -> " << r.frames_after
-            << " frames; kept " << r.intents_kept << " intents (" << r.old_vectors_kept << " re-embedded records' old vectors); dropped "
-            << r.aborted_dropped << " aborted intents, " << r.stray_dropped << " stray frames, " << r.torn_bytes_dropped
-            << " torn-tail bytes\n";
+  std::cerr << "memhealth wal compact: " << o.wal
+            << (r.compacted ? ""
+                : o.dry_run ? " (dry run)"
+                            : " (nothing to drop)")
+            << ": " << r.bytes_before << " -> " << r.bytes_after << " bytes, " << r.frames_before
+            << " -> " << r.frames_after << " frames; kept " << r.intents_kept << " intents ("
+            << r.old_vectors_kept << " re-embedded records' old vectors); dropped "
+            << r.aborted_dropped << " aborted intents, " << r.stray_dropped << " stray frames, "
+            << r.torn_bytes_dropped << " torn-tail bytes\n";
   return exit_ok;
 }
 
@@ -529,10 +603,12 @@ int run_wal_compact(const wal_compact_cli_options& o) {
 /// when the log has a torn or damaged tail or a broken chain, 2 when it is not a log.
 int run_wal_verify(const std::string& path, const std::string& format) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw error(error_code::io, path + ": is a directory, not a write-ahead log");
+  if (std::filesystem::is_directory(path, ec))
+    throw error(error_code::io, path + ": is a directory, not a write-ahead log");
   const auto log = read_wal_file(path);
   if (!log.has_header())
-    throw error(error_code::parse, path + ": not a memhealth write-ahead log (no MHWAL1 header frame)");
+    throw error(error_code::parse,
+                path + ": not a memhealth write-ahead log (no MHWAL1 header frame)");
   std::size_t intents = 0, commits = 0, aborts = 0;
   for (const auto& e : log.entries) {
     intents += e.type == wal_frame_type::intent;
@@ -552,7 +628,10 @@ int run_wal_verify(const std::string& path, const std::string& format) {
     j["intents"] = intents;
     j["commits"] = commits;
     j["aborts"] = aborts;
-    if (log.store) j["store"] = {{"path", log.store->path}, {"fingerprint", log.store->fingerprint}, {"records", log.store->records}};
+    if (log.store)
+      j["store"] = {{"path", log.store->path},
+                    {"fingerprint", log.store->fingerprint},
+                    {"records", log.store->records}};
     if (log.problem)
       j["problem"] = {{"offset", log.problem->offset},
                       {"kind", std::string(to_string(log.problem->kind))},
@@ -560,13 +639,20 @@ int run_wal_verify(const std::string& path, const std::string& format) {
                       {"valid_frames_follow", log.problem->valid_frames_follow}};
     emit(j.dump(2), "");
   } else {
-    std::cout << path << ": " << log.entries.size() + 1 << " good frames (runs " << log.runs() << ", intents " << intents << ", commits "
-              << commits << ", aborts " << aborts << "), " << log.valid_bytes << " of " << log.file_bytes
-              << " bytes; hash chain " << (log.chained ? "checked" : "absent (a log written before the chain existed)") << "\n";
-    if (log.store) std::cout << "  store: " << log.store->path << " (fingerprint " << log.store->fingerprint << ", " << log.store->records << " records)\n";
+    std::cout << path << ": " << log.entries.size() + 1 << " good frames (runs " << log.runs()
+              << ", intents " << intents << ", commits " << commits << ", aborts " << aborts
+              << "), " << log.valid_bytes << " of " << log.file_bytes << " bytes; hash chain "
+              << (log.chained ? "checked" : "absent (a log written before the chain existed)")
+              << "\n";
+    if (log.store)
+      std::cout << "  store: " << log.store->path << " (fingerprint " << log.store->fingerprint
+                << ", " << log.store->records << " records)\n";
     if (log.problem)
-      std::cout << "  FIRST BAD FRAME at byte " << log.problem->offset << ": " << to_string(log.problem->kind) << ": " << log.problem->reason
-                << (log.problem->valid_frames_follow ? " (frames that check out follow it: damage, not a torn append)" : " (a torn tail)")
+      std::cout << "  FIRST BAD FRAME at byte " << log.problem->offset << ": "
+                << to_string(log.problem->kind) << ": " << log.problem->reason
+                << (log.problem->valid_frames_follow
+                        ? " (frames that check out follow it: damage, not a torn append)"
+                        : " (a torn tail)")
                 << "\n";
     else
       std::cout << "  ok\n";
@@ -574,22 +660,28 @@ int run_wal_verify(const std::string& path, const std::string& format) {
   return log.clean() ? exit_ok : exit_findings;
 }
 
-/// `memhealth wal compact RUN.wal [--now T] [--retention 30d] [--allow-short-retention] [--dry-run]`.
-/// Registered by add_diff until main.cpp calls it directly.
+/// `memhealth wal compact RUN.wal [--now T] [--retention 30d] [--allow-short-retention]
+/// [--dry-run]`. Registered by add_diff until main.cpp calls it directly.
 void add_wal(CLI::App& app, int& rc) {
   auto* wal = app.add_subcommand("wal", "Write-ahead log maintenance (verify, compact)");
   wal->require_subcommand(1);
   auto o = std::make_shared<wal_compact_cli_options>();
-  auto* cmd = wal->add_subcommand("compact", "Compact a log older than the retention (keeps what rollback needs)");
+  auto* cmd = wal->add_subcommand(
+      "compact", "Compact a log older than the retention (keeps what rollback needs)");
   cmd->add_option("wal", o->wal, "The log (RUN.wal)")->required();
   cmd->add_option("--now", o->now, "Clock for the log's age (ISO-8601; default: now)");
-  cmd->add_option("--retention", o->retention, "Refuse logs younger than this (default 30d, never below 30d without --allow-short-retention)");
-  cmd->add_option("--old-vector-retention", o->old_vector_retention, "Logs holding re-embeddings are refused while younger than this (default 14d)");
-  cmd->add_flag("--allow-short-retention", o->allow_short_retention, "Permit a retention below 30 days (prints a warning)");
+  cmd->add_option("--retention", o->retention,
+                  "Refuse logs younger than this (default 30d, never below 30d without "
+                  "--allow-short-retention)");
+  cmd->add_option("--old-vector-retention", o->old_vector_retention,
+                  "Logs holding re-embeddings are refused while younger than this (default 14d)");
+  cmd->add_flag("--allow-short-retention", o->allow_short_retention,
+                "Permit a retention below 30 days (prints a warning)");
   cmd->add_flag("--dry-run", o->dry_run, "Report what would be dropped; write nothing");
   cmd->callback([o, &rc] { rc = run_wal_compact(*o); });
   auto v = std::make_shared<std::pair<std::string, std::string>>(std::string(), "text");
-  auto* ver = wal->add_subcommand("verify", "Check every frame of a log (checksums, hash chain); report the first bad one");
+  auto* ver = wal->add_subcommand(
+      "verify", "Check every frame of a log (checksums, hash chain); report the first bad one");
   ver->add_option("wal", v->first, "The log (RUN.wal)")->required();
   ver->add_option("--format", v->second, "Output format")->check(CLI::IsMember(text_json));
   ver->callback([v, &rc] { rc = run_wal_verify(v->first, v->second); });
@@ -597,36 +689,56 @@ void add_wal(CLI::App& app, int& rc) {
 
 void add_plan(CLI::App& app, int& rc) {
   auto o = std::make_shared<plan_options>();
-  auto* cmd = app.add_subcommand("plan", "Detect, then write a tiered repair plan (changes nothing)");
+  auto* cmd =
+      app.add_subcommand("plan", "Detect, then write a tiered repair plan (changes nothing)");
   cmd->add_option("store", o->store, "Store (JSONL or sqlite:PATH)")->required();
   cmd->add_option("--out", o->out, "Plan file (JSON)")->required();
   cmd->add_option("--max-records", o->max_records, "Most records the plan may change in one run");
-  cmd->add_option("--blast-radius", o->blast_radius, "Suspend the whole plan when it changes more records than this");
-  cmd->add_option("--approve", o->approve, "Also report what apply would run with this approval: tier2, tier3")
+  cmd->add_option("--blast-radius", o->blast_radius,
+                  "Suspend the whole plan when it changes more records than this");
+  cmd->add_option("--approve", o->approve,
+                  "Also report what apply would run with this approval: tier2, tier3")
       ->check(CLI::IsMember({"tier2", "tier3", "suspended"}));
-  cmd->add_option("--default", o->defaults, "Metadata default for fill_metadata_defaults, KEY=VALUE (repeatable)");
+  cmd->add_option("--default", o->defaults,
+                  "Metadata default for fill_metadata_defaults, KEY=VALUE (repeatable)");
   add_detection_options(cmd, o->detect);
   cmd->callback([o, &rc] { rc = run_plan(*o); });
 }
 
 void add_apply(CLI::App& app, int& rc) {
   auto o = std::make_shared<apply_cli_options>();
-  auto* cmd = app.add_subcommand("apply", "Apply a plan through the write-ahead log; write the repaired store atomically");
+  auto* cmd = app.add_subcommand(
+      "apply", "Apply a plan through the write-ahead log; write the repaired store atomically");
   cmd->add_option("store", o->store, "Store (JSONL or sqlite:PATH)")->required();
   cmd->add_option("--plan", o->plan, "Plan file from memhealth plan")->required();
-  cmd->add_option("--wal", o->wal, "Write-ahead log of this run (appended; durable before the store changes)")->required();
-  cmd->add_option("--out", o->out, "Repaired store: JSONL (written atomically) or sqlite:PATH (a new database)")->required();
-  cmd->add_option("--report", o->report, "Audit report: FILE.md (Markdown), FILE.json or FILE.html (self-contained, with charts)");
-  cmd->add_option("--approve", o->approve, "Run tier-2 (tier2) or tier-2 and tier-3 (tier3) actions; 'suspended' runs a suspended plan")
+  cmd->add_option("--wal", o->wal,
+                  "Write-ahead log of this run (appended; durable before the store changes)")
+      ->required();
+  cmd->add_option("--out", o->out,
+                  "Repaired store: JSONL (written atomically) or sqlite:PATH (a new database)")
+      ->required();
+  cmd->add_option(
+      "--report", o->report,
+      "Audit report: FILE.md (Markdown), FILE.json or FILE.html (self-contained, with charts)");
+  cmd->add_option("--approve", o->approve,
+                  "Run tier-2 (tier2) or tier-2 and tier-3 (tier3) actions; 'suspended' runs a "
+                  "suspended plan")
       ->check(CLI::IsMember({"tier2", "tier3", "suspended"}));
-  cmd->add_option("--batch", o->batch, "Actions per group commit (one fdatasync each)")->check(CLI::Range(1, 100000));
-  cmd->add_option("--max-records", o->max_records, "Most records this run may change; actions beyond are deferred");
-  cmd->add_option("--max-runs-per-day", o->max_runs_per_day, "Refuse a run beyond this many per UTC day (counted in the ledger)");
-  cmd->add_option("--ledger", o->ledger, "Run ledger file (default: memhealth-runs.json next to the WAL)");
+  cmd->add_option("--batch", o->batch, "Actions per group commit (one fdatasync each)")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--max-records", o->max_records,
+                  "Most records this run may change; actions beyond are deferred");
+  cmd->add_option("--max-runs-per-day", o->max_runs_per_day,
+                  "Refuse a run beyond this many per UTC day (counted in the ledger)");
+  cmd->add_option("--ledger", o->ledger,
+                  "Run ledger file (default: memhealth-runs.json next to the WAL)");
   cmd->add_option("--rate", o->rate, "Rate limit: actions started per second (token refill)");
   cmd->add_option("--burst", o->burst, "Rate limit: actions that may start at once (bucket size)");
-  cmd->add_option("--max-wait", o->max_wait, "Most time to wait for the rate limit in this run; later actions are deferred (90s, 10m, 1h)");
-  cmd->add_option("--max-in-flight", o->max_in_flight, "Concurrency cap: actions with open intents at once (caps --batch)")
+  cmd->add_option("--max-wait", o->max_wait,
+                  "Most time to wait for the rate limit in this run; later actions are deferred "
+                  "(90s, 10m, 1h)");
+  cmd->add_option("--max-in-flight", o->max_in_flight,
+                  "Concurrency cap: actions with open intents at once (caps --batch)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
   add_detection_options(cmd, o->detect);
   cmd->callback([o, cmd, &rc] {
@@ -642,10 +754,14 @@ void add_apply(CLI::App& app, int& rc) {
 void add_rollback(CLI::App& app, int& rc) {
   auto o = std::make_shared<wal_io_options>();
   auto* cmd = app.add_subcommand("rollback", "Undo a run record by record from its log");
-  cmd->add_option("store", o->store, "The store as the run left it (JSONL or sqlite:PATH)")->required();
+  cmd->add_option("store", o->store, "The store as the run left it (JSONL or sqlite:PATH)")
+      ->required();
   cmd->add_option("--wal", o->wal, "The run's log")->required();
-  cmd->add_option("--out", o->out, "Restored store (JSONL, or sqlite:PATH: a new database)")->required();
-  cmd->add_flag("--force", o->force, "Restore even records changed since the run; use a log damaged in the middle up to the damage");
+  cmd->add_option("--out", o->out, "Restored store (JSONL, or sqlite:PATH: a new database)")
+      ->required();
+  cmd->add_flag("--force", o->force,
+                "Restore even records changed since the run; use a log damaged in the middle up to "
+                "the damage");
   cmd->callback([o, &rc] {
     refuse_directory(o->wal, "write-ahead log");
     probe_store_output(o->out, "--out");  // before any work
@@ -655,13 +771,18 @@ void add_rollback(CLI::App& app, int& rc) {
 
 void add_recover(CLI::App& app, int& rc) {
   auto o = std::make_shared<wal_io_options>();
-  auto* cmd = app.add_subcommand("recover", "After a crash: finish or undo every half-applied action");
-  cmd->add_option("store", o->store, "The store as found after the crash (JSONL or sqlite:PATH)")->required();
+  auto* cmd =
+      app.add_subcommand("recover", "After a crash: finish or undo every half-applied action");
+  cmd->add_option("store", o->store, "The store as found after the crash (JSONL or sqlite:PATH)")
+      ->required();
   cmd->add_option("--wal", o->wal, "The run's log")->required();
-  cmd->add_option("--out", o->out, "Recovered store (JSONL, or sqlite:PATH: a new database)")->required();
+  cmd->add_option("--out", o->out, "Recovered store (JSONL, or sqlite:PATH: a new database)")
+      ->required();
   cmd->add_option("--open", o->policy, "What to do with actions that were logged but not committed")
       ->check(CLI::IsMember({"undo", "redo"}));
-  cmd->add_flag("--force", o->force, "Overwrite records whose image the log does not know; use a log damaged in the middle up to the damage");
+  cmd->add_flag("--force", o->force,
+                "Overwrite records whose image the log does not know; use a log damaged in the "
+                "middle up to the damage");
   cmd->callback([o, &rc] {
     refuse_directory(o->wal, "write-ahead log");
     probe_store_output(o->out, "--out");  // before any work
@@ -671,7 +792,8 @@ void add_recover(CLI::App& app, int& rc) {
 
 void add_diff(CLI::App& app, int& rc) {
   auto o = std::make_shared<diff_options>();
-  auto* cmd = app.add_subcommand("diff", "Changes between two snapshots that the log does not explain");
+  auto* cmd =
+      app.add_subcommand("diff", "Changes between two snapshots that the log does not explain");
   cmd->add_option("before", o->before, "Earlier snapshot (JSONL or sqlite:PATH)")->required();
   cmd->add_option("after", o->after, "Later snapshot (JSONL or sqlite:PATH)")->required();
   cmd->add_option("--wal", o->wal, "Log of the operations between them");

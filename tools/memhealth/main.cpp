@@ -47,7 +47,8 @@ int main(int argc, char** argv) {
     return memhealth::cli::exit_usage;
   } catch (const memhealth::error& e) {
     std::cerr << "memhealth: " << e.what() << "\n";
-    return e.code() == memhealth::error_code::busy ? memhealth::cli::exit_busy : memhealth::cli::exit_usage;
+    return e.code() == memhealth::error_code::busy ? memhealth::cli::exit_busy
+                                                   : memhealth::cli::exit_usage;
   } catch (const std::exception& e) {
     std::cerr << "memhealth: unexpected error: " << e.what() << "\n";
     return memhealth::cli::exit_usage;

@@ -17,14 +17,17 @@ inline std::string evidence_text(const evidence_value& v) {
   return std::visit(
       [](const auto& x) -> std::string {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, std::string>) return x;
-        else if constexpr (std::is_same_v<T, bool>) return x ? "true" : "false";
+        if constexpr (std::is_same_v<T, std::string>)
+          return x;
+        else if constexpr (std::is_same_v<T, bool>)
+          return x ? "true" : "false";
         else if constexpr (std::is_same_v<T, double>) {
           std::ostringstream s;
           s.precision(4);
           s << x;
           return s.str();
-        } else return std::to_string(x);
+        } else
+          return std::to_string(x);
       },
       v);
 }
@@ -40,7 +43,8 @@ inline void grouped_findings_text(std::ostringstream& s, const report& r, bool m
     for (const auto& f : r.findings) {
       if (f.kind != kind) continue;
       if (k++ == per_kind) {
-        s << (markdown ? "- ..." : "  ...") << " " << (total - per_kind) << " more (use --format json for all)\n";
+        s << (markdown ? "- ..." : "  ...") << " " << (total - per_kind)
+          << " more (use --format json for all)\n";
         break;
       }
       s << (markdown ? "- **" : "  [") << to_string(f.severity) << (markdown ? "** " : "] ");

@@ -24,17 +24,21 @@
 /// | fault | injection | expected finding |
 /// |---|---|---|
 /// | exact_duplicate | byte-identical copy of the target under a new id | exact_duplicate |
-/// | paraphrased_duplicate | copy with "To repeat: " before the text and a vector at cosine 0.97 to the target's (as a sentence model would place a paraphrase) | near_duplicate |
-/// | conflicting_claim | two new fact records in the target's scope, same entity and attribute, different values, random vectors | conflict |
-/// | dimension_error | target's vector cut to half its length | embedding_dim_mismatch |
-/// | nan_vector | one coordinate of the target's vector set to NaN | embedding_non_finite |
-/// | missing_metadata | a required key removed (the schema's first required key; without a schema, a key every record has, which the drill then requires) | metadata_schema_violation |
-/// | dangling_link | a related id that names no record | dangling_reference |
-/// | scope_leak | copy of the target in another scope | cross_scope_duplicate |
-/// | mixed_embedding_version | the target's embedding_version renamed | mixed_embedding_version |
-/// | zero_padded_vector | vector replaced by a dense quarter-length unit vector padded with zeros | embedding_zero_padded |
-/// | stale_record | all times moved back 200 days, doubled until the kind's own decay curve is below half the stale threshold (kind set to episodic only for a kind that never decays), weight cleared | stale |
-/// | junk_content | content replaced by "lorem ipsum dolor sit amet N" | junk_content |
+/// | paraphrased_duplicate | copy with "To repeat: " before the text and a vector at cosine 0.97 to
+/// the target's (as a sentence model would place a paraphrase) | near_duplicate | |
+/// conflicting_claim | two new fact records in the target's scope, same entity and attribute,
+/// different values, random vectors | conflict | | dimension_error | target's vector cut to half
+/// its length | embedding_dim_mismatch | | nan_vector | one coordinate of the target's vector set
+/// to NaN | embedding_non_finite | | missing_metadata | a required key removed (the schema's first
+/// required key; without a schema, a key every record has, which the drill then requires) |
+/// metadata_schema_violation | | dangling_link | a related id that names no record |
+/// dangling_reference | | scope_leak | copy of the target in another scope | cross_scope_duplicate
+/// | | mixed_embedding_version | the target's embedding_version renamed | mixed_embedding_version |
+/// | zero_padded_vector | vector replaced by a dense quarter-length unit vector padded with zeros |
+/// embedding_zero_padded | | stale_record | all times moved back 200 days, doubled until the kind's
+/// own decay curve is below half the stale threshold (kind set to episodic only for a kind that
+/// never decays), weight cleared | stale | | junk_content | content replaced by "lorem ipsum dolor
+/// sit amet N" | junk_content |
 ///
 /// ## Metrics
 /// - coverage = detected / injected, per kind and overall;
@@ -91,11 +95,13 @@ struct drill_options {
   std::uint64_t seed = 1;  ///< random stream seed (same seed, same drill)
   /// Share of eligible records given each fault kind, in (0, 1]; each kind gets at least one.
   double rate = 0.02;
-  std::vector<fault_kind> kinds{all_fault_kinds.begin(), all_fault_kinds.end()};  ///< kinds injected
+  std::vector<fault_kind> kinds{all_fault_kinds.begin(),
+                                all_fault_kinds.end()};  ///< kinds injected
   /// Detection settings of all three runs. A drill without a schema derives one (see the table).
   default_check_settings check{};
   /// Detection clock (UTC); stale faults are placed 200 days before it.
-  utc_time now = std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
+  utc_time now =
+      std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
   planner_options plan{};  ///< planning (record limits are raised to the store size)
   /// Applying: tier 2 approved by default; set `approve_tier3` and `embed` to let re-embedding run.
   apply_options apply = [] {
@@ -110,37 +116,37 @@ struct drill_options {
 /// One injected fault and what became of it.
 struct drill_fault {
   fault_kind kind = fault_kind::exact_duplicate;  ///< the kind
-  std::string target;                    ///< id of the eligible record it was placed on
-  std::vector<std::string> ids;          ///< records that carry the fault (target and/or new ids)
-  bool detected = false;                 ///< a finding of the expected kind named it
-  bool attempted = false;                ///< an applied action edited one of `ids`
-  bool repaired = false;                 ///< attempted and no longer detected
+  std::string target;                             ///< id of the eligible record it was placed on
+  std::vector<std::string> ids;  ///< records that carry the fault (target and/or new ids)
+  bool detected = false;         ///< a finding of the expected kind named it
+  bool attempted = false;        ///< an applied action edited one of `ids`
+  bool repaired = false;         ///< attempted and no longer detected
 };
 
 /// Counts for one fault kind.
 struct drill_kind_result {
   fault_kind kind = fault_kind::exact_duplicate;  ///< the kind
-  std::size_t injected = 0;   ///< faults placed
-  std::size_t detected = 0;   ///< of those, detected
-  std::size_t attempted = 0;  ///< of those, edited by an applied action
-  std::size_t repaired = 0;   ///< of those, gone after apply
-  double coverage = 0;        ///< detected / injected (0 when nothing was injected)
-  std::string note;           ///< why fewer were injected than asked, or empty
+  std::size_t injected = 0;                       ///< faults placed
+  std::size_t detected = 0;                       ///< of those, detected
+  std::size_t attempted = 0;                      ///< of those, edited by an applied action
+  std::size_t repaired = 0;                       ///< of those, gone after apply
+  double coverage = 0;  ///< detected / injected (0 when nothing was injected)
+  std::string note;     ///< why fewer were injected than asked, or empty
 };
 
 /// Result of a drill.
 struct drill_result {
-  std::vector<drill_kind_result> per_kind;  ///< one entry per requested kind, in request order
-  std::vector<drill_fault> faults;          ///< every fault, in injection order
-  std::size_t records = 0;                  ///< records given
-  std::size_t eligible = 0;                 ///< of those, eligible as targets
-  std::size_t injected = 0, detected = 0;   ///< totals over kinds
-  double coverage = 0;                      ///< detected / injected
-  std::size_t untouched = 0;                ///< records neither targeted nor added
-  std::size_t false_positive_records = 0;   ///< untouched records newly named by a finding
-  double false_positive_rate = 0;           ///< false_positive_records / untouched
+  std::vector<drill_kind_result> per_kind;      ///< one entry per requested kind, in request order
+  std::vector<drill_fault> faults;              ///< every fault, in injection order
+  std::size_t records = 0;                      ///< records given
+  std::size_t eligible = 0;                     ///< of those, eligible as targets
+  std::size_t injected = 0, detected = 0;       ///< totals over kinds
+  double coverage = 0;                          ///< detected / injected
+  std::size_t untouched = 0;                    ///< records neither targeted nor added
+  std::size_t false_positive_records = 0;       ///< untouched records newly named by a finding
+  double false_positive_rate = 0;               ///< false_positive_records / untouched
   std::vector<std::string> false_positive_ids;  ///< the first 20 of them, for diagnosis
-  std::size_t attempted = 0, repaired = 0;  ///< totals over detected faults
+  std::size_t attempted = 0, repaired = 0;      ///< totals over detected faults
   double repair_success = 0;                ///< repaired / attempted (0 when nothing was attempted)
   std::size_t healthy_records_changed = 0;  ///< harm: healthy untouched records changed by apply
   std::map<std::string, std::size_t> findings_baseline;  ///< findings by kind, before injection
@@ -173,7 +179,9 @@ bool shows(const report& r, const drill_fault& f, const memory_store<R>& store) 
   const std::string_view want = expected_finding(f.kind);
   for (const auto& fd : r.findings) {
     if (fd.kind != want) continue;
-    auto names = [&](const std::string& id) { return std::find(fd.record_ids.begin(), fd.record_ids.end(), id) != fd.record_ids.end(); };
+    auto names = [&](const std::string& id) {
+      return std::find(fd.record_ids.begin(), fd.record_ids.end(), id) != fd.record_ids.end();
+    };
     if (f.kind == fault_kind::conflicting_claim) {
       if (names(f.ids[0]) && names(f.ids[1])) return true;
       continue;
@@ -211,14 +219,15 @@ struct session {
   drill_result res{};
   default_check_settings check;
   detect_options when{};
-  std::optional<decltype(make_default_pipeline(std::declval<const default_check_settings&>()))> pipeline;
+  std::optional<decltype(make_default_pipeline(std::declval<const default_check_settings&>()))>
+      pipeline;
   std::int64_t now_ms = 0;
 
   // baseline
-  std::string derived_key;          // the required key the drill chose (no schema given)
-  metadata_value derived_default;   // its most common value, the repair default
-  std::string required_key;         // the key missing_metadata removes
-  std::size_t d = 0;                // the store's dimension
+  std::string derived_key;         // the required key the drill chose (no schema given)
+  metadata_value derived_default;  // its most common value, the repair default
+  std::string required_key;        // the key missing_metadata removes
+  std::size_t d = 0;               // the store's dimension
   std::set<pair_key> baseline_named;
   std::set<std::string> in_baseline;
   std::vector<std::size_t> eligible;  // shuffled
@@ -276,7 +285,8 @@ struct session {
   void baseline() {
     derive_schema();
     pipeline.emplace(make_default_pipeline(check));
-    required_key = check.schema.required.empty() ? std::string() : check.schema.required.begin()->first;
+    required_key =
+        check.schema.required.empty() ? std::string() : check.schema.required.begin()->first;
     auto base_store = memory_store<R>::from_records(records);
     d = base_store.dimension();
     const report base = pipeline->run(base_store, when);
@@ -287,17 +297,20 @@ struct session {
     for (std::size_t i = 0; i < records.size(); ++i) {
       const auto& r = records[i];
       const std::string id(field::id(r));
-      bool ok = !id.empty() && !field::content(r).empty() && !in_baseline.contains(id) && base_store.find(id) == i;
+      bool ok = !id.empty() && !field::content(r).empty() && !in_baseline.contains(id) &&
+                base_store.find(id) == i;
       if constexpr (scoped_record<R>) ok = ok && !field::scope(r).empty();
       if constexpr (status_record<R>) ok = ok && field::status(r) == "active";
       if constexpr (embedded_record<R>) {
         const auto e = base_store.embedding(i);
-        ok = ok && d > 0 && e.size() == d && std::all_of(e.begin(), e.end(), [](float x) { return std::isfinite(x); });
+        ok = ok && d > 0 && e.size() == d &&
+             std::all_of(e.begin(), e.end(), [](float x) { return std::isfinite(x); });
       }
       if (ok) eligible.push_back(i);
     }
     res.eligible = eligible.size();
-    for (std::size_t k = eligible.size(); k > 1; --k) std::swap(eligible[k - 1], eligible[g.below(k)]);
+    for (std::size_t k = eligible.size(); k > 1; --k)
+      std::swap(eligible[k - 1], eligible[g.below(k)]);
 
     if constexpr (scoped_record<R>) {
       for (const auto& r : records) scopes.emplace_back(field::scope(r));
@@ -315,14 +328,16 @@ struct session {
       return 0;
     }
     if (kind == fault_kind::missing_metadata && required_key.empty()) {
-      note = "no metadata key is present in every record and no schema was given: nothing to remove";
+      note =
+          "no metadata key is present in every record and no schema was given: nothing to remove";
       return 0;
     }
     if (kind == fault_kind::mixed_embedding_version) {
       // stay a minority, or the injected version becomes the majority
       const std::size_t cap = eligible.size() / 4;
       if (per_kind > cap) {
-        note = "capped at a quarter of the eligible records so the injected version stays a minority";
+        note =
+            "capped at a quarter of the eligible records so the injected version stays a minority";
         return cap;
       }
     }
@@ -335,14 +350,16 @@ struct session {
         1, static_cast<std::size_t>(std::llround(opt.rate * static_cast<double>(eligible.size()))));
     std::size_t next = 0;
     std::vector<R> added;
-    auto new_id = [this](fault_kind k) { return "drill-" + std::string(to_string(k)) + "-" + std::to_string(serial++); };
+    auto new_id = [this](fault_kind k) {
+      return "drill-" + std::string(to_string(k)) + "-" + std::to_string(serial++);
+    };
     auto weight_at = [this](const R& t, std::int64_t days_back) {
       std::string_view kind;
       if constexpr (kinded_record<R>) kind = field::kind(t);
       return evaluate(check.decay.curve_for(kind), std::chrono::milliseconds{days_back * day_ms});
     };
-    inject_context<decltype(new_id), decltype(weight_at)> ctx{g, d, scopes, now_ms, required_key, serial,
-                                                               new_id, weight_at, check.stale_threshold};
+    inject_context<decltype(new_id), decltype(weight_at)> ctx{
+        g, d, scopes, now_ms, required_key, serial, new_id, weight_at, check.stale_threshold};
     for (fault_kind kind : opt.kinds) {
       drill_kind_result kr;
       kr.kind = kind;
@@ -381,7 +398,8 @@ struct session {
     for (const auto& [kind, id] : named(injected))
       if (!touched.contains(id) && !baseline_named.contains({kind, id})) fp.insert(id);
     res.untouched = 0;
-    for (std::size_t i = 0; i < original; ++i) res.untouched += !touched.contains(std::string(field::id(store->record(i))));
+    for (std::size_t i = 0; i < original; ++i)
+      res.untouched += !touched.contains(std::string(field::id(store->record(i))));
     res.false_positive_records = fp.size();
     res.false_positive_rate =
         res.untouched ? static_cast<double>(fp.size()) / static_cast<double>(res.untouched) : 0.0;
@@ -406,10 +424,12 @@ struct session {
     const repair_plan plan = make_plan(s, injected, popt);
     res.actions_planned = plan.actions.size();
 
-    std::vector<std::pair<std::size_t, std::string>> healthy;  // (index, image) of healthy untouched records
+    std::vector<std::pair<std::size_t, std::string>>
+        healthy;  // (index, image) of healthy untouched records
     for (std::size_t i = 0; i < original; ++i) {
       const std::string id(field::id(s.record(i)));
-      if (!touched.contains(id) && !in_baseline.contains(id)) healthy.emplace_back(i, encode_image(s.extract(i)));
+      if (!touched.contains(id) && !in_baseline.contains(id))
+        healthy.emplace_back(i, encode_image(s.extract(i)));
     }
 
     apply_options aopt = opt.apply;
@@ -418,10 +438,11 @@ struct session {
     aopt.limits.rate_limited = false;  // a drill measures repairs, not the rate limiter
     const bool temp_wal = opt.wal_path.empty();
     const std::filesystem::path wal_path =
-        temp_wal ? std::filesystem::temp_directory_path() /
-                       ("memhealth-drill-" + std::to_string(opt.seed) + "-" + std::to_string(now_ms) + "-" +
-                        std::to_string(reinterpret_cast<std::uintptr_t>(&res)) + ".wal")
-                 : opt.wal_path;
+        temp_wal
+            ? std::filesystem::temp_directory_path() /
+                  ("memhealth-drill-" + std::to_string(opt.seed) + "-" + std::to_string(now_ms) +
+                   "-" + std::to_string(reinterpret_cast<std::uintptr_t>(&res)) + ".wal")
+            : opt.wal_path;
     apply_result applied;
     {
       wal_writer wal(wal_path, wal_sync::none);
@@ -446,10 +467,12 @@ struct session {
     res.findings_repaired = counts(after);
     for (auto& f : res.faults) {
       if (!f.detected) continue;
-      f.attempted = std::any_of(f.ids.begin(), f.ids.end(), [&](const std::string& id) { return edited.contains(id); });
+      f.attempted = std::any_of(f.ids.begin(), f.ids.end(),
+                                [&](const std::string& id) { return edited.contains(id); });
       f.repaired = f.attempted && !shows(after, f, *store);
     }
-    for (const auto& [i, image] : healthy) res.healthy_records_changed += encode_image(store->extract(i)) != image;
+    for (const auto& [i, image] : healthy)
+      res.healthy_records_changed += encode_image(store->extract(i)) != image;
   }
 
   // ------------------------------------------------------------ 6. totals
@@ -462,15 +485,18 @@ struct session {
         kr.attempted += f.attempted;
         kr.repaired += f.repaired;
       }
-      kr.coverage = kr.injected ? static_cast<double>(kr.detected) / static_cast<double>(kr.injected) : 0.0;
+      kr.coverage =
+          kr.injected ? static_cast<double>(kr.detected) / static_cast<double>(kr.injected) : 0.0;
       res.injected += kr.injected;
       res.detected += kr.detected;
       res.attempted += kr.attempted;
       res.repaired += kr.repaired;
     }
-    res.coverage = res.injected ? static_cast<double>(res.detected) / static_cast<double>(res.injected) : 0.0;
+    res.coverage =
+        res.injected ? static_cast<double>(res.detected) / static_cast<double>(res.injected) : 0.0;
     res.repair_success =
-        res.attempted ? static_cast<double>(res.repaired) / static_cast<double>(res.attempted) : 0.0;
+        res.attempted ? static_cast<double>(res.repaired) / static_cast<double>(res.attempted)
+                      : 0.0;
   }
 };
 
@@ -490,7 +516,8 @@ drill_result run_drill(std::vector<Record> records, const drill_options& opt) {
   MEMHEALTH_REQUIRE_IMAGE(Record, "run_drill");
   if (!(opt.rate > 0.0 && opt.rate <= 1.0))
     throw error(error_code::invalid_argument, "drill: rate must be in (0, 1]");
-  if (opt.kinds.empty()) throw error(error_code::invalid_argument, "drill: no fault kinds requested");
+  if (opt.kinds.empty())
+    throw error(error_code::invalid_argument, "drill: no fault kinds requested");
   detail::drill::session<Record> s(std::move(records), opt);
   s.baseline();
   s.inject_all();

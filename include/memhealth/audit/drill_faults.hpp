@@ -13,14 +13,12 @@
 /// |---|---|
 /// | exact_duplicate | id |
 /// | paraphrased_duplicate | content, embedding |
-/// | conflicting_claim | content, claim, embedding (kind, source, times, links, weight when present) |
-/// | dimension_error, nan_vector, zero_padded_vector | embedding |
-/// | missing_metadata | metadata (a map with `erase(key)`) |
-/// | dangling_link | related_ids (a container with `push_back`) |
-/// | scope_leak | scope (links cleared when present) |
-/// | mixed_embedding_version | embedding_version |
-/// | stale_record | created_at, updated_at (last_accessed_at and the weight when present; kind for a kind that never decays) |
-/// | junk_content | content |
+/// | conflicting_claim | content, claim, embedding (kind, source, times, links, weight when
+/// present) | | dimension_error, nan_vector, zero_padded_vector | embedding | | missing_metadata |
+/// metadata (a map with `erase(key)`) | | dangling_link | related_ids (a container with
+/// `push_back`) | | scope_leak | scope (links cleared when present) | | mixed_embedding_version |
+/// embedding_version | | stale_record | created_at, updated_at (last_accessed_at and the weight
+/// when present; kind for a kind that never decays) | | junk_content | content |
 
 #include <algorithm>
 #include <array>
@@ -63,30 +61,50 @@ enum class fault_kind : std::uint8_t {
 };
 
 /// Every fault kind, in declaration order.
-inline constexpr std::array<fault_kind, 12> all_fault_kinds{
-    fault_kind::exact_duplicate,  fault_kind::paraphrased_duplicate, fault_kind::conflicting_claim,
-    fault_kind::dimension_error,  fault_kind::nan_vector,            fault_kind::missing_metadata,
-    fault_kind::dangling_link,    fault_kind::scope_leak,            fault_kind::mixed_embedding_version,
-    fault_kind::zero_padded_vector, fault_kind::stale_record,        fault_kind::junk_content};
+inline constexpr std::array<fault_kind, 12> all_fault_kinds{fault_kind::exact_duplicate,
+                                                            fault_kind::paraphrased_duplicate,
+                                                            fault_kind::conflicting_claim,
+                                                            fault_kind::dimension_error,
+                                                            fault_kind::nan_vector,
+                                                            fault_kind::missing_metadata,
+                                                            fault_kind::dangling_link,
+                                                            fault_kind::scope_leak,
+                                                            fault_kind::mixed_embedding_version,
+                                                            fault_kind::zero_padded_vector,
+                                                            fault_kind::stale_record,
+                                                            fault_kind::junk_content};
 
 /// Name of a fault kind ("exact_duplicate", ...).
 constexpr std::string_view to_string(fault_kind k) noexcept {
-  constexpr std::array<std::string_view, 12> names{
-      "exact_duplicate", "paraphrased_duplicate", "conflicting_claim", "dimension_error",
-      "nan_vector",      "missing_metadata",      "dangling_link",     "scope_leak",
-      "mixed_embedding_version", "zero_padded_vector", "stale_record", "junk_content"};
+  constexpr std::array<std::string_view, 12> names{"exact_duplicate",
+                                                   "paraphrased_duplicate",
+                                                   "conflicting_claim",
+                                                   "dimension_error",
+                                                   "nan_vector",
+                                                   "missing_metadata",
+                                                   "dangling_link",
+                                                   "scope_leak",
+                                                   "mixed_embedding_version",
+                                                   "zero_padded_vector",
+                                                   "stale_record",
+                                                   "junk_content"};
   return names[static_cast<std::size_t>(k)];
 }
 
 /// The finding kind that counts as detecting a fault of kind k.
 constexpr std::string_view expected_finding(fault_kind k) noexcept {
-  constexpr std::array<std::string_view, 12> kinds{
-      finding_kinds::exact_duplicate,         finding_kinds::near_duplicate,
-      finding_kinds::conflict,                finding_kinds::embedding_dim_mismatch,
-      finding_kinds::embedding_non_finite,    finding_kinds::metadata_schema_violation,
-      finding_kinds::dangling_reference,      finding_kinds::cross_scope_duplicate,
-      finding_kinds::mixed_embedding_version, finding_kinds::embedding_zero_padded,
-      finding_kinds::stale,                   finding_kinds::junk_content};
+  constexpr std::array<std::string_view, 12> kinds{finding_kinds::exact_duplicate,
+                                                   finding_kinds::near_duplicate,
+                                                   finding_kinds::conflict,
+                                                   finding_kinds::embedding_dim_mismatch,
+                                                   finding_kinds::embedding_non_finite,
+                                                   finding_kinds::metadata_schema_violation,
+                                                   finding_kinds::dangling_reference,
+                                                   finding_kinds::cross_scope_duplicate,
+                                                   finding_kinds::mixed_embedding_version,
+                                                   finding_kinds::embedding_zero_padded,
+                                                   finding_kinds::stale,
+                                                   finding_kinds::junk_content};
   return kinds[static_cast<std::size_t>(k)];
 }
 
@@ -103,7 +121,8 @@ struct rng {
   std::size_t below(std::size_t n) noexcept { return static_cast<std::size_t>(next() % n); }
   float gaussian() noexcept {  // Box-Muller
     const double u1 = uniform(), u2 = uniform();
-    return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2));
+    return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) *
+                              std::cos(2.0 * std::numbers::pi * u2));
   }
 };
 
@@ -142,11 +161,16 @@ inline std::vector<float> at_cosine(std::vector<float> x, float c, rng& g) {
 
 // The raw mapping of field F yields a non-const lvalue: the drill can write it.
 template <class R, class F>
-concept lvalue_field = requires(R& r, F f) { f(r); } && std::is_lvalue_reference_v<decltype(std::declval<F>()(std::declval<R&>()))> &&
-                       !std::is_const_v<std::remove_reference_t<decltype(std::declval<F>()(std::declval<R&>()))>>;
+concept lvalue_field = requires(R& r, F f) {
+  f(r);
+}
+&&std::is_lvalue_reference_v<decltype(std::declval<F>()(std::declval<R&>()))> &&
+    !std::is_const_v<std::remove_reference_t<decltype(std::declval<F>()(std::declval<R&>()))>>;
 
 template <class R, class F, class V>
-concept settable = lvalue_field<R, F> && requires(R& r, F f, V v) { f(r) = v; };
+concept settable = lvalue_field<R, F> && requires(R& r, F f, V v) {
+  f(r) = v;
+};
 
 template <class R, class F>
 using raw_t = std::remove_cvref_t<decltype(std::declval<F>()(std::declval<R&>()))>;
@@ -154,10 +178,13 @@ using raw_t = std::remove_cvref_t<decltype(std::declval<F>()(std::declval<R&>())
 // A time field is a timestamp, integer epoch milliseconds or a std::chrono::sys_time, optional
 // or not (what detail::as_time reads).
 template <class T>
-concept time_value = std::is_same_v<T, timestamp> || std::is_integral_v<T> ||
-                     requires { typename T::clock; typename T::duration; requires std::is_same_v<typename T::clock, std::chrono::system_clock>; };
+concept time_value = std::is_same_v<T, timestamp> || std::is_integral_v<T> || requires {
+  typename T::clock;
+  typename T::duration;
+  requires std::is_same_v<typename T::clock, std::chrono::system_clock>;
+};
 template <class T>
-concept time_slot = time_value<T> || (is_optional<T>::value && time_value<typename T::value_type>);
+concept time_slot = time_value<T> ||(is_optional<T>::value&& time_value<typename T::value_type>);
 
 template <class T>
 void assign_time(T& dst, const timestamp& t) {
@@ -221,22 +248,28 @@ inline constexpr bool writes_content = settable<R, decltype(field::raw::content)
 template <class R>
 inline constexpr bool writes_scope = settable<R, decltype(field::raw::scope), std::string>;
 template <class R>
-inline constexpr bool writes_version = settable<R, decltype(field::raw::embedding_version), std::string>;
+inline constexpr bool writes_version =
+    settable<R, decltype(field::raw::embedding_version), std::string>;
 template <class R>
 inline constexpr bool writes_kind = settable<R, decltype(field::raw::kind), std::string>;
 template <class R>
-inline constexpr bool writes_embedding = settable<R, decltype(field::raw::embedding), std::vector<float>>;
+inline constexpr bool writes_embedding =
+    settable<R, decltype(field::raw::embedding), std::vector<float>>;
 template <class R>
 inline constexpr bool writes_claim = settable<R, decltype(field::raw::claim), fact_claim>;
 template <class R>
 inline constexpr bool erases_metadata =
-    lvalue_field<R, decltype(field::raw::metadata)> && requires(R& r, const std::string& k) { field::raw::metadata(r).erase(k); };
+    lvalue_field<R, decltype(field::raw::metadata)>&& requires(R& r, const std::string& k) {
+  field::raw::metadata(r).erase(k);
+};
 template <class R>
 inline constexpr bool appends_related =
-    lvalue_field<R, decltype(field::raw::related_ids)> && requires(R& r, std::string s) { field::raw::related_ids(r).push_back(s); };
+    lvalue_field<R, decltype(field::raw::related_ids)>&& requires(R& r, std::string s) {
+  field::raw::related_ids(r).push_back(s);
+};
 template <class R>
-inline constexpr bool writes_times =
-    time_field<R, decltype(field::raw::created_at)> && time_field<R, decltype(field::raw::updated_at)>;
+inline constexpr bool writes_times = time_field<R, decltype(field::raw::created_at)>&&
+    time_field<R, decltype(field::raw::updated_at)>;
 
 /// The fields a record type lacks (or cannot write) for fault k, e.g. "claim"; empty when it
 /// can take the fault. Duplicating faults also need the id written (the copy's new id).
@@ -343,8 +376,8 @@ std::vector<std::string> inject(fault_kind kind, R& t, Ctx& c, std::vector<R>& a
         std::vector<std::string> ids;
         for (int side = 0; side < 2; ++side) {
           R m = copy_with_new_id();
-          const std::string value =
-              side == 0 ? "box " + std::to_string(12 + c.serial) : "shelf " + std::to_string(40 + c.serial);
+          const std::string value = side == 0 ? "box " + std::to_string(12 + c.serial)
+                                              : "shelf " + std::to_string(40 + c.serial);
           field::raw::content(m) = "The " + entity + " is kept in the " + value;
           if constexpr (writes_kind<R>) field::raw::kind(m) = std::string(kinds::fact);
           field::raw::claim(m) = fact_claim{entity, "location", value};
@@ -366,7 +399,8 @@ std::vector<std::string> inject(fault_kind kind, R& t, Ctx& c, std::vector<R>& a
     case fault_kind::dimension_error:
       if constexpr (writes_embedding<R>) {
         const auto e = field::embedding(t);
-        field::raw::embedding(t) = std::vector<float>(e.begin(), e.begin() + static_cast<std::ptrdiff_t>(c.d / 2));
+        field::raw::embedding(t) =
+            std::vector<float>(e.begin(), e.begin() + static_cast<std::ptrdiff_t>(c.d / 2));
       }
       break;
     case fault_kind::nan_vector:
@@ -381,14 +415,15 @@ std::vector<std::string> inject(fault_kind kind, R& t, Ctx& c, std::vector<R>& a
       if constexpr (erases_metadata<R>) field::raw::metadata(t).erase(std::string(c.required_key));
       break;
     case fault_kind::dangling_link:
-      if constexpr (appends_related<R>) field::raw::related_ids(t).push_back(c.new_id(kind) + "-missing");
+      if constexpr (appends_related<R>)
+        field::raw::related_ids(t).push_back(c.new_id(kind) + "-missing");
       break;
     case fault_kind::scope_leak:
       if constexpr (writes_scope<R>) {
         R copy = copy_with_new_id();
         const std::string scope(field::scope(t));
         auto other = std::upper_bound(c.scopes.begin(), c.scopes.end(), scope);
-        field::raw::scope(copy) = other != c.scopes.end()          ? *other
+        field::raw::scope(copy) = other != c.scopes.end()     ? *other
                                   : c.scopes.front() != scope ? c.scopes.front()
                                                               : std::string("drill:other-tenant");
         clear_links(copy);
@@ -400,7 +435,8 @@ std::vector<std::string> inject(fault_kind kind, R& t, Ctx& c, std::vector<R>& a
     case fault_kind::mixed_embedding_version:
       if constexpr (writes_version<R>) {
         const std::string v(field::embedding_version(t));
-        field::raw::embedding_version(t) = (v.empty() ? std::string("unversioned") : v) + "-drill-other-model";
+        field::raw::embedding_version(t) =
+            (v.empty() ? std::string("unversioned") : v) + "-drill-other-model";
       }
       break;
     case fault_kind::zero_padded_vector:
@@ -429,7 +465,8 @@ std::vector<std::string> inject(fault_kind kind, R& t, Ctx& c, std::vector<R>& a
       }
       break;
     case fault_kind::junk_content:
-      if constexpr (writes_content<R>) field::raw::content(t) = "lorem ipsum dolor sit amet " + std::to_string(c.serial++);
+      if constexpr (writes_content<R>)
+        field::raw::content(t) = "lorem ipsum dolor sit amet " + std::to_string(c.serial++);
       break;
   }
   return {target_id};

@@ -29,7 +29,6 @@
 /// ones in store order), as a histogram with the near-duplicate threshold marked.
 
 #include <Eigen/Core>
-
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -68,11 +67,11 @@ struct audit_options {
 /// Key metrics of one detection run.
 struct audit_metrics {
   std::map<std::string, std::size_t> findings_by_kind;  ///< kind -> findings
-  std::size_t findings = 0;         ///< all findings
-  std::size_t records = 0;          ///< records in the store
-  double duplicate_share = 0;       ///< redundant copies / records
-  std::size_t conflicts_open = 0;   ///< conflict findings
-  double stale_share = 0;           ///< stale records / records
+  std::size_t findings = 0;                             ///< all findings
+  std::size_t records = 0;                              ///< records in the store
+  double duplicate_share = 0;                           ///< redundant copies / records
+  std::size_t conflicts_open = 0;                       ///< conflict findings
+  double stale_share = 0;                               ///< stale records / records
 };
 
 /// What was done about one finding kind.
@@ -100,26 +99,27 @@ struct root_cause_hint {
 
 /// One entry of the pending-review list.
 struct pending_item {
-  std::string id;      ///< record id (or the first target of an action)
-  std::string reason;  ///< "status pending_review" or "tier-3 action <type> awaits a person"
-  std::string content; ///< the record's text, when known
+  std::string id;       ///< record id (or the first target of an action)
+  std::string reason;   ///< "status pending_review" or "tier-3 action <type> awaits a person"
+  std::string content;  ///< the record's text, when known
 };
 
 /// The audit report of one repair run.
 struct audit_report {
-  std::string title;                       ///< heading
-  audit_metrics before, after;             ///< key metrics
-  std::vector<kind_strategy> strategies;   ///< per finding kind of before or after, by kind
-  std::size_t actions = 0;                 ///< planned actions
+  std::string title;                           ///< heading
+  audit_metrics before, after;                 ///< key metrics
+  std::vector<kind_strategy> strategies;       ///< per finding kind of before or after, by kind
+  std::size_t actions = 0;                     ///< planned actions
   std::array<std::size_t, 3> by_automation{};  ///< planned actions that are auto, confirm, manual
-  std::size_t applied = 0, already_applied = 0, unapproved = 0, deferred = 0, failed = 0;  ///< outcomes
-  std::size_t records_changed = 0;         ///< record writes committed
-  bool suspended = false;                  ///< the plan's blast radius suspended it
-  std::vector<pending_item> pending;       ///< what waits for a person
-  std::vector<root_cause_hint> hints;      ///< root-cause hints, strongest first
-  std::vector<std::string> prevention;     ///< prevention notes for the kinds found
-  std::vector<float> nn_cosines;           ///< nearest-neighbour cosine per sampled record (after)
-  float threshold = 0.92f;                 ///< the threshold drawn on the chart
+  std::size_t applied = 0, already_applied = 0, unapproved = 0, deferred = 0,
+              failed = 0;               ///< outcomes
+  std::size_t records_changed = 0;      ///< record writes committed
+  bool suspended = false;               ///< the plan's blast radius suspended it
+  std::vector<pending_item> pending;    ///< what waits for a person
+  std::vector<root_cause_hint> hints;   ///< root-cause hints, strongest first
+  std::vector<std::string> prevention;  ///< prevention notes for the kinds found
+  std::vector<float> nn_cosines;        ///< nearest-neighbour cosine per sampled record (after)
+  float threshold = 0.92f;              ///< the threshold drawn on the chart
 };
 
 /// The prevention note for a finding kind (empty when there is none).
@@ -128,20 +128,42 @@ inline std::string_view prevention_note(std::string_view kind) noexcept {
     std::string_view kind, note;
   };
   static constexpr std::array<entry, 14> notes{{
-      {"exact_duplicate", "Deduplicate at write time: hash the normalised text (scope + text) before inserting a memory."},
-      {"near_duplicate", "Check new memories against their nearest neighbours in the scope before writing; update the existing record instead of adding a restatement."},
-      {"conflict", "Give the extractor a conflict rule: when a new fact or preference contradicts an active one, supersede the old record in the same write."},
-      {"stale", "Set per-kind decay at write time (temporary and episodic memories get short half-lives) so old records fade without a repair run."},
-      {"metadata_schema_violation", "Validate metadata against the schema at ingest; reject or default missing fields in the import pipeline, not afterwards."},
-      {"mixed_embedding_version", "Switch embedding models as one migration: re-embed everything, check the migration gate (memhealth gate), then switch queries."},
-      {"embedding_dim_mismatch", "Assert the vector length against the index dimension before insert."},
-      {"embedding_non_finite", "Reject NaN and infinite vectors at insert; they usually come from a failed model call."},
-      {"embedding_zero_padded", "Never pad a smaller model's vectors to the index dimension; re-embed with the index's model."},
-      {"cross_scope_duplicate", "Write memories with the caller's scope only and test tenant isolation; a copy in another scope is a leak."},
-      {"dangling_reference", "Drop or rewrite links in the same transaction that archives or removes their target."},
-      {"junk_content", "Filter prompt-template fragments and placeholders before extraction writes them as memories."},
+      {"exact_duplicate",
+       "Deduplicate at write time: hash the normalised text (scope + text) before inserting a "
+       "memory."},
+      {"near_duplicate",
+       "Check new memories against their nearest neighbours in the scope before writing; update "
+       "the existing record instead of adding a restatement."},
+      {"conflict",
+       "Give the extractor a conflict rule: when a new fact or preference contradicts an active "
+       "one, supersede the old record in the same write."},
+      {"stale",
+       "Set per-kind decay at write time (temporary and episodic memories get short half-lives) so "
+       "old records fade without a repair run."},
+      {"metadata_schema_violation",
+       "Validate metadata against the schema at ingest; reject or default missing fields in the "
+       "import pipeline, not afterwards."},
+      {"mixed_embedding_version",
+       "Switch embedding models as one migration: re-embed everything, check the migration gate "
+       "(memhealth gate), then switch queries."},
+      {"embedding_dim_mismatch",
+       "Assert the vector length against the index dimension before insert."},
+      {"embedding_non_finite",
+       "Reject NaN and infinite vectors at insert; they usually come from a failed model call."},
+      {"embedding_zero_padded",
+       "Never pad a smaller model's vectors to the index dimension; re-embed with the index's "
+       "model."},
+      {"cross_scope_duplicate",
+       "Write memories with the caller's scope only and test tenant isolation; a copy in another "
+       "scope is a leak."},
+      {"dangling_reference",
+       "Drop or rewrite links in the same transaction that archives or removes their target."},
+      {"junk_content",
+       "Filter prompt-template fragments and placeholders before extraction writes them as "
+       "memories."},
       {"illegal_status", "Restrict status to the documented values in the write path."},
-      {"timestamp_inconsistent", "Write timestamps in UTC from one clock; reject updates older than creation."},
+      {"timestamp_inconsistent",
+       "Write timestamps in UTC from one clock; reject updates older than creation."},
   }};
   for (const auto& e : notes)
     if (e.kind == kind) return e.note;
@@ -159,7 +181,8 @@ audit_metrics metrics_of(const S& store, const report& r) {
   std::size_t redundant = 0;
   std::set<std::string> stale;
   for (const auto& f : r.findings) {
-    if ((f.kind == finding_kinds::exact_duplicate || f.kind == finding_kinds::near_duplicate) && !f.record_ids.empty())
+    if ((f.kind == finding_kinds::exact_duplicate || f.kind == finding_kinds::near_duplicate) &&
+        !f.record_ids.empty())
       redundant += f.record_ids.size() - 1;
     if (f.kind == finding_kinds::conflict) ++m.conflicts_open;
     if (f.kind == finding_kinds::stale)
@@ -173,15 +196,19 @@ audit_metrics metrics_of(const S& store, const report& r) {
 }
 
 template <class R>
-std::vector<std::pair<std::string, std::string>> attributes_of(const R& r, const audit_options& opt) {
+std::vector<std::pair<std::string, std::string>> attributes_of(const R& r,
+                                                               const audit_options& opt) {
   std::vector<std::pair<std::string, std::string>> out;
   if constexpr (std::is_same_v<R, memory_record>) {
     for (const auto& key : opt.batch_keys)
       if (auto it = r.metadata.find(key); it != r.metadata.end())
-        if (const auto* s = std::get_if<std::string>(&it->second)) out.emplace_back("metadata." + key, *s);
+        if (const auto* s = std::get_if<std::string>(&it->second))
+          out.emplace_back("metadata." + key, *s);
     if (!r.source.empty()) out.emplace_back("source", r.source);
     if (!r.embedding_version.empty()) out.emplace_back("embedding_version", r.embedding_version);
-    if (r.created_at) out.emplace_back("created_day", format_timestamp(timestamp{r.created_at->instant, 0}).substr(0, 10));
+    if (r.created_at)
+      out.emplace_back("created_day",
+                       format_timestamp(timestamp{r.created_at->instant, 0}).substr(0, 10));
   }
   return out;
 }
@@ -199,7 +226,8 @@ std::vector<float> nearest_neighbour_cosines(const S& store, std::size_t per_sco
     if constexpr (status_record<typename S::record_type>)
       if (field::status(store.record(i)) != "active") continue;
     std::string scope;
-    if constexpr (scoped_record<typename S::record_type>) scope = std::string(field::scope(store.record(i)));
+    if constexpr (scoped_record<typename S::record_type>)
+      scope = std::string(field::scope(store.record(i)));
     auto& v = by_scope[scope];
     if (v.size() < per_scope) v.push_back(i);
   }
@@ -210,7 +238,8 @@ std::vector<float> nearest_neighbour_cosines(const S& store, std::size_t per_sco
     std::vector<std::uint8_t> ok(members.size(), 1);
     for (std::size_t r = 0; r < members.size(); ++r) {
       const auto e = store.embedding(members[r]);
-      for (std::size_t c = 0; c < d; ++c) x(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = e[c];
+      for (std::size_t c = 0; c < d; ++c)
+        x(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = e[c];
       const float n = x.row(static_cast<Eigen::Index>(r)).norm();
       if (!(n > 0) || !std::isfinite(n)) {
         ok[r] = 0;
@@ -224,7 +253,8 @@ std::vector<float> nearest_neighbour_cosines(const S& store, std::size_t per_sco
       if (!ok[r]) continue;
       float best = -2.0f;
       for (std::size_t c = 0; c < members.size(); ++c)
-        if (c != r && ok[c]) best = std::max(best, s(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)));
+        if (c != r && ok[c])
+          best = std::max(best, s(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)));
       if (best > -2.0f) out.push_back(std::min(best, 1.0f));
     }
   }
@@ -236,12 +266,23 @@ inline std::string html_escape(std::string_view s) {
   o.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      case '\'': o += "&#39;"; break;
-      default: o += c;
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      case '\'':
+        o += "&#39;";
+        break;
+      default:
+        o += c;
     }
   }
   return o;
@@ -266,10 +307,12 @@ inline std::string pct(double x) {
 /// @complexity O(findings + records x attributes) plus, for the chart, O(Σ m_s² d) over the
 ///             sampled scope sizes m_s <= similarity_sample.
 template <record_store S1, record_store S2>
-audit_report make_audit_report(const S1& before_store, const S2& after_store, const report& before, const report& after,
-                               const repair_plan& plan, const apply_result& res, const audit_options& opt = {}) {
+audit_report make_audit_report(const S1& before_store, const S2& after_store, const report& before,
+                               const report& after, const repair_plan& plan,
+                               const apply_result& res, const audit_options& opt = {}) {
   if (res.outcomes.size() != plan.actions.size())
-    throw error(error_code::invalid_argument, "audit report: apply result does not belong to this plan");
+    throw error(error_code::invalid_argument,
+                "audit report: apply result does not belong to this plan");
   namespace da = detail::audit;
   audit_report rep;
   rep.title = opt.title;
@@ -331,12 +374,14 @@ audit_report make_audit_report(const S1& before_store, const S2& after_store, co
     const auto& r = after_store.record(i);
     if constexpr (status_record<typename S2::record_type>) {
       if (field::status(r) == "pending_review")
-        rep.pending.push_back({std::string(field::id(r)), "status pending_review", std::string(field::content(r))});
+        rep.pending.push_back(
+            {std::string(field::id(r)), "status pending_review", std::string(field::content(r))});
     }
   }
   for (std::size_t a = 0; a < plan.actions.size(); ++a)
     if (plan.actions[a].tier == 3 && res.outcomes[a].status != action_status::applied &&
-        res.outcomes[a].status != action_status::already_applied && !plan.actions[a].targets.empty()) {
+        res.outcomes[a].status != action_status::already_applied &&
+        !plan.actions[a].targets.empty()) {
       std::string content;
       if (auto i = after_store.find(plan.actions[a].targets.front()))
         content = std::string(field::content(after_store.record(*i)));
@@ -367,13 +412,14 @@ audit_report make_audit_report(const S1& before_store, const S2& after_store, co
       const double base = static_cast<double>(in_store[av]) / static_cast<double>(n);
       const double lift = base > 0 ? share / base : 0;
       if (c < opt.min_records || share < opt.min_share || lift < opt.min_lift) continue;
-      root_cause_hint h{kind, av.first, av.second, c, recs.size(), in_store[av], n, share, lift, {}};
+      root_cause_hint h{kind,         av.first, av.second, c,    recs.size(),
+                        in_store[av], n,        share,     lift, {}};
       std::ostringstream t;
       t.setf(std::ios::fixed);
       t.precision(1);
-      t << kind << ": " << c << " of " << recs.size() << " flagged records (" << da::pct(share) << ") have "
-        << av.first << " = " << av.second << ", which holds " << da::pct(base) << " of the store (" << lift
-        << "x over-represented)";
+      t << kind << ": " << c << " of " << recs.size() << " flagged records (" << da::pct(share)
+        << ") have " << av.first << " = " << av.second << ", which holds " << da::pct(base)
+        << " of the store (" << lift << "x over-represented)";
       h.text = t.str();
       rep.hints.push_back(std::move(h));
     }
@@ -382,7 +428,8 @@ audit_report make_audit_report(const S1& before_store, const S2& after_store, co
     return a.share * a.lift > b.share * b.lift;
   });
   for (const auto& [kind, count] : rep.before.findings_by_kind)
-    if (auto note = prevention_note(kind); !note.empty()) rep.prevention.push_back(kind + ": " + std::string(note));
+    if (auto note = prevention_note(kind); !note.empty())
+      rep.prevention.push_back(kind + ": " + std::string(note));
   rep.nn_cosines = da::nearest_neighbour_cosines(after_store, opt.similarity_sample);
   return rep;
 }
@@ -410,24 +457,46 @@ nlohmann::ordered_json to_json(const audit_report& r) {
   j["after"] = metrics(r.after);
   j["strategies"] = nlohmann::ordered_json::array();
   for (const auto& s : r.strategies)
-    j["strategies"].push_back({{"kind", s.kind}, {"before", s.before}, {"after", s.after}, {"actions", s.actions},
-                               {"tiers", s.tiers}, {"planned", s.planned}, {"applied", s.applied}});
-  j["automation"] = {{"auto", r.by_automation[0]}, {"confirm", r.by_automation[1]}, {"manual", r.by_automation[2]}};
-  j["outcomes"] = {{"actions", r.actions}, {"applied", r.applied}, {"already_applied", r.already_applied},
-                   {"unapproved", r.unapproved}, {"deferred", r.deferred}, {"failed", r.failed},
-                   {"records_changed", r.records_changed}, {"suspended", r.suspended}};
+    j["strategies"].push_back({{"kind", s.kind},
+                               {"before", s.before},
+                               {"after", s.after},
+                               {"actions", s.actions},
+                               {"tiers", s.tiers},
+                               {"planned", s.planned},
+                               {"applied", s.applied}});
+  j["automation"] = {{"auto", r.by_automation[0]},
+                     {"confirm", r.by_automation[1]},
+                     {"manual", r.by_automation[2]}};
+  j["outcomes"] = {{"actions", r.actions},
+                   {"applied", r.applied},
+                   {"already_applied", r.already_applied},
+                   {"unapproved", r.unapproved},
+                   {"deferred", r.deferred},
+                   {"failed", r.failed},
+                   {"records_changed", r.records_changed},
+                   {"suspended", r.suspended}};
   j["pending"] = nlohmann::ordered_json::array();
-  for (const auto& p : r.pending) j["pending"].push_back({{"id", p.id}, {"reason", p.reason}, {"content", p.content}});
+  for (const auto& p : r.pending)
+    j["pending"].push_back({{"id", p.id}, {"reason", p.reason}, {"content", p.content}});
   j["root_causes"] = nlohmann::ordered_json::array();
   for (const auto& h : r.hints)
-    j["root_causes"].push_back({{"kind", h.kind}, {"attribute", h.attribute}, {"value", h.value},
-                                {"flagged_with_value", h.flagged_with_value}, {"flagged", h.flagged},
-                                {"store_with_value", h.store_with_value}, {"store", h.store}, {"share", h.share},
-                                {"lift", h.lift}, {"text", h.text}});
+    j["root_causes"].push_back({{"kind", h.kind},
+                                {"attribute", h.attribute},
+                                {"value", h.value},
+                                {"flagged_with_value", h.flagged_with_value},
+                                {"flagged", h.flagged},
+                                {"store_with_value", h.store_with_value},
+                                {"store", h.store},
+                                {"share", h.share},
+                                {"lift", h.lift},
+                                {"text", h.text}});
   j["prevention"] = r.prevention;
   std::vector<std::size_t> bins(20, 0);
-  for (float c : r.nn_cosines) bins[std::min<std::size_t>(19, static_cast<std::size_t>(std::max(0.0f, c) * 20))]++;
-  j["similarity"] = {{"nearest_neighbour_cosine_bins", bins}, {"bin_width", 0.05}, {"records", r.nn_cosines.size()},
+  for (float c : r.nn_cosines)
+    bins[std::min<std::size_t>(19, static_cast<std::size_t>(std::max(0.0f, c) * 20))]++;
+  j["similarity"] = {{"nearest_neighbour_cosine_bins", bins},
+                     {"bin_width", 0.05},
+                     {"records", r.nn_cosines.size()},
                      {"threshold", r.threshold}};
   return j;
 }
@@ -438,34 +507,43 @@ std::string to_markdown(const audit_report& r) {
   namespace da = detail::audit;
   std::ostringstream s;
   s << "# " << r.title << "\n\n";
-  s << "- plan: " << r.actions << " actions (" << r.by_automation[0] << " automatic, " << r.by_automation[1]
-    << " need a rule or approval, " << r.by_automation[2] << " need a person)" << (r.suspended ? ", suspended" : "") << "\n";
-  s << "- applied " << r.applied << ", already applied " << r.already_applied << ", awaiting approval " << r.unapproved
-    << ", deferred " << r.deferred << ", failed (manual queue) " << r.failed << "; records changed "
-    << r.records_changed << "\n";
+  s << "- plan: " << r.actions << " actions (" << r.by_automation[0] << " automatic, "
+    << r.by_automation[1] << " need a rule or approval, " << r.by_automation[2] << " need a person)"
+    << (r.suspended ? ", suspended" : "") << "\n";
+  s << "- applied " << r.applied << ", already applied " << r.already_applied
+    << ", awaiting approval " << r.unapproved << ", deferred " << r.deferred
+    << ", failed (manual queue) " << r.failed << "; records changed " << r.records_changed << "\n";
   if (r.actions)
-    s << "- automatic share: " << da::pct(static_cast<double>(r.by_automation[0]) / static_cast<double>(r.actions))
+    s << "- automatic share: "
+      << da::pct(static_cast<double>(r.by_automation[0]) / static_cast<double>(r.actions))
       << " of the actions\n";
   s << "\n## Key metrics\n\n| metric | before | after |\n|---|---:|---:|\n";
   s << "| findings | " << r.before.findings << " | " << r.after.findings << " |\n";
-  s << "| duplicate share | " << da::pct(r.before.duplicate_share) << " | " << da::pct(r.after.duplicate_share) << " |\n";
-  s << "| conflicts open | " << r.before.conflicts_open << " | " << r.after.conflicts_open << " |\n";
-  s << "| stale share | " << da::pct(r.before.stale_share) << " | " << da::pct(r.after.stale_share) << " |\n";
-  s << "\n## Problems and strategy by kind\n\n| kind | before | after | actions | tiers | applied / planned |\n"
+  s << "| duplicate share | " << da::pct(r.before.duplicate_share) << " | "
+    << da::pct(r.after.duplicate_share) << " |\n";
+  s << "| conflicts open | " << r.before.conflicts_open << " | " << r.after.conflicts_open
+    << " |\n";
+  s << "| stale share | " << da::pct(r.before.stale_share) << " | " << da::pct(r.after.stale_share)
+    << " |\n";
+  s << "\n## Problems and strategy by kind\n\n| kind | before | after | actions | tiers | applied "
+       "/ planned |\n"
        "|---|---:|---:|---|---|---:|\n";
   for (const auto& st : r.strategies) {
     std::string acts, tiers;
     for (const auto& a : st.actions) acts += (acts.empty() ? "" : ", ") + a;
     for (int t : st.tiers) tiers += (tiers.empty() ? "" : ", ") + std::to_string(t);
-    s << "| " << st.kind << " | " << st.before << " | " << st.after << " | " << (acts.empty() ? "-" : acts) << " | "
-      << (tiers.empty() ? "-" : tiers) << " | " << st.applied << " / " << st.planned << " |\n";
+    s << "| " << st.kind << " | " << st.before << " | " << st.after << " | "
+      << (acts.empty() ? "-" : acts) << " | " << (tiers.empty() ? "-" : tiers) << " | "
+      << st.applied << " / " << st.planned << " |\n";
   }
   s << "\n## Pending review\n\n";
   if (r.pending.empty()) s << "nothing\n";
   for (const auto& p : r.pending)
-    s << "- `" << p.id << "`: " << p.reason << (p.content.empty() ? "" : " -- " + p.content) << "\n";
+    s << "- `" << p.id << "`: " << p.reason << (p.content.empty() ? "" : " -- " + p.content)
+      << "\n";
   s << "\n## Root-cause hints\n\n";
-  if (r.hints.empty()) s << "none: no finding kind concentrates in one batch, source, model version or day\n";
+  if (r.hints.empty())
+    s << "none: no finding kind concentrates in one batch, source, model version or day\n";
   for (const auto& h : r.hints) s << "- " << h.text << "\n";
   s << "\n## Prevention\n\n";
   if (r.prevention.empty()) s << "nothing to add\n";
@@ -482,15 +560,21 @@ std::string to_html(const audit_report& r) {
   namespace da = detail::audit;
   using da::html_escape;
   std::ostringstream s;
-  s << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" << html_escape(r.title)
-    << "</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:60em}table{border-collapse:collapse}"
-       "td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left}svg{display:block;margin:1em 0}"
-       ".before{fill:#d9822b}.after{fill:#2b7bd9}.thr{stroke:#c00;stroke-width:2}</style></head><body>\n";
+  s << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>"
+    << html_escape(r.title)
+    << "</"
+       "title>\n<style>body{font-family:sans-serif;margin:2em;max-width:60em}table{border-collapse:"
+       "collapse}"
+       "td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left}svg{display:block;margin:1em "
+       "0}"
+       ".before{fill:#d9822b}.after{fill:#2b7bd9}.thr{stroke:#c00;stroke-width:2}</style></"
+       "head><body>\n";
   s << "<h1>" << html_escape(r.title) << "</h1>\n";
-  s << "<p id=\"summary\" data-actions=\"" << r.actions << "\" data-applied=\"" << r.applied << "\">" << r.actions
-    << " actions planned (" << r.by_automation[0] << " automatic, " << r.by_automation[1] << " confirm, "
-    << r.by_automation[2] << " manual); " << r.applied << " applied, " << r.failed << " failed, " << r.unapproved
-    << " awaiting approval; " << r.records_changed << " records changed.</p>\n";
+  s << "<p id=\"summary\" data-actions=\"" << r.actions << "\" data-applied=\"" << r.applied
+    << "\">" << r.actions << " actions planned (" << r.by_automation[0] << " automatic, "
+    << r.by_automation[1] << " confirm, " << r.by_automation[2] << " manual); " << r.applied
+    << " applied, " << r.failed << " failed, " << r.unapproved << " awaiting approval; "
+    << r.records_changed << " records changed.</p>\n";
 
   // chart 1: findings by kind, before and after
   std::set<std::string> kinds;
@@ -503,63 +587,84 @@ std::string to_html(const audit_report& r) {
     maxc = std::max({maxc, b, a});
   }
   const int row_h = 26, label_w = 230, bar_w = 400;
-  s << "<h2>Findings by kind</h2>\n<svg class=\"chart\" id=\"findings-chart\" width=\"" << label_w + bar_w + 60
-    << "\" height=\"" << row_h * static_cast<int>(kinds.size()) + 10 << "\" role=\"img\" aria-label=\"findings by kind\">\n";
+  s << "<h2>Findings by kind</h2>\n<svg class=\"chart\" id=\"findings-chart\" width=\""
+    << label_w + bar_w + 60 << "\" height=\"" << row_h * static_cast<int>(kinds.size()) + 10
+    << "\" role=\"img\" aria-label=\"findings by kind\">\n";
   int y = 5;
   for (const auto& k : kinds) {
     auto b = r.before.findings_by_kind.count(k) ? r.before.findings_by_kind.at(k) : 0;
     auto a = r.after.findings_by_kind.count(k) ? r.after.findings_by_kind.at(k) : 0;
-    const auto wb = static_cast<int>(static_cast<double>(bar_w) * static_cast<double>(b) / static_cast<double>(maxc));
-    const auto wa = static_cast<int>(static_cast<double>(bar_w) * static_cast<double>(a) / static_cast<double>(maxc));
-    s << "<g class=\"kind\" data-kind=\"" << html_escape(k) << "\" data-before=\"" << b << "\" data-after=\"" << a
-      << "\"><text x=\"0\" y=\"" << y + 14 << "\" font-size=\"12\">" << html_escape(k) << "</text>"
-      << "<rect class=\"before\" x=\"" << label_w << "\" y=\"" << y << "\" width=\"" << wb << "\" height=\"10\"/>"
-      << "<rect class=\"after\" x=\"" << label_w << "\" y=\"" << y + 11 << "\" width=\"" << wa << "\" height=\"10\"/>"
-      << "<text x=\"" << label_w + std::max(wb, wa) + 4 << "\" y=\"" << y + 14 << "\" font-size=\"11\">" << b << " → " << a
-      << "</text></g>\n";
+    const auto wb = static_cast<int>(static_cast<double>(bar_w) * static_cast<double>(b) /
+                                     static_cast<double>(maxc));
+    const auto wa = static_cast<int>(static_cast<double>(bar_w) * static_cast<double>(a) /
+                                     static_cast<double>(maxc));
+    s << "<g class=\"kind\" data-kind=\"" << html_escape(k) << "\" data-before=\"" << b
+      << "\" data-after=\"" << a << "\"><text x=\"0\" y=\"" << y + 14 << "\" font-size=\"12\">"
+      << html_escape(k) << "</text>"
+      << "<rect class=\"before\" x=\"" << label_w << "\" y=\"" << y << "\" width=\"" << wb
+      << "\" height=\"10\"/>"
+      << "<rect class=\"after\" x=\"" << label_w << "\" y=\"" << y + 11 << "\" width=\"" << wa
+      << "\" height=\"10\"/>"
+      << "<text x=\"" << label_w + std::max(wb, wa) + 4 << "\" y=\"" << y + 14
+      << "\" font-size=\"11\">" << b << " → " << a << "</text></g>\n";
     y += row_h;
   }
-  s << "</svg>\n<p><span style=\"display:inline-block;width:12px;height:12px;background:#d9822b\"></span> before "
-       "<span style=\"display:inline-block;width:12px;height:12px;background:#2b7bd9\"></span> after</p>\n";
+  s << "</svg>\n<p><span "
+       "style=\"display:inline-block;width:12px;height:12px;background:#d9822b\"></span> before "
+       "<span style=\"display:inline-block;width:12px;height:12px;background:#2b7bd9\"></span> "
+       "after</p>\n";
 
   // chart 2: key metrics
-  s << "<h2>Key metrics</h2>\n<table id=\"metrics\"><tr><th>metric</th><th>before</th><th>after</th></tr>"
-    << "<tr><td>findings</td><td>" << r.before.findings << "</td><td>" << r.after.findings << "</td></tr>"
+  s << "<h2>Key metrics</h2>\n<table "
+       "id=\"metrics\"><tr><th>metric</th><th>before</th><th>after</th></tr>"
+    << "<tr><td>findings</td><td>" << r.before.findings << "</td><td>" << r.after.findings
+    << "</td></tr>"
     << "<tr><td>duplicate share</td><td>" << da::pct(r.before.duplicate_share) << "</td><td>"
     << da::pct(r.after.duplicate_share) << "</td></tr>"
-    << "<tr><td>conflicts open</td><td>" << r.before.conflicts_open << "</td><td>" << r.after.conflicts_open << "</td></tr>"
-    << "<tr><td>stale share</td><td>" << da::pct(r.before.stale_share) << "</td><td>" << da::pct(r.after.stale_share)
-    << "</td></tr></table>\n";
+    << "<tr><td>conflicts open</td><td>" << r.before.conflicts_open << "</td><td>"
+    << r.after.conflicts_open << "</td></tr>"
+    << "<tr><td>stale share</td><td>" << da::pct(r.before.stale_share) << "</td><td>"
+    << da::pct(r.after.stale_share) << "</td></tr></table>\n";
 
   // chart 3: nearest-neighbour cosine histogram with the threshold
   std::vector<std::size_t> bins(20, 0);
-  for (float c : r.nn_cosines) bins[std::min<std::size_t>(19, static_cast<std::size_t>(std::max(0.0f, c) * 20))]++;
+  for (float c : r.nn_cosines)
+    bins[std::min<std::size_t>(19, static_cast<std::size_t>(std::max(0.0f, c) * 20))]++;
   const std::size_t maxb = std::max<std::size_t>(1, *std::max_element(bins.begin(), bins.end()));
   const int hw = 600, hh = 160, bw = hw / 20;
-  s << "<h2>Similarity distribution</h2>\n<p>Cosine of each active record's nearest active neighbour in its scope ("
-    << r.nn_cosines.size() << " records); the red line is the near-duplicate threshold " << r.threshold << ".</p>\n";
-  s << "<svg class=\"chart\" id=\"similarity-chart\" width=\"" << hw + 20 << "\" height=\"" << hh + 30
-    << "\" data-records=\"" << r.nn_cosines.size() << "\" data-threshold=\"" << r.threshold << "\">\n";
+  s << "<h2>Similarity distribution</h2>\n<p>Cosine of each active record's nearest active "
+       "neighbour in its scope ("
+    << r.nn_cosines.size() << " records); the red line is the near-duplicate threshold "
+    << r.threshold << ".</p>\n";
+  s << "<svg class=\"chart\" id=\"similarity-chart\" width=\"" << hw + 20 << "\" height=\""
+    << hh + 30 << "\" data-records=\"" << r.nn_cosines.size() << "\" data-threshold=\""
+    << r.threshold << "\">\n";
   for (std::size_t k = 0; k < bins.size(); ++k) {
-    const auto h = static_cast<int>(static_cast<double>(hh) * static_cast<double>(bins[k]) / static_cast<double>(maxb));
-    s << "<rect class=\"after bin\" data-count=\"" << bins[k] << "\" x=\"" << 10 + static_cast<int>(k) * bw << "\" y=\""
-      << hh - h << "\" width=\"" << bw - 2 << "\" height=\"" << h << "\"/>\n";
+    const auto h = static_cast<int>(static_cast<double>(hh) * static_cast<double>(bins[k]) /
+                                    static_cast<double>(maxb));
+    s << "<rect class=\"after bin\" data-count=\"" << bins[k] << "\" x=\""
+      << 10 + static_cast<int>(k) * bw << "\" y=\"" << hh - h << "\" width=\"" << bw - 2
+      << "\" height=\"" << h << "\"/>\n";
   }
-  const int tx = 10 + static_cast<int>(static_cast<float>(hw) * std::clamp(r.threshold, 0.0f, 1.0f));
-  s << "<line class=\"thr\" id=\"threshold\" x1=\"" << tx << "\" y1=\"0\" x2=\"" << tx << "\" y2=\"" << hh << "\"/>\n";
+  const int tx =
+      10 + static_cast<int>(static_cast<float>(hw) * std::clamp(r.threshold, 0.0f, 1.0f));
+  s << "<line class=\"thr\" id=\"threshold\" x1=\"" << tx << "\" y1=\"0\" x2=\"" << tx << "\" y2=\""
+    << hh << "\"/>\n";
   for (int t = 0; t <= 10; t += 2)
-    s << "<text x=\"" << 10 + hw * t / 10 - 6 << "\" y=\"" << hh + 18 << "\" font-size=\"11\">" << t / 10 << "." << t % 10
-      << "</text>\n";
+    s << "<text x=\"" << 10 + hw * t / 10 - 6 << "\" y=\"" << hh + 18 << "\" font-size=\"11\">"
+      << t / 10 << "." << t % 10 << "</text>\n";
   s << "</svg>\n";
 
   // tables
-  s << "<h2>Problems and strategy by kind</h2>\n<table id=\"strategies\"><tr><th>kind</th><th>before</th><th>after</th>"
+  s << "<h2>Problems and strategy by kind</h2>\n<table "
+       "id=\"strategies\"><tr><th>kind</th><th>before</th><th>after</th>"
        "<th>actions</th><th>applied / planned</th></tr>\n";
   for (const auto& st : r.strategies) {
     std::string acts;
     for (const auto& a : st.actions) acts += (acts.empty() ? "" : ", ") + a;
-    s << "<tr><td>" << html_escape(st.kind) << "</td><td>" << st.before << "</td><td>" << st.after << "</td><td>"
-      << html_escape(acts.empty() ? "-" : acts) << "</td><td>" << st.applied << " / " << st.planned << "</td></tr>\n";
+    s << "<tr><td>" << html_escape(st.kind) << "</td><td>" << st.before << "</td><td>" << st.after
+      << "</td><td>" << html_escape(acts.empty() ? "-" : acts) << "</td><td>" << st.applied << " / "
+      << st.planned << "</td></tr>\n";
   }
   s << "</table>\n<h2>Pending review</h2>\n<ul id=\"pending\">\n";
   if (r.pending.empty()) s << "<li>nothing</li>\n";
@@ -568,11 +673,14 @@ std::string to_html(const audit_report& r) {
       << (p.content.empty() ? "" : " — " + html_escape(p.content)) << "</li>\n";
   s << "</ul>\n<h2>Root-cause hints</h2>\n<ul id=\"root-causes\">\n";
   if (r.hints.empty()) s << "<li>none</li>\n";
-  for (const auto& h : r.hints) s << "<li data-kind=\"" << html_escape(h.kind) << "\">" << html_escape(h.text) << "</li>\n";
+  for (const auto& h : r.hints)
+    s << "<li data-kind=\"" << html_escape(h.kind) << "\">" << html_escape(h.text) << "</li>\n";
   s << "</ul>\n<h2>Prevention</h2>\n<ul id=\"prevention\">\n";
   for (const auto& p : r.prevention) s << "<li>" << html_escape(p) << "</li>\n";
-  s << "</ul>\n<p id=\"rendered\"></p>\n<script>document.getElementById('rendered').textContent = 'rendered charts=' + "
-       "document.querySelectorAll('svg.chart').length + ' kinds=' + document.querySelectorAll('g.kind').length + "
+  s << "</ul>\n<p id=\"rendered\"></p>\n<script>document.getElementById('rendered').textContent = "
+       "'rendered charts=' + "
+       "document.querySelectorAll('svg.chart').length + ' kinds=' + "
+       "document.querySelectorAll('g.kind').length + "
        "' bins=' + document.querySelectorAll('rect.bin').length;</script>\n</body></html>\n";
   return s.str();
 }

@@ -7,13 +7,16 @@
 /// so after a repair run every difference between the snapshot before and the one after must be
 /// one of the log's committed image pairs. Anything else was done by someone else:
 ///
-/// | kind (`diff_kinds`)  | when                                                         | severity |
+/// | kind (`diff_kinds`)  | when                                                         | severity
+/// |
 /// |----------------------|--------------------------------------------------------------|----------|
-/// | `unlogged_removal`   | an id of BEFORE is not in AFTER                              | error; critical when the log touched scopes and this record's scope is none of them |
-/// | `unlogged_overwrite` | an id's image differs and the log has no committed intent with BEFORE's image as a before-image and AFTER's as an after-image of that id | error |
-/// | `unlogged_addition`  | an id of AFTER is not in BEFORE                              | warning |
-/// | `unlogged_addition`  | AFTER holds more records with an id than BEFORE (at least one) | error |
-/// | `bulk_removal`       | two or more removals from one scope (after the per-record entries) | critical |
+/// | `unlogged_removal`   | an id of BEFORE is not in AFTER                              | error;
+/// critical when the log touched scopes and this record's scope is none of them | |
+/// `unlogged_overwrite` | an id's image differs and the log has no committed intent with BEFORE's
+/// image as a before-image and AFTER's as an after-image of that id | error | | `unlogged_addition`
+/// | an id of AFTER is not in BEFORE                              | warning | | `unlogged_addition`
+/// | AFTER holds more records with an id than BEFORE (at least one) | error | | `bulk_removal` |
+/// two or more removals from one scope (after the per-record entries) | critical |
 ///
 /// Records are compared by their image (`encode_image`, repair/record_image.hpp), byte for byte;
 /// when an id occurs more than once in a snapshot, its first occurrence is the one compared. The
@@ -42,8 +45,8 @@
 #include "memhealth/detect/vocabulary.hpp"
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/record/traits.hpp"
-#include "memhealth/repair/rollback.hpp"
 #include "memhealth/repair/record_image.hpp"
+#include "memhealth/repair/rollback.hpp"
 #include "memhealth/repair/wal.hpp"
 
 namespace memhealth {
@@ -54,7 +57,7 @@ struct snapshot_change {
   static constexpr std::size_t no_index = static_cast<std::size_t>(-1);
   std::string_view kind;  ///< one of `diff_kinds` (static storage)
   memhealth::severity severity = memhealth::severity::error;  ///< see the table in the file comment
-  std::string id;                ///< the record's id; empty for `bulk_removal`
+  std::string id;  ///< the record's id; empty for `bulk_removal`
   /// Position of the record: in BEFORE for removals and overwrites (its first occurrence), in
   /// AFTER for additions (the first new copy); `no_index` for `bulk_removal`.
   std::size_t index = no_index;
@@ -82,16 +85,21 @@ namespace detail::sdiff {
 
 template <class R>
 std::string scope_text(const R& r) {
-  if constexpr (scoped_record<R>) return std::string(field::scope(r));
-  else return {};
+  if constexpr (scoped_record<R>)
+    return std::string(field::scope(r));
+  else
+    return {};
 }
 
 // The scope of a logged after-image: memory_record logs are decoded by read_wal already.
 template <class R>
 std::string logged_scope(const wal_record_image& img) {
-  if constexpr (std::is_same_v<R, memory_record>) return img.after.scope;
-  else if constexpr (scoped_record<R>) return scope_text(decode_image<R>(img.after_json));
-  else return {};
+  if constexpr (std::is_same_v<R, memory_record>)
+    return img.after.scope;
+  else if constexpr (scoped_record<R>)
+    return scope_text(decode_image<R>(img.after_json));
+  else
+    return {};
 }
 
 }  // namespace detail::sdiff
@@ -106,9 +114,8 @@ std::string logged_scope(const wal_record_image& img) {
 ///         (error(parse) for the default decoder).
 /// @complexity O((n_before + n_after + logged records) x (record size + log n)).
 template <class R>
-  requires basic_record<R> && imaged_record<R>
-snapshot_diff_result diff_snapshots(std::span<const R> before, std::span<const R> after,
-                                    const wal_contents* log = nullptr) {
+requires basic_record<R> && imaged_record<R> snapshot_diff_result diff_snapshots(
+    std::span<const R> before, std::span<const R> after, const wal_contents* log = nullptr) {
   struct seen {
     std::string image;
     std::size_t index;
@@ -130,7 +137,8 @@ snapshot_diff_result diff_snapshots(std::span<const R> before, std::span<const R
     na[id].push_back(i);
   }
   // What the log explains: per id, the images of committed intents (befores, afters).
-  std::map<std::string, std::pair<std::set<std::string>, std::set<std::string>>, std::less<>> logged;
+  std::map<std::string, std::pair<std::set<std::string>, std::set<std::string>>, std::less<>>
+      logged;
   std::set<std::string> logged_scopes;
   if (log) {
     for (const auto& act : logged_actions(*log)) {
@@ -143,8 +151,8 @@ snapshot_diff_result diff_snapshots(std::span<const R> before, std::span<const R
     }
   }
   snapshot_diff_result out;
-  auto add = [&](std::string_view kind, memhealth::severity sev, const std::string& id, std::size_t index,
-                 std::string why, std::size_t count = 1) {
+  auto add = [&](std::string_view kind, memhealth::severity sev, const std::string& id,
+                 std::size_t index, std::string why, std::size_t count = 1) {
     out.changes.push_back({kind, sev, id, index, scope_of[id], std::move(why), count});
   };
   std::map<std::string, std::size_t> removed_by_scope;
@@ -153,17 +161,22 @@ snapshot_diff_result diff_snapshots(std::span<const R> before, std::span<const R
     if (it == aj.end()) {  // memhealth never deletes: every removal is unexplained by its log
       const bool outside = !logged_scopes.empty() && !logged_scopes.count(scope_of[id]);
       add(diff_kinds::unlogged_removal, outside ? severity::critical : severity::error, id, b.index,
-          outside ? "record removed, outside every scope the logged operation touched" : "record removed without a log entry");
+          outside ? "record removed, outside every scope the logged operation touched"
+                  : "record removed without a log entry");
       ++removed_by_scope[scope_of[id]];
     } else if (it->second.image != b.image) {
       const auto l = logged.find(id);
-      const bool explained = l != logged.end() && l->second.first.count(b.image) && l->second.second.count(it->second.image);
+      const bool explained = l != logged.end() && l->second.first.count(b.image) &&
+                             l->second.second.count(it->second.image);
       if (!explained)
-        add(diff_kinds::unlogged_overwrite, severity::error, id, b.index, "record changed in place without a matching log entry");
+        add(diff_kinds::unlogged_overwrite, severity::error, id, b.index,
+            "record changed in place without a matching log entry");
     }
   }
   for (const auto& [id, a] : aj)
-    if (!bj.count(id)) add(diff_kinds::unlogged_addition, severity::warning, id, a.index, "record added without a log entry");
+    if (!bj.count(id))
+      add(diff_kinds::unlogged_addition, severity::warning, id, a.index,
+          "record added without a log entry");
   for (const auto& [id, idx] : na) {  // a record copied in again under an existing id
     const auto b = nb.find(id);
     if (b == nb.end() || idx.size() <= b->second) continue;
@@ -172,15 +185,16 @@ snapshot_diff_result diff_snapshots(std::span<const R> before, std::span<const R
         std::to_string(extra) + " more record(s) with this id than before", extra);
   }
   for (const auto& [sc, n] : removed_by_scope)
-    if (n >= 2) out.changes.push_back({diff_kinds::bulk_removal, severity::critical, {}, snapshot_change::no_index, sc, {}, n});
+    if (n >= 2)
+      out.changes.push_back(
+          {diff_kinds::bulk_removal, severity::critical, {}, snapshot_change::no_index, sc, {}, n});
   return out;
 }
 
 /// `diff_snapshots` over two vectors (R deduced).
 template <class R>
-  requires basic_record<R> && imaged_record<R>
-snapshot_diff_result diff_snapshots(const std::vector<R>& before, const std::vector<R>& after,
-                                    const wal_contents* log = nullptr) {
+requires basic_record<R> && imaged_record<R> snapshot_diff_result diff_snapshots(
+    const std::vector<R>& before, const std::vector<R>& after, const wal_contents* log = nullptr) {
   return diff_snapshots<R>(std::span<const R>(before), std::span<const R>(after), log);
 }
 
@@ -211,8 +225,8 @@ inline std::vector<finding> to_findings(const snapshot_diff_result& d) {
 /// `after`, `wal` (the names given, "" for no log) and `findings`, each with `kind`, `severity`,
 /// `record_ids` and `evidence` (an object; see `to_findings`), in the order of the changes.
 template <class = void>  // deferred instantiation, see memhealth.hpp
-nlohmann::ordered_json snapshot_diff_json(const snapshot_diff_result& d, std::string_view before, std::string_view after,
-                                          std::string_view wal) {
+nlohmann::ordered_json snapshot_diff_json(const snapshot_diff_result& d, std::string_view before,
+                                          std::string_view after, std::string_view wal) {
   nlohmann::ordered_json j;
   j["schema_version"] = 1;
   j["before"] = before;
@@ -220,8 +234,11 @@ nlohmann::ordered_json snapshot_diff_json(const snapshot_diff_result& d, std::st
   j["wal"] = wal;
   j["findings"] = nlohmann::ordered_json::array();
   for (const auto& f : to_findings(d)) {
-    nlohmann::ordered_json e{{"kind", f.kind}, {"severity", std::string(to_string(f.severity))}, {"record_ids", f.record_ids}};
-    for (const auto& [k, v] : f.evidence) e["evidence"][k] = std::visit([](const auto& x) { return nlohmann::ordered_json(x); }, v);
+    nlohmann::ordered_json e{{"kind", f.kind},
+                             {"severity", std::string(to_string(f.severity))},
+                             {"record_ids", f.record_ids}};
+    for (const auto& [k, v] : f.evidence)
+      e["evidence"][k] = std::visit([](const auto& x) { return nlohmann::ordered_json(x); }, v);
     j["findings"].push_back(std::move(e));
   }
   return j;

@@ -64,7 +64,8 @@ inline std::vector<std::string_view> split_tabs(std::string_view line) {
   std::size_t start = 0;
   for (;;) {
     const auto tab = line.find('\t', start);
-    out.push_back(line.substr(start, tab == std::string_view::npos ? std::string_view::npos : tab - start));
+    out.push_back(
+        line.substr(start, tab == std::string_view::npos ? std::string_view::npos : tab - start));
     if (tab == std::string_view::npos) return out;
     start = tab + 1;
   }
@@ -104,7 +105,8 @@ inline labelled_pairs parse_labelled_pairs(std::string_view text, double positiv
         out.format = "sts";
       } else {
         throw error(error_code::parse,
-                    "labelled pairs: neither STS Benchmark (7 tab-separated columns, score in column 5) nor SICK "
+                    "labelled pairs: neither STS Benchmark (7 tab-separated columns, score in "
+                    "column 5) nor SICK "
                     "(header pair_ID, sentence_A, ...)");
       }
     }
@@ -122,8 +124,8 @@ inline labelled_pairs parse_labelled_pairs(std::string_view text, double positiv
         ++out.skipped_lines;
         continue;
       }
-      p = {std::string(cols[1]), std::string(cols[2]), cols[4] == "ENTAILMENT" && *s >= positive_at, *s,
-           std::string(cols[4])};
+      p = {std::string(cols[1]), std::string(cols[2]), cols[4] == "ENTAILMENT" && *s >= positive_at,
+           *s, std::string(cols[4])};
     }
     out.pairs.push_back(std::move(p));
   }
@@ -132,38 +134,42 @@ inline labelled_pairs parse_labelled_pairs(std::string_view text, double positiv
 
 /// Reads a labelled-pairs file. @throws memhealth::error(io) when unreadable; see
 /// `parse_labelled_pairs` for the rest.
-inline labelled_pairs read_labelled_pairs(const std::filesystem::path& file, double positive_at = 4.0) {
+inline labelled_pairs read_labelled_pairs(const std::filesystem::path& file,
+                                          double positive_at = 4.0) {
   return parse_labelled_pairs(detail::read_whole_file(file), positive_at);
 }
 
 /// Confusion counts and rates at one threshold.
 struct threshold_row {
-  double threshold = 0;  ///< cosine threshold t
+  double threshold = 0;                        ///< cosine threshold t
   std::size_t tp = 0, fp = 0, fn = 0, tn = 0;  ///< confusion counts
   double precision = 0;  ///< tp / (tp + fp); 1 when nothing is flagged (no false claim made)
   double recall = 0;     ///< tp / (tp + fn); 0 without positives
   double false_positive_rate = 0;  ///< fp / (fp + tn); 0 without negatives
-  double f1 = 0;         ///< harmonic mean of precision and recall; 0 when both are 0
+  double f1 = 0;                   ///< harmonic mean of precision and recall; 0 when both are 0
 };
 
 /// Result of a sweep.
 struct tune_result {
   std::size_t pairs = 0, positives = 0;  ///< pairs scored, of which labelled duplicates
-  std::vector<threshold_row> rows;        ///< one per threshold, ascending
-  std::optional<threshold_row> best_f1;   ///< the row with the highest F1 (ties: the higher threshold)
+  std::vector<threshold_row> rows;       ///< one per threshold, ascending
+  std::optional<threshold_row>
+      best_f1;  ///< the row with the highest F1 (ties: the higher threshold)
   /// The lowest threshold whose false-positive rate is <= the target (the most recall under it).
   std::optional<threshold_row> at_target_fpr;
-  double target_fpr = 0.02;               ///< the target used
+  double target_fpr = 0.02;  ///< the target used
 };
 
 /// Thresholds start, start + step, ..., end (inclusive; computed as start + k step, no drift).
 /// @throws memhealth::error(invalid_argument) unless step > 0, start <= end, and all are finite.
 inline std::vector<double> threshold_sweep(double start, double end, double step) {
-  if (!(std::isfinite(start) && std::isfinite(end) && std::isfinite(step) && step > 0 && start <= end))
+  if (!(std::isfinite(start) && std::isfinite(end) && std::isfinite(step) && step > 0 &&
+        start <= end))
     throw error(error_code::invalid_argument, "sweep: need finite start <= end and step > 0");
   const auto n = static_cast<std::size_t>(std::floor((end - start) / step + 1e-9)) + 1;
   std::vector<double> t(n);
-  for (std::size_t k = 0; k < n; ++k) t[k] = std::round((start + static_cast<double>(k) * step) * 1e9) / 1e9;
+  for (std::size_t k = 0; k < n; ++k)
+    t[k] = std::round((start + static_cast<double>(k) * step) * 1e9) / 1e9;
   return t;
 }
 
@@ -172,9 +178,11 @@ inline std::vector<double> threshold_sweep(double start, double end, double step
 /// @param labels per pair: nonzero = duplicate. Same length as `scores`.
 /// @param thresholds ascending or not; rows come back in the given order.
 /// @throws memhealth::error(invalid_argument) when the spans differ in length.
-inline tune_result sweep_thresholds(std::span<const double> scores, std::span<const std::uint8_t> labels,
+inline tune_result sweep_thresholds(std::span<const double> scores,
+                                    std::span<const std::uint8_t> labels,
                                     std::span<const double> thresholds, double target_fpr = 0.02) {
-  if (scores.size() != labels.size()) throw error(error_code::invalid_argument, "sweep: scores and labels differ in length");
+  if (scores.size() != labels.size())
+    throw error(error_code::invalid_argument, "sweep: scores and labels differ in length");
   tune_result r;
   r.pairs = scores.size();
   r.target_fpr = target_fpr;
@@ -187,17 +195,23 @@ inline tune_result sweep_thresholds(std::span<const double> scores, std::span<co
       const bool pos = labels[i] != 0;
       (flagged ? (pos ? row.tp : row.fp) : (pos ? row.fn : row.tn)) += 1;
     }
-    auto ratio = [](std::size_t a, std::size_t b, double none) { return b ? static_cast<double>(a) / static_cast<double>(b) : none; };
+    auto ratio = [](std::size_t a, std::size_t b, double none) {
+      return b ? static_cast<double>(a) / static_cast<double>(b) : none;
+    };
     row.precision = ratio(row.tp, row.tp + row.fp, 1.0);
     row.recall = ratio(row.tp, row.tp + row.fn, 0.0);
     row.false_positive_rate = ratio(row.fp, row.fp + row.tn, 0.0);
-    row.f1 = row.precision + row.recall > 0 && row.tp > 0 ? 2 * row.precision * row.recall / (row.precision + row.recall) : 0.0;
+    row.f1 = row.precision + row.recall > 0 && row.tp > 0
+                 ? 2 * row.precision * row.recall / (row.precision + row.recall)
+                 : 0.0;
     r.rows.push_back(row);
   }
   for (const auto& row : r.rows) {
-    if (!r.best_f1 || row.f1 > r.best_f1->f1 || (row.f1 == r.best_f1->f1 && row.threshold > r.best_f1->threshold))
+    if (!r.best_f1 || row.f1 > r.best_f1->f1 ||
+        (row.f1 == r.best_f1->f1 && row.threshold > r.best_f1->threshold))
       r.best_f1 = row;
-    if (row.false_positive_rate <= target_fpr && (!r.at_target_fpr || row.threshold < r.at_target_fpr->threshold))
+    if (row.false_positive_rate <= target_fpr &&
+        (!r.at_target_fpr || row.threshold < r.at_target_fpr->threshold))
       r.at_target_fpr = row;
   }
   return r;
@@ -206,8 +220,8 @@ inline tune_result sweep_thresholds(std::span<const double> scores, std::span<co
 /// Options of `tune_pairs`.
 struct tune_options {
   std::vector<double> thresholds = threshold_sweep(0.80, 0.99, 0.01);  ///< the sweep
-  double target_fpr = 0.02;   ///< target false-positive rate for `at_target_fpr`
-  bool negation_guard = true;  ///< as `duplicate_detector::skip_negation_mismatch`
+  double target_fpr = 0.02;      ///< target false-positive rate for `at_target_fpr`
+  bool negation_guard = true;    ///< as `duplicate_detector::skip_negation_mismatch`
   text_normalizer normalizer{};  ///< the detector's normaliser (exact-duplicate test, cues)
 };
 
@@ -216,7 +230,8 @@ struct tune_options {
 /// @throws what `e.embed` throws; memhealth::error(invalid_argument) for a bad option.
 /// @complexity O(pairs x embedding cost x 2 + pairs x thresholds).
 template <embedder E>
-tune_result tune_pairs(std::span<const labelled_pair> pairs, const E& e, const tune_options& opt = {}) {
+tune_result tune_pairs(std::span<const labelled_pair> pairs, const E& e,
+                       const tune_options& opt = {}) {
   const std::size_t d = e.dimension();
   std::vector<float> va(d), vb(d);
   std::vector<double> scores;
@@ -240,7 +255,8 @@ tune_result tune_pairs(std::span<const labelled_pair> pairs, const E& e, const t
       if (opt.negation_guard) {
         const auto ca = detail::cue::analyse(na, p.a, {});
         const auto cb = detail::cue::analyse(nb, p.b, {});
-        if ((ca.negation || ca.change) != (cb.negation || cb.change)) s = -std::numeric_limits<double>::infinity();
+        if ((ca.negation || ca.change) != (cb.negation || cb.change))
+          s = -std::numeric_limits<double>::infinity();
       }
     }
     scores.push_back(s);

@@ -69,49 +69,62 @@ namespace detail::cue {
 
 using sv = std::string_view;
 
-inline constexpr auto negation_words = std::to_array<sv>({
-    "not", "never", "no", "none", "nobody", "nothing", "neither", "nor", "cannot", "noone",
-    "dont", "doesnt", "didnt", "isnt", "arent", "wasnt", "werent", "wont", "cant", "anymore"});
+inline constexpr auto negation_words =
+    std::to_array<sv>({"not",   "never",  "no",     "none", "nobody", "nothing", "neither",
+                       "nor",   "cannot", "noone",  "dont", "doesnt", "didnt",   "isnt",
+                       "arent", "wasnt",  "werent", "wont", "cant",   "anymore"});
 // "<stem> t" is how the normaliser leaves "don't", "doesn't", ... (the apostrophe is a break)
-inline constexpr auto nt_stems = std::to_array<sv>({"don", "doesn", "didn", "isn", "aren", "wasn", "weren", "won",
-                                                "can", "couldn", "wouldn", "shouldn", "haven", "hasn", "hadn", "ain"});
-inline constexpr auto change_words = std::to_array<sv>({"stopped", "quit", "quitted", "switched", "sold", "stop", "quits"});
-inline constexpr auto change_bigrams = std::to_array<sv>({"no longer", "gave up", "given up", "used to"});
+inline constexpr auto nt_stems =
+    std::to_array<sv>({"don", "doesn", "didn", "isn", "aren", "wasn", "weren", "won", "can",
+                       "couldn", "wouldn", "shouldn", "haven", "hasn", "hadn", "ain"});
+inline constexpr auto change_words =
+    std::to_array<sv>({"stopped", "quit", "quitted", "switched", "sold", "stop", "quits"});
+inline constexpr auto change_bigrams =
+    std::to_array<sv>({"no longer", "gave up", "given up", "used to"});
 inline constexpr auto zh_negation = std::to_array<sv>({"不再", "拒绝", "没有", "不", "戒"});
-inline constexpr auto event_words = std::to_array<sv>({"yesterday", "today", "tonight", "had",     "ate",
-                                                   "drank",     "went",  "bought",  "ordered", "tried",
-                                                   "visited",   "earlier", "ago"});
-inline constexpr auto event_bigrams = std::to_array<sv>({"last night", "this morning", "last week", "this evening",
-                                                    "last weekend", "this afternoon"});
-inline constexpr auto zh_event = std::to_array<sv>({"昨天", "昨晚", "今天", "刚才", "上周", "吃了", "喝了", "买了"});
-inline constexpr auto restrict_words = std::to_array<sv>({"vegetarian", "vegan", "allergic", "allergy", "avoid",
-                                                      "avoids", "dislike", "dislikes", "hate", "hates",
-                                                      "free", "sober", "kosher", "halal", "intolerant", "diet"});
+inline constexpr auto event_words =
+    std::to_array<sv>({"yesterday", "today", "tonight", "had", "ate", "drank", "went", "bought",
+                       "ordered", "tried", "visited", "earlier", "ago"});
+inline constexpr auto event_bigrams = std::to_array<sv>(
+    {"last night", "this morning", "last week", "this evening", "last weekend", "this afternoon"});
+inline constexpr auto zh_event =
+    std::to_array<sv>({"昨天", "昨晚", "今天", "刚才", "上周", "吃了", "喝了", "买了"});
+inline constexpr auto restrict_words = std::to_array<sv>(
+    {"vegetarian", "vegan", "allergic", "allergy", "avoid", "avoids", "dislike", "dislikes", "hate",
+     "hates", "free", "sober", "kosher", "halal", "intolerant", "diet"});
 inline constexpr auto zh_restrict = std::to_array<sv>({"素食", "吃素", "过敏", "忌", "戒"});
-// verbs and words that state an aversion without a negation word: "avoid X" says what "do not X" says
-inline constexpr auto aversion_words = std::to_array<sv>({
-    "avoid", "avoids", "avoided", "avoiding", "refuse", "refuses", "refused", "refusing", "dislike", "dislikes",
-    "hate", "hates", "detest", "detests", "loathe", "loathes", "without", "free", "skip", "skips", "against"});
+// verbs and words that state an aversion without a negation word: "avoid X" says what "do not X"
+// says
+inline constexpr auto aversion_words = std::to_array<sv>(
+    {"avoid",    "avoids",  "avoided",  "avoiding", "refuse", "refuses", "refused",
+     "refusing", "dislike", "dislikes", "hate",     "hates",  "detest",  "detests",
+     "loathe",   "loathes", "without",  "free",     "skip",   "skips",   "against"});
 inline constexpr auto zh_aversion = std::to_array<sv>({"讨厌", "避免", "反感", "避开"});
-inline constexpr auto relatives = std::to_array<sv>({
-    "brother", "sister", "wife", "husband", "friend", "mom", "mother", "dad", "father", "son",
-    "daughter", "colleague", "coworker", "boss", "partner", "boyfriend", "girlfriend", "kid", "kids", "child",
-    "children", "parents", "roommate", "neighbor", "neighbour", "cousin", "uncle", "aunt", "grandma"});
-inline constexpr auto zh_relatives = std::to_array<sv>({"哥哥", "姐姐", "弟弟", "妹妹", "妈妈", "爸爸", "妻子", "老婆",
-                                                    "丈夫", "老公", "朋友", "同事", "儿子", "女儿", "父母", "室友"});
-inline constexpr auto stop_words = std::to_array<sv>({
-    "a", "an", "the", "is", "are", "am", "was", "were", "be", "been", "being", "i", "me", "my", "we", "our",
-    "you", "your", "to", "of", "in", "on", "at", "and", "or", "for", "with", "there", "it", "this", "that",
-    "do", "does", "did", "s", "m", "re", "ve", "ll", "t"});
+inline constexpr auto relatives =
+    std::to_array<sv>({"brother",   "sister", "wife",     "husband",   "friend",     "mom",
+                       "mother",    "dad",    "father",   "son",       "daughter",   "colleague",
+                       "coworker",  "boss",   "partner",  "boyfriend", "girlfriend", "kid",
+                       "kids",      "child",  "children", "parents",   "roommate",   "neighbor",
+                       "neighbour", "cousin", "uncle",    "aunt",      "grandma"});
+inline constexpr auto zh_relatives =
+    std::to_array<sv>({"哥哥", "姐姐", "弟弟", "妹妹", "妈妈", "爸爸", "妻子", "老婆", "丈夫",
+                       "老公", "朋友", "同事", "儿子", "女儿", "父母", "室友"});
+inline constexpr auto stop_words =
+    std::to_array<sv>({"a",     "an", "the",  "is",  "are", "am",  "was",  "were",  "be", "been",
+                       "being", "i",  "me",   "my",  "we",  "our", "you",  "your",  "to", "of",
+                       "in",    "on", "at",   "and", "or",  "for", "with", "there", "it", "this",
+                       "that",  "do", "does", "did", "s",   "m",   "re",   "ve",    "ll", "t"});
 // capitalised words that start a sentence without naming anyone
-inline constexpr auto function_words = std::to_array<sv>({
-    "a", "an", "the", "there", "this", "that", "these", "those", "i", "we", "you", "he", "she", "they", "it",
-    "my", "our", "your", "his", "her", "their", "its", "nobody", "somebody", "someone", "everyone",
-    "everybody", "anyone", "no", "not", "never", "one", "two", "three", "some", "many", "several", "all",
-    "each", "every", "user", "people", "here", "what"});
-inline constexpr auto subject_verbs = std::to_array<sv>({
-    "is", "was", "has", "had", "likes", "loves", "hates", "prefers", "eats", "drinks", "does", "doesn",
-    "doesnt", "never", "lives", "works", "owns", "isn", "wasn", "s", "avoids", "enjoys", "wants", "can"});
+inline constexpr auto function_words = std::to_array<sv>(
+    {"a",       "an",  "the",   "there", "this",   "that",     "these",   "those",    "i",
+     "we",      "you", "he",    "she",   "they",   "it",       "my",      "our",      "your",
+     "his",     "her", "their", "its",   "nobody", "somebody", "someone", "everyone", "everybody",
+     "anyone",  "no",  "not",   "never", "one",    "two",      "three",   "some",     "many",
+     "several", "all", "each",  "every", "user",   "people",   "here",    "what"});
+inline constexpr auto subject_verbs =
+    std::to_array<sv>({"is",   "was",    "has",  "had",   "likes",  "loves",  "hates", "prefers",
+                       "eats", "drinks", "does", "doesn", "doesnt", "never",  "lives", "works",
+                       "owns", "isn",    "wasn", "s",     "avoids", "enjoys", "wants", "can"});
 
 template <std::size_t N>
 bool in(const std::array<sv, N>& set, sv w) noexcept {
@@ -155,7 +168,7 @@ struct analysis {
   bool restrictive = false;
   bool aversion = false;  // an aversion cue (avoid, refuse, hate, without, ...-free, 讨厌 ...)
   bool negated_aversion = false;  // the aversion itself negated: "don't avoid", "no longer avoid"
-  std::string holder;     // "" = unknown
+  std::string holder;             // "" = unknown
 };
 
 inline bool nt_negation(const std::vector<sv>& w) noexcept {
@@ -166,7 +179,8 @@ inline bool nt_negation(const std::vector<sv>& w) noexcept {
 
 inline std::string holder_of(const std::vector<sv>& w, sv norm, sv original) {
   if (!w.empty()) {
-    if ((w[0] == "my" || w[0] == "our") && w.size() > 1 && in(relatives, w[1])) return "rel:" + std::string(w[1]);
+    if ((w[0] == "my" || w[0] == "our") && w.size() > 1 && in(relatives, w[1]))
+      return "rel:" + std::string(w[1]);
     if (w[0] == "i" || w[0] == "we" || w[0] == "user") return "self";
     if (w[0] == "he" || w[0] == "she" || w[0] == "they") return "3p:" + std::string(w[0]);
     // "<name>'s <relative> ..." (the normaliser leaves "alice s brother"): the relative holds it
@@ -175,13 +189,15 @@ inline std::string holder_of(const std::vector<sv>& w, sv norm, sv original) {
   if (norm.starts_with("我")) {
     const sv rest = norm.substr(sv("我").size());
     for (sv r : zh_relatives)
-      if (rest.starts_with(r) || rest.starts_with(std::string("的") + std::string(r))) return "rel:" + std::string(r);
+      if (rest.starts_with(r) || rest.starts_with(std::string("的") + std::string(r)))
+        return "rel:" + std::string(r);
     return "self";
   }
-  if (norm.starts_with("他") || norm.starts_with("她")) return "3p:" + std::string(norm.substr(0, 3));
+  if (norm.starts_with("他") || norm.starts_with("她"))
+    return "3p:" + std::string(norm.substr(0, 3));
   // named subject: capitalised first word of the original text, not a function word, then a verb
-  if (!original.empty() && original[0] >= 'A' && original[0] <= 'Z' && w.size() > 1 && !in(function_words, w[0]) &&
-      in(subject_verbs, w[1]))
+  if (!original.empty() && original[0] >= 'A' && original[0] <= 'Z' && w.size() > 1 &&
+      !in(function_words, w[0]) && in(subject_verbs, w[1]))
     return "name:" + std::string(w[0]);
   return {};
 }
@@ -190,19 +206,20 @@ inline analysis analyse(sv norm, sv original, sv kind) {
   analysis a;
   a.words = words(norm);
   const auto& w = a.words;
-  a.negation = has_word(w, negation_words) || nt_negation(w) ||
-               has_substring(norm, zh_negation);
-  a.change = has_word(w, change_words) ||
-             std::any_of(change_bigrams.begin(), change_bigrams.end(), [&](sv b) { return has_bigram(w, b); });
+  a.negation = has_word(w, negation_words) || nt_negation(w) || has_substring(norm, zh_negation);
+  a.change = has_word(w, change_words) || std::any_of(change_bigrams.begin(), change_bigrams.end(),
+                                                      [&](sv b) { return has_bigram(w, b); });
   if (kind == kinds::episodic || kind == kinds::temporary)
     a.event = true;
   else if (kind == kinds::fact || kind == kinds::preference)
     a.event = false;
   else
     a.event = has_word(w, event_words) ||
-              std::any_of(event_bigrams.begin(), event_bigrams.end(), [&](sv b) { return has_bigram(w, b); }) ||
+              std::any_of(event_bigrams.begin(), event_bigrams.end(),
+                          [&](sv b) { return has_bigram(w, b); }) ||
               has_substring(norm, zh_event);
-  a.restrictive = a.negation || a.change || has_word(w, restrict_words) || has_substring(norm, zh_restrict);
+  a.restrictive =
+      a.negation || a.change || has_word(w, restrict_words) || has_substring(norm, zh_restrict);
   a.aversion = has_word(w, aversion_words) || has_substring(norm, zh_aversion);
   for (std::size_t i = 1; i < w.size() && a.aversion; ++i) {
     if (!in(aversion_words, w[i])) continue;
@@ -210,39 +227,51 @@ inline analysis analyse(sv norm, sv original, sv kind) {
     while (p > 0 && in(stop_words, w[p - 1]) && w[p - 1] != "t") --p;
     if (p == 0) continue;
     const sv q = w[p - 1];
-    if (in(negation_words, q) || in(change_words, q) || q == "used" || (q == "longer" && p >= 2 && w[p - 2] == "no") ||
+    if (in(negation_words, q) || in(change_words, q) || q == "used" ||
+        (q == "longer" && p >= 2 && w[p - 2] == "no") ||
         (q == "t" && p >= 2 && in(nt_stems, w[p - 2])))
       a.negated_aversion = true;
   }
-  if (a.aversion && !a.negated_aversion)  // 不避免, 不再讨厌 ...: a Chinese cue right before the aversion
+  if (a.aversion &&
+      !a.negated_aversion)  // 不避免, 不再讨厌 ...: a Chinese cue right before the aversion
     for (sv av : zh_aversion)
-      for (std::size_t p = norm.find(av); p != sv::npos && !a.negated_aversion; p = norm.find(av, p + 1))
+      for (std::size_t p = norm.find(av); p != sv::npos && !a.negated_aversion;
+           p = norm.find(av, p + 1))
         for (sv cue : zh_negation)
-          if (p >= cue.size() && norm.substr(p - cue.size(), cue.size()) == cue) a.negated_aversion = true;
+          if (p >= cue.size() && norm.substr(p - cue.size(), cue.size()) == cue)
+            a.negated_aversion = true;
   a.holder = holder_of(w, norm, original);
   return a;
 }
 
-inline bool is_cjk_lead(unsigned char c) noexcept { return c >= 0xE2; }  // 3/4-byte sequences (CJK and beyond)
+inline bool is_cjk_lead(unsigned char c) noexcept {
+  return c >= 0xE2;
+}  // 3/4-byte sequences (CJK and beyond)
 
-// Strips one English inflection (-ing, -ed, -es, -s) from words of 5+ letters: peeling/peeled -> peel.
+// Strips one English inflection (-ing, -ed, -es, -s) from words of 5+ letters: peeling/peeled ->
+// peel.
 inline sv crude_stem(sv w) noexcept {
   for (sv suffix : {sv("ing"), sv("ed"), sv("es"), sv("s")})
-    if (w.size() >= suffix.size() + 3 && w.size() >= 5 && w.ends_with(suffix)) return w.substr(0, w.size() - suffix.size());
+    if (w.size() >= suffix.size() + 3 && w.size() >= 5 && w.ends_with(suffix))
+      return w.substr(0, w.size() - suffix.size());
   return w;
 }
 
-// Content tokens: words minus stop and cue words; CJK runs split per character (cue characters dropped).
+// Content tokens: words minus stop and cue words; CJK runs split per character (cue characters
+// dropped).
 inline std::vector<std::string> content_tokens(const analysis& a) {
   std::vector<std::string> out;
   const auto& w = a.words;
   for (std::size_t i = 0; i < w.size(); ++i) {
     const sv x = w[i];
-    if (in(stop_words, x) || in(negation_words, x) || in(nt_stems, x) || in(change_words, x)) continue;
-    if ((x == "longer" || x == "up") && i > 0 && (w[i - 1] == "no" || w[i - 1] == "gave" || w[i - 1] == "given"))
+    if (in(stop_words, x) || in(negation_words, x) || in(nt_stems, x) || in(change_words, x))
+      continue;
+    if ((x == "longer" || x == "up") && i > 0 &&
+        (w[i - 1] == "no" || w[i - 1] == "gave" || w[i - 1] == "given"))
       continue;
     if (x == "gave" || x == "given") continue;
-    if (!std::any_of(x.begin(), x.end(), [](char c) { return is_cjk_lead(static_cast<unsigned char>(c)); })) {
+    if (!std::any_of(x.begin(), x.end(),
+                     [](char c) { return is_cjk_lead(static_cast<unsigned char>(c)); })) {
       out.emplace_back(crude_stem(x));
       continue;
     }
@@ -251,7 +280,8 @@ inline std::vector<std::string> content_tokens(const analysis& a) {
       const auto c = static_cast<unsigned char>(x[p]);
       const std::size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
       const sv ch = x.substr(p, len);
-      if (ch != "不" && ch != "再" && ch != "没" && ch != "戒" && ch != "拒" && ch != "绝") out.emplace_back(ch);
+      if (ch != "不" && ch != "再" && ch != "没" && ch != "戒" && ch != "拒" && ch != "绝")
+        out.emplace_back(ch);
       p += len;
     }
   }
@@ -276,7 +306,9 @@ inline std::vector<std::string> negated_targets(const analysis& a, sv norm) {
     for (std::size_t j = i + 1; j < w.size(); ++j) {
       const sv x = w[j];
       if (x == "t" || in(stop_words, x) || in(negation_words, x) || in(nt_stems, x)) continue;
-      if (std::any_of(x.begin(), x.end(), [](char c) { return is_cjk_lead(static_cast<unsigned char>(c)); })) break;
+      if (std::any_of(x.begin(), x.end(),
+                      [](char c) { return is_cjk_lead(static_cast<unsigned char>(c)); }))
+        break;
       out.emplace_back(crude_stem(x));
       break;
     }
@@ -295,7 +327,8 @@ inline std::vector<std::string> negated_targets(const analysis& a, sv norm) {
 // True when the negated side's cue applies to something the other side says (or when the
 // target cannot be told): "not vegetarian" vs "is vegetarian" yes; "no sugar" vs "coffee
 // black" no; "not give up" vs "keep pushing" no.
-inline bool negation_in_scope(const std::vector<std::string>& targets, const std::vector<std::string>& other_tokens) {
+inline bool negation_in_scope(const std::vector<std::string>& targets,
+                              const std::vector<std::string>& other_tokens) {
   if (targets.empty()) return true;
   // equal, or one a prefix of the other (>= 3 bytes): the crude stemmer leaves "likes" as "lik"
   return std::any_of(targets.begin(), targets.end(), [&](const std::string& t) {
@@ -306,13 +339,17 @@ inline bool negation_in_scope(const std::vector<std::string>& targets, const std
   });
 }
 
-inline double overlap_coefficient(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+inline double overlap_coefficient(const std::vector<std::string>& a,
+                                  const std::vector<std::string>& b) {
   if (a.empty() || b.empty()) return 0.0;
   std::size_t common = 0;
   for (std::size_t i = 0, j = 0; i < a.size() && j < b.size();) {
-    if (a[i] == b[j]) ++common, ++i, ++j;
-    else if (a[i] < b[j]) ++i;
-    else ++j;
+    if (a[i] == b[j])
+      ++common, ++i, ++j;
+    else if (a[i] < b[j])
+      ++i;
+    else
+      ++j;
   }
   return static_cast<double>(common) / static_cast<double>(std::min(a.size(), b.size()));
 }
@@ -337,17 +374,20 @@ struct default_conflict_judge {
 
   /// Judges one candidate pair (see the file comment). Never throws on any text.
   template <class R>
-  [[nodiscard]] conflict_verdict operator()(const R& a, std::string_view norm_a, const R& b, std::string_view norm_b,
-                                            float cosine) const {
+  [[nodiscard]] conflict_verdict operator()(const R& a, std::string_view norm_a, const R& b,
+                                            std::string_view norm_b, float cosine) const {
     (void)cosine;  // candidates arrive already filtered by similarity; the text rules decide
     if (norm_a == norm_b) return {false, false, "identical_text"};
     const auto x = detail::cue::analyse(norm_a, field::content(a), kind_of(a));
     const auto y = detail::cue::analyse(norm_b, field::content(b), kind_of(b));
-    if (!x.holder.empty() && !y.holder.empty() && x.holder != y.holder) return {false, false, "different_holders"};
+    if (!x.holder.empty() && !y.holder.empty() && x.holder != y.holder)
+      return {false, false, "different_holders"};
     const bool neg_x = x.negation || x.change, neg_y = y.negation || y.change;
-    if (neg_x == neg_y && (detail::cue::contains_words(norm_a, norm_b) || detail::cue::contains_words(norm_b, norm_a)))
+    if (neg_x == neg_y && (detail::cue::contains_words(norm_a, norm_b) ||
+                           detail::cue::contains_words(norm_b, norm_a)))
       return {false, false, "refinement"};
-    if (x.event != y.event && (x.restrictive || y.restrictive)) return {true, true, "state_vs_event"};
+    if (x.event != y.event && (x.restrictive || y.restrictive))
+      return {true, true, "state_vs_event"};
     if (neg_x != neg_y) {
       // "do not eat meat" and "avoid meat" say the same thing; "no longer avoid meat" and "avoid
       // meat" do not: a side is negative when it has any cue and its aversion is not negated
@@ -356,8 +396,9 @@ struct default_conflict_judge {
       if (negative_x == negative_y) return {false, false, "same_polarity"};
       const auto tx = detail::cue::content_tokens(x), ty = detail::cue::content_tokens(y);
       const double overlap = detail::cue::overlap_coefficient(tx, ty);
-      const bool in_scope = neg_x ? detail::cue::negation_in_scope(detail::cue::negated_targets(x, norm_a), ty)
-                                  : detail::cue::negation_in_scope(detail::cue::negated_targets(y, norm_b), tx);
+      const bool in_scope =
+          neg_x ? detail::cue::negation_in_scope(detail::cue::negated_targets(x, norm_a), ty)
+                : detail::cue::negation_in_scope(detail::cue::negated_targets(y, norm_b), tx);
       if (overlap >= min_token_overlap && in_scope) {
         const bool pure_negation = neg_x ? x.negation : y.negation;
         return {true, false, pure_negation ? "negation_cue" : "change_cue"};

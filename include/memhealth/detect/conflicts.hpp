@@ -63,17 +63,20 @@ namespace memhealth {
 ///         model / LLM with the conflict_judge.hpp signature).
 /// @tparam Candidates candidate policy for similar pairs (blocking.hpp / lsh.hpp).
 /// @tparam Kernel similarity kernel on unit rows.
-template <class Judge = default_conflict_judge, class Candidates = exact_all_pairs, class Kernel = cosine_kernel>
+template <class Judge = default_conflict_judge, class Candidates = exact_all_pairs,
+          class Kernel = cosine_kernel>
 struct conflict_detector {
   static constexpr std::string_view name = "conflicts";
 
-  float candidate_threshold = 0.6f;    ///< similarity for a text pair to reach the judge (cosine in [-1, 1])
-  std::size_t max_subject_block = 64;  ///< claim-subject blocks larger than this add no pairs of their own
+  float candidate_threshold =
+      0.6f;  ///< similarity for a text pair to reach the judge (cosine in [-1, 1])
+  std::size_t max_subject_block =
+      64;  ///< claim-subject blocks larger than this add no pairs of their own
   /// Most candidate pairs per scope (and conflicting claim pairs per claim key); 0 = no limit.
   std::size_t max_pairs_per_scope = 1'000'000;
-  Judge judge{};                       ///< the judge for text pairs
-  Candidates candidates{};             ///< candidate generation policy
-  Kernel kernel{};                     ///< similarity kernel
+  Judge judge{};            ///< the judge for text pairs
+  Candidates candidates{};  ///< candidate generation policy
+  Kernel kernel{};          ///< similarity kernel
 
   /// Appends this detector's findings. Never throws on bad data (a throwing user judge propagates).
   /// @complexity claims O(Σ g²) over claim groups; text pairs those of `Candidates` plus one judge
@@ -83,7 +86,8 @@ struct conflict_detector {
     using R = typename Ctx::record_type;
     MEMHEALTH_REQUIRE_CAPABILITY(scoped_record, R, "conflict_detector", "scope");
     static_assert(conflict_judge_for<Judge, R>,
-                  "memhealth: conflict_detector's Judge must be callable as judge(const R& a, std::string_view "
+                  "memhealth: conflict_detector's Judge must be callable as judge(const R& a, "
+                  "std::string_view "
                   "norm_a, const R& b, std::string_view norm_b, float cosine) and return a "
                   "memhealth::conflict_verdict.");
     const auto& store = ctx.store();
@@ -103,10 +107,14 @@ struct conflict_detector {
     // claim_key[i]: scope + normalised claim key of record i ("" = none). Two records with one
     // key are decided by their claims and never judged.
     std::vector<std::string> claim_key(n);
-    auto decided = [&](std::size_t i, std::size_t j) { return !claim_key[i].empty() && claim_key[i] == claim_key[j]; };
+    auto decided = [&](std::size_t i, std::size_t j) {
+      return !claim_key[i].empty() && claim_key[i] == claim_key[j];
+    };
     std::set<std::pair<std::size_t, std::size_t>> to_judge;
     std::vector<std::vector<std::size_t>> skipped;  // groups over the pair budget
-    auto changed_pair = [&](std::size_t i, std::size_t j) { return ctx.is_changed(i) || ctx.is_changed(j); };
+    auto changed_pair = [&](std::size_t i, std::size_t j) {
+      return ctx.is_changed(i) || ctx.is_changed(j);
+    };
 
     if constexpr (claimed_record<R>) {
       const auto& norm = ctx.normalizer();
@@ -154,7 +162,8 @@ struct conflict_detector {
     }
 
     std::vector<std::vector<std::size_t>> cut_groups;
-    candidate_request req{candidate_threshold, std::span<const std::uint8_t>(active), max_pairs_per_scope, &cut_groups};
+    candidate_request req{candidate_threshold, std::span<const std::uint8_t>(active),
+                          max_pairs_per_scope, &cut_groups};
     candidates(ctx, req, kernel, [&](std::size_t i, std::size_t j, float) {
       if (!decided(i, j)) to_judge.emplace(i, j);
     });
@@ -171,7 +180,8 @@ struct conflict_detector {
       const auto& b = store.record(j);
       if (detail::semantic_scope_of(a) != detail::semantic_scope_of(b)) continue;
       const float cos = cosine(ctx, i, j);
-      const conflict_verdict v = judge(a, std::string_view(texts[i]), b, std::string_view(texts[j]), cos);
+      const conflict_verdict v =
+          judge(a, std::string_view(texts[i]), b, std::string_view(texts[j]), cos);
       if (!v.conflict) continue;
       finding f = base_finding(ctx, i, j, v.needs_human);
       f.with(evidence_keys::reason, v.reason);
@@ -182,7 +192,8 @@ struct conflict_detector {
     std::sort(found_order.begin(), found_order.end());  // the position breaks ties: stable
     for (const auto& [i, j, at] : found_order) out.push_back(std::move(found[at]));
     for (const auto& g : skipped)
-      out.push_back(detail::pair_budget_finding(ctx, g, name, finding_kinds::conflict, max_pairs_per_scope));
+      out.push_back(
+          detail::pair_budget_finding(ctx, g, name, finding_kinds::conflict, max_pairs_per_scope));
   }
 
  private:
@@ -207,7 +218,8 @@ struct conflict_detector {
   }
 
   // Number of cross pairs of the sides (the candidate claim conflicts of one claim key).
-  static std::size_t cross_pairs(const std::vector<std::pair<std::string, std::vector<std::size_t>>>& sides) {
+  static std::size_t cross_pairs(
+      const std::vector<std::pair<std::string, std::vector<std::size_t>>>& sides) {
     std::size_t total = 0, same = 0;
     for (const auto& [label, side] : sides) {
       total += side.size();
@@ -222,7 +234,8 @@ struct conflict_detector {
     if (ri < 0 || rj < 0) return std::numeric_limits<float>::quiet_NaN();
     const auto& u = ctx.unit_embeddings();
     const auto d = static_cast<std::size_t>(u.cols());
-    return kernel(std::span<const float>(u.row(ri).data(), d), std::span<const float>(u.row(rj).data(), d));
+    return kernel(std::span<const float>(u.row(ri).data(), d),
+                  std::span<const float>(u.row(rj).data(), d));
   }
 
   template <class Ctx>
@@ -231,7 +244,8 @@ struct conflict_detector {
     f.kind = std::string(finding_kinds::conflict);
     f.severity = severity::error;
     f.detector = std::string(name);
-    f.record_ids = {std::string(field::id(ctx.store().record(i))), std::string(field::id(ctx.store().record(j)))};
+    f.record_ids = {std::string(field::id(ctx.store().record(i))),
+                    std::string(field::id(ctx.store().record(j)))};
     f.suggested_repair = needs_human ? "manual_review" : "resolve_conflict";
     return f;
   }
@@ -273,6 +287,6 @@ struct conflict_detector {
 };
 
 /// Deduction guide: `conflict_detector{}` = the defaults (clang 14 has no aggregate CTAD).
-conflict_detector() -> conflict_detector<>;
+conflict_detector()->conflict_detector<>;
 
 }  // namespace memhealth

@@ -31,7 +31,8 @@ namespace memhealth {
 using decay_days = std::chrono::duration<double, std::ratio<86400>>;
 
 namespace detail {
-inline double decay_age_ratio(std::chrono::milliseconds age, std::chrono::milliseconds unit) noexcept {
+inline double decay_age_ratio(std::chrono::milliseconds age,
+                              std::chrono::milliseconds unit) noexcept {
   return static_cast<double>(age.count()) / static_cast<double>(unit.count());
 }
 inline std::string decay_days_text(std::chrono::milliseconds d) {
@@ -109,7 +110,9 @@ inline std::string describe(const decay_curve& curve) {
     std::string operator()(const exponential_decay& c) const {
       return "exponential(half_life=" + detail::decay_days_text(c.half_life) + ")";
     }
-    std::string operator()(const step_ttl& c) const { return "step_ttl(ttl=" + detail::decay_days_text(c.ttl) + ")"; }
+    std::string operator()(const step_ttl& c) const {
+      return "step_ttl(ttl=" + detail::decay_days_text(c.ttl) + ")";
+    }
     std::string operator()(const linear_decay& c) const {
       return "linear(lifetime=" + detail::decay_days_text(c.lifetime) + ")";
     }
@@ -123,7 +126,8 @@ inline std::string describe(const decay_curve& curve) {
   return std::visit(visitor{}, curve);
 }
 
-static_assert(kinds::episodic < kinds::fact && kinds::fact < kinds::preference && kinds::preference < kinds::temporary,
+static_assert(kinds::episodic < kinds::fact && kinds::fact < kinds::preference &&
+                  kinds::preference < kinds::temporary,
               "kind_decay::by_kind is listed in this order");
 
 /// Per-kind decay policy table: kind text -> curve, with a fallback for unknown kinds.

@@ -24,12 +24,14 @@ namespace memhealth {
 /// Settings of the default pipeline; defaults follow SPEC section 2.
 struct default_check_settings {
   float near_duplicate_threshold = 0.92f;  ///< cosine in [-1,1] for near duplicates
-  std::optional<std::chrono::milliseconds> near_duplicate_window{};  ///< created_at window; nullopt = any
-  float conflict_candidate_threshold = 0.6f;  ///< cosine for a text pair to reach the conflict judge
-  metadata_schema schema{};                   ///< user metadata schema; empty = not checked
-  bool expect_unit_norm = true;               ///< the index expects unit vectors
-  kind_decay decay{};                         ///< decay curve per kind
-  double stale_threshold = 0.2;               ///< effective weight below this is stale, in [0,1]
+  std::optional<std::chrono::milliseconds>
+      near_duplicate_window{};  ///< created_at window; nullopt = any
+  float conflict_candidate_threshold =
+      0.6f;                      ///< cosine for a text pair to reach the conflict judge
+  metadata_schema schema{};      ///< user metadata schema; empty = not checked
+  bool expect_unit_norm = true;  ///< the index expects unit vectors
+  kind_decay decay{};            ///< decay curve per kind
+  double stale_threshold = 0.2;  ///< effective weight below this is stale, in [0,1]
   /// Most similar pairs per scope for the duplicate and conflict checks (0 = no limit); a scope
   /// above it gets a check_skipped warning instead (bounds time and memory).
   std::size_t max_pairs_per_scope = 1'000'000;
@@ -61,7 +63,8 @@ inline auto make_default_pipeline(const default_check_settings& s = {}) {
   staleness_detector staleness;
   staleness.curves = s.decay;
   staleness.threshold = s.stale_threshold;
-  return pipeline{structural, duplicates, conflicts, staleness, scope_detector{}, hygiene_detector{}};
+  return pipeline{structural, duplicates,       conflicts,
+                  staleness,  scope_detector{}, hygiene_detector{}};
 }
 
 /// The type of the default pipeline.

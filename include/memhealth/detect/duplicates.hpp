@@ -79,23 +79,26 @@ bool semantic_is_active(const R& r) {
 // The check_skipped finding for a group (record indices, ascending) whose pairs exceeded the
 // budget of a pairwise check.
 template <class Ctx>
-finding pair_budget_finding(Ctx& ctx, const std::vector<std::size_t>& group, std::string_view detector,
-                            std::string_view check, std::size_t budget) {
+finding pair_budget_finding(Ctx& ctx, const std::vector<std::size_t>& group,
+                            std::string_view detector, std::string_view check, std::size_t budget) {
   constexpr std::size_t listed = 20;
   const auto& store = ctx.store();
   finding f;
   f.kind = std::string(finding_kinds::check_skipped);
   f.severity = severity::warning;
   f.detector = std::string(detector);
-  for (std::size_t k = 0; k < group.size() && k < listed; ++k) f.record_ids.emplace_back(field::id(store.record(group[k])));
+  for (std::size_t k = 0; k < group.size() && k < listed; ++k)
+    f.record_ids.emplace_back(field::id(store.record(group[k])));
   f.suggested_repair = "manual_review";
   f.with("check", std::string(check))
-      .with("scope", std::string(group.empty() ? std::string_view{} : semantic_scope_of(store.record(group.front()))))
+      .with("scope", std::string(group.empty() ? std::string_view{}
+                                               : semantic_scope_of(store.record(group.front()))))
       .with("group_size", static_cast<std::int64_t>(group.size()))
       .with("pair_budget", static_cast<std::int64_t>(budget))
       .with("listed", static_cast<std::int64_t>(f.record_ids.size()))
-      .with(evidence_keys::reason, std::string("more similar pairs than the budget: many records share almost one vector "
-                                  "(placeholder or default embedding?); check skipped for this group"));
+      .with(evidence_keys::reason,
+            std::string("more similar pairs than the budget: many records share almost one vector "
+                        "(placeholder or default embedding?); check skipped for this group"));
   return f;
 }
 }  // namespace detail
@@ -108,9 +111,10 @@ template <class Candidates = exact_all_pairs, class Kernel = cosine_kernel>
 struct duplicate_detector {
   static constexpr std::string_view name = "duplicates";
 
-  float threshold = 0.92f;                         ///< near-duplicate threshold (cosine in [-1, 1])
-  std::optional<std::chrono::milliseconds> window{};  ///< max |created_at difference| of a near pair; nullopt = any
-  bool cross_scope_check = true;                   ///< report cross_scope_duplicate
+  float threshold = 0.92f;  ///< near-duplicate threshold (cosine in [-1, 1])
+  std::optional<std::chrono::milliseconds>
+      window{};                   ///< max |created_at difference| of a near pair; nullopt = any
+  bool cross_scope_check = true;  ///< report cross_scope_duplicate
   /// Drop near pairs whose texts differ by a negation or change cue ("plays the guitar" vs "is not
   /// playing the guitar", cue lists of conflict_judge.hpp): similar vectors, opposite meaning.
   /// Such pairs are conflict candidates, never merge candidates.
@@ -118,9 +122,9 @@ struct duplicate_detector {
   /// Most near pairs per scope/block (0 = no limit); above it the group is skipped with a finding.
   /// 1,000,000 pairs hold about 24 MB.
   std::size_t max_pairs_per_scope = 1'000'000;
-  Candidates candidates{};                         ///< candidate generation policy
-  Kernel kernel{};                                 ///< similarity kernel
-  information_score_weights weights{};             ///< primary selection
+  Candidates candidates{};              ///< candidate generation policy
+  Kernel kernel{};                      ///< similarity kernel
+  information_score_weights weights{};  ///< primary selection
 
   /// Appends the findings of this detector for the store of `ctx`. Never throws on bad data.
   /// @complexity exact path O(total text length); near path that of `Candidates`; clusters
@@ -133,7 +137,8 @@ struct duplicate_detector {
     const std::size_t n = store.size();
     const auto& texts = ctx.normalized_texts();
     std::vector<std::uint8_t> active(n, 0);
-    for (std::size_t i = 0; i < n; ++i) active[i] = detail::semantic_is_active(store.record(i)) && !texts[i].empty();
+    for (std::size_t i = 0; i < n; ++i)
+      active[i] = detail::semantic_is_active(store.record(i)) && !texts[i].empty();
 
     union_find uf(n);
     // exact: group by (scope, normalised text); the map hashes and then compares the full key
@@ -160,11 +165,13 @@ struct duplicate_detector {
     };
     std::vector<std::tuple<std::size_t, std::size_t, float>> near;
     std::vector<std::vector<std::size_t>> cut_groups;
-    candidate_request req{threshold, std::span<const std::uint8_t>(active), max_pairs_per_scope, &cut_groups};
+    candidate_request req{threshold, std::span<const std::uint8_t>(active), max_pairs_per_scope,
+                          &cut_groups};
     candidates(ctx, req, kernel, [&](std::size_t i, std::size_t j, float s) {
       const auto& a = store.record(i);
       const auto& b = store.record(j);
-      MEMHEALTH_ASSERT(detail::semantic_scope_of(a) == detail::semantic_scope_of(b), "duplicate_detector: candidate crosses scopes");
+      MEMHEALTH_ASSERT(detail::semantic_scope_of(a) == detail::semantic_scope_of(b),
+                       "duplicate_detector: candidate crosses scopes");
       if (texts[i] == texts[j]) return;
       if (skip_negation_mismatch && negated(i) != negated(j)) return;
       if (window) {
@@ -177,31 +184,37 @@ struct duplicate_detector {
       std::vector<std::uint8_t> cut(n, 0);
       for (const auto& g : cut_groups)
         for (std::size_t i : g) cut[i] = 1;
-      std::erase_if(near, [&](const auto& p) { return cut[std::get<0>(p)] && cut[std::get<1>(p)]; });
+      std::erase_if(near,
+                    [&](const auto& p) { return cut[std::get<0>(p)] && cut[std::get<1>(p)]; });
     }
     std::sort(near.begin(), near.end());
     for (const auto& [i, j, s] : near) uf.unite(i, j);
 
     for (auto& members : uf.groups(2)) {
-      const bool any_changed = std::any_of(members.begin(), members.end(), [&](std::size_t i) { return ctx.is_changed(i); });
+      const bool any_changed = std::any_of(members.begin(), members.end(),
+                                           [&](std::size_t i) { return ctx.is_changed(i); });
       if (!any_changed) continue;
       out.push_back(cluster_finding(ctx, members, near));
     }
 
     report_skipped(ctx, active, out);
     for (const auto& g : cut_groups)
-      out.push_back(detail::pair_budget_finding(ctx, g, name, finding_kinds::near_duplicate, max_pairs_per_scope));
+      out.push_back(detail::pair_budget_finding(ctx, g, name, finding_kinds::near_duplicate,
+                                                max_pairs_per_scope));
     if (cross_scope_check) report_cross_scope(ctx, texts, out);
   }
 
  private:
   template <class Ctx>
-  finding cluster_finding(Ctx& ctx, const std::vector<std::size_t>& members,
-                          const std::vector<std::tuple<std::size_t, std::size_t, float>>& near) const {
+  finding cluster_finding(
+      Ctx& ctx, const std::vector<std::size_t>& members,
+      const std::vector<std::tuple<std::size_t, std::size_t, float>>& near) const {
     const auto& store = ctx.store();
     const auto& texts = ctx.normalized_texts();
-    const bool all_same = std::all_of(members.begin(), members.end(), [&](std::size_t i) { return texts[i] == texts[members[0]]; });
-    auto order = order_by_information(store, std::span<const std::size_t>(members), ctx.now(), weights);
+    const bool all_same = std::all_of(members.begin(), members.end(),
+                                      [&](std::size_t i) { return texts[i] == texts[members[0]]; });
+    auto order =
+        order_by_information(store, std::span<const std::size_t>(members), ctx.now(), weights);
     finding f;
     f.kind = std::string(all_same ? finding_kinds::exact_duplicate : finding_kinds::near_duplicate);
     f.severity = severity::warning;
@@ -210,7 +223,8 @@ struct duplicate_detector {
     f.suggested_repair = "merge_duplicates";
     const std::string_view scope = detail::semantic_scope_of(store.record(members[0]));
     for (std::size_t i : members)
-      MEMHEALTH_ASSERT(detail::semantic_scope_of(store.record(i)) == scope, "duplicate_detector: cluster spans two scopes");
+      MEMHEALTH_ASSERT(detail::semantic_scope_of(store.record(i)) == scope,
+                       "duplicate_detector: cluster spans two scopes");
     f.with("cluster_size", static_cast<std::int64_t>(members.size()))
         .with("primary_id", f.record_ids.front())
         .with("scope", std::string(scope));
@@ -228,34 +242,42 @@ struct duplicate_detector {
     if (embedded.size() >= 2 && embedded.size() <= 256) {
       const auto& units = ctx.unit_embeddings();
       const auto d = static_cast<std::size_t>(units.cols());
-      auto row = [&](std::size_t i) { return std::span<const float>(units.row(ctx.unit_row_of(i)).data(), d); };
+      auto row = [&](std::size_t i) {
+        return std::span<const float>(units.row(ctx.unit_row_of(i)).data(), d);
+      };
       for (std::size_t a = 0; a < embedded.size(); ++a)
-        for (std::size_t b = a + 1; b < embedded.size(); ++b) take(kernel(row(embedded[a]), row(embedded[b])));
+        for (std::size_t b = a + 1; b < embedded.size(); ++b)
+          take(kernel(row(embedded[a]), row(embedded[b])));
     } else if (embedded.size() > 256) {
       for (const auto& [i, j, s] : near)
         if (std::binary_search(members.begin(), members.end(), i)) take(s);
     }
-    if (any) f.with("min_cosine", static_cast<double>(lo)).with("max_cosine", static_cast<double>(hi));
+    if (any)
+      f.with("min_cosine", static_cast<double>(lo)).with("max_cosine", static_cast<double>(hi));
     return f;
   }
 
   template <class Ctx>
-  void report_skipped(Ctx& ctx, const std::vector<std::uint8_t>& active, std::vector<finding>& out) const {
+  void report_skipped(Ctx& ctx, const std::vector<std::uint8_t>& active,
+                      std::vector<finding>& out) const {
     finding f;
     for (std::size_t i = 0; i < active.size(); ++i)
-      if (active[i] && ctx.is_changed(i) && ctx.unit_row_of(i) < 0) f.record_ids.emplace_back(field::id(ctx.store().record(i)));
+      if (active[i] && ctx.is_changed(i) && ctx.unit_row_of(i) < 0)
+        f.record_ids.emplace_back(field::id(ctx.store().record(i)));
     if (f.record_ids.empty()) return;
     f.kind = std::string(finding_kinds::check_skipped);
     f.severity = severity::info;
     f.detector = std::string(name);
     f.with("check", std::string(finding_kinds::near_duplicate))
         .with("count", static_cast<std::int64_t>(f.record_ids.size()))
-        .with(evidence_keys::reason, std::string("no usable embedding (missing, wrong dimension, non-finite or zero)"));
+        .with(evidence_keys::reason,
+              std::string("no usable embedding (missing, wrong dimension, non-finite or zero)"));
     out.push_back(std::move(f));
   }
 
   template <class Ctx>
-  void report_cross_scope(Ctx& ctx, const std::vector<std::string>& texts, std::vector<finding>& out) const {
+  void report_cross_scope(Ctx& ctx, const std::vector<std::string>& texts,
+                          std::vector<finding>& out) const {
     const auto& store = ctx.store();
     std::unordered_map<std::string_view, std::vector<std::size_t>> by_text;
     for (std::size_t i = 0; i < texts.size(); ++i)
@@ -264,9 +286,11 @@ struct duplicate_detector {
     for (auto& [text, members] : by_text) {
       if (members.size() < 2) continue;
       const std::string_view s0 = detail::semantic_scope_of(store.record(members[0]));
-      const bool crosses = std::any_of(members.begin(), members.end(),
-                                       [&](std::size_t i) { return detail::semantic_scope_of(store.record(i)) != s0; });
-      const bool changed = std::any_of(members.begin(), members.end(), [&](std::size_t i) { return ctx.is_changed(i); });
+      const bool crosses = std::any_of(members.begin(), members.end(), [&](std::size_t i) {
+        return detail::semantic_scope_of(store.record(i)) != s0;
+      });
+      const bool changed = std::any_of(members.begin(), members.end(),
+                                       [&](std::size_t i) { return ctx.is_changed(i); });
       if (crosses && changed) hits.push_back(members);
     }
     std::sort(hits.begin(), hits.end());
@@ -286,13 +310,14 @@ struct duplicate_detector {
       f.detector = std::string(name);
       for (std::size_t i : members) f.record_ids.emplace_back(field::id(store.record(i)));
       f.suggested_repair = "manual_review";
-      f.with("scopes", std::move(joined)).with("scope_count", static_cast<std::int64_t>(scopes.size()));
+      f.with("scopes", std::move(joined))
+          .with("scope_count", static_cast<std::int64_t>(scopes.size()));
       out.push_back(std::move(f));
     }
   }
 };
 
 /// Deduction guide: `duplicate_detector{}` = the defaults (clang 14 has no aggregate CTAD).
-duplicate_detector() -> duplicate_detector<>;
+duplicate_detector()->duplicate_detector<>;
 
 }  // namespace memhealth

@@ -32,10 +32,14 @@ enum class severity : std::uint8_t {
 /// Text of a severity: "info", "warning", "error", "critical".
 constexpr std::string_view to_string(severity s) noexcept {
   switch (s) {
-    case severity::info: return "info";
-    case severity::warning: return "warning";
-    case severity::error: return "error";
-    case severity::critical: return "critical";
+    case severity::info:
+      return "info";
+    case severity::warning:
+      return "warning";
+    case severity::error:
+      return "error";
+    case severity::critical:
+      return "critical";
   }
   return "";
 }
@@ -58,12 +62,12 @@ using evidence_list = std::vector<std::pair<std::string, evidence_value>>;
 
 /// One anomaly found by a detector.
 struct finding {
-  std::string kind;                     ///< from `finding_kinds` (or a user detector's own kind)
+  std::string kind;  ///< from `finding_kinds` (or a user detector's own kind)
   memhealth::severity severity = memhealth::severity::warning;  ///< how bad
   std::string detector;                 ///< name of the detector that raised it
   std::vector<std::string> record_ids;  ///< records involved (a cluster lists its primary first)
   evidence_list evidence;               ///< scores, field names, values
-  std::string suggested_repair;         ///< repair action name, e.g. "merge_duplicates"; may be empty
+  std::string suggested_repair;  ///< repair action name, e.g. "merge_duplicates"; may be empty
 
   /// Appends one evidence entry; returns *this for chaining.
   finding& with(std::string_view key, evidence_value v) {
@@ -80,7 +84,7 @@ struct finding {
 
 /// The result of a detection run: all findings in detector order, and counts by kind.
 struct report {
-  std::vector<finding> findings;  ///< every finding, in the order detectors emitted them
+  std::vector<finding> findings;    ///< every finding, in the order detectors emitted them
   std::size_t records_checked = 0;  ///< records in the store (full run) or changed (incremental)
   std::size_t records_total = 0;    ///< records in the store
 

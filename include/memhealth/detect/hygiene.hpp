@@ -65,14 +65,25 @@ struct hygiene_detector {
   static constexpr std::string_view name = "hygiene";
 
   /// Substrings that mark prompt-template fragments and model boilerplate.
-  std::vector<std::string> contains_patterns = {
-      "{{", "}}", "<|im_start|>", "<|im_end|>", "<|system|>", "<|user|>", "<|assistant|>",
-      "[INST]", "[/INST]", "<<SYS>>", "### Instruction", "### Response",
-      "You are a helpful assistant", "As an AI language model", "lorem ipsum"};
+  std::vector<std::string> contains_patterns = {"{{",
+                                                "}}",
+                                                "<|im_start|>",
+                                                "<|im_end|>",
+                                                "<|system|>",
+                                                "<|user|>",
+                                                "<|assistant|>",
+                                                "[INST]",
+                                                "[/INST]",
+                                                "<<SYS>>",
+                                                "### Instruction",
+                                                "### Response",
+                                                "You are a helpful assistant",
+                                                "As an AI language model",
+                                                "lorem ipsum"};
   /// Whole-content placeholders.
-  std::vector<std::string> exact_patterns = {"TODO", "TBD", "N/A", "null", "none", "nil", "undefined",
-                                             "NaN", "test", "test test", "placeholder", "example",
-                                             "asdf"};
+  std::vector<std::string> exact_patterns = {"TODO",        "TBD",       "N/A", "null", "none",
+                                             "nil",         "undefined", "NaN", "test", "test test",
+                                             "placeholder", "example",   "asdf"};
   /// Report content without any letter.
   bool flag_no_letters = true;
 

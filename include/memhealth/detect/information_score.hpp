@@ -44,7 +44,8 @@ struct information_score_weights {
   double metadata = 0.5;  ///< per non-null metadata key
   double source = 1.0;    ///< per source-rank step (0..4)
   double recency = 1.0;   ///< weight of the recency term in [0, 1]
-  std::chrono::milliseconds recency_half_life = std::chrono::hours(24 * 30);  ///< age at which recency = 0.5
+  std::chrono::milliseconds recency_half_life =
+      std::chrono::hours(24 * 30);  ///< age at which recency = 0.5
 };
 
 namespace detail {
@@ -59,8 +60,10 @@ inline std::size_t utf8_code_points(std::string_view s) noexcept {
 /// (missing capabilities contribute 0).
 /// @complexity O(length of content + number of metadata keys).
 template <class R>
-[[nodiscard]] double information_score(const R& r, utc_time now, const information_score_weights& w = {}) {
-  double score = w.length * std::log2(1.0 + static_cast<double>(detail::utf8_code_points(field::content(r))));
+[[nodiscard]] double information_score(const R& r, utc_time now,
+                                       const information_score_weights& w = {}) {
+  double score =
+      w.length * std::log2(1.0 + static_cast<double>(detail::utf8_code_points(field::content(r))));
   if constexpr (metadata_record<R>) {
     std::size_t filled = 0;
     for (const auto& [key, value] : field::metadata(r)) {
@@ -89,8 +92,9 @@ template <class R>
 /// tie-break (smaller id, then smaller index). @return the ordered indices.
 /// @complexity O(m log m) comparisons after m score evaluations.
 template <class S>
-[[nodiscard]] std::vector<std::size_t> order_by_information(const S& store, std::span<const std::size_t> indices,
-                                                            utc_time now, const information_score_weights& w = {}) {
+[[nodiscard]] std::vector<std::size_t> order_by_information(
+    const S& store, std::span<const std::size_t> indices, utc_time now,
+    const information_score_weights& w = {}) {
   struct entry {
     double score;
     std::string_view id;
@@ -115,8 +119,8 @@ template <class S>
 
 /// The primary of a cluster: the first of `order_by_information`. @pre !indices.empty().
 template <class S>
-[[nodiscard]] std::size_t choose_primary(const S& store, std::span<const std::size_t> indices, utc_time now,
-                                         const information_score_weights& w = {}) {
+[[nodiscard]] std::size_t choose_primary(const S& store, std::span<const std::size_t> indices,
+                                         utc_time now, const information_score_weights& w = {}) {
   MEMHEALTH_ASSERT(!indices.empty(), "choose_primary: empty cluster");
   return order_by_information(store, indices, now, w).front();
 }

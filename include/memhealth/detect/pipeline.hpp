@@ -40,7 +40,8 @@ namespace memhealth {
 /// Options shared by every detector of a run.
 struct detect_options {
   /// The clock for staleness and future-timestamp checks (UTC). Default: now.
-  utc_time now = std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
+  utc_time now =
+      std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
   /// Expected embedding dimension; 0 = the store's `dimension()`.
   std::size_t dimension = 0;
   /// Incremental cursor: when set, only records changed after it are checked.
@@ -186,15 +187,15 @@ class pipeline {
   /// Runs every detector over `store` and collects the findings. Never mutates the store.
   /// @tparam Normalizer text normalisation policy shared by the detectors.
   template <record_store S, text_normalization_policy Normalizer = text_normalizer>
-  [[nodiscard]] report run(const S& store, detect_options options = {}, Normalizer normalizer = {}) const {
+  [[nodiscard]] report run(const S& store, detect_options options = {},
+                           Normalizer normalizer = {}) const {
     detection_context<S, Normalizer> ctx(store, std::move(options), std::move(normalizer));
     return run(ctx);
   }
 
   /// Runs every detector with an existing context (to share its caches with other work).
   template <class Ctx>
-    requires(!record_store<Ctx>)
-  [[nodiscard]] report run(Ctx& ctx) const {
+  requires(!record_store<Ctx>) [[nodiscard]] report run(Ctx& ctx) const {
     report r;
     r.records_total = ctx.store().size();
     r.records_checked = ctx.changed_count();

@@ -5,13 +5,15 @@
 ///
 /// The `memhealth check --format json` document (`check_report_json`):
 /// @code{.json}
-/// {"schema_version": 1, "store": "store.jsonl", "now": "2024-07-15T00:00:00.000Z", "dimension": 384,
+/// {"schema_version": 1, "store": "store.jsonl", "now": "2024-07-15T00:00:00.000Z", "dimension":
+/// 384,
 ///  "summary": {"records_total": 51, "records_checked": 51, "findings": 21, "load_issues": 0,
 ///              "by_kind": {"conflict": 2, ...}, "by_severity": {"warning": 9, ...}},
 ///  "findings": [{"kind": "exact_duplicate", "severity": "warning", "detector": "duplicates",
 ///                "record_ids": ["mem-1004", "mem-1002"], "evidence": {"scope": "user:alice", ...},
 ///                "suggested_repair": "merge_duplicates"}, ...],
-///  "load_issues": [{"field": "", "file": "store.jsonl", "line": 7, "reason": "...", "record_kept": false}]}
+///  "load_issues": [{"field": "", "file": "store.jsonl", "line": 7, "reason": "...", "record_kept":
+///  false}]}
 /// @endcode
 /// Objects keep the key order shown (nlohmann::ordered_json), except each load issue, whose keys
 /// are sorted. `by_kind` is sorted by kind, `by_severity` ordered info, warning, error, critical
@@ -91,7 +93,11 @@ template <class = void>  // deferred instantiation, see memhealth.hpp
 nlohmann::json load_issues_json(const std::vector<load_issue>& issues) {
   auto a = nlohmann::json::array();
   for (const auto& i : issues)
-    a.push_back({{"file", i.file}, {"line", i.line}, {"field", i.field}, {"reason", i.reason}, {"record_kept", i.record_kept}});
+    a.push_back({{"file", i.file},
+                 {"line", i.line},
+                 {"field", i.field},
+                 {"reason", i.reason},
+                 {"record_kept", i.record_kept}});
   return a;
 }
 
@@ -99,7 +105,8 @@ nlohmann::json load_issues_json(const std::vector<load_issue>& issues) {
 /// `store` (the name given), `now` (`d.now`, ISO-8601 UTC with milliseconds), `dimension`
 /// (`d.dimension` as the run used it), `summary`, `findings`, `load_issues`.
 template <class = void>  // deferred instantiation, see memhealth.hpp
-nlohmann::ordered_json check_report_json(const report& r, std::string_view store, const detect_options& d,
+nlohmann::ordered_json check_report_json(const report& r, std::string_view store,
+                                         const detect_options& d,
                                          const std::vector<load_issue>& issues) {
   nlohmann::ordered_json j;
   j["schema_version"] = 1;

@@ -28,7 +28,8 @@ constexpr std::string_view trim_scope(std::string_view s) noexcept {
 /// `scope_is_ancestor_or_self("user:7", "user:7/project:alpha")` is true;
 /// `scope_is_ancestor_or_self("user:7", "user:70")` is false. An empty `ancestor` only matches
 /// an empty `scope`. @complexity O(length); no allocation.
-constexpr bool scope_is_ancestor_or_self(std::string_view ancestor, std::string_view scope) noexcept {
+constexpr bool scope_is_ancestor_or_self(std::string_view ancestor,
+                                         std::string_view scope) noexcept {
   ancestor = detail::trim_scope(ancestor);
   scope = detail::trim_scope(scope);
   if (ancestor.empty()) return scope.empty();
@@ -41,7 +42,8 @@ constexpr bool scope_is_ancestor_or_self(std::string_view ancestor, std::string_
 constexpr std::string_view scope_parent(std::string_view scope) noexcept {
   scope = detail::trim_scope(scope);
   const auto slash = scope.rfind('/');
-  return slash == std::string_view::npos ? std::string_view{} : detail::trim_scope(scope.substr(0, slash));
+  return slash == std::string_view::npos ? std::string_view{}
+                                         : detail::trim_scope(scope.substr(0, slash));
 }
 
 /// Number of segments: "" -> 0, "user:7" -> 1, "user:7/project:alpha" -> 2. Empty segments
@@ -70,15 +72,17 @@ void for_each_link(const R& r, F&& f) {
     if (!d.empty()) f(std::string_view("duplicate_of"), d);
   }
   if constexpr (field_related_ids::available<const R>)
-    for (const auto& t : field::related_ids(r)) f(std::string_view("related_ids"), std::string_view(t));
+    for (const auto& t : field::related_ids(r))
+      f(std::string_view("related_ids"), std::string_view(t));
   if constexpr (field_supersedes::available<const R>)
-    for (const auto& t : field::supersedes(r)) f(std::string_view("supersedes"), std::string_view(t));
+    for (const auto& t : field::supersedes(r))
+      f(std::string_view("supersedes"), std::string_view(t));
 }
 
 template <class R>
-inline constexpr bool has_any_link_field = field_duplicate_of::available<const R> ||
-                                           field_related_ids::available<const R> ||
-                                           field_supersedes::available<const R>;
+inline constexpr bool has_any_link_field =
+    field_duplicate_of::available<const R> || field_related_ids::available<const R> ||
+    field_supersedes::available<const R>;
 }  // namespace detail
 
 /// Detector "scope": links (duplicate_of, related_ids, supersedes) from a record to a record of
@@ -119,7 +123,8 @@ struct scope_detector {
         if (!j || *j == i) return;
         if (!from_changed && !ctx.is_changed(*j)) return;
         const std::string_view to_scope = field::scope(store.record(*j));
-        if (to_scope.empty() || detail::trim_scope(to_scope) == detail::trim_scope(from_scope)) return;
+        if (to_scope.empty() || detail::trim_scope(to_scope) == detail::trim_scope(from_scope))
+          return;
         if (allow_ancestor_links && scope_is_ancestor_or_self(to_scope, from_scope)) return;
         finding f;
         f.kind = std::string(finding_kinds::cross_scope_link);

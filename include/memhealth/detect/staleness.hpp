@@ -17,9 +17,9 @@ namespace memhealth {
 
 namespace detail {
 template <class R>
-inline constexpr bool has_any_time_field = field_updated_at::available<const R> ||
-                                           field_last_accessed_at::available<const R> ||
-                                           field_created_at::available<const R>;
+inline constexpr bool has_any_time_field =
+    field_updated_at::available<const R> || field_last_accessed_at::available<const R> ||
+    field_created_at::available<const R>;
 }  // namespace detail
 
 /// Detector "staleness".
@@ -29,8 +29,8 @@ inline constexpr bool has_any_time_field = field_updated_at::available<const R> 
 /// both are absent; negative ages count as 0). The weight is `curves.curve_for(kind)(age)`, times
 /// the stored effective_weight when R maps one and the record has it. A record whose stored
 /// effective_weight is already at or below the curve's value, or below `threshold`, has been
-/// down-weighted and is not reported again (so a repair converges, floor or not). A weight below `threshold`
-/// emits `stale` with record_ids {id}, evidence `age_days` (double), `curve` (e.g.
+/// down-weighted and is not reported again (so a repair converges, floor or not). A weight below
+/// `threshold` emits `stale` with record_ids {id}, evidence `age_days` (double), `curve` (e.g.
 /// "exponential(half_life=30d)"), `curve_weight`, `weight` (the product, in [0,1]), `kind`, and
 /// repair "downweight". A stored weight outside [0,1] is used as is (the product is reported).
 /// Severity: warning when weight < threshold / 2, else info.
@@ -46,8 +46,8 @@ inline constexpr bool has_any_time_field = field_updated_at::available<const R> 
 /// @complexity O(n log k) for n records and k kinds in the table; no allocation for fresh records.
 struct staleness_detector {
   static constexpr std::string_view name = "staleness";
-  kind_decay curves;        ///< decay curve per kind (defaults in `kind_decay`)
-  double threshold = 0.2;   ///< weights below this are stale; in [0,1]
+  kind_decay curves;            ///< decay curve per kind (defaults in `kind_decay`)
+  double threshold = 0.2;       ///< weights below this are stale; in [0,1]
   bool check_unchanged = true;  ///< check records the incremental cursor did not mark changed
 
   /// Appends stale findings; never mutates the store.

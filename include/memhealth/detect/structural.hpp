@@ -10,23 +10,24 @@
 /// checks and silently skips the rest. Only `basic_record` (id, content) is required.
 /// | finding kind | severity | repair | needs |
 /// |---|---|---|---|
-/// | content_empty (empty, or only whitespace / control / format code points) | error | manual_review | basic_record |
-/// | embedding_missing | error | reembed | embedded_record |
-/// | embedding_dim_mismatch (length != ctx.dimension()) | error | reembed | embedded_record |
-/// | embedding_non_finite (NaN / inf) | error | reembed | embedded_record |
-/// | embedding_zero_norm (all zeros) | error | reembed | embedded_record |
-/// | embedding_not_normalized (abs(norm - 1) > norm_tolerance) | warning | reembed | embedded_record, `expect_unit_norm` |
-/// | embedding_zero_padded (see below) | error | reembed | embedded_record |
-/// | illegal_status (not active / archived / pending_review; empty too) | error | set_status_pending_review | status_record |
-/// | missing_source (empty or blank) | warning | fill_metadata_defaults | sourced_record |
-/// | missing_scope (empty or blank) | error | manual_review | scoped_record |
-/// | metadata_schema_violation | warning | fill_metadata_defaults | metadata_record, non-empty `schema` |
-/// | duplicate_id | critical | manual_review | basic_record |
-/// | dangling_reference | error | drop_dangling_links | any link field |
-/// | reference_cycle | error | manual_review | duplicate_of or supersedes |
-/// | merged_but_active (status "active" and duplicate_of set, or named in any record's supersedes) | error | archive_merged | status_record + duplicate_of or supersedes |
-/// | timestamp_inconsistent | warning (error for future) | normalize_timestamps | the time fields involved |
-/// | mixed_embedding_version | error | reembed | versioned_embedding_record |
+/// | content_empty (empty, or only whitespace / control / format code points) | error |
+/// manual_review | basic_record | | embedding_missing | error | reembed | embedded_record | |
+/// embedding_dim_mismatch (length != ctx.dimension()) | error | reembed | embedded_record | |
+/// embedding_non_finite (NaN / inf) | error | reembed | embedded_record | | embedding_zero_norm
+/// (all zeros) | error | reembed | embedded_record | | embedding_not_normalized (abs(norm - 1) >
+/// norm_tolerance) | warning | reembed | embedded_record, `expect_unit_norm` | |
+/// embedding_zero_padded (see below) | error | reembed | embedded_record | | illegal_status (not
+/// active / archived / pending_review; empty too) | error | set_status_pending_review |
+/// status_record | | missing_source (empty or blank) | warning | fill_metadata_defaults |
+/// sourced_record | | missing_scope (empty or blank) | error | manual_review | scoped_record | |
+/// metadata_schema_violation | warning | fill_metadata_defaults | metadata_record, non-empty
+/// `schema` | | duplicate_id | critical | manual_review | basic_record | | dangling_reference |
+/// error | drop_dangling_links | any link field | | reference_cycle | error | manual_review |
+/// duplicate_of or supersedes | | merged_but_active (status "active" and duplicate_of set, or named
+/// in any record's supersedes) | error | archive_merged | status_record + duplicate_of or
+/// supersedes | | timestamp_inconsistent | warning (error for future) | normalize_timestamps | the
+/// time fields involved | | mixed_embedding_version | error | reembed | versioned_embedding_record
+/// |
 ///
 /// ## Zero-padding rule
 /// Let t be the number of trailing coordinates that are exactly 0 (either sign) in a vector of
@@ -73,9 +74,8 @@
 /// O(n log n) for duplicate ids (a sort of 64-bit id hashes) and O(n + L log n) for L links.
 
 #include <Eigen/Core>
-#include <utf8proc.h>
-
 #include <boost/container/flat_map.hpp>
+#include <utf8proc.h>
 
 #include <algorithm>
 #include <chrono>
@@ -145,8 +145,8 @@ inline bool is_blank_text(std::string_view s) noexcept {
 
 /// What one pass over a vector tells: squared norm, non-finite count, exact-zero tail length.
 struct vector_scan {
-  double squared_norm = 0;       ///< sum of squares (double; inf/NaN when non_finite > 0)
-  std::size_t non_finite = 0;    ///< NaN / inf coordinates
+  double squared_norm = 0;           ///< sum of squares (double; inf/NaN when non_finite > 0)
+  std::size_t non_finite = 0;        ///< NaN / inf coordinates
   std::size_t first_non_finite = 0;  ///< index of the first one (when non_finite > 0)
   std::size_t trailing_zeros = 0;    ///< exact zeros at the end
 };
@@ -184,15 +184,18 @@ inline bool head_is_dense(std::span<const float> head, double max_fraction) noex
   return static_cast<double>(zeros) <= max_fraction * static_cast<double>(head.size());
 }
 
-inline std::int64_t to_evidence_int(std::size_t v) noexcept { return static_cast<std::int64_t>(v); }
+inline std::int64_t to_evidence_int(std::size_t v) noexcept {
+  return static_cast<std::int64_t>(v);
+}
 
 // What the single record pass of structural_detector gathers for the store-wide checks.
 struct structural_scan {
-  std::vector<std::pair<std::size_t, std::size_t>> keyed;       // (id hash, record index), all records
-  std::vector<std::pair<std::size_t, std::size_t>> edges;       // loser -> winner, resolved links
-  std::vector<std::size_t> dup_active;                          // changed active records with duplicate_of
+  std::vector<std::pair<std::size_t, std::size_t>> keyed;  // (id hash, record index), all records
+  std::vector<std::pair<std::size_t, std::size_t>> edges;  // loser -> winner, resolved links
+  std::vector<std::size_t> dup_active;  // changed active records with duplicate_of
   std::vector<std::pair<std::size_t, std::size_t>> superseded;  // (active loser, winner)
-  boost::container::flat_map<std::string_view, std::size_t> versions;  // version -> records with embeddings
+  boost::container::flat_map<std::string_view, std::size_t>
+      versions;  // version -> records with embeddings
   std::string_view last_version;
   std::size_t* last_count = nullptr;
   bool version_changed = false;  // some record with an embedding is checked in this run
@@ -205,15 +208,17 @@ struct structural_scan {
 struct structural_detector {
   static constexpr std::string_view name = "structural";
 
-  bool expect_unit_norm = true;    ///< report embeddings whose L2 norm is not 1
-  float norm_tolerance = 1e-3f;    ///< allowed abs(norm - 1)
-  std::size_t zero_tail_min = 8;   ///< trailing exact zeros that always mean padding (see rule above)
-  double max_head_zero_fraction = 0.125;  ///< more exact zeros than this in the head: a sparse vector, not padding
-  metadata_schema schema;          ///< required metadata keys and types; empty = no schema check
-  bool check_future = true;        ///< report timestamps after ctx.now() + future_tolerance
+  bool expect_unit_norm = true;  ///< report embeddings whose L2 norm is not 1
+  float norm_tolerance = 1e-3f;  ///< allowed abs(norm - 1)
+  std::size_t zero_tail_min =
+      8;  ///< trailing exact zeros that always mean padding (see rule above)
+  double max_head_zero_fraction =
+      0.125;               ///< more exact zeros than this in the head: a sparse vector, not padding
+  metadata_schema schema;  ///< required metadata keys and types; empty = no schema check
+  bool check_future = true;  ///< report timestamps after ctx.now() + future_tolerance
   std::chrono::milliseconds future_tolerance{std::chrono::minutes{5}};  ///< clock-skew allowance
-  bool require_updated_at = true;  ///< report a missing updated_at (R must map updated_at)
-  std::size_t max_listed_ids = 20; ///< cap on record ids listed in one store-wide finding
+  bool require_updated_at = true;   ///< report a missing updated_at (R must map updated_at)
+  std::size_t max_listed_ids = 20;  ///< cap on record ids listed in one store-wide finding
   /// Threads for the per-record pass (>= 1; 1 = the calling thread only, the default). Used only
   /// when `concurrent_reads<store>` holds and there are at least 2 x 16,384 records; the records
   /// are cut into `threads` consecutive ranges and the findings are concatenated in range
@@ -255,7 +260,8 @@ struct structural_detector {
       }
     }
     report_duplicate_ids(ctx, st, out);
-    if constexpr (detail::field_duplicate_of::available<const R> || detail::field_supersedes::available<const R>) {
+    if constexpr (detail::field_duplicate_of::available<const R> ||
+                  detail::field_supersedes::available<const R>) {
       if constexpr (status_record<R>) report_merged_but_active(ctx, st, out);
       report_cycles(ctx, st, out);
     }
@@ -266,7 +272,8 @@ struct structural_detector {
   // The per-record pass over records [i0, i1): per-record checks of changed records into `out`,
   // facts for the store-wide checks into `st` (id hashes into `*keyed`, default st.keyed).
   template <class Ctx>
-  void scan_range(Ctx& ctx, std::size_t i0, std::size_t i1, detail::structural_scan& st, std::vector<finding>& out,
+  void scan_range(Ctx& ctx, std::size_t i0, std::size_t i1, detail::structural_scan& st,
+                  std::vector<finding>& out,
                   std::vector<std::pair<std::size_t, std::size_t>>* keyed = nullptr) const {
     using R = typename Ctx::record_type;
     const auto& store = ctx.store();
@@ -290,7 +297,8 @@ struct structural_detector {
     }
   }
 
-  static finding make(std::string_view kind, severity sev, std::string_view id, std::string_view repair) {
+  static finding make(std::string_view kind, severity sev, std::string_view id,
+                      std::string_view repair) {
     finding f;
     f.kind = std::string(kind);
     f.severity = sev;
@@ -317,15 +325,17 @@ struct structural_detector {
     if constexpr (status_record<R>) {
       const std::string_view st = field::status(r);
       if (!parse_status(st))
-        out.push_back(make(finding_kinds::illegal_status, severity::error, id, "set_status_pending_review")
-                          .with(evidence_keys::field, std::string("status"))
-                          .with("value", std::string(st)));
+        out.push_back(
+            make(finding_kinds::illegal_status, severity::error, id, "set_status_pending_review")
+                .with(evidence_keys::field, std::string("status"))
+                .with("value", std::string(st)));
     }
     if constexpr (sourced_record<R>)
       if (detail::is_blank_text(field::source(r)))
-        out.push_back(make(finding_kinds::missing_source, severity::warning, id, "fill_metadata_defaults")
-                          .with(evidence_keys::field, std::string("source"))
-                          .with("value", std::string(field::source(r))));
+        out.push_back(
+            make(finding_kinds::missing_source, severity::warning, id, "fill_metadata_defaults")
+                .with(evidence_keys::field, std::string("source"))
+                .with("value", std::string(field::source(r))));
     if constexpr (scoped_record<R>)
       if (detail::is_blank_text(field::scope(r)))
         out.push_back(make(finding_kinds::missing_scope, severity::error, id, "manual_review")
@@ -335,11 +345,14 @@ struct structural_detector {
       if (!schema.empty()) {
         const auto v = check_metadata(schema, field::metadata(r));
         if (!v.empty()) {
-          finding f = make(finding_kinds::metadata_schema_violation, severity::warning, id, "fill_metadata_defaults");
+          finding f = make(finding_kinds::metadata_schema_violation, severity::warning, id,
+                           "fill_metadata_defaults");
           f.with(evidence_keys::field, std::string("metadata"));
           for (const auto& k : v.missing) f.with(evidence_keys::missing, k);
           for (const auto& w : v.wrong_type)
-            f.with(evidence_keys::wrong_type, w.key).with(evidence_keys::expected, w.expected).with(evidence_keys::actual, w.actual);
+            f.with(evidence_keys::wrong_type, w.key)
+                .with(evidence_keys::expected, w.expected)
+                .with(evidence_keys::actual, w.actual);
           out.push_back(std::move(f));
         }
       }
@@ -356,7 +369,8 @@ struct structural_detector {
       const auto j = store.find(target);
       if (!j) {
         if (changed)
-          out.push_back(make(finding_kinds::dangling_reference, severity::error, field::id(r), "drop_dangling_links")
+          out.push_back(make(finding_kinds::dangling_reference, severity::error, field::id(r),
+                             "drop_dangling_links")
                             .with(evidence_keys::field, std::string(link_field))
                             .with(evidence_keys::target, std::string(target)));
         return;
@@ -366,17 +380,20 @@ struct structural_detector {
       } else if (link_field == "supersedes") {
         st.edges.emplace_back(*j, i);
         if constexpr (status_record<R>)
-          if (*j != i && (changed || ctx.is_changed(*j)) && field::status(store.record(*j)) == "active")
+          if (*j != i && (changed || ctx.is_changed(*j)) &&
+              field::status(store.record(*j)) == "active")
             st.superseded.emplace_back(*j, i);
       }
     });
     if constexpr (status_record<R> && detail::field_duplicate_of::available<const R>)
-      if (changed && !field::duplicate_of(r).empty() && field::status(r) == "active") st.dup_active.push_back(i);
+      if (changed && !field::duplicate_of(r).empty() && field::status(r) == "active")
+        st.dup_active.push_back(i);
   }
 
   // Counts records with an embedding per embedding_version; consecutive records usually share
   // a version, so the last counter is reused without a lookup.
-  static void count_version(std::span<const float> e, std::string_view v, bool changed, detail::structural_scan& st) {
+  static void count_version(std::span<const float> e, std::string_view v, bool changed,
+                            detail::structural_scan& st) {
     if (e.empty()) return;
     st.version_changed = st.version_changed || changed;
     if (st.last_count && v == st.last_version) {
@@ -391,7 +408,8 @@ struct structural_detector {
 
   // Numeric checks on one vector, in order: missing | dimension, then non-finite | zero norm |
   // (not normalised, zero-padded). One scan (detail::scan_vector), no allocation.
-  void check_embedding(std::span<const float> e, std::size_t d, std::string_view id, std::vector<finding>& out) const {
+  void check_embedding(std::span<const float> e, std::size_t d, std::string_view id,
+                       std::vector<finding>& out) const {
     if (e.empty()) {
       out.push_back(make(finding_kinds::embedding_missing, severity::error, id, "reembed")
                         .with(evidence_keys::field, std::string("embedding")));
@@ -434,14 +452,18 @@ struct structural_detector {
   }
 
   template <class Ctx, class R>
-  void check_timestamps(Ctx& ctx, const R& r, std::string_view id, std::vector<finding>& out) const {
+  void check_timestamps(Ctx& ctx, const R& r, std::string_view id,
+                        std::vector<finding>& out) const {
     std::optional<timestamp> created, updated, accessed;
     if constexpr (detail::field_created_at::available<const R>) created = field::created_at(r);
     if constexpr (detail::field_updated_at::available<const R>) updated = field::updated_at(r);
-    if constexpr (detail::field_last_accessed_at::available<const R>) accessed = field::last_accessed_at(r);
-    auto problem = [&](std::string_view what, severity sev, std::string_view fld, const std::optional<timestamp>& t) {
+    if constexpr (detail::field_last_accessed_at::available<const R>)
+      accessed = field::last_accessed_at(r);
+    auto problem = [&](std::string_view what, severity sev, std::string_view fld,
+                       const std::optional<timestamp>& t) {
       finding f = make(finding_kinds::timestamp_inconsistent, sev, id, "normalize_timestamps");
-      f.with(evidence_keys::problem, std::string(what)).with(evidence_keys::field, std::string(fld));
+      f.with(evidence_keys::problem, std::string(what))
+          .with(evidence_keys::field, std::string(fld));
       if (t) f.with("value", format_timestamp(*t));
       return f;
     };
@@ -449,8 +471,9 @@ struct structural_detector {
       out.push_back(problem("updated_before_created", severity::warning, "updated_at", updated)
                         .with("created_at", format_timestamp(*created)));
     if (created && accessed && accessed->instant < created->instant)
-      out.push_back(problem("accessed_before_created", severity::warning, "last_accessed_at", accessed)
-                        .with("created_at", format_timestamp(*created)));
+      out.push_back(
+          problem("accessed_before_created", severity::warning, "last_accessed_at", accessed)
+              .with("created_at", format_timestamp(*created)));
     if constexpr (detail::field_updated_at::available<const R>)
       if (require_updated_at && !updated)
         out.push_back(problem("missing_updated_at", severity::warning, "updated_at", std::nullopt));
@@ -472,7 +495,8 @@ struct structural_detector {
   // Groups equal ids by sorting (hash, index) pairs: O(n log n) on 16-byte keys, then id
   // comparisons only inside runs of equal hashes.
   template <class Ctx>
-  void report_duplicate_ids(Ctx& ctx, detail::structural_scan& st, std::vector<finding>& out) const {
+  void report_duplicate_ids(Ctx& ctx, detail::structural_scan& st,
+                            std::vector<finding>& out) const {
     const auto& store = ctx.store();
     auto& keyed = st.keyed;
     const std::size_t n = keyed.size();
@@ -494,7 +518,9 @@ struct structural_detector {
           }
         if (group.size() < 2) continue;
         std::sort(group.begin(), group.end());
-        if (!std::any_of(group.begin(), group.end(), [&](std::size_t i) { return ctx.is_changed(i); })) continue;
+        if (!std::any_of(group.begin(), group.end(),
+                         [&](std::size_t i) { return ctx.is_changed(i); }))
+          continue;
         finding f = make(finding_kinds::duplicate_id, severity::critical, id, "manual_review");
         f.with("count", detail::to_evidence_int(group.size()));
         for (std::size_t i : group) f.with("index", detail::to_evidence_int(i));
@@ -507,7 +533,8 @@ struct structural_detector {
   // Merges the two sorted lists (active duplicates, active superseded records): one finding per
   // record with every reason in evidence.
   template <class Ctx>
-  void report_merged_but_active(Ctx& ctx, detail::structural_scan& st, std::vector<finding>& out) const {
+  void report_merged_but_active(Ctx& ctx, detail::structural_scan& st,
+                                std::vector<finding>& out) const {
     using R = typename Ctx::record_type;
     const auto& store = ctx.store();
     auto& sup = st.superseded;
@@ -517,9 +544,11 @@ struct structural_detector {
     constexpr std::size_t none = static_cast<std::size_t>(-1);
     std::size_t a = 0, b = 0;
     while (a < dup.size() || b < sup.size()) {
-      const std::size_t i = std::min(a < dup.size() ? dup[a] : none, b < sup.size() ? sup[b].first : none);
+      const std::size_t i =
+          std::min(a < dup.size() ? dup[a] : none, b < sup.size() ? sup[b].first : none);
       const R& r = store.record(i);
-      finding f = make(finding_kinds::merged_but_active, severity::error, field::id(r), "archive_merged");
+      finding f =
+          make(finding_kinds::merged_but_active, severity::error, field::id(r), "archive_merged");
       f.with("status", std::string("active"));
       if (a < dup.size() && dup[a] == i) {
         if constexpr (detail::field_duplicate_of::available<const R>)
@@ -592,7 +621,9 @@ struct structural_detector {
           comp.push_back(w);
         } while (w != v);
         if (comp.size() < 2 && !has_self_edge(v)) continue;
-        if (!std::any_of(comp.begin(), comp.end(), [&](std::size_t c) { return ctx.is_changed(c); })) continue;
+        if (!std::any_of(comp.begin(), comp.end(),
+                         [&](std::size_t c) { return ctx.is_changed(c); }))
+          continue;
         std::sort(comp.begin(), comp.end());
         finding f;
         f.kind = std::string(finding_kinds::reference_cycle);
@@ -608,7 +639,8 @@ struct structural_detector {
   }
 
   template <class Ctx>
-  void report_versions(Ctx& ctx, const detail::structural_scan& st, std::vector<finding>& out) const {
+  void report_versions(Ctx& ctx, const detail::structural_scan& st,
+                       std::vector<finding>& out) const {
     const auto& counts = st.versions;
     if (counts.size() < 2 || !st.version_changed) return;
     const auto& store = ctx.store();
@@ -622,7 +654,8 @@ struct structural_detector {
     f.detector = std::string(name);
     f.suggested_repair = "reembed";
     f.with("majority_version", std::string(majority->first));
-    for (const auto& [v, c] : counts) f.with("version:" + std::string(v), detail::to_evidence_int(c));
+    for (const auto& [v, c] : counts)
+      f.with("version:" + std::string(v), detail::to_evidence_int(c));
     std::size_t minority = 0;
     for (std::size_t i = 0; i < n; ++i) {
       if (store.embedding(i).empty()) continue;

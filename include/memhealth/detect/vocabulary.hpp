@@ -4,8 +4,8 @@
 /// kinds memhealth's detectors raise, the change kinds of the snapshot diff, and the evidence keys
 /// the planner reads back from findings. A
 /// detector and the planner name a kind or key through these constants, so they cannot drift apart
-/// (repair_plan_test checks that every kind has a planner table entry and that the names are unique).
-/// Action types live with the actions (repair/action.hpp, `action_types`).
+/// (repair_plan_test checks that every kind has a planner table entry and that the names are
+/// unique). Action types live with the actions (repair/action.hpp, `action_types`).
 
 #include <array>
 #include <string_view>
@@ -46,56 +46,85 @@ inline constexpr std::string_view check_skipped = "check_skipped";
 
 /// Every kind in `finding_kinds`, in declaration order (for tables and tests).
 inline constexpr std::array<std::string_view, 25> all_finding_kinds{
-    finding_kinds::content_empty,          finding_kinds::embedding_missing,
-    finding_kinds::embedding_dim_mismatch, finding_kinds::embedding_non_finite,
-    finding_kinds::embedding_zero_norm,    finding_kinds::embedding_not_normalized,
-    finding_kinds::embedding_zero_padded,  finding_kinds::illegal_status,
-    finding_kinds::missing_source,         finding_kinds::missing_scope,
-    finding_kinds::metadata_schema_violation, finding_kinds::duplicate_id,
-    finding_kinds::dangling_reference,     finding_kinds::reference_cycle,
-    finding_kinds::merged_but_active,      finding_kinds::timestamp_inconsistent,
-    finding_kinds::mixed_embedding_version, finding_kinds::exact_duplicate,
-    finding_kinds::near_duplicate,         finding_kinds::cross_scope_duplicate,
-    finding_kinds::conflict,               finding_kinds::stale,
-    finding_kinds::cross_scope_link,       finding_kinds::junk_content,
+    finding_kinds::content_empty,
+    finding_kinds::embedding_missing,
+    finding_kinds::embedding_dim_mismatch,
+    finding_kinds::embedding_non_finite,
+    finding_kinds::embedding_zero_norm,
+    finding_kinds::embedding_not_normalized,
+    finding_kinds::embedding_zero_padded,
+    finding_kinds::illegal_status,
+    finding_kinds::missing_source,
+    finding_kinds::missing_scope,
+    finding_kinds::metadata_schema_violation,
+    finding_kinds::duplicate_id,
+    finding_kinds::dangling_reference,
+    finding_kinds::reference_cycle,
+    finding_kinds::merged_but_active,
+    finding_kinds::timestamp_inconsistent,
+    finding_kinds::mixed_embedding_version,
+    finding_kinds::exact_duplicate,
+    finding_kinds::near_duplicate,
+    finding_kinds::cross_scope_duplicate,
+    finding_kinds::conflict,
+    finding_kinds::stale,
+    finding_kinds::cross_scope_link,
+    finding_kinds::junk_content,
     finding_kinds::check_skipped};
 
 /// The kinds of change `diff_snapshots` (audit/snapshot_diff.hpp) reports between two snapshots
 /// of a store: changes that the write-ahead log of the operations between them does not explain.
 namespace diff_kinds {
-inline constexpr std::string_view unlogged_removal = "unlogged_removal";      ///< a record is gone (memhealth never deletes)
-inline constexpr std::string_view unlogged_overwrite = "unlogged_overwrite";  ///< a record changed without a matching logged image pair
-inline constexpr std::string_view unlogged_addition = "unlogged_addition";    ///< a new id, or more copies of an id than before
-inline constexpr std::string_view bulk_removal = "bulk_removal";              ///< two or more records removed from one scope
+inline constexpr std::string_view unlogged_removal =
+    "unlogged_removal";  ///< a record is gone (memhealth never deletes)
+inline constexpr std::string_view unlogged_overwrite =
+    "unlogged_overwrite";  ///< a record changed without a matching logged image pair
+inline constexpr std::string_view unlogged_addition =
+    "unlogged_addition";  ///< a new id, or more copies of an id than before
+inline constexpr std::string_view bulk_removal =
+    "bulk_removal";  ///< two or more records removed from one scope
 }  // namespace diff_kinds
 
 /// Every kind in `diff_kinds`, in declaration order (for tables and tests).
-inline constexpr std::array<std::string_view, 4> all_diff_kinds{diff_kinds::unlogged_removal, diff_kinds::unlogged_overwrite,
-                                                                diff_kinds::unlogged_addition, diff_kinds::bulk_removal};
+inline constexpr std::array<std::string_view, 4> all_diff_kinds{
+    diff_kinds::unlogged_removal, diff_kinds::unlogged_overwrite, diff_kinds::unlogged_addition,
+    diff_kinds::bulk_removal};
 
 /// Evidence keys that detectors write and the planner reads (`finding::with` / `evidence_of`).
 namespace evidence_keys {
-inline constexpr std::string_view field = "field";                    ///< text: the record field at fault
-inline constexpr std::string_view target = "target";                  ///< text: id a dangling/cross-scope link points to
-inline constexpr std::string_view missing = "missing";                ///< text, repeated: a required metadata key absent
-inline constexpr std::string_view wrong_type = "wrong_type";          ///< text, repeated: a metadata key of the wrong type
-inline constexpr std::string_view expected = "expected";              ///< text: the schema's type for `wrong_type`
-inline constexpr std::string_view actual = "actual";                  ///< text: the record's type for `wrong_type`
-inline constexpr std::string_view problem = "problem";                ///< text: what is inconsistent about timestamps
-inline constexpr std::string_view minority_count = "minority_count";  ///< integer: records of minority embedding versions
-inline constexpr std::string_view reason = "reason";                  ///< text: why a conflict/skip was raised
-inline constexpr std::string_view needs_human = "needs_human";        ///< flag: a conflict the rules must not decide
-inline constexpr std::string_view curve_weight = "curve_weight";      ///< number in [0,1]: pure decay of a stale record
-inline constexpr std::string_view weight = "weight";                  ///< number in [0,1]: decay times stored weight
-inline constexpr std::string_view scope = "scope";                    ///< text: the scope a finding or change is about
-inline constexpr std::string_view count = "count";                    ///< integer: how many records a finding or change covers
+inline constexpr std::string_view field = "field";  ///< text: the record field at fault
+inline constexpr std::string_view target =
+    "target";  ///< text: id a dangling/cross-scope link points to
+inline constexpr std::string_view missing =
+    "missing";  ///< text, repeated: a required metadata key absent
+inline constexpr std::string_view wrong_type =
+    "wrong_type";  ///< text, repeated: a metadata key of the wrong type
+inline constexpr std::string_view expected =
+    "expected";                                       ///< text: the schema's type for `wrong_type`
+inline constexpr std::string_view actual = "actual";  ///< text: the record's type for `wrong_type`
+inline constexpr std::string_view problem =
+    "problem";  ///< text: what is inconsistent about timestamps
+inline constexpr std::string_view minority_count =
+    "minority_count";  ///< integer: records of minority embedding versions
+inline constexpr std::string_view reason = "reason";  ///< text: why a conflict/skip was raised
+inline constexpr std::string_view needs_human =
+    "needs_human";  ///< flag: a conflict the rules must not decide
+inline constexpr std::string_view curve_weight =
+    "curve_weight";  ///< number in [0,1]: pure decay of a stale record
+inline constexpr std::string_view weight =
+    "weight";  ///< number in [0,1]: decay times stored weight
+inline constexpr std::string_view scope =
+    "scope";  ///< text: the scope a finding or change is about
+inline constexpr std::string_view count =
+    "count";  ///< integer: how many records a finding or change covers
 }  // namespace evidence_keys
 
 /// Every key in `evidence_keys` (for tests).
 inline constexpr std::array<std::string_view, 14> all_evidence_keys{
-    evidence_keys::field,   evidence_keys::target,         evidence_keys::missing,     evidence_keys::wrong_type,
-    evidence_keys::expected, evidence_keys::actual,        evidence_keys::problem,     evidence_keys::minority_count,
-    evidence_keys::reason,  evidence_keys::needs_human,    evidence_keys::curve_weight, evidence_keys::weight,
-    evidence_keys::scope,   evidence_keys::count};
+    evidence_keys::field,       evidence_keys::target,         evidence_keys::missing,
+    evidence_keys::wrong_type,  evidence_keys::expected,       evidence_keys::actual,
+    evidence_keys::problem,     evidence_keys::minority_count, evidence_keys::reason,
+    evidence_keys::needs_human, evidence_keys::curve_weight,   evidence_keys::weight,
+    evidence_keys::scope,       evidence_keys::count};
 
 }  // namespace memhealth

@@ -66,12 +66,12 @@ inline constexpr std::string_view migration_gate_failed = "migration_gate_failed
 
 /// Summary of the L2 norms of a sample's rows.
 struct norm_summary {
-  std::size_t n = 0;       ///< rows
-  double mean = 0;         ///< mean norm
-  double sd = 0;           ///< standard deviation of the norms (population)
-  double min = 0;          ///< smallest norm
-  double max = 0;          ///< largest norm
-  double unit_share = 0;   ///< share of rows with |norm - 1| <= unit_tolerance, in [0, 1]
+  std::size_t n = 0;      ///< rows
+  double mean = 0;        ///< mean norm
+  double sd = 0;          ///< standard deviation of the norms (population)
+  double min = 0;         ///< smallest norm
+  double max = 0;         ///< largest norm
+  double unit_share = 0;  ///< share of rows with |norm - 1| <= unit_tolerance, in [0, 1]
 };
 
 /// Norm summary of the rows of X (n x d, row-major float32). Non-finite norms count as 0.
@@ -114,7 +114,8 @@ struct mmd_result {
   double p_value = 1;      ///< permutation p-value, in (0, 1]
   std::size_t splits = 0;  ///< splits evaluated (all of them when `exact`)
   bool exact = false;      ///< every split enumerated
-  double noise_floor = 0;  ///< sqrt(4 (1 - noise_cosine) / h): MMD of pure re-embedding noise is below it
+  double noise_floor =
+      0;  ///< sqrt(4 (1 - noise_cosine) / h): MMD of pure re-embedding noise is below it
   std::size_t excluded = 0;  ///< rows left out (zero or non-finite norm)
 };
 
@@ -124,8 +125,10 @@ Eigen::MatrixXd unit_rows_d(const rows_cref& X, std::size_t& excluded) {
   std::vector<Eigen::Index> keep;
   for (Eigen::Index i = 0; i < X.rows(); ++i) {
     const double n = X.row(i).cast<double>().norm();
-    if (std::isfinite(n) && n > 0) keep.push_back(i);
-    else ++excluded;
+    if (std::isfinite(n) && n > 0)
+      keep.push_back(i);
+    else
+      ++excluded;
   }
   Eigen::MatrixXd out(static_cast<Eigen::Index>(keep.size()), X.cols());
   for (std::size_t r = 0; r < keep.size(); ++r) {
@@ -137,23 +140,27 @@ Eigen::MatrixXd unit_rows_d(const rows_cref& X, std::size_t& excluded) {
 
 inline double binomial(std::size_t n, std::size_t k) {
   double r = 1;
-  for (std::size_t i = 1; i <= k; ++i) r = r * static_cast<double>(n - k + i) / static_cast<double>(i);
+  for (std::size_t i = 1; i <= k; ++i)
+    r = r * static_cast<double>(n - k + i) / static_cast<double>(i);
   return r;
 }
 }  // namespace detail
 
 /// Kernel two-sample test (Gretton et al. 2012) between the rows of X (n x d) and Y (m x d),
 /// both row-major float32 of the same dimension d; rows are unit-normalised first (see the
-/// file comment for kernel, bandwidth and p-value). @pre X.cols() == Y.cols() (MEMHEALTH_ASSERT) when
-/// both samples have rows; an empty sample gives the default result (no split, p = 1).
-/// With fewer than 2 usable rows on either side the result has p_value 1 and mmd 0.
+/// file comment for kernel, bandwidth and p-value). @pre X.cols() == Y.cols() (MEMHEALTH_ASSERT)
+/// when both samples have rows; an empty sample gives the default result (no split, p = 1). With
+/// fewer than 2 usable rows on either side the result has p_value 1 and mmd 0.
 template <class = void>  // deferred instantiation, see memhealth.hpp
 mmd_result mmd_test(const rows_cref& X, const rows_cref& Y, const mmd_options& o = {}) {
   // an empty sample (any width, e.g. a default-constructed 0 x 0 matrix) leaves nothing to test
-  MEMHEALTH_ASSERT(X.cols() == Y.cols() || X.rows() == 0 || Y.rows() == 0, "mmd_test: samples of different dimension");
+  MEMHEALTH_ASSERT(X.cols() == Y.cols() || X.rows() == 0 || Y.rows() == 0,
+                   "mmd_test: samples of different dimension");
   mmd_result res;
-  const Eigen::MatrixXd A = detail::unit_rows_d(X, res.excluded), B = detail::unit_rows_d(Y, res.excluded);
-  const std::size_t n = static_cast<std::size_t>(A.rows()), m = static_cast<std::size_t>(B.rows()), N = n + m;
+  const Eigen::MatrixXd A = detail::unit_rows_d(X, res.excluded),
+                        B = detail::unit_rows_d(Y, res.excluded);
+  const std::size_t n = static_cast<std::size_t>(A.rows()), m = static_cast<std::size_t>(B.rows()),
+                    N = n + m;
   if (n < 2 || m < 2) return res;
   Eigen::MatrixXd Z(static_cast<Eigen::Index>(N), A.cols());
   Z << A, B;
@@ -168,7 +175,8 @@ mmd_result mmd_test(const rows_cref& X, const rows_cref& Y, const mmd_options& o
       if (j > i) off.push_back(D(i, j));
     }
   std::sort(off.begin(), off.end());
-  double h = off.size() % 2 ? off[off.size() / 2] : (off[off.size() / 2 - 1] + off[off.size() / 2]) / 2;
+  double h =
+      off.size() % 2 ? off[off.size() / 2] : (off[off.size() / 2 - 1] + off[off.size() / 2]) / 2;
   if (!(h > 0)) h = 1;
   res.bandwidth = h;
   const Eigen::MatrixXd K = (-D / h).array().exp().matrix();
@@ -221,21 +229,23 @@ mmd_result mmd_test(const rows_cref& X, const rows_cref& Y, const mmd_options& o
 
 /// Options of `detect_drift`.
 struct drift_options {
-  double alpha = 0.01;                ///< significance level of the MMD test
-  mmd_options mmd;                    ///< test settings, including the noise cosine (0.999)
-  double norm_tolerance = 0.01;       ///< relative change of the mean norm reported as norm_shift
-  double unit_share_tolerance = 0.10; ///< change of the unit-norm share reported as norm_shift
-  float unit_tolerance = 1e-3f;       ///< |norm - 1| counted as unit length
-  std::size_t min_samples = 5;        ///< fewer usable rows on a side: check_skipped
+  double alpha = 0.01;                 ///< significance level of the MMD test
+  mmd_options mmd;                     ///< test settings, including the noise cosine (0.999)
+  double norm_tolerance = 0.01;        ///< relative change of the mean norm reported as norm_shift
+  double unit_share_tolerance = 0.10;  ///< change of the unit-norm share reported as norm_shift
+  float unit_tolerance = 1e-3f;        ///< |norm - 1| counted as unit length
+  std::size_t min_samples = 5;         ///< fewer usable rows on a side: check_skipped
 };
 
 /// What `detect_drift` measured, and its findings (detector "drift").
 struct drift_result {
-  norm_summary reference;             ///< norms of the reference sample
-  norm_summary current;               ///< norms of the current sample
-  std::optional<mmd_result> mmd;      ///< the test, when both samples have the same dimension
-  double centroid_cosine = std::numeric_limits<double>::quiet_NaN();  ///< cosine of the mean unit vectors (same dimension only)
-  std::vector<finding> findings;      ///< norm_shift, distribution_shift, check_skipped
+  norm_summary reference;         ///< norms of the reference sample
+  norm_summary current;           ///< norms of the current sample
+  std::optional<mmd_result> mmd;  ///< the test, when both samples have the same dimension
+  double centroid_cosine =
+      std::numeric_limits<double>::quiet_NaN();  ///< cosine of the mean unit vectors (same
+                                                 ///< dimension only)
+  std::vector<finding> findings;                 ///< norm_shift, distribution_shift, check_skipped
 };
 
 /// Compares a reference sample R (n x d1) with a current sample C (m x d2), row-major float32.
@@ -253,14 +263,18 @@ drift_result detect_drift(const rows_cref& R, const rows_cref& C, const drift_op
     f.detector = "drift";
     return f;
   };
-  const double rel = out.reference.mean > 0 ? std::abs(out.current.mean - out.reference.mean) / out.reference.mean
-                                            : (out.current.mean > 0 ? 1.0 : 0.0);
+  const double rel = out.reference.mean > 0
+                         ? std::abs(out.current.mean - out.reference.mean) / out.reference.mean
+                         : (out.current.mean > 0 ? 1.0 : 0.0);
   const double dshare = std::abs(out.current.unit_share - out.reference.unit_share);
-  if (out.reference.n && out.current.n && (rel > o.norm_tolerance || dshare > o.unit_share_tolerance)) {
+  if (out.reference.n && out.current.n &&
+      (rel > o.norm_tolerance || dshare > o.unit_share_tolerance)) {
     finding f = base(finding_kinds::norm_shift, severity::error);
     f.with("reference_mean_norm", out.reference.mean).with("current_mean_norm", out.current.mean);
     f.with("relative_change", rel).with("reference_unit_share", out.reference.unit_share);
-    f.with("current_unit_share", out.current.unit_share).with("reference_sd", out.reference.sd).with("current_sd", out.current.sd);
+    f.with("current_unit_share", out.current.unit_share)
+        .with("reference_sd", out.reference.sd)
+        .with("current_sd", out.current.sd);
     f.suggested_repair = "reembed";
     out.findings.push_back(std::move(f));
   }
@@ -270,24 +284,30 @@ drift_result detect_drift(const rows_cref& R, const rows_cref& C, const drift_op
     f.with("test", std::string("dimension_changed"))
         .with("reference_dim", static_cast<std::int64_t>(R.cols()))
         .with("current_dim", static_cast<std::int64_t>(C.cols()))
-        .with("reason", std::string("vectors of different dimensions live in different spaces: no distribution test "
-                                    "applies; re-embed and pass the migration gate before switching"));
+        .with("reason",
+              std::string(
+                  "vectors of different dimensions live in different spaces: no distribution test "
+                  "applies; re-embed and pass the migration gate before switching"));
     f.suggested_repair = "reembed";
     out.findings.push_back(std::move(f));
     return out;
   }
   mmd_result t = mmd_test(R, C, o.mmd);
-  const std::size_t usable_r = static_cast<std::size_t>(R.rows()), usable_c = static_cast<std::size_t>(C.rows());
+  const std::size_t usable_r = static_cast<std::size_t>(R.rows()),
+                    usable_c = static_cast<std::size_t>(C.rows());
   if (usable_r < o.min_samples || usable_c < o.min_samples) {
     finding f = base(finding_kinds::check_skipped, severity::info);
-    f.with("check", std::string("distribution_shift")).with("reference_rows", static_cast<std::int64_t>(usable_r));
-    f.with("current_rows", static_cast<std::int64_t>(usable_c)).with("min_samples", static_cast<std::int64_t>(o.min_samples));
+    f.with("check", std::string("distribution_shift"))
+        .with("reference_rows", static_cast<std::int64_t>(usable_r));
+    f.with("current_rows", static_cast<std::int64_t>(usable_c))
+        .with("min_samples", static_cast<std::int64_t>(o.min_samples));
     out.findings.push_back(std::move(f));
     out.mmd = t;
     return out;
   }
   {
-    Eigen::RowVectorXd cr = Eigen::RowVectorXd::Zero(R.cols()), cc = Eigen::RowVectorXd::Zero(C.cols());
+    Eigen::RowVectorXd cr = Eigen::RowVectorXd::Zero(R.cols()),
+                       cc = Eigen::RowVectorXd::Zero(C.cols());
     for (Eigen::Index i = 0; i < R.rows(); ++i) {
       const double n = R.row(i).cast<double>().norm();
       if (std::isfinite(n) && n > 0) cr += R.row(i).cast<double>() / n;
@@ -301,7 +321,10 @@ drift_result detect_drift(const rows_cref& R, const rows_cref& C, const drift_op
   }
   if (t.p_value <= o.alpha && t.mmd > t.noise_floor) {
     finding f = base(finding_kinds::distribution_shift, severity::error);
-    f.with("test", std::string("mmd_permutation")).with("mmd", t.mmd).with("mmd2", t.mmd2).with("p_value", t.p_value);
+    f.with("test", std::string("mmd_permutation"))
+        .with("mmd", t.mmd)
+        .with("mmd2", t.mmd2)
+        .with("p_value", t.p_value);
     f.with("alpha", o.alpha).with("noise_floor", t.noise_floor).with("bandwidth", t.bandwidth);
     f.with("splits", static_cast<std::int64_t>(t.splits)).with("exact", t.exact);
     if (!std::isnan(out.centroid_cosine)) f.with("centroid_cosine", out.centroid_cosine);

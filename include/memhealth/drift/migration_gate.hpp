@@ -48,25 +48,27 @@ struct gate_options {
 
 /// Outcome of the gate.
 struct gate_result {
-  std::size_t n = 0;                   ///< texts compared
-  std::size_t k = 0;                   ///< effective k
-  double mean_overlap = 0;             ///< mean overlap@k, in [0, 1]
-  double min_query_overlap = 0;        ///< worst single-text overlap@k
-  double mean_rank_correlation = 0;    ///< mean Spearman rho, in [-1, 1]
-  bool passed = false;                 ///< both thresholds met
-  std::vector<double> overlap;         ///< per text (row order)
+  std::size_t n = 0;                     ///< texts compared
+  std::size_t k = 0;                     ///< effective k
+  double mean_overlap = 0;               ///< mean overlap@k, in [0, 1]
+  double min_query_overlap = 0;          ///< worst single-text overlap@k
+  double mean_rank_correlation = 0;      ///< mean Spearman rho, in [-1, 1]
+  bool passed = false;                   ///< both thresholds met
+  std::vector<double> overlap;           ///< per text (row order)
   std::vector<double> rank_correlation;  ///< per text (row order)
-  std::vector<finding> findings;       ///< migration_gate_failed (error) or check_skipped
+  std::vector<finding> findings;         ///< migration_gate_failed (error) or check_skipped
 };
 
 /// |first k of a ∩ first k of b| / k for two ranked lists (each without repeats); k > 0.
 /// Lists shorter than k count what they have. @return value in [0, 1]. @complexity O(k²).
-inline double overlap_at_k(std::span<const std::size_t> a, std::span<const std::size_t> b, std::size_t k) {
+inline double overlap_at_k(std::span<const std::size_t> a, std::span<const std::size_t> b,
+                           std::size_t k) {
   MEMHEALTH_ASSERT(k > 0, "overlap_at_k: k must be positive");
   const std::size_t ka = std::min(k, a.size()), kb = std::min(k, b.size());
   std::size_t hit = 0;
   for (std::size_t i = 0; i < ka; ++i)
-    hit += std::find(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(kb), a[i]) != b.begin() + static_cast<std::ptrdiff_t>(kb);
+    hit += std::find(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(kb), a[i]) !=
+           b.begin() + static_cast<std::ptrdiff_t>(kb);
   return static_cast<double>(hit) / static_cast<double>(k);
 }
 
@@ -80,7 +82,8 @@ inline double spearman_rho(std::span<const double> x, std::span<const double> y)
   auto ranks = [n](std::span<const double> v) {
     std::vector<std::size_t> idx(n);
     std::iota(idx.begin(), idx.end(), std::size_t{0});
-    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return v[a] < v[b]; });
+    std::stable_sort(idx.begin(), idx.end(),
+                     [&](std::size_t a, std::size_t b) { return v[a] < v[b]; });
     std::vector<double> r(n);
     for (std::size_t i = 0; i < n;) {
       std::size_t j = i;
@@ -112,8 +115,10 @@ std::vector<std::vector<std::size_t>> neighbour_orders(const rows_cref& X) {
   Eigen::MatrixXd U = X.cast<double>();
   for (Eigen::Index i = 0; i < n; ++i) {
     const double nr = U.row(i).norm();
-    if (std::isfinite(nr) && nr > 0) U.row(i) /= nr;
-    else U.row(i).setZero();
+    if (std::isfinite(nr) && nr > 0)
+      U.row(i) /= nr;
+    else
+      U.row(i).setZero();
   }
   Eigen::MatrixXd S;
   S.noalias() = U * U.transpose();
@@ -135,11 +140,13 @@ std::vector<std::vector<std::size_t>> neighbour_orders(const rows_cref& X) {
 /// texts in the finding (the 20 worst first). See the file comment.
 /// @throws memhealth::error(invalid_argument) when the row counts differ or ids has another size.
 template <class = void>  // deferred instantiation, see memhealth.hpp
-gate_result migration_gate(const rows_cref& old_space, const rows_cref& new_space, const gate_options& o = {},
-                                  std::span<const std::string> ids = {}) {
+gate_result migration_gate(const rows_cref& old_space, const rows_cref& new_space,
+                           const gate_options& o = {}, std::span<const std::string> ids = {}) {
   if (old_space.rows() != new_space.rows())
-    throw error(error_code::invalid_argument, "migration_gate: the old and new samples must be the same texts (row counts " +
-                                                  std::to_string(old_space.rows()) + " vs " + std::to_string(new_space.rows()) + ")");
+    throw error(error_code::invalid_argument,
+                "migration_gate: the old and new samples must be the same texts (row counts " +
+                    std::to_string(old_space.rows()) + " vs " + std::to_string(new_space.rows()) +
+                    ")");
   if (!ids.empty() && ids.size() != static_cast<std::size_t>(old_space.rows()))
     throw error(error_code::invalid_argument, "migration_gate: ids must name every row");
   gate_result r;
@@ -155,7 +162,8 @@ gate_result migration_gate(const rows_cref& old_space, const rows_cref& new_spac
     return r;
   }
   r.k = std::min(o.k, r.n - 1);
-  const auto old_order = detail::neighbour_orders(old_space), new_order = detail::neighbour_orders(new_space);
+  const auto old_order = detail::neighbour_orders(old_space),
+             new_order = detail::neighbour_orders(new_space);
   r.min_query_overlap = 1.0;
   for (std::size_t i = 0; i < r.n; ++i) {
     const auto& a = old_order[i];
@@ -187,13 +195,16 @@ gate_result migration_gate(const rows_cref& old_space, const rows_cref& new_spac
     if (!ids.empty()) {
       std::vector<std::size_t> worst(r.n);
       std::iota(worst.begin(), worst.end(), std::size_t{0});
-      std::stable_sort(worst.begin(), worst.end(), [&](std::size_t a, std::size_t b) { return r.overlap[a] < r.overlap[b]; });
-      for (std::size_t t = 0; t < worst.size() && t < 20 && r.overlap[worst[t]] < 1.0; ++t) f.record_ids.push_back(ids[worst[t]]);
+      std::stable_sort(worst.begin(), worst.end(),
+                       [&](std::size_t a, std::size_t b) { return r.overlap[a] < r.overlap[b]; });
+      for (std::size_t t = 0; t < worst.size() && t < 20 && r.overlap[worst[t]] < 1.0; ++t)
+        f.record_ids.push_back(ids[worst[t]]);
     }
     f.with("texts", static_cast<std::int64_t>(r.n)).with("k", static_cast<std::int64_t>(r.k));
     f.with("mean_overlap", r.mean_overlap).with("min_overlap", o.min_overlap);
     f.with("min_query_overlap", r.min_query_overlap);
-    f.with("mean_rank_correlation", r.mean_rank_correlation).with("min_rank_correlation", o.min_rank_correlation);
+    f.with("mean_rank_correlation", r.mean_rank_correlation)
+        .with("min_rank_correlation", o.min_rank_correlation);
     f.with("overlap_informative", r.k < r.n - 1);
     f.suggested_repair = "keep_old_space";
     r.findings.push_back(std::move(f));

@@ -15,7 +15,8 @@
 ///   std::string_view version() const { return model_version; }
 ///   void embed(std::string_view text, std::span<float> out) const {
 ///     if (out.size() != dimension())
-///       throw memhealth::error(memhealth::error_code::invalid_argument, "embed: wrong output size");
+///       throw memhealth::error(memhealth::error_code::invalid_argument, "embed: wrong output
+///       size");
 ///     // tokenize, run the session, mean-pool, L2-normalise into out ...
 ///   }
 ///   // optional, used by embed_batch when present (one session run for many texts):
@@ -77,18 +78,18 @@ struct embedder_archetype {
   void embed(std::string_view /*text*/, std::span<float> out) const {
     if (out.size() != d)
       throw error(error_code::invalid_argument, "embedder_archetype::embed: output span has " +
-                                                    std::to_string(out.size()) + " floats, expected " +
-                                                    std::to_string(d));
+                                                    std::to_string(out.size()) +
+                                                    " floats, expected " + std::to_string(d));
     for (auto& x : out) x = 0.0f;
   }
 };
 
 namespace detail {
 template <class E>
-concept has_member_embed_batch =
-    requires(const E& e, std::span<const std::string_view> texts, std::span<float> out) {
-      e.embed_batch(texts, out);
-    };
+concept has_member_embed_batch = requires(const E& e, std::span<const std::string_view> texts,
+                                          std::span<float> out) {
+  e.embed_batch(texts, out);
+};
 }  // namespace detail
 
 /// Embeds n texts into a caller-provided n x d block (row-major, float32): row i is the vector of
@@ -103,14 +104,15 @@ concept has_member_embed_batch =
 /// @complexity n calls of `e.embed` (or one of `e.embed_batch`); allocates only an n-element
 ///             array of views when the member batch form is used.
 template <embedder E, std::ranges::forward_range Texts>
-  requires std::convertible_to<std::ranges::range_reference_t<Texts>, std::string_view>
+requires std::convertible_to<std::ranges::range_reference_t<Texts>, std::string_view>
 void embed_batch(const E& e, const Texts& texts, std::span<float> out) {
   const std::size_t d = static_cast<std::size_t>(e.dimension());
   const auto n = static_cast<std::size_t>(std::ranges::distance(texts));
   if (out.size() != n * d)
-    throw error(error_code::invalid_argument,
-                "embed_batch: output span has " + std::to_string(out.size()) + " floats, expected " +
-                    std::to_string(n) + " texts x " + std::to_string(d) + " dimensions");
+    throw error(error_code::invalid_argument, "embed_batch: output span has " +
+                                                  std::to_string(out.size()) +
+                                                  " floats, expected " + std::to_string(n) +
+                                                  " texts x " + std::to_string(d) + " dimensions");
   if constexpr (detail::has_member_embed_batch<E>) {
     std::vector<std::string_view> views;
     views.reserve(n);

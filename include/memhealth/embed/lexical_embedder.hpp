@@ -34,6 +34,8 @@
 /// equal inputs, dimension and seed across compilers and machines (up to float summation, which is
 /// done in a fixed order).
 
+#include <utf8proc.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -44,8 +46,6 @@
 #include <utility>
 #include <vector>
 
-#include <utf8proc.h>
-
 #include "memhealth/config.hpp"
 #include "memhealth/embed/embedder.hpp"
 #include "memhealth/text/normalize.hpp"
@@ -55,7 +55,8 @@ namespace memhealth {
 namespace detail {
 
 /// FNV-1a, 64-bit (Fowler, Noll, Vo).
-constexpr std::uint64_t lexical_fnv1a64(std::string_view s, std::uint64_t h = 0xcbf29ce484222325ull) noexcept {
+constexpr std::uint64_t lexical_fnv1a64(std::string_view s,
+                                        std::uint64_t h = 0xcbf29ce484222325ull) noexcept {
   for (const char c : s) {
     h ^= static_cast<unsigned char>(c);
     h *= 0x100000001b3ull;
@@ -71,7 +72,7 @@ constexpr std::uint64_t lexical_splitmix64(std::uint64_t x) noexcept {
   return x ^ (x >> 31);
 }
 
-inline constexpr std::uint64_t lexical_word_family = 0x776f7264ull;   // "word"
+inline constexpr std::uint64_t lexical_word_family = 0x776f7264ull;     // "word"
 inline constexpr std::uint64_t lexical_ngram_family = 0x6e6772616dull;  // "ngram"
 
 }  // namespace detail
@@ -79,8 +80,8 @@ inline constexpr std::uint64_t lexical_ngram_family = 0x6e6772616dull;  // "ngra
 /// Options of a `lexical_embedder`.
 struct lexical_embedder_options {
   std::size_t dimension = 384;  ///< output dimension d (> 0)
-  std::uint64_t seed = 0;       ///< hash seed; different seeds give different (equally valid) spaces
-  synonym_table synonyms;       ///< passed to the text normaliser (normalised keys and values)
+  std::uint64_t seed = 0;  ///< hash seed; different seeds give different (equally valid) spaces
+  synonym_table synonyms;  ///< passed to the text normaliser (normalised keys and values)
 };
 
 /// Deterministic hashed bag-of-words-and-character-n-grams embedder; satisfies `embedder`.
@@ -94,7 +95,8 @@ class lexical_embedder {
   /// @throws memhealth::error(invalid_argument) when `options.dimension == 0`.
   explicit lexical_embedder(lexical_embedder_options options)
       : dimension_(options.dimension), seed_(options.seed) {
-    if (dimension_ == 0) throw error(error_code::invalid_argument, "lexical_embedder: dimension must be > 0");
+    if (dimension_ == 0)
+      throw error(error_code::invalid_argument, "lexical_embedder: dimension must be > 0");
     normalizer_.synonyms = std::move(options.synonyms);
     version_ = "lexical-v1-d" + std::to_string(dimension_) + "-s" + std::to_string(seed_);
     if (!normalizer_.synonyms.empty()) {  // the synonym table changes the space: name it
@@ -130,9 +132,9 @@ class lexical_embedder {
   /// @complexity O(length of text * log) (features are sorted to merge counts); allocates.
   void embed(std::string_view text, std::span<float> out) const {
     if (out.size() != dimension_)
-      throw error(error_code::invalid_argument, "lexical_embedder::embed: output span has " +
-                                                    std::to_string(out.size()) + " floats, expected " +
-                                                    std::to_string(dimension_));
+      throw error(error_code::invalid_argument,
+                  "lexical_embedder::embed: output span has " + std::to_string(out.size()) +
+                      " floats, expected " + std::to_string(dimension_));
     std::fill(out.begin(), out.end(), 0.0f);
     const std::string norm = normalizer_(text);
     std::vector<std::uint64_t> words, grams;
@@ -148,8 +150,10 @@ class lexical_embedder {
   }
 
  private:
-  [[nodiscard]] std::uint64_t feature_hash(std::string_view bytes, std::uint64_t family) const noexcept {
-    return detail::lexical_splitmix64(detail::lexical_fnv1a64(bytes) ^ detail::lexical_splitmix64(seed_ ^ family));
+  [[nodiscard]] std::uint64_t feature_hash(std::string_view bytes,
+                                           std::uint64_t family) const noexcept {
+    return detail::lexical_splitmix64(detail::lexical_fnv1a64(bytes) ^
+                                      detail::lexical_splitmix64(seed_ ^ family));
   }
 
   void collect_features(const std::string& norm, std::vector<std::uint64_t>& words,
@@ -172,22 +176,24 @@ class lexical_embedder {
         while (off < marked.size()) {
           bounds.push_back(off);
           utf8proc_int32_t cp = 0;
-          auto len = utf8proc_iterate(p + off, static_cast<utf8proc_ssize_t>(marked.size() - off), &cp);
+          auto len =
+              utf8proc_iterate(p + off, static_cast<utf8proc_ssize_t>(marked.size() - off), &cp);
           off += len > 0 ? static_cast<std::size_t>(len) : 1u;  // invalid byte: one unit
         }
         bounds.push_back(marked.size());
         const std::size_t cps = bounds.size() - 1;
         for (std::size_t n = 3; n <= 4; ++n)
           for (std::size_t i = 0; i + n <= cps; ++i)
-            grams.push_back(feature_hash(
-                std::string_view(marked.data() + bounds[i], bounds[i + n] - bounds[i]),
-                detail::lexical_ngram_family + n));
+            grams.push_back(
+                feature_hash(std::string_view(marked.data() + bounds[i], bounds[i + n] - bounds[i]),
+                             detail::lexical_ngram_family + n));
       }
       start = end + 1;
     }
   }
 
-  void add_features(std::vector<std::uint64_t>& hashes, double group_weight, std::vector<double>& acc) const {
+  void add_features(std::vector<std::uint64_t>& hashes, double group_weight,
+                    std::vector<double>& acc) const {
     std::sort(hashes.begin(), hashes.end());
     for (std::size_t i = 0; i < hashes.size();) {
       std::size_t j = i;

@@ -30,7 +30,8 @@ namespace memhealth {
 namespace detail {
 
 // memhealth::error(error_code::io) naming the path and the system's reason.
-[[noreturn]] inline void throw_io(const std::string& what, const std::filesystem::path& p, int err) {
+[[noreturn]] inline void throw_io(const std::string& what, const std::filesystem::path& p,
+                                  int err) {
   throw error(error_code::io, what + " '" + p.string() + "': " + std::strerror(err));
 }
 
@@ -49,14 +50,17 @@ namespace detail {
 ///         file is removed and `target` is left as it was.
 /// @complexity O(bytes written); memory: whatever `fill` keeps in the buffer.
 template <class Fill>
-  requires(!std::convertible_to<Fill, std::string_view>)
-void atomic_write(const std::filesystem::path& target, Fill&& fill) {
-  const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+requires(!std::convertible_to<Fill, std::string_view>) void atomic_write(
+    const std::filesystem::path& target, Fill&& fill) {
+  const std::filesystem::path dir =
+      target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
   const std::filesystem::path tmp = temp_path_for(target);
 #if defined(_WIN32)
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw error(error_code::io, "atomic_write: cannot create temporary file '" + tmp.string() + "'");
+    if (!f)
+      throw error(error_code::io,
+                  "atomic_write: cannot create temporary file '" + tmp.string() + "'");
     std::string buf;
     auto flush = [&] {
       f.write(buf.data(), static_cast<std::streamsize>(buf.size()));
@@ -82,7 +86,8 @@ void atomic_write(const std::filesystem::path& target, Fill&& fill) {
     throw error(error_code::io, "atomic_write: cannot rename over '" + target.string() + "'");
   }
 #else
-  temp_registration registered(tmp);  // before the file exists: a signal can only find it registered
+  temp_registration registered(
+      tmp);  // before the file exists: a signal can only find it registered
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) detail::throw_io("atomic_write: cannot create temporary file", tmp, errno);
   bool failed = false;  // set once fail() has closed and removed the temporary file

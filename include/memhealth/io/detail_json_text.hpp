@@ -3,8 +3,8 @@
 // number tokens). Not part of the public API.
 
 #include <bit>
-#include <charconv>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -15,7 +15,9 @@
 
 namespace memhealth::detail::json_text {
 
-constexpr bool is_ws(char c) noexcept { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+constexpr bool is_ws(char c) noexcept {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
 
 inline std::string_view trim(std::string_view s) noexcept {
   while (!s.empty() && is_ws(s.back())) s.remove_suffix(1);
@@ -35,13 +37,27 @@ inline void append_escaped(std::string& out, std::string_view s) {
     out.append(s.data() + start, i - start);
     start = i + 1;
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default: {
         const char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
         out.append(u, 6);
@@ -70,7 +86,8 @@ char* write_number(char* p, F v, bool mark_float = false) noexcept {
     return p + n;
   }
   char* e = std::to_chars(p, p + 32, v).ptr;
-  if (mark_float && std::string_view(p, static_cast<std::size_t>(e - p)).find_first_of(".e") == std::string_view::npos) {
+  if (mark_float && std::string_view(p, static_cast<std::size_t>(e - p)).find_first_of(".e") ==
+                        std::string_view::npos) {
     *e++ = '.';
     *e++ = '0';
   }
@@ -128,12 +145,19 @@ inline bool token_overflows(std::string_view t) noexcept {
   long first = 0;
   bool found = false;
   for (std::size_t k = i; k < j; ++k)
-    if (t[k] != '0') { first = int_digits - 1 - static_cast<long>(k - i); found = true; break; }
+    if (t[k] != '0') {
+      first = int_digits - 1 - static_cast<long>(k - i);
+      found = true;
+      break;
+    }
   if (j < t.size() && t[j] == '.') {
     ++j;
     pos = -1;
     for (; j < t.size() && t[j] >= '0' && t[j] <= '9'; ++j, --pos)
-      if (!found && t[j] != '0') { first = pos; found = true; }
+      if (!found && t[j] != '0') {
+        first = pos;
+        found = true;
+      }
   }
   long ex = 0;
   if (j < t.size() && (t[j] == 'e' || t[j] == 'E')) {
@@ -169,7 +193,10 @@ number_status parse_float_token(std::string_view t, F& out) noexcept {
 // "NaN", "Infinity", "-Infinity" (as memhealth writes them) and the spellings other tools use.
 template <class F>
 bool parse_non_finite_text(std::string_view s, F& out) noexcept {
-  if (s == "NaN" || s == "nan" || s == "NAN") { out = std::numeric_limits<F>::quiet_NaN(); return true; }
+  if (s == "NaN" || s == "nan" || s == "NAN") {
+    out = std::numeric_limits<F>::quiet_NaN();
+    return true;
+  }
   if (s == "Infinity" || s == "inf" || s == "+Infinity" || s == "Inf" || s == "INF") {
     out = std::numeric_limits<F>::infinity();
     return true;
@@ -199,7 +226,8 @@ class validator {
     while (p_ < e_ && is_ws(*p_)) ++p_;
   }
   bool lit(std::string_view w) noexcept {
-    if (static_cast<std::size_t>(e_ - p_) < w.size() || std::string_view(p_, w.size()) != w) return false;
+    if (static_cast<std::size_t>(e_ - p_) < w.size() || std::string_view(p_, w.size()) != w)
+      return false;
     p_ += w.size();
     return true;
   }
@@ -210,8 +238,10 @@ class validator {
   }
   bool number() noexcept {
     if (p_ < e_ && *p_ == '-') ++p_;
-    if (p_ < e_ && *p_ == '0') ++p_;
-    else if (!digits()) return false;
+    if (p_ < e_ && *p_ == '0')
+      ++p_;
+    else if (!digits())
+      return false;
     if (p_ < e_ && *p_ == '.') {
       ++p_;
       if (!digits()) return false;
@@ -245,10 +275,14 @@ class validator {
   bool value(int depth) noexcept {
     if (p_ >= e_ || depth > 512) return false;
     switch (*p_) {
-      case '"': return string();
-      case 't': return lit("true");
-      case 'f': return lit("false");
-      case 'n': return lit("null");
+      case '"':
+        return string();
+      case 't':
+        return lit("true");
+      case 'f':
+        return lit("false");
+      case 'n':
+        return lit("null");
       case '[': {
         ++p_;
         ws();
@@ -257,7 +291,10 @@ class validator {
           ws();
           if (!value(depth + 1)) return false;
           ws();
-          if (p_ < e_ && *p_ == ',') { ++p_; continue; }
+          if (p_ < e_ && *p_ == ',') {
+            ++p_;
+            continue;
+          }
           if (p_ < e_ && *p_ == ']') return ++p_, true;
           return false;
         }
@@ -275,12 +312,16 @@ class validator {
           ws();
           if (!value(depth + 1)) return false;
           ws();
-          if (p_ < e_ && *p_ == ',') { ++p_; continue; }
+          if (p_ < e_ && *p_ == ',') {
+            ++p_;
+            continue;
+          }
           if (p_ < e_ && *p_ == '}') return ++p_, true;
           return false;
         }
       }
-      default: return number();
+      default:
+        return number();
     }
   }
   const char* p_;
@@ -291,10 +332,11 @@ class validator {
 // read floating point numbers accurately", PLDI 1990): with at most 19 digits w <= 2^53 and a power
 // of ten |e| <= 22, w * 10^e is computed in double with a tiny, bounded error. Rounding that double
 // to float equals rounding the exact value unless the double lies at or near a midpoint between
-// two floats, which is checked (then std::from_chars decides). Parses the JSON number grammar at [p, end); returns the end of the
-// token, or nullptr when std::from_chars must decide (long mantissa, large exponent, subnormal or
-// overflowing result, a midpoint, or text that is not a plain JSON number).
-// Eight ASCII digits at once (SWAR, as in simdjson and fast_float; little-endian load).
+// two floats, which is checked (then std::from_chars decides). Parses the JSON number grammar at
+// [p, end); returns the end of the token, or nullptr when std::from_chars must decide (long
+// mantissa, large exponent, subnormal or overflowing result, a midpoint, or text that is not a
+// plain JSON number). Eight ASCII digits at once (SWAR, as in simdjson and fast_float;
+// little-endian load).
 inline bool is_eight_digits(std::uint64_t v) noexcept {
   return (((v + 0x4646464646464646ULL) | (v - 0x3030303030303030ULL)) & 0x8080808080808080ULL) == 0;
 }
@@ -307,7 +349,8 @@ inline std::uint64_t load8(const char* p) noexcept {
 #if defined(__GNUC__)
 [[gnu::always_inline]]
 #endif
-inline std::uint32_t parse_eight_digits(std::uint64_t v) noexcept {
+inline std::uint32_t
+parse_eight_digits(std::uint64_t v) noexcept {
   constexpr std::uint64_t mask = 0x000000FF000000FFULL;
   constexpr std::uint64_t mul1 = 0x000F424000000064ULL;  // 100 + (1000000ULL << 32)
   constexpr std::uint64_t mul2 = 0x0000271000000001ULL;  // 1 + (10000ULL << 32)
@@ -321,8 +364,10 @@ inline std::uint32_t parse_eight_digits(std::uint64_t v) noexcept {
 #if defined(__GNUC__)
 [[gnu::always_inline]]
 #endif
-inline unsigned count_digits8(std::uint64_t v) noexcept {
-  const std::uint64_t t = ((v + 0x4646464646464646ULL) | (v - 0x3030303030303030ULL)) & 0x8080808080808080ULL;
+inline unsigned
+count_digits8(std::uint64_t v) noexcept {
+  const std::uint64_t t =
+      ((v + 0x4646464646464646ULL) | (v - 0x3030303030303030ULL)) & 0x8080808080808080ULL;
   return t ? static_cast<unsigned>(std::countr_zero(t)) / 8 : 8;
 }
 
@@ -330,7 +375,8 @@ inline unsigned count_digits8(std::uint64_t v) noexcept {
 #if defined(__GNUC__)
 [[gnu::always_inline]]
 #endif
-inline std::uint32_t value_digits8(std::uint64_t v, unsigned n) noexcept {
+inline std::uint32_t
+value_digits8(std::uint64_t v, unsigned n) noexcept {
   const unsigned sh = 8 * (8 - n);
   return parse_eight_digits(sh ? (v << sh) | (0x3030303030303030ULL >> (64 - sh)) : v);
 }
@@ -340,13 +386,16 @@ inline std::uint32_t value_digits8(std::uint64_t v, unsigned n) noexcept {
 #if defined(__GNUC__)
 [[gnu::always_inline]]
 #endif
-inline const char* parse_float_fast(const char* p, const char* end, float& out) noexcept {
-  static constexpr double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                                     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+inline const char*
+parse_float_fast(const char* p, const char* end, float& out) noexcept {
+  static constexpr double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
   static constexpr double inv_pow10[] = {1e-0,  1e-1,  1e-2,  1e-3,  1e-4,  1e-5,  1e-6,  1e-7,
                                          1e-8,  1e-9,  1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15,
                                          1e-16, 1e-17, 1e-18, 1e-19, 1e-20, 1e-21, 1e-22};
-  static constexpr std::uint64_t ipow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+  static constexpr std::uint64_t ipow10[] = {1,      10,      100,      1000,     10000,
+                                             100000, 1000000, 10000000, 100000000};
   auto digits_at = [end](const char* q, std::uint64_t& v) {
     v = load8(q);
     const auto avail = static_cast<std::size_t>(end - q);
@@ -388,7 +437,8 @@ inline const char* parse_float_fast(const char* p, const char* end, float& out) 
     if (p < end && (*p == '+' || *p == '-')) eneg = *p++ == '-';
     const char* es = p;
     long ex = 0;
-    while (p < end && static_cast<unsigned>(*p - '0') < 10u && p - es < 6) ex = ex * 10 + (*p++ - '0');
+    while (p < end && static_cast<unsigned>(*p - '0') < 10u && p - es < 6)
+      ex = ex * 10 + (*p++ - '0');
     if (p == es || (p < end && static_cast<unsigned>(*p - '0') < 10u)) return nullptr;
     e10 += eneg ? -ex : ex;
   }
@@ -400,9 +450,11 @@ inline const char* parse_float_fast(const char* p, const char* end, float& out) 
   // Negative powers: one multiplication by the rounded 10^-k (relative error below 2^-52, i.e. at
   // most 2 units in the last place of d) instead of a slow division; the result is then trusted
   // only when d is more than 8 units away from a float midpoint.
-  const double d = e10 < 0 ? static_cast<double>(w) * inv_pow10[-e10] : static_cast<double>(w) * pow10[e10];
+  const double d =
+      e10 < 0 ? static_cast<double>(w) * inv_pow10[-e10] : static_cast<double>(w) * pow10[e10];
   const std::uint64_t margin = e10 < 0 ? 8 : 0;
-  if (d < static_cast<double>(std::numeric_limits<float>::min()) || d > static_cast<double>(std::numeric_limits<float>::max()))
+  if (d < static_cast<double>(std::numeric_limits<float>::min()) ||
+      d > static_cast<double>(std::numeric_limits<float>::max()))
     return nullptr;
   std::uint64_t bits = 0;
   std::memcpy(&bits, &d, sizeof bits);
@@ -410,7 +462,8 @@ inline const char* parse_float_fast(const char* p, const char* end, float& out) 
   constexpr std::uint64_t mid = std::uint64_t{1} << 28;
   if (low + margin >= mid && low <= mid + margin) return nullptr;  // at or near a float midpoint
   // apply the sign without a branch (signs of embedding values are random)
-  const std::uint32_t fb = std::bit_cast<std::uint32_t>(static_cast<float>(d)) | (static_cast<std::uint32_t>(neg) << 31);
+  const std::uint32_t fb =
+      std::bit_cast<std::uint32_t>(static_cast<float>(d)) | (static_cast<std::uint32_t>(neg) << 31);
   out = std::bit_cast<float>(fb);
   return p;
 }
@@ -424,10 +477,12 @@ inline const char* parse_float_fast(const char* p, const char* end, float& out) 
 #if defined(__GNUC__)
 [[gnu::always_inline]]
 #endif
-inline const char* parse_float_token_fast(const char* p, const char* end, float& out) noexcept {
-  static constexpr double inv_pow10[] = {1e-0, 1e-1, 1e-2,  1e-3,  1e-4,  1e-5,  1e-6,  1e-7,  1e-8,
+inline const char*
+parse_float_token_fast(const char* p, const char* end, float& out) noexcept {
+  static constexpr double inv_pow10[] = {1e-0, 1e-1,  1e-2,  1e-3,  1e-4,  1e-5,  1e-6,  1e-7, 1e-8,
                                          1e-9, 1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15, 1e-16};
-  static constexpr std::uint64_t ipow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+  static constexpr std::uint64_t ipow10[] = {1,      10,      100,      1000,     10000,
+                                             100000, 1000000, 10000000, 100000000};
   const bool neg = p < end && *p == '-';
   const char* q = p + neg;
   const auto len = static_cast<std::size_t>(end - q);
@@ -442,7 +497,8 @@ inline const char* parse_float_token_fast(const char* p, const char* end, float&
   } else {
     const std::uint64_t v2 = load8(q + 8);
     if (!is_eight_digits(v1) || count_digits8(v2) < nf - 8) return nullptr;
-    w = std::uint64_t{parse_eight_digits(v1)} * ipow10[nf - 8] + value_digits8(v2, static_cast<unsigned>(nf - 8));
+    w = std::uint64_t{parse_eight_digits(v1)} * ipow10[nf - 8] +
+        value_digits8(v2, static_cast<unsigned>(nf - 8));
   }
   if (w == 0) return parse_float_fast(p, end, out);
   // w < 10^16 < 2^53 and 10^-nf with nf <= 16: as in parse_float_fast, d is within 2 units in
@@ -453,7 +509,8 @@ inline const char* parse_float_token_fast(const char* p, const char* end, float&
   const std::uint64_t low = bits & ((std::uint64_t{1} << 29) - 1);
   constexpr std::uint64_t mid = std::uint64_t{1} << 28;
   if (low + 8 >= mid && low <= mid + 8) return nullptr;
-  const std::uint32_t fb = std::bit_cast<std::uint32_t>(static_cast<float>(d)) | (static_cast<std::uint32_t>(neg) << 31);
+  const std::uint32_t fb =
+      std::bit_cast<std::uint32_t>(static_cast<float>(d)) | (static_cast<std::uint32_t>(neg) << 31);
   out = std::bit_cast<float>(fb);
   return end;
 }

@@ -61,9 +61,13 @@ class posix_file_io final : public file_io {
   int open_append(const std::filesystem::path& path) override {
     return ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   }
-  ssize_t write(int handle, const char* data, std::size_t n) override { return ::write(handle, data, n); }
+  ssize_t write(int handle, const char* data, std::size_t n) override {
+    return ::write(handle, data, n);
+  }
   int sync(int handle) override { return ::fdatasync(handle); }
-  int truncate(int handle, std::uint64_t size) override { return ::ftruncate(handle, static_cast<off_t>(size)); }
+  int truncate(int handle, std::uint64_t size) override {
+    return ::ftruncate(handle, static_cast<off_t>(size));
+  }
   int try_lock(int handle) override { return ::flock(handle, LOCK_EX | LOCK_NB); }
   int close(int handle) override { return ::close(handle); }
   void sync_directory(const std::filesystem::path& dir) override {
@@ -79,7 +83,8 @@ class posix_file_io final : public file_io {
       errno = EISDIR;
       return std::nullopt;
     }
-    if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {  // a device or a pipe: never read it to the end
+    if (std::filesystem::exists(st) &&
+        !std::filesystem::is_regular_file(st)) {  // a device or a pipe: never read it to the end
       errno = EINVAL;
       return std::nullopt;
     }

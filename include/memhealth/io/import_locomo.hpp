@@ -13,10 +13,11 @@
 /// | id | `locomo-<sample>-s<n>-<speaker>-<k>`, k = 1-based position in that speaker's list |
 /// | content | fact_text |
 /// | scope | `conv:<sample>/speaker:<speaker>` (one scope per person, under the conversation) |
-/// | created_at, updated_at | `session_<n>_date_time` ("1:56 pm on 8 May, 2023"), **taken as UTC** (the data set gives no zone) |
-/// | source, kind, status | "model_extracted", "fact", "active" |
-/// | metadata "evidence" | the dia id as a string ("D3:1"), or a `raw_json` array when several (`["D15:3","D15:5"]`) |
-/// | metadata "session", "conversation", "speaker" | n (integer), sample (string), speaker (string) |
+/// | created_at, updated_at | `session_<n>_date_time` ("1:56 pm on 8 May, 2023"), **taken as UTC**
+/// (the data set gives no zone) | | source, kind, status | "model_extracted", "fact", "active" | |
+/// metadata "evidence" | the dia id as a string ("D3:1"), or a `raw_json` array when several
+/// (`["D15:3","D15:5"]`) | | metadata "session", "conversation", "speaker" | n (integer), sample
+/// (string), speaker (string) |
 /// `<sample>` is the file stem; the speaker name is used verbatim. Records come in session order
 /// (numeric n), then speaker order of the JSON object, then list order.
 ///
@@ -49,8 +50,8 @@
 
 #include "memhealth/config.hpp"
 #include "memhealth/io/import_sniff.hpp"
-#include "memhealth/io/read_file.hpp"
 #include "memhealth/io/load_issue.hpp"
+#include "memhealth/io/read_file.hpp"
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/record/time.hpp"
 
@@ -88,7 +89,8 @@ inline std::optional<timestamp> parse_locomo_date(std::string_view s) noexcept {
   auto read_int = [&](int max_digits, int& v) {
     const std::size_t b = p;
     v = 0;
-    while (p < s.size() && p - b < static_cast<std::size_t>(max_digits) && s[p] >= '0' && s[p] <= '9')
+    while (p < s.size() && p - b < static_cast<std::size_t>(max_digits) && s[p] >= '0' &&
+           s[p] <= '9')
       v = v * 10 + (s[p++] - '0');
     return p > b;
   };
@@ -115,9 +117,9 @@ inline std::optional<timestamp> parse_locomo_date(std::string_view s) noexcept {
   if (!read_int(2, d)) return std::nullopt;
   skip_ws();
   const std::string mon = read_word();
-  static constexpr std::string_view months[] = {"january", "february", "march",     "april",
-                                                "may",     "june",     "july",      "august",
-                                                "september", "october", "november", "december"};
+  static constexpr std::string_view months[] = {"january",   "february", "march",    "april",
+                                                "may",       "june",     "july",     "august",
+                                                "september", "october",  "november", "december"};
   unsigned m = 0;
   for (unsigned i = 0; i < 12; ++i)
     if (mon == months[i] || (mon.size() == 3 && months[i].substr(0, 3) == mon)) m = i + 1;
@@ -167,7 +169,8 @@ struct locomo_session {
 ///         the object has none of LoCoMo's keys (speaker_a, speaker_b, session_<n>...): the
 ///         message names the format it looks like (`sniff_format`).
 /// @complexity O(size of the input).
-inline basic_load_result<memory_record> import_locomo_text(std::string_view json, std::string_view sample,
+inline basic_load_result<memory_record> import_locomo_text(std::string_view json,
+                                                           std::string_view sample,
                                                            std::string_view file_name = {}) {
   namespace dom = simdjson::dom;
   basic_load_result<memory_record> result;
@@ -180,19 +183,22 @@ inline basic_load_result<memory_record> import_locomo_text(std::string_view json
   const simdjson::padded_string padded(json);
   dom::element doc;
   if (auto err = parser.parse(padded).get(doc); err)
-    throw error(error_code::parse, "LoCoMo input " + file + " is not JSON: " + simdjson::error_message(err) +
-                                       looks_like_note(json, file_format::locomo) + "; nothing imported");
+    throw error(error_code::parse,
+                "LoCoMo input " + file + " is not JSON: " + simdjson::error_message(err) +
+                    looks_like_note(json, file_format::locomo) + "; nothing imported");
   dom::object top;
   if (doc.get_object().get(top) != simdjson::SUCCESS)
     throw error(error_code::parse, "LoCoMo input " + file + " is not a JSON object" +
-                                       looks_like_note(json, file_format::locomo) + "; nothing imported");
+                                       looks_like_note(json, file_format::locomo) +
+                                       "; nothing imported");
   {  // the identifying keys: without any of them it is another format, not an empty conversation
     bool identified = false;
     for (auto field : top) identified = identified || detail::locomo_key(field.key);
     if (!identified)
-      throw error(error_code::parse, "LoCoMo input " + file +
-                                         " is not a LoCoMo conversation: no speaker_a, speaker_b or session_<n> key" +
-                                         looks_like_note(json, file_format::locomo) + "; nothing imported");
+      throw error(error_code::parse,
+                  "LoCoMo input " + file +
+                      " is not a LoCoMo conversation: no speaker_a, speaker_b or session_<n> key" +
+                      looks_like_note(json, file_format::locomo) + "; nothing imported");
   }
 
   std::map<long, detail::locomo_session> sessions;
@@ -201,18 +207,21 @@ inline basic_load_result<memory_record> import_locomo_text(std::string_view json
     const std::string_view key = field.key;
     if (key == "speaker_a" || key == "speaker_b") {
       std::string_view v;
-      if (field.value.get_string().get(v) == simdjson::SUCCESS) (key == "speaker_a" ? speaker_a : speaker_b) = v;
+      if (field.value.get_string().get(v) == simdjson::SUCCESS)
+        (key == "speaker_a" ? speaker_a : speaker_b) = v;
     } else if (long n = detail::locomo_session_number(key, "_date_time"); n >= 0) {
       std::string_view v;
       if (field.value.get_string().get(v) == simdjson::SUCCESS)
         sessions[n].date_text = std::string(v);
       else
-        issue(std::string(key), "session date is not a string: " + simdjson::minify(field.value), true);
+        issue(std::string(key), "session date is not a string: " + simdjson::minify(field.value),
+              true);
     } else if (long m = detail::locomo_session_number(key, "_observation"); m >= 0) {
       sessions[m].observation = field.value;
     } else if (long t = detail::locomo_session_number(key, ""); t >= 0) {
       dom::array turns;
-      sessions[t].has_turns = field.value.get_array().get(turns) == simdjson::SUCCESS && turns.size() > 0;
+      sessions[t].has_turns =
+          field.value.get_array().get(turns) == simdjson::SUCCESS && turns.size() > 0;
     }
   }
 
@@ -222,8 +231,8 @@ inline basic_load_result<memory_record> import_locomo_text(std::string_view json
     if (!s.observation) {
       if (s.date_text)
         issue(obs_key,
-              "session " + std::to_string(n) + " has a date (\"" + *s.date_text + "\") but no observations" +
-                  (s.has_turns ? "" : " and no turns"),
+              "session " + std::to_string(n) + " has a date (\"" + *s.date_text +
+                  "\") but no observations" + (s.has_turns ? "" : " and no turns"),
               true);
       else if (s.has_turns)
         issue(obs_key, "session " + std::to_string(n) + " has turns but no observations", true);
@@ -232,9 +241,16 @@ inline basic_load_result<memory_record> import_locomo_text(std::string_view json
     std::optional<timestamp> when;
     const std::string date_key = "session_" + std::to_string(n) + "_date_time";
     if (!s.date_text) {
-      issue(date_key, "session " + std::to_string(n) + " has observations but no date; records kept without timestamps", true);
+      issue(date_key,
+            "session " + std::to_string(n) +
+                " has observations but no date; records kept without timestamps",
+            true);
     } else if (when = detail::parse_locomo_date(*s.date_text); !when) {
-      issue(date_key, "date \"" + *s.date_text + "\" does not parse as \"h:mm am on D Month, YYYY\"; records kept without timestamps", true);
+      issue(
+          date_key,
+          "date \"" + *s.date_text +
+              "\" does not parse as \"h:mm am on D Month, YYYY\"; records kept without timestamps",
+          true);
     }
     dom::object per_speaker;
     if (s.observation->get_object().get(per_speaker) != simdjson::SUCCESS) {
@@ -262,21 +278,30 @@ inline basic_load_result<memory_record> import_locomo_text(std::string_view json
         if (dom::array pair; entry.get_array().get(pair) == simdjson::SUCCESS) {
           pair_size = pair.size();
           if (pair.size() == 0 || pair.at(0).get_string().get(text) != simdjson::SUCCESS) {
-            issue(where, "entry is not a [text, evidence] pair (text missing or not a string): " +
-                             simdjson::minify(entry) + "; skipped", false);
+            issue(where,
+                  "entry is not a [text, evidence] pair (text missing or not a string): " +
+                      simdjson::minify(entry) + "; skipped",
+                  false);
             continue;
           }
           if (pair.size() >= 2) evidence = pair.at(1).value_unsafe();
-          if (pair.size() > 2) issue(where, "entry has " + std::to_string(pair.size()) + " elements, extra ones ignored", true);
+          if (pair.size() > 2)
+            issue(where,
+                  "entry has " + std::to_string(pair.size()) + " elements, extra ones ignored",
+                  true);
         } else if (entry.get_string().get(text) == simdjson::SUCCESS) {
-          issue(where, "entry is a bare string, not a [text, evidence] pair; kept without evidence", true);
+          issue(where, "entry is a bare string, not a [text, evidence] pair; kept without evidence",
+                true);
         } else {
-          issue(where, "entry is not a [text, evidence] pair: " + simdjson::minify(entry) + "; skipped", false);
+          issue(where,
+                "entry is not a [text, evidence] pair: " + simdjson::minify(entry) + "; skipped",
+                false);
           continue;
         }
 
         memory_record r;
-        r.id = "locomo-" + sample_s + "-s" + std::to_string(n) + "-" + speaker + "-" + std::to_string(k);
+        r.id = "locomo-" + sample_s + "-s" + std::to_string(n) + "-" + speaker + "-" +
+               std::to_string(k);
         r.content = std::string(text);
         r.scope = "conv:" + sample_s + "/speaker:" + speaker;
         r.created_at = when;
@@ -307,9 +332,13 @@ inline basic_load_result<memory_record> import_locomo_text(std::string_view json
             r.metadata.emplace("evidence", ids.front());
           } else {
             std::string arr = "[";
-            for (std::size_t i = 0; i < ids.size(); ++i) arr += (i ? "," : "") + detail::locomo_json_string(ids[i]);
+            for (std::size_t i = 0; i < ids.size(); ++i)
+              arr += (i ? "," : "") + detail::locomo_json_string(ids[i]);
             arr += "]";
-            issue(where, "evidence \"" + std::string(ev) + "\" joins several ids in one string; split into a list", true);
+            issue(where,
+                  "evidence \"" + std::string(ev) +
+                      "\" joins several ids in one string; split into a list",
+                  true);
             r.metadata.emplace("evidence", raw_json{std::move(arr)});
           }
         } else if (dom::array list; evidence->get_array().get(list) == simdjson::SUCCESS) {
@@ -321,15 +350,20 @@ inline basic_load_result<memory_record> import_locomo_text(std::string_view json
             r.metadata.emplace("evidence", std::string(list.at(0).get_string().value_unsafe()));
             issue(where, "evidence given as a one-element list; stored as a string", true);
           } else {
-            issue(where, all_strings ? "evidence given as a list of " + std::to_string(list.size()) + " ids"
-                                     : "evidence list holds non-string elements; kept verbatim",
+            issue(where,
+                  all_strings
+                      ? "evidence given as a list of " + std::to_string(list.size()) + " ids"
+                      : "evidence list holds non-string elements; kept verbatim",
                   true);
             r.metadata.emplace("evidence", raw_json{simdjson::minify(*evidence)});
           }
         } else if (evidence->is_null()) {
           issue(where, "evidence is null; kept without \"evidence\"", true);
         } else {
-          issue(where, "evidence is neither a string nor a list: " + simdjson::minify(*evidence) + "; kept verbatim", true);
+          issue(where,
+                "evidence is neither a string nor a list: " + simdjson::minify(*evidence) +
+                    "; kept verbatim",
+                true);
           r.metadata.emplace("evidence", raw_json{simdjson::minify(*evidence)});
         }
         r.metadata.emplace("session", static_cast<std::int64_t>(n));

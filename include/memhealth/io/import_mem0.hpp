@@ -18,12 +18,15 @@
 /// | id | id (a number is kept as its text, with an issue) |
 /// | memory | content |
 /// | hash | metadata "mem0_hash" |
-/// | metadata (object) | metadata: string, bool, integer (int64), number (double), null; arrays and objects as `raw_json` (minified) |
-/// | created_at, updated_at | ISO-8601 with offset, e.g. "2024-07-20T08:21:31.123456-07:00" (instant in UTC, offset kept, fraction truncated to ms); null = absent |
-/// | user_id, agent_id, run_id | scope "user:<u>/agent:<a>/run:<r>", only the parts present, in that order |
-/// | anything else (score, actor_id, role, categories, ...) | `extra`, in input order, minified |
-/// | a memhealth record field name other than the above (content, scope, status, confidence, supersedes, ...) | `extra` as `mem0_<key>`, with an issue (under its own name it would be dropped on writing or read back with memhealth's meaning) |
-/// source "model_extracted", kind "fact", status "active" for every record.
+/// | metadata (object) | metadata: string, bool, integer (int64), number (double), null; arrays and
+/// objects as `raw_json` (minified) | | created_at, updated_at | ISO-8601 with offset, e.g.
+/// "2024-07-20T08:21:31.123456-07:00" (instant in UTC, offset kept, fraction truncated to ms); null
+/// = absent | | user_id, agent_id, run_id | scope "user:<u>/agent:<a>/run:<r>", only the parts
+/// present, in that order | | anything else (score, actor_id, role, categories, ...) | `extra`, in
+/// input order, minified | | a memhealth record field name other than the above (content, scope,
+/// status, confidence, supersedes, ...) | `extra` as `mem0_<key>`, with an issue (under its own
+/// name it would be dropped on writing or read back with memhealth's meaning) | source
+/// "model_extracted", kind "fact", status "active" for every record.
 ///
 /// ## Issues (never fatal, the import keeps going)
 /// An entry that is not an object, or a JSONL line that is not JSON, is skipped
@@ -56,8 +59,8 @@
 
 #include "memhealth/config.hpp"
 #include "memhealth/io/import_sniff.hpp"
-#include "memhealth/io/read_file.hpp"
 #include "memhealth/io/load_issue.hpp"
+#include "memhealth/io/read_file.hpp"
 #include "memhealth/io/record_codec.hpp"
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/record/time.hpp"
@@ -71,14 +74,22 @@ inline metadata_value mem0_metadata_value(simdjson::dom::element v, bool& lossy)
   using simdjson::dom::element_type;
   lossy = false;
   switch (v.type()) {
-    case element_type::NULL_VALUE: return std::monostate{};
-    case element_type::BOOL: return v.get_bool().value_unsafe();
-    case element_type::INT64: return v.get_int64().value_unsafe();
-    case element_type::UINT64: lossy = true; return static_cast<double>(v.get_uint64().value_unsafe());
-    case element_type::DOUBLE: return v.get_double().value_unsafe();
-    case element_type::STRING: return std::string(v.get_string().value_unsafe());
+    case element_type::NULL_VALUE:
+      return std::monostate{};
+    case element_type::BOOL:
+      return v.get_bool().value_unsafe();
+    case element_type::INT64:
+      return v.get_int64().value_unsafe();
+    case element_type::UINT64:
+      lossy = true;
+      return static_cast<double>(v.get_uint64().value_unsafe());
+    case element_type::DOUBLE:
+      return v.get_double().value_unsafe();
+    case element_type::STRING:
+      return std::string(v.get_string().value_unsafe());
     case element_type::ARRAY:
-    case element_type::OBJECT: return raw_json{simdjson::minify(v)};
+    case element_type::OBJECT:
+      return raw_json{simdjson::minify(v)};
   }
   return raw_json{simdjson::minify(v)};
 }
@@ -119,7 +130,9 @@ struct mem0_importer {
       for (const auto& e : r.extra)
         if (e.name == key) {
           issue(line, where + std::string(key),
-                "an extra field of this name is already kept; not stored: " + simdjson::minify(v).substr(0, 80), true);
+                "an extra field of this name is already kept; not stored: " +
+                    simdjson::minify(v).substr(0, 80),
+                true);
           return;
         }
       r.extra.push_back(extra_field{std::string(key), simdjson::minify(v)});
@@ -135,7 +148,8 @@ struct mem0_importer {
         issue(line, where + std::string(key), "is a number, used as text \"" + *out + "\"", true);
         return;
       }
-      issue(line, where + std::string(key), "is neither a string nor null; kept as an extra field", true);
+      issue(line, where + std::string(key), "is neither a string nor null; kept as an extra field",
+            true);
       keep_extra(key, v);
     };
     auto time_of = [&](std::string_view key, dom::element v, std::optional<timestamp>& out) {
@@ -146,11 +160,14 @@ struct mem0_importer {
           out = t;
           return;
         }
-        issue(line, where + std::string(key), "\"" + std::string(s) + "\" is not an ISO-8601 date-time; kept as an extra field", true);
+        issue(line, where + std::string(key),
+              "\"" + std::string(s) + "\" is not an ISO-8601 date-time; kept as an extra field",
+              true);
         keep_extra(key, v);  // memhealth's reader keeps the same text in extra, too
       } else {
         // Not under its own name: memhealth's reader would take a number as epoch milliseconds.
-        issue(line, where + std::string(key), "is not a string; kept as the extra field \"mem0_" + std::string(key) + "\"", true);
+        issue(line, where + std::string(key),
+              "is not a string; kept as the extra field \"mem0_" + std::string(key) + "\"", true);
         keep_extra("mem0_" + std::string(key), v);
       }
     };
@@ -162,7 +179,8 @@ struct mem0_importer {
       seen_keys.emplace_back(key);
       if (duplicate) {
         issue(line, where + std::string(key),
-              "duplicate key; the first value is used, this one is not stored: " + simdjson::minify(f.value).substr(0, 80),
+              "duplicate key; the first value is used, this one is not stored: " +
+                  simdjson::minify(f.value).substr(0, 80),
               true);
         continue;
       }
@@ -202,7 +220,8 @@ struct mem0_importer {
             bool lossy = false;
             auto v = mem0_metadata_value(m.value, lossy);
             if (lossy)
-              issue(line, where + "metadata." + std::string(m.key), "integer beyond int64 stored as a number (double)", true);
+              issue(line, where + "metadata." + std::string(m.key),
+                    "integer beyond int64 stored as a number (double)", true);
             r.metadata.emplace(std::string(m.key), std::move(v));
           }
         } else if (!f.value.is_null()) {
@@ -219,24 +238,28 @@ struct mem0_importer {
         text_of(key, f.value, agent);
       } else if (key == "run_id") {
         text_of(key, f.value, run);
-      } else if (std::find(std::begin(detail::jsonl::key_names), std::end(detail::jsonl::key_names), key) !=
-                 std::end(detail::jsonl::key_names)) {
+      } else if (std::find(std::begin(detail::jsonl::key_names), std::end(detail::jsonl::key_names),
+                           key) != std::end(detail::jsonl::key_names)) {
         // A memhealth record field (scope, status, confidence, supersedes, ...): as an extra field
         // of that name it would be dropped on writing (where the importer sets the typed field) or
         // read back as that field with memhealth's meaning, so it is kept under another name.
         const std::string renamed = "mem0_" + std::string(key);
-        issue(line, where + std::string(key), "is a memhealth record field name; kept as the extra field \"" + renamed + "\"",
+        issue(line, where + std::string(key),
+              "is a memhealth record field name; kept as the extra field \"" + renamed + "\"",
               true);
         keep_extra(renamed, f.value);
       } else {
         keep_extra(key, f.value);
       }
     }
-    if (!seen_id) issue(line, where + "id", "missing or empty id; record kept with an empty id", true);
-    if (!seen_memory) issue(line, where + "memory", "missing memory text; record kept with empty content", true);
+    if (!seen_id)
+      issue(line, where + "id", "missing or empty id; record kept with an empty id", true);
+    if (!seen_memory)
+      issue(line, where + "memory", "missing memory text; record kept with empty content", true);
     if (hash) {
       if (!r.metadata.emplace("mem0_hash", *hash).second) {
-        issue(line, where + "hash", "metadata already has a key \"mem0_hash\"; the hash is kept as an extra field", true);
+        issue(line, where + "hash",
+              "metadata already has a key \"mem0_hash\"; the hash is kept as an extra field", true);
         keep_extra("hash", *hash_element);
       }
     }
@@ -244,14 +267,16 @@ struct mem0_importer {
     if (agent) r.scope += (r.scope.empty() ? "" : "/") + ("agent:" + *agent);
     if (run) r.scope += (r.scope.empty() ? "" : "/") + ("run:" + *run);
     if (r.scope.empty())
-      issue(line, where + "user_id", "no user_id, agent_id or run_id; record kept with an empty scope", true);
+      issue(line, where + "user_id",
+            "no user_id, agent_id or run_id; record kept with an empty scope", true);
     result.records.push_back(std::move(r));
   }
   // Refuses input none of whose entries is a mem0 memory (no "memory" field): another format.
   void require_mem0(std::string_view text) const {
     if (with_memory != 0 || result.lines_read == 0) return;
-    throw error(error_code::parse, "mem0 input " + file + " is not a mem0 export: no entry has a \"memory\" field" +
-                                       looks_like_note(text, file_format::mem0) + "; nothing imported");
+    throw error(error_code::parse,
+                "mem0 input " + file + " is not a mem0 export: no entry has a \"memory\" field" +
+                    looks_like_note(text, file_format::mem0) + "; nothing imported");
   }
 };
 
@@ -267,7 +292,8 @@ struct mem0_importer {
 ///         has entries but none with a "memory" field (a LoCoMo file, a memhealth JSONL store, a
 ///         text file): the message names the format it looks like (`sniff_format`).
 /// @complexity O(size of the input).
-inline basic_load_result<memory_record> import_mem0_text(std::string_view text, std::string_view file_name = {}) {
+inline basic_load_result<memory_record> import_mem0_text(std::string_view text,
+                                                         std::string_view file_name = {}) {
   namespace dom = simdjson::dom;
   basic_load_result<memory_record> result;
   detail::mem0_importer imp{result, std::string(file_name)};
@@ -290,7 +316,8 @@ inline basic_load_result<memory_record> import_mem0_text(std::string_view text, 
     }
     dom::object obj;
     if (doc.get_object().get(obj) != simdjson::SUCCESS)
-      throw error(error_code::parse, "mem0 input " + imp.file + " is neither a JSON array, an object, nor JSONL" +
+      throw error(error_code::parse, "mem0 input " + imp.file +
+                                         " is neither a JSON array, an object, nor JSONL" +
                                          looks_like_note(text, file_format::mem0));
     dom::element results;
     if (obj["results"].get(results) == simdjson::SUCCESS) {
@@ -310,8 +337,9 @@ inline basic_load_result<memory_record> import_mem0_text(std::string_view text, 
     return result;
   }
   if (text[first] == '[')
-    throw error(error_code::parse, "mem0 input " + imp.file + " starts with '[' but is not valid JSON: " +
-                                       simdjson::error_message(whole));
+    throw error(error_code::parse,
+                "mem0 input " + imp.file +
+                    " starts with '[' but is not valid JSON: " + simdjson::error_message(whole));
 
   // JSONL
   std::size_t line_no = 0, pos = 0;
@@ -321,7 +349,8 @@ inline basic_load_result<memory_record> import_mem0_text(std::string_view text, 
     ++line_no;
     std::string_view line = text.substr(pos, end - pos);
     pos = end + 1;
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
+      line.remove_suffix(1);
     while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
     if (line_no == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
     if (line.empty()) {
@@ -331,7 +360,9 @@ inline basic_load_result<memory_record> import_mem0_text(std::string_view text, 
     dom::element e;
     if (auto err = parser.parse(line.data(), line.size(), true).get(e); err) {
       ++result.lines_read;
-      imp.issue(line_no, "", std::string("line is not JSON (") + simdjson::error_message(err) + "); skipped", false);
+      imp.issue(line_no, "",
+                std::string("line is not JSON (") + simdjson::error_message(err) + "); skipped",
+                false);
     } else {
       imp.entry(e, line_no, "");
     }

@@ -22,14 +22,16 @@
 /// | id | `prefeval-<topic>-<k>`, k = 1-based position in the file's array |
 /// | content | preference (verbatim) |
 /// | scope | `user:prefeval/topic:<topic>` (one sub-scope per topic under one synthetic user) |
-/// | created_at, updated_at | `prefeval_base_time` (2025-01-22T00:00:00Z, the day the release's folder last changed) + k minutes: deterministic, in file order |
-/// | source, kind, status | "user_declared" (the user stated it in the first person), "preference", "active" |
-/// | metadata "dataset", "topic" | "prefeval", `<topic>` (strings) |
-/// | extra "question", "explanation" | the entry's fields, verbatim (minified JSON), written back by the JSONL writer |
-/// | extra (any other key of the entry) | verbatim under its own name; under `prefeval_<key>` when the name is one of the record's own fields (e.g. "id") |
-/// No embedding and no claim: embed afterwards (`memhealth import --embed lexical`, `embed_missing`).
-/// Because of the fixed dates, the staleness check (preference half-life 180 days) reports these
-/// records for a clock after mid-2025: pass a detection time (`--now`) near the base time.
+/// | created_at, updated_at | `prefeval_base_time` (2025-01-22T00:00:00Z, the day the release's
+/// folder last changed) + k minutes: deterministic, in file order | | source, kind, status |
+/// "user_declared" (the user stated it in the first person), "preference", "active" | | metadata
+/// "dataset", "topic" | "prefeval", `<topic>` (strings) | | extra "question", "explanation" | the
+/// entry's fields, verbatim (minified JSON), written back by the JSONL writer | | extra (any other
+/// key of the entry) | verbatim under its own name; under `prefeval_<key>` when the name is one of
+/// the record's own fields (e.g. "id") | No embedding and no claim: embed afterwards (`memhealth
+/// import --embed lexical`, `embed_missing`). Because of the fixed dates, the staleness check
+/// (preference half-life 180 days) reports these records for a clock after mid-2025: pass a
+/// detection time (`--now`) near the base time.
 ///
 /// ## Issues (never fatal)
 /// An entry that is not an object, or whose "preference" is missing or not a string, is skipped
@@ -79,7 +81,8 @@ inline void prefeval_entry(simdjson::dom::element e, std::size_t index, const st
   ++result.lines_read;
   dom::object obj;
   if (e.get_object().get(obj) != simdjson::SUCCESS) {
-    issue(where, "entry is not a JSON object: " + simdjson::minify(e).substr(0, 80) + "; skipped", false);
+    issue(where, "entry is not a JSON object: " + simdjson::minify(e).substr(0, 80) + "; skipped",
+          false);
     return;
   }
   memory_record r;
@@ -90,8 +93,9 @@ inline void prefeval_entry(simdjson::dom::element e, std::size_t index, const st
     const std::string_view key = f.key;
     const std::string field = where + "." + std::string(key);
     if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
-      issue(field, "duplicate key; the first value is used, this one is not stored: " +
-                       simdjson::minify(f.value).substr(0, 80),
+      issue(field,
+            "duplicate key; the first value is used, this one is not stored: " +
+                simdjson::minify(f.value).substr(0, 80),
             true);
       continue;
     }
@@ -99,7 +103,10 @@ inline void prefeval_entry(simdjson::dom::element e, std::size_t index, const st
     if (key == "preference") {
       std::string_view s;
       if (f.value.get_string().get(s) != simdjson::SUCCESS) {
-        issue(field, "preference is not a string: " + simdjson::minify(f.value).substr(0, 80) + "; entry skipped", false);
+        issue(field,
+              "preference is not a string: " + simdjson::minify(f.value).substr(0, 80) +
+                  "; entry skipped",
+              false);
         return;
       }
       r.content = std::string(s);
@@ -110,8 +117,12 @@ inline void prefeval_entry(simdjson::dom::element e, std::size_t index, const st
       r.extra.push_back(extra_field{std::string(key), simdjson::minify(f.value)});
     } else {
       const bool clash = jsonl::key_of(key) != jsonl::key_id::unknown;
-      if (clash) issue(field, "names a record field; kept as extra field \"prefeval_" + std::string(key) + "\"", true);
-      r.extra.push_back(extra_field{(clash ? "prefeval_" : "") + std::string(key), simdjson::minify(f.value)});
+      if (clash)
+        issue(field,
+              "names a record field; kept as extra field \"prefeval_" + std::string(key) + "\"",
+              true);
+      r.extra.push_back(
+          extra_field{(clash ? "prefeval_" : "") + std::string(key), simdjson::minify(f.value)});
     }
   }
   if (!have_preference) {
@@ -120,9 +131,11 @@ inline void prefeval_entry(simdjson::dom::element e, std::size_t index, const st
   }
   if (r.content.empty()) issue(where + ".preference", "empty preference; kept", true);
   if (!have_question) issue(where + ".question", "question missing; kept without it", true);
-  if (!have_explanation) issue(where + ".explanation", "explanation missing; kept without it", true);
+  if (!have_explanation)
+    issue(where + ".explanation", "explanation missing; kept without it", true);
   r.scope = "user:prefeval/topic:" + topic;
-  r.created_at = timestamp_from_epoch_ms(prefeval_base_epoch_ms + static_cast<std::int64_t>(index + 1) * 60'000);
+  r.created_at = timestamp_from_epoch_ms(prefeval_base_epoch_ms +
+                                         static_cast<std::int64_t>(index + 1) * 60'000);
   r.updated_at = r.created_at;
   r.source = std::string(to_string(record_source::user_declared));
   r.kind = std::string(kinds::preference);
@@ -133,14 +146,16 @@ inline void prefeval_entry(simdjson::dom::element e, std::size_t index, const st
 }
 
 // Appends the records of one topic file; false (nothing appended) when it is not a JSON array.
-inline bool prefeval_append(std::string_view json, const std::string& topic, const std::string& file,
-                            basic_load_result<memory_record>& result, std::string& why) {
+inline bool prefeval_append(std::string_view json, const std::string& topic,
+                            const std::string& file, basic_load_result<memory_record>& result,
+                            std::string& why) {
   namespace dom = simdjson::dom;
   dom::parser parser;
   const simdjson::padded_string padded(json);
   dom::element doc;
   if (auto err = parser.parse(padded).get(doc); err) {
-    why = std::string("is not JSON: ") + simdjson::error_message(err) + looks_like_note(json, file_format::prefeval);
+    why = std::string("is not JSON: ") + simdjson::error_message(err) +
+          looks_like_note(json, file_format::prefeval);
     return false;
   }
   dom::array arr;
@@ -156,7 +171,8 @@ inline bool prefeval_append(std::string_view json, const std::string& topic, con
       for (auto f : o) identified = identified || f.key == "preference";
     }
     if (!identified) {
-      why = "is not a PrefEval topic file: no entry has a \"preference\" field" + looks_like_note(json, file_format::prefeval);
+      why = "is not a PrefEval topic file: no entry has a \"preference\" field" +
+            looks_like_note(json, file_format::prefeval);
       return false;
     }
   }
@@ -169,7 +185,8 @@ inline bool prefeval_append(std::string_view json, const std::string& topic, con
 
 /// Imports one PrefEval topic given as JSON text.
 /// @param json the whole file's text (UTF-8): an array of preference objects.
-/// @param topic the topic used in ids, scope and metadata (the file stem, e.g. "lifestyle_dietary").
+/// @param topic the topic used in ids, scope and metadata (the file stem, e.g.
+/// "lifestyle_dietary").
 /// @param file_name name put into each `load_issue::file` (may be empty).
 /// @return the records in array order (see the file comment for the mapping) and the issues;
 ///         `lines_read` = array entries seen.
@@ -177,7 +194,8 @@ inline bool prefeval_append(std::string_view json, const std::string& topic, con
 ///         no entry of a non-empty array has a "preference" field (a mem0 array, for one): the
 ///         message names the format it looks like (`sniff_format`).
 /// @complexity O(size of the input).
-inline basic_load_result<memory_record> import_prefeval_text(std::string_view json, std::string_view topic,
+inline basic_load_result<memory_record> import_prefeval_text(std::string_view json,
+                                                             std::string_view topic,
                                                              std::string_view file_name = {}) {
   basic_load_result<memory_record> result;
   std::string why;
@@ -205,7 +223,8 @@ inline basic_load_result<memory_record> import_prefeval(const std::filesystem::p
   std::sort(files.begin(), files.end());
   basic_load_result<memory_record> result;
   if (files.empty())
-    result.issues.push_back(load_issue{path.string(), 0, "", "directory holds no .json file; nothing imported", true});
+    result.issues.push_back(
+        load_issue{path.string(), 0, "", "directory holds no .json file; nothing imported", true});
   for (const auto& f : files) {
     const std::string text = detail::read_whole_file(f);
     std::string why;

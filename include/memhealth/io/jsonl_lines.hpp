@@ -12,9 +12,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <concepts>
 #include <condition_variable>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -36,7 +36,6 @@
 #include "memhealth/io/atomic_write.hpp"
 
 namespace memhealth {
-
 
 // ---------------------------------------------------------------------- reading
 
@@ -65,7 +64,8 @@ inline unsigned resolve_threads(unsigned threads) noexcept {
 
 // True when a file is read on the calling thread alone: one thread asked for, or a regular file
 // shorter than two pieces (threads would cost more than they save).
-inline bool read_sequentially(const std::filesystem::path& path, unsigned threads, std::size_t piece) {
+inline bool read_sequentially(const std::filesystem::path& path, unsigned threads,
+                              std::size_t piece) {
   if (threads == 1) return true;
   std::error_code ec;
   const auto n = std::filesystem::file_size(path, ec);
@@ -104,7 +104,8 @@ class text_source {
     const char* cut = end_;
     if (static_cast<std::size_t>(end_ - pos_) > piece_) {
       const char* q = pos_ + piece_;
-      if (const void* nl = std::memchr(q, '\n', static_cast<std::size_t>(end_ - q))) cut = static_cast<const char*>(nl) + 1;
+      if (const void* nl = std::memchr(q, '\n', static_cast<std::size_t>(end_ - q)))
+        cut = static_cast<const char*>(nl) + 1;
     }
     out = piece_view{index_++, pos_, static_cast<std::size_t>(cut - pos_), readable_end_};
     pos_ = cut;
@@ -139,7 +140,8 @@ class file_source {
         errno = 0;
         const std::size_t n = std::fread(buf.data.get() + have, 1, buf.capacity - have, f_.get());
         if (n == 0) {
-          if (std::ferror(f_.get())) throw_io("read_jsonl: cannot read", path_, errno ? errno : EIO);
+          if (std::ferror(f_.get()))
+            throw_io("read_jsonl: cannot read", path_, errno ? errno : EIO);
           eof_ = true;
         }
         have += n;
@@ -153,11 +155,13 @@ class file_source {
         cut = nl + 1;
         break;
       }
-      if (have == buf.capacity) buf.reserve(2 * buf.capacity, have);  // one line longer than a piece
+      if (have == buf.capacity)
+        buf.reserve(2 * buf.capacity, have);  // one line longer than a piece
     }
     carry_.assign(buf.data.get() + cut, have - cut);
     if (cut == 0) return false;
-    out = piece_view{index_++, buf.data.get(), cut, buf.data.get() + buf.capacity + simdjson::SIMDJSON_PADDING};
+    out = piece_view{index_++, buf.data.get(), cut,
+                     buf.data.get() + buf.capacity + simdjson::SIMDJSON_PADDING};
     return true;
   }
   std::size_t size_hint() const {  // 0 when unknown

@@ -12,9 +12,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <concepts>
 #include <condition_variable>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -52,8 +52,8 @@ namespace detail::jsonl {
 // dropped after the sink, large when they are kept anyway, so that workers do not wait for a
 // descheduled calling thread.
 template <class Source, class Sink>
-void parse_parallel(Source& src, std::string_view file, unsigned threads, std::size_t window, load_result& out,
-                    Sink&& sink) {
+void parse_parallel(Source& src, std::string_view file, unsigned threads, std::size_t window,
+                    load_result& out, Sink&& sink) {
   struct parsed {
     std::unique_ptr<load_result> res;
     std::size_t lines = 0;
@@ -168,15 +168,19 @@ void parse_parallel(Source& src, std::string_view file, unsigned threads, std::s
 
 // Pieces that may wait when the records are kept: their records are kept anyway, so only the
 // calling thread's scheduling bounds it.
-constexpr std::size_t keep_window(unsigned threads) noexcept { return 16 * std::size_t{threads} + 16; }
+constexpr std::size_t keep_window(unsigned threads) noexcept {
+  return 16 * std::size_t{threads} + 16;
+}
 
 // Appends each piece's records to out.records; the first piece's record density sizes the
 // vector once (total_bytes = 0: unknown).
 inline auto append_records(load_result& out, std::size_t total_bytes) {
-  return [&out, total_bytes, first = true](std::vector<memory_record>& recs, std::size_t bytes) mutable {
+  return [&out, total_bytes, first = true](std::vector<memory_record>& recs,
+                                           std::size_t bytes) mutable {
     if (first && total_bytes > 0 && bytes > 0) {
       const double per_byte = static_cast<double>(recs.size()) / static_cast<double>(bytes);
-      out.records.reserve(static_cast<std::size_t>(per_byte * static_cast<double>(total_bytes) * 1.05) + 16);
+      out.records.reserve(
+          static_cast<std::size_t>(per_byte * static_cast<double>(total_bytes) * 1.05) + 16);
     }
     first = false;
     std::move(recs.begin(), recs.end(), std::back_inserter(out.records));
@@ -199,7 +203,8 @@ inline auto append_records(load_result& out, std::size_t total_bytes) {
 /// @complexity O(bytes) work, spread over `opt.threads` threads when the text holds two pieces
 ///         or more.
 template <class = void>  // deferred instantiation, see memhealth.hpp
-load_result parse_jsonl(std::string_view text, std::string_view file_name, const load_options& opt) {
+load_result parse_jsonl(std::string_view text, std::string_view file_name,
+                        const load_options& opt) {
   load_result res;
   const unsigned threads = detail::jsonl::resolve_threads(opt.threads);
   const std::size_t piece = std::max<std::size_t>(opt.piece_bytes, 1);
@@ -223,7 +228,8 @@ load_result parse_jsonl(std::string_view text, std::string_view file_name = "<me
 
 namespace detail::jsonl {
 // Streams a file through a 4 MiB buffer (grown only for a longer line) on the calling thread;
-// calls after_chunk(res, bytes_consumed_so_far, file_size_or_0) after each chunk's lines are parsed.
+// calls after_chunk(res, bytes_consumed_so_far, file_size_or_0) after each chunk's lines are
+// parsed.
 template <class AfterChunk>
 void stream_file(const std::filesystem::path& path, load_result& res, AfterChunk&& after_chunk) {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
@@ -247,7 +253,8 @@ void stream_file(const std::filesystem::path& path, load_result& res, AfterChunk
       }
       have += n;
     }
-    const std::size_t used = r.process(buf.get(), have, buf.get() + capacity + simdjson::SIMDJSON_PADDING, eof, res);
+    const std::size_t used =
+        r.process(buf.get(), have, buf.get() + capacity + simdjson::SIMDJSON_PADDING, eof, res);
     std::memmove(buf.get(), buf.get() + used, have - used);
     have -= used;
     consumed += used;
@@ -277,13 +284,16 @@ load_result read_jsonl(const std::filesystem::path& path, const load_options& op
   const std::size_t piece = std::max<std::size_t>(opt.piece_bytes, 1);
   if (detail::jsonl::read_sequentially(path, threads, piece)) {
     bool reserved = false;
-    detail::jsonl::stream_file(path, res, [&](load_result& r, std::size_t consumed, std::size_t file_size) {
-      if (reserved || file_size == 0 || consumed == 0 || r.records.empty()) return;
-      // one reservation from the first chunk's record density saves re-growing the vector
-      reserved = true;
-      const double per_byte = static_cast<double>(r.records.size()) / static_cast<double>(consumed);
-      r.records.reserve(static_cast<std::size_t>(per_byte * static_cast<double>(file_size) * 1.05) + 16);
-    });
+    detail::jsonl::stream_file(
+        path, res, [&](load_result& r, std::size_t consumed, std::size_t file_size) {
+          if (reserved || file_size == 0 || consumed == 0 || r.records.empty()) return;
+          // one reservation from the first chunk's record density saves re-growing the vector
+          reserved = true;
+          const double per_byte =
+              static_cast<double>(r.records.size()) / static_cast<double>(consumed);
+          r.records.reserve(
+              static_cast<std::size_t>(per_byte * static_cast<double>(file_size) * 1.05) + 16);
+        });
     return res;
   }
   detail::jsonl::file_source src(path, piece);
@@ -295,7 +305,9 @@ load_result read_jsonl(const std::filesystem::path& path, const load_options& op
 
 /// `read_jsonl(path, load_options{})`: all hardware threads (up to 8).
 template <class = void>  // deferred instantiation, see memhealth.hpp
-load_result read_jsonl(const std::filesystem::path& path) { return read_jsonl(path, load_options{}); }
+load_result read_jsonl(const std::filesystem::path& path) {
+  return read_jsonl(path, load_options{});
+}
 
 /// Streams a JSONL file record by record without keeping the records: calls
 /// `on_record(memory_record&&)` for every record `read_jsonl` would keep, in file order, on the
@@ -308,8 +320,8 @@ load_result read_jsonl(const std::filesystem::path& path) { return read_jsonl(pa
 ///         dropped).
 /// @complexity O(bytes); memory O(threads x (piece + longest line)).
 template <class F>
-  requires std::invocable<F&, memory_record&&>
-load_result read_jsonl_each(const std::filesystem::path& path, const load_options& opt, F&& on_record) {
+requires std::invocable<F&, memory_record&&> load_result
+read_jsonl_each(const std::filesystem::path& path, const load_options& opt, F&& on_record) {
   load_result res;
   const unsigned threads = detail::jsonl::resolve_threads(opt.threads);
   const std::size_t piece = std::max<std::size_t>(opt.piece_bytes, 1);
@@ -324,15 +336,15 @@ load_result read_jsonl_each(const std::filesystem::path& path, const load_option
   const std::string name = path.string();
   detail::jsonl::parse_parallel(src, name, threads, 2 * std::size_t{threads} + 2, res,
                                 [&](std::vector<memory_record>& recs, std::size_t) {
-    for (auto& rec : recs) on_record(std::move(rec));
-  });
+                                  for (auto& rec : recs) on_record(std::move(rec));
+                                });
   return res;
 }
 
 /// `read_jsonl_each(path, load_options{}, on_record)`: all hardware threads (up to 8).
 template <class F>
-  requires std::invocable<F&, memory_record&&>
-load_result read_jsonl_each(const std::filesystem::path& path, F&& on_record) {
+requires std::invocable<F&, memory_record&&> load_result
+read_jsonl_each(const std::filesystem::path& path, F&& on_record) {
   return read_jsonl_each(path, load_options{}, std::forward<F>(on_record));
 }
 

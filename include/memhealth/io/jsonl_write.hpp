@@ -23,8 +23,7 @@ inline constexpr std::size_t write_chunk = std::size_t{1} << 20;
 
 /// A range whose elements are `memory_record`s.
 template <class Range>
-concept memory_record_range =
-    std::ranges::input_range<Range> &&
+concept memory_record_range = std::ranges::input_range<Range> &&
     std::is_same_v<std::remove_cvref_t<std::ranges::range_reference_t<Range>>, memory_record>;
 
 /// Canonical JSONL of a range of records: one `append_json` object per record, each followed by
@@ -43,7 +42,8 @@ template <memory_record_range Range>
 /// `size()`, `record(i)` as `const memory_record&` and `embedding(i)` as `std::span<const float>`.
 /// Satisfied without including the store's header, so io/ does not depend on store/.
 template <class Store>
-concept memory_record_block_store = !memory_record_range<Store> && requires(const Store& s, std::size_t i) {
+concept memory_record_block_store =
+    !memory_record_range<Store> && requires(const Store& s, std::size_t i) {
   { s.size() } -> std::convertible_to<std::size_t>;
   { s.record(i) } -> std::same_as<const memory_record&>;
   { s.embedding(i) } -> std::convertible_to<std::span<const float>>;

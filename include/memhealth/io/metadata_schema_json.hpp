@@ -19,9 +19,8 @@
 /// - `"number"` accepts integers too (as in JSON Schema); `"integer"` accepts only integers.
 /// Unknown top-level members are ignored (room for later additions).
 
-#include <simdjson.h>
-
 #include <boost/container/flat_map.hpp>
+#include <simdjson.h>
 
 #include <filesystem>
 #include <functional>
@@ -48,7 +47,8 @@ inline metadata_type_set parse_schema_type(simdjson::dom::element e, std::string
   if (e.get_array().get(arr) == simdjson::SUCCESS) {
     metadata_type_set t = 0;
     for (auto item : arr) {
-      if (item.get_string().get(name) != simdjson::SUCCESS) fail("type list entries must be strings");
+      if (item.get_string().get(name) != simdjson::SUCCESS)
+        fail("type list entries must be strings");
       const auto one = parse_metadata_type(name);
       if (one == 0) fail("unknown type '" + std::string(name) + "'");
       t = static_cast<metadata_type_set>(t | one);
@@ -60,13 +60,15 @@ inline metadata_type_set parse_schema_type(simdjson::dom::element e, std::string
   return 0;
 }
 
-inline void parse_schema_table(simdjson::dom::element root, const char* member,
-                               boost::container::flat_map<std::string, metadata_type_set, std::less<>>& out) {
+inline void parse_schema_table(
+    simdjson::dom::element root, const char* member,
+    boost::container::flat_map<std::string, metadata_type_set, std::less<>>& out) {
   simdjson::dom::element table;
   if (root.at_key(member).get(table) != simdjson::SUCCESS) return;  // optional member
   simdjson::dom::object obj;
   if (table.get_object().get(obj) != simdjson::SUCCESS)
-    throw error(error_code::schema, std::string("metadata schema: '") + member + "' must be an object");
+    throw error(error_code::schema,
+                std::string("metadata schema: '") + member + "' must be an object");
   for (auto field : obj) out[std::string(field.key)] = parse_schema_type(field.value, field.key);
 }
 }  // namespace detail

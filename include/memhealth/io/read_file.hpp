@@ -15,7 +15,8 @@ namespace memhealth::detail {
 /// directory (which a stream would read as empty).
 inline std::string read_whole_file(const std::filesystem::path& file) {
   std::error_code ec;
-  if (std::filesystem::is_directory(file, ec)) throw error(error_code::io, file.string() + ": is a directory, not a file");
+  if (std::filesystem::is_directory(file, ec))
+    throw error(error_code::io, file.string() + ": is a directory, not a file");
   std::ifstream in(file, std::ios::binary);
   if (!in) throw error(error_code::io, "cannot open " + file.string());
   std::ostringstream ss;

@@ -40,15 +40,20 @@ namespace detail::jsonl {
 namespace od = simdjson::ondemand;
 using json_text::trim;
 
-
 constexpr std::string_view type_name(od::json_type t) noexcept {
   switch (t) {
-    case od::json_type::array: return "an array";
-    case od::json_type::object: return "an object";
-    case od::json_type::number: return "a number";
-    case od::json_type::string: return "a string";
-    case od::json_type::boolean: return "a boolean";
-    case od::json_type::null: return "null";
+    case od::json_type::array:
+      return "an array";
+    case od::json_type::object:
+      return "an object";
+    case od::json_type::number:
+      return "a number";
+    case od::json_type::string:
+      return "a string";
+    case od::json_type::boolean:
+      return "a boolean";
+    case od::json_type::null:
+      return "null";
   }
   return "an unknown value";
 }
@@ -90,7 +95,8 @@ class reader {
 
   // Parses the complete lines of [data, data + len) (and the last, unterminated one when
   // `final`); bytes up to `readable_end` may be read. @return the number of bytes consumed.
-  std::size_t process(const char* data, std::size_t len, const char* readable_end, bool final, load_result& res) {
+  std::size_t process(const char* data, std::size_t len, const char* readable_end, bool final,
+                      load_result& res) {
     const char* p = data;
     const char* end = data + len;
     if (first_chunk_) {
@@ -98,7 +104,8 @@ class reader {
       if (len >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;  // UTF-8 byte order mark
     }
     while (p < end) {
-      const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
+      const char* nl =
+          static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
       if (!nl && !final) break;
       ++line_;
       const char* le = nl ? nl : end;
@@ -127,16 +134,20 @@ class reader {
   std::size_t cap(const char* p) const noexcept { return static_cast<std::size_t>(buf_end_ - p); }
 
   void issue(std::string_view field, std::string reason, bool kept = true) {
-    line_issues_.push_back(load_issue{std::string(file_), line_, std::string(field), std::move(reason), kept});
+    line_issues_.push_back(
+        load_issue{std::string(file_), line_, std::string(field), std::move(reason), kept});
   }
 
   // Checks that a span of the line is one complete JSON value (the On-Demand front end skips
   // values it is not asked about without validating them).
   static void validate(std::string_view raw) {
-    if (!json_text::validator::check(raw)) throw bad_json{"not valid JSON (malformed value " + quote_excerpt(raw) + ")"};
+    if (!json_text::validator::check(raw))
+      throw bad_json{"not valid JSON (malformed value " + quote_excerpt(raw) + ")"};
   }
 
-  od::document sub_document(std::string_view raw) { return sub_.iterate(raw.data(), raw.size(), cap(raw.data())).value(); }
+  od::document sub_document(std::string_view raw) {
+    return sub_.iterate(raw.data(), raw.size(), cap(raw.data())).value();
+  }
 
   // Raw text of a value (consumes it), trailing whitespace trimmed.
   static std::string_view raw_of(od::value& v) {
@@ -149,7 +160,8 @@ class reader {
         od::object o = v.get_object().value();
         return trim(o.raw_json().value());
       }
-      default: return trim(v.raw_json_token());
+      default:
+        return trim(v.raw_json_token());
     }
   }
 
@@ -163,7 +175,8 @@ class reader {
   void wrong_type(std::string_view key, od::value& v, std::string_view expected) {
     const auto t = v.type().value();
     const std::string_view raw = raw_of(v);
-    keep_in_extra(key, raw, "expected " + std::string(expected) + ", found " + std::string(type_name(t)));
+    keep_in_extra(key, raw,
+                  "expected " + std::string(expected) + ", found " + std::string(type_name(t)));
   }
 
   // String field: null = absent.
@@ -197,12 +210,14 @@ class reader {
     const json_text::float_array_scan s = json_text::parse_float_array(raw, out);
     if (!s.ok) {
       out.clear();
-      keep_in_extra(key, raw, "expected an array of numbers (or \"NaN\"/\"Infinity\"/\"-Infinity\")");
+      keep_in_extra(key, raw,
+                    "expected an array of numbers (or \"NaN\"/\"Infinity\"/\"-Infinity\")");
       return;
     }
     if (!out.empty()) dim_hint_ = out.size();
     if (s.out_of_range)
-      issue(key, std::to_string(s.out_of_range) + " value(s) outside the float32 range, first at index " +
+      issue(key, std::to_string(s.out_of_range) +
+                     " value(s) outside the float32 range, first at index " +
                      std::to_string(s.first_bad) + " (" + quote_excerpt(s.first_token) +
                      "); stored as +-Infinity (overflow) or 0 (underflow)");
   }
@@ -218,34 +233,46 @@ class reader {
     const std::string_view raw = trim(o.raw_json().value());
     validate(raw);
     od::document d = sub_document(raw);
-    od::object mo = d.get_object().value();  // named: a temporary's value() would dangle in range-for
+    od::object mo =
+        d.get_object().value();  // named: a temporary's value() would dangle in range-for
     for (auto fr : mo) {
       od::field f = take<od::field>(fr);
       std::string k(f.unescaped_key().value());
       od::value& mv = f.value();
       metadata_value val;
       switch (mv.type().value()) {
-        case od::json_type::null: break;
-        case od::json_type::boolean: val = bool(mv.get_bool().value()); break;
-        case od::json_type::string: val = std::string(std::string_view(mv.get_string().value())); break;
+        case od::json_type::null:
+          break;
+        case od::json_type::boolean:
+          val = bool(mv.get_bool().value());
+          break;
+        case od::json_type::string:
+          val = std::string(std::string_view(mv.get_string().value()));
+          break;
         case od::json_type::number: {
           const std::string_view tok = trim(mv.raw_json_token());
           if (json_text::is_floating_token(tok)) {
             double x = 0;
-            if (json_text::parse_float_token(tok, x) == json_text::number_status::ok) val = x;
-            else val = raw_json{std::string(tok)};  // beyond double: kept as text, nothing lost
+            if (json_text::parse_float_token(tok, x) == json_text::number_status::ok)
+              val = x;
+            else
+              val = raw_json{std::string(tok)};  // beyond double: kept as text, nothing lost
           } else {
             std::int64_t x = 0;
             auto [q, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), x);
-            if (ec == std::errc{} && q == tok.data() + tok.size()) val = x;
-            else val = raw_json{std::string(tok)};  // beyond int64: kept as text
+            if (ec == std::errc{} && q == tok.data() + tok.size())
+              val = x;
+            else
+              val = raw_json{std::string(tok)};  // beyond int64: kept as text
           }
           break;
         }
-        default: val = raw_json{json_text::minify(raw_of(mv))};
+        default:
+          val = raw_json{json_text::minify(raw_of(mv))};
       }
       if (rec_->metadata.contains(k))
-        issue(key, "duplicate metadata key \"" + quote_excerpt(k) + "\"; the first value is kept, this one is dropped");
+        issue(key, "duplicate metadata key \"" + quote_excerpt(k) +
+                       "\"; the first value is kept, this one is dropped");
       else
         rec_->metadata.emplace(std::move(k), std::move(val));
     }
@@ -259,7 +286,9 @@ class reader {
       if (auto ts = parse_timestamp(s)) {
         dst = *ts;
       } else {
-        keep_in_extra(key, tok, "cannot parse " + quote_excerpt(tok) + " as an ISO-8601 date-time; the field is left empty");
+        keep_in_extra(key, tok,
+                      "cannot parse " + quote_excerpt(tok) +
+                          " as an ISO-8601 date-time; the field is left empty");
       }
     } else if (t == od::json_type::number) {
       const std::string_view tok = trim(v.raw_json_token());
@@ -270,8 +299,9 @@ class reader {
       if (ec == std::errc{} && q == tok.data() + tok.size() && ms >= lo && ms <= hi) {
         dst = timestamp_from_epoch_ms(ms);
       } else {
-        keep_in_extra(key, tok, "expected integer epoch milliseconds for years 0001..9999, found " + quote_excerpt(tok) +
-                                    "; the field is left empty");
+        keep_in_extra(key, tok,
+                      "expected integer epoch milliseconds for years 0001..9999, found " +
+                          quote_excerpt(tok) + "; the field is left empty");
       }
     } else if (t == od::json_type::null) {
       if (!v.is_null()) throw bad_json{"not valid JSON (bad null)"};
@@ -286,18 +316,25 @@ class reader {
       const std::string_view tok = trim(v.raw_json_token());
       double x = 0;
       switch (json_text::parse_float_token(tok, x)) {
-        case json_text::number_status::ok: dst = x; break;
+        case json_text::number_status::ok:
+          dst = x;
+          break;
         case json_text::number_status::out_of_range:
           dst = x;
-          issue(key, quote_excerpt(tok) + " is outside the double range; stored as " + (x == 0 ? "0" : "+-Infinity"));
+          issue(key, quote_excerpt(tok) + " is outside the double range; stored as " +
+                         (x == 0 ? "0" : "+-Infinity"));
           break;
-        case json_text::number_status::invalid: keep_in_extra(key, tok, "malformed number"); break;
+        case json_text::number_status::invalid:
+          keep_in_extra(key, tok, "malformed number");
+          break;
       }
     } else if (t == od::json_type::string) {
       const std::string_view tok = trim(v.raw_json_token());
       double x = 0;
-      if (json_text::parse_non_finite_text(std::string_view(v.get_string().value()), x)) dst = x;
-      else keep_in_extra(key, tok, "expected a number, found a string");
+      if (json_text::parse_non_finite_text(std::string_view(v.get_string().value()), x))
+        dst = x;
+      else
+        keep_in_extra(key, tok, "expected a number, found a string");
     } else if (t == od::json_type::null) {
       if (!v.is_null()) throw bad_json{"not valid JSON (bad null)"};
     } else {
@@ -340,7 +377,8 @@ class reader {
     const std::string_view raw = trim(o.raw_json().value());
     validate(raw);
     od::document d = sub_document(raw);
-    static constexpr std::string_view names[] = {"entity", "attribute", "value", "scene", "preference", "constraint"};
+    static constexpr std::string_view names[] = {"entity", "attribute",  "value",
+                                                 "scene",  "preference", "constraint"};
     std::string slots[6];
     bool seen[7] = {};
     memhealth::polarity pol = memhealth::polarity::neutral;
@@ -363,12 +401,18 @@ class reader {
       } else if (k == "polarity") {
         seen[6] = true;
         std::string_view s;
-        if (et == od::json_type::string) s = e.get_string().value();
-        else if (et == od::json_type::number) s = trim(e.raw_json_token());
-        if (s == "positive" || s == "1") pol = memhealth::polarity::positive;
-        else if (s == "negative" || s == "-1") pol = memhealth::polarity::negative;
-        else if (s == "neutral" || s == "0") pol = memhealth::polarity::neutral;
-        else why = "polarity must be \"positive\", \"negative\", \"neutral\", 1, -1 or 0";
+        if (et == od::json_type::string)
+          s = e.get_string().value();
+        else if (et == od::json_type::number)
+          s = trim(e.raw_json_token());
+        if (s == "positive" || s == "1")
+          pol = memhealth::polarity::positive;
+        else if (s == "negative" || s == "-1")
+          pol = memhealth::polarity::negative;
+        else if (s == "neutral" || s == "0")
+          pol = memhealth::polarity::neutral;
+        else
+          why = "polarity must be \"positive\", \"negative\", \"neutral\", 1, -1 or 0";
         if (et == od::json_type::string && (s == "1" || s == "-1" || s == "0"))
           why = "polarity must be \"positive\", \"negative\", \"neutral\", 1, -1 or 0";
         if (!why.empty()) break;
@@ -380,34 +424,76 @@ class reader {
     const bool fact = seen[0] || seen[1] || seen[2];
     const bool pref = seen[3] || seen[4] || seen[5] || seen[6];
     if (why.empty() && fact == pref)
-      why = fact ? "claim mixes fact fields (entity/attribute/value) and preference fields"
-                 : "claim has none of entity/attribute/value or scene/preference/constraint/polarity";
+      why =
+          fact ? "claim mixes fact fields (entity/attribute/value) and preference fields"
+               : "claim has none of entity/attribute/value or scene/preference/constraint/polarity";
     if (!why.empty()) return keep_in_extra(key, raw, why);
-    if (fact) rec_->claim = fact_claim{std::move(slots[0]), std::move(slots[1]), std::move(slots[2])};
-    else rec_->claim = preference_claim{std::move(slots[3]), std::move(slots[4]), std::move(slots[5]), pol};
+    if (fact)
+      rec_->claim = fact_claim{std::move(slots[0]), std::move(slots[1]), std::move(slots[2])};
+    else
+      rec_->claim =
+          preference_claim{std::move(slots[3]), std::move(slots[4]), std::move(slots[5]), pol};
   }
 
   void read_field(key_id k, std::string_view key, od::value& v) {
     switch (k) {
-      case key_id::id: read_string(key, v, rec_->id); break;
-      case key_id::content: read_string(key, v, rec_->content); break;
-      case key_id::embedding: read_embedding(key, v); break;
-      case key_id::embedding_version: read_string(key, v, rec_->embedding_version); break;
-      case key_id::metadata: read_metadata(key, v); break;
-      case key_id::created_at: read_timestamp(key, v, rec_->created_at); break;
-      case key_id::updated_at: read_timestamp(key, v, rec_->updated_at); break;
-      case key_id::last_accessed_at: read_timestamp(key, v, rec_->last_accessed_at); break;
-      case key_id::source: read_string(key, v, rec_->source); break;
-      case key_id::scope: read_string(key, v, rec_->scope); break;
-      case key_id::status: read_string(key, v, rec_->status); break;
-      case key_id::kind: read_string(key, v, rec_->kind); break;
-      case key_id::claim: read_claim(key, v); break;
-      case key_id::duplicate_of: read_string(key, v, rec_->links.duplicate_of); break;
-      case key_id::related_ids: read_string_array(key, v, rec_->links.related_ids); break;
-      case key_id::related_notes: read_string_array(key, v, rec_->links.related_notes); break;
-      case key_id::supersedes: read_string_array(key, v, rec_->links.supersedes); break;
-      case key_id::confidence: read_unit_number(key, v, rec_->confidence); break;
-      case key_id::effective_weight: read_unit_number(key, v, rec_->effective_weight); break;
+      case key_id::id:
+        read_string(key, v, rec_->id);
+        break;
+      case key_id::content:
+        read_string(key, v, rec_->content);
+        break;
+      case key_id::embedding:
+        read_embedding(key, v);
+        break;
+      case key_id::embedding_version:
+        read_string(key, v, rec_->embedding_version);
+        break;
+      case key_id::metadata:
+        read_metadata(key, v);
+        break;
+      case key_id::created_at:
+        read_timestamp(key, v, rec_->created_at);
+        break;
+      case key_id::updated_at:
+        read_timestamp(key, v, rec_->updated_at);
+        break;
+      case key_id::last_accessed_at:
+        read_timestamp(key, v, rec_->last_accessed_at);
+        break;
+      case key_id::source:
+        read_string(key, v, rec_->source);
+        break;
+      case key_id::scope:
+        read_string(key, v, rec_->scope);
+        break;
+      case key_id::status:
+        read_string(key, v, rec_->status);
+        break;
+      case key_id::kind:
+        read_string(key, v, rec_->kind);
+        break;
+      case key_id::claim:
+        read_claim(key, v);
+        break;
+      case key_id::duplicate_of:
+        read_string(key, v, rec_->links.duplicate_of);
+        break;
+      case key_id::related_ids:
+        read_string_array(key, v, rec_->links.related_ids);
+        break;
+      case key_id::related_notes:
+        read_string_array(key, v, rec_->links.related_notes);
+        break;
+      case key_id::supersedes:
+        read_string_array(key, v, rec_->links.supersedes);
+        break;
+      case key_id::confidence:
+        read_unit_number(key, v, rec_->confidence);
+        break;
+      case key_id::effective_weight:
+        read_unit_number(key, v, rec_->effective_weight);
+        break;
       case key_id::unknown: {
         const std::string_view raw = raw_of(v);
         validate(raw);
@@ -450,9 +536,13 @@ class reader {
         read_field(k, key, v);
       }
       const char* rest = nullptr;
-      if (!doc.current_location().get(rest)) throw bad_json{"trailing content after the JSON object"};
-      if (!has_id) issue("id", "missing id; the record is kept with an empty id");
-      else if (rec_->id.empty() && std::none_of(rec_->extra.begin(), rec_->extra.end(), [](const extra_field& e) { return e.name == "id"; }))
+      if (!doc.current_location().get(rest))
+        throw bad_json{"trailing content after the JSON object"};
+      if (!has_id)
+        issue("id", "missing id; the record is kept with an empty id");
+      else if (rec_->id.empty() &&
+               std::none_of(rec_->extra.begin(), rec_->extra.end(),
+                            [](const extra_field& e) { return e.name == "id"; }))
         issue("id", "empty id; the record is kept");
     } catch (const bad_json& e) {
       ok = false;

@@ -20,32 +20,53 @@ namespace memhealth {
 namespace detail::jsonl {
 
 inline bool has_extra(const memory_record& r, std::string_view name) noexcept {
-  return std::any_of(r.extra.begin(), r.extra.end(), [&](const extra_field& e) { return e.name == name; });
+  return std::any_of(r.extra.begin(), r.extra.end(),
+                     [&](const extra_field& e) { return e.name == name; });
 }
 
 // True when the typed field `name` holds a value (so an extra of that name is stale).
 inline bool typed_present(const memory_record& r, std::span<const float> emb, key_id k) noexcept {
   switch (k) {
-    case key_id::id: return !r.id.empty();
-    case key_id::content: return !r.content.empty();
-    case key_id::embedding: return !emb.empty();
-    case key_id::embedding_version: return !r.embedding_version.empty();
-    case key_id::metadata: return !r.metadata.empty();
-    case key_id::created_at: return r.created_at.has_value();
-    case key_id::updated_at: return r.updated_at.has_value();
-    case key_id::last_accessed_at: return r.last_accessed_at.has_value();
-    case key_id::source: return !r.source.empty();
-    case key_id::scope: return !r.scope.empty();
-    case key_id::status: return !r.status.empty();
-    case key_id::kind: return !r.kind.empty();
-    case key_id::claim: return r.claim.has_value();
-    case key_id::duplicate_of: return !r.links.duplicate_of.empty();
-    case key_id::related_ids: return !r.links.related_ids.empty();
-    case key_id::related_notes: return !r.links.related_notes.empty();
-    case key_id::supersedes: return !r.links.supersedes.empty();
-    case key_id::confidence: return r.confidence.has_value();
-    case key_id::effective_weight: return r.effective_weight.has_value();
-    case key_id::unknown: return false;
+    case key_id::id:
+      return !r.id.empty();
+    case key_id::content:
+      return !r.content.empty();
+    case key_id::embedding:
+      return !emb.empty();
+    case key_id::embedding_version:
+      return !r.embedding_version.empty();
+    case key_id::metadata:
+      return !r.metadata.empty();
+    case key_id::created_at:
+      return r.created_at.has_value();
+    case key_id::updated_at:
+      return r.updated_at.has_value();
+    case key_id::last_accessed_at:
+      return r.last_accessed_at.has_value();
+    case key_id::source:
+      return !r.source.empty();
+    case key_id::scope:
+      return !r.scope.empty();
+    case key_id::status:
+      return !r.status.empty();
+    case key_id::kind:
+      return !r.kind.empty();
+    case key_id::claim:
+      return r.claim.has_value();
+    case key_id::duplicate_of:
+      return !r.links.duplicate_of.empty();
+    case key_id::related_ids:
+      return !r.links.related_ids.empty();
+    case key_id::related_notes:
+      return !r.links.related_notes.empty();
+    case key_id::supersedes:
+      return !r.links.supersedes.empty();
+    case key_id::confidence:
+      return r.confidence.has_value();
+    case key_id::effective_weight:
+      return r.effective_weight.has_value();
+    case key_id::unknown:
+      return false;
   }
   return false;
 }
@@ -81,7 +102,8 @@ inline void append_string_array(std::string& out, const std::vector<std::string>
 
 inline void append_embedding(std::string& out, std::span<const float> e) {
   const std::size_t old = out.size();
-  out.resize(old + 2 + e.size() * 17);  // a float is at most 15 characters, "-Infinity" with quotes 11
+  out.resize(old + 2 +
+             e.size() * 17);  // a float is at most 15 characters, "-Infinity" with quotes 11
   char* p = out.data() + old;
   *p++ = '[';
   for (std::size_t i = 0; i < e.size(); ++i) {
@@ -96,12 +118,18 @@ inline void append_metadata_value(std::string& out, const metadata_value& v) {
   std::visit(
       [&out](const auto& x) {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, std::monostate>) out += "null";
-        else if constexpr (std::is_same_v<T, bool>) out += x ? "true" : "false";
-        else if constexpr (std::is_same_v<T, std::int64_t>) json_text::append_int(out, x);
-        else if constexpr (std::is_same_v<T, double>) json_text::append_number(out, x, true);
-        else if constexpr (std::is_same_v<T, std::string>) json_text::append_escaped(out, x);
-        else out += x.text.empty() ? std::string_view("null") : std::string_view(x.text);
+        if constexpr (std::is_same_v<T, std::monostate>)
+          out += "null";
+        else if constexpr (std::is_same_v<T, bool>)
+          out += x ? "true" : "false";
+        else if constexpr (std::is_same_v<T, std::int64_t>)
+          json_text::append_int(out, x);
+        else if constexpr (std::is_same_v<T, double>)
+          json_text::append_number(out, x, true);
+        else if constexpr (std::is_same_v<T, std::string>)
+          json_text::append_escaped(out, x);
+        else
+          out += x.text.empty() ? std::string_view("null") : std::string_view(x.text);
       },
       v);
 }
@@ -112,7 +140,8 @@ inline void append_record(const memory_record& r, std::span<const float> emb, st
   // original value (kept there by the reader); id and content are written even when empty.
   auto wanted = [&](key_id k) {
     if (typed_present(r, emb, k)) return true;
-    return (k == key_id::id || k == key_id::content) && !has_extra(r, key_names[static_cast<int>(k)]);
+    return (k == key_id::id || k == key_id::content) &&
+           !has_extra(r, key_names[static_cast<int>(k)]);
   };
   auto name = [](key_id k) { return key_names[static_cast<int>(k)]; };
   auto str = [&](key_id k, const std::string& v) {
@@ -180,7 +209,8 @@ inline void append_record(const memory_record& r, std::span<const float> emb, st
   num(key_id::effective_weight, r.effective_weight);
   for (const auto& e : r.extra) {
     const key_id k = key_of(e.name);
-    if (k != key_id::unknown && wanted(k)) continue;  // the typed value supersedes the stale original
+    if (k != key_id::unknown && wanted(k))
+      continue;  // the typed value supersedes the stale original
     w.key(e.name);
     out += e.json.empty() ? std::string_view("null") : std::string_view(e.json);
   }
@@ -217,4 +247,3 @@ inline void append_json(const memory_record& r, std::string& out) {
 }
 
 }  // namespace memhealth
-

@@ -11,15 +11,34 @@
 namespace memhealth::detail::jsonl {
 
 enum class key_id : std::uint8_t {
-  id, content, embedding, embedding_version, metadata, created_at, updated_at, last_accessed_at,
-  source, scope, status, kind, claim, duplicate_of, related_ids, related_notes, supersedes,
-  confidence, effective_weight, unknown
+  id,
+  content,
+  embedding,
+  embedding_version,
+  metadata,
+  created_at,
+  updated_at,
+  last_accessed_at,
+  source,
+  scope,
+  status,
+  kind,
+  claim,
+  duplicate_of,
+  related_ids,
+  related_notes,
+  supersedes,
+  confidence,
+  effective_weight,
+  unknown
 };
 
 inline constexpr std::string_view key_names[] = {
-    "id", "content", "embedding", "embedding_version", "metadata", "created_at", "updated_at",
-    "last_accessed_at", "source", "scope", "status", "kind", "claim", "duplicate_of", "related_ids",
-    "related_notes", "supersedes", "confidence", "effective_weight"};
+    "id",         "content",      "embedding",       "embedding_version",
+    "metadata",   "created_at",   "updated_at",      "last_accessed_at",
+    "source",     "scope",        "status",          "kind",
+    "claim",      "duplicate_of", "related_ids",     "related_notes",
+    "supersedes", "confidence",   "effective_weight"};
 
 inline key_id key_of(std::string_view k) noexcept {
   for (std::size_t i = 0; i < std::size(key_names); ++i)

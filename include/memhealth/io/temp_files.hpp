@@ -51,7 +51,8 @@ inline long current_pid() noexcept {
 /// `<dir>/.memhealth-tmp-<pid>-<n>-<file name>`, n counting up in this process.
 inline std::filesystem::path temp_path_for(const std::filesystem::path& target) {
   static std::atomic<unsigned> counter{0};
-  const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+  const std::filesystem::path dir =
+      target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
   return dir / (std::string(temp_file_prefix) + std::to_string(detail::current_pid()) + "-" +
                 std::to_string(counter++) + "-" + target.filename().string());
 }
@@ -90,14 +91,16 @@ class live_temporaries {
   /// True when `path` is registered by this process.
   static bool contains(const std::filesystem::path& path) noexcept {
     for (std::size_t i = 0; i < slots; ++i)
-      if (state()[i].load(std::memory_order_acquire) == live && path.native() == paths()[i]) return true;
+      if (state()[i].load(std::memory_order_acquire) == live && path.native() == paths()[i])
+        return true;
     return false;
   }
 
   /// Number of registered paths.
   static std::size_t count() noexcept {
     std::size_t n = 0;
-    for (std::size_t i = 0; i < slots; ++i) n += state()[i].load(std::memory_order_acquire) == live ? 1 : 0;
+    for (std::size_t i = 0; i < slots; ++i)
+      n += state()[i].load(std::memory_order_acquire) == live ? 1 : 0;
     return n;
   }
 
@@ -119,7 +122,8 @@ class live_temporaries {
     static char p[slots][max_path] = {};
     return p;
   }
-  static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs lock-free atomics");
+  static_assert(std::atomic<int>::is_always_lock_free,
+                "the signal handler needs lock-free atomics");
 };
 
 /// RAII registration of one or more temporary paths in `live_temporaries`.
@@ -148,9 +152,9 @@ class temp_registration {
 /// A temporary file found in a directory (see `stale_temporaries`).
 struct stale_temporary {
   std::filesystem::path path;
-  long pid = 0;         ///< the process named in the file name
-  bool alive = false;   ///< that process is still running (the file is then left alone)
-  bool removed = false; ///< set by `remove_stale_temporaries`
+  long pid = 0;          ///< the process named in the file name
+  bool alive = false;    ///< that process is still running (the file is then left alone)
+  bool removed = false;  ///< set by `remove_stale_temporaries`
 };
 
 /// True when a process with this pid exists (on Windows: always true, nothing is removed).
@@ -172,7 +176,8 @@ inline long temp_file_pid(std::string_view name) noexcept {
   name.remove_prefix(temp_file_prefix.size());
   long pid = 0;
   std::size_t i = 0;
-  for (; i < name.size() && name[i] >= '0' && name[i] <= '9' && i < 12; ++i) pid = pid * 10 + (name[i] - '0');
+  for (; i < name.size() && name[i] >= '0' && name[i] <= '9' && i < 12; ++i)
+    pid = pid * 10 + (name[i] - '0');
   if (i == 0 || i >= name.size() || name[i] != '-') return -1;
   return pid;
 }
@@ -200,7 +205,8 @@ inline std::vector<stale_temporary> stale_temporaries(const std::filesystem::pat
     }
     out.push_back(std::move(t));
   }
-  std::sort(out.begin(), out.end(), [](const stale_temporary& a, const stale_temporary& b) { return a.path < b.path; });
+  std::sort(out.begin(), out.end(),
+            [](const stale_temporary& a, const stale_temporary& b) { return a.path < b.path; });
   return out;
 }
 

@@ -41,12 +41,13 @@ struct retrieved_item {
 
 /// One retrieval (a query and what it returned).
 struct retrieval_event {
-  timestamp time;                            ///< when the query was answered (UTC instant)
-  std::string partition;                     ///< scope / tenant partition the query ran in
-  std::vector<std::string> requested_scopes; ///< scopes the caller may read; empty = {partition}
-  std::string query_embedding_version;       ///< model/normalisation that embedded the query ("" = unknown)
-  double latency_ms = 0;                     ///< end-to-end latency, milliseconds, >= 0
-  std::vector<retrieved_item> results;       ///< results (empty = an empty result)
+  timestamp time;                             ///< when the query was answered (UTC instant)
+  std::string partition;                      ///< scope / tenant partition the query ran in
+  std::vector<std::string> requested_scopes;  ///< scopes the caller may read; empty = {partition}
+  std::string
+      query_embedding_version;  ///< model/normalisation that embedded the query ("" = unknown)
+  double latency_ms = 0;        ///< end-to-end latency, milliseconds, >= 0
+  std::vector<retrieved_item> results;  ///< results (empty = an empty result)
 };
 
 /// Kinds of user feedback on a memory. memory_edited, memory_deleted and rejected count as
@@ -56,10 +57,14 @@ enum class feedback_kind : std::uint8_t { memory_edited, memory_deleted, accepte
 /// Text of a feedback kind: "memory_edited", "memory_deleted", "accepted", "rejected".
 constexpr std::string_view to_string(feedback_kind k) noexcept {
   switch (k) {
-    case feedback_kind::memory_edited: return "memory_edited";
-    case feedback_kind::memory_deleted: return "memory_deleted";
-    case feedback_kind::accepted: return "accepted";
-    case feedback_kind::rejected: return "rejected";
+    case feedback_kind::memory_edited:
+      return "memory_edited";
+    case feedback_kind::memory_deleted:
+      return "memory_deleted";
+    case feedback_kind::accepted:
+      return "accepted";
+    case feedback_kind::rejected:
+      return "rejected";
   }
   return "";
 }
@@ -73,15 +78,18 @@ constexpr std::optional<feedback_kind> parse_feedback_kind(std::string_view s) n
   return std::nullopt;
 }
 
-/// True for the feedback kinds that mean retrieval served something wrong (edited, deleted, rejected).
-constexpr bool is_negative(feedback_kind k) noexcept { return k != feedback_kind::accepted; }
+/// True for the feedback kinds that mean retrieval served something wrong (edited, deleted,
+/// rejected).
+constexpr bool is_negative(feedback_kind k) noexcept {
+  return k != feedback_kind::accepted;
+}
 
 /// One user feedback event on a memory.
 struct feedback_event {
-  timestamp time;                 ///< when the user acted (UTC instant)
-  std::string partition;          ///< scope / tenant partition
+  timestamp time;                                    ///< when the user acted (UTC instant)
+  std::string partition;                             ///< scope / tenant partition
   feedback_kind feedback = feedback_kind::accepted;  ///< what the user did
-  std::string id;                 ///< the memory concerned ("" = not given)
+  std::string id;                                    ///< the memory concerned ("" = not given)
 };
 
 /// Events read from a JSONL file, in input order per type, with the problems met.
@@ -104,11 +112,13 @@ std::optional<timestamp> event_time(const nlohmann::json& t) {
 /// Parses JSONL event text (see docs/format.md). Never throws for bad content.
 /// @param file_name name used in load issues. @complexity O(size of text).
 template <class = void>  // deferred instantiation, see memhealth.hpp
-event_load_result parse_events_jsonl(std::string_view text, std::string_view file_name = "<memory>") {
+event_load_result parse_events_jsonl(std::string_view text,
+                                     std::string_view file_name = "<memory>") {
   event_load_result out;
   std::size_t line_no = 0, pos = 0;
   auto issue = [&](std::string field, std::string reason, bool kept) {
-    out.issues.push_back({std::string(file_name), line_no, std::move(field), std::move(reason), kept});
+    out.issues.push_back(
+        {std::string(file_name), line_no, std::move(field), std::move(reason), kept});
   };
   while (pos <= text.size()) {
     std::size_t end = text.find('\n', pos);
@@ -116,7 +126,8 @@ event_load_result parse_events_jsonl(std::string_view text, std::string_view fil
     std::string_view line = text.substr(pos, end - pos);
     pos = end + 1;
     ++line_no;
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
+      line.remove_suffix(1);
     if (line.find_first_not_of(" \t") == std::string_view::npos) {
       if (end == text.size()) break;
       continue;
@@ -146,8 +157,10 @@ event_load_result parse_events_jsonl(std::string_view text, std::string_view fil
     }
     std::string partition;
     if (j.contains("partition")) {
-      if (j["partition"].is_string()) partition = j["partition"].get<std::string>();
-      else issue("partition", "not a string; ignored", true);
+      if (j["partition"].is_string())
+        partition = j["partition"].get<std::string>();
+      else
+        issue("partition", "not a string; ignored", true);
     }
     if (type == "feedback") {
       feedback_event e;
@@ -156,7 +169,9 @@ event_load_result parse_events_jsonl(std::string_view text, std::string_view fil
       const auto fb = text_of("feedback");
       const auto k = parse_feedback_kind(fb);
       if (!k) {
-        issue("feedback", "unknown feedback '" + fb + "' (memory_edited, memory_deleted, accepted, rejected)", false);
+        issue("feedback",
+              "unknown feedback '" + fb + "' (memory_edited, memory_deleted, accepted, rejected)",
+              false);
         continue;
       }
       e.feedback = *k;
@@ -171,8 +186,10 @@ event_load_result parse_events_jsonl(std::string_view text, std::string_view fil
       const auto& a = j["requested_scopes"];
       if (a.is_array()) {
         for (const auto& s : a)
-          if (s.is_string()) e.requested_scopes.push_back(s.get<std::string>());
-          else issue("requested_scopes", "an entry is not a string; ignored", true);
+          if (s.is_string())
+            e.requested_scopes.push_back(s.get<std::string>());
+          else
+            issue("requested_scopes", "an entry is not a string; ignored", true);
       } else {
         issue("requested_scopes", "not an array; ignored", true);
       }
@@ -181,8 +198,10 @@ event_load_result parse_events_jsonl(std::string_view text, std::string_view fil
       e.query_embedding_version = j["query_embedding_version"].get<std::string>();
     if (j.contains("latency_ms")) {
       const auto& l = j["latency_ms"];
-      if (l.is_number() && std::isfinite(l.get<double>()) && l.get<double>() >= 0) e.latency_ms = l.get<double>();
-      else issue("latency_ms", "not a non-negative number; taken as 0", true);
+      if (l.is_number() && std::isfinite(l.get<double>()) && l.get<double>() >= 0)
+        e.latency_ms = l.get<double>();
+      else
+        issue("latency_ms", "not a non-negative number; taken as 0", true);
     }
     if (j.contains("results")) {
       const auto& rs = j["results"];
@@ -197,10 +216,15 @@ event_load_result parse_events_jsonl(std::string_view text, std::string_view fil
           }
           retrieved_item it;
           it.id = r["id"].get<std::string>();
-          if (r.contains("similarity") && r["similarity"].is_number()) it.similarity = r["similarity"].get<double>();
-          else issue("results.similarity", "missing or not a number for '" + it.id + "'; taken as 0", true);
-          if (r.contains("rank") && r["rank"].is_number_unsigned()) it.rank = r["rank"].get<std::uint32_t>();
-          else it.rank = next_rank;
+          if (r.contains("similarity") && r["similarity"].is_number())
+            it.similarity = r["similarity"].get<double>();
+          else
+            issue("results.similarity", "missing or not a number for '" + it.id + "'; taken as 0",
+                  true);
+          if (r.contains("rank") && r["rank"].is_number_unsigned())
+            it.rank = r["rank"].get<std::uint32_t>();
+          else
+            it.rank = next_rank;
           next_rank = it.rank + 1;
           e.results.push_back(std::move(it));
         }
@@ -230,7 +254,8 @@ std::string to_jsonl(const retrieval_event& e) {
   j["query_embedding_version"] = e.query_embedding_version;
   j["latency_ms"] = e.latency_ms;
   j["results"] = nlohmann::ordered_json::array();
-  for (const auto& r : e.results) j["results"].push_back({{"id", r.id}, {"similarity", r.similarity}, {"rank", r.rank}});
+  for (const auto& r : e.results)
+    j["results"].push_back({{"id", r.id}, {"similarity", r.similarity}, {"rank", r.rank}});
   return j.dump();
 }
 

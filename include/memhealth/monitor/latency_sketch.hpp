@@ -35,7 +35,8 @@ class latency_sketch {
   explicit latency_sketch(double relative_error = 0.01, double min_value = 1e-3)
       : alpha_(relative_error), min_value_(min_value) {
     if (!(relative_error > 0 && relative_error < 1) || !(min_value > 0))
-      throw error(error_code::invalid_argument, "latency_sketch: relative error must be in (0, 1), min_value > 0");
+      throw error(error_code::invalid_argument,
+                  "latency_sketch: relative error must be in (0, 1), min_value > 0");
     gamma_ = (1 + alpha_) / (1 - alpha_);
     log_gamma_ = std::log(gamma_);
   }
@@ -79,7 +80,9 @@ class latency_sketch {
   /// The relative error a the sketch guarantees.
   [[nodiscard]] double relative_error() const noexcept { return alpha_; }
   /// Occupied buckets (memory use is proportional to it).
-  [[nodiscard]] std::size_t bucket_count() const noexcept { return buckets_.size() + (zero_count_ > 0); }
+  [[nodiscard]] std::size_t bucket_count() const noexcept {
+    return buckets_.size() + (zero_count_ > 0);
+  }
 
  private:
   double alpha_, min_value_, gamma_ = 0, log_gamma_ = 0;

@@ -35,9 +35,12 @@ enum class record_status : std::uint8_t {
 /// Text of a status as stored: "active", "archived", "pending_review".
 constexpr std::string_view to_string(record_status s) noexcept {
   switch (s) {
-    case record_status::active: return "active";
-    case record_status::archived: return "archived";
-    case record_status::pending_review: return "pending_review";
+    case record_status::active:
+      return "active";
+    case record_status::archived:
+      return "archived";
+    case record_status::pending_review:
+      return "pending_review";
   }
   return "";
 }
@@ -63,11 +66,16 @@ enum class record_source : std::uint8_t {
 /// "model_extracted", "system_log".
 constexpr std::string_view to_string(record_source s) noexcept {
   switch (s) {
-    case record_source::user_declared: return "user_declared";
-    case record_source::system_config: return "system_config";
-    case record_source::manual_entry: return "manual_entry";
-    case record_source::model_extracted: return "model_extracted";
-    case record_source::system_log: return "system_log";
+    case record_source::user_declared:
+      return "user_declared";
+    case record_source::system_config:
+      return "system_config";
+    case record_source::manual_entry:
+      return "manual_entry";
+    case record_source::model_extracted:
+      return "model_extracted";
+    case record_source::system_log:
+      return "system_log";
   }
   return "";
 }
@@ -88,11 +96,15 @@ constexpr int source_rank(std::string_view s) noexcept {
   const auto p = parse_source(s);
   if (!p) return 0;
   switch (*p) {
-    case record_source::user_declared: return 4;
+    case record_source::user_declared:
+      return 4;
     case record_source::system_config:
-    case record_source::manual_entry: return 3;
-    case record_source::model_extracted: return 2;
-    case record_source::system_log: return 1;
+    case record_source::manual_entry:
+      return 3;
+    case record_source::model_extracted:
+      return 2;
+    case record_source::system_log:
+      return 1;
   }
   return 0;
 }
@@ -141,7 +153,7 @@ using claim = std::variant<fact_claim, preference_claim>;
 
 /// References from one record to others, by id.
 struct record_links {
-  std::string duplicate_of;                ///< id of the primary this record was merged into; empty = none
+  std::string duplicate_of;  ///< id of the primary this record was merged into; empty = none
   std::vector<std::string> related_ids;    ///< ids of related records
   std::vector<std::string> related_notes;  ///< free text kept from merged records / dropped links
   std::vector<std::string> supersedes;     ///< ids of records this record replaces
@@ -159,7 +171,8 @@ struct raw_json {
 /// One metadata value: null, boolean, integer, floating point, string, or a nested JSON value
 /// kept as text. The alternative index is the value's type name for schema checks
 /// (`metadata_type_name`).
-using metadata_value = std::variant<std::monostate, bool, std::int64_t, double, std::string, raw_json>;
+using metadata_value =
+    std::variant<std::monostate, bool, std::int64_t, double, std::string, raw_json>;
 
 /// Type name of a metadata value as used in schemas: "null", "bool", "integer", "number",
 /// "string", "json".
@@ -187,23 +200,23 @@ struct extra_field {
 /// (absent and empty mean the same). Times are UTC instants with ms precision (`timestamp`).
 /// `embedding` is contiguous float32 of the model's dimension; an empty vector means missing.
 struct memory_record {
-  std::string id;                       ///< globally unique id
-  std::string content;                  ///< UTF-8 text of the memory
-  std::vector<float> embedding;         ///< d floats (float32); empty = missing
-  std::string embedding_version;        ///< model / normalisation that made `embedding`
-  metadata_map metadata;                ///< key/value attributes (topic, entities, ingest batch, ...)
+  std::string id;                 ///< globally unique id
+  std::string content;            ///< UTF-8 text of the memory
+  std::vector<float> embedding;   ///< d floats (float32); empty = missing
+  std::string embedding_version;  ///< model / normalisation that made `embedding`
+  metadata_map metadata;          ///< key/value attributes (topic, entities, ingest batch, ...)
   std::optional<timestamp> created_at;        ///< when the record was first written
   std::optional<timestamp> updated_at;        ///< when it was last changed
   std::optional<timestamp> last_accessed_at;  ///< when retrieval last returned it
-  std::string source;                   ///< see `record_source`; empty = missing
-  std::string scope;                    ///< hierarchical owner, e.g. "user:7/project:alpha"; empty = missing
-  std::string status;                   ///< see `record_status`; anything else is illegal
-  std::string kind;                     ///< see `kinds`: fact, preference, episodic, temporary, ...
-  std::optional<memhealth::claim> claim;  ///< structured form, when extracted
-  record_links links;                   ///< duplicate_of, related_ids, related_notes, supersedes
-  std::optional<double> confidence;     ///< [0,1]; absent = unknown
+  std::string source;                         ///< see `record_source`; empty = missing
+  std::string scope;   ///< hierarchical owner, e.g. "user:7/project:alpha"; empty = missing
+  std::string status;  ///< see `record_status`; anything else is illegal
+  std::string kind;    ///< see `kinds`: fact, preference, episodic, temporary, ...
+  std::optional<memhealth::claim> claim;   ///< structured form, when extracted
+  record_links links;                      ///< duplicate_of, related_ids, related_notes, supersedes
+  std::optional<double> confidence;        ///< [0,1]; absent = unknown
   std::optional<double> effective_weight;  ///< [0,1] after decay / down-weighting; absent = 1
-  std::vector<extra_field> extra;       ///< unrecognised input fields, written back in input order
+  std::vector<extra_field> extra;  ///< unrecognised input fields, written back in input order
 
   friend bool operator==(const memory_record&, const memory_record&) = default;
 };

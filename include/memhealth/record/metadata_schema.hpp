@@ -25,13 +25,13 @@ using metadata_type_set = std::uint8_t;
 
 /// The bits of `metadata_type_set`, one per alternative of `metadata_value`.
 namespace metadata_types {
-inline constexpr metadata_type_set null = 1u << 0;      ///< JSON null
-inline constexpr metadata_type_set boolean = 1u << 1;   ///< true / false
-inline constexpr metadata_type_set integer = 1u << 2;   ///< a JSON integer
-inline constexpr metadata_type_set number = 1u << 3;    ///< a JSON number with fraction/exponent
-inline constexpr metadata_type_set string = 1u << 4;    ///< a JSON string
-inline constexpr metadata_type_set json = 1u << 5;      ///< a nested array or object
-inline constexpr metadata_type_set any = 0x3f;          ///< every type
+inline constexpr metadata_type_set null = 1u << 0;     ///< JSON null
+inline constexpr metadata_type_set boolean = 1u << 1;  ///< true / false
+inline constexpr metadata_type_set integer = 1u << 2;  ///< a JSON integer
+inline constexpr metadata_type_set number = 1u << 3;   ///< a JSON number with fraction/exponent
+inline constexpr metadata_type_set string = 1u << 4;   ///< a JSON string
+inline constexpr metadata_type_set json = 1u << 5;     ///< a nested array or object
+inline constexpr metadata_type_set any = 0x3f;         ///< every type
 }  // namespace metadata_types
 
 /// Parses one schema type name ("string", "integer", "number" (= integer or number), "bool",
@@ -80,15 +80,16 @@ struct metadata_schema {
 
 /// One metadata value of the wrong type.
 struct metadata_type_error {
-  std::string key;        ///< the metadata key
-  std::string expected;   ///< allowed types, e.g. "string" or "integer|number"
-  std::string actual;     ///< the value's type name, e.g. "integer"
+  std::string key;       ///< the metadata key
+  std::string expected;  ///< allowed types, e.g. "string" or "integer|number"
+  std::string actual;    ///< the value's type name, e.g. "integer"
 };
 
 /// What a record's metadata violates: missing required keys and wrongly typed values.
 struct metadata_violations {
-  std::vector<std::string> missing;            ///< required keys not present, in key order
-  std::vector<metadata_type_error> wrong_type; ///< present keys with a disallowed type, in key order
+  std::vector<std::string> missing;  ///< required keys not present, in key order
+  std::vector<metadata_type_error>
+      wrong_type;  ///< present keys with a disallowed type, in key order
   /// True when nothing is violated.
   [[nodiscard]] bool empty() const noexcept { return missing.empty() && wrong_type.empty(); }
 };
@@ -120,7 +121,8 @@ metadata_violations check_metadata(const metadata_schema& schema, const Map& met
       }
       const metadata_value& value = it->second;
       if ((metadata_type_of(value) & allowed) == 0)
-        v.wrong_type.push_back({key, to_string_types(allowed), std::string(metadata_type_name(value))});
+        v.wrong_type.push_back(
+            {key, to_string_types(allowed), std::string(metadata_type_name(value))});
     }
   };
   check(schema.required, true);

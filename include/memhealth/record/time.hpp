@@ -25,7 +25,7 @@ using utc_time = std::chrono::sys_time<std::chrono::milliseconds>;
 /// Equality and ordering use the instant only. `utc_offset` is in minutes east of UTC
 /// (+08:00 -> 480, -07:00 -> -420, Z or epoch milliseconds -> 0).
 struct timestamp {
-  utc_time instant{};                 ///< the UTC instant (ms precision)
+  utc_time instant{};                   ///< the UTC instant (ms precision)
   std::int16_t utc_offset_minutes = 0;  ///< offset of the original text, minutes east of UTC
 
   friend constexpr bool operator==(const timestamp& a, const timestamp& b) noexcept {
@@ -56,7 +56,8 @@ constexpr std::int64_t epoch_ms(const timestamp& t) noexcept {
 }
 
 namespace detail {
-inline bool parse_fixed_digits(std::string_view s, std::size_t pos, std::size_t n, int& out) noexcept {
+inline bool parse_fixed_digits(std::string_view s, std::size_t pos, std::size_t n,
+                               int& out) noexcept {
   if (pos + n > s.size()) return false;
   int v = 0;
   for (std::size_t i = pos; i < pos + n; ++i) {
@@ -84,7 +85,8 @@ inline std::optional<timestamp> parse_timestamp(std::string_view s) noexcept {
   if (!detail::parse_fixed_digits(s, 0, 4, y) || s.size() < 10 || s[4] != '-' || s[7] != '-' ||
       !detail::parse_fixed_digits(s, 5, 2, mo) || !detail::parse_fixed_digits(s, 8, 2, d))
     return std::nullopt;
-  const year_month_day ymd{year{y}, month{static_cast<unsigned>(mo)}, day{static_cast<unsigned>(d)}};
+  const year_month_day ymd{year{y}, month{static_cast<unsigned>(mo)},
+                           day{static_cast<unsigned>(d)}};
   if (!ymd.ok()) return std::nullopt;
   std::size_t p = 10;
   int offset = 0;
@@ -111,7 +113,10 @@ inline std::optional<timestamp> parse_timestamp(std::string_view s) noexcept {
       }
     }
     if (h > 23 || mi > 59 || sec > 60) return std::nullopt;
-    if (sec == 60) { sec = 59; ms = 999; }
+    if (sec == 60) {
+      sec = 59;
+      ms = 999;
+    }
     if (p < s.size()) {
       const char z = s[p];
       if ((z == 'Z' || z == 'z') && p + 1 == s.size()) {
@@ -163,12 +168,18 @@ inline std::string format_timestamp(const timestamp& t) {
     for (int i = len; i < width; ++i) *e++ = '0';
     for (int i = 0; i < len; ++i) *e++ = tmp[i];
   };
-  put(static_cast<int>(ymd.year()), 4); *e++ = '-';
-  put(static_cast<long>(static_cast<unsigned>(ymd.month())), 2); *e++ = '-';
-  put(static_cast<long>(static_cast<unsigned>(ymd.day())), 2); *e++ = 'T';
-  put(h.count(), 2); *e++ = ':';
-  put(m.count(), 2); *e++ = ':';
-  put(static_cast<long>(s.count()), 2); *e++ = '.';
+  put(static_cast<int>(ymd.year()), 4);
+  *e++ = '-';
+  put(static_cast<long>(static_cast<unsigned>(ymd.month())), 2);
+  *e++ = '-';
+  put(static_cast<long>(static_cast<unsigned>(ymd.day())), 2);
+  *e++ = 'T';
+  put(h.count(), 2);
+  *e++ = ':';
+  put(m.count(), 2);
+  *e++ = ':';
+  put(static_cast<long>(s.count()), 2);
+  *e++ = '.';
   put(static_cast<long>(rest.count()), 3);
   if (t.utc_offset_minutes == 0) {
     *e++ = 'Z';
@@ -176,7 +187,8 @@ inline std::string format_timestamp(const timestamp& t) {
     const int off = t.utc_offset_minutes;
     *e++ = off < 0 ? '-' : '+';
     const int a = off < 0 ? -off : off;
-    put(a / 60, 2); *e++ = ':';
+    put(a / 60, 2);
+    *e++ = ':';
     put(a % 60, 2);
   }
   return std::string(buf, e);

@@ -17,18 +17,22 @@
 /// ## What each field yields (normalised)
 /// | field | type | accepted sources |
 /// |---|---|---|
-/// | id, content, embedding_version, source, scope, status, kind, duplicate_of | `std::string_view` | anything convertible to `std::string_view`, or an enum with an ADL `to_string` |
-/// | embedding | `std::span<const float>` (d floats; empty = missing) | `std::vector<float>`, `std::array`, `std::span` |
-/// | created_at, updated_at, last_accessed_at | `std::optional<timestamp>` | `timestamp`, `std::chrono::sys_time<D>`, integer epoch ms, or `std::optional` of those |
-/// | confidence, effective_weight | `std::optional<double>` | arithmetic or `std::optional` of it |
-/// | related_ids, related_notes, supersedes | `std::span<const std::string>` | contiguous ranges of `std::string` |
-/// | claim | `const claim*` (null = none) | an lvalue `claim` or `std::optional<claim>` |
+/// | id, content, embedding_version, source, scope, status, kind, duplicate_of | `std::string_view`
+/// | anything convertible to `std::string_view`, or an enum with an ADL `to_string` | | embedding |
+/// `std::span<const float>` (d floats; empty = missing) | `std::vector<float>`, `std::array`,
+/// `std::span` | | created_at, updated_at, last_accessed_at | `std::optional<timestamp>` |
+/// `timestamp`, `std::chrono::sys_time<D>`, integer epoch ms, or `std::optional` of those | |
+/// confidence, effective_weight | `std::optional<double>` | arithmetic or `std::optional` of it |
+/// | related_ids, related_notes, supersedes | `std::span<const std::string>` | contiguous ranges of
+/// `std::string` | | claim | `const claim*` (null = none) | an lvalue `claim` or
+/// `std::optional<claim>` |
 ///
 /// Accessors return views into the record, so a mapping must yield an lvalue (or a view into
 /// storage that outlives the call). A callable returning `std::string`, `std::vector<float>` or
 /// `std::vector<std::string>` by value is refused at compile time with a message: store a
 /// computed field (e.g. a scope built from tenant + user) as a member of your record.
-/// | metadata | the lvalue as is (`metadata_map&` for the default) | an lvalue map of string -> `metadata_value` |
+/// | metadata | the lvalue as is (`metadata_map&` for the default) | an lvalue map of string ->
+/// `metadata_value` |
 ///
 /// ## Writing (repairs only)
 /// `memhealth::field::raw::F(r)` yields the un-normalised source. A field is *writable* when that
@@ -94,13 +98,13 @@ constexpr std::string_view as_text(const T& v) noexcept {
 // A text mapping must not yield a std::string by value: every accessor returns a view, and a
 // view of a temporary would dangle. Deleted with a message (C++20 has no `= delete("...")`).
 template <class T>
-  requires std::is_same_v<T, std::string>
-std::string_view as_text(T&& v) {
-  static_assert(!std::is_same_v<T, T>,
-                "memhealth: a text field mapping (id, content, scope, status, ...) returned a "
-                "std::string by value. Accessors return std::string_view, which would dangle. Map a "
-                "data member (member pointer), or a callable returning a reference or a "
-                "std::string_view into storage that outlives the call.");
+requires std::is_same_v<T, std::string> std::string_view as_text(T&& v) {
+  static_assert(
+      !std::is_same_v<T, T>,
+      "memhealth: a text field mapping (id, content, scope, status, ...) returned a "
+      "std::string by value. Accessors return std::string_view, which would dangle. Map a "
+      "data member (member pointer), or a callable returning a reference or a "
+      "std::string_view into storage that outlives the call.");
   return v;
 }
 
@@ -115,8 +119,7 @@ constexpr std::span<const float> as_floats(const T& v) noexcept {
 
 // Same rule for vectors: a by-value std::vector<float> would leave the span dangling.
 template <class T>
-  requires std::is_same_v<T, std::vector<float>>
-std::span<const float> as_floats(T&& v) {
+requires std::is_same_v<T, std::vector<float>> std::span<const float> as_floats(T&& v) {
   static_assert(!std::is_same_v<T, T>,
                 "memhealth: the embedding mapping returned a std::vector<float> by value; the "
                 "accessor returns std::span<const float>, which would dangle. Map a data member or "
@@ -149,7 +152,8 @@ constexpr std::optional<double> as_number(const T& v) noexcept {
     if (!v) return std::nullopt;
     return static_cast<double>(*v);
   } else {
-    static_assert(std::is_arithmetic_v<T>, "memhealth: confidence / effective_weight must be arithmetic");
+    static_assert(std::is_arithmetic_v<T>,
+                  "memhealth: confidence / effective_weight must be arithmetic");
     return static_cast<double>(v);
   }
 }
@@ -160,8 +164,8 @@ constexpr std::span<const std::string> as_strings(const T& v) noexcept {
 }
 
 template <class T>
-  requires std::is_same_v<T, std::vector<std::string>>
-std::span<const std::string> as_strings(T&& v) {
+requires std::is_same_v<T, std::vector<std::string>> std::span<const std::string> as_strings(
+    T&& v) {
   static_assert(!std::is_same_v<T, T>,
                 "memhealth: a link mapping returned a std::vector<std::string> by value; the "
                 "accessor returns a span, which would dangle. Map a data member or a callable "
@@ -169,46 +173,54 @@ std::span<const std::string> as_strings(T&& v) {
   return v;
 }
 
-inline const claim* as_claim(const claim& c) noexcept { return &c; }
+inline const claim* as_claim(const claim& c) noexcept {
+  return &c;
+}
 const claim* as_claim(claim&&) = delete;  // the claim mapping must yield an lvalue
 const claim* as_claim(std::optional<claim>&&) = delete;
-inline const claim* as_claim(const std::optional<claim>& c) noexcept { return c ? &*c : nullptr; }
+inline const claim* as_claim(const std::optional<claim>& c) noexcept {
+  return c ? &*c : nullptr;
+}
 
 }  // namespace detail
 
 /// Generates, for one field NAME: the three lookup concepts, a raw accessor
 /// (`field::raw::NAME`) and a normalised accessor (`field::NAME`). NORMALIZE is a function
 /// applied to the raw value.
-#define MEMHEALTH_DETAIL_DEFINE_FIELD(NAME, NORMALIZE)                                          \
+#define MEMHEALTH_DETAIL_DEFINE_FIELD(NAME, NORMALIZE)                                         \
   namespace detail::field_##NAME {                                                             \
-  void memhealth_##NAME() = delete; /* poison pill: ADL only */                                \
-  template <class R>                                                                           \
-  concept by_traits = requires { record_traits<std::remove_cvref_t<R>>::NAME; };               \
-  template <class R>                                                                           \
-  concept by_member = requires(R& r) { r.NAME; };                                              \
-  template <class R>                                                                           \
-  concept by_adl = requires(R& r) { memhealth_##NAME(r); };                                    \
-  template <class R>                                                                           \
-  concept available = by_traits<R> || by_member<R> || by_adl<R>;                              \
-  struct raw_fn {                                                                              \
+    void memhealth_##NAME() = delete; /* poison pill: ADL only */                              \
     template <class R>                                                                         \
+    concept by_traits = requires {                                                             \
+      record_traits<std::remove_cvref_t<R>>::NAME;                                             \
+    };                                                                                         \
+    template <class R>                                                                         \
+    concept by_member = requires(R & r) {                                                      \
+      r.NAME;                                                                                  \
+    };                                                                                         \
+    template <class R>                                                                         \
+    concept by_adl = requires(R & r) {                                                         \
+      memhealth_##NAME(r);                                                                     \
+    };                                                                                         \
+    template <class R>                                                                         \
+    concept available = by_traits<R> || by_member<R> || by_adl<R>;                             \
+    struct raw_fn {                                                                            \
+      template <class R>                                                                       \
       requires available<R>                                                                    \
-    constexpr decltype(auto) operator()(R& r) const {                                          \
-      if constexpr (by_traits<R>)                                                              \
-        return std::invoke(record_traits<std::remove_cvref_t<R>>::NAME, r);                    \
-      else if constexpr (by_member<R>)                                                         \
-        return (r.NAME);                                                                       \
-      else                                                                                     \
-        return memhealth_##NAME(r);                                                            \
-    }                                                                                          \
-  };                                                                                           \
-  struct fn {                                                                                  \
-    template <class R>                                                                         \
+      constexpr decltype(auto) operator()(R& r) const {                                        \
+        if constexpr (by_traits<R>)                                                            \
+          return std::invoke(record_traits<std::remove_cvref_t<R>>::NAME, r);                  \
+        else if constexpr (by_member<R>)                                                       \
+          return (r.NAME);                                                                     \
+        else                                                                                   \
+          return memhealth_##NAME(r);                                                          \
+      }                                                                                        \
+    };                                                                                         \
+    struct fn {                                                                                \
+      template <class R>                                                                       \
       requires available<const R>                                                              \
-    constexpr decltype(auto) operator()(const R& r) const {                                    \
-      return NORMALIZE(raw_fn{}(r));                                                           \
-    }                                                                                          \
-  };                                                                                           \
+      constexpr decltype(auto) operator()(const R& r) const { return NORMALIZE(raw_fn{}(r)); } \
+    };                                                                                         \
   }                                                                                            \
   namespace field {                                                                            \
   namespace raw {                                                                              \
@@ -254,7 +266,8 @@ struct record_traits<memory_record> {
 
 /// Every record: an id and text content. Required by everything in memhealth.
 template <class R>
-concept basic_record = detail::field_id::available<const R> && detail::field_content::available<const R>;
+concept basic_record =
+    detail::field_id::available<const R> && detail::field_content::available<const R>;
 
 /// Has an embedding (`field::embedding`). Needed by embedding checks, near duplicates, drift.
 template <class R>
@@ -262,12 +275,13 @@ concept embedded_record = basic_record<R> && detail::field_embedding::available<
 
 /// Has an embedding and the version of the model that made it. Needed by version-mixing checks.
 template <class R>
-concept versioned_embedding_record = embedded_record<R> && detail::field_embedding_version::available<const R>;
+concept versioned_embedding_record =
+    embedded_record<R> && detail::field_embedding_version::available<const R>;
 
 /// Has `created_at` and `updated_at`. Needed by timestamp checks, recency rules, decay.
 template <class R>
 concept timestamped_record = basic_record<R> && detail::field_created_at::available<const R> &&
-                             detail::field_updated_at::available<const R>;
+    detail::field_updated_at::available<const R>;
 
 /// Has `last_accessed_at`. Used by decay curves when present.
 template <class R>
@@ -296,8 +310,7 @@ concept claimed_record = basic_record<R> && detail::field_claim::available<const
 /// Has links (duplicate_of, related_ids, supersedes). Needed by reference checks.
 template <class R>
 concept linked_record = basic_record<R> && detail::field_duplicate_of::available<const R> &&
-                        detail::field_related_ids::available<const R> &&
-                        detail::field_supersedes::available<const R>;
+    detail::field_related_ids::available<const R> && detail::field_supersedes::available<const R>;
 
 /// Has metadata. Needed by the metadata-schema check and the information score.
 template <class R>
@@ -313,14 +326,15 @@ concept confidence_record = basic_record<R> && detail::field_confidence::availab
 
 namespace detail {
 template <class R, class F, class V>
-concept writable_with = requires(R& r, F f, V v) { f(r) = v; };
+concept writable_with = requires(R& r, F f, V v) {
+  f(r) = v;
+};
 }  // namespace detail
 
 /// The fields repairs write are mapped to assignable lvalues: status (from std::string), the four
 /// links, effective_weight (from double). Needed by the in-memory store's mutations.
 template <class R>
-concept repairable_record =
-    status_record<R> && linked_record<R> && weighted_record<R> &&
+concept repairable_record = status_record<R> && linked_record<R> && weighted_record<R> &&
     detail::writable_with<R, decltype(field::raw::status), std::string> &&
     detail::writable_with<R, decltype(field::raw::duplicate_of), std::string> &&
     detail::writable_with<R, decltype(field::raw::effective_weight), double>;
@@ -331,7 +345,8 @@ concept repairable_record =
 /// the capability, the component and how to provide the field. Use inside a function template.
 #define MEMHEALTH_REQUIRE_CAPABILITY(CONCEPT, R, COMPONENT, FIELDS)                                \
   static_assert(::memhealth::CONCEPT<R>,                                                           \
-                "memhealth: " COMPONENT " needs the record capability '" #CONCEPT "' (field(s) " \
-                FIELDS "), which this record type does not provide. Provide it by specialising "  \
+                "memhealth: " COMPONENT " needs the record capability '" #CONCEPT                  \
+                "' (field(s) " FIELDS                                                              \
+                "), which this record type does not provide. Provide it by specialising "          \
                 "memhealth::record_traits<R> with a member pointer or callable for the field, by " \
                 "adding a data member of that name, or by an ADL function memhealth_<field>(r).")

@@ -70,7 +70,8 @@ struct edit_fill_metadata {
 };
 /// Rewrite every timestamp of the record in UTC (offset 0); the instants do not change.
 struct edit_normalize_timestamps {
-  friend bool operator==(const edit_normalize_timestamps&, const edit_normalize_timestamps&) = default;
+  friend bool operator==(const edit_normalize_timestamps&,
+                         const edit_normalize_timestamps&) = default;
 };
 /// Replace embedding and embedding_version together (re-embedding, tier 3). `embedding` is
 /// filled by the executor from the user's embedder at apply time when empty; an empty `version`
@@ -110,7 +111,8 @@ constexpr std::string_view to_string(automation a) noexcept {
 /// Action type names used by the planner (the executor does not interpret them).
 namespace action_types {
 inline constexpr std::string_view fill_metadata_defaults = "fill_metadata_defaults";  ///< tier 1
-inline constexpr std::string_view set_status_pending_review = "set_status_pending_review";  ///< tier 1
+inline constexpr std::string_view set_status_pending_review =
+    "set_status_pending_review";                                                  ///< tier 1
 inline constexpr std::string_view normalize_timestamps = "normalize_timestamps";  ///< tier 1
 inline constexpr std::string_view drop_dangling_links = "drop_dangling_links";    ///< tier 1
 inline constexpr std::string_view archive_merged = "archive_merged";              ///< tier 1
@@ -131,16 +133,16 @@ struct blast_radius {
 
 /// One repair action.
 struct repair_action {
-  std::string type;                   ///< from `action_types` (or a user planner's own)
-  int tier = 1;                       ///< 1, 2 or 3
+  std::string type;  ///< from `action_types` (or a user planner's own)
+  int tier = 1;      ///< 1, 2 or 3
   memhealth::automation automation = memhealth::automation::automatic;  ///< who may run it
-  std::vector<std::string> targets;   ///< record ids the action is about (primary first for merges)
-  std::vector<record_edit> edits;     ///< the concrete edits, applied in order, all or nothing
-  memhealth::blast_radius blast;      ///< records and scopes touched
-  std::string rollback_method;        ///< e.g. "restore_before_images" (the WAL's per-record undo)
-  std::string idempotency_key;        ///< stable hash of type, targets and edits (hex)
-  std::vector<std::string> reasons;   ///< the findings behind it ("kind: ids ...")
-  int priority = 0;                   ///< higher runs first under the rate limiter
+  std::vector<std::string> targets;  ///< record ids the action is about (primary first for merges)
+  std::vector<record_edit> edits;    ///< the concrete edits, applied in order, all or nothing
+  memhealth::blast_radius blast;     ///< records and scopes touched
+  std::string rollback_method;       ///< e.g. "restore_before_images" (the WAL's per-record undo)
+  std::string idempotency_key;       ///< stable hash of type, targets and edits (hex)
+  std::vector<std::string> reasons;  ///< the findings behind it ("kind: ids ...")
+  int priority = 0;                  ///< higher runs first under the rate limiter
   friend bool operator==(const repair_action&, const repair_action&) = default;
 };
 
@@ -148,13 +150,18 @@ struct repair_action {
 /// detection (plan JSON "detection", an object of strings; see plan_json.hpp). Every field is
 /// optional: an unset field is not recorded (and not written).
 struct detection_provenance {
-  std::optional<float> threshold;             ///< "threshold": near-duplicate cosine in [-1,1] (shortest decimal text)
-  std::optional<std::string> window;          ///< "window": near-duplicate created_at window as given, e.g. "7d"
-  std::optional<std::string> schema;          ///< "schema": metadata schema file path (absolute, normalised)
-  std::optional<std::uint64_t> schema_fnv1a64;  ///< "schema_fnv1a64": FNV-1a 64 of the schema file's bytes (16 hex digits)
-  std::optional<utc_time> now;                ///< "now": the detection clock (ISO-8601 UTC, milliseconds)
-  std::optional<std::size_t> dim;             ///< "dim": the embedding dimension detection used (decimal)
-  std::map<std::string, std::string> other;   ///< any other key of a plan written elsewhere, kept verbatim
+  std::optional<float>
+      threshold;  ///< "threshold": near-duplicate cosine in [-1,1] (shortest decimal text)
+  std::optional<std::string>
+      window;  ///< "window": near-duplicate created_at window as given, e.g. "7d"
+  std::optional<std::string>
+      schema;  ///< "schema": metadata schema file path (absolute, normalised)
+  std::optional<std::uint64_t>
+      schema_fnv1a64;  ///< "schema_fnv1a64": FNV-1a 64 of the schema file's bytes (16 hex digits)
+  std::optional<utc_time> now;     ///< "now": the detection clock (ISO-8601 UTC, milliseconds)
+  std::optional<std::size_t> dim;  ///< "dim": the embedding dimension detection used (decimal)
+  std::map<std::string, std::string>
+      other;  ///< any other key of a plan written elsewhere, kept verbatim
   /// True when nothing is recorded.
   [[nodiscard]] bool empty() const noexcept {
     return !threshold && !window && !schema && !schema_fnv1a64 && !now && !dim && other.empty();
@@ -164,10 +171,12 @@ struct detection_provenance {
 
 /// A repair plan: actions in execution order, plus guardrail outcomes.
 struct repair_plan {
-  std::vector<repair_action> actions;   ///< in execution order
-  bool suspended = false;               ///< true: the blast radius exceeded the threshold; nothing may run without approval
-  std::string suspend_reason;           ///< why, when suspended
-  std::vector<std::string> deferred;    ///< notes on work left out by limits (max records per run, ...)
+  std::vector<repair_action> actions;  ///< in execution order
+  bool suspended =
+      false;  ///< true: the blast radius exceeded the threshold; nothing may run without approval
+  std::string suspend_reason;  ///< why, when suspended
+  std::vector<std::string>
+      deferred;  ///< notes on work left out by limits (max records per run, ...)
   /// The detection options the plan was made from, so `apply` can verify with the same
   /// detection; empty when unknown.
   detection_provenance detection;

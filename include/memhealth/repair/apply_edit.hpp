@@ -54,7 +54,6 @@ inline constexpr bool always_false = false;
 
 }  // namespace detail::edits
 
-
 namespace detail::edits {
 
 template <class E>
@@ -89,7 +88,8 @@ struct capability<edit_fill_metadata> {
 };
 template <>
 struct capability<edit_normalize_timestamps> {
-  static constexpr const char* name = "timestamps (created_at, updated_at, last_accessed_at; any subset)";
+  static constexpr const char* name =
+      "timestamps (created_at, updated_at, last_accessed_at; any subset)";
 };
 template <>
 struct capability<edit_replace_embedding> {
@@ -103,19 +103,27 @@ struct capability<edit_replace_embedding> {
 /// record/traits.hpp (traits entry, data member, ADL accessor), as lvalues.
 template <class R, class E>
 inline constexpr bool edit_supported = [] {
-  if constexpr (std::is_same_v<E, edit_set_status>) return detail::field_status::available<R>;
-  else if constexpr (std::is_same_v<E, edit_set_duplicate_of>) return detail::field_duplicate_of::available<R>;
-  else if constexpr (std::is_same_v<E, edit_add_supersedes>) return detail::field_supersedes::available<R>;
-  else if constexpr (std::is_same_v<E, edit_append_notes>) return detail::field_related_notes::available<R>;
+  if constexpr (std::is_same_v<E, edit_set_status>)
+    return detail::field_status::available<R>;
+  else if constexpr (std::is_same_v<E, edit_set_duplicate_of>)
+    return detail::field_duplicate_of::available<R>;
+  else if constexpr (std::is_same_v<E, edit_add_supersedes>)
+    return detail::field_supersedes::available<R>;
+  else if constexpr (std::is_same_v<E, edit_append_notes>)
+    return detail::field_related_notes::available<R>;
   else if constexpr (std::is_same_v<E, edit_drop_links>)
     return detail::field_related_ids::available<R> && detail::field_supersedes::available<R> &&
            detail::field_duplicate_of::available<R>;
-  else if constexpr (std::is_same_v<E, edit_set_weight>) return detail::field_effective_weight::available<R>;
-  else if constexpr (std::is_same_v<E, edit_fill_metadata>) return detail::field_metadata::available<R>;
-  else if constexpr (std::is_same_v<E, edit_normalize_timestamps>) return true;
+  else if constexpr (std::is_same_v<E, edit_set_weight>)
+    return detail::field_effective_weight::available<R>;
+  else if constexpr (std::is_same_v<E, edit_fill_metadata>)
+    return detail::field_metadata::available<R>;
+  else if constexpr (std::is_same_v<E, edit_normalize_timestamps>)
+    return true;
   else if constexpr (std::is_same_v<E, edit_replace_embedding>)
     return detail::field_embedding::available<R> && detail::field_embedding_version::available<R>;
-  else return false;
+  else
+    return false;
 }();
 
 /// Name of the record capability edit `E` writes, as used in messages ("status (field status)").
@@ -127,45 +135,45 @@ namespace detail::edits {
 template <class R, class E>
 void apply_one(R& r, const E& e) {
   namespace de = detail::edits;
-        if constexpr (std::is_same_v<E, edit_set_status>) {
-          field::raw::status(r) = e.status;
-        } else if constexpr (std::is_same_v<E, edit_set_duplicate_of>) {
-          field::raw::duplicate_of(r) = e.primary_id;
-        } else if constexpr (std::is_same_v<E, edit_add_supersedes>) {
-          de::append_unique(field::raw::supersedes(r), e.ids);
-        } else if constexpr (std::is_same_v<E, edit_append_notes>) {
-          de::append_unique(field::raw::related_notes(r), e.notes);
-        } else if constexpr (std::is_same_v<E, edit_drop_links>) {
-          auto dropped = [&](const auto& s) { return de::contains(e.ids, std::string(s)); };
-          auto& rel = field::raw::related_ids(r);
-          rel.erase(std::remove_if(rel.begin(), rel.end(), dropped), rel.end());
-          auto& sup = field::raw::supersedes(r);
-          sup.erase(std::remove_if(sup.begin(), sup.end(), dropped), sup.end());
-          auto& dup = field::raw::duplicate_of(r);
-          if (dropped(dup)) dup = {};
-        } else if constexpr (std::is_same_v<E, edit_set_weight>) {
-          if (!(e.weight >= 0.0 && e.weight <= 1.0))
-            throw error(error_code::invalid_argument,
-                        "edit_set_weight: weight must be in [0,1], got " + std::to_string(e.weight));
-          field::raw::effective_weight(r) = e.weight;
-        } else if constexpr (std::is_same_v<E, edit_fill_metadata>) {
-          auto& m = field::raw::metadata(r);
-          if (m.find(e.key) == m.end()) m.emplace(e.key, e.value);
-        } else if constexpr (std::is_same_v<E, edit_normalize_timestamps>) {
-          if constexpr (detail::field_created_at::available<R>) de::to_utc(field::raw::created_at(r));
-          if constexpr (detail::field_updated_at::available<R>) de::to_utc(field::raw::updated_at(r));
-          if constexpr (detail::field_last_accessed_at::available<R>)
-            de::to_utc(field::raw::last_accessed_at(r));
-        } else if constexpr (std::is_same_v<E, edit_replace_embedding>) {
-          if (e.embedding.empty())
-            throw error(error_code::precondition,
-                        "edit_replace_embedding: the vector is empty (no embedder filled it)");
-          auto& v = field::raw::embedding(r);
-          v.assign(e.embedding.begin(), e.embedding.end());
-          field::raw::embedding_version(r) = e.version;
-        } else {
-          static_assert(de::always_false<E>, "memhealth: apply_edit: unhandled record edit");
-        }
+  if constexpr (std::is_same_v<E, edit_set_status>) {
+    field::raw::status(r) = e.status;
+  } else if constexpr (std::is_same_v<E, edit_set_duplicate_of>) {
+    field::raw::duplicate_of(r) = e.primary_id;
+  } else if constexpr (std::is_same_v<E, edit_add_supersedes>) {
+    de::append_unique(field::raw::supersedes(r), e.ids);
+  } else if constexpr (std::is_same_v<E, edit_append_notes>) {
+    de::append_unique(field::raw::related_notes(r), e.notes);
+  } else if constexpr (std::is_same_v<E, edit_drop_links>) {
+    auto dropped = [&](const auto& s) { return de::contains(e.ids, std::string(s)); };
+    auto& rel = field::raw::related_ids(r);
+    rel.erase(std::remove_if(rel.begin(), rel.end(), dropped), rel.end());
+    auto& sup = field::raw::supersedes(r);
+    sup.erase(std::remove_if(sup.begin(), sup.end(), dropped), sup.end());
+    auto& dup = field::raw::duplicate_of(r);
+    if (dropped(dup)) dup = {};
+  } else if constexpr (std::is_same_v<E, edit_set_weight>) {
+    if (!(e.weight >= 0.0 && e.weight <= 1.0))
+      throw error(error_code::invalid_argument,
+                  "edit_set_weight: weight must be in [0,1], got " + std::to_string(e.weight));
+    field::raw::effective_weight(r) = e.weight;
+  } else if constexpr (std::is_same_v<E, edit_fill_metadata>) {
+    auto& m = field::raw::metadata(r);
+    if (m.find(e.key) == m.end()) m.emplace(e.key, e.value);
+  } else if constexpr (std::is_same_v<E, edit_normalize_timestamps>) {
+    if constexpr (detail::field_created_at::available<R>) de::to_utc(field::raw::created_at(r));
+    if constexpr (detail::field_updated_at::available<R>) de::to_utc(field::raw::updated_at(r));
+    if constexpr (detail::field_last_accessed_at::available<R>)
+      de::to_utc(field::raw::last_accessed_at(r));
+  } else if constexpr (std::is_same_v<E, edit_replace_embedding>) {
+    if (e.embedding.empty())
+      throw error(error_code::precondition,
+                  "edit_replace_embedding: the vector is empty (no embedder filled it)");
+    auto& v = field::raw::embedding(r);
+    v.assign(e.embedding.begin(), e.embedding.end());
+    field::raw::embedding_version(r) = e.version;
+  } else {
+    static_assert(de::always_false<E>, "memhealth: apply_edit: unhandled record edit");
+  }
 }
 
 }  // namespace detail::edits
@@ -174,14 +182,15 @@ void apply_one(R& r, const E& e) {
 /// A record type without the capability `E` writes fails to compile with one message naming the
 /// edit, the capability and how to provide it.
 template <class R, class E>
-  requires(!std::is_same_v<std::remove_cvref_t<E>, record_edit_op>)
-void apply_edit(R& r, const E& e) {
-  static_assert(edit_supported<R, E>,
-                "memhealth: apply_edit: this record type lacks the capability the edit writes (see "
-                "memhealth::edit_capability<E>: status, links, related_notes, effective_weight, "
-                "metadata or embedding). Provide the field by specialising memhealth::record_traits<R> "
-                "with a member pointer or callable yielding an lvalue, by a data member of that name, "
-                "or by an ADL accessor memhealth_<field>(r).");
+requires(!std::is_same_v<std::remove_cvref_t<E>, record_edit_op>) void apply_edit(R& r,
+                                                                                  const E& e) {
+  static_assert(
+      edit_supported<R, E>,
+      "memhealth: apply_edit: this record type lacks the capability the edit writes (see "
+      "memhealth::edit_capability<E>: status, links, related_notes, effective_weight, "
+      "metadata or embedding). Provide the field by specialising memhealth::record_traits<R> "
+      "with a member pointer or callable yielding an lvalue, by a data member of that name, "
+      "or by an ADL accessor memhealth_<field>(r).");
   if constexpr (edit_supported<R, E>) detail::edits::apply_one(r, e);
 }
 
@@ -216,8 +225,9 @@ void apply_edit(R& r, const record_edit_op& op) {
         if constexpr (edit_supported<R, E>) {
           detail::edits::apply_one(r, e);
         } else {
-          throw error(error_code::precondition, std::string("apply_edit: the record type has no writable ") +
-                                                    edit_capability<E> + " for this edit");
+          throw error(error_code::precondition,
+                      std::string("apply_edit: the record type has no writable ") +
+                          edit_capability<E> + " for this edit");
         }
       },
       op);

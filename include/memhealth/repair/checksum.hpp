@@ -47,8 +47,8 @@ using crc32c_engine = boost::crc_optimal<32, 0x1EDC6F41, 0xFFFFFFFF, 0xFFFFFFFF,
 }
 
 /// Boost.CRC engine configured as CRC-64/XZ (see the file comment); copyable, so it can be resumed.
-using crc64_engine =
-    boost::crc_optimal<64, 0x42F0E1EBA9EA3693ULL, 0xFFFFFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFFFULL, true, true>;
+using crc64_engine = boost::crc_optimal<64, 0x42F0E1EBA9EA3693ULL, 0xFFFFFFFFFFFFFFFFULL,
+                                        0xFFFFFFFFFFFFFFFFULL, true, true>;
 
 /// CRC-64/XZ of the bytes of a string. `crc64("123456789") == 0x995DC9BBDF1939FA`.
 /// @complexity O(n), one table lookup per byte.

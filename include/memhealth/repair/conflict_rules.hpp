@@ -58,7 +58,9 @@ enum class rule_verdict : std::uint8_t {
 
 /// Text of a verdict: "undecided", "winner_a", "winner_b".
 constexpr std::string_view to_string(rule_verdict v) noexcept {
-  return v == rule_verdict::winner_a ? "winner_a" : v == rule_verdict::winner_b ? "winner_b" : "undecided";
+  return v == rule_verdict::winner_a   ? "winner_a"
+         : v == rule_verdict::winner_b ? "winner_b"
+                                       : "undecided";
 }
 
 /// A conflict rule for record type R: `rule(a, b)` returns a `rule_verdict`.
@@ -138,7 +140,8 @@ struct more_trusted_source {
   template <class R>
   constexpr rule_verdict operator()(const R& a, const R& b) const noexcept {
     if constexpr (sourced_record<R>)
-      return detail::verdict_from_order(source_rank(field::source(a)), source_rank(field::source(b)));
+      return detail::verdict_from_order(source_rank(field::source(a)),
+                                        source_rank(field::source(b)));
     else
       return rule_verdict::undecided;
   }
@@ -173,8 +176,8 @@ struct configured_over_extracted {
 /// What a chain decided and which rule decided it.
 struct rule_decision {
   rule_verdict verdict = rule_verdict::undecided;  ///< the first decisive verdict, or undecided
-  std::size_t rule_index = 0;   ///< index of the deciding rule in the chain (== size when undecided)
-  std::string_view rule_name;   ///< its name (`rule_name<Rule>()`); empty when undecided
+  std::size_t rule_index = 0;  ///< index of the deciding rule in the chain (== size when undecided)
+  std::string_view rule_name;  ///< its name (`rule_name<Rule>()`); empty when undecided
 };
 
 /// An ordered chain of rules, itself a rule. Rules are tried in order with a short-circuiting
@@ -187,8 +190,7 @@ struct conflict_rule_chain {
   /// A chain of default-constructed rules.
   constexpr conflict_rule_chain() = default;
   /// A chain of these rule values (e.g. `newer_updated_at{std::chrono::hours(1)}`).
-  constexpr explicit conflict_rule_chain(Rules... rs)
-    requires(sizeof...(Rules) > 0)
+  constexpr explicit conflict_rule_chain(Rules... rs) requires(sizeof...(Rules) > 0)
       : rules(std::move(rs)...) {}
 
   /// Number of rules.
@@ -216,7 +218,8 @@ struct conflict_rule_chain {
 
  private:
   template <class Rule, class R>
-  static constexpr bool try_one(const Rule& rule, const R& a, const R& b, std::size_t k, rule_decision& d) {
+  static constexpr bool try_one(const Rule& rule, const R& a, const R& b, std::size_t k,
+                                rule_decision& d) {
     static_assert(conflict_rule<Rule, R>,
                   "memhealth: every rule of a conflict_rule_chain must be callable as "
                   "`rule_verdict operator()(const R& a, const R& b) const` for the record type R.");
@@ -234,21 +237,29 @@ template <class... Rules>
 conflict_rule_chain(Rules...) -> conflict_rule_chain<Rules...>;
 
 /// The SPEC order: scope specificity, recency, source credibility, configured over extracted.
-using default_conflict_rules =
-    conflict_rule_chain<more_specific_scope, newer_updated_at, more_trusted_source, configured_over_extracted>;
+using default_conflict_rules = conflict_rule_chain<more_specific_scope, newer_updated_at,
+                                                   more_trusted_source, configured_over_extracted>;
 
 /// A new chain with `rule` tried first, then the rules of `chain` in their order.
 template <class Rule, class... Rules>
-constexpr conflict_rule_chain<Rule, Rules...> prepend_rule(Rule rule, const conflict_rule_chain<Rules...>& chain) {
-  return std::apply([&](const Rules&... rs) { return conflict_rule_chain<Rule, Rules...>(std::move(rule), rs...); },
-                    chain.rules);
+constexpr conflict_rule_chain<Rule, Rules...> prepend_rule(
+    Rule rule, const conflict_rule_chain<Rules...>& chain) {
+  return std::apply(
+      [&](const Rules&... rs) {
+        return conflict_rule_chain<Rule, Rules...>(std::move(rule), rs...);
+      },
+      chain.rules);
 }
 
 /// A new chain with the rules of `chain`, then `rule` tried last.
 template <class Rule, class... Rules>
-constexpr conflict_rule_chain<Rules..., Rule> append_rule(const conflict_rule_chain<Rules...>& chain, Rule rule) {
-  return std::apply([&](const Rules&... rs) { return conflict_rule_chain<Rules..., Rule>(rs..., std::move(rule)); },
-                    chain.rules);
+constexpr conflict_rule_chain<Rules..., Rule> append_rule(
+    const conflict_rule_chain<Rules...>& chain, Rule rule) {
+  return std::apply(
+      [&](const Rules&... rs) {
+        return conflict_rule_chain<Rules..., Rule>(rs..., std::move(rule));
+      },
+      chain.rules);
 }
 
 }  // namespace memhealth

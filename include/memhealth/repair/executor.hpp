@@ -42,9 +42,10 @@
 /// with an image (`imaged_record`, record_image.hpp: `memory_record` logs its canonical JSON, the
 /// bytes written before record images existed). Each edit needs only the capability it writes
 /// (`edit_supported`, apply_edit.hpp); an edit whose capability the record type lacks sends its
-/// action to the manual queue in step 2 (failed, store untouched, no attempt counted). A store without an image fails to compile with one
-/// message naming the function and how to provide one. `apply_options::embed` and the
-/// cross-scope merge check apply to record types that have the fields (embedding, scope).
+/// action to the manual queue in step 2 (failed, store untouched, no attempt counted). A store
+/// without an image fails to compile with one message naming the function and how to provide one.
+/// `apply_options::embed` and the cross-scope merge check apply to record types that have the
+/// fields (embedding, scope).
 
 #include <algorithm>
 #include <bit>
@@ -85,7 +86,7 @@ struct apply_options {
   std::size_t max_records = 1000;  ///< changed records per run; actions beyond are deferred
   bool dry_run = false;            ///< compute outcomes only: no log, no store change
   std::size_t batch_size = 1;      ///< actions per group commit (one fdatasync per batch), >= 1
-  int retry_limit = 3;             ///< retries after a failed attempt (so at most 1 + retry_limit attempts)
+  int retry_limit = 3;  ///< retries after a failed attempt (so at most 1 + retry_limit attempts)
   /// Test hook called at named points: "run_begin", "after_intent" (intents durable, store
   /// untouched), "after_apply_record" (after each record write), "before_commit",
   /// "after_commit", "after_abort", "run_end". A test may `_exit` here to simulate a crash.
@@ -109,24 +110,26 @@ enum class action_status : std::uint8_t {
   already_applied,  ///< the store already holds every after-image: nothing written
   noop,             ///< the action has no record edits
   unapproved,       ///< its automation level (or a suspended plan) was not approved
-  deferred,         ///< over the per-run record budget or the rate limit's wait budget (the next run plans it again)
-  failed,           ///< missing id, repair loop, or attempts exhausted: manual queue
+  deferred,  ///< over the per-run record budget or the rate limit's wait budget (the next run plans
+             ///< it again)
+  failed,    ///< missing id, repair loop, or attempts exhausted: manual queue
 };
 
 /// Text of an action status ("applied", "already_applied", ...).
 constexpr std::string_view to_string(action_status s) noexcept {
-  constexpr std::string_view names[] = {"applied", "already_applied", "noop", "unapproved", "deferred", "failed"};
+  constexpr std::string_view names[] = {"applied",    "already_applied", "noop",
+                                        "unapproved", "deferred",        "failed"};
   return names[static_cast<int>(s)];
 }
 
 /// Outcome of one plan action.
 struct action_outcome {
-  std::size_t action = 0;           ///< index in the plan
-  std::string idempotency_key;      ///< the action's key
+  std::size_t action = 0;                          ///< index in the plan
+  std::string idempotency_key;                     ///< the action's key
   action_status status = action_status::deferred;  ///< what happened
-  int attempts = 0;                 ///< attempts made (0 when never tried)
-  std::size_t records_changed = 0;  ///< records written (applied only)
-  std::string reason;               ///< why it was skipped or failed, or a note
+  int attempts = 0;                                ///< attempts made (0 when never tried)
+  std::size_t records_changed = 0;                 ///< records written (applied only)
+  std::string reason;                              ///< why it was skipped or failed, or a note
 };
 
 /// Result of `apply_plan`. The key lists hold idempotency keys in plan order; their sizes are
@@ -169,8 +172,9 @@ bool same_vector(const R& x, const R& y) {
   if constexpr (versioned_embedding_record<R>) {
     const auto a = field::embedding(x), b = field::embedding(y);
     return field::embedding_version(x) == field::embedding_version(y) && a.size() == b.size() &&
-           std::equal(a.begin(), a.end(), b.begin(),
-                      [](float u, float v) { return std::bit_cast<std::uint32_t>(u) == std::bit_cast<std::uint32_t>(v); });
+           std::equal(a.begin(), a.end(), b.begin(), [](float u, float v) {
+             return std::bit_cast<std::uint32_t>(u) == std::bit_cast<std::uint32_t>(v);
+           });
   } else {
     return true;
   }
@@ -179,7 +183,6 @@ bool same_vector(const R& x, const R& y) {
 inline void hook(const apply_options& o, std::string_view point) {
   if (o.crash_hook) o.crash_hook(point);
 }
-
 
 // One store transaction around an action's record writes when the store has the
 // `transactional_record_store` capability (else nothing); rolled back unless committed.
@@ -216,7 +219,8 @@ class plan_run {
 
   apply_result run() {
     const std::size_t n = plan_.actions.size();
-    for (std::size_t i = 0; i < store_.size(); ++i) ++id_count_[std::string(field::id(store_.record(i)))];
+    for (std::size_t i = 0; i < store_.size(); ++i)
+      ++id_count_[std::string(field::id(store_.record(i)))];
     res_.dry_run = opt_.dry_run;
     res_.outcomes.resize(n);
     for (std::size_t a = 0; a < n; ++a) {
@@ -224,13 +228,15 @@ class plan_run {
       res_.outcomes[a].idempotency_key = plan_.actions[a].idempotency_key;
     }
     if (plan_.suspended && !opt_.approve_suspended) {
-      for (std::size_t a = 0; a < n; ++a) set(a, action_status::unapproved, "plan suspended: " + plan_.suspend_reason);
+      for (std::size_t a = 0; a < n; ++a)
+        set(a, action_status::unapproved, "plan suspended: " + plan_.suspend_reason);
     } else {
       if (!opt_.dry_run) {
         wal_.append_run_begin(n);
         hook(opt_, "run_begin");
       }
-      for (std::size_t a : execution_order(plan_)) pending_.push_back(a);  // the priority queue (guardrails.hpp)
+      for (std::size_t a : execution_order(plan_))
+        pending_.push_back(a);  // the priority queue (guardrails.hpp)
       while (!pending_.empty()) {
         std::vector<prepared<R>> batch = collect_batch();
         if (batch.empty()) continue;
@@ -263,7 +269,8 @@ class plan_run {
     std::vector<prepared<R>> batch;
     std::map<std::size_t, std::pair<R, std::string>> overlay;  // state after earlier batch members
     std::size_t batch_records = 0;  // records in the batch's intents (concurrency cap)
-    const std::size_t max_batch = std::min(opt_.batch_size, std::max<std::size_t>(1, opt_.limits.max_in_flight));
+    const std::size_t max_batch =
+        std::min(opt_.batch_size, std::max<std::size_t>(1, opt_.limits.max_in_flight));
     while (!pending_.empty() && batch.size() < max_batch) {
       const std::size_t a = pending_.front();
       pending_.pop_front();
@@ -288,7 +295,8 @@ class plan_run {
       if (!guarded(a, *p)) continue;
       // Concurrency cap, then rate limit (guardrails.hpp, execution_limits): an action that does
       // not fit is taken back (its attempt uncounted) after the batch held so far is durable.
-      const bool over_cap = !batch.empty() && batch_records + p->records.size() > opt_.limits.max_records_in_flight;
+      const bool over_cap =
+          !batch.empty() && batch_records + p->records.size() > opt_.limits.max_records_in_flight;
       if (over_cap || (!opt_.dry_run && !batch.empty() && !gate_.ready())) {
         --res_.outcomes[a].attempts;
         pending_.push_front(a);
@@ -304,7 +312,8 @@ class plan_run {
       batch_records += p->records.size();
       used_ += p->records.size();
       for (const auto& m : p->records)
-        if (!vector_before_.count(m.index) && !same_vector(m.before, m.after)) vector_before_.emplace(m.index, m.before);
+        if (!vector_before_.count(m.index) && !same_vector(m.before, m.after))
+          vector_before_.emplace(m.index, m.before);
       for (const auto& m : p->records) {
         earlier_before_[m.index].push_back(m.before_json);
         overlay[m.index] = {m.after, m.after_json};
@@ -318,7 +327,8 @@ class plan_run {
   bool approved(std::size_t a, const repair_action& act) {
     if ((act.automation == automation::confirm && !opt_.approve_tier2) ||
         (act.automation == automation::manual && !opt_.approve_tier3)) {
-      set(a, action_status::unapproved, "automation level '" + std::string(to_string(act.automation)) + "' not approved");
+      set(a, action_status::unapproved,
+          "automation level '" + std::string(to_string(act.automation)) + "' not approved");
       return false;
     }
     return true;
@@ -326,28 +336,35 @@ class plan_run {
 
   // A rebuild_index action: calls the index policy for the targets whose vector this run changed.
   void rebuild_index(std::size_t a, const repair_action& act) {
-    std::vector<std::string> ids;  // targets whose vector this run changed (committed, or would be in a dry run)
+    std::vector<std::string>
+        ids;  // targets whose vector this run changed (committed, or would be in a dry run)
     for (const auto& id : act.targets)
-      if (auto i = store_.find(id); i && vector_before_.count(*i) &&
-                                    (opt_.dry_run || !same_vector(store_.extract(*i), vector_before_.at(*i))))
+      if (auto i = store_.find(id);
+          i && vector_before_.count(*i) &&
+          (opt_.dry_run || !same_vector(store_.extract(*i), vector_before_.at(*i))))
         ids.push_back(id);
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     if (ids.empty()) {
       set(a, action_status::noop, "no target record changed in this run: nothing to re-index");
     } else if (!opt_.rebuild_index) {
-      set(a, action_status::failed, "no index policy (apply_options::rebuild_index): rebuild the index by hand for " +
-                                        std::to_string(ids.size()) + " re-embedded records");
+      set(a, action_status::failed,
+          "no index policy (apply_options::rebuild_index): rebuild the index by hand for " +
+              std::to_string(ids.size()) + " re-embedded records");
     } else if (opt_.dry_run) {
-      set(a, action_status::applied, "dry run: would rebuild the index for " + std::to_string(ids.size()) + " records");
+      set(a, action_status::applied,
+          "dry run: would rebuild the index for " + std::to_string(ids.size()) + " records");
     } else {
       ++res_.outcomes[a].attempts;
       try {
         opt_.rebuild_index(ids);
-        set(a, action_status::applied, "index rebuilt for " + std::to_string(ids.size()) + " records");
+        set(a, action_status::applied,
+            "index rebuilt for " + std::to_string(ids.size()) + " records");
       } catch (const std::exception& ex) {
-        if (res_.outcomes[a].attempts <= opt_.retry_limit) pending_.push_front(a);
-        else set(a, action_status::failed, std::string("attempts exhausted: ") + ex.what());
+        if (res_.outcomes[a].attempts <= opt_.retry_limit)
+          pending_.push_front(a);
+        else
+          set(a, action_status::failed, std::string("attempts exhausted: ") + ex.what());
       }
     }
   }
@@ -378,9 +395,12 @@ class plan_run {
     std::string refusal;
     auto check_id = [&](const std::string& id) {
       if (!refusal.empty()) return;
-      if (id.empty()) refusal = "empty record id";
-      else if (!store_.find(id)) refusal = "target id not found: " + id;
-      else if (id_count_.at(id) > 1) refusal = "ambiguous target id (" + std::to_string(id_count_.at(id)) + " records): " + id;
+      if (id.empty())
+        refusal = "empty record id";
+      else if (!store_.find(id))
+        refusal = "target id not found: " + id;
+      else if (id_count_.at(id) > 1)
+        refusal = "ambiguous target id (" + std::to_string(id_count_.at(id)) + " records): " + id;
     };
     for (const auto& id : act.targets) check_id(id);
     for (const auto& e : act.edits) {
@@ -390,14 +410,18 @@ class plan_run {
             [&](const auto& op) {
               using E = std::remove_cvref_t<decltype(op)>;
               if constexpr (!edit_supported<R, E>)
-                refusal = std::string("the record type has no writable ") + edit_capability<E> + " for this edit";
+                refusal = std::string("the record type has no writable ") + edit_capability<E> +
+                          " for this edit";
             },
             e.op);
-      if (const auto* st = std::get_if<edit_set_status>(&e.op); st && refusal.empty() && !parse_status(st->status))
+      if (const auto* st = std::get_if<edit_set_status>(&e.op);
+          st && refusal.empty() && !parse_status(st->status))
         refusal = "illegal status in edit: " + st->status;
       if (const auto* re = std::get_if<edit_replace_embedding>(&e.op);
           re && refusal.empty() && re->version.empty() && opt_.embed_version.empty())
-        refusal = "re-embedding without an embedding_version tag (set planner_options::reembed_version or apply_options::embed_version)";
+        refusal =
+            "re-embedding without an embedding_version tag (set planner_options::reembed_version "
+            "or apply_options::embed_version)";
     }
     if constexpr (scoped_record<R>) {
       if (refusal.empty() && act.type == action_types::merge_duplicates) {
@@ -406,7 +430,8 @@ class plan_run {
         for (const auto& e : act.edits) {
           const std::string_view sc = field::scope(store_.record(*store_.find(e.record_id)));
           if (have && sc != first_scope) {
-            refusal = "merge across scopes refused: " + std::string(first_scope) + " vs " + std::string(sc);
+            refusal = "merge across scopes refused: " + std::string(first_scope) + " vs " +
+                      std::string(sc);
             break;
           }
           first_scope = sc;
@@ -420,15 +445,17 @@ class plan_run {
   // Step 3: before-images (from the store, or from earlier members of the batch), after-images
   // by apply_edit on copies. nullopt when the action is settled here (failed attempt requeued or
   // exhausted, or already applied).
-  std::optional<prepared<R>> prepare(std::size_t a, const repair_action& act,
-                                     const std::map<std::size_t, std::pair<R, std::string>>& overlay) {
+  std::optional<prepared<R>> prepare(
+      std::size_t a, const repair_action& act,
+      const std::map<std::size_t, std::pair<R, std::string>>& overlay) {
     prepared<R> p;
     p.action = a;
     try {
       std::vector<image<R>> touched;
       for (const auto& e : act.edits) {
         const std::size_t i = *store_.find(e.record_id);
-        auto it = std::find_if(touched.begin(), touched.end(), [&](const image<R>& m) { return m.index == i; });
+        auto it = std::find_if(touched.begin(), touched.end(),
+                               [&](const image<R>& m) { return m.index == i; });
         if (it == touched.end()) {
           image<R> m;
           m.index = i;
@@ -450,7 +477,8 @@ class plan_run {
           std::vector<float> vec = re->embedding;
           if constexpr (std::is_same_v<R, memory_record>)
             if (vec.empty() && opt_.embed) vec = opt_.embed(it->after);
-          edit_replace_embedding filled{std::move(vec), re->version.empty() ? opt_.embed_version : re->version};
+          edit_replace_embedding filled{std::move(vec),
+                                        re->version.empty() ? opt_.embed_version : re->version};
           apply_edit(it->after, record_edit_op(std::move(filled)));
         } else {
           apply_edit(it->after, e.op);
@@ -480,11 +508,13 @@ class plan_run {
     std::string loop;
     for (const auto& m : p.records) {
       auto it = earlier_before_.find(m.index);
-      if (it != earlier_before_.end() && std::find(it->second.begin(), it->second.end(), m.after_json) != it->second.end())
+      if (it != earlier_before_.end() &&
+          std::find(it->second.begin(), it->second.end(), m.after_json) != it->second.end())
         loop = m.id;
     }
     if (!loop.empty()) {
-      set(a, action_status::failed, "repair loop: record " + loop + " would return to an earlier image of this run");
+      set(a, action_status::failed,
+          "repair loop: record " + loop + " would return to an earlier image of this run");
       return false;
     }
     if (used_ + p.records.size() > opt_.max_records) {
@@ -515,7 +545,8 @@ class plan_run {
       const repair_action& act = plan_.actions[p.action];
       std::size_t written = 0;
       try {
-        if constexpr (transactional_record_store<S>) store_.begin_action();  // one transaction per action
+        if constexpr (transactional_record_store<S>)
+          store_.begin_action();  // one transaction per action
         for (const auto& m : p.records) {
           ++written;  // counted before the call: a throwing restore may have half-written
           store_.restore(m.index, m.after);
@@ -537,7 +568,8 @@ class plan_run {
 
   // Step 6: undoes batch[k] (its first `written` records, newest first; a record already holding
   // its before-image is left alone), aborts it and the batch members after it, and requeues them.
-  void undo_failed(std::vector<prepared<R>>& batch, std::size_t k, std::size_t written, const char* what) {
+  void undo_failed(std::vector<prepared<R>>& batch, std::size_t k, std::size_t written,
+                   const char* what) {
     prepared<R>& p = batch[k];
     const repair_action& act = plan_.actions[p.action];
     if constexpr (transactional_record_store<S>) store_.rollback_action();  // no-op once committed
@@ -553,10 +585,12 @@ class plan_run {
       used_ -= q.records.size();
       for (const auto& m : q.records) {
         auto& v = earlier_before_[m.index];
-        if (auto f = std::find(v.rbegin(), v.rend(), m.before_json); f != v.rend()) v.erase(std::next(f).base());
+        if (auto f = std::find(v.rbegin(), v.rend(), m.before_json); f != v.rend())
+          v.erase(std::next(f).base());
       }
       if (r > k) {
-        wal_.append_abort(q.intent_seq, static_cast<std::int64_t>(q.action), plan_.actions[q.action].idempotency_key,
+        wal_.append_abort(q.intent_seq, static_cast<std::int64_t>(q.action),
+                          plan_.actions[q.action].idempotency_key,
                           "batch stopped by a failed action; re-run");
         --res_.outcomes[q.action].attempts;
         requeue.push_back(q.action);
@@ -589,12 +623,24 @@ class plan_run {
   void list_keys() {
     for (const auto& o : res_.outcomes) {
       switch (o.status) {
-        case action_status::applied: res_.applied.push_back(o.idempotency_key); break;
-        case action_status::already_applied: res_.skipped_already_applied.push_back(o.idempotency_key); break;
-        case action_status::noop: res_.skipped_noop.push_back(o.idempotency_key); break;
-        case action_status::unapproved: res_.skipped_unapproved.push_back(o.idempotency_key); break;
-        case action_status::deferred: res_.deferred.push_back(o.idempotency_key); break;
-        case action_status::failed: res_.failed.push_back(o.idempotency_key); break;
+        case action_status::applied:
+          res_.applied.push_back(o.idempotency_key);
+          break;
+        case action_status::already_applied:
+          res_.skipped_already_applied.push_back(o.idempotency_key);
+          break;
+        case action_status::noop:
+          res_.skipped_noop.push_back(o.idempotency_key);
+          break;
+        case action_status::unapproved:
+          res_.skipped_unapproved.push_back(o.idempotency_key);
+          break;
+        case action_status::deferred:
+          res_.deferred.push_back(o.idempotency_key);
+          break;
+        case action_status::failed:
+          res_.failed.push_back(o.idempotency_key);
+          break;
       }
     }
   }
@@ -604,13 +650,15 @@ class plan_run {
   wal_writer& wal_;
   const apply_options& opt_;
   apply_result res_;
-  std::unordered_map<std::string, std::size_t> id_count_;  // ids occurring more than once are ambiguous
+  std::unordered_map<std::string, std::size_t>
+      id_count_;  // ids occurring more than once are ambiguous
   std::deque<std::size_t> pending_;
-  std::size_t used_ = 0;     // records changed by the run so far (record budget)
+  std::size_t used_ = 0;  // records changed by the run so far (record budget)
   bool over_budget_ = false;
   action_rate_gate gate_;
   std::string rate_stop_;  // set once the rate limit's wait budget is spent: the rest is deferred
-  std::map<std::size_t, R> vector_before_;  // records whose vector a prepared action changes: first before-image
+  std::map<std::size_t, R>
+      vector_before_;  // records whose vector a prepared action changes: first before-image
   std::unordered_map<std::size_t, std::vector<std::string>> earlier_before_;  // loop guard
 };
 
@@ -624,7 +672,8 @@ class plan_run {
 ///         intent stays open in the log: run `recover` before using the store.
 /// @complexity O(total edited records x record size) plus one fdatasync per batch.
 template <mutable_record_store S>
-apply_result apply_plan(S& store, const repair_plan& plan, wal_writer& wal, const apply_options& opt = {}) {
+apply_result apply_plan(S& store, const repair_plan& plan, wal_writer& wal,
+                        const apply_options& opt = {}) {
   using R = typename S::record_type;
   MEMHEALTH_REQUIRE_IMAGE(R, "apply_plan");
   if constexpr (imaged_record<R>) {

@@ -10,8 +10,9 @@
 /// can persist it between runs (e.g. `run_budget_state` in a JSON file, see run_ledger.hpp).
 ///
 /// `apply_plan` (executor.hpp) uses `execution_order` (the priority queue), `action_rate_gate`
-/// (token bucket with a bounded wait) and `execution_limits` (the concurrency cap); the runs-per-day
-/// budget is kept by the caller (the `apply` command keeps a ledger file, run_ledger.hpp).
+/// (token bucket with a bounded wait) and `execution_limits` (the concurrency cap); the
+/// runs-per-day budget is kept by the caller (the `apply` command keeps a ledger file,
+/// run_ledger.hpp).
 
 #include <algorithm>
 #include <chrono>
@@ -50,7 +51,8 @@ class token_bucket {
   token_bucket(double capacity, double refill_per_second, utc_time start = utc_time{})
       : capacity_(capacity), rate_(refill_per_second), tokens_(capacity), last_(start) {
     if (!(capacity > 0) || !(refill_per_second >= 0))
-      throw error(error_code::invalid_argument, "token_bucket: capacity must be > 0 and refill rate >= 0");
+      throw error(error_code::invalid_argument,
+                  "token_bucket: capacity must be > 0 and refill rate >= 0");
   }
 
   /// Refills for the time elapsed since the last call, then takes `n` tokens if available.
@@ -93,7 +95,9 @@ struct retry_policy {
   int max_retries = 3;  ///< retries after the first failure; >= 0
 
   /// True when an action that has failed `failures` times (>= 1) may run again.
-  [[nodiscard]] constexpr bool may_retry(int failures) const noexcept { return failures <= max_retries; }
+  [[nodiscard]] constexpr bool may_retry(int failures) const noexcept {
+    return failures <= max_retries;
+  }
 };
 
 // ---------------------------------------------------------------- the queue
@@ -188,15 +192,16 @@ class repair_queue {
   std::map<std::string, repair_action>::iterator find_running(std::string_view key) {
     auto it = in_flight_.find(std::string(key));
     if (it == in_flight_.end())
-      throw error(error_code::not_found, "repair_queue: no running action with key '" + std::string(key) + "'");
+      throw error(error_code::not_found,
+                  "repair_queue: no running action with key '" + std::string(key) + "'");
     return it;
   }
 
   repair_queue_options opt_;
   token_bucket bucket_;
-  std::map<order_key, repair_action> heap_;            // ordered: begin() is the next to run
-  std::map<std::string, repair_action> in_flight_;     // key -> running action
-  std::map<std::string, int> queued_or_running_;       // key -> failures so far
+  std::map<order_key, repair_action> heap_;         // ordered: begin() is the next to run
+  std::map<std::string, repair_action> in_flight_;  // key -> running action
+  std::map<std::string, int> queued_or_running_;    // key -> failures so far
   std::vector<repair_action> manual_;
   std::uint64_t seq_ = 0;
 };
@@ -245,10 +250,10 @@ struct run_budget {
 /// A record changed back to a state it had before: evidence of a repair loop (two rules undoing
 /// each other, or a repair that a later detection run reverses).
 struct repair_loop {
-  std::string record_id;           ///< the record
-  std::uint64_t state_hash = 0;    ///< the state it returned to
+  std::string record_id;             ///< the record
+  std::uint64_t state_hash = 0;      ///< the state it returned to
   std::uint64_t first_seen_run = 0;  ///< run in which that state was first seen
-  std::uint64_t run = 0;           ///< run in which it came back
+  std::uint64_t run = 0;             ///< run in which it came back
 };
 
 /// Remembers, per record, the states (hashes of complete record images, computed by the caller,
@@ -267,7 +272,8 @@ class loop_detector {
 
   /// Records that `record_id` went from state `before` to state `after` in the current run.
   /// @return the loop when `after` is an earlier state of this record, else nullopt.
-  std::optional<repair_loop> observe(std::string_view record_id, std::uint64_t before, std::uint64_t after) {
+  std::optional<repair_loop> observe(std::string_view record_id, std::uint64_t before,
+                                     std::uint64_t after) {
     if (before == after) return std::nullopt;
     auto& states = seen_[std::string(record_id)];
     std::optional<repair_loop> loop;
@@ -296,8 +302,9 @@ class loop_detector {
 inline std::vector<std::size_t> execution_order(const repair_plan& p) {
   std::vector<std::size_t> order(p.actions.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t x, std::size_t y) { return p.actions[x].priority > p.actions[y].priority; });
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    return p.actions[x].priority > p.actions[y].priority;
+  });
   return order;
 }
 
@@ -321,14 +328,16 @@ inline std::vector<std::size_t> execution_order(const repair_plan& p) {
 /// - `clock` and `sleep` are injectable so tests run on a fake clock and never sleep; unset they
 ///   are the system clock and `std::this_thread::sleep_for`.
 struct execution_limits {
-  bool rate_limited = true;                              ///< false: no token bucket (a dry run never waits either)
-  double burst = 100;                                    ///< token-bucket capacity (actions that may start at once), > 0
-  double per_second = 20;                                ///< sustained actions started per second, >= 0
-  std::chrono::milliseconds max_wait{std::chrono::minutes{10}};  ///< total waiting for tokens per run
-  std::size_t max_in_flight = 64;                        ///< actions with open intents at once, >= 1
-  std::size_t max_records_in_flight = 1000;              ///< records in open intents at once, >= 1
-  std::function<utc_time()> clock;                       ///< current UTC time; unset = system clock
-  std::function<void(std::chrono::milliseconds)> sleep;  ///< waits; unset = std::this_thread::sleep_for
+  bool rate_limited = true;  ///< false: no token bucket (a dry run never waits either)
+  double burst = 100;        ///< token-bucket capacity (actions that may start at once), > 0
+  double per_second = 20;    ///< sustained actions started per second, >= 0
+  std::chrono::milliseconds max_wait{
+      std::chrono::minutes{10}};             ///< total waiting for tokens per run
+  std::size_t max_in_flight = 64;            ///< actions with open intents at once, >= 1
+  std::size_t max_records_in_flight = 1000;  ///< records in open intents at once, >= 1
+  std::function<utc_time()> clock;           ///< current UTC time; unset = system clock
+  std::function<void(std::chrono::milliseconds)>
+      sleep;  ///< waits; unset = std::this_thread::sleep_for
 };
 
 /// The rate limiter of one executor run: a `token_bucket` plus a bounded total wait (see
@@ -356,11 +365,14 @@ class action_rate_gate {
       if (bucket_.try_acquire(t)) return true;
       if (!(lim_.per_second > 0)) return false;
       const double missing = 1.0 - bucket_.available(t);
-      auto need = std::chrono::milliseconds{static_cast<std::int64_t>(std::ceil(missing * 1000.0 / lim_.per_second))};
+      auto need = std::chrono::milliseconds{
+          static_cast<std::int64_t>(std::ceil(missing * 1000.0 / lim_.per_second))};
       if (need.count() < 1) need = std::chrono::milliseconds{1};
       if (waited_ + need > lim_.max_wait) return false;
-      if (lim_.sleep) lim_.sleep(need);
-      else std::this_thread::sleep_for(need);
+      if (lim_.sleep)
+        lim_.sleep(need);
+      else
+        std::this_thread::sleep_for(need);
       waited_ += need;
       ++waits_;
     }
@@ -373,7 +385,8 @@ class action_rate_gate {
  private:
   utc_time now() const {
     if (lim_.clock) return lim_.clock();
-    return std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
+    return std::chrono::time_point_cast<std::chrono::milliseconds>(
+        std::chrono::system_clock::now());
   }
   execution_limits lim_;
   token_bucket bucket_;

@@ -19,7 +19,8 @@ namespace memhealth {
 
 /// FNV-1a 64-bit hash of bytes, continuing from `h` (Fowler-Noll-Vo; offset basis
 /// 0xcbf29ce484222325, prime 0x100000001b3). Stable across platforms and runs.
-constexpr std::uint64_t fnv1a_64(std::string_view bytes, std::uint64_t h = 0xcbf29ce484222325ULL) noexcept {
+constexpr std::uint64_t fnv1a_64(std::string_view bytes,
+                                 std::uint64_t h = 0xcbf29ce484222325ULL) noexcept {
   for (unsigned char c : bytes) {
     h ^= c;
     h *= 0x100000001b3ULL;
@@ -123,6 +124,5 @@ inline std::string compute_idempotency_key(const repair_action& a) {
   for (const auto& e : a.edits) detail::put_edit(buf, e);
   return detail::hex64(fnv1a_64(buf));
 }
-
 
 }  // namespace memhealth

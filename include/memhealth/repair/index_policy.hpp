@@ -34,12 +34,16 @@ namespace memhealth {
 /// An index that can be rebuilt from the store: `p.rebuild()` rebuilds everything. Exceptions it
 /// throws are the action's failure (retried like any failed action, then the manual queue).
 template <class P>
-concept index_policy = requires(P& p) { p.rebuild(); };
+concept index_policy = requires(P& p) {
+  p.rebuild();
+};
 
 /// An index that can also rebuild only some records: `p.rebuild(ids)` with ids as a span of
 /// record ids (sorted, unique).
 template <class P>
-concept partial_index_policy = index_policy<P> && requires(P& p, std::span<const std::string> ids) { p.rebuild(ids); };
+concept partial_index_policy = index_policy<P> && requires(P& p, std::span<const std::string> ids) {
+  p.rebuild(ids);
+};
 
 /// Type-erased rebuild callback stored in `apply_options::rebuild_index`: called with the ids of
 /// the records to re-index.

@@ -135,11 +135,13 @@ nlohmann::json plan_edit(const record_edit& e) {
 // ---- reading: every accessor names the JSON pointer of what it reads.
 
 [[noreturn]] inline void plan_fail(const std::string& path, const std::string& what) {
-  throw error(error_code::parse, "plan JSON: " + (path.empty() ? std::string("/") : path) + ": " + what);
+  throw error(error_code::parse,
+              "plan JSON: " + (path.empty() ? std::string("/") : path) + ": " + what);
 }
 
 template <class = void>  // deferred instantiation, see memhealth.hpp
-const nlohmann::json& plan_member(const nlohmann::json& j, const std::string& path, const char* key) {
+const nlohmann::json& plan_member(const nlohmann::json& j, const std::string& path,
+                                  const char* key) {
   if (!j.is_object()) plan_fail(path, "expected an object");
   auto it = j.find(key);
   if (it == j.end()) plan_fail(path + "/" + key, "missing");
@@ -162,7 +164,8 @@ std::vector<std::string> plan_strings(const nlohmann::json& j, const std::string
   if (!j.is_array()) plan_fail(path, "expected an array of strings");
   std::vector<std::string> out;
   out.reserve(j.size());
-  for (std::size_t i = 0; i < j.size(); ++i) out.push_back(plan_string(j[i], path + "/" + std::to_string(i)));
+  for (std::size_t i = 0; i < j.size(); ++i)
+    out.push_back(plan_string(j[i], path + "/" + std::to_string(i)));
   return out;
 }
 
@@ -181,7 +184,8 @@ double plan_read_number(const nlohmann::json& j, const std::string& path) {
 template <class = void>  // deferred instantiation, see memhealth.hpp
 std::int64_t plan_integer(const nlohmann::json& j, const std::string& path) {
   if (!j.is_number_integer()) plan_fail(path, "expected an integer");
-  if (j.is_number_unsigned() && j.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+  if (j.is_number_unsigned() &&
+      j.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
     plan_fail(path, "integer out of range");
   return j.get<std::int64_t>();
 }
@@ -235,7 +239,8 @@ record_edit plan_read_edit(const nlohmann::json& j, const std::string& path) {
     edit_replace_embedding r;
     r.embedding.reserve(v.size());
     for (std::size_t i = 0; i < v.size(); ++i)
-      r.embedding.push_back(static_cast<float>(plan_read_number(v[i], sub("embedding") + "/" + std::to_string(i))));
+      r.embedding.push_back(
+          static_cast<float>(plan_read_number(v[i], sub("embedding") + "/" + std::to_string(i))));
     r.version = plan_string_member(j, path, "version");
     e.op = std::move(r);
   } else {
@@ -314,7 +319,8 @@ nlohmann::json detection_to_json(const detection_provenance& d) {
 ///         a known key's text does not parse: "threshold" a float, "schema_fnv1a64" 1 to 16 hex
 ///         digits, "now" an ISO-8601 time (`parse_timestamp`), "dim" a decimal integer.
 template <class = void>  // deferred instantiation, see memhealth.hpp
-detection_provenance detection_from_json(const nlohmann::json& j, const std::string& path = "/detection") {
+detection_provenance detection_from_json(const nlohmann::json& j,
+                                         const std::string& path = "/detection") {
   if (!j.is_object()) detail::plan_fail(path, "expected an object of strings");
   detection_provenance d;
   for (const auto& [k, v] : j.items()) {
@@ -322,14 +328,18 @@ detection_provenance detection_from_json(const nlohmann::json& j, const std::str
     std::string text = detail::plan_string(v, at);
     const char* b = text.data();
     const char* e = text.data() + text.size();
-    auto whole = [&](std::from_chars_result r) { return r.ec == std::errc{} && r.ptr == e && b != e; };
+    auto whole = [&](std::from_chars_result r) {
+      return r.ec == std::errc{} && r.ptr == e && b != e;
+    };
     if (k == "threshold") {
       float x = 0;
-      if (!whole(std::from_chars(b, e, x))) detail::plan_fail(at, "expected a number as text: '" + text + "'");
+      if (!whole(std::from_chars(b, e, x)))
+        detail::plan_fail(at, "expected a number as text: '" + text + "'");
       d.threshold = x;
     } else if (k == "schema_fnv1a64") {
       std::uint64_t h = 0;
-      if (text.size() > 16 || !whole(std::from_chars(b, e, h, 16))) detail::plan_fail(at, "expected 16 hex digits: '" + text + "'");
+      if (text.size() > 16 || !whole(std::from_chars(b, e, h, 16)))
+        detail::plan_fail(at, "expected 16 hex digits: '" + text + "'");
       d.schema_fnv1a64 = h;
     } else if (k == "now") {
       const auto t = parse_timestamp(text);
@@ -337,7 +347,8 @@ detection_provenance detection_from_json(const nlohmann::json& j, const std::str
       d.now = t->instant;
     } else if (k == "dim") {
       std::size_t n = 0;
-      if (!whole(std::from_chars(b, e, n))) detail::plan_fail(at, "expected a decimal integer: '" + text + "'");
+      if (!whole(std::from_chars(b, e, n)))
+        detail::plan_fail(at, "expected a decimal integer: '" + text + "'");
       d.dim = n;
     } else if (k == "window") {
       d.window = std::move(text);
@@ -390,7 +401,8 @@ repair_plan plan_from_json(const nlohmann::json& j) {
   if (!version.is_number_integer()) detail::plan_fail("/schema_version", "expected an integer");
   if (version.get<std::int64_t>() != plan_schema_version)
     throw error(error_code::schema, "plan JSON: /schema_version: version " + version.dump() +
-                                        " is not supported (expected " + std::to_string(plan_schema_version) + ")");
+                                        " is not supported (expected " +
+                                        std::to_string(plan_schema_version) + ")");
   repair_plan p;
   p.suspended = detail::plan_bool(detail::plan_member(j, "", "suspended"), "/suspended");
   p.suspend_reason = detail::plan_string_member(j, "", "suspend_reason");
@@ -422,15 +434,17 @@ repair_plan parse_plan(std::string_view text, std::string_view name = "<memory>"
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
-    throw error(error_code::parse, "read_plan: '" + std::string(name) + "' is not JSON: " + e.what());
+  } catch (const nlohmann::json::exception&
+               e) {  // parse_error, and out_of_range for a number like 1e999
+    throw error(error_code::parse,
+                "read_plan: '" + std::string(name) + "' is not JSON: " + e.what());
   }
   return plan_from_json(j);
 }
 
 /// Reads a plan written by `write_plan` (or any JSON of the same form).
-/// @throws error(io) when the file cannot be opened or is a directory; error(parse) for text that is not JSON or a
-/// bad field (with its JSON pointer); error(schema) for another schema_version.
+/// @throws error(io) when the file cannot be opened or is a directory; error(parse) for text that
+/// is not JSON or a bad field (with its JSON pointer); error(schema) for another schema_version.
 template <class = void>  // deferred instantiation, see memhealth.hpp
 repair_plan read_plan(const std::string& path) {
   if (std::error_code ec; std::filesystem::is_directory(path, ec))

@@ -133,7 +133,8 @@ inline repair_action new_action(std::string_view type, int tier, automation who,
 template <class Op>
 void add_edit(repair_action& a, std::string_view id, Op op) {
   record_edit e{std::string(id), record_edit_op(std::move(op))};
-  if (std::find(a.edits.begin(), a.edits.end(), e) == a.edits.end()) a.edits.push_back(std::move(e));
+  if (std::find(a.edits.begin(), a.edits.end(), e) == a.edits.end())
+    a.edits.push_back(std::move(e));
 }
 
 // Per-record tier-1 actions: several findings of one record and type become one action.
@@ -193,21 +194,33 @@ class plan_builder {
       return;
     }
     if (!row) {
-      deferred.push_back("no repair planned for finding kind '" + f.kind + "': " + join_ids(f.record_ids));
+      deferred.push_back("no repair planned for finding kind '" + f.kind +
+                         "': " + join_ids(f.record_ids));
       return;
     }
     switch (row->step) {
-      case plan_step::skip: return;
-      case plan_step::merge: return step_merge(f, row);
-      case plan_step::conflict: return step_conflict(f, row);
-      case plan_step::downweight: return step_downweight(f, row);
-      case plan_step::fill_metadata: return step_fill_metadata(f, row);
-      case plan_step::set_pending: return step_set_pending(f, row);
-      case plan_step::normalize_times: return step_normalize_times(f, row);
-      case plan_step::drop_links: return step_drop_links(f, row);
-      case plan_step::archive: return step_archive(f, row);
-      case plan_step::reembed: return step_reembed(f, row);
-      case plan_step::review: return step_review(f, row);
+      case plan_step::skip:
+        return;
+      case plan_step::merge:
+        return step_merge(f, row);
+      case plan_step::conflict:
+        return step_conflict(f, row);
+      case plan_step::downweight:
+        return step_downweight(f, row);
+      case plan_step::fill_metadata:
+        return step_fill_metadata(f, row);
+      case plan_step::set_pending:
+        return step_set_pending(f, row);
+      case plan_step::normalize_times:
+        return step_normalize_times(f, row);
+      case plan_step::drop_links:
+        return step_drop_links(f, row);
+      case plan_step::archive:
+        return step_archive(f, row);
+      case plan_step::reembed:
+        return step_reembed(f, row);
+      case plan_step::review:
+        return step_review(f, row);
     }
   }
 
@@ -221,7 +234,8 @@ class plan_builder {
   }
 
  private:
-  // Merges a duplicate cluster into its first record (same scope only; a cross-scope cluster is refused with a note).
+  // Merges a duplicate cluster into its first record (same scope only; a cross-scope cluster is
+  // refused with a note).
   void step_merge(const finding& f, [[maybe_unused]] const kind_plan_entry* row) {
     if (f.record_ids.size() < 2 || !locate(f, idx)) return;
     const std::string_view scope0 = detail::scope_at(store, idx[0]);
@@ -229,8 +243,10 @@ class plan_builder {
     for (std::size_t i : idx) same_scope = same_scope && detail::scope_at(store, i) == scope0;
     if (!same_scope) {
       std::string scopes;
-      for (std::size_t i : idx) scopes += (scopes.empty() ? "" : ", ") + std::string(detail::scope_at(store, i));
-      deferred.push_back("refused merge across scopes: " + detail::join_ids(f.record_ids) + " (scopes " + scopes + ")");
+      for (std::size_t i : idx)
+        scopes += (scopes.empty() ? "" : ", ") + std::string(detail::scope_at(store, i));
+      deferred.push_back("refused merge across scopes: " + detail::join_ids(f.record_ids) +
+                         " (scopes " + scopes + ")");
       return;
     }
     const std::string& primary = f.record_ids[0];
@@ -252,8 +268,10 @@ class plan_builder {
           if (opt.note_metadata_on_merge) {
             const auto& pm = field::metadata(p);
             for (const auto& [key, value] : field::metadata(s)) {
-              if (std::holds_alternative<std::monostate>(value) || pm.find(key) != pm.end()) continue;
-              notes.push_back("merged from " + sid + ": metadata " + key + "=" + detail::metadata_text(value));
+              if (std::holds_alternative<std::monostate>(value) || pm.find(key) != pm.end())
+                continue;
+              notes.push_back("merged from " + sid + ": metadata " + key + "=" +
+                              detail::metadata_text(value));
             }
           }
         }
@@ -272,7 +290,8 @@ class plan_builder {
   // Decides a conflict pair by the rule chain; an undecided or needs_human pair goes to a person.
   void step_conflict(const finding& f, [[maybe_unused]] const kind_plan_entry* row) {
     if (f.record_ids.size() != 2 || !locate(f, idx)) {
-      if (f.record_ids.size() != 2) deferred.push_back("conflict: expected two record ids: " + detail::join_ids(f.record_ids));
+      if (f.record_ids.size() != 2)
+        deferred.push_back("conflict: expected two record ids: " + detail::join_ids(f.record_ids));
       return;
     }
     const bool needs_human = detail::evidence_flag(f, evidence_keys::needs_human);
@@ -285,15 +304,18 @@ class plan_builder {
         d.verdict = rules(store.record(idx[0]), store.record(idx[1]));
     }
     std::string reason = detail::reason_of(f);
-    if (const auto* why = detail::evidence_text(f, evidence_keys::reason)) reason += " reason=" + *why;
+    if (const auto* why = detail::evidence_text(f, evidence_keys::reason))
+      reason += " reason=" + *why;
     if (d.verdict == rule_verdict::undecided) {
       repair_action a = detail::new_action(review_action);
       a.targets = f.record_ids;
       a.reasons.push_back(std::move(reason));
-      a.reasons.push_back(needs_human ? "needs a person (needs_human)" : "undecided by the conflict rules");
+      a.reasons.push_back(needs_human ? "needs a person (needs_human)"
+                                      : "undecided by the conflict rules");
       if (opt.review_sets_pending)
         for (const auto& id : f.record_ids)
-          detail::add_edit(a, id, edit_set_status{std::string(to_string(record_status::pending_review))});
+          detail::add_edit(a, id,
+                           edit_set_status{std::string(to_string(record_status::pending_review))});
       actions.push_back(std::move(a));
     } else {
       const bool a_wins = d.verdict == rule_verdict::winner_a;
@@ -341,12 +363,14 @@ class plan_builder {
     for (const auto& key : detail::evidence_texts(f, evidence_keys::missing)) {
       auto it = opt.metadata_defaults.find(key);
       if (it == opt.metadata_defaults.end())
-        deferred.push_back("metadata_schema_violation " + id + ": no default configured for missing key '" + key + "'");
+        deferred.push_back("metadata_schema_violation " + id +
+                           ": no default configured for missing key '" + key + "'");
       else
         fills.emplace_back(key, it->second);
     }
     for (const auto& key : detail::evidence_texts(f, evidence_keys::wrong_type))
-      deferred.push_back("metadata_schema_violation " + id + ": key '" + key + "' has the wrong type; needs a person");
+      deferred.push_back("metadata_schema_violation " + id + ": key '" + key +
+                         "' has the wrong type; needs a person");
     if (fills.empty()) return;
     auto& a = tier1.get(row->action, id);
     a.reasons.push_back(detail::reason_of(f));
@@ -358,7 +382,8 @@ class plan_builder {
     if (!locate(f, idx)) return;
     auto& a = tier1.get(row->action, f.record_ids[0]);
     a.reasons.push_back(detail::reason_of(f));
-    detail::add_edit(a, f.record_ids[0], edit_set_status{std::string(to_string(record_status::pending_review))});
+    detail::add_edit(a, f.record_ids[0],
+                     edit_set_status{std::string(to_string(record_status::pending_review))});
   }
 
   // Normalises local timestamp offsets to UTC (the instants themselves need a person).
@@ -371,10 +396,12 @@ class plan_builder {
       auto& a = tier1.get(row->action, id);
       a.reasons.push_back(detail::reason_of(f) + " problem=" + what);
       detail::add_edit(a, id, edit_normalize_timestamps{});
-      deferred.push_back("timestamp_inconsistent " + id + " (" + what +
-                         "): local offsets normalised to UTC, but the instants themselves need a person");
+      deferred.push_back(
+          "timestamp_inconsistent " + id + " (" + what +
+          "): local offsets normalised to UTC, but the instants themselves need a person");
     } else {
-      deferred.push_back("timestamp_inconsistent " + id + " (" + what + "): all timestamps are UTC; needs a person");
+      deferred.push_back("timestamp_inconsistent " + id + " (" + what +
+                         "): all timestamps are UTC; needs a person");
     }
   }
 
@@ -393,7 +420,9 @@ class plan_builder {
     const auto* fld = detail::evidence_text(f, evidence_keys::field);
     auto& a = tier1.get(row->action, id);
     a.reasons.push_back(detail::reason_of(f) + " -> " + *target);
-    detail::add_edit(a, id, edit_append_notes{{"dropped dangling link " + (fld ? *fld : std::string("link")) + " -> " + *target}});
+    detail::add_edit(a, id,
+                     edit_append_notes{{"dropped dangling link " +
+                                        (fld ? *fld : std::string("link")) + " -> " + *target}});
     detail::add_edit(a, id, edit_drop_links{{*target}});
   }
 
@@ -402,7 +431,8 @@ class plan_builder {
     if (!locate(f, idx)) return;
     auto& a = tier1.get(row->action, f.record_ids[0]);
     a.reasons.push_back(detail::reason_of(f));
-    detail::add_edit(a, f.record_ids[0], edit_set_status{std::string(to_string(record_status::archived))});
+    detail::add_edit(a, f.record_ids[0],
+                     edit_set_status{std::string(to_string(record_status::archived))});
   }
 
   // Queues records for the re-embedding batches (planned together by `collect_actions`).
@@ -417,9 +447,10 @@ class plan_builder {
     if (f.kind == finding_kinds::mixed_embedding_version) {
       const auto total = detail::evidence_number(f, evidence_keys::minority_count);
       if (total && *total > static_cast<double>(f.record_ids.size()))
-        deferred.push_back("mixed_embedding_version: " + std::to_string(static_cast<std::int64_t>(*total)) +
-                           " minority records, " + std::to_string(f.record_ids.size()) +
-                           " listed in the finding; the rest are planned after the next detection run");
+        deferred.push_back(
+            "mixed_embedding_version: " + std::to_string(static_cast<std::int64_t>(*total)) +
+            " minority records, " + std::to_string(f.record_ids.size()) +
+            " listed in the finding; the rest are planned after the next detection run");
     }
   }
 
@@ -439,7 +470,8 @@ class plan_builder {
       const std::size_t batch = std::max<std::size_t>(1, opt.reembed_batch_size);
       auto it = reembed.begin();
       while (it != reembed.end()) {
-        repair_action a = detail::new_action(action_types::reembed, 3, automation::manual, action_priority::reembed);
+        repair_action a = detail::new_action(action_types::reembed, 3, automation::manual,
+                                             action_priority::reembed);
         for (std::size_t k = 0; k < batch && it != reembed.end(); ++k, ++it) {
           a.targets.push_back(it->first);
           auto& kinds_of = it->second;  // sorted and unique: independent of finding order
@@ -453,11 +485,13 @@ class plan_builder {
         actions.push_back(std::move(a));
       }
       if (!reembed.empty()) {  // the index holds the old vectors until it is rebuilt
-        repair_action a = detail::new_action(action_types::rebuild_index, 1, automation::automatic, action_priority::index_rebuild);
+        repair_action a = detail::new_action(action_types::rebuild_index, 1, automation::automatic,
+                                             action_priority::index_rebuild);
         a.rollback_method = "rebuild_index_again";
         for (const auto& [id, kinds_of] : reembed) a.targets.push_back(id);
-        a.reasons.push_back("re-embedding " + std::to_string(reembed.size()) +
-                            " records leaves the vector index inconsistent with the store until it is rebuilt");
+        a.reasons.push_back(
+            "re-embedding " + std::to_string(reembed.size()) +
+            " records leaves the vector index inconsistent with the store until it is rebuilt");
         actions.push_back(std::move(a));
       }
     }
@@ -474,7 +508,8 @@ class plan_builder {
     });
     actions.erase(std::unique(actions.begin(), actions.end(),
                               [](const repair_action& x, const repair_action& y) {
-                                return x.idempotency_key == y.idempotency_key && x.type == y.type && x.targets == y.targets;
+                                return x.idempotency_key == y.idempotency_key && x.type == y.type &&
+                                       x.targets == y.targets;
                               }),
                   actions.end());
   }
@@ -487,12 +522,14 @@ class plan_builder {
     for (auto& a : actions) {
       std::vector<std::string_view> fresh;
       for (const auto& e : a.edits)
-        if (!used.count(e.record_id) && std::find(fresh.begin(), fresh.end(), e.record_id) == fresh.end())
+        if (!used.count(e.record_id) &&
+            std::find(fresh.begin(), fresh.end(), e.record_id) == fresh.end())
           fresh.push_back(e.record_id);
       if (used.size() + fresh.size() > opt.max_records_per_run) {
         if (left_out < listed_limit)
-          deferred.push_back("max_records_per_run " + std::to_string(opt.max_records_per_run) + ": deferred " + a.type +
-                             " " + detail::join_ids(a.targets, 4) + " [" + a.idempotency_key + "]");
+          deferred.push_back("max_records_per_run " + std::to_string(opt.max_records_per_run) +
+                             ": deferred " + a.type + " " + detail::join_ids(a.targets, 4) + " [" +
+                             a.idempotency_key + "]");
         ++left_out;
         ++left_out_by_type[a.type];
         continue;
@@ -502,7 +539,8 @@ class plan_builder {
     }
     if (left_out > 0) {
       std::string by;
-      for (const auto& [t, n] : left_out_by_type) by += (by.empty() ? "" : ", ") + t + " " + std::to_string(n);
+      for (const auto& [t, n] : left_out_by_type)
+        by += (by.empty() ? "" : ", ") + t + " " + std::to_string(n);
       deferred.push_back("max_records_per_run " + std::to_string(opt.max_records_per_run) + ": " +
                          std::to_string(left_out) + " actions deferred in total (" + by + ")");
     }
@@ -513,10 +551,12 @@ class plan_builder {
     if (used.size() > opt.blast_radius_threshold) {
       plan.suspended = true;
       std::set<std::string_view> scopes;
-      for (const auto& a : plan.actions) scopes.insert(a.blast.scopes.begin(), a.blast.scopes.end());
+      for (const auto& a : plan.actions)
+        scopes.insert(a.blast.scopes.begin(), a.blast.scopes.end());
       plan.suspend_reason = "blast radius " + std::to_string(used.size()) + " records in " +
                             std::to_string(scopes.size()) + " scopes exceeds the threshold of " +
-                            std::to_string(opt.blast_radius_threshold) + " records; approve the plan to run it";
+                            std::to_string(opt.blast_radius_threshold) +
+                            " records; approve the plan to run it";
     }
   }
 
@@ -541,7 +581,8 @@ class plan_builder {
   std::vector<std::string>& deferred = plan.deferred;
   std::vector<repair_action> actions;
   tier1_table tier1;
-  std::map<std::string, std::vector<std::string>> reembed;  // id -> the kinds asking for it (ids sorted)
+  std::map<std::string, std::vector<std::string>>
+      reembed;  // id -> the kinds asking for it (ids sorted)
   std::vector<std::size_t> idx;
   std::set<std::string> used;  // records edited by the kept actions
 };

@@ -18,19 +18,20 @@ namespace memhealth {
 
 /// How `downweight` actions choose the new effective_weight (see "Stale weights").
 enum class stale_weight_mode : std::uint8_t {
-  detector_weight,  ///< the detector's decay `curve_weight` (else `weight`), at least `weight_floor`
+  detector_weight,  ///< the detector's decay `curve_weight` (else `weight`), at least
+                    ///< `weight_floor`
   floor,            ///< always `weight_floor`
 };
 
 /// Execution priorities of planned actions (higher runs first).
 namespace action_priority {
-inline constexpr int tier1 = 400;       ///< automatic structural fixes
-inline constexpr int conflict = 300;    ///< resolve_conflict
-inline constexpr int merge = 200;       ///< merge_duplicates
-inline constexpr int downweight = 100;  ///< downweight
-inline constexpr int reembed = 10;      ///< reembed batches (tier 3)
-inline constexpr int index_rebuild = 5; ///< rebuild_index, after the reembed batches (tier 1)
-inline constexpr int review = 0;        ///< send_to_review (tier 3)
+inline constexpr int tier1 = 400;        ///< automatic structural fixes
+inline constexpr int conflict = 300;     ///< resolve_conflict
+inline constexpr int merge = 200;        ///< merge_duplicates
+inline constexpr int downweight = 100;   ///< downweight
+inline constexpr int reembed = 10;       ///< reembed batches (tier 3)
+inline constexpr int index_rebuild = 5;  ///< rebuild_index, after the reembed batches (tier 1)
+inline constexpr int review = 0;         ///< send_to_review (tier 3)
 }  // namespace action_priority
 
 /// Options of `make_plan` (named option pack).
@@ -61,68 +62,92 @@ struct planner_options {
   text_normalizer normalizer{};
 };
 
-
 // ---------------------------------------------------------------- the finding-kind table
 
 /// How `make_plan` handles one finding kind: which planning step it goes through.
 enum class plan_step : std::uint8_t {
-  skip,               ///< information only (check_skipped): nothing planned, no note
-  merge,              ///< merge a duplicate cluster (same scope only)
-  conflict,           ///< decide by the rule chain; undecided or needs_human -> `review_action`
-  downweight,         ///< down-weight a stale record (never raises a weight)
-  fill_metadata,      ///< fill configured defaults of missing metadata keys (per record)
-  set_pending,        ///< set an illegal status to pending_review (per record)
-  normalize_times,    ///< normalise local timestamp offsets to UTC (per record)
-  drop_links,         ///< drop a dangling link (per record)
-  archive,            ///< archive a record merged into another but still active (per record)
-  reembed,            ///< queue the record for re-embedding batches (+ one rebuild_index)
-  review,             ///< send to a person (tier 3)
+  skip,             ///< information only (check_skipped): nothing planned, no note
+  merge,            ///< merge a duplicate cluster (same scope only)
+  conflict,         ///< decide by the rule chain; undecided or needs_human -> `review_action`
+  downweight,       ///< down-weight a stale record (never raises a weight)
+  fill_metadata,    ///< fill configured defaults of missing metadata keys (per record)
+  set_pending,      ///< set an illegal status to pending_review (per record)
+  normalize_times,  ///< normalise local timestamp offsets to UTC (per record)
+  drop_links,       ///< drop a dangling link (per record)
+  archive,          ///< archive a record merged into another but still active (per record)
+  reembed,          ///< queue the record for re-embedding batches (+ one rebuild_index)
+  review,           ///< send to a person (tier 3)
 };
 
 /// One row of the planner's finding-kind-to-action table (the file comment's table, as code).
 struct kind_plan_entry {
-  std::string_view kind;     ///< a `finding_kinds` constant
-  plan_step step;            ///< the planning step
-  std::string_view action;   ///< the `action_types` constant it plans (empty for `skip`)
-  int tier;                  ///< 1, 2 or 3 (0 for `skip`)
+  std::string_view kind;             ///< a `finding_kinds` constant
+  plan_step step;                    ///< the planning step
+  std::string_view action;           ///< the `action_types` constant it plans (empty for `skip`)
+  int tier;                          ///< 1, 2 or 3 (0 for `skip`)
   memhealth::automation automation;  ///< who may run it
-  int priority;              ///< an `action_priority` value
+  int priority;                      ///< an `action_priority` value
 };
 
 /// The finding-kind-to-action table of `make_plan`, one row per kind in `all_finding_kinds`.
 /// A conflict the rules cannot decide becomes `review_action` instead of its row's action.
 /// A kind not in the table gets no action and a `deferred` note.
 inline constexpr std::array<kind_plan_entry, 25> kind_plan_table{{
-    {finding_kinds::content_empty, plan_step::review, action_types::send_to_review, 3, automation::manual, action_priority::review},
-    {finding_kinds::embedding_missing, plan_step::reembed, action_types::reembed, 3, automation::manual, action_priority::reembed},
-    {finding_kinds::embedding_dim_mismatch, plan_step::reembed, action_types::reembed, 3, automation::manual, action_priority::reembed},
-    {finding_kinds::embedding_non_finite, plan_step::reembed, action_types::reembed, 3, automation::manual, action_priority::reembed},
-    {finding_kinds::embedding_zero_norm, plan_step::reembed, action_types::reembed, 3, automation::manual, action_priority::reembed},
-    {finding_kinds::embedding_not_normalized, plan_step::reembed, action_types::reembed, 3, automation::manual, action_priority::reembed},
-    {finding_kinds::embedding_zero_padded, plan_step::reembed, action_types::reembed, 3, automation::manual, action_priority::reembed},
-    {finding_kinds::illegal_status, plan_step::set_pending, action_types::set_status_pending_review, 1, automation::automatic, action_priority::tier1},
-    {finding_kinds::missing_source, plan_step::review, action_types::send_to_review, 3, automation::manual, action_priority::review},
-    {finding_kinds::missing_scope, plan_step::review, action_types::send_to_review, 3, automation::manual, action_priority::review},
-    {finding_kinds::metadata_schema_violation, plan_step::fill_metadata, action_types::fill_metadata_defaults, 1, automation::automatic, action_priority::tier1},
-    {finding_kinds::duplicate_id, plan_step::review, action_types::send_to_review, 3, automation::manual, action_priority::review},
-    {finding_kinds::dangling_reference, plan_step::drop_links, action_types::drop_dangling_links, 1, automation::automatic, action_priority::tier1},
-    {finding_kinds::reference_cycle, plan_step::review, action_types::send_to_review, 3, automation::manual, action_priority::review},
-    {finding_kinds::merged_but_active, plan_step::archive, action_types::archive_merged, 1, automation::automatic, action_priority::tier1},
-    {finding_kinds::timestamp_inconsistent, plan_step::normalize_times, action_types::normalize_timestamps, 1, automation::automatic, action_priority::tier1},
-    {finding_kinds::mixed_embedding_version, plan_step::reembed, action_types::reembed, 3, automation::manual, action_priority::reembed},
-    {finding_kinds::exact_duplicate, plan_step::merge, action_types::merge_duplicates, 2, automation::confirm, action_priority::merge},
-    {finding_kinds::near_duplicate, plan_step::merge, action_types::merge_duplicates, 2, automation::confirm, action_priority::merge},
-    {finding_kinds::cross_scope_duplicate, plan_step::review, action_types::send_to_review, 3, automation::manual, action_priority::review},
-    {finding_kinds::conflict, plan_step::conflict, action_types::resolve_conflict, 2, automation::confirm, action_priority::conflict},
-    {finding_kinds::stale, plan_step::downweight, action_types::downweight, 2, automation::confirm, action_priority::downweight},
-    {finding_kinds::cross_scope_link, plan_step::review, action_types::send_to_review, 3, automation::manual, action_priority::review},
-    {finding_kinds::junk_content, plan_step::review, action_types::send_to_review, 3, automation::manual, action_priority::review},
+    {finding_kinds::content_empty, plan_step::review, action_types::send_to_review, 3,
+     automation::manual, action_priority::review},
+    {finding_kinds::embedding_missing, plan_step::reembed, action_types::reembed, 3,
+     automation::manual, action_priority::reembed},
+    {finding_kinds::embedding_dim_mismatch, plan_step::reembed, action_types::reembed, 3,
+     automation::manual, action_priority::reembed},
+    {finding_kinds::embedding_non_finite, plan_step::reembed, action_types::reembed, 3,
+     automation::manual, action_priority::reembed},
+    {finding_kinds::embedding_zero_norm, plan_step::reembed, action_types::reembed, 3,
+     automation::manual, action_priority::reembed},
+    {finding_kinds::embedding_not_normalized, plan_step::reembed, action_types::reembed, 3,
+     automation::manual, action_priority::reembed},
+    {finding_kinds::embedding_zero_padded, plan_step::reembed, action_types::reembed, 3,
+     automation::manual, action_priority::reembed},
+    {finding_kinds::illegal_status, plan_step::set_pending, action_types::set_status_pending_review,
+     1, automation::automatic, action_priority::tier1},
+    {finding_kinds::missing_source, plan_step::review, action_types::send_to_review, 3,
+     automation::manual, action_priority::review},
+    {finding_kinds::missing_scope, plan_step::review, action_types::send_to_review, 3,
+     automation::manual, action_priority::review},
+    {finding_kinds::metadata_schema_violation, plan_step::fill_metadata,
+     action_types::fill_metadata_defaults, 1, automation::automatic, action_priority::tier1},
+    {finding_kinds::duplicate_id, plan_step::review, action_types::send_to_review, 3,
+     automation::manual, action_priority::review},
+    {finding_kinds::dangling_reference, plan_step::drop_links, action_types::drop_dangling_links, 1,
+     automation::automatic, action_priority::tier1},
+    {finding_kinds::reference_cycle, plan_step::review, action_types::send_to_review, 3,
+     automation::manual, action_priority::review},
+    {finding_kinds::merged_but_active, plan_step::archive, action_types::archive_merged, 1,
+     automation::automatic, action_priority::tier1},
+    {finding_kinds::timestamp_inconsistent, plan_step::normalize_times,
+     action_types::normalize_timestamps, 1, automation::automatic, action_priority::tier1},
+    {finding_kinds::mixed_embedding_version, plan_step::reembed, action_types::reembed, 3,
+     automation::manual, action_priority::reembed},
+    {finding_kinds::exact_duplicate, plan_step::merge, action_types::merge_duplicates, 2,
+     automation::confirm, action_priority::merge},
+    {finding_kinds::near_duplicate, plan_step::merge, action_types::merge_duplicates, 2,
+     automation::confirm, action_priority::merge},
+    {finding_kinds::cross_scope_duplicate, plan_step::review, action_types::send_to_review, 3,
+     automation::manual, action_priority::review},
+    {finding_kinds::conflict, plan_step::conflict, action_types::resolve_conflict, 2,
+     automation::confirm, action_priority::conflict},
+    {finding_kinds::stale, plan_step::downweight, action_types::downweight, 2, automation::confirm,
+     action_priority::downweight},
+    {finding_kinds::cross_scope_link, plan_step::review, action_types::send_to_review, 3,
+     automation::manual, action_priority::review},
+    {finding_kinds::junk_content, plan_step::review, action_types::send_to_review, 3,
+     automation::manual, action_priority::review},
     {finding_kinds::check_skipped, plan_step::skip, {}, 0, automation::automatic, 0},
 }};
 
 /// The review action that replaces a conflict's row when the rules cannot decide it.
-inline constexpr kind_plan_entry review_action{finding_kinds::conflict, plan_step::review, action_types::send_to_review,
-                                               3, automation::manual, action_priority::review};
+inline constexpr kind_plan_entry review_action{
+    finding_kinds::conflict, plan_step::review,      action_types::send_to_review, 3,
+    automation::manual,      action_priority::review};
 
 /// The table row of `kind`, or nullptr for a kind the planner does not know. @complexity O(table).
 constexpr const kind_plan_entry* find_kind_plan(std::string_view kind) noexcept {

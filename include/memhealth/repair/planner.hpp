@@ -6,20 +6,32 @@
 /// ## What each finding becomes
 /// | finding kind | action | tier | automation | edits |
 /// |---|---|---|---|---|
-/// | metadata_schema_violation | fill_metadata_defaults | 1 | auto | `edit_fill_metadata` per missing key that has a configured default; other keys and wrong types: a `deferred` note |
-/// | illegal_status | set_status_pending_review | 1 | auto | `edit_set_status("pending_review")` |
-/// | timestamp_inconsistent | normalize_timestamps, when the record has a local (non-UTC) offset | 1 | auto | `edit_normalize_timestamps`; the instants are unchanged, so an instant-level inconsistency is also noted in `deferred` for a person |
-/// | dangling_reference | drop_dangling_links | 1 | auto | `edit_append_notes("dropped dangling link <field> -> <id>")`, then `edit_drop_links` |
-/// | merged_but_active | archive_merged | 1 | auto | `edit_set_status("archived")` |
-/// | conflict, decided by the rule chain | resolve_conflict | 2 | confirm | winner `edit_add_supersedes(loser)`, loser `edit_set_status("archived")` |
-/// | exact_duplicate, near_duplicate | merge_duplicates | 2 | confirm | primary `edit_append_notes` (unique text / metadata of the others), each other record `edit_set_duplicate_of(primary)` + `edit_set_status("archived")` |
-/// | stale | downweight | 2 | confirm | `edit_set_weight(w)` (see "Stale weights") |
-/// | embedding_missing / _dim_mismatch / _non_finite / _zero_norm / _not_normalized / _zero_padded, mixed_embedding_version | reembed, one action per batch of `reembed_batch_size` records | 3 | manual | `edit_replace_embedding({}, reembed_version)`: the executor fills the vector from the user's embedder |
-/// | (the same kinds, once per plan that has reembed actions) | rebuild_index, targets = every re-embedded record | 1 | auto | none: the executor calls the user's index policy after the batches (index_policy.hpp) |
-/// | conflict with evidence needs_human = true, or undecided by the chain | send_to_review | 3 | manual | `edit_set_status("pending_review")` on both records when `review_sets_pending` (see below) |
-/// | cross_scope_duplicate, cross_scope_link, junk_content, duplicate_id, reference_cycle, content_empty, missing_scope, missing_source | send_to_review | 3 | manual | none: a person decides (scope changes, deletions and id fixes are tier 3 and outside the edit vocabulary) |
-/// | check_skipped | nothing (information only) | | | |
-/// | any other kind | nothing; a `deferred` note names it | | | |
+/// | metadata_schema_violation | fill_metadata_defaults | 1 | auto | `edit_fill_metadata` per
+/// missing key that has a configured default; other keys and wrong types: a `deferred` note | |
+/// illegal_status | set_status_pending_review | 1 | auto | `edit_set_status("pending_review")` | |
+/// timestamp_inconsistent | normalize_timestamps, when the record has a local (non-UTC) offset | 1
+/// | auto | `edit_normalize_timestamps`; the instants are unchanged, so an instant-level
+/// inconsistency is also noted in `deferred` for a person | | dangling_reference |
+/// drop_dangling_links | 1 | auto | `edit_append_notes("dropped dangling link <field> -> <id>")`,
+/// then `edit_drop_links` | | merged_but_active | archive_merged | 1 | auto |
+/// `edit_set_status("archived")` | | conflict, decided by the rule chain | resolve_conflict | 2 |
+/// confirm | winner `edit_add_supersedes(loser)`, loser `edit_set_status("archived")` | |
+/// exact_duplicate, near_duplicate | merge_duplicates | 2 | confirm | primary `edit_append_notes`
+/// (unique text / metadata of the others), each other record `edit_set_duplicate_of(primary)` +
+/// `edit_set_status("archived")` | | stale | downweight | 2 | confirm | `edit_set_weight(w)` (see
+/// "Stale weights") | | embedding_missing / _dim_mismatch / _non_finite / _zero_norm /
+/// _not_normalized / _zero_padded, mixed_embedding_version | reembed, one action per batch of
+/// `reembed_batch_size` records | 3 | manual | `edit_replace_embedding({}, reembed_version)`: the
+/// executor fills the vector from the user's embedder | | (the same kinds, once per plan that has
+/// reembed actions) | rebuild_index, targets = every re-embedded record | 1 | auto | none: the
+/// executor calls the user's index policy after the batches (index_policy.hpp) | | conflict with
+/// evidence needs_human = true, or undecided by the chain | send_to_review | 3 | manual |
+/// `edit_set_status("pending_review")` on both records when `review_sets_pending` (see below) | |
+/// cross_scope_duplicate, cross_scope_link, junk_content, duplicate_id, reference_cycle,
+/// content_empty, missing_scope, missing_source | send_to_review | 3 | manual | none: a person
+/// decides (scope changes, deletions and id fixes are tier 3 and outside the edit vocabulary) | |
+/// check_skipped | nothing (information only) | | | | | any other kind | nothing; a `deferred` note
+/// names it | | | |
 ///
 /// ## Invariants
 /// - **Nothing is deleted**: there is no delete edit, and the only statuses the planner sets are
@@ -32,7 +44,8 @@
 /// - **Deterministic**: the same store, report and options give the same plan, byte for byte.
 ///   Actions are sorted by priority (higher first), then type, then targets, then idempotency key.
 ///   The idempotency key is the hex FNV-1a 64-bit hash (Fowler, Noll, Vo) of the type, targets and
-///   canonically serialised edits (`compute_idempotency_key`); actions with equal keys are kept once.
+///   canonically serialised edits (`compute_idempotency_key`); actions with equal keys are kept
+///   once.
 ///
 /// ## Undecided conflicts
 /// SPEC: undecided -> pending_review queue, nothing deleted. The plan's `send_to_review` actions
@@ -73,8 +86,9 @@
 /// does nothing while the tier-3 batches wait for approval). Every re-embedding is tagged with an
 /// embedding_version (`reembed_version`, else `apply_options::embed_version`; the executor refuses
 /// an untagged one). The old vector is kept as the before-image in the write-ahead log for at
-/// least `wal_compact_options::old_vector_retention` (default 14 days; SPEC: 7-15 days): WAL compaction never drops a
-/// committed before-image and refuses logs younger than the retention (wal_compact.hpp).
+/// least `wal_compact_options::old_vector_retention` (default 14 days; SPEC: 7-15 days): WAL
+/// compaction never drops a committed before-image and refuses logs younger than the retention
+/// (wal_compact.hpp).
 
 #include <algorithm>
 #include <array>
@@ -124,11 +138,13 @@ namespace memhealth {
 /// @complexity O(F log F + E) for F findings and E edits, plus one `store.find` per referenced id
 ///         and one normalisation per merged record.
 template <record_store S, class Rules = default_conflict_rules>
-repair_plan make_plan(const S& store, const report& r, const planner_options& opt, const Rules& rules = {}) {
+repair_plan make_plan(const S& store, const report& r, const planner_options& opt,
+                      const Rules& rules = {}) {
   using R = typename S::record_type;
-  static_assert(conflict_rule<Rules, R>,
-                "memhealth: make_plan's Rules must be callable as `rule_verdict operator()(const R&, "
-                "const R&) const` for the store's record type (e.g. a conflict_rule_chain).");
+  static_assert(
+      conflict_rule<Rules, R>,
+      "memhealth: make_plan's Rules must be callable as `rule_verdict operator()(const R&, "
+      "const R&) const` for the store's record type (e.g. a conflict_rule_chain).");
   detail::plan_builder<S, Rules> b(store, opt, rules);
   for (const finding& f : r.findings) b.add(f, find_kind_plan(f.kind));
   return std::move(b).finish();

@@ -67,7 +67,8 @@ concept by_default = std::same_as<R, memory_record>;
 /// A record type with an image (see the lookup order above). Needed by `apply_plan`,
 /// `rollback` and `recover` (executor.hpp), which log and restore whole records.
 template <class R>
-concept imaged_record = detail::image::by_traits<R> || detail::image::by_adl<R> || detail::image::by_default<R>;
+concept imaged_record =
+    detail::image::by_traits<R> || detail::image::by_adl<R> || detail::image::by_default<R>;
 
 /// Encodes `r` as its image (one JSON object's text, canonical; see the file comment).
 /// @throws whatever the user's encoder throws; the default does not throw.
@@ -94,7 +95,8 @@ template <imaged_record R>
   } else {
     auto res = parse_jsonl(image, "<wal image>");
     if (res.records.size() != 1 || res.lines_read != 1)
-      throw error(error_code::parse, "decode_image: the image is not one memory_record JSON object");
+      throw error(error_code::parse,
+                  "decode_image: the image is not one memory_record JSON object");
     return std::move(res.records.front());
   }
 }
@@ -103,11 +105,13 @@ template <imaged_record R>
 
 /// Gate for an entry point that logs or restores whole records: fails with one readable message
 /// naming the component when R has no image. Use inside a function template.
-#define MEMHEALTH_REQUIRE_IMAGE(R, COMPONENT)                                                         \
-  static_assert(::memhealth::imaged_record<R>,                                                        \
-                "memhealth: " COMPONENT " needs the record capability 'imaged_record' (a lossless "    \
-                "image of the whole record for the write-ahead log), which this record type does "     \
-                "not provide. Provide it by specialising memhealth::record_traits<R> with static "     \
-                "encode_image(const R&) -> std::string and decode_image(std::string_view) -> R, or by " \
-                "the ADL pair memhealth_encode_image(const R&) and "                                   \
-                "memhealth_decode_image(std::string_view, std::type_identity<R>) (record_image.hpp).")
+#define MEMHEALTH_REQUIRE_IMAGE(R, COMPONENT)                                                 \
+  static_assert(                                                                              \
+      ::memhealth::imaged_record<R>,                                                          \
+      "memhealth: " COMPONENT                                                                 \
+      " needs the record capability 'imaged_record' (a lossless "                             \
+      "image of the whole record for the write-ahead log), which this record type does "      \
+      "not provide. Provide it by specialising memhealth::record_traits<R> with static "      \
+      "encode_image(const R&) -> std::string and decode_image(std::string_view) -> R, or by " \
+      "the ADL pair memhealth_encode_image(const R&) and "                                    \
+      "memhealth_decode_image(std::string_view, std::type_identity<R>) (record_image.hpp).")

@@ -55,12 +55,14 @@ enum class logged_state : std::uint8_t {
 
 /// Text of a logged state ("committed", "aborted", "open").
 constexpr std::string_view to_string(logged_state s) noexcept {
-  return s == logged_state::committed ? "committed" : s == logged_state::aborted ? "aborted" : "open";
+  return s == logged_state::committed ? "committed"
+         : s == logged_state::aborted ? "aborted"
+                                      : "open";
 }
 
 /// One intent of a log with its state.
 struct logged_action {
-  const wal_entry* intent = nullptr;  ///< the intent frame (points into the `wal_contents`)
+  const wal_entry* intent = nullptr;        ///< the intent frame (points into the `wal_contents`)
   logged_state state = logged_state::open;  ///< how it was closed
 };
 
@@ -75,8 +77,10 @@ inline std::vector<logged_action> logged_actions(const wal_contents& log) {
       by_seq[e.seq] = out.size();
       out.push_back({&e, logged_state::open});
     } else if (e.type == wal_frame_type::commit || e.type == wal_frame_type::abort) {
-      if (auto it = by_seq.find(e.intent); it != by_seq.end() && out[it->second].state == logged_state::open)
-        out[it->second].state = e.type == wal_frame_type::commit ? logged_state::committed : logged_state::aborted;
+      if (auto it = by_seq.find(e.intent);
+          it != by_seq.end() && out[it->second].state == logged_state::open)
+        out[it->second].state =
+            e.type == wal_frame_type::commit ? logged_state::committed : logged_state::aborted;
     }
   }
   return out;
@@ -92,7 +96,8 @@ enum class conflict_kind : std::uint8_t {
   changed,    ///< the record holds an image the log does not expect (edited since the action)
   missing,    ///< no record in the store carries the id (deleted, or its id changed, since the run)
   ambiguous,  ///< several records carry the id and the log cannot tell which one it changed
-  bad_image,  ///< the log's image to restore does not decode as a record (`decode_image` fails): a damaged or foreign log
+  bad_image,  ///< the log's image to restore does not decode as a record (`decode_image` fails): a
+              ///< damaged or foreign log
 };
 
 /// Text of a conflict kind ("changed", "missing", "ambiguous", "bad_image").
@@ -108,14 +113,17 @@ struct record_conflict {
   std::string idempotency_key;   ///< the action (rollback) or the last action (recovery) on it
   std::string reason;            ///< what was found
   conflict_kind kind = conflict_kind::changed;  ///< see `conflict_kind`
-  bool overwritten = false;      ///< `force` restored it anyway (changed records only)
+  bool overwritten = false;  ///< `force` restored it anyway (changed records only)
 };
 
 /// Result of `check_log_store`.
 struct log_store_check {
-  bool same_store = true;      ///< false: the log was made for another store (rollback/recover refuse it)
-  bool store_changed = false;  ///< the store's record ids differ from the log's (records inserted or deleted since)
-  bool recorded = false;       ///< the log records its store at all (logs made before store identities do not)
+  bool same_store =
+      true;  ///< false: the log was made for another store (rollback/recover refuse it)
+  bool store_changed =
+      false;  ///< the store's record ids differ from the log's (records inserted or deleted since)
+  bool recorded =
+      false;  ///< the log records its store at all (logs made before store identities do not)
   std::size_t logged_ids = 0;  ///< distinct ids of records the log changed
   std::size_t found_ids = 0;   ///< of those, ids present in the store
   std::string reason;          ///< a sentence for people
@@ -128,7 +136,8 @@ template <class S>
 class locator {
  public:
   explicit locator(const S& store) : store_(store) {
-    for (std::size_t i = 0; i < store.size(); ++i) by_id_[std::string(field::id(store.record(i)))].push_back(i);
+    for (std::size_t i = 0; i < store.size(); ++i)
+      by_id_[std::string(field::id(store.record(i)))].push_back(i);
   }
   [[nodiscard]] bool has(const std::string& id) const { return by_id_.count(id) > 0; }
 
@@ -144,7 +153,8 @@ class locator {
   found locate(const wal_record_image& img, const Known& known) const {
     auto it = by_id_.find(img.id);
     if (it == by_id_.end())
-      return {std::nullopt, conflict_kind::missing, "not in the store (deleted, or its id changed, since the run); left alone"};
+      return {std::nullopt, conflict_kind::missing,
+              "not in the store (deleted, or its id changed, since the run); left alone"};
     const std::vector<std::size_t>& c = it->second;
     if (c.size() == 1) return {c.front(), conflict_kind::changed, {}};
     if constexpr (keyed_record_store<S>) {
@@ -166,9 +176,10 @@ class locator {
         }
     }
     if (holding.size() == 1) return {holding.front(), conflict_kind::changed, {}};
-    return {std::nullopt, conflict_kind::ambiguous,
-            std::to_string(c.size()) + " records carry this id and " + std::to_string(holding.size()) +
-                " of them hold an image the log knows; left alone (resolve the duplicate id first)"};
+    return {
+        std::nullopt, conflict_kind::ambiguous,
+        std::to_string(c.size()) + " records carry this id and " + std::to_string(holding.size()) +
+            " of them hold an image the log knows; left alone (resolve the duplicate id first)"};
   }
 
  private:
@@ -206,7 +217,9 @@ template <class S>
 log_store_check check_log_store(const wal_contents& log, const S& store, const locator<S>& loc) {
   log_store_check r;
   if (!log.store) {
-    r.reason = "the log does not record its store (made before store identities); records are matched by id";
+    r.reason =
+        "the log does not record its store (made before store identities); records are matched by "
+        "id";
     return r;
   }
   r.recorded = true;
@@ -222,17 +235,20 @@ log_store_check check_log_store(const wal_contents& log, const S& store, const l
   }
   r.store_changed = true;
   for (const auto& id : ids) r.found_ids += loc.has(id);
-  const std::string what = (log.store->path.empty() ? std::string() : log.store->path + ", ") + "fingerprint " +
-                           log.store->fingerprint + ", " + std::to_string(log.store->records) + " records";
+  const std::string what = (log.store->path.empty() ? std::string() : log.store->path + ", ") +
+                           "fingerprint " + log.store->fingerprint + ", " +
+                           std::to_string(log.store->records) + " records";
   if (r.found_ids * 2 < r.logged_ids) {
     r.same_store = false;
-    r.reason = "the log was made for another store (" + what + "): of the " + std::to_string(r.logged_ids) +
-               " records it changed, " + std::to_string(r.found_ids) + " are in this store (" +
-               std::to_string(now.records) + " records, fingerprint " + now.fingerprint + ")";
+    r.reason = "the log was made for another store (" + what + "): of the " +
+               std::to_string(r.logged_ids) + " records it changed, " +
+               std::to_string(r.found_ids) + " are in this store (" + std::to_string(now.records) +
+               " records, fingerprint " + now.fingerprint + ")";
   } else {
-    r.reason = "the store changed since the log was made (" + what + "; now " + std::to_string(now.records) +
-               " records, fingerprint " + now.fingerprint + "); " + std::to_string(r.found_ids) + " of the " +
-               std::to_string(r.logged_ids) + " records it changed are still there, matched by id";
+    r.reason = "the store changed since the log was made (" + what + "; now " +
+               std::to_string(now.records) + " records, fingerprint " + now.fingerprint + "); " +
+               std::to_string(r.found_ids) + " of the " + std::to_string(r.logged_ids) +
+               " records it changed are still there, matched by id";
   }
   return r;
 }
@@ -248,20 +264,24 @@ log_store_check check_log_store(const wal_contents& log, const S& store) {
 
 /// Knobs of `rollback`.
 struct rollback_options {
-  bool force = false;             ///< restore before-images even over records changed since (never over missing or ambiguous ones)
-  wal_writer* log_to = nullptr;   ///< when set, the rollback logs itself (intent, commit) here
-  bool check_store = true;        ///< refuse a log made for another store (`check_log_store`)
+  bool force = false;  ///< restore before-images even over records changed since (never over
+                       ///< missing or ambiguous ones)
+  wal_writer* log_to = nullptr;  ///< when set, the rollback logs itself (intent, commit) here
+  bool check_store = true;       ///< refuse a log made for another store (`check_log_store`)
 };
 
 /// Result of `rollback`.
 struct rollback_result {
-  std::vector<std::string> rolled_back;  ///< keys of actions with at least one record restored, in undo order
-  std::size_t records_restored = 0;      ///< record writes made
-  std::size_t already_restored = 0;      ///< records already holding their before-image
-  std::size_t records_relocated = 0;     ///< records found by id at another index than the log's
-  std::vector<record_conflict> conflicts;  ///< records not as the log expects (left alone unless `force` and changed)
-  std::optional<wal_problem> log_problem;  ///< the log's torn or damaged tail: frames after it were not undone
-  log_store_check store_check;           ///< how the log's store compares with this one
+  std::vector<std::string>
+      rolled_back;  ///< keys of actions with at least one record restored, in undo order
+  std::size_t records_restored = 0;   ///< record writes made
+  std::size_t already_restored = 0;   ///< records already holding their before-image
+  std::size_t records_relocated = 0;  ///< records found by id at another index than the log's
+  std::vector<record_conflict>
+      conflicts;  ///< records not as the log expects (left alone unless `force` and changed)
+  std::optional<wal_problem>
+      log_problem;              ///< the log's torn or damaged tail: frames after it were not undone
+  log_store_check store_check;  ///< how the log's store compares with this one
   /// True when everything the log holds was undone: no conflict and a clean log.
   [[nodiscard]] bool complete() const noexcept { return conflicts.empty() && !log_problem; }
 };
@@ -290,13 +310,15 @@ rollback_result rollback(S& store, const wal_contents& log, const rollback_optio
     const detail::undo::locator<S> loc(store);
     res.store_check = detail::undo::check_log_store(log, store, loc);
     if (opt.check_store && !res.store_check.same_store)
-      throw error(error_code::precondition, "rollback: " + res.store_check.reason + "; nothing was changed");
+      throw error(error_code::precondition,
+                  "rollback: " + res.store_check.reason + "; nothing was changed");
     const auto acts = logged_actions(log);
     // id -> the images the log holds for it (any action), and the before-images of the actions
     // undone here in log order (a record already at the before-image of an older action on it
     // is further back, not changed since).
     std::unordered_map<std::string, std::vector<const std::string*>> known;
-    std::unordered_map<std::string, std::vector<std::pair<std::size_t, const std::string*>>> befores;
+    std::unordered_map<std::string, std::vector<std::pair<std::size_t, const std::string*>>>
+        befores;
     for (std::size_t k = 0; k < acts.size(); ++k)
       for (const auto& r : acts[k].intent->records) {
         known[r.id].push_back(&r.before_json);
@@ -313,7 +335,8 @@ rollback_result rollback(S& store, const wal_contents& log, const rollback_optio
       for (auto r = in.records.rbegin(); r != in.records.rend(); ++r) {
         const auto where = loc.locate(*r, known[r->id]);
         if (!where.index) {
-          res.conflicts.push_back({no_index, r->id, in.idempotency_key, where.reason, where.kind, false});
+          res.conflicts.push_back(
+              {no_index, r->id, in.idempotency_key, where.reason, where.kind, false});
           continue;
         }
         const std::size_t i = *where.index;
@@ -335,7 +358,8 @@ rollback_result rollback(S& store, const wal_contents& log, const rollback_optio
         }
         std::optional<R> back = detail::undo::try_decode<R>(r->before_json);
         if (!back) {  // never write what the log cannot give back whole
-          res.conflicts.push_back({i, r->id, in.idempotency_key, "the log's before-image does not decode; left alone",
+          res.conflicts.push_back({i, r->id, in.idempotency_key,
+                                   "the log's before-image does not decode; left alone",
                                    conflict_kind::bad_image, false});
           continue;
         }
@@ -370,15 +394,17 @@ rollback_result rollback(S& store, const wal_contents& log, const rollback_optio
 
 /// What recovery does with an open action (intent without commit or abort).
 enum class open_action_policy : std::uint8_t {
-  undo,  ///< (default) put its records back to their before-images: the run is cut at the last commit
+  undo,  ///< (default) put its records back to their before-images: the run is cut at the last
+         ///< commit
   redo,  ///< finish it: its records get their after-images
 };
 
 /// Knobs of `recover`.
 struct recover_options {
   open_action_policy open_actions = open_action_policy::undo;  ///< see `open_action_policy`
-  bool force = false;        ///< overwrite records whose image is none the log knows (never missing or ambiguous ones)
-  bool check_store = true;   ///< refuse a log made for another store (`check_log_store`)
+  bool force = false;  ///< overwrite records whose image is none the log knows (never missing or
+                       ///< ambiguous ones)
+  bool check_store = true;  ///< refuse a log made for another store (`check_log_store`)
 };
 
 /// Outcome of one logged action after recovery.
@@ -397,11 +423,11 @@ constexpr std::string_view to_string(recovery_status s) noexcept {
 
 /// Per-action line of a recovery report.
 struct recovered_action {
-  std::uint64_t intent_seq = 0;  ///< seq of the intent frame
-  std::int64_t action = -1;      ///< plan index
-  std::string idempotency_key;   ///< key
+  std::uint64_t intent_seq = 0;                         ///< seq of the intent frame
+  std::int64_t action = -1;                             ///< plan index
+  std::string idempotency_key;                          ///< key
   recovery_status status = recovery_status::committed;  ///< outcome
-  bool conflict = false;         ///< one of its records was left alone as a conflict
+  bool conflict = false;  ///< one of its records was left alone as a conflict
 };
 
 /// Result of `recover`.
@@ -410,12 +436,15 @@ struct recover_result {
   std::size_t records_restored = 0;        ///< record writes made
   std::size_t records_relocated = 0;       ///< records found by id at another index than the log's
   std::vector<record_conflict> conflicts;  ///< records left alone (or, under force, overwritten)
-  std::optional<wal_problem> log_problem;  ///< the log's torn/corrupt tail, if any (frames after it were not used)
-  log_store_check store_check;             ///< how the log's store compares with this one
+  std::optional<wal_problem>
+      log_problem;  ///< the log's torn/corrupt tail, if any (frames after it were not used)
+  log_store_check store_check;  ///< how the log's store compares with this one
   /// True when the store now holds what the whole log commits to: no conflict, and a log that
   /// is clean or ends in a torn tail (an append never acknowledged, so nothing acted on it).
   [[nodiscard]] bool complete() const noexcept {
-    return conflicts.empty() && (!log_problem || (log_problem->kind == wal_problem_kind::truncated && !log_problem->valid_frames_follow));
+    return conflicts.empty() &&
+           (!log_problem || (log_problem->kind == wal_problem_kind::truncated &&
+                             !log_problem->valid_frames_follow));
   }
 };
 
@@ -447,7 +476,8 @@ recover_result recover(S& store, const wal_contents& log, const recover_options&
     const detail::undo::locator<S> loc(store);
     res.store_check = detail::undo::check_log_store(log, store, loc);
     if (opt.check_store && !res.store_check.same_store)
-      throw error(error_code::precondition, "recover: " + res.store_check.reason + "; nothing was changed");
+      throw error(error_code::precondition,
+                  "recover: " + res.store_check.reason + "; nothing was changed");
     const auto acts = logged_actions(log);
     struct step {
       std::size_t act;
@@ -471,7 +501,8 @@ recover_result recover(S& store, const wal_contents& log, const recover_options&
       const std::string& want = target_after ? target->after_json : target->before_json;
       const std::string& key = acts[chain.back().act].intent->idempotency_key;
       std::vector<const std::string*> known;
-      for (const auto& s : chain) known.push_back(&s.img->before_json), known.push_back(&s.img->after_json);
+      for (const auto& s : chain)
+        known.push_back(&s.img->before_json), known.push_back(&s.img->after_json);
       const auto where = loc.locate(*chain.back().img, known);
       if (!where.index) {
         res.conflicts.push_back({no_index, id, key, where.reason, where.kind, false});
@@ -496,7 +527,8 @@ recover_result recover(S& store, const wal_contents& log, const recover_options&
       }
       std::optional<R> image = detail::undo::try_decode<R>(want);
       if (!image) {  // never write what the log cannot give back whole
-        res.conflicts.push_back({index, id, key, "the log's target image does not decode; left alone",
+        res.conflicts.push_back({index, id, key,
+                                 "the log's target image does not decode; left alone",
                                  conflict_kind::bad_image, false});
         for (const auto& s : chain) conflicted[s.act] = true;
         continue;
@@ -512,10 +544,15 @@ recover_result recover(S& store, const wal_contents& log, const recover_options&
       ra.idempotency_key = acts[k].intent->idempotency_key;
       ra.conflict = conflicted[k];
       switch (acts[k].state) {
-        case logged_state::committed: ra.status = recovery_status::committed; break;
-        case logged_state::aborted: ra.status = recovery_status::aborted; break;
+        case logged_state::committed:
+          ra.status = recovery_status::committed;
+          break;
+        case logged_state::aborted:
+          ra.status = recovery_status::aborted;
+          break;
         case logged_state::open:
-          ra.status = opt.open_actions == open_action_policy::redo ? recovery_status::redone : recovery_status::undone;
+          ra.status = opt.open_actions == open_action_policy::redo ? recovery_status::redone
+                                                                   : recovery_status::undone;
           break;
       }
       res.actions.push_back(std::move(ra));

@@ -9,16 +9,18 @@
 ///
 /// Format (schema_version 1): `{"schema_version":1,"day":19919,"day_utc":"2024-07-15","count":2}`
 /// where `day` is days since 1970-01-01 UTC and `count` the runs counted on that day
-/// (`day_utc` is for people; readers use `day`). Written atomically (`atomic_write`: temporary file, fsync, rename, directory fsync).
-/// Locked: `take_run` and `give_back_run` hold an exclusive `flock` on `<ledger>.lock` (a file
-/// beside the ledger, never removed) from the read to the rename, so two processes never count
-/// from the same state.
+/// (`day_utc` is for people; readers use `day`). Written atomically (`atomic_write`: temporary
+/// file, fsync, rename, directory fsync). Locked: `take_run` and `give_back_run` hold an exclusive
+/// `flock` on `<ledger>.lock` (a file beside the ledger, never removed) from the read to the
+/// rename, so two processes never count from the same state.
 
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -29,9 +31,6 @@
 #include "memhealth/io/atomic_write.hpp"
 #include "memhealth/record/time.hpp"
 #include "memhealth/repair/guardrails.hpp"
-
-#include <cerrno>
-#include <cstring>
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -56,13 +55,17 @@ run_budget_state load_run_ledger(const std::filesystem::path& path) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(buf.str());
-  } catch (const nlohmann::json::exception&) {  // parse_error, and out_of_range for a number like 1e999
-    throw error(error_code::parse, "run ledger '" + path.string() + "' is not JSON; fix or remove it");
+  } catch (
+      const nlohmann::json::exception&) {  // parse_error, and out_of_range for a number like 1e999
+    throw error(error_code::parse,
+                "run ledger '" + path.string() + "' is not JSON; fix or remove it");
   }
-  if (!j.is_object() || !j.contains("day") || !j["day"].is_number_integer() || !j.contains("count") ||
-      !j["count"].is_number_unsigned())
-    throw error(error_code::parse, "run ledger '" + path.string() + "' lacks integer \"day\" and \"count\"; fix or remove it");
-  return run_budget_state{j["day"].get<std::int64_t>(), static_cast<std::uint32_t>(j["count"].get<std::uint64_t>())};
+  if (!j.is_object() || !j.contains("day") || !j["day"].is_number_integer() ||
+      !j.contains("count") || !j["count"].is_number_unsigned())
+    throw error(error_code::parse, "run ledger '" + path.string() +
+                                       "' lacks integer \"day\" and \"count\"; fix or remove it");
+  return run_budget_state{j["day"].get<std::int64_t>(),
+                          static_cast<std::uint32_t>(j["count"].get<std::uint64_t>())};
 }
 
 /// Writes a ledger atomically and durably (`atomic_write`: temporary file in the same directory,
@@ -85,7 +88,9 @@ class lock {
   explicit lock(const std::filesystem::path& ledger) {
     const std::string p = ledger.string() + ".lock";
     fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw error(error_code::io, "run ledger: cannot open the lock file '" + p + "': " + std::strerror(errno));
+    if (fd_ < 0)
+      throw error(error_code::io,
+                  "run ledger: cannot open the lock file '" + p + "': " + std::strerror(errno));
     while (::flock(fd_, LOCK_EX) != 0) {
       if (errno == EINTR) continue;
       ::close(fd_);
@@ -103,15 +108,16 @@ class lock {
 
 /// Result of `take_run`.
 struct run_ledger_decision {
-  bool allowed = false;      ///< true: the run was counted and may go ahead
-  run_budget_state state{};  ///< the ledger's state after the decision
+  bool allowed = false;                ///< true: the run was counted and may go ahead
+  run_budget_state state{};            ///< the ledger's state after the decision
   std::uint32_t max_runs_per_day = 0;  ///< the budget applied
 };
 
 /// Counts a run in the ledger at `path` when the budget allows it at `now` (loads, applies
 /// `run_budget::allow`, saves only when allowed). @throws what load/save throw.
 template <class = void>  // deferred instantiation, see memhealth.hpp
-run_ledger_decision take_run(const std::filesystem::path& path, std::uint32_t max_runs_per_day, utc_time now) {
+run_ledger_decision take_run(const std::filesystem::path& path, std::uint32_t max_runs_per_day,
+                             utc_time now) {
   const detail::ledger::lock held(path);
   run_budget b{max_runs_per_day, load_run_ledger(path)};
   run_ledger_decision d;

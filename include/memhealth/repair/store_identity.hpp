@@ -27,7 +27,7 @@ namespace memhealth {
 
 /// The identity of a store as written in a log header (`"store":{...}`).
 struct store_identity {
-  std::string path;         ///< where the store was read when the log was made (for people; not compared)
+  std::string path;  ///< where the store was read when the log was made (for people; not compared)
   std::string fingerprint;  ///< CRC-64/XZ of the sorted distinct record ids, 16 hex digits
   std::size_t records = 0;  ///< records in the store at that time (duplicates included)
   friend bool operator==(const store_identity&, const store_identity&) = default;

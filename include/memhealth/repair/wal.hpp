@@ -72,7 +72,8 @@
 ///
 /// **Retention.** Logs are the only record of what a repair changed (re-embedded records' old
 /// vectors included): keep them at least 30 days. `compact_wal` (wal_compact.hpp) rewrites an
-/// older log without what no rollback or recovery uses (aborted intents, stray frames, a torn tail).
+/// older log without what no rollback or recovery uses (aborted intents, stray frames, a torn
+/// tail).
 
 ///
 /// This header is the umbrella of the two halves: wal_read.hpp (the format's types, frame

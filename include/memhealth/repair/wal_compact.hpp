@@ -16,8 +16,9 @@
 /// rollback or recovery step uses them), commit/abort frames that close no intent or close one
 /// already closed (duplicates, superseded), and a **torn tail** (bytes after the last whole
 /// frame). Kept frames keep their payloads and sequence numbers verbatim (a chained log's `"prev"`
-/// links are recomputed over the kept frames, so the compacted log verifies) (commits refer to their
-/// intent's seq), so `rollback` from the compacted log gives the same store as from the original.
+/// links are recomputed over the kept frames, so the compacted log verifies) (commits refer to
+/// their intent's seq), so `rollback` from the compacted log gives the same store as from the
+/// original.
 ///
 /// **Old vectors.** A re-embedding's before-image is the retained old vector (action.hpp,
 /// `edit_replace_embedding`). Compaction keeps every committed before-image, so old vectors live
@@ -48,13 +49,13 @@
 #include <string>
 #include <vector>
 
+#include "memhealth/config.hpp"
+#include "memhealth/io/atomic_write.hpp"
+#include "memhealth/record/time.hpp"
+#include "memhealth/repair/wal.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
-
-#include "memhealth/config.hpp"
-#include "memhealth/record/time.hpp"
-#include "memhealth/io/atomic_write.hpp"
-#include "memhealth/repair/wal.hpp"
 
 namespace memhealth {
 
@@ -65,7 +66,8 @@ inline constexpr std::chrono::days default_old_vector_retention{14};
 
 /// Options of `compact_wal` (named option pack).
 struct wal_compact_options {
-  /// Logs younger than this are refused. Below `wal_min_retention` only with `allow_short_retention`.
+  /// Logs younger than this are refused. Below `wal_min_retention` only with
+  /// `allow_short_retention`.
   std::chrono::milliseconds retention = wal_min_retention;
   /// Explicit override: permit a retention below 30 days (the CLI prints a warning).
   bool allow_short_retention = false;
@@ -77,17 +79,19 @@ struct wal_compact_options {
 
 /// Outcome of `compact_wal`.
 struct wal_compact_result {
-  bool compacted = false;          ///< the file was rewritten (false: refused, nothing to drop, or dry run)
-  std::string refused;             ///< why the log was left alone (empty when it could be compacted)
+  bool compacted = false;  ///< the file was rewritten (false: refused, nothing to drop, or dry run)
+  std::string refused;     ///< why the log was left alone (empty when it could be compacted)
   std::uint64_t bytes_before = 0;  ///< file size before
-  std::uint64_t bytes_after = 0;   ///< size of the compacted log (computed also in a dry run or when nothing changes)
-  std::size_t frames_before = 0;   ///< whole frames before, header included
-  std::size_t frames_after = 0;    ///< frames after, header included
-  std::size_t intents_kept = 0;    ///< committed and open intents kept
-  std::size_t aborted_dropped = 0;  ///< aborted intents dropped (their abort frames too)
-  std::size_t stray_dropped = 0;    ///< commit/abort frames closing no open intent, dropped
+  std::uint64_t bytes_after =
+      0;  ///< size of the compacted log (computed also in a dry run or when nothing changes)
+  std::size_t frames_before = 0;         ///< whole frames before, header included
+  std::size_t frames_after = 0;          ///< frames after, header included
+  std::size_t intents_kept = 0;          ///< committed and open intents kept
+  std::size_t aborted_dropped = 0;       ///< aborted intents dropped (their abort frames too)
+  std::size_t stray_dropped = 0;         ///< commit/abort frames closing no open intent, dropped
   std::uint64_t torn_bytes_dropped = 0;  ///< bytes after the last whole frame, dropped
-  std::size_t old_vectors_kept = 0;  ///< kept record images whose embedding or embedding_version changed (re-embeddings)
+  std::size_t old_vectors_kept =
+      0;  ///< kept record images whose embedding or embedding_version changed (re-embeddings)
   std::optional<utc_time> newest;    ///< newest time found in the log
   std::chrono::milliseconds age{0};  ///< `now - newest`
 };
@@ -116,13 +120,15 @@ std::optional<utc_time> started_at(const wal_entry& e) {
 ///         rewritten (the original is then untouched).
 /// @complexity O(file size); reads the whole log into memory.
 template <class = void>  // deferred instantiation, see memhealth.hpp
-wal_compact_result compact_wal(const std::filesystem::path& path, utc_time now, const wal_compact_options& opt = {}) {
+wal_compact_result compact_wal(const std::filesystem::path& path, utc_time now,
+                               const wal_compact_options& opt = {}) {
   namespace dw = detail::wal;
   if (opt.retention.count() < 0 || opt.old_vector_retention.count() < 0)
     throw error(error_code::invalid_argument, "compact_wal: negative retention");
   if (opt.retention < wal_min_retention && !opt.allow_short_retention)
     throw error(error_code::invalid_argument,
-                "compact_wal: a retention below 30 days needs the explicit override (allow_short_retention, CLI --allow-short-retention)");
+                "compact_wal: a retention below 30 days needs the explicit override "
+                "(allow_short_retention, CLI --allow-short-retention)");
   wal_compact_result res;
   std::ifstream in(path, std::ios::binary);
   if (!in) throw error(error_code::io, "compact_wal: cannot open '" + path.string() + "'");
@@ -148,7 +154,8 @@ wal_compact_result compact_wal(const std::filesystem::path& path, utc_time now, 
   if (auto t = parse_timestamp(log.created_at)) res.newest = t->instant;
   for (const auto& e : log.entries)
     if (e.type == wal_frame_type::run_begin)
-      if (auto t = detail::wal_compact::started_at(e); t && (!res.newest || *t > *res.newest)) res.newest = *t;
+      if (auto t = detail::wal_compact::started_at(e); t && (!res.newest || *t > *res.newest))
+        res.newest = *t;
   if (!res.newest) {
     res.refused = "the log's age cannot be told (no readable created_at or started_at)";
     return res;
@@ -184,7 +191,8 @@ wal_compact_result compact_wal(const std::filesystem::path& path, utc_time now, 
     } else if (e.type == wal_frame_type::intent) {
       ++res.intents_kept;
       for (const auto& r : e.records)
-        if (r.before.embedding != r.after.embedding || r.before.embedding_version != r.after.embedding_version) {
+        if (r.before.embedding != r.after.embedding ||
+            r.before.embedding_version != r.after.embedding_version) {
           ++res.old_vectors_kept;
           has_reembed = true;
         }
@@ -195,11 +203,15 @@ wal_compact_result compact_wal(const std::filesystem::path& path, utc_time now, 
   if (res.age < retention) {
     const auto days = [](std::chrono::milliseconds ms) {
       char buf[32];
-      std::snprintf(buf, sizeof buf, "%.1f", std::chrono::duration<double, std::ratio<86400>>(ms).count());
+      std::snprintf(buf, sizeof buf, "%.1f",
+                    std::chrono::duration<double, std::ratio<86400>>(ms).count());
       return std::string(buf);
     };
-    res.refused = "the log is " + days(res.age) + " days old; traces are kept at least " + days(retention) + " days" +
-                  (has_reembed && retention == opt.old_vector_retention ? " (it holds re-embedded records' old vectors)" : "");
+    res.refused = "the log is " + days(res.age) + " days old; traces are kept at least " +
+                  days(retention) + " days" +
+                  (has_reembed && retention == opt.old_vector_retention
+                       ? " (it holds re-embedded records' old vectors)"
+                       : "");
     return res;
   }
 
@@ -233,7 +245,8 @@ wal_compact_result compact_wal(const std::filesystem::path& path, utc_time now, 
   for (std::size_t k = 0; k < log.entries.size(); ++k)
     if (keep[k]) {
       if (log.chained) {  // the chain is rebuilt over the kept frames
-        const std::string linked = dw::relink(log.entries[k].payload, dw::link_text(log.chain, prev));
+        const std::string linked =
+            dw::relink(log.entries[k].payload, dw::link_text(log.chain, prev));
         prev = dw::link_value(log.chain, linked, append_wal_frame(out, linked));
       } else {
         append_wal_frame(out, log.entries[k].payload);

@@ -41,7 +41,8 @@ enum class wal_frame_type : std::uint8_t { header, run_begin, intent, commit, ab
 
 /// Text of a frame type as written: "header", "run_begin", "intent", "commit", "abort", "run_end".
 constexpr std::string_view to_string(wal_frame_type t) noexcept {
-  constexpr std::string_view names[] = {"header", "run_begin", "intent", "commit", "abort", "run_end"};
+  constexpr std::string_view names[] = {"header", "run_begin", "intent",
+                                        "commit", "abort",     "run_end"};
   return names[static_cast<int>(t)];
 }
 
@@ -51,10 +52,11 @@ constexpr std::string_view to_string(wal_frame_type t) noexcept {
 /// `before`/`after` are those images decoded as `memory_record` for logs of `memory_record`
 /// stores; for another record type they stay default-constructed (use the JSON texts).
 struct wal_record_image {
-  std::size_t index = 0;    ///< store index when the action ran (a hint: records are found by `id`)
-  std::string id;           ///< record id: the record's identity for rollback and recovery
-  std::string key;          ///< the store's own key for the record (`keyed_record_store`), empty if none
-  memory_record before;     ///< complete image before the action (embedding included), memory_record logs
+  std::size_t index = 0;  ///< store index when the action ran (a hint: records are found by `id`)
+  std::string id;         ///< record id: the record's identity for rollback and recovery
+  std::string key;  ///< the store's own key for the record (`keyed_record_store`), empty if none
+  memory_record
+      before;  ///< complete image before the action (embedding included), memory_record logs
   memory_record after;      ///< complete image after the action, memory_record logs
   std::string before_json;  ///< the before-image (exact bytes from the log)
   std::string after_json;   ///< the after-image (exact bytes from the log)
@@ -73,8 +75,9 @@ struct wal_entry {
   std::string reason;                            ///< abort: why
   std::vector<wal_record_image> records;         ///< intent: the records it changes, in order
   std::optional<store_identity> store;           ///< run_begin: the store of the run (chained logs)
-  std::string prev;                              ///< chained logs: the previous frame's link (CRC-32C, 8 hex; "crc64" logs: 16 hex)
-  std::string payload;                           ///< the frame's JSON payload, verbatim
+  std::string
+      prev;  ///< chained logs: the previous frame's link (CRC-32C, 8 hex; "crc64" logs: 16 hex)
+  std::string payload;  ///< the frame's JSON payload, verbatim
 };
 
 /// Why reading stopped early.
@@ -84,32 +87,38 @@ enum class wal_problem_kind : std::uint8_t {
   bad_length,    ///< length 0 or above `wal_max_payload`
   bad_payload,   ///< the CRC matches but the payload is not a frame object memhealth understands
   bad_header,    ///< the first frame is not a version-1 header with magic "MHWAL1"
-  bad_chain,     ///< a chained log's frame does not carry the hash of the frame before it (a frame removed, reordered or edited)
+  bad_chain,     ///< a chained log's frame does not carry the hash of the frame before it (a frame
+                 ///< removed, reordered or edited)
 };
 
 /// Text of a problem kind ("truncated", "bad_checksum", ...).
 constexpr std::string_view to_string(wal_problem_kind k) noexcept {
-  constexpr std::string_view names[] = {"truncated", "bad_checksum", "bad_length", "bad_payload", "bad_header", "bad_chain"};
+  constexpr std::string_view names[] = {"truncated",   "bad_checksum", "bad_length",
+                                        "bad_payload", "bad_header",   "bad_chain"};
   return names[static_cast<int>(k)];
 }
 
 /// Where and why `read_wal` stopped before the end of the file.
 struct wal_problem {
-  std::uint64_t offset = 0;          ///< byte offset of the first frame not used
+  std::uint64_t offset = 0;                             ///< byte offset of the first frame not used
   wal_problem_kind kind = wal_problem_kind::truncated;  ///< why
-  std::string reason;                ///< human-readable detail
-  bool valid_frames_follow = false;  ///< a frame with a matching CRC exists after `offset` (corruption in the middle, not a torn tail)
-  std::uint64_t next_valid_offset = 0;  ///< offset of the first such frame, when `valid_frames_follow`
+  std::string reason;                                   ///< human-readable detail
+  bool valid_frames_follow = false;  ///< a frame with a matching CRC exists after `offset`
+                                     ///< (corruption in the middle, not a torn tail)
+  std::uint64_t next_valid_offset =
+      0;  ///< offset of the first such frame, when `valid_frames_follow`
 };
 
 /// The decoded contents of a WAL: every frame wholly before the first problem, in file order.
 struct wal_contents {
-  std::string run;                     ///< run id from the header (empty if no valid header)
-  std::string created_at;              ///< creation time from the header
-  std::optional<store_identity> store; ///< the store the log was made for (header `"store"`), if recorded
-  bool chained = false;                ///< the header declares the hash chain (every later frame was checked)
-  std::string chain;                   ///< the header's `"chain"`: "crc32c", "crc64" (older logs), or empty
-  std::uint64_t chain_tail = 0;        ///< link value of the last good frame (what the next frame's `prev` must name)
+  std::string run;         ///< run id from the header (empty if no valid header)
+  std::string created_at;  ///< creation time from the header
+  std::optional<store_identity>
+      store;             ///< the store the log was made for (header `"store"`), if recorded
+  bool chained = false;  ///< the header declares the hash chain (every later frame was checked)
+  std::string chain;     ///< the header's `"chain"`: "crc32c", "crc64" (older logs), or empty
+  std::uint64_t chain_tail =
+      0;  ///< link value of the last good frame (what the next frame's `prev` must name)
   std::vector<wal_entry> entries;      ///< frames after the header, in file order
   std::uint64_t valid_bytes = 0;       ///< bytes covered by good frames (header included)
   std::uint64_t file_bytes = 0;        ///< total bytes read
@@ -130,7 +139,8 @@ struct wal_contents {
 /// When the writer calls `fdatasync`.
 enum class wal_sync : std::uint8_t {
   each_frame,  ///< every frame, lazy commit/abort frames and frames inside a batch included
-  per_batch,   ///< (default) once per `commit_batch()`; outside a batch, each intent/header/run frame; lazy frames ride on the next sync
+  per_batch,   ///< (default) once per `commit_batch()`; outside a batch, each intent/header/run
+               ///< frame; lazy frames ride on the next sync
   none,        ///< never (tests and CPU benchmarks only: a power loss may lose acknowledged frames)
 };
 
@@ -144,7 +154,8 @@ inline void put_u32(std::string& out, std::uint32_t v) {
 
 inline std::uint32_t get_u32(const char* p) noexcept {
   const auto* u = reinterpret_cast<const unsigned char*>(p);
-  return std::uint32_t(u[0]) | std::uint32_t(u[1]) << 8 | std::uint32_t(u[2]) << 16 | std::uint32_t(u[3]) << 24;
+  return std::uint32_t(u[0]) | std::uint32_t(u[1]) << 8 | std::uint32_t(u[2]) << 16 |
+         std::uint32_t(u[3]) << 24;
 }
 
 inline void key(std::string& out, std::string_view k) {
@@ -197,9 +208,12 @@ inline store_identity as_store(od::value v) {
   for (auto f : o) {
     std::string_view k;
     if (f.unescaped_key().get(k)) throw bad_frame{"bad key"};
-    if (k == "path") id.path = as_str(f.value());
-    else if (k == "fingerprint") id.fingerprint = as_str(f.value());
-    else if (k == "records") id.records = static_cast<std::size_t>(as_int(f.value()));
+    if (k == "path")
+      id.path = as_str(f.value());
+    else if (k == "fingerprint")
+      id.fingerprint = as_str(f.value());
+    else if (k == "records")
+      id.records = static_cast<std::size_t>(as_int(f.value()));
   }
   if (id.fingerprint.empty()) throw bad_frame{"store lacks a fingerprint"};
   return id;
@@ -224,7 +238,8 @@ inline void decode_payload(std::string_view payload, wal_entry& e, std::string* 
         have_type = true;
         bool found = false;
         for (int i = 0; i <= static_cast<int>(wal_frame_type::run_end); ++i)
-          if (t == to_string(static_cast<wal_frame_type>(i))) e.type = static_cast<wal_frame_type>(i), found = true;
+          if (t == to_string(static_cast<wal_frame_type>(i)))
+            e.type = static_cast<wal_frame_type>(i), found = true;
         if (!found) throw bad_frame{"unknown frame type \"" + t + "\""};
       } else if (k == "seq") {
         e.seq = static_cast<std::uint64_t>(as_int(v));
@@ -273,7 +288,8 @@ inline void decode_payload(std::string_view payload, wal_entry& e, std::string* 
             } else if (rk == "before" || rk == "after") {
               od::object io;
               std::string_view raw;
-              if (rv.get_object().get(io) || io.raw_json().get(raw)) throw bad_frame{"image is not an object"};
+              if (rv.get_object().get(io) || io.raw_json().get(raw))
+                throw bad_frame{"image is not an object"};
               raw = json_text::trim(raw);
               (rk == "before" ? img.before_json : img.after_json) = std::string(raw);
               seen |= rk == "before" ? 4 : 8;
@@ -294,7 +310,8 @@ inline void decode_payload(std::string_view payload, wal_entry& e, std::string* 
 
 // The link value of a frame in a chain of kind `chain` ("crc32c": the frame's CRC-32C, which
 // its header holds; "crc64": CRC-64/XZ of the payload), and its text in "prev".
-inline std::uint64_t link_value(std::string_view chain, std::string_view payload, std::uint32_t frame_crc) {
+inline std::uint64_t link_value(std::string_view chain, std::string_view payload,
+                                std::uint32_t frame_crc) {
   return chain == "crc64" ? crc64(payload) : frame_crc;
 }
 inline std::string link_text(std::string_view chain, std::uint64_t v) {
@@ -365,7 +382,8 @@ inline wal_contents read_wal(std::string_view bytes) {
   while (pos < bytes.size()) {
     const std::size_t left = bytes.size() - pos;
     if (left < wal_frame_overhead) {
-      stop(wal_problem_kind::truncated, "frame header cut short: " + std::to_string(left) + " of 8 bytes");
+      stop(wal_problem_kind::truncated,
+           "frame header cut short: " + std::to_string(left) + " of 8 bytes");
       break;
     }
     const std::uint32_t len = dw::get_u32(bytes.data() + pos);
@@ -374,8 +392,9 @@ inline wal_contents read_wal(std::string_view bytes) {
       break;
     }
     if (len > left - wal_frame_overhead) {
-      stop(wal_problem_kind::truncated, "frame of " + std::to_string(len) + " payload bytes runs past the end (" +
-                                            std::to_string(left - wal_frame_overhead) + " available)");
+      stop(wal_problem_kind::truncated,
+           "frame of " + std::to_string(len) + " payload bytes runs past the end (" +
+               std::to_string(left - wal_frame_overhead) + " available)");
       break;
     }
     const std::string_view payload = bytes.substr(pos + wal_frame_overhead, len);
@@ -414,9 +433,12 @@ inline wal_contents read_wal(std::string_view bytes) {
       break;
     } else {
       if (out.chained && e.prev != dw::link_text(out.chain, out.chain_tail)) {
-        stop(wal_problem_kind::bad_chain, e.prev.empty() ? std::string("frame lacks \"prev\" in a chained log")
-                                                         : "frame's \"prev\" " + e.prev + " is not the hash of the frame before it (" +
-                                                               dw::link_text(out.chain, out.chain_tail) + "): a frame was removed, reordered or edited");
+        stop(wal_problem_kind::bad_chain, e.prev.empty()
+                                              ? std::string("frame lacks \"prev\" in a chained log")
+                                              : "frame's \"prev\" " + e.prev +
+                                                    " is not the hash of the frame before it (" +
+                                                    dw::link_text(out.chain, out.chain_tail) +
+                                                    "): a frame was removed, reordered or edited");
         out.problem->valid_frames_follow = true;  // this frame itself checks out
         out.problem->next_valid_offset = pos;
         break;

@@ -14,14 +14,14 @@
 #include <thread>
 #include <utility>
 
-#include <unistd.h>
-
 #include "memhealth/config.hpp"
 #include "memhealth/io/file_io.hpp"
 #include "memhealth/record/time.hpp"
 #include "memhealth/repair/checksum.hpp"
 #include "memhealth/repair/store_identity.hpp"
 #include "memhealth/repair/wal_read.hpp"
+
+#include <unistd.h>
 
 namespace memhealth {
 
@@ -57,7 +57,8 @@ class wal_writer {
   /// @throws as the options constructor.
   explicit wal_writer(const std::filesystem::path& path, wal_sync policy = wal_sync::per_batch,
                       std::string run_id = {})
-      : wal_writer(path, wal_writer_options{policy, std::move(run_id), std::nullopt, std::chrono::milliseconds{0}, nullptr}) {}
+      : wal_writer(path, wal_writer_options{policy, std::move(run_id), std::nullopt,
+                                            std::chrono::milliseconds{0}, nullptr}) {}
 
   /// Opens (creating if needed) the WAL at `path`.
   /// @throws memhealth::error(io) when the file cannot be opened, read, truncated or written;
@@ -65,40 +66,51 @@ class wal_writer {
   ///         error(schema) when the existing file is not a WAL or is corrupt before its last valid
   ///         frame; error(precondition) when it was made for another store (`opt.store`).
   wal_writer(const std::filesystem::path& path, wal_writer_options opt)
-      : path_(path), policy_(opt.policy), run_(std::move(opt.run_id)), store_(std::move(opt.store)),
+      : path_(path),
+        policy_(opt.policy),
+        run_(std::move(opt.run_id)),
+        store_(std::move(opt.store)),
         io_(opt.io ? opt.io : &posix_file_io::instance()) {
     if (run_.empty())
-      run_ = "run-" + std::to_string(epoch_ms(make_timestamp(std::chrono::system_clock::now()))) + "-" +
-             std::to_string(::getpid());
+      run_ = "run-" + std::to_string(epoch_ms(make_timestamp(std::chrono::system_clock::now()))) +
+             "-" + std::to_string(::getpid());
     fd_ = io_->open_append(path);
-    if (fd_ < 0) throw error(error_code::io, "wal_writer: cannot open '" + path.string() + "': " + std::strerror(errno));
+    if (fd_ < 0)
+      throw error(error_code::io,
+                  "wal_writer: cannot open '" + path.string() + "': " + std::strerror(errno));
     try {
       lock(opt.lock_timeout);
       const std::optional<std::string> bytes = io_->read_file(path);
       if (!bytes && errno != ENOENT)
-        throw error(error_code::io, "wal_writer: cannot read '" + path.string() + "': " + std::strerror(errno));
+        throw error(error_code::io,
+                    "wal_writer: cannot read '" + path.string() + "': " + std::strerror(errno));
       const bool existed = bytes && !bytes->empty();
       if (existed) {
         const wal_contents c = read_wal(*bytes);
         if (c.problem && (c.problem->valid_frames_follow || c.valid_bytes == 0))
-          throw error(error_code::schema, "wal_writer: '" + path.string() + "' is not a clean WAL (" +
-                                              std::string(to_string(c.problem->kind)) + " at offset " +
-                                              std::to_string(c.problem->offset) + ": " + c.problem->reason +
-                                              "); recover and move it aside before appending");
+          throw error(error_code::schema,
+                      "wal_writer: '" + path.string() + "' is not a clean WAL (" +
+                          std::string(to_string(c.problem->kind)) + " at offset " +
+                          std::to_string(c.problem->offset) + ": " + c.problem->reason +
+                          "); recover and move it aside before appending");
         if (store_ && c.store && c.store->fingerprint != store_->fingerprint)
           throw error(error_code::precondition,
                       "wal_writer: '" + path.string() + "' was made for another store (" +
-                          (c.store->path.empty() ? std::string("fingerprint ") : c.store->path + ", fingerprint ") +
-                          c.store->fingerprint + ", " + std::to_string(c.store->records) + " records); this run's store " +
-                          (store_->path.empty() ? std::string() : store_->path + " ") + "has fingerprint " +
-                          store_->fingerprint + " (" + std::to_string(store_->records) +
+                          (c.store->path.empty() ? std::string("fingerprint ")
+                                                 : c.store->path + ", fingerprint ") +
+                          c.store->fingerprint + ", " + std::to_string(c.store->records) +
+                          " records); this run's store " +
+                          (store_->path.empty() ? std::string() : store_->path + " ") +
+                          "has fingerprint " + store_->fingerprint + " (" +
+                          std::to_string(store_->records) +
                           " records): use a new log for each store");
         if (!c.entries.empty()) next_seq_ = c.entries.back().seq + 1;
         chained_ = c.chained;
         chain_ = c.chain;
         prev_ = c.chain_tail;
         if (c.problem && io_->truncate(fd_, c.valid_bytes) != 0)
-          throw error(error_code::io, "wal_writer: cannot cut the torn tail of '" + path.string() + "'");
+          throw error(error_code::io,
+                      "wal_writer: cannot cut the torn tail of '" + path.string() + "'");
       } else {
         chained_ = true;
         chain_ = "crc32c";
@@ -126,10 +138,24 @@ class wal_writer {
   wal_writer& operator=(const wal_writer&) = delete;
   /// Move: the moved-from writer is closed.
   wal_writer(wal_writer&& o) noexcept
-      : path_(std::move(o.path_)), policy_(o.policy_), run_(std::move(o.run_)), store_(std::move(o.store_)),
-        io_(o.io_), fd_(std::exchange(o.fd_, -1)), next_seq_(o.next_seq_), in_batch_(o.in_batch_), batch_(std::move(o.batch_)),
-        lazy_(std::move(o.lazy_)), dirty_(o.dirty_), bytes_(o.bytes_), syncs_(o.syncs_), chained_(o.chained_),
-        chain_(std::move(o.chain_)), prev_(o.prev_), failed_(o.failed_), linked_(o.linked_) {}
+      : path_(std::move(o.path_)),
+        policy_(o.policy_),
+        run_(std::move(o.run_)),
+        store_(std::move(o.store_)),
+        io_(o.io_),
+        fd_(std::exchange(o.fd_, -1)),
+        next_seq_(o.next_seq_),
+        in_batch_(o.in_batch_),
+        batch_(std::move(o.batch_)),
+        lazy_(std::move(o.lazy_)),
+        dirty_(o.dirty_),
+        bytes_(o.bytes_),
+        syncs_(o.syncs_),
+        chained_(o.chained_),
+        chain_(std::move(o.chain_)),
+        prev_(o.prev_),
+        failed_(o.failed_),
+        linked_(o.linked_) {}
   wal_writer& operator=(wal_writer&&) = delete;
   /// Syncs pending frames (unless `wal_sync::none`; errors are swallowed here: call `sync()`
   /// first to see them) and closes the file.
@@ -194,8 +220,10 @@ class wal_writer {
       // (the "fsyncgate" behaviour of Linux, PostgreSQL 2018): nothing written since the last
       // good sync can be trusted, so this writer stops here.
       failed_ = true;
-      throw error(error_code::io, "wal_writer: fdatasync failed on '" + path_.string() + "': " + std::strerror(errno) +
-                                      "; the log is not trusted after this point: stop and run recover");
+      throw error(error_code::io,
+                  "wal_writer: fdatasync failed on '" + path_.string() +
+                      "': " + std::strerror(errno) +
+                      "; the log is not trusted after this point: stop and run recover");
     }
     dirty_ = false;
     ++syncs_;
@@ -248,7 +276,8 @@ class wal_writer {
   /// `records` gives index, id, and the canonical JSON of the before- and after-image. Durable
   /// (outside a batch). @return the intent's seq (commit/abort refer to it).
   template <class Images>
-  std::uint64_t append_intent(std::int64_t action, std::string_view key, int attempt, const Images& records) {
+  std::uint64_t append_intent(std::int64_t action, std::string_view key, int attempt,
+                              const Images& records) {
     std::string p = start("intent");
     detail::wal::kv(p, "action", action);
     detail::wal::kv(p, "idempotency_key", key);
@@ -292,7 +321,8 @@ class wal_writer {
     return finish(p, false);
   }
   /// Appends a `run_end` frame with the run's counts (durable: it syncs everything before it).
-  std::uint64_t append_run_end(std::size_t applied, std::size_t failed, std::size_t deferred, std::size_t skipped) {
+  std::uint64_t append_run_end(std::size_t applied, std::size_t failed, std::size_t deferred,
+                               std::size_t skipped) {
     std::string p = start("run_end");
     detail::wal::kv(p, "applied", static_cast<std::int64_t>(applied));
     detail::wal::kv(p, "failed", static_cast<std::int64_t>(failed));
@@ -326,7 +356,8 @@ class wal_writer {
       linked_ = false;
       prev_ = detail::wal::link_value(chain_, payload, append_wal_frame(out, payload));
     } else if (chained_ && !header_) {
-      const std::string linked = detail::wal::relink(payload, detail::wal::link_text(chain_, prev_));
+      const std::string linked =
+          detail::wal::relink(payload, detail::wal::link_text(chain_, prev_));
       prev_ = detail::wal::link_value(chain_, linked, append_wal_frame(out, linked));
     } else {
       prev_ = detail::wal::link_value(chain_, payload, append_wal_frame(out, payload));
@@ -335,8 +366,9 @@ class wal_writer {
   }
   void check_usable() const {
     if (failed_)
-      throw error(error_code::io, "wal_writer: an earlier write or fdatasync on '" + path_.string() +
-                                      "' failed; the log is not trusted after it: stop and run recover");
+      throw error(error_code::io,
+                  "wal_writer: an earlier write or fdatasync on '" + path_.string() +
+                      "' failed; the log is not trusted after it: stop and run recover");
   }
   void lock(std::chrono::milliseconds timeout) {
     const auto until = std::chrono::steady_clock::now() + timeout;
@@ -344,11 +376,13 @@ class wal_writer {
       if (io_->try_lock(fd_) == 0) return;
       if (errno == EINTR) continue;
       if (errno != EWOULDBLOCK)
-        throw error(error_code::io, "wal_writer: cannot lock '" + path_.string() + "': " + std::strerror(errno));
+        throw error(error_code::io,
+                    "wal_writer: cannot lock '" + path_.string() + "': " + std::strerror(errno));
       if (std::chrono::steady_clock::now() >= until)
-        throw error(error_code::busy, "wal_writer: '" + path_.string() +
-                                          "' is locked by another process (another apply, rollback or recover is "
-                                          "writing this log); wait for it to finish, or use another log");
+        throw error(error_code::busy,
+                    "wal_writer: '" + path_.string() +
+                        "' is locked by another process (another apply, rollback or recover is "
+                        "writing this log); wait for it to finish, or use another log");
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
@@ -369,15 +403,19 @@ class wal_writer {
       if (n < 0) {
         if (errno == EINTR) continue;
         failed_ = true;
-        throw error(error_code::io, "wal_writer: write failed on '" + path_.string() + "': " + std::strerror(errno) +
-                                        "; the log is not trusted after this point: stop and run recover");
+        throw error(error_code::io,
+                    "wal_writer: write failed on '" + path_.string() +
+                        "': " + std::strerror(errno) +
+                        "; the log is not trusted after this point: stop and run recover");
       }
       buf.remove_prefix(static_cast<std::size_t>(n));
       bytes_ += static_cast<std::uint64_t>(n);
     }
     dirty_ = true;
   }
-  void sync_directory() { io_->sync_directory(path_.has_parent_path() ? path_.parent_path() : std::filesystem::path(".")); }
+  void sync_directory() {
+    io_->sync_directory(path_.has_parent_path() ? path_.parent_path() : std::filesystem::path("."));
+  }
 
   std::filesystem::path path_;
   wal_sync policy_;
@@ -394,9 +432,10 @@ class wal_writer {
   std::uint64_t bytes_ = 0;
   std::uint64_t syncs_ = 0;
   std::uint64_t seq_of_pending_ = 0;
-  bool chained_ = false;    // frames carry "prev" (every log this writer creates; older logs stay unchained)
-  std::string chain_;       // the chain's kind: "crc32c" (new logs) or "crc64" (older logs continued)
-  bool header_ = false;     // the next frame encoded is the header (it has no "prev")
+  bool chained_ =
+      false;  // frames carry "prev" (every log this writer creates; older logs stay unchained)
+  std::string chain_;    // the chain's kind: "crc32c" (new logs) or "crc64" (older logs continued)
+  bool header_ = false;  // the next frame encoded is the header (it has no "prev")
   std::uint64_t prev_ = 0;  // link value of the last frame encoded
   bool failed_ = false;     // a write or fdatasync failed: no further appends
   bool linked_ = false;     // the next frame encoded already carries its "prev" (set by finish)

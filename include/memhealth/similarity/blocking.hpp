@@ -77,7 +77,8 @@ inline bool semantic_eligible(const candidate_request& req, std::size_t i) noexc
 
 // Eligible embedded records grouped by a key, groups ordered by key, members ascending.
 template <class Ctx, class KeyOf>
-std::vector<std::vector<std::size_t>> group_embedded(Ctx& ctx, const candidate_request& req, KeyOf&& key_of) {
+std::vector<std::vector<std::size_t>> group_embedded(Ctx& ctx, const candidate_request& req,
+                                                     KeyOf&& key_of) {
   std::map<std::string, std::vector<std::size_t>, std::less<>> groups;
   const std::size_t n = ctx.store().size();
   for (std::size_t i = 0; i < n; ++i) {
@@ -108,8 +109,8 @@ inline void note_truncated(const candidate_request& req, std::span<const std::si
 // Exact join inside one group of record indices, honouring the incremental rule and the pair
 // budget of `req`.
 template <class Ctx, class Kernel, class Emit>
-void join_group(Ctx& ctx, std::span<const std::size_t> members, const candidate_request& req, const Kernel& kernel,
-                join_options opt, Emit& emit) {
+void join_group(Ctx& ctx, std::span<const std::size_t> members, const candidate_request& req,
+                const Kernel& kernel, join_options opt, Emit& emit) {
   const float t = req.threshold;
   opt.max_pairs = req.max_pairs_per_group;
   std::vector<std::size_t> changed;
@@ -120,19 +121,23 @@ void join_group(Ctx& ctx, std::span<const std::size_t> members, const candidate_
   gather_rows(ctx, members, all);
   if (changed.size() == members.size()) {
     const auto st = threshold_join(
-        all, t, [&](std::uint32_t a, std::uint32_t b, float s) { emit(members[a], members[b], s); }, opt, kernel);
+        all, t, [&](std::uint32_t a, std::uint32_t b, float s) { emit(members[a], members[b], s); },
+        opt, kernel);
     if (st.truncated) note_truncated(req, members);
     return;
   }
   row_matrix some;
   gather_rows(ctx, changed, some);
   // The join's budget counts raw (changed, member) hits, a superset of the emitted pairs.
-  const auto st = join(some, all, t, [&](std::uint32_t a, std::uint32_t b, float s) {
-    const std::size_t x = changed[a], y = members[b];
-    if (x == y) return;
-    if (ctx.is_changed(y) && y < x) return;  // both changed: emitted from the smaller side
-    emit(std::min(x, y), std::max(x, y), s);
-  }, opt, kernel);
+  const auto st = join(
+      some, all, t,
+      [&](std::uint32_t a, std::uint32_t b, float s) {
+        const std::size_t x = changed[a], y = members[b];
+        if (x == y) return;
+        if (ctx.is_changed(y) && y < x) return;  // both changed: emitted from the smaller side
+        emit(std::min(x, y), std::max(x, y), s);
+      },
+      opt, kernel);
   if (st.truncated) note_truncated(req, members);
 }
 
@@ -156,8 +161,9 @@ struct exact_all_pairs {
   template <class Ctx, class Kernel, class Emit>
   void operator()(Ctx& ctx, const candidate_request& req, const Kernel& kernel, Emit&& emit) const {
     const auto& store = ctx.store();
-    auto groups = detail::group_embedded(
-        ctx, req, [&](std::size_t i) { return std::string(detail::semantic_scope_of(store.record(i))); });
+    auto groups = detail::group_embedded(ctx, req, [&](std::size_t i) {
+      return std::string(detail::semantic_scope_of(store.record(i)));
+    });
     for (const auto& g : groups) detail::join_group(ctx, g, req, kernel, join, emit);
   }
 };
@@ -174,7 +180,8 @@ struct default_block_key {
     if constexpr (claimed_record<R>) {
       if (const claim* c = field::claim(ctx.store().record(i))) {
         if (const auto* f = std::get_if<fact_claim>(c)) return "f:" + ctx.normalizer()(f->entity);
-        if (const auto* p = std::get_if<preference_claim>(c)) return "p:" + ctx.normalizer()(p->preference);
+        if (const auto* p = std::get_if<preference_claim>(c))
+          return "p:" + ctx.normalizer()(p->preference);
       }
     }
     return {};
@@ -187,12 +194,14 @@ struct default_block_key {
 /// (records without `created_at` are compared with every member of their block).
 /// Recall is bounded by the key: paraphrases filed under different subjects are not compared.
 /// @tparam KeyFn callable `std::string (Ctx&, std::size_t record_index)`.
-/// @complexity O(Σ_b n_b² d) without a window; with a window O(Σ_b n_b log n_b + pairs in window · d).
+/// @complexity O(Σ_b n_b² d) without a window; with a window O(Σ_b n_b log n_b + pairs in window ·
+/// d).
 template <class KeyFn = default_block_key>
 struct key_blocking {
-  KeyFn key{};                                     ///< block key per record
-  std::optional<std::chrono::milliseconds> window{};  ///< max |created_at difference|; nullopt = none
-  join_options join{};                             ///< tiles/threads for window-less blocks
+  KeyFn key{};  ///< block key per record
+  std::optional<std::chrono::milliseconds>
+      window{};         ///< max |created_at difference|; nullopt = none
+  join_options join{};  ///< tiles/threads for window-less blocks
 
   /// See the file comment for the contract.
   template <class Ctx, class Kernel, class Emit>
@@ -215,8 +224,8 @@ struct key_blocking {
 
  private:
   template <class Ctx, class Kernel, class Emit>
-  void windowed(Ctx& ctx, const std::vector<std::size_t>& block, const candidate_request& req, const Kernel& kernel,
-                Emit& emit) const {
+  void windowed(Ctx& ctx, const std::vector<std::size_t>& block, const candidate_request& req,
+                const Kernel& kernel, Emit& emit) const {
     const float t = req.threshold;
     const std::size_t budget = req.max_pairs_per_group;
     const auto& units = ctx.unit_embeddings();
@@ -247,11 +256,13 @@ struct key_blocking {
       return true;
     };
     for (std::size_t a = 0; a < timed.size() && !cut; ++a)
-      for (std::size_t b = a + 1; b < timed.size() && timed[b].first - timed[a].first <= *window; ++b)
+      for (std::size_t b = a + 1; b < timed.size() && timed[b].first - timed[a].first <= *window;
+           ++b)
         if (!visit(timed[a].second, timed[b].second)) break;
     for (std::size_t u = 0; u < untimed.size() && !cut; ++u)
       for (std::size_t i : block)
-        if (i != untimed[u] && (std::find(untimed.begin(), untimed.end(), i) == untimed.end() || i > untimed[u]))
+        if (i != untimed[u] &&
+            (std::find(untimed.begin(), untimed.end(), i) == untimed.end() || i > untimed[u]))
           if (!visit(untimed[u], i)) break;
     if (cut) detail::note_truncated(req, block);
   }

@@ -43,9 +43,10 @@ struct cblas_gemm {
       s.setZero();
       return;
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(a.rows()), static_cast<int>(b.rows()),
-                static_cast<int>(a.cols()), 1.0f, a.data(), static_cast<int>(a.outerStride()), b.data(),
-                static_cast<int>(b.outerStride()), 0.0f, s.data(), static_cast<int>(s.outerStride()));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(a.rows()),
+                static_cast<int>(b.rows()), static_cast<int>(a.cols()), 1.0f, a.data(),
+                static_cast<int>(a.outerStride()), b.data(), static_cast<int>(b.outerStride()),
+                0.0f, s.data(), static_cast<int>(s.outerStride()));
   }
 };
 

@@ -9,20 +9,25 @@
 ///
 /// | backend | header | needs | notes |
 /// |---|---|---|---|
-/// | `eigen_gemm` | this one | Eigen (header-only) | SIMD width fixed at compile time: SSE2 only unless the program is compiled with -mavx2 -mfma (or -march=native) |
-/// | `avx2_gemm` | this one | nothing (header-only) | memhealth's own 6 x 16 AVX2/FMA micro-kernel, compiled with a `target` attribute and chosen at run time (`__builtin_cpu_supports`); `portable_gemm` on CPUs without AVX2/FMA and on other architectures |
-/// | `portable_gemm` | this one | nothing (header-only) | the same loop nest with a plain C++ 6 x 8 micro-kernel the compiler vectorises for the compile flags' SIMD |
-/// | `avx512_gemm` | this one | nothing (header-only) | the same design with a 6 x 32 AVX-512F micro-kernel where the CPU has it, else `avx2_gemm` |
-/// | `cblas_gemm` | similarity/cblas_backend.hpp | a CBLAS (`<cblas.h>`, e.g. OpenBLAS, linked by the user) | OpenBLAS picks its AVX2/AVX-512 kernel at run time, whatever the compile flags |
+/// | `eigen_gemm` | this one | Eigen (header-only) | SIMD width fixed at compile time: SSE2 only
+/// unless the program is compiled with -mavx2 -mfma (or -march=native) | | `avx2_gemm` | this one |
+/// nothing (header-only) | memhealth's own 6 x 16 AVX2/FMA micro-kernel, compiled with a `target`
+/// attribute and chosen at run time (`__builtin_cpu_supports`); `portable_gemm` on CPUs without
+/// AVX2/FMA and on other architectures | | `portable_gemm` | this one | nothing (header-only) | the
+/// same loop nest with a plain C++ 6 x 8 micro-kernel the compiler vectorises for the compile
+/// flags' SIMD | | `avx512_gemm` | this one | nothing (header-only) | the same design with a 6 x 32
+/// AVX-512F micro-kernel where the CPU has it, else `avx2_gemm` | | `cblas_gemm` |
+/// similarity/cblas_backend.hpp | a CBLAS (`<cblas.h>`, e.g. OpenBLAS, linked by the user) |
+/// OpenBLAS picks its AVX2/AVX-512 kernel at run time, whatever the compile flags |
 ///
 /// `default_gemm`, the joins' default, is Eigen's GEMM whenever Eigen itself is compiled for
 /// AVX-512F (the program is built with -mavx512f or -march=native on such a CPU, or on a non-x86
 /// target), and `avx512_gemm` on x86 with GCC or Clang otherwise: a header-only library is
 /// compiled with the user's flags, usually without -mavx2, and Eigen's SSE2 GEMM then runs at a
-/// quarter of what the CPU can do (2.3-5x slower than `avx2_gemm`, measured in bench/README.md). The micro-kernel
-/// follows the BLIS design (Van Zee & van de Geijn, "BLIS: A Framework for Rapidly Instantiating
-/// BLAS Functionality", ACM TOMS 2015): B is packed into 16-column panels per 256-deep slice of
-/// k, each 6 x 16 block of S lives in 12 ymm registers.
+/// quarter of what the CPU can do (2.3-5x slower than `avx2_gemm`, measured in bench/README.md).
+/// The micro-kernel follows the BLIS design (Van Zee & van de Geijn, "BLIS: A Framework for Rapidly
+/// Instantiating BLAS Functionality", ACM TOMS 2015): B is packed into 16-column panels per
+/// 256-deep slice of k, each 6 x 16 block of S lives in 12 ymm registers.
 ///
 /// cblas_backend.hpp is not included by memhealth.hpp: a user who links a CBLAS opts in by
 /// including it.
@@ -45,7 +50,9 @@ namespace memhealth {
 
 /// Concept for a GEMM backend: `g.gemm_nt(A, B, S)` writes S = A * B^T (see the file comment).
 template <class G>
-concept gemm_backend = requires(const G& g, const rows_cref& a, tile_ref s) { g.gemm_nt(a, a, s); };
+concept gemm_backend = requires(const G& g, const rows_cref& a, tile_ref s) {
+  g.gemm_nt(a, a, s);
+};
 
 /// Eigen's GEMM (`S.noalias() = A * B.transpose()`), header-only; the default when Eigen is
 /// compiled for AVX-512F or the target is not x86 (see `default_gemm`).
@@ -65,8 +72,9 @@ namespace detail {
 // C (m x n, row stride ldc) = A (m x k) · B (n x k)^T, all row-major float32, through a 6 x NR
 // micro-kernel: B packed into NR-column panels per 256-deep slice of k (the BLIS loop nest).
 template <Eigen::Index NR, class Micro>
-void sgemm_nt_packed(const float* a, Eigen::Index lda, const float* b, Eigen::Index ldb, float* c, Eigen::Index ldc,
-                     Eigen::Index m, Eigen::Index n, Eigen::Index k, Micro micro) {
+void sgemm_nt_packed(const float* a, Eigen::Index lda, const float* b, Eigen::Index ldb, float* c,
+                     Eigen::Index ldc, Eigen::Index m, Eigen::Index n, Eigen::Index k,
+                     Micro micro) {
   constexpr Eigen::Index kKc = 256;
   thread_local std::vector<float> pack;  // grows to the largest tile seen, then is reused
   const Eigen::Index panels = (n + NR - 1) / NR;
@@ -94,7 +102,8 @@ void sgemm_nt_packed(const float* a, Eigen::Index lda, const float* b, Eigen::In
       const float* bp = pack.data() + p * kc * NR;
       const Eigen::Index j0 = p * NR, nc = std::min<Eigen::Index>(NR, n - j0);
       for (Eigen::Index i0 = 0; i0 < m; i0 += 6)
-        micro(a + i0 * lda + k0, lda, std::min<Eigen::Index>(6, m - i0), bp, kc, c + i0 * ldc + j0, ldc, nc, k0 > 0);
+        micro(a + i0 * lda + k0, lda, std::min<Eigen::Index>(6, m - i0), bp, kc, c + i0 * ldc + j0,
+              ldc, nc, k0 > 0);
     }
   }
 }
@@ -103,8 +112,9 @@ void sgemm_nt_packed(const float* a, Eigen::Index lda, const float* b, Eigen::In
 // compiler vectorises the 8-wide inner loops for the target's baseline SIMD (SSE2 on x86-64,
 // NEON on AArch64). Same contract as the intrinsic micro-kernels: rows r >= mr read row 0 and
 // are not stored; columns >= nc are not stored.
-inline void sgemm_micro_6x8(const float* a, Eigen::Index lda, Eigen::Index mr, const float* bp, Eigen::Index kc,
-                            float* c, Eigen::Index ldc, Eigen::Index nc, bool accumulate) {
+inline void sgemm_micro_6x8(const float* a, Eigen::Index lda, Eigen::Index mr, const float* bp,
+                            Eigen::Index kc, float* c, Eigen::Index ldc, Eigen::Index nc,
+                            bool accumulate) {
   const float* ar[6];
   for (Eigen::Index r = 0; r < 6; ++r) ar[r] = r < mr ? a + r * lda : a;
   float acc[6][8] = {};
@@ -116,7 +126,8 @@ inline void sgemm_micro_6x8(const float* a, Eigen::Index lda, Eigen::Index mr, c
     }
   }
   for (Eigen::Index r = 0; r < mr; ++r)
-    for (Eigen::Index j = 0; j < nc; ++j) c[r * ldc + j] = accumulate ? c[r * ldc + j] + acc[r][j] : acc[r][j];
+    for (Eigen::Index j = 0; j < nc; ++j)
+      c[r * ldc + j] = accumulate ? c[r * ldc + j] + acc[r][j] : acc[r][j];
 }
 
 }  // namespace detail
@@ -133,8 +144,9 @@ struct portable_gemm {
     MEMHEALTH_ASSERT(s.rows() == a.rows() && s.cols() == b.rows() && a.cols() == b.cols(),
                      "portable_gemm: shapes do not match");
     if (s.size() == 0) return;
-    detail::sgemm_nt_packed<8>(a.data(), a.outerStride(), b.data(), b.outerStride(), s.data(), s.outerStride(),
-                               a.rows(), b.rows(), a.cols(), detail::sgemm_micro_6x8);
+    detail::sgemm_nt_packed<8>(a.data(), a.outerStride(), b.data(), b.outerStride(), s.data(),
+                               s.outerStride(), a.rows(), b.rows(), a.cols(),
+                               detail::sgemm_micro_6x8);
   }
 };
 
@@ -144,8 +156,9 @@ namespace detail {
 
 #if MEMHEALTH_GEMM_X86
 // One row of a micro-kernel block: straight into C (+=) when the block is whole, else to tmp.
-__attribute__((target("avx2,fma"))) inline void sgemm_put_row(bool full, bool accumulate, float* row, float* tmp,
-                                                              __m256 lo, __m256 hi) {
+__attribute__((target("avx2,fma"))) inline void sgemm_put_row(bool full, bool accumulate,
+                                                              float* row, float* tmp, __m256 lo,
+                                                              __m256 hi) {
   if (!full) {
     _mm256_store_ps(tmp, lo);
     _mm256_store_ps(tmp + 8, hi);
@@ -161,9 +174,11 @@ __attribute__((target("avx2,fma"))) inline void sgemm_put_row(bool full, bool ac
 
 // 6 x 16 block of C (+)= A(6 x kc) · Bp, Bp = kc x 16 packed panel. Rows r >= mr read row 0 and
 // are not stored; columns >= nc are not stored.
-__attribute__((target("avx2,fma"))) inline void sgemm_micro_6x16(const float* a, Eigen::Index lda, Eigen::Index mr,
-                                                                 const float* bp, Eigen::Index kc, float* c,
-                                                                 Eigen::Index ldc, Eigen::Index nc, bool accumulate) {
+__attribute__((target("avx2,fma"))) inline void sgemm_micro_6x16(const float* a, Eigen::Index lda,
+                                                                 Eigen::Index mr, const float* bp,
+                                                                 Eigen::Index kc, float* c,
+                                                                 Eigen::Index ldc, Eigen::Index nc,
+                                                                 bool accumulate) {
   const float* a0 = a;
   const float* a1 = mr > 1 ? a + lda : a;
   const float* a2 = mr > 2 ? a + 2 * lda : a;
@@ -203,17 +218,20 @@ __attribute__((target("avx2,fma"))) inline void sgemm_micro_6x16(const float* a,
   sgemm_put_row(full, accumulate, c + 5 * ldc, tmp[5], c50, c51);
   if (full) return;
   for (Eigen::Index r = 0; r < mr; ++r)
-    for (Eigen::Index j = 0; j < nc; ++j) c[r * ldc + j] = accumulate ? c[r * ldc + j] + tmp[r][j] : tmp[r][j];
+    for (Eigen::Index j = 0; j < nc; ++j)
+      c[r * ldc + j] = accumulate ? c[r * ldc + j] + tmp[r][j] : tmp[r][j];
 }
 
-inline void sgemm_nt_avx2(const float* a, Eigen::Index lda, const float* b, Eigen::Index ldb, float* c,
-                          Eigen::Index ldc, Eigen::Index m, Eigen::Index n, Eigen::Index k) {
+inline void sgemm_nt_avx2(const float* a, Eigen::Index lda, const float* b, Eigen::Index ldb,
+                          float* c, Eigen::Index ldc, Eigen::Index m, Eigen::Index n,
+                          Eigen::Index k) {
   sgemm_nt_packed<16>(a, lda, b, ldb, c, ldc, m, n, k, sgemm_micro_6x16);
 }
 
 // The AVX-512F forms of the two above: 6 x 32 blocks in 12 zmm accumulators, 32-column panels.
-__attribute__((target("avx512f"))) inline void sgemm_put_row_avx512(bool full, bool accumulate, float* row, float* tmp,
-                                                                  __m512 lo, __m512 hi) {
+__attribute__((target("avx512f"))) inline void sgemm_put_row_avx512(bool full, bool accumulate,
+                                                                    float* row, float* tmp,
+                                                                    __m512 lo, __m512 hi) {
   if (!full) {
     _mm512_store_ps(tmp, lo);
     _mm512_store_ps(tmp + 16, hi);
@@ -227,9 +245,11 @@ __attribute__((target("avx512f"))) inline void sgemm_put_row_avx512(bool full, b
   _mm512_storeu_ps(row + 16, hi);
 }
 
-__attribute__((target("avx512f"))) inline void sgemm_micro_6x32(const float* a, Eigen::Index lda, Eigen::Index mr,
-                                                              const float* bp, Eigen::Index kc, float* c,
-                                                              Eigen::Index ldc, Eigen::Index nc, bool accumulate) {
+__attribute__((target("avx512f"))) inline void sgemm_micro_6x32(const float* a, Eigen::Index lda,
+                                                                Eigen::Index mr, const float* bp,
+                                                                Eigen::Index kc, float* c,
+                                                                Eigen::Index ldc, Eigen::Index nc,
+                                                                bool accumulate) {
   const float* ar[6];
   for (Eigen::Index r = 0; r < 6; ++r) ar[r] = r < mr ? a + r * lda : a;
   __m512 acc[6][2];
@@ -244,14 +264,17 @@ __attribute__((target("avx512f"))) inline void sgemm_micro_6x32(const float* a, 
   }
   alignas(64) float tmp[6][32];
   const bool full = mr == 6 && nc == 32;
-  for (int r = 0; r < 6; ++r) sgemm_put_row_avx512(full, accumulate, c + r * ldc, tmp[r], acc[r][0], acc[r][1]);
+  for (int r = 0; r < 6; ++r)
+    sgemm_put_row_avx512(full, accumulate, c + r * ldc, tmp[r], acc[r][0], acc[r][1]);
   if (full) return;
   for (Eigen::Index r = 0; r < mr; ++r)
-    for (Eigen::Index j = 0; j < nc; ++j) c[r * ldc + j] = accumulate ? c[r * ldc + j] + tmp[r][j] : tmp[r][j];
+    for (Eigen::Index j = 0; j < nc; ++j)
+      c[r * ldc + j] = accumulate ? c[r * ldc + j] + tmp[r][j] : tmp[r][j];
 }
 
-inline void sgemm_nt_avx512(const float* a, Eigen::Index lda, const float* b, Eigen::Index ldb, float* c,
-                            Eigen::Index ldc, Eigen::Index m, Eigen::Index n, Eigen::Index k) {
+inline void sgemm_nt_avx512(const float* a, Eigen::Index lda, const float* b, Eigen::Index ldb,
+                            float* c, Eigen::Index ldc, Eigen::Index m, Eigen::Index n,
+                            Eigen::Index k) {
   sgemm_nt_packed<32>(a, lda, b, ldb, c, ldc, m, n, k, sgemm_micro_6x32);
 }
 #endif
@@ -281,8 +304,8 @@ struct avx2_gemm {
 #if MEMHEALTH_GEMM_X86
     if (detail::gemm_have_avx2()) {
       if (s.size() == 0) return;
-      detail::sgemm_nt_avx2(a.data(), a.outerStride(), b.data(), b.outerStride(), s.data(), s.outerStride(), a.rows(),
-                            b.rows(), a.cols());
+      detail::sgemm_nt_avx2(a.data(), a.outerStride(), b.data(), b.outerStride(), s.data(),
+                            s.outerStride(), a.rows(), b.rows(), a.cols());
       return;
     }
 #endif
@@ -306,8 +329,8 @@ inline bool gemm_have_avx512() noexcept {
 }  // namespace detail
 
 /// memhealth's own AVX-512F GEMM: the same BLIS design as `avx2_gemm` with 6 x 32 blocks in 12
-/// zmm registers and 32-column panels, chosen at run time; `avx2_gemm` (and through it `portable_gemm`) on
-/// CPUs without AVX-512F. Same contract and rounding bound as `avx2_gemm`.
+/// zmm registers and 32-column panels, chosen at run time; `avx2_gemm` (and through it
+/// `portable_gemm`) on CPUs without AVX-512F. Same contract and rounding bound as `avx2_gemm`.
 /// @complexity O(ra · rb · d) flops; packs B (rb x d floats) into a thread-local buffer.
 struct avx512_gemm {
   /// S = A * B^T. @pre S is A.rows() x B.rows(); A and B have the same number of columns.
@@ -317,8 +340,8 @@ struct avx512_gemm {
       MEMHEALTH_ASSERT(s.rows() == a.rows() && s.cols() == b.rows() && a.cols() == b.cols(),
                        "avx512_gemm: shapes do not match");
       if (s.size() == 0) return;
-      detail::sgemm_nt_avx512(a.data(), a.outerStride(), b.data(), b.outerStride(), s.data(), s.outerStride(),
-                              a.rows(), b.rows(), a.cols());
+      detail::sgemm_nt_avx512(a.data(), a.outerStride(), b.data(), b.outerStride(), s.data(),
+                              s.outerStride(), a.rows(), b.rows(), a.cols());
       return;
     }
 #endif
@@ -341,7 +364,8 @@ namespace detail {
 // Kernels with a backend-aware tile form (`k.tile(A, B, S, g)`) use the backend; any other
 // kernel (a user's own) keeps its three-argument tile form.
 template <class Kernel, class Backend>
-void kernel_tile(const Kernel& k, const rows_cref& a, const rows_cref& b, tile_ref s, const Backend& g) {
+void kernel_tile(const Kernel& k, const rows_cref& a, const rows_cref& b, tile_ref s,
+                 const Backend& g) {
   if constexpr (requires { k.tile(a, b, s, g); })
     k.tile(a, b, s, g);
   else

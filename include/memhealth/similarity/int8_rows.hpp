@@ -23,22 +23,23 @@
 
 namespace memhealth {
 
-/// Rows quantised to int8 with per-row scales, both forms (see quantized_join.hpp's file comment), padded to a
-/// multiple of 4 rows (zero rows) and of 32 columns (zeros). Built by `quantize_rows`.
+/// Rows quantised to int8 with per-row scales, both forms (see quantized_join.hpp's file comment),
+/// padded to a multiple of 4 rows (zero rows) and of 32 columns (zeros). Built by `quantize_rows`.
 struct int8_rows {
-  Eigen::Index rows = 0;      ///< n, real rows
-  Eigen::Index dim = 0;       ///< d
-  Eigen::Index cols = 0;      ///< columns quantised: d, or the prefix width p (see "Prefix bound")
-  Eigen::Index stride = 0;    ///< padded row length in bytes (multiple of 32, >= cols)
-  std::vector<std::uint8_t> left;   ///< rows_padded x stride: q + 128, q in [-127, 127]
-  std::vector<std::int8_t> right;   ///< rows_padded x stride: p in [-63, 63]
-  std::vector<float> left_scale;    ///< s = m/127 per row (0 for zero and non-finite rows)
-  std::vector<float> right_scale;   ///< r = m/63 per row
-  std::vector<std::int32_t> right_sum128;  ///< 128 · Σ_k p_k per row (the uint8 offset's correction)
-  std::vector<float> norm;          ///< ‖x‖ (+inf for a non-finite row)
-  std::vector<float> left_err;      ///< ‖x − x̂‖ of the left form (+inf for a non-finite row)
-  std::vector<float> right_err;     ///< ‖y − ŷ‖ + γ'·‖y‖ of the right form, γ' = 2γ_d + 32·2^-24
-  std::vector<float> right_hat;     ///< ‖ŷ‖ of the right form (+inf for a non-finite row)
+  Eigen::Index rows = 0;    ///< n, real rows
+  Eigen::Index dim = 0;     ///< d
+  Eigen::Index cols = 0;    ///< columns quantised: d, or the prefix width p (see "Prefix bound")
+  Eigen::Index stride = 0;  ///< padded row length in bytes (multiple of 32, >= cols)
+  std::vector<std::uint8_t> left;  ///< rows_padded x stride: q + 128, q in [-127, 127]
+  std::vector<std::int8_t> right;  ///< rows_padded x stride: p in [-63, 63]
+  std::vector<float> left_scale;   ///< s = m/127 per row (0 for zero and non-finite rows)
+  std::vector<float> right_scale;  ///< r = m/63 per row
+  std::vector<std::int32_t>
+      right_sum128;             ///< 128 · Σ_k p_k per row (the uint8 offset's correction)
+  std::vector<float> norm;      ///< ‖x‖ (+inf for a non-finite row)
+  std::vector<float> left_err;  ///< ‖x − x̂‖ of the left form (+inf for a non-finite row)
+  std::vector<float> right_err;  ///< ‖y − ŷ‖ + γ'·‖y‖ of the right form, γ' = 2γ_d + 32·2^-24
+  std::vector<float> right_hat;  ///< ‖ŷ‖ of the right form (+inf for a non-finite row)
   /// Prefix form only (cols < dim), else empty: u = ‖x''‖ + √ε·‖x‖ of the columns after the
   /// prefix, ε = γ', rounded up (+inf for a non-finite row). The fields above then describe the
   /// prefix x' only (an all-zero prefix of a nonzero row: the smallest normal float each).
@@ -69,7 +70,7 @@ inline Eigen::Index int8_prefix_width(Eigen::Index d, Eigen::Index requested) no
 // Quantises rows [r0, r1) of X into q (already sized).
 inline void quantize_range(const rows_cref& X, int8_rows& q, Eigen::Index r0, Eigen::Index r1) {
   const double gamma = float_join_slack(q.dim);  // γ' = 2γ_d + 32·2^-24 (join.hpp)
-  constexpr double up = 1.0 + 0x1p-20;  // float norms rounded up
+  constexpr double up = 1.0 + 0x1p-20;           // float norms rounded up
   constexpr float inf = std::numeric_limits<float>::infinity();
   for (Eigen::Index i = r0; i < r1; ++i) {
     const auto ui = static_cast<std::size_t>(i);
@@ -123,7 +124,8 @@ inline void quantize_range(const rows_cref& X, int8_rows& q, Eigen::Index r0, Ei
     // non-finite partner gives +inf (never 0 · inf = NaN) and stays a candidate.
     q.norm[ui] = static_cast<float>(std::max(std::sqrt(nx) * up, tiny));
     q.left_err[ui] = static_cast<float>(std::max(std::sqrt(el) * up, tiny));
-    q.right_err[ui] = static_cast<float>(std::max((std::sqrt(er) + gamma * std::sqrt(nx)) * up, tiny));
+    q.right_err[ui] =
+        static_cast<float>(std::max((std::sqrt(er) + gamma * std::sqrt(nx)) * up, tiny));
     q.right_hat[ui] = static_cast<float>(std::max(std::sqrt(nh) * up, tiny));
     q.right_sum128[ui] = 128 * psum;
   }
@@ -141,7 +143,8 @@ inline void quantize_range(const rows_cref& X, int8_rows& q, Eigen::Index r0, Ei
 ///         threads == 0.
 /// @complexity O(n·d) time, 2·n·stride bytes plus 8 four-byte values per row (7 without a
 ///             prefix).
-[[nodiscard]] inline int8_rows quantize_rows(const rows_cref& X, unsigned threads = 1, Eigen::Index prefix_dims = -1) {
+[[nodiscard]] inline int8_rows quantize_rows(const rows_cref& X, unsigned threads = 1,
+                                             Eigen::Index prefix_dims = -1) {
   MEMHEALTH_ASSERT(X.cols() <= 65'536, "quantize_rows: d > 65536");
   MEMHEALTH_ASSERT(X.rows() < (Eigen::Index{1} << 32), "quantize_rows: more than 2^32 rows");
   MEMHEALTH_ASSERT(threads >= 1, "quantize_rows: threads must be >= 1");
@@ -173,7 +176,8 @@ inline void quantize_range(const rows_cref& X, int8_rows& q, Eigen::Index r0, Ei
 
 /// Integer dot product q_i . p_j of the left form of row i of `a` and the right form of row j of
 /// `b` (exact). @pre same d; i < a.rows_padded(), j < b.rows_padded().
-[[nodiscard]] inline std::int32_t int8_dot(const int8_rows& a, Eigen::Index i, const int8_rows& b, Eigen::Index j) {
+[[nodiscard]] inline std::int32_t int8_dot(const int8_rows& a, Eigen::Index i, const int8_rows& b,
+                                           Eigen::Index j) {
   MEMHEALTH_ASSERT(a.dim == b.dim && a.cols == b.cols, "int8_dot: different dimensions");
   const std::uint8_t* u = a.left.data() + i * a.stride;
   const std::int8_t* p = b.right.data() + j * b.stride;
@@ -184,15 +188,18 @@ inline void quantize_range(const rows_cref& X, int8_rows& q, Eigen::Index r0, Ei
 
 /// approx(i, j) = s_i · r_j · (q_i . p_j): the quantised estimate of x_i . y_j (of the prefixes
 /// x_i' . y_j' for rows in the prefix form).
-[[nodiscard]] inline float int8_approx_dot(const int8_rows& a, Eigen::Index i, const int8_rows& b, Eigen::Index j) {
-  return static_cast<float>(int8_dot(a, i, b, j)) * (a.left_scale[static_cast<std::size_t>(i)] *
-                                                      b.right_scale[static_cast<std::size_t>(j)]);
+[[nodiscard]] inline float int8_approx_dot(const int8_rows& a, Eigen::Index i, const int8_rows& b,
+                                           Eigen::Index j) {
+  return static_cast<float>(int8_dot(a, i, b, j)) *
+         (a.left_scale[static_cast<std::size_t>(i)] * b.right_scale[static_cast<std::size_t>(j)]);
 }
 
-/// The bound of (2) in quantized_join.hpp's file comment: |x_i . y_j − approx(i, j)| <= this, and it also covers
-/// the float32 join's rounding. +inf or NaN for non-finite rows. For rows in the prefix form
+/// The bound of (2) in quantized_join.hpp's file comment: |x_i . y_j − approx(i, j)| <= this, and
+/// it also covers the float32 join's rounding. +inf or NaN for non-finite rows. For rows in the
+/// prefix form
 /// (`suffix` not empty) it bounds the prefixes' error only; the joins then use test (3).
-[[nodiscard]] inline float int8_error_bound(const int8_rows& a, Eigen::Index i, const int8_rows& b, Eigen::Index j) {
+[[nodiscard]] inline float int8_error_bound(const int8_rows& a, Eigen::Index i, const int8_rows& b,
+                                            Eigen::Index j) {
   const auto ui = static_cast<std::size_t>(i), uj = static_cast<std::size_t>(j);
   return a.norm[ui] * b.right_err[uj] + a.left_err[ui] * b.right_hat[uj];
 }

@@ -10,11 +10,12 @@
 /// (amortised, capacity kept between bands).
 ///
 /// The GEMM of each tile goes through a backend policy (similarity/gemm_backend.hpp):
-/// `default_gemm` (memhealth's AVX-512F or AVX2/FMA kernel chosen at run time, else `portable_gemm`), `eigen_gemm`, or
-/// a CBLAS such as OpenBLAS (include similarity/cblas_backend.hpp and pass `cblas_gemm{}`).
-/// The threshold scan is fused per tile: it reads the tile while it is in cache, 16 scores per
-/// compare-and-mask step (SSE2 on x86-64, scalar elsewhere), and touches the pair buffer only for
-/// the rare step with a hit. The tile buffer is allocated once per worker; the own kernels
+/// `default_gemm` (memhealth's AVX-512F or AVX2/FMA kernel chosen at run time, else
+/// `portable_gemm`), `eigen_gemm`, or a CBLAS such as OpenBLAS (include
+/// similarity/cblas_backend.hpp and pass `cblas_gemm{}`). The threshold scan is fused per tile: it
+/// reads the tile while it is in cache, 16 scores per compare-and-mask step (SSE2 on x86-64, scalar
+/// elsewhere), and touches the pair buffer only for the rare step with a hit. The tile buffer is
+/// allocated once per worker; the own kernels
 /// (`avx512_gemm`, `avx2_gemm`, `portable_gemm`) also keep one thread-local packing buffer per
 /// thread.
 ///
@@ -92,8 +93,8 @@ struct join_options {
   /// Columns of the prefix pass of the norm bound (see "Prefix bound" in the file comment), for
   /// the dot-product kernels (`cosine_kernel`, `inner_product_kernel`); other kernels ignore it.
   /// 0 = automatic: d/4 rounded down to a multiple of 16 when d >= 128, else off. A value >= d
-  /// or < 0 turns the bound off (one full-width GEMM per tile). The pairs are the same either way, up to
-  /// rounding of scores within ~d·2^-24 of t.
+  /// or < 0 turns the bound off (one full-width GEMM per tile). The pairs are the same either way,
+  /// up to rounding of scores within ~d·2^-24 of t.
   Eigen::Index prefix_dims = 0;
 };
 
@@ -129,8 +130,8 @@ inline bool pair_less(const scored_pair& a, const scored_pair& b) noexcept {
 inline constexpr std::size_t no_pair_cap = static_cast<std::size_t>(-1);
 
 // Appends every j in [j0, j1) with row[j] >= t (NaN never passes) as pair (gi, c0 + j).
-inline void scan_row(const float* row, Eigen::Index j0, Eigen::Index j1, float t, Eigen::Index gi, Eigen::Index c0,
-                     std::vector<scored_pair>& hits) {
+inline void scan_row(const float* row, Eigen::Index j0, Eigen::Index j1, float t, Eigen::Index gi,
+                     Eigen::Index c0, std::vector<scored_pair>& hits) {
   Eigen::Index j = j0;
   auto push = [&](Eigen::Index k) {
     hits.push_back({static_cast<std::uint32_t>(gi), static_cast<std::uint32_t>(c0 + k), row[k]});
@@ -138,9 +139,10 @@ inline void scan_row(const float* row, Eigen::Index j0, Eigen::Index j1, float t
 #if defined(__SSE2__)
   const __m128 tv = _mm_set1_ps(t);
   for (; j + 16 <= j1; j += 16) {
-    const __m128 m0 = _mm_or_ps(_mm_cmpge_ps(_mm_loadu_ps(row + j), tv), _mm_cmpge_ps(_mm_loadu_ps(row + j + 4), tv));
-    const __m128 m1 =
-        _mm_or_ps(_mm_cmpge_ps(_mm_loadu_ps(row + j + 8), tv), _mm_cmpge_ps(_mm_loadu_ps(row + j + 12), tv));
+    const __m128 m0 = _mm_or_ps(_mm_cmpge_ps(_mm_loadu_ps(row + j), tv),
+                                _mm_cmpge_ps(_mm_loadu_ps(row + j + 4), tv));
+    const __m128 m1 = _mm_or_ps(_mm_cmpge_ps(_mm_loadu_ps(row + j + 8), tv),
+                                _mm_cmpge_ps(_mm_loadu_ps(row + j + 12), tv));
     if (_mm_movemask_ps(_mm_or_ps(m0, m1)) == 0) continue;
     for (Eigen::Index k = j; k < j + 16; ++k)
       if (row[k] >= t) push(k);
@@ -155,7 +157,9 @@ inline void scan_row(const float* row, Eigen::Index j0, Eigen::Index j1, float t
 struct prefix_bound {
   Eigen::Index p = 0;
   std::vector<float> ua, ub;  // ub empty in a self join (the factors of B are ua)
-  [[nodiscard]] const float* b_factors() const noexcept { return ub.empty() ? ua.data() : ub.data(); }
+  [[nodiscard]] const float* b_factors() const noexcept {
+    return ub.empty() ? ua.data() : ub.data();
+  }
 };
 
 // A join is free to use the bound only with kernels whose tile is exactly A * B^T.
@@ -176,7 +180,8 @@ inline double sum_squares(const float* x, Eigen::Index n) noexcept {
   double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   Eigen::Index k = 0;
   for (; k + 8 <= n; k += 8)
-    for (int l = 0; l < 8; ++l) acc[l] += static_cast<double>(x[k + l]) * static_cast<double>(x[k + l]);
+    for (int l = 0; l < 8; ++l)
+      acc[l] += static_cast<double>(x[k + l]) * static_cast<double>(x[k + l]);
   for (; k < n; ++k) acc[0] += static_cast<double>(x[k]) * static_cast<double>(x[k]);
   return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
@@ -192,7 +197,8 @@ inline double float_join_slack(Eigen::Index d) noexcept {
 
 // Double to float rounded up (+inf above FLT_MAX, NaN stays NaN; no out-of-range conversion).
 inline float round_up_to_float(double v) noexcept {
-  if (v > static_cast<double>(std::numeric_limits<float>::max())) return std::numeric_limits<float>::infinity();
+  if (v > static_cast<double>(std::numeric_limits<float>::max()))
+    return std::numeric_limits<float>::infinity();
   float f = static_cast<float>(v);
   if (static_cast<double>(f) < v) f = std::nextafter(f, std::numeric_limits<float>::infinity());
   return f;
@@ -210,8 +216,9 @@ std::vector<float> prefix_bound_factors(const rows_cref& x, Eigen::Index p) {
     const float* r = x.row(i).data();
     const double head = sum_squares(r, p), tail = sum_squares(r + p, d - p);
     const double v = std::sqrt(tail) + root_eps * std::sqrt(head + tail);
-    u[static_cast<std::size_t>(i)] = std::isnan(v) ? static_cast<float>(v)
-                                                   : std::max(round_up_to_float(v), std::numeric_limits<float>::min());
+    u[static_cast<std::size_t>(i)] =
+        std::isnan(v) ? static_cast<float>(v)
+                      : std::max(round_up_to_float(v), std::numeric_limits<float>::min());
   }
   return u;
 }
@@ -237,16 +244,21 @@ struct band_scratch {
 
 // Appends local (i, j) for every j in [j0, j1) with row[j] + ui·ub[j] >= t (NaN never passes) to
 // cand; false as soon as cand holds more than `limit` entries.
-inline bool bound_scan_row(const float* row, const float* ub, float ui, Eigen::Index j0, Eigen::Index j1, float t,
-                           Eigen::Index i, std::vector<std::uint64_t>& cand, std::size_t limit) {
+inline bool bound_scan_row(const float* row, const float* ub, float ui, Eigen::Index j0,
+                           Eigen::Index j1, float t, Eigen::Index i,
+                           std::vector<std::uint64_t>& cand, std::size_t limit) {
   Eigen::Index j = j0;
-  const auto key = [i](Eigen::Index k) { return (static_cast<std::uint64_t>(i) << 32) | static_cast<std::uint64_t>(k); };
+  const auto key = [i](Eigen::Index k) {
+    return (static_cast<std::uint64_t>(i) << 32) | static_cast<std::uint64_t>(k);
+  };
 #if defined(__SSE2__)
   const __m128 tv = _mm_set1_ps(t), uv = _mm_set1_ps(ui);
   for (; j + 8 <= j1; j += 8) {
     const __m128 s0 = _mm_add_ps(_mm_loadu_ps(row + j), _mm_mul_ps(uv, _mm_loadu_ps(ub + j)));
-    const __m128 s1 = _mm_add_ps(_mm_loadu_ps(row + j + 4), _mm_mul_ps(uv, _mm_loadu_ps(ub + j + 4)));
-    const int m = _mm_movemask_ps(_mm_cmpge_ps(s0, tv)) | (_mm_movemask_ps(_mm_cmpge_ps(s1, tv)) << 4);
+    const __m128 s1 =
+        _mm_add_ps(_mm_loadu_ps(row + j + 4), _mm_mul_ps(uv, _mm_loadu_ps(ub + j + 4)));
+    const int m =
+        _mm_movemask_ps(_mm_cmpge_ps(s0, tv)) | (_mm_movemask_ps(_mm_cmpge_ps(s1, tv)) << 4);
     if (m == 0) continue;
     for (int k = 0; k < 8; ++k)
       if ((m >> k) & 1) cand.push_back(key(j + k));
@@ -283,9 +295,10 @@ inline bool scan_tile(const tile_ref& s, bool self, Eigen::Index r0, Eigen::Inde
 // candidate or, when more than 1/16 of the tile are candidates, the GEMM of the remaining columns
 // added to the tile and the plain scan.
 template <bool Scan = true, class Kernel, class Backend>
-bool join_band(const rows_cref& a, const rows_cref& b, bool self, Eigen::Index r0, Eigen::Index r1, float t,
-               Eigen::Index tile, const Kernel& kernel, const Backend& backend, const prefix_bound& pb,
-               band_scratch& sc, std::vector<scored_pair>& hits, std::size_t cap) {
+bool join_band(const rows_cref& a, const rows_cref& b, bool self, Eigen::Index r0, Eigen::Index r1,
+               float t, Eigen::Index tile, const Kernel& kernel, const Backend& backend,
+               const prefix_bound& pb, band_scratch& sc, std::vector<scored_pair>& hits,
+               std::size_t cap) {
   const Eigen::Index nb = b.rows(), d = a.cols(), p = pb.p;
   const Eigen::Index c_begin = self ? r0 : 0;
   bool complete = true;
@@ -307,10 +320,11 @@ bool join_band(const rows_cref& a, const rows_cref& b, bool self, Eigen::Index r
     bool sparse = true;
     for (Eigen::Index i = 0; i < ra && sparse; ++i) {
       const Eigen::Index j_begin = self ? std::max<Eigen::Index>(0, r0 + i + 1 - c0) : 0;
-      sparse = bound_scan_row(s.row(i).data(), ub, pb.ua[static_cast<std::size_t>(r0 + i)], j_begin, rb, t, i,
-                              sc.cand, limit);
+      sparse = bound_scan_row(s.row(i).data(), ub, pb.ua[static_cast<std::size_t>(r0 + i)], j_begin,
+                              rb, t, i, sc.cand, limit);
     }
-    if (!sparse) {  // a dense tile: the rest of the GEMM is cheaper than a dot product per candidate
+    if (!sparse) {  // a dense tile: the rest of the GEMM is cheaper than a dot product per
+                    // candidate
       if (sc.tail.size() == 0) sc.tail.resize(sc.tile.rows(), sc.tile.cols());
       auto rest = sc.tail.topLeftCorner(ra, rb);
       kernel_tile(kernel, ab.rightCols(d - p), bb.rightCols(d - p), rest, backend);
@@ -325,10 +339,12 @@ bool join_band(const rows_cref& a, const rows_cref& b, bool self, Eigen::Index r
     }
     sc.candidates += sc.cand.size();
     for (const std::uint64_t c : sc.cand) {
-      const auto i = static_cast<Eigen::Index>(c >> 32), j = static_cast<Eigen::Index>(c & 0xffffffffu);
+      const auto i = static_cast<Eigen::Index>(c >> 32),
+                 j = static_cast<Eigen::Index>(c & 0xffffffffu);
       const float score = s(i, j) + dot_f32(ab.row(i).data() + p, bb.row(j).data() + p, d - p);
       if (!(score >= t)) continue;
-      hits.push_back({static_cast<std::uint32_t>(r0 + i), static_cast<std::uint32_t>(c0 + j), score});
+      hits.push_back(
+          {static_cast<std::uint32_t>(r0 + i), static_cast<std::uint32_t>(c0 + j), score});
       if (hits.size() > cap) {
         complete = false;
         break;
@@ -349,8 +365,9 @@ struct pair_sink {
   void (*call)(void*, std::uint32_t, std::uint32_t, float);
   template <class F>
   static pair_sink of(F& f) noexcept {
-    return {const_cast<void*>(static_cast<const void*>(std::addressof(f))),
-            [](void* o, std::uint32_t i, std::uint32_t j, float s) { (*static_cast<F*>(o))(i, j, s); }};
+    return {
+        const_cast<void*>(static_cast<const void*>(std::addressof(f))),
+        [](void* o, std::uint32_t i, std::uint32_t j, float s) { (*static_cast<F*>(o))(i, j, s); }};
   }
   void operator()(std::uint32_t i, std::uint32_t j, float s) const { call(target, i, j, s); }
 };
@@ -366,11 +383,12 @@ auto sink_target(Out& emit) noexcept {
 }
 
 template <bool Scan = true, class Kernel, class Out, class Backend = default_gemm>
-join_stats run_join(const rows_cref& a, const rows_cref& b, bool self, float t, Out& emit, const join_options& opt,
-                    const Kernel& kernel, const Backend& backend = {}) {
+join_stats run_join(const rows_cref& a, const rows_cref& b, bool self, float t, Out& emit,
+                    const join_options& opt, const Kernel& kernel, const Backend& backend = {}) {
   MEMHEALTH_ASSERT(opt.tile >= 1, "threshold_join: tile must be >= 1");
   MEMHEALTH_ASSERT(opt.threads >= 1, "threshold_join: threads must be >= 1");
-  // an empty side is an empty result whatever its column count (a default-constructed matrix is 0 x 0)
+  // an empty side is an empty result whatever its column count (a default-constructed matrix is 0 x
+  // 0)
   MEMHEALTH_ASSERT(a.cols() == b.cols() || a.rows() == 0 || b.rows() == 0,
                    "threshold_join: matrices of different dimension");
   MEMHEALTH_ASSERT(a.rows() < (Eigen::Index{1} << 32) && b.rows() < (Eigen::Index{1} << 32),
@@ -414,8 +432,8 @@ join_stats run_join(const rows_cref& a, const rows_cref& b, bool self, float t, 
     std::vector<scored_pair> hits;
     for (Eigen::Index band = 0; band < bands; ++band) {
       hits.clear();
-      const bool complete = join_band<Scan>(a, b, self, band * tile, std::min(n, (band + 1) * tile), t, tile,
-                                            kernel, backend, pb, sc, hits, remaining());
+      const bool complete = join_band<Scan>(a, b, self, band * tile, std::min(n, (band + 1) * tile),
+                                            t, tile, kernel, backend, pb, sc, hits, remaining());
       if (!drain(hits, complete)) break;
     }
     stats.candidates = sc.candidates;
@@ -433,8 +451,8 @@ join_stats run_join(const rows_cref& a, const rows_cref& b, bool self, float t, 
       const Eigen::Index band = round + static_cast<Eigen::Index>(k);
       if (scratch[k].tile.size() == 0) scratch[k].tile.resize(std::min(tile, n), tile_cols);
       per_band[k].clear();
-      complete[k] = join_band<Scan>(a, b, self, band * tile, std::min(n, (band + 1) * tile), t, tile,
-                                    kernel, backend, pb, scratch[k], per_band[k], cap);
+      complete[k] = join_band<Scan>(a, b, self, band * tile, std::min(n, (band + 1) * tile), t,
+                                    tile, kernel, backend, pb, scratch[k], per_band[k], cap);
     });
     bool more = true;
     for (Eigen::Index w = 0; w < active && more; ++w) {
@@ -461,8 +479,8 @@ join_stats run_join(const rows_cref& a, const rows_cref& b, bool self, float t, 
 /// @param emit callable `(std::uint32_t i, std::uint32_t j, float score)`.
 /// @return pairs emitted, and whether `opt.max_pairs` cut the join.
 /// @param backend GEMM backend of the tiles (gemm_backend.hpp): `default_gemm` (AVX-512F or
-///          AVX2/FMA kernel when the CPU has it, else `portable_gemm`), `eigen_gemm`, or `cblas_gemm` from cblas_backend.hpp
-///          for a linked CBLAS. The pairs are the same set for
+///          AVX2/FMA kernel when the CPU has it, else `portable_gemm`), `eigen_gemm`, or
+///          `cblas_gemm` from cblas_backend.hpp for a linked CBLAS. The pairs are the same set for
 ///          every backend up to rounding of scores within ~d·2^-24 of t.
 /// @throws memhealth::error(precondition) for tile < 1, threads < 1 or n >= 2^32.
 /// @complexity at most O(n² d / 2) flops in tiles of `opt.tile`² (about a quarter of that with
@@ -486,8 +504,9 @@ join_stats threshold_join(const rows_cref& X, float t, Out&& emit, const join_op
 /// @param backend GEMM backend of the tiles, as for `threshold_join`.
 /// @complexity O(na · nb · d) flops; memory O(tile² · threads + output).
 template <class Out, class Kernel = cosine_kernel, class Backend = default_gemm>
-join_stats join(const rows_cref& A, const rows_cref& B, float t, Out&& emit, const join_options& opt = {},
-                const Kernel& kernel = {}, const Backend& backend = {}) {
+join_stats join(const rows_cref& A, const rows_cref& B, float t, Out&& emit,
+                const join_options& opt = {}, const Kernel& kernel = {},
+                const Backend& backend = {}) {
   auto target = detail::sink_target(emit);
   auto sink = detail::pair_sink::of(target);
   return detail::run_join(A, B, false, t, sink, opt, kernel, backend);
@@ -495,22 +514,33 @@ join_stats join(const rows_cref& A, const rows_cref& B, float t, Out&& emit, con
 
 /// Convenience: the symmetric join's pairs as a vector, sorted by (i, j).
 template <class Kernel = cosine_kernel, class Backend = default_gemm>
-[[nodiscard]] std::vector<scored_pair> threshold_join_pairs(const rows_cref& X, float t, const join_options& opt = {},
-                                                            const Kernel& kernel = {}, const Backend& backend = {}) {
+[[nodiscard]] std::vector<scored_pair> threshold_join_pairs(const rows_cref& X, float t,
+                                                            const join_options& opt = {},
+                                                            const Kernel& kernel = {},
+                                                            const Backend& backend = {}) {
   std::vector<scored_pair> out;
   threshold_join(
-      X, t, [&](std::uint32_t i, std::uint32_t j, float s) { out.push_back({i, j, s}); }, opt, kernel, backend);
+      X, t,
+      [&](std::uint32_t i, std::uint32_t j, float s) {
+        out.push_back({i, j, s});
+      },
+      opt, kernel, backend);
   return out;
 }
 
 /// Convenience: the two-set join's pairs as a vector, sorted by (i, j).
 template <class Kernel = cosine_kernel, class Backend = default_gemm>
 [[nodiscard]] std::vector<scored_pair> join_pairs(const rows_cref& A, const rows_cref& B, float t,
-                                                  const join_options& opt = {}, const Kernel& kernel = {},
+                                                  const join_options& opt = {},
+                                                  const Kernel& kernel = {},
                                                   const Backend& backend = {}) {
   std::vector<scored_pair> out;
-  join(A, B, t, [&](std::uint32_t i, std::uint32_t j, float s) { out.push_back({i, j, s}); }, opt, kernel,
-       backend);
+  join(
+      A, B, t,
+      [&](std::uint32_t i, std::uint32_t j, float s) {
+        out.push_back({i, j, s});
+      },
+      opt, kernel, backend);
   return out;
 }
 

@@ -4,7 +4,8 @@
 /// (the USearch style), never a virtual interface.
 ///
 /// A kernel K has two forms:
-/// - scalar: `float k(std::span<const float> a, std::span<const float> b) const` (a.size() == b.size());
+/// - scalar: `float k(std::span<const float> a, std::span<const float> b) const` (a.size() ==
+/// b.size());
 /// - batch: `k.tile(A, B, S)` writes the ra x rb similarity tile of the rows of A (ra x d) against
 ///   the rows of B (rb x d) into S, a preallocated ra x rb row-major float32 buffer
 ///   (`S.noalias() = A * B.transpose()` for dot-product kernels). It never allocates.
@@ -14,9 +15,10 @@
 ///
 /// | kernel | value | range | when |
 /// |---|---|---|---|
-/// | `cosine_kernel` | a . b of unit rows | [-1, 1] | the caller normalises rows once (detection_context does) |
-/// | `inner_product_kernel` | a . b | any | maximum-inner-product stores, unnormalised rows |
-/// | `l2_kernel` | -‖a - b‖² | (-inf, 0] | Euclidean stores; for unit rows -‖a-b‖² = 2 cos - 2 |
+/// | `cosine_kernel` | a . b of unit rows | [-1, 1] | the caller normalises rows once
+/// (detection_context does) | | `inner_product_kernel` | a . b | any | maximum-inner-product
+/// stores, unnormalised rows | | `l2_kernel` | -‖a - b‖² | (-inf, 0] | Euclidean stores; for unit
+/// rows -‖a-b‖² = 2 cos - 2 |
 
 #include <Eigen/Core>
 
@@ -40,7 +42,8 @@ using rows_cref = Eigen::Ref<const row_matrix, 0, Eigen::OuterStride<>>;
 
 /// Concept for a similarity kernel: a scalar call on two spans and a batch `tile` call.
 template <class K>
-concept similarity_kernel = requires(const K& k, std::span<const float> a, const rows_cref& A, tile_ref S) {
+concept similarity_kernel = requires(const K& k, std::span<const float> a, const rows_cref& A,
+                                     tile_ref S) {
   { k(a, a) } -> std::convertible_to<float>;
   k.tile(A, A, S);
 };
@@ -66,7 +69,7 @@ struct inner_product_kernel {
   }
   /// S = A * B^T computed by the GEMM backend `g` (`g.gemm_nt(A, B, S)`, see gemm_backend.hpp).
   template <class G>
-    requires requires(const G& g, const rows_cref& x, tile_ref y) { g.gemm_nt(x, x, y); }
+  requires requires(const G& g, const rows_cref& x, tile_ref y) { g.gemm_nt(x, x, y); }
   void tile(const rows_cref& a, const rows_cref& b, tile_ref s, const G& g) const {
     g.gemm_nt(a, b, s);
   }
@@ -104,7 +107,7 @@ struct l2_kernel {
   }
   /// The same with A * B^T computed by the GEMM backend `g` (see gemm_backend.hpp).
   template <class G>
-    requires requires(const G& g, const rows_cref& x, tile_ref y) { g.gemm_nt(x, x, y); }
+  requires requires(const G& g, const rows_cref& x, tile_ref y) { g.gemm_nt(x, x, y); }
   void tile(const rows_cref& a, const rows_cref& b, tile_ref s, const G& g) const {
     g.gemm_nt(a, b, s);
     finish_tile(a, b, s);

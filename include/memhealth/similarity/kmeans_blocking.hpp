@@ -77,10 +77,11 @@ namespace memhealth {
 /// partitioning to `assign_dims` = 64 cut the recall to 0.955 at 10^5 on that data: off by
 /// default.
 struct kmeans_blocking_options {
-  std::size_t partition_size = 512;    ///< target mean rows per partition: k = ceil(n / this) (>= 1)
-  std::size_t partitions = 0;          ///< k fixed explicitly (clamped to n); 0 = from partition_size
-  std::size_t min_partitioned = 4096;  ///< a group with fewer usable rows is joined exactly, unpartitioned
-  unsigned probes = 16;                ///< most partitions searched per row, its own included (>= 1)
+  std::size_t partition_size = 512;  ///< target mean rows per partition: k = ceil(n / this) (>= 1)
+  std::size_t partitions = 0;        ///< k fixed explicitly (clamped to n); 0 = from partition_size
+  std::size_t min_partitioned =
+      4096;              ///< a group with fewer usable rows is joined exactly, unpartitioned
+  unsigned probes = 16;  ///< most partitions searched per row, its own included (>= 1)
   /// A further centroid is probed only when its cosine with the row is within this of the
   /// nearest centroid's (>= 2 = always probe `probes`).
   float probe_margin = 0.04f;
@@ -91,18 +92,18 @@ struct kmeans_blocking_options {
   /// times cheaper; 0 or >= d = the full dimension. The joins always use the full rows.
   std::size_t assign_dims = 0;
   std::uint64_t seed = 0x6b6d65616e73ULL;  ///< seed of the training sample
-  unsigned threads = 1;                   ///< worker threads (>= 1); the output does not depend on it
-  Eigen::Index tile = 512;                ///< tile of the joins inside partitions
-  Eigen::Index chunk = 1024;              ///< rows per assignment GEMM (chunk x k floats per thread)
+  unsigned threads = 1;       ///< worker threads (>= 1); the output does not depend on it
+  Eigen::Index tile = 512;    ///< tile of the joins inside partitions
+  Eigen::Index chunk = 1024;  ///< rows per assignment GEMM (chunk x k floats per thread)
 };
 
 /// What one partitioned join did.
 struct kmeans_join_stats {
-  std::size_t partitions = 0;    ///< k used (1 when the group was joined unpartitioned)
-  std::size_t pairs = 0;         ///< pairs emitted
-  std::size_t probe_rows = 0;    ///< (row, partition) visits beyond the owner (extra probes made)
-  std::size_t max_partition = 0; ///< owners in the largest partition
-  bool truncated = false;        ///< the pair budget was exceeded: nothing was emitted
+  std::size_t partitions = 0;     ///< k used (1 when the group was joined unpartitioned)
+  std::size_t pairs = 0;          ///< pairs emitted
+  std::size_t probe_rows = 0;     ///< (row, partition) visits beyond the owner (extra probes made)
+  std::size_t max_partition = 0;  ///< owners in the largest partition
+  bool truncated = false;         ///< the pair budget was exceeded: nothing was emitted
   std::chrono::duration<double> train{};   ///< wall time of the k-means training (seconds)
   std::chrono::duration<double> assign{};  ///< wall time of assigning every row (seconds)
   std::chrono::duration<double> joins{};   ///< wall time of the joins inside partitions (seconds)
@@ -136,7 +137,9 @@ template <class X>
 struct kmeans_rows {
   const X& x;
   std::span<const std::uint32_t> rows;
-  [[nodiscard]] std::size_t size() const noexcept { return rows.empty() ? static_cast<std::size_t>(x.rows()) : rows.size(); }
+  [[nodiscard]] std::size_t size() const noexcept {
+    return rows.empty() ? static_cast<std::size_t>(x.rows()) : rows.size();
+  }
   [[nodiscard]] Eigen::Index at(std::size_t local) const noexcept {
     return static_cast<Eigen::Index>(rows.empty() ? local : rows[local]);
   }
@@ -144,19 +147,21 @@ struct kmeans_rows {
   template <class M>
   void gather(std::span<const std::uint32_t> locals, M& m) const {
     m.resize(static_cast<Eigen::Index>(locals.size()), x.cols());
-    for (std::size_t r = 0; r < locals.size(); ++r) m.row(static_cast<Eigen::Index>(r)) = x.row(at(locals[r]));
+    for (std::size_t r = 0; r < locals.size(); ++r)
+      m.row(static_cast<Eigen::Index>(r)) = x.row(at(locals[r]));
   }
 };
 
 // Similarities of the local rows `locals` to the centroids C into sims (|locals| x k). With a
 // basis (d x r), rows are first projected onto it and re-normalised (C is then k x r).
 template <class Rows, class M>
-void kmeans_similarities(const Rows& xs, std::span<const std::uint32_t> locals, const M& basis, const M& c, M& gathered,
-                         M& proj, M& sims) {
+void kmeans_similarities(const Rows& xs, std::span<const std::uint32_t> locals, const M& basis,
+                         const M& c, M& gathered, M& proj, M& sims) {
   xs.gather(locals, gathered);
   sims.resize(gathered.rows(), c.rows());
   if (basis.size() == 0) {
-    default_gemm{}.gemm_nt(gathered, c, sims);  // join.hpp's GEMM backend (AVX-512F or AVX2/FMA when the CPU has it)
+    default_gemm{}.gemm_nt(
+        gathered, c, sims);  // join.hpp's GEMM backend (AVX-512F or AVX2/FMA when the CPU has it)
     return;
   }
   proj.resize(gathered.rows(), basis.cols());
@@ -187,7 +192,9 @@ M kmeans_space_rows(const Rows& xs, std::span<const std::uint32_t> locals, const
 template <class M>
 void kmeans_update(const M& y, std::span<const std::uint32_t> label, M& c) {
   Eigen::MatrixXd sums = Eigen::MatrixXd::Zero(c.rows(), c.cols());
-  for (Eigen::Index s = 0; s < y.rows(); ++s) sums.row(static_cast<Eigen::Index>(label[static_cast<std::size_t>(s)])) += y.row(s).template cast<double>();
+  for (Eigen::Index s = 0; s < y.rows(); ++s)
+    sums.row(static_cast<Eigen::Index>(label[static_cast<std::size_t>(s)])) +=
+        y.row(s).template cast<double>();
   for (Eigen::Index k = 0; k < c.rows(); ++k) {
     const double norm = sums.row(k).norm();
     if (norm > 0 && std::isfinite(norm)) c.row(k) = (sums.row(k) / norm).cast<float>();
@@ -197,12 +204,14 @@ void kmeans_update(const M& y, std::span<const std::uint32_t> label, M& c) {
 // Chunked argmax assignment of the rows of y to the centroids C (deterministic for any thread
 // count: every chunk is the same GEMM whatever thread runs it).
 template <class M>
-void kmeans_assign_nearest(const M& y, const M& c, const kmeans_blocking_options& opt, std::span<std::uint32_t> label) {
+void kmeans_assign_nearest(const M& y, const M& c, const kmeans_blocking_options& opt,
+                           std::span<std::uint32_t> label) {
   const auto chunk = std::max<Eigen::Index>(1, opt.chunk);
   const auto chunks = static_cast<std::size_t>((y.rows() + chunk - 1) / chunk);
   std::vector<M> sims(std::max(1u, opt.threads));
   kmeans_parallel(chunks, opt.threads, [&](std::size_t ch, std::size_t w) {
-    const Eigen::Index r0 = static_cast<Eigen::Index>(ch) * chunk, r1 = std::min(y.rows(), r0 + chunk);
+    const Eigen::Index r0 = static_cast<Eigen::Index>(ch) * chunk,
+                       r1 = std::min(y.rows(), r0 + chunk);
     sims[w].resize(r1 - r0, c.rows());
     default_gemm{}.gemm_nt(y.middleRows(r0, r1 - r0), c, sims[w]);
     for (Eigen::Index r = r0; r < r1; ++r) {
@@ -233,7 +242,8 @@ M kmeans_basis(const M& y, Eigen::Index r) {
 }
 
 // splitmix64-driven partial Fisher-Yates: the first m entries of a permutation of `valid`.
-inline std::vector<std::uint32_t> kmeans_sample(std::vector<std::uint32_t> valid, std::size_t m, std::uint64_t seed) {
+inline std::vector<std::uint32_t> kmeans_sample(std::vector<std::uint32_t> valid, std::size_t m,
+                                                std::uint64_t seed) {
   std::uint64_t state = seed;
   m = std::min(m, valid.size());
   for (std::size_t i = 0; i < m; ++i) {
@@ -264,7 +274,8 @@ kmeans_model kmeans_train(const Rows& xs, std::vector<std::uint32_t> valid, std:
     return m;
   }
   const std::size_t per = std::max<std::size_t>(1, opt.sample_per_partition);
-  const std::size_t want = k > std::numeric_limits<std::size_t>::max() / per ? valid.size() : per * k;
+  const std::size_t want =
+      k > std::numeric_limits<std::size_t>::max() / per ? valid.size() : per * k;
   std::vector<std::uint32_t> sample = kmeans_sample(std::move(valid), std::max(want, k), opt.seed);
   // the first k sampled rows start the centroids; the rest is kept in memory order
   std::vector<std::uint32_t> init(sample.begin(), sample.begin() + static_cast<std::ptrdiff_t>(k));
@@ -275,7 +286,8 @@ kmeans_model kmeans_train(const Rows& xs, std::vector<std::uint32_t> valid, std:
     y = kmeans_space_rows(xs, sample, m.basis);
   }
   m.centroids = kmeans_space_rows(xs, init, m.basis);
-  std::vector<std::uint32_t> label(sample.size(), std::numeric_limits<std::uint32_t>::max()), next(sample.size());
+  std::vector<std::uint32_t> label(sample.size(), std::numeric_limits<std::uint32_t>::max()),
+      next(sample.size());
   for (unsigned it = 0; it < opt.iterations; ++it) {
     kmeans_assign_nearest(y, m.centroids, opt, next);
     if (next == label) break;
@@ -300,7 +312,8 @@ std::vector<std::uint32_t> kmeans_finite_rows(const Rows& xs) {
 /// large sparse text data using clustering", Machine Learning 42, 2001), trained on a seeded
 /// sample of `opt.sample_per_partition` x k rows, initialised with the first k sampled rows.
 /// Deterministic for a seed, whatever `opt.threads`. Uses the full dimension (no projection).
-/// @param X n x d row-major float32 (anything bindable to `rows_cref`), unit rows. @param k centroids wanted (>= 1; clamped to the
+/// @param X n x d row-major float32 (anything bindable to `rows_cref`), unit rows. @param k
+/// centroids wanted (>= 1; clamped to the
 ///          number of finite rows).
 /// @return k' x d unit centroids, k' = min(k, finite rows) (0 x d when there is none).
 /// @throws memhealth::error(precondition) for k == 0 or iterations == 0.
@@ -322,8 +335,8 @@ namespace detail {
 // budget > 0 and more qualifying pairs than that, `out` is left empty and truncated is set.
 template <class Kernel>
 kmeans_join_stats kmeans_pairs(const rows_cref& X, std::span<const std::uint32_t> rows, float t,
-                               const kmeans_blocking_options& opt, std::size_t budget, const Kernel& kernel,
-                               std::vector<scored_pair>& out) {
+                               const kmeans_blocking_options& opt, std::size_t budget,
+                               const Kernel& kernel, std::vector<scored_pair>& out) {
   MEMHEALTH_ASSERT(opt.partition_size >= 1, "kmeans_blocking: partition_size must be >= 1");
   MEMHEALTH_ASSERT(opt.probes >= 1, "kmeans_blocking: probes must be >= 1");
   MEMHEALTH_ASSERT(opt.threads >= 1, "kmeans_blocking: threads must be >= 1");
@@ -335,7 +348,8 @@ kmeans_join_stats kmeans_pairs(const rows_cref& X, std::span<const std::uint32_t
   const std::vector<std::uint32_t> valid = kmeans_finite_rows(xs);
   if (valid.size() < 2) return stats;
   const std::size_t raw_cap = budget == 0 ? 0 : 2 * budget + 2;  // each pair is seen at most twice
-  std::size_t k = opt.partitions ? opt.partitions : (valid.size() + opt.partition_size - 1) / opt.partition_size;
+  std::size_t k = opt.partitions ? opt.partitions
+                                 : (valid.size() + opt.partition_size - 1) / opt.partition_size;
   k = std::min(k, valid.size());
   row_matrix buffer;
   if (k <= 1 || valid.size() < opt.min_partitioned) {  // small group: one exact join
@@ -343,9 +357,12 @@ kmeans_join_stats kmeans_pairs(const rows_cref& X, std::span<const std::uint32_t
     stats.max_partition = valid.size();
     xs.gather(valid, buffer);
     join_options jo{opt.tile, opt.threads, raw_cap};
-    const auto st = threshold_join(buffer, t, [&](std::uint32_t a, std::uint32_t b, float s) {
-      out.push_back({valid[a], valid[b], s});
-    }, jo, kernel);
+    const auto st = threshold_join(
+        buffer, t,
+        [&](std::uint32_t a, std::uint32_t b, float s) {
+          out.push_back({valid[a], valid[b], s});
+        },
+        jo, kernel);
     if (st.truncated || (budget && out.size() > budget)) {
       out.clear();
       stats.truncated = true;
@@ -355,7 +372,8 @@ kmeans_join_stats kmeans_pairs(const rows_cref& X, std::span<const std::uint32_t
   }
   using clock = std::chrono::steady_clock;
   auto t0 = clock::now();
-  const kmeans_model model = kmeans_train(xs, valid, k, opt, static_cast<Eigen::Index>(opt.assign_dims));
+  const kmeans_model model =
+      kmeans_train(xs, valid, k, opt, static_cast<Eigen::Index>(opt.assign_dims));
   const row_matrix& c = model.centroids;
   stats.train = clock::now() - t0;
   t0 = clock::now();
@@ -371,8 +389,8 @@ kmeans_join_stats kmeans_pairs(const rows_cref& X, std::span<const std::uint32_t
     std::vector<row_matrix> gathered(opt.threads), proj(opt.threads), sims(opt.threads);
     kmeans_parallel(chunks, opt.threads, [&](std::size_t ch, std::size_t w) {
       const std::size_t r0 = ch * chunk, r1 = std::min(valid.size(), r0 + chunk);
-      kmeans_similarities(xs, std::span<const std::uint32_t>(valid).subspan(r0, r1 - r0), model.basis, c, gathered[w],
-                          proj[w], sims[w]);
+      kmeans_similarities(xs, std::span<const std::uint32_t>(valid).subspan(r0, r1 - r0),
+                          model.basis, c, gathered[w], proj[w], sims[w]);
       std::vector<std::pair<float, std::uint32_t>> top;  // candidates within the margin, best first
       for (std::size_t r = r0; r < r1; ++r) {
         const auto row = sims[w].row(static_cast<Eigen::Index>(r - r0));
@@ -385,10 +403,13 @@ kmeans_join_stats kmeans_pairs(const rows_cref& X, std::span<const std::uint32_t
         const float* s = row.data();
         top.clear();
         for (std::size_t j = 0; j < k; ++j)
-          if (s[j] >= lo && j != static_cast<std::size_t>(best)) top.emplace_back(s[j], static_cast<std::uint32_t>(j));
+          if (s[j] >= lo && j != static_cast<std::size_t>(best))
+            top.emplace_back(s[j], static_cast<std::uint32_t>(j));
         const std::size_t keep = std::min(top.size(), p - 1);
         std::partial_sort(top.begin(), top.begin() + static_cast<std::ptrdiff_t>(keep), top.end(),
-                          [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+                          [](const auto& a, const auto& b) {
+                            return a.first != b.first ? a.first > b.first : a.second < b.second;
+                          });
         for (std::size_t q = 0; q < keep; ++q) dst[q + 1] = top[q].second;
       }
     });
@@ -410,14 +431,17 @@ kmeans_join_stats kmeans_pairs(const rows_cref& X, std::span<const std::uint32_t
   stats.probe_rows = ext_off[k];
   std::vector<std::uint32_t> owners(valid.size()), extras(ext_off[k]);
   {
-    std::vector<std::size_t> po(own_off.begin(), own_off.end() - 1), pe(ext_off.begin(), ext_off.end() - 1);
+    std::vector<std::size_t> po(own_off.begin(), own_off.end() - 1),
+        pe(ext_off.begin(), ext_off.end() - 1);
     for (std::size_t v = 0; v < valid.size(); ++v) {
       owners[po[probe[v * p]]++] = static_cast<std::uint32_t>(v);
       for (std::size_t q = 1; q < p; ++q)
-        if (probe[v * p + q] != none) extras[pe[probe[v * p + q]]++] = static_cast<std::uint32_t>(v);
+        if (probe[v * p + q] != none)
+          extras[pe[probe[v * p + q]]++] = static_cast<std::uint32_t>(v);
     }
   }
-  for (std::size_t j = 0; j < k; ++j) stats.max_partition = std::max(stats.max_partition, own_off[j + 1] - own_off[j]);
+  for (std::size_t j = 0; j < k; ++j)
+    stats.max_partition = std::max(stats.max_partition, own_off[j + 1] - own_off[j]);
   auto probes_of = [&](std::uint32_t v, std::uint32_t part) {
     for (std::size_t q = 0; q < p; ++q)
       if (probe[v * p + q] == part) return true;
@@ -437,8 +461,10 @@ kmeans_join_stats kmeans_pairs(const rows_cref& X, std::span<const std::uint32_t
   kmeans_parallel(k, opt.threads, [&](std::size_t task, std::size_t w) {
     if (cut.load(std::memory_order_relaxed)) return;
     const std::uint32_t part = order[task];
-    const std::span<const std::uint32_t> own(owners.data() + own_off[part], own_off[part + 1] - own_off[part]);
-    const std::span<const std::uint32_t> ext(extras.data() + ext_off[part], ext_off[part + 1] - ext_off[part]);
+    const std::span<const std::uint32_t> own(owners.data() + own_off[part],
+                                             own_off[part + 1] - own_off[part]);
+    const std::span<const std::uint32_t> ext(extras.data() + ext_off[part],
+                                             ext_off[part + 1] - ext_off[part]);
     if (own.empty() || (own.size() < 2 && ext.empty())) return;
     auto& hits = found[part];
     std::vector<std::uint32_t> local(own.size());
@@ -446,20 +472,29 @@ kmeans_join_stats kmeans_pairs(const rows_cref& X, std::span<const std::uint32_t
     xs.gather(local, own_rows[w]);
     bool over = false;
     if (own.size() >= 2)
-      over = threshold_join(own_rows[w], t, [&](std::uint32_t a, std::uint32_t b, float s) {
-               hits.push_back({valid[own[a]], valid[own[b]], s});
-             }, jo, kernel).truncated;
+      over = threshold_join(
+                 own_rows[w], t,
+                 [&](std::uint32_t a, std::uint32_t b, float s) {
+                   hits.push_back({valid[own[a]], valid[own[b]], s});
+                 },
+                 jo, kernel)
+                 .truncated;
     if (!ext.empty() && !over) {
       local.resize(ext.size());
       for (std::size_t r = 0; r < ext.size(); ++r) local[r] = valid[ext[r]];
       xs.gather(local, ext_rows[w]);
-      over = join(ext_rows[w], own_rows[w], t, [&](std::uint32_t a, std::uint32_t b, float s) {
-               const std::uint32_t va = ext[a], vb = own[b];
-               // found from both sides when b also probes a's owner: keep the side of the smaller row
-               if (probes_of(vb, probe[static_cast<std::size_t>(va) * p]) && vb < va) return;
-               const std::uint32_t x = valid[va], y = valid[vb];
-               hits.push_back({std::min(x, y), std::max(x, y), s});
-             }, jo, kernel).truncated;
+      over = join(
+                 ext_rows[w], own_rows[w], t,
+                 [&](std::uint32_t a, std::uint32_t b, float s) {
+                   const std::uint32_t va = ext[a], vb = own[b];
+                   // found from both sides when b also probes a's owner: keep the side of the
+                   // smaller row
+                   if (probes_of(vb, probe[static_cast<std::size_t>(va) * p]) && vb < va) return;
+                   const std::uint32_t x = valid[va], y = valid[vb];
+                   hits.push_back({std::min(x, y), std::max(x, y), s});
+                 },
+                 jo, kernel)
+                 .truncated;
     }
     if (over || (budget && total.fetch_add(hits.size()) + hits.size() > budget)) cut.store(true);
   });
@@ -476,9 +511,11 @@ kmeans_join_stats kmeans_pairs(const rows_cref& X, std::span<const std::uint32_t
     std::vector<scored_pair>().swap(f);
   }
   std::sort(out.begin(), out.end(), pair_less);
-  out.erase(std::unique(out.begin(), out.end(), [](const scored_pair& a, const scored_pair& b) {
-              return a.i == b.i && a.j == b.j;
-            }), out.end());
+  out.erase(std::unique(out.begin(), out.end(),
+                        [](const scored_pair& a, const scored_pair& b) {
+                          return a.i == b.i && a.j == b.j;
+                        }),
+            out.end());
   stats.pairs = out.size();
   return stats;
 }
@@ -497,7 +534,8 @@ kmeans_join_stats kmeans_pairs(const rows_cref& X, std::span<const std::uint32_t
 ///         chunk, or n >= 2^32.
 /// @complexity see the file comment; pairs are buffered (O(pairs) memory) to be sorted.
 template <class Out, class Kernel = cosine_kernel>
-kmeans_join_stats kmeans_threshold_join(const rows_cref& X, float t, Out&& emit, const kmeans_blocking_options& opt = {},
+kmeans_join_stats kmeans_threshold_join(const rows_cref& X, float t, Out&& emit,
+                                        const kmeans_blocking_options& opt = {},
                                         std::size_t max_pairs = 0, const Kernel& kernel = {}) {
   std::vector<scored_pair> pairs;
   const auto st = detail::kmeans_pairs(X, {}, t, opt, max_pairs, kernel, pairs);
@@ -524,21 +562,26 @@ struct kmeans_blocking {
   template <class Ctx, class Kernel, class Emit>
   void operator()(Ctx& ctx, const candidate_request& req, const Kernel& kernel, Emit&& emit) const {
     const auto& store = ctx.store();
-    auto groups = detail::group_embedded(
-        ctx, req, [&](std::size_t i) { return std::string(detail::semantic_scope_of(store.record(i))); });
+    auto groups = detail::group_embedded(ctx, req, [&](std::size_t i) {
+      return std::string(detail::semantic_scope_of(store.record(i)));
+    });
     std::erase_if(groups, [&](const std::vector<std::size_t>& g) {
       return std::none_of(g.begin(), g.end(), [&](std::size_t i) { return ctx.is_changed(i); });
     });
     const auto& units = ctx.unit_embeddings();
     const rows_cref x(units);
-    auto run_group = [&](const std::vector<std::size_t>& g, unsigned threads, std::vector<scored_pair>& pairs) {
+    auto run_group = [&](const std::vector<std::size_t>& g, unsigned threads,
+                         std::vector<scored_pair>& pairs) {
       std::vector<std::uint32_t> rows(g.size());
-      for (std::size_t r = 0; r < g.size(); ++r) rows[r] = static_cast<std::uint32_t>(ctx.unit_row_of(g[r]));
+      for (std::size_t r = 0; r < g.size(); ++r)
+        rows[r] = static_cast<std::uint32_t>(ctx.unit_row_of(g[r]));
       kmeans_blocking_options o = kmeans;
       o.threads = threads;
-      return detail::kmeans_pairs(x, rows, req.threshold, o, req.max_pairs_per_group, kernel, pairs).truncated;
+      return detail::kmeans_pairs(x, rows, req.threshold, o, req.max_pairs_per_group, kernel, pairs)
+          .truncated;
     };
-    auto flush = [&](const std::vector<std::size_t>& g, const std::vector<scored_pair>& pairs, bool truncated) {
+    auto flush = [&](const std::vector<std::size_t>& g, const std::vector<scored_pair>& pairs,
+                     bool truncated) {
       if (truncated) {
         detail::note_truncated(req, g);
         return;
@@ -561,7 +604,8 @@ struct kmeans_blocking {
         continue;
       }
       std::size_t g1 = g0;
-      while (g1 < groups.size() && g1 - g0 < batch && groups[g1].size() < kmeans.min_partitioned) ++g1;
+      while (g1 < groups.size() && g1 - g0 < batch && groups[g1].size() < kmeans.min_partitioned)
+        ++g1;
       detail::kmeans_parallel(g1 - g0, kmeans.threads, [&](std::size_t task, std::size_t) {
         cut[task] = run_group(groups[g0 + task], 1, pairs[task]);
       });

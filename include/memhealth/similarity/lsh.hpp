@@ -40,8 +40,8 @@ namespace memhealth {
 
 /// LSH parameters.
 struct lsh_options {
-  unsigned tables = 24;      ///< L, number of hash tables (>= 1)
-  unsigned bits = 14;        ///< k, bits per table (1..32)
+  unsigned tables = 24;                        ///< L, number of hash tables (>= 1)
+  unsigned bits = 14;                          ///< k, bits per table (1..32)
   std::uint64_t seed = 0x6d656d6865616c74ULL;  ///< seed of the hyperplanes
   Eigen::Index chunk = 4096;  ///< rows projected at once (bounds memory to chunk x L·k floats)
 };
@@ -75,7 +75,8 @@ template <class = void>  // deferred instantiation, see memhealth.hpp
     std::size_t max_per_group = 0, std::vector<std::uint32_t>* cut_groups = nullptr) {
   MEMHEALTH_ASSERT(opt.tables >= 1, "lsh: tables must be >= 1");
   MEMHEALTH_ASSERT(opt.bits >= 1 && opt.bits <= 32, "lsh: bits must be in 1..32");
-  MEMHEALTH_ASSERT(group.empty() || group.size() == static_cast<std::size_t>(X.rows()), "lsh: group size != rows");
+  MEMHEALTH_ASSERT(group.empty() || group.size() == static_cast<std::size_t>(X.rows()),
+                   "lsh: group size != rows");
   MEMHEALTH_ASSERT(opt.chunk >= 1, "lsh: chunk must be >= 1");
   const Eigen::Index n = X.rows(), d = X.cols();
   const Eigen::Index planes = static_cast<Eigen::Index>(opt.tables) * opt.bits;
@@ -84,7 +85,8 @@ template <class = void>  // deferred instantiation, see memhealth.hpp
   for (Eigen::Index p = 0; p < planes; ++p)
     for (Eigen::Index c = 0; c < d; ++c) {
       const double u1 = detail::uniform_open(state), u2 = detail::uniform_open(state);
-      h(p, c) = static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2));
+      h(p, c) = static_cast<float>(std::sqrt(-2.0 * std::log(u1)) *
+                                   std::cos(2.0 * std::numbers::pi * u2));
     }
   // signatures: n x tables
   std::vector<std::uint32_t> sig(static_cast<std::size_t>(n) * opt.tables, 0);
@@ -100,7 +102,9 @@ template <class = void>  // deferred instantiation, see memhealth.hpp
       for (unsigned t = 0; t < opt.tables; ++t) {
         std::uint32_t key = 0;
         for (unsigned b = 0; b < opt.bits; ++b)
-          key |= static_cast<std::uint32_t>(proj(r, static_cast<Eigen::Index>(t) * opt.bits + b) >= 0.0f) << b;
+          key |= static_cast<std::uint32_t>(proj(r, static_cast<Eigen::Index>(t) * opt.bits + b) >=
+                                            0.0f)
+                 << b;
         sig[static_cast<std::size_t>(r0 + r) * opt.tables + t] = key;
       }
   }
@@ -113,7 +117,8 @@ template <class = void>  // deferred instantiation, see memhealth.hpp
     bucket.clear();
     for (Eigen::Index r = 0; r < n; ++r) {
       const auto row = static_cast<std::uint32_t>(r);
-      bucket.emplace_back(group.empty() ? 0u : group[row], sig[static_cast<std::size_t>(r) * opt.tables + t], row);
+      bucket.emplace_back(group.empty() ? 0u : group[row],
+                          sig[static_cast<std::size_t>(r) * opt.tables + t], row);
     }
     std::sort(bucket.begin(), bucket.end());
     for (std::size_t a = 0; a < bucket.size();) {
@@ -134,7 +139,8 @@ template <class = void>  // deferred instantiation, see memhealth.hpp
             out.emplace_back(std::get<2>(bucket[x]), std::get<2>(bucket[y]));
       } else {
         for (std::size_t x = a; x < b; ++x)
-          for (std::size_t y = x + 1; y < b; ++y) out.emplace_back(std::get<2>(bucket[x]), std::get<2>(bucket[y]));
+          for (std::size_t y = x + 1; y < b; ++y)
+            out.emplace_back(std::get<2>(bucket[x]), std::get<2>(bucket[y]));
       }
       a = b;
     }
@@ -153,7 +159,8 @@ void lsh_join(const rows_cref& X, float t, Out&& emit, std::span<const std::uint
               const lsh_options& opt = {}, const Kernel& kernel = {}) {
   const auto d = static_cast<std::size_t>(X.cols());
   for (auto [i, j] : lsh_candidates(X, group, opt)) {
-    const float s = kernel(std::span<const float>(X.row(i).data(), d), std::span<const float>(X.row(j).data(), d));
+    const float s = kernel(std::span<const float>(X.row(i).data(), d),
+                           std::span<const float>(X.row(j).data(), d));
     if (s >= t) emit(i, j, s);
   }
 }
@@ -181,7 +188,8 @@ struct lsh_blocking {
     distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
     std::vector<std::uint32_t> group(members.size());
     for (std::size_t r = 0; r < members.size(); ++r)
-      group[r] = static_cast<std::uint32_t>(std::lower_bound(distinct.begin(), distinct.end(), sv[r]) - distinct.begin());
+      group[r] = static_cast<std::uint32_t>(
+          std::lower_bound(distinct.begin(), distinct.end(), sv[r]) - distinct.begin());
     row_matrix m;
     detail::gather_rows(ctx, members, m);
     const auto d = static_cast<std::size_t>(m.cols());
@@ -196,7 +204,8 @@ struct lsh_blocking {
     for (auto [a, b] : lsh_candidates(m, group, lsh, raw_cap, &cut_groups)) {
       const std::size_t x = members[a], y = members[b];
       if (!ctx.is_changed(x) && !ctx.is_changed(y)) continue;
-      const float s = kernel(std::span<const float>(m.row(a).data(), d), std::span<const float>(m.row(b).data(), d));
+      const float s = kernel(std::span<const float>(m.row(a).data(), d),
+                             std::span<const float>(m.row(b).data(), d));
       if (s < req.threshold) continue;
       std::size_t& used = emitted[group[a]];
       if (budget != 0 && used == budget) {

@@ -37,9 +37,9 @@
 ///
 /// **Prefix bound** (`quantized_join_options::prefix_dims`, on by default for d >= 128: p = d/3
 /// rounded down to a multiple of 32, longer than join.hpp's d/4 because every candidate costs a
-/// full-width rescore). Only the first p columns x' are quantised (scales from their own maximum), and each
-/// row keeps u = ‖x''‖ + √ε‖x‖ of the rest (ε = γ' above, in double, rounded up). With approx',
-/// ‖x'‖, e' and ŷ' of the prefix, x.y = x'.y' + x''.y'' gives
+/// full-width rescore). Only the first p columns x' are quantised (scales from their own maximum),
+/// and each row keeps u = ‖x''‖ + √ε‖x‖ of the rest (ε = γ' above, in double, rounded up). With
+/// approx', ‖x'‖, e' and ŷ' of the prefix, x.y = x'.y' + x''.y'' gives
 ///
 ///     x_i.y_j <= approx'(i, j) + ‖x_i'‖·e'_j + ‖e_i'‖·‖ŷ_j'‖ + ‖x_i''‖·‖y_j''‖,
 ///
@@ -52,8 +52,8 @@
 /// with λ = mean e' / mean ‖x'‖ of the two sides, which makes the merge nearly tight when the rows
 /// have similar norms (unit rows). (3) is again a superset of the exact pairs (recall 1.0), and it
 /// costs p/d of the int8 work of (2). For unit Gaussian rows of d = 384 (p = 128), approx' is
-/// about ±0.03 and the merged term about 0.67, so at t = 0.92 only near-duplicates are candidates. On
-/// rows that are all alike every pair passes (3) and is rescored: use prefix_dims = -1 there.
+/// about ±0.03 and the merged term about 0.67, so at t = 0.92 only near-duplicates are candidates.
+/// On rows that are all alike every pair passes (3) and is rescored: use prefix_dims = -1 there.
 ///
 /// **Non-finite rows** (a NaN or ±inf anywhere) are quantised to zero with infinite norms, so (2)
 /// passes them against every row that is not all zeros (and the all-zero case is NaN in float32
@@ -120,10 +120,11 @@ namespace memhealth {
 /// Which candidate kernel a quantised join may use; it runs the best one the CPU has up to this.
 /// All give the same candidates (exact integer dot products, the same test).
 enum class int8_kernel {
-  portable = 0,  ///< scalar C++ (any CPU)
-  avx2 = 1,      ///< vpmaddubsw + vpmaddwd (x86 with AVX2 and FMA)
-  avx_vnni = 2,  ///< vpdpbusd on ymm (x86 with AVX-VNNI)
-  avx512_vnni = 3,  ///< vpdpbusd on zmm with broadcast operands (x86 with AVX-512 BW + VNNI), the default ceiling
+  portable = 0,     ///< scalar C++ (any CPU)
+  avx2 = 1,         ///< vpmaddubsw + vpmaddwd (x86 with AVX2 and FMA)
+  avx_vnni = 2,     ///< vpdpbusd on ymm (x86 with AVX-VNNI)
+  avx512_vnni = 3,  ///< vpdpbusd on zmm with broadcast operands (x86 with AVX-512 BW + VNNI), the
+                    ///< default ceiling
 };
 
 /// Tuning of the quantised joins.
@@ -158,22 +159,25 @@ struct int8_test_ctx {
 };
 
 // Candidate test (2) for a block of pairs, scalar form; appends (i, j) for passing real pairs.
-inline void int8_block_scalar(const int8_test_ctx& c, Eigen::Index i0, Eigen::Index i1, Eigen::Index j0,
-                              Eigen::Index j1, std::vector<std::uint64_t>& cand) {
+inline void int8_block_scalar(const int8_test_ctx& c, Eigen::Index i0, Eigen::Index i1,
+                              Eigen::Index j0, Eigen::Index j1, std::vector<std::uint64_t>& cand) {
   const int8_rows& a = *c.a;
   const int8_rows& b = *c.b;
   for (Eigen::Index i = i0; i < i1; ++i)
     for (Eigen::Index j = c.self ? std::max(j0, i + 1) : j0; j < j1; ++j) {
       const auto ui = static_cast<std::size_t>(i), uj = static_cast<std::size_t>(j);
-      const float up = int8_approx_dot(a, i, b, j) + (c.a_norm[ui] * c.b_right_err[uj] + a.left_err[ui] * b.right_hat[uj]);
-      if (up >= c.t) cand.push_back(static_cast<std::uint64_t>(i) << 32 | static_cast<std::uint64_t>(j));
+      const float up = int8_approx_dot(a, i, b, j) +
+                       (c.a_norm[ui] * c.b_right_err[uj] + a.left_err[ui] * b.right_hat[uj]);
+      if (up >= c.t)
+        cand.push_back(static_cast<std::uint64_t>(i) << 32 | static_cast<std::uint64_t>(j));
     }
 }
 
 #if MEMHEALTH_INT8_X86
 // Lanes (v[i], v[i], v[i+1], v[i+1], ..., v[i+3], v[i+3]): row i + lane/2 of a 4 x 2 block.
 __attribute__((target("avx2,fma"))) inline __m256 int8_pattern_rows(const float* v) {
-  return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(v)), _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
+  return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(v)),
+                                  _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
 }
 // Lanes (v[j], v[j+1]) repeated four times: column j + lane%2 of a 4 x 2 block (32-bit values).
 __attribute__((target("avx2,fma"))) inline __m256 int8_pattern_cols(const void* v) {
@@ -185,53 +189,62 @@ __attribute__((target("avx2,fma"))) inline __m256 int8_pattern_cols(const void* 
 // Rows [i0, i1) x columns [j0, j1): i0 multiple of 4, j0 even; the padding rows exist.
 // STEP(acc, u, p) adds the partial int32 sums of 32 uint8 x int8 products to acc. A macro, not a
 // template, because each instance needs its own target attribute (GCC refuses to inline across).
-#define MEMHEALTH_INT8_BLOCK(NAME, TARGET, STEP)                                                                        \
-  __attribute__((target(TARGET))) inline void NAME(const int8_test_ctx& c, Eigen::Index i0, Eigen::Index i1,        \
-                                                   Eigen::Index j0, Eigen::Index j1, std::vector<std::uint64_t>& cand) \
-{                                                                                                                     \
-  const int8_rows& a = *c.a;                                                                                          \
-  const int8_rows& b = *c.b;                                                                                          \
-  const Eigen::Index st = a.stride, chunks = st / 32;                                                                 \
-  const __m256 tv = _mm256_set1_ps(c.t);                                                                              \
-  for (Eigen::Index i = i0; i < i1; i += 4) {                                                                         \
-    const __m256 sa = int8_pattern_rows(a.left_scale.data() + i), na = int8_pattern_rows(c.a_norm + i),               \
-                 ea = int8_pattern_rows(a.left_err.data() + i);                                                       \
-    const std::uint8_t* pa = a.left.data() + i * st;                                                                  \
-    Eigen::Index jb = j0;                                                                                             \
-    if (c.self) jb = std::max(j0, i & ~Eigen::Index{1});                                                              \
-    for (Eigen::Index j = jb; j < j1; j += 2) {                                                                       \
-      const std::int8_t* pb = b.right.data() + j * st;                                                                \
-      __m256i acc[8];                                                                                                 \
-      for (auto& v : acc) v = _mm256_setzero_si256();                                                                 \
-      for (Eigen::Index k = 0; k < chunks; ++k) {                                                                     \
-        const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + k * 32));                         \
-        const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + st + k * 32));                    \
-        for (int r = 0; r < 4; ++r) {                                                                                 \
-          const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pa + r * st + k * 32));              \
-          acc[2 * r] = STEP(acc[2 * r], av, b0);                                                                      \
-          acc[2 * r + 1] = STEP(acc[2 * r + 1], av, b1);                                                              \
-        }                                                                                                             \
-      }                                                                                                               \
-      const __m256i h01 = _mm256_hadd_epi32(acc[0], acc[1]), h23 = _mm256_hadd_epi32(acc[2], acc[3]);                 \
-      const __m256i h45 = _mm256_hadd_epi32(acc[4], acc[5]), h67 = _mm256_hadd_epi32(acc[6], acc[7]);                 \
-      const __m256i g0 = _mm256_hadd_epi32(h01, h23), g1 = _mm256_hadd_epi32(h45, h67);                               \
-      __m256i dot = _mm256_add_epi32(_mm256_permute2x128_si256(g0, g1, 0x20), _mm256_permute2x128_si256(g0, g1, 0x31)); \
-      const auto uj = static_cast<std::size_t>(j);                                                                    \
-      dot = _mm256_sub_epi32(dot, _mm256_castps_si256(int8_pattern_cols(b.right_sum128.data() + uj)));                \
-      const __m256 approx = _mm256_mul_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(sa, int8_pattern_cols(b.right_scale.data() + uj))); \
-      __m256 upv = _mm256_fmadd_ps(na, int8_pattern_cols(c.b_right_err + uj), approx);                                \
-      upv = _mm256_fmadd_ps(ea, int8_pattern_cols(b.right_hat.data() + uj), upv);                                     \
-      auto mask = static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(upv, tv, _CMP_GE_OQ)));                      \
-      while (mask != 0) {                                                                                             \
-        const int lane = __builtin_ctz(mask);                                                                         \
-        mask &= mask - 1;                                                                                             \
-        const Eigen::Index gi = i + lane / 2, gj = j + lane % 2;                                                      \
-        if (gi >= a.rows || gj >= j1 || gj >= b.rows || (c.self && gj <= gi)) continue;                               \
-        cand.push_back(static_cast<std::uint64_t>(gi) << 32 | static_cast<std::uint64_t>(gj));                        \
-      }                                                                                                               \
-    }                                                                                                                 \
-  }                                                                                                                   \
-}
+#define MEMHEALTH_INT8_BLOCK(NAME, TARGET, STEP)                                                   \
+  __attribute__((target(TARGET))) inline void NAME(                                                \
+      const int8_test_ctx& c, Eigen::Index i0, Eigen::Index i1, Eigen::Index j0, Eigen::Index j1,  \
+      std::vector<std::uint64_t>& cand) {                                                          \
+    const int8_rows& a = *c.a;                                                                     \
+    const int8_rows& b = *c.b;                                                                     \
+    const Eigen::Index st = a.stride, chunks = st / 32;                                            \
+    const __m256 tv = _mm256_set1_ps(c.t);                                                         \
+    for (Eigen::Index i = i0; i < i1; i += 4) {                                                    \
+      const __m256 sa = int8_pattern_rows(a.left_scale.data() + i),                                \
+                   na = int8_pattern_rows(c.a_norm + i),                                           \
+                   ea = int8_pattern_rows(a.left_err.data() + i);                                  \
+      const std::uint8_t* pa = a.left.data() + i * st;                                             \
+      Eigen::Index jb = j0;                                                                        \
+      if (c.self) jb = std::max(j0, i & ~Eigen::Index{1});                                         \
+      for (Eigen::Index j = jb; j < j1; j += 2) {                                                  \
+        const std::int8_t* pb = b.right.data() + j * st;                                           \
+        __m256i acc[8];                                                                            \
+        for (auto& v : acc) v = _mm256_setzero_si256();                                            \
+        for (Eigen::Index k = 0; k < chunks; ++k) {                                                \
+          const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + k * 32));    \
+          const __m256i b1 =                                                                       \
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pb + st + k * 32));              \
+          for (int r = 0; r < 4; ++r) {                                                            \
+            const __m256i av =                                                                     \
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pa + r * st + k * 32));        \
+            acc[2 * r] = STEP(acc[2 * r], av, b0);                                                 \
+            acc[2 * r + 1] = STEP(acc[2 * r + 1], av, b1);                                         \
+          }                                                                                        \
+        }                                                                                          \
+        const __m256i h01 = _mm256_hadd_epi32(acc[0], acc[1]),                                     \
+                      h23 = _mm256_hadd_epi32(acc[2], acc[3]);                                     \
+        const __m256i h45 = _mm256_hadd_epi32(acc[4], acc[5]),                                     \
+                      h67 = _mm256_hadd_epi32(acc[6], acc[7]);                                     \
+        const __m256i g0 = _mm256_hadd_epi32(h01, h23), g1 = _mm256_hadd_epi32(h45, h67);          \
+        __m256i dot = _mm256_add_epi32(_mm256_permute2x128_si256(g0, g1, 0x20),                    \
+                                       _mm256_permute2x128_si256(g0, g1, 0x31));                   \
+        const auto uj = static_cast<std::size_t>(j);                                               \
+        dot = _mm256_sub_epi32(                                                                    \
+            dot, _mm256_castps_si256(int8_pattern_cols(b.right_sum128.data() + uj)));              \
+        const __m256 approx =                                                                      \
+            _mm256_mul_ps(_mm256_cvtepi32_ps(dot),                                                 \
+                          _mm256_mul_ps(sa, int8_pattern_cols(b.right_scale.data() + uj)));        \
+        __m256 upv = _mm256_fmadd_ps(na, int8_pattern_cols(c.b_right_err + uj), approx);           \
+        upv = _mm256_fmadd_ps(ea, int8_pattern_cols(b.right_hat.data() + uj), upv);                \
+        auto mask = static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(upv, tv, _CMP_GE_OQ))); \
+        while (mask != 0) {                                                                        \
+          const int lane = __builtin_ctz(mask);                                                    \
+          mask &= mask - 1;                                                                        \
+          const Eigen::Index gi = i + lane / 2, gj = j + lane % 2;                                 \
+          if (gi >= a.rows || gj >= j1 || gj >= b.rows || (c.self && gj <= gi)) continue;          \
+          cand.push_back(static_cast<std::uint64_t>(gi) << 32 | static_cast<std::uint64_t>(gj));   \
+        }                                                                                          \
+      }                                                                                            \
+    }                                                                                              \
+  }
 
 // AVX2: |u0 p0 + u1 p1| <= 2 · 255 · 63 < 2^15, so vpmaddubsw never saturates (file comment).
 #define MEMHEALTH_INT8_STEP_AVX2(acc, u, p) \
@@ -282,8 +295,8 @@ inline void int8_pack_band(const int8_rows& a, const float* norm, Eigen::Index r
 // evaluated with the same float operations, in the same order, as the AVX2 kernel's.
 template <int NJ>
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) inline void int8_avx512_tile(
-    const int8_test_ctx& c, const int8_band_panels& p, Eigen::Index r0, Eigen::Index r1, Eigen::Index ib,
-    Eigen::Index j, std::vector<std::uint64_t>& cand) {
+    const int8_test_ctx& c, const int8_band_panels& p, Eigen::Index r0, Eigen::Index r1,
+    Eigen::Index ib, Eigen::Index j, std::vector<std::uint64_t>& cand) {
   const int8_rows& b = *c.b;
   const Eigen::Index st = b.stride, groups = st / 4;
   const std::uint8_t* pa = p.u.data() + (ib / 16) * groups * 64;
@@ -304,14 +317,15 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) inline void int8_avx512_t
   const __m512 tv = _mm512_set1_ps(c.t);
   for (int h = 0; h < 2; ++h) {
     const auto lo = static_cast<std::size_t>(ib + 16 * h);
-    const __m512 sa = _mm512_loadu_ps(p.scale.data() + lo), na = _mm512_loadu_ps(p.norm.data() + lo),
-                 ea = _mm512_loadu_ps(p.err.data() + lo);
+    const __m512 sa = _mm512_loadu_ps(p.scale.data() + lo),
+                 na = _mm512_loadu_ps(p.norm.data() + lo), ea = _mm512_loadu_ps(p.err.data() + lo);
     for (int jj = 0; jj < NJ; ++jj) {
       const auto uj = static_cast<std::size_t>(j + jj);
       const __m512i dot = _mm512_sub_epi32(acc[h][jj], _mm512_set1_epi32(b.right_sum128[uj]));
       // the masked form with an explicit source: GCC 12 warns (-Wuninitialized) on the plain one
       const __m512 dotf = _mm512_mask_cvtepi32_ps(_mm512_setzero_ps(), 0xFFFF, dot);
-      const __m512 approx = _mm512_mul_ps(dotf, _mm512_mul_ps(sa, _mm512_set1_ps(b.right_scale[uj])));
+      const __m512 approx =
+          _mm512_mul_ps(dotf, _mm512_mul_ps(sa, _mm512_set1_ps(b.right_scale[uj])));
       __m512 upv = _mm512_fmadd_ps(na, _mm512_set1_ps(c.b_right_err[uj]), approx);
       upv = _mm512_fmadd_ps(ea, _mm512_set1_ps(b.right_hat[uj]), upv);
       auto mask = static_cast<unsigned>(_mm512_cmp_ps_mask(upv, tv, _CMP_GE_OQ));
@@ -328,8 +342,9 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) inline void int8_avx512_t
 
 // Band [r0, r1) (packed in p) x columns [j0, j1): blocks of 32 rows x 8 columns, narrower
 // blocks for the last columns, so no right row at or past j1 is read.
-inline void int8_block_avx512(const int8_test_ctx& c, const int8_band_panels& p, Eigen::Index r0, Eigen::Index r1,
-                              Eigen::Index j0, Eigen::Index j1, std::vector<std::uint64_t>& cand) {
+inline void int8_block_avx512(const int8_test_ctx& c, const int8_band_panels& p, Eigen::Index r0,
+                              Eigen::Index r1, Eigen::Index j0, Eigen::Index j1,
+                              std::vector<std::uint64_t>& cand) {
   for (Eigen::Index ib = 0; ib < r1 - r0; ib += 32) {
     Eigen::Index j = c.self ? std::max(j0, r0 + ib + 1) : j0;
     for (; j1 - j >= 8; j += 8) int8_avx512_tile<8>(c, p, r0, r1, ib, j, cand);
@@ -342,7 +357,9 @@ inline void int8_block_avx512(const int8_test_ctx& c, const int8_band_panels& p,
 
 // True when the AVX2 kernel can run on this CPU: the GEMM backend's check (gemm_backend.hpp),
 // whose x86 condition is this header's MEMHEALTH_INT8_X86.
-inline bool int8_have_avx2() noexcept { return gemm_have_avx2(); }
+inline bool int8_have_avx2() noexcept {
+  return gemm_have_avx2();
+}
 
 // True when the CPU also has AVX-VNNI (CPUID leaf 7 sub-leaf 1, EAX bit 4) and the compiler
 // can emit it. The OS's saving of ymm state is already implied by int8_have_avx2.
@@ -376,11 +393,16 @@ inline bool int8_have_avx512_vnni() noexcept {
 // VNNI). The levels do not nest: Zen 4 and Ice Lake have AVX-512 VNNI but not AVX-VNNI.
 inline bool int8_level_available(int level) noexcept {
   switch (level) {
-    case 0: return true;
-    case 1: return int8_have_avx2();
-    case 2: return int8_have_vnni();
-    case 3: return int8_have_avx512_vnni();
-    default: return false;
+    case 0:
+      return true;
+    case 1:
+      return int8_have_avx2();
+    case 2:
+      return int8_have_vnni();
+    case 3:
+      return int8_have_avx512_vnni();
+    default:
+      return false;
   }
 }
 
@@ -393,8 +415,8 @@ inline int int8_kernel_level(int cap = 3) noexcept {
 
 // Candidates of band [r0, r1) (r0 multiple of 4) against b, column tiles of 64 rows, with kernel
 // `level`, which the caller has checked with int8_level_available (0 always runs).
-inline void int8_band_candidates(const int8_test_ctx& c, Eigen::Index r0, Eigen::Index r1, int level,
-                                 std::vector<std::uint64_t>& cand) {
+inline void int8_band_candidates(const int8_test_ctx& c, Eigen::Index r0, Eigen::Index r1,
+                                 int level, std::vector<std::uint64_t>& cand) {
   const Eigen::Index nb = c.b->rows;
   constexpr Eigen::Index col_tile = 64;
   const Eigen::Index c_begin = c.self ? r0 : 0;
@@ -430,19 +452,24 @@ inline void int8_band_candidates(const int8_test_ctx& c, Eigen::Index r0, Eigen:
 // sqrt(λ‖x_i'‖² + u_i²); per row of b, sqrt(e_j²/λ + u_j²) with e_j = b.right_err; λ = mean e /
 // mean ‖x'‖ over the finite rows (any λ > 0 is valid; this one is nearly tight for typical rows).
 // Rounded up; a zero row (and the padding) keeps 0, a non-finite row +inf.
-inline void int8_fold_prefix(const int8_rows& a, const int8_rows& b, std::vector<float>& fa, std::vector<float>& fb) {
+inline void int8_fold_prefix(const int8_rows& a, const int8_rows& b, std::vector<float>& fa,
+                             std::vector<float>& fb) {
   double sum_n = 0, sum_e = 0;
   std::size_t cnt_n = 0, cnt_e = 0;
   for (Eigen::Index i = 0; i < a.rows; ++i)
-    if (const float v = a.norm[static_cast<std::size_t>(i)]; std::isfinite(v) && v > 0) sum_n += v, ++cnt_n;
+    if (const float v = a.norm[static_cast<std::size_t>(i)]; std::isfinite(v) && v > 0)
+      sum_n += v, ++cnt_n;
   for (Eigen::Index j = 0; j < b.rows; ++j)
-    if (const float v = b.right_err[static_cast<std::size_t>(j)]; std::isfinite(v) && v > 0) sum_e += v, ++cnt_e;
+    if (const float v = b.right_err[static_cast<std::size_t>(j)]; std::isfinite(v) && v > 0)
+      sum_e += v, ++cnt_e;
   double lambda = 1;
-  if (cnt_n > 0 && cnt_e > 0) lambda = (sum_e / static_cast<double>(cnt_e)) / (sum_n / static_cast<double>(cnt_n));
+  if (cnt_n > 0 && cnt_e > 0)
+    lambda = (sum_e / static_cast<double>(cnt_e)) / (sum_n / static_cast<double>(cnt_n));
   if (!(lambda > 0) || !std::isfinite(lambda)) lambda = 1;
   auto fold = [](double x, double u, double w) -> float {
     if (x == 0 && u == 0) return 0.0f;
-    return std::max(round_up_to_float(std::sqrt(w * x * x + u * u)), std::numeric_limits<float>::min());
+    return std::max(round_up_to_float(std::sqrt(w * x * x + u * u)),
+                    std::numeric_limits<float>::min());
   };
   fa.assign(a.norm.size(), 0.0f);
   fb.assign(b.right_err.size(), 0.0f);
@@ -451,11 +478,12 @@ inline void int8_fold_prefix(const int8_rows& a, const int8_rows& b, std::vector
 }
 
 // Rescores a band's candidates (sorted by (i, j) first) and appends the pairs with score >= t.
-inline void rescore(const rows_cref& a, const rows_cref& b, float t, std::vector<std::uint64_t>& cand,
-                    std::vector<scored_pair>& out) {
+inline void rescore(const rows_cref& a, const rows_cref& b, float t,
+                    std::vector<std::uint64_t>& cand, std::vector<scored_pair>& out) {
   std::sort(cand.begin(), cand.end());
   for (const std::uint64_t key : cand) {
-    const auto i = static_cast<std::uint32_t>(key >> 32), j = static_cast<std::uint32_t>(key & 0xffffffffu);
+    const auto i = static_cast<std::uint32_t>(key >> 32),
+               j = static_cast<std::uint32_t>(key & 0xffffffffu);
     const float s = a.row(i).dot(b.row(j));
     if (s >= t) out.push_back({i, j, s});
   }
@@ -469,15 +497,18 @@ quantized_join_stats run_quantized_join(const rows_cref& a, const int8_rows& qa,
   MEMHEALTH_ASSERT(opt.threads >= 1, "quantized join: threads must be >= 1");
   MEMHEALTH_ASSERT(a.cols() == b.cols() || a.rows() == 0 || b.rows() == 0,
                    "quantized join: matrices of different dimension");
-  MEMHEALTH_ASSERT(qa.rows == a.rows() && qb.rows == b.rows() && qa.dim == a.cols() && qb.dim == b.cols(),
-                   "quantized join: quantised rows do not match the matrices");
+  MEMHEALTH_ASSERT(
+      qa.rows == a.rows() && qb.rows == b.rows() && qa.dim == a.cols() && qb.dim == b.cols(),
+      "quantized join: quantised rows do not match the matrices");
   // the prefix form holds one suffix factor per padded row (none for zero rows: an empty side is
   // in the prefix form as much as in the full one, so only the widths are compared)
   const auto form_ok = [](const int8_rows& q) {
-    return q.cols == q.dim ? q.suffix.empty() : q.suffix.size() == static_cast<std::size_t>(q.rows_padded());
+    return q.cols == q.dim ? q.suffix.empty()
+                           : q.suffix.size() == static_cast<std::size_t>(q.rows_padded());
   };
-  MEMHEALTH_ASSERT((qa.cols == qb.cols || qa.rows == 0 || qb.rows == 0) && form_ok(qa) && form_ok(qb),
-                   "quantized join: the two sides were quantised with different prefix widths");
+  MEMHEALTH_ASSERT(
+      (qa.cols == qb.cols || qa.rows == 0 || qb.rows == 0) && form_ok(qa) && form_ok(qb),
+      "quantized join: the two sides were quantised with different prefix widths");
   quantized_join_stats stats;
   const Eigen::Index n = a.rows();
   if (n == 0 || b.rows() == 0) return stats;  // an empty side: no pair
@@ -486,7 +517,11 @@ quantized_join_stats run_quantized_join(const rows_cref& a, const int8_rows& qa,
   const int level = int8_kernel_level(static_cast<int>(opt.kernel));
   std::vector<float> folded_a, folded_b;  // test (3) with a prefix, else (2) on the rows' own norms
   if (qa.cols < qa.dim) int8_fold_prefix(qa, qb, folded_a, folded_b);
-  const int8_test_ctx ctx{&qa, &qb, t, self, folded_a.empty() ? qa.norm.data() : folded_a.data(),
+  const int8_test_ctx ctx{&qa,
+                          &qb,
+                          t,
+                          self,
+                          folded_a.empty() ? qa.norm.data() : folded_a.data(),
                           folded_b.empty() ? qb.right_err.data() : folded_b.data()};
   const auto workers = static_cast<std::size_t>(std::min<Eigen::Index>(opt.threads, bands));
   std::vector<std::vector<std::uint64_t>> cand(workers);
@@ -498,11 +533,13 @@ quantized_join_stats run_quantized_join(const rows_cref& a, const int8_rows& qa,
     rescore(a, b, t, cand[w], pairs[w]);
   };
   for (Eigen::Index round = 0; round < bands; round += static_cast<Eigen::Index>(workers)) {
-    const std::size_t active = std::min<std::size_t>(workers, static_cast<std::size_t>(bands - round));
+    const std::size_t active =
+        std::min<std::size_t>(workers, static_cast<std::size_t>(bands - round));
     if (active == 1) {
       work(0, round);
     } else {
-      detail::run_workers(active, [&](std::size_t w) { work(w, round + static_cast<Eigen::Index>(w)); });
+      detail::run_workers(active,
+                          [&](std::size_t w) { work(w, round + static_cast<Eigen::Index>(w)); });
     }
     for (std::size_t w = 0; w < active; ++w) {
       stats.candidates += cand[w].size();
@@ -526,11 +563,12 @@ quantized_join_stats run_quantized_join(const rows_cref& a, const int8_rows& qa,
 /// increasing (i, j) order. Same pairs as `threshold_join` (recall 1.0, see the file comment).
 /// @param X n x d, row-major float32 (unit rows for cosine). @param q `quantize_rows(X)`.
 /// @throws memhealth::error(precondition) for tile < 4, threads < 1, or q not made from X's shape.
-/// @complexity O(n² · q.cols / 2) int8 multiply-adds + O(candidates · d) float; memory O(n d) bytes for
+/// @complexity O(n² · q.cols / 2) int8 multiply-adds + O(candidates · d) float; memory O(n d) bytes
+/// for
 ///             q plus at most `threads` bands of candidates.
 template <class Out>
-quantized_join_stats quantized_threshold_join(const rows_cref& X, const int8_rows& q, float t, Out&& emit,
-                                              const quantized_join_options& opt = {}) {
+quantized_join_stats quantized_threshold_join(const rows_cref& X, const int8_rows& q, float t,
+                                              Out&& emit, const quantized_join_options& opt = {}) {
   return detail::run_quantized_join(X, q, X, q, true, t, emit, opt);
 }
 
@@ -552,25 +590,36 @@ quantized_join_stats quantized_join(const rows_cref& A, const rows_cref& B, floa
                                     const quantized_join_options& opt = {}) {
   MEMHEALTH_ASSERT(A.cols() == B.cols() || A.rows() == 0 || B.rows() == 0,
                    "quantized_join: matrices of different dimension");
-  const int8_rows qa = quantize_rows(A, opt.threads, opt.prefix_dims), qb = quantize_rows(B, opt.threads, opt.prefix_dims);
+  const int8_rows qa = quantize_rows(A, opt.threads, opt.prefix_dims),
+                  qb = quantize_rows(B, opt.threads, opt.prefix_dims);
   return detail::run_quantized_join(A, qa, B, qb, false, t, emit, opt);
 }
 
 /// Convenience: `quantized_threshold_join`'s pairs as a vector, sorted by (i, j).
 template <class = void>  // deferred instantiation, see memhealth.hpp
-[[nodiscard]] std::vector<scored_pair> quantized_threshold_join_pairs(const rows_cref& X, float t,
-                                                                              const quantized_join_options& opt = {}) {
+[[nodiscard]] std::vector<scored_pair> quantized_threshold_join_pairs(
+    const rows_cref& X, float t, const quantized_join_options& opt = {}) {
   std::vector<scored_pair> out;
-  quantized_threshold_join(X, t, [&](std::uint32_t i, std::uint32_t j, float s) { out.push_back({i, j, s}); }, opt);
+  quantized_threshold_join(
+      X, t,
+      [&](std::uint32_t i, std::uint32_t j, float s) {
+        out.push_back({i, j, s});
+      },
+      opt);
   return out;
 }
 
 /// Convenience: `quantized_join`'s pairs as a vector, sorted by (i, j).
 template <class = void>  // deferred instantiation, see memhealth.hpp
-[[nodiscard]] std::vector<scored_pair> quantized_join_pairs(const rows_cref& A, const rows_cref& B, float t,
-                                                                    const quantized_join_options& opt = {}) {
+[[nodiscard]] std::vector<scored_pair> quantized_join_pairs(
+    const rows_cref& A, const rows_cref& B, float t, const quantized_join_options& opt = {}) {
   std::vector<scored_pair> out;
-  quantized_join(A, B, t, [&](std::uint32_t i, std::uint32_t j, float s) { out.push_back({i, j, s}); }, opt);
+  quantized_join(
+      A, B, t,
+      [&](std::uint32_t i, std::uint32_t j, float s) {
+        out.push_back({i, j, s});
+      },
+      opt);
   return out;
 }
 

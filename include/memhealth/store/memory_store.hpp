@@ -65,7 +65,8 @@ class memory_store {
     s.row_of_.reserve(records.size());
     std::size_t with_dim = 0;
     if constexpr (embedded_record<R>)
-      for (const auto& r : records) with_dim += field::embedding(r).size() == dimension && dimension > 0;
+      for (const auto& r : records)
+        with_dim += field::embedding(r).size() == dimension && dimension > 0;
     s.block_.reserve(with_dim * dimension);
     std::vector<std::pair<std::string, std::size_t>> keys;
     keys.reserve(records.size());
@@ -121,7 +122,8 @@ class memory_store {
   /// length is not d (possibly empty = missing).
   [[nodiscard]] std::span<const float> embedding(std::size_t i) const {
     MEMHEALTH_ASSERT(i < records_.size(), "memory_store::embedding: index out of range");
-    if (row_of_[i] != no_row) return {block_.data() + static_cast<std::size_t>(row_of_[i]) * dim_, dim_};
+    if (row_of_[i] != no_row)
+      return {block_.data() + static_cast<std::size_t>(row_of_[i]) * dim_, dim_};
     if constexpr (embedded_record<R>) return field::embedding(records_[i]);
     return {};
   }
@@ -132,7 +134,9 @@ class memory_store {
   /// Record index of each block row (block_rows() entries); a row orphaned by a mutation that
   /// changed the record's dimension holds `std::size_t(-1)` and zeros. Mutations may reallocate
   /// the block: spans and maps taken before a mutation are invalidated.
-  [[nodiscard]] std::span<const std::size_t> block_records() const noexcept { return record_of_row_; }
+  [[nodiscard]] std::span<const std::size_t> block_records() const noexcept {
+    return record_of_row_;
+  }
   /// The block as an Eigen row-major block_rows() x d float32 map (no copy).
   [[nodiscard]] embedding_matrix_view matrix() const noexcept {
     return embedding_matrix_view(block_.data(), static_cast<Eigen::Index>(block_rows()),
@@ -167,7 +171,8 @@ class memory_store {
  private:
   static constexpr bool movable_embedding = [] {
     if constexpr (embedded_record<R>)
-      return std::is_same_v<decltype(field::raw::embedding(std::declval<R&>())), std::vector<float>&>;
+      return std::is_same_v<decltype(field::raw::embedding(std::declval<R&>())),
+                            std::vector<float>&>;
     else
       return false;
   }();
@@ -197,7 +202,8 @@ class memory_store {
   // (zeroed, unreferenced) and the vector stays on the record.
   template <class F>
   R mutate(std::size_t i, F&& f) {
-    if (i >= records_.size()) throw error(error_code::not_found, "memory_store: record index out of range");
+    if (i >= records_.size())
+      throw error(error_code::not_found, "memory_store: record index out of range");
     R before = extract(i);
     R after = before;
     f(after);
@@ -238,9 +244,9 @@ class memory_store {
 
   std::size_t dim_ = 0;
   std::vector<R> records_;
-  std::vector<std::int64_t> row_of_;          // record index -> block row or no_row
-  std::vector<std::size_t> record_of_row_;    // block row -> record index
-  std::vector<float> block_;                  // block_rows() x dim_, row-major
+  std::vector<std::int64_t> row_of_;        // record index -> block row or no_row
+  std::vector<std::size_t> record_of_row_;  // block row -> record index
+  std::vector<float> block_;                // block_rows() x dim_, row-major
   boost::container::flat_map<std::string, std::size_t, std::less<>> index_;
 };
 

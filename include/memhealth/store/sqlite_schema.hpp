@@ -6,9 +6,7 @@
 /// (RAII handles, statements, errors mapped to `memhealth::error`). The schema is specified in
 /// docs/format.md, "SQLite store". Link SQLite (CMake: `memhealth::sqlite`).
 
-#include <fcntl.h>
 #include <sqlite3.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
@@ -28,15 +26,18 @@
 #include "memhealth/io/record_encode.hpp"
 #include "memhealth/record/memory_record.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 namespace memhealth {
 
 /// Knobs of `sqlite_store`. Defaults suit stores of 10^3 to 10^6 records.
 struct sqlite_store_options {
-  std::size_t block_rows = 4096;             ///< rows per read block (records and embeddings), >= 1
-  std::size_t cached_embedding_blocks = 4;   ///< LRU capacity in embedding blocks, >= 1
+  std::size_t block_rows = 4096;            ///< rows per read block (records and embeddings), >= 1
+  std::size_t cached_embedding_blocks = 4;  ///< LRU capacity in embedding blocks, >= 1
   std::chrono::milliseconds busy_timeout{5000};  ///< wait for a lock held by another connection
-  bool read_only = false;                    ///< open read-only (mutations then throw `io`)
-  bool verify = true;                        ///< run `PRAGMA quick_check` on open (O(file size))
+  bool read_only = false;                        ///< open read-only (mutations then throw `io`)
+  bool verify = true;  ///< run `PRAGMA quick_check` on open (O(file size))
   /// `PRAGMA synchronous=FULL` (each commit survives power loss) when true, NORMAL when false
   /// (a process crash still loses nothing; power loss may lose the last commits, which the repair
   /// log's recovery then redoes or undoes).
@@ -77,9 +78,18 @@ inline const char* const schema_sql =
     "CREATE INDEX records_status ON records(status);"
     "CREATE INDEX records_updated_at ON records(updated_at);";
 
-inline constexpr std::string_view required_columns[] = {
-    "seq", "id", "scope", "status", "kind", "updated_at", "metadata", "claim",
-    "embedding", "embedding_dim", "embedding_version", "record"};
+inline constexpr std::string_view required_columns[] = {"seq",
+                                                        "id",
+                                                        "scope",
+                                                        "status",
+                                                        "kind",
+                                                        "updated_at",
+                                                        "metadata",
+                                                        "claim",
+                                                        "embedding",
+                                                        "embedding_dim",
+                                                        "embedding_version",
+                                                        "record"};
 
 // Maps an SQLite result code to the memhealth error code of a failed read or write.
 inline error_code code_of(int rc) noexcept {
@@ -93,7 +103,8 @@ inline error_code code_of(int rc) noexcept {
   if (primary == SQLITE_NOTADB)
     msg += "not an SQLite database (the file is corrupt or of another format)";
   else if (primary == SQLITE_CORRUPT)
-    msg += "corrupt SQLite database (" + std::string(db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)) + ")";
+    msg += "corrupt SQLite database (" + std::string(db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)) +
+           ")";
   else
     msg += db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
   throw error(code_of(rc), msg);
@@ -111,13 +122,15 @@ inline void exec(sqlite3* db, const char* sql, const std::string& path, std::str
 inline stmt_ptr prepare(sqlite3* db, std::string_view sql, const std::string& path,
                         std::string_view what = "cannot prepare a statement") {
   sqlite3_stmt* s = nullptr;
-  const int rc = sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &s, nullptr);
+  const int rc = sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()),
+                                    SQLITE_PREPARE_PERSISTENT, &s, nullptr);
   if (rc != SQLITE_OK) fail(db, rc, path, what);
   return stmt_ptr(s);
 }
 
 // Runs a query returning one text column; all rows joined with '\n'.
-inline std::string query_text(sqlite3* db, const char* sql, const std::string& path, std::string_view what) {
+inline std::string query_text(sqlite3* db, const char* sql, const std::string& path,
+                              std::string_view what) {
   auto s = prepare(db, sql, path, what);
   std::string out;
   int rc;
@@ -132,11 +145,14 @@ inline std::string query_text(sqlite3* db, const char* sql, const std::string& p
 // fsync of a file by name. @throws error(io) naming `what` (the target path).
 inline void sync_file(const std::string& file, const std::string& what) {
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw error(error_code::io, what + ": cannot open the new database to sync it: " + std::strerror(errno));
+  if (fd < 0)
+    throw error(error_code::io,
+                what + ": cannot open the new database to sync it: " + std::strerror(errno));
   const int rc = ::fsync(fd);
   const int err = errno;
   ::close(fd);
-  if (rc != 0) throw error(error_code::io, what + ": cannot sync the new database: " + std::strerror(err));
+  if (rc != 0)
+    throw error(error_code::io, what + ": cannot sync the new database: " + std::strerror(err));
 }
 
 // Gives the complete file `tmp` the name `target`, which must not exist: link (refuses an
@@ -148,14 +164,18 @@ inline void move_into_place(const std::string& tmp, const std::string& target) {
   } else {
     const int err = errno;
     if (err == EEXIST)
-      throw error(error_code::precondition, target + ": already exists; refusing to overwrite it (remove it first)");
+      throw error(error_code::precondition,
+                  target + ": already exists; refusing to overwrite it (remove it first)");
     if (err != EPERM && err != EOPNOTSUPP && err != ENOSYS && err != EMLINK)
-      throw error(error_code::io, target + ": cannot move the new database into place: " + std::strerror(err));
+      throw error(error_code::io,
+                  target + ": cannot move the new database into place: " + std::strerror(err));
     std::error_code ec;
     if (std::filesystem::exists(target, ec))
-      throw error(error_code::precondition, target + ": already exists; refusing to overwrite it (remove it first)");
+      throw error(error_code::precondition,
+                  target + ": already exists; refusing to overwrite it (remove it first)");
     if (::rename(tmp.c_str(), target.c_str()) != 0)
-      throw error(error_code::io, target + ": cannot move the new database into place: " + std::strerror(errno));
+      throw error(error_code::io,
+                  target + ": cannot move the new database into place: " + std::strerror(errno));
   }
   const std::filesystem::path t(target);
   const std::string dir = t.has_parent_path() ? t.parent_path().string() : std::string(".");
@@ -180,8 +200,9 @@ inline db_ptr open_db(const std::string& path, int flags, std::chrono::milliseco
 // Returns the stored dimension.
 inline std::size_t validate(const std::string& path, const sqlite_store_options& opt) {
   auto db = open_db(path, SQLITE_OPEN_READONLY, opt.busy_timeout);
-  const std::string tables = query_text(
-      db.get(), "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name", path, "cannot read the schema");
+  const std::string tables =
+      query_text(db.get(), "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name", path,
+                 "cannot read the schema");
   std::vector<std::string> names;
   for (std::size_t p = 0; p < tables.size();) {
     const auto q = std::min(tables.find('\n', p), tables.size());
@@ -192,37 +213,56 @@ inline std::size_t validate(const std::string& path, const sqlite_store_options&
   const bool recs = std::find(names.begin(), names.end(), "records") != names.end();
   if (!meta && !recs) {
     if (names.empty())
-      throw error(error_code::schema, path + ": an empty SQLite database, not a memhealth store (tables memhealth_meta and records missing)");
+      throw error(error_code::schema, path +
+                                          ": an empty SQLite database, not a memhealth store "
+                                          "(tables memhealth_meta and records missing)");
     std::string list;
     for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    throw error(error_code::schema, path + ": foreign schema, not a memhealth store: tables found: " + list +
-                                        "; a memhealth store has tables memhealth_meta and records");
+    throw error(error_code::schema,
+                path + ": foreign schema, not a memhealth store: tables found: " + list +
+                    "; a memhealth store has tables memhealth_meta and records");
   }
-  if (!meta) throw error(error_code::schema, path + ": missing table 'memhealth_meta' (not a memhealth store, or damaged)");
-  if (!recs) throw error(error_code::schema, path + ": missing table 'records' (not a memhealth store, or damaged)");
-  const std::string cols = "\n" + query_text(db.get(), "SELECT name FROM pragma_table_info('records')", path,
-                                             "cannot read the columns of table records") + "\n";
+  if (!meta)
+    throw error(error_code::schema,
+                path + ": missing table 'memhealth_meta' (not a memhealth store, or damaged)");
+  if (!recs)
+    throw error(error_code::schema,
+                path + ": missing table 'records' (not a memhealth store, or damaged)");
+  const std::string cols = "\n" +
+                           query_text(db.get(), "SELECT name FROM pragma_table_info('records')",
+                                      path, "cannot read the columns of table records") +
+                           "\n";
   for (auto c : required_columns)
     if (cols.find("\n" + std::string(c) + "\n") == std::string::npos)
-      throw error(error_code::schema, path + ": table 'records' lacks column '" + std::string(c) + "' (foreign or damaged schema)");
+      throw error(error_code::schema, path + ": table 'records' lacks column '" + std::string(c) +
+                                          "' (foreign or damaged schema)");
   const std::string format =
-      query_text(db.get(), "SELECT value FROM memhealth_meta WHERE key='format'", path, "cannot read memhealth_meta");
+      query_text(db.get(), "SELECT value FROM memhealth_meta WHERE key='format'", path,
+                 "cannot read memhealth_meta");
   if (format != "memhealth-store")
-    throw error(error_code::schema, path + ": memhealth_meta.format is '" + format + "', expected 'memhealth-store'");
-  const std::string version = query_text(db.get(), "SELECT value FROM memhealth_meta WHERE key='schema_version'",
-                                         path, "cannot read memhealth_meta");
+    throw error(error_code::schema,
+                path + ": memhealth_meta.format is '" + format + "', expected 'memhealth-store'");
+  const std::string version =
+      query_text(db.get(), "SELECT value FROM memhealth_meta WHERE key='schema_version'", path,
+                 "cannot read memhealth_meta");
   if (version != std::to_string(sqlite_schema_version))
-    throw error(error_code::schema, path + ": schema_version '" + version + "' is not supported (this build reads " +
+    throw error(error_code::schema, path + ": schema_version '" + version +
+                                        "' is not supported (this build reads " +
                                         std::to_string(sqlite_schema_version) + ")");
   if (opt.verify) {
-    const std::string check = query_text(db.get(), "PRAGMA quick_check", path, "integrity check failed");
-    if (check != "ok") throw error(error_code::parse, path + ": corrupt SQLite database: " + check.substr(0, 400));
+    const std::string check =
+        query_text(db.get(), "PRAGMA quick_check", path, "integrity check failed");
+    if (check != "ok")
+      throw error(error_code::parse, path + ": corrupt SQLite database: " + check.substr(0, 400));
   }
   const std::string dim =
-      query_text(db.get(), "SELECT value FROM memhealth_meta WHERE key='dimension'", path, "cannot read memhealth_meta");
+      query_text(db.get(), "SELECT value FROM memhealth_meta WHERE key='dimension'", path,
+                 "cannot read memhealth_meta");
   std::size_t d = 0;
   for (char ch : dim) {
-    if (ch < '0' || ch > '9') throw error(error_code::schema, path + ": memhealth_meta.dimension is not a number: '" + dim + "'");
+    if (ch < '0' || ch > '9')
+      throw error(error_code::schema,
+                  path + ": memhealth_meta.dimension is not a number: '" + dim + "'");
     d = d * 10 + static_cast<std::size_t>(ch - '0');
   }
   return d;
@@ -240,7 +280,8 @@ inline std::string record_json(const memory_record& r) {
 inline std::string field_json(const memory_record& only, std::string_view key) {
   const std::string s = to_json(only);
   const std::string prefix = "{\"id\":\"\",\"content\":\"\",\"" + std::string(key) + "\":";
-  MEMHEALTH_ASSERT(s.starts_with(prefix) && s.back() == '}', "sqlite_store: unexpected canonical JSON");
+  MEMHEALTH_ASSERT(s.starts_with(prefix) && s.back() == '}',
+                   "sqlite_store: unexpected canonical JSON");
   return s.substr(prefix.size(), s.size() - prefix.size() - 1);
 }
 
@@ -250,7 +291,8 @@ inline void bind_text(sqlite3_stmt* s, int col, std::string_view t) {
 
 inline std::string column_text(sqlite3_stmt* s, int col) {
   const auto* p = sqlite3_column_text(s, col);
-  return p ? std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(s, col)))
+  return p ? std::string(reinterpret_cast<const char*>(p),
+                         static_cast<std::size_t>(sqlite3_column_bytes(s, col)))
            : std::string();
 }
 
@@ -269,7 +311,8 @@ inline std::string encode_floats(std::span<const float> v) {
   std::string b(v.size() * 4, '\0');
   std::memcpy(b.data(), v.data(), b.size());
   if constexpr (std::endian::native == std::endian::big)
-    for (std::size_t k = 0; k < v.size(); ++k) std::swap(b[4 * k], b[4 * k + 3]), std::swap(b[4 * k + 1], b[4 * k + 2]);
+    for (std::size_t k = 0; k < v.size(); ++k)
+      std::swap(b[4 * k], b[4 * k + 3]), std::swap(b[4 * k + 1], b[4 * k + 2]);
   return b;
 }
 

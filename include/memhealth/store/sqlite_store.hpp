@@ -122,7 +122,9 @@ class sqlite_store {
     std::error_code ec;
     const bool exists = std::filesystem::exists(path, ec);
     if (ec) throw error(error_code::io, p + ": cannot inspect the path: " + ec.message());
-    if (exists) throw error(error_code::precondition, p + ": already exists; refusing to overwrite it (remove it first)");
+    if (exists)
+      throw error(error_code::precondition,
+                  p + ": already exists; refusing to overwrite it (remove it first)");
     if (dimension == 0) dimension = memory_store<R>::most_common_dimension(records);
     const std::filesystem::path tmp_path = temp_path_for(path);
     const std::string tmp = tmp_path.string();
@@ -135,11 +137,13 @@ class sqlite_store {
     };
     try {
       {
-        auto db = detail::sqlite::open_db(tmp, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, opt.busy_timeout);
+        auto db = detail::sqlite::open_db(tmp, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                                          opt.busy_timeout);
         detail::sqlite::exec(db.get(), "PRAGMA journal_mode=WAL", p, "cannot set WAL mode");
         detail::sqlite::exec(db.get(), "BEGIN IMMEDIATE", p, "cannot begin");
         detail::sqlite::exec(db.get(), detail::sqlite::schema_sql, p, "cannot create the schema");
-        auto meta = detail::sqlite::prepare(db.get(), "INSERT INTO memhealth_meta(key, value) VALUES(?, ?)", p);
+        auto meta = detail::sqlite::prepare(
+            db.get(), "INSERT INTO memhealth_meta(key, value) VALUES(?, ?)", p);
         const std::pair<std::string, std::string> rows[] = {
             {"format", "memhealth-store"},
             {"schema_version", std::to_string(sqlite_schema_version)},
@@ -148,7 +152,8 @@ class sqlite_store {
         for (const auto& [k, v] : rows) {
           detail::sqlite::bind_text(meta.get(), 1, k);
           detail::sqlite::bind_text(meta.get(), 2, v);
-          if (int rc = sqlite3_step(meta.get()); rc != SQLITE_DONE) detail::sqlite::fail(db.get(), rc, p, "cannot write memhealth_meta");
+          if (int rc = sqlite3_step(meta.get()); rc != SQLITE_DONE)
+            detail::sqlite::fail(db.get(), rc, p, "cannot write memhealth_meta");
           sqlite3_reset(meta.get());
         }
         detail::sqlite::exec(db.get(), "COMMIT", p, "cannot commit");
@@ -158,10 +163,12 @@ class sqlite_store {
         build.verify = false;  // an empty database this process just created
         sqlite_store s = open(tmp_path, build);
         s.append(records);
-        detail::sqlite::exec(s.db_.get(), "PRAGMA wal_checkpoint(TRUNCATE)", p, "cannot checkpoint");
+        detail::sqlite::exec(s.db_.get(), "PRAGMA wal_checkpoint(TRUNCATE)", p,
+                             "cannot checkpoint");
       }  // the last connection closes: the WAL is checkpointed into the file and removed
       if (std::filesystem::file_size(tmp + "-wal", ec) > 0 && !ec)
-        throw error(error_code::io, p + ": the write-ahead log of the new database was not checkpointed");
+        throw error(error_code::io,
+                    p + ": the write-ahead log of the new database was not checkpointed");
       std::filesystem::remove(tmp + "-wal", ec);
       std::filesystem::remove(tmp + "-shm", ec);
       detail::sqlite::sync_file(tmp, p);
@@ -193,13 +200,16 @@ class sqlite_store {
     // read_only: a read-write connection with query_only set when the file is writable, so the
     // last connection to close can remove the -wal and -shm files; read-only otherwise.
     const bool writable = ::access(p.c_str(), W_OK) == 0;
-    s.db_ = detail::sqlite::open_db(p, writable ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY, opt.busy_timeout);
+    s.db_ = detail::sqlite::open_db(p, writable ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY,
+                                    opt.busy_timeout);
     if (opt.read_only) {
       detail::sqlite::exec(s.db_.get(), "PRAGMA query_only=ON", p, "cannot set query_only");
     } else {
       detail::sqlite::exec(s.db_.get(), "PRAGMA journal_mode=WAL", p, "cannot set WAL mode");
-      detail::sqlite::exec(s.db_.get(), opt.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
-                           p, "cannot set synchronous");
+      detail::sqlite::exec(
+          s.db_.get(),
+          opt.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL", p,
+          "cannot set synchronous");
     }
     s.prepare_statements();
     s.load_index();
@@ -222,9 +232,11 @@ class sqlite_store {
   /// Embedding dimension d recorded at creation (0 = unknown).
   [[nodiscard]] std::size_t dimension() const noexcept { return dim_; }
   /// The row's `seq` (its rowid) as decimal text: the store's own key for record i
-  /// (`keyed_record_store`, store.hpp; logged beside the id). @throws error(not_found) out of range.
+  /// (`keyed_record_store`, store.hpp; logged beside the id). @throws error(not_found) out of
+  /// range.
   [[nodiscard]] std::string store_key(std::size_t i) const {
-    if (i >= seq_.size()) throw error(error_code::not_found, "sqlite_store::store_key: index out of range");
+    if (i >= seq_.size())
+      throw error(error_code::not_found, "sqlite_store::store_key: index out of range");
     return std::to_string(seq_[i]);
   }
   /// Path of the database file.
@@ -249,7 +261,8 @@ class sqlite_store {
   [[nodiscard]] std::span<const float> embedding(std::size_t i) const {
     MEMHEALTH_ASSERT(i < size(), "sqlite_store::embedding: index out of range");
     const std::size_t b = i / opt_.block_rows;
-    auto it = std::find_if(emb_cache_.begin(), emb_cache_.end(), [&](const emb_block& e) { return e.block == b; });
+    auto it = std::find_if(emb_cache_.begin(), emb_cache_.end(),
+                           [&](const emb_block& e) { return e.block == b; });
     if (it == emb_cache_.end()) {
       if (emb_cache_.size() >= opt_.cached_embedding_blocks) emb_cache_.pop_back();
       emb_cache_.push_front(load_embedding_block(b));
@@ -276,7 +289,8 @@ class sqlite_store {
     if (i >= size()) throw error(error_code::not_found, "sqlite_store: record index out of range");
     R copy = record(i);
     const std::size_t b = i / opt_.block_rows, k = i % opt_.block_rows;
-    auto it = std::find_if(emb_cache_.begin(), emb_cache_.end(), [&](const emb_block& e) { return e.block == b; });
+    auto it = std::find_if(emb_cache_.begin(), emb_cache_.end(),
+                           [&](const emb_block& e) { return e.block == b; });
     if (it != emb_cache_.end()) {
       copy.embedding.assign(it->data.begin() + static_cast<std::ptrdiff_t>(it->offset[k]),
                             it->data.begin() + static_cast<std::ptrdiff_t>(it->offset[k + 1]));
@@ -288,7 +302,8 @@ class sqlite_store {
     if (rc == SQLITE_ROW) copy.embedding = blob_floats(s, 0);
     sqlite3_reset(s);
     if (rc == SQLITE_DONE)
-      throw error(error_code::io, path_ + ": the records table changed under an open store (row seq " +
+      throw error(error_code::io, path_ +
+                                      ": the records table changed under an open store (row seq " +
                                       std::to_string(seq_[i]) + " missing); reopen the store");
     if (rc != SQLITE_ROW) detail::sqlite::fail(db_.get(), rc, path_, "cannot read an embedding");
     return copy;
@@ -315,7 +330,8 @@ class sqlite_store {
 
   /// `PRAGMA integrity_check`: "ok", or SQLite's list of problems.
   [[nodiscard]] std::string integrity_check() const {
-    return detail::sqlite::query_text(db_.get(), "PRAGMA integrity_check", path_, "integrity check failed");
+    return detail::sqlite::query_text(db_.get(), "PRAGMA integrity_check", path_,
+                                      "integrity check failed");
   }
 
   // ------------------------------------------------------------------ writing
@@ -347,7 +363,8 @@ class sqlite_store {
         emb_cache_.remove_if([&](const emb_block& e) { return e.block == b; });
         if (!r.embedding.empty() && dim_ == 0) {
           dim_ = r.embedding.size();
-          const std::string sql = "UPDATE memhealth_meta SET value='" + std::to_string(dim_) + "' WHERE key='dimension'";
+          const std::string sql = "UPDATE memhealth_meta SET value='" + std::to_string(dim_) +
+                                  "' WHERE key='dimension'";
           detail::sqlite::exec(db_.get(), sql.c_str(), path_, "cannot write memhealth_meta");
         }
       }
@@ -372,7 +389,9 @@ class sqlite_store {
   /// @throws error(precondition) when an action is already open; error(io) when the write lock
   ///         cannot be taken within the busy timeout.
   void begin_action() {
-    if (in_action_) throw error(error_code::precondition, "sqlite_store::begin_action: an action is already open");
+    if (in_action_)
+      throw error(error_code::precondition,
+                  "sqlite_store::begin_action: an action is already open");
     step_done(begin_.get(), "cannot begin a transaction");
     in_action_ = true;
     touched_.clear();
@@ -382,7 +401,8 @@ class sqlite_store {
   /// @throws error(precondition) without an open action; error(io) when the commit fails (the
   ///         action is then rolled back and its cached records re-read).
   void commit_action() {
-    if (!in_action_) throw error(error_code::precondition, "sqlite_store::commit_action: no action is open");
+    if (!in_action_)
+      throw error(error_code::precondition, "sqlite_store::commit_action: no action is open");
     try {
       step_done(commit_.get(), "cannot commit a transaction");
     } catch (...) {
@@ -435,15 +455,27 @@ class sqlite_store {
   void prepare_statements() {
     using detail::sqlite::prepare;
     constexpr const char* cols =
-        "(id, scope, status, kind, updated_at, metadata, claim, embedding, embedding_dim, embedding_version, record)";
-    insert_ = prepare(db_.get(), std::string("INSERT INTO records") + cols + " VALUES(?,?,?,?,?,?,?,?,?,?,?)", path_);
-    update_ = prepare(db_.get(),
-                      "UPDATE records SET id=?1, scope=?2, status=?3, kind=?4, updated_at=?5, metadata=?6, claim=?7,"
-                      " embedding=?8, embedding_dim=?9, embedding_version=?10, record=?11 WHERE seq=?12",
+        "(id, scope, status, kind, updated_at, metadata, claim, embedding, embedding_dim, "
+        "embedding_version, record)";
+    insert_ = prepare(db_.get(),
+                      std::string("INSERT INTO records") + cols + " VALUES(?,?,?,?,?,?,?,?,?,?,?)",
                       path_);
-    read_records_ = prepare(db_.get(), "SELECT seq, record FROM records WHERE seq BETWEEN ?1 AND ?2 ORDER BY seq", path_);
-    read_full_ = prepare(db_.get(), "SELECT seq, record, embedding FROM records WHERE seq BETWEEN ?1 AND ?2 ORDER BY seq", path_);
-    read_embeddings_ = prepare(db_.get(), "SELECT seq, embedding FROM records WHERE seq BETWEEN ?1 AND ?2 ORDER BY seq", path_);
+    update_ =
+        prepare(db_.get(),
+                "UPDATE records SET id=?1, scope=?2, status=?3, kind=?4, updated_at=?5, "
+                "metadata=?6, claim=?7,"
+                " embedding=?8, embedding_dim=?9, embedding_version=?10, record=?11 WHERE seq=?12",
+                path_);
+    read_records_ =
+        prepare(db_.get(),
+                "SELECT seq, record FROM records WHERE seq BETWEEN ?1 AND ?2 ORDER BY seq", path_);
+    read_full_ = prepare(
+        db_.get(),
+        "SELECT seq, record, embedding FROM records WHERE seq BETWEEN ?1 AND ?2 ORDER BY seq",
+        path_);
+    read_embeddings_ = prepare(
+        db_.get(), "SELECT seq, embedding FROM records WHERE seq BETWEEN ?1 AND ?2 ORDER BY seq",
+        path_);
     read_one_embedding_ = prepare(db_.get(), "SELECT embedding FROM records WHERE seq = ?1", path_);
     begin_ = prepare(db_.get(), "BEGIN IMMEDIATE", path_);
     commit_ = prepare(db_.get(), "COMMIT", path_);
@@ -457,10 +489,10 @@ class sqlite_store {
       index_.emplace(detail::sqlite::column_text(s.get(), 1), seq_.size());
       seq_.push_back(seq);
     }
-    if (rc != SQLITE_DONE) detail::sqlite::fail(db_.get(), rc, path_, "cannot read the record index");
+    if (rc != SQLITE_DONE)
+      detail::sqlite::fail(db_.get(), rc, path_, "cannot read the record index");
     record_blocks_.resize((seq_.size() + opt_.block_rows - 1) / opt_.block_rows);
   }
-
 
   void step_done(sqlite3_stmt* s, std::string_view what) {
     const int rc = sqlite3_step(s);
@@ -522,15 +554,18 @@ class sqlite_store {
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
       if (k >= last || sqlite3_column_int64(s, 0) != seq_[k]) break;
       const auto* t = sqlite3_column_text(s, 1);
-      text.append(t ? reinterpret_cast<const char*>(t) : "", static_cast<std::size_t>(sqlite3_column_bytes(s, 1)));
+      text.append(t ? reinterpret_cast<const char*>(t) : "",
+                  static_cast<std::size_t>(sqlite3_column_bytes(s, 1)));
       text.push_back('\n');
       if (with_embeddings) embs.push_back(blob_floats(s, 2));
       ++k;
     }
     sqlite3_reset(s);
-    if (rc != SQLITE_DONE && rc != SQLITE_ROW) detail::sqlite::fail(db_.get(), rc, path_, "cannot read records");
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+      detail::sqlite::fail(db_.get(), rc, path_, "cannot read records");
     if (k != last)
-      throw error(error_code::io, path_ + ": the records table changed under an open store (row seq " +
+      throw error(error_code::io, path_ +
+                                      ": the records table changed under an open store (row seq " +
                                       std::to_string(seq_[k]) + " missing); reopen the store");
     load_options lo;
     lo.threads = 1;
@@ -555,7 +590,8 @@ class sqlite_store {
   static std::vector<float> blob_floats(sqlite3_stmt* s, int col) {
     const auto bytes = static_cast<std::size_t>(sqlite3_column_bytes(s, col));
     std::vector<float> v(bytes / 4);
-    if (bytes >= 4) detail::sqlite::decode_floats(sqlite3_column_blob(s, col), v.size() * 4, v.data());
+    if (bytes >= 4)
+      detail::sqlite::decode_floats(sqlite3_column_blob(s, col), v.size() * 4, v.data());
     return v;
   }
 
@@ -588,9 +624,11 @@ class sqlite_store {
       ++k;
     }
     sqlite3_reset(s);
-    if (rc != SQLITE_DONE && rc != SQLITE_ROW) detail::sqlite::fail(db_.get(), rc, path_, "cannot read embeddings");
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+      detail::sqlite::fail(db_.get(), rc, path_, "cannot read embeddings");
     if (k != last)
-      throw error(error_code::io, path_ + ": the records table changed under an open store (row seq " +
+      throw error(error_code::io, path_ +
+                                      ": the records table changed under an open store (row seq " +
                                       std::to_string(seq_[k]) + " missing); reopen the store");
     return e;
   }
@@ -611,7 +649,8 @@ class sqlite_store {
     emb_cache_.remove_if([&](emb_block& e) {
       if (e.block != b) return false;
       if (e.offset[k + 1] - e.offset[k] != after.embedding.size()) return true;
-      std::copy(after.embedding.begin(), after.embedding.end(), e.data.begin() + static_cast<std::ptrdiff_t>(e.offset[k]));
+      std::copy(after.embedding.begin(), after.embedding.end(),
+                e.data.begin() + static_cast<std::ptrdiff_t>(e.offset[k]));
       return false;
     });
     if (after.id != before.id) {
@@ -624,7 +663,8 @@ class sqlite_store {
             break;
           }
       }
-      if (auto it = index_.find(after.id); it == index_.end() || it->second > i) index_[after.id] = i;
+      if (auto it = index_.find(after.id); it == index_.end() || it->second > i)
+        index_[after.id] = i;
     }
     if (record_blocks_[b]) {
       R& slot = record_blocks_[b][i % opt_.block_rows];
@@ -639,14 +679,14 @@ class sqlite_store {
   sqlite_store_options opt_;
   std::size_t dim_ = 0;
   detail::sqlite::db_ptr db_;
-  detail::sqlite::stmt_ptr insert_, update_, read_records_, read_full_, read_embeddings_, read_one_embedding_, begin_,
-      commit_;
-  std::vector<std::int64_t> seq_;                        // index i -> rowid (seq)
-  std::unordered_map<std::string, std::size_t> index_;   // id -> first index
+  detail::sqlite::stmt_ptr insert_, update_, read_records_, read_full_, read_embeddings_,
+      read_one_embedding_, begin_, commit_;
+  std::vector<std::int64_t> seq_;                            // index i -> rowid (seq)
+  std::unordered_map<std::string, std::size_t> index_;       // id -> first index
   mutable std::vector<std::unique_ptr<R[]>> record_blocks_;  // decoded records (no embeddings)
-  mutable std::list<emb_block> emb_cache_;                // LRU, most recent first
+  mutable std::list<emb_block> emb_cache_;                   // LRU, most recent first
   bool in_action_ = false;
-  std::vector<std::size_t> touched_;                     // indices written in the open action
+  std::vector<std::size_t> touched_;  // indices written in the open action
   std::size_t dim_at_begin_ = 0;
 };
 

@@ -52,11 +52,11 @@ concept record_store = requires(const S& s, std::size_t i, std::string_view id) 
 /// Neither deletes or adds a record. Out-of-range indices throw `memhealth::error`
 /// (`error_code::not_found`).
 template <class S>
-concept mutable_record_store =
-    record_store<S> && requires(S& s, std::size_t i, const typename S::record_type& image) {
-      { s.extract(i) } -> std::same_as<typename S::record_type>;
-      { s.restore(i, image) } -> std::same_as<typename S::record_type>;
-    };
+concept mutable_record_store = record_store<S> &&
+    requires(S& s, std::size_t i, const typename S::record_type& image) {
+  { s.extract(i) } -> std::same_as<typename S::record_type>;
+  { s.restore(i, image) } -> std::same_as<typename S::record_type>;
+};
 
 /// Optional capability of a `mutable_record_store`: grouping mutations into one atomic action.
 /// - `s.begin_action()`: the following mutations form one action (throws when one is open);

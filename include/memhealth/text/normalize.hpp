@@ -13,9 +13,8 @@
 /// Invalid UTF-8 never throws: the bytes are kept as they are, only ASCII folding is applied.
 /// A user policy is any type with `std::string operator()(std::string_view) const`.
 
-#include <utf8proc.h>
-
 #include <boost/container/flat_map.hpp>
+#include <utf8proc.h>
 
 #include <cstdlib>
 #include <memory>
@@ -35,7 +34,7 @@ concept text_normalization_policy = requires(const N& n, std::string_view s) {
 
 /// Default normaliser: NFKC + case folding + punctuation and whitespace folding + synonyms.
 struct text_normalizer {
-  synonym_table synonyms;       ///< per-word replacements (normalised keys), empty = none
+  synonym_table synonyms;        ///< per-word replacements (normalised keys), empty = none
   bool fold_punctuation = true;  ///< treat punctuation and symbols as word breaks
 
   /// Normalises UTF-8 text. @return the normalised UTF-8 text (may be empty).
@@ -44,11 +43,11 @@ struct text_normalizer {
     std::string mapped;
     {
       utf8proc_uint8_t* out = nullptr;
-      const auto n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(text.data()),
-                                  static_cast<utf8proc_ssize_t>(text.size()), &out,
-                                  static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPAT |
-                                                                 UTF8PROC_COMPOSE | UTF8PROC_CASEFOLD |
-                                                                 UTF8PROC_IGNORE | UTF8PROC_STRIPCC));
+      const auto n = utf8proc_map(
+          reinterpret_cast<const utf8proc_uint8_t*>(text.data()),
+          static_cast<utf8proc_ssize_t>(text.size()), &out,
+          static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPAT | UTF8PROC_COMPOSE |
+                                         UTF8PROC_CASEFOLD | UTF8PROC_IGNORE | UTF8PROC_STRIPCC));
       std::unique_ptr<utf8proc_uint8_t, decltype(&std::free)> guard(out, &std::free);
       if (n >= 0) {
         mapped.assign(reinterpret_cast<const char*>(out), static_cast<std::size_t>(n));

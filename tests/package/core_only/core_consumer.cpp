@@ -25,9 +25,11 @@ int main() {
   memhealth::pipeline p{memhealth::hygiene_detector{}};
   const memhealth::report rep = p.run(store);
   if (rep.records_total != 2) {
-    std::fprintf(stderr, "core consumer: FAILED: records_total %zu, expected 2\n", rep.records_total);
+    std::fprintf(stderr, "core consumer: FAILED: records_total %zu, expected 2\n",
+                 rep.records_total);
     return 1;
   }
-  std::printf("core consumer: %zu records, %zu findings OK\n", rep.records_total, rep.findings.size());
+  std::printf("core consumer: %zu records, %zu findings OK\n", rep.records_total,
+              rep.findings.size());
   return 0;
 }
