@@ -1,7 +1,9 @@
 # Pins the tool's outputs on the bundled sample store (issue 16 item 7: a refactor changes no
 # output): check (json, md, text), plan, apply with each report format, the repaired store, the
 # rollback and the drill are compared byte for byte with tests/data/golden/. The outputs there were
-# made by the tool of 666557a (before the record-model rework) and are unchanged since.
+# made by the tool of 666557a (before the record-model rework) and are unchanged since, except the
+# plan file, which became JSON Lines (issue 17): plan_v1.json is 666557a's plan, which must still
+# apply to the same store.
 # The scratch directory's absolute path (the plan records its schema file's) is written as @WORK@.
 #
 #   cmake -DMEMHEALTH=... -DSOURCE_DIR=... -DWORK=... -P cli_golden.cmake
@@ -33,17 +35,24 @@ foreach(fmt md json html)
   run_in("0" "${MEMHEALTH}" apply store.jsonl --plan plan.json --wal run-${fmt}.wal
          --out repaired-${fmt}.jsonl --approve tier2 --report report.${fmt} --schema schema.json ${NOW})
 endforeach()
+# A plan in the 0.1 format (one JSON document, made by the tool of 666557a) still applies, and to
+# the same store.
+file(READ "${GOLDEN}/plan_v1.json" v1)
+string(REPLACE "@WORK@" "${WORK}" v1 "${v1}")
+file(WRITE "${WORK}/plan_v1.json" "${v1}")
+run_in("0" "${MEMHEALTH}" apply store.jsonl --plan plan_v1.json --wal run-v1.wal
+       --out repaired-v1.jsonl --approve tier2 --schema schema.json ${NOW})
 run_in("0" "${MEMHEALTH}" rollback repaired-md.jsonl --wal run-md.wal --out restored.jsonl)
 # the drill: 12 faults injected into a copy at seed 7, all detected, no healthy record changed
 run_in("0" "${MEMHEALTH}" drill store.jsonl --seed 7 ${NOW} --format json)
 file(WRITE "${WORK}/drill.json" "${last_out}")
 
 # The three applies ran the same plan on the same store: one repaired store.
-foreach(fmt json html)
+foreach(fmt json html v1)
   execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${WORK}/repaired-md.jsonl"
                           "${WORK}/repaired-${fmt}.jsonl" RESULT_VARIABLE differ)
   if(differ)
-    message(FATAL_ERROR "apply with --report report.${fmt} wrote another store than with report.md")
+    message(FATAL_ERROR "apply (${fmt}) wrote another store than the first apply")
   endif()
 endforeach()
 execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${WORK}/store.jsonl" "${WORK}/restored.jsonl"

@@ -22,6 +22,7 @@
 #include "memhealth/repair/action.hpp"
 #include "memhealth/repair/conflict_rules.hpp"
 #include "memhealth/repair/guardrails.hpp"
+#include "memhealth/repair/plan_file.hpp"
 #include "memhealth/repair/plan_json.hpp"
 #include "memhealth/repair/planner.hpp"
 #include "memhealth/store/memory_store.hpp"
@@ -846,6 +847,89 @@ TEST_CASE("plan JSON: exact round trip, every edit and metadata type") {
   CHECK_FALSE(std::filesystem::exists(path + ".tmp"));
   std::filesystem::remove_all(dir);
   CHECK_THROWS_AS(read_plan((dir / "missing.json").string()), error);
+
+  // The file is JSON Lines: a header announcing 4 actions, then one line per action.
+  const std::string text = plan_to_text(plan);
+  CHECK(std::count(text.begin(), text.end(), '\n') == 1 + static_cast<long>(plan.actions.size()));
+  const auto header = nlohmann::json::parse(text.substr(0, text.find('\n')));
+  CHECK(header["schema_version"] == 2);
+  CHECK(header["actions"] == plan.actions.size());
+  CHECK(header["suspended"] == true);
+  CHECK(parse_plan(text) == plan);
+  // every action line is the action object of the document form, minified
+  std::size_t at = text.find('\n') + 1;
+  for (std::size_t i = 0; i < plan.actions.size(); ++i) {
+    const std::size_t end = text.find('\n', at);
+    CHECK(nlohmann::json::parse(text.substr(at, end - at)) == j["actions"][i]);
+    at = end + 1;
+  }
+  // the 0.1 document form is still read, indented or on one line
+  CHECK(parse_plan(j.dump(2)) == plan);
+  CHECK(parse_plan(j.dump()) == plan);
+  // reading one action at a time
+  plan_reader r(text, "<t>");
+  CHECK(r.header().actions == plan.actions.size());
+  CHECK(r.header().schema_version == 2);
+  repair_action a;
+  std::size_t n = 0;
+  while (r.next(a)) CHECK(a == plan.actions[n++]);
+  CHECK(n == plan.actions.size());
+}
+
+TEST_CASE("plan file: a cut, padded or damaged file is an error naming the line") {
+  fixture fx;
+  const auto plan = make_plan(fx.store, fx.rep, fx.options());
+  REQUIRE(plan.actions.size() >= 3);
+  const std::string text = plan_to_text(plan);
+  auto message = [](const std::string& t) -> std::string {
+    try {
+      (void)parse_plan(t, "p.jsonl");
+    } catch (const error& e) {
+      return std::string(e.code() == error_code::parse ? "parse: " : "other: ") + e.what();
+    }
+    return "no error";
+  };
+  // cut after the second action line
+  std::size_t cut = 0;
+  for (int i = 0; i < 3; ++i) cut = text.find('\n', cut) + 1;
+  CHECK(message(text.substr(0, cut))
+            .find("'p.jsonl' ends after 2 of the " + std::to_string(plan.actions.size()) +
+                  " actions") != std::string::npos);
+  CHECK(message(text + text.substr(text.find('\n') + 1))
+            .find("has more lines than the " + std::to_string(plan.actions.size()) + " actions") !=
+        std::string::npos);
+  // a bad op on the third line (the second action): line 3, pointer /actions/1/...
+  std::string bad = text;
+  const std::size_t line3 = bad.find('\n', bad.find('\n') + 1) + 1;
+  const std::size_t op = bad.find("\"op\":\"", line3);
+  bad.replace(op, bad.find('"', op + 6) - op + 1, "\"op\":\"delete\"");
+  CHECK(message(bad) ==
+        "parse: parse: read_plan: 'p.jsonl' line 3: plan JSON: /actions/1/edits/0/op: "
+        "unknown edit op 'delete'");
+  CHECK(message(text.substr(0, line3) + "{not json\n").find("line 3: not JSON") !=
+        std::string::npos);
+  CHECK(message("").find("is empty") != std::string::npos);
+  // a header of another version
+  std::string v3 = text;
+  v3.replace(v3.find("\"schema_version\":2"), 18, "\"schema_version\":3");
+  try {
+    (void)parse_plan(v3);
+    FAIL("expected error(schema)");
+  } catch (const error& e) {
+    CHECK(e.code() == error_code::schema);
+  }
+  // the stream writer refuses a generator that does not give the header's count
+  const auto dir = std::filesystem::temp_directory_path() / "memhealth_plan_file_test";
+  std::filesystem::create_directories(dir);
+  plan_header h = header_of(plan);
+  ++h.actions;
+  CHECK_THROWS_AS(write_plan_stream((dir / "p.jsonl").string(), h,
+                                    [&](const auto& emit) {
+                                      for (const auto& a : plan.actions) emit(a);
+                                    }),
+                  error);
+  CHECK_FALSE(std::filesystem::exists(dir / "p.jsonl"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("plan JSON: errors name the bad field") {

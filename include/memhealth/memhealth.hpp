@@ -67,6 +67,7 @@
 #include "memhealth/repair/executor.hpp"
 #include "memhealth/repair/guardrails.hpp"
 #include "memhealth/repair/index_policy.hpp"
+#include "memhealth/repair/plan_file.hpp"
 #include "memhealth/repair/plan_json.hpp"
 #include "memhealth/repair/planner.hpp"
 #include "memhealth/repair/rollback.hpp"

@@ -1,7 +1,10 @@
 #pragma once
 /// @file plan_json.hpp
-/// Repair plans as JSON (nlohmann/json): `plan_to_json` / `plan_from_json`, and the file helpers
-/// `write_plan` / `read_plan`. The round trip is exact: `plan_from_json(plan_to_json(p)) == p`.
+/// Repair plans as one JSON document (nlohmann/json): `plan_to_json` / `plan_from_json`. The round
+/// trip is exact: `plan_from_json(plan_to_json(p)) == p`. This is the form to embed a plan in other
+/// JSON, and the plan file format of memhealth 0.1; plan files are now JSON Lines, written and read
+/// in bounded memory by plan_file.hpp (`write_plan`, `plan_reader`, `read_plan`), which also reads
+/// this form.
 ///
 /// ## Format (schema_version 1)
 /// @code{.json}
@@ -27,10 +30,9 @@
 /// `detection_to_json`) is written only when not empty and is optional when read.
 ///
 /// ## Errors
-/// `plan_from_json` and `read_plan` throw `memhealth::error(error_code::parse)` naming the JSON
+/// `plan_from_json` throws `memhealth::error(error_code::parse)` naming the JSON
 /// pointer of the bad field (e.g. "/actions/3/edits/0/op: unknown edit op 'delete'"); a
-/// schema_version other than 1 is `error_code::schema`. File helpers throw
-/// `error(error_code::io)` when the file cannot be opened, written or renamed.
+/// schema_version other than 1 is `error_code::schema`.
 
 #include <nlohmann/json.hpp>
 
@@ -38,10 +40,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -51,7 +50,6 @@
 #include <vector>
 
 #include "memhealth/config.hpp"
-#include "memhealth/io/atomic_write.hpp"
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/repair/action.hpp"
 
@@ -414,46 +412,6 @@ repair_plan plan_from_json(const nlohmann::json& j) {
   for (std::size_t i = 0; i < actions.size(); ++i)
     p.actions.push_back(detail::plan_read_action(actions[i], "/actions/" + std::to_string(i)));
   return p;
-}
-
-/// Writes a plan as indented JSON (2 spaces, trailing newline) to `path` with `atomic_write`
-/// (temporary file in the same directory, fsync, rename, directory fsync), so a reader never sees
-/// a half-written plan. @throws error(io) naming the path when the file cannot be created,
-/// written, synced or renamed; `path` is then untouched.
-template <class = void>  // deferred instantiation, see memhealth.hpp
-void write_plan(const std::string& path, const repair_plan& p) {
-  atomic_write(path, plan_to_json(p).dump(2) + '\n');
-}
-
-/// Reads a plan from JSON text (the form `write_plan` writes). `name` is put into the message of
-/// a parse error (a file name, or "<memory>").
-/// @throws error(parse) for text that is not JSON or a bad field (with its JSON pointer);
-///         error(schema) for another schema_version. @complexity O(size of the text).
-template <class = void>  // deferred instantiation, see memhealth.hpp
-repair_plan parse_plan(std::string_view text, std::string_view name = "<memory>") {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception&
-               e) {  // parse_error, and out_of_range for a number like 1e999
-    throw error(error_code::parse,
-                "read_plan: '" + std::string(name) + "' is not JSON: " + e.what());
-  }
-  return plan_from_json(j);
-}
-
-/// Reads a plan written by `write_plan` (or any JSON of the same form).
-/// @throws error(io) when the file cannot be opened or is a directory; error(parse) for text that
-/// is not JSON or a bad field (with its JSON pointer); error(schema) for another schema_version.
-template <class = void>  // deferred instantiation, see memhealth.hpp
-repair_plan read_plan(const std::string& path) {
-  if (std::error_code ec; std::filesystem::is_directory(path, ec))
-    throw error(error_code::io, "read_plan: '" + path + "' is a directory, not a plan file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw error(error_code::io, "read_plan: cannot open '" + path + "'");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return parse_plan(buf.str(), path);
 }
 
 }  // namespace memhealth
