@@ -1022,6 +1022,40 @@ TEST_CASE(
   CHECK(edited_total > 50);
 }
 
+// Found by fuzz/fuzz_wal.cpp (libFuzzer, a one-hour run), minimized: an open action whose
+// after-image is not in canonical form ("2024-06-09T12:00Z", no seconds). recover --open redo
+// wrote it, the store re-encoded it canonically ("12:00:00.000Z"), and every later recovery saw
+// "not the target" and restored it again: recovery was not idempotent. Images are now compared as
+// records (decoded and encoded again) when their bytes differ.
+TEST_CASE("recover: fuzz regression: a non-canonical image is recognised once restored") {
+  const std::string before =
+      R"({"id":"m1","content":"x","created_at":"2024-06-09T12:00:00.000Z","updated_at":"2024-06-09T12:00:00.000Z"})";
+  const std::string after =
+      R"({"id":"m1","content":"x","created_at":"2024-06-09T12:00Z","updated_at":"2024-06-09T13:00Z"})";
+  std::string log_bytes;
+  append_wal_frame(log_bytes, R"({"type":"header","magic":"MHWAL1","version":1})");
+  append_wal_frame(log_bytes, R"({"type":"intent","records":[{"index":0,"id":"m1","before":)" +
+                                  before + R"(,"after":)" + after + "}]}");
+  const wal_contents log = read_wal(log_bytes);
+  REQUIRE(logged_actions(log).size() == 1);
+  for (auto policy : {open_action_policy::redo, open_action_policy::undo}) {
+    CAPTURE(static_cast<int>(policy));
+    auto s = store_t::from_records({decode_image<memory_record>(before)});
+    recover_options o;
+    o.check_store = false;
+    o.open_actions = policy;
+    const auto r1 = recover(s, log, o);
+    CHECK(r1.records_restored == (policy == open_action_policy::redo ? 1u : 0u));
+    CHECK(r1.conflicts.empty());
+    const auto r2 = recover(s, log, o);
+    CHECK(r2.records_restored == 0);
+    CHECK(r2.conflicts.empty());
+    const auto hour = std::chrono::duration_cast<std::chrono::hours>(
+        s.extract(0).updated_at->instant - s.extract(0).created_at->instant);
+    CHECK(hour.count() == (policy == open_action_policy::redo ? 1 : 0));
+  }
+}
+
 // Found by fuzz/fuzz_wal.cpp (libFuzzer), minimized: a frame whose CRC checks out but whose image
 // holds a malformed number (the fuzzer's token "-0.14305170.10206208", two floats run together).
 // read_wal keeps the raw image; rollback and recover threw error(parse) from decode_image halfway
