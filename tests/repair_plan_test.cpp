@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -856,6 +857,18 @@ TEST_CASE("plan JSON: exact round trip, every edit and metadata type") {
   CHECK(header["actions"] == plan.actions.size());
   CHECK(header["suspended"] == true);
   CHECK(parse_plan(text) == plan);
+  {  // doubles read back as the same doubles, the sign of zero included
+    repair_plan z;
+    repair_action za;
+    za.edits.push_back({"m1", edit_set_weight{-0.0}});
+    za.edits.push_back({"m1", edit_set_weight{1.0}});
+    za.edits.push_back({"m1", edit_fill_metadata{"k", 2.0}});
+    z.actions.push_back(za);
+    const repair_plan back = parse_plan(plan_to_text(z));
+    CHECK(std::signbit(std::get<edit_set_weight>(back.actions[0].edits[0].op).weight));
+    CHECK(std::get<edit_fill_metadata>(back.actions[0].edits[2].op).value == metadata_value{2.0});
+    CHECK(plan_to_text(back) == plan_to_text(z));
+  }
   // every action line is the action object of the document form, minified
   std::size_t at = text.find('\n') + 1;
   for (std::size_t i = 0; i < plan.actions.size(); ++i) {

@@ -92,7 +92,7 @@ inline void append_double(std::string& out, double x) {
   else if (std::isinf(x))
     out += x > 0 ? "\"inf\"" : "\"-inf\"";
   else
-    jt::append_number(out, x);
+    jt::append_number(out, x, true);  // "1.0", "-0.0": read back as doubles, the sign of 0 kept
 }
 
 inline void append_strings(std::string& out, const std::vector<std::string>& v) {
