@@ -104,12 +104,6 @@ inline void append_strings(std::string& out, const std::vector<std::string>& v) 
   out.push_back(']');
 }
 
-inline void append_key(std::string& out, std::string_view key) {
-  out.push_back('"');
-  out.append(key);
-  out += "\":";
-}
-
 inline void append_metadata(std::string& out, const metadata_value& v) {
   out += "{\"type\":";
   jt::append_escaped(out, metadata_type_name(v));
@@ -372,6 +366,19 @@ class basic_plan_reader {
     }
   }
 
+  // The integer "schema_version" of a JSON object, if it has one.
+  static std::optional<std::int64_t> version_of(const nlohmann::json& j) {
+    if (!j.is_object()) return std::nullopt;
+    const auto it = j.find("schema_version");
+    if (it == j.end() || !it->is_number_integer()) return std::nullopt;
+    return it->get<std::int64_t>();
+  }
+  [[noreturn]] void unsupported(const nlohmann::json& j) const {
+    throw error(error_code::schema, "read_plan: '" + name_ + "': /schema_version: version " +
+                                        j["schema_version"].dump() +
+                                        " is not supported (expected 1 or 2)");
+  }
+
   void start() {
     if (!next_line()) fail("is empty, not a plan");
     std::optional<nlohmann::json> first;
@@ -380,16 +387,9 @@ class basic_plan_reader {
     } catch (const nlohmann::json::exception&) {
       // not a whole JSON value on the first line: a schema_version 1 document (indented)
     }
-    const bool lines = first && first->is_object() && first->contains("schema_version") &&
-                       (*first)["schema_version"].is_number_integer() &&
-                       (*first)["schema_version"].get<std::int64_t>() == plan_file_version;
-    if (!lines && first && first->is_object() && first->contains("schema_version") &&
-        (*first)["schema_version"].is_number_integer() &&
-        (*first)["schema_version"].get<std::int64_t>() != 1)
-      throw error(error_code::schema, "read_plan: '" + name_ + "': /schema_version: version " +
-                                          (*first)["schema_version"].dump() +
-                                          " is not supported (expected 1 or 2)");
-    if (!lines) {
+    const std::optional<std::int64_t> version = first ? version_of(*first) : std::nullopt;
+    if (version != plan_file_version) {
+      if (version && *version != 1) unsupported(*first);
       read_v1(first);
       return;
     }
@@ -412,22 +412,19 @@ class basic_plan_reader {
   void read_v1(const std::optional<nlohmann::json>& first) {
     std::string text = line_;
     text.push_back('\n');
-    std::ostringstream rest;
-    rest << in_->rdbuf();
-    text += rest.str();
+    std::ostringstream rest_stream;
+    rest_stream << in_->rdbuf();
+    const std::string rest = rest_stream.str();
+    text += rest;
     nlohmann::json j;
     try {
-      j = first && first->is_object() && detail::json_text::trim(rest.str()).empty()
+      j = first && first->is_object() && detail::json_text::trim(rest).empty()
               ? *first
               : nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {
       throw error(error_code::parse, "read_plan: '" + name_ + "' is not JSON: " + e.what());
     }
-    if (j.is_object() && j.contains("schema_version") && j["schema_version"].is_number_integer() &&
-        j["schema_version"].get<std::int64_t>() != 1)
-      throw error(error_code::schema, "read_plan: '" + name_ + "': /schema_version: version " +
-                                          j["schema_version"].dump() +
-                                          " is not supported (expected 1 or 2)");
+    if (const auto v = version_of(j); v && *v != 1) unsupported(j);
     v1_ = plan_from_json(j);
     header_ = header_of(*v1_);
     header_.schema_version = 1;
