@@ -152,6 +152,38 @@ endif()
 # a log of runs that changed nothing is a valid log: rollback undoes nothing and exits 0
 run("0" "${MEMHEALTH}" rollback "${WORK}/suspended/out.jsonl" --wal "${WORK}/suspended/run.wal" --out "${WORK}/suspended/back.jsonl")
 
+# locks (flock(1) holds a lock while it runs the tool): runs that only read a store go on side by
+# side; a store written in place, or a log being appended to, makes the other run exit 5 (busy)
+find_program(FLOCK flock)
+if(FLOCK)
+  file(MAKE_DIRECTORY "${WORK}/locks")
+  file(COPY_FILE "${S}" "${WORK}/locks/store.jsonl")
+  set(L "${WORK}/locks/store.jsonl")
+  run("0" "${FLOCK}" -s "${L}" "${MEMHEALTH}" apply "${L}" --plan "${WORK}/plan.json"
+      --wal "${WORK}/locks/a.wal" --out "${WORK}/locks/a.jsonl" --approve tier2 --now ${NOW} --schema "${SCHEMA}")
+  run("5" "${FLOCK}" -s "${L}" "${MEMHEALTH}" apply "${L}" --plan "${WORK}/plan.json"
+      --wal "${WORK}/locks/b.wal" --out "${L}" --approve tier2 --now ${NOW} --schema "${SCHEMA}")
+  if(NOT last_err MATCHES "in use by another memhealth process" OR EXISTS "${WORK}/locks/b.wal")
+    message(FATAL_ERROR "an in-place apply of a store another run reads was not refused before its log:\n${last_err}")
+  endif()
+  run("5" "${FLOCK}" -x "${L}" "${MEMHEALTH}" apply "${L}" --plan "${WORK}/plan.json"
+      --wal "${WORK}/locks/c.wal" --out "${WORK}/locks/c.jsonl" --approve tier2 --now ${NOW} --schema "${SCHEMA}")
+  if(NOT last_err MATCHES "being written by another memhealth process")
+    message(FATAL_ERROR "an apply reading a store another run writes was not refused:\n${last_err}")
+  endif()
+  # an existing --out that another run holds is not overwritten
+  run("5" "${FLOCK}" -s "${WORK}/locks/a.jsonl" "${MEMHEALTH}" apply "${L}" --plan "${WORK}/plan.json"
+      --wal "${WORK}/locks/d.wal" --out "${WORK}/locks/a.jsonl" --approve tier2 --now ${NOW} --schema "${SCHEMA}")
+  # rollback of a log an apply is appending to (its writer holds it exclusively) waits its turn
+  run("5" "${FLOCK}" -x "${WORK}/locks/a.wal" "${MEMHEALTH}" rollback "${WORK}/locks/a.jsonl"
+      --wal "${WORK}/locks/a.wal" --out "${WORK}/locks/back.jsonl")
+  run("0" "${MEMHEALTH}" rollback "${WORK}/locks/a.jsonl" --wal "${WORK}/locks/a.wal" --out "${WORK}/locks/a.jsonl")
+  execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${S}" "${WORK}/locks/a.jsonl" RESULT_VARIABLE same_lock)
+  if(NOT same_lock EQUAL 0)
+    message(FATAL_ERROR "an in-place rollback did not give back the original store")
+  endif()
+endif()
+
 # a damaged line does not block repairs: plan, apply, rollback and recover carry it (and a blank
 # line) through byte for byte in place; only an sqlite: output, which cannot hold it, is refused
 run("0" ${MUTATE} damage "${S}" "${WORK}/damaged.jsonl")

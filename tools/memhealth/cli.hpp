@@ -24,6 +24,7 @@
 #include <CLI/CLI.hpp>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #if MEMHEALTH_CLI_HAVE_SQLITE
 #include "memhealth/store/sqlite_store.hpp"
@@ -46,31 +47,59 @@ enum exit_code : int {
   exit_busy = 5,     ///< another memhealth process holds the lock on the log or the store
 };
 
-/// An exclusive, non-blocking `flock` on a file for the lifetime of the object: two memhealth
-/// processes never repair the same store at once (other programs are not stopped by it).
-/// @throws memhealth::error(busy) when another process holds it; error(io) when the file cannot
-///         be opened.
+/// How a `file_lock` holds its file.
+enum class lock_mode {
+  shared,     ///< `LOCK_SH`: the file is read (an input store written elsewhere, a log rolled back)
+  exclusive,  ///< `LOCK_EX`: the file is written (a store repaired in place, an existing --out)
+};
+
+/// A non-blocking `flock` on a file for the lifetime of the object: two memhealth processes never
+/// write the same store or log at once, while any number may read one (other programs are not
+/// stopped by it). The lock is taken on the file the path names *after* locking: a file replaced
+/// by rename (every store the tool writes is) while waiting is opened and locked again, so the
+/// lock always covers what the path holds once the caller reads it.
+/// @throws memhealth::error(busy) when another process holds a conflicting lock; error(io) when
+///         the file cannot be opened.
 class file_lock {
  public:
-  file_lock(const std::string& path, const char* what) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0)
-      throw error(error_code::io,
-                  path + ": cannot open " + what + " to lock it: " + std::strerror(errno));
-    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      if (errno == EINTR) continue;
-      const bool busy = errno == EWOULDBLOCK;
-      ::close(fd_);
-      if (busy)
-        throw error(error_code::busy,
-                    path + ": " + what +
-                        " is being repaired by another memhealth process; wait for it to finish");
-      throw error(error_code::io, path + ": cannot lock " + what);
+  file_lock(const std::string& path, const char* what, lock_mode mode = lock_mode::exclusive) {
+    for (int attempt = 0;; ++attempt) {
+      fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd_ < 0)
+        throw error(error_code::io,
+                    path + ": cannot open " + what + " to lock it: " + std::strerror(errno));
+      const int op = (mode == lock_mode::exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB;
+      while (::flock(fd_, op) != 0) {
+        if (errno == EINTR) continue;
+        const bool busy = errno == EWOULDBLOCK;
+        ::close(fd_);
+        fd_ = -1;
+        if (busy)
+          throw error(error_code::busy,
+                      path + ": " + what +
+                          (mode == lock_mode::exclusive
+                               ? " is in use by another memhealth process (a repair, rollback or "
+                                 "recovery reading or writing it); wait for it to finish"
+                               : " is being written by another memhealth process; wait for it "
+                                 "to finish"));
+        throw error(error_code::io, path + ": cannot lock " + what + ": " + std::strerror(errno));
+      }
+      struct stat held{}, now{};
+      if (::fstat(fd_, &held) == 0 && ::stat(path.c_str(), &now) == 0 &&
+          held.st_dev == now.st_dev && held.st_ino == now.st_ino)
+        return;
+      ::close(fd_);  // replaced while we locked it: lock the file that is there now
+      fd_ = -1;
+      if (attempt == 100)
+        throw error(error_code::busy, path + ": " + what +
+                                          " keeps being replaced by another process; try again");
     }
   }
   file_lock(const file_lock&) = delete;
   file_lock& operator=(const file_lock&) = delete;
-  ~file_lock() { ::close(fd_); }
+  ~file_lock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
 
  private:
   int fd_ = -1;

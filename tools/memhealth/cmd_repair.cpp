@@ -273,6 +273,34 @@ bool same_file(const std::string& a, const std::string& b) {
   return std::filesystem::weakly_canonical(a, ec) == std::filesystem::weakly_canonical(b, ec);
 }
 
+/// The locks of a command that reads the store `store` and writes `out`, taken before the store is
+/// read: the input store exclusively when the command writes it in place, shared otherwise (any
+/// number of runs may read one store side by side, none while another writes it), and an existing
+/// `out` that is another file exclusively.
+/// @throws memhealth::error(busy) when another memhealth process holds a conflicting lock.
+struct store_locks {
+  std::optional<file_lock> input, output;
+  store_locks(const std::string& store, const std::string& out) {
+    const std::string in = store_file_path(store), to = store_file_path(out);
+    const bool in_place = same_file(in, to);
+    std::error_code ec;  // a missing or odd path is left to the loader, which names the problem
+    if (std::filesystem::is_regular_file(in, ec))
+      input.emplace(in, "the store", in_place ? lock_mode::exclusive : lock_mode::shared);
+    if (!in_place && std::filesystem::is_regular_file(to, ec))
+      output.emplace(to, "the --out store", lock_mode::exclusive);
+  }
+};
+
+/// A shared lock on a log that is read (rollback, recover) while it exists as a regular file: an
+/// apply appending to it (its writer holds it exclusively) makes the reader refuse as busy.
+struct shared_log_lock {
+  std::optional<file_lock> lock;
+  explicit shared_log_lock(const std::string& wal) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(wal, ec)) lock.emplace(wal, "the log", lock_mode::shared);
+  }
+};
+
 int run_apply(const apply_cli_options& o) {
   if (same_file(o.wal, store_file_path(o.out)) || same_file(o.wal, store_file_path(o.store)) ||
       same_file(o.wal, o.plan))
@@ -280,6 +308,10 @@ int run_apply(const apply_cli_options& o) {
                 "--wal must be a file of its own (not the store, the plan or --out)");
   const repair_plan p = read_plan(o.plan);
   const detection_cli_options detect = apply_detection(o, p);
+  // One writer per store and per log: the store is locked before it is read and for the whole
+  // run (exclusively when repaired in place), and the log is locked by its writer and tied to
+  // this store (its header names the store's fingerprint).
+  const store_locks locks(o.store, o.out);
   kept_lines damaged;  // lines that cannot be parsed, written back in place
   auto store = load_memory_store(o.store, detect.dim, &damaged);
   check_keepable(o.out, damaged);
@@ -304,9 +336,6 @@ int run_apply(const apply_cli_options& o) {
   check_writable(store_file_path(o.out), "--out");
   check_new_store_output(o.out);  // an sqlite: --out must be a new database
   if (!o.report.empty()) check_writable(o.report, "--report");
-  // One writer per store and per log: the store file is locked for the run, and the log is
-  // locked by its writer and tied to this store (its header names the store's fingerprint).
-  const file_lock store_lock(store_file_path(o.store), "the store");
   wal_writer_options wo;
   wo.store = identify_store(
       store, std::filesystem::absolute(store_file_path(o.out)).lexically_normal().string());
@@ -468,6 +497,8 @@ int report_undo(const char* what, const Result& res, const wal_contents& log) {
 }
 
 int run_rollback(const wal_io_options& o) {
+  const store_locks locks(o.store, o.out);
+  const shared_log_lock wal_lock(o.wal);  // no apply appends to the log meanwhile
   const auto log = load_wal(o.wal, o.force);
   kept_lines damaged;
   auto store = load_memory_store(o.store, 0, &damaged);
@@ -484,6 +515,8 @@ int run_rollback(const wal_io_options& o) {
 }
 
 int run_recover(const wal_io_options& o) {
+  const store_locks locks(o.store, o.out);
+  const shared_log_lock wal_lock(o.wal);  // no apply appends to the log meanwhile
   const auto log = load_wal(o.wal, o.force);
   kept_lines damaged;
   auto store = load_memory_store(o.store, 0, &damaged);
