@@ -84,15 +84,16 @@ class file_lock {
                                  "to finish"));
         throw error(error_code::io, path + ": cannot lock " + what + ": " + std::strerror(errno));
       }
-      struct stat held{}, now{};
+      struct stat held {
+      }, now{};
       if (::fstat(fd_, &held) == 0 && ::stat(path.c_str(), &now) == 0 &&
           held.st_dev == now.st_dev && held.st_ino == now.st_ino)
         return;
       ::close(fd_);  // replaced while we locked it: lock the file that is there now
       fd_ = -1;
       if (attempt == 100)
-        throw error(error_code::busy, path + ": " + what +
-                                          " keeps being replaced by another process; try again");
+        throw error(error_code::busy,
+                    path + ": " + what + " keeps being replaced by another process; try again");
     }
   }
   file_lock(const file_lock&) = delete;
