@@ -18,7 +18,7 @@
 ///
 /// **Streamed runs.** `pipeline::run_each(store, sink)` hands the findings to `sink` instead of
 /// collecting them in a `report`: after each detector, and, for a detector that calls
-/// `ctx.drain(out)` between parts of its work (the structural scan does, every 65,536 records),
+/// `ctx.drain(out)` between parts of its work (the structural scan does, every 16,384 records),
 /// part by part. The sink sees the findings of `run` in the same order; a run over a million
 /// records with a finding each then holds one part of the findings at a time.
 

@@ -243,7 +243,7 @@ struct structural_detector {
     // The per-record pass in blocks of `block` records, each block's findings handed on with
     // ctx.drain (a streamed run, pipeline.hpp) before the next: findings in record order, and a
     // streamed run holds one block's findings at a time.
-    constexpr std::size_t block = std::size_t{1} << 16;
+    constexpr std::size_t block = std::size_t{1} << 14;
     for (std::size_t b0 = 0; b0 < n; b0 += block) {
       const std::size_t b1 = std::min(n, b0 + block);
       const std::size_t m = b1 - b0;

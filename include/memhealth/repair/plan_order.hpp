@@ -8,14 +8,18 @@
 ///
 /// Each action put into an action store gets an entry of 24 bytes plus its targets, idempotency
 /// key and the store indices of the records it edits in a byte arena of 4 MiB chunks: a million
-/// one-record actions take about 70 MB here, whatever their edits and reasons hold.
+/// one-record actions take about 70 MB here, whatever their edits and reasons hold. With
+/// `spill()`, full chunks wait in an anonymous temporary file until the plan is finished (while
+/// detection's own working set is alive), leaving 24 bytes per action in memory.
 ///
 /// An action store `A` provides `std::size_t put(repair_action&&)` (a handle) and
 /// `repair_action take(std::size_t handle)` (the action back; each handle is taken once).
 
 #include <algorithm>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <limits>
@@ -80,6 +84,21 @@ template <class S>
 class plan_index {
  public:
   explicit plan_index(const S& s) : store_(s) {}
+  plan_index(const plan_index&) = delete;
+  plan_index& operator=(const plan_index&) = delete;
+  ~plan_index() {
+    if (spill_) std::fclose(spill_);
+  }
+
+  // Keeps full arena chunks in an anonymous temporary file until the plan is finished (memory
+  // while findings arrive: the entries and one chunk). @throws error(io) when the file cannot be
+  // made.
+  void spill() {
+    spill_ = std::tmpfile();
+    if (!spill_)
+      throw error(error_code::io, std::string("make_plan: cannot create a temporary file: ") +
+                                      std::strerror(errno));
+  }
 
   // Indexes a finished action (blast radius and key set); `set_handle` then names where the
   // action store keeps it. `tier1`: a part of a per-record tier-1 action (targets = its record;
@@ -118,6 +137,7 @@ class plan_index {
   // (reasons appended, edits added once): what one action collecting every finding would be.
   template <class A, class Finalize>
   void merge_tier1(A& actions, Finalize&& finalize) {
+    reload();
     rank_types();
     std::vector<std::size_t> parts;
     for (std::size_t k = 0; k < entries_.size(); ++k)
@@ -221,6 +241,13 @@ class plan_index {
   std::string& chunk_for(std::size_t bytes) {
     constexpr std::size_t chunk = std::size_t{4} << 20;
     if (chunks_.empty() || chunks_.back().size() + bytes > chunks_.back().capacity()) {
+      if (spill_ && !chunks_.empty()) {  // the full chunk waits in the file
+        std::string& full = chunks_.back();
+        if (std::fwrite(full.data(), 1, full.size(), spill_) != full.size())
+          throw error(error_code::io, "make_plan: cannot write the temporary file");
+        spilled_.push_back(full.size());
+        std::string().swap(full);
+      }
       chunks_.emplace_back();
       chunks_.back().reserve(std::max(chunk, bytes));
     }
@@ -238,6 +265,20 @@ class plan_index {
     put_u32(c, t.size());
     c.append(t);
   }
+  // Reads the spilled chunks back (the finishing steps need every entry's bytes).
+  void reload() {
+    if (!spill_ || spilled_.empty()) return;
+    if (std::fflush(spill_) != 0 || std::fseek(spill_, 0, SEEK_SET) != 0)
+      throw error(error_code::io, "make_plan: cannot read the temporary file");
+    for (std::size_t k = 0; k < spilled_.size(); ++k) {
+      chunks_[k].resize(spilled_[k]);
+      if (std::fread(chunks_[k].data(), 1, spilled_[k], spill_) != spilled_[k])
+        throw error(error_code::io, "make_plan: cannot read the temporary file");
+    }
+    spilled_.clear();
+    std::fclose(std::exchange(spill_, nullptr));
+  }
+
   const char* at(std::uint64_t pos) const {
     return chunks_[static_cast<std::size_t>(pos >> 32)].data() + (pos & 0xffffffffu);
   }
@@ -340,6 +381,8 @@ class plan_index {
   const S& store_;
   std::deque<entry> entries_;  // a deque: no doubling slack, no copy when it grows
   std::vector<std::string> chunks_;
+  std::FILE* spill_ = nullptr;        // full chunks wait here while findings arrive (spill())
+  std::vector<std::size_t> spilled_;  // sizes of the chunks in the file, in order
   std::vector<std::string> types_;
   std::map<std::string, std::uint32_t, std::less<>> type_ids_;
   std::vector<std::uint32_t> rank_;

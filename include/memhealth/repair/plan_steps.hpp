@@ -190,6 +190,9 @@ class plan_builder {
     return {std::move(plan), std::move(kept)};
   }
 
+  // The index keeps its bulk in a temporary file until `finish` (make_plan_file).
+  void spill_index() { index.spill(); }
+
   // Distinct records the plan's actions edit (its blast radius); valid after `finish`.
   [[nodiscard]] std::size_t blast_records() const noexcept { return index.records_used(); }
 

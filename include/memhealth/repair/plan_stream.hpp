@@ -141,6 +141,7 @@ plan_file_summary make_plan_file(const S& store, Feed&& feed, const planner_opti
       "const R&) const` for the store's record type (e.g. a conflict_rule_chain).");
   detail::file_actions actions;
   detail::plan_builder<S, Rules, detail::file_actions> b(store, opt, rules, actions);
+  b.spill_index();
   feed([&](const finding& f) { b.add(f, find_kind_plan(f.kind)); });
   auto [plan, order] = std::move(b).finish();
   plan.detection = detection;
