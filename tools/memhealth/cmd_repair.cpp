@@ -141,10 +141,11 @@ int run_plan(const plan_options& po_cli) {
     } guard{tmp};
     {
       wal_writer w(tmp.string(), wal_sync::none);
-      const auto res = apply_plan(store, read_plan(o.out), w, opt);
-      std::cerr << "with approval " << o.approve.front() << ": " << res.applied.size()
-                << " would run, " << res.skipped_unapproved.size() << " need more approval, "
-                << res.deferred.size() << " deferred\n";
+      plan_reader reader(o.out);  // the plan just written, in execution order
+      const apply_counts res = apply_plan_stream(
+          store, reader, w, opt, [](const action_outcome&, const repair_action&) {});
+      std::cerr << "with approval " << o.approve.front() << ": " << res.applied << " would run, "
+                << res.unapproved << " need more approval, " << res.deferred << " deferred\n";
     }
   }
   return exit_ok;
