@@ -143,7 +143,9 @@ plan_file_summary make_plan_file(const S& store, Feed&& feed, const planner_opti
   detail::plan_builder<S, Rules, detail::file_actions> b(store, opt, rules, actions);
   b.spill_index();
   feed([&](const finding& f) { b.add(f, find_kind_plan(f.kind)); });
-  auto [plan, order] = std::move(b).finish();
+  auto finished = std::move(b).finish();  // not a structured binding: a lambda reads `order`
+  repair_plan& plan = finished.first;
+  const std::vector<std::size_t>& order = finished.second;
   plan.detection = detection;
   plan_file_summary out;
   out.header = header_of(plan);
