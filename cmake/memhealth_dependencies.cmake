@@ -7,7 +7,7 @@
 #   reason (or fails, if the consumer asked REQUIRED) instead of aborting the consumer's configure.
 #
 # Provides the targets memhealth links to: Eigen3::Eigen, Boost::headers, simdjson::simdjson,
-# nlohmann_json::nlohmann_json, Threads::Threads and
+# nlohmann_json::nlohmann_json, Threads::Threads, ZLIB::ZLIB and
 # memhealth::utf8proc (utf8proc has no CMake package on Debian: imported through pkg-config).
 include(CMakeFindDependencyMacro)
 
@@ -40,6 +40,7 @@ _memhealth_find_dependency(Boost 1.74)  # Boost::headers (Boost.Container is hea
 _memhealth_find_dependency(simdjson CONFIG)  # JSONL reading (the hot path; see README)
 _memhealth_find_dependency(nlohmann_json 3 CONFIG)  # plan / report / WAL payload JSON writing
 _memhealth_find_dependency(Threads)  # the tiled similarity join uses std::jthread
+_memhealth_find_dependency(ZLIB)  # gzip plan files (io/gzip_stream.hpp)
 
 if(NOT TARGET memhealth::utf8proc)
   _memhealth_find_dependency(PkgConfig)

@@ -14,6 +14,7 @@ packages=(
   libeigen3-dev libboost-dev libutf8proc-dev libsimdjson-dev  # the library's dependencies
   doctest-dev libbenchmark-dev              # tests, benchmarks
   libsqlite3-dev nlohmann-json3-dev         # SQLite store backend, JSON in tools and tests
+  zlib1g-dev                                # gzip plan files (io/gzip_stream.hpp)
   libcli11-dev                              # the memhealth command-line tool (tools/memhealth)
   chromium                                  # renders the HTML audit report in a test (headless)
   python3                                   # scripts/

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <set>
 #include <string>
@@ -25,8 +27,12 @@
 #include "memhealth/repair/guardrails.hpp"
 #include "memhealth/repair/plan_file.hpp"
 #include "memhealth/repair/plan_json.hpp"
+#include "memhealth/repair/plan_stream.hpp"
 #include "memhealth/repair/planner.hpp"
 #include "memhealth/store/memory_store.hpp"
+
+#include <unistd.h>
+#include <zlib.h>
 
 using namespace memhealth;
 using namespace std::chrono_literals;
@@ -61,6 +67,11 @@ finding make_finding(std::string_view kind, std::vector<std::string> ids,
   f.detector = std::move(detector);
   f.record_ids = std::move(ids);
   return f;
+}
+
+std::string test_slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 template <class Op>
@@ -676,6 +687,133 @@ TEST_CASE("planner: end to end from the real duplicate and structural detectors"
   CHECK(d->edits == std::vector<record_edit>{
                         {"d1", edit_append_notes{{"dropped dangling link related_ids -> ghost"}}},
                         {"d1", edit_drop_links{{"ghost"}}}});
+}
+
+TEST_CASE("make_plan_file: the bytes write_plan(make_plan) writes, plain and gzip") {
+  fixture fx;
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("memhealth-plan-stream-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  detection_provenance prov;
+  prov.now = ts("2024-07-15T00:00:00Z").instant;
+  for (const std::size_t budget : {std::size_t{1000}, std::size_t{5}}) {
+    CAPTURE(budget);
+    planner_options o = fx.options();
+    o.max_records_per_run = budget;  // 5: the budget leaves actions out and notes them
+    o.blast_radius_threshold = 3;    // and suspends the plan
+    repair_plan whole = make_plan(fx.store, fx.rep, o);
+    whole.detection = prov;
+    write_plan((dir / "a.jsonl").string(), whole);
+    const auto feed = [&](const auto& add) {
+      for (const finding& f : fx.rep.findings) add(f);
+    };
+    const plan_file_summary sum =
+        make_plan_file(fx.store, feed, o, (dir / "b.jsonl").string(), prov);
+    CHECK(test_slurp(dir / "b.jsonl") == test_slurp(dir / "a.jsonl"));
+    CHECK(sum.header == header_of(whole));
+    CHECK(sum.blast_records == plan_blast_radius(whole).records);
+    std::size_t counted = 0;
+    for (const auto& [k, n] : sum.by_tier_and_type) counted += n;
+    CHECK(counted == whole.actions.size());
+    // .gz: gzip (magic 1f 8b), which zlib's own gzread turns back into the same lines
+    make_plan_file(fx.store, feed, o, (dir / "c.jsonl.gz").string(), prov);
+    const std::string gz = test_slurp(dir / "c.jsonl.gz");
+    REQUIRE(gz.size() > 2);
+    CHECK(static_cast<unsigned char>(gz[0]) == 0x1f);
+    CHECK(static_cast<unsigned char>(gz[1]) == 0x8b);
+    gzFile g = gzopen((dir / "c.jsonl.gz").c_str(), "rb");
+    REQUIRE(g != nullptr);
+    std::string plain;
+    char buf[4096];
+    for (int n; (n = gzread(g, buf, sizeof buf)) > 0;)
+      plain.append(buf, static_cast<std::size_t>(n));
+    gzclose(g);
+    CHECK(plain == test_slurp(dir / "a.jsonl"));
+    CHECK(read_plan((dir / "c.jsonl.gz").string()) == whole);
+  }
+  // damaged compressed data is an error(parse), not a shorter plan
+  std::string gz = test_slurp(dir / "c.jsonl.gz");
+  gz[gz.size() / 2] = static_cast<char>(gz[gz.size() / 2] ^ 0x55);
+  CHECK_THROWS_AS(parse_plan(gz), error);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE(
+    "make_plan_file: findings of one record and tier-1 type that come apart make one action") {
+  // d1 has two dangling links, reported by two findings with a finding about d2 between them:
+  // one drop_dangling_links action for d1, its reasons in finding order, both links dropped
+  std::vector<memory_record> rs{rec("d1", "one"), rec("d2", "two")};
+  const auto store = memory_store<memory_record>::from_records(std::move(rs));
+  report r;
+  for (const auto& [id, target] :
+       std::vector<std::pair<std::string, std::string>>{{"d1", "g1"}, {"d2", "g3"}, {"d1", "g2"}}) {
+    finding f = make_finding(finding_kinds::dangling_reference, {id}, "structural");
+    f.with(evidence_keys::field, std::string("related_ids"));
+    f.with(evidence_keys::target, target);
+    r.findings.push_back(f);
+  }
+  const auto plan = make_plan(store, r, planner_options{});
+  REQUIRE(plan.actions.size() == 2);
+  const auto* d1 = find_action(plan, action_types::drop_dangling_links, "d1");
+  REQUIRE(d1 != nullptr);
+  CHECK(d1->reasons == std::vector<std::string>{"dangling_reference: d1 (structural) -> g1",
+                                                "dangling_reference: d1 (structural) -> g2"});
+  CHECK(d1->edits == std::vector<record_edit>{
+                         {"d1", edit_append_notes{{"dropped dangling link related_ids -> g1"}}},
+                         {"d1", edit_drop_links{{"g1"}}},
+                         {"d1", edit_append_notes{{"dropped dangling link related_ids -> g2"}}},
+                         {"d1", edit_drop_links{{"g2"}}}});
+  CHECK(d1->blast.records == 1);
+  CHECK(d1->idempotency_key == compute_idempotency_key(*d1));
+  // the file form makes the same action
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("memhealth-plan-tier1-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  make_plan_file(
+      store,
+      [&](const auto& add) {
+        for (const auto& f : r.findings) add(f);
+      },
+      planner_options{}, (dir / "p.jsonl").string());
+  CHECK(read_plan((dir / "p.jsonl").string()) == plan);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("pipeline::run_each: the findings of run, in order, handed over part by part") {
+  // 40,000 records (blocks of 16,384, 16,384 and 7,232 in the structural scan) on 2 threads;
+  // every 7th lacks its scope (missing_scope: 0, 7, ..., 39998: 5,715), every 11th has an illegal
+  // status (0, 11, ..., 39996: 3,637); none has an embedding (embedding_missing for each)
+  std::vector<memory_record> rs;
+  rs.reserve(40000);
+  for (int i = 0; i < 40000; ++i) {
+    memory_record m = rec("r" + std::to_string(i), "text " + std::to_string(i));
+    if (i % 7 == 0) m.scope.clear();
+    if (i % 11 == 0) m.status = "bogus";
+    rs.push_back(std::move(m));
+  }
+  const auto store = memory_store<memory_record>::from_records(std::move(rs));
+  structural_detector sd;
+  sd.threads = 2;
+  sd.require_updated_at = false;
+  const pipeline p{sd};
+  detect_options d;
+  d.now = ts("2024-07-15T00:00:00Z").instant;
+  const report whole = p.run(store, d);
+  std::vector<std::string> streamed;
+  std::size_t parts = 0;
+  (void)p.run_each(
+      store,
+      [&](std::vector<finding>& part) {
+        ++parts;
+        for (const auto& f : part) streamed.push_back(f.kind + ":" + f.record_ids.front());
+      },
+      d);
+  CHECK(whole.count(finding_kinds::missing_scope) == 5715);
+  CHECK(whole.count(finding_kinds::illegal_status) == 3637);
+  REQUIRE(streamed.size() == whole.findings.size());
+  for (std::size_t k = 0; k < streamed.size(); ++k)
+    CHECK(streamed[k] == whole.findings[k].kind + ":" + whole.findings[k].record_ids.front());
+  CHECK(parts == 3);  // one part per block of the scan
 }
 
 // ---------------------------------------------------------------- guardrails

@@ -69,6 +69,7 @@
 #include "memhealth/repair/index_policy.hpp"
 #include "memhealth/repair/plan_file.hpp"
 #include "memhealth/repair/plan_json.hpp"
+#include "memhealth/repair/plan_stream.hpp"
 #include "memhealth/repair/planner.hpp"
 #include "memhealth/repair/rollback.hpp"
 #include "memhealth/repair/run_ledger.hpp"

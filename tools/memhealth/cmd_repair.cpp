@@ -37,17 +37,16 @@ apply_options approvals(const std::vector<std::string>& approve) {
   return a;
 }
 
-std::string plan_summary(const repair_plan& p) {
-  std::map<std::pair<int, std::string>, std::size_t> by_type;
-  for (const auto& a : p.actions) ++by_type[{a.tier, a.type}];
+std::string plan_summary(const plan_file_summary& p) {
   std::ostringstream s;
-  s << p.actions.size() << " actions, blast radius " << plan_blast_radius(p).records << " records";
-  if (p.suspended) s << " (SUSPENDED: " << p.suspend_reason << ")";
+  s << p.header.actions << " actions, blast radius " << p.blast_records << " records";
+  if (p.header.suspended) s << " (SUSPENDED: " << p.header.suspend_reason << ")";
   s << "\n";
-  for (const auto& [k, n] : by_type)
+  for (const auto& [k, n] : p.by_tier_and_type)
     s << "  tier " << k.first << "  " << k.second << ": " << n << "\n";
-  if (!p.deferred.empty())
-    s << "  " << p.deferred.size() << " notes on deferred work (see the plan's \"deferred\")\n";
+  if (!p.header.deferred.empty())
+    s << "  " << p.header.deferred.size()
+      << " notes on deferred work (see the plan's \"deferred\")\n";
   return s.str();
 }
 
@@ -95,7 +94,6 @@ int run_plan(const plan_options& po_cli) {
       damaged;  // lines that cannot be parsed: apply carries them through, so planning goes ahead
   auto store = load_memory_store(o.store, o.detect.dim, &damaged);
   warn_if_empty("plan", o.store, store.size());
-  const report r = run_detection(store, o.detect);
   planner_options po;
   po.max_records_per_run = o.max_records;
   po.blast_radius_threshold = o.blast_radius;
@@ -105,10 +103,26 @@ int run_plan(const plan_options& po_cli) {
       throw error(error_code::invalid_argument, "--default expects KEY=VALUE: " + kv);
     po.metadata_defaults[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
-  repair_plan p = make_plan(store, r, po);
-  p.detection = detection_record(o.detect, o.detect.dim ? o.detect.dim : store.dimension());
-  write_plan(o.out, p);
-  std::cerr << "memhealth plan: " << r.findings.size() << " findings -> " << o.out << "\n"
+  // Detection hands its findings to the planner part by part, and the planner keeps finished
+  // actions in a temporary file (plan_stream.hpp): a million findings never sit in memory.
+  const auto settings = detection_settings(o.detect);
+  detect_options d = settings.second;  // not a structured binding: lambdas capture it
+  if (d.dimension == 0) d.dimension = store.dimension();
+  const auto detectors = make_default_pipeline(settings.first);
+  std::size_t findings = 0;
+  const plan_file_summary p = make_plan_file(
+      store,
+      [&](const auto& add) {
+        (void)detectors.run_each(
+            store,
+            [&](std::vector<finding>& part) {
+              findings += part.size();
+              for (const finding& f : part) add(f);
+            },
+            d);
+      },
+      po, o.out, detection_record(o.detect, o.detect.dim ? o.detect.dim : store.dimension()));
+  std::cerr << "memhealth plan: " << findings << " findings -> " << o.out << "\n"
             << plan_summary(p);
   if (!o.approve
            .empty()) {  // what apply would run with these approvals (a dry run, nothing written)
@@ -127,10 +141,11 @@ int run_plan(const plan_options& po_cli) {
     } guard{tmp};
     {
       wal_writer w(tmp.string(), wal_sync::none);
-      const auto res = apply_plan(store, p, w, opt);
-      std::cerr << "with approval " << o.approve.front() << ": " << res.applied.size()
-                << " would run, " << res.skipped_unapproved.size() << " need more approval, "
-                << res.deferred.size() << " deferred\n";
+      plan_reader reader(o.out);  // the plan just written, in execution order
+      const apply_counts res = apply_plan_stream(
+          store, reader, w, opt, [](const action_outcome&, const repair_action&) {});
+      std::cerr << "with approval " << o.approve.front() << ": " << res.applied << " would run, "
+                << res.unapproved << " need more approval, " << res.deferred << " deferred\n";
     }
   }
   return exit_ok;
@@ -201,9 +216,8 @@ nlohmann::ordered_json apply_report_json(const apply_cli_options& o, const repai
 
 /// The detection options apply verifies with: the plan's (recorded by `plan`), unless the same
 /// option is given on the command line (then a differing value is warned about).
-detection_cli_options apply_detection(const apply_cli_options& o, const repair_plan& p) {
+detection_cli_options apply_detection(const apply_cli_options& o, const detection_provenance& pd) {
   detection_cli_options d = o.detect;
-  const detection_provenance& pd = p.detection;
   // planned: the plan's value (unset: nothing recorded); text: it as the plan writes it.
   auto take = [&](const char* key, const char* flag, const auto& planned, auto&& text, auto&& set,
                   const std::string& cli_value) {
@@ -301,13 +315,81 @@ struct shared_log_lock {
   }
 };
 
+/// Findings per kind and in total of a detection run whose findings are counted, not kept.
+struct finding_counts {
+  std::map<std::string, std::size_t> by_kind;
+  std::size_t total = 0;
+};
+
+/// Runs the default pipeline and counts its findings (pipeline::run_each: bounded memory).
+finding_counts count_findings(const memory_store<>& store, const detection_cli_options& o) {
+  const auto settings = detection_settings(o);
+  detect_options d = settings.second;
+  if (d.dimension == 0) d.dimension = store.dimension();
+  finding_counts c;
+  (void)make_default_pipeline(settings.first)
+      .run_each(
+          store,
+          [&](std::vector<finding>& part) {
+            c.total += part.size();
+            for (const auto& f : part) ++c.by_kind[f.kind];
+          },
+          d);
+  return c;
+}
+
+finding_counts counts_of(const report& r) {
+  finding_counts c;
+  c.by_kind = counts(r);
+  c.total = r.findings.size();
+  return c;
+}
+
+/// The counts of an in-memory apply result.
+apply_counts counts_of(const apply_result& r) {
+  apply_counts c;
+  c.actions = r.outcomes.size();
+  c.applied = r.applied.size();
+  c.already_applied = r.skipped_already_applied.size();
+  c.noop = r.skipped_noop.size();
+  c.unapproved = r.skipped_unapproved.size();
+  c.deferred = r.deferred.size();
+  c.failed = r.failed.size();
+  c.records_changed = r.records_changed;
+  c.dry_run = r.dry_run;
+  c.rate_limit_waited = r.rate_limit_waited;
+  c.rate_limit_waits = r.rate_limit_waits;
+  return c;
+}
+
+/// One pass over a plan file before anything runs: every line parsed (a damaged line stops the
+/// command here, not in the middle of a run) and whether the actions are in execution order.
+/// @return the header and that flag. @throws what plan_reader throws.
+std::pair<plan_header, bool> scan_plan(const std::string& path) {
+  plan_reader r(path);
+  repair_action a;
+  bool in_order = true, first = true;
+  int last = 0;
+  while (r.next(a)) {
+    in_order = in_order && (first || a.priority <= last);
+    last = a.priority;
+    first = false;
+  }
+  return {r.header(), in_order};
+}
+
 int run_apply(const apply_cli_options& o) {
   if (same_file(o.wal, store_file_path(o.out)) || same_file(o.wal, store_file_path(o.store)) ||
       same_file(o.wal, o.plan))
     throw error(error_code::invalid_argument,
                 "--wal must be a file of its own (not the store, the plan or --out)");
-  const repair_plan p = read_plan(o.plan);
-  const detection_cli_options detect = apply_detection(o, p);
+  // The plan is read twice: once whole here (checked line by line, in bounded memory), then
+  // action by action while it runs. Only an audit report (which lists every action) or a plan
+  // not in execution order is held in memory whole.
+  const auto [header, in_order] = scan_plan(o.plan);
+  std::optional<repair_plan> whole;
+  if (!o.report.empty() || !in_order) whole = read_plan(o.plan);
+  const detection_cli_options detect = apply_detection(o, header.detection);
   // One writer per store and per log: the store is locked before it is read and for the whole
   // run (exclusively when repaired in place), and the log is locked by its writer and tied to
   // this store (its header names the store's fingerprint).
@@ -328,9 +410,12 @@ int run_apply(const apply_cli_options& o) {
   opt.limits.max_wait = *wait;
   if (!(o.burst >= 1) || !(o.rate >= 0))
     throw error(error_code::invalid_argument, "--burst must be >= 1 and --rate >= 0");
-  const report before = run_detection(store, detect);
-  std::optional<memory_store<>> before_store;  // the audit report attributes root causes on it
-  if (!o.report.empty()) before_store = store;
+  // Detection before: the whole report only for an audit report (it attributes root causes on
+  // the findings and a copy of the store as it was); otherwise counts, in bounded memory.
+  std::optional<report> before;
+  std::optional<memory_store<>> before_store;
+  if (!o.report.empty()) before = run_detection(store, detect), before_store = store;
+  const finding_counts before_counts = before ? counts_of(*before) : count_findings(store, detect);
   // Nothing touches the log before these checks: --out (and --report) must be writable, and the
   // run must fit the runs-per-day budget (the ledger counts it).
   check_writable(store_file_path(o.out), "--out");
@@ -358,40 +443,48 @@ int run_apply(const apply_cli_options& o) {
                       std::to_string(d.max_runs_per_day) + " (--max-runs-per-day; ledger " +
                       ledger.string() + "); nothing was applied, try again tomorrow");
   }
-  apply_result res;
+  apply_result res;  // per action, for the audit report (whole plans only)
+  apply_counts c;
   try {
-    res = apply_plan(store, p, w, opt);
+    if (whole) {
+      res = apply_plan(store, *whole, w, opt);
+      c = counts_of(res);
+    } else {
+      plan_reader reader(o.plan);
+      c = apply_plan_stream(store, reader, w, opt,
+                            [](const action_outcome&, const repair_action&) {});
+    }
     w.sync();
   } catch (...) {
     try {
-      if (res.records_changed == 0) give_back_run(ledger, started);
+      if (c.records_changed == 0) give_back_run(ledger, started);
     } catch (...) {
     }
     throw;
   }
-  if (res.records_changed == 0) give_back_run(ledger, started);
+  if (c.records_changed == 0) give_back_run(ledger, started);
   write_store(o.out, store,
               damaged);  // JSONL: atomic (temporary file + rename); sqlite: a new database
-  const report after =
-      run_detection(store, detect);  // verify: re-run detection, same options as before
-  std::cerr << "memhealth apply: " << res.applied.size() << " applied, "
-            << res.skipped_unapproved.size() << " awaiting approval, " << res.deferred.size()
-            << " deferred, " << res.failed.size() << " failed"
-            << (res.rate_limit_waits ? " (waited " + std::to_string(res.rate_limit_waited.count()) +
-                                           " ms for the rate limit)"
-                                     : std::string())
-            << "; findings " << before.findings.size() << " -> " << after.findings.size()
-            << "; wrote " << o.out << "\n";
-  if (p.suspended && !opt.approve_suspended)
-    std::cerr << "memhealth apply: the plan is suspended (" << p.suspend_reason
+  // verify: detection again, same options as before
+  std::optional<report> after;
+  if (before) after = run_detection(store, detect);
+  const finding_counts after_counts = after ? counts_of(*after) : count_findings(store, detect);
+  std::cerr << "memhealth apply: " << c.applied << " applied, " << c.unapproved
+            << " awaiting approval, " << c.deferred << " deferred, " << c.failed << " failed"
+            << (c.rate_limit_waits ? " (waited " + std::to_string(c.rate_limit_waited.count()) +
+                                         " ms for the rate limit)"
+                                   : std::string())
+            << "; findings " << before_counts.total << " -> " << after_counts.total << "; wrote "
+            << o.out << "\n";
+  if (header.suspended && !opt.approve_suspended)
+    std::cerr << "memhealth apply: the plan is suspended (" << header.suspend_reason
               << "), so nothing ran; review it (memhealth plan prints it) and pass --approve "
                  "suspended to run it\n";
-  else if (!res.skipped_unapproved.empty() &&
-           opt.approve_tier2)  // only tier-3 actions can be waiting
+  else if (c.unapproved > 0 && opt.approve_tier2)  // only tier-3 actions can be waiting
     std::cerr << "memhealth apply: the actions awaiting approval run with --approve tier3; "
                  "memhealth plan lists "
                  "each action's tier\n";
-  else if (!res.skipped_unapproved.empty())
+  else if (c.unapproved > 0)
     std::cerr << "memhealth apply: the actions awaiting approval run with --approve tier2 (tier-2 "
                  "actions) or "
                  "--approve tier3 (tier 2 and 3); memhealth plan lists each action's tier\n";
@@ -399,9 +492,10 @@ int run_apply(const apply_cli_options& o) {
     audit_options ao;
     ao.title = "memhealth repair run: " + o.store + " -> " + o.out;
     ao.threshold = detect.settings.near_duplicate_threshold;
-    const audit_report audit = make_audit_report(*before_store, store, before, after, p, res, ao);
+    const audit_report audit =
+        make_audit_report(*before_store, store, *before, *after, *whole, res, ao);
     if (o.report.ends_with(".json")) {
-      auto j = apply_report_json(o, p, res, before, after);
+      auto j = apply_report_json(o, *whole, res, *before, *after);
       j["audit"] = to_json(audit);
       emit(j.dump(2), o.report);
     } else if (o.report.ends_with(".html") || o.report.ends_with(".htm")) {
@@ -410,17 +504,16 @@ int run_apply(const apply_cli_options& o) {
       emit(to_markdown(audit), o.report);
     }
   }
-  if (!res.failed.empty()) {
+  if (c.failed > 0) {
     std::cerr
-        << "memhealth apply: " << res.failed.size()
+        << "memhealth apply: " << c.failed
         << " actions failed and wait in the manual queue (see the report or the log); exit 3\n";
     return exit_incomplete;
   }
-  if (res.applied.empty() &&
-      (p.suspended ? !opt.approve_suspended : !res.skipped_unapproved.empty())) {
+  if (c.applied == 0 && (header.suspended ? !opt.approve_suspended : c.unapproved > 0)) {
     std::cerr << "memhealth apply: nothing ran ("
-              << (p.suspended && !opt.approve_suspended ? "the plan is suspended"
-                                                        : "every action awaits approval")
+              << (header.suspended && !opt.approve_suspended ? "the plan is suspended"
+                                                             : "every action awaits approval")
               << "); exit 4\n";
     return exit_not_run;
   }

@@ -48,12 +48,14 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "memhealth/config.hpp"
@@ -101,6 +103,41 @@ finding pair_budget_finding(Ctx& ctx, const std::vector<std::size_t>& group,
                         "(placeholder or default embedding?); check skipped for this group"));
   return f;
 }
+
+// Calls `group(members)` for every set of two or more of `idx` that are equal under `less` (a
+// strict weak order), members ascending, without copying a key: `idx` is sorted by `hash` (equal
+// elements must hash equally), then each run of one hash by `less` and index.
+template <class Hash, class Less, class Group>
+void same_key_runs(std::vector<std::size_t>& idx, Hash&& hash, Less&& less, Group&& group) {
+  std::vector<std::pair<std::uint64_t, std::size_t>> keyed;
+  keyed.reserve(idx.size());
+  for (std::size_t i : idx) keyed.emplace_back(static_cast<std::uint64_t>(hash(i)), i);
+  std::vector<std::size_t>().swap(idx);
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<std::size_t> run, members;
+  for (std::size_t k = 0; k < keyed.size();) {
+    std::size_t e = k + 1;
+    while (e < keyed.size() && keyed[e].first == keyed[k].first) ++e;
+    if (e - k >= 2) {
+      run.clear();
+      for (std::size_t j = k; j < e; ++j) run.push_back(keyed[j].second);
+      std::sort(run.begin(), run.end(),
+                [&](std::size_t a, std::size_t b) { return less(a, b) || (!less(b, a) && a < b); });
+      for (std::size_t a = 0; a < run.size();) {
+        std::size_t b = a + 1;
+        while (b < run.size() && !less(run[a], run[b])) ++b;
+        if (b - a >= 2) {
+          members.assign(run.begin() + static_cast<std::ptrdiff_t>(a),
+                         run.begin() + static_cast<std::ptrdiff_t>(b));
+          group(static_cast<const std::vector<std::size_t>&>(members));
+        }
+        a = b;
+      }
+    }
+    k = e;
+  }
+}
+
 }  // namespace detail
 
 /// Duplicate detector policy (name "duplicates"); see the file comment.
@@ -141,18 +178,26 @@ struct duplicate_detector {
       active[i] = detail::semantic_is_active(store.record(i)) && !texts[i].empty();
 
     union_find uf(n);
-    // exact: group by (scope, normalised text); the map hashes and then compares the full key
+    // exact: group by (scope, normalised text): records sorted by a hash of the pair (16 bytes
+    // per record, no copy of a text), then each run of one hash by the pair itself
     {
-      std::unordered_map<std::string, std::vector<std::size_t>> groups;
-      for (std::size_t i = 0; i < n; ++i) {
-        if (!active[i]) continue;
-        std::string key(detail::semantic_scope_of(store.record(i)));
-        key.push_back('\0');
-        key += texts[i];
-        groups[std::move(key)].push_back(i);
-      }
-      for (const auto& [key, members] : groups)
-        for (std::size_t m = 1; m < members.size(); ++m) uf.unite(members[0], members[m]);
+      auto scope_of = [&](std::size_t i) { return detail::semantic_scope_of(store.record(i)); };
+      std::vector<std::size_t> idx;
+      for (std::size_t i = 0; i < n; ++i)
+        if (active[i]) idx.push_back(i);
+      detail::same_key_runs(
+          idx,
+          [&](std::size_t i) {
+            return std::hash<std::string_view>{}(scope_of(i)) * 0x9e3779b97f4a7c15ULL ^
+                   std::hash<std::string_view>{}(texts[i]);
+          },
+          [&](std::size_t a, std::size_t b) {
+            return std::pair(scope_of(a), std::string_view(texts[a])) <
+                   std::pair(scope_of(b), std::string_view(texts[b]));
+          },
+          [&](const std::vector<std::size_t>& members) {
+            for (std::size_t m = 1; m < members.size(); ++m) uf.unite(members[0], members[m]);
+          });
     }
     // near: candidate pairs, time window, minus exact pairs
     std::vector<std::int8_t> negation(n, -1);  // lazily: -1 unknown, 0 no cue, 1 cue
@@ -279,20 +324,22 @@ struct duplicate_detector {
   void report_cross_scope(Ctx& ctx, const std::vector<std::string>& texts,
                           std::vector<finding>& out) const {
     const auto& store = ctx.store();
-    std::unordered_map<std::string_view, std::vector<std::size_t>> by_text;
+    std::vector<std::size_t> idx;
     for (std::size_t i = 0; i < texts.size(); ++i)
-      if (!texts[i].empty()) by_text[texts[i]].push_back(i);
+      if (!texts[i].empty()) idx.push_back(i);
     std::vector<std::vector<std::size_t>> hits;
-    for (auto& [text, members] : by_text) {
-      if (members.size() < 2) continue;
-      const std::string_view s0 = detail::semantic_scope_of(store.record(members[0]));
-      const bool crosses = std::any_of(members.begin(), members.end(), [&](std::size_t i) {
-        return detail::semantic_scope_of(store.record(i)) != s0;
-      });
-      const bool changed = std::any_of(members.begin(), members.end(),
-                                       [&](std::size_t i) { return ctx.is_changed(i); });
-      if (crosses && changed) hits.push_back(members);
-    }
+    detail::same_key_runs(
+        idx, [&](std::size_t i) { return std::hash<std::string_view>{}(texts[i]); },
+        [&](std::size_t a, std::size_t b) { return texts[a] < texts[b]; },
+        [&](const std::vector<std::size_t>& members) {
+          const std::string_view s0 = detail::semantic_scope_of(store.record(members[0]));
+          const bool crosses = std::any_of(members.begin(), members.end(), [&](std::size_t i) {
+            return detail::semantic_scope_of(store.record(i)) != s0;
+          });
+          const bool changed = std::any_of(members.begin(), members.end(),
+                                           [&](std::size_t i) { return ctx.is_changed(i); });
+          if (crosses && changed) hits.push_back(members);
+        });
     std::sort(hits.begin(), hits.end());
     for (const auto& members : hits) {
       std::vector<std::string_view> scopes;

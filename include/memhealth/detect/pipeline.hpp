@@ -15,6 +15,12 @@
 /// changed) are *checked*, but a changed record is still compared with unchanged ones (a
 /// duplicate of an old record is found when the new copy arrives). Detectors ask
 /// `ctx.is_changed(i)` and, for pairs, report a pair when at least one side changed.
+///
+/// **Streamed runs.** `pipeline::run_each(store, sink)` hands the findings to `sink` instead of
+/// collecting them in a `report`: after each detector, and, for a detector that calls
+/// `ctx.drain(out)` between parts of its work (the structural scan does, every 16,384 records),
+/// part by part. The sink sees the findings of `run` in the same order; a run over a million
+/// records with a finding each then holds one part of the findings at a time.
 
 #include <Eigen/Core>
 
@@ -22,6 +28,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -98,6 +105,20 @@ class detection_context {
   /// The text normaliser of this run.
   [[nodiscard]] const Normalizer& normalizer() const noexcept { return normalizer_; }
 
+  /// A streamed run's finding sink (`pipeline::run_each`); empty in a collecting run.
+  using finding_sink = std::function<void(std::vector<finding>&)>;
+  /// Sets the sink `drain` hands findings to (empty: `drain` does nothing).
+  void set_sink(finding_sink sink) { sink_ = std::move(sink); }
+  /// In a streamed run, hands the findings in `out` to the sink and clears `out`; otherwise does
+  /// nothing (the findings stay in `out`). A detector may call it whenever the findings it has
+  /// appended so far are final. Exceptions from the sink propagate.
+  void drain(std::vector<finding>& out) {
+    if (sink_ && !out.empty()) {
+      sink_(out);
+      out.clear();
+    }
+  }
+
   /// Normalised content of every record (index = record index), computed once.
   [[nodiscard]] const std::vector<std::string>& normalized_texts() {
     if (!texts_) {
@@ -164,6 +185,7 @@ class detection_context {
   std::optional<matrix_type> units_;
   std::vector<std::size_t> unit_rows_;
   std::vector<std::int64_t> row_of_;
+  finding_sink sink_;
 };
 
 /// Concept for a detector policy usable with context type Ctx.
@@ -200,6 +222,26 @@ class pipeline {
     r.records_total = ctx.store().size();
     r.records_checked = ctx.changed_count();
     std::apply([&](const auto&... d) { (run_one(d, ctx, r.findings), ...); }, detectors_);
+    return r;
+  }
+
+  /// Runs every detector over `store` and hands the findings to `sink(std::vector<finding>&)`
+  /// (which may move them out; the vector is cleared after each call) in the order `run` would
+  /// collect them, part by part (see "Streamed runs" in the file comment).
+  /// @return the report's counts (`records_total`, `records_checked`); its `findings` is empty.
+  /// Exceptions from `sink` propagate.
+  template <record_store S, class Sink, text_normalization_policy Normalizer = text_normalizer>
+  requires std::invocable < Sink&, std::vector<finding>
+  & > report run_each(const S& store, Sink&& sink, detect_options options = {},
+                      Normalizer normalizer = {}) const {
+    detection_context<S, Normalizer> ctx(store, std::move(options), std::move(normalizer));
+    ctx.set_sink([&sink](std::vector<finding>& f) { sink(f); });
+    report r;
+    r.records_total = ctx.store().size();
+    r.records_checked = ctx.changed_count();
+    std::vector<finding> out;
+    std::apply([&](const auto&... d) { ((run_one(d, ctx, out), ctx.drain(out)), ...); },
+               detectors_);
     return r;
   }
 

@@ -240,24 +240,35 @@ struct structural_detector {
     std::size_t workers = 1;
     if constexpr (concurrent_reads<std::remove_cvref_t<decltype(store)>>::value)
       workers = std::clamp<std::size_t>(n / min_per_thread, 1, std::max(1u, threads));
-    if (workers == 1) {
-      scan_range(ctx, 0, n, st, out);
-    } else {
-      // Consecutive ranges, one per thread; findings and gathered facts merged in range order.
-      std::vector<detail::structural_scan> part(workers);
-      std::vector<std::vector<finding>> found(workers);
-      detail::run_workers(workers, [&](std::size_t w) {
-        scan_range(ctx, n * w / workers, n * (w + 1) / workers, part[w], found[w], &st.keyed);
-      });
-      for (std::size_t w = 0; w < workers; ++w) {
-        for (auto& f : found[w]) out.push_back(std::move(f));
-        auto& p = part[w];
-        st.edges.insert(st.edges.end(), p.edges.begin(), p.edges.end());
-        st.dup_active.insert(st.dup_active.end(), p.dup_active.begin(), p.dup_active.end());
-        st.superseded.insert(st.superseded.end(), p.superseded.begin(), p.superseded.end());
-        for (const auto& [v, c] : p.versions) st.versions[v] += c;
-        st.version_changed = st.version_changed || p.version_changed;
+    // The per-record pass in blocks of `block` records, each block's findings handed on with
+    // ctx.drain (a streamed run, pipeline.hpp) before the next: findings in record order, and a
+    // streamed run holds one block's findings at a time.
+    constexpr std::size_t block = std::size_t{1} << 14;
+    for (std::size_t b0 = 0; b0 < n; b0 += block) {
+      const std::size_t b1 = std::min(n, b0 + block);
+      const std::size_t m = b1 - b0;
+      const std::size_t w_here = std::min<std::size_t>(workers, std::max<std::size_t>(1, m / 2));
+      if (w_here == 1) {
+        scan_range(ctx, b0, b1, st, out);
+      } else {
+        // Consecutive ranges, one per thread; findings and gathered facts merged in range order.
+        std::vector<detail::structural_scan> part(w_here);
+        std::vector<std::vector<finding>> found(w_here);
+        detail::run_workers(w_here, [&](std::size_t w) {
+          scan_range(ctx, b0 + m * w / w_here, b0 + m * (w + 1) / w_here, part[w], found[w],
+                     &st.keyed);
+        });
+        for (std::size_t w = 0; w < w_here; ++w) {
+          for (auto& f : found[w]) out.push_back(std::move(f));
+          auto& p = part[w];
+          st.edges.insert(st.edges.end(), p.edges.begin(), p.edges.end());
+          st.dup_active.insert(st.dup_active.end(), p.dup_active.begin(), p.dup_active.end());
+          st.superseded.insert(st.superseded.end(), p.superseded.begin(), p.superseded.end());
+          for (const auto& [v, c] : p.versions) st.versions[v] += c;
+          st.version_changed = st.version_changed || p.version_changed;
+        }
       }
+      if constexpr (requires { ctx.drain(out); }) ctx.drain(out);
     }
     report_duplicate_ids(ctx, st, out);
     if constexpr (detail::field_duplicate_of::available<const R> ||

@@ -4,6 +4,7 @@
 /// (Tarjan 1975, "Efficiency of a good but not linear set union algorithm"). Used to turn
 /// duplicate pairs into clusters.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
@@ -54,17 +55,25 @@ class union_find {
   /// The sets with at least `min_size` members, each sorted ascending, ordered by their smallest
   /// element (deterministic). @complexity O(n α(n)).
   [[nodiscard]] std::vector<std::vector<std::size_t>> groups(std::size_t min_size = 1) {
-    std::vector<std::size_t> slot(parent_.size(), static_cast<std::size_t>(-1));
+    // sizes first, so only the sets kept are built (a million singletons cost no vectors)
+    constexpr std::size_t mark = std::size_t{1} << 63;  // slot >= mark: mark + the set's index
+    constexpr std::size_t dropped = static_cast<std::size_t>(-1);
+    std::vector<std::size_t> slot(parent_.size(), 0);  // per root: the set's size first
+    for (std::size_t x = 0; x < parent_.size(); ++x) ++slot[find(x)];
     std::vector<std::vector<std::size_t>> out;
-    for (std::size_t x = 0; x < parent_.size(); ++x) {
-      const std::size_t r = find(x);
-      if (slot[r] == static_cast<std::size_t>(-1)) {
-        slot[r] = out.size();
-        out.emplace_back();
+    for (std::size_t x = 0; x < parent_.size(); ++x) {  // x ascending: sets by smallest element
+      std::size_t& s = slot[find(x)];
+      if (s == dropped) continue;
+      if (s >= mark) {
+        out[s - mark].push_back(x);
+      } else if (s < std::max<std::size_t>(min_size, 1)) {
+        s = dropped;
+      } else {
+        out.emplace_back().reserve(s);
+        out.back().push_back(x);
+        s = mark + out.size() - 1;
       }
-      out[slot[r]].push_back(x);
     }
-    std::erase_if(out, [&](const auto& g) { return g.size() < min_size; });
     return out;
   }
 

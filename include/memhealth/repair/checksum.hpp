@@ -12,13 +12,15 @@
 /// final XOR all ones, reflected; check value `crc64("123456789") == 0x995DC9BBDF1939FA` (the
 /// catalogue of parametrised CRC algorithms, reveng.sourceforge.io; the xz file format's check).
 ///
-/// The computation is Boost.CRC's table-driven `boost::crc_optimal` (header-only, libboost-dev),
-/// one table lookup per byte: a well-kept library rather than our own table.
+/// CRC-32C uses the x86 SSE4.2 CRC32 instruction when the CPU has it (the instruction computes
+/// CRC-32C), else Boost.CRC's table-driven `boost::crc_optimal` (header-only, libboost-dev), one
+/// table lookup per byte; CRC-64 is always Boost.CRC's.
 
 #include <boost/crc.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <string_view>
@@ -29,8 +31,50 @@ namespace memhealth {
 /// `process_bytes(p, n)`, read with `checksum()`; copyable, so a running CRC can be resumed.
 using crc32c_engine = boost::crc_optimal<32, 0x1EDC6F41, 0xFFFFFFFF, 0xFFFFFFFF, true, true>;
 
-/// CRC-32C of `n` bytes at `data`. @complexity O(n), one table lookup per byte.
+namespace detail {
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+// CRC-32C with the SSE4.2 CRC32 instruction (Intel SDM, "CRC32 -- Accumulate CRC32 Value": it
+// computes exactly this CRC, reflected, polynomial 0x1EDC6F41), 8 bytes per instruction: about
+// 10x the table-driven rate. `crc` is the running value before the final XOR.
+__attribute__((target("sse4.2"))) inline std::uint32_t crc32c_sse42(std::uint32_t crc,
+                                                                    const unsigned char* p,
+                                                                    std::size_t n) noexcept {
+#if defined(__x86_64__)
+  std::uint64_t c = crc;
+  for (; n >= 8; n -= 8, p += 8) {
+    std::uint64_t v;
+    std::memcpy(&v, p, sizeof v);
+    c = __builtin_ia32_crc32di(c, v);
+  }
+  crc = static_cast<std::uint32_t>(c);
+#endif
+  for (; n > 0; --n, ++p) crc = __builtin_ia32_crc32qi(crc, *p);
+  return crc;
+}
+inline bool cpu_has_sse42() noexcept {
+  static const bool has = __builtin_cpu_supports("sse4.2");
+  return has;
+}
+#define MEMHEALTH_CRC32C_SSE42 1
+#endif
+}  // namespace detail
+
+/// CRC-32C of `n` bytes at `data`: the SSE4.2 CRC32 instruction where the CPU has it (checked at
+/// run time), else Boost.CRC's table (one lookup per byte). Both give the same value (tests
+/// compare them). @complexity O(n).
 [[nodiscard]] inline std::uint32_t crc32c(const void* data, std::size_t n) noexcept {
+#if defined(MEMHEALTH_CRC32C_SSE42)
+  if (detail::cpu_has_sse42())
+    return ~detail::crc32c_sse42(0xFFFFFFFFu, static_cast<const unsigned char*>(data), n);
+#endif
+  crc32c_engine e;
+  e.process_bytes(data, n);
+  return e.checksum();
+}
+
+/// CRC-32C of `n` bytes by the table (Boost.CRC) alone: the reference the tests hold the
+/// instruction path to.
+[[nodiscard]] inline std::uint32_t crc32c_table(const void* data, std::size_t n) noexcept {
   crc32c_engine e;
   e.process_bytes(data, n);
   return e.checksum();

@@ -148,6 +148,22 @@ struct apply_result {
   std::size_t rate_limit_waits = 0;                  ///< number of such waits
 };
 
+/// Counts of an apply run by outcome: what `apply_plan_stream` keeps (it hands each action's
+/// outcome to a callback instead of listing it).
+struct apply_counts {
+  std::size_t actions = 0;          ///< actions read from the plan
+  std::size_t applied = 0;          ///< committed (would be, in a dry run)
+  std::size_t already_applied = 0;  ///< state already reached
+  std::size_t noop = 0;             ///< no edits
+  std::size_t unapproved = 0;       ///< not approved
+  std::size_t deferred = 0;         ///< over the record budget or the rate limit's wait
+  std::size_t failed = 0;           ///< manual queue
+  std::size_t records_changed = 0;  ///< record writes committed
+  bool dry_run = false;             ///< nothing was written
+  std::chrono::milliseconds rate_limit_waited{0};  ///< total time waited for rate-limit tokens
+  std::size_t rate_limit_waits = 0;                ///< number of such waits
+};
+
 namespace detail::exec {
 
 template <class R>
@@ -206,46 +222,120 @@ struct action_tx {
 
 namespace detail::exec {
 
-// One run of apply_plan, cut into the steps of the file comment. Holds the run's state: the
-// outcomes, the priority queue of pending actions, the record budget, the rate gate, the first
-// before-image of every re-embedded record (for rebuild_index) and the loop guard.
-template <class S>
+// The actions of an in-memory plan in execution order (guardrails.hpp), each with its plan index.
+struct plan_source {
+  const repair_plan& plan;
+  std::vector<std::size_t> order = execution_order(plan);
+  std::size_t next_ = 0;
+  [[nodiscard]] bool suspended() const { return plan.suspended; }
+  [[nodiscard]] const std::string& suspend_reason() const { return plan.suspend_reason; }
+  [[nodiscard]] std::size_t size() const { return plan.actions.size(); }
+  bool next(std::size_t& index, repair_action& out) {
+    if (next_ == order.size()) return false;
+    index = order[next_++];
+    out = plan.actions[index];
+    return true;
+  }
+};
+
+// The actions of a plan file as a `plan_reader` yields them, which must be execution order (no
+// action of a higher priority after a lower one: what make_plan and make_plan_file write).
+template <class Reader>
+struct reader_source {
+  Reader& reader;
+  std::size_t n = 0;
+  int last_priority = 0;
+  [[nodiscard]] bool suspended() const { return reader.header().suspended; }
+  [[nodiscard]] const std::string& suspend_reason() const { return reader.header().suspend_reason; }
+  [[nodiscard]] std::size_t size() const { return reader.header().actions; }
+  bool next(std::size_t& index, repair_action& out) {
+    if (!reader.next(out)) return false;
+    if (n > 0 && out.priority > last_priority)
+      throw error(error_code::precondition,
+                  "apply: plan action " + std::to_string(n) + " has priority " +
+                      std::to_string(out.priority) + " after " + std::to_string(last_priority) +
+                      ": the plan is not in execution order (apply it whole with apply_plan)");
+    last_priority = out.priority;
+    index = n++;
+    return true;
+  }
+};
+
+// Before-images a record had earlier in the run (the loop guard), as 64-bit hashes: one slot per
+// record and a map for records changed more than once. A multiset per record.
+struct image_history {
+  std::vector<std::uint64_t> first;
+  std::vector<std::uint8_t> has;
+  std::unordered_map<std::size_t, std::vector<std::uint64_t>> more;
+  void push(std::size_t i, std::uint64_t h) {
+    if (i >= has.size()) first.resize(i + 1), has.resize(i + 1, 0);
+    if (!has[i])
+      first[i] = h, has[i] = 1;
+    else
+      more[i].push_back(h);
+  }
+  [[nodiscard]] bool contains(std::size_t i, std::uint64_t h) const {
+    if (i >= has.size() || !has[i]) return false;
+    if (first[i] == h) return true;
+    const auto it = more.find(i);
+    return it != more.end() &&
+           std::find(it->second.begin(), it->second.end(), h) != it->second.end();
+  }
+  void pop(std::size_t i, std::uint64_t h) {  // one occurrence of h, if any
+    if (i >= has.size() || !has[i]) return;
+    auto it = more.find(i);
+    if (it != more.end()) {
+      auto& v = it->second;
+      if (auto f = std::find(v.rbegin(), v.rend(), h); f != v.rend()) {
+        v.erase(std::next(f).base());
+      } else if (first[i] == h) {
+        first[i] = v.front();
+        v.erase(v.begin());
+      }
+      if (v.empty()) more.erase(it);
+    } else if (first[i] == h) {
+      has[i] = 0;
+    }
+  }
+};
+
+inline std::uint64_t image_hash(std::string_view json) {
+  return std::hash<std::string_view>{}(json);
+}
+
+// One run of apply_plan, cut into the steps of the file comment, over the actions `Source`
+// yields in execution order. Holds the run's state: the outcomes of the actions in flight (each
+// handed to `on_outcome` once settled), the priority queue of pending actions, the record budget,
+// the rate gate, the first before-image of every re-embedded record (for rebuild_index) and the
+// loop guard. Memory is bounded by the batch and the actions in flight, not by the plan.
+template <class S, class Source, class OnOutcome>
 class plan_run {
  public:
   using R = typename S::record_type;
 
-  plan_run(S& store, const repair_plan& plan, wal_writer& wal, const apply_options& opt)
-      : store_(store), plan_(plan), wal_(wal), opt_(opt), gate_(opt.limits) {}
+  plan_run(S& store, Source& src, wal_writer& wal, const apply_options& opt, OnOutcome& on)
+      : store_(store), src_(src), wal_(wal), opt_(opt), on_(on), gate_(opt.limits) {}
 
-  apply_result run() {
-    const std::size_t n = plan_.actions.size();
-    for (std::size_t i = 0; i < store_.size(); ++i)
-      ++id_count_[std::string(field::id(store_.record(i)))];
+  apply_counts run() {
+    find_ambiguous_ids();
     res_.dry_run = opt_.dry_run;
-    res_.outcomes.resize(n);
-    for (std::size_t a = 0; a < n; ++a) {
-      res_.outcomes[a].action = a;
-      res_.outcomes[a].idempotency_key = plan_.actions[a].idempotency_key;
-    }
-    if (plan_.suspended && !opt_.approve_suspended) {
-      for (std::size_t a = 0; a < n; ++a)
-        set(a, action_status::unapproved, "plan suspended: " + plan_.suspend_reason);
+    if (src_.suspended() && !opt_.approve_suspended) {
+      while (pull()) {
+        const std::size_t a = pending_.front();
+        pending_.pop_front();
+        set(a, action_status::unapproved, "plan suspended: " + src_.suspend_reason());
+      }
     } else {
       if (!opt_.dry_run) {
-        wal_.append_run_begin(n);
+        wal_.append_run_begin(src_.size());
         hook(opt_, "run_begin");
       }
-      for (std::size_t a : execution_order(plan_))
-        pending_.push_back(a);  // the priority queue (guardrails.hpp)
-      while (!pending_.empty()) {
+      while (!pending_.empty() || pull()) {
         std::vector<prepared<R>> batch = collect_batch();
         if (batch.empty()) continue;
         if (opt_.dry_run) {
-          for (const auto& p : batch) {
-            set(p.action, action_status::applied, "dry run");
-            res_.outcomes[p.action].records_changed = p.records.size();
-            res_.records_changed += p.records.size();
-          }
+          for (const auto& p : batch)
+            set(p.action, action_status::applied, "dry run", p.records.size());
           continue;
         }
         log_intents(batch);
@@ -253,14 +343,76 @@ class plan_run {
       }
       if (!opt_.dry_run) end_run();
     }
-    list_keys();
-    return std::move(res_);
+    return res_;
   }
 
  private:
-  void set(std::size_t a, action_status s, std::string reason) {
-    res_.outcomes[a].status = s;
-    res_.outcomes[a].reason = std::move(reason);
+  // Takes the next action of the plan into the queue (false at the end of the plan).
+  bool pull() {
+    std::size_t index = 0;
+    repair_action act;
+    if (!src_.next(index, act)) return false;
+    ++res_.actions;
+    live& l = live_[index];
+    l.out.action = index;
+    l.out.idempotency_key = act.idempotency_key;
+    l.act = std::move(act);
+    pending_.push_back(index);
+    return true;
+  }
+  const repair_action& action_of(std::size_t a) const { return live_.at(a).act; }
+  int& attempts(std::size_t a) { return live_.at(a).out.attempts; }
+
+  // Settles action `a`: its outcome is final, counted and handed on; the action leaves the run.
+  void set(std::size_t a, action_status s, std::string reason, std::size_t records = 0) {
+    auto it = live_.find(a);
+    action_outcome& o = it->second.out;
+    o.status = s;
+    o.reason = std::move(reason);
+    o.records_changed = records;
+    res_.records_changed += records;
+    switch (s) {
+      case action_status::applied:
+        ++res_.applied;
+        break;
+      case action_status::already_applied:
+        ++res_.already_applied;
+        break;
+      case action_status::noop:
+        ++res_.noop;
+        break;
+      case action_status::unapproved:
+        ++res_.unapproved;
+        break;
+      case action_status::deferred:
+        ++res_.deferred;
+        break;
+      case action_status::failed:
+        ++res_.failed;
+        break;
+    }
+    on_(static_cast<const action_outcome&>(o), static_cast<const repair_action&>(it->second.act));
+    live_.erase(it);
+  }
+
+  // The ids held by more than one record (an action naming one is refused as ambiguous), found
+  // by sorting 64-bit hashes of every id rather than keeping every id in a map.
+  void find_ambiguous_ids() {
+    std::vector<std::pair<std::uint64_t, std::size_t>> h;
+    h.reserve(store_.size());
+    for (std::size_t i = 0; i < store_.size(); ++i)
+      h.emplace_back(std::hash<std::string_view>{}(field::id(store_.record(i))), i);
+    std::sort(h.begin(), h.end());
+    for (std::size_t k = 0; k + 1 < h.size(); ++k)
+      if (h[k].first == h[k + 1].first) {
+        std::map<std::string, std::size_t> same;  // ids of this hash and their counts
+        std::size_t j = k;
+        for (; j < h.size() && h[j].first == h[k].first; ++j)
+          ++same[std::string(field::id(store_.record(h[j].second)))];
+        for (auto& [id, c] : same)
+          if (c > 1) ambiguous_[id] = c;
+        k = j - 1;
+      }
   }
 
   // Steps 1-4b for the next actions of the queue: a batch of prepared actions (images computed,
@@ -271,10 +423,10 @@ class plan_run {
     std::size_t batch_records = 0;  // records in the batch's intents (concurrency cap)
     const std::size_t max_batch =
         std::min(opt_.batch_size, std::max<std::size_t>(1, opt_.limits.max_in_flight));
-    while (!pending_.empty() && batch.size() < max_batch) {
+    while (batch.size() < max_batch && (!pending_.empty() || pull())) {
       const std::size_t a = pending_.front();
       pending_.pop_front();
-      const repair_action& act = plan_.actions[a];
+      const repair_action& act = action_of(a);
       if (!approved(a, act)) continue;
       if (act.type == action_types::rebuild_index) {  // index_policy.hpp
         if (!batch.empty()) {  // the re-embeddings before it are committed first
@@ -289,7 +441,7 @@ class plan_run {
         set(a, action_status::failed, refusal);
         continue;
       }
-      ++res_.outcomes[a].attempts;
+      ++attempts(a);
       std::optional<prepared<R>> p = prepare(a, act, overlay);
       if (!p) continue;
       if (!guarded(a, *p)) continue;
@@ -298,12 +450,12 @@ class plan_run {
       const bool over_cap =
           !batch.empty() && batch_records + p->records.size() > opt_.limits.max_records_in_flight;
       if (over_cap || (!opt_.dry_run && !batch.empty() && !gate_.ready())) {
-        --res_.outcomes[a].attempts;
+        --attempts(a);
         pending_.push_front(a);
         break;
       }
       if (!opt_.dry_run && !gate_.admit()) {
-        --res_.outcomes[a].attempts;
+        --attempts(a);
         rate_stop_ = "rate limit: waiting for the next token would exceed the run's max_wait of " +
                      std::to_string(opt_.limits.max_wait.count()) + " ms";
         set(a, action_status::deferred, rate_stop_);
@@ -315,7 +467,7 @@ class plan_run {
         if (!vector_before_.count(m.index) && !same_vector(m.before, m.after))
           vector_before_.emplace(m.index, m.before);
       for (const auto& m : p->records) {
-        earlier_before_[m.index].push_back(m.before_json);
+        earlier_before_.push(m.index, image_hash(m.before_json));
         overlay[m.index] = {m.after, m.after_json};
       }
       batch.push_back(std::move(*p));
@@ -355,13 +507,13 @@ class plan_run {
       set(a, action_status::applied,
           "dry run: would rebuild the index for " + std::to_string(ids.size()) + " records");
     } else {
-      ++res_.outcomes[a].attempts;
+      ++attempts(a);
       try {
         opt_.rebuild_index(ids);
         set(a, action_status::applied,
             "index rebuilt for " + std::to_string(ids.size()) + " records");
       } catch (const std::exception& ex) {
-        if (res_.outcomes[a].attempts <= opt_.retry_limit)
+        if (attempts(a) <= opt_.retry_limit)
           pending_.push_front(a);
         else
           set(a, action_status::failed, std::string("attempts exhausted: ") + ex.what());
@@ -399,8 +551,8 @@ class plan_run {
         refusal = "empty record id";
       else if (!store_.find(id))
         refusal = "target id not found: " + id;
-      else if (id_count_.at(id) > 1)
-        refusal = "ambiguous target id (" + std::to_string(id_count_.at(id)) + " records): " + id;
+      else if (const auto amb = ambiguous_.find(id); amb != ambiguous_.end())
+        refusal = "ambiguous target id (" + std::to_string(amb->second) + " records): " + id;
     };
     for (const auto& id : act.targets) check_id(id);
     for (const auto& e : act.edits) {
@@ -489,7 +641,7 @@ class plan_run {
         if (m.after_json != m.before_json) p.records.push_back(std::move(m));
       }
     } catch (const std::exception& ex) {
-      if (res_.outcomes[a].attempts <= opt_.retry_limit) {
+      if (attempts(a) <= opt_.retry_limit) {
         pending_.push_front(a);
       } else {
         set(a, action_status::failed, std::string("attempts exhausted: ") + ex.what());
@@ -506,12 +658,8 @@ class plan_run {
   // Step 4: loop guard, then the run's record budget.
   bool guarded(std::size_t a, const prepared<R>& p) {
     std::string loop;
-    for (const auto& m : p.records) {
-      auto it = earlier_before_.find(m.index);
-      if (it != earlier_before_.end() &&
-          std::find(it->second.begin(), it->second.end(), m.after_json) != it->second.end())
-        loop = m.id;
-    }
+    for (const auto& m : p.records)
+      if (earlier_before_.contains(m.index, image_hash(m.after_json))) loop = m.id;
     if (!loop.empty()) {
       set(a, action_status::failed,
           "repair loop: record " + loop + " would return to an earlier image of this run");
@@ -529,9 +677,9 @@ class plan_run {
   void log_intents(std::vector<prepared<R>>& batch) {
     wal_.begin_batch();
     for (auto& p : batch) {
-      const repair_action& act = plan_.actions[p.action];
+      const repair_action& act = action_of(p.action);
       p.intent_seq = wal_.append_intent(static_cast<std::int64_t>(p.action), act.idempotency_key,
-                                        res_.outcomes[p.action].attempts, p.records);
+                                        attempts(p.action), p.records);
     }
     wal_.commit_batch();
     hook(opt_, "after_intent");
@@ -542,7 +690,7 @@ class plan_run {
   void write_batch(std::vector<prepared<R>>& batch) {
     for (std::size_t k = 0; k < batch.size(); ++k) {
       prepared<R>& p = batch[k];
-      const repair_action& act = plan_.actions[p.action];
+      const repair_action& act = action_of(p.action);
       std::size_t written = 0;
       try {
         if constexpr (transactional_record_store<S>)
@@ -556,9 +704,7 @@ class plan_run {
         hook(opt_, "before_commit");
         wal_.append_commit(p.intent_seq, static_cast<std::int64_t>(p.action), act.idempotency_key);
         hook(opt_, "after_commit");
-        set(p.action, action_status::applied, {});
-        res_.outcomes[p.action].records_changed = p.records.size();
-        res_.records_changed += p.records.size();
+        set(p.action, action_status::applied, {}, p.records.size());
       } catch (const std::exception& ex) {
         undo_failed(batch, k, written, ex.what());
         break;
@@ -571,7 +717,7 @@ class plan_run {
   void undo_failed(std::vector<prepared<R>>& batch, std::size_t k, std::size_t written,
                    const char* what) {
     prepared<R>& p = batch[k];
-    const repair_action& act = plan_.actions[p.action];
+    const repair_action& act = action_of(p.action);
     if constexpr (transactional_record_store<S>) store_.rollback_action();  // no-op once committed
     for (std::size_t j = written; j-- > 0;)
       if (encode_image(store_.extract(p.records[j].index)) != p.records[j].before_json)
@@ -583,21 +729,17 @@ class plan_run {
     for (std::size_t r = k; r < batch.size(); ++r) {
       prepared<R>& q = batch[r];
       used_ -= q.records.size();
-      for (const auto& m : q.records) {
-        auto& v = earlier_before_[m.index];
-        if (auto f = std::find(v.rbegin(), v.rend(), m.before_json); f != v.rend())
-          v.erase(std::next(f).base());
-      }
+      for (const auto& m : q.records) earlier_before_.pop(m.index, image_hash(m.before_json));
       if (r > k) {
         wal_.append_abort(q.intent_seq, static_cast<std::int64_t>(q.action),
-                          plan_.actions[q.action].idempotency_key,
+                          action_of(q.action).idempotency_key,
                           "batch stopped by a failed action; re-run");
-        --res_.outcomes[q.action].attempts;
+        --attempts(q.action);
         requeue.push_back(q.action);
       }
     }
     for (auto r = requeue.rbegin(); r != requeue.rend(); ++r) pending_.push_front(*r);
-    if (res_.outcomes[p.action].attempts <= opt_.retry_limit)
+    if (attempts(p.action) <= opt_.retry_limit)
       pending_.push_front(p.action);
     else
       set(p.action, action_status::failed, std::string("attempts exhausted: ") + what);
@@ -605,53 +747,26 @@ class plan_run {
 
   // The run_end frame with the counts, and the rate limiter's totals.
   void end_run() {
-    std::size_t applied = 0, failed = 0, deferred = 0, skipped = 0;
-    for (const auto& o : res_.outcomes) {
-      applied += o.status == action_status::applied;
-      failed += o.status == action_status::failed;
-      deferred += o.status == action_status::deferred;
-      skipped += o.status != action_status::applied && o.status != action_status::failed &&
-                 o.status != action_status::deferred;
-    }
-    wal_.append_run_end(applied, failed, deferred, skipped);
+    wal_.append_run_end(res_.applied, res_.failed, res_.deferred,
+                        res_.already_applied + res_.noop + res_.unapproved);
     res_.rate_limit_waited = gate_.waited();
     res_.rate_limit_waits = gate_.waits();
     hook(opt_, "run_end");
   }
 
-  // The key lists of apply_result, by outcome.
-  void list_keys() {
-    for (const auto& o : res_.outcomes) {
-      switch (o.status) {
-        case action_status::applied:
-          res_.applied.push_back(o.idempotency_key);
-          break;
-        case action_status::already_applied:
-          res_.skipped_already_applied.push_back(o.idempotency_key);
-          break;
-        case action_status::noop:
-          res_.skipped_noop.push_back(o.idempotency_key);
-          break;
-        case action_status::unapproved:
-          res_.skipped_unapproved.push_back(o.idempotency_key);
-          break;
-        case action_status::deferred:
-          res_.deferred.push_back(o.idempotency_key);
-          break;
-        case action_status::failed:
-          res_.failed.push_back(o.idempotency_key);
-          break;
-      }
-    }
-  }
+  struct live {  // an action taken from the plan and not settled yet
+    repair_action act;
+    action_outcome out;
+  };
 
   S& store_;
-  const repair_plan& plan_;
+  Source& src_;
   wal_writer& wal_;
   const apply_options& opt_;
-  apply_result res_;
-  std::unordered_map<std::string, std::size_t>
-      id_count_;  // ids occurring more than once are ambiguous
+  OnOutcome& on_;
+  apply_counts res_;
+  std::unordered_map<std::size_t, live> live_;
+  std::unordered_map<std::string, std::size_t> ambiguous_;  // ids of several records: count
   std::deque<std::size_t> pending_;
   std::size_t used_ = 0;  // records changed by the run so far (record budget)
   bool over_budget_ = false;
@@ -659,7 +774,7 @@ class plan_run {
   std::string rate_stop_;  // set once the rate limit's wait budget is spent: the rest is deferred
   std::map<std::size_t, R>
       vector_before_;  // records whose vector a prepared action changes: first before-image
-  std::unordered_map<std::size_t, std::vector<std::string>> earlier_before_;  // loop guard
+  image_history earlier_before_;  // loop guard
 };
 
 }  // namespace detail::exec
@@ -678,7 +793,74 @@ apply_result apply_plan(S& store, const repair_plan& plan, wal_writer& wal,
   MEMHEALTH_REQUIRE_IMAGE(R, "apply_plan");
   if constexpr (imaged_record<R>) {
     MEMHEALTH_ASSERT(opt.batch_size >= 1, "apply_plan: batch_size must be >= 1");
-    return detail::exec::plan_run<S>(store, plan, wal, opt).run();
+    apply_result res;
+    res.outcomes.resize(plan.actions.size());
+    for (std::size_t a = 0; a < plan.actions.size(); ++a) {
+      res.outcomes[a].action = a;
+      res.outcomes[a].idempotency_key = plan.actions[a].idempotency_key;
+    }
+    auto keep = [&](const action_outcome& o, const repair_action&) { res.outcomes[o.action] = o; };
+    detail::exec::plan_source src{plan};
+    const apply_counts c = detail::exec::plan_run<S, detail::exec::plan_source, decltype(keep)>(
+                               store, src, wal, opt, keep)
+                               .run();
+    res.records_changed = c.records_changed;
+    res.dry_run = c.dry_run;
+    res.rate_limit_waited = c.rate_limit_waited;
+    res.rate_limit_waits = c.rate_limit_waits;
+    for (const auto& o : res.outcomes) {
+      switch (o.status) {
+        case action_status::applied:
+          res.applied.push_back(o.idempotency_key);
+          break;
+        case action_status::already_applied:
+          res.skipped_already_applied.push_back(o.idempotency_key);
+          break;
+        case action_status::noop:
+          res.skipped_noop.push_back(o.idempotency_key);
+          break;
+        case action_status::unapproved:
+          res.skipped_unapproved.push_back(o.idempotency_key);
+          break;
+        case action_status::deferred:
+          res.deferred.push_back(o.idempotency_key);
+          break;
+        case action_status::failed:
+          res.failed.push_back(o.idempotency_key);
+          break;
+      }
+    }
+    return res;
+  } else {
+    return {};
+  }
+}
+
+/// Applies the plan a `plan_reader` reads, action by action, to `store` (what `apply_plan` does,
+/// in bounded memory): actions are taken from `reader` as the run needs them, and each action's
+/// outcome is handed to `on_outcome(const action_outcome&, const repair_action&)` once it is
+/// final (`action_outcome::action` is the action's position in the file) instead of being kept.
+/// Memory: the current batch, the actions in flight, and 9 bytes per store record for the loop
+/// guard (plus the records changed more than once); none of it grows with the plan.
+/// @pre the file lists its actions in execution order (priority never rises), as `make_plan`,
+///      `make_plan_file` and `write_plan` of a `make_plan` result write them.
+/// @return the counts of the run.
+/// @throws as `apply_plan`; what `reader.next` throws (a damaged line: the run stops there, with
+///         what was committed before it in the log); error(precondition) when an action of a
+///         higher priority follows a lower one (the actions before it have run: check the order
+///         first, e.g. with a pass of `plan_reader`, or use `apply_plan`).
+template <mutable_record_store S, class Reader, class OnOutcome>
+apply_counts apply_plan_stream(S& store, Reader& reader, wal_writer& wal, const apply_options& opt,
+                               OnOutcome&& on_outcome) {
+  using R = typename S::record_type;
+  MEMHEALTH_REQUIRE_IMAGE(R, "apply_plan_stream");
+  if constexpr (imaged_record<R>) {
+    MEMHEALTH_ASSERT(opt.batch_size >= 1, "apply_plan_stream: batch_size must be >= 1");
+    detail::exec::reader_source<Reader> src{reader};
+    using On = std::remove_reference_t<OnOutcome>;
+    return detail::exec::plan_run<S, detail::exec::reader_source<Reader>, On>(store, src, wal, opt,
+                                                                              on_outcome)
+        .run();
   } else {
     return {};
   }

@@ -28,6 +28,7 @@
 #include "memhealth/repair/action.hpp"
 #include "memhealth/repair/conflict_rules.hpp"
 #include "memhealth/repair/idempotency.hpp"
+#include "memhealth/repair/plan_order.hpp"
 #include "memhealth/repair/plan_table.hpp"
 #include "memhealth/store/store.hpp"
 #include "memhealth/text/normalize.hpp"
@@ -60,16 +61,6 @@ inline std::vector<std::string> evidence_texts(const finding& f, std::string_vie
     if (k == key)
       if (const auto* s = std::get_if<std::string>(&v)) out.push_back(*s);
   return out;
-}
-
-inline std::string join_ids(const std::vector<std::string>& ids, std::size_t max_listed = 16) {
-  std::string s;
-  for (std::size_t i = 0; i < ids.size() && i < max_listed; ++i) {
-    if (i) s += ' ';
-    s += ids[i];
-  }
-  if (ids.size() > max_listed) s += " ... (" + std::to_string(ids.size()) + " ids)";
-  return s;
 }
 
 inline std::string reason_of(const finding& f) {
@@ -111,15 +102,6 @@ bool has_local_timestamp(const R& r) {
   return local;
 }
 
-template <class S>
-std::string_view scope_at(const S& store, std::size_t i) {
-  using R = typename S::record_type;
-  if constexpr (scoped_record<R>)
-    return trim_scope(field::scope(store.record(i)));
-  else
-    return {};
-}
-
 inline repair_action new_action(std::string_view type, int tier, automation who, int priority) {
   repair_action a;
   a.type = std::string(type);
@@ -137,35 +119,6 @@ void add_edit(repair_action& a, std::string_view id, Op op) {
     a.edits.push_back(std::move(e));
 }
 
-// Per-record tier-1 actions: several findings of one record and type become one action.
-struct tier1_table {
-  std::map<std::pair<std::string, std::string>, repair_action> by_type_and_id;
-
-  repair_action& get(std::string_view type, const std::string& id) {
-    auto [it, fresh] = by_type_and_id.try_emplace({std::string(type), id});
-    if (fresh) {
-      it->second = new_action(type, 1, automation::automatic, action_priority::tier1);
-      it->second.targets = {id};
-    }
-    return it->second;
-  }
-};
-
-template <class S>
-void finalize_action(const S& store, repair_action& a) {
-  std::set<std::string_view> ids;
-  for (const auto& e : a.edits) ids.insert(e.record_id);
-  std::set<std::string_view> scopes;
-  for (auto id : ids)
-    if (auto i = store.find(id)) {
-      const auto sc = scope_at(store, *i);
-      if (!sc.empty()) scopes.insert(sc);
-    }
-  a.blast.records = ids.size();
-  a.blast.scopes.assign(scopes.begin(), scopes.end());
-  a.idempotency_key = compute_idempotency_key(a);
-}
-
 }  // namespace detail
 
 namespace detail {
@@ -180,11 +133,15 @@ namespace detail {
 
 // One planning pass over a report: the state the steps share (`make_plan` builds one, feeds it
 // every finding with `add`, then calls `finish`), and one member function per step.
-template <class S, class Rules>
+// Finished actions go to the action store `A` (plan_order.hpp: in memory for make_plan, a
+// temporary file for make_plan_file) and are ordered, de-duplicated and budgeted over a compact
+// index, so the builder itself holds one open tier-1 action at a time.
+template <class S, class Rules, class A = memory_actions>
 class plan_builder {
  public:
   using R = typename S::record_type;
-  plan_builder(const S& s, const planner_options& o, const Rules& r) : store(s), opt(o), rules(r) {}
+  plan_builder(const S& s, const planner_options& o, const Rules& r, A& actions)
+      : store(s), opt(o), rules(r), actions(actions), index(s) {}
 
   // Routes one finding to the step of its table row (`row`; nullptr: a kind with no row).
   void add(const finding& f, const kind_plan_entry* row) {
@@ -224,14 +181,20 @@ class plan_builder {
     }
   }
 
-  // The steps after every finding was added, in order; returns the plan.
-  repair_plan finish() && {
+  // The steps after every finding was added, in order: the plan without its actions, and the
+  // handles of its actions in the action store, in execution order.
+  std::pair<repair_plan, std::vector<std::size_t>> finish() && {
     collect_actions();
-    sort_and_dedupe();
-    apply_record_budget();
-    suspend_over_blast_radius();
-    return std::move(plan);
+    index.merge_tier1(actions, [&](repair_action& a) { finalize_action(store, a); });
+    std::vector<std::size_t> kept = index.finish(opt, plan);
+    return {std::move(plan), std::move(kept)};
   }
+
+  // The index keeps its bulk in a temporary file until `finish` (make_plan_file).
+  void spill_index() { index.spill(); }
+
+  // Distinct records the plan's actions edit (its blast radius); valid after `finish`.
+  [[nodiscard]] std::size_t blast_records() const noexcept { return index.records_used(); }
 
  private:
   // Merges a duplicate cluster into its first record (same scope only; a cross-scope cluster is
@@ -284,7 +247,7 @@ class plan_builder {
       detail::add_edit(a, sid, edit_set_duplicate_of{primary});
       detail::add_edit(a, sid, edit_set_status{std::string(to_string(record_status::archived))});
     }
-    actions.push_back(std::move(a));
+    emit(std::move(a));
   }
 
   // Decides a conflict pair by the rule chain; an undecided or needs_human pair goes to a person.
@@ -316,7 +279,7 @@ class plan_builder {
         for (const auto& id : f.record_ids)
           detail::add_edit(a, id,
                            edit_set_status{std::string(to_string(record_status::pending_review))});
-      actions.push_back(std::move(a));
+      emit(std::move(a));
     } else {
       const bool a_wins = d.verdict == rule_verdict::winner_a;
       const std::string& winner = f.record_ids[a_wins ? 0 : 1];
@@ -328,7 +291,7 @@ class plan_builder {
       a.reasons.push_back("decided by " + by + ": " + winner + " wins");
       detail::add_edit(a, winner, edit_add_supersedes{{loser}});
       detail::add_edit(a, loser, edit_set_status{std::string(to_string(record_status::archived))});
-      actions.push_back(std::move(a));
+      emit(std::move(a));
     }
   }
 
@@ -351,7 +314,7 @@ class plan_builder {
       a.targets = {f.record_ids[k]};
       a.reasons.push_back(detail::reason_of(f));
       detail::add_edit(a, f.record_ids[k], edit_set_weight{target});
-      actions.push_back(std::move(a));
+      emit(std::move(a));
     }
   }
 
@@ -372,7 +335,7 @@ class plan_builder {
       deferred.push_back("metadata_schema_violation " + id + ": key '" + key +
                          "' has the wrong type; needs a person");
     if (fills.empty()) return;
-    auto& a = tier1.get(row->action, id);
+    auto& a = tier1(row->action, id);
     a.reasons.push_back(detail::reason_of(f));
     for (auto& [key, value] : fills) detail::add_edit(a, id, edit_fill_metadata{key, value});
   }
@@ -380,7 +343,7 @@ class plan_builder {
   // Sets an illegal status to pending_review.
   void step_set_pending(const finding& f, [[maybe_unused]] const kind_plan_entry* row) {
     if (!locate(f, idx)) return;
-    auto& a = tier1.get(row->action, f.record_ids[0]);
+    auto& a = tier1(row->action, f.record_ids[0]);
     a.reasons.push_back(detail::reason_of(f));
     detail::add_edit(a, f.record_ids[0],
                      edit_set_status{std::string(to_string(record_status::pending_review))});
@@ -393,7 +356,7 @@ class plan_builder {
     const auto* problem = detail::evidence_text(f, evidence_keys::problem);
     const std::string what = problem ? *problem : std::string("unknown problem");
     if (detail::has_local_timestamp(store.record(idx[0]))) {
-      auto& a = tier1.get(row->action, id);
+      auto& a = tier1(row->action, id);
       a.reasons.push_back(detail::reason_of(f) + " problem=" + what);
       detail::add_edit(a, id, edit_normalize_timestamps{});
       deferred.push_back(
@@ -418,7 +381,7 @@ class plan_builder {
       return;
     }
     const auto* fld = detail::evidence_text(f, evidence_keys::field);
-    auto& a = tier1.get(row->action, id);
+    auto& a = tier1(row->action, id);
     a.reasons.push_back(detail::reason_of(f) + " -> " + *target);
     detail::add_edit(a, id,
                      edit_append_notes{{"dropped dangling link " +
@@ -429,7 +392,7 @@ class plan_builder {
   // Archives a record merged into another but still active.
   void step_archive(const finding& f, [[maybe_unused]] const kind_plan_entry* row) {
     if (!locate(f, idx)) return;
-    auto& a = tier1.get(row->action, f.record_ids[0]);
+    auto& a = tier1(row->action, f.record_ids[0]);
     a.reasons.push_back(detail::reason_of(f));
     detail::add_edit(a, f.record_ids[0],
                      edit_set_status{std::string(to_string(record_status::archived))});
@@ -460,12 +423,12 @@ class plan_builder {
     a.targets = f.record_ids;
     a.reasons.push_back(detail::reason_of(f));
     if (!f.suggested_repair.empty()) a.reasons.push_back("suggested: " + f.suggested_repair);
-    actions.push_back(std::move(a));
+    emit(std::move(a));
   }
 
   // Tier-1 actions (one per type and record) and the re-embedding batches with their index rebuild.
   void collect_actions() {
-    for (auto& [key, a] : tier1.by_type_and_id) actions.push_back(std::move(a));
+    close_tier1();
     {
       const std::size_t batch = std::max<std::size_t>(1, opt.reembed_batch_size);
       auto it = reembed.begin();
@@ -482,7 +445,7 @@ class plan_builder {
           a.reasons.push_back(it->first + ": " + why);
           detail::add_edit(a, it->first, edit_replace_embedding{{}, opt.reembed_version});
         }
-        actions.push_back(std::move(a));
+        emit(std::move(a));
       }
       if (!reembed.empty()) {  // the index holds the old vectors until it is rebuilt
         repair_action a = detail::new_action(action_types::rebuild_index, 1, automation::automatic,
@@ -492,72 +455,35 @@ class plan_builder {
         a.reasons.push_back(
             "re-embedding " + std::to_string(reembed.size()) +
             " records leaves the vector index inconsistent with the store until it is rebuilt");
-        actions.push_back(std::move(a));
+        emit(std::move(a));
       }
     }
   }
 
-  // Blast radius and idempotency key of every action; execution order; duplicates dropped.
-  void sort_and_dedupe() {
-    for (auto& a : actions) finalize_action(store, a);
-    std::sort(actions.begin(), actions.end(), [](const repair_action& x, const repair_action& y) {
-      if (x.priority != y.priority) return x.priority > y.priority;
-      if (x.type != y.type) return x.type < y.type;
-      if (x.targets != y.targets) return x.targets < y.targets;
-      return x.idempotency_key < y.idempotency_key;
-    });
-    actions.erase(std::unique(actions.begin(), actions.end(),
-                              [](const repair_action& x, const repair_action& y) {
-                                return x.idempotency_key == y.idempotency_key && x.type == y.type &&
-                                       x.targets == y.targets;
-                              }),
-                  actions.end());
+  // A finished action: blast radius and key set, put into the action store and indexed.
+  void emit(repair_action&& a) {
+    finalize_action(store, a);
+    index.add(a);
+    index.set_handle(actions.put(std::move(a)));
   }
 
-  // max_records_per_run: actions are taken in order while their new records fit.
-  void apply_record_budget() {
-    std::size_t left_out = 0;
-    std::map<std::string, std::size_t> left_out_by_type;
-    constexpr std::size_t listed_limit = 100;
-    for (auto& a : actions) {
-      std::vector<std::string_view> fresh;
-      for (const auto& e : a.edits)
-        if (!used.count(e.record_id) &&
-            std::find(fresh.begin(), fresh.end(), e.record_id) == fresh.end())
-          fresh.push_back(e.record_id);
-      if (used.size() + fresh.size() > opt.max_records_per_run) {
-        if (left_out < listed_limit)
-          deferred.push_back("max_records_per_run " + std::to_string(opt.max_records_per_run) +
-                             ": deferred " + a.type + " " + detail::join_ids(a.targets, 4) + " [" +
-                             a.idempotency_key + "]");
-        ++left_out;
-        ++left_out_by_type[a.type];
-        continue;
-      }
-      for (auto id : fresh) used.emplace(id);
-      plan.actions.push_back(std::move(a));
-    }
-    if (left_out > 0) {
-      std::string by;
-      for (const auto& [t, n] : left_out_by_type)
-        by += (by.empty() ? "" : ", ") + t + " " + std::to_string(n);
-      deferred.push_back("max_records_per_run " + std::to_string(opt.max_records_per_run) + ": " +
-                         std::to_string(left_out) + " actions deferred in total (" + by + ")");
-    }
+  // The per-record tier-1 action of this type and record: several findings of one record and
+  // type become one action. The open one is put away when another is asked for; parts of one
+  // record and type that come apart are merged when the plan is finished.
+  repair_action& tier1(std::string_view type, const std::string& id) {
+    if (open_ && open_->type == type && open_->targets.front() == id) return *open_;
+    close_tier1();
+    open_ = detail::new_action(type, 1, automation::automatic, action_priority::tier1);
+    open_->targets = {id};
+    return *open_;
   }
-
-  // The whole plan is suspended when it edits more records than the blast-radius threshold.
-  void suspend_over_blast_radius() {
-    if (used.size() > opt.blast_radius_threshold) {
-      plan.suspended = true;
-      std::set<std::string_view> scopes;
-      for (const auto& a : plan.actions)
-        scopes.insert(a.blast.scopes.begin(), a.blast.scopes.end());
-      plan.suspend_reason = "blast radius " + std::to_string(used.size()) + " records in " +
-                            std::to_string(scopes.size()) + " scopes exceeds the threshold of " +
-                            std::to_string(opt.blast_radius_threshold) +
-                            " records; approve the plan to run it";
-    }
+  void close_tier1() {
+    if (!open_) return;
+    repair_action a = std::move(*open_);
+    open_.reset();
+    finalize_action(store, a);
+    index.add(a, true);
+    index.set_handle(actions.put(std::move(a)));
   }
 
   // The records of `f`, by id; false (and a note) when one is not in the store.
@@ -579,12 +505,12 @@ class plan_builder {
   const Rules& rules;
   repair_plan plan;
   std::vector<std::string>& deferred = plan.deferred;
-  std::vector<repair_action> actions;
-  tier1_table tier1;
+  A& actions;
+  plan_index<S> index;
+  std::optional<repair_action> open_;  // the tier-1 action findings are being added to
   std::map<std::string, std::vector<std::string>>
       reembed;  // id -> the kinds asking for it (ids sorted)
   std::vector<std::size_t> idx;
-  std::set<std::string> used;  // records edited by the kept actions
 };
 
 }  // namespace detail

@@ -145,9 +145,13 @@ repair_plan make_plan(const S& store, const report& r, const planner_options& op
       conflict_rule<Rules, R>,
       "memhealth: make_plan's Rules must be callable as `rule_verdict operator()(const R&, "
       "const R&) const` for the store's record type (e.g. a conflict_rule_chain).");
-  detail::plan_builder<S, Rules> b(store, opt, rules);
+  detail::memory_actions actions;
+  detail::plan_builder<S, Rules> b(store, opt, rules, actions);
   for (const finding& f : r.findings) b.add(f, find_kind_plan(f.kind));
-  return std::move(b).finish();
+  auto [plan, order] = std::move(b).finish();
+  plan.actions.reserve(order.size());
+  for (std::size_t h : order) plan.actions.push_back(actions.take(h));
+  return std::move(plan);
 }
 
 /// Blast radius of a whole plan: distinct records edited by its actions and their scopes

@@ -61,25 +61,28 @@ class memory_store {
   static memory_store from_records(std::vector<R> records, std::size_t dimension = 0) {
     if (dimension == 0 && embedded_record<R>) dimension = most_common_dimension(records);
     memory_store s(dimension);
-    s.records_.reserve(records.size());
-    s.row_of_.reserve(records.size());
     std::size_t with_dim = 0;
     if constexpr (embedded_record<R>)
       for (const auto& r : records)
         with_dim += field::embedding(r).size() == dimension && dimension > 0;
     s.block_.reserve(with_dim * dimension);
-    std::vector<std::pair<std::string, std::size_t>> keys;
-    keys.reserve(records.size());
-    for (auto& r : records) {
-      keys.emplace_back(std::string(field::id(r)), s.records_.size());
-      s.push(std::move(r));
-    }
+    s.row_of_.reserve(records.size());
+    // The records stay in the vector they came in (no second array of n records at any time):
+    // each is filed in place, its embedding moved into the block.
+    s.records_ = std::move(records);
+    for (std::size_t i = 0; i < s.records_.size(); ++i) s.file_embedding(i);
+    std::vector<std::pair<std::string_view, std::size_t>> keys;
+    keys.reserve(s.records_.size());
+    for (std::size_t i = 0; i < s.records_.size(); ++i)
+      keys.emplace_back(field::id(s.records_[i]), i);
     std::stable_sort(keys.begin(), keys.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
     keys.erase(std::unique(keys.begin(), keys.end(),
                            [](const auto& a, const auto& b) { return a.first == b.first; }),
                keys.end());
-    s.index_.insert(boost::container::ordered_unique_range, keys.begin(), keys.end());
+    s.index_.reserve(keys.size());
+    for (const auto& [id, i] : keys)
+      s.index_.emplace_hint(s.index_.end(), std::string(id), i);  // sorted: appended in O(1)
     return s;
   }
 
@@ -178,14 +181,22 @@ class memory_store {
   }();
 
   void push(R r) {
+    records_.push_back(std::move(r));
+    file_embedding(records_.size() - 1);
+  }
+
+  // Files the embedding of records_[i] (records are filed in index order: i == row_of_.size()):
+  // a row of the block when it has length d (the record's own vector is then emptied), else no row.
+  void file_embedding(std::size_t i) {
     std::int64_t row = no_row;
     if constexpr (embedded_record<R>) {
+      R& r = records_[i];
       auto e = field::embedding(r);
       if (dim_ == 0 && !e.empty()) dim_ = e.size();
       if (!e.empty() && e.size() == dim_) {
         row = static_cast<std::int64_t>(block_rows());
         block_.insert(block_.end(), e.begin(), e.end());
-        record_of_row_.push_back(records_.size());
+        record_of_row_.push_back(i);
         if constexpr (movable_embedding) {
           auto& v = field::raw::embedding(r);
           v.clear();
@@ -194,7 +205,6 @@ class memory_store {
       }
     }
     row_of_.push_back(row);
-    records_.push_back(std::move(r));
   }
 
   // Applies f to the complete record at i and re-files its embedding. The block row of a record
