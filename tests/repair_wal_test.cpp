@@ -1680,3 +1680,214 @@ TEST_CASE(
   const std::uint32_t header_crc = u[0] | u[1] << 8 | u[2] << 16 | std::uint32_t(u[3]) << 24;
   CHECK(nl.entries[0].prev == hex16(header_crc).substr(8));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Format 2: after-images written as one edit of the before-image ("after_edit").
+
+namespace {
+struct logged_pair {
+  std::size_t index = 0;
+  std::string id, before_json, after_json;
+};
+bool utf8_start(unsigned char c) {
+  return (c & 0xC0) != 0x80;
+}
+}  // namespace
+
+TEST_CASE("wal format 2: diff_image keeps the common prefix and suffix, on character boundaries") {
+  using detail::wal::apply_image_edit;
+  using detail::wal::diff_image;
+  // ASCII: prefix `{"a":"a` (7 bytes), suffix `","b":1}` (8 bytes), before is 20 bytes.
+  {
+    const std::string b = R"({"a":"active","b":1})", a = R"({"a":"archived","b":1})";
+    const auto e = diff_image(b, a);
+    CHECK(e.at == 7);
+    CHECK(e.cut == 5);  // "ctive"
+    CHECK(e.put == "rchived");
+    CHECK(apply_image_edit(b, e) == a);
+  }
+  // é (C3 A9) -> è (C3 A8): the shared lead byte C3 is not split off; the edit is the character.
+  {
+    const std::string b = "\"\xC3\xA9\"", a = "\"\xC3\xA8\"";
+    const auto e = diff_image(b, a);
+    CHECK(e.at == 1);
+    CHECK(e.cut == 2);
+    CHECK(e.put == "\xC3\xA8");
+  }
+  // é (C3 A9) -> © (C2 A9): the shared trailing byte A9 is a continuation byte, not kept apart.
+  {
+    const std::string b = "\xC3\xA9", a = "\xC2\xA9";
+    const auto e = diff_image(b, a);
+    CHECK(e.at == 0);
+    CHECK(e.cut == 2);
+    CHECK(e.put == "\xC2\xA9");
+  }
+  // Equal texts: an empty edit. One a prefix of the other: no overlap of prefix and suffix.
+  CHECK(diff_image("abc", "abc").put.empty());
+  CHECK(diff_image("abc", "abc").cut == 0);
+  {
+    const auto e = diff_image("aaa", "aaaaa");
+    CHECK(e.at + e.cut <= 3);
+    CHECK(apply_image_edit("aaa", e) == "aaaaa");
+    CHECK(e.put == "aa");
+  }
+  // An edit that does not fit the before-image is refused.
+  CHECK_THROWS_AS(apply_image_edit("abc", {2, 2, ""}), detail::wal::bad_frame);
+  CHECK_THROWS_AS(apply_image_edit("abc", {4, 0, ""}), detail::wal::bad_frame);
+}
+
+TEST_CASE("wal format 2: diff_image round-trips random edits of multi-byte text, blocks included") {
+  std::mt19937 rng(20261205);
+  const std::vector<std::string> alphabet{
+      "a", "b", "\"", "\\", "\xC3\xA9", "\xE4\xB8\xAD", "\xF0\x9F\x98\x80", "0", ","};
+  auto pick = [&] { return alphabet[rng() % alphabet.size()]; };
+  for (int round = 0; round < 2000; ++round) {
+    std::vector<std::string> chars;
+    const std::size_t n = rng() % 300;
+    for (std::size_t k = 0; k < n; ++k) chars.push_back(pick());
+    std::vector<std::string> edited = chars;
+    const int edits = static_cast<int>(rng() % 4);
+    for (int k = 0; k < edits; ++k) {
+      const std::size_t at = edited.empty() ? 0 : rng() % (edited.size() + 1);
+      switch (rng() % 3) {
+        case 0:
+          edited.insert(edited.begin() + static_cast<std::ptrdiff_t>(at), pick());
+          break;
+        case 1:
+          if (at < edited.size()) edited.erase(edited.begin() + static_cast<std::ptrdiff_t>(at));
+          break;
+        default:
+          if (at < edited.size()) edited[at] = pick();
+      }
+    }
+    std::string b, a;
+    for (const auto& c : chars) b += c;
+    for (const auto& c : edited) a += c;
+    const auto e = detail::wal::diff_image(b, a);
+    CAPTURE(round);
+    REQUIRE(detail::wal::apply_image_edit(b, e) == a);
+    CHECK(e.at + e.cut <= b.size());
+    if (!e.put.empty()) CHECK(utf8_start(static_cast<unsigned char>(e.put.front())));
+    if (e.at + e.put.size() < a.size())  // the kept suffix starts on a character
+      CHECK(utf8_start(static_cast<unsigned char>(a[e.at + e.put.size()])));
+    if (e.at < b.size()) CHECK(utf8_start(static_cast<unsigned char>(b[e.at])));
+  }
+}
+
+TEST_CASE("wal format 2: a status change is logged as a short edit and read back byte for byte") {
+  scratch_dir dir("fmt2");
+  // p: a status and link change (late fields of the canonical JSON): a short edit.
+  memory_record r = make_record(3);
+  logged_pair p{3, r.id, to_json(r), {}};
+  r.status = "archived";
+  r.links.duplicate_of = "r1";
+  p.after_json = to_json(r);
+  // q: the content (an early field) rewritten with quotes, a backslash and a multi-byte dash: the
+  // edit spans most of the record; whichever form the writer picks must read back exactly.
+  memory_record s = make_record(4);
+  logged_pair q{4, s.id, to_json(s), {}};
+  s.content = "memory number 4 \xE2\x80\x94 with \"quotes\" and a \\ backslash";
+  s.status = "archived";
+  q.after_json = to_json(s);
+  {
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    wal.append_run_begin(2);
+    auto seq = wal.append_intent(0, "k0", 1, std::vector<logged_pair>{p});
+    wal.append_commit(seq, 0, "k0");
+    seq = wal.append_intent(1, "k1", 1, std::vector<logged_pair>{q});
+    wal.append_commit(seq, 1, "k1");
+  }
+  const wal_contents log = read_wal_file(dir.path / "run.wal");
+  REQUIRE(log.clean());
+  CHECK(log.version == 2);
+  REQUIRE(log.entries.size() == 5);
+  const wal_entry& in = log.entries[1];
+  REQUIRE(in.records.size() == 1);
+  CHECK(in.records[0].before_json == p.before_json);
+  CHECK(in.records[0].after_json == p.after_json);
+  CHECK(in.records[0].after.status == "archived");
+  CHECK(in.records[0].after.links.duplicate_of == "r1");
+  CHECK(in.payload.find("\"after_edit\":") != std::string::npos);
+  CHECK(in.payload.find("\"after\":") == std::string::npos);
+  // The frame holds one image and the edit of the changed middle, not a second image: before
+  // `..."status":"a|ctive","kind":"fact|","related_ids":["r4"]}` and after
+  // `..."status":"a|rchived","kind":"fact","duplicate_of":"r1|","related_ids":["r4"]}` share
+  // the parts outside the bars.
+  CHECK(in.payload.find(p.after_json) == std::string::npos);
+  CHECK(in.payload.find(R"("cut":19,"put":"rchived\",\"kind\":\"fact\",\"duplicate_of\":\"r1")") !=
+        std::string::npos);
+  CHECK(in.payload.size() < p.before_json.size() + 280);
+  const wal_entry& in2 = log.entries[3];
+  REQUIRE(in2.records.size() == 1);
+  CHECK(in2.records[0].before_json == q.before_json);
+  CHECK(in2.records[0].after_json == q.after_json);
+  CHECK(in2.records[0].after.content == s.content);
+  // Rolled back from the log, both records get their before-images back.
+  auto st = store_t::from_records({make_record(0), make_record(1), make_record(2), r, s});
+  const auto rb = rollback(st, log, rollback_options{});
+  CHECK(rb.records_restored == 2);
+  CHECK(to_json(st.extract(3)) == p.before_json);
+  CHECK(to_json(st.extract(4)) == q.before_json);
+}
+
+TEST_CASE("wal format 2: a version-1 log is read and continued with whole after-images") {
+  scratch_dir dir("fmt1");
+  std::string bytes;
+  append_wal_frame(
+      bytes,
+      R"({"type":"header","magic":"MHWAL1","version":1,"seq":0,"run":"old","created_at":"t"})");
+  {
+    std::ofstream out(dir.path / "old.wal", std::ios::binary);
+    out << bytes;
+  }
+  memory_record r = make_record(1);
+  logged_pair p{1, r.id, to_json(r), {}};
+  r.status = "archived";
+  p.after_json = to_json(r);
+  {
+    wal_writer wal(dir.path / "old.wal", wal_sync::none);
+    const auto seq = wal.append_intent(0, "k", 1, std::vector<logged_pair>{p});
+    wal.append_commit(seq, 0, "k");
+  }
+  const wal_contents log = read_wal_file(dir.path / "old.wal");
+  REQUIRE(log.clean());
+  CHECK(log.version == 1);
+  REQUIRE(log.entries.size() == 2);
+  CHECK(log.entries[0].payload.find("\"after_edit\"") == std::string::npos);
+  CHECK(log.entries[0].records[0].after_json == p.after_json);
+}
+
+TEST_CASE("wal format 2: a bad after_edit or an unknown version stops the reader") {
+  const std::string header2 =
+      R"({"type":"header","magic":"MHWAL1","version":2,"seq":0,"run":"x","created_at":"t"})";
+  auto intent = [](const std::string& edit) {
+    return R"({"type":"intent","seq":1,"run":"x","action":0,"idempotency_key":"k","attempt":1,"records":[{"index":0,"id":"a","before":{"id":"a"},"after_edit":)" +
+           edit + "}]}";
+  };
+  {
+    std::string bytes;
+    append_wal_frame(bytes, header2);
+    append_wal_frame(bytes, intent(R"({"at":9,"cut":0,"put":",\"content\":\"x\""})"));
+    const auto log = read_wal(bytes);
+    REQUIRE(log.clean());
+    CHECK(log.entries[0].records[0].after_json == R"({"id":"a","content":"x"})");
+  }
+  for (const std::string bad :
+       {R"({"at":12,"cut":0,"put":""})", R"({"at":5,"cut":9,"put":""})",
+        R"({"at":-1,"cut":0,"put":""})", R"({"at":0,"put":""})", R"("text")"}) {
+    CAPTURE(bad);
+    std::string bytes;
+    append_wal_frame(bytes, header2);
+    append_wal_frame(bytes, intent(bad));
+    const auto log = read_wal(bytes);
+    REQUIRE(log.problem);
+    CHECK(log.problem->kind == wal_problem_kind::bad_payload);
+    CHECK(log.entries.empty());
+  }
+  std::string v3;
+  append_wal_frame(v3, R"({"type":"header","magic":"MHWAL1","version":3,"seq":0})");
+  const auto log3 = read_wal(v3);
+  REQUIRE(log3.problem);
+  CHECK(log3.problem->kind == wal_problem_kind::bad_header);
+  CHECK(log3.problem->reason.find("version 3") != std::string::npos);
+}

@@ -3,7 +3,7 @@
 /// The repair write-ahead log (WAL): a checksummed, append-only file of before/after images that
 /// makes every repair undoable record by record and lets a crashed run be recovered.
 ///
-/// ## File format (version 1)
+/// ## File format (version 2; version 1 is read too)
 ///
 /// A WAL file is a sequence of **frames**, nothing else:
 ///
@@ -14,7 +14,7 @@
 /// | L | payload: one JSON object (UTF-8, RFC 8259), no trailing newline |
 ///
 /// Every payload has `"type"` and `"seq"` (a number unique and increasing within the file). Types:
-/// - `"header"` — always the first frame: `{"type":"header","magic":"MHWAL1","version":1,`
+/// - `"header"` — always the first frame: `{"type":"header","magic":"MHWAL1","version":2,`
 ///   `"seq":0,"run":<run id of the creator>,"created_at":<ISO-8601 UTC>,"chain":"crc32c",`
 ///   `"store":{"path","fingerprint","records"}}`. `"store"` (store_identity.hpp) names the store
 ///   the log was made for; `"chain"` says every later frame carries `"prev"` (below). Logs written
@@ -29,6 +29,10 @@
 ///   each record is its image (record_image.hpp: for `memory_record` the canonical JSON object
 ///   of `append_json`, io/jsonl.hpp; a user's record type provides its own), so images are
 ///   byte-exact. Only records whose image changes are listed; they are applied in list order.
+///   In a version-2 log an after-image may be given as `"after_edit":{"at","cut","put"}`: the
+///   before-image's bytes [0, at), then `put`, then its bytes from at + cut on (the common prefix
+///   and suffix of the two images, on UTF-8 boundaries; used when shorter than the image). A
+///   version-1 log holds whole `"after"` images only; a writer continuing one keeps to that.
 /// - `"commit"` — `{"type","seq","run","intent":<seq of the intent>,"action","idempotency_key"}`:
 ///   every record of that intent holds its after-image.
 /// - `"abort"` — same fields plus `"reason"`: the intent's records were put back to their

@@ -6,6 +6,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -29,8 +30,12 @@ namespace memhealth {
 
 /// Magic string of the header frame.
 inline constexpr std::string_view wal_magic = "MHWAL1";
-/// Format version written in the header frame.
-inline constexpr int wal_format_version = 1;
+/// Format version written in the header frame of a new log: 2 (intents may give an after-image
+/// as an edit of the before-image, `"after_edit"`). Readers accept 1 and 2; a writer continuing a
+/// version-1 log keeps writing whole after-images, so older readers can still read it.
+inline constexpr int wal_format_version = 2;
+/// Oldest format version `read_wal` accepts.
+inline constexpr int wal_min_format_version = 1;
 /// Largest payload a frame may carry (1 GiB); a larger length field is corruption.
 inline constexpr std::uint32_t wal_max_payload = 1u << 30;
 /// Bytes of a frame before its payload (length + CRC).
@@ -86,7 +91,7 @@ enum class wal_problem_kind : std::uint8_t {
   bad_checksum,  ///< the CRC-32C does not match the payload
   bad_length,    ///< length 0 or above `wal_max_payload`
   bad_payload,   ///< the CRC matches but the payload is not a frame object memhealth understands
-  bad_header,    ///< the first frame is not a version-1 header with magic "MHWAL1"
+  bad_header,    ///< the first frame is not a version-1 or -2 header with magic "MHWAL1"
   bad_chain,     ///< a chained log's frame does not carry the hash of the frame before it (a frame
                  ///< removed, reordered or edited)
 };
@@ -117,6 +122,7 @@ struct wal_contents {
       store;             ///< the store the log was made for (header `"store"`), if recorded
   bool chained = false;  ///< the header declares the hash chain (every later frame was checked)
   std::string chain;     ///< the header's `"chain"`: "crc32c", "crc64" (older logs), or empty
+  int version = 0;       ///< the header's format version (1 or 2); 0 without a valid header
   std::uint64_t chain_tail =
       0;  ///< link value of the last good frame (what the next frame's `prev` must name)
   std::vector<wal_entry> entries;      ///< frames after the header, in file order
@@ -158,10 +164,12 @@ inline std::uint32_t get_u32(const char* p) noexcept {
          std::uint32_t(u[3]) << 24;
 }
 
+// Keys are the format's own names (ASCII letters and '_'): written without escaping.
 inline void key(std::string& out, std::string_view k) {
   if (out.back() != '{') out.push_back(',');
-  json_text::append_escaped(out, k);
-  out.push_back(':');
+  out.push_back('"');
+  out.append(k);
+  out.append("\":", 2);
 }
 inline void kv(std::string& out, std::string_view k, std::string_view v) {
   key(out, k);
@@ -198,6 +206,49 @@ inline std::string as_str(od::value v) {
   std::string_view s;
   if (v.get_string().get(s)) throw bad_frame{"expected a string"};
   return std::string(s);
+}
+
+/// An after-image written as one edit of the before-image (format 2): after = before[0, at) +
+/// put + before[at + cut, end). `at` and `cut` are byte counts of the before-image text.
+struct image_edit {
+  std::size_t at = 0, cut = 0;
+  std::string_view put;
+};
+
+// The edit turning `before` into `after`: their longest common prefix and suffix (not
+// overlapping) are kept, the middle replaced. Both ends sit on UTF-8 character boundaries, so
+// `put` is whole characters (a JSON string can carry it). Exact by construction: applying it to
+// `before` gives `after` byte for byte. O(size) with memcmp-speed scans.
+inline image_edit diff_image(std::string_view before, std::string_view after) noexcept {
+  const std::size_t m = std::min(before.size(), after.size());
+  std::size_t p = 0;
+  constexpr std::size_t block = 64;  // compare blocks with memcmp first, then bytes
+  while (p + block <= m && std::memcmp(before.data() + p, after.data() + p, block) == 0) p += block;
+  while (p < m && before[p] == after[p]) ++p;
+  const auto cont = [](char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; };
+  // Back off to a character start: the first differing byte may be inside a character.
+  while (p > 0 && ((p < before.size() && cont(before[p])) || (p < after.size() && cont(after[p]))))
+    --p;
+  std::size_t s = 0;
+  while (s + block <= m - p && std::memcmp(before.data() + before.size() - s - block,
+                                           after.data() + after.size() - s - block, block) == 0)
+    s += block;
+  while (s < m - p && before[before.size() - 1 - s] == after[after.size() - 1 - s]) ++s;
+  // The kept suffix must start on a character start (it is the same bytes in both texts).
+  while (s > 0 && cont(after[after.size() - s])) --s;
+  return {p, before.size() - p - s, after.substr(p, after.size() - p - s)};
+}
+
+// Applies an edit (see image_edit); throws bad_frame when it does not fit `before`.
+inline std::string apply_image_edit(std::string_view before, const image_edit& e) {
+  if (e.at > before.size() || e.cut > before.size() - e.at)
+    throw bad_frame{"after_edit does not fit the before-image"};
+  std::string out;
+  out.reserve(before.size() - e.cut + e.put.size());
+  out.append(before.substr(0, e.at));
+  out.append(e.put);
+  out.append(before.substr(e.at + e.cut));
+  return out;
 }
 
 // Decodes one payload into `e` (type, fields, images). Throws bad_frame.
@@ -275,6 +326,7 @@ inline void decode_payload(std::string_view payload, wal_entry& e, std::string* 
           if (item.get_object().get(ro)) throw bad_frame{"a records entry is not an object"};
           wal_record_image img;
           int seen = 0;
+          std::optional<std::pair<image_edit, std::string>> edit;  // "after_edit" (put owned)
           for (auto rf : ro) {
             std::string_view rk;
             if (rf.unescaped_key().get(rk)) throw bad_frame{"bad key"};
@@ -293,9 +345,38 @@ inline void decode_payload(std::string_view payload, wal_entry& e, std::string* 
               raw = json_text::trim(raw);
               (rk == "before" ? img.before_json : img.after_json) = std::string(raw);
               seen |= rk == "before" ? 4 : 8;
+            } else if (rk == "after_edit") {
+              od::object eo;
+              if (rv.get_object().get(eo)) throw bad_frame{"after_edit is not an object"};
+              std::pair<image_edit, std::string> ed;
+              int have = 0;
+              for (auto ef : eo) {
+                std::string_view ek;
+                if (ef.unescaped_key().get(ek)) throw bad_frame{"bad key"};
+                if (ek == "at") {
+                  const std::int64_t x = as_int(ef.value());
+                  if (x < 0) throw bad_frame{"after_edit.at is negative"};
+                  ed.first.at = static_cast<std::size_t>(x), have |= 1;
+                } else if (ek == "cut") {
+                  const std::int64_t x = as_int(ef.value());
+                  if (x < 0) throw bad_frame{"after_edit.cut is negative"};
+                  ed.first.cut = static_cast<std::size_t>(x), have |= 2;
+                } else if (ek == "put") {
+                  ed.second = as_str(ef.value()), have |= 4;
+                }
+              }
+              if (have != 7) throw bad_frame{"after_edit lacks at, cut or put"};
+              edit = std::move(ed);
+              seen |= 8;
             }
           }
           if (seen != 15) throw bad_frame{"a records entry lacks index, id, before or after"};
+          if (edit) {
+            if (!img.after_json.empty())
+              throw bad_frame{"a records entry has after and after_edit"};
+            edit->first.put = edit->second;
+            img.after_json = apply_image_edit(img.before_json, edit->first);
+          }
           decode_default_image(img.before_json, img.before);
           decode_default_image(img.after_json, img.after);
           e.records.push_back(std::move(img));
@@ -414,8 +495,13 @@ inline wal_contents read_wal(std::string_view bytes) {
       break;
     }
     if (!header_seen) {
-      if (e.type != wal_frame_type::header || magic != wal_magic || version != wal_format_version) {
-        stop(wal_problem_kind::bad_header, "first frame is not a version-1 \"MHWAL1\" header");
+      if (e.type != wal_frame_type::header || magic != wal_magic ||
+          version < wal_min_format_version || version > wal_format_version) {
+        stop(wal_problem_kind::bad_header,
+             "first frame is not a version-1 or -2 \"MHWAL1\" header" +
+                 (e.type == wal_frame_type::header && magic == wal_magic
+                      ? " (version " + std::to_string(version) + ")"
+                      : std::string()));
         break;
       }
       if (!chain.empty() && chain != "crc32c" && chain != "crc64") {
@@ -428,6 +514,7 @@ inline wal_contents read_wal(std::string_view bytes) {
       out.store = e.store;
       out.chained = !chain.empty();
       out.chain = chain;
+      out.version = version;
     } else if (e.type == wal_frame_type::header) {
       stop(wal_problem_kind::bad_payload, "second header frame");
       break;
