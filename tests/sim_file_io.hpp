@@ -54,6 +54,17 @@ class sim_file_io final : public file_io {
     content_[f].append(data, n);
     return static_cast<ssize_t>(n);
   }
+  int open_write(const std::filesystem::path& path) override { return open_append(path); }
+  ssize_t pwrite(int h, const char* data, std::size_t n, std::uint64_t offset) override {
+    if (fail_write_at && writes++ == *fail_write_at) return errno = fail_errno, -1;
+    if (!fail_write_at) ++writes;
+    const int f = handles_.at(h);
+    ops.push_back({op::write, f, offset, std::string(data, n)});
+    std::string& c = content_[f];
+    if (c.size() < offset + n) c.resize(offset + n, '\0');
+    c.replace(offset, n, data, n);
+    return static_cast<ssize_t>(n);
+  }
   int sync(int h) override {
     if (fail_sync_at && syncs++ == *fail_sync_at) return errno = fail_errno, -1;
     if (!fail_sync_at) ++syncs;

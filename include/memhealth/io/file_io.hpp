@@ -34,6 +34,12 @@ class file_io {
   virtual int open_append(const std::filesystem::path& path) = 0;
   /// Writes up to `n` bytes at the end of the file. @return bytes written, or -1 (errno).
   virtual ssize_t write(int handle, const char* data, std::size_t n) = 0;
+  /// Opens `path` for writing at chosen offsets (not appending), creating it (mode 0644).
+  /// @return a handle, or -1 (errno).
+  virtual int open_write(const std::filesystem::path& path) = 0;
+  /// Writes up to `n` bytes at byte `offset` (`pwrite`), growing the file as needed.
+  /// @return bytes written, or -1 (errno).
+  virtual ssize_t pwrite(int handle, const char* data, std::size_t n, std::uint64_t offset) = 0;
   /// Makes everything written to the file durable (`fdatasync`). @return 0, or -1 (errno).
   virtual int sync(int handle) = 0;
   /// Cuts the file to `size` bytes. @return 0, or -1 (errno).
@@ -63,6 +69,12 @@ class posix_file_io final : public file_io {
   }
   ssize_t write(int handle, const char* data, std::size_t n) override {
     return ::write(handle, data, n);
+  }
+  int open_write(const std::filesystem::path& path) override {
+    return ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  }
+  ssize_t pwrite(int handle, const char* data, std::size_t n, std::uint64_t offset) override {
+    return ::pwrite(handle, data, n, static_cast<off_t>(offset));
   }
   int sync(int handle) override { return ::fdatasync(handle); }
   int truncate(int handle, std::uint64_t size) override {

@@ -64,15 +64,24 @@
 /// or whose payload is not a valid frame object. It reports the byte offset and the reason and
 /// never uses anything after that point; if a frame that checks out is found further on (a
 /// corrupt frame in the middle, not a torn append) that is reported too (`valid_frames_follow`).
+/// **Preallocated space**: zero bytes after the last frame, up to the end of the file, are space
+/// the writer allocated ahead (below), not a problem (`wal_contents::preallocated_bytes`); a frame
+/// that does not check out and runs into those final zeros is an append cut short, reported as
+/// `truncated` like one that runs past the end of the file.
 ///
-/// **Durability.** `wal_writer` opens the file with `O_APPEND|O_CREAT`, writes whole frames with
-/// one `write` per frame or batch, and `fdatasync`s according to `wal_sync` (default: nothing
-/// the writer reports as appended-durable is acknowledged before `fdatasync` returns). Group
-/// commit: frames appended between `begin_batch()` and `commit_batch()` are written with one
-/// `write` and synced with one `fdatasync`. Commit/abort frames are "lazy": buffered in the
-/// writer and written ahead of the next frame written (or by `flush`/`sync`/the destructor), so
-/// file order is always append order; a commit lost in a crash makes recovery undo its action,
-/// which is consistent (only a suffix of commits can be lost).
+/// **Durability.** `wal_writer` opens the file with `O_CREAT` (not `O_APPEND`) and writes whole
+/// frames with one `pwrite` per frame or batch at the end of the last frame. When a write of at
+/// most 32 KiB needs the file to grow, it writes zeros after the frames in the same call (64 KiB,
+/// then a quarter of the log, up to 4 MiB at a time; `wal_writer_options::preallocate`), so most
+/// `fdatasync`s overwrite blocks the file already has and need not make a new size durable (as
+/// PostgreSQL's zero-filled WAL segments and SQLite's reused WAL file do); a clean close cuts the
+/// zeros off. It `fdatasync`s according to `wal_sync` (default: nothing the writer reports as
+/// appended-durable is acknowledged before `fdatasync` returns). Group commit: frames appended
+/// between `begin_batch()` and `commit_batch()` are written with one `write` and synced with one
+/// `fdatasync`. Commit/abort frames are "lazy": buffered in the writer and written ahead of the
+/// next frame written (or by `flush`/`sync`/the destructor), so file order is always append order;
+/// a commit lost in a crash makes recovery undo its action, which is consistent (only a suffix of
+/// commits can be lost).
 ///
 /// **Retention.** Logs are the only record of what a repair changed (re-embedded records' old
 /// vectors included): keep them at least 30 days. `compact_wal` (wal_compact.hpp) rewrites an

@@ -253,7 +253,7 @@ wal_compact_result compact_wal(const std::filesystem::path& path, utc_time now,
       }
       ++res.frames_after;
     }
-  res.torn_bytes_dropped = log.file_bytes - log.valid_bytes;
+  res.torn_bytes_dropped = log.file_bytes - log.valid_bytes - log.preallocated_bytes;
   res.bytes_after = out.size();
   const bool drops = res.frames_after < res.frames_before || res.torn_bytes_dropped > 0;
   if (!drops || opt.dry_run) {

@@ -125,11 +125,13 @@ struct wal_contents {
   int version = 0;       ///< the header's format version (1 or 2); 0 without a valid header
   std::uint64_t chain_tail =
       0;  ///< link value of the last good frame (what the next frame's `prev` must name)
-  std::vector<wal_entry> entries;      ///< frames after the header, in file order
-  std::uint64_t valid_bytes = 0;       ///< bytes covered by good frames (header included)
-  std::uint64_t file_bytes = 0;        ///< total bytes read
-  std::optional<wal_problem> problem;  ///< set when reading stopped before `file_bytes`
-  /// True when every byte decoded into good frames.
+  std::vector<wal_entry> entries;        ///< frames after the header, in file order
+  std::uint64_t valid_bytes = 0;         ///< bytes covered by good frames (header included)
+  std::uint64_t preallocated_bytes = 0;  ///< zeros after the last frame: space the writer
+                                         ///< allocated ahead (not a problem)
+  std::uint64_t file_bytes = 0;          ///< total bytes read
+  std::optional<wal_problem> problem;    ///< set when reading stopped before `file_bytes`
+  /// True when every byte decoded into good frames or is preallocated space.
   [[nodiscard]] bool clean() const noexcept { return !problem.has_value(); }
   /// True when the bytes begin with a valid header frame (a header-only log is a valid log with
   /// zero runs; false for an empty file or one that is not a memhealth log).
@@ -449,7 +451,20 @@ inline wal_contents read_wal(std::string_view bytes) {
   out.file_bytes = bytes.size();
   std::size_t pos = 0;
   bool header_seen = false;
+  // Where the file's final run of zero bytes starts (bytes.size() when it ends in a non-zero).
+  std::size_t zeros_from = bytes.size();
+  while (zeros_from > 0 && bytes[zeros_from - 1] == '\0') --zeros_from;
   auto stop = [&](wal_problem_kind kind, std::string reason) {
+    // A frame that does not check out and reaches into the final zeros is an append cut short
+    // in preallocated space: a torn tail, like one that runs past the end of the file.
+    if (kind != wal_problem_kind::truncated && kind != wal_problem_kind::bad_header &&
+        zeros_from < bytes.size() && bytes.size() - pos >= wal_frame_overhead) {
+      const std::uint64_t len = dw::get_u32(bytes.data() + pos);
+      if (pos + wal_frame_overhead + len > zeros_from) {
+        reason += "; the frame runs into the preallocated zeros (an append cut short)";
+        kind = wal_problem_kind::truncated;
+      }
+    }
     wal_problem p{pos, kind, std::move(reason), false, 0};
     // Look for a later frame that checks out (corruption in the middle rather than a torn tail).
     for (std::size_t q = pos + 1; q + wal_frame_overhead < bytes.size(); ++q)
@@ -462,6 +477,10 @@ inline wal_contents read_wal(std::string_view bytes) {
   };
   while (pos < bytes.size()) {
     const std::size_t left = bytes.size() - pos;
+    if (pos >= zeros_from && header_seen) {  // only zeros are left: preallocated space
+      out.preallocated_bytes = left;
+      break;
+    }
     if (left < wal_frame_overhead) {
       stop(wal_problem_kind::truncated,
            "frame header cut short: " + std::to_string(left) + " of 8 bytes");

@@ -3,6 +3,7 @@
 /// `wal_writer`: appends frames to a repair write-ahead log (format, durability, chain and
 /// locking in wal.hpp), through the file-I/O seam of io/file_io.hpp.
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -38,6 +39,12 @@ struct wal_writer_options {
   /// The file system (io/file_io.hpp); null = `posix_file_io::instance()`. Tests pass a
   /// simulated one to cut power or fail a write or sync at a chosen point. Must outlive the writer.
   file_io* io = nullptr;
+  /// Grow the file ahead of the frames by writing zeros (64 KiB, then a quarter of the log up to
+  /// 4 MiB at a time) when a write of at most 32 KiB needs room, so that most `fdatasync`s of
+  /// small commits overwrite allocated blocks and need not make a new file size durable (on
+  /// ext4 about 1.3x as many one-action commits per second); larger group commits just extend.
+  /// Readers take an all-zero tail as preallocated space (wal.hpp); a clean close cuts it off.
+  bool preallocate = true;
 };
 
 /// Appends frames to a WAL file (see the file comment for format, durability and locking).
@@ -58,7 +65,7 @@ class wal_writer {
   explicit wal_writer(const std::filesystem::path& path, wal_sync policy = wal_sync::per_batch,
                       std::string run_id = {})
       : wal_writer(path, wal_writer_options{policy, std::move(run_id), std::nullopt,
-                                            std::chrono::milliseconds{0}, nullptr}) {}
+                                            std::chrono::milliseconds{0}, nullptr, true}) {}
 
   /// Opens (creating if needed) the WAL at `path`.
   /// @throws memhealth::error(io) when the file cannot be opened, read, truncated or written;
@@ -70,11 +77,12 @@ class wal_writer {
         policy_(opt.policy),
         run_(std::move(opt.run_id)),
         store_(std::move(opt.store)),
-        io_(opt.io ? opt.io : &posix_file_io::instance()) {
+        io_(opt.io ? opt.io : &posix_file_io::instance()),
+        preallocate_(opt.preallocate) {
     if (run_.empty())
       run_ = "run-" + std::to_string(epoch_ms(make_timestamp(std::chrono::system_clock::now()))) +
              "-" + std::to_string(::getpid());
-    fd_ = io_->open_append(path);
+    fd_ = io_->open_write(path);
     if (fd_ < 0)
       throw error(error_code::io,
                   "wal_writer: cannot open '" + path.string() + "': " + std::strerror(errno));
@@ -84,7 +92,8 @@ class wal_writer {
       if (!bytes && errno != ENOENT)
         throw error(error_code::io,
                     "wal_writer: cannot read '" + path.string() + "': " + std::strerror(errno));
-      const bool existed = bytes && !bytes->empty();
+      // A file of zeros only is a log whose header never reached the disk: started afresh.
+      const bool existed = bytes && bytes->find_first_not_of('\0') != std::string::npos;
       if (existed) {
         const wal_contents c = read_wal(*bytes);
         if (c.problem && (c.problem->valid_frames_follow || c.valid_bytes == 0))
@@ -109,13 +118,19 @@ class wal_writer {
         chain_ = c.chain;
         edits_ = c.version >= 2;
         prev_ = c.chain_tail;
-        if (c.problem && io_->truncate(fd_, c.valid_bytes) != 0)
-          throw error(error_code::io,
-                      "wal_writer: cannot cut the torn tail of '" + path.string() + "'");
+        end_ = c.valid_bytes;
+        allocated_ = c.valid_bytes + c.preallocated_bytes;
+        if (c.problem) {
+          if (io_->truncate(fd_, c.valid_bytes) != 0)
+            throw error(error_code::io,
+                        "wal_writer: cannot cut the torn tail of '" + path.string() + "'");
+          allocated_ = c.valid_bytes;
+        }
       } else {
         chained_ = true;
         chain_ = "crc32c";
         edits_ = true;
+        allocated_ = bytes ? bytes->size() : 0;
         std::string p = "{";
         detail::wal::kv(p, "type", "header");
         detail::wal::kv(p, "magic", wal_magic);
@@ -145,8 +160,11 @@ class wal_writer {
         run_(std::move(o.run_)),
         store_(std::move(o.store_)),
         io_(o.io_),
+        preallocate_(o.preallocate_),
         fd_(std::exchange(o.fd_, -1)),
         next_seq_(o.next_seq_),
+        end_(o.end_),
+        allocated_(o.allocated_),
         in_batch_(o.in_batch_),
         batch_(std::move(o.batch_)),
         lazy_(std::move(o.lazy_)),
@@ -161,7 +179,8 @@ class wal_writer {
         edits_(o.edits_) {}
   wal_writer& operator=(wal_writer&&) = delete;
   /// Syncs pending frames (unless `wal_sync::none`; errors are swallowed here: call `sync()`
-  /// first to see them) and closes the file.
+  /// first to see them), cuts off the preallocated zeros (not synced: zeros found after a crash
+  /// are read as preallocated space) and closes the file.
   ~wal_writer() {
     if (fd_ < 0) return;
     try {
@@ -169,6 +188,7 @@ class wal_writer {
         if (in_batch_) commit_batch();
         flush();
         if (dirty_ && policy_ != wal_sync::none) sync();
+        if (allocated_ > end_) (void)io_->truncate(fd_, end_);
       }
     } catch (...) {
     }
@@ -424,9 +444,26 @@ class wal_writer {
     append(p, durable);
     return seq_of_pending_;
   }
-  void write_all(std::string_view buf) {
+  // Writes `frames` at the end of the log (offset end_), with zeros after them when the file
+  // must grow (preallocation, see wal_writer_options::preallocate).
+  void write_all(std::string_view frames) {
+    std::string grown;
+    std::string_view buf = frames;
+    const std::uint64_t need = end_ + frames.size();
+    // Small writes (a few actions per commit) gain most: their fdatasync would otherwise make a
+    // new file size durable every time. A large group commit pays that once for many frames, and
+    // zeros there would double the bytes the disk writes, so it just extends the file.
+    if (preallocate_ && need > allocated_ && frames.size() <= prealloc_max_write) {
+      const std::uint64_t extra = std::clamp<std::uint64_t>(need / 4, 64u << 10, 4u << 20);
+      const std::uint64_t target = (need + extra + 4095) / 4096 * 4096;
+      grown.reserve(static_cast<std::size_t>(target - end_));
+      grown.append(frames);
+      grown.append(static_cast<std::size_t>(target - need), '\0');
+      buf = grown;
+    }
+    std::uint64_t at = end_;
     while (!buf.empty()) {
-      const ssize_t n = io_->write(fd_, buf.data(), buf.size());
+      const ssize_t n = io_->pwrite(fd_, buf.data(), buf.size(), at);
       if (n < 0) {
         if (errno == EINTR) continue;
         failed_ = true;
@@ -436,8 +473,11 @@ class wal_writer {
                         "; the log is not trusted after this point: stop and run recover");
       }
       buf.remove_prefix(static_cast<std::size_t>(n));
-      bytes_ += static_cast<std::uint64_t>(n);
+      at += static_cast<std::uint64_t>(n);
     }
+    end_ = need;
+    allocated_ = std::max(allocated_, at);
+    bytes_ += frames.size();
     dirty_ = true;
   }
   void sync_directory() {
@@ -449,10 +489,14 @@ class wal_writer {
   std::string run_;
   std::optional<store_identity> store_;
   file_io* io_ = nullptr;
+  bool preallocate_ = true;
   int fd_ = -1;
   std::uint64_t next_seq_ = 1;
+  std::uint64_t end_ = 0;        // byte offset of the end of the last frame written
+  std::uint64_t allocated_ = 0;  // file size: end_ plus preallocated zeros
   bool in_batch_ = false;
   static constexpr std::size_t lazy_limit = 1 << 20;
+  static constexpr std::size_t prealloc_max_write = 32u << 10;  // larger writes just extend
   std::string batch_;
   std::string lazy_;
   bool dirty_ = false;
