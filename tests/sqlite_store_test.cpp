@@ -388,7 +388,9 @@ TEST_CASE("sqlite_store: bad databases give a clear error and are not written") 
     sql(dir.path / "s.db",
         "UPDATE records SET record = '{\"id\":\"a\"}' || char(10) || '{\"id\":\"b\"}' "
         "WHERE seq = 1; UPDATE records SET record = '' WHERE seq = 2;");
-    for (const auto& [file, seq] : {std::pair{"l.db", "1"}, {"b.db", "2"}, {"s.db", "1"}}) {
+    for (const auto& c : {std::pair{"l.db", "1"}, {"b.db", "2"}, {"s.db", "1"}}) {
+      const char* file = c.first;  // no structured binding: clang 14 cannot capture one
+      const char* seq = c.second;
       CAPTURE(file);
       for (int way = 0; way < 2; ++way) {  // record(i) and for_each
         try {
