@@ -10,7 +10,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <system_error>
@@ -19,25 +18,22 @@
 #include "memhealth/store/sqlite_store.hpp"
 
 #include "fuzz_support.hpp"
+#include <unistd.h>
 
 namespace {
 namespace mh = memhealth;
 
-// A private directory for the database file (tmpfs when there is one: it is rewritten per input).
-const std::filesystem::path& work_dir() {
-  static const std::filesystem::path dir = [] {
+// The database file: one per process, on tmpfs when there is one (it is rewritten per input).
+// A plain file, not a directory: libFuzzer ends with _Exit, so nothing could remove a directory;
+// the file and its -wal/-shm/-journal are removed after every input.
+const std::filesystem::path& db_path() {
+  static const std::filesystem::path path = [] {
     std::error_code ec;
     const std::filesystem::path base =
         std::filesystem::is_directory("/dev/shm", ec) ? "/dev/shm" : "/tmp";
-    std::string templ = (base / "memhealth-fuzz-sqlite-XXXXXX").string();
-    if (!::mkdtemp(templ.data())) __builtin_trap();
-    std::atexit([] {
-      std::error_code e;
-      std::filesystem::remove_all(work_dir(), e);
-    });
-    return std::filesystem::path(templ);
+    return base / ("memhealth-fuzz-sqlite-" + std::to_string(::getpid()) + ".db");
   }();
-  return dir;
+  return path;
 }
 
 void remove_files(const std::filesystem::path& db) {
@@ -82,7 +78,7 @@ void check_store(const std::filesystem::path& db) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::filesystem::path db = work_dir() / "store.db";
+  const std::filesystem::path& db = db_path();
   remove_files(db);
   {
     std::FILE* f = std::fopen(db.c_str(), "wb");
