@@ -6,14 +6,15 @@
 # kept as build/fuzz/artifacts/<target>-crash-* (or leak-, timeout-, oom-) and the log as
 # build/fuzz/logs/<target>.log. Prints per target: executions, exec/s, corpus size, coverage.
 #
-# usage: scripts/fuzz_run.sh [SECONDS] [TARGET...]    (targets: jsonl wal plan events import schema)
+# usage: scripts/fuzz_run.sh [SECONDS] [TARGET...]    (targets: jsonl wal plan events import schema
+#                                                      sqlite)
 # Reproduce a finding: build/fuzz/fuzz/fuzz_<target> build/fuzz/artifacts/<target>-crash-<sha1>
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seconds="${1:-20}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(jsonl wal plan events import schema)
+[ ${#targets[@]} -gt 0 ] || targets=(jsonl wal plan events import schema sqlite)
 case "$seconds" in ''|*[!0-9]*) echo "fuzz_run.sh: SECONDS must be a whole number, not '$seconds'" >&2; exit 2 ;; esac
 
 cmake --workflow --preset fuzz
@@ -27,6 +28,11 @@ failed=0
 rows=()
 for t in "${targets[@]}"; do
   log="build/fuzz/logs/$t.log"
+  if [ "$t" = sqlite ] && [ ! -x "$bin/fuzz_$t" ]; then  # fuzz/CMakeLists.txt: only with SQLite
+    echo "fuzz_run.sh: fuzz_sqlite was not built (SQLite not found: libsqlite3-dev); skipped" >&2
+    rows+=("$(printf '  %-8s %10s %8s %12s %7s %7s  %s' "$t" - - - - - "skipped (no SQLite)")")
+    continue
+  fi
   echo "fuzz_run.sh: fuzz_$t for ${seconds}s"
   rc=0
   "$bin/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \

@@ -4,6 +4,9 @@
 # when present, the committed hand-made seeds in fuzz/seeds/<target>/, and a real write-ahead
 # log and plan made by the memhealth tool on data/sample_store.jsonl (and on a 12-record cut of
 # it) when a tool binary is found ($MEMHEALTH, else build/{test,test-clang,demo}/tools/memhealth/).
+# The sqlite target gets small memhealth SQLite stores the tool imports (`import jsonl --out
+# sqlite:`) from cuts of the sample store and tests/data/io (fuzz/seeds/sqlite/ holds one made
+# that way, for runs without a tool).
 # Every seed is at most 64 KiB: JSONL is cut at line ends, JSON documents are shrunk by
 # dropping array elements / object members until they fit, WAL bytes are cut (a torn tail).
 #
@@ -33,16 +36,24 @@ if [ -n "$tool" ]; then
   head -n 12 data/sample_store.jsonl >"$work/small.jsonl"
   run_tool data/sample_store.jsonl sample
   run_tool "$work/small.jsonl" small
-  echo "fuzz_seeds.sh: WAL and plan seeds made with $tool"
+  # SQLite stores: 1, 3 and 12 records of the sample store (with embeddings), tests/data/io
+  mkdir -p "$work/sqlite"
+  head -n 1 data/sample_store.jsonl >"$work/one.jsonl"
+  head -n 3 data/sample_store.jsonl >"$work/three.jsonl"
+  for j in "$work/one.jsonl" "$work/three.jsonl" "$work/small.jsonl" tests/data/io/canonical.jsonl tests/data/io/offsets.jsonl; do
+    db="$work/sqlite/$(basename "$j" .jsonl).db"
+    "$tool" import jsonl "$j" --out "sqlite:$db" >/dev/null 2>&1 || echo "fuzz_seeds.sh: memhealth import failed on $j" >&2
+  done
+  echo "fuzz_seeds.sh: WAL, plan and SQLite seeds made with $tool"
 else
-  echo "fuzz_seeds.sh: no memhealth tool found (set MEMHEALTH or build the test preset): WAL and plan seeds from fuzz/seeds only"
+  echo "fuzz_seeds.sh: no memhealth tool found (set MEMHEALTH or build the test preset): WAL, plan and SQLite seeds from fuzz/seeds only"
 fi
 
 python3 - "$root" "$shared" "$work" <<'PY'
 import hashlib, json, os, re, struct, sys, glob
 root, shared, work = sys.argv[1:4]
 LIMIT = 64 * 1024
-targets = ["jsonl", "wal", "plan", "events", "import", "schema"]
+targets = ["jsonl", "wal", "plan", "events", "import", "schema", "sqlite"]
 sha1 = re.compile(r"^[0-9a-f]{40}$")
 for t in targets:
     d = os.path.join(root, t)
@@ -171,6 +182,29 @@ for p in files(os.path.join(work, "*.wal")):
     put("wal", name, wal_cut(b, LIMIT))
     put("wal", name + ".torn", b[: min(len(b), LIMIT) - 5] if len(b) > 16 else b)
     put("wal", name + ".lines", lines_cut(wal_payloads(b), LIMIT))
+
+# sqlite: whole databases (a cut one is only a corrupt file; the fuzzer makes those itself), as
+# the tool wrote them (4 KiB pages, WAL mode) and rewritten with 512-byte pages in rollback mode
+# (a quarter of the bytes for the fuzzer to mutate; still the same memhealth store)
+def small_pages(path):
+    try:
+        import shutil, sqlite3
+    except ImportError:
+        return None
+    out = path + ".p512"
+    shutil.copyfile(path, out)
+    con = sqlite3.connect(out, isolation_level=None)
+    try:
+        con.execute("PRAGMA journal_mode=DELETE")
+        con.execute("PRAGMA page_size=512")
+        con.execute("VACUUM")
+    finally:
+        con.close()
+    return out
+for p in files(os.path.join(work, "sqlite", "*.db")):
+    for q in (p, small_pages(p)):
+        if q and os.path.getsize(q) <= LIMIT:
+            put("sqlite", os.path.basename(q), read(q))
 
 # import: first byte picks the importer (0 mem0, 1 LoCoMo, 2 PrefEval), the rest is the file
 def seeds_import(sel, paths):

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -19,6 +20,7 @@
 #include "memhealth/io/read_file.hpp"
 #include "memhealth/store/memory_store.hpp"
 
+#include "sim_file_io.hpp"
 #include <unistd.h>
 
 using namespace memhealth;
@@ -813,6 +815,190 @@ TEST_CASE(
   CHECK(slurp(target) == "{}");
   CHECK(live_temporaries::count() == before);
   std::filesystem::remove_all(dir);
+}
+
+// atomic_write through the simulated file system of tests/sim_file_io.hpp: power lost after
+// every step, and failures injected at every step.
+
+namespace {
+// The old file: 1,300 bytes of 'o' (two full 512-byte sectors and part of a third).
+const std::string old_bytes(1300, 'o');
+// The new file, flushed in chunks of 100, 700, 1, 1500, 333 and 512 bytes (the writes start and
+// end inside sectors and one spans three), chunk i filled with 'A' + i: 3,146 bytes that differ
+// from the old file at every offset, so any mix of the two is neither.
+constexpr std::size_t new_chunks[] = {100, 700, 1, 1500, 333, 512};
+std::string new_bytes() {
+  std::string s;
+  for (std::size_t i = 0; i < std::size(new_chunks); ++i)
+    s.append(new_chunks[i], static_cast<char>('A' + i));
+  return s;
+}
+void write_new(const std::filesystem::path& target, file_io* io) {
+  atomic_write(
+      target,
+      [](std::string& buf, auto& flush) {
+        for (std::size_t i = 0; i < std::size(new_chunks); ++i) {
+          buf.append(new_chunks[i], static_cast<char>('A' + i));
+          if (i + 1 < std::size(new_chunks)) flush();  // the last chunk is written on return
+        }
+      },
+      io);
+}
+}  // namespace
+
+TEST_CASE("atomic_write with power lost after every step: the old bytes or the new, never a mix") {
+  using test::sim_file_io;
+  const std::string target = "sim/store.jsonl";
+  const std::string fresh = new_bytes();
+  REQUIRE(fresh.size() == 3146);
+  sim_file_io io;
+  atomic_write(target, std::string_view(old_bytes), &io);
+  const std::size_t start = io.ops.size();
+  write_new(target, &io);
+  const std::size_t end = io.ops.size();
+  // the old file: create the temporary, one write, sync, rename, sync the directory (5 ops);
+  // the new one: create, 6 writes (one per chunk), sync, rename, sync the directory (10 ops)
+  CHECK(start == 5);
+  CHECK(end - start == 10);
+  auto first = [&](sim_file_io::op::kind_t kind, std::size_t from) {  // index of the first such op
+    std::size_t i = from;
+    while (i < end && io.ops[i].kind != kind) ++i;
+    return i;
+  };
+  // a power loss after the first n ops has the rename among them from n = renamed + 1 on
+  const std::size_t renamed_old = first(sim_file_io::op::rename, 0);
+  const std::size_t renamed = first(sim_file_io::op::rename, start);
+  CHECK(renamed_old == 3);
+  CHECK(renamed == start + 8);
+
+  std::map<sim_file_io::loss, std::size_t> crashes;
+  std::size_t old_seen = 0, new_seen = 0, stale_temporaries_seen = 0;
+  for (std::size_t n = 0; n <= end; ++n) {
+    for (auto how : {sim_file_io::loss::keep_all, sim_file_io::loss::drop_unsynced,
+                     sim_file_io::loss::torn, sim_file_io::loss::reorder}) {
+      const bool random = how == sim_file_io::loss::torn || how == sim_file_io::loss::reorder;
+      for (unsigned seed = 0; seed < (random ? 40u : 1u); ++seed) {
+        std::mt19937 rng(seed * 1009u + static_cast<unsigned>(n));
+        const std::map<std::string, std::string> disk = io.disk_after_power_loss(n, how, rng);
+        ++crashes[how];
+        CAPTURE(n);
+        CAPTURE(static_cast<int>(how));
+        CAPTURE(seed);
+        for (const auto& [name, bytes] : disk)  // nothing else on the disk but temporaries
+          if (name != target) {
+            CHECK(name.starts_with("sim/.memhealth-tmp-"));
+            ++stale_temporaries_seen;
+          }
+        const auto it = disk.find(target);
+        if (n < start) {  // during the first write: no file yet, or the whole old one
+          if (it != disk.end()) CHECK(it->second == old_bytes);
+          if (how == sim_file_io::loss::keep_all) CHECK((it != disk.end()) == (n > renamed_old));
+          if (how == sim_file_io::loss::drop_unsynced) CHECK(it == disk.end());
+          continue;
+        }
+        REQUIRE(it != disk.end());
+        const std::string& got = it->second;
+        CHECK((got == old_bytes || got == fresh));
+        old_seen += got == old_bytes;
+        new_seen += got == fresh;
+        if (n == end) CHECK(got == fresh);  // atomic_write returned: the new bytes are durable
+        if (how == sim_file_io::loss::keep_all) CHECK(got == (n > renamed ? fresh : old_bytes));
+        if (how == sim_file_io::loss::drop_unsynced)  // the rename needs the directory sync
+          CHECK(got == (n == end ? fresh : old_bytes));
+      }
+    }
+  }
+  const std::size_t total = crashes[sim_file_io::loss::keep_all] +
+                            crashes[sim_file_io::loss::drop_unsynced] +
+                            crashes[sim_file_io::loss::torn] + crashes[sim_file_io::loss::reorder];
+  MESSAGE("atomic_write power-loss crashes: keep_all "
+          << crashes[sim_file_io::loss::keep_all] << ", drop_unsynced "
+          << crashes[sim_file_io::loss::drop_unsynced] << ", torn "
+          << crashes[sim_file_io::loss::torn] << ", reorder " << crashes[sim_file_io::loss::reorder]
+          << ", total " << total);
+  CHECK(total == 16 * (1 + 1 + 40 + 40));  // 1,312 crashes at 16 points
+  CHECK(old_seen > 0);  // both outcomes occur among the random crashes after the rename
+  CHECK(new_seen > 0);
+  CHECK(stale_temporaries_seen > 0);
+
+  // The simulator does catch the classic bug: rename without syncing the file first. Power lost
+  // after the directory sync leaves an empty file under the target name (drop_unsynced).
+  sim_file_io naive;
+  atomic_write(target, std::string_view(old_bytes), &naive);
+  const int h = naive.open_new("sim/tmp");
+  REQUIRE(naive.write(h, fresh.data(), fresh.size()) == static_cast<ssize_t>(fresh.size()));
+  naive.close(h);
+  REQUIRE(naive.rename("sim/tmp", target) == 0);
+  naive.sync_directory("sim");
+  std::mt19937 rng(1);
+  CHECK(naive.after_power_loss(target, naive.ops.size(), sim_file_io::loss::keep_all, rng) ==
+        fresh);
+  CHECK(naive.after_power_loss(target, naive.ops.size(), sim_file_io::loss::drop_unsynced, rng)
+            .empty());
+}
+
+TEST_CASE("atomic_write with I/O errors injected: error(io) naming the path, nothing changed") {
+  using test::sim_file_io;
+  const std::string target = "sim/store.jsonl";
+  const std::string pid = std::to_string(::getpid());
+  const std::string temporary = "'sim/.memhealth-tmp-" + pid + "-";  // then <n>-store.jsonl'
+  struct fault {
+    const char* name;
+    int err;
+    const char* reason;   // strerror(err) in glibc
+    bool on_target;       // the message names the target, else the temporary file
+    std::size_t written;  // writes that succeed (chunks that reach the temporary file)
+  };
+  const fault faults[] = {
+      {"ENOSPC on the third write", ENOSPC, "No space left on device", false, 2},
+      {"EIO on the first write", EIO, "Input/output error", false, 0},
+      {"EIO on fsync", EIO, "Input/output error", false, 6},
+      {"the rename fails", EXDEV, "Invalid cross-device link", true, 6},
+      {"a read-only directory", EACCES, "Permission denied", false, 0},
+  };
+  for (const fault& f : faults) {
+    CAPTURE(f.name);
+    sim_file_io io;
+    atomic_write(target, std::string_view(old_bytes), &io);
+    const std::size_t start = io.ops.size();  // 5: create, write, sync, rename, sync dir
+    const std::size_t writes = io.writes, live = live_temporaries::count();
+    const std::string what = f.name;
+    if (what.starts_with("ENOSPC") || what == "EIO on the first write") {
+      io.fail_write_at = writes + f.written;
+      io.fail_errno = f.err;
+    } else if (what == "EIO on fsync") {
+      io.fail_sync_at = io.syncs;
+      io.fail_errno = f.err;
+    } else if (what == "the rename fails") {
+      io.fail_rename_errno = f.err;
+    } else {
+      io.read_only_dirs.insert("sim");
+    }
+    try {
+      write_new(target, &io);
+      FAIL("atomic_write did not throw");
+    } catch (const error& e) {
+      const std::string msg = e.what();
+      CAPTURE(msg);
+      CHECK(e.code() == error_code::io);
+      CHECK(msg.find(f.reason) != std::string::npos);
+      if (f.on_target) {
+        CHECK(msg.find("'sim/store.jsonl'") != std::string::npos);
+      } else {
+        CHECK(msg.find(temporary) != std::string::npos);
+        CHECK(msg.find("-store.jsonl'") != std::string::npos);
+      }
+    }
+    CHECK(std::count_if(io.ops.begin() + start, io.ops.end(), [](const sim_file_io::op& o) {
+            return o.kind == sim_file_io::op::write;
+          }) == static_cast<std::ptrdiff_t>(f.written));
+    CHECK(io.read_file(target) == old_bytes);
+    CHECK(io.names() == std::vector<std::string>{target});  // no temporary left
+    CHECK(live_temporaries::count() == live);
+    std::mt19937 rng(7);  // and after a power loss too
+    CHECK(io.after_power_loss(target, io.ops.size(), sim_file_io::loss::drop_unsynced, rng) ==
+          old_bytes);
+  }
 }
 
 TEST_CASE("read_whole_file refuses a directory instead of reading it as empty") {

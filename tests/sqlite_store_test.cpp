@@ -373,6 +373,42 @@ TEST_CASE("sqlite_store: bad databases give a clear error and are not written") 
     CHECK(code == error_code::parse);
     CHECK(read_bytes(dir.path / "k.db") == bytes);
   }
+  SUBCASE("a record column that is not one JSON object on one line (was an out-of-range read)") {
+    // Rows are read a block at a time as JSONL, one line per row. A line break inside a row
+    // gave more lines than rows: the bad line's row was looked up past the end of the block
+    // (an out-of-range read, abort under _GLIBCXX_ASSERTIONS); with a blank row after it the
+    // counts matched and every later record got the wrong embedding.
+    { auto s = sqlite_store<>::create(dir.path / "l.db", canonical_records()); }
+    fs::copy_file(dir.path / "l.db", dir.path / "b.db");
+    fs::copy_file(dir.path / "l.db", dir.path / "s.db");
+    sql(dir.path / "l.db",
+        "UPDATE records SET record = '{\"id\":\"a\"}' || char(10) || '{\"id\":\"b\"}' || "
+        "char(10) || '{\"id\":\"c\"}' || char(10) || 'x' WHERE seq = 1;");
+    sql(dir.path / "b.db", "UPDATE records SET record = ' ' WHERE seq = 2;");
+    sql(dir.path / "s.db",
+        "UPDATE records SET record = '{\"id\":\"a\"}' || char(10) || '{\"id\":\"b\"}' "
+        "WHERE seq = 1; UPDATE records SET record = '' WHERE seq = 2;");
+    for (const auto& c : {std::pair{"l.db", "1"}, {"b.db", "2"}, {"s.db", "1"}}) {
+      const char* file = c.first;  // no structured binding: clang 14 cannot capture one
+      const char* seq = c.second;
+      CAPTURE(file);
+      for (int way = 0; way < 2; ++way) {  // record(i) and for_each
+        try {
+          const auto s = sqlite_store<>::open(dir.path / file);
+          if (way == 0)
+            (void)s.record(0);
+          else
+            s.for_each([](std::size_t, const memory_record&) {});
+          FAIL("reading the records did not throw");
+        } catch (const error& e) {
+          CHECK(e.code() == error_code::parse);
+          CHECK(std::string(e.what()).find(std::string("row seq ") + seq +
+                                           ": column 'record' is not one JSON object on one "
+                                           "line") != std::string::npos);
+        }
+      }
+    }
+  }
   SUBCASE("create refuses an existing file") {
     write_bytes(dir.path / "x.db", "keep me");
     CHECK_THROWS_AS(sqlite_store<>::create(dir.path / "x.db", canonical_records()), error);

@@ -17,15 +17,19 @@
 
 #if defined(_WIN32)
 #include <fstream>
-#else
-#include <fcntl.h>
-#include <unistd.h>
 #endif
 
 #include "memhealth/config.hpp"
+#if !defined(_WIN32)
+#include "memhealth/io/file_io.hpp"
+#endif
 #include "memhealth/io/temp_files.hpp"
 
 namespace memhealth {
+
+#if defined(_WIN32)
+class file_io;  // io/file_io.hpp is POSIX only; atomic_write ignores `io` on Windows
+#endif
 
 namespace detail {
 
@@ -42,8 +46,11 @@ namespace detail {
 /// it holds enough; what is left in the buffer when `fill` returns is written too.
 /// Steps: create `.memhealth-tmp-<pid>-<n>-<name>` in the target's directory (exclusive, mode
 /// 0644; registered in `live_temporaries` while it exists, so a signal handler can remove it),
-/// write, fsync the file, close, rename over `target`, fsync the directory (best effort: some
-/// file systems refuse fsync on a directory; the file's own data is synced either way).
+/// write, sync the file (`fdatasync`: its data and size), close, rename over `target`, fsync the
+/// directory (best effort: some file systems refuse fsync on a directory; the file's own data
+/// is synced either way).
+/// Every step goes through `io` (io/file_io.hpp; null = `posix_file_io::instance()`), so a test
+/// can cut power between any two of them or fail one; on Windows `io` is ignored.
 /// @throws memhealth::error with `error_code::io`, naming the path and the system's reason, when
 ///         the temporary file cannot be created (missing or read-only directory), written, synced,
 ///         closed or renamed; exceptions from `fill` propagate. In every failure the temporary
@@ -51,7 +58,7 @@ namespace detail {
 /// @complexity O(bytes written); memory: whatever `fill` keeps in the buffer.
 template <class Fill>
 requires(!std::convertible_to<Fill, std::string_view>) void atomic_write(
-    const std::filesystem::path& target, Fill&& fill) {
+    const std::filesystem::path& target, Fill&& fill, [[maybe_unused]] file_io* io = nullptr) {
   const std::filesystem::path dir =
       target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
   const std::filesystem::path tmp = temp_path_for(target);
@@ -86,15 +93,16 @@ requires(!std::convertible_to<Fill, std::string_view>) void atomic_write(
     throw error(error_code::io, "atomic_write: cannot rename over '" + target.string() + "'");
   }
 #else
+  file_io& fs = io ? *io : posix_file_io::instance();
   temp_registration registered(
       tmp);  // before the file exists: a signal can only find it registered
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  const int fd = fs.open_new(tmp);
   if (fd < 0) detail::throw_io("atomic_write: cannot create temporary file", tmp, errno);
   bool failed = false;  // set once fail() has closed and removed the temporary file
   auto fail = [&](const char* what, const std::filesystem::path& p, int err) {
     failed = true;
-    ::close(fd);
-    ::unlink(tmp.c_str());
+    fs.close(fd);
+    fs.unlink(tmp);
     detail::throw_io(what, p, err);
   };
   std::string buf;
@@ -102,7 +110,7 @@ requires(!std::convertible_to<Fill, std::string_view>) void atomic_write(
     const char* p = buf.data();
     std::size_t n = buf.size();
     while (n > 0) {
-      const ssize_t w = ::write(fd, p, n);
+      const ssize_t w = fs.write(fd, p, n);
       if (w < 0) {
         if (errno == EINTR) continue;
         fail("atomic_write: cannot write", tmp, errno);
@@ -117,34 +125,32 @@ requires(!std::convertible_to<Fill, std::string_view>) void atomic_write(
     flush();
   } catch (...) {
     if (!failed) {
-      ::close(fd);
-      ::unlink(tmp.c_str());
+      fs.close(fd);
+      fs.unlink(tmp);
     }
     throw;
   }
-  if (::fsync(fd) != 0) fail("atomic_write: cannot sync", tmp, errno);
-  if (::close(fd) != 0) {
+  if (fs.sync(fd) != 0) fail("atomic_write: cannot sync", tmp, errno);
+  if (fs.close(fd) != 0) {
     const int err = errno;
-    ::unlink(tmp.c_str());
+    fs.unlink(tmp);
     detail::throw_io("atomic_write: cannot close", tmp, err);
   }
-  if (::rename(tmp.c_str(), target.c_str()) != 0) {
+  if (fs.rename(tmp, target) != 0) {
     const int err = errno;
-    ::unlink(tmp.c_str());
+    fs.unlink(tmp);
     detail::throw_io("atomic_write: cannot rename over", target, err);
   }
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    (void)::fsync(dfd);
-    ::close(dfd);
-  }
+  fs.sync_directory(dir);
 #endif
 }
 
 /// Replaces `target` with exactly `content`, atomically and durably (see the chunked overload).
 /// @throws memhealth::error(error_code::io) as the chunked overload; `target` is then untouched.
-inline void atomic_write(const std::filesystem::path& target, std::string_view content) {
-  atomic_write(target, [content](std::string& buf, auto&) { buf.assign(content); });
+inline void atomic_write(const std::filesystem::path& target, std::string_view content,
+                         file_io* io = nullptr) {
+  atomic_write(
+      target, [content](std::string& buf, auto&) { buf.assign(content); }, io);
 }
 
 }  // namespace memhealth

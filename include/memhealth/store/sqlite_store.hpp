@@ -554,8 +554,18 @@ class sqlite_store {
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
       if (k >= last || sqlite3_column_int64(s, 0) != seq_[k]) break;
       const auto* t = sqlite3_column_text(s, 1);
-      text.append(t ? reinterpret_cast<const char*>(t) : "",
-                  static_cast<std::size_t>(sqlite3_column_bytes(s, 1)));
+      const std::string_view row(t ? reinterpret_cast<const char*>(t) : "",
+                                 static_cast<std::size_t>(sqlite3_column_bytes(s, 1)));
+      // one row, one line: a line break (never in canonical JSON, which escapes it) would shift
+      // every later row onto the wrong record and its embedding
+      if (row.find('\n') != std::string_view::npos ||
+          row.find_first_not_of(" \t\r") == std::string_view::npos) {  // a blank line: no record
+        const auto seq = seq_[k];
+        sqlite3_reset(s);
+        throw error(error_code::parse, path_ + ": row seq " + std::to_string(seq) +
+                                           ": column 'record' is not one JSON object on one line");
+      }
+      text.append(row);
       text.push_back('\n');
       if (with_embeddings) embs.push_back(blob_floats(s, 2));
       ++k;
@@ -571,10 +581,10 @@ class sqlite_store {
     lo.threads = 1;
     auto lr = parse_jsonl(text, path_, lo);
     if (lr.records.size() != last - first) {
-      std::size_t line = 1;
+      std::size_t line = 1;  // one line per row (no line breaks above); blank rows raise no issue
       for (const auto& is : lr.issues)
         if (!is.record_kept) {
-          line = is.line;
+          line = std::clamp<std::size_t>(is.line, 1, last - first);
           break;
         }
       throw error(error_code::parse, path_ + ": row seq " + std::to_string(seq_[first + line - 1]) +
