@@ -86,7 +86,7 @@ class sim_file_io final : public file_io {
     if (fail_write_at && writes++ == *fail_write_at) return errno = fail_errno, -1;
     if (!fail_write_at) ++writes;
     const int f = handles_.at(h);
-    ops.push_back({op::write, f, offset, std::string(data, n)});
+    ops.push_back({op::write, f, offset, std::string(data, n), {}, {}});
     std::string& c = content_[f];
     if (c.size() < offset + n) c.resize(offset + n, '\0');
     c.replace(offset, n, data, n);
