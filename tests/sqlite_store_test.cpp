@@ -953,3 +953,56 @@ TEST_CASE(
   CHECK(crashes >= 1000);
   CHECK(reached.size() == 11);
 }
+
+TEST_CASE("sqlite_store: a database id of its own decides which logs belong to it") {
+  sq_dir dir("dbid");
+  const auto records = suite_records();
+  sqlite_store<>::write_new(dir.path / "a.db", records);
+  sqlite_store<>::write_new(dir.path / "b.db", records);  // the same records, another database
+  auto a = sqlite_store<>::open(dir.path / "a.db");
+  auto b = sqlite_store<>::open(dir.path / "b.db");
+  CHECK(a.database_id().size() == 32);
+  CHECK(a.database_id().find_first_not_of("0123456789abcdef") == std::string::npos);
+  CHECK(a.database_id() != b.database_id());
+  CHECK(sqlite_store<>::open(dir.path / "a.db").database_id() == a.database_id());
+  const store_identity ia = identify_store(a), ib = identify_store(b);
+  CHECK(ia.fingerprint == ib.fingerprint);  // the record ids alone cannot tell them apart
+  CHECK(ia.database_id == a.database_id());
+
+  repair_plan plan;
+  repair_action act;
+  act.type = "test";
+  act.idempotency_key = "w";
+  act.targets = {"b"};
+  act.edits = {{"b", edit_set_weight{0.5}}};
+  plan.actions.push_back(act);
+  {
+    wal_writer_options wo;
+    wo.policy = wal_sync::none;
+    wo.store = ia;
+    wal_writer wal(dir.path / "a.wal", wo);
+    CHECK(apply_plan(a, plan, wal).applied.size() == 1);
+  }
+  const wal_contents log = read_wal_file(dir.path / "a.wal");
+  REQUIRE(log.store);
+  CHECK(log.store->database_id == a.database_id());
+  // Another database with the same record ids: its writer and its rollback refuse the log.
+  {
+    wal_writer_options wo;
+    wo.policy = wal_sync::none;
+    wo.store = ib;
+    CHECK_THROWS_AS(wal_writer(dir.path / "a.wal", wo), error);
+  }
+  CHECK(!check_log_store(log, b).same_store);
+  CHECK_THROWS_AS((void)rollback(b, log), error);
+  CHECK(!b.record(*b.find("b")).effective_weight);
+  // The same database after a record was added: still its log; the rollback restores "b".
+  a.append(std::vector<memory_record>{rec("zz", "a record added after the run", {1, 0, 0, 0})});
+  const auto chk = check_log_store(log, a);
+  CHECK(chk.same_store);
+  CHECK(chk.store_changed);
+  const auto rb = rollback(a, log);
+  CHECK(rb.complete());
+  CHECK(rb.records_restored == 1);
+  CHECK(!a.record(*a.find("b")).effective_weight);
+}

@@ -240,6 +240,22 @@ log_store_check check_log_store(const wal_contents& log, const S& store, const l
   for (const auto& e : log.entries)
     for (const auto& img : e.records) ids.insert(img.id);
   r.logged_ids = ids.size();
+  if (!now.database_id.empty() && !log.store->database_id.empty()) {  // the store's own id decides
+    for (const auto& id : ids) r.found_ids += loc.has(id);
+    r.store_changed = now.fingerprint != log.store->fingerprint;
+    if (now.database_id == log.store->database_id) {
+      r.reason = "the store the log was made for (database id " + now.database_id + ")" +
+                 (r.store_changed ? "; records were inserted or deleted since, matched by id"
+                                  : std::string());
+    } else {
+      r.same_store = false;
+      r.reason = "the log was made for another database (" +
+                 (log.store->path.empty() ? std::string() : log.store->path + ", ") +
+                 "database id " + log.store->database_id + "); this store has database id " +
+                 now.database_id;
+    }
+    return r;
+  }
   if (now.fingerprint == log.store->fingerprint) {
     r.found_ids = ids.size();
     r.reason = "the store the log was made for";

@@ -12,8 +12,15 @@
 /// The fingerprint is the CRC-64/XZ (checksum.hpp) of the distinct ids in byte order, each
 /// followed by '\n', as 16 hex digits. It is not a secret and not authentication: it tells
 /// stores apart, it does not prove where a log came from.
+///
+/// A store that has an id of its own (a `database_id()` member returning text, such as the
+/// SQLite store's random 128-bit id in `memhealth_meta`) has it recorded too; when the log and
+/// the store both have one, it decides: the same id is the same store whatever records were
+/// inserted or deleted since, another id is another store even with the same record ids (two
+/// databases imported from one file). A file copy of a database keeps its id.
 
 #include <algorithm>
+#include <concepts>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -30,6 +37,7 @@ struct store_identity {
   std::string path;  ///< where the store was read when the log was made (for people; not compared)
   std::string fingerprint;  ///< CRC-64/XZ of the sorted distinct record ids, 16 hex digits
   std::size_t records = 0;  ///< records in the store at that time (duplicates included)
+  std::string database_id;  ///< the store's own id (`S::database_id()`), empty when it has none
   friend bool operator==(const store_identity&, const store_identity&) = default;
 };
 
@@ -47,7 +55,12 @@ template <record_store S>
     e.process_bytes(id.data(), id.size());
     e.process_byte('\n');
   }
-  return {std::move(path), hex16(e.checksum()), store.size()};
+  store_identity out{std::move(path), hex16(e.checksum()), store.size(), {}};
+  if constexpr (requires {
+                  { store.database_id() } -> std::convertible_to<std::string_view>;
+                })
+    out.database_id = std::string(std::string_view(store.database_id()));
+  return out;
 }
 
 }  // namespace memhealth

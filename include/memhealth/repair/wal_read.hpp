@@ -267,6 +267,8 @@ inline store_identity as_store(od::value v) {
       id.fingerprint = as_str(f.value());
     else if (k == "records")
       id.records = static_cast<std::size_t>(as_int(f.value()));
+    else if (k == "database_id")
+      id.database_id = as_str(f.value());
   }
   if (id.fingerprint.empty()) throw bad_frame{"store lacks a fingerprint"};
   return id;

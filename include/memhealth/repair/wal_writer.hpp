@@ -102,7 +102,17 @@ class wal_writer {
                           std::string(to_string(c.problem->kind)) + " at offset " +
                           std::to_string(c.problem->offset) + ": " + c.problem->reason +
                           "); recover and move it aside before appending");
-        if (store_ && c.store && c.store->fingerprint != store_->fingerprint)
+        const bool by_database_id =
+            store_ && c.store && !store_->database_id.empty() && !c.store->database_id.empty();
+        if (by_database_id && c.store->database_id != store_->database_id)
+          throw error(error_code::precondition,
+                      "wal_writer: '" + path.string() + "' was made for another database (" +
+                          (c.store->path.empty() ? std::string() : c.store->path + ", ") +
+                          "database id " + c.store->database_id + "); this run's store " +
+                          (store_->path.empty() ? std::string() : store_->path + " ") +
+                          "has database id " + store_->database_id +
+                          ": use a new log for each store");
+        if (!by_database_id && store_ && c.store && c.store->fingerprint != store_->fingerprint)
           throw error(error_code::precondition,
                       "wal_writer: '" + path.string() + "' was made for another store (" +
                           (c.store->path.empty() ? std::string("fingerprint ")
@@ -394,6 +404,7 @@ class wal_writer {
     detail::wal::kv(p, "path", store_->path);
     detail::wal::kv(p, "fingerprint", store_->fingerprint);
     detail::wal::kv(p, "records", static_cast<std::int64_t>(store_->records));
+    if (!store_->database_id.empty()) detail::wal::kv(p, "database_id", store_->database_id);
     p.push_back('}');
   }
   // Encodes a frame into `out`, linking it into the hash chain (frames are encoded in append

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <random>
 #include <span>
 #include <string>
 #include <string_view>
@@ -126,6 +127,27 @@ inline stmt_ptr prepare(sqlite3* db, std::string_view sql, const std::string& pa
                                     SQLITE_PREPARE_PERSISTENT, &s, nullptr);
   if (rc != SQLITE_OK) fail(db, rc, path, what);
   return stmt_ptr(s);
+}
+
+// A new database id: 128 random bits as 32 lowercase hex digits (std::random_device; where it
+// cannot be used, the clock and the process id stand in: ids only tell stores
+// apart, they are not secrets).
+inline std::string new_database_id() {
+  std::uint64_t w[2] = {0, 0};
+  try {
+    std::random_device rd;
+    w[0] = (std::uint64_t(rd()) << 32) ^ rd();
+    w[1] = (std::uint64_t(rd()) << 32) ^ rd();
+  } catch (...) {
+    const auto t = std::chrono::high_resolution_clock::now().time_since_epoch().count();
+    w[0] = static_cast<std::uint64_t>(t);
+    w[1] = static_cast<std::uint64_t>(::getpid()) * 0x9E3779B97F4A7C15ull ^ w[0];
+  }
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  for (std::uint64_t x : w)
+    for (int k = 60; k >= 0; k -= 4) out.push_back(hex[(x >> k) & 0xF]);
+  return out;
 }
 
 // Runs a query returning one text column; all rows joined with '\n'.

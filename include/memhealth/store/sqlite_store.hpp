@@ -148,7 +148,8 @@ class sqlite_store {
             {"format", "memhealth-store"},
             {"schema_version", std::to_string(sqlite_schema_version)},
             {"dimension", std::to_string(dimension)},
-            {"created_by", std::string("memhealth ") + version_string}};
+            {"created_by", std::string("memhealth ") + version_string},
+            {"database_id", detail::sqlite::new_database_id()}};
         for (const auto& [k, v] : rows) {
           detail::sqlite::bind_text(meta.get(), 1, k);
           detail::sqlite::bind_text(meta.get(), 2, v);
@@ -211,6 +212,16 @@ class sqlite_store {
           opt.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL", p,
           "cannot set synchronous");
     }
+    s.database_id_ = detail::sqlite::query_text(
+        s.db_.get(), "SELECT value FROM memhealth_meta WHERE key='database_id'", p,
+        "cannot read memhealth_meta");
+    if (s.database_id_.empty() && !opt.read_only && writable) {  // a store made before ids
+      const std::string id = detail::sqlite::new_database_id();
+      const std::string sql =
+          "INSERT OR IGNORE INTO memhealth_meta(key, value) VALUES('database_id', '" + id + "')";
+      detail::sqlite::exec(s.db_.get(), sql.c_str(), p, "cannot write memhealth_meta");
+      s.database_id_ = id;
+    }
     s.prepare_statements();
     s.load_index();
     return s;
@@ -229,6 +240,11 @@ class sqlite_store {
 
   /// Number of records. @complexity O(1)
   [[nodiscard]] std::size_t size() const noexcept { return seq_.size(); }
+  /// The database's own id: 32 hex digits (128 random bits) written in `memhealth_meta` when the
+  /// store is created, or the first time a store made before ids is opened for writing; empty
+  /// for such a store opened read-only. Logs record it (repair/store_identity.hpp), so a log
+  /// made for one database is refused for another even when both hold the same record ids.
+  [[nodiscard]] const std::string& database_id() const noexcept { return database_id_; }
   /// Embedding dimension d recorded at creation (0 = unknown).
   [[nodiscard]] std::size_t dimension() const noexcept { return dim_; }
   /// The row's `seq` (its rowid) as decimal text: the store's own key for record i
@@ -686,6 +702,7 @@ class sqlite_store {
   }
 
   std::string path_;
+  std::string database_id_;
   sqlite_store_options opt_;
   std::size_t dim_ = 0;
   detail::sqlite::db_ptr db_;
