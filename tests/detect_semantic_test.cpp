@@ -847,13 +847,19 @@ TEST_CASE("real data: near-duplicate false positives on SICK contradictions with
   }
   CHECK(hi == 141);
   auto store = mh::memory_store<>::from_records(recs);
-  auto flagged_by = [&](bool skip) {
-    mh::pipeline p{
-        mh::duplicate_detector<>{.cross_scope_check = false, .skip_negation_mismatch = skip}};
+  auto flagged_by = [&](bool skip, bool others) {
+    mh::pipeline p{mh::duplicate_detector<>{.cross_scope_check = false,
+                                            .skip_negation_mismatch = skip,
+                                            .skip_guarded = others,
+                                            .skip_judged_conflicts = others}};
     const auto r = p.run(store, mh::detect_options{});
     return r.count(mh::finding_kinds::near_duplicate) + r.count(mh::finding_kinds::exact_duplicate);
   };
-  const std::size_t raw = flagged_by(false), guarded = flagged_by(true);
+  const std::size_t raw = flagged_by(false, false), guarded = flagged_by(true, false);
+  const std::size_t all_guards = flagged_by(true, true);
+  MESSAGE("with every guard (numbers, roles, polarity, judged conflicts): " << all_guards << "/"
+                                                                            << hi);
+  CHECK(all_guards <= guarded);
   MESSAGE(
       "near-duplicate false positives on SICK CONTRADICTION, relatedness >= 4 (lexical_embedder "
       "d=384, "
@@ -1024,4 +1030,109 @@ TEST_CASE("conflicts: pair budget for similar texts and for claim keys") {
     CHECK(skipped[0].record_ids == std::vector<std::string>{"c1", "c2", "c3", "c4"});
     CHECK(num(skipped[0], "group_size") == 4);
   }
+}
+
+// ------------------------------------------------------------------------------ duplicate guards
+
+TEST_CASE("duplicate guards: numbers, roles and polarity keep look-alike texts apart") {
+  const mh::text_normalizer norm;
+  auto guard = [&](std::string_view a, std::string_view b) {
+    return mh::near_duplicate_guard(norm(a), norm(b));
+  };
+  using G = mh::duplicate_guard;
+  CHECK(guard("Dentist appointment on 3 May", "Dentist appointment on 5 May") == G::numbers_differ);
+  CHECK(guard("Takes two spoons of sugar", "Takes three spoons of sugar") == G::numbers_differ);
+  CHECK(guard("Yoga class every Tuesday", "Yoga class every Thursday") == G::numbers_differ);
+  CHECK(guard("用户每周二去游泳", "用户每周四去游泳") == G::numbers_differ);
+  CHECK(guard("Flight leaves at 9am", "Flight leaves at 10am") == G::numbers_differ);
+  // "may" is a month only next to a number; the modal verb is no quantity
+  CHECK(guard("User may visit Paris", "User might visit Paris") == G::none);
+  CHECK(guard("Born on 3 May", "Born on 3 June") == G::numbers_differ);
+  CHECK(guard("User prefers tea over coffee", "User prefers coffee over tea") == G::role_swap);
+  CHECK(guard("Anna gave Ben a book", "Ben gave Anna a book") == G::role_swap);
+  CHECK(guard("我喜欢茶胜过咖啡", "我喜欢咖啡胜过茶") == G::role_swap);
+  // a phrase moved to the front with nothing kept between is no swap
+  CHECK(guard("User drinks coffee in the morning", "In the morning user drinks coffee") == G::none);
+  CHECK(guard("User loves jazz", "User hates jazz") == G::polarity);
+  CHECK(guard("User loves jazz", "User can't stand jazz") == G::polarity);
+  CHECK(guard("用户喜欢辣的", "用户讨厌辣的") == G::polarity);
+  CHECK(guard("用户喜欢辣的", "用户不喜欢辣的") == G::polarity);
+  CHECK(guard("User enjoys jazz", "User loves jazz") == G::none);
+  CHECK(guard("User avoids pork", "User dislikes pork") == G::none);
+  CHECK(guard("same", "same") == G::none);
+  CHECK(mh::to_string(G::role_swap) == "role_swap");
+  // never throws on bytes that are not UTF-8
+  CHECK(mh::near_duplicate_guard("\xff\xfe 3", "\xff\xfe 4") == G::numbers_differ);
+}
+
+namespace {
+struct judge_pair {
+  std::string id, lang, category, label, a, b;
+};
+std::vector<judge_pair> load_judge_pairs(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::vector<judge_pair> out;
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::size_t i = 0;
+    for (;;) {
+      const std::size_t j = line.find('\t', i);
+      f.push_back(line.substr(i, j == std::string::npos ? std::string::npos : j - i));
+      if (j == std::string::npos) break;
+      i = j + 1;
+    }
+    if (f.size() >= 6) out.push_back({f[0], f[1], f[2], f[3], f[4], f[5]});
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("duplicate guards: labelled look-alike pairs (tests/data/judge_pairs)") {
+  MEMHEALTH_TEST_DATA(path, "judge_pairs/pairs.tsv");
+  const auto pairs = load_judge_pairs(path);
+  REQUIRE(pairs.size() == 275);  // tests/data/judge_pairs/README.md
+  // Every pair in its own scope, both records on one vector (cosine 1: the strongest candidate a
+  // near-duplicate scan can see), so only the text guards decide.
+  std::vector<mh::memory_record> recs;
+  for (std::size_t k = 0; k < pairs.size(); ++k) {
+    const std::string scope = "p" + std::to_string(k);
+    recs.push_back(rec(pairs[k].id + "/a", pairs[k].a, {1, 0, 0, 0}, scope));
+    recs.push_back(rec(pairs[k].id + "/b", pairs[k].b, {1, 0, 0, 0}, scope));
+  }
+  auto store = mh::memory_store<>::from_records(recs);
+  auto merged_by_category = [&](bool guards) {
+    mh::pipeline p{mh::duplicate_detector<>{
+        .cross_scope_check = false, .skip_guarded = guards, .skip_judged_conflicts = guards}};
+    const auto r = p.run(store, mh::detect_options{});
+    std::set<std::string> merged;  // pair ids
+    for (const auto& f : r.findings)
+      if (f.kind == mh::finding_kinds::near_duplicate ||
+          f.kind == mh::finding_kinds::exact_duplicate)
+        merged.insert(f.record_ids.front().substr(0, f.record_ids.front().find('/')));
+    std::map<std::string, std::pair<int, int>> by;  // category/label -> merged, total
+    for (const auto& q : pairs) {
+      auto& c = by[q.category + "/" + q.label];
+      c.first += merged.count(q.id) ? 1 : 0;
+      ++c.second;
+    }
+    return by;
+  };
+  const auto without = merged_by_category(false), with = merged_by_category(true);
+  for (const auto& [c, n] : with)
+    MESSAGE(c << ": merged " << without.at(c).first << " of " << n.second << " without guards, "
+              << n.first << " with them");
+  // Without guards a pair with no negation or change cue on either side is merged: one vector,
+  // one scope (the date and time review items have none).
+  CHECK(without.at("date_time_differs/review").first == 6);
+  // Guards only ever keep pairs apart.
+  for (const auto& kv : with) {
+    CAPTURE(kv.first);
+    CHECK(kv.second.first <= without.at(kv.first).first);
+  }
+  // The same single event at two dates or times (review items) is never merged.
+  CHECK(with.at("date_time_differs/review").first == 0);
+  // True paraphrases stay mergeable for the most part (the guards are one-sided on purpose).
+  CHECK(with.at("paraphrase/no_conflict").first * 2 >= 15);
 }
