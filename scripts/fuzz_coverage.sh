@@ -13,7 +13,7 @@ for t in "llvm-profdata$sfx" "llvm-cov$sfx"; do
   command -v "$t" >/dev/null || { echo "fuzz_coverage.sh: $t not found (apt-get install llvm-14)" >&2; exit 1; }
 done
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(jsonl wal plan events import schema)
+[ ${#targets[@]} -gt 0 ] || targets=(jsonl wal plan events import schema sqlite)
 b=build/fuzz-cov
 cmake --preset fuzz -B "$b" -DMEMHEALTH_FUZZ_EXTRA_FLAGS="-fprofile-instr-generate -fcoverage-mapping" >/dev/null
 cmake --build "$b" -j "${JOBS:-2}" --target $(printf 'memhealth-fuzz-%s ' "${targets[@]}")
@@ -25,7 +25,7 @@ for t in "${targets[@]}"; do
   objects+=(-object "$b/fuzz/fuzz_$t")
 done
 "llvm-profdata$sfx" merge -sparse "$b"/profiles/*.profraw -o "$b/profiles/all.profdata"
-readers='include/memhealth/(io/(jsonl_lines|jsonl_read|record_codec|detail_json_text|import_mem0|import_locomo|import_prefeval|import_sniff|metadata_schema_json)|repair/(wal|rollback|plan_json)|monitor/events)\.hpp'
+readers='include/memhealth/(io/(jsonl_lines|jsonl_read|record_codec|detail_json_text|import_mem0|import_locomo|import_prefeval|import_sniff|metadata_schema_json)|repair/(wal|wal_read|rollback|plan_json)|store/(sqlite_store|sqlite_schema)|monitor/events)\.hpp'
 # One row per header the targets compile; the readers' rows, then the total of those rows.
 "llvm-cov$sfx" report "${objects[1]}" "${objects[@]:2}" -instr-profile="$b/profiles/all.profdata" >"$b/profiles/report.txt"
 head -n 2 "$b/profiles/report.txt"
