@@ -66,6 +66,19 @@ run("0" "${MEMHEALTH}" diff "sqlite:${WORK}/s.db" "sqlite:${WORK}/new.db" --wal 
 run("0" "${MEMHEALTH}" rollback "sqlite:${WORK}/new.db" --wal "${WORK}/run.wal" --out "${WORK}/restored.jsonl")
 same("${S}" "${WORK}/restored.jsonl" "apply on sqlite then rollback")
 
+# a database id of its own: another database imported from the same records (the same record
+# ids, so the same fingerprint) is another store; the repaired copy (new.db) and the input are not
+run("0" "${MEMHEALTH}" import jsonl "${S}" --out "sqlite:${WORK}/other.db")
+run("2" "${MEMHEALTH}" rollback "sqlite:${WORK}/other.db" --wal "${WORK}/run.wal" --out "${WORK}/other_rb.jsonl")
+expect_in("${last_err}" "another database" "rollback of a log on another database")
+run("2" "${MEMHEALTH}" recover "sqlite:${WORK}/other.db" --wal "${WORK}/run.wal" --out "${WORK}/other_rc.jsonl")
+expect_in("${last_err}" "another database" "recover of a log on another database")
+run("0" "${MEMHEALTH}" rollback "sqlite:${WORK}/s.db" --wal "${WORK}/run.wal" --out "${WORK}/restored2.jsonl")
+same("${S}" "${WORK}/restored2.jsonl" "rollback on the input database (already restored)")
+run("0" "${MEMHEALTH}" rollback "sqlite:${WORK}/new.db" --wal "${WORK}/run.wal" --out "sqlite:${WORK}/back.db")
+run("0" "${MEMHEALTH}" import sqlite "${WORK}/back.db" --out "${WORK}/back.jsonl")
+same("${S}" "${WORK}/back.jsonl" "rollback into a new database")
+
 # bad databases: exit 2, a message naming the problem, the file untouched
 file(WRITE "${WORK}/junk.db" "{\"id\":\"a\",\"content\":\"JSONL, not SQLite\"}\n")
 run("2" "${MEMHEALTH}" check "sqlite:${WORK}/junk.db")

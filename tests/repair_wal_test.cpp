@@ -2015,6 +2015,18 @@ TEST_CASE("wal preallocation: an append cut short in the zeros is a torn tail, n
   o.check_store = false;
   const auto rr = recover(s, c, o);
   CHECK(rr.complete());
+  // One sector inside the last frame never written (zeros), the rest of it and the zeros after
+  // it in place: also a torn append.
+  {
+    std::string sector = full;
+    REQUIRE(after_last - before_last > 40);
+    std::fill(sector.begin() + static_cast<std::ptrdiff_t>(before_last + 20),
+              sector.begin() + static_cast<std::ptrdiff_t>(before_last + 40), '\0');
+    const wal_contents t = read_wal(sector);
+    REQUIRE(t.problem);
+    CHECK(t.problem->kind == wal_problem_kind::truncated);
+    CHECK(t.problem->offset == before_last);
+  }
   // The same cut with a frame that checks out after it is damage in the middle.
   std::string damaged = full.substr(0, after_last);
   std::fill(damaged.begin() + static_cast<std::ptrdiff_t>(before_last + 20),

@@ -222,26 +222,42 @@ inline void check_new_store_output(const std::string& out) {
 #endif
 }
 
+/// The database id of `store` when it names an SQLite store (`sqlite:PATH`, opened read-only; an
+/// older store without one gives ""), else "". @throws as `open_sqlite_store`.
+inline std::string store_database_id(const std::string& store) {
+  if (!is_sqlite_store(store)) return {};
+#if MEMHEALTH_CLI_HAVE_SQLITE
+  return open_sqlite_store(store, true).database_id();
+#else
+  no_sqlite_support(store);
+#endif
+}
+
 /// Writes records to `out`: canonical JSONL written atomically, or a new SQLite store for
-/// `sqlite:PATH` (one transaction; refuses an existing PATH, see `check_new_store_output`).
-inline void write_store(const std::string& out, const std::vector<memory_record>& records) {
+/// `sqlite:PATH` (one transaction; refuses an existing PATH, see `check_new_store_output`) with
+/// `database_id` (empty: a new one; the input's id for a repaired copy of it).
+inline void write_store(const std::string& out, const std::vector<memory_record>& records,
+                        const std::string& database_id = {}) {
   if (!is_sqlite_store(out)) return write_jsonl(out, records);
 #if MEMHEALTH_CLI_HAVE_SQLITE
   check_new_store_output(out);
   // built under a temporary name in the same directory, synced, then linked into place
-  sqlite_store<>::write_new(store_file_path(out), records);
+  sqlite_store_options so;
+  so.database_id = database_id;
+  sqlite_store<>::write_new(store_file_path(out), records, 0, so);
 #else
   no_sqlite_support(out);
 #endif
 }
 
 /// Writes an in-memory store to `out` (see the vector overload), records in index order.
-inline void write_store(const std::string& out, const memory_store<>& store) {
+inline void write_store(const std::string& out, const memory_store<>& store,
+                        const std::string& database_id = {}) {
   if (!is_sqlite_store(out)) return write_jsonl(out, store);
   std::vector<memory_record> v;
   v.reserve(store.size());
   for (std::size_t i = 0; i < store.size(); ++i) v.push_back(store.extract(i));
-  write_store(out, v);
+  write_store(out, v, database_id);
 }
 
 /// Prints load issues to stderr, at most `limit` of them, then a count of the rest.
@@ -530,9 +546,9 @@ inline void check_keepable(const std::string& out, const kept_lines& keep) {
 
 /// Writes `store` to `out` with the kept lines of its input back in their places (JSONL,
 /// atomically); without kept lines, `write_store(out, store)`.
-inline void write_store(const std::string& out, const memory_store<>& store,
-                        const kept_lines& keep) {
-  if (keep.damaged.empty()) return write_store(out, store);
+inline void write_store(const std::string& out, const memory_store<>& store, const kept_lines& keep,
+                        const std::string& database_id = {}) {
+  if (keep.damaged.empty()) return write_store(out, store, database_id);
   check_keepable(out, keep);
   if (store.size() != keep.records)
     throw error(error_code::precondition,

@@ -424,6 +424,10 @@ int run_apply(const apply_cli_options& o) {
   wal_writer_options wo;
   wo.store = identify_store(
       store, std::filesystem::absolute(store_file_path(o.out)).lexically_normal().string());
+  // An SQLite input's own id goes into the log, and an sqlite: --out (a repaired copy) keeps it,
+  // so the log belongs to both and to no other database.
+  const std::string database_id = store_database_id(o.store);
+  wo.store->database_id = database_id;
   wal_writer w(o.wal, wo);
   // The run is counted once its log is open, and given back when it changed nothing (a run that
   // failed, or found nothing approved to do, does not use up the budget).
@@ -463,8 +467,8 @@ int run_apply(const apply_cli_options& o) {
     throw;
   }
   if (c.records_changed == 0) give_back_run(ledger, started);
-  write_store(o.out, store,
-              damaged);  // JSONL: atomic (temporary file + rename); sqlite: a new database
+  write_store(o.out, store, damaged,
+              database_id);  // JSONL: atomic (temporary file + rename); sqlite: a new database
   // verify: detection again, same options as before
   std::optional<report> after;
   if (before) after = run_detection(store, detect);
@@ -598,8 +602,9 @@ int run_rollback(const wal_io_options& o) {
   check_keepable(o.out, damaged);
   rollback_options ro;
   ro.force = o.force;
+  ro.database_id = store_database_id(o.store);
   const auto res = rollback(store, log, ro);
-  write_store(o.out, store, damaged);
+  write_store(o.out, store, damaged, ro.database_id);
   std::cerr << "memhealth rollback: runs in the log: " << log.runs() << "; "
             << res.rolled_back.size() << " actions undone, " << res.records_restored
             << " records restored, " << res.already_restored << " already restored, "
@@ -617,8 +622,9 @@ int run_recover(const wal_io_options& o) {
   recover_options ro;
   ro.force = o.force;
   ro.open_actions = o.policy == "redo" ? open_action_policy::redo : open_action_policy::undo;
+  ro.database_id = store_database_id(o.store);
   const auto res = recover(store, log, ro);
-  write_store(o.out, store, damaged);
+  write_store(o.out, store, damaged, ro.database_id);
   std::map<std::string_view, std::size_t> by;
   for (const auto& a : res.actions) ++by[to_string(a.status)];
   std::cerr << "memhealth recover: " << res.actions.size() << " logged actions (";

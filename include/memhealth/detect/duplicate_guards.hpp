@@ -86,22 +86,22 @@ bool in(const std::array<sv, N>& set, sv w) noexcept {
 }
 
 inline constexpr auto number_words = std::to_array<sv>(
-    {"zero",      "one",      "two",     "three",    "four",     "five",     "six",
-     "seven",     "eight",    "nine",    "ten",      "eleven",   "twelve",   "thirteen",
-     "fourteen",  "fifteen",  "sixteen", "seventeen", "eighteen", "nineteen", "twenty",
-     "thirty",    "forty",    "fifty",   "sixty",    "seventy",  "eighty",   "ninety",
-     "hundred",   "thousand", "million", "once",     "twice",    "thrice",   "half",
-     "dozen",     "first",    "second",  "third",    "fourth",   "fifth",    "noon",
-     "midnight"});
+    {"zero",    "one",       "two",      "three",    "four",    "five",     "six",      "seven",
+     "eight",   "nine",      "ten",      "eleven",   "twelve",  "thirteen", "fourteen", "fifteen",
+     "sixteen", "seventeen", "eighteen", "nineteen", "twenty",  "thirty",   "forty",    "fifty",
+     "sixty",   "seventy",   "eighty",   "ninety",   "hundred", "thousand", "million",  "once",
+     "twice",   "thrice",    "half",     "dozen",    "first",   "second",   "third",    "fourth",
+     "fifth",   "noon",      "midnight"});
 inline constexpr auto month_words = std::to_array<sv>(
-    {"january", "february", "march", "april", "june", "july", "august", "september", "october",
-     "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct",
-     "nov", "dec"});
+    {"january", "february", "march",    "april", "june", "july", "august", "september",
+     "october", "november", "december", "jan",   "feb",  "mar",  "apr",    "jun",
+     "jul",     "aug",      "sep",      "sept",  "oct",  "nov",  "dec"});
 inline constexpr auto weekday_words =
-    std::to_array<sv>({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
-                       "sunday", "weekday", "weekdays", "weekend", "weekends"});
-inline constexpr auto zh_numerals = std::to_array<sv>(
-    {"零", "一", "二", "三", "四", "五", "六", "七", "八", "九", "十", "两", "百", "千", "万", "半"});
+    std::to_array<sv>({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+                       "weekday", "weekdays", "weekend", "weekends"});
+inline constexpr auto zh_numerals =
+    std::to_array<sv>({"零", "一", "二", "三", "四", "五", "六", "七", "八", "九", "十", "两", "百",
+                       "千", "万", "半"});
 
 inline bool has_digit(sv w) noexcept {
   return std::any_of(w.begin(), w.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -112,7 +112,8 @@ inline std::vector<std::string> quantities(const std::vector<sv>& t) {
   std::vector<std::string> q;
   for (std::size_t i = 0; i < t.size(); ++i) {
     const sv w = t[i];
-    const bool near_number = (i > 0 && has_digit(t[i - 1])) || (i + 1 < t.size() && has_digit(t[i + 1]));
+    const bool near_number =
+        (i > 0 && has_digit(t[i - 1])) || (i + 1 < t.size() && has_digit(t[i + 1]));
     if (has_digit(w) || in(number_words, w) || in(month_words, w) || in(weekday_words, w) ||
         (w == "may" && near_number)) {
       q.emplace_back(w);
@@ -144,7 +145,7 @@ inline bool swapped_roles(const std::vector<sv>& a, const std::vector<sv>& b) {
       if (a[p + ia + k] != b[p + ib + k]) return false;
     return true;
   };
-  for (std::size_t x = 1; x < m; ++x)      // |X|
+  for (std::size_t x = 1; x < m; ++x)          // |X|
     for (std::size_t y = 1; x + y < m; ++y) {  // |Y|, |S| = m - x - y >= 1
       const std::size_t sl = m - x - y;
       // a = X S Y, b = Y S X

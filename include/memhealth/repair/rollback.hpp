@@ -226,7 +226,8 @@ namespace detail::undo {
 
 // `check_log_store` with the id lookup the caller already built (rollback and recover reuse it).
 template <class S>
-log_store_check check_log_store(const wal_contents& log, const S& store, const locator<S>& loc) {
+log_store_check check_log_store(const wal_contents& log, const S& store, const locator<S>& loc,
+                                const std::string& database_id = {}) {
   log_store_check r;
   if (!log.store) {
     r.reason =
@@ -235,7 +236,8 @@ log_store_check check_log_store(const wal_contents& log, const S& store, const l
     return r;
   }
   r.recorded = true;
-  const store_identity now = identify_store(store);
+  store_identity now = identify_store(store);
+  if (now.database_id.empty()) now.database_id = database_id;
   std::set<std::string> ids;
   for (const auto& e : log.entries)
     for (const auto& img : e.records) ids.insert(img.id);
@@ -296,6 +298,9 @@ struct rollback_options {
                        ///< missing or ambiguous ones)
   wal_writer* log_to = nullptr;  ///< when set, the rollback logs itself (intent, commit) here
   bool check_store = true;       ///< refuse a log made for another store (`check_log_store`)
+  /// The database id of the store when the store object has none of its own (a `memory_store`
+  /// read from an SQLite store: `sqlite_store::database_id()`); empty = none.
+  std::string database_id{};
 };
 
 /// Result of `rollback`.
@@ -336,7 +341,7 @@ rollback_result rollback(S& store, const wal_contents& log, const rollback_optio
     rollback_result res;
     res.log_problem = log.problem;
     const detail::undo::locator<S> loc(store);
-    res.store_check = detail::undo::check_log_store(log, store, loc);
+    res.store_check = detail::undo::check_log_store(log, store, loc, opt.database_id);
     if (opt.check_store && !res.store_check.same_store)
       throw error(error_code::precondition,
                   "rollback: " + res.store_check.reason + "; nothing was changed");
@@ -434,6 +439,8 @@ struct recover_options {
   bool force = false;  ///< overwrite records whose image is none the log knows (never missing or
                        ///< ambiguous ones)
   bool check_store = true;  ///< refuse a log made for another store (`check_log_store`)
+  /// As `rollback_options::database_id`.
+  std::string database_id{};
 };
 
 /// Outcome of one logged action after recovery.
@@ -503,7 +510,7 @@ recover_result recover(S& store, const wal_contents& log, const recover_options&
     recover_result res;
     res.log_problem = log.problem;
     const detail::undo::locator<S> loc(store);
-    res.store_check = detail::undo::check_log_store(log, store, loc);
+    res.store_check = detail::undo::check_log_store(log, store, loc, opt.database_id);
     if (opt.check_store && !res.store_check.same_store)
       throw error(error_code::precondition,
                   "recover: " + res.store_check.reason + "; nothing was changed");

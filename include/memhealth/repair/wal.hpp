@@ -66,8 +66,8 @@
 /// corrupt frame in the middle, not a torn append) that is reported too (`valid_frames_follow`).
 /// **Preallocated space**: zero bytes after the last frame, up to the end of the file, are space
 /// the writer allocated ahead (below), not a problem (`wal_contents::preallocated_bytes`); a frame
-/// that does not check out and runs into those final zeros is an append cut short, reported as
-/// `truncated` like one that runs past the end of the file.
+/// that does not check out and runs into those final zeros (or ends where they begin) is an append
+/// cut short, reported as `truncated` like one that runs past the end of the file.
 ///
 /// **Durability.** `wal_writer` opens the file with `O_CREAT` (not `O_APPEND`) and writes whole
 /// frames with one `pwrite` per frame or batch at the end of the last frame. When a write of at

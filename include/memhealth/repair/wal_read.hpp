@@ -457,12 +457,13 @@ inline wal_contents read_wal(std::string_view bytes) {
   std::size_t zeros_from = bytes.size();
   while (zeros_from > 0 && bytes[zeros_from - 1] == '\0') --zeros_from;
   auto stop = [&](wal_problem_kind kind, std::string reason) {
-    // A frame that does not check out and reaches into the final zeros is an append cut short
-    // in preallocated space: a torn tail, like one that runs past the end of the file.
+    // A frame that does not check out and reaches into the final zeros, or ends where they
+    // begin, is an append cut short in preallocated space (a sector of it never written): a
+    // torn tail, like one that runs past the end of the file.
     if (kind != wal_problem_kind::truncated && kind != wal_problem_kind::bad_header &&
         zeros_from < bytes.size() && bytes.size() - pos >= wal_frame_overhead) {
       const std::uint64_t len = dw::get_u32(bytes.data() + pos);
-      if (pos + wal_frame_overhead + len > zeros_from) {
+      if (pos + wal_frame_overhead + len >= zeros_from) {
         reason += "; the frame runs into the preallocated zeros (an append cut short)";
         kind = wal_problem_kind::truncated;
       }

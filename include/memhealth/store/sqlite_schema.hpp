@@ -43,6 +43,10 @@ struct sqlite_store_options {
   /// (a process crash still loses nothing; power loss may lose the last commits, which the repair
   /// log's recovery then redoes or undoes).
   bool synchronous_full = true;
+  /// `write_new`: the id to give the new database (`sqlite_store::database_id()`); empty = a new
+  /// random one. Give the id of the store a new database is a repaired copy of, so that the
+  /// repair's log belongs to both (`memhealth apply --out sqlite:` does).
+  std::string database_id{};
 };
 
 /// Schema version written to `memhealth_meta` and the only one this build reads.

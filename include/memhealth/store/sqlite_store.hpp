@@ -149,7 +149,8 @@ class sqlite_store {
             {"schema_version", std::to_string(sqlite_schema_version)},
             {"dimension", std::to_string(dimension)},
             {"created_by", std::string("memhealth ") + version_string},
-            {"database_id", detail::sqlite::new_database_id()}};
+            {"database_id",
+             opt.database_id.empty() ? detail::sqlite::new_database_id() : opt.database_id}};
         for (const auto& [k, v] : rows) {
           detail::sqlite::bind_text(meta.get(), 1, k);
           detail::sqlite::bind_text(meta.get(), 2, v);
