@@ -743,9 +743,10 @@ struct sick_pair {
   double relatedness;
   std::string label;
 };
-std::vector<sick_pair> load_sick(const std::filesystem::path& file) {
+// The rows of a tab-separated file after its header line, each split into its fields.
+std::vector<std::vector<std::string>> read_tsv_rows(const std::filesystem::path& file) {
   std::ifstream in(file);
-  std::vector<sick_pair> out;
+  std::vector<std::vector<std::string>> rows;
   std::string line;
   std::getline(in, line);  // header
   while (std::getline(in, line)) {
@@ -753,9 +754,14 @@ std::vector<sick_pair> load_sick(const std::filesystem::path& file) {
     std::vector<std::string> cols;
     std::stringstream ss(line);
     for (std::string c; std::getline(ss, c, '\t');) cols.push_back(c);
-    if (cols.size() < 5) continue;
-    out.push_back({cols[1], cols[2], std::stod(cols[3]), cols[4]});
+    rows.push_back(std::move(cols));
   }
+  return rows;
+}
+std::vector<sick_pair> load_sick(const std::filesystem::path& file) {
+  std::vector<sick_pair> out;
+  for (const auto& cols : read_tsv_rows(file))
+    if (cols.size() >= 5) out.push_back({cols[1], cols[2], std::stod(cols[3]), cols[4]});
   return out;
 }
 bool has_negation_word(const std::string& s) {  // the python count's definition
@@ -1070,21 +1076,9 @@ struct judge_pair {
   std::string id, lang, category, label, a, b;
 };
 std::vector<judge_pair> load_judge_pairs(const std::filesystem::path& p) {
-  std::ifstream in(p);
   std::vector<judge_pair> out;
-  std::string line;
-  std::getline(in, line);  // header
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    std::size_t i = 0;
-    for (;;) {
-      const std::size_t j = line.find('\t', i);
-      f.push_back(line.substr(i, j == std::string::npos ? std::string::npos : j - i));
-      if (j == std::string::npos) break;
-      i = j + 1;
-    }
+  for (const auto& f : read_tsv_rows(p))
     if (f.size() >= 6) out.push_back({f[0], f[1], f[2], f[3], f[4], f[5]});
-  }
   return out;
 }
 }  // namespace

@@ -1692,6 +1692,15 @@ struct logged_pair {
 bool utf8_start(unsigned char c) {
   return (c & 0xC0) != 0x80;
 }
+// The images of make_record(i) before and after `change`, as an intent logs them.
+template <class F>
+logged_pair logged_change(int i, F change) {
+  memory_record r = make_record(i);
+  logged_pair p{static_cast<std::size_t>(i), r.id, to_json(r), {}};
+  change(r);
+  p.after_json = to_json(r);
+  return p;
+}
 }  // namespace
 
 TEST_CASE("wal format 2: diff_image keeps the common prefix and suffix, on character boundaries") {
@@ -1840,10 +1849,7 @@ TEST_CASE("wal format 2: a version-1 log is read and continued with whole after-
     std::ofstream out(dir.path / "old.wal", std::ios::binary);
     out << bytes;
   }
-  memory_record r = make_record(1);
-  logged_pair p{1, r.id, to_json(r), {}};
-  r.status = "archived";
-  p.after_json = to_json(r);
+  const logged_pair p = logged_change(1, [](memory_record& r) { r.status = "archived"; });
   {
     wal_writer wal(dir.path / "old.wal", wal_sync::none);
     const auto seq = wal.append_intent(0, "k", 1, std::vector<logged_pair>{p});
@@ -1898,10 +1904,7 @@ TEST_CASE("wal format 2: a bad after_edit or an unknown version stops the reader
 TEST_CASE("wal preallocation: zeros ahead of the frames while open, cut off at a clean close") {
   scratch_dir dir("prealloc");
   const fs::path path = dir.path / "run.wal";
-  memory_record r = make_record(2);
-  logged_pair p{2, r.id, to_json(r), {}};
-  r.status = "archived";
-  p.after_json = to_json(r);
+  const logged_pair p = logged_change(2, [](memory_record& r) { r.status = "archived"; });
   std::string open_bytes;
   {
     wal_writer wal(path, wal_sync::per_batch);
@@ -1935,10 +1938,7 @@ TEST_CASE("wal preallocation: zeros ahead of the frames while open, cut off at a
 TEST_CASE("wal preallocation: a log left with its zeros is continued after its last frame") {
   scratch_dir dir("prealloc2");
   const fs::path path = dir.path / "run.wal";
-  memory_record r = make_record(5);
-  logged_pair p{5, r.id, to_json(r), {}};
-  r.kind = "preference";
-  p.after_json = to_json(r);
+  const logged_pair p = logged_change(5, [](memory_record& r) { r.kind = "preference"; });
   std::string crashed;
   {
     wal_writer wal(path, wal_sync::per_batch);
