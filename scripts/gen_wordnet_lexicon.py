@@ -150,11 +150,14 @@ def literal(name: str, doc: str, text: str) -> str:
         size += len(line)
     if cur or not pieces:
         pieces.append("".join(cur))
-    out = [f"/// {doc}", f"inline constexpr std::string_view {name} ="]
+    # A char array sized by the compiler, then a view of it: a string_view built from the literal
+    # alone would run a constexpr strlen over hundreds of KB (beyond the compilers' step limits).
+    out = [f"inline constexpr char {name}_text[] ="]
     for p in pieces:
         assert ')wn"' not in p
         out.append(f'    R"wn({p})wn"')
     out[-1] += ";"
+    out += [f"/// {doc}", f"inline constexpr std::string_view {name}{{{name}_text, sizeof {name}_text - 1}};"]
     return "\n".join(out) + "\n"
 
 

@@ -45,8 +45,7 @@ namespace memhealth::detail::wordnet {
 /// Source database version.
 inline constexpr std::string_view version = "WordNet 3.0";
 
-/// word TAB pos-letters (of "nvar") [TAB shared synset ids, comma-separated]
-inline constexpr std::string_view words =
+inline constexpr char words_text[] =
     R"wn(0a	n
 1-ok	a	172
 4ay	a	172
@@ -38805,9 +38804,10 @@ an	a	3d0
 4lytic	a	3ec
 4tic	a	3ec
 )wn";
+/// word TAB pos-letters (of "nvar") [TAB shared synset ids, comma-separated]
+inline constexpr std::string_view words{words_text, sizeof words_text - 1};
 
-/// inflected TAB pos-letter TAB lemma (morphy exception lists)
-inline constexpr std::string_view exceptions =
+inline constexpr char exceptions_text[] =
     R"wn(abscissae	n	abscissa
 adenomata	n	adenoma
 adieux	n	adieu
@@ -42052,9 +42052,10 @@ further	r	far
 harder	r	hard
 hardest	r	hard
 )wn";
+/// inflected TAB pos-letter TAB lemma (morphy exception lists)
+inline constexpr std::string_view exceptions{exceptions_text, sizeof exceptions_text - 1};
 
-/// word TAB word TAB d (direct) | i (indirect, adjective satellites)
-inline constexpr std::string_view antonyms =
+inline constexpr char antonyms_text[] =
     R"wn(abactinal	actinal	
 abaxial	adaxial	
 abaxially	adaxially	
@@ -46055,6 +46056,8 @@ young	aged	ageing,aging,ancient,anile,centenarian,darkened,doddering,doddery,eld
 zonal	azonal	azonic
 zygomorphic	actinomorphic	actinoid
 )wn";
+/// word TAB word TAB d (direct) | i (indirect, adjective satellites)
+inline constexpr std::string_view antonyms{antonyms_text, sizeof antonyms_text - 1};
 
 }  // namespace memhealth::detail::wordnet
 // clang-format on

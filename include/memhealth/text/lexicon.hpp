@@ -1,0 +1,360 @@
+#pragma once
+/// @file lexicon.hpp
+/// An English lexicon for the rule-based conflict judge: lemmas (morphy), antonyms and synonyms.
+///
+/// The built-in data (english_lexicon::builtin()) is derived from WordNet 3.0 (Princeton) by
+/// scripts/gen_wordnet_lexicon.py into text/wordnet_data.hpp (licence notice there and in
+/// scripts/WORDNET_LICENSE). It holds single-word lemmas only (lowercase ASCII letters and '-'):
+/// every verb, adjective and adverb of WordNet and the nouns tagged at least once in its semantic
+/// concordances; the morphy exception lists; direct antonyms of all parts of speech plus the
+/// indirect antonyms of adjective satellites ("huge" is an antonym of "small" because "huge" is
+/// similar to "large", whose antonym is "small"); and, per word, the synsets of its first three
+/// tagged senses (or of its first sense), so that two words are synonyms when they share one.
+/// Users add their own antonyms and synonyms with add_antonym / add_synonym / load_tsv on a copy:
+///   auto lex = memhealth::english_lexicon::builtin();
+///   lex.add_antonym("vegan", "carnivore");
+/// Lookups are exact and case-sensitive (the built-in words are lowercase) and allocate nothing,
+/// except lemma(), which may build the candidate base forms of a word (short words: no heap).
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "memhealth/text/wordnet_data.hpp"
+
+namespace memhealth {
+
+/// Part of speech of a lemma, as WordNet distinguishes them (adjective satellites count as adj).
+enum class word_pos : std::uint8_t { noun, verb, adj, adv };
+
+/// English lexicon: WordNet-derived lemmas, antonyms and synonyms plus user additions.
+/// A value type: copy builtin() to add to it. Not synchronised: const member functions may run
+/// concurrently, a non-const one needs exclusive access.
+class english_lexicon {
+ public:
+  /// An empty lexicon (no WordNet data): no lemmas, no antonyms, only user additions.
+  english_lexicon() = default;
+
+  /// The WordNet-derived lexicon, parsed from text/wordnet_data.hpp on the first call (about
+  /// 10-20 ms, once; thread-safe) and shared by every later call.
+  /// Source: WordNet 3.0 (Princeton). @throws std::bad_alloc only.
+  static const english_lexicon& builtin() {
+    static const english_lexicon lex = parse_wordnet();
+    return lex;
+  }
+
+  /// @return true when `w` (exact, lowercase) is a known lemma of part of speech `p`.
+  /// Source: WordNet 3.0 (Princeton) index files (nouns: those tagged at least once).
+  [[nodiscard]] bool is_lemma(std::string_view w, word_pos p) const {
+    const auto* info = find(w);
+    return info != nullptr && (info->pos_mask & bit(p)) != 0;
+  }
+
+  /// Base form of `w` as part of speech `p`, by WordNet's morphy algorithm: the exception list
+  /// of `p` (irregular forms: "ate" -> "eat", "went" -> "go", "bigger" -> "big"); else `w` itself
+  /// when it is already a lemma of `p` (so "species" stays "species"); else the first of morphy's
+  /// detachment rules whose result is a lemma of `p` (noun: -s, -ses, -xes, -zes, -ches, -shes,
+  /// -men, -ies; verb: -s, -ies, -es, -ed, -ing; adj: -er, -est; adv: none; nouns ending in "ss"
+  /// or of two letters or fewer are left alone). @return that base form, or `w` unchanged when no
+  /// rule applies or when `w` is not lowercase ASCII letters and '-' (other input returned as
+  /// is). Source: WordNet 3.0 (Princeton), morphy algorithm (morphy(7WN)). Never throws except
+  /// std::bad_alloc.
+  [[nodiscard]] std::string lemma(std::string_view w, word_pos p) const {
+    if (!plain(w)) return std::string(w);
+    const auto& exc = exceptions_[index(p)];
+    if (const auto it = exc.find(w); it != exc.end()) return it->second;
+    if (is_lemma(w, p)) return std::string(w);
+    if (p == word_pos::noun && (w.size() <= 2 || w.ends_with("ss"))) return std::string(w);
+    std::string candidate;
+    candidate.reserve(w.size() + 2);
+    for (const auto& [suffix, ending] : rules(p)) {
+      if (w.size() <= suffix.size() || !w.ends_with(suffix)) continue;
+      candidate.assign(w.substr(0, w.size() - suffix.size()));
+      candidate.append(ending);
+      if (is_lemma(candidate, p)) return candidate;
+    }
+    return std::string(w);
+  }
+
+  /// lemma() as a verb, then as a noun, then as an adjective, then as an adverb: @return the first
+  /// result that is a known lemma of that part of speech, else `w` unchanged ("loves" -> "love",
+  /// "cats" -> "cat"). Source: WordNet 3.0 (Princeton), morphy algorithm.
+  [[nodiscard]] std::string any_lemma(std::string_view w) const {
+    for (const auto p : {word_pos::verb, word_pos::noun, word_pos::adj, word_pos::adv}) {
+      auto l = lemma(w, p);
+      if (is_lemma(l, p)) return l;
+    }
+    return std::string(w);
+  }
+
+  /// @return true when lemmas `a` and `b` (exact; any part of speech) are antonyms: a WordNet
+  /// direct antonym pair ("love"/"hate", "early"/"late"), an indirect one of adjective satellites
+  /// ("huge"/"small"), or a user addition. Symmetric; no lemmatisation (call lemma() first).
+  /// Source: WordNet 3.0 (Princeton) antonym ('!') and similar-to ('&') pointers.
+  [[nodiscard]] bool antonyms(std::string_view a, std::string_view b) const {
+    const auto* x = find(a);
+    const auto* y = find(b);
+    return x != nullptr && y != nullptr && antonyms_.contains(pair_key(x->id, y->id));
+  }
+
+  /// @return true when `a` == `b`, or lemmas `a` and `b` share one of the WordNet synsets kept
+  /// for them (the first three tagged senses, or the first sense: "movie"/"film",
+  /// "car"/"automobile"), or the pair was added by add_synonym / load_tsv. Symmetric, not
+  /// transitive; no lemmatisation. Source: WordNet 3.0 (Princeton) synsets.
+  [[nodiscard]] bool synonyms(std::string_view a, std::string_view b) const {
+    if (a == b) return true;
+    const auto* x = find(a);
+    const auto* y = find(b);
+    if (x == nullptr || y == nullptr) return false;
+    for (const auto s : x->synsets)
+      if (std::find(y->synsets.begin(), y->synsets.end(), s) != y->synsets.end()) return true;
+    return false;
+  }
+
+  /// Makes `a` and `b` antonyms (both directions). Words are kept as given (exact match later);
+  /// a word is not made its own antonym (`a` == `b` is ignored). @throws std::bad_alloc only.
+  void add_antonym(std::string_view a, std::string_view b) {
+    if (a == b) return;
+    const auto x = intern(a).id;
+    const auto y = intern(b).id;
+    antonyms_.insert(pair_key(x, y));
+  }
+
+  /// Makes `a` and `b` synonyms (both directions; not transitive: a new synset {a, b}).
+  /// Words are kept as given. @throws std::bad_alloc only.
+  void add_synonym(std::string_view a, std::string_view b) {
+    if (a == b) return;
+    const auto s = next_synset_++;
+    intern(a).synsets.push_back(s);
+    intern(b).synsets.push_back(s);
+  }
+
+  /// Adds the user pairs of a UTF-8 TSV file: lines `synonym<TAB>a<TAB>b` or
+  /// `antonym<TAB>a<TAB>b` (exactly three non-empty fields; a trailing '\r' is ignored); lines
+  /// starting with '#' and blank lines are ignored. All or nothing: the file is read completely
+  /// before anything is added.
+  /// @throws std::runtime_error naming the file (and the 1-based line number for a malformed
+  /// line) when the file cannot be read or a line is malformed; the lexicon is then unchanged.
+  void load_tsv(const std::filesystem::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw std::runtime_error("english_lexicon::load_tsv: cannot read " + file.string());
+    std::vector<std::tuple<bool, std::string, std::string>> pairs;  // (antonym?, a, b)
+    std::string line;
+    std::size_t number = 0;
+    while (std::getline(in, line)) {
+      ++number;
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      const auto first = line.find_first_not_of(" \t");
+      if (first == std::string::npos || line[first] == '#') continue;
+      const auto t1 = line.find('\t');
+      const auto t2 = t1 == std::string::npos ? t1 : line.find('\t', t1 + 1);
+      const bool three = t2 != std::string::npos && line.find('\t', t2 + 1) == std::string::npos;
+      const std::string_view view(line);
+      const auto kind = three ? view.substr(0, t1) : std::string_view{};
+      const auto a = three ? view.substr(t1 + 1, t2 - t1 - 1) : std::string_view{};
+      const auto b = three ? view.substr(t2 + 1) : std::string_view{};
+      if (!three || (kind != "synonym" && kind != "antonym") || a.empty() || b.empty())
+        throw std::runtime_error("english_lexicon::load_tsv: " + file.string() + ":" +
+                                 std::to_string(number) +
+                                 ": expected 'synonym<TAB>a<TAB>b' or 'antonym<TAB>a<TAB>b'");
+      pairs.emplace_back(kind == "antonym", std::string(a), std::string(b));
+    }
+    if (in.bad())
+      throw std::runtime_error("english_lexicon::load_tsv: read error in " + file.string());
+    for (const auto& [antonym, a, b] : pairs) {
+      if (antonym)
+        add_antonym(a, b);
+      else
+        add_synonym(a, b);
+    }
+  }
+
+  /// @return the number of antonym pairs (each unordered pair once), user additions included.
+  [[nodiscard]] std::size_t antonym_pairs() const { return antonyms_.size(); }
+
+  /// @return the number of distinct words that are a lemma of at least one part of speech
+  /// (user-added words are not lemmas).
+  [[nodiscard]] std::size_t lemmas() const { return lemma_count_; }
+
+ private:
+  struct string_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept {
+      return std::hash<std::string_view>{}(s);
+    }
+  };
+  struct word_info {
+    std::uint32_t id = 0;                ///< dense number, for the antonym pair keys
+    std::uint8_t pos_mask = 0;           ///< bit(p) set when a lemma of p
+    std::vector<std::uint32_t> synsets;  ///< shared synsets (built-in, then user-added)
+  };
+  template <class V>
+  using string_map = std::unordered_map<std::string, V, string_hash, std::equal_to<>>;
+  struct rule {
+    std::string_view suffix, ending;
+  };
+
+  string_map<word_info> words_;
+  std::array<string_map<std::string>, 4> exceptions_;
+  std::unordered_set<std::uint64_t> antonyms_;
+  std::uint32_t next_synset_ = 0;
+  std::size_t lemma_count_ = 0;
+
+  static constexpr std::size_t index(word_pos p) { return static_cast<std::size_t>(p); }
+  static constexpr std::uint8_t bit(word_pos p) {
+    return static_cast<std::uint8_t>(1U << static_cast<unsigned>(p));
+  }
+  static constexpr std::uint64_t pair_key(std::uint32_t a, std::uint32_t b) {
+    return a < b ? (std::uint64_t{a} << 32) | b : (std::uint64_t{b} << 32) | a;
+  }
+  static constexpr bool plain(std::string_view w) {
+    if (w.empty()) return false;
+    for (const char c : w)
+      if (!((c >= 'a' && c <= 'z') || c == '-')) return false;
+    return true;
+  }
+  // morphy's detachment rules, in its order (morphy(7WN)); scripts/gen_wordnet_lexicon.py keeps
+  // the same list (RULES) to drop the exceptions these already handle.
+  static std::span<const rule> rules(word_pos p);
+
+  const word_info* find(std::string_view w) const {
+    const auto it = words_.find(w);
+    return it == words_.end() ? nullptr : &it->second;
+  }
+  word_info& intern(std::string_view w) {
+    auto it = words_.find(w);
+    if (it == words_.end()) {
+      it = words_.emplace(std::string(w), word_info{}).first;
+      it->second.id = static_cast<std::uint32_t>(words_.size() - 1);
+    }
+    return it->second;
+  }
+
+  static english_lexicon parse_wordnet();
+};
+
+namespace detail::lexicon {
+
+/// Calls f(line) for each non-empty line of `text` (lines end with '\n').
+template <class F>
+void for_each_line(std::string_view text, F&& f) {
+  while (!text.empty()) {
+    const auto end = text.find('\n');
+    const auto line = text.substr(0, end);
+    if (!line.empty()) f(line);
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+}
+
+/// Splits `line` at tabs into up to N fields (missing ones empty).
+template <std::size_t N>
+std::array<std::string_view, N> fields(std::string_view line) {
+  std::array<std::string_view, N> out{};
+  for (std::size_t i = 0; i < N; ++i) {
+    const auto tab = line.find('\t');
+    out[i] = line.substr(0, tab);
+    if (tab == std::string_view::npos) break;
+    line.remove_prefix(tab + 1);
+  }
+  return out;
+}
+
+/// Calls f(item) for each item of a comma-separated list (none when empty).
+template <class F>
+void for_each_item(std::string_view list, F&& f) {
+  while (!list.empty()) {
+    const auto comma = list.find(',');
+    f(list.substr(0, comma));
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+}
+
+constexpr std::uint32_t base36(std::string_view s) {
+  std::uint32_t n = 0;
+  for (const char c : s)
+    n = n * 36 + static_cast<std::uint32_t>(c <= '9' ? c - '0' : c - 'a' + 10);
+  return n;
+}
+
+}  // namespace detail::lexicon
+
+inline std::span<const english_lexicon::rule> english_lexicon::rules(word_pos p) {
+  static constexpr rule noun[] = {{"s", ""},   {"ses", "s"},   {"xes", "x"},   {"zes", "z"},
+                                  {"ches", "ch"}, {"shes", "sh"}, {"men", "man"}, {"ies", "y"}};
+  static constexpr rule verb[] = {{"s", ""},  {"ies", "y"}, {"es", "e"},  {"es", ""},
+                                  {"ed", "e"}, {"ed", ""},  {"ing", "e"}, {"ing", ""}};
+  static constexpr rule adj[] = {{"er", ""}, {"est", ""}, {"er", "e"}, {"est", "e"}};
+  switch (p) {
+    case word_pos::noun:
+      return noun;
+    case word_pos::verb:
+      return verb;
+    case word_pos::adj:
+      return adj;
+    case word_pos::adv:
+      break;
+  }
+  return {};
+}
+
+inline english_lexicon english_lexicon::parse_wordnet() {
+  namespace d = detail::lexicon;
+  english_lexicon lex;
+  lex.words_.reserve(48000);
+  std::string word;  // front-coded: the previous word's first P characters + this line's suffix
+  d::for_each_line(detail::wordnet::words, [&](std::string_view line) {
+    const auto [coded, letters, synsets] = d::fields<3>(line);
+    word.resize(std::min<std::size_t>(d::base36(coded.substr(0, 1)), word.size()));
+    word.append(coded.substr(1));
+    auto& info = lex.intern(word);
+    for (const char c : letters) {
+      const auto p = c == 'n'   ? word_pos::noun
+                     : c == 'v' ? word_pos::verb
+                     : c == 'a' ? word_pos::adj
+                                : word_pos::adv;
+      if (info.pos_mask == 0) ++lex.lemma_count_;
+      info.pos_mask |= bit(p);
+    }
+    d::for_each_item(synsets, [&](std::string_view id) {
+      const auto s = d::base36(id);
+      info.synsets.push_back(s);
+      lex.next_synset_ = std::max(lex.next_synset_, s + 1);
+    });
+  });
+  d::for_each_line(detail::wordnet::exceptions, [&](std::string_view line) {
+    const auto [inflected, pos, base] = d::fields<3>(line);
+    const auto p = pos == "n" ? word_pos::noun
+                   : pos == "v" ? word_pos::verb
+                   : pos == "a" ? word_pos::adj
+                                : word_pos::adv;
+    lex.exceptions_[index(p)].emplace(std::string(inflected), std::string(base));
+  });
+  lex.antonyms_.reserve(24000);
+  d::for_each_line(detail::wordnet::antonyms, [&](std::string_view line) {
+    const auto [key, direct, indirect] = d::fields<3>(line);
+    const auto k = lex.intern(key).id;
+    const auto add = [&](std::string_view other) {
+      lex.antonyms_.insert(pair_key(k, lex.intern(other).id));
+    };
+    d::for_each_item(direct, add);
+    d::for_each_item(indirect, add);
+  });
+  return lex;
+}
+
+}  // namespace memhealth
