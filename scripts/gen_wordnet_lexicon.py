@@ -22,7 +22,8 @@ What it keeps (single-word lemmas only: lowercase ASCII letters and '-'):
               synset (ss_type 's') is an antonym of the direct antonyms of its head synset's words
               (the head is the '&' target of the satellite). Each pair once, the smaller word first.
 
-Format of the output, three string_views of tab-separated lines (each line ends with '\\n'):
+Format of the output, three arrays of string_views (pieces of at most 15000 bytes, split at
+line ends) of tab-separated lines (each line ends with '\\n'):
   words:      P suffix TAB pos-letters (subset of "nvar", in that order) [TAB synset,synset,...]
               front-coded, sorted: P (one base-36 digit) is how many leading characters the word
               shares with the previous line's word, suffix the rest ("7ed" after "abandon" is
@@ -150,14 +151,17 @@ def literal(name: str, doc: str, text: str) -> str:
         size += len(line)
     if cur or not pieces:
         pieces.append("".join(cur))
-    # A char array sized by the compiler, then a view of it: a string_view built from the literal
-    # alone would run a constexpr strlen over hundreds of KB (beyond the compilers' step limits).
-    out = [f"inline constexpr char {name}_text[] ="]
-    for p in pieces:
+    # One char array per piece (a literal over 64 KB is beyond what compilers must support:
+    # clang -Wpedantic warns), sized by the compiler, then an array of views of them: a
+    # string_view built from a literal alone would run a constexpr strlen over it.
+    out = []
+    for i, p in enumerate(pieces):
         assert ')wn"' not in p
-        out.append(f'    R"wn({p})wn"')
-    out[-1] += ";"
-    out += [f"/// {doc}", f"inline constexpr std::string_view {name}{{{name}_text, sizeof {name}_text - 1}};"]
+        out.append(f'inline constexpr char {name}_{i}[] = R"wn({p})wn";')
+    out += [f"/// {doc}; in {len(pieces)} pieces split at line ends.",
+            f"inline constexpr std::string_view {name}[] = {{"]
+    out += [f"    {{{name}_{i}, sizeof {name}_{i} - 1}}," for i in range(len(pieces))]
+    out.append("};")
     return "\n".join(out) + "\n"
 
 

@@ -248,15 +248,17 @@ class english_lexicon {
 
 namespace detail::lexicon {
 
-/// Calls f(line) for each non-empty line of `text` (lines end with '\n').
+/// Calls f(line) for each non-empty line of the pieces (split at line ends; lines end in '\n').
 template <class F>
-void for_each_line(std::string_view text, F&& f) {
-  while (!text.empty()) {
-    const auto end = text.find('\n');
-    const auto line = text.substr(0, end);
-    if (!line.empty()) f(line);
-    if (end == std::string_view::npos) break;
-    text.remove_prefix(end + 1);
+void for_each_line(std::span<const std::string_view> pieces, F&& f) {
+  for (auto text : pieces) {
+    while (!text.empty()) {
+      const auto end = text.find('\n');
+      const auto line = text.substr(0, end);
+      if (!line.empty()) f(line);
+      if (end == std::string_view::npos) break;
+      text.remove_prefix(end + 1);
+    }
   }
 }
 

@@ -45,8 +45,7 @@ namespace memhealth::detail::wordnet {
 /// Source database version.
 inline constexpr std::string_view version = "WordNet 3.0";
 
-inline constexpr char words_text[] =
-    R"wn(0a	n
+inline constexpr char words_0[] = R"wn(0a	n
 1-ok	a	172
 4ay	a	172
 3ne	a	2nl
@@ -1569,8 +1568,8 @@ aous	a	303
 6ous	a	304
 3uploid	a
 4rismal	a	3em
-)wn"
-    R"wn(9tic	a	3em
+)wn";
+inline constexpr char words_1[] = R"wn(9tic	a	3em
 5ysmal	a	3em
 9tic	a	3em
 3w	r	4yf
@@ -3081,8 +3080,8 @@ cous	a	31t
 3ustrade	n	3rk
 3zac	n
 6ian	a
-)wn"
-    R"wn(2mboozle	v
+)wn";
+inline constexpr char words_2[] = R"wn(2mboozle	v
 2n	nv	45d,6xi
 3al	a	1ti
 4na	n
@@ -4641,8 +4640,8 @@ aly	r
 6-red	a	dx
 6en	v
 6ly	r	4wn
-)wn"
-    R"wn(8-colored	a	gf
+)wn";
+inline constexpr char words_3[] = R"wn(8-colored	a	gf
 dured	a	gf
 6ness	n
 3lliance	n	3wj,3xf
@@ -6213,8 +6212,8 @@ cque	a	1yu
 4ifactive	a	38m
 9ory	a	38m
 6erous	a
-)wn"
-    R"wn(6ic	a	38m
+)wn";
+inline constexpr char words_4[] = R"wn(6ic	a	38m
 4ous	a	38l
 1i	a
 2cada	n
@@ -7785,8 +7784,8 @@ aial	a	33t
 5sh	a
 4meal	n
 4y	a	1tj
-)wn"
-    R"wn(3ona	n
+)wn";
+inline constexpr char words_5[] = R"wn(3ona	n
 6ry	a
 6te	v	6uo
 5er	n
@@ -9317,8 +9316,8 @@ ave	a	zi
 3xidise	v	5ia
 7ze	v	5ia
 4ygenate	v
-)wn"
-    R"wn(2part	v	6j4,6mn,72o
+)wn";
+inline constexpr char words_6[] = R"wn(2part	v	6j4,6mn,72o
 6ed	a	1vm
 6ment	n
 aal	a
@@ -10863,8 +10862,8 @@ bal	a	3el
 9ed	a	2oc
 9ing	a	py
 4ly	r	56o
-)wn"
-    R"wn(4stricken	a	2oc
+)wn";
+inline constexpr char words_7[] = R"wn(4stricken	a	2oc
 7uck	a	2oc
 3founded	a	2oc
 8ing	a	py
@@ -12365,8 +12364,8 @@ bly	r
 7ion	n
 8ve	a	1f2
 7ory	a	1f2
-)wn"
-    R"wn(5tulate	v
+)wn";
+inline constexpr char words_8[] = R"wn(5tulate	v
 5ure	n
 4und	v	5zz
 3ress	var	5zi,5zm,63d
@@ -13864,8 +13863,8 @@ aly	r
 8al	a
 8less	a
 3day	n
-)wn"
-    R"wn(3ed	a	p1
+)wn";
+inline constexpr char words_9[] = R"wn(3ed	a	p1
 4nd	n	4h7,4he
 6less	a	2w7
 7iness	n
@@ -15373,8 +15372,8 @@ aory	a
 3m	nv	3m8,4as,4ps
 4ful	a
 7ly	r	563
-)wn"
-    R"wn(4less	a
+)wn";
+inline constexpr char words_10[] = R"wn(4less	a
 8ly	r
 4onic	a
 8al	a	18y
@@ -16869,8 +16868,8 @@ bal	a
 5re	v	5tx
 6ing	a	se
 9ly	r	548
-)wn"
-    R"wn(4y	v	5z5,71t
+)wn";
+inline constexpr char words_11[] = R"wn(4y	v	5z5,71t
 3olite	a
 8ly	r	51o
 7ic	a
@@ -18415,8 +18414,8 @@ cic	a	3f7
 7y	n	4rh
 2rk	nv	3ly,5e1,6dc,6k1
 4ily	r	5cc
-)wn"
-    R"wn(5ng	na	2ll,3ly
+)wn";
+inline constexpr char words_12[] = R"wn(5ng	na	2ll,3ly
 4water	a	pm
 4y	a	2ll
 3ry-built	a
@@ -19939,8 +19938,8 @@ at	a
 6less	a	uz
 5ous	a	1zk
 4y	a	19a,1vk
-)wn"
-    R"wn(2teal	a
+)wn";
+inline constexpr char words_13[] = R"wn(2teal	a
 3heran	a
 2xate	v	5mu
 3e	a
@@ -21502,8 +21501,8 @@ es	n
 5r	nv
 4gage	nv
 8d	a
-)wn"
-    R"wn(4ice	v	67f
+)wn";
+inline constexpr char words_14[] = R"wn(4ice	v	67f
 6ian	n	4k5
 5fication	n	4bn
 7ed	a	19k
@@ -22968,8 +22967,8 @@ aal	a
 4pinnate	a	2em
 3ish	a
 3ly	r	4ur
-)wn"
-    R"wn(3s	n
+)wn";
+inline constexpr char words_15[] = R"wn(3s	n
 4-on	a
 2essa	n
 2ious	a	1ko
@@ -24516,8 +24515,8 @@ aly	r
 7ion	n
 8ve	a
 5taneous	a	3ch
-)wn"
-    R"wn(3durable	a	1wp
+)wn";
+inline constexpr char words_16[] = R"wn(3durable	a	1wp
 3egrinate	v
 8e	a	2c3
 4mptorily	r	58b
@@ -26053,8 +26052,8 @@ bved	a	1u9
 4ilege	nv
 9d	a
 6y	r
-)wn"
-    R"wn(4y	na	20w,3v6
+)wn";
+inline constexpr char words_17[] = R"wn(4y	na	20w,3v6
 3ze	nva	2no,4mc,4me,6rr
 5fight	nv
 5winning	a	7y
@@ -27585,8 +27584,8 @@ aor	n	3ug
 5e	nv	4s0,5uy,6rj,743
 4table	a	sm
 5e	v	5rw,5vh
-)wn"
-    R"wn(2gain	v	6rm
+)wn";
+inline constexpr char words_18[] = R"wn(2gain	v	6rm
 4l	a
 5e	v
 5ly	r
@@ -29150,8 +29149,8 @@ aly	r
 7ed	a
 7shot	a
 5y	a	2y0
-)wn"
-    R"wn(3venge	v
+)wn";
+inline constexpr char words_19[] = R"wn(3venge	v
 8r	n
 2enario	n
 4d	v
@@ -30656,8 +30655,8 @@ aly	r	5bw
 5ways	r	5by
 6ise	r	5by
 3p	vr	543
-)wn"
-    R"wn(4-bang	r
+)wn";
+inline constexpr char words_20[] = R"wn(4-bang	r
 5up	a	173
 4dash	ar	bq,5bz
 4happy	a	268
@@ -32193,8 +32192,8 @@ aion	n
 9al	a	3cl
 bly	r
 8st	n
-)wn"
-    R"wn(7y	n	43f
+)wn";
+inline constexpr char words_21[] = R"wn(7y	n	43f
 5ification	n
 8ed	a	1ad
 7y	v
@@ -33734,8 +33733,8 @@ hity	n	3yb
 6y	a
 4teen	na	2fc
 8th	a
-)wn"
-    R"wn(5ies	n	4sf
+)wn";
+inline constexpr char words_22[] = R"wn(5ies	n	4sf
 7th	a
 5y	na	2ft
 6-eight	a	2g1
@@ -35266,8 +35265,8 @@ aed	a
 9ible	a
 5ored	a	h7
 6ured	a	h7
-)wn"
-    R"wn(5umned	a	4l
+)wn";
+inline constexpr char words_23[] = R"wn(5umned	a	4l
 4mbable	a
 6ed	a
 6ined	a
@@ -36742,8 +36741,8 @@ cly	r
 cly	r
 6icious	a	2t3
 3wayed	a	28
-)wn"
-    R"wn(4eet	a	2on
+)wn";
+inline constexpr char words_24[] = R"wn(4eet	a	2on
 7ened	a
 5pt	a
 5rving	a	tv
@@ -38261,8 +38260,8 @@ cly	r
 4y-nilly	r	4we
 3sonian	a
 3t	v
-)wn"
-    R"wn(4ed	a	157
+)wn";
+inline constexpr char words_25[] = R"wn(4ed	a	157
 3y	a	4v
 2mpish	a	w3
 4y	a	w3
@@ -38804,11 +38803,37 @@ an	a	3d0
 4lytic	a	3ec
 4tic	a	3ec
 )wn";
-/// word TAB pos-letters (of "nvar") [TAB shared synset ids, comma-separated]
-inline constexpr std::string_view words{words_text, sizeof words_text - 1};
+/// word TAB pos-letters (of "nvar") [TAB shared synset ids, comma-separated]; in 26 pieces split at line ends.
+inline constexpr std::string_view words[] = {
+    {words_0, sizeof words_0 - 1},
+    {words_1, sizeof words_1 - 1},
+    {words_2, sizeof words_2 - 1},
+    {words_3, sizeof words_3 - 1},
+    {words_4, sizeof words_4 - 1},
+    {words_5, sizeof words_5 - 1},
+    {words_6, sizeof words_6 - 1},
+    {words_7, sizeof words_7 - 1},
+    {words_8, sizeof words_8 - 1},
+    {words_9, sizeof words_9 - 1},
+    {words_10, sizeof words_10 - 1},
+    {words_11, sizeof words_11 - 1},
+    {words_12, sizeof words_12 - 1},
+    {words_13, sizeof words_13 - 1},
+    {words_14, sizeof words_14 - 1},
+    {words_15, sizeof words_15 - 1},
+    {words_16, sizeof words_16 - 1},
+    {words_17, sizeof words_17 - 1},
+    {words_18, sizeof words_18 - 1},
+    {words_19, sizeof words_19 - 1},
+    {words_20, sizeof words_20 - 1},
+    {words_21, sizeof words_21 - 1},
+    {words_22, sizeof words_22 - 1},
+    {words_23, sizeof words_23 - 1},
+    {words_24, sizeof words_24 - 1},
+    {words_25, sizeof words_25 - 1},
+};
 
-inline constexpr char exceptions_text[] =
-    R"wn(abscissae	n	abscissa
+inline constexpr char exceptions_0[] = R"wn(abscissae	n	abscissa
 adenomata	n	adenoma
 adieux	n	adieu
 alkalies	n	alkali
@@ -39668,8 +39693,8 @@ girt	v	gird
 given	v	give
 glommed	v	glom
 glomming	v	glom
-)wn"
-    R"wn(gloried	v	glory
+)wn";
+inline constexpr char exceptions_1[] = R"wn(gloried	v	glory
 glorified	v	glorify
 glutted	v	glut
 glutting	v	glut
@@ -40553,8 +40578,8 @@ struck	v	strike
 strummed	v	strum
 strumming	v	strum
 strung	v	string
-)wn"
-    R"wn(strutted	v	strut
+)wn";
+inline constexpr char exceptions_2[] = R"wn(strutted	v	strut
 strutting	v	strut
 stubbed	v	stub
 stubbing	v	stub
@@ -41430,8 +41455,8 @@ madder	a	mad
 maddest	a	mad
 mangier	a	mangy
 mangiest	a	mangy
-)wn"
-    R"wn(mankier	a	manky
+)wn";
+inline constexpr char exceptions_3[] = R"wn(mankier	a	manky
 mankiest	a	manky
 manlier	a	manly
 manliest	a	manly
@@ -42052,11 +42077,15 @@ further	r	far
 harder	r	hard
 hardest	r	hard
 )wn";
-/// inflected TAB pos-letter TAB lemma (morphy exception lists)
-inline constexpr std::string_view exceptions{exceptions_text, sizeof exceptions_text - 1};
+/// inflected TAB pos-letter TAB lemma (morphy exception lists); in 4 pieces split at line ends.
+inline constexpr std::string_view exceptions[] = {
+    {exceptions_0, sizeof exceptions_0 - 1},
+    {exceptions_1, sizeof exceptions_1 - 1},
+    {exceptions_2, sizeof exceptions_2 - 1},
+    {exceptions_3, sizeof exceptions_3 - 1},
+};
 
-inline constexpr char antonyms_text[] =
-    R"wn(abactinal	actinal	
+inline constexpr char antonyms_0[] = R"wn(abactinal	actinal	
 abaxial	adaxial	
 abaxially	adaxially	
 abducent	adducent	
@@ -42361,8 +42390,8 @@ arranged	disarranged	disarrayed,disturbed,misplaced
 arrive	leave	
 artesian	subartesian	
 artfulness	artlessness	
-)wn"
-    R"wn(articulate	inarticulate	aphasic,aphonic,dumb,incoherent,mute,silent,speechless,tongue-tied,tongueless,unarticulated,unspoken,voiceless,wordless
+)wn";
+inline constexpr char antonyms_1[] = R"wn(articulate	inarticulate	aphasic,aphonic,dumb,incoherent,mute,silent,speechless,tongue-tied,tongueless,unarticulated,unspoken,voiceless,wordless
 articulated		unjointed
 articulately	inarticulately	
 artificial		unbleached,undyed
@@ -42635,8 +42664,8 @@ centralization	decentralization
 centralized	decentralized	localised,localized,redistributed,suburbanised,suburbanized
 centrally	peripherally	
 centrifugal	centripetal	centralizing,inward-developing,inward-moving
-)wn"
-    R"wn(centripetal		decentralizing,outward-developing,outward-moving
+)wn";
+inline constexpr char antonyms_2[] = R"wn(centripetal		decentralizing,outward-developing,outward-moving
 ceremoniously	unceremoniously	
 ceremoniousness	unceremoniousness	
 certain		ambivalent,chancy,contingent,doubtful,dubious,flukey,fluky,groping,iffy,indefinite,undependable,unreliable
@@ -42855,8 +42884,8 @@ constructive	destructive	annihilating,annihilative,blasting,cataclysmal,cataclys
 constructiveness	destructiveness	
 contaminate	decontaminate	
 contamination	decontamination	
-)wn"
-    R"wn(content	discontent	
+)wn";
+inline constexpr char antonyms_3[] = R"wn(content	discontent	
 contented	discontented	disaffected,disgruntled,dissatisfied,ill-affected,malcontent,rebellious,restless,ungratified,unsatisfied
 contentment	discontentment	
 contestable	incontestable	bulletproof,demonstrable,demonstrated,inarguable,incontrovertible,unanswerable,unarguable,unassailable,unshakable,watertight
@@ -43176,8 +43205,8 @@ discomposed	composed	collected,cool,coolheaded,equanimous,imperturbable,nerveles
 disconnected		legato,on
 discontented		complacent,satisfied,self-complacent,self-satisfied,smug
 discontinuous	continuous	around-the-clock,ceaseless,consecutive,constant,continual,day-and-night,dogging,endless,incessant,never-ending,nonstop,perpetual,persisting,round-the-clock,sustained,unceasing,unremitting
-)wn"
-    R"wn(discordant	accordant	according,concordant,concurring,consensual,consentaneous,consentient,unanimous
+)wn";
+inline constexpr char antonyms_4[] = R"wn(discordant	accordant	according,concordant,concurring,consensual,consentaneous,consentient,unanimous
 discourage	encourage	
 discouragement	encouragement	
 discouraging	encouraging	exhortative,exhortatory,heartening,hortative,hortatory,inspiriting,persuasive,promotive,rallying
@@ -43466,8 +43495,8 @@ ever	never
 evergreen		broad-leafed,broad-leaved,broadleaf
 evil		angelic,angelical,beatific,beneficent,goody-goody,redeeming,redemptive,sainted,saintlike,saintly,saving
 evitable	inevitable	fatal,fateful,ineluctable,inescapable,unavoidable
-)wn"
-    R"wn(exact	inexact	approximate,approximative,incorrect,odd,round
+)wn";
+inline constexpr char antonyms_5[] = R"wn(exact	inexact	approximate,approximative,incorrect,odd,round
 exactly	inexactly	
 exactness	inexactness	
 exchangeability	unexchangeability	
@@ -43709,8 +43738,8 @@ glazed		unvitrified
 glorious		obscure,unsung
 gloveless	gloved	gauntleted
 gluttonous		abstentious,abstinent,ascetic,ascetical,austere,spartan
-)wn"
-    R"wn(gnostic	agnostic	nescient,unbelieving
+)wn";
+inline constexpr char antonyms_6[] = R"wn(gnostic	agnostic	nescient,unbelieving
 go	come	
 godliness	ungodliness	
 golden		cacophonous,cursed
@@ -43944,8 +43973,8 @@ impenitent	penitent	contrite,penitential,penitentiary,regenerate,remorseful,ruef
 impenitently	penitently	
 imperative		adjuratory,importunate,mendicant,petitionary,precative,precatory,suppliant,supplicant,supplicatory
 imperceptibility	perceptibility	
-)wn"
-    R"wn(imperceptible	perceptible	detectable,discernible,faint,noticeable,palpable,perceivable,recognizable,sensible
+)wn";
+inline constexpr char antonyms_7[] = R"wn(imperceptible	perceptible	detectable,discernible,faint,noticeable,palpable,perceivable,recognizable,sensible
 imperceptibly	perceptibly	
 imperfect	perfect	complete,consummate,down,errorless,faultless,flawless,ideal,idealised,idealized,idyllic,immaculate,impeccable,mastered,mint,nonhuman,perfectible,pluperfect,uncorrupted,undefiled,unflawed
 imperfectibility	perfectibility	
@@ -44146,8 +44175,8 @@ insecurely	securely
 insecureness	secureness	
 insecurity	security	
 insensibility	sensibility	
-)wn"
-    R"wn(insensitive	sensitive	delicate,erogenous,excitable,feisty,huffy,irritable,light-sensitive,nociceptive,oversensitive,photosensitive,radiosensitive,reactive,responsive,thin-skinned,touchy
+)wn";
+inline constexpr char antonyms_8[] = R"wn(insensitive	sensitive	delicate,erogenous,excitable,feisty,huffy,irritable,light-sensitive,nociceptive,oversensitive,photosensitive,radiosensitive,reactive,responsive,thin-skinned,touchy
 insensitively	sensitively	
 insensitiveness	sensitiveness	
 insensitivity	sensitivity	
@@ -44385,8 +44414,8 @@ loaded	unloaded	blank,dud
 loading	unloading	
 loamless	loamy	
 local	express	federal,systemic
-)wn"
-    R"wn(location	studio	
+)wn";
+inline constexpr char antonyms_9[] = R"wn(location	studio	
 lock	unlock	
 logical	illogical	absurd,inconsequential,intuitive,nonrational,visceral
 long		abbreviated,brief,clipped,close,curtal,fleeting,fugitive,improvident,momentaneous,momentary,sawed-off,sawn-off,scarce,short-dated,short-range,short-run,short-snouted,short-term,shortened,shortish,snub,sound,stubby,telescoped,truncate,truncated
@@ -44604,8 +44633,8 @@ noncombinative	combinative	combinable,combinational,combinatorial,combinatory
 noncombustible	combustible	burnable,comburant,comburent,combustive,flammable,ignescent,ignitable,ignitible,incendiary,inflammable
 noncommercial		commercialised,commercialized,mercantile,mercenary,moneymaking,technical
 noncompetitive		agonistic,agonistical,combative,emulous,rivalrous
-)wn"
-    R"wn(noncomprehensive	comprehensive	across-the-board,all-around,all-embracing,all-encompassing,all-inclusive,all-round,blanket,broad,citywide,cosmopolitan,countrywide,countywide,door-to-door,ecumenical,encompassing,encyclopaedic,encyclopedic,extensive,general,house-to-house,nationwide,oecumenical,omnibus,panoptic,plenary,schoolwide,spaciotemporal,spatiotemporal,statewide,super,umbrella,universal,well-rounded,wide,world-wide,worldwide
+)wn";
+inline constexpr char antonyms_10[] = R"wn(noncomprehensive	comprehensive	across-the-board,all-around,all-embracing,all-encompassing,all-inclusive,all-round,blanket,broad,citywide,cosmopolitan,countrywide,countywide,door-to-door,ecumenical,encompassing,encyclopaedic,encyclopedic,extensive,general,house-to-house,nationwide,oecumenical,omnibus,panoptic,plenary,schoolwide,spaciotemporal,spatiotemporal,statewide,super,umbrella,universal,well-rounded,wide,world-wide,worldwide
 nonconductive	conductive	semiconducting,semiconductive
 nonconformist	anglican,conformist	
 noncritical	critical	acute,dangerous,desperate,dire,grave,grievous,life-threatening,severe,supercritical
@@ -44790,8 +44819,8 @@ overspend	underspend
 overstate	understate	
 overstatement	understatement	
 overstock	understock	
-)wn"
-    R"wn(overt	covert	backstair,backstairs,behind-the-scenes,black,clandestine,cloak-and-dagger,cloaked,collusive,conniving,disguised,furtive,hole-and-corner,hugger-mugger,hush-hush,masked,secret,sub-rosa,subterranean,subterraneous,surreptitious,ulterior,under-the-table,undercover,underground,undisclosed,unrevealed
+)wn";
+inline constexpr char antonyms_11[] = R"wn(overt	covert	backstair,backstairs,behind-the-scenes,black,clandestine,cloak-and-dagger,cloaked,collusive,conniving,disguised,furtive,hole-and-corner,hugger-mugger,hush-hush,masked,secret,sub-rosa,subterranean,subterraneous,surreptitious,ulterior,under-the-table,undercover,underground,undisclosed,unrevealed
 overvalue	undervalue	
 ovoviviparous	oviparous,viviparous	
 pack	unpack	
@@ -45009,8 +45038,8 @@ quotable	unquotable
 radical	cauline	
 radiolucent	radiopaque	
 raise	lower	
-)wn"
-    R"wn(rare		abundant,frequent
+)wn";
+inline constexpr char antonyms_12[] = R"wn(rare		abundant,frequent
 rational		nonrational,reasonless,superstitious,unreasoning
 ravel	unravel	
 raw	cooked	analyzed,baked,barbecued,batter-fried,boiled,braised,broiled,burned,burnt,candy-like,clothed,covert,deep-fried,done,experienced,fair,finished,fried,grilled,hard-baked,hard-boiled,lyonnaise,medium,overdone,painless,pancake-style,parched,poached,polished,processed,rare-roasted,ready-cooked,roast,roasted,saute,sauteed,seared,soft-boiled,souffle-like,steamed,stewed,toasted,treated,uninjured,wafer-like,well-done
@@ -45218,8 +45247,8 @@ sick		unmoved
 side	bottom,top	apical,bottommost,crowning,lowermost,nether,nethermost,topmost,upmost,upper,uppermost
 sighted	blind	blinded,blindfold,blindfolded,blue-blind,color-blind,colour-blind,dazzled,deuteranopic,dim-sighted,eyeless,green-blind,near-blind,protanopic,purblind,red-blind,sand-blind,sightless,snow-blind,snow-blinded,stone-blind,tritanopic,unseeing
 significant	nonsignificant	flimsy,fragile,hole-and-corner,hole-in-corner,inappreciable,inconsiderable,meaningless,slight,superficial,tenuous,trivial
-)wn"
-    R"wn(simple	complex,compound	abruptly-pinnate,analyzable,bilobate,bilobated,bilobed,binate,bipartite,bipinnate,bipinnatifid,byzantine,cleft,colonial,complicated,composite,conjugate,convoluted,daedal,decomposable,decompound,difficult,dissected,even-pinnate,fancy,gordian,imparipinnate,incised,interlacing,interlinking,interlocking,interwoven,intricate,involved,knotty,labyrinthian,labyrinthine,lobate,lobed,mazy,multifactorial,multiplex,odd-pinnate,palm-shaped,palmate,palmatifid,paripinnate,parted,pedate,pinnate,pinnated,pinnatifid,pinnatisect,precocious,quinquefoliate,radiate,sophisticated,tangled,ternate,thickening,three-lobed,tortuous,trifoliate,trifoliated,trifoliolate,trilobate,trilobated,trilobed,tripinnate,tripinnated,tripinnatifid
+)wn";
+inline constexpr char antonyms_13[] = R"wn(simple	complex,compound	abruptly-pinnate,analyzable,bilobate,bilobated,bilobed,binate,bipartite,bipinnate,bipinnatifid,byzantine,cleft,colonial,complicated,composite,conjugate,convoluted,daedal,decomposable,decompound,difficult,dissected,even-pinnate,fancy,gordian,imparipinnate,incised,interlacing,interlinking,interlocking,interwoven,intricate,involved,knotty,labyrinthian,labyrinthine,lobate,lobed,mazy,multifactorial,multiplex,odd-pinnate,palm-shaped,palmate,palmatifid,paripinnate,parted,pedate,pinnate,pinnated,pinnatifid,pinnatisect,precocious,quinquefoliate,radiate,sophisticated,tangled,ternate,thickening,three-lobed,tortuous,trifoliate,trifoliated,trifoliolate,trilobate,trilobated,trilobed,tripinnate,tripinnated,tripinnatifid
 sincere	insincere	bootlicking,buttery,dissimulative,false,fawning,feigned,frivolous,fulsome,gilded,hypocritical,meretricious,obsequious,oily,oleaginous,plausible,smarmy,soapy,specious,sycophantic,toadyish,unctuous
 single	double,multiple	aggregate,bigeminal,binary,denary,distributed,doubled,dual,duple,duplex,eight-fold,eightfold,five-fold,fivefold,four-fold,fourfold,manifold,multiform,multiplex,nine-fold,ninefold,nonuple,octuple,quadruple,quadruplex,quadruplicate,quaternary,quaternate,quintuple,septuple,seven-fold,sevenfold,sextuple,shared,six-fold,sixfold,ten-fold,tenfold,ternary,three-fold,threefold,treble,triple,triplex,triune,two-fold,twofold
 single-lane	multilane	dual-lane,four-lane,three-lane,two-lane
@@ -45367,8 +45396,8 @@ supportive		confounding,contradictory,disconfirming,invalidating
 supposed		probable
 suppressed		advertised,heralded,promulgated,published,uninhibited,unsilenced
 supreme		minimal,minimum
-)wn"
-    R"wn(sure	unsure	ambivalent,doubtful,dubious,groping,insecure,undependable,unreliable,untrustworthy
+)wn";
+inline constexpr char antonyms_14[] = R"wn(sure	unsure	ambivalent,doubtful,dubious,groping,insecure,undependable,unreliable,untrustworthy
 surface	subsurface	belowground,submarine,submerged,submersed,subterranean,subterraneous,underground,undersea,underwater
 surgical	nonsurgical	
 surmountable	insurmountable	insuperable
@@ -45530,8 +45559,8 @@ unblemished	blemished	acned,blebbed,blebby,blotchy,flyblown,marred,pimpled,pimpl
 unblended	blended	alloyed,homogenised,homogenized
 unbodied	bodied	corporeal,incarnate,lithe-bodied,long-bodied,narrow-bodied,oval-bodied,short-bodied,silver-bodied,silvery-bodied,slender-bodied,slim-bodied,smooth-bodied,thick-bodied,thin-bodied
 unbordered	bordered	boxed,deckle-edged,deckled,edged,featheredged,fringed,lined,sawtoothed-edged,seagirt,spiny-edged,white-edged
-)wn"
-    R"wn(unbound	bound	brassbound,cased,chained,enchained,fettered,furled,half-bound,paperback,paperbacked,pinioned,rolled,shackled,tethered,tied,trussed,well-bound,wired
+)wn";
+inline constexpr char antonyms_15[] = R"wn(unbound	bound	brassbound,cased,chained,enchained,fettered,furled,half-bound,paperback,paperbacked,pinioned,rolled,shackled,tethered,tied,trussed,well-bound,wired
 unbreakable	breakable	brickle,brickly,brittle,crumbly,delicate,fragile,frangible,friable,splintery
 unbroken		broken-field,dashed,dotted,fitful,halting,interrupted,off-and-on
 unburdened	burdened	encumbered,laden,oppressed,overburdened,saddled
@@ -45669,8 +45698,8 @@ unformed	formed	acorn-shaped,awl-shaped,bacillar,bacillary,bacilliform,baculifor
 unfortunate		felicitous,fortuitous,happy,heaven-sent,lucky,miraculous,providential,well-off
 unfree		atrip,autonomous,available,aweigh,emancipated,escaped,footloose,free-soil,freeborn,independent,liberated,non-slave,out-of-school,self-governing,slaveless,sovereign,uncommitted,unconfined,unconstrained,unhampered,unimprisoned,unrestricted
 unfriendly	friendly	affable,amiable,amicable,chummy,companionate,comradely,cordial,couthie,couthy,cozy,genial,hail-fellow,hail-fellow-well-met,hospitable,informal,intimate,matey,neighborly,neighbourly,pally,palsy-walsy,social
-)wn"
-    R"wn(unfrozen		frost-bound,frostbitten,glaciated,ice-clogged,icebound,icy,sleety,unthawed
+)wn";
+inline constexpr char antonyms_16[] = R"wn(unfrozen		frost-bound,frostbitten,glaciated,ice-clogged,icebound,icy,sleety,unthawed
 unfruitful	fruitful	baccate,bacciferous,berried,blue-fruited,bountiful,breeding,dark-fruited,fertile,generative,high-yield,oval-fruited,plentiful,procreative,productive,prolific,red-fruited,reproductive,round-fruited,small-fruited
 unfueled	fueled	clean-burning,coal-burning,coal-fired,liquid-fueled,oil-fired,wood-burning,wood-fired
 unfurnished	furnished	appointed,outfitted,stocked,volumed,well-appointed,well-found
@@ -45823,8 +45852,8 @@ unreasonable		commonsense,commonsensible,commonsensical,intelligent,level-headed
 unreassuring	reassuring	assuasive,assuring,comforting,consolatory,consoling,soothing
 unreceptive		acceptant,acceptive,admissive,assimilative
 unrecoverable		retrievable
-)wn"
-    R"wn(unrefined		civilised,civilized,couth,cultivated,cultured,dainty,debonair,debonaire,debonnaire,delicate,finespun,genteel,gentlemanlike,gentlemanly,ladylike,mincing,niminy-piminy,overrefined,patrician,polite,prim,suave,superfine,twee,well-bred,well-mannered
+)wn";
+inline constexpr char antonyms_17[] = R"wn(unrefined		civilised,civilized,couth,cultivated,cultured,dainty,debonair,debonaire,debonnaire,delicate,finespun,genteel,gentlemanlike,gentlemanly,ladylike,mincing,niminy-piminy,overrefined,patrician,polite,prim,suave,superfine,twee,well-bred,well-mannered
 unreflected	reflected	echoic,echolike,mirrored
 unregenerate		born-again,converted,reborn,reformed
 unregistered	registered	certified,documented,recorded
@@ -46006,8 +46035,8 @@ weakly	strongly
 weedy	weedless	
 weighty	weightless	
 welcome		uninvited
-)wn"
-    R"wn(well	badly,ill	afflicted,aguish,ailing,airsick,autistic,bedfast,bedrid,bedridden,bilious,bronchitic,carsick,consumptive,convalescent,delirious,diabetic,dizzy,dyspeptic,faint,feverish,feverous,funny,giddy,gouty,green,hallucinating,inadvisable,indisposed,light-headed,lightheaded,liverish,livery,milk-sick,nauseated,nauseous,palsied,paralytic,paralyzed,paraplegic,peaked,poorly,queasy,rachitic,recovering,rickety,scrofulous,seasick,seedy,sick,sick-abed,sickish,sickly,sneezy,spastic,stricken,swooning,tubercular,tuberculous,unfortunate,unhealed,unwell,upset,vertiginous,woozy
+)wn";
+inline constexpr char antonyms_18[] = R"wn(well	badly,ill	afflicted,aguish,ailing,airsick,autistic,bedfast,bedrid,bedridden,bilious,bronchitic,carsick,consumptive,convalescent,delirious,diabetic,dizzy,dyspeptic,faint,feverish,feverous,funny,giddy,gouty,green,hallucinating,inadvisable,indisposed,light-headed,lightheaded,liverish,livery,milk-sick,nauseated,nauseous,palsied,paralytic,paralyzed,paraplegic,peaked,poorly,queasy,rachitic,recovering,rickety,scrofulous,seasick,seedy,sick,sick-abed,sickish,sickly,sneezy,spastic,stricken,swooning,tubercular,tuberculous,unfortunate,unhealed,unwell,upset,vertiginous,woozy
 well-defined	ill-defined	
 wellness	illness,unwellness	
 west		eastbound,easterly,easternmost,eastmost,eastside,eastward
@@ -46056,8 +46085,28 @@ young	aged	ageing,aging,ancient,anile,centenarian,darkened,doddering,doddery,eld
 zonal	azonal	azonic
 zygomorphic	actinomorphic	actinoid
 )wn";
-/// word TAB word TAB d (direct) | i (indirect, adjective satellites)
-inline constexpr std::string_view antonyms{antonyms_text, sizeof antonyms_text - 1};
+/// word TAB word TAB d (direct) | i (indirect, adjective satellites); in 19 pieces split at line ends.
+inline constexpr std::string_view antonyms[] = {
+    {antonyms_0, sizeof antonyms_0 - 1},
+    {antonyms_1, sizeof antonyms_1 - 1},
+    {antonyms_2, sizeof antonyms_2 - 1},
+    {antonyms_3, sizeof antonyms_3 - 1},
+    {antonyms_4, sizeof antonyms_4 - 1},
+    {antonyms_5, sizeof antonyms_5 - 1},
+    {antonyms_6, sizeof antonyms_6 - 1},
+    {antonyms_7, sizeof antonyms_7 - 1},
+    {antonyms_8, sizeof antonyms_8 - 1},
+    {antonyms_9, sizeof antonyms_9 - 1},
+    {antonyms_10, sizeof antonyms_10 - 1},
+    {antonyms_11, sizeof antonyms_11 - 1},
+    {antonyms_12, sizeof antonyms_12 - 1},
+    {antonyms_13, sizeof antonyms_13 - 1},
+    {antonyms_14, sizeof antonyms_14 - 1},
+    {antonyms_15, sizeof antonyms_15 - 1},
+    {antonyms_16, sizeof antonyms_16 - 1},
+    {antonyms_17, sizeof antonyms_17 - 1},
+    {antonyms_18, sizeof antonyms_18 - 1},
+};
 
 }  // namespace memhealth::detail::wordnet
 // clang-format on
