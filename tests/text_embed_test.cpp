@@ -1,13 +1,18 @@
-// Tests of text/normalize.hpp, embed/embedder.hpp and embed/lexical_embedder.hpp.
+// Tests of text/normalize.hpp, text/lexicon.hpp, embed/embedder.hpp and
+// embed/lexical_embedder.hpp.
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "memhealth/embed/embedder.hpp"
 #include "memhealth/embed/lexical_embedder.hpp"
+#include "memhealth/text/lexicon.hpp"
 #include "memhealth/text/normalize.hpp"
 
 using namespace memhealth;
@@ -308,4 +313,167 @@ TEST_CASE("embed_batch: row-major n x d, size check, member batch form preferred
   CHECK(o3 == std::vector<float>(8, 0.0f));
   std::vector<float> o4(3);
   CHECK_THROWS_AS(arch.embed("x", o4), error);
+}
+
+// ---- text/lexicon.hpp: english_lexicon (WordNet 3.0 data; every value below was looked up in
+// the WordNet 3.0 files: index.*, data.*, *.exc).
+
+namespace {
+
+// A TSV file in the temporary directory, removed at the end of the scope.
+struct temp_tsv {
+  std::filesystem::path path;
+  explicit temp_tsv(std::string_view name, std::string_view text)
+      : path(std::filesystem::temp_directory_path() /
+             ("memhealth-lexicon-" + std::string(name) + ".tsv")) {
+    std::ofstream(path, std::ios::binary) << text;
+  }
+  ~temp_tsv() {
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+  }
+};
+
+std::string thrown_message(english_lexicon& lex, const std::filesystem::path& p) {
+  try {
+    lex.load_tsv(p);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "(nothing thrown)";
+}
+
+}  // namespace
+
+TEST_CASE("lexicon: morphy lemmas of the built-in WordNet data") {
+  const auto& lex = english_lexicon::builtin();
+  CHECK(&lex == &english_lexicon::builtin());              // parsed once
+  CHECK(lex.lemma("ate", word_pos::verb) == "eat");        // verb.exc
+  CHECK(lex.lemma("went", word_pos::verb) == "go");        // verb.exc
+  CHECK(lex.lemma("has", word_pos::verb) == "have");       // verb.exc
+  CHECK(lex.lemma("loves", word_pos::verb) == "love");     // -s
+  CHECK(lex.lemma("studies", word_pos::verb) == "study");  // -ies -> -y
+  CHECK(lex.lemma("hated", word_pos::verb) == "hate");     // -ed -> -e
+  CHECK(lex.lemma("cats", word_pos::noun) == "cat");       // -s
+  CHECK(lex.lemma("boxes", word_pos::noun) == "box");      // -xes -> -x
+  CHECK(lex.lemma("churches", word_pos::noun) == "church");
+  CHECK(lex.lemma("women", word_pos::noun) == "woman");  // -men -> -man
+  CHECK(lex.lemma("mice", word_pos::noun) == "mouse");   // noun.exc
+  CHECK(lex.lemma("bigger", word_pos::adj) == "big");    // adj.exc
+  CHECK(lex.lemma("happier", word_pos::adj) == "happy");
+  CHECK(lex.lemma("class", word_pos::noun) == "class");      // nouns in -ss keep their s
+  CHECK(lex.lemma("love", word_pos::verb) == "love");        // a lemma is its own lemma
+  CHECK(lex.lemma("xyzzies", word_pos::noun) == "xyzzies");  // no rule gives a lemma
+  CHECK(lex.lemma("Loves", word_pos::verb) == "Loves");      // not lowercase: as is
+  CHECK(lex.lemma("can't", word_pos::verb) == "can't");
+  CHECK(lex.lemma("", word_pos::verb).empty());
+  CHECK(lex.any_lemma("loves") == "love");
+  CHECK(lex.any_lemma("children") == "child");  // not a verb: the noun
+  CHECK(lex.any_lemma("bigger") == "big");
+  CHECK(lex.any_lemma("xyzzy") == "xyzzy");
+  CHECK(lex.is_lemma("run", word_pos::verb));
+  CHECK(lex.is_lemma("music", word_pos::noun));
+  CHECK_FALSE(lex.is_lemma("jazz", word_pos::noun));  // never tagged in SemCor: left out
+  CHECK(lex.is_lemma("huge", word_pos::adj));
+  CHECK(lex.is_lemma("quickly", word_pos::adv));
+  CHECK_FALSE(lex.is_lemma("runs", word_pos::verb));
+  CHECK_FALSE(lex.is_lemma("huge", word_pos::verb));
+  CHECK(lex.lemmas() > 35000);
+}
+
+TEST_CASE("lexicon: WordNet antonyms (direct and indirect) and synonyms") {
+  const auto& lex = english_lexicon::builtin();
+  CHECK(lex.antonyms("love", "hate"));  // verb and noun direct antonyms
+  CHECK(lex.antonyms("hate", "love"));  // symmetric
+  CHECK(lex.antonyms("early", "late"));
+  CHECK(lex.antonyms("large", "small"));
+  CHECK(lex.antonyms("like", "dislike"));
+  CHECK(lex.antonyms("agree", "disagree"));
+  // Indirect: "huge" is a satellite of the head {large, big}; "large" has the antonym "small".
+  CHECK(lex.antonyms("huge", "small"));
+  CHECK(lex.antonyms("small", "huge"));
+  CHECK_FALSE(lex.antonyms("love", "like"));
+  CHECK_FALSE(lex.antonyms("love", "love"));
+  CHECK_FALSE(lex.antonyms("huge", "tiny"));  // two satellites: not propagated
+  CHECK_FALSE(lex.antonyms("xyzzy", "small"));
+  CHECK(lex.antonym_pairs() > 20000);
+
+  CHECK(lex.synonyms("movie", "film"));  // synset 06613686
+  CHECK(lex.synonyms("film", "movie"));
+  CHECK(lex.synonyms("car", "automobile"));  // synset 02958343
+  CHECK(lex.synonyms("big", "large"));
+  CHECK(lex.synonyms("cat", "cat"));
+  CHECK(lex.synonyms("xyzzy", "xyzzy"));  // a word is its own synonym, known or not
+  CHECK_FALSE(lex.synonyms("cat", "car"));
+  CHECK_FALSE(lex.synonyms("love", "hate"));
+}
+
+TEST_CASE("lexicon: an empty lexicon and user additions on a copy of the built-in one") {
+  english_lexicon empty;
+  CHECK(empty.lemmas() == 0);
+  CHECK(empty.antonym_pairs() == 0);
+  CHECK(empty.lemma("cats", word_pos::noun) == "cats");
+  CHECK(empty.any_lemma("went") == "went");
+  CHECK_FALSE(empty.antonyms("love", "hate"));
+  CHECK_FALSE(empty.synonyms("movie", "film"));
+  empty.add_antonym("vegan", "carnivore");
+  CHECK(empty.antonyms("carnivore", "vegan"));
+  CHECK(empty.antonym_pairs() == 1);
+  CHECK(empty.lemmas() == 0);  // user words are not lemmas
+
+  auto lex = english_lexicon::builtin();
+  const auto pairs = lex.antonym_pairs();
+  lex.add_antonym("vegan", "carnivore");
+  lex.add_antonym("vegan", "carnivore");  // once
+  lex.add_antonym("same", "same");        // ignored
+  lex.add_synonym("nyc", "new-york");
+  lex.add_synonym("film", "flick-pic");
+  CHECK(lex.antonyms("vegan", "carnivore"));
+  CHECK(lex.antonym_pairs() == pairs + 1);
+  CHECK(lex.synonyms("new-york", "nyc"));
+  CHECK(lex.synonyms("flick-pic", "film"));
+  CHECK(lex.synonyms("movie", "film"));             // WordNet's still there
+  CHECK_FALSE(lex.synonyms("flick-pic", "movie"));  // not transitive
+  CHECK(lex.antonyms("love", "hate"));
+  // The built-in lexicon is unchanged.
+  const auto& builtin = english_lexicon::builtin();
+  CHECK_FALSE(builtin.antonyms("vegan", "carnivore"));
+  CHECK_FALSE(builtin.synonyms("nyc", "new-york"));
+  CHECK(builtin.antonym_pairs() == pairs);
+}
+
+TEST_CASE("lexicon: load_tsv adds pairs; a malformed line or an unreadable file throws") {
+  english_lexicon lex;
+  const temp_tsv good("good",
+                      "# user pairs\n"
+                      "\n"
+                      "antonym\tvegan\tcarnivore\r\n"
+                      "synonym\tnyc\tnew-york\n"
+                      "   \n"
+                      "synonym\tsofa\tcouch");  // no final newline
+  lex.load_tsv(good.path);
+  CHECK(lex.antonyms("vegan", "carnivore"));
+  CHECK(lex.synonyms("nyc", "new-york"));
+  CHECK(lex.synonyms("couch", "sofa"));
+  CHECK(lex.antonym_pairs() == 1);
+
+  const temp_tsv bad_kind("bad-kind", "antonym\tup\tdown\n# fine\nopposite\thot\tcold\n");
+  const auto msg = thrown_message(lex, bad_kind.path);
+  CHECK(msg.find(bad_kind.path.string() + ":3:") != std::string::npos);
+  CHECK_FALSE(lex.antonyms("up", "down"));  // all or nothing
+  CHECK_THROWS_AS(lex.load_tsv(bad_kind.path), std::runtime_error);
+
+  const temp_tsv two_fields("two-fields", "synonym\tlonely\n");
+  CHECK(thrown_message(lex, two_fields.path).find(":1:") != std::string::npos);
+  const temp_tsv four_fields("four-fields", "synonym\ta\tb\tc\n");
+  CHECK(thrown_message(lex, four_fields.path).find(":1:") != std::string::npos);
+  const temp_tsv empty_word("empty-word", "\nantonym\t\tb\n");
+  CHECK(thrown_message(lex, empty_word.path).find(":2:") != std::string::npos);
+
+  const auto missing = std::filesystem::temp_directory_path() / "memhealth-lexicon-missing.tsv";
+  std::filesystem::remove(missing);
+  const auto m = thrown_message(lex, missing);
+  CHECK(m.find("cannot read") != std::string::npos);
+  CHECK(m.find(missing.string()) != std::string::npos);
+  CHECK(lex.antonym_pairs() == 1);
 }

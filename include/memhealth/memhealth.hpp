@@ -6,7 +6,8 @@
 /// - record/: the record model, timestamps, customization points and capability concepts
 /// - store/: the store policy and the in-memory backend
 /// - io/: the JSONL format and importers (LoCoMo, mem0)
-/// - text/, embed/: text normalisation; the embedder concept and the lexical stand-in model
+/// - text/, embed/: text normalisation and the English lexicon (WordNet 3.0); the embedder
+/// concept and the lexical stand-in model
 /// - similarity/: kernels, the tiled threshold join, blocking and LSH candidate generation
 /// - detect/: findings, the pipeline and the detectors
 /// - monitor/, drift/: level 3: retrieval events and windowed alerts; embedding drift and the
@@ -85,5 +86,6 @@
 #include "memhealth/similarity/quantized_join.hpp"
 #include "memhealth/store/memory_store.hpp"
 #include "memhealth/store/store.hpp"
+#include "memhealth/text/lexicon.hpp"
 #include "memhealth/text/normalize.hpp"
 #include "memhealth/version.hpp"

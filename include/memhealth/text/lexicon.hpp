@@ -288,18 +288,17 @@ void for_each_item(std::string_view list, F&& f) {
 
 constexpr std::uint32_t base36(std::string_view s) {
   std::uint32_t n = 0;
-  for (const char c : s)
-    n = n * 36 + static_cast<std::uint32_t>(c <= '9' ? c - '0' : c - 'a' + 10);
+  for (const char c : s) n = n * 36 + static_cast<std::uint32_t>(c <= '9' ? c - '0' : c - 'a' + 10);
   return n;
 }
 
 }  // namespace detail::lexicon
 
 inline std::span<const english_lexicon::rule> english_lexicon::rules(word_pos p) {
-  static constexpr rule noun[] = {{"s", ""},   {"ses", "s"},   {"xes", "x"},   {"zes", "z"},
+  static constexpr rule noun[] = {{"s", ""},      {"ses", "s"},   {"xes", "x"},   {"zes", "z"},
                                   {"ches", "ch"}, {"shes", "sh"}, {"men", "man"}, {"ies", "y"}};
-  static constexpr rule verb[] = {{"s", ""},  {"ies", "y"}, {"es", "e"},  {"es", ""},
-                                  {"ed", "e"}, {"ed", ""},  {"ing", "e"}, {"ing", ""}};
+  static constexpr rule verb[] = {{"s", ""},   {"ies", "y"}, {"es", "e"},  {"es", ""},
+                                  {"ed", "e"}, {"ed", ""},   {"ing", "e"}, {"ing", ""}};
   static constexpr rule adj[] = {{"er", ""}, {"est", ""}, {"er", "e"}, {"est", "e"}};
   switch (p) {
     case word_pos::noun:
@@ -340,7 +339,7 @@ inline english_lexicon english_lexicon::parse_wordnet() {
   });
   d::for_each_line(detail::wordnet::exceptions, [&](std::string_view line) {
     const auto [inflected, pos, base] = d::fields<3>(line);
-    const auto p = pos == "n" ? word_pos::noun
+    const auto p = pos == "n"   ? word_pos::noun
                    : pos == "v" ? word_pos::verb
                    : pos == "a" ? word_pos::adj
                                 : word_pos::adv;
