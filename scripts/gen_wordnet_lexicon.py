@@ -128,10 +128,8 @@ RULES = {
 
 
 def by_rules(word: str, pos: str, pos_of: dict) -> str:
-    """What text/lexicon.hpp's lemma() gives without the exception list: the word when it is a
-    lemma, else the first rule whose result is a lemma, else the word (must match the C++ code)."""
-    if pos in pos_of.get(word, ()):
-        return word
+    """What text/lexicon.hpp's lemma() gives without the exception list: the result of the first
+    rule that is a lemma, else the word itself (must match the C++ code)."""
     if pos == "n" and (word.endswith("ss") or len(word) <= 2):
         return word
     for suffix, ending in RULES[pos]:

@@ -361,6 +361,8 @@ TEST_CASE("lexicon: morphy lemmas of the built-in WordNet data") {
   CHECK(lex.lemma("mice", word_pos::noun) == "mouse");   // noun.exc
   CHECK(lex.lemma("bigger", word_pos::adj) == "big");    // adj.exc
   CHECK(lex.lemma("happier", word_pos::adj) == "happy");
+  CHECK(lex.lemma("higher", word_pos::adj) == "high");  // a rule wins over "higher" itself
+  CHECK(lex.lemma("arms", word_pos::noun) == "arm");
   CHECK(lex.lemma("class", word_pos::noun) == "class");      // nouns in -ss keep their s
   CHECK(lex.lemma("love", word_pos::verb) == "love");        // a lemma is its own lemma
   CHECK(lex.lemma("xyzzies", word_pos::noun) == "xyzzies");  // no rule gives a lemma

@@ -64,19 +64,19 @@ class english_lexicon {
   }
 
   /// Base form of `w` as part of speech `p`, by WordNet's morphy algorithm: the exception list
-  /// of `p` (irregular forms: "ate" -> "eat", "went" -> "go", "bigger" -> "big"); else `w` itself
-  /// when it is already a lemma of `p` (so "species" stays "species"); else the first of morphy's
-  /// detachment rules whose result is a lemma of `p` (noun: -s, -ses, -xes, -zes, -ches, -shes,
-  /// -men, -ies; verb: -s, -ies, -es, -ed, -ing; adj: -er, -est; adv: none; nouns ending in "ss"
-  /// or of two letters or fewer are left alone). @return that base form, or `w` unchanged when no
-  /// rule applies or when `w` is not lowercase ASCII letters and '-' (other input returned as
-  /// is). Source: WordNet 3.0 (Princeton), morphy algorithm (morphy(7WN)). Never throws except
-  /// std::bad_alloc.
+  /// of `p` (irregular forms: "ate" -> "eat", "went" -> "go", "bigger" -> "big"); else the first
+  /// of morphy's detachment rules whose result is a lemma of `p` (noun: -s, -ses, -xes, -zes,
+  /// -ches, -shes, -men, -ies; verb: -s, -ies, -es, -ed, -ing; adj: -er, -est; adv: none; nouns
+  /// ending in "ss" or of two letters or fewer are left alone); else `w` itself. Like morphy, a
+  /// rule wins over `w` being a lemma itself: "arms" -> "arm", "higher" -> "high", but also
+  /// "seed" -> "see", "feed" -> "fee", "after" -> "aft" (call is_lemma() first to keep such words).
+  /// @return that base form, or `w` unchanged when no rule applies or when `w` is not lowercase
+  /// ASCII letters and '-' (other input is returned as is). Source: WordNet 3.0 (Princeton),
+  /// morphy algorithm (morphy(7WN)). Never throws except std::bad_alloc.
   [[nodiscard]] std::string lemma(std::string_view w, word_pos p) const {
     if (!plain(w)) return std::string(w);
     const auto& exc = exceptions_[index(p)];
     if (const auto it = exc.find(w); it != exc.end()) return it->second;
-    if (is_lemma(w, p)) return std::string(w);
     if (p == word_pos::noun && (w.size() <= 2 || w.ends_with("ss"))) return std::string(w);
     std::string candidate;
     candidate.reserve(w.size() + 2);
