@@ -49,7 +49,7 @@ class english_lexicon {
   english_lexicon() = default;
 
   /// The WordNet-derived lexicon, parsed from text/wordnet_data.hpp on the first call (about
-  /// 10-20 ms, once; thread-safe) and shared by every later call.
+  /// 20 ms, once; thread-safe) and shared by every later call.
   /// Source: WordNet 3.0 (Princeton). @throws std::bad_alloc only.
   static const english_lexicon& builtin() {
     static const english_lexicon lex = parse_wordnet();
