@@ -179,6 +179,16 @@ def main() -> int:
     repo = pathlib.Path(__file__).resolve().parent.parent
     out_path = pathlib.Path(sys.argv[2]) if len(sys.argv) > 2 else \
         repo / "include" / "memhealth" / "text" / "wordnet_data.hpp"
+    missing = [n for p in POS_ORDER for n in (f"index.{POS_FILES[p]}", f"data.{POS_FILES[p]}",
+                                              f"{POS_FILES[p]}.exc") if not (d / n).is_file()]
+    if missing:
+        print(f"gen_wordnet_lexicon: {d} lacks {', '.join(missing)} (apt-get install wordnet-base)",
+              file=sys.stderr)
+        return 2
+    if not any("WordNet 3.0 Copyright" in line for line in licence_text(d)):
+        print(f"gen_wordnet_lexicon: {d}/index.verb is not WordNet 3.0 (its licence header names "
+              "another version); the header would say 3.0", file=sys.stderr)
+        return 2
     index = {p: read_index(d, p) for p in POS_ORDER}
     data = {p: read_data(d, p) for p in POS_ORDER}
 
