@@ -6,7 +6,8 @@
 /// - record/: the record model, timestamps, customization points and capability concepts
 /// - store/: the store policy and the in-memory backend
 /// - io/: the JSONL format and importers (LoCoMo, mem0)
-/// - text/, embed/: text normalisation and the English lexicon (WordNet 3.0); the embedder
+/// - text/, embed/: text normalisation, the English lexicon (WordNet 3.0) and claims read from
+///   free text (claims.hpp); the embedder
 /// concept and the lexical stand-in model
 /// - similarity/: kernels, the tiled threshold join, blocking and LSH candidate generation
 /// - detect/: findings, the pipeline and the detectors
@@ -27,6 +28,7 @@
 #include "memhealth/audit/snapshot_diff.hpp"
 #include "memhealth/audit/tune.hpp"
 #include "memhealth/config.hpp"
+#include "memhealth/detect/claim_judge.hpp"
 #include "memhealth/detect/conflict_judge.hpp"
 #include "memhealth/detect/conflicts.hpp"
 #include "memhealth/detect/decay.hpp"
@@ -86,6 +88,7 @@
 #include "memhealth/similarity/quantized_join.hpp"
 #include "memhealth/store/memory_store.hpp"
 #include "memhealth/store/store.hpp"
+#include "memhealth/text/claims.hpp"
 #include "memhealth/text/lexicon.hpp"
 #include "memhealth/text/normalize.hpp"
 #include "memhealth/version.hpp"

@@ -1,0 +1,245 @@
+#pragma once
+/// @file claim_judge.hpp
+/// `claim_conflict_judge`: a conflict judge (conflict_judge.hpp) that reads both texts into claims
+/// (claims.hpp) and compares them clause by clause. Rules, for two claims x and y of one pair:
+/// 1. different holders (both known) -> no conflict ("different_holders");
+/// 2. scenes that are both given and neither contains the other -> no conflict
+///    ("different_scene"); times that are both given and differ -> no conflict
+///    ("different_time"): two dated events or measurements, not a contradiction;
+/// 3. the same single-valued attribute (residence, employer, name, age, "<noun> is <value>")
+///    with values neither of which contains the other -> conflict ("single_value", or
+///    "change_statement" when one side states a change: "moved to Madrid");
+/// 4. opposite polarity, the negative side N and the positive side P: a conflict when what N
+///    denies is contained in what P asserts: every term of N (synonyms count, WordNet) is among
+///    P's terms ("doesn't eat pork" / "eats pork and beef"; "can't stand jazz" / "loves jazz";
+///    "不吃香菜" / "喜欢吃香菜"); an aversion or termination (avoid, quit, sold, 戒) denies any
+///    predicate, so only its object must be contained ("quit the choir" / "sings in the choir").
+///    "doesn't enjoy opera" / "enjoys musicals" is no conflict: opera is not in the other.
+///    Reasons: "change_statement" (a change marker on either side), else "opposite_polarity".
+///    When one side is a one-off event and the other a lasting state -> conflict needing a person
+///    ("state_vs_event"); when only P has a scene, P is a specific exception to N: conflict
+///    needing a person ("scene_specific"; SPEC 3: the more specific scene wins in its scene);
+/// 5. the same polarity: WordNet antonyms in the same frame ("big wave" / "small wave") ->
+///    conflict ("antonym"); the same terms with frequencies `min_frequency_ratio` (3) or more
+///    times apart ("runs every day" / "rarely runs", "twice a week" / "six days a week") ->
+///    "degree"; the same terms with
+///    different quantities and no time qualifier ("has three children" / "has one child") ->
+///    "quantity";
+/// 6. otherwise no conflict ("no_claim_conflict").
+/// Both statements are first compared by holder (the first clause's holder). When either text
+/// cannot be read into claims, the `Fallback` judge decides (default: `default_conflict_judge`),
+/// never silence. A conflict that needs no person wins over one that does.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memhealth/detect/conflict_judge.hpp"
+#include "memhealth/record/traits.hpp"
+#include "memhealth/text/claims.hpp"
+
+namespace memhealth {
+
+/// Compares two statements read into claims (see the file comment for the rules).
+/// @complexity O(c_a · c_b · t²) synonym lookups for c clauses of t terms; small in practice.
+struct claim_rules {
+  /// Cue tables and lexicon used for synonyms and antonyms; nullptr = `claim_lexicon::builtin()`.
+  const claim_lexicon* lexicon = nullptr;
+  /// Least ratio of two frequencies (times per day) that is a conflict: "rarely" (1/30) and
+  /// "every day" (1) are 30x apart; "twice a week" and "six days a week" 3x.
+  double min_frequency_ratio = 3.0;
+  /// A negated claim with at least this many terms may leave one of them unmatched.
+  std::size_t loose_from = 1000;
+
+  /// The verdict for two analysed statements (both `parsed()`).
+  [[nodiscard]] conflict_verdict operator()(const claim_analysis& a,
+                                            const claim_analysis& b) const {
+    const claim_lexicon& lex = lexicon ? *lexicon : claim_lexicon::builtin();
+    const std::string& ha = a.claims.front().holder;
+    const std::string& hb = b.claims.front().holder;
+    if (!ha.empty() && !hb.empty() && ha != hb) return {false, false, "different_holders"};
+    conflict_verdict review{false, false, ""};
+    std::string last_reason = "no_claim_conflict";
+    for (const auto& x : a.claims)
+      for (const auto& y : b.claims) {
+        conflict_verdict v = compare(lex, x, y);
+        if (v.conflict && !v.needs_human) return v;
+        if (v.conflict && !review.conflict)
+          review = std::move(v);
+        else if (!v.conflict && v.reason != "no_claim_conflict")
+          last_reason = std::move(v.reason);
+      }
+    if (review.conflict) return review;
+    // a denial against what several clauses of the other statement assert together ("no hiker
+    // dancing on top of the mountain" / "a hiker is on top of the mountain and is dancing")
+    for (const auto* side : {&a, &b}) {
+      const claim_analysis& other = side == &a ? b : a;
+      if (other.claims.size() < 2) continue;
+      text_claim joined;
+      joined.holder = other.claims.front().holder;
+      for (const auto& c : other.claims) {
+        if (c.polarity < 0 || !c.attribute.empty()) continue;
+        joined.terms.insert(joined.terms.end(), c.terms.begin(), c.terms.end());
+        joined.scene.insert(joined.scene.end(), c.scene.begin(), c.scene.end());
+        joined.time.insert(joined.time.end(), c.time.begin(), c.time.end());
+        joined.event = joined.event || c.event;
+        joined.change = joined.change || c.change;
+      }
+      detail::claims::sort_unique(joined.terms);
+      detail::claims::sort_unique(joined.scene);
+      detail::claims::sort_unique(joined.time);
+      for (const auto& n : side->claims)
+        if (n.polarity < 0 && n.attribute.empty()) {
+          conflict_verdict v = compare(lex, n, joined);
+          if (v.conflict) return v;
+        }
+    }
+    return {false, false, last_reason};
+  }
+
+ private:
+  static bool ascii(const std::string& s) noexcept {
+    return !s.empty() && static_cast<unsigned char>(s[0]) < 0x80;
+  }
+  // "smoker" / "smoke", "runner" / "run", "driver" / "drive": an agent noun and its verb
+  static bool agent_of(const std::string& noun, const std::string& verb) {
+    if (noun.size() < verb.size() + 1 || !noun.ends_with("er")) return false;
+    const std::string_view stem(noun.data(), noun.size() - 2);
+    if (stem == verb || std::string(stem) + "e" == verb) return true;
+    return stem.size() == verb.size() + 1 && stem.back() == stem[stem.size() - 2] &&
+           stem.substr(0, verb.size()) == verb;
+  }
+  static bool match(const claim_lexicon& lex, const std::string& p, const std::string& q) {
+    if (p == q) return true;
+    if (!ascii(p) || !ascii(q)) return false;
+    return lex.english().synonyms(p, q) || agent_of(p, q) || agent_of(q, p);
+  }
+  static std::size_t matched(const claim_lexicon& lex, const std::vector<std::string>& n,
+                             const std::vector<std::string>& p) {
+    std::size_t k = 0;
+    for (const auto& t : n)
+      if (std::any_of(p.begin(), p.end(), [&](const std::string& u) { return match(lex, t, u); }))
+        ++k;
+    return k;
+  }
+  static bool contained(const claim_lexicon& lex, const std::vector<std::string>& n,
+                        const std::vector<std::string>& p) {
+    return !n.empty() && matched(lex, n, p) == n.size();
+  }
+  static bool subset_or_empty(const claim_lexicon& lex, const std::vector<std::string>& n,
+                              const std::vector<std::string>& p) {
+    return n.empty() || matched(lex, n, p) == n.size();
+  }
+
+  conflict_verdict compare(const claim_lexicon& lex, const text_claim& x,
+                           const text_claim& y) const {
+    if (!x.holder.empty() && !y.holder.empty() && x.holder != y.holder)
+      return {false, false, "different_holders"};
+    if (!x.scene.empty() && !y.scene.empty() && !subset_or_empty(lex, x.scene, y.scene) &&
+        !subset_or_empty(lex, y.scene, x.scene))
+      return {false, false, "different_scene"};
+    if (!x.time.empty() && !y.time.empty() && x.time != y.time)
+      return {false, false, "different_time"};
+    const bool change = x.change || y.change;
+    // 3. one single-valued attribute, two values
+    if (!x.attribute.empty() && x.attribute == y.attribute) {
+      if (x.polarity == y.polarity) {
+        if (!x.value.empty() && !y.value.empty() && !subset_or_empty(lex, x.value, y.value) &&
+            !subset_or_empty(lex, y.value, x.value))
+          return {true, false, change ? "change_statement" : "single_value"};
+        return {false, false, "same_value"};
+      }
+    }
+    // 4. opposite polarity: what the negative side denies is asserted by the positive side
+    if (x.polarity != y.polarity) {
+      const text_claim& n = x.polarity < 0 ? x : y;
+      const text_claim& p = x.polarity < 0 ? y : x;
+      bool holds;
+      if (!n.attribute.empty() && n.attribute == p.attribute) {
+        // "no longer lives in Porto" / "lives in Porto"; "辞职了" / "在银行上班"
+        holds = subset_or_empty(lex, n.value, p.value);
+      } else if (n.any_predicate) {
+        const auto& obj = n.object.empty() ? n.terms : n.object;
+        const std::size_t m = matched(lex, obj, p.terms);
+        holds = !obj.empty() && m == obj.size();
+      } else {
+        const std::size_t m = matched(lex, n.terms, p.terms);
+        holds = !n.terms.empty() &&
+                (m == n.terms.size() || (n.terms.size() >= loose_from && m + 1 == n.terms.size()));
+      }
+      if (!holds) return {false, false, "not_contained"};
+      if (!subset_or_empty(lex, n.scene, p.scene)) return {false, false, "different_scene"};
+      if (n.event != p.event) return {true, true, "state_vs_event"};
+      if (n.scene.empty() && !p.scene.empty()) return {true, true, "scene_specific"};
+      return {true, false, change ? "change_statement" : "opposite_polarity"};
+    }
+    // a lasting restriction against a one-off event ("is vegetarian" / "ate a burger")
+    if (x.event != y.event && (x.restrictive || y.restrictive))
+      return {true, true, "state_vs_event"};
+    // 5. same polarity
+    if (x.event && y.event) return {false, false, "two_events"};
+    // antonyms in one frame, between statements with holders (memory statements): in scene
+    // descriptions ("a man is standing" / "a man is sitting") they are two moments, not a
+    // contradiction (SICK labels most such pairs neutral)
+    if (x.holder.empty() || y.holder.empty()) return {false, false, "no_claim_conflict"};
+    // (not in a noun-phrase subject: "a black dog" / "a white dog" are two dogs)
+    auto in = [](const std::vector<std::string>& v, const std::string& w) {
+      return std::binary_search(v.begin(), v.end(), w);
+    };
+    for (const auto& s : x.terms) {
+      if (!ascii(s) || in(x.subject, s) || matched(lex, {s}, y.terms) > 0) continue;
+      for (const auto& t : y.terms) {
+        if (!ascii(t) || in(y.subject, t) || matched(lex, {t}, x.terms) > 0) continue;
+        if (!lex.english().antonyms(s, t)) continue;
+        std::vector<std::string> xr, yr;
+        for (const auto& u : x.terms)
+          if (u != s) xr.push_back(u);
+        for (const auto& u : y.terms)
+          if (u != t) yr.push_back(u);
+        if ((!xr.empty() && subset_or_empty(lex, xr, y.terms)) ||
+            (!yr.empty() && subset_or_empty(lex, yr, x.terms)))
+          return {true, false, "antonym"};
+      }
+    }
+    const bool same_terms =
+        !x.terms.empty() && contained(lex, x.terms, y.terms) && contained(lex, y.terms, x.terms);
+    // a frequency needs only one side's terms within the other's ("健身" / "去健身房")
+    const bool related = !x.terms.empty() && !y.terms.empty() &&
+                         (contained(lex, x.terms, y.terms) || contained(lex, y.terms, x.terms));
+    if (related && x.frequency > 0 && y.frequency > 0 &&
+        std::max(x.frequency, y.frequency) >=
+            min_frequency_ratio * std::min(x.frequency, y.frequency) * (1 - 1e-9))
+      return {true, false, "degree"};
+    if (same_terms && !x.quantities.empty() && !y.quantities.empty() &&
+        x.quantities != y.quantities && x.time.empty() && y.time.empty())
+      return {true, false, "quantity"};
+    return {false, false, "no_claim_conflict"};
+  }
+};
+
+/// A conflict judge over claims (see the file comment), for `conflict_detector<Candidates,
+/// claim_conflict_judge<>>`. `Extractor` reads each text (claims.hpp); `Fallback` judges a pair
+/// whose texts cannot both be read.
+template <claim_extractor_policy Extractor = default_claim_extractor,
+          class Fallback = default_conflict_judge>
+struct claim_conflict_judge {
+  Extractor extractor{};  ///< reads a record's content into claims
+  Fallback fallback{};    ///< judges pairs the extractor cannot read
+  claim_rules rules{};    ///< the comparison rules and their lexicon
+
+  /// Judges one candidate pair (conflict_judge.hpp's signature). Never throws on any text.
+  template <class R>
+  [[nodiscard]] conflict_verdict operator()(const R& a, std::string_view norm_a, const R& b,
+                                            std::string_view norm_b, float cosine) const {
+    if (norm_a == norm_b) return {false, false, "identical_text"};
+    const claim_analysis ca = extractor(field::content(a));
+    const claim_analysis cb = extractor(field::content(b));
+    if (!ca.parsed() || !cb.parsed()) return fallback(a, norm_a, b, norm_b, cosine);
+    return rules(ca, cb);
+  }
+};
+
+}  // namespace memhealth

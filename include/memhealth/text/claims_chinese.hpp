@@ -1,0 +1,452 @@
+#pragma once
+/// @file claims_chinese.hpp
+/// The Chinese reader of the claim extractor (claims.hpp): the holder, comparisons between two
+/// options, single-valued attributes, then the longest cue at each position (claim_words.hpp),
+/// characters as terms, rates, spans and numerals.
+/// Internal (namespace detail::claims); use `default_claim_extractor`.
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <cstdlib>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "memhealth/text/claim.hpp"
+#include "memhealth/text/claim_lexicon.hpp"
+
+namespace memhealth::detail::claims {
+
+namespace cw = claim_words;
+
+// ------------------------------------------------------------------ Chinese
+
+// Reads one Chinese clause (no clause punctuation inside).
+inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::string& inherited,
+                                std::vector<text_claim>& out, std::string& first_holder) {
+  text_claim c;
+  std::size_t i = 0;
+  auto starts = [&](std::size_t at, sv p) { return s.substr(at).starts_with(p); };
+  // ---- holder
+  std::string base;
+  if (starts(0, "用户")) {
+    base = "self";
+    i = sv("用户").size();
+  } else if (starts(0, "我们") || starts(0, "我")) {
+    base = "self";
+    i = starts(0, "我们") ? sv("我们").size() : sv("我").size();
+  } else if (starts(0, "他") || starts(0, "她")) {
+    base = "3p:" + std::string(s.substr(0, 3));
+    i = 3;
+  } else if (s.size() >= 9 && (starts(0, "小") || starts(0, "老") || starts(0, "阿")) &&
+             is_cjk_at(s, 3)) {
+    base = "name:" + std::string(s.substr(0, 6));
+    i = 6;
+  } else if (s.size() >= 12 && is_cjk_at(s, 0) &&
+             cw::chinese_surnames.find(s.substr(0, 3)) != sv::npos && is_cjk_at(s, 3)) {
+    // surname + one or two characters, then a cue word or a verb-like character
+    std::size_t len = 6;
+    if (is_cjk_at(s, 6) && lex.zh(s.substr(6, 3)) == 0 && lex.zh(s.substr(3, 6)) == 0 &&
+        !(lex.zh(s.substr(6, 6)) != 0))
+      len = 9;
+    // only when what follows is a cue (喜欢, 不, 是, 在, 住, 每 ...), else it is no name
+    const sv rest = s.substr(len);
+    bool cue_follows = false;
+    for (std::size_t l = 3; l <= 9 && l <= rest.size(); l += 3)
+      if (lex.zh(rest.substr(0, l)) != 0) cue_follows = true;
+    if (cue_follows) {
+      base = "name:" + std::string(s.substr(0, len));
+      i = len;
+    }
+  }
+  if (!base.empty()) {
+    std::size_t k = i;
+    if (starts(k, "的")) k += 3;
+    for (std::size_t l = 9; l >= 6; l -= 3)
+      if (k + l <= s.size() && (lex.zh(s.substr(k, l)) & cw::relative)) {
+        c.holder = (base == "self" ? "" : base + "/") + "rel:" + std::string(s.substr(k, l));
+        i = k + l;
+        break;
+      }
+    if (c.holder.empty()) c.holder = base;
+  }
+  if (c.holder.empty()) c.holder = inherited;
+  if (first_holder.empty()) first_holder = c.holder;
+
+  // ---- a preference between two options: "X胜过Y", "宁愿X也不Y", "X而不是Y"; a clause
+  // "比起X" names the rejected option of the next one
+  if (starts(i, "比起") || starts(i, "相比")) {
+    const std::size_t from = i + 6;
+    read_chinese_clause(lex, s.substr(from), c.holder, out, first_holder);
+    if (!out.empty()) {
+      auto& r = out.back();
+      r.polarity = -r.polarity;
+      r.terms.push_back("like");
+      r.predicate = "like";
+      r.kind = predicate_class::preference;
+      sort_unique(r.terms);
+    }
+    return;
+  }
+  for (sv marker : {sv("胜过"), sv("而不是"), sv("也不"), sv("而非"), sv("多过")}) {
+    const std::size_t m = s.find(marker, i);
+    if (m == sv::npos || m == i) continue;
+    const std::string head(s.substr(0, m));
+    const std::string tail(s.substr(m + marker.size()));
+    bool prefers = false;
+    for (std::size_t q = 0; q + 3 <= head.size(); q += 3)
+      for (std::size_t l = 3; l <= 9 && q + l <= head.size(); l += 3)
+        if (lex.zh(head.substr(q, l)) & (cw::att_positive | cw::prefer)) prefers = true;
+    if (!prefers) continue;
+    read_chinese_clause(lex, head, inherited, out, first_holder);
+    const std::string holder = out.empty() ? inherited : out.back().holder;
+    const std::size_t before = out.size();
+    read_chinese_clause(lex, tail, holder, out, first_holder);
+    if (out.size() > before) {
+      auto& r = out.back();
+      r.polarity = -r.polarity;  // the rejected option (也不's negation was cut off with it)
+      r.terms.push_back("like");
+      r.predicate = "like";
+      r.kind = predicate_class::preference;
+      sort_unique(r.terms);
+    }
+    return;
+  }
+  // 最喜欢的X是Y / 最爱(吃)的X是Y: the favourite X
+  for (sv fav : {sv("最喜欢"), sv("最爱")}) {
+    const std::size_t f = s.find(fav, i);
+    if (f == sv::npos) continue;
+    const std::size_t de = s.find("的", f);
+    const std::size_t shi = de == sv::npos ? sv::npos : s.find("是", de);
+    if (shi == sv::npos) continue;
+    c.attribute = "favourite " + std::string(s.substr(de + 3, shi - de - 3));
+    c.kind = predicate_class::preference;
+    const sv v = s.substr(shi + 3);
+    for (std::size_t q = 0; q < v.size();) {
+      const std::size_t l = utf8_len(static_cast<unsigned char>(v[q]));
+      c.value.push_back(std::string(v.substr(q, l)));
+      q += l;
+    }
+    sort_unique(c.value);
+    c.terms = c.value;
+    out.push_back(std::move(c));
+    return;
+  }
+  // ---- attributes
+  for (const auto& a : cw::chinese_attributes) {
+    const std::size_t p = s.find(a.cue, i);
+    if (p == sv::npos) continue;
+    c.attribute = std::string(a.attribute);
+    c.change = c.change || a.change;
+    c.kind = predicate_class::state;
+    // the value: what follows the cue (or, for 已婚/单身, the cue itself)
+    std::string v;
+    if (a.attribute == "marital_status") {
+      v = std::string(a.cue);
+    } else {
+      std::size_t q = p + a.cue.size();
+      if (s.substr(q).starts_with("是") || s.substr(q).starts_with("在")) q += 3;
+      v = std::string(s.substr(q));
+      if (a.cue == "型血") v = std::string(s.substr(i, p - i));
+    }
+    for (std::size_t q = 0; q < v.size();) {
+      const std::size_t l = utf8_len(static_cast<unsigned char>(v[q]));
+      const std::string ch = v.substr(q, l);
+      if (!(lex.zh(ch) & cw::stop) && ch != "了") c.value.push_back(ch);
+      q += l;
+    }
+    break;
+  }
+  // 在 X 工作 / 上班 / 任职: employer X
+  if (c.attribute.empty())
+    for (sv work : {sv("工作"), sv("上班"), sv("任职")}) {
+      const std::size_t w = s.find(work, i);
+      const std::size_t at = s.find("在", i);
+      if (w != sv::npos && at != sv::npos && at < w) {
+        c.attribute = "employer";
+        c.kind = predicate_class::state;
+        const sv v = s.substr(at + 3, w - at - 3);
+        for (std::size_t q = 0; q < v.size();) {
+          const std::size_t l = utf8_len(static_cast<unsigned char>(v[q]));
+          c.value.push_back(std::string(v.substr(q, l)));
+          q += l;
+        }
+        break;
+      }
+    }
+  // N岁: age
+  std::vector<std::string> terms, scene, time;
+  bool predicate_set = false, in_scene = false;
+  while (i < s.size()) {
+    // longest cue at i
+    std::uint32_t cue = 0;
+    std::size_t len = 0;
+    for (std::size_t l = std::min(lex.max_zh_bytes(), s.size() - i); l >= 3; --l) {
+      if (const std::uint32_t x = lex.zh(s.substr(i, l)); x != 0) {
+        cue = x;
+        len = l;
+        break;
+      }
+    }
+    if (len == 0) {
+      len = utf8_len(static_cast<unsigned char>(s[i]));
+      if (i + len > s.size()) len = s.size() - i;
+      const sv ch = s.substr(i, len);
+      // ASCII words and numbers
+      if (static_cast<unsigned char>(s[i]) < 0x80) {
+        std::size_t k = i;
+        while (k < s.size() && static_cast<unsigned char>(s[k]) < 0x80 &&
+               std::isalnum(static_cast<unsigned char>(s[k])))
+          ++k;
+        if (k == i) {
+          ++i;
+          continue;
+        }
+        std::string word(s.substr(i, k - i));
+        for (auto& x : word) x = static_cast<char>(std::tolower(static_cast<unsigned char>(x)));
+        i = k;
+        if (all_digits(word)) {
+          if (s.substr(i).starts_with("月") || s.substr(i).starts_with("日") ||
+              s.substr(i).starts_with("号") || s.substr(i).starts_with("点") ||
+              s.substr(i).starts_with("年"))
+            time.push_back(word + std::string(s.substr(i, 3)));
+          else
+            c.quantities.push_back(std::atof(word.c_str()));
+          if (s.substr(i).starts_with("岁") && c.attribute.empty()) {
+            c.attribute = "age";
+            c.kind = predicate_class::state;
+            c.value.push_back(word);
+          }
+          continue;
+        }
+        (in_scene ? scene : terms).push_back(word);
+        continue;
+      }
+      // Chinese numerals
+      constexpr sv digits[] = {"零", "一", "二", "三", "四", "五",
+                               "六", "七", "八", "九", "十", "两"};
+      double v = -1;
+      for (std::size_t d = 0; d < std::size(digits); ++d)
+        if (ch == digits[d]) v = d == 11 ? 2 : static_cast<double>(d);
+      if (v >= 0) {
+        i += len;
+        if (s.substr(i).starts_with("岁") && c.attribute.empty()) {
+          c.attribute = "age";
+          c.kind = predicate_class::state;
+          c.value.push_back(std::string(ch));
+        }
+        if (s.substr(i).starts_with("月") || s.substr(i).starts_with("点")) {
+          time.push_back(std::string(ch));
+          continue;
+        }
+        // a span that divides a rate ("一个月一次", "一周三次"): no quantity of its own
+        std::size_t u = i;
+        if (s.substr(u).starts_with("个")) u += 3;
+        bool span = false;
+        for (sv unit : {sv("星期"), sv("周"), sv("月"), sv("年"), sv("天"), sv("晚")})
+          if (s.substr(u).starts_with(unit) && !s.substr(u).starts_with("天天")) {
+            i = u + unit.size();
+            span = true;
+            break;
+          }
+        if (span) continue;
+        c.quantities.push_back(v);
+        continue;
+      }
+      if (ch == "岁" || ch == "次" || ch == "个" || ch == "只" || ch == "杯" || ch == "勺" ||
+          ch == "根" || ch == "本") {
+        i += len;
+        continue;
+      }
+      (in_scene ? scene : terms).push_back(std::string(ch));
+      i += len;
+      predicate_set = true;
+      continue;
+    }
+    const sv word = s.substr(i, len);
+    i += len;
+    if (cue & cw::negator) {
+      c.polarity = -c.polarity;
+      if (cue & cw::frequency) c.frequency = 0;
+      if (cue & cw::change) c.change = true;
+      continue;
+    }
+    if (cue & cw::frequency) {
+      c.frequency = cw::chinese_frequency_of(word);
+      continue;
+    }
+    if (cue & cw::scene) {
+      // 时 / 的时候 end a scene that began at the clause's start; 在家, 出差 are scenes themselves
+      if (word == "时" || word == "的时候" || word == "时候") {
+        for (auto& x : terms) scene.push_back(std::move(x));
+        terms.clear();
+      } else {
+        for (std::size_t q = 0; q < word.size();) {
+          const std::size_t l = utf8_len(static_cast<unsigned char>(word[q]));
+          scene.push_back(std::string(word.substr(q, l)));
+          q += l;
+        }
+      }
+      continue;
+    }
+    if (cue & cw::time) {
+      time.push_back(std::string(word));
+      if (cue & cw::event) c.event = true;
+      continue;
+    }
+    if (cue & cw::restrictive) c.restrictive = true;
+    if (cue & cw::att_positive) {
+      terms.push_back("like");
+      c.predicate = "like";
+      c.kind = predicate_class::preference;
+      predicate_set = true;
+      continue;
+    }
+    if (cue & cw::att_negative) {
+      terms.push_back("like");
+      c.predicate = "like";
+      c.polarity = -c.polarity;
+      c.kind = predicate_class::preference;
+      predicate_set = true;
+      continue;
+    }
+    if (cue & cw::aversion) {
+      c.any_predicate = true;
+      c.polarity = -c.polarity;
+      c.kind = predicate_class::preference;
+      predicate_set = true;
+      continue;
+    }
+    if (cue & cw::terminate) {
+      c.any_predicate = true;
+      c.polarity = -c.polarity;
+      c.change = true;
+      c.kind = predicate_class::state;
+      predicate_set = true;
+      continue;
+    }
+    if (cue & cw::change) {
+      c.change = true;
+      continue;
+    }
+    if (cue & cw::additive) {
+      c.additive = true;
+      continue;
+    }
+    if (cue & cw::event) {
+      c.event = true;
+      // 吃了 / 喝了: the verb is a term
+      terms.push_back(std::string(word.substr(0, 3)));
+      continue;
+    }
+    if (cue & (cw::stop | cw::aux | cw::relative)) {
+      if (cue & cw::relative) terms.push_back(std::string(word));
+      continue;
+    }
+    // restrictive words and the rest: per character
+    for (std::size_t q = 0; q < word.size();) {
+      const std::size_t l = utf8_len(static_cast<unsigned char>(word[q]));
+      terms.push_back(std::string(word.substr(q, l)));
+      q += l;
+    }
+  }
+  (void)predicate_set;
+  // a rate: a span (每天, 每周, 一个月 ...) and a count (三次, 两回); the span alone is once per
+  // span
+  {
+    double days = -1;
+    constexpr std::pair<sv, double> spans[] = {
+        {"每天", 1},    {"每日", 1},    {"每晚", 1},   {"一天", 1},     {"每周", 7},
+        {"每星期", 7},  {"一周", 7},    {"一星期", 7}, {"每个星期", 7}, {"每月", 30},
+        {"每个月", 30}, {"一个月", 30}, {"每年", 365}, {"一年", 365}};
+    for (const auto& [span, d] : spans)
+      if (s.find(span) != sv::npos) {
+        days = d;
+        break;
+      }
+    double count = -1;
+    constexpr sv numerals[] = {"零", "一", "二", "三", "四", "五",
+                               "六", "七", "八", "九", "十", "两"};
+    for (sv times : {sv("次"), sv("回"), sv("遍")})
+      for (std::size_t p = s.find(times); p != sv::npos && count < 0; p = s.find(times, p + 1))
+        for (std::size_t d = 0; d < std::size(numerals); ++d)
+          if (p >= 3 && s.substr(p - 3, 3) == numerals[d]) {
+            count = d == 11 ? 2 : static_cast<double>(d);
+            const auto q = std::find(c.quantities.begin(), c.quantities.end(), count);
+            if (q != c.quantities.end()) c.quantities.erase(q);
+          }
+    if (days > 0) c.frequency = (count > 0 ? count : 1) / days;
+  }
+  // one term for one restriction: 吃素, 素食, 素食者 -> 素食
+  for (sv veg : {sv("吃素"), sv("素食者"), sv("素食")})
+    if (s.find(veg) != sv::npos) {
+      for (sv ch : {sv("吃"), sv("素"), sv("食"), sv("者")}) {
+        const auto q = std::find(terms.begin(), terms.end(), ch);
+        if (q != terms.end()) terms.erase(q);
+      }
+      terms.push_back("素食");
+      break;
+    }
+  // a resignation ends the employment (辞职, 离职): the employer attribute, denied
+  if (c.attribute.empty() && (s.find("辞职") != sv::npos || s.find("离职") != sv::npos)) {
+    c.attribute = "employer";
+    c.kind = predicate_class::state;
+  }
+  // a date inside an attribute's value ("生日是10月3日") is the value, not a time qualifier
+  if (!c.attribute.empty() && !c.value.empty()) time.clear();
+  if (c.kind == predicate_class::unknown && !terms.empty())
+    c.kind = c.frequency >= 0 ? predicate_class::habit : predicate_class::state;
+  if (c.event && !c.change && c.kind != predicate_class::preference)
+    c.kind = predicate_class::event;
+  c.terms = std::move(terms);
+  c.scene = std::move(scene);
+  c.time = std::move(time);
+  if (c.any_predicate) c.object = c.terms;
+  sort_unique(c.terms);
+  sort_unique(c.object);
+  sort_unique(c.value);
+  sort_unique(c.scene);
+  sort_unique(c.time);
+  std::sort(c.quantities.begin(), c.quantities.end());
+  out.push_back(std::move(c));
+}
+
+// Splits Chinese text into clauses at ，；。！？、 (full and half width) and 但是/但/不过/可是/而.
+inline std::vector<std::string> chinese_clauses(sv text) {
+  std::vector<std::string> out;
+  std::string cur;
+  auto flush = [&] {
+    if (!cur.empty()) out.push_back(cur);
+    cur.clear();
+  };
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t l = utf8_len(static_cast<unsigned char>(text[i]));
+    const sv ch = text.substr(i, l);
+    if (ch == "，" || ch == "；" || ch == "。" || ch == "！" || ch == "？" || ch == "," ||
+        ch == ";" || ch == "!" || ch == "?" || ch == "." || ch == "：") {
+      flush();
+      i += l;
+      continue;
+    }
+    for (sv conj : {sv("但是"), sv("不过"), sv("可是"), sv("但")})
+      if (text.substr(i).starts_with(conj) && !cur.empty()) {
+        flush();
+        i += conj.size();
+        goto next;
+      }
+    if (ch == " ") {
+      i += l;
+      continue;
+    }
+    cur.append(ch);
+    i += l;
+  next:;
+  }
+  flush();
+  return out;
+}
+
+}  // namespace memhealth::detail::claims

@@ -1,0 +1,883 @@
+#pragma once
+/// @file claims_english.hpp
+/// The English reader of the claim extractor (claims.hpp): tokens, the holder, a possessed
+/// attribute, then one pass over the words for cues, terms, value, rates, scene and time.
+/// Internal (namespace detail::claims); use `default_claim_extractor`.
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "memhealth/text/claim.hpp"
+#include "memhealth/text/claim_lexicon.hpp"
+
+namespace memhealth::detail::claims {
+
+namespace cw = claim_words;
+
+// ------------------------------------------------------------------ English
+
+struct token {
+  std::string w;     // lowercase, apostrophes removed
+  bool cap = false;  // first letter capitalised in the text
+};
+
+// Splits a clause into tokens: ASCII letters and digits, with '-' inside a word, ':' and '.'
+// between digits; "'s" "'m" "'re" "'ve" "'ll" "'d" split off; "n't" kept ("doesnt").
+inline std::vector<token> tokenize(sv s) {
+  std::vector<token> out;
+  std::size_t i = 0;
+  auto alnum = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  };
+  while (i < s.size()) {
+    if (!alnum(s[i])) {
+      ++i;
+      continue;
+    }
+    token t;
+    t.cap = s[i] >= 'A' && s[i] <= 'Z';
+    std::size_t apos = std::string::npos;
+    while (i < s.size()) {
+      const char c = s[i];
+      if (alnum(c)) {
+        t.w.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
+        ++i;
+      } else if ((c == '-' || c == ':' || c == '.') && i + 1 < s.size() && alnum(s[i + 1]) &&
+                 !t.w.empty() &&
+                 (c == '-' ||
+                  (t.w.back() >= '0' && t.w.back() <= '9' && s[i + 1] >= '0' && s[i + 1] <= '9'))) {
+        t.w.push_back(c);
+        ++i;
+      } else if (c == '\'' && i + 1 < s.size() && alnum(s[i + 1]) && !t.w.empty()) {
+        apos = t.w.size();
+        ++i;
+      } else if (static_cast<unsigned char>(c) == 0xE2 && i + 2 < s.size() &&
+                 static_cast<unsigned char>(s[i + 1]) == 0x80 &&
+                 static_cast<unsigned char>(s[i + 2]) == 0x99 && i + 3 < s.size() &&
+                 alnum(s[i + 3]) && !t.w.empty()) {  // U+2019 as an apostrophe
+        apos = t.w.size();
+        i += 3;
+      } else {
+        break;
+      }
+    }
+    if (apos != std::string::npos) {
+      const std::string tail = t.w.substr(apos);
+      if (tail == "t" && t.w.size() > 1) {
+        // "doesn't" -> "doesnt" (already joined); "can't" -> "cant"; "won't" -> "wont"
+      } else if (tail == "s" || tail == "m" || tail == "re" || tail == "ve" || tail == "ll" ||
+                 tail == "d") {
+        t.w.resize(apos);
+        out.push_back(std::move(t));
+        out.push_back(token{tail, false});
+        continue;
+      }
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// The tokens as text again (lowercase, one space between).
+inline std::string join(const std::vector<token>& t) {
+  std::string s;
+  for (const auto& x : t) {
+    if (!s.empty()) s.push_back(' ');
+    s += x.w;
+  }
+  return s;
+}
+
+// Days in a unit of a rate ("week" 7); -1 when `u` is no unit.
+inline double unit_days(sv u) noexcept {
+  if (u == "day" || u == "days" || u == "morning" || u == "mornings" || u == "evening" ||
+      u == "evenings" || u == "night" || u == "nights" || u == "afternoon" || u == "afternoons")
+    return 1;
+  if (u == "week" || u == "weeks" || u == "weekend" || u == "weekends") return 7;
+  if (u == "month" || u == "months") return 30;
+  if (u == "year" || u == "years") return 365;
+  return -1;
+}
+
+// A frequency stated as a rate from token i: "every morning", "each week", "most evenings",
+// "once a month", "twice a week", "3 times per day", "several times a day", "six days a week",
+// "50 books a year". Returns {times per day, tokens used} or {-1, 0}.
+inline std::pair<double, std::size_t> rate_at(const std::vector<token>& t, std::size_t i) {
+  const std::size_t n = t.size();
+  const sv w = t[i].w;
+  if ((w == "every" || w == "each") && i + 1 < n) {
+    if (const double d = unit_days(t[i + 1].w); d > 0) return {1.0 / d, 2};
+    return {-1, 0};
+  }
+  if (w == "most" && i + 1 < n) {
+    if (const double d = unit_days(t[i + 1].w); d > 0) return {0.7 / d, 2};
+    return {-1, 0};
+  }
+  double count = -1;
+  if (w == "once")
+    count = 1;
+  else if (w == "twice")
+    count = 2;
+  else if (w == "several" || w == "few")
+    count = 3;
+  else if (all_digits(w))
+    count = std::atof(t[i].w.c_str());
+  else
+    count = number_word(w);
+  if (count < 0) return {-1, 0};
+  // up to three words (times, books, cups of coffee) before "a" / "per" / "each" / "every" + unit
+  for (std::size_t k = i + 1; k < n && k <= i + 4; ++k) {
+    const sv x = t[k].w;
+    if ((x == "a" || x == "an" || x == "per" || x == "each" || x == "every") && k + 1 < n) {
+      if (const double d = unit_days(t[k + 1].w); d > 0) return {count / d, k + 2 - i};
+      return {-1, 0};
+    }
+    if (x == "in" || x == "on" || x == "at" || x == "to") return {-1, 0};
+  }
+  return {-1, 0};
+}
+
+inline bool is_time_number(const std::vector<token>& t, std::size_t i) {
+  const sv w = t[i].w;
+  if (w.find(':') != sv::npos) return true;
+  if (w.size() == 4 && (w.starts_with("19") || w.starts_with("20")) && all_digits(w)) return true;
+  if (w.ends_with("am") || w.ends_with("pm")) return w.size() > 2 && w[0] >= '0' && w[0] <= '9';
+  if (w.ends_with("st") || w.ends_with("nd") || w.ends_with("rd") || w.ends_with("th"))
+    return w.size() > 2 && w[0] >= '0' && w[0] <= '9';
+  auto month = [](sv m) {
+    constexpr sv months[] = {"january", "february", "march",     "april",   "may",      "june",
+                             "july",    "august",   "september", "october", "november", "december",
+                             "jan",     "feb",      "mar",       "apr",     "jun",      "jul",
+                             "aug",     "sep",      "sept",      "oct",     "nov",      "dec"};
+    return std::find(std::begin(months), std::end(months), m) != std::end(months);
+  };
+  if (i + 1 < t.size() && (t[i + 1].w == "am" || t[i + 1].w == "pm" || month(t[i + 1].w)))
+    return true;
+  if (i > 0 && month(t[i - 1].w)) return true;
+  return false;
+}
+
+// The canonical name of an attribute (claim_words::attribute_aliases; "favorite" spelled
+// "favourite", "color" "colour").
+inline std::string canonical_attribute(std::string attr) {
+  for (const auto& [alias, name] : cw::attribute_aliases)
+    if (attr == alias) return std::string(name);
+  for (const auto& [from, to] : {std::pair<sv, sv>{"favorite", "favourite"}, {"color", "colour"}})
+    for (std::size_t p = attr.find(from); p != std::string::npos; p = attr.find(from, p + 1))
+      attr.replace(p, from.size(), to);
+  return attr;
+}
+
+// The term for a word: its WordNet lemma (verb first, lemma.hpp's any_lemma); a word WordNet
+// does not list (most proper and rare nouns: "peanuts", "podcasts") loses a plural ending by the
+// plain English rules, so both sides of a pair agree on it.
+inline std::string term_of(const english_lexicon& e, sv w) {
+  std::string l = e.any_lemma(w);
+  if (l != w) return l;
+  for (const auto p : {word_pos::verb, word_pos::noun, word_pos::adj, word_pos::adv})
+    if (e.is_lemma(w, p)) return l;
+  if (w.size() > 4 && w.ends_with("ies")) return std::string(w.substr(0, w.size() - 3)) + "y";
+  if (w.size() > 4 && (w.ends_with("ches") || w.ends_with("shes") || w.ends_with("xes") ||
+                       w.ends_with("sses") || w.ends_with("zes")))
+    return std::string(w.substr(0, w.size() - 2));
+  if (w.size() > 3 && w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") &&
+      !w.ends_with("is"))
+    return std::string(w.substr(0, w.size() - 1));
+  return l;
+}
+
+inline bool past_form(const claim_lexicon& lex, sv w, sv lemma) {
+  if (lex.en(w) & cw::event) return true;
+  return w != lemma && w.size() > 3 && w.ends_with("ed");
+}
+
+// Reads the tokens of one English clause. `inherited` is the holder of the statement's first
+// clause.
+inline void read_english_tokens(const claim_lexicon& lex, const std::vector<token>& t,
+                                const std::string& inherited, std::vector<text_claim>& out,
+                                std::string& first_holder) {
+  const auto& english = lex.english();
+  const std::size_t n = t.size();
+  text_claim c;
+  std::size_t i = 0;
+  // ---- holder
+  bool possessive = false;
+  std::string base;
+  if (i < n && t[i].w == "the" && i + 1 < n &&
+      (t[i + 1].w == "user" || (lex.en(t[i + 1].w) & cw::relative)))
+    ++i;
+  if (i < n) {
+    const sv w = t[i].w;
+    if (w == "user" || w == "i" || w == "we") {
+      base = "self";
+      ++i;
+    } else if (w == "my" || w == "our") {
+      base = "self";
+      possessive = true;
+      ++i;
+    } else if (w == "he" || w == "she" || w == "they") {
+      base = "3p:" + std::string(w);
+      ++i;
+    } else if (w == "his" || w == "her" || w == "their") {
+      base = "3p";
+      possessive = true;
+      ++i;
+    } else if (t[i].cap && i == 0 && lex.en(w) == 0 && !all_digits(w) && i + 1 < n &&
+               t[i + 1].w != "are" && t[i + 1].w != "were" && t[i + 1].w != "have" &&
+               english.lemma(w, word_pos::noun) == w && !english.is_lemma(w, word_pos::noun)) {
+      // a name: capitalised, no cue word, not a noun WordNet knows ("Paper is ...", "Men are")
+      std::string name(w);
+      ++i;
+      while (i < n && t[i].cap && lex.en(t[i].w) == 0) name += " " + t[i++].w;
+      base = "name:" + name;
+    }
+  }
+  if (!base.empty()) {
+    if (!possessive && i < n && t[i].w == "s" && i + 1 < n) {
+      possessive = true;
+      ++i;
+    }
+    // "<holder>'s <relative> is <Name>" names the relative (an attribute of the holder: "User's
+    // manager is Karen Liu"); "<holder>'s <relative> <noun> is ..." is a compound attribute
+    // ("mother tongue"); otherwise the relative holds what follows ("User's sister lives ...")
+    bool relative_attribute = false;
+    if (possessive && i < n && (lex.en(t[i].w) & cw::relative)) {
+      std::size_t k = i + 1;
+      while (k < n && !(lex.en(t[k].w) & (cw::aux | cw::negator)) && !t[k].w.ends_with('s') &&
+             !t[k].w.ends_with("ed") && k < i + 3)
+        ++k;
+      const bool copula_at = k < n && (t[k].w == "is" || t[k].w == "was");
+      if (copula_at && k > i + 1) relative_attribute = true;
+      if (copula_at && k == i + 1 && k + 1 < n && t[k + 1].cap) relative_attribute = true;
+    }
+    if (possessive && i < n && (lex.en(t[i].w) & cw::relative) && !relative_attribute) {
+      c.holder = (base == "self" ? "" : base + "/") + "rel:" + t[i].w;
+      ++i;
+      possessive = false;
+      if (i < n && t[i].w == "s" && i + 1 < n && !(lex.en(t[i + 1].w) & cw::aux)) {
+        possessive = true;
+        ++i;
+      }
+    } else {
+      c.holder = base;
+    }
+    // "User and Sam ...": the joint holder is the first one
+    if (!possessive && i + 1 < n && t[i].w == "and" && t[i + 1].cap) {
+      i += 2;
+    }
+  }
+  if (c.holder.empty()) c.holder = inherited;
+  if (first_holder.empty()) first_holder = c.holder;
+
+  std::vector<std::string> terms, object, value, scene, time, subject;
+  std::vector<double> quantities;
+  bool predicate_set = false, copula = false, object_open = false, in_value = false;
+  bool subject_zone =
+      base.empty() && i < n &&
+      ((lex.en(t[i].w) & cw::stop) || all_digits(t[i].w) || number_word(t[i].w) >= 0);
+  bool prefer_seen = false;
+  std::size_t comparative_at = n;  // where "over"/"than"/"instead of" starts the rejected option
+  std::size_t attr_value_from = n;
+
+  // ---- a possessed attribute: "<holder>'s <attribute words> is <value>"
+  if (possessive) {
+    std::size_t k = i;
+    while (k < n && t[k].w != "is" && t[k].w != "was" && t[k].w != "are" && t[k].w != "were" &&
+           t[k].w != "s")
+      ++k;
+    if (k < n && k > i && (t[k].w == "is" || t[k].w == "was" || t[k].w == "s")) {
+      std::string attr;
+      for (std::size_t a = i; a < k; ++a) {
+        const sv w = t[a].w;
+        if ((lex.en(w) & cw::stop) || w == "one" || w == "and" || w == "only") continue;
+        if (!attr.empty()) attr += ' ';
+        attr += term_of(english, w);
+      }
+      if (!attr.empty()) {
+        c.attribute = canonical_attribute(attr);
+        c.kind = predicate_class::state;
+        attr_value_from = k + 1;
+        i = k + 1;
+        in_value = true;
+      }
+    }
+  }
+
+  for (; i < n; ++i) {
+    const sv w = t[i].w;
+    const std::uint32_t cue = lex.en(w);
+    const sv next = i + 1 < n ? sv(t[i + 1].w) : sv();
+    // multi-word cues
+    if (w == "no" && next == "longer") {
+      c.polarity = -c.polarity;
+      c.change = true;
+      ++i;
+      continue;
+    }
+    if ((w == "used" && next == "to") && !predicate_set) {
+      c.polarity = -c.polarity;
+      c.change = true;
+      ++i;
+      continue;
+    }
+    if ((w == "now" && next == "and" && i + 2 < n && t[i + 2].w == "then") ||
+        (w == "from" && next == "time" && i + 2 < n && t[i + 2].w == "to")) {
+      c.frequency = 0.15;
+      i += (w == "now") ? 2 : 3;
+      continue;
+    }
+    if ((w == "hardly" || w == "almost") && next == "ever") {
+      c.frequency = 1.0 / 30;
+      ++i;
+      continue;
+    }
+    if (w == "almost" && next == "never") {
+      c.frequency = 1.0 / 30;
+      ++i;
+      continue;
+    }
+    if (w == "once" && next == "in" && i + 3 < n && t[i + 3].w == "while") {
+      c.frequency = 0.15;
+      i += 3;
+      continue;
+    }
+    if (auto [rate, used] = rate_at(t, i); rate >= 0) {
+      c.frequency = rate;
+      // what is counted stays a term: "50 books a year" -> book
+      for (std::size_t q = i + 1; q + 2 < i + used; ++q) {
+        const sv x = t[q].w;
+        if (x == "times" || x == "time" || (lex.en(x) & (cw::stop | cw::aux))) continue;
+        terms.push_back(term_of(english, x));
+        if (object_open) object.push_back(terms.back());
+      }
+      if (w == "every" || w == "each" || w == "most") scene.push_back(term_of(english, next));
+      i += used - 1;
+      continue;
+    }
+    // the rejected option of a preference: "X over Y", "X to Y" (after prefer), "X rather than
+    // Y", "X instead of Y", "X more than Y", "X above Y", "X ahead of Y", "X before Y"
+    const bool comparing = prefer_seen || c.predicate == "like";
+    // the preferred option must be named first: a term besides an attitude or ordering verb
+    const std::size_t named = (c.predicate == "like" || (lex.en(c.predicate) & cw::prefer)) ? 1 : 0;
+    if (((w == "rather" && next == "than") || (w == "instead" && next == "of") ||
+         (w == "more" && next == "than") || (w == "ahead" && next == "of")) &&
+        comparing && comparative_at == n && terms.size() > named) {
+      comparative_at = terms.size();
+      ++i;
+      continue;
+    }
+    if (comparing && comparative_at == n && terms.size() > named &&
+        ((cue & cw::comparative) || w == "above" || (w == "before" && prefer_seen) ||
+         (w == "to" && prefer_seen &&
+          !english.is_lemma(english.lemma(next, word_pos::verb), word_pos::verb)))) {
+      comparative_at = terms.size();
+      continue;
+    }
+    if (w == "rather" && !predicate_set) {  // "would rather X than Y"
+      prefer_seen = true;
+      continue;
+    }
+    if ((w == "at" || w == "on" || w == "in" || w == "for" || w == "after" || w == "before") &&
+        i + 1 < n && !in_value) {
+      // scene phrases: at home/work/night, on weekends/holiday/business trips, in the morning,
+      // for breakfast, after 3 pm
+      std::size_t k = i + 1;
+      if (k < n && (t[k].w == "the" || t[k].w == "a")) ++k;
+      if (k < n) {
+        const sv s = t[k].w;
+        const bool is_scene =
+            s == "home" || s == "work" || s == "night" || s == "weekends" || s == "weekend" ||
+            s == "weekdays" || s == "holiday" || s == "holidays" || s == "vacation" ||
+            s == "business" || s == "morning" || s == "mornings" || s == "evening" ||
+            s == "evenings" || s == "afternoon" || s == "afternoons" || s == "breakfast" ||
+            s == "lunch" || s == "dinner" || s == "office" || s == "parties" || s == "party" ||
+            s == "trips" || s == "trip" || s == "flights" || s == "restaurants" ||
+            s == "weeknights" || s == "client" || (w == "after" && all_digits(s));
+        if (is_scene && !(predicate_set && object.empty() && c.any_predicate)) {
+          for (std::size_t q = k; q < n; ++q) {
+            const sv x = t[q].w;
+            if (lex.en(x) & (cw::stop | cw::aux)) continue;
+            scene.push_back(term_of(english, x));
+          }
+          break;
+        }
+      }
+    }
+    if (cue & cw::scene) {  // when, while, during ...: the rest of the clause is the scene
+      for (std::size_t q = i + 1; q < n; ++q) {
+        const sv x = t[q].w;
+        if (lex.en(x) & (cw::stop | cw::aux)) continue;
+        scene.push_back(term_of(english, x));
+      }
+      break;
+    }
+    if ((w == "last" || w == "next" || w == "this") && i + 1 < n &&
+        (lex.en(next) & cw::time || next == "week" || next == "month" || next == "year" ||
+         next == "night" || next == "weekend" || next == "morning" || next == "evening" ||
+         next == "afternoon")) {
+      time.push_back(std::string(w) + " " + std::string(next));
+      if (w == "last" || (w == "this" && (next == "morning" || next == "afternoon")))
+        c.event = c.event || !c.change;
+      ++i;
+      continue;
+    }
+    if (w == "ago") {
+      c.event = true;
+      time.push_back("ago");
+      continue;
+    }
+    if (all_digits(w) || w.find(':') != sv::npos || (w.size() > 2 && w[0] >= '0' && w[0] <= '9')) {
+      if (is_time_number(t, i) && !in_value) {
+        time.push_back(std::string(w));
+        continue;
+      }
+      if (in_value) value.push_back(std::string(w));
+      if (all_digits(w)) quantities.push_back(std::atof(t[i].w.c_str()));
+      continue;
+    }
+    if ((w == "may" || w == "march") && !(i > 0 && all_digits(t[i - 1].w)) &&
+        !(i + 1 < n && all_digits(next))) {
+      if (w == "may") continue;  // the modal
+    } else if ((cue & cw::time) && w != "am" && w != "this" && !in_value) {
+      time.push_back(std::string(w));
+      if (cue & cw::event) c.event = true;
+      continue;
+    }
+    if (const double v = number_word(w);
+        v >= 0 && i + 1 < n && !(lex.en(next) & (cw::aux | cw::negator))) {
+      quantities.push_back(v);
+      if (in_value) value.push_back(std::to_string(static_cast<long long>(v)));
+      continue;
+    }
+    if (w.ends_with("-free") && w.size() > 5) {
+      c.polarity = -c.polarity;
+      const std::string base_word = term_of(english, w.substr(0, w.size() - 5));
+      terms.push_back(base_word);
+      object.push_back(base_word);
+      if (!predicate_set) c.any_predicate = true, predicate_set = true;
+      continue;
+    }
+    if (cue & cw::negator) {
+      c.polarity = -c.polarity;
+      if (cue & cw::frequency) c.frequency = 0;
+      if (cue & cw::change) c.change = true;
+      continue;
+    }
+    if (cue & cw::frequency) {
+      c.frequency = cw::frequency_of(w);
+      continue;
+    }
+    if (cue & cw::additive) {
+      c.additive = true;
+      continue;
+    }
+    if (cue & cw::aux) {
+      if (w == "is" || w == "are" || w == "was" || w == "were" || w == "am" || w == "be" ||
+          w == "s" || w == "m" || w == "re" || w == "being" || w == "been")
+        copula = true;
+      if ((w == "has" || w == "have" || w == "had") && !predicate_set && i + 1 < n) {
+        // a main verb unless a participle follows ("has dropped", "had been")
+        const sv x = next;
+        const std::string lemma = english.lemma(x, word_pos::verb);
+        const bool participle =
+            (lex.en(x) & (cw::aux | cw::negator | cw::frequency | cw::additive)) ||
+            (lemma != x && (x.ends_with("ed") || x.ends_with("en") || x == "got" || x == "quit" ||
+                            x == "left" || x == "sold" || x == "become"));
+        if (!participle) {
+          terms.push_back("have");
+          c.predicate = "have";
+          predicate_set = true;
+          object_open = true;
+          if (w == "had" && c.frequency < 0) c.event = true;
+        }
+      }
+      if (w == "had" && predicate_set) c.event = c.event || c.frequency < 0;
+      continue;
+    }
+    if ((cue & cw::stop) && !(cue & cw::relative)) {
+      if (object_open && !object.empty() &&
+          (w == "to" || w == "for" || w == "in" || w == "on" || w == "at" || w == "with" ||
+           w == "and" || w == "from" || w == "by" || w == "after"))
+        object_open = false;
+      if (w == "there") subject_zone = false;
+      continue;
+    }
+    // ---- a content word
+    const bool verb_slot = !predicate_set && !subject_zone;
+    std::string lemma =
+        verb_slot && english.is_lemma(english.lemma(w, word_pos::verb), word_pos::verb)
+            ? english.lemma(w, word_pos::verb)
+            : term_of(english, w);
+    const std::uint32_t lc = cue | lex.en(lemma);
+    if (subject_zone) {
+      // a noun phrase subject ("A man is playing ..."): its words are terms
+      if (i + 1 < n && (lex.en(next) & (cw::aux | cw::negator))) subject_zone = false;
+      terms.push_back(term_of(english, w));
+      subject.push_back(terms.back());
+      continue;
+    }
+    if (in_value) {
+      value.push_back(lemma);
+      continue;
+    }
+    if (lc & cw::restrictive) c.restrictive = true;
+    if (verb_slot) {
+      predicate_set = true;
+      object_open = true;
+      const bool participle_after_copula =
+          copula && (w.ends_with("ing") || w.ends_with("ed") || w.ends_with("en") || w != lemma);
+      if (copula && std::find(cw::english_marital.begin(), cw::english_marital.end(), w) !=
+                        cw::english_marital.end()) {
+        // "is married", "is single", "is engaged to Sam" (the spouse)
+        c.attribute = "marital status";
+        c.kind = predicate_class::state;
+        value.push_back(std::string(w));
+        if (i + 1 < n && next == "to") {
+          c.attribute = "spouse";
+          value.clear();
+          ++i;
+        }
+        in_value = true;
+        continue;
+      }
+      if (lc & cw::att_positive) {
+        c.predicate = "like";
+        c.kind = predicate_class::preference;
+        terms.push_back("like");
+        if (lc & cw::prefer) prefer_seen = true;
+        continue;
+      }
+      if (lc & cw::prefer) prefer_seen = true;  // an ordering verb: "values X above Y"
+      if (lc & cw::att_negative) {
+        c.predicate = "like";
+        c.kind = predicate_class::preference;
+        c.polarity = -c.polarity;
+        terms.push_back("like");
+        continue;
+      }
+      if ((lc & cw::tolerate) && c.polarity < 0) {
+        c.predicate = "like";
+        c.kind = predicate_class::preference;
+        terms.push_back("like");
+        continue;
+      }
+      if (lc & cw::aversion) {
+        c.any_predicate = true;
+        c.kind = predicate_class::preference;
+        c.polarity = -c.polarity;
+        continue;
+      }
+      if ((lc & cw::terminate) && !copula) {
+        c.any_predicate = true;
+        c.change = true;
+        c.polarity = -c.polarity;
+        c.kind = predicate_class::state;
+        continue;
+      }
+      // "gave up X", "gave away X", "called off X", "split up", "broke up", "kicked the habit",
+      // "moved out of X"
+      if (((lemma == "give" || lemma == "call" || lemma == "split" || lemma == "break" ||
+            lemma == "pack") &&
+           (next == "up" || next == "away" || next == "off")) ||
+          (lemma == "move" && next == "out") || (lemma == "kick" && next == "the")) {
+        c.any_predicate = true;
+        c.change = true;
+        c.polarity = -c.polarity;
+        c.kind = predicate_class::state;
+        ++i;
+        if (lemma == "move" && i + 1 < n && t[i + 1].w == "of") ++i;
+        continue;
+      }
+      if ((lc & cw::change) && !(lc & cw::att_positive)) {
+        c.change = true;
+        predicate_set = false;  // "started eating meat": the predicate is the next verb
+        object_open = false;
+        // "moved to X", "relocated to X", "switched to X", "switched from X to Y"
+        if ((lemma == "switch" || lemma == "move" || lemma == "convert" || lemma == "change") &&
+            i + 1 < n && (next == "from" || next == "to")) {
+          // "switched from X to Y": X negated, Y asserted; "moved to Y": residence Y
+          std::size_t k = i + 1;
+          std::vector<std::string> from, to;
+          std::vector<std::string> rest_scene;
+          bool in_to = next == "to";
+          for (++k; k < n; ++k) {
+            const sv x = t[k].w;
+            if (x == "to" && !in_to) {
+              in_to = true;
+              continue;
+            }
+            if (x == "in" || x == "at" || x == "for" || x == "on" || x == "when" || x == "after" ||
+                x == "during") {
+              for (std::size_t q = k + 1; q < n; ++q)
+                if (!(lex.en(t[q].w) & (cw::stop | cw::aux)))
+                  rest_scene.push_back(term_of(english, t[q].w));
+              break;
+            }
+            if (lex.en(x) & (cw::stop | cw::aux)) continue;
+            (in_to ? to : from).push_back(term_of(english, x));
+          }
+          if (lemma == "move" && from.empty()) {
+            c.attribute = "residence";
+            c.kind = predicate_class::state;
+            c.value = to;
+            c.terms = to;
+            sort_unique(c.value);
+            sort_unique(c.terms);
+            out.push_back(std::move(c));
+            return;
+          }
+          sort_unique(rest_scene);
+          if (!from.empty()) {
+            text_claim x;
+            x.holder = c.holder;
+            x.kind = predicate_class::habit;
+            x.polarity = -1;
+            x.any_predicate = true;
+            x.change = true;
+            x.terms = from;
+            x.object = from;
+            x.scene = rest_scene;
+            sort_unique(x.terms);
+            sort_unique(x.object);
+            out.push_back(std::move(x));
+          }
+          if (!to.empty()) {
+            text_claim y;
+            y.holder = c.holder;
+            y.kind = predicate_class::habit;
+            y.change = true;
+            y.terms = to;
+            y.object = to;
+            y.scene = rest_scene;
+            sort_unique(y.terms);
+            sort_unique(y.object);
+            out.push_back(std::move(y));
+          }
+          return;
+        }
+        continue;
+      }
+      // single-valued attributes from a verb and its preposition ("lives in", "works at")
+      for (const auto& a : cw::english_attributes)
+        if (a.verb == lemma && (a.prep.empty() || a.prep == next)) {
+          c.attribute = std::string(a.attribute);
+          c.change = c.change || a.change;
+          c.kind = predicate_class::state;
+          c.predicate = lemma;
+          in_value = true;
+          if (!a.prep.empty()) ++i;
+          break;
+        }
+      if (in_value) continue;
+      if (copula && !participle_after_copula) {
+        // "is vegetarian", "is married", "is a Leo", "is 34 years old"
+        if (lc & (cw::evaluation_pos | cw::evaluation_neg)) {
+          // "is fond of X", "is a big fan of X", "is keen on X"
+          c.predicate = "like";
+          c.kind = predicate_class::preference;
+          if (lc & cw::evaluation_neg) c.polarity = -c.polarity;
+          terms.push_back("like");
+          continue;
+        }
+        c.kind = c.restrictive ? predicate_class::state : predicate_class::state;
+        predicate_set = true;
+        terms.push_back(term_of(english, w));
+        object.push_back(terms.back());
+        continue;
+      }
+      c.predicate = lemma;
+      c.kind = c.frequency >= 0 ? predicate_class::habit : predicate_class::state;
+      if (past_form(lex, w, lemma) && !c.change) c.event = true;
+      terms.push_back(lemma);
+      continue;
+    }
+    // later content words
+    if (lc & (cw::evaluation_pos | cw::evaluation_neg)) {
+      // "finds spicy food unbearable", "thinks opera is boring", "a big fan of"
+      if (c.predicate != "like") {
+        if (!c.predicate.empty())
+          terms.erase(std::remove(terms.begin(), terms.end(), c.predicate), terms.end());
+        c.predicate = "like";
+        c.kind = predicate_class::preference;
+        terms.push_back("like");
+        if (lc & cw::evaluation_neg) c.polarity = -c.polarity;
+        object.clear();
+      }
+      continue;
+    }
+    if ((lc & cw::aversion) && !c.any_predicate &&
+        (copula || c.predicate.empty() || c.predicate == "have")) {
+      // "is allergic to X", "has a shellfish allergy": an aversion towards the other terms
+      if (!c.predicate.empty())
+        terms.erase(std::remove(terms.begin(), terms.end(), c.predicate), terms.end());
+      c.predicate.clear();
+      c.any_predicate = true;
+      c.polarity = -c.polarity;
+      c.kind = predicate_class::preference;
+      object = terms;
+      object_open = true;
+      continue;
+    }
+    if (w == "years" && next == "old" && !quantities.empty()) {
+      c.attribute = "age";
+      c.kind = predicate_class::state;
+      value.push_back(std::to_string(static_cast<long long>(quantities.back())));
+      ++i;
+      continue;
+    }
+    if (w == "old" || w == "year") continue;
+    terms.push_back(lemma);
+    if (object_open) object.push_back(lemma);
+  }
+  (void)attr_value_from;
+  if (c.kind == predicate_class::unknown && !terms.empty())
+    c.kind = c.frequency >= 0 ? predicate_class::habit : predicate_class::state;
+  if (c.event && !c.change && c.kind != predicate_class::preference)
+    c.kind = predicate_class::event;
+  // "prefers X over Y": like X, and Y rejected
+  if (comparative_at < terms.size()) {
+    if (c.predicate != "like") {  // an ordering verb or "would rather": both sides are likes
+      if (!c.predicate.empty() && (lex.en(c.predicate) & cw::prefer)) {
+        const auto at = std::find(terms.begin(), terms.end(), c.predicate);
+        if (at != terms.end() && static_cast<std::size_t>(at - terms.begin()) < comparative_at) {
+          terms.erase(at);
+          --comparative_at;
+        }
+      }
+      c.predicate = "like";
+      c.kind = predicate_class::preference;
+      terms.insert(terms.begin(), "like");
+      ++comparative_at;
+    }
+    text_claim rejected;
+    rejected.holder = c.holder;
+    rejected.kind = predicate_class::preference;
+    rejected.predicate = "like";
+    rejected.polarity = -c.polarity;
+    rejected.terms.assign(terms.begin() + static_cast<std::ptrdiff_t>(comparative_at), terms.end());
+    rejected.terms.push_back("like");
+    rejected.object = rejected.terms;
+    rejected.scene = scene;
+    terms.resize(comparative_at);
+    sort_unique(rejected.terms);
+    sort_unique(rejected.object);
+    sort_unique(rejected.scene);
+    out.push_back(std::move(rejected));
+    object.erase(std::remove_if(object.begin(), object.end(),
+                                [&](const std::string& o) {
+                                  return std::find(terms.begin(), terms.end(), o) == terms.end();
+                                }),
+                 object.end());
+  }
+  c.terms = std::move(terms);
+  c.object = std::move(object);
+  c.subject = std::move(subject);
+  sort_unique(c.subject);
+  c.value = std::move(value);
+  c.scene = std::move(scene);
+  c.time = std::move(time);
+  c.quantities = std::move(quantities);
+  sort_unique(c.terms);
+  sort_unique(c.object);
+  sort_unique(c.value);
+  sort_unique(c.scene);
+  sort_unique(c.time);
+  std::sort(c.quantities.begin(), c.quantities.end());
+  // an attribute whose value is only a date or time ("the yoga class is on Monday at 7 pm") is
+  // an appointment: its value is a time qualifier; a birthday or an age stays a value
+  if (!c.attribute.empty() && !c.value.empty() && c.attribute != "birthday" &&
+      c.attribute != "age" &&
+      std::all_of(c.value.begin(), c.value.end(), [&](const std::string& v) {
+        return (lex.en(v) & cw::time) || all_digits(v) || v.find(':') != std::string::npos ||
+               v == "pm" || v == "am" || v == "noon" || v == "midnight" ||
+               (v.size() > 2 && v[0] >= '0' && v[0] <= '9');
+      })) {
+    for (auto& v : c.value) c.time.push_back(std::move(v));
+    c.value.clear();
+    sort_unique(c.time);
+  }
+  if (!c.attribute.empty())  // the value is what differs; the terms keep it for containment
+    for (const auto& v : c.value) c.terms.push_back(v);
+  sort_unique(c.terms);
+  out.push_back(std::move(c));
+}
+
+// Where "and" joins two clauses rather than two objects: before a pronoun, an auxiliary, a
+// negator or change marker, or a past-tense verb ("bought a house and moved out", "likes tea and
+// never drinks coffee"); n when there is none.
+inline std::size_t conjoined_clause(const claim_lexicon& lex, const std::vector<token>& t) {
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    if (t[i].w != "and") continue;
+    const sv x = t[i + 1].w;
+    const std::uint32_t c = lex.en(x);
+    if (x == "he" || x == "she" || x == "they" || x == "i" || x == "we" || x == "it") return i;
+    if ((c & (cw::aux | cw::negator | cw::change | cw::terminate | cw::frequency)) && x != "s")
+      return i;
+    const std::string lemma = lex.english().lemma(x, word_pos::verb);
+    if (lemma != x && x.ends_with("ed") && lex.english().is_lemma(lemma, word_pos::verb)) return i;
+  }
+  return t.size();
+}
+
+// Reads one English clause, split once more where "and" joins two clauses.
+inline void read_english_clause(const claim_lexicon& lex, sv clause, const std::string& inherited,
+                                std::vector<text_claim>& out, std::string& first_holder) {
+  auto t = tokenize(clause);
+  const std::size_t cut = conjoined_clause(lex, t);
+  if (cut == t.size()) return read_english_tokens(lex, t, inherited, out, first_holder);
+  const std::vector<token> head(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(cut));
+  std::vector<token> tail(t.begin() + static_cast<std::ptrdiff_t>(cut) + 1, t.end());
+  read_english_tokens(lex, head, inherited, out, first_holder);
+  const std::string holder = out.empty() ? inherited : out.back().holder;
+  if (!tail.empty() && (tail[0].w == "they" || tail[0].w == "he" || tail[0].w == "she"))
+    tail.erase(tail.begin());  // "... and they now work on a Dell": the same holder
+  read_english_clause(lex, std::string(detail::claims::join(tail)), holder, out, first_holder);
+}
+
+// Splits English text into clauses at ; . ! ? and the words but/however/whereas/although/though.
+inline std::vector<std::string> english_clauses(sv text) {
+  std::vector<std::string> out;
+  std::string cur;
+  auto flush = [&] {
+    if (cur.find_first_not_of(' ') != std::string::npos) out.push_back(cur);
+    cur.clear();
+  };
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const char ch = text[i];
+    if (ch == ';' || ch == '!' || ch == '?' ||
+        (ch == '.' &&
+         !(i > 0 && i + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[i - 1])) &&
+           std::isdigit(static_cast<unsigned char>(text[i + 1]))))) {
+      flush();
+      ++i;
+      continue;
+    }
+    if (ch == ' ' || ch == ',') {
+      std::size_t j = i;
+      while (j < text.size() && (text[j] == ' ' || text[j] == ',')) ++j;
+      std::size_t k = j;
+      while (k < text.size() && std::isalpha(static_cast<unsigned char>(text[k]))) ++k;
+      std::string word(text.substr(j, k - j));
+      for (auto& x : word) x = static_cast<char>(std::tolower(static_cast<unsigned char>(x)));
+      if (word == "but" || word == "however" || word == "whereas" || word == "although" ||
+          word == "though") {
+        flush();
+        i = k;
+        continue;
+      }
+    }
+    cur.push_back(ch);
+    ++i;
+  }
+  flush();
+  return out;
+}
+
+}  // namespace memhealth::detail::claims
