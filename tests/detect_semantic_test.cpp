@@ -743,24 +743,9 @@ struct sick_pair {
   double relatedness;
   std::string label;
 };
-// The rows of a tab-separated file after its header line, each split into its fields.
-std::vector<std::vector<std::string>> read_tsv_rows(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  std::vector<std::vector<std::string>> rows;
-  std::string line;
-  std::getline(in, line);  // header
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    std::vector<std::string> cols;
-    std::stringstream ss(line);
-    for (std::string c; std::getline(ss, c, '\t');) cols.push_back(c);
-    rows.push_back(std::move(cols));
-  }
-  return rows;
-}
 std::vector<sick_pair> load_sick(const std::filesystem::path& file) {
   std::vector<sick_pair> out;
-  for (const auto& cols : read_tsv_rows(file))
+  for (const auto& cols : memhealth::test::read_tsv_rows(file))
     if (cols.size() >= 5) out.push_back({cols[1], cols[2], std::stod(cols[3]), cols[4]});
   return out;
 }
@@ -1077,7 +1062,7 @@ struct judge_pair {
 };
 std::vector<judge_pair> load_judge_pairs(const std::filesystem::path& p) {
   std::vector<judge_pair> out;
-  for (const auto& f : read_tsv_rows(p))
+  for (const auto& f : memhealth::test::read_tsv_rows(p))
     if (f.size() >= 6) out.push_back({f[0], f[1], f[2], f[3], f[4], f[5]});
   return out;
 }

@@ -8,9 +8,12 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #ifndef MEMHEALTH_SOURCE_DIR
 #error "tests/CMakeLists.txt defines MEMHEALTH_SOURCE_DIR"
@@ -46,6 +49,23 @@ inline std::string skip_message(std::string_view rel) {
   return "memhealth-skip: real data '" + std::string(rel) + "' is in neither " +
          bundled_data_dir().string() + " nor " + shared_data_dir().string() +
          " (see tests/data/README.md)";
+}
+
+/// The rows of a tab-separated file after its header line, each split into its fields (an
+/// unreadable file gives no rows).
+inline std::vector<std::vector<std::string>> read_tsv_rows(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::vector<std::vector<std::string>> rows;
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::vector<std::string> cols;
+    std::stringstream ss(line);
+    for (std::string c; std::getline(ss, c, '\t');) cols.push_back(c);
+    rows.push_back(std::move(cols));
+  }
+  return rows;
 }
 
 }  // namespace memhealth::test

@@ -171,7 +171,11 @@ struct claim_rules {
                 (m == n.terms.size() || (n.terms.size() >= loose_from && m + 1 == n.terms.size()));
       }
       if (!holds) return {false, false, "not_contained"};
-      if (!subset_or_empty(lex, n.scene, p.scene)) return {false, false, "different_scene"};
+      // the scene of what is denied must be among the other's scenes or its routine ("in the
+      // mornings" / "every morning")
+      std::vector<std::string> p_scene = p.scene;
+      if (!p.routine.empty()) p_scene.push_back(p.routine);
+      if (!subset_or_empty(lex, n.scene, p_scene)) return {false, false, "different_scene"};
       if (n.event != p.event) return {true, true, "state_vs_event"};
       if (n.scene.empty() && !p.scene.empty()) return {true, true, "scene_specific"};
       return {true, false, change ? "change_statement" : "opposite_polarity"};

@@ -44,12 +44,13 @@ struct text_claim {
   std::vector<double> quantities;    ///< numbers that are not times, sorted
   int polarity = 1;                  ///< +1 asserted, -1 negated (or an aversion, a termination)
   bool any_predicate = false;        ///< an aversion or termination: negates any verb on object
-  double frequency = -1;           ///< times per day (never 0, rarely 1/30, daily 1, "twice a week"
-                                   ///< 2/7; claim_words::frequency_of); -1 = not stated
-  bool change = false;             ///< a change marker (now, no longer, moved, 不再, 搬到)
-  bool additive = false;           ///< also, too, especially, 也, 还
-  bool event = false;              ///< a one-off past event
-  bool restrictive = false;        ///< a lasting restriction (vegetarian, allergic, 素食)
+  double frequency = -1;     ///< times per day (never 0, rarely 1/30, daily 1, "twice a week"
+                             ///< 2/7; claim_words::frequency_of); -1 = not stated
+  bool change = false;       ///< a change marker (now, no longer, moved, 不再, 搬到)
+  bool additive = false;     ///< also, too, especially, 也, 还
+  bool event = false;        ///< a one-off past event
+  bool restrictive = false;  ///< a lasting restriction (vegetarian, allergic, 素食)
+  std::string routine;  ///< the unit of a stated rate ("morning" of "every morning"); "" = none
   std::vector<std::string> scene;  ///< scene terms (sorted, unique); empty = none
   std::vector<std::string> time;   ///< time-qualifier words (sorted, unique); empty = none
 };

@@ -356,7 +356,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
         terms.push_back(term_of(english, x));
         if (object_open) object.push_back(terms.back());
       }
-      if (w == "every" || w == "each" || w == "most") scene.push_back(term_of(english, next));
+      if (w == "every" || w == "each" || w == "most") c.routine = term_of(english, next);
       i += used - 1;
       continue;
     }
@@ -793,11 +793,14 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
   // an appointment: its value is a time qualifier; a birthday or an age stays a value
   if (!c.attribute.empty() && !c.value.empty() && c.attribute != "birthday" &&
       c.attribute != "age" &&
-      std::all_of(c.value.begin(), c.value.end(), [&](const std::string& v) {
-        return (lex.en(v) & cw::time) || all_digits(v) || v.find(':') != std::string::npos ||
-               v == "pm" || v == "am" || v == "noon" || v == "midnight" ||
-               (v.size() > 2 && v[0] >= '0' && v[0] <= '9');
-      })) {
+      std::all_of(c.value.begin(), c.value.end(),
+                  [&](const std::string& v) {
+                    return (lex.en(v) & cw::time) || all_digits(v) ||
+                           v.find(':') != std::string::npos || v == "noon" || v == "midnight" ||
+                           (v.size() > 2 && v[0] >= '0' && v[0] <= '9');
+                  }) &&
+      !std::all_of(c.value.begin(), c.value.end(),
+                   [](const std::string& v) { return all_digits(v); })) {  // "42" is a size
     for (auto& v : c.value) c.time.push_back(std::move(v));
     c.value.clear();
     sort_unique(c.time);
@@ -820,7 +823,8 @@ inline std::size_t conjoined_clause(const claim_lexicon& lex, const std::vector<
     if ((c & (cw::aux | cw::negator | cw::change | cw::terminate | cw::frequency)) && x != "s")
       return i;
     const std::string lemma = lex.english().lemma(x, word_pos::verb);
-    if (lemma != x && x.ends_with("ed") && lex.english().is_lemma(lemma, word_pos::verb)) return i;
+    // a past form (-ed or irregular: "bought", "sold"), not a plural ("cats and dogs")
+    if (lemma != x && !x.ends_with('s') && lex.english().is_lemma(lemma, word_pos::verb)) return i;
   }
   return t.size();
 }
