@@ -14,15 +14,19 @@ What it keeps (single-word lemmas only: lowercase ASCII letters and '-'):
               tagsense_cnt > 0 (tagged in the semantic concordances; an antonym of another noun is
               in the antonym list whatever its count). Per word: its parts of speech and the synsets
               of its first 3 senses (sense order of index.*), a sense counting only when it is tagged
-              (its rank < tagsense_cnt) or the first. Synsets that end up with one word only
-              are dropped (they cannot make two words synonyms); the rest are renumbered 0, 1, ...
+              (its rank < tagsense_cnt) or the first. A synset keeps an id (0, 1, ...) when it is
+              shared by two kept words (synonyms), or is a noun or verb synset with hypernyms, or
+              is a root (no hypernyms) that the hypernym walk reaches; the others are dropped.
+  hypernyms   for every noun and verb synset that the kept words reach (their kept senses) and for
+              all its ancestors (closure upwards): its direct hypernyms ('@' and '@i' pointers).
+              Ancestors get an id even when no kept word has them as a sense.
   exceptions  verb.exc, noun.exc, adj.exc, adv.exc: inflected form -> first base form listed.
   antonyms    direct antonyms ('!' pointers, always lexical: the source/target field names the words)
               of all four parts of speech; for adjectives also indirect ones: each word of a satellite
               synset (ss_type 's') is an antonym of the direct antonyms of its head synset's words
               (the head is the '&' target of the satellite). Each pair once, the smaller word first.
 
-Format of the output, three arrays of string_views (pieces of at most 15000 bytes, split at
+Format of the output, four arrays of string_views (pieces of at most 15000 bytes, split at
 line ends) of tab-separated lines (each line ends with '\\n'):
   words:      P suffix TAB pos-letters (subset of "nvar", in that order) [TAB synset,synset,...]
               front-coded, sorted: P (one base-36 digit) is how many leading characters the word
@@ -32,6 +36,8 @@ line ends) of tab-separated lines (each line ends with '\\n'):
               the detachment rules (by_rules) would not find anyway
   antonyms:   word TAB direct,partners TAB indirect,partners (either list may be empty; each
               pair is listed once, under the word with more partners)
+  hypernyms:  line i (0-based): synset i's hypernym synset ids, comma-separated, base 36; the
+              synsets with hypernyms have the lowest ids, so the list ends at the first one without
 """
 import pathlib
 import re
