@@ -122,10 +122,7 @@ class english_lexicon {
     if (a == b) return true;
     const auto* x = find(a);
     const auto* y = find(b);
-    if (x == nullptr || y == nullptr) return false;
-    for (const auto s : x->synsets)
-      if (std::find(y->synsets.begin(), y->synsets.end(), s) != y->synsets.end()) return true;
-    return false;
+    return x != nullptr && y != nullptr && share_synset(*x, *y);
   }
 
   /// @return true when `specific` is a kind of `general` (is-a): when a synset kept for
@@ -140,10 +137,12 @@ class english_lexicon {
   /// pointers.
   [[nodiscard]] bool is_a(std::string_view specific, std::string_view general,
                           int max_depth = 4) const {
-    if (synonyms(specific, general)) return true;
+    if (specific == general) return true;
     const auto* x = find(specific);
     const auto* y = find(general);
-    if (x == nullptr || y == nullptr || max_depth <= 0 || y->synsets.empty()) return false;
+    if (x == nullptr || y == nullptr) return false;
+    if (share_synset(*x, *y)) return true;  // synonyms
+    if (max_depth <= 0 || y->synsets.empty()) return false;
     synset_walk seen;  // synsets visited, breadth first: level k starts at seen[begin]
     for (const auto s : x->synsets) seen.insert(s);
     std::size_t begin = 0;
@@ -320,6 +319,11 @@ class english_lexicon {
     const auto it = words_.find(w);
     return it == words_.end() ? nullptr : &it->second;
   }
+  static bool share_synset(const word_info& x, const word_info& y) {
+    for (const auto s : x.synsets)
+      if (std::find(y.synsets.begin(), y.synsets.end(), s) != y.synsets.end()) return true;
+    return false;
+  }
   std::span<const std::uint32_t> hypernyms(std::uint32_t s) const {
     if (s + std::size_t{1} < hyper_begin_.size())
       return std::span(hyper_ids_).subspan(hyper_begin_[s], hyper_begin_[s + 1] - hyper_begin_[s]);
@@ -431,6 +435,9 @@ inline english_lexicon english_lexicon::parse_wordnet() {
       if (info.pos_mask == 0) ++lex.lemma_count_;
       info.pos_mask |= bit(p);
     }
+    if (!synsets.empty())
+      info.synsets.reserve(1 + static_cast<std::size_t>(
+                                   std::count(synsets.begin(), synsets.end(), ',')));
     d::for_each_item(synsets, [&](std::string_view id) {
       const auto s = d::base36(id);
       info.synsets.push_back(s);
