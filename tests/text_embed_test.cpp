@@ -483,13 +483,13 @@ TEST_CASE("lexicon: load_tsv adds pairs; a malformed line or an unreadable file 
 TEST_CASE("lexicon: WordNet hypernyms (is_a)") {
   // Steps counted in data.noun / data.verb ('@' pointers) from the kept senses.
   const auto& lex = english_lexicon::builtin();
-  CHECK(lex.is_a("man", "person"));  // man (03 "the generic use of the word") -> person
+  CHECK(lex.is_a("man", "person"));  // man sense 3 (10289039, "any human being") -> 00007846
   CHECK(lex.is_a("man", "person", 1));
   CHECK(lex.is_a("woman", "person"));  // woman -> female -> person: 2 steps
   CHECK_FALSE(lex.is_a("woman", "person", 1));
-  CHECK(lex.is_a("lady", "woman", 1));           // lady -> woman
-  CHECK(lex.is_a("slice", "cut", 1));            // verb: {slit, slice} -> cut (02 "separate")
-  CHECK(lex.is_a("eggplant", "vegetable"));      // eggplant -> solanaceous_vegetable -> vegetable
+  CHECK(lex.is_a("lady", "woman", 1));       // lady -> woman
+  CHECK(lex.is_a("slice", "cut", 1));        // verb {slit, slice} 01559073 -> cut 01552537
+  CHECK(lex.is_a("eggplant", "vegetable"));  // 07713074 -> solanaceous_vegetable -> 07707451
   CHECK_FALSE(lex.is_a("eggplant", "vegetable", 1));
   // WordNet has kitten -> young_mammal -> young -> animal, not kitten -> cat.
   CHECK_FALSE(lex.is_a("kitten", "cat"));

@@ -219,10 +219,10 @@ class english_lexicon {
       const auto b = three ? view.substr(t2 + 1) : std::string_view{};
       if (!three || (kind != "synonym" && kind != "antonym" && kind != "is_a") || a.empty() ||
           b.empty())
-        throw std::runtime_error(
-            "english_lexicon::load_tsv: " + file.string() + ":" + std::to_string(number) +
-            ": expected 'synonym<TAB>a<TAB>b', 'antonym<TAB>a<TAB>b' or "
-            "'is_a<TAB>specific<TAB>general'");
+        throw std::runtime_error("english_lexicon::load_tsv: " + file.string() + ":" +
+                                 std::to_string(number) +
+                                 ": expected 'synonym<TAB>a<TAB>b', 'antonym<TAB>a<TAB>b' or "
+                                 "'is_a<TAB>specific<TAB>general'");
       pairs.emplace_back(kind[0], std::string(a), std::string(b));
     }
     if (in.bad())
@@ -253,10 +253,10 @@ class english_lexicon {
   };
   static constexpr std::uint32_t no_synset = 0xffffffff;
   struct word_info {
-    std::uint32_t id = 0;                     ///< dense number, for the antonym pair keys
-    std::uint32_t user_synset = no_synset;    ///< the word's own synset for add_is_a, once made
-    std::uint8_t pos_mask = 0;                ///< bit(p) set when a lemma of p
-    std::vector<std::uint32_t> synsets;       ///< kept synsets (built-in, then user-added)
+    std::uint32_t id = 0;                   ///< dense number, for the antonym pair keys
+    std::uint32_t user_synset = no_synset;  ///< the word's own synset for add_is_a, once made
+    std::uint8_t pos_mask = 0;              ///< bit(p) set when a lemma of p
+    std::vector<std::uint32_t> synsets;     ///< kept synsets (built-in, then user-added)
   };
   /// The synsets an is_a() walk has visited: 64 inline, more on the heap.
   class synset_walk {
@@ -436,8 +436,8 @@ inline english_lexicon english_lexicon::parse_wordnet() {
       info.pos_mask |= bit(p);
     }
     if (!synsets.empty())
-      info.synsets.reserve(1 + static_cast<std::size_t>(
-                                   std::count(synsets.begin(), synsets.end(), ',')));
+      info.synsets.reserve(
+          1 + static_cast<std::size_t>(std::count(synsets.begin(), synsets.end(), ',')));
     d::for_each_item(synsets, [&](std::string_view id) {
       const auto s = d::base36(id);
       info.synsets.push_back(s);
