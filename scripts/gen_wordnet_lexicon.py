@@ -14,15 +14,19 @@ What it keeps (single-word lemmas only: lowercase ASCII letters and '-'):
               tagsense_cnt > 0 (tagged in the semantic concordances; an antonym of another noun is
               in the antonym list whatever its count). Per word: its parts of speech and the synsets
               of its first 3 senses (sense order of index.*), a sense counting only when it is tagged
-              (its rank < tagsense_cnt) or the first. Synsets that end up with one word only
-              are dropped (they cannot make two words synonyms); the rest are renumbered 0, 1, ...
+              (its rank < tagsense_cnt) or the first. A synset keeps an id (0, 1, ...) when it is
+              shared by two kept words (synonyms), or is a noun or verb synset with hypernyms, or
+              is a root (no hypernyms) that the hypernym walk reaches; the others are dropped.
+  hypernyms   for every noun and verb synset that the kept words reach (their kept senses) and for
+              all its ancestors (closure upwards): its direct hypernyms ('@' and '@i' pointers).
+              Ancestors get an id even when no kept word has them as a sense.
   exceptions  verb.exc, noun.exc, adj.exc, adv.exc: inflected form -> first base form listed.
   antonyms    direct antonyms ('!' pointers, always lexical: the source/target field names the words)
               of all four parts of speech; for adjectives also indirect ones: each word of a satellite
               synset (ss_type 's') is an antonym of the direct antonyms of its head synset's words
               (the head is the '&' target of the satellite). Each pair once, the smaller word first.
 
-Format of the output, three arrays of string_views (pieces of at most 15000 bytes, split at
+Format of the output, four arrays of string_views (pieces of at most 15000 bytes, split at
 line ends) of tab-separated lines (each line ends with '\\n'):
   words:      P suffix TAB pos-letters (subset of "nvar", in that order) [TAB synset,synset,...]
               front-coded, sorted: P (one base-36 digit) is how many leading characters the word
@@ -32,6 +36,8 @@ line ends) of tab-separated lines (each line ends with '\\n'):
               the detachment rules (by_rules) would not find anyway
   antonyms:   word TAB direct,partners TAB indirect,partners (either list may be empty; each
               pair is listed once, under the word with more partners)
+  hypernyms:  line i (0-based): synset i's hypernym synset ids, comma-separated, base 36; the
+              synsets with hypernyms have the lowest ids, so the list ends at the first one without
 """
 import pathlib
 import re
@@ -239,8 +245,30 @@ def main() -> int:
     for w, ids in synsets_of.items():
         for s in ids:
             members.setdefault(s, set()).add(w)
-    shared = sorted(s for s, m in members.items() if len(m) > 1)
-    number = {s: i for i, s in enumerate(shared)}
+    shared = {s for s, m in members.items() if len(m) > 1}
+
+    # Hypernyms ('@' and '@i' pointers) of the noun and verb synsets the kept words reach, and
+    # of all their ancestors (closure upwards, so that a lookup can walk to the roots).
+    def hypernyms_of(s):
+        return sorted({f"{tpos}{toff}" for sym, toff, tpos, _, _ in data[s[0]][s[1:]][2]
+                       if sym in ("@", "@i")})
+    hyper = {}
+    todo = sorted(s for s in members if s[0] in "nv")
+    ancestors = set()
+    while todo:
+        s = todo.pop()
+        if s in hyper:
+            continue
+        hyper[s] = hypernyms_of(s)
+        for h in hyper[s]:
+            ancestors.add(h)
+            if h not in hyper:
+                todo.append(h)
+    # Ids: first the synsets with hypernyms (line i of the hypernym list is synset i's), then
+    # the other synsets that matter: shared ones (synonyms) and roots reached from below.
+    with_hyper = sorted(s for s, hs in hyper.items() if hs)
+    others = sorted((shared | {s for s in ancestors if not hyper[s]}) - set(with_hyper))
+    number = {s: i for i, s in enumerate(with_hyper + others)}
 
     word_lines = []
     counts = {p: 0 for p in POS_ORDER}
@@ -260,6 +288,9 @@ def main() -> int:
             synonym_entries += 1
             line += "\t" + ",".join(base36(i) for i in ids)
         word_lines.append(line + "\n")
+
+    hyper_lines = [",".join(sorted(base36(number[h]) for h in hyper[s])) + "\n"
+                   for s in with_hyper]
 
     # Exceptions whose lemma is kept, less those the detachment rules already get right.
     exc_lines = []
@@ -283,7 +314,8 @@ def main() -> int:
 
     lic = "\n".join(("/// " + l).rstrip() for l in licence_text(d))
     stats = (f"{len(word_lines)} words (nouns {counts['n']}, verbs {counts['v']}, adjectives {counts['a']}, "
-             f"adverbs {counts['r']}), {synonym_entries} with shared synsets ({len(shared)} synsets), "
+             f"adverbs {counts['r']}), {synonym_entries} with synset ids ({len(number)} synsets, "
+             f"{len(shared)} shared, {len(with_hyper)} with hypernyms), "
              f"{len(exc_lines)} exceptions, {len(direct)} direct + {len(indirect)} indirect antonym pairs")
     contents = "\n".join("/// " + l for l in textwrap.wrap(f"Contents: {stats}.", 96))
     header = f"""#pragma once
@@ -312,6 +344,8 @@ inline constexpr std::string_view version = "WordNet 3.0";
                     "".join(exc_lines)) + "\n" +
             literal("antonyms", "word TAB word TAB d (direct) | i (indirect, adjective satellites)",
                     "".join(ant_lines)) + "\n" +
+            literal("hypernyms", "line i: the hypernym synset ids of synset i (comma-separated)",
+                    "".join(hyper_lines)) + "\n" +
             "}  // namespace memhealth::detail::wordnet\n// clang-format on\n")
     out_path.write_text(header + body, encoding="ascii")
     print(f"gen_wordnet_lexicon: wrote {out_path} ({out_path.stat().st_size // 1024} KB): {stats}")

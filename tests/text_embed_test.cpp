@@ -479,3 +479,84 @@ TEST_CASE("lexicon: load_tsv adds pairs; a malformed line or an unreadable file 
   CHECK(m.find(missing.string()) != std::string::npos);
   CHECK(lex.antonym_pairs() == 1);
 }
+
+TEST_CASE("lexicon: WordNet hypernyms (is_a)") {
+  // Steps counted in data.noun / data.verb ('@' pointers) from the kept senses.
+  const auto& lex = english_lexicon::builtin();
+  CHECK(lex.is_a("man", "person"));  // man sense 3 (10289039, "any human being") -> 00007846
+  CHECK(lex.is_a("man", "person", 1));
+  CHECK(lex.is_a("woman", "person"));  // woman -> female -> person: 2 steps
+  CHECK_FALSE(lex.is_a("woman", "person", 1));
+  CHECK(lex.is_a("lady", "woman", 1));       // lady -> woman
+  CHECK(lex.is_a("slice", "cut", 1));        // verb {slit, slice} 01559073 -> cut 01552537
+  CHECK(lex.is_a("eggplant", "vegetable"));  // 07713074 -> solanaceous_vegetable -> 07707451
+  CHECK_FALSE(lex.is_a("eggplant", "vegetable", 1));
+  // WordNet has kitten -> young_mammal -> young -> animal, not kitten -> cat.
+  CHECK_FALSE(lex.is_a("kitten", "cat"));
+  CHECK(lex.is_a("kitten", "young", 2));
+  CHECK(lex.is_a("kitten", "animal", 3));
+  CHECK_FALSE(lex.is_a("kitten", "animal", 2));
+  CHECK(lex.is_a("dog", "animal"));  // dog -> domestic_animal -> animal
+  // man -> person -> causal_agent -> physical_entity -> entity: 4 steps, the default depth.
+  CHECK(lex.is_a("man", "entity"));
+  CHECK_FALSE(lex.is_a("man", "entity", 3));
+  CHECK_FALSE(lex.is_a("person", "man"));  // not symmetric
+  CHECK_FALSE(lex.is_a("car", "person"));
+  CHECK_FALSE(lex.is_a("car", "person", 30));
+  CHECK(lex.is_a("car", "automobile", 0));  // synonyms: depth 0
+  CHECK(lex.is_a("cat", "cat", 0));
+  CHECK_FALSE(lex.is_a("man", "person", 0));
+  CHECK_FALSE(lex.is_a("man", "person", -1));
+  CHECK(lex.is_a("xyzzy", "xyzzy"));  // like synonyms(): a word is itself
+  CHECK_FALSE(lex.is_a("xyzzy", "person"));
+  CHECK_FALSE(lex.is_a("man", "xyzzy"));
+}
+
+TEST_CASE("lexicon: add_is_a and load_tsv is_a lines") {
+  english_lexicon empty;
+  CHECK_FALSE(empty.is_a("man", "person"));
+  empty.add_is_a("poodle", "dog");
+  empty.add_is_a("dog", "animal");
+  empty.add_is_a("same", "same");  // ignored
+  CHECK(empty.is_a("poodle", "dog", 1));
+  CHECK(empty.is_a("poodle", "animal", 2));  // transitive, one step per pair
+  CHECK_FALSE(empty.is_a("poodle", "animal", 1));
+  CHECK_FALSE(empty.is_a("dog", "poodle"));
+  CHECK_FALSE(empty.synonyms("poodle", "dog"));
+  empty.add_is_a("animal", "poodle");  // a cycle: walks still end
+  CHECK(empty.is_a("dog", "poodle", 2));
+  CHECK_FALSE(empty.is_a("dog", "cat", 100));
+
+  auto lex = english_lexicon::builtin();
+  lex.add_is_a("labradoodle", "dog");
+  CHECK(lex.is_a("labradoodle", "dog", 1));
+  CHECK(lex.is_a("labradoodle", "animal", 3));  // + dog -> domestic_animal -> animal
+  CHECK_FALSE(lex.is_a("labradoodle", "animal", 2));
+  CHECK_FALSE(lex.is_a("dog", "labradoodle"));
+  lex.add_is_a("zorb", "labradoodle");
+  CHECK(lex.is_a("zorb", "dog", 2));
+  CHECK(lex.is_a("zorb", "animal"));
+  lex.add_is_a("dog", "pet-thing");  // a built-in word gets a user hypernym
+  CHECK(lex.is_a("dog", "pet-thing", 1));
+  CHECK(lex.is_a("zorb", "pet-thing", 3));
+  CHECK(lex.is_a("man", "person"));  // WordNet's still there
+  CHECK_FALSE(lex.synonyms("dog", "pet-thing"));
+  const auto& builtin = english_lexicon::builtin();
+  CHECK_FALSE(builtin.is_a("labradoodle", "dog"));
+  CHECK_FALSE(builtin.is_a("dog", "pet-thing"));
+
+  english_lexicon loaded;
+  const temp_tsv good("is-a", "is_a\tpoodle\tdog\r\nsynonym\tpup\tpuppy\nis_a\tpuppy\tdog\n");
+  loaded.load_tsv(good.path);
+  CHECK(loaded.is_a("poodle", "dog"));
+  CHECK(loaded.synonyms("pup", "puppy"));
+  CHECK(loaded.is_a("puppy", "dog", 1));
+  CHECK_FALSE(loaded.is_a("dog", "poodle"));
+  const temp_tsv bad("is-a-bad", "is_a\tpoodle\tdog\nis-a\tcat\tanimal\n");
+  const auto msg = thrown_message(loaded, bad.path);
+  CHECK(msg.find(":2:") != std::string::npos);
+  CHECK(msg.find("is_a<TAB>specific<TAB>general") != std::string::npos);
+  const temp_tsv two("is-a-two", "is_a\tcat\n");
+  CHECK(thrown_message(loaded, two.path).find(":1:") != std::string::npos);
+  CHECK_FALSE(loaded.is_a("cat", "animal"));
+}

@@ -1,6 +1,7 @@
 #pragma once
 /// @file lexicon.hpp
-/// An English lexicon for the rule-based conflict judge: lemmas (morphy), antonyms and synonyms.
+/// An English lexicon for the rule-based conflict judge: lemmas (morphy), antonyms, synonyms and
+/// hypernyms (is-a).
 ///
 /// The built-in data (english_lexicon::builtin()) is derived from WordNet 3.0 (Princeton) by
 /// scripts/gen_wordnet_lexicon.py into text/wordnet_data.hpp (licence notice there and in
@@ -9,8 +10,11 @@
 /// concordances; the morphy exception lists; direct antonyms of all parts of speech plus the
 /// indirect antonyms of adjective satellites ("huge" is an antonym of "small" because "huge" is
 /// similar to "large", whose antonym is "small"); and, per word, the synsets of its first three
-/// tagged senses (or of its first sense), so that two words are synonyms when they share one.
-/// Users add their own antonyms and synonyms with add_antonym / add_synonym / load_tsv on a copy:
+/// tagged senses (or of its first sense), so that two words are synonyms when they share one;
+/// and, for nouns and verbs, the hypernym pointers ('@', '@i') of those synsets and of all their
+/// ancestors, so that is_a() can walk up ("man" -> "male" -> "person").
+/// Users add their own antonyms, synonyms and is-a pairs with add_antonym / add_synonym /
+/// add_is_a / load_tsv on a copy:
 ///   auto lex = memhealth::english_lexicon::builtin();
 ///   lex.add_antonym("vegan", "carnivore");
 /// Lookups are exact and case-sensitive (the built-in words are lowercase) and allocate nothing,
@@ -40,7 +44,7 @@ namespace memhealth {
 /// Part of speech of a lemma, as WordNet distinguishes them (adjective satellites count as adj).
 enum class word_pos : std::uint8_t { noun, verb, adj, adv };
 
-/// English lexicon: WordNet-derived lemmas, antonyms and synonyms plus user additions.
+/// English lexicon: WordNet-derived lemmas, antonyms, synonyms and hypernyms plus user additions.
 /// A value type: copy builtin() to add to it. Not synchronised: const member functions may run
 /// concurrently, a non-const one needs exclusive access.
 class english_lexicon {
@@ -118,10 +122,56 @@ class english_lexicon {
     if (a == b) return true;
     const auto* x = find(a);
     const auto* y = find(b);
+    return x != nullptr && y != nullptr && share_synset(*x, *y);
+  }
+
+  /// @return true when `specific` is a kind of `general` (is-a): when a synset kept for
+  /// `specific` (its first three tagged senses, or its first sense, as for synonyms()) has a
+  /// synset kept for `general` among its hypernym ancestors, at most `max_depth` steps up
+  /// ("man" is a "person": man -> male -> person, 2 steps; "slice" is a "cut": verb, 1 step;
+  /// "eggplant" is a "vegetable": 2 steps), or the pair is linked by add_is_a / load_tsv (one
+  /// step per added pair, transitive); also true when the two are synonyms() (max_depth <= 0:
+  /// only then). Nouns and verbs only; not symmetric ("person" is not a "man"); exact lemmas,
+  /// no lemmatisation (call lemma() first). Allocates nothing unless the walk visits more than
+  /// 64 synsets. Source: WordNet 3.0 (Princeton) hypernym and instance-hypernym ('@', '@i')
+  /// pointers.
+  [[nodiscard]] bool is_a(std::string_view specific, std::string_view general,
+                          int max_depth = 4) const {
+    if (specific == general) return true;
+    const auto* x = find(specific);
+    const auto* y = find(general);
     if (x == nullptr || y == nullptr) return false;
-    for (const auto s : x->synsets)
-      if (std::find(y->synsets.begin(), y->synsets.end(), s) != y->synsets.end()) return true;
+    if (share_synset(*x, *y)) return true;  // synonyms
+    if (max_depth <= 0 || y->synsets.empty()) return false;
+    synset_walk seen;  // synsets visited, breadth first: level k starts at seen[begin]
+    for (const auto s : x->synsets) seen.insert(s);
+    std::size_t begin = 0;
+    for (int depth = 1; depth <= max_depth && begin < seen.size(); ++depth) {
+      const auto end = seen.size();
+      for (auto i = begin; i < end; ++i) {
+        for (const auto h : hypernyms(seen[i])) {
+          if (std::find(y->synsets.begin(), y->synsets.end(), h) != y->synsets.end()) return true;
+          seen.insert(h);
+        }
+      }
+      begin = end;
+    }
     return false;
+  }
+
+  /// Makes `specific` a kind of `general`: afterwards is_a(specific, general) is true (one
+  /// step), and so is is_a(specific, g) for whatever `general` is a kind of (built-in or
+  /// added). Words are kept as given; `specific` == `general` is ignored. Not symmetric.
+  /// @throws std::bad_alloc only.
+  void add_is_a(std::string_view specific, std::string_view general) {
+    if (specific == general) return;
+    auto& x = intern(specific);  // references into words_ survive rehashing
+    auto& y = intern(general);
+    const auto u = user_synset(x);
+    user_synset(y);
+    auto& up = user_hypernyms_[u];
+    for (const auto s : y.synsets)
+      if (std::find(up.begin(), up.end(), s) == up.end()) up.push_back(s);
   }
 
   /// Makes `a` and `b` antonyms (both directions). Words are kept as given (exact match later);
@@ -142,8 +192,9 @@ class english_lexicon {
     intern(b).synsets.push_back(s);
   }
 
-  /// Adds the user pairs of a UTF-8 TSV file: lines `synonym<TAB>a<TAB>b` or
-  /// `antonym<TAB>a<TAB>b` (exactly three non-empty fields; a trailing '\r' is ignored); lines
+  /// Adds the user pairs of a UTF-8 TSV file: lines `synonym<TAB>a<TAB>b`,
+  /// `antonym<TAB>a<TAB>b` or `is_a<TAB>specific<TAB>general` (add_is_a; exactly three non-empty
+  /// fields; a trailing '\r' is ignored); lines
   /// starting with '#' and blank lines are ignored. All or nothing: the file is read completely
   /// before anything is added.
   /// @throws std::runtime_error naming the file (and the 1-based line number for a malformed
@@ -151,7 +202,7 @@ class english_lexicon {
   void load_tsv(const std::filesystem::path& file) {
     std::ifstream in(file, std::ios::binary);
     if (!in) throw std::runtime_error("english_lexicon::load_tsv: cannot read " + file.string());
-    std::vector<std::tuple<bool, std::string, std::string>> pairs;  // (antonym?, a, b)
+    std::vector<std::tuple<char, std::string, std::string>> pairs;  // ('a'|'s'|'i', a, b)
     std::string line;
     std::size_t number = 0;
     while (std::getline(in, line)) {
@@ -166,19 +217,23 @@ class english_lexicon {
       const auto kind = three ? view.substr(0, t1) : std::string_view{};
       const auto a = three ? view.substr(t1 + 1, t2 - t1 - 1) : std::string_view{};
       const auto b = three ? view.substr(t2 + 1) : std::string_view{};
-      if (!three || (kind != "synonym" && kind != "antonym") || a.empty() || b.empty())
+      if (!three || (kind != "synonym" && kind != "antonym" && kind != "is_a") || a.empty() ||
+          b.empty())
         throw std::runtime_error("english_lexicon::load_tsv: " + file.string() + ":" +
                                  std::to_string(number) +
-                                 ": expected 'synonym<TAB>a<TAB>b' or 'antonym<TAB>a<TAB>b'");
-      pairs.emplace_back(kind == "antonym", std::string(a), std::string(b));
+                                 ": expected 'synonym<TAB>a<TAB>b', 'antonym<TAB>a<TAB>b' or "
+                                 "'is_a<TAB>specific<TAB>general'");
+      pairs.emplace_back(kind[0], std::string(a), std::string(b));
     }
     if (in.bad())
       throw std::runtime_error("english_lexicon::load_tsv: read error in " + file.string());
-    for (const auto& [antonym, a, b] : pairs) {
-      if (antonym)
+    for (const auto& [kind, a, b] : pairs) {
+      if (kind == 'a')
         add_antonym(a, b);
-      else
+      else if (kind == 's')
         add_synonym(a, b);
+      else
+        add_is_a(a, b);
     }
   }
 
@@ -196,10 +251,34 @@ class english_lexicon {
       return std::hash<std::string_view>{}(s);
     }
   };
+  static constexpr std::uint32_t no_synset = 0xffffffff;
   struct word_info {
-    std::uint32_t id = 0;                ///< dense number, for the antonym pair keys
-    std::uint8_t pos_mask = 0;           ///< bit(p) set when a lemma of p
-    std::vector<std::uint32_t> synsets;  ///< shared synsets (built-in, then user-added)
+    std::uint32_t id = 0;                   ///< dense number, for the antonym pair keys
+    std::uint32_t user_synset = no_synset;  ///< the word's own synset for add_is_a, once made
+    std::uint8_t pos_mask = 0;              ///< bit(p) set when a lemma of p
+    std::vector<std::uint32_t> synsets;     ///< kept synsets (built-in, then user-added)
+  };
+  /// The synsets an is_a() walk has visited: 64 inline, more on the heap.
+  class synset_walk {
+   public:
+    [[nodiscard]] std::size_t size() const { return size_; }
+    [[nodiscard]] std::uint32_t operator[](std::size_t i) const {
+      return i < fixed_.size() ? fixed_[i] : more_[i - fixed_.size()];
+    }
+    void insert(std::uint32_t s) {  // unless already there
+      for (std::size_t i = 0; i < size_; ++i)
+        if ((*this)[i] == s) return;
+      if (size_ < fixed_.size())
+        fixed_[size_] = s;
+      else
+        more_.push_back(s);
+      ++size_;
+    }
+
+   private:
+    std::array<std::uint32_t, 64> fixed_;
+    std::vector<std::uint32_t> more_;
+    std::size_t size_ = 0;
   };
   template <class V>
   using string_map = std::unordered_map<std::string, V, string_hash, std::equal_to<>>;
@@ -210,6 +289,12 @@ class english_lexicon {
   string_map<word_info> words_;
   std::array<string_map<std::string>, 4> exceptions_;
   std::unordered_set<std::uint64_t> antonyms_;
+  // Built-in hypernyms: synset s < hyper_begin_.size() - 1 has the hypernym synsets
+  // hyper_ids_[hyper_begin_[s] .. hyper_begin_[s + 1]); user synsets (add_is_a) have theirs in
+  // user_hypernyms_.
+  std::vector<std::uint32_t> hyper_begin_;
+  std::vector<std::uint32_t> hyper_ids_;
+  std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> user_hypernyms_;
   std::uint32_t next_synset_ = 0;
   std::size_t lemma_count_ = 0;
 
@@ -233,6 +318,25 @@ class english_lexicon {
   const word_info* find(std::string_view w) const {
     const auto it = words_.find(w);
     return it == words_.end() ? nullptr : &it->second;
+  }
+  static bool share_synset(const word_info& x, const word_info& y) {
+    for (const auto s : x.synsets)
+      if (std::find(y.synsets.begin(), y.synsets.end(), s) != y.synsets.end()) return true;
+    return false;
+  }
+  std::span<const std::uint32_t> hypernyms(std::uint32_t s) const {
+    if (s + std::size_t{1} < hyper_begin_.size())
+      return std::span(hyper_ids_).subspan(hyper_begin_[s], hyper_begin_[s + 1] - hyper_begin_[s]);
+    if (user_hypernyms_.empty()) return {};
+    const auto it = user_hypernyms_.find(s);
+    return it == user_hypernyms_.end() ? std::span<const std::uint32_t>{} : it->second;
+  }
+  std::uint32_t user_synset(word_info& w) {
+    if (w.user_synset == no_synset) {
+      w.user_synset = next_synset_++;
+      w.synsets.push_back(w.user_synset);
+    }
+    return w.user_synset;
   }
   word_info& intern(std::string_view w) {
     auto it = words_.find(w);
@@ -331,6 +435,9 @@ inline english_lexicon english_lexicon::parse_wordnet() {
       if (info.pos_mask == 0) ++lex.lemma_count_;
       info.pos_mask |= bit(p);
     }
+    if (!synsets.empty())
+      info.synsets.reserve(
+          1 + static_cast<std::size_t>(std::count(synsets.begin(), synsets.end(), ',')));
     d::for_each_item(synsets, [&](std::string_view id) {
       const auto s = d::base36(id);
       info.synsets.push_back(s);
@@ -355,6 +462,17 @@ inline english_lexicon english_lexicon::parse_wordnet() {
     d::for_each_item(direct, add);
     d::for_each_item(indirect, add);
   });
+  lex.hyper_begin_.reserve(21500);
+  lex.hyper_ids_.reserve(26000);
+  d::for_each_line(detail::wordnet::hypernyms, [&](std::string_view line) {
+    lex.hyper_begin_.push_back(static_cast<std::uint32_t>(lex.hyper_ids_.size()));
+    d::for_each_item(line, [&](std::string_view id) {
+      const auto s = d::base36(id);
+      lex.hyper_ids_.push_back(s);
+      lex.next_synset_ = std::max(lex.next_synset_, s + 1);
+    });
+  });
+  lex.hyper_begin_.push_back(static_cast<std::uint32_t>(lex.hyper_ids_.size()));
   return lex;
 }
 
