@@ -1,6 +1,8 @@
 // Claims read from free text (text/claims.hpp) and the claim conflict judge
 // (detect/claim_judge.hpp): single statements read into their parts, verdicts on pairs, and the
 // judge measured on the labelled pairs of tests/data/judge_pairs and on SICK.
+#include "memhealth/text/claims.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -12,8 +14,8 @@
 
 #include "memhealth/detect/claim_judge.hpp"
 #include "memhealth/record/memory_record.hpp"
-#include "memhealth/text/claims.hpp"
 #include "memhealth/text/normalize.hpp"
+
 #include "test_data.hpp"
 
 namespace mh = memhealth;
@@ -22,7 +24,9 @@ namespace {
 
 using strings = std::vector<std::string>;
 
-mh::claim_analysis read(const std::string& text) { return mh::default_claim_extractor{}(text); }
+mh::claim_analysis read(const std::string& text) {
+  return mh::default_claim_extractor{}(text);
+}
 
 mh::conflict_verdict judge(const std::string& a, const std::string& b) {
   static const mh::claim_conflict_judge<> j;
@@ -107,8 +111,7 @@ TEST_CASE("claims: English statements read into holder, predicate, terms and qua
   SUBCASE("rates in times per day") {
     CHECK(read("User swims twice a week").claims.at(0).frequency == doctest::Approx(2.0 / 7));
     CHECK(read("User swims every morning").claims.at(0).frequency == doctest::Approx(1.0));
-    CHECK(read("User reads 24 books a year").claims.at(0).frequency ==
-          doctest::Approx(24.0 / 365));
+    CHECK(read("User reads 24 books a year").claims.at(0).frequency == doctest::Approx(24.0 / 365));
     CHECK(read("User rarely swims").claims.at(0).frequency == doctest::Approx(1.0 / 30));
     CHECK(read("User swims").claims.at(0).frequency == -1);
   }
@@ -242,8 +245,7 @@ TEST_CASE("claim judge: verdicts and reasons") {
       // two dated events
       {"User ran 5 km on Monday", "User ran 10 km on Friday", false, "different_time"},
       // different scenes
-      {"User drinks beer at parties", "User doesn't drink beer at home", false,
-       "different_scene"},
+      {"User drinks beer at parties", "User doesn't drink beer at home", false, "different_scene"},
       // a specific scene against a general rule: a person decides
       {"User doesn't drink beer", "User drinks beer at parties", true, "scene_specific"},
       // role swap
@@ -254,6 +256,12 @@ TEST_CASE("claim judge: verdicts and reasons") {
       {"用户住在杭州", "用户住在成都", true, "single_value"},
       {"用户喜欢咖啡", "用户的妈妈讨厌咖啡", false, "different_holders"},
       {"用户每天跑步", "用户很少跑步", true, "degree"},
+      // statements of several clauses, adverbs, "prefer to avoid", negated relative clauses
+      {"I avoid caffeine", "I strongly prefer to avoid caffeine", false, "no_claim_conflict"},
+      {"I prefer jazz and avoid pop", "I avoid pop and prefer jazz", false, "not_contained"},
+      {"I refuse to buy products that are tested on animals",
+       "I only buy products that are not tested on animals", false, "not_contained"},
+      {"I follow a keto diet, avoiding bread", "I eat bread every day", true, "opposite_polarity"},
   };
   for (const auto& r : rows) {
     const std::string a = r.a, b = r.b;
@@ -311,9 +319,9 @@ TEST_CASE("claim judge: labelled memory-statement pairs (tests/data/judge_pairs)
   CHECK(by["all"].recall() >= 0.65);
   CHECK(by["zh"].recall() >= 0.5);
   // look-alikes that are no conflict are never called one
-  for (const char* k : {"different_holder/no_conflict", "additive/no_conflict",
-                        "agreeing_negation/no_conflict", "scene/no_conflict",
-                        "role_swap/no_conflict", "different_object/no_conflict"}) {
+  for (const char* k :
+       {"different_holder/no_conflict", "additive/no_conflict", "agreeing_negation/no_conflict",
+        "scene/no_conflict", "role_swap/no_conflict", "different_object/no_conflict"}) {
     CAPTURE(k);
     CHECK(by[k].fp == 0);
   }

@@ -8,6 +8,8 @@
                                       OUT = NEW without the first line that differs from ORIG
                                       (a record the run changed); prints that record's id
   cli_mutate.py cut LOG OUT N         OUT = LOG without its last N bytes (a torn tail)
+  cli_mutate.py drop-frames LOG OUT N OUT = LOG without its last N whole frames (a run killed
+                                      between two frames: no torn bytes, no run_end)
   cli_mutate.py damage IN OUT         OUT = IN with a line that is not JSON inserted before line 3
                                       and a blank line before line 10
 """
@@ -37,6 +39,17 @@ def main(argv):
     elif cmd == "cut":
         data = open(argv[2], "rb").read()
         open(argv[3], "wb").write(data[: len(data) - int(argv[4])])
+    elif cmd == "drop-frames":
+        data = open(argv[2], "rb").read()
+        ends, pos = [], 0  # frames: u32 length, u32 CRC-32C, payload; zeros after the last one
+        while pos + 8 <= len(data):
+            n = int.from_bytes(data[pos:pos + 4], "little")
+            if n == 0:
+                break
+            pos += 8 + n
+            ends.append(pos)
+        keep = ends[-1 - int(argv[4])]
+        open(argv[3], "wb").write(data[:keep])
     elif cmd == "damage":
         src = lines(argv[2])
         out = src[:2] + [b'{"id":"broken-by-a-crash","content":"half a rec'] + src[2:8] + [b""] + src[8:]

@@ -61,13 +61,30 @@ if(NOT schema_version EQUAL 1 OR NOT n_exact EQUAL 4 OR NOT n_cross EQUAL 3)
   message(FATAL_ERROR "check prefeval: schema_version ${schema_version}, exact_duplicate ${n_exact}, "
                       "cross_scope_duplicate ${n_cross} (expected 1, 4, 3)")
 endif()
-# No contradictions: the judge used to flag six pairs of same-direction restrictions ("do not
-# eat any animal products" vs "avoid all animal products"; "refuse to use products tested on
-# animals" vs "only use cruelty-free products not tested on animals"), read one by one: none is
-# a contradiction, and apply --approve tier2 archived one side of each.
+# One contradiction, read by hand: in topic education_learning_styles (one synthetic user) record
+# 14 "... prefer interactive and gamified learning experiences" and record 24 "I dislike
+# interactive and gamified learning experiences". Same-direction restrictions are none: the cue
+# judge once flagged six such pairs ("do not eat any animal products" vs "avoid all animal
+# products"; "refuse to use products tested on animals" vs "only use cruelty-free products not
+# tested on animals"), and the claim judge's first version fifteen (multi-clause preferences,
+# "strongly dislike", "prefer to avoid", negated relative clauses), each read one by one.
 string(JSON n_conflict ERROR_VARIABLE conflict_key_missing GET "${check}" summary by_kind conflict)
-if(conflict_key_missing STREQUAL "NOTFOUND")  # "NOTFOUND" = no error: the key exists
-  message(FATAL_ERROR "check prefeval: ${n_conflict} conflicts (expected none)")
+if(NOT conflict_key_missing STREQUAL "NOTFOUND" OR NOT n_conflict EQUAL 1)
+  message(FATAL_ERROR "check prefeval: ${n_conflict} conflicts (expected 1)")
+endif()
+string(JSON nf LENGTH "${check}" findings)
+math(EXPR nf_last "${nf} - 1")
+set(conflict_ids "")
+foreach(i RANGE ${nf_last})
+  string(JSON kind GET "${check}" findings ${i} kind)
+  if(kind STREQUAL "conflict")
+    string(JSON a GET "${check}" findings ${i} record_ids 0)
+    string(JSON b GET "${check}" findings ${i} record_ids 1)
+    set(conflict_ids "${a} ${b}")
+  endif()
+endforeach()
+if(NOT conflict_ids STREQUAL "prefeval-education_learning_styles-14 prefeval-education_learning_styles-24")
+  message(FATAL_ERROR "check prefeval: the conflict is between ${conflict_ids}")
 endif()
 
 # fault drill: the gates of SPEC section 4 overall and for each of the twelve kinds; the store

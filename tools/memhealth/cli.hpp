@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -414,7 +415,24 @@ struct detection_cli_options {
   std::string now;     ///< --now text ("" = the current time)
   bool now_given = false;  ///< --now was given (even as "")
   std::size_t dim = 0;     ///< --dim (0 = the store's most common dimension)
+  std::string lexicon;     ///< --lexicon path ("" = the built-in claim lexicon)
 };
+
+/// The claim lexicon of --lexicon: the built-in one plus the file's cue words, synonyms,
+/// antonyms and is-a pairs (claim_lexicon::load_tsv); null for "".
+/// @throws memhealth::error(io) naming the file and line when it cannot be read or a line is bad.
+inline std::shared_ptr<const claim_lexicon> load_claim_lexicon(const std::string& path) {
+  if (path.empty()) return nullptr;
+  if (std::filesystem::is_directory(path))
+    throw error(error_code::io, "--lexicon: " + path + " is a directory, not a TSV file");
+  auto lex = std::make_shared<claim_lexicon>(english_lexicon::builtin());
+  try {
+    lex->load_tsv(path);
+  } catch (const std::runtime_error& e) {
+    throw error(error_code::io, std::string("--lexicon: ") + e.what());
+  }
+  return lex;
+}
 
 /// Registers the shared detection options on a subcommand.
 inline void add_detection_options(CLI::App* cmd, detection_cli_options& o) {
@@ -424,6 +442,9 @@ inline void add_detection_options(CLI::App* cmd, detection_cli_options& o) {
   cmd->add_option("--window", o.window,
                   "Near duplicates only within this created_at window (90s, 30m, 12h, 7d, 2w)");
   cmd->add_option("--schema", o.schema, "Metadata schema (JSON, see docs/cli.md)");
+  cmd->add_option("--lexicon", o.lexicon,
+                  "Claim lexicon additions for the conflict judge (TSV: cue/synonym/antonym/is_a "
+                  "lines, see README)");
   cmd->add_option("--dim", o.dim, "Expected embedding dimension (default: the most common one)");
   cmd->add_option("--threads", o.settings.threads,
                   "Worker threads for the structural scan and the similarity joins (same findings)")
@@ -457,6 +478,7 @@ inline std::pair<default_check_settings, detect_options> detection_settings(
     settings.near_duplicate_window = *w;
   }
   if (!o.schema.empty()) settings.schema = load_schema_json(o.schema);
+  settings.lexicon = load_claim_lexicon(o.lexicon);
   d.dimension = o.dim;
   return {std::move(settings), d};
 }
@@ -574,6 +596,7 @@ inline void write_store(const std::string& out, const memory_store<>& store, con
 void add_import(CLI::App& app, int& rc);
 void add_stats(CLI::App& app, int& rc);
 void add_check(CLI::App& app, int& rc);
+void add_claims(CLI::App& app, int& rc);
 void add_plan(CLI::App& app, int& rc);
 void add_apply(CLI::App& app, int& rc);
 void add_rollback(CLI::App& app, int& rc);

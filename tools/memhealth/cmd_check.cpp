@@ -1,4 +1,5 @@
 // memhealth check: runs the default detection pipeline over a store; never changes it.
+// memhealth claims: shows what the conflict judge reads from each record (text/claims.hpp).
 #include <map>
 #include <memory>
 #include <sstream>
@@ -101,7 +102,118 @@ int run_check(const check_options& o) {
   return (r.has_at_least(severity::warning) || skipped) && !o.exit_zero ? exit_findings : exit_ok;
 }
 
+struct claims_options {
+  std::string store;
+  std::string format = "text";
+  std::string out;
+  std::string lexicon;
+  bool unread_only = false;
+};
+
+nlohmann::json claim_json(const text_claim& c) {
+  nlohmann::json j = {{"holder", c.holder},
+                      {"kind", std::string(to_string(c.kind))},
+                      {"predicate", c.predicate},
+                      {"polarity", c.polarity},
+                      {"terms", c.terms}};
+  if (!c.attribute.empty()) j["attribute"] = c.attribute, j["value"] = c.value;
+  if (c.any_predicate) j["any_predicate"] = true, j["object"] = c.object;
+  if (c.frequency >= 0) j["per_day"] = c.frequency;
+  if (!c.routine.empty()) j["routine"] = c.routine;
+  if (!c.quantities.empty()) j["quantities"] = c.quantities;
+  if (c.change) j["change"] = true;
+  if (c.additive) j["additive"] = true;
+  if (c.event) j["event"] = true;
+  if (c.restrictive) j["restrictive"] = true;
+  if (!c.scene.empty()) j["scene"] = c.scene;
+  if (!c.time.empty()) j["time"] = c.time;
+  return j;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : " ") + x;
+  return s;
+}
+
+void claim_text(std::ostringstream& s, const text_claim& c) {
+  s << "    " << (c.polarity < 0 ? "NOT " : "") << (c.holder.empty() ? "?" : c.holder) << " "
+    << to_string(c.kind);
+  if (!c.attribute.empty())
+    s << " " << c.attribute << " = " << joined(c.value);
+  else
+    s << " "
+      << (c.any_predicate       ? "(any verb)"
+          : c.predicate.empty() ? "(is)"
+                                : c.predicate)
+      << ": " << joined(c.terms);
+  if (c.frequency >= 0) s << " | per day " << c.frequency;
+  if (!c.quantities.empty()) {
+    s << " | quantities";
+    for (double q : c.quantities) s << " " << q;
+  }
+  if (c.change) s << " | change";
+  if (c.additive) s << " | additive";
+  if (c.event) s << " | event";
+  if (!c.scene.empty()) s << " | scene " << joined(c.scene);
+  if (!c.time.empty()) s << " | time " << joined(c.time);
+  s << "\n";
+}
+
+int run_claims(const claims_options& o) {
+  probe_output(o.out, "--out");
+  const auto lexicon = load_claim_lexicon(o.lexicon);
+  const default_claim_extractor read{lexicon.get()};
+  const auto lr = load_store_file(o.store);
+  print_issues(lr.issues);
+  warn_if_empty("claims", o.store, lr.records.size());
+  std::size_t unread = 0;
+  std::ostringstream text;
+  std::string lines;
+  for (const auto& r : lr.records) {
+    const auto a = read(r.content);
+    const bool parsed = a.parsed();
+    unread += parsed ? 0 : 1;
+    if (o.unread_only && parsed) continue;
+    if (o.format == "jsonl") {
+      nlohmann::json j = {{"id", r.id}, {"lang", a.lang}, {"parsed", parsed}};
+      j["claims"] = nlohmann::json::array();
+      for (const auto& c : a.claims) j["claims"].push_back(claim_json(c));
+      lines += j.dump() + "\n";
+    } else {
+      text << r.id << " [" << (a.lang.empty() ? "-" : a.lang) << "] " << r.content << "\n";
+      if (!parsed) text << "    (not read: the cue judge decides this record's pairs)\n";
+      for (const auto& c : a.claims) claim_text(text, c);
+    }
+  }
+  const std::string summary = "claims: " + std::to_string(lr.records.size()) + " records, " +
+                              std::to_string(lr.records.size() - unread) + " read, " +
+                              std::to_string(unread) + " not read\n";
+  if (o.format == "jsonl") {
+    emit(lines, o.out);
+    std::cerr << summary;
+  } else {
+    emit(text.str() + summary, o.out);
+  }
+  return exit_ok;
+}
+
 }  // namespace
+
+void add_claims(CLI::App& app, int& rc) {
+  auto o = std::make_shared<claims_options>();
+  auto* cmd = app.add_subcommand(
+      "claims", "Show the claims the conflict judge reads from each record (changes nothing)");
+  cmd->add_option("store", o->store, "Store (JSONL or sqlite:PATH)")->required();
+  cmd->add_option("--format", o->format, "Output format: text, or jsonl (one record per line)")
+      ->check(CLI::IsMember({"text", "jsonl"}));
+  cmd->add_option("--out", o->out, "Write to this file instead of stdout");
+  cmd->add_option("--lexicon", o->lexicon,
+                  "Claim lexicon additions (TSV: cue/synonym/antonym/is_a lines, see README)");
+  cmd->add_flag("--unread", o->unread_only,
+                "Only the records the extractor cannot read (their pairs go to the cue judge)");
+  cmd->callback([o, &rc] { rc = run_claims(*o); });
+}
 
 void add_check(CLI::App& app, int& rc) {
   auto o = std::make_shared<check_options>();

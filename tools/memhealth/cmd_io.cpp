@@ -15,6 +15,8 @@ struct import_options {
   std::string out;
   std::string embed = "none";
   std::size_t dim = 384;
+  bool extract_claims = false;
+  std::string lexicon;
 };
 
 // One source of `import`: a dataset (locomo, mem0, prefeval) or a memhealth store (jsonl, sqlite).
@@ -97,8 +99,23 @@ int run_import(const import_options& o) {
     const lexical_embedder e(o.dim, 0);
     embedded = embed_missing(all.records, e);
   }
+  std::size_t claimed = 0, unread = 0;
+  if (o.extract_claims) {  // records that carry no claim get the one read from their content
+    const auto lexicon = load_claim_lexicon(o.lexicon);
+    const default_claim_extractor read{lexicon.get()};
+    for (auto& r : all.records) {
+      if (r.claim) continue;
+      if (auto c = structured_claim(read(r.content)))
+        r.claim = std::move(*c), ++claimed;
+      else
+        ++unread;
+    }
+  }
   write_store(o.out, all.records);
   print_issues(all.issues);
+  if (o.extract_claims)
+    std::cerr << "memhealth import: claims extracted for " << claimed << " record(s), " << unread
+              << " not read (memhealth claims --unread lists them)\n";
   const std::size_t files = o.sources.size() - directories;
   std::cerr << "memhealth import: " << all.records.size() << " records from ";
   if (files != 0) std::cerr << files << " file(s)" << (directories != 0 ? " and " : "");
@@ -208,6 +225,11 @@ void add_import(CLI::App& app, int& rc) {
       ->check(CLI::IsMember({"lexical", "none"}));
   cmd->add_option("--dim", o->dim, "Embedding dimension for --embed lexical")
       ->check(CLI::Range(1, 65536));
+  cmd->add_flag("--extract-claims", o->extract_claims,
+                "Write the claim read from each record's text into its claim field (records "
+                "that already carry one keep it; see memhealth claims)");
+  cmd->add_option("--lexicon", o->lexicon,
+                  "Claim lexicon additions for --extract-claims (TSV, see README)");
   cmd->callback([o, &rc] { rc = run_import(*o); });
 }
 

@@ -74,6 +74,8 @@ detection_provenance detection_record(const detection_cli_options& d, std::size_
     r.schema = std::filesystem::absolute(d.schema).lexically_normal().string();
     r.schema_fnv1a64 = file_fnv1a64(d.schema);
   }
+  if (!d.lexicon.empty())
+    r.other["lexicon"] = std::filesystem::absolute(d.lexicon).lexically_normal().string();
   if (auto t = parse_timestamp(d.now))
     r.now = t->instant;  // run_plan has checked and normalised it
   if (dim_used) r.dim = dim_used;
@@ -245,6 +247,13 @@ detection_cli_options apply_detection(const apply_cli_options& o, const detectio
       o.detect.schema.empty()
           ? std::string()
           : std::filesystem::absolute(o.detect.schema).lexically_normal().string());
+  const auto planned_lexicon =
+      pd.other.count("lexicon") ? std::optional<std::string>(pd.other.at("lexicon")) : std::nullopt;
+  take(
+      "lexicon", "--lexicon", planned_lexicon, same, [&](const std::string& v) { d.lexicon = v; },
+      o.detect.lexicon.empty()
+          ? std::string()
+          : std::filesystem::absolute(o.detect.lexicon).lexically_normal().string());
   take(
       "dim", "--dim", pd.dim, [](std::size_t v) { return std::to_string(v); },
       [&](std::size_t v) { d.dim = v; }, std::to_string(o.detect.dim));
@@ -742,11 +751,28 @@ int run_wal_verify(const std::string& path, const std::string& format) {
     throw error(error_code::parse,
                 path + ": not a memhealth write-ahead log (no MHWAL1 header frame)");
   std::size_t intents = 0, commits = 0, aborts = 0;
+  // runs without a run_end frame (a crash, a kill, or a run still going) and the intents in them
+  // that no commit or abort closes: what `memhealth recover` would finish or undo
+  struct unfinished {
+    std::string run;
+    std::vector<const wal_entry*> open;
+  };
+  std::vector<unfinished> runs_open;
+  std::map<std::uint64_t, const wal_entry*> open_intents;
   for (const auto& e : log.entries) {
     intents += e.type == wal_frame_type::intent;
     commits += e.type == wal_frame_type::commit;
     aborts += e.type == wal_frame_type::abort;
+    if (e.type == wal_frame_type::run_begin) runs_open.push_back({e.run, {}});
+    if (e.type == wal_frame_type::intent) open_intents[e.seq] = &e;
+    if (e.type == wal_frame_type::commit || e.type == wal_frame_type::abort)
+      open_intents.erase(e.intent);
+    if (e.type == wal_frame_type::run_end)
+      std::erase_if(runs_open, [&](const unfinished& u) { return u.run == e.run; });
   }
+  for (const auto& [seq, e] : open_intents)
+    for (auto& u : runs_open)
+      if (u.run == e->run) u.open.push_back(e);
   if (format == "json") {
     nlohmann::ordered_json j;
     j["schema_version"] = 1;
@@ -764,6 +790,16 @@ int run_wal_verify(const std::string& path, const std::string& format) {
       j["store"] = {{"path", log.store->path},
                     {"fingerprint", log.store->fingerprint},
                     {"records", log.store->records}};
+    j["unfinished_runs"] = nlohmann::ordered_json::array();
+    for (const auto& u : runs_open) {
+      nlohmann::ordered_json r;
+      r["run"] = u.run;
+      r["open_intents"] = nlohmann::ordered_json::array();
+      for (const auto* e : u.open)
+        r["open_intents"].push_back(
+            {{"seq", e->seq}, {"action", e->action}, {"idempotency_key", e->idempotency_key}});
+      j["unfinished_runs"].push_back(std::move(r));
+    }
     if (log.problem)
       j["problem"] = {{"offset", log.problem->offset},
                       {"kind", std::string(to_string(log.problem->kind))},
@@ -779,6 +815,15 @@ int run_wal_verify(const std::string& path, const std::string& format) {
     if (log.store)
       std::cout << "  store: " << log.store->path << " (fingerprint " << log.store->fingerprint
                 << ", " << log.store->records << " records)\n";
+    for (const auto& u : runs_open) {
+      std::cout << "  UNFINISHED RUN " << u.run << ": no run_end frame (a crash, a kill, or a run "
+                << "still going), " << u.open.size() << " intent(s) neither committed nor aborted";
+      for (std::size_t k = 0; k < u.open.size() && k < 10; ++k)
+        std::cout << (k ? ", " : ": ") << "action " << u.open[k]->action << " (seq "
+                  << u.open[k]->seq << ")";
+      if (u.open.size() > 10) std::cout << ", ...";
+      std::cout << "; `memhealth recover` finishes or undoes them\n";
+    }
     if (log.problem)
       std::cout << "  FIRST BAD FRAME at byte " << log.problem->offset << ": "
                 << to_string(log.problem->kind) << ": " << log.problem->reason
@@ -786,10 +831,10 @@ int run_wal_verify(const std::string& path, const std::string& format) {
                         ? " (frames that check out follow it: damage, not a torn append)"
                         : " (a torn tail)")
                 << "\n";
-    else
+    else if (runs_open.empty())
       std::cout << "  ok\n";
   }
-  return log.clean() ? exit_ok : exit_findings;
+  return log.clean() && runs_open.empty() ? exit_ok : exit_findings;
 }
 
 /// `memhealth wal compact RUN.wal [--now T] [--retention 30d] [--allow-short-retention]
@@ -877,7 +922,7 @@ void add_apply(CLI::App& app, int& rc) {
     // outputs probed before any work (writable, not a directory; stale temporaries reported)
     probe_store_output(o->out, "--out");
     probe_output(o->report, "--report");
-    for (const char* f : {"--threshold", "--window", "--schema", "--dim", "--now"})
+    for (const char* f : {"--threshold", "--window", "--schema", "--lexicon", "--dim", "--now"})
       if (cmd->count(f) > 0) o->given.insert(f);
     rc = run_apply(*o);
   });

@@ -1,10 +1,10 @@
-// memhealth: the command-line tool. Subcommands: import, stats, check, plan, apply, rollback,
-// recover, diff, wal, monitor, drift, gate, drill, tune.
-// Exit codes (cli.hpp): 0 success; 1 done with something to act on (check: findings of warning
-// or above, an empty store; diff: unexplained changes; import: records with an empty id or
-// content); 2 usage, unusable input or output; 3 incomplete (rollback/recover left work undone,
-// apply with failed actions); 4 apply ran nothing (suspended plan, approval needed); 5 the log or
-// store is locked by another memhealth process.
+// memhealth: the command-line tool. Subcommands: import, stats, check, claims, plan, apply,
+// rollback, recover, diff, wal, monitor, drift, gate, drill, tune. Exit codes (cli.hpp): 0 success;
+// 1 done with something to act on (check: findings of warning or above, an empty store; diff:
+// unexplained changes; import: records with an empty id or content); 2 usage, unusable input or
+// output; 3 incomplete (rollback/recover left work undone, apply with failed actions); 4 apply ran
+// nothing (suspended plan, approval needed); 5 the log or store is locked by another memhealth
+// process.
 #include <exception>
 #include <iostream>
 
@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   memhealth::cli::add_import(app, rc);
   memhealth::cli::add_stats(app, rc);
   memhealth::cli::add_check(app, rc);
+  memhealth::cli::add_claims(app, rc);
   memhealth::cli::add_plan(app, rc);
   memhealth::cli::add_apply(app, rc);
   memhealth::cli::add_rollback(app, rc);

@@ -33,8 +33,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "memhealth/detect/conflict_judge.hpp"
@@ -51,8 +53,8 @@ struct claim_rules {
   /// Least ratio of two frequencies (times per day) that is a conflict: "rarely" (1/30) and
   /// "every day" (1) are 30x apart; "twice a week" and "six days a week" 3x.
   double min_frequency_ratio = 3.0;
-  /// A negated claim with at least this many terms may leave one of them unmatched.
-  std::size_t loose_from = 1000;
+  /// Most hypernym steps from an asserted term up to a denied one (0 = synonyms only).
+  int max_is_a_depth = 2;
 
   /// The verdict for two analysed statements (both `parsed()`).
   [[nodiscard]] conflict_verdict operator()(const claim_analysis& a,
@@ -117,6 +119,19 @@ struct claim_rules {
     if (!ascii(p) || !ascii(q)) return false;
     return lex.english().synonyms(p, q) || agent_of(p, q) || agent_of(q, p);
   }
+  // How many of the denied terms `n` the asserted terms `p` state, or state a kind of
+  // (WordNet hypernyms, `max_is_a_depth` steps: "no person" / "a man", "no meat" / "beef").
+  std::size_t denied_in(const claim_lexicon& lex, const std::vector<std::string>& n,
+                        const std::vector<std::string>& p) const {
+    std::size_t k = 0;
+    for (const auto& t : n)
+      if (std::any_of(p.begin(), p.end(), [&](const std::string& u) {
+            return match(lex, t, u) ||
+                   (ascii(t) && ascii(u) && lex.english().is_a(u, t, max_is_a_depth));
+          }))
+        ++k;
+    return k;
+  }
   static std::size_t matched(const claim_lexicon& lex, const std::vector<std::string>& n,
                              const std::vector<std::string>& p) {
     std::size_t k = 0;
@@ -163,12 +178,10 @@ struct claim_rules {
         holds = subset_or_empty(lex, n.value, p.value);
       } else if (n.any_predicate) {
         const auto& obj = n.object.empty() ? n.terms : n.object;
-        const std::size_t m = matched(lex, obj, p.terms);
+        const std::size_t m = denied_in(lex, obj, p.terms);
         holds = !obj.empty() && m == obj.size();
       } else {
-        const std::size_t m = matched(lex, n.terms, p.terms);
-        holds = !n.terms.empty() &&
-                (m == n.terms.size() || (n.terms.size() >= loose_from && m + 1 == n.terms.size()));
+        holds = !n.terms.empty() && denied_in(lex, n.terms, p.terms) == n.terms.size();
       }
       if (!holds) return {false, false, "not_contained"};
       // the scene of what is denied must be among the other's scenes or its routine ("in the
@@ -198,6 +211,13 @@ struct claim_rules {
       for (const auto& t : y.terms) {
         if (!ascii(t) || in(y.subject, t) || matched(lex, {t}, x.terms) > 0) continue;
         if (!lex.english().antonyms(s, t)) continue;
+        // only the predicates ("accepted" / "rejected") or the one complement of two copula
+        // states ("is early" / "is late"): antonyms among objects ("classical music" / "pop
+        // music") are two objects, not a contradiction
+        const bool heads = (s == x.predicate && t == y.predicate) ||
+                           (x.predicate.empty() && y.predicate.empty() && x.object.size() == 1 &&
+                            y.object.size() == 1 && x.object[0] == s && y.object[0] == t);
+        if (!heads) continue;
         std::vector<std::string> xr, yr;
         for (const auto& u : x.terms)
           if (u != s) xr.push_back(u);
@@ -232,17 +252,31 @@ template <claim_extractor_policy Extractor = default_claim_extractor,
 struct claim_conflict_judge {
   Extractor extractor{};  ///< reads a record's content into claims
   Fallback fallback{};    ///< judges pairs the extractor cannot read
-  claim_rules rules{};    ///< the comparison rules and their lexicon
+  claim_rules rules{};    ///< the comparison rules
+  /// The user's lexicon (claim_lexicon::load_tsv) for the rules and, when `Extractor` is
+  /// `default_claim_extractor`, for reading; null = `claim_lexicon::builtin()` (or the pointers
+  /// already set in `extractor` and `rules`). Shared, so copies of the judge stay valid.
+  std::shared_ptr<const claim_lexicon> lexicon{};
 
   /// Judges one candidate pair (conflict_judge.hpp's signature). Never throws on any text.
   template <class R>
   [[nodiscard]] conflict_verdict operator()(const R& a, std::string_view norm_a, const R& b,
                                             std::string_view norm_b, float cosine) const {
     if (norm_a == norm_b) return {false, false, "identical_text"};
-    const claim_analysis ca = extractor(field::content(a));
-    const claim_analysis cb = extractor(field::content(b));
+    const claim_analysis ca = read(field::content(a));
+    const claim_analysis cb = read(field::content(b));
     if (!ca.parsed() || !cb.parsed()) return fallback(a, norm_a, b, norm_b, cosine);
-    return rules(ca, cb);
+    if (!lexicon) return rules(ca, cb);
+    claim_rules r = rules;
+    r.lexicon = lexicon.get();
+    return r(ca, cb);
+  }
+
+  /// What the judge reads from one text (the extractor, with `lexicon` when set).
+  [[nodiscard]] claim_analysis read(std::string_view text) const {
+    if constexpr (std::is_same_v<Extractor, default_claim_extractor>)
+      if (lexicon) return default_claim_extractor{lexicon.get()}(text);
+    return extractor(text);
   }
 };
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <optional>
 
 #include "memhealth/detect/conflicts.hpp"
@@ -40,6 +41,9 @@ struct default_check_settings {
   /// default: the library starts no thread unless asked; 0 counts as 1. The findings do not
   /// depend on it.
   unsigned threads = 1;
+  /// The user's claim lexicon for the conflict judge (claim_lexicon::load_tsv: cue words,
+  /// synonyms, antonyms, is-a pairs); null = the built-in one.
+  std::shared_ptr<const claim_lexicon> lexicon{};
 };
 
 /// Builds the default pipeline from settings.
@@ -60,6 +64,7 @@ inline auto make_default_pipeline(const default_check_settings& s = {}) {
   conflicts.candidate_threshold = s.conflict_candidate_threshold;
   conflicts.max_pairs_per_scope = s.max_pairs_per_scope;
   conflicts.candidates.join.threads = threads;
+  conflicts.judge.lexicon = s.lexicon;
   staleness_detector staleness;
   staleness.curves = s.decay;
   staleness.threshold = s.stale_threshold;

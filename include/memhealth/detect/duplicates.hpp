@@ -59,6 +59,7 @@
 #include <vector>
 
 #include "memhealth/config.hpp"
+#include "memhealth/detect/claim_judge.hpp"
 #include "memhealth/detect/conflict_judge.hpp"
 #include "memhealth/detect/duplicate_guards.hpp"
 #include "memhealth/detect/finding.hpp"
@@ -162,8 +163,9 @@ struct duplicate_detector {
   /// default in this release (issue 18 in progress: measured on tests/data/judge_pairs, see the
   /// README); `memhealth check` does not turn it on yet.
   bool skip_guarded = false;
-  /// Drop near pairs that `default_conflict_judge` calls a conflict, so a pair the conflict
-  /// detector would report is never also merged. Off by default in this release (as above).
+  /// Drop near pairs that `claim_conflict_judge<>` (claim_judge.hpp) calls a conflict, so a pair
+  /// the conflict detector would report is never also merged. Off by default in this release
+  /// (as above).
   bool skip_judged_conflicts = false;
   /// Most near pairs per scope/block (0 = no limit); above it the group is skipped with a finding.
   /// 1,000,000 pairs hold about 24 MB.
@@ -229,7 +231,7 @@ struct duplicate_detector {
       if (texts[i] == texts[j]) return;
       if (skip_negation_mismatch && negated(i) != negated(j)) return;
       if (skip_guarded && near_duplicate_guard(texts[i], texts[j]) != duplicate_guard::none) return;
-      if (skip_judged_conflicts && default_conflict_judge{}(a, texts[i], b, texts[j], s).conflict)
+      if (skip_judged_conflicts && claim_conflict_judge<>{}(a, texts[i], b, texts[j], s).conflict)
         return;
       if (window) {
         const auto ca = detail::semantic_created_at(a), cb = detail::semantic_created_at(b);

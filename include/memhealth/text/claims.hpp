@@ -29,9 +29,13 @@
 /// falls back to its cue rules). Cue words: claim_words.hpp; lemmas, synonyms and antonyms:
 /// lexicon.hpp (WordNet 3.0).
 
+#include <cstdio>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "memhealth/record/memory_record.hpp"
 #include "memhealth/text/claim.hpp"
 #include "memhealth/text/claim_lexicon.hpp"
 #include "memhealth/text/claims_chinese.hpp"
@@ -57,12 +61,66 @@ struct default_claim_extractor {
         detail::claims::read_chinese_clause(lex, clause, holder, r.claims, holder);
     } else {
       r.lang = "en";
-      for (const auto& clause : detail::claims::english_clauses(text))
+      for (const auto& clause : detail::claims::english_clauses(lex, text))
         detail::claims::read_english_clause(lex, clause, holder, r.claims, holder);
     }
     if (!r.parsed()) r.lang.clear();
     return r;
   }
 };
+
+/// The entity a holder names, as a structured claim writes it: "self" -> "user",
+/// "rel:sister" -> "sister", "name:priya/rel:sister" -> "priya's sister", "name:priya" -> "priya",
+/// "3p:he" -> "he"; "" stays "".
+inline std::string holder_entity(std::string_view holder) {
+  std::string out;
+  while (!holder.empty()) {
+    const std::size_t slash = holder.find('/');
+    std::string_view part = holder.substr(0, slash);
+    if (const std::size_t colon = part.find(':'); colon != std::string_view::npos)
+      part = part.substr(colon + 1);
+    if (part == "self") part = "user";
+    if (!out.empty()) out += "'s ";
+    out += part;
+    holder = slash == std::string_view::npos ? std::string_view{} : holder.substr(slash + 1);
+  }
+  return out;
+}
+
+/// The structured claim (memory_record.hpp) for a read statement, as `import --extract-claims`
+/// writes it: the first claim with a single-valued attribute becomes a fact (holder entity,
+/// attribute, value; "not <value>" when denied: "no longer lives in Porto"); otherwise the first
+/// positive claim (else the first) becomes a preference: the object (or the terms without the
+/// predicate) as the preference, the scene, the predicate and a stated frequency as the
+/// constraint ("eat", "eat, 0.29/day"), and the polarity. Preferences, unlike facts, hold many
+/// values at once ("eats pork" and "eats beef" do not conflict).
+/// @return nullopt when nothing was read (`!a.parsed()`).
+inline std::optional<claim> structured_claim(const claim_analysis& a) {
+  if (!a.parsed()) return std::nullopt;
+  auto joined = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : " ") + x;
+    return s;
+  };
+  for (const auto& c : a.claims)
+    if (!c.attribute.empty() && !c.value.empty())
+      return fact_claim{holder_entity(c.holder), c.attribute,
+                        (c.polarity < 0 ? "not " : "") + joined(c.value)};
+  const text_claim* pick = nullptr;
+  for (const auto& c : a.claims)
+    if (!c.terms.empty() && (pick == nullptr || (pick->polarity < 0 && c.polarity > 0))) pick = &c;
+  if (pick == nullptr) return std::nullopt;
+  std::vector<std::string> what =
+      pick->any_predicate && !pick->object.empty() ? pick->object : pick->terms;
+  std::erase(what, pick->predicate);
+  std::string constraint = pick->predicate == "like" ? std::string() : pick->predicate;
+  if (pick->frequency >= 0) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2g/day", pick->frequency);
+    constraint += (constraint.empty() ? "" : ", ") + std::string(buf);
+  }
+  return preference_claim{joined(pick->scene), joined(what), constraint,
+                          pick->polarity < 0 ? polarity::negative : polarity::positive};
+}
 
 }  // namespace memhealth

@@ -282,6 +282,8 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       base.empty() && i < n &&
       ((lex.en(t[i].w) & cw::stop) || all_digits(t[i].w) || number_word(t[i].w) >= 0);
   bool prefer_seen = false;
+  bool relative = false;           // inside a relative clause (after "that", "which", "who")
+  bool relative_negated = false;   // ... and negated there: its terms are written "not:<term>"
   std::size_t comparative_at = n;  // where "over"/"than"/"instead of" starts the rejected option
   std::size_t attr_value_from = n;
 
@@ -455,7 +457,9 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       if (in_value) value.push_back(std::to_string(static_cast<long long>(v)));
       continue;
     }
-    if (w.ends_with("-free") && w.size() > 5) {
+    if (w.ends_with("-free") && w.size() > 5 &&
+        !(i + 1 < n && !(lex.en(next) & (cw::stop | cw::aux | cw::scene)))) {
+      // "is gluten-free", "eats gluten-free": an aversion; "cruelty-free products" is a modifier
       c.polarity = -c.polarity;
       const std::string base_word = term_of(english, w.substr(0, w.size() - 5));
       terms.push_back(base_word);
@@ -463,7 +467,14 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       if (!predicate_set) c.any_predicate = true, predicate_set = true;
       continue;
     }
+    if ((w == "that" || w == "which" || w == "who") && predicate_set) relative = true;
     if (cue & cw::negator) {
+      // a negation inside a relative clause ("products that are not tested on animals") is
+      // about the relative clause, not the statement's polarity
+      if (relative) {
+        relative_negated = !relative_negated;
+        continue;
+      }
       c.polarity = -c.polarity;
       if (cue & cw::frequency) c.frequency = 0;
       if (cue & cw::change) c.change = true;
@@ -501,14 +512,24 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       continue;
     }
     if ((cue & cw::stop) && !(cue & cw::relative)) {
+      // the object runs on through its restrictions ("games with horror elements", "music
+      // involving screaming") and ends at a reason, a time or a purpose ("tennis after a knee
+      // injury", "Deloitte to start a company", "pop music as I find it vapid")
       if (object_open && !object.empty() &&
-          (w == "to" || w == "for" || w == "in" || w == "on" || w == "at" || w == "with" ||
-           w == "and" || w == "from" || w == "by" || w == "after"))
+          (w == "after" || w == "because" || w == "since" || w == "as" || w == "due" || w == "so" ||
+           w == "until" || w == "though" || w == "if" ||
+           (w == "to" && i + 1 < n && !(lex.en(next) & (cw::stop | cw::aux)) &&
+            english.is_lemma(english.lemma(next, word_pos::verb), word_pos::verb) &&
+            !english.is_lemma(next, word_pos::adj) && !english.is_lemma(next, word_pos::noun))))
         object_open = false;
       if (w == "there") subject_zone = false;
       continue;
     }
     // ---- a content word
+    // an adverb before the verb ("strongly dislikes", "firmly believes") modifies it
+    if (!predicate_set && !subject_zone && w.size() > 4 && w.ends_with("ly") &&
+        english.is_lemma(w, word_pos::adv) && !english.is_lemma(w, word_pos::verb))
+      continue;
     const bool verb_slot = !predicate_set && !subject_zone;
     std::string lemma =
         verb_slot && english.is_lemma(english.lemma(w, word_pos::verb), word_pos::verb)
@@ -693,7 +714,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       }
       c.predicate = lemma;
       c.kind = c.frequency >= 0 ? predicate_class::habit : predicate_class::state;
-      if (past_form(lex, w, lemma) && !c.change) c.event = true;
+      if (past_form(lex, w, lemma) && !c.change && !copula) c.event = true;
       terms.push_back(lemma);
       continue;
     }
@@ -711,11 +732,34 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       }
       continue;
     }
+    if ((lc & (cw::att_positive | cw::att_negative)) && c.predicate == "have") {
+      // "has a strong dislike for X", "has a love of X": the attitude, as a noun; the words
+      // before it ("strong") modify the noun
+      terms.clear();
+      c.predicate = "like";
+      c.kind = predicate_class::preference;
+      if (lc & cw::att_negative) c.polarity = -c.polarity;
+      terms.push_back("like");
+      object = terms;
+      object_open = true;
+      continue;
+    }
     if ((lc & cw::aversion) && !c.any_predicate &&
-        (copula || c.predicate.empty() || c.predicate == "have")) {
-      // "is allergic to X", "has a shellfish allergy": an aversion towards the other terms
+        (copula || c.predicate.empty() || c.predicate == "have" ||
+         (terms.size() == 1 && t[i - 1].w == "to" &&
+          (c.predicate == "like" || c.predicate == "need" || c.predicate == "want" ||
+           c.predicate == "try" || c.predicate == "plan" || c.predicate == "decide" ||
+           c.predicate == "choose" || c.predicate == "tend" || c.predicate == "intend" ||
+           c.predicate == "aim" || c.predicate == "wish" || c.predicate == "hope")))) {
+      // "is allergic to X", "has a shellfish allergy", "prefers to avoid X", "needs to avoid
+      // X": an aversion towards the other terms ("has a strong aversion to X": the adjectives
+      // before the noun modify it)
       if (!c.predicate.empty())
         terms.erase(std::remove(terms.begin(), terms.end(), c.predicate), terms.end());
+      if (c.predicate == "have" && i > 0 && !(lex.en(t[i - 1].w) & cw::stop)) {
+        const auto q = std::find(terms.begin(), terms.end(), term_of(english, t[i - 1].w));
+        if (q != terms.end()) terms.erase(q);
+      }
       c.predicate.clear();
       c.any_predicate = true;
       c.polarity = -c.polarity;
@@ -732,6 +776,9 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       continue;
     }
     if (w == "old" || w == "year") continue;
+    // a negated relative clause restricts the object the other way: "products that are not
+    // tested on animals" is no product "tested on animals"
+    if (relative_negated) lemma = "not:" + lemma;
     terms.push_back(lemma);
     if (object_open) object.push_back(lemma);
   }
@@ -817,14 +864,34 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
 inline std::size_t conjoined_clause(const claim_lexicon& lex, const std::vector<token>& t) {
   for (std::size_t i = 1; i + 1 < t.size(); ++i) {
     if (t[i].w != "and") continue;
-    const sv x = t[i + 1].w;
+    // "and only reads ...", "and also avoids ...", "and strongly prefers ...": past the adverbs
+    std::size_t k = i + 1;
+    while (k + 1 < t.size() &&
+           (t[k].w == "only" || t[k].w == "also" || t[k].w == "then" || t[k].w == "still" ||
+            (t[k].w.size() > 4 && t[k].w.ends_with("ly") &&
+             lex.english().is_lemma(t[k].w, word_pos::adv))))
+      ++k;
+    const sv x = t[k].w;
     const std::uint32_t c = lex.en(x);
     if (x == "he" || x == "she" || x == "they" || x == "i" || x == "we" || x == "it") return i;
-    if ((c & (cw::aux | cw::negator | cw::change | cw::terminate | cw::frequency)) && x != "s")
+    if ((c & (cw::aux | cw::negator | cw::change | cw::terminate | cw::frequency |
+              cw::att_positive | cw::att_negative | cw::aversion | cw::prefer)) &&
+        x != "s")
+      return i;
+    const std::uint32_t lc = lex.en(lex.english().lemma(x, word_pos::verb));
+    if ((lc & (cw::att_positive | cw::att_negative | cw::aversion | cw::prefer | cw::terminate)) &&
+        !(lc & cw::stop))  // "and prefers ...", "and avoids ..."
       return i;
     const std::string lemma = lex.english().lemma(x, word_pos::verb);
-    // a past form (-ed or irregular: "bought", "sold"), not a plural ("cats and dogs")
-    if (lemma != x && !x.ends_with('s') && lex.english().is_lemma(lemma, word_pos::verb)) return i;
+    // a past form (-ed or irregular: "bought", "sold"), not a plural ("cats and dogs"), used as
+    // a verb: followed by a determiner, pronoun or particle ("and bought an e-bike", "and moved
+    // out"), not by a noun it describes ("and enclosed spaces") or a passive's agent ("sourced
+    // and produced by")
+    const bool verb_use =
+        k + 1 >= t.size() || ((lex.en(t[k + 1].w) & (cw::stop | cw::aux)) && t[k + 1].w != "by");
+    if (lemma != x && !x.ends_with('s') && verb_use &&
+        lex.english().is_lemma(lemma, word_pos::verb))
+      return i;
   }
   return t.size();
 }
@@ -845,7 +912,7 @@ inline void read_english_clause(const claim_lexicon& lex, sv clause, const std::
 }
 
 // Splits English text into clauses at ; . ! ? and the words but/however/whereas/although/though.
-inline std::vector<std::string> english_clauses(sv text) {
+inline std::vector<std::string> english_clauses(const claim_lexicon& lex, sv text) {
   std::vector<std::string> out;
   std::string cur;
   auto flush = [&] {
@@ -856,7 +923,7 @@ inline std::vector<std::string> english_clauses(sv text) {
   while (i < text.size()) {
     const char ch = text[i];
     if (ch == ';' || ch == '!' || ch == '?' ||
-        (ch == '.' &&
+        ((ch == '.' || ch == ':') &&
          !(i > 0 && i + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[i - 1])) &&
            std::isdigit(static_cast<unsigned char>(text[i + 1]))))) {
       flush();
@@ -875,6 +942,18 @@ inline std::vector<std::string> english_clauses(sv text) {
         flush();
         i = k;
         continue;
+      }
+      // a comma before a new clause: ", so ...", ", and I ...", ", avoiding ...", ", he ..."
+      if (ch == ',') {
+        const std::uint32_t c = lex.en(word) | lex.en(lex.english().lemma(word, word_pos::verb));
+        if (word == "so" || word == "i" || word == "he" || word == "she" || word == "they" ||
+            word == "we" ||
+            (!(c & cw::stop) && (c & (cw::aversion | cw::att_positive | cw::att_negative |
+                                      cw::terminate | cw::negator)))) {
+          flush();
+          i = word == "so" ? k : j;
+          continue;
+        }
       }
     }
     cur.push_back(ch);
