@@ -37,14 +37,16 @@ namespace {
 
 namespace mh = memhealth;
 
-std::size_t claims_n() { return memhealth_bench::size_from_env("MEMHEALTH_BENCH_CLAIMS_N", 100000, 3000); }
+std::size_t claims_n() {
+  return memhealth_bench::size_from_env("MEMHEALTH_BENCH_CLAIMS_N", 100000, 3000);
+}
 
 // Deterministic statements from templates (a small LCG picks the parts).
 std::vector<std::string> make_statements(std::size_t n) {
-  static const char* const en_holders[] = {"User", "I", "Priya", "The user's sister", "Tom",
-                                           "User's manager"};
-  static const char* const objects[] = {"jazz",   "coffee", "spicy food", "cilantro",
-                                        "hiking", "opera",  "green tea",  "running",
+  static const char* const en_holders[] = {
+      "User", "I", "Priya", "The user's sister", "Tom", "User's manager"};
+  static const char* const objects[] = {"jazz",   "coffee", "spicy food",     "cilantro",
+                                        "hiking", "opera",  "green tea",      "running",
                                         "pork",   "sushi",  "dark chocolate", "podcasts"};
   static const char* const cities[] = {"Porto", "Madrid", "Lyon", "Graz", "Leeds", "Osaka"};
   static const char* const en_templates[] = {
@@ -65,9 +67,9 @@ std::vector<std::string> make_statements(std::size_t n) {
       "%H runs three times a week but never on Sundays",
   };
   static const char* const zh_templates[] = {
-      "用户喜欢吃辣的",       "用户不吃香菜",       "我现在搬到深圳了", "用户每周健身三次",
-      "用户的妈妈讨厌咖啡",   "用户已经戒烟了",     "用户住在杭州",     "用户喜欢茶胜过咖啡",
-      "用户出差时不喝酒",     "小林每天晚上跑步",   "用户很少网购",     "用户的生日是5月20日",
+      "用户喜欢吃辣的",     "用户不吃香菜",     "我现在搬到深圳了", "用户每周健身三次",
+      "用户的妈妈讨厌咖啡", "用户已经戒烟了",   "用户住在杭州",     "用户喜欢茶胜过咖啡",
+      "用户出差时不喝酒",   "小林每天晚上跑步", "用户很少网购",     "用户的生日是5月20日",
   };
   std::uint64_t s = 0x9E3779B97F4A7C15ull;
   auto next = [&s](std::size_t mod) {
@@ -158,8 +160,9 @@ void check_with(benchmark::State& state) {
       cue_conflicts cue;
       cue.candidate_threshold = c.candidate_threshold;
       cue.max_pairs_per_scope = c.max_pairs_per_scope;
-      mh::pipeline q{std::get<0>(p.detectors()), std::get<1>(p.detectors()), cue,
-                     std::get<3>(p.detectors()), std::get<4>(p.detectors()), std::get<5>(p.detectors())};
+      mh::pipeline q{
+          std::get<0>(p.detectors()), std::get<1>(p.detectors()), cue,
+          std::get<3>(p.detectors()), std::get<4>(p.detectors()), std::get<5>(p.detectors())};
       r = q.run(store, d);
     } else {
       r = p.run(store, d);

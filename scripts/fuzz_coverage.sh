@@ -13,7 +13,7 @@ for t in "llvm-profdata$sfx" "llvm-cov$sfx"; do
   command -v "$t" >/dev/null || { echo "fuzz_coverage.sh: $t not found (apt-get install llvm-14)" >&2; exit 1; }
 done
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(jsonl wal plan events import schema sqlite)
+[ ${#targets[@]} -gt 0 ] || targets=(jsonl wal plan events import schema claims sqlite)
 b=build/fuzz-cov
 cmake --preset fuzz -B "$b" -DMEMHEALTH_FUZZ_EXTRA_FLAGS="-fprofile-instr-generate -fcoverage-mapping" >/dev/null
 cmake --build "$b" -j "${JOBS:-2}" --target $(printf 'memhealth-fuzz-%s ' "${targets[@]}")

@@ -6,7 +6,7 @@
 # kept as build/fuzz/artifacts/<target>-crash-* (or leak-, timeout-, oom-) and the log as
 # build/fuzz/logs/<target>.log. Prints per target: executions, exec/s, corpus size, coverage.
 #
-# usage: scripts/fuzz_run.sh [SECONDS] [TARGET...]    (targets: jsonl wal plan events import schema
+# usage: scripts/fuzz_run.sh [SECONDS] [TARGET...]    (targets: jsonl wal plan events import schema claims
 #                                                      sqlite)
 # Reproduce a finding: build/fuzz/fuzz/fuzz_<target> build/fuzz/artifacts/<target>-crash-<sha1>
 set -euo pipefail
@@ -14,7 +14,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seconds="${1:-20}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(jsonl wal plan events import schema sqlite)
+[ ${#targets[@]} -gt 0 ] || targets=(jsonl wal plan events import schema claims sqlite)
 case "$seconds" in ''|*[!0-9]*) echo "fuzz_run.sh: SECONDS must be a whole number, not '$seconds'" >&2; exit 2 ;; esac
 
 cmake --workflow --preset fuzz

@@ -53,7 +53,7 @@ python3 - "$root" "$shared" "$work" <<'PY'
 import hashlib, json, os, re, struct, sys, glob
 root, shared, work = sys.argv[1:4]
 LIMIT = 64 * 1024
-targets = ["jsonl", "wal", "plan", "events", "import", "schema", "sqlite"]
+targets = ["jsonl", "wal", "plan", "events", "import", "schema", "claims", "sqlite"]
 sha1 = re.compile(r"^[0-9a-f]{40}$")
 for t in targets:
     d = os.path.join(root, t)
@@ -171,6 +171,13 @@ for i, c in enumerate(line_chunks(ev, 2048, 8)):
 
 # schema
 put("schema", "sample_schema.json", read("data/sample_schema.json"))
+
+# claims: the labelled statement pairs, one pair per seed ("a\nb")
+pairs_tsv = read("tests/data/judge_pairs/pairs.tsv").decode("utf-8").split("\n")[1:]
+for k, row in enumerate(r for r in pairs_tsv if r):
+    f = row.split("\t")
+    if len(f) >= 6 and k % 3 == 0:
+        put("claims", "pair-%s" % f[0], (f[4] + "\n" + f[5]).encode("utf-8"))
 
 # plan
 for p in files(os.path.join(work, "*.plan.json")):

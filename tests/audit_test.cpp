@@ -84,10 +84,10 @@ TEST_CASE("drill: every fault on a healthy hand-built store, and which tiers rep
   CHECK(r.eligible == 40);
   CHECK(r.findings_baseline.empty());
   CHECK(r.schema_note.find("'topic'") != std::string::npos);
-  REQUIRE(r.per_kind.size() == 12);
-  REQUIRE(r.faults.size() == 12);
-  // 12 targets; exact, paraphrase and scope-leak add one record each, the conflict two
-  CHECK(r.untouched == 40 - 12);
+  REQUIRE(r.per_kind.size() == 13);
+  REQUIRE(r.faults.size() == 13);
+  // 13 targets; exact, paraphrase and scope-leak add one record each, each conflict two
+  CHECK(r.untouched == 40 - 13);
   for (const auto& k : r.per_kind) {
     CAPTURE(mh::to_string(k.kind));
     CHECK(k.injected == 1);
@@ -101,7 +101,7 @@ TEST_CASE("drill: every fault on a healthy hand-built store, and which tiers rep
   // defaults, dangling links, down-weighting. Re-embedding and manual review are tier 3.
   using fk = mh::fault_kind;
   for (fk k : {fk::exact_duplicate, fk::paraphrased_duplicate, fk::conflicting_claim,
-               fk::missing_metadata, fk::dangling_link, fk::stale_record}) {
+               fk::free_text_conflict, fk::missing_metadata, fk::dangling_link, fk::stale_record}) {
     CAPTURE(mh::to_string(k));
     CHECK(kind_of(r, k).attempted == 1);
     CHECK(kind_of(r, k).repaired == 1);
@@ -111,15 +111,15 @@ TEST_CASE("drill: every fault on a healthy hand-built store, and which tiers rep
     CAPTURE(mh::to_string(k));
     CHECK(kind_of(r, k).attempted == 0);
   }
-  CHECK(r.attempted == 6);
-  CHECK(r.repaired == 6);
+  CHECK(r.attempted == 7);
+  CHECK(r.repaired == 7);
   CHECK(r.repair_success == 1.0);
   // shapes of the faults
   for (const auto& f : r.faults) {
     CAPTURE(mh::to_string(f.kind));
-    if (f.kind == fk::conflicting_claim) {
+    if (f.kind == fk::conflicting_claim || f.kind == fk::free_text_conflict) {
       REQUIRE(f.ids.size() == 2);
-      CHECK(f.ids[0].rfind("drill-conflicting_claim-", 0) == 0);
+      CHECK(f.ids[0].rfind("drill-" + std::string(mh::to_string(f.kind)) + "-", 0) == 0);
     } else if (f.kind == fk::exact_duplicate || f.kind == fk::paraphrased_duplicate) {
       REQUIRE(f.ids.size() == 2);
       CHECK(f.ids[1] == f.target);
@@ -130,7 +130,7 @@ TEST_CASE("drill: every fault on a healthy hand-built store, and which tiers rep
       CHECK(f.ids == std::vector<std::string>{f.target});
     }
   }
-  CHECK(r.findings_injected.at("conflict") == 1);
+  CHECK(r.findings_injected.at("conflict") == 2);  // the structured one and the free-text one
   CHECK(r.findings_injected.at("stale") == 1);
 }
 
@@ -147,7 +147,7 @@ TEST_CASE("drill: deterministic for a seed, different for another") {
     for (const auto& f : r.faults) t.push_back(f.target);
     return t;
   };
-  CHECK(a.injected == 24);
+  CHECK(a.injected == 26);
   CHECK(targets(a) == targets(b));
   CHECK(a.findings_injected == b.findings_injected);
   CHECK(targets(a) != targets(c));
@@ -262,7 +262,7 @@ TEST_CASE(
   CHECK(r.eligible == 40);
   CHECK(r.findings_baseline.empty());
   CHECK(r.schema_note.empty());  // no metadata: no key to require
-  REQUIRE(r.per_kind.size() == 12);
+  REQUIRE(r.per_kind.size() == 13);
   const std::set<fk> cannot{fk::conflicting_claim, fk::missing_metadata, fk::dangling_link};
   for (const auto& k : r.per_kind) {
     CAPTURE(mh::to_string(k.kind));
@@ -275,9 +275,9 @@ TEST_CASE(
       CHECK(k.note.empty());
     }
   }
-  CHECK(r.injected == 9);
+  CHECK(r.injected == 10);
   CHECK(r.coverage == 1.0);
-  CHECK(r.untouched == 40 - 9);  // one target per injected kind
+  CHECK(r.untouched == 40 - 10);  // one target per injected kind
   CHECK(r.false_positive_records == 0);
   CHECK(r.healthy_records_changed == 0);
   // Merges write status, duplicate_of and related_notes, which the type has: both duplicates are
@@ -286,6 +286,10 @@ TEST_CASE(
   CHECK(kind_of(r, fk::exact_duplicate).repaired == 1);
   CHECK(kind_of(r, fk::paraphrased_duplicate).repaired == 1);
   CHECK(kind_of(r, fk::stale_record).attempted == 0);
+  // the free-text conflict needs only id, content and an embedding: injected and found; its
+  // resolution links the winner to the loser (supersedes), a field the type lacks: refused
+  CHECK(kind_of(r, fk::free_text_conflict).detected == 1);
+  CHECK(kind_of(r, fk::free_text_conflict).attempted == 0);
   CHECK(r.attempted == 2);
   CHECK(r.repaired == 2);
   // The faults' shapes: the copy's new id, the paraphrase's text.
@@ -309,7 +313,7 @@ TEST_CASE("drill: the bundled sample store (with its schema)") {
   opt.plan.metadata_defaults["topic"] = std::string("general");
   const auto r = mh::run_drill(loaded.records, opt);
   CHECK(r.records == 51);
-  CHECK(r.injected == 12);
+  CHECK(r.injected == 13);
   CHECK(r.coverage >= 0.95);
   for (const auto& k : r.per_kind) {
     CAPTURE(mh::to_string(k.kind));
@@ -334,7 +338,7 @@ TEST_CASE("drill: LoCoMo conversations embedded by the lexical embedder") {
   opt.now = at("2023-12-31T00:00:00Z");
   const auto r = mh::run_drill(std::move(recs), opt);
   CAPTURE(r.eligible);
-  CHECK(r.injected >= 12 * 5);
+  CHECK(r.injected >= 13 * 5);
   CHECK(r.coverage >= 0.95);
   for (const auto& k : r.per_kind) {
     CAPTURE(mh::to_string(k.kind));

@@ -27,10 +27,13 @@
 /// | paraphrased_duplicate | copy with "To repeat: " before the text and a vector at cosine 0.97 to
 /// the target's (as a sentence model would place a paraphrase) | near_duplicate | |
 /// conflicting_claim | two new fact records in the target's scope, same entity and attribute,
-/// different values, random vectors | conflict | | dimension_error | target's vector cut to half
-/// its length | embedding_dim_mismatch | | nan_vector | one coordinate of the target's vector set
-/// to NaN | embedding_non_finite | | missing_metadata | a required key removed (the schema's first
-/// required key; without a schema, a key every record has, which the drill then requires) |
+/// different values, random vectors | conflict | | free_text_conflict | two new text-only
+/// records in the target's scope that contradict each other in words (an antonym, a negation, two
+/// residences, a change, frequencies, a preference order reversed, a termination; English and
+/// Chinese, in turn), vectors at cosine 0.9 | conflict | | dimension_error | target's vector cut to
+/// half its length | embedding_dim_mismatch | | nan_vector | one coordinate of the target's vector
+/// set to NaN | embedding_non_finite | | missing_metadata | a required key removed (the schema's
+/// first required key; without a schema, a key every record has, which the drill then requires) |
 /// metadata_schema_violation | | dangling_link | a related id that names no record |
 /// dangling_reference | | scope_leak | copy of the target in another scope | cross_scope_duplicate
 /// | | mixed_embedding_version | the target's embedding_version renamed | mixed_embedding_version |
@@ -182,7 +185,7 @@ bool shows(const report& r, const drill_fault& f, const memory_store<R>& store) 
     auto names = [&](const std::string& id) {
       return std::find(fd.record_ids.begin(), fd.record_ids.end(), id) != fd.record_ids.end();
     };
-    if (f.kind == fault_kind::conflicting_claim) {
+    if (f.kind == fault_kind::conflicting_claim || f.kind == fault_kind::free_text_conflict) {
       if (names(f.ids[0]) && names(f.ids[1])) return true;
       continue;
     }

@@ -14,11 +14,13 @@
 /// | exact_duplicate | id |
 /// | paraphrased_duplicate | content, embedding |
 /// | conflicting_claim | content, claim, embedding (kind, source, times, links, weight when
-/// present) | | dimension_error, nan_vector, zero_padded_vector | embedding | | missing_metadata |
-/// metadata (a map with `erase(key)`) | | dangling_link | related_ids (a container with
-/// `push_back`) | | scope_leak | scope (links cleared when present) | | mixed_embedding_version |
-/// embedding_version | | stale_record | created_at, updated_at (last_accessed_at and the weight
-/// when present; kind for a kind that never decays) | | junk_content | content |
+/// present) | | free_text_conflict | content, embedding (kind, claim cleared, source, times, links,
+/// weight when present) | | dimension_error, nan_vector, zero_padded_vector | embedding | |
+/// missing_metadata | metadata (a map with `erase(key)`) | | dangling_link | related_ids (a
+/// container with `push_back`) | | scope_leak | scope (links cleared when present) | |
+/// mixed_embedding_version | embedding_version | | stale_record | created_at, updated_at
+/// (last_accessed_at and the weight when present; kind for a kind that never decays) | |
+/// junk_content | content |
 
 #include <algorithm>
 #include <array>
@@ -58,10 +60,11 @@ enum class fault_kind : std::uint8_t {
   zero_padded_vector,
   stale_record,
   junk_content,
+  free_text_conflict,
 };
 
 /// Every fault kind, in declaration order.
-inline constexpr std::array<fault_kind, 12> all_fault_kinds{fault_kind::exact_duplicate,
+inline constexpr std::array<fault_kind, 13> all_fault_kinds{fault_kind::exact_duplicate,
                                                             fault_kind::paraphrased_duplicate,
                                                             fault_kind::conflicting_claim,
                                                             fault_kind::dimension_error,
@@ -72,11 +75,12 @@ inline constexpr std::array<fault_kind, 12> all_fault_kinds{fault_kind::exact_du
                                                             fault_kind::mixed_embedding_version,
                                                             fault_kind::zero_padded_vector,
                                                             fault_kind::stale_record,
-                                                            fault_kind::junk_content};
+                                                            fault_kind::junk_content,
+                                                            fault_kind::free_text_conflict};
 
 /// Name of a fault kind ("exact_duplicate", ...).
 constexpr std::string_view to_string(fault_kind k) noexcept {
-  constexpr std::array<std::string_view, 12> names{"exact_duplicate",
+  constexpr std::array<std::string_view, 13> names{"exact_duplicate",
                                                    "paraphrased_duplicate",
                                                    "conflicting_claim",
                                                    "dimension_error",
@@ -87,13 +91,14 @@ constexpr std::string_view to_string(fault_kind k) noexcept {
                                                    "mixed_embedding_version",
                                                    "zero_padded_vector",
                                                    "stale_record",
-                                                   "junk_content"};
+                                                   "junk_content",
+                                                   "free_text_conflict"};
   return names[static_cast<std::size_t>(k)];
 }
 
 /// The finding kind that counts as detecting a fault of kind k.
 constexpr std::string_view expected_finding(fault_kind k) noexcept {
-  constexpr std::array<std::string_view, 12> kinds{finding_kinds::exact_duplicate,
+  constexpr std::array<std::string_view, 13> kinds{finding_kinds::exact_duplicate,
                                                    finding_kinds::near_duplicate,
                                                    finding_kinds::conflict,
                                                    finding_kinds::embedding_dim_mismatch,
@@ -104,7 +109,8 @@ constexpr std::string_view expected_finding(fault_kind k) noexcept {
                                                    finding_kinds::mixed_embedding_version,
                                                    finding_kinds::embedding_zero_padded,
                                                    finding_kinds::stale,
-                                                   finding_kinds::junk_content};
+                                                   finding_kinds::junk_content,
+                                                   finding_kinds::conflict};
   return kinds[static_cast<std::size_t>(k)];
 }
 
@@ -297,6 +303,11 @@ std::string missing_fields(fault_kind k) {
       need(writes_embedding<R>, "embedding (std::vector<float>)");
       need(!kinded_record<R> || writes_kind<R>, "kind");
       break;
+    case fault_kind::free_text_conflict:
+      need(writes_id<R>, "id");
+      need(writes_content<R>, "content");
+      need(writes_embedding<R>, "embedding (std::vector<float>)");
+      break;
     case fault_kind::dimension_error:
     case fault_kind::nan_vector:
     case fault_kind::zero_padded_vector:
@@ -340,6 +351,46 @@ struct inject_context {
   double stale_threshold;
 };
 
+// The two texts of a free-text contradiction, the n-th of its kinds (antonym, negation,
+// single-valued attribute, change, frequency, preference order, termination; English and
+// Chinese), about an object named for this injection alone ("zorbla", "zorblb", ...; "试甲",
+// "试乙", ...) so that it contradicts no other record of the store.
+inline std::pair<std::string, std::string> free_text_contradiction(std::size_t n) {
+  std::string x = "zorbl", y = "quibb";
+  for (std::size_t k = n / 11 + 1; k > 0; k /= 26) {  // letters only: no number, no plural s
+    x.push_back(static_cast<char>('a' + k % 26));
+    y.push_back(static_cast<char>('a' + (k * 7 + 3) % 26));
+  }
+  static constexpr std::string_view stems[] = {"甲", "乙", "丙", "丁", "戊",
+                                               "己", "庚", "辛", "壬", "癸"};
+  const std::string zx =
+      "试" + std::string(stems[(n / 11) % 10]) + std::string(stems[(n / 110) % 10]);
+  switch (n % 11) {
+    case 0:
+      return {"User loves " + x, "User can't stand " + x};
+    case 1:
+      return {"User eats " + x + " every day", "User does not eat " + x};
+    case 2:
+      return {"User lives in " + x + "ville", "User lives in " + y + "burg"};
+    case 3:
+      return {"User plays " + x + " on weekends", "User quit " + x};
+    case 4:
+      return {"User drinks " + x + " every morning", "User rarely drinks " + x};
+    case 5:
+      return {"User prefers " + x + " over " + y, "User prefers " + y + " over " + x};
+    case 6:
+      return {"User owns a " + x, "User sold the " + x};
+    case 7:
+      return {"用户喜欢" + zx, "用户讨厌" + zx};
+    case 8:
+      return {"用户每天喝" + zx, "用户不再喝" + zx + "了"};
+    case 9:
+      return {"用户住在" + zx + "市", "用户已经搬到" + zx + "县了"};
+    default:
+      return {"User is a " + x + " fan", "User is not a " + x + " fan"};
+  }
+}
+
 /// Places fault `kind` on target `t` (a record of the drill's copy). Records it adds go to
 /// `added`; returns the ids that carry the fault (see drill_fault::ids). Call only when
 /// `missing_fields<R>(kind)` is empty.
@@ -382,6 +433,33 @@ std::vector<std::string> inject(fault_kind kind, R& t, Ctx& c, std::vector<R>& a
           if constexpr (writes_kind<R>) field::raw::kind(m) = std::string(kinds::fact);
           field::raw::claim(m) = fact_claim{entity, "location", value};
           field::raw::embedding(m) = random_unit(c.d, c.g);
+          clear_links(m);
+          if constexpr (settable<R, decltype(field::raw::source), std::string>)
+            field::raw::source(m) = side == 0 ? "model_extracted" : "user_declared";
+          const auto when = timestamp_from_epoch_ms(c.now_ms - (side == 0 ? 10 : 1) * day_ms);
+          set_time(m, field::raw::updated_at, when);
+          set_time(m, field::raw::created_at, when);
+          clear_optional(m, field::raw::last_accessed_at);
+          clear_optional(m, field::raw::effective_weight);
+          ids.emplace_back(field::id(m));
+          added.push_back(std::move(m));
+        }
+        return ids;
+      }
+      break;
+    case fault_kind::free_text_conflict:
+      if constexpr (writes_content<R> && writes_embedding<R>) {
+        // two text-only records in the target's scope that contradict each other in words
+        // (claims.hpp reads them), on vectors at cosine 0.9: a candidate pair for the judge
+        const auto [first, second] = free_text_contradiction(c.serial);
+        const auto base = random_unit(c.d, c.g);
+        std::vector<std::string> ids;
+        for (int side = 0; side < 2; ++side) {
+          R m = copy_with_new_id();
+          field::raw::content(m) = side == 0 ? first : second;
+          if constexpr (writes_kind<R>) field::raw::kind(m) = std::string(kinds::preference);
+          if constexpr (writes_claim<R>) clear_optional(m, field::raw::claim);
+          field::raw::embedding(m) = side == 0 ? base : at_cosine(base, 0.9f, c.g);
           clear_links(m);
           if constexpr (settable<R, decltype(field::raw::source), std::string>)
             field::raw::source(m) = side == 0 ? "model_extracted" : "user_declared";

@@ -190,7 +190,10 @@ struct claim_rules {
       if (!p.routine.empty()) p_scene.push_back(p.routine);
       if (!subset_or_empty(lex, n.scene, p_scene)) return {false, false, "different_scene"};
       if (n.event != p.event) return {true, true, "state_vs_event"};
-      if (n.scene.empty() && !p.scene.empty()) return {true, true, "scene_specific"};
+      // a rule against an exception in one scene (not a change: "quit tennis" ends "plays
+      // tennis on weekends" too)
+      if (n.scene.empty() && !p.scene.empty() && !n.change && !p.change)
+        return {true, true, "scene_specific"};
       return {true, false, change ? "change_statement" : "opposite_polarity"};
     }
     // a lasting restriction against a one-off event ("is vegetarian" / "ate a burger")
