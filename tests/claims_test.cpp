@@ -262,6 +262,11 @@ TEST_CASE("claim judge: verdicts and reasons") {
       {"I refuse to buy products that are tested on animals",
        "I only buy products that are not tested on animals", false, "not_contained"},
       {"I follow a keto diet, avoiding bread", "I eat bread every day", true, "opposite_polarity"},
+      // a number after a noun names something; "User 12" is one of many users
+      {"User likes item 45 in context 6", "User likes item 46 in context 7", false,
+       "no_claim_conflict"},
+      {"User doesn't like room 12", "User likes room 12", true, "opposite_polarity"},
+      {"User 12 likes jazz", "User 13 hates jazz", false, "different_holders"},
   };
   for (const auto& r : rows) {
     const std::string a = r.a, b = r.b;
@@ -277,7 +282,7 @@ TEST_CASE("claim judge: verdicts and reasons") {
   CHECK(v.conflict);
   CHECK(v.needs_human);
   // text the extractor cannot read goes to the cue judge
-  CHECK(judge("123 456", "123 457").reason == "no_cue");
+  CHECK(judge("привет мир", "пока мир").reason == "no_cue");  // neither English nor Chinese
   CHECK(judge("same text", "same text").reason == "identical_text");
 }
 

@@ -214,7 +214,10 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     ++i;
   if (i < n) {
     const sv w = t[i].w;
-    if (w == "user" || w == "i" || w == "we") {
+    if (w == "user" && i + 1 < n && all_digits(t[i + 1].w)) {
+      base = "user:" + t[i + 1].w;  // "User 12 ...": one of many users, named by a number
+      i += 2;
+    } else if (w == "user" || w == "i" || w == "we") {
       base = "self";
       ++i;
     } else if (w == "my" || w == "our") {
@@ -440,7 +443,14 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
         continue;
       }
       if (in_value) value.push_back(std::string(w));
-      if (all_digits(w)) quantities.push_back(std::atof(t[i].w.c_str()));
+      // a count comes before what it counts ("3 kids", "2 cups of tea"); a number after a noun
+      // ("item 45", "room 12", "number 7") or at the end names something: a term, not a count
+      const bool counts =
+          i + 1 < n && !(lex.en(next) & (cw::stop | cw::aux | cw::negator)) && !all_digits(next);
+      if (all_digits(w) && counts)
+        quantities.push_back(std::atof(t[i].w.c_str()));
+      else if (!in_value)
+        terms.push_back(std::string(w));
       continue;
     }
     if ((w == "may" || w == "march") && !(i > 0 && all_digits(t[i - 1].w)) &&
