@@ -403,6 +403,20 @@ std::vector<std::string> inject(fault_kind kind, R& t, Ctx& c, std::vector<R>& a
     if constexpr (writes_id<R>) field::raw::id(copy) = c.new_id(kind);
     return copy;
   };
+  // One side of an injected contradiction: an older model-extracted record (side 0) against a
+  // newer user-declared one (side 1), unlinked, so the conflict rules decide by time and source.
+  [[maybe_unused]] auto add_side = [&](R m, int side, std::vector<std::string>& ids) {
+    clear_links(m);
+    if constexpr (settable<R, decltype(field::raw::source), std::string>)
+      field::raw::source(m) = side == 0 ? "model_extracted" : "user_declared";
+    const auto when = timestamp_from_epoch_ms(c.now_ms - (side == 0 ? 10 : 1) * day_ms);
+    set_time(m, field::raw::updated_at, when);
+    set_time(m, field::raw::created_at, when);
+    clear_optional(m, field::raw::last_accessed_at);
+    clear_optional(m, field::raw::effective_weight);
+    ids.emplace_back(field::id(m));
+    added.push_back(std::move(m));
+  };
   switch (kind) {
     case fault_kind::exact_duplicate: {
       R copy = copy_with_new_id();
@@ -433,16 +447,7 @@ std::vector<std::string> inject(fault_kind kind, R& t, Ctx& c, std::vector<R>& a
           if constexpr (writes_kind<R>) field::raw::kind(m) = std::string(kinds::fact);
           field::raw::claim(m) = fact_claim{entity, "location", value};
           field::raw::embedding(m) = random_unit(c.d, c.g);
-          clear_links(m);
-          if constexpr (settable<R, decltype(field::raw::source), std::string>)
-            field::raw::source(m) = side == 0 ? "model_extracted" : "user_declared";
-          const auto when = timestamp_from_epoch_ms(c.now_ms - (side == 0 ? 10 : 1) * day_ms);
-          set_time(m, field::raw::updated_at, when);
-          set_time(m, field::raw::created_at, when);
-          clear_optional(m, field::raw::last_accessed_at);
-          clear_optional(m, field::raw::effective_weight);
-          ids.emplace_back(field::id(m));
-          added.push_back(std::move(m));
+          add_side(std::move(m), side, ids);
         }
         return ids;
       }
@@ -460,16 +465,7 @@ std::vector<std::string> inject(fault_kind kind, R& t, Ctx& c, std::vector<R>& a
           if constexpr (writes_kind<R>) field::raw::kind(m) = std::string(kinds::preference);
           if constexpr (writes_claim<R>) clear_optional(m, field::raw::claim);
           field::raw::embedding(m) = side == 0 ? base : at_cosine(base, 0.9f, c.g);
-          clear_links(m);
-          if constexpr (settable<R, decltype(field::raw::source), std::string>)
-            field::raw::source(m) = side == 0 ? "model_extracted" : "user_declared";
-          const auto when = timestamp_from_epoch_ms(c.now_ms - (side == 0 ? 10 : 1) * day_ms);
-          set_time(m, field::raw::updated_at, when);
-          set_time(m, field::raw::created_at, when);
-          clear_optional(m, field::raw::last_accessed_at);
-          clear_optional(m, field::raw::effective_weight);
-          ids.emplace_back(field::id(m));
-          added.push_back(std::move(m));
+          add_side(std::move(m), side, ids);
         }
         return ids;
       }
