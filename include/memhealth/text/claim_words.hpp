@@ -42,6 +42,7 @@ enum cue : std::uint32_t {
   frequency = 1u << 19,       ///< a frequency degree (see `frequency_of`)
 };
 
+/// One cue word and its `cue` bits (a bitwise or of `cue` values).
 using entry = std::pair<std::string_view, std::uint32_t>;
 
 // ---------------------------------------------------------------- English
@@ -479,10 +480,10 @@ constexpr double frequency_of(std::string_view w) noexcept {
 /// single-valued attribute even without the possessive pattern ("User is 34 years old").
 /// Phrase cues: a verb (lemma) and the preposition after it, mapped to the attribute.
 struct attribute_cue {
-  std::string_view verb;  ///< lemma ("live")
-  std::string_view prep;  ///< the next word ("in"), or "" for none
-  std::string_view attribute;
-  bool change;  ///< the cue states a change ("moved to")
+  std::string_view verb;       ///< lemma ("live")
+  std::string_view prep;       ///< the next word ("in"), or "" for none
+  std::string_view attribute;  ///< the single-valued attribute it names ("residence")
+  bool change;                 ///< the cue states a change ("moved to")
 };
 inline constexpr auto english_attributes = std::to_array<attribute_cue>({
     {"live", "in", "residence", false},   {"live", "at", "residence", false},
@@ -745,9 +746,9 @@ constexpr double chinese_frequency_of(std::string_view w) noexcept {
 
 /// Chinese single-valued attribute cues: the cue, the attribute, and whether it is a change.
 struct chinese_attribute_cue {
-  std::string_view cue;
-  std::string_view attribute;
-  bool change;
+  std::string_view cue;        ///< the cue as written ("住在")
+  std::string_view attribute;  ///< the single-valued attribute it names ("residence")
+  bool change;                 ///< the cue states a change ("搬到")
 };
 inline constexpr auto chinese_attributes = std::to_array<chinese_attribute_cue>({
     {"住在", "residence", false},
