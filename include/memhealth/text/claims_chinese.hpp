@@ -179,7 +179,7 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     }
   // N岁: age
   std::vector<std::string> terms, scene, time;
-  bool predicate_set = false, in_scene = false;
+  bool in_scene = false;
   while (i < s.size()) {
     // longest cue at i
     std::uint32_t cue = 0;
@@ -263,7 +263,6 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       }
       (in_scene ? scene : terms).push_back(std::string(ch));
       i += len;
-      predicate_set = true;
       continue;
     }
     const sv word = s.substr(i, len);
@@ -302,7 +301,6 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       terms.push_back("like");
       c.predicate = "like";
       c.kind = predicate_class::preference;
-      predicate_set = true;
       continue;
     }
     if (cue & cw::att_negative) {
@@ -310,14 +308,12 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       c.predicate = "like";
       c.polarity = -c.polarity;
       c.kind = predicate_class::preference;
-      predicate_set = true;
       continue;
     }
     if (cue & cw::aversion) {
       c.any_predicate = true;
       c.polarity = -c.polarity;
       c.kind = predicate_class::preference;
-      predicate_set = true;
       continue;
     }
     if (cue & cw::terminate) {
@@ -325,7 +321,6 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       c.polarity = -c.polarity;
       c.change = true;
       c.kind = predicate_class::state;
-      predicate_set = true;
       continue;
     }
     if (cue & cw::change) {
@@ -353,7 +348,6 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       q += l;
     }
   }
-  (void)predicate_set;
   // a rate: a span (每天, 每周, 一个月 ...) and a count (三次, 两回); the span alone is once per
   // span
   {

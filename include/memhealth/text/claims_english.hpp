@@ -288,7 +288,6 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
   bool relative = false;           // inside a relative clause (after "that", "which", "who")
   bool relative_negated = false;   // ... and negated there: its terms are written "not:<term>"
   std::size_t comparative_at = n;  // where "over"/"than"/"instead of" starts the rejected option
-  std::size_t attr_value_from = n;
 
   // ---- a possessed attribute: "<holder>'s <attribute words> is <value>"
   if (possessive) {
@@ -307,7 +306,6 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       if (!attr.empty()) {
         c.attribute = canonical_attribute(attr);
         c.kind = predicate_class::state;
-        attr_value_from = k + 1;
         i = k + 1;
         in_value = true;
       }
@@ -716,7 +714,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
           terms.push_back("like");
           continue;
         }
-        c.kind = c.restrictive ? predicate_class::state : predicate_class::state;
+        c.kind = predicate_class::state;
         predicate_set = true;
         terms.push_back(term_of(english, w));
         object.push_back(terms.back());
@@ -792,7 +790,6 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     terms.push_back(lemma);
     if (object_open) object.push_back(lemma);
   }
-  (void)attr_value_from;
   if (c.kind == predicate_class::unknown && !terms.empty())
     c.kind = c.frequency >= 0 ? predicate_class::habit : predicate_class::state;
   if (c.event && !c.change && c.kind != predicate_class::preference)
