@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -328,4 +329,49 @@ TEST_CASE("memory_store mutations return exact before-images and restore undoes 
   CHECK(s.embedding(1)[1] == 1.0f);
 
   CHECK_THROWS_AS(s.restore(99, memory_record{}), memhealth::error);
+}
+
+TEST_CASE("boxed_optional: one pointer, deep copies, optional-like equality and errors") {
+  static_assert(sizeof(boxed_optional<claim>) == sizeof(void*));
+  boxed_optional<claim> a;
+  CHECK(!a);
+  CHECK(!a.has_value());
+  CHECK(a == std::nullopt);
+  CHECK_THROWS_AS((void)a.value(), std::bad_optional_access);
+
+  a = fact_claim{"user", "diet", "vegetarian"};
+  REQUIRE(a);
+  CHECK(std::get<fact_claim>(*a).value == "vegetarian");
+  CHECK(!(a == std::nullopt));
+
+  boxed_optional<claim> b = a;  // a deep copy: changing b leaves a alone
+  std::get<fact_claim>(*b).value = "vegan";
+  CHECK(std::get<fact_claim>(*a).value == "vegetarian");
+  CHECK(!(a == b));
+  b = a;
+  CHECK(a == b);
+
+  boxed_optional<claim> c = std::move(b);  // a move takes the value and leaves b empty
+  CHECK(c == a);
+  CHECK(!b);  // NOLINT(bugprone-use-after-move): the documented moved-from state
+
+  std::optional<claim> none;
+  c = none;  // assigning an empty std::optional empties
+  CHECK(!c);
+  c = std::optional<claim>(preference_claim{"dinner", "cilantro", "", polarity::negative});
+  REQUIRE(c);
+  CHECK(std::get<preference_claim>(*c).polarity == polarity::negative);
+  c.reset();
+  CHECK(c == boxed_optional<claim>{});  // two empty values are equal
+
+  // in a record: copies compare equal, and a claim changed on the copy makes them differ
+  memory_record r;
+  r.id = "m1";
+  r.claim = fact_claim{"bob", "current_project", "atlas"};
+  memory_record s = r;
+  CHECK(s == r);
+  std::get<fact_claim>(*s.claim).value = "borealis";
+  CHECK(!(s == r));
+  CHECK(std::get<fact_claim>(*r.claim).value == "atlas");
+  CHECK(field::claim(r) == &*r.claim);  // the accessor yields a pointer to the boxed value
 }

@@ -334,9 +334,8 @@ struct duplicate_detector {
     out.push_back(std::move(f));
   }
 
-  template <class Ctx>
-  void report_cross_scope(Ctx& ctx, const std::vector<std::string>& texts,
-                          std::vector<finding>& out) const {
+  template <class Ctx, class Texts>
+  void report_cross_scope(Ctx& ctx, const Texts& texts, std::vector<finding>& out) const {
     const auto& store = ctx.store();
     std::vector<std::size_t> idx;
     for (std::size_t i = 0; i < texts.size(); ++i)

@@ -102,7 +102,7 @@ struct hygiene_detector {
 
     const auto& store = ctx.store();
     const std::size_t n = store.size();
-    const std::vector<std::string>* folded = exact.empty() ? nullptr : &ctx.normalized_texts();
+    const auto* folded = exact.empty() ? nullptr : &ctx.normalized_texts();
     for (std::size_t i = 0; i < n; ++i) {
       if (!ctx.is_changed(i)) continue;
       const R& r = store.record(i);

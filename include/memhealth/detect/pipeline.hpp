@@ -32,6 +32,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -53,6 +54,36 @@ struct detect_options {
   std::size_t dimension = 0;
   /// Incremental cursor: when set, only records changed after it are checked.
   std::optional<utc_time> since;
+};
+
+/// The normalised texts of a run, one per record, stored end to end in one buffer (no string
+/// object or allocation per record: at 1,000,000 records this is about 40 MB less than a
+/// `std::vector<std::string>`). `operator[](i)` is a view that stays valid while the column lives.
+class text_column {
+ public:
+  /// Number of texts.
+  [[nodiscard]] std::size_t size() const noexcept { return ends_.size(); }
+  /// True when there are no texts.
+  [[nodiscard]] bool empty() const noexcept { return ends_.empty(); }
+  /// Text i (i < size()).
+  [[nodiscard]] std::string_view operator[](std::size_t i) const noexcept {
+    const std::size_t b = i ? ends_[i - 1] : 0;
+    return {data_.data() + b, ends_[i] - b};
+  }
+  /// Reserves room for `n` texts of `bytes` bytes in all.
+  void reserve(std::size_t n, std::size_t bytes) {
+    ends_.reserve(n);
+    data_.reserve(bytes);
+  }
+  /// Appends a text.
+  void push_back(std::string_view s) {
+    data_.append(s);
+    ends_.push_back(data_.size());
+  }
+
+ private:
+  std::string data_;
+  std::vector<std::size_t> ends_;
 };
 
 /// Work shared by all detectors of one run, computed lazily and at most once: the unit-normalised
@@ -120,10 +151,13 @@ class detection_context {
   }
 
   /// Normalised content of every record (index = record index), computed once.
-  [[nodiscard]] const std::vector<std::string>& normalized_texts() {
+  [[nodiscard]] const text_column& normalized_texts() {
     if (!texts_) {
       texts_.emplace();
-      texts_->reserve(store_.size());
+      std::size_t bytes = 0;
+      for (std::size_t i = 0; i < store_.size(); ++i)
+        bytes += field::content(store_.record(i)).size();
+      texts_->reserve(store_.size(), bytes + bytes / 16);
       for (std::size_t i = 0; i < store_.size(); ++i)
         texts_->push_back(normalizer_(field::content(store_.record(i))));
     }
@@ -181,7 +215,7 @@ class detection_context {
   detect_options options_;
   Normalizer normalizer_;
   std::vector<bool> changed_;
-  std::optional<std::vector<std::string>> texts_;
+  std::optional<text_column> texts_;
   std::optional<matrix_type> units_;
   std::vector<std::size_t> unit_rows_;
   std::vector<std::int64_t> row_of_;

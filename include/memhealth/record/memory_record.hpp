@@ -19,6 +19,7 @@
 #include <variant>
 #include <vector>
 
+#include "memhealth/record/boxed_optional.hpp"
 #include "memhealth/record/time.hpp"
 
 namespace memhealth {
@@ -212,7 +213,9 @@ struct memory_record {
   std::string scope;   ///< hierarchical owner, e.g. "user:7/project:alpha"; empty = missing
   std::string status;  ///< see `record_status`; anything else is illegal
   std::string kind;    ///< see `kinds`: fact, preference, episodic, temporary, ...
-  std::optional<memhealth::claim> claim;   ///< structured form, when extracted
+  /// Structured form, when extracted. Boxed (one pointer, the claim on the heap when set): few
+  /// records carry one, and an inline `std::optional<claim>` would cost 120 bytes in every record.
+  boxed_optional<memhealth::claim> claim;
   record_links links;                      ///< duplicate_of, related_ids, related_notes, supersedes
   std::optional<double> confidence;        ///< [0,1]; absent = unknown
   std::optional<double> effective_weight;  ///< [0,1] after decay / down-weighting; absent = 1

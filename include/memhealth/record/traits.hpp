@@ -24,8 +24,8 @@
 /// `timestamp`, `std::chrono::sys_time<D>`, integer epoch ms, or `std::optional` of those | |
 /// confidence, effective_weight | `std::optional<double>` | arithmetic or `std::optional` of it |
 /// | related_ids, related_notes, supersedes | `std::span<const std::string>` | contiguous ranges of
-/// `std::string` | | claim | `const claim*` (null = none) | an lvalue `claim` or
-/// `std::optional<claim>` |
+/// `std::string` | | claim | `const claim*` (null = none) | an lvalue `claim`,
+/// `std::optional<claim>` or `boxed_optional<claim>` |
 ///
 /// Accessors return views into the record, so a mapping must yield an lvalue (or a view into
 /// storage that outlives the call). A callable returning `std::string`, `std::vector<float>` or
@@ -179,6 +179,10 @@ inline const claim* as_claim(const claim& c) noexcept {
 const claim* as_claim(claim&&) = delete;  // the claim mapping must yield an lvalue
 const claim* as_claim(std::optional<claim>&&) = delete;
 inline const claim* as_claim(const std::optional<claim>& c) noexcept {
+  return c ? &*c : nullptr;
+}
+const claim* as_claim(boxed_optional<claim>&&) = delete;
+inline const claim* as_claim(const boxed_optional<claim>& c) noexcept {
   return c ? &*c : nullptr;
 }
 
