@@ -162,10 +162,10 @@ struct judge_setting {
 
 /// Confusion counts and rates of the judge on a set of pairs.
 struct judge_counts {
-  std::size_t tp = 0;  ///< conflict pairs flagged
-  std::size_t fp = 0;  ///< no_conflict pairs flagged
-  std::size_t fn = 0;  ///< conflict pairs not flagged
-  std::size_t tn = 0;  ///< no_conflict pairs not flagged
+  std::size_t tp = 0;               ///< conflict pairs flagged
+  std::size_t fp = 0;               ///< no_conflict pairs flagged
+  std::size_t fn = 0;               ///< conflict pairs not flagged
+  std::size_t tn = 0;               ///< no_conflict pairs not flagged
   std::size_t reviews = 0;          ///< review pairs (not in the four counts above)
   std::size_t reviews_flagged = 0;  ///< review pairs flagged
   double precision = 1;  ///< tp / (tp + fp); 1 when nothing is flagged (no false claim made)
@@ -203,8 +203,8 @@ struct judge_tune_result {
 /// Options of `tune_judge`.
 struct tune_judge_options {
   std::vector<int> max_is_a_depths{0, 1, 2, 3, 4};  ///< values of `max_is_a_depth` (>= 0)
-  std::vector<double> min_frequency_ratios{1.5, 2, 3, 4, 6,
-                                           10};  ///< values of `min_frequency_ratio` (>= 1)
+  std::vector<double> min_frequency_ratios{1.5, 2, 3,
+                                           4,   6, 10};  ///< values of `min_frequency_ratio` (>= 1)
   double target_precision = 0.95;  ///< target for `at_target_precision`, in [0, 1]
   bool either_order = true;        ///< flag a pair judged a conflict in either order
   /// The user's claim lexicon (as `claim_conflict_judge::lexicon`); null = the built-in one.
@@ -271,7 +271,7 @@ inline judge_tune_result tune_judge(std::span<const judge_pair> pairs,
   for (std::size_t k = 0; k < pairs.size(); ++k) {
     const auto& p = pairs[k];
     categories = categories || !p.category.empty();
-    (p.label == judge_label::conflict     ? r.conflicts
+    (p.label == judge_label::conflict      ? r.conflicts
      : p.label == judge_label::no_conflict ? r.no_conflicts
                                            : r.reviews) += 1;
     const std::string na = opt.normalizer(p.a), nb = opt.normalizer(p.b);
