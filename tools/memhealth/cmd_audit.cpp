@@ -154,6 +154,7 @@ struct tune_cli_options {
   double positive_at = 4.0;
   std::size_t dim = 384;
   bool no_guard = false;
+  bool no_duplicate_guards = false;
   std::string format = "text";
   std::string out;
   // --judge: the claim conflict judge instead of the near-duplicate threshold
@@ -327,6 +328,7 @@ int run_tune_command(const tune_cli_options& o) {
   opt.thresholds = threshold_sweep(parts[0], parts[1], parts[2]);
   opt.target_fpr = o.target_fpr;
   opt.negation_guard = !o.no_guard;
+  opt.duplicate_guards = !o.no_duplicate_guards;
   const lexical_embedder e(o.dim, 1);
   nlohmann::json all = nlohmann::json::array();
   std::ostringstream text;
@@ -341,6 +343,7 @@ int run_tune_command(const tune_cli_options& o) {
                      {"skipped_lines", pairs.skipped_lines},
                      {"embedder", e.version()},
                      {"negation_guard", opt.negation_guard},
+                     {"duplicate_guards", opt.duplicate_guards},
                      {"target_fpr", r.target_fpr}};
     j["rows"] = nlohmann::json::array();
     for (const auto& row : r.rows) j["rows"].push_back(row_json(row));
@@ -350,6 +353,7 @@ int run_tune_command(const tune_cli_options& o) {
     text << file << " (" << pairs.format << "): " << r.pairs << " pairs, " << r.positives
          << " labelled duplicates, embedder " << e.version()
          << (opt.negation_guard ? ", negation guard on" : "")
+         << (opt.duplicate_guards ? ", duplicate guards on" : "")
          << "\n  threshold  precision  recall  fpr     f1      tp     fp\n";
     for (const auto& row : r.rows)
       text << "  " << std::setw(9) << row.threshold << "  " << std::setw(9) << row.precision << "  "
@@ -404,7 +408,10 @@ void add_tune(CLI::App& app, int& rc) {
                         "SICK relatedness of ENTAILMENT pairs)"),
         cmd->add_option("--dim", o->dim, "Lexical embedder dimension")->check(CLI::Range(1, 65536)),
         cmd->add_flag("--no-negation-guard", o->no_guard,
-                      "Do not drop pairs that differ by a negation or change cue")})
+                      "Do not drop pairs that differ by a negation or change cue"),
+        cmd->add_flag("--no-duplicate-guards", o->no_duplicate_guards,
+                      "Do not drop pairs the duplicate guards keep apart (numbers, roles, "
+                      "polarity) or the claim judge calls a conflict")})
     opt->excludes(judge);
   // options of the judge sweep; only with --judge
   for (auto* opt :

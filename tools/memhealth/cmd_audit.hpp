@@ -13,7 +13,7 @@ namespace memhealth::cli {
 void add_drill(CLI::App& app, int& rc);
 
 /// Registers `memhealth tune PAIRS... [--sweep START:END:STEP] [--target-fpr X] [--positive-at S]
-/// [--dim N] [--no-negation-guard] [--format text|json] [--out FILE]`:
+/// [--dim N] [--no-negation-guard] [--no-duplicate-guards] [--format text|json] [--out FILE]`:
 /// precision, recall, false-positive rate and F1 per threshold on labelled pairs (STS Benchmark,
 /// SICK) with the lexical embedder; and `memhealth tune --judge PAIRS... [--is-a-depths 0,1,...]
 /// [--frequency-ratios 1.5,2,...] [--target-precision X] [--lexicon FILE] [--format text|json]
