@@ -2,7 +2,8 @@
 #   cmake -DMEMHEALTH=<tool> -DSOURCE_DIR=<repo> -DWORK=<scratch dir> -P cli_tune.cmake
 # The claim judge's sweep on a small hand-made judge-pair file (the same ten pairs as
 # tests/audit_test.cpp, "tune judge: sweep on ten hand-worked pairs") and on
-# tests/data/judge_pairs/pairs.tsv; bad input exits 2 with a message naming the problem.
+# tests/data/judge_pairs/pairs.tsv; bad input exits 2 with a message naming the problem. Then the
+# duplicate guards' flag --no-duplicate-guards through check, plan and apply.
 cmake_minimum_required(VERSION 3.25)
 include("${CMAKE_CURRENT_LIST_DIR}/cli_common.cmake")
 
@@ -89,3 +90,27 @@ expect_in("${last_err}" "requires" "tune --is-a-depths without --judge")
 run("2" "${MEMHEALTH}" tune --judge "${PAIRS}" --frequency-ratios 0.5)
 run("2" "${MEMHEALTH}" tune --judge "${PAIRS}" --is-a-depths -1)
 run("2" "${MEMHEALTH}" tune --judge "${PAIRS}" --lexicon "${WORK}/no-lexicon.tsv")
+
+# The duplicate guards (on by default): two records on one vector whose texts differ by a date
+# are no near duplicate; --no-duplicate-guards makes them one; a plan made with the flag records
+# "duplicate_guards": "off" and apply takes it (its before-detection sees the near duplicate).
+file(WRITE "${WORK}/dates.jsonl"
+  "{\"id\":\"d1\",\"content\":\"Dentist appointment on 3 May\",\"scope\":\"u1\",\"status\":\"active\",\"source\":\"user_declared\",\"embedding\":[0.6,0.8]}\n"
+  "{\"id\":\"d2\",\"content\":\"Dentist appointment on 5 May\",\"scope\":\"u1\",\"status\":\"active\",\"source\":\"user_declared\",\"embedding\":[0.6,0.8]}\n")
+run("0;1" "${MEMHEALTH}" check "${WORK}/dates.jsonl" --format json)
+string(JSON near ERROR_VARIABLE no_near GET "${last_out}" summary by_kind near_duplicate)
+if(no_near STREQUAL "NOTFOUND")
+  message(FATAL_ERROR "check with the guards on: a near duplicate across two dates:\n${last_out}")
+endif()
+run("1" "${MEMHEALTH}" check "${WORK}/dates.jsonl" --format json --no-duplicate-guards)
+string(JSON near GET "${last_out}" summary by_kind near_duplicate)
+if(NOT near EQUAL 1)
+  message(FATAL_ERROR "check --no-duplicate-guards: ${near} near duplicates, expected 1")
+endif()
+run("0" "${MEMHEALTH}" plan "${WORK}/dates.jsonl" --out "${WORK}/dates-plan.json" --no-duplicate-guards)
+file(STRINGS "${WORK}/dates-plan.json" plan_header LIMIT_COUNT 1)
+expect_in("${plan_header}" "\"duplicate_guards\":\"off\"" "plan --no-duplicate-guards")
+run("0" "${MEMHEALTH}" apply "${WORK}/dates.jsonl" --plan "${WORK}/dates-plan.json" --out "${WORK}/dates-out.jsonl"
+    --wal "${WORK}/dates.wal" --approve tier2)
+expect_in("${last_err}" "1 applied" "apply of the unguarded plan")
+expect_in("${last_err}" "findings 3 -> 2" "apply takes the plan's duplicate_guards")
