@@ -690,7 +690,9 @@ TEST_CASE("tune judge: tests/data/judge_pairs against the judge called directly"
     CHECK(row.all.fn == fn);
     CHECK(row.all.tn == tn);
     CHECK(row.all.reviews_flagged == review_flagged);
-    for (const auto& [cat, n] : by) {
+    for (const auto& kv : by) {  // (no structured binding: clang cannot CAPTURE one)
+      const std::string& cat = kv.first;
+      const auto& n = kv.second;
       CAPTURE(cat);
       const auto& c = row.per_category.at(cat);
       CHECK(c.tp == n[0]);
