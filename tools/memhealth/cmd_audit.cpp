@@ -285,12 +285,23 @@ int run_tune_judge_command(const tune_cli_options& o) {
       text << "  per category at the best F1 setting:\n"
            << "    " << std::left << std::setw(22) << "category" << std::right
            << "  precision  recall  fpr       tp    fp    fn    tn  review\n";
+      // a rate without its denominator (a category of conflict pairs only has no fpr) is "-"
+      auto rate = [](double v, std::size_t denominator) {
+        std::ostringstream t;
+        t << std::fixed << std::setprecision(3);
+        if (denominator)
+          t << v;
+        else
+          t << "-";
+        return t.str();
+      };
       for (const auto& [name, c] : r.best_f1->per_category)
         text << "    " << std::left << std::setw(22) << name << std::right << "  " << std::setw(9)
-             << c.precision << "  " << std::setw(6) << c.recall << "  " << std::setw(6)
-             << c.false_positive_rate << "  " << std::setw(4) << c.tp << "  " << std::setw(4)
-             << c.fp << "  " << std::setw(4) << c.fn << "  " << std::setw(4) << c.tn << "  "
-             << std::setw(3) << c.reviews_flagged << "/" << c.reviews << "\n";
+             << rate(c.precision, c.tp + c.fp) << "  " << std::setw(6)
+             << rate(c.recall, c.tp + c.fn) << "  " << std::setw(6)
+             << rate(c.false_positive_rate, c.fp + c.tn) << "  " << std::setw(4) << c.tp << "  "
+             << std::setw(4) << c.fp << "  " << std::setw(4) << c.fn << "  " << std::setw(4) << c.tn
+             << "  " << std::setw(3) << c.reviews_flagged << "/" << c.reviews << "\n";
     }
     if (r.best_f1 && r.best_f1->asymmetric)
       text << "  " << r.best_f1->asymmetric
