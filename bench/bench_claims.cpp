@@ -11,6 +11,9 @@
 //   dimensions), once with `conflict_detector<default_conflict_judge>` (the judge before issue
 //   18) and once with the default `conflict_detector<>` (claim_conflict_judge). Counters:
 //   seconds, conflicts found. Goal: the claim judge's check at most 1.3x the cue judge's.
+// - check100k/claim_judge_no_dup_guards: as check100k/claim_judge with the duplicate guards off
+//   (`default_check_settings::duplicate_guards` = false, as before they were on by default), for
+//   the cost of the guards; counter near_duplicates as well.
 //
 // Sizes: N = $MEMHEALTH_BENCH_CLAIMS_N (default 100,000); MEMHEALTH_BENCH_TINY=1 makes it 3,000.
 //   ./memhealth-bench --benchmark_filter='claims|check100k'
@@ -142,15 +145,17 @@ const mh::memory_store<>& check_store() {
   return store;
 }
 
-template <class Judge>
+template <class Judge, bool DuplicateGuards = true>
 void check_with(benchmark::State& state) {
   const auto& store = check_store();
   mh::detect_options d;
   d.now = mh::parse_timestamp("2026-12-01T00:00:00Z")->instant;
   d.dimension = 384;
-  auto p = mh::make_default_pipeline();
+  mh::default_check_settings settings;
+  settings.duplicate_guards = DuplicateGuards;
+  auto p = mh::make_default_pipeline(settings);
   using cue_conflicts = mh::conflict_detector<mh::default_conflict_judge>;
-  std::size_t conflicts = 0;
+  std::size_t conflicts = 0, near_duplicates = 0;
   double seconds = 0;
   for (auto _ : state) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -171,10 +176,13 @@ void check_with(benchmark::State& state) {
     const auto counts = r.counts_by_kind();
     const auto it = counts.find("conflict");
     conflicts = it == counts.end() ? 0 : it->second;
+    const auto nd = counts.find("near_duplicate");
+    near_duplicates = nd == counts.end() ? 0 : nd->second;
     benchmark::DoNotOptimize(r);
   }
   state.counters["seconds"] = seconds;
   state.counters["conflicts"] = static_cast<double>(conflicts);
+  state.counters["near_duplicates"] = static_cast<double>(near_duplicates);
   state.counters["records"] = static_cast<double>(store.size());
 }
 BENCHMARK(check_with<mh::default_conflict_judge>)
@@ -184,6 +192,11 @@ BENCHMARK(check_with<mh::default_conflict_judge>)
     ->UseRealTime();
 BENCHMARK(check_with<mh::claim_conflict_judge<>>)
     ->Name("check100k/claim_judge")
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->UseRealTime();
+BENCHMARK(check_with<mh::claim_conflict_judge<>, false>)
+    ->Name("check100k/claim_judge_no_dup_guards")
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1)
     ->UseRealTime();

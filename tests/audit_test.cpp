@@ -1,14 +1,16 @@
 // Tests of audit/: the fault drill (drill.hpp: what each fault does, which ones the default tiers
-// repair, its measurements on the sample store and LoCoMo), threshold tuning (tune.hpp) and the
-// snapshot diff (snapshot_diff.hpp).
+// repair, its measurements on the sample store and LoCoMo), threshold tuning (tune.hpp), the claim
+// judge's sweep (tune_judge.hpp) and the snapshot diff (snapshot_diff.hpp).
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -17,6 +19,7 @@
 #include "memhealth/audit/report.hpp"
 #include "memhealth/audit/snapshot_diff.hpp"
 #include "memhealth/audit/tune.hpp"
+#include "memhealth/audit/tune_judge.hpp"
 #include "memhealth/detect/metadata_schema.hpp"
 #include "memhealth/embed/embedder.hpp"
 #include "memhealth/embed/lexical_embedder.hpp"
@@ -469,6 +472,261 @@ TEST_CASE("tune: SICK train with the lexical embedder" * doctest::test_suite("re
 }
 
 // ------------------------------------------------------------------------------------ report
+
+// ------------------------------------------------------------------------- tune: the claim judge
+
+namespace {
+// Ten pairs whose verdicts follow from the rules of claim_judge.hpp, at every setting:
+//  1 sv   conflict     lives in Porto / Madrid: one single-valued attribute, two values (always)
+//  2 neg  conflict     does not eat pork / eats pork: opposite polarity (always)
+//  3 ant  conflict     a morning person / hates getting up early: an idiom, never read (never)
+//  4 hol  no_conflict  the user's sister / the user: different holders (never)
+//  5 obj  no_conflict  does not enjoy opera / enjoys musicals: opera is not denied (never)
+//  6 sve  review       is vegan / ate a cheeseburger yesterday: state against event (always)
+//  7 deg  conflict     every day (1/day) / twice a week (2/7): 3.5x apart, flagged at ratio <= 3.5
+//  8 deg  no_conflict  every day / six days a week (6/7): 7/6 = 1.17x, flagged at ratio <= 1.17
+//  9 isa  conflict     no person / a man: "man" is a kind of "person", 1 hypernym step
+// 10 isa  conflict     no animal / a dog: "dog" -> "canine"... "animal", flagged from depth 2
+constexpr const char* hand_judge_pairs =
+    "id\tlang\tcategory\tlabel\ta\tb\tnote\n"
+    "p1\ten\tsingle_value\tconflict\tUser lives in Porto\tUser lives in Madrid\t\n"
+    "p2\ten\tnegation\tconflict\tUser does not eat pork\tUser eats pork\t\n"
+    "p3\ten\tantonym\tconflict\tMaria is a morning person\tMaria hates getting up early\thard\n"
+    "p4\ten\tdifferent_holder\tno_conflict\tThe user's sister lives in Porto\tUser lives in "
+    "Madrid\t\n"
+    "p5\ten\tdifferent_object\tno_conflict\tUser does not enjoy opera\tUser enjoys musicals\t\n"
+    "p6\ten\tstate_vs_event\treview\tUser is vegan\tUser ate a cheeseburger yesterday\t\n"
+    "p7\ten\tdegree\tconflict\tUser runs every day\tUser runs twice a week\t\n"
+    "p8\ten\tdegree\tno_conflict\tUser drinks coffee every day\tUser drinks coffee six days a "
+    "week\t\n"
+    "p9\ten\tis_a\tconflict\tNo person is swimming\tA man is swimming\t\n"
+    "p10\ten\tis_a\tconflict\tThere is no animal in the garden\tA dog is in the garden\n"
+    "bad\ten\tdegree\tmaybe\tx\ty\t\n"
+    "short\ten\tdegree\n";
+}  // namespace
+
+TEST_CASE("tune judge: reading judge-pair TSV and SICK; bad input") {
+  const auto set = mh::parse_judge_pairs(hand_judge_pairs);
+  CHECK(set.format == "judge_pairs");
+  REQUIRE(set.pairs.size() == 10);
+  CHECK(set.skipped_lines == 2);  // an unknown label, too few columns
+  CHECK(set.pairs[0].id == "p1");
+  CHECK(set.pairs[0].category == "single_value");
+  CHECK(set.pairs[0].label == mh::judge_label::conflict);
+  CHECK(set.pairs[3].label == mh::judge_label::no_conflict);
+  CHECK(set.pairs[5].label == mh::judge_label::review);
+  CHECK(set.pairs[9].b == "A dog is in the garden");  // no note column
+  CHECK(mh::to_string(mh::judge_label::review) == "review");
+  const auto sick = mh::parse_judge_pairs(
+      "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\r\n"
+      "1\tA man plays.\tA man is playing.\t4.7\tENTAILMENT\r\n"
+      "2\tA man plays.\tA man is not playing.\t4.4\tCONTRADICTION\r\n"
+      "3\tA dog runs.\tA cat sleeps.\t1.9\tNEUTRAL\r\n"
+      "4\tA dog runs.\tA cat sleeps.\t1.9\tUNKNOWN\r\n");
+  CHECK(sick.format == "sick");
+  REQUIRE(sick.pairs.size() == 3);
+  CHECK(sick.skipped_lines == 1);
+  CHECK(sick.pairs[0].label == mh::judge_label::no_conflict);
+  CHECK(sick.pairs[1].label == mh::judge_label::conflict);
+  CHECK(sick.pairs[2].label == mh::judge_label::no_conflict);
+  CHECK(sick.pairs[1].category.empty());
+  // STS Benchmark has no conflict labels; an empty text has no header
+  CHECK_THROWS_AS(mh::parse_judge_pairs("main-captions\timages\t2014\t0000\t4.2\ta\tb\n"),
+                  mh::error);
+  CHECK_THROWS_AS(mh::parse_judge_pairs(""), mh::error);
+  try {
+    (void)mh::parse_judge_pairs("just some text\n");
+    FAIL("no error");
+  } catch (const mh::error& e) {
+    CHECK(e.code() == mh::error_code::parse);
+  }
+  try {
+    (void)mh::read_judge_pairs("/nonexistent/pairs.tsv");
+    FAIL("no error");
+  } catch (const mh::error& e) {
+    CHECK(e.code() == mh::error_code::io);
+  }
+  // bad sweeps
+  const std::vector<mh::judge_pair> none;
+  mh::tune_judge_options bad;
+  bad.max_is_a_depths = {};
+  CHECK_THROWS_AS(mh::tune_judge(none, bad), mh::error);
+  bad.max_is_a_depths = {-1};
+  CHECK_THROWS_AS(mh::tune_judge(none, bad), mh::error);
+  bad.max_is_a_depths = {1};
+  bad.min_frequency_ratios = {0.5};
+  CHECK_THROWS_AS(mh::tune_judge(none, bad), mh::error);
+  bad.min_frequency_ratios = {std::nan("")};
+  CHECK_THROWS_AS(mh::tune_judge(none, bad), mh::error);
+  bad.min_frequency_ratios = {2};
+  bad.target_precision = 1.5;
+  CHECK_THROWS_AS(mh::tune_judge(none, bad), mh::error);
+}
+
+TEST_CASE("tune judge: sweep on ten hand-worked pairs") {
+  const auto set = mh::parse_judge_pairs(hand_judge_pairs);
+  mh::tune_judge_options opt;
+  opt.max_is_a_depths = {0, 2};
+  opt.min_frequency_ratios = {1.1, 4};
+  const auto r = mh::tune_judge(set.pairs, opt);
+  CHECK(r.pairs == 10);
+  CHECK(r.conflicts == 6);
+  CHECK(r.no_conflicts == 3);
+  CHECK(r.reviews == 1);
+  CHECK(r.fallback_pairs == 0);  // every text is read into claims
+  REQUIRE(r.rows.size() == 4);
+  auto row = [&](int depth, double ratio) -> const mh::judge_row& {
+    for (const auto& x : r.rows)
+      if (x.setting == mh::judge_setting{depth, ratio}) return x;
+    FAIL("no row");
+    return r.rows.front();
+  };
+  // depths outer, ratios inner
+  CHECK(r.rows[1].setting == mh::judge_setting{0, 4});
+  CHECK(r.rows[2].setting == mh::judge_setting{2, 1.1});
+  // depth 0, ratio 1.1: flagged 1 2 7 (8: fp); missed 3 9 10 -> tp 3 fp 1 fn 3 tn 2
+  const auto& a = row(0, 1.1).all;
+  CHECK(a.tp == 3);
+  CHECK(a.fp == 1);
+  CHECK(a.fn == 3);
+  CHECK(a.tn == 2);
+  CHECK(a.precision == doctest::Approx(0.75));
+  CHECK(a.recall == doctest::Approx(0.5));
+  CHECK(a.false_positive_rate == doctest::Approx(1.0 / 3));
+  CHECK(a.f1 == doctest::Approx(0.6));  // 2 * 0.75 * 0.5 / 1.25
+  // depth 0, ratio 4: flagged 1 2 -> tp 2 fn 4 tn 3; precision 1, recall 1/3, f1 0.5
+  const auto& b = row(0, 4).all;
+  CHECK(b.tp == 2);
+  CHECK(b.fp == 0);
+  CHECK(b.fn == 4);
+  CHECK(b.tn == 3);
+  CHECK(b.f1 == doctest::Approx(0.5));
+  // depth 2, ratio 1.1: flagged 1 2 7 9 10 (8: fp) -> tp 5 fp 1 fn 1 tn 2; f1 5/6
+  const auto& c = row(2, 1.1).all;
+  CHECK(c.tp == 5);
+  CHECK(c.fp == 1);
+  CHECK(c.fn == 1);
+  CHECK(c.f1 == doctest::Approx(5.0 / 6));
+  // depth 2, ratio 4: flagged 1 2 9 10 -> tp 4 fn 2 tn 3; precision 1, recall 2/3, f1 0.8
+  const auto& d = row(2, 4).all;
+  CHECK(d.tp == 4);
+  CHECK(d.fp == 0);
+  CHECK(d.recall == doctest::Approx(2.0 / 3));
+  CHECK(d.f1 == doctest::Approx(0.8));
+  // the review pair is flagged (needing a person) at every setting, and counted apart
+  for (const auto& x : r.rows) {
+    CHECK(x.all.reviews == 1);
+    CHECK(x.all.reviews_flagged == 1);
+    CHECK(x.needs_human == 1);
+    CHECK(x.asymmetric == 0);
+    CHECK(x.all.tp + x.all.fp + x.all.fn + x.all.tn == 9);
+  }
+  // per category
+  CHECK(row(2, 1.1).per_category.at("degree").tp == 1);
+  CHECK(row(2, 1.1).per_category.at("degree").fp == 1);
+  CHECK(row(2, 4).per_category.at("degree").fn == 1);
+  CHECK(row(2, 4).per_category.at("degree").tn == 1);
+  CHECK(row(0, 4).per_category.at("is_a").fn == 2);
+  CHECK(row(2, 4).per_category.at("is_a").tp == 2);
+  CHECK(row(2, 4).per_category.at("antonym").fn == 1);
+  CHECK(row(2, 4).per_category.at("state_vs_event").reviews_flagged == 1);
+  CHECK(row(2, 4).per_category.size() == 8);
+  // best F1: depth 2, ratio 1.1; most recall at precision >= 0.95: depth 2, ratio 4
+  REQUIRE(r.best_f1);
+  CHECK(r.best_f1->setting == mh::judge_setting{2, 1.1});
+  REQUIRE(r.at_target_precision);
+  CHECK(r.at_target_precision->setting == mh::judge_setting{2, 4});
+  // a target nothing reaches with a flag
+  opt.target_precision = 1.0;
+  opt.min_frequency_ratios = {1.1};
+  CHECK_FALSE(mh::tune_judge(set.pairs, opt).at_target_precision);
+  // SICK-like pairs have no categories
+  auto plain = set.pairs;
+  for (auto& p : plain) p.category.clear();
+  CHECK(mh::tune_judge(plain, opt).rows.front().per_category.empty());
+}
+
+TEST_CASE("tune judge: tests/data/judge_pairs against the judge called directly") {
+  MEMHEALTH_TEST_DATA(path, "judge_pairs/pairs.tsv");
+  const auto set = mh::read_judge_pairs(path);
+  CHECK(set.format == "judge_pairs");
+  CHECK(set.skipped_lines == 0);
+  REQUIRE(set.pairs.size() == 275);  // tests/data/judge_pairs/README.md
+  mh::tune_judge_options opt;
+  opt.max_is_a_depths = {0, 2};
+  opt.min_frequency_ratios = {1.5, 3};
+  const auto r = mh::tune_judge(set.pairs, opt);
+  CHECK(r.conflicts == 131);
+  CHECK(r.no_conflicts == 128);
+  CHECK(r.reviews == 16);
+  REQUIRE(r.rows.size() == 4);
+  // the same counts by the judge the conflict detector runs, one pair at a time
+  const mh::text_normalizer norm;
+  for (const auto& row : r.rows) {
+    CAPTURE(row.setting.max_is_a_depth);
+    CAPTURE(row.setting.min_frequency_ratio);
+    mh::claim_conflict_judge<> j;
+    j.rules.max_is_a_depth = row.setting.max_is_a_depth;
+    j.rules.min_frequency_ratio = row.setting.min_frequency_ratio;
+    std::map<std::string, std::array<std::size_t, 4>> by;  // category -> tp fp fn tn
+    std::size_t tp = 0, fp = 0, fn = 0, tn = 0, review_flagged = 0;
+    for (const auto& p : set.pairs) {
+      mh::memory_record ra, rb;
+      ra.content = p.a;
+      rb.content = p.b;
+      const bool flagged = j(ra, norm(p.a), rb, norm(p.b), 1.0f).conflict ||
+                           j(rb, norm(p.b), ra, norm(p.a), 1.0f).conflict;
+      if (p.label == mh::judge_label::review) {
+        review_flagged += flagged;
+        continue;
+      }
+      const bool truth = p.label == mh::judge_label::conflict;
+      const std::size_t cell = truth ? (flagged ? 0 : 2) : (flagged ? 1 : 3);
+      ++by[p.category][cell];
+      ++(cell == 0 ? tp : cell == 1 ? fp : cell == 2 ? fn : tn);
+    }
+    CHECK(row.all.tp == tp);
+    CHECK(row.all.fp == fp);
+    CHECK(row.all.fn == fn);
+    CHECK(row.all.tn == tn);
+    CHECK(row.all.reviews_flagged == review_flagged);
+    for (const auto& kv : by) {  // (no structured binding: clang cannot CAPTURE one)
+      const std::string& cat = kv.first;
+      const auto& n = kv.second;
+      CAPTURE(cat);
+      const auto& c = row.per_category.at(cat);
+      CHECK(c.tp == n[0]);
+      CHECK(c.fp == n[1]);
+      CHECK(c.fn == n[2]);
+      CHECK(c.tn == n[3]);
+    }
+    MESSAGE("judge_pairs at depth " << row.setting.max_is_a_depth << ", ratio "
+                                    << row.setting.min_frequency_ratio << ": tp " << tp << " fp "
+                                    << fp << " fn " << fn << " tn " << tn);
+  }
+  // the README's figure at the defaults (depth 2, ratio 3): precision 1.0, recall 88 of 131
+  CHECK(r.rows[3].all.fp == 0);
+  CHECK(r.rows[3].all.tp >= 85);
+}
+
+TEST_CASE("tune judge: SICK train" * doctest::test_suite("real_data")) {
+  MEMHEALTH_TEST_DATA(path, "sick/SICK_train.txt");
+  const auto set = mh::read_judge_pairs(path);
+  CHECK(set.format == "sick");
+  REQUIRE(set.pairs.size() == 4500);
+  mh::tune_judge_options opt;
+  opt.max_is_a_depths = {2};
+  opt.min_frequency_ratios = {3};
+  const auto r = mh::tune_judge(set.pairs, opt);
+  // python3: 665 CONTRADICTION pairs in SICK_train.txt (1299 ENTAILMENT, 2536 NEUTRAL)
+  CHECK(r.conflicts == 665);
+  CHECK(r.no_conflicts == 3835);
+  const auto& c = r.rows.front().all;
+  MESSAGE("SICK train, judge defaults: tp " << c.tp << " fp " << c.fp << " precision "
+                                            << c.precision << " recall " << c.recall);
+  CHECK(c.tp + c.fn == 665);
+  CHECK(c.precision >= 0.93);  // as claims_test.cpp measures it
+}
 
 TEST_CASE("audit report: the sample store's repair run") {
   const auto loaded =

@@ -19,6 +19,7 @@
 #include <tuple>
 #include <vector>
 
+#include "memhealth/detect/claim_judge.hpp"
 #include "memhealth/detect/conflict_judge.hpp"
 #include "memhealth/detect/conflicts.hpp"
 #include "memhealth/detect/duplicates.hpp"
@@ -31,6 +32,7 @@
 #include "memhealth/similarity/kernels.hpp"
 #include "memhealth/similarity/lsh.hpp"
 #include "memhealth/store/memory_store.hpp"
+#include "memhealth/text/normalize.hpp"
 
 #include "test_data.hpp"
 
@@ -71,6 +73,14 @@ mh::memory_record rec(std::string id, std::string content, std::vector<float> em
   r.status = std::move(status);
   r.source = "model_extracted";
   return r;
+}
+
+// A digit-free tag, unique for k < 676 ("xaa", "xab", ...; the "x" keeps it from being a word such
+// as "no"): placeholder texts that differ by it stay near-duplicate candidates, where texts that
+// differ by a number ("text 3" / "text 4") are kept apart by the duplicate guards
+// (duplicate_guards.hpp: numbers differ).
+std::string tag(std::size_t k) {
+  return {'x', static_cast<char>('a' + k / 26 % 26), static_cast<char>('a' + k % 26)};
 }
 
 std::vector<float> unit(std::vector<float> v) {
@@ -433,8 +443,8 @@ TEST_CASE("duplicates: no cluster spans two scopes (random planted data, 3 scope
   for (std::size_t i = 0; i < n; ++i) {
     std::vector<float> e(X.row(static_cast<Eigen::Index>(i)).data(),
                          X.row(static_cast<Eigen::Index>(i)).data() + d);
-    recs.push_back(rec("id" + std::to_string(i), "text " + std::to_string(i), e,
-                       "scope" + std::to_string(i % 3)));
+    recs.push_back(
+        rec("id" + std::to_string(i), "text " + tag(i), e, "scope" + std::to_string(i % 3)));
   }
   auto store = mh::memory_store<>::from_records(recs);
   // expected: partners (i, i+3) share scope i % 3; (i, i+1) never do. i in 300..398 step 2: 50
@@ -945,8 +955,8 @@ std::vector<mh::memory_record> placeholder_fixture() {
   std::vector<mh::memory_record> v;
   for (int k = 0; k < 400; ++k)
     v.push_back(rec("big-" + std::to_string(k),
-                    "placeholder memory number " + std::to_string(k < 2 ? 0 : k), basis(d, 7),
-                    "big"));
+                    "placeholder memory " + tag(k < 2 ? 0 : static_cast<std::size_t>(k)),
+                    basis(d, 7), "big"));
   v.push_back(rec("ok-1", "likes green tea", basis(d, 0), "ok"));
   v.push_back(rec("ok-2", "likes green tea a lot", basis(d, 0, 1.0f, 1, 0.2f), "ok"));
   return v;
@@ -1115,4 +1125,33 @@ TEST_CASE("duplicate guards: labelled look-alike pairs (tests/data/judge_pairs)"
   CHECK(with.at("date_time_differs/review").first == 0);
   // True paraphrases stay mergeable for the most part (the guards are one-sided on purpose).
   CHECK(with.at("paraphrase/no_conflict").first * 2 >= 15);
+  // A role swap labelled a conflict is never merged (the guards are on by default, issue 18).
+  CHECK(with.at("role_swap/conflict").first == 0);
+  // The default detector applies exactly the guards: the pairs it merges are those merged without
+  // them on which no text guard applies and which the claim judge, called directly, does not
+  // call a conflict.
+  const mh::duplicate_detector<> defaults{};
+  CHECK(defaults.skip_guarded);
+  CHECK(defaults.skip_judged_conflicts);
+  auto merged_ids = [&](const mh::duplicate_detector<>& d) {
+    mh::pipeline p{d};
+    std::set<std::string> ids;
+    for (const auto& f : p.run(store, mh::detect_options{}).findings)
+      if (f.kind == mh::finding_kinds::near_duplicate)
+        ids.insert(f.record_ids.front().substr(0, f.record_ids.front().find('/')));
+    return ids;
+  };
+  const auto unguarded = merged_ids(mh::duplicate_detector<>{
+      .cross_scope_check = false, .skip_guarded = false, .skip_judged_conflicts = false});
+  const mh::text_normalizer norm;
+  const mh::claim_conflict_judge<> judge;
+  std::set<std::string> expected;
+  for (std::size_t k = 0; k < pairs.size(); ++k) {
+    const std::string na = norm(pairs[k].a), nb = norm(pairs[k].b);
+    if (unguarded.count(pairs[k].id) &&
+        mh::near_duplicate_guard(na, nb) == mh::duplicate_guard::none &&
+        !judge(recs[2 * k], na, recs[2 * k + 1], nb, 1.0f).conflict)
+      expected.insert(pairs[k].id);
+  }
+  CHECK(merged_ids(mh::duplicate_detector<>{.cross_scope_check = false}) == expected);
 }

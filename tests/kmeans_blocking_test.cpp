@@ -280,7 +280,11 @@ namespace {
 mh::memory_record make_rec(std::string id, std::string scope, std::vector<float> e) {
   mh::memory_record r;
   r.id = std::move(id);
+  // the id with its digits as letters ("r12" -> "rbc"): texts that differ by a number would be
+  // kept apart by the duplicate guards, and these tests are about candidates, not texts
   r.content = "memory " + r.id;
+  for (char& c : r.content)
+    if (c >= '0' && c <= '9') c = static_cast<char>('a' + (c - '0'));
   r.scope = std::move(scope);
   r.status = "active";
   r.embedding = std::move(e);

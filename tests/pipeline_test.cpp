@@ -110,6 +110,49 @@ TEST_CASE("default pipeline finds every fault planted in the sample store") {
   CHECK(r.count("embedding_not_normalized") == 0);
 }
 
+TEST_CASE("default pipeline: the duplicate guards are on, and settings turn them off") {
+  CHECK(mh::duplicate_detector<>{}.skip_guarded);
+  CHECK(mh::duplicate_detector<>{}.skip_judged_conflicts);
+  // Four pairs, each in its own scope with both records on one vector (cosine 1), so only the
+  // texts decide: a date that differs, swapped roles, a single-valued attribute with two values
+  // (the claim judge's conflict; no guard applies), and a real restatement.
+  const std::vector<std::pair<std::string, std::string>> pairs{
+      {"User's dentist appointment is on 3 May", "User's dentist appointment is on 5 May"},
+      {"User prefers tea over coffee", "User prefers coffee over tea"},
+      {"User lives in Porto", "User lives in Lisbon"},
+      {"likes green tea", "really likes green tea"}};
+  CHECK(mh::near_duplicate_guard("user lives in porto", "user lives in lisbon") ==
+        mh::duplicate_guard::none);
+  std::vector<mh::memory_record> rs;
+  for (std::size_t k = 0; k < pairs.size(); ++k)
+    for (const auto& [side, text] : {std::pair{"a", pairs[k].first}, {"b", pairs[k].second}}) {
+      mh::memory_record r;
+      r.id = "p" + std::to_string(k) + side;
+      r.content = text;
+      r.scope = "s" + std::to_string(k);
+      r.status = "active";
+      r.embedding = {0.6f, 0.8f, 0.0f};
+      rs.push_back(std::move(r));
+    }
+  const auto store = mh::memory_store<>::from_records(std::move(rs));
+  auto near_scopes = [&](const mh::default_check_settings& s) {
+    std::set<std::string> scopes;
+    const auto r = mh::make_default_pipeline(s).run(store, at("2024-07-15T00:00:00Z"));
+    for (const auto* f : of_kind(r, mh::finding_kinds::near_duplicate))
+      scopes.insert(f->record_ids.front().substr(0, 2));
+    return scopes;
+  };
+  // guarded (the default): only the restatement is a near duplicate
+  CHECK(near_scopes({}) == std::set<std::string>{"p3"});
+  // without the guards every pair is (none differs by a negation or change cue)
+  mh::default_check_settings off;
+  off.duplicate_guards = false;
+  CHECK(near_scopes(off) == std::set<std::string>{"p0", "p1", "p2", "p3"});
+  // the pair the judge calls a conflict is reported as one, not merged
+  CHECK(has_finding(mh::make_default_pipeline().run(store, at("2024-07-15T00:00:00Z")),
+                    mh::finding_kinds::conflict, {"p2a", "p2b"}));
+}
+
 TEST_CASE("LoCoMo: the three conversations import cleanly and their restated facts are found") {
   MEMHEALTH_TEST_DATA(locomo, "locomo");
   std::vector<mh::memory_record> all;

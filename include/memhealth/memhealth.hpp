@@ -27,6 +27,7 @@
 #include "memhealth/audit/report.hpp"
 #include "memhealth/audit/snapshot_diff.hpp"
 #include "memhealth/audit/tune.hpp"
+#include "memhealth/audit/tune_judge.hpp"
 #include "memhealth/config.hpp"
 #include "memhealth/detect/claim_judge.hpp"
 #include "memhealth/detect/conflict_judge.hpp"

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -406,7 +407,8 @@ inline std::optional<std::chrono::milliseconds> parse_duration(std::string_view 
 /// when a command runs are kept as given: --window (a duration text, parsed into
 /// `settings.near_duplicate_window`), --schema (a path, loaded into `settings.schema`), --now
 /// (`detect_options::now`) and --dim (`detect_options::dimension`); a plan records these texts and
-/// apply takes the plan's unless the option is given again.
+/// apply takes the plan's unless the option is given again. --no-duplicate-guards writes
+/// `settings.duplicate_guards` (a plan made with it records "duplicate_guards": "off").
 struct detection_cli_options {
   default_check_settings
       settings;        ///< threshold and threads; window and schema filled by `detection_settings`
@@ -452,6 +454,11 @@ inline void add_detection_options(CLI::App* cmd, detection_cli_options& o) {
   cmd->add_option("--now", o.now,
                   "Clock for staleness and future-timestamp checks (ISO-8601; default: now)")
       ->each([&o](const std::string&) { o.now_given = true; });
+  cmd->add_flag_function(
+      "--no-duplicate-guards", [&o](std::int64_t) { o.settings.duplicate_guards = false; },
+      "Let near pairs whose numbers, dates or times differ, whose roles are swapped, whose "
+      "polarity is opposite, or that the conflict judge calls a conflict count as near "
+      "duplicates (the guards are on by default)");
 }
 
 /// Settings and run options from the shared options: `o.settings` with the window and schema

@@ -1,5 +1,6 @@
 // memhealth drill (inject faults into a copy of a store, detect, plan, apply, measure) and
-// memhealth tune (threshold sweep on labelled pairs).
+// memhealth tune (threshold sweep on labelled pairs; with --judge, the claim conflict judge's
+// settings on labelled conflict pairs).
 #include "cmd_audit.hpp"
 
 #include <iomanip>
@@ -10,6 +11,7 @@
 
 #include "memhealth/audit/drill.hpp"
 #include "memhealth/audit/tune.hpp"
+#include "memhealth/audit/tune_judge.hpp"
 
 #include "cli.hpp"
 
@@ -152,8 +154,15 @@ struct tune_cli_options {
   double positive_at = 4.0;
   std::size_t dim = 384;
   bool no_guard = false;
+  bool no_duplicate_guards = false;
   std::string format = "text";
   std::string out;
+  // --judge: the claim conflict judge instead of the near-duplicate threshold
+  bool judge = false;
+  std::vector<int> is_a_depths{0, 1, 2, 3, 4};
+  std::vector<double> frequency_ratios{1.5, 2, 3, 4, 6, 10};
+  double target_precision = 0.95;
+  std::string lexicon;
 };
 
 nlohmann::json row_json(const threshold_row& r) {
@@ -168,9 +177,146 @@ nlohmann::json row_json(const threshold_row& r) {
           {"f1", r.f1}};
 }
 
+nlohmann::json counts_json(const judge_counts& c) {
+  return {{"tp", c.tp},
+          {"fp", c.fp},
+          {"fn", c.fn},
+          {"tn", c.tn},
+          {"reviews", c.reviews},
+          {"reviews_flagged", c.reviews_flagged},
+          {"precision", c.precision},
+          {"recall", c.recall},
+          {"false_positive_rate", c.false_positive_rate},
+          {"f1", c.f1}};
+}
+
+nlohmann::json judge_row_json(const judge_row& r) {
+  nlohmann::json j = counts_json(r.all);
+  j["max_is_a_depth"] = r.setting.max_is_a_depth;
+  j["min_frequency_ratio"] = r.setting.min_frequency_ratio;
+  j["needs_human"] = r.needs_human;
+  j["asymmetric"] = r.asymmetric;
+  if (!r.per_category.empty()) {
+    auto per = nlohmann::json::object();
+    for (const auto& [name, c] : r.per_category) per[name] = counts_json(c);
+    j["per_category"] = std::move(per);
+  }
+  return j;
+}
+
+// "depth 2, ratio 3" (the text form of a setting)
+std::string setting_text(const judge_setting& s) {
+  std::ostringstream t;
+  t << "max_is_a_depth " << s.max_is_a_depth << ", min_frequency_ratio " << s.min_frequency_ratio;
+  return t.str();
+}
+
+int run_tune_judge_command(const tune_cli_options& o) {
+  tune_judge_options opt;
+  opt.max_is_a_depths = o.is_a_depths;
+  opt.min_frequency_ratios = o.frequency_ratios;
+  opt.target_precision = o.target_precision;
+  opt.lexicon = load_claim_lexicon(o.lexicon);
+  const judge_setting defaults{claim_rules{}.max_is_a_depth, claim_rules{}.min_frequency_ratio};
+  nlohmann::json all = nlohmann::json::array();
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(3);
+  for (const auto& file : o.files) {
+    judge_pair_set set;
+    try {
+      set = read_judge_pairs(file);
+    } catch (const error& e) {
+      if (e.code() != error_code::parse) throw;
+      throw error(error_code::parse,
+                  file +
+                      ": not a judge-pairs file: neither the judge-pair TSV (header id, lang, "
+                      "category, label, a, b, note) nor SICK (header pair_ID, sentence_A, "
+                      "sentence_B, relatedness_score, entailment_judgment)");
+    }
+    const auto r = tune_judge(set.pairs, opt);
+    nlohmann::json j{{"file", file},
+                     {"format", set.format},
+                     {"pairs", r.pairs},
+                     {"conflicts", r.conflicts},
+                     {"no_conflicts", r.no_conflicts},
+                     {"reviews", r.reviews},
+                     {"fallback_pairs", r.fallback_pairs},
+                     {"skipped_lines", set.skipped_lines},
+                     {"either_order", opt.either_order},
+                     {"target_precision", r.target_precision}};
+    if (!o.lexicon.empty()) j["lexicon"] = o.lexicon;
+    j["defaults"] = {{"max_is_a_depth", defaults.max_is_a_depth},
+                     {"min_frequency_ratio", defaults.min_frequency_ratio}};
+    j["rows"] = nlohmann::json::array();
+    for (const auto& row : r.rows) j["rows"].push_back(judge_row_json(row));
+    j["best_f1"] = r.best_f1 ? judge_row_json(*r.best_f1) : nlohmann::json();
+    j["at_target_precision"] =
+        r.at_target_precision ? judge_row_json(*r.at_target_precision) : nlohmann::json();
+    all.push_back(std::move(j));
+
+    text << file << " (" << set.format << "): " << r.pairs << " pairs, " << r.conflicts
+         << " conflict, " << r.no_conflicts << " no_conflict, " << r.reviews << " review; "
+         << r.fallback_pairs << " read by the cue judge (claims not read)";
+    if (set.skipped_lines) text << "; " << set.skipped_lines << " lines skipped";
+    text << "\n  depth  ratio   precision  recall  fpr     f1      tp     fp     fn     tn"
+            "  review\n";
+    for (const auto& row : r.rows) {
+      const auto& c = row.all;
+      text << "  " << std::setw(5) << row.setting.max_is_a_depth << "  " << std::setw(6)
+           << row.setting.min_frequency_ratio << "  " << std::setw(9) << c.precision << "  "
+           << std::setw(6) << c.recall << "  " << std::setw(6) << c.false_positive_rate << "  "
+           << std::setw(6) << c.f1 << "  " << std::setw(5) << c.tp << "  " << std::setw(5) << c.fp
+           << "  " << std::setw(5) << c.fn << "  " << std::setw(5) << c.tn << "  " << std::setw(3)
+           << c.reviews_flagged << "/" << c.reviews
+           << (row.setting == defaults ? "  (default)" : "") << "\n";
+    }
+    if (r.best_f1) {
+      text << "  best F1 " << r.best_f1->all.f1 << " at " << setting_text(r.best_f1->setting)
+           << " (precision " << r.best_f1->all.precision << ", recall " << r.best_f1->all.recall
+           << ")\n";
+    }
+    if (r.at_target_precision)
+      text << "  most recall at precision >= " << r.target_precision << ": "
+           << r.at_target_precision->all.recall << " at "
+           << setting_text(r.at_target_precision->setting) << "\n";
+    else
+      text << "  no setting of the sweep reaches precision " << r.target_precision << "\n";
+    if (r.best_f1 && !r.best_f1->per_category.empty()) {
+      text << "  per category at the best F1 setting:\n"
+           << "    " << std::left << std::setw(22) << "category" << std::right
+           << "  precision  recall  fpr       tp    fp    fn    tn  review\n";
+      // a rate without its denominator (a category of conflict pairs only has no fpr) is "-"
+      auto rate = [](double v, std::size_t denominator) {
+        std::ostringstream t;
+        t << std::fixed << std::setprecision(3);
+        if (denominator)
+          t << v;
+        else
+          t << "-";
+        return t.str();
+      };
+      for (const auto& [name, c] : r.best_f1->per_category)
+        text << "    " << std::left << std::setw(22) << name << std::right << "  " << std::setw(9)
+             << rate(c.precision, c.tp + c.fp) << "  " << std::setw(6)
+             << rate(c.recall, c.tp + c.fn) << "  " << std::setw(6)
+             << rate(c.false_positive_rate, c.fp + c.tn) << "  " << std::setw(4) << c.tp << "  "
+             << std::setw(4) << c.fp << "  " << std::setw(4) << c.fn << "  " << std::setw(4) << c.tn
+             << "  " << std::setw(3) << c.reviews_flagged << "/" << c.reviews << "\n";
+    }
+    if (r.best_f1 && r.best_f1->asymmetric)
+      text << "  " << r.best_f1->asymmetric
+           << " pair(s) judged differently in the two orders (counted as flagged)\n";
+  }
+  emit(o.format == "json" ? nlohmann::json{{"schema_version", 1}, {"results", all}}.dump(2)
+                          : text.str(),
+       o.out);
+  return exit_ok;
+}
+
 int run_tune_command(const tune_cli_options& o) {
   probe_output(o.out, "--out");
   for (const auto& f : o.files) refuse_directory(f, "labelled pairs");
+  if (o.judge) return run_tune_judge_command(o);
   const auto parts = [&] {
     std::vector<double> v;
     std::size_t start = 0;
@@ -193,6 +339,7 @@ int run_tune_command(const tune_cli_options& o) {
   opt.thresholds = threshold_sweep(parts[0], parts[1], parts[2]);
   opt.target_fpr = o.target_fpr;
   opt.negation_guard = !o.no_guard;
+  opt.duplicate_guards = !o.no_duplicate_guards;
   const lexical_embedder e(o.dim, 1);
   nlohmann::json all = nlohmann::json::array();
   std::ostringstream text;
@@ -207,6 +354,7 @@ int run_tune_command(const tune_cli_options& o) {
                      {"skipped_lines", pairs.skipped_lines},
                      {"embedder", e.version()},
                      {"negation_guard", opt.negation_guard},
+                     {"duplicate_guards", opt.duplicate_guards},
                      {"target_fpr", r.target_fpr}};
     j["rows"] = nlohmann::json::array();
     for (const auto& row : r.rows) j["rows"].push_back(row_json(row));
@@ -216,6 +364,7 @@ int run_tune_command(const tune_cli_options& o) {
     text << file << " (" << pairs.format << "): " << r.pairs << " pairs, " << r.positives
          << " labelled duplicates, embedder " << e.version()
          << (opt.negation_guard ? ", negation guard on" : "")
+         << (opt.duplicate_guards ? ", duplicate guards on" : "")
          << "\n  threshold  precision  recall  fpr     f1      tp     fp\n";
     for (const auto& row : r.rows)
       text << "  " << std::setw(9) << row.threshold << "  " << std::setw(9) << row.precision << "  "
@@ -247,22 +396,51 @@ int run_tune_command(const tune_cli_options& o) {
 
 void add_tune(CLI::App& app, int& rc) {
   auto o = std::make_shared<tune_cli_options>();
-  auto* cmd =
-      app.add_subcommand("tune",
-                         "Precision, recall, false-positive rate and F1 of the near-duplicate "
-                         "threshold on labelled pairs (STS Benchmark, SICK)");
-  cmd->add_option("pairs", o->files, "Labelled pair files (STS Benchmark .csv/.tsv or SICK .txt)")
+  auto* cmd = app.add_subcommand(
+      "tune",
+      "Precision, recall, false-positive rate and F1 of the near-duplicate threshold on "
+      "labelled pairs (STS Benchmark, SICK), or with --judge of the claim conflict judge's "
+      "settings (judge-pair TSV, SICK)");
+  cmd->add_option("pairs", o->files,
+                  "Labelled pair files (STS Benchmark .csv/.tsv or SICK .txt; with --judge: "
+                  "judge-pair TSV or SICK)")
       ->required();
-  cmd->add_option("--sweep", o->sweep, "Thresholds START:END:STEP (inclusive)");
-  cmd->add_option("--target-fpr", o->target_fpr,
-                  "Report the lowest threshold at or under this false-positive rate")
-      ->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--positive-at", o->positive_at,
-                  "Score at or above which a pair is a duplicate (STS score; "
-                  "SICK relatedness of ENTAILMENT pairs)");
-  cmd->add_option("--dim", o->dim, "Lexical embedder dimension")->check(CLI::Range(1, 65536));
-  cmd->add_flag("--no-negation-guard", o->no_guard,
-                "Do not drop pairs that differ by a negation or change cue");
+  auto* judge = cmd->add_flag("--judge", o->judge,
+                              "Sweep the claim conflict judge's settings (max_is_a_depth x "
+                              "min_frequency_ratio) instead of the duplicate threshold");
+  // options of the duplicate-threshold sweep; not with --judge
+  for (auto* opt :
+       {cmd->add_option("--sweep", o->sweep, "Thresholds START:END:STEP (inclusive)"),
+        cmd->add_option("--target-fpr", o->target_fpr,
+                        "Report the lowest threshold at or under this false-positive rate")
+            ->check(CLI::Range(0.0, 1.0)),
+        cmd->add_option("--positive-at", o->positive_at,
+                        "Score at or above which a pair is a duplicate (STS score; "
+                        "SICK relatedness of ENTAILMENT pairs)"),
+        cmd->add_option("--dim", o->dim, "Lexical embedder dimension")->check(CLI::Range(1, 65536)),
+        cmd->add_flag("--no-negation-guard", o->no_guard,
+                      "Do not drop pairs that differ by a negation or change cue"),
+        cmd->add_flag("--no-duplicate-guards", o->no_duplicate_guards,
+                      "Do not drop pairs the duplicate guards keep apart (numbers, roles, "
+                      "polarity) or the claim judge calls a conflict")})
+    opt->excludes(judge);
+  // options of the judge sweep; only with --judge
+  for (auto* opt :
+       {cmd->add_option("--is-a-depths", o->is_a_depths,
+                        "Values of max_is_a_depth to sweep (comma-separated, >= 0)")
+            ->delimiter(',')
+            ->check(CLI::Range(0, 64)),
+        cmd->add_option("--frequency-ratios", o->frequency_ratios,
+                        "Values of min_frequency_ratio to sweep (comma-separated, >= 1)")
+            ->delimiter(',')
+            ->check(CLI::Range(1.0, 1e9)),
+        cmd->add_option("--target-precision", o->target_precision,
+                        "Report the setting with the most recall at or above this precision")
+            ->check(CLI::Range(0.0, 1.0)),
+        cmd->add_option("--lexicon", o->lexicon,
+                        "Claim lexicon additions for the judge (TSV: cue/synonym/antonym/is_a "
+                        "lines, see README)")})
+    opt->needs(judge);
   cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember(text_json));
   cmd->add_option("--out", o->out, "Write the result to this file instead of stdout");
   cmd->callback([o, &rc] { rc = run_tune_command(*o); });

@@ -76,6 +76,7 @@ detection_provenance detection_record(const detection_cli_options& d, std::size_
   }
   if (!d.lexicon.empty())
     r.other["lexicon"] = std::filesystem::absolute(d.lexicon).lexically_normal().string();
+  if (!d.settings.duplicate_guards) r.other["duplicate_guards"] = "off";
   if (auto t = parse_timestamp(d.now))
     r.now = t->instant;  // run_plan has checked and normalised it
   if (dim_used) r.dim = dim_used;
@@ -254,6 +255,13 @@ detection_cli_options apply_detection(const apply_cli_options& o, const detectio
       o.detect.lexicon.empty()
           ? std::string()
           : std::filesystem::absolute(o.detect.lexicon).lexically_normal().string());
+  const auto planned_guards = pd.other.count("duplicate_guards")
+                                  ? std::optional<std::string>(pd.other.at("duplicate_guards"))
+                                  : std::nullopt;
+  take(
+      "duplicate_guards", "--no-duplicate-guards", planned_guards, same,
+      [&](const std::string& v) { d.settings.duplicate_guards = v != "off"; },
+      std::string(o.detect.settings.duplicate_guards ? "on" : "off"));
   take(
       "dim", "--dim", pd.dim, [](std::size_t v) { return std::to_string(v); },
       [&](std::size_t v) { d.dim = v; }, std::to_string(o.detect.dim));
@@ -922,7 +930,8 @@ void add_apply(CLI::App& app, int& rc) {
     // outputs probed before any work (writable, not a directory; stale temporaries reported)
     probe_store_output(o->out, "--out");
     probe_output(o->report, "--report");
-    for (const char* f : {"--threshold", "--window", "--schema", "--lexicon", "--dim", "--now"})
+    for (const char* f : {"--threshold", "--window", "--schema", "--lexicon", "--dim", "--now",
+                          "--no-duplicate-guards"})
       if (cmd->count(f) > 0) o->given.insert(f);
     rc = run_apply(*o);
   });

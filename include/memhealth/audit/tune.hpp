@@ -19,8 +19,11 @@
 /// ## The rule being tuned
 /// As in `duplicate_detector`: a pair is flagged when cosine >= t and, with `negation_guard` (the
 /// detector's `skip_negation_mismatch`, on by default), its two texts do not differ by a negation
-/// or change cue (conflict_judge.hpp). Pairs whose normalised texts are equal are exact
-/// duplicates and flagged at every threshold.
+/// or change cue (conflict_judge.hpp), and, with `duplicate_guards` (the detector's
+/// `skip_guarded` and `skip_judged_conflicts`, on by default), no duplicate guard keeps them apart
+/// (numbers, dates or times differ, roles swapped, opposite polarity: duplicate_guards.hpp) and
+/// `claim_conflict_judge<>` does not call them a conflict. Pairs whose normalised texts are equal
+/// are exact duplicates and flagged at every threshold.
 
 #include <algorithm>
 #include <cmath>
@@ -35,9 +38,12 @@
 #include <vector>
 
 #include "memhealth/config.hpp"
+#include "memhealth/detect/claim_judge.hpp"
 #include "memhealth/detect/conflict_judge.hpp"
+#include "memhealth/detect/duplicate_guards.hpp"
 #include "memhealth/embed/embedder.hpp"
 #include "memhealth/io/read_file.hpp"
+#include "memhealth/record/memory_record.hpp"
 #include "memhealth/text/normalize.hpp"
 
 namespace memhealth {
@@ -220,8 +226,11 @@ inline tune_result sweep_thresholds(std::span<const double> scores,
 /// Options of `tune_pairs`.
 struct tune_options {
   std::vector<double> thresholds = threshold_sweep(0.80, 0.99, 0.01);  ///< the sweep
-  double target_fpr = 0.02;      ///< target false-positive rate for `at_target_fpr`
-  bool negation_guard = true;    ///< as `duplicate_detector::skip_negation_mismatch`
+  double target_fpr = 0.02;    ///< target false-positive rate for `at_target_fpr`
+  bool negation_guard = true;  ///< as `duplicate_detector::skip_negation_mismatch`
+  /// As `duplicate_detector::skip_guarded` and `skip_judged_conflicts` together (the default
+  /// judge, built-in lexicon).
+  bool duplicate_guards = true;
   text_normalizer normalizer{};  ///< the detector's normaliser (exact-duplicate test, cues)
 };
 
@@ -256,6 +265,14 @@ tune_result tune_pairs(std::span<const labelled_pair> pairs, const E& e,
         const auto ca = detail::cue::analyse(na, p.a, {});
         const auto cb = detail::cue::analyse(nb, p.b, {});
         if ((ca.negation || ca.change) != (cb.negation || cb.change))
+          s = -std::numeric_limits<double>::infinity();
+      }
+      if (opt.duplicate_guards && s > -std::numeric_limits<double>::infinity()) {
+        memory_record ra, rb;
+        ra.content = p.a;
+        rb.content = p.b;
+        if (near_duplicate_guard(na, nb) != duplicate_guard::none ||
+            claim_conflict_judge<>{}(ra, na, rb, nb, static_cast<float>(s)).conflict)
           s = -std::numeric_limits<double>::infinity();
       }
     }

@@ -44,6 +44,11 @@ struct default_check_settings {
   /// The user's claim lexicon for the conflict judge (claim_lexicon::load_tsv: cue words,
   /// synonyms, antonyms, is-a pairs); null = the built-in one.
   std::shared_ptr<const claim_lexicon> lexicon{};
+  /// The duplicate detector's guards (`duplicate_detector::skip_guarded` and
+  /// `skip_judged_conflicts`): a near pair whose numbers, dates or times differ, whose roles are
+  /// swapped or whose polarity is opposite, or that the conflict judge calls a conflict, is never
+  /// a near duplicate. On by default; false = cosine and the negation cue alone decide.
+  bool duplicate_guards = true;
 };
 
 /// Builds the default pipeline from settings.
@@ -60,6 +65,9 @@ inline auto make_default_pipeline(const default_check_settings& s = {}) {
   duplicates.threshold = s.near_duplicate_threshold;
   duplicates.window = s.near_duplicate_window;
   duplicates.max_pairs_per_scope = s.max_pairs_per_scope;
+  duplicates.skip_guarded = s.duplicate_guards;
+  duplicates.skip_judged_conflicts = s.duplicate_guards;
+  duplicates.lexicon = s.lexicon;
   conflict_detector<> conflicts;
   conflicts.candidate_threshold = s.conflict_candidate_threshold;
   conflicts.max_pairs_per_scope = s.max_pairs_per_scope;
