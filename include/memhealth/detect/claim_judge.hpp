@@ -217,17 +217,21 @@ struct claim_rules {
         // only the predicates ("accepted" / "rejected") or the one complement of two copula
         // states ("is early" / "is late"): antonyms among objects ("classical music" / "pop
         // music") are two objects, not a contradiction
-        const bool heads = (s == x.predicate && t == y.predicate) ||
-                           (x.predicate.empty() && y.predicate.empty() && x.object.size() == 1 &&
-                            y.object.size() == 1 && x.object[0] == s && y.object[0] == t);
-        if (!heads) continue;
+        // a copula complement may carry its modifiers ("is patient with slow drivers" /
+        // "is impatient with slow drivers", "is a heavy sleeper" / "is a light sleeper"): then
+        // the rest of the two states must be the same
+        const bool copulas = x.predicate.empty() && y.predicate.empty() && !x.any_predicate &&
+                             !y.any_predicate && x.attribute.empty() && y.attribute.empty();
+        const bool verbs = s == x.predicate && t == y.predicate;
+        if (!verbs && !(copulas && in(x.object, s) && in(y.object, t))) continue;
         std::vector<std::string> xr, yr;
         for (const auto& u : x.terms)
           if (u != s) xr.push_back(u);
         for (const auto& u : y.terms)
           if (u != t) yr.push_back(u);
-        if ((!xr.empty() && subset_or_empty(lex, xr, y.terms)) ||
-            (!yr.empty() && subset_or_empty(lex, yr, x.terms)))
+        if (verbs ? ((!xr.empty() && subset_or_empty(lex, xr, y.terms)) ||
+                     (!yr.empty() && subset_or_empty(lex, yr, x.terms)))
+                  : (subset_or_empty(lex, xr, y.terms) && subset_or_empty(lex, yr, x.terms)))
           return {true, false, "antonym"};
       }
     }

@@ -285,7 +285,9 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       base.empty() && i < n &&
       ((lex.en(t[i].w) & cw::stop) || all_digits(t[i].w) || number_word(t[i].w) >= 0);
   bool prefer_seen = false;
-  bool relative = false;           // inside a relative clause (after "that", "which", "who")
+  bool past_copula = false;  // the copula was "was" / "were": "was married to Dan" is over
+  std::string marital;       // "married" of "is married to Dan": the status, besides the spouse
+  bool relative = false;     // inside a relative clause (after "that", "which", "who")
   bool relative_negated = false;   // ... and negated there: its terms are written "not:<term>"
   std::size_t comparative_at = n;  // where "over"/"than"/"instead of" starts the rejected option
 
@@ -378,7 +380,9 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     if (comparing && comparative_at == n && terms.size() > named &&
         ((cue & cw::comparative) || w == "above" || (w == "before" && prefer_seen) ||
          (w == "to" && prefer_seen &&
-          !english.is_lemma(english.lemma(next, word_pos::verb), word_pos::verb)))) {
+          // "prefers trains to planes", "prefers cycling to driving"; not "prefers to avoid"
+          !(english.lemma(next, word_pos::verb) == next &&
+            english.is_lemma(next, word_pos::verb))))) {
       comparative_at = terms.size();
       continue;
     }
@@ -500,12 +504,13 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       if (w == "is" || w == "are" || w == "was" || w == "were" || w == "am" || w == "be" ||
           w == "s" || w == "m" || w == "re" || w == "being" || w == "been")
         copula = true;
+      if (w == "was" || w == "were") past_copula = true;
       if ((w == "has" || w == "have" || w == "had") && !predicate_set && i + 1 < n) {
         // a main verb unless a participle follows ("has dropped", "had been")
         const sv x = next;
         const std::string lemma = english.lemma(x, word_pos::verb);
         const bool participle =
-            (lex.en(x) & (cw::aux | cw::negator | cw::frequency | cw::additive)) ||
+            ((lex.en(x) & (cw::aux | cw::negator | cw::frequency | cw::additive)) && x != "no") ||
             (lemma != x && (x.ends_with("ed") || x.ends_with("en") || x == "got" || x == "quit" ||
                             x == "left" || x == "sold" || x == "become"));
         if (!participle) {
@@ -561,14 +566,24 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       object_open = true;
       const bool participle_after_copula =
           copula && (w.ends_with("ing") || w.ends_with("ed") || w.ends_with("en") || w != lemma);
+      if (copula && (cue & (cw::evaluation_pos | cw::evaluation_neg))) {
+        // "is hooked on X", "is obsessed with X", "is fond of X": an attitude, even when the
+        // word has the form of a participle
+        c.predicate = "like";
+        c.kind = predicate_class::preference;
+        if (cue & cw::evaluation_neg) c.polarity = -c.polarity;
+        terms.push_back("like");
+        continue;
+      }
       if (copula && std::find(cw::english_marital.begin(), cw::english_marital.end(), w) !=
                         cw::english_marital.end()) {
-        // "is married", "is single", "is engaged to Sam" (the spouse)
+        // "is married", "is single", "is engaged to Sam" (the spouse, and the status too)
         c.attribute = "marital status";
         c.kind = predicate_class::state;
         value.push_back(std::string(w));
         if (i + 1 < n && next == "to") {
           c.attribute = "spouse";
+          if (!past_copula) marital = std::string(w);
           value.clear();
           ++i;
         }
@@ -695,6 +710,9 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       // single-valued attributes from a verb and its preposition ("lives in", "works at")
       for (const auto& a : cw::english_attributes)
         if (a.verb == lemma && (a.prep.empty() || a.prep == next)) {
+          // "is called Maya", "is named Ella", "goes by Sam": a name is given in the passive
+          // ("calls their mother daily" names no one)
+          if (a.attribute == "name" && a.verb != "go" && !copula) continue;
           c.attribute = std::string(a.attribute);
           c.change = c.change || a.change;
           c.kind = predicate_class::state;
@@ -862,6 +880,18 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
   if (!c.attribute.empty())  // the value is what differs; the terms keep it for containment
     for (const auto& v : c.value) c.terms.push_back(v);
   sort_unique(c.terms);
+  if (!marital.empty() && c.attribute == "spouse") {
+    // "is married to Dan" states the marital status too ("is divorced" conflicts with it)
+    text_claim m;
+    m.holder = c.holder;
+    m.kind = predicate_class::state;
+    m.attribute = "marital status";
+    m.value = {marital};
+    m.terms = {marital};
+    m.polarity = c.polarity;
+    m.change = c.change;
+    out.push_back(std::move(m));
+  }
   out.push_back(std::move(c));
 }
 
