@@ -553,6 +553,13 @@ inline constexpr auto attribute_aliases =
         {"home", "residence"},
     });
 
+/// Nouns for the contract, card or pass through which a holder uses a thing (English lemmas and
+/// Chinese characters). A termination of one ends the use of the thing: "cancelled the gym
+/// membership" / "goes to the gym", "退了健身卡" / "在健身房锻炼".
+inline constexpr auto service_nouns = std::to_array<std::string_view>(
+    {"subscription", "membership", "account", "contract", "plan", "pass", "card", "lesson", "class",
+     "course", "policy", "licence", "license", "卡", "课", "会员"});
+
 /// Values of marital status (a copula followed by one of them states it).
 inline constexpr auto english_marital = std::to_array<std::string_view>(
     {"married", "single", "divorced", "widowed", "engaged", "separated"});

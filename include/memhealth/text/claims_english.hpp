@@ -192,6 +192,23 @@ inline std::string term_of(const english_lexicon& e, sv w) {
   return l;
 }
 
+// A termination ends the holder's use of a thing, not the contract or card it came with:
+// "cancelled their Spotify subscription" ends using Spotify, "closed the Barclays account" ends
+// banking with Barclays. Removes claim_words::service_nouns from the object and the terms when
+// something else is left.
+inline void drop_service_nouns(std::vector<std::string>& terms, std::vector<std::string>& object) {
+  auto service = [](const std::string& w) {
+    return std::find(cw::service_nouns.begin(), cw::service_nouns.end(), w) !=
+           cw::service_nouns.end();
+  };
+  const auto kept = [&](const std::vector<std::string>& v) {
+    return std::count_if(v.begin(), v.end(), [&](const std::string& w) { return !service(w); });
+  };
+  if (kept(object) == 0 || kept(object) == static_cast<std::ptrdiff_t>(object.size())) return;
+  std::erase_if(object, service);
+  std::erase_if(terms, service);
+}
+
 inline bool past_form(const claim_lexicon& lex, sv w, sv lemma) {
   if (lex.en(w) & cw::event) return true;
   return w != lemma && w.size() > 3 && w.ends_with("ed");
@@ -285,6 +302,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       base.empty() && i < n &&
       ((lex.en(t[i].w) & cw::stop) || all_digits(t[i].w) || number_word(t[i].w) >= 0);
   bool prefer_seen = false;
+  bool handed_over = false;  // a termination ("sold", "gave"): its object ends at "to <whom>"
   bool past_copula = false;  // the copula was "was" / "were": "was married to Dan" is over
   std::string marital;       // "married" of "is married to Dan": the status, besides the spouse
   bool relative = false;     // inside a relative clause (after "that", "which", "who")
@@ -354,13 +372,18 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     }
     if (auto [rate, used] = rate_at(t, i); rate >= 0) {
       c.frequency = rate;
-      // what is counted stays a term: "50 books a year" -> book
+      // what is counted stays a term: "50 books a year" -> book; and its count is an amount
+      // ("sleeps 9 hours a night" / "sleeps 5 hours a night")
+      bool counted = false;
       for (std::size_t q = i + 1; q + 2 < i + used; ++q) {
         const sv x = t[q].w;
         if (x == "times" || x == "time" || (lex.en(x) & (cw::stop | cw::aux))) continue;
         terms.push_back(term_of(english, x));
         if (object_open) object.push_back(terms.back());
+        counted = true;
       }
+      if (counted && w != "every" && w != "each" && w != "most")
+        quantities.push_back(rate * unit_days(t[i + used - 1].w));
       if (w == "every" || w == "each" || w == "most") c.routine = term_of(english, next);
       i += used - 1;
       continue;
@@ -439,6 +462,14 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       time.push_back("ago");
       continue;
     }
+    if (copula && !predicate_set && c.attribute.empty() && i + 1 == n && all_digits(w) &&
+        std::atof(t[i].w.c_str()) < 130) {
+      // "User is 25": an age
+      c.attribute = "age";
+      c.kind = predicate_class::state;
+      value.push_back(std::string(w));
+      continue;
+    }
     if (all_digits(w) || w.find(':') != sv::npos || (w.size() > 2 && w[0] >= '0' && w[0] <= '9')) {
       if (is_time_number(t, i) && !in_value) {
         time.push_back(std::string(w));
@@ -477,6 +508,14 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       terms.push_back(base_word);
       object.push_back(base_word);
       if (!predicate_set) c.any_predicate = true, predicate_set = true;
+      if (c.predicate == "go" || c.predicate == "become" || c.predicate == "turn") {
+        // "went gluten-free", "became dairy-free": a change to an aversion
+        std::erase(terms, c.predicate);
+        c.predicate.clear();
+        c.any_predicate = true;
+        c.change = true;
+        c.event = false;
+      }
       continue;
     }
     if ((w == "that" || w == "which" || w == "who") && predicate_set) relative = true;
@@ -524,6 +563,18 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       if (w == "had" && predicate_set) c.event = c.event || c.frequency < 0;
       continue;
     }
+    if (w == "from" && copula && !predicate_set && c.attribute.empty() && i + 1 < n) {
+      // "is from Brazil": where the holder comes from
+      c.attribute = "origin";
+      c.kind = predicate_class::state;
+      predicate_set = true;
+      in_value = true;
+      continue;
+    }
+    if (w == "to" && handed_over && !object.empty() && c.attribute.empty()) {
+      object_open = false;  // "sold the car to a cousin": the cousin is not what was sold
+      break;
+    }
     if ((cue & cw::stop) && !(cue & cw::relative)) {
       // the object runs on through its restrictions ("games with horror elements", "music
       // involving screaming") and ends at a reason, a time or a purpose ("tennis after a knee
@@ -561,6 +612,10 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       continue;
     }
     if (lc & cw::restrictive) c.restrictive = true;
+    if (verb_slot && lemma == "get" && i + 1 < n &&
+        std::find(cw::english_marital.begin(), cw::english_marital.end(), next) !=
+            cw::english_marital.end())
+      continue;  // "got married": the status is the predicate
     if (verb_slot) {
       predicate_set = true;
       object_open = true;
@@ -575,8 +630,10 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
         terms.push_back("like");
         continue;
       }
-      if (copula && std::find(cw::english_marital.begin(), cw::english_marital.end(), w) !=
-                        cw::english_marital.end()) {
+      const bool got = i > 0 && english.lemma(t[i - 1].w, word_pos::verb) == "get";
+      if ((copula || got) && std::find(cw::english_marital.begin(), cw::english_marital.end(), w) !=
+                                 cw::english_marital.end()) {
+        if (got) c.change = true;  // "got married", "got divorced"
         // "is married", "is single", "is engaged to Sam" (the spouse, and the status too)
         c.attribute = "marital status";
         c.kind = predicate_class::state;
@@ -618,6 +675,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
         continue;
       }
       if ((lc & cw::terminate) && !copula) {
+        handed_over = true;
         c.any_predicate = true;
         c.change = true;
         c.polarity = -c.polarity;
@@ -629,21 +687,39 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       if (((lemma == "give" || lemma == "call" || lemma == "split" || lemma == "break" ||
             lemma == "pack") &&
            (next == "up" || next == "away" || next == "off")) ||
-          (lemma == "move" && next == "out") || (lemma == "kick" && next == "the")) {
+          (lemma == "move" && next == "out") || (lemma == "kick" && next == "the") ||
+          (lemma == "get" && next == "rid")) {
         c.any_predicate = true;
         c.change = true;
         c.polarity = -c.polarity;
         c.kind = predicate_class::state;
         ++i;
-        if (lemma == "move" && i + 1 < n && t[i + 1].w == "of") ++i;
+        if ((lemma == "move" || lemma == "get") && i + 1 < n && t[i + 1].w == "of") ++i;
+        handed_over = true;
         continue;
+      }
+      // "gave Miso to a neighbour", "donated the piano to a school", "closed the account":
+      // the object left the holder (the recipient after "to" is no part of it)
+      if ((lemma == "give" || lemma == "donate" || lemma == "close" || lemma == "hand") &&
+          w != lemma && !copula) {
+        std::size_t k = i + 1;
+        while (k < n && t[k].w != "to") ++k;
+        if (lemma == "close" || k < n) {
+          c.any_predicate = true;
+          c.change = true;
+          c.polarity = -c.polarity;
+          c.kind = predicate_class::state;
+          handed_over = true;
+          continue;
+        }
       }
       if ((lc & cw::change) && !(lc & cw::att_positive)) {
         c.change = true;
         predicate_set = false;  // "started eating meat": the predicate is the next verb
         object_open = false;
         // "moved to X", "relocated to X", "switched to X", "switched from X to Y"
-        if ((lemma == "switch" || lemma == "move" || lemma == "convert" || lemma == "change") &&
+        if ((lemma == "switch" || lemma == "move" || lemma == "convert" || lemma == "change" ||
+             lemma == "relocate") &&
             i + 1 < n && (next == "from" || next == "to")) {
           // "switched from X to Y": X negated, Y asserted; "moved to Y": residence Y
           std::size_t k = i + 1;
@@ -666,7 +742,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
             if (lex.en(x) & (cw::stop | cw::aux)) continue;
             (in_to ? to : from).push_back(term_of(english, x));
           }
-          if (lemma == "move" && from.empty()) {
+          if ((lemma == "move" || lemma == "relocate") && from.empty()) {
             c.attribute = "residence";
             c.kind = predicate_class::state;
             c.value = to;
@@ -847,6 +923,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
                                 }),
                  object.end());
   }
+  if (c.any_predicate && c.change) drop_service_nouns(terms, object);
   c.terms = std::move(terms);
   c.object = std::move(object);
   c.subject = std::move(subject);
