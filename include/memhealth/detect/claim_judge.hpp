@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -118,6 +119,41 @@ struct claim_rules {
     if (p == q) return true;
     if (!ascii(p) || !ascii(q)) return false;
     return lex.english().synonyms(p, q) || agent_of(p, q) || agent_of(q, p);
+  }
+  // The characters of a Chinese word, as the reader keeps them (one term per character).
+  static std::vector<std::string> characters(std::string_view w) {
+    std::vector<std::string> out;
+    for (std::size_t q = 0; q < w.size();) {
+      const std::size_t l = detail::claims::utf8_len(static_cast<unsigned char>(w[q]));
+      out.emplace_back(w.substr(q, l));
+      q += l;
+    }
+    detail::claims::sort_unique(out);
+    return out;
+  }
+  // Two Chinese claims that differ by one pair of claim_words::chinese_antonyms and agree on
+  // every other character ("性格外向" / "性格内向", "习惯早起" / "习惯晚起").
+  static bool chinese_antonyms(const std::vector<std::string>& x,
+                               const std::vector<std::string>& y) {
+    if (x.empty() || y.empty() || ascii(x.front()) || ascii(y.front())) return false;
+    auto has_all = [](const std::vector<std::string>& v, const std::vector<std::string>& w) {
+      return std::includes(v.begin(), v.end(), w.begin(), w.end());
+    };
+    auto without = [](const std::vector<std::string>& v, const std::vector<std::string>& w) {
+      std::vector<std::string> r;
+      std::set_difference(v.begin(), v.end(), w.begin(), w.end(), std::back_inserter(r));
+      return r;
+    };
+    for (const auto& [a, b] : claim_words::chinese_antonyms) {
+      const auto ca = characters(a), cb = characters(b);
+      for (const auto* p : {&x, &y}) {
+        const auto& q = p == &x ? y : x;
+        if (has_all(*p, ca) && has_all(q, cb) && !has_all(*p, cb) && !has_all(q, ca) &&
+            without(*p, ca) == without(q, cb))
+          return true;
+      }
+    }
+    return false;
   }
   // How many of the denied terms `n` the asserted terms `p` state, or state a kind of
   // (WordNet hypernyms, `max_is_a_depth` steps: "no person" / "a man", "no meat" / "beef").
@@ -205,6 +241,8 @@ struct claim_rules {
     // descriptions ("a man is standing" / "a man is sitting") they are two moments, not a
     // contradiction (SICK labels most such pairs neutral)
     if (x.holder.empty() || y.holder.empty()) return {false, false, "no_claim_conflict"};
+    if (x.attribute.empty() && y.attribute.empty() && chinese_antonyms(x.terms, y.terms))
+      return {true, false, "antonym"};
     // (not in a noun-phrase subject: "a black dog" / "a white dog" are two dogs)
     auto in = [](const std::vector<std::string>& v, const std::string& w) {
       return std::binary_search(v.begin(), v.end(), w);

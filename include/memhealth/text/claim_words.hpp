@@ -627,6 +627,13 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"避开", aversion},
     {"过敏", aversion | restrictive},
     {"怕", aversion},
+    {"害怕", aversion},
+    {"恐惧", aversion},
+    {"最讨厌", att_negative},
+    {"早就", change},
+    {"小时", stop},
+    {"任何", stop},
+    {"名下", stop},
     {"不碰", aversion},
     {"戒了", terminate},
     {"戒掉", terminate},
@@ -786,24 +793,53 @@ struct chinese_attribute_cue {
   bool change;                 ///< the cue states a change ("搬到")
 };
 inline constexpr auto chinese_attributes = std::to_array<chinese_attribute_cue>({
-    {"住在", "residence", false},
-    {"居住在", "residence", false},
-    {"搬到", "residence", true},
-    {"搬去", "residence", true},
-    {"老家", "hometown", false},
-    {"家乡", "hometown", false},
-    {"名字", "name", false},
-    {"名叫", "name", false},
-    {"叫做", "name", false},
-    {"生日", "birthday", false},
-    {"血型", "blood_type", false},
-    {"型血", "blood_type", false},
-    {"属", "zodiac", false},
-    {"已婚", "marital_status", false},
-    {"单身", "marital_status", false},
-    {"离婚", "marital_status", false},
-    {"离异", "marital_status", false},
+    {"住在", "residence", false},      {"居住在", "residence", false},
+    {"搬到", "residence", true},       {"搬去", "residence", true},
+    {"老家", "hometown", false},       {"家乡", "hometown", false},
+    {"名字", "name", false},           {"名叫", "name", false},
+    {"叫做", "name", false},           {"生日", "birthday", false},
+    {"血型", "blood_type", false},     {"型血", "blood_type", false},
+    {"属", "zodiac", false},           {"已婚", "marital_status", false},
+    {"单身", "marital_status", false}, {"离婚", "marital_status", false},
+    {"离异", "marital_status", false}, {"结婚", "marital_status", true},
+    {"跳槽到", "employer", true},      {"入职", "employer", true},
+    {"搬回", "residence", true},       {"定居", "residence", false},
+    {"出生在", "birthplace", false},   {"出生于", "birthplace", false},
 });
+
+/// Canonical Chinese marital status values: 结婚 (married) is 已婚, 离异 is 离婚.
+constexpr std::string_view chinese_marital_value(std::string_view cue) noexcept {
+  if (cue == "结婚") return "已婚";
+  if (cue == "离异") return "离婚";
+  return cue;
+}
+
+/// Verbs of "在 X <verb>" that name a single-valued place: the employer (在银行工作) or the
+/// school (在北京大学读书).
+inline constexpr auto chinese_place_verbs =
+    std::to_array<std::pair<std::string_view, std::string_view>>({
+        {"工作", "employer"},
+        {"上班", "employer"},
+        {"任职", "employer"},
+        {"读书", "school"},
+        {"上学", "school"},
+        {"念书", "school"},
+        {"读研", "school"},
+        {"读博", "school"},
+    });
+
+/// Chinese antonym words (traits, habits, evaluations), written for memhealth: two statements of
+/// the same polarity that differ by one such pair ("性格外向" / "性格内向") conflict.
+inline constexpr auto chinese_antonyms =
+    std::to_array<std::pair<std::string_view, std::string_view>>({
+        {"外向", "内向"}, {"乐观", "悲观"},   {"积极", "消极"},   {"勤快", "懒惰"},
+        {"勤快", "懒"},   {"节俭", "奢侈"},   {"热闹", "安静"},   {"热闹", "冷清"},
+        {"早睡", "晚睡"}, {"早起", "晚起"},   {"早起", "睡懒觉"}, {"自信", "自卑"},
+        {"大方", "小气"}, {"细心", "粗心"},   {"耐心", "急躁"},   {"胖", "瘦"},
+        {"高", "矮"},     {"守时", "拖延"},   {"健谈", "寡言"},   {"干净", "邋遢"},
+        {"整洁", "邋遢"}, {"清淡", "重口味"}, {"好", "差"},       {"强", "弱"},
+        {"富", "穷"},     {"忙", "闲"},
+    });
 
 /// Chinese single-character surnames, for a holder named at the start ("王芳喜欢…").
 inline constexpr std::string_view chinese_surnames =

@@ -145,7 +145,7 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     // the value: what follows the cue (or, for 已婚/单身, the cue itself)
     std::string v;
     if (a.attribute == "marital_status") {
-      v = std::string(a.cue);
+      v = std::string(cw::chinese_marital_value(a.cue));
     } else {
       std::size_t q = p + a.cue.size();
       if (s.substr(q).starts_with("是") || s.substr(q).starts_with("在")) q += 3;
@@ -160,13 +160,13 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     }
     break;
   }
-  // 在 X 工作 / 上班 / 任职: employer X
+  // 在 X 工作 / 上班 / 任职: employer X; 在 X 读书 / 上学: school X
   if (c.attribute.empty())
-    for (sv work : {sv("工作"), sv("上班"), sv("任职")}) {
+    for (const auto& [work, place] : cw::chinese_place_verbs) {
       const std::size_t w = s.find(work, i);
       const std::size_t at = s.find("在", i);
       if (w != sv::npos && at != sv::npos && at < w) {
-        c.attribute = "employer";
+        c.attribute = std::string(place);
         c.kind = predicate_class::state;
         const sv v = s.substr(at + 3, w - at - 3);
         for (std::size_t q = 0; q < v.size();) {
@@ -177,6 +177,20 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
         break;
       }
     }
+  // 是 X 人 (X of one to three characters, no cue): where the holder comes from ("是北京人")
+  if (c.attribute.empty() && starts(i, "是") && s.ends_with("人") && s.size() >= i + 12 &&
+      s.size() <= i + 15) {
+    const sv v = s.substr(i + 3, s.size() - i - 6);
+    bool plain = true;
+    for (std::size_t q = 0; q + 3 <= v.size(); q += 3)
+      if (lex.zh(v.substr(q, 3)) != 0 || !is_cjk_at(v, q)) plain = false;
+    if (plain) {
+      c.attribute = "origin";
+      c.kind = predicate_class::state;
+      for (std::size_t q = 0; q + 3 <= v.size(); q += 3)
+        c.value.push_back(std::string(v.substr(q, 3)));
+    }
+  }
   // N岁: age
   std::vector<std::string> terms, scene, time;
   bool in_scene = false;
@@ -231,6 +245,12 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       double v = -1;
       for (std::size_t d = 0; d < std::size(digits); ++d)
         if (ch == digits[d]) v = d == 11 ? 2 : static_cast<double>(d);
+      if (v >= 0 && ch == "一" && s.substr(i + len).starts_with("点") &&
+          (s.find("都不", i) != sv::npos || s.find("也不", i) != sv::npos ||
+           s.find("都没", i) != sv::npos)) {
+        i += len + 3;  // "一点辣都不吃": not at all, no time and no count
+        continue;
+      }
       if (v >= 0) {
         i += len;
         if (s.substr(i).starts_with("岁") && c.attribute.empty()) {
@@ -391,6 +411,16 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
   }
   // a date inside an attribute's value ("生日是10月3日") is the value, not a time qualifier
   if (!c.attribute.empty() && !c.value.empty()) time.clear();
+  // a scene word that is all the clause says is what it says ("经常出差": travels for work often)
+  if (terms.empty() && c.attribute.empty() && !scene.empty()) terms.swap(scene);
+  if (c.any_predicate && c.change) {
+    // "退了健身卡", "钢琴课停了": the card or the class stands for the thing used
+    auto service = [](const std::string& x) {
+      return std::find(cw::service_nouns.begin(), cw::service_nouns.end(), x) !=
+             cw::service_nouns.end();
+    };
+    if (!std::all_of(terms.begin(), terms.end(), service)) std::erase_if(terms, service);
+  }
   if (c.kind == predicate_class::unknown && !terms.empty())
     c.kind = c.frequency >= 0 ? predicate_class::habit : predicate_class::state;
   if (c.event && !c.change && c.kind != predicate_class::preference)
