@@ -136,9 +136,18 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     return;
   }
   // ---- attributes
-  for (const auto& a : cw::chinese_attributes) {
-    const std::size_t p = s.find(a.cue, i);
-    if (p == sv::npos) continue;
+  // the first cue in the clause names the attribute ("搬回老家": a move, whose value is 老家)
+  const cw::chinese_attribute_cue* first = nullptr;
+  std::size_t first_at = sv::npos;
+  for (const auto& a : cw::chinese_attributes)
+    if (const std::size_t p = s.find(a.cue, i);
+        p != sv::npos && (p < first_at || (p == first_at && a.cue.size() > first->cue.size()))) {
+      first = &a;
+      first_at = p;
+    }
+  for (const auto* ap = first; ap != nullptr; ap = nullptr) {
+    const auto& a = *ap;
+    const std::size_t p = first_at;
     c.attribute = std::string(a.attribute);
     c.change = c.change || a.change;
     c.kind = predicate_class::state;

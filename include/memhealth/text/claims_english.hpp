@@ -489,7 +489,8 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     if ((w == "may" || w == "march") && !(i > 0 && all_digits(t[i - 1].w)) &&
         !(i + 1 < n && all_digits(next))) {
       if (w == "may") continue;  // the modal
-    } else if ((cue & cw::time) && w != "am" && w != "this" && !in_value) {
+    } else if ((cue & cw::time) && w != "am" && w != "this" && !in_value &&
+               !(w == "next" && next == "to")) {  // "next to a tree" is a place
       time.push_back(std::string(w));
       if (cue & cw::event) c.event = true;
       continue;
@@ -590,9 +591,11 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       continue;
     }
     // ---- a content word
-    // an adverb before the verb ("strongly dislikes", "firmly believes") modifies it
-    if (!predicate_set && !subject_zone && w.size() > 4 && w.ends_with("ly") &&
-        english.is_lemma(w, word_pos::adv) && !english.is_lemma(w, word_pos::verb))
+    // a manner adverb ("strongly dislikes", "is happily playing", "is playing happily")
+    // modifies the verb: no term of its own, so "isn't playing happily" and "is happily
+    // playing" deny and assert the same terms (adjectives such as "early", "daily" stay)
+    if (!subject_zone && w.size() > 4 && w.ends_with("ly") && english.is_lemma(w, word_pos::adv) &&
+        !english.is_lemma(w, word_pos::verb) && !english.is_lemma(w, word_pos::adj))
       continue;
     const bool verb_slot = !predicate_set && !subject_zone;
     std::string lemma =
@@ -662,7 +665,8 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
         terms.push_back("like");
         continue;
       }
-      if ((lc & cw::tolerate) && c.polarity < 0) {
+      if ((lc & cw::tolerate) && c.polarity < 0 && !w.ends_with("ing")) {
+        // "can't stand X" is an attitude; "is not standing" is a posture
         c.predicate = "like";
         c.kind = predicate_class::preference;
         terms.push_back("like");
