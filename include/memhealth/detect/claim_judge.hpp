@@ -56,6 +56,9 @@ struct claim_rules {
   double min_frequency_ratio = 3.0;
   /// Most hypernym steps from an asserted term up to a denied one (0 = synonyms only).
   int max_is_a_depth = 2;
+  /// Most hypernym steps from each of two objects up to a common kind, for "switched to X"
+  /// against another X-like thing ("tea" / "coffee": beverage, 1 step).
+  int max_kin_depth = 2;
 
   /// The verdict for two analysed statements (both `parsed()`).
   [[nodiscard]] conflict_verdict operator()(const claim_analysis& a,
@@ -119,6 +122,29 @@ struct claim_rules {
     if (p == q) return true;
     if (!ascii(p) || !ascii(q)) return false;
     return lex.english().synonyms(p, q) || agent_of(p, q) || agent_of(q, p);
+  }
+  // `r` replaced what the holder had of its kind ("switched to tea", "换成了支付宝", "改喝茶")
+  // and `p` asserts another thing of that kind ("drinks coffee every morning": tea and coffee
+  // are two beverages, WordNet, `max_kin_depth` steps; "用微信支付": the same verb or noun
+  // characters, another object).
+  bool replaced(const claim_lexicon& lex, const text_claim& r, const text_claim& p) const {
+    if (!r.replaces || p.replaces || p.polarity < 0 || r.polarity < 0 || p.event ||
+        !p.attribute.empty() || p.additive || r.additive || p.terms.empty() || r.terms.empty())
+      return false;
+    const auto& new_one = r.object.empty() ? r.terms : r.object;
+    if (contained(lex, new_one, p.terms)) return false;  // the same thing again
+    if (!ascii(new_one.front())) {
+      std::vector<std::string> shared;
+      std::set_intersection(r.terms.begin(), r.terms.end(), p.terms.begin(), p.terms.end(),
+                            std::back_inserter(shared));
+      return !shared.empty() && shared.size() < r.terms.size() && !contained(lex, p.terms, r.terms);
+    }
+    const auto& what = p.object.empty() ? p.terms : p.object;
+    for (const auto& a : new_one)
+      for (const auto& b : what)
+        if (ascii(b) && !match(lex, a, b) && lex.english().co_hyponyms(a, b, max_kin_depth))
+          return true;
+    return false;
   }
   // The characters of a Chinese word, as the reader keeps them (one term per character).
   static std::vector<std::string> characters(std::string_view w) {
@@ -241,6 +267,7 @@ struct claim_rules {
     // descriptions ("a man is standing" / "a man is sitting") they are two moments, not a
     // contradiction (SICK labels most such pairs neutral)
     if (x.holder.empty() || y.holder.empty()) return {false, false, "no_claim_conflict"};
+    if (replaced(lex, x, y) || replaced(lex, y, x)) return {true, false, "change_statement"};
     if (x.attribute.empty() && y.attribute.empty() && chinese_antonyms(x.terms, y.terms))
       return {true, false, "antonym"};
     // (not in a noun-phrase subject: "a black dog" / "a white dog" are two dogs)

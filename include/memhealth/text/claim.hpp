@@ -50,6 +50,8 @@ struct text_claim {
   bool additive = false;     ///< also, too, especially, 也, 还
   bool event = false;        ///< a one-off past event
   bool restrictive = false;  ///< a lasting restriction (vegetarian, allergic, 素食)
+  bool replaces = false;     ///< the object replaced what the holder had of its kind
+                             ///< ("switched to tea", "换成了支付宝", "改喝茶")
   std::string routine;  ///< the unit of a stated rate ("morning" of "every morning"); "" = none
   std::vector<std::string> scene;  ///< scene terms (sorted, unique); empty = none
   std::vector<std::string> time;   ///< time-qualifier words (sorted, unique); empty = none

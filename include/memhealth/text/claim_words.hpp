@@ -560,6 +560,60 @@ inline constexpr auto service_nouns = std::to_array<std::string_view>(
     {"subscription", "membership", "account", "contract", "plan", "pass", "card", "lesson", "class",
      "course", "policy", "licence", "license", "卡", "课", "会员"});
 
+/// What a lasting restriction excludes: "is vegetarian" denies eating meat, fish and poultry
+/// (and, through WordNet is-a, beef, salmon ...). English lemmas; Chinese characters.
+struct restriction {
+  std::string_view word;                     ///< the restriction as read ("vegetarian", "素食")
+  std::array<std::string_view, 8> excludes;  ///< what it denies ("" fills the rest)
+};
+inline constexpr auto restrictions = std::to_array<restriction>({
+    {"vegetarian", {"meat", "fish", "poultry", "seafood", "steak", "bacon", "ham", "sausage"}},
+    {"vegan", {"meat", "fish", "poultry", "seafood", "dairy", "cheese", "egg", "milk"}},
+    {"pescatarian", {"meat", "poultry", "steak", "bacon", "ham", "sausage", "", ""}},
+    {"teetotal", {"alcohol", "beer", "wine", "liquor", "whisky", "vodka", "cocktail", ""}},
+    {"teetotaler", {"alcohol", "beer", "wine", "liquor", "whisky", "vodka", "cocktail", ""}},
+    {"sober", {"alcohol", "beer", "wine", "liquor", "whisky", "vodka", "cocktail", ""}},
+    {"halal", {"pork", "bacon", "ham", "alcohol", "", "", "", ""}},
+    {"kosher", {"pork", "bacon", "ham", "shellfish", "", "", "", ""}},
+    {"素食", {"肉", "鱼", "虾", "", "", "", "", ""}},
+    {"清真", {"猪", "酒", "", "", "", "", "", ""}},
+});
+
+/// Common occupations (English lemmas): "is a nurse" states the occupation, one value at a time
+/// ("is a nurse" / "is an accountant").
+inline constexpr auto english_occupations = std::to_array<std::string_view>({
+    "accountant", "actor",      "architect",    "artist",     "baker",        "banker",
+    "barista",    "bartender",  "carpenter",    "cashier",    "chef",         "cleaner",
+    "consultant", "cook",       "dentist",      "designer",   "developer",    "doctor",
+    "driver",     "economist",  "electrician",  "engineer",   "farmer",       "firefighter",
+    "journalist", "judge",      "lawyer",       "librarian",  "mechanic",     "musician",
+    "nurse",      "pharmacist", "photographer", "physician",  "physicist",    "pilot",
+    "plumber",    "policeman",  "professor",    "programmer", "psychologist", "receptionist",
+    "researcher", "salesman",   "scientist",    "secretary",  "soldier",      "surgeon",
+    "tailor",     "teacher",    "therapist",    "translator", "vet",          "veterinarian",
+    "waiter",     "waitress",   "writer",       "student",    "retiree",      "freelancer",
+    "paramedic",  "midwife",    "optician",     "analyst",    "officer",      "clerk",
+});
+
+/// Common occupations in Chinese: "是医生" states the occupation.
+inline constexpr auto chinese_occupations = std::to_array<std::string_view>({
+    "医生",   "护士",   "老师",   "教师",   "律师",       "会计",   "程序员", "工程师",
+    "设计师", "厨师",   "司机",   "警察",   "记者",       "作家",   "演员",   "歌手",
+    "教授",   "学生",   "研究生", "博士生", "农民",       "公务员", "销售",   "翻译",
+    "摄影师", "建筑师", "飞行员", "军人",   "牙医",       "兽医",   "药剂师", "快递员",
+    "服务员", "会计师", "编辑",   "画家",   "自由职业者", "退休",
+});
+
+/// Nouns of a measure ("a glass of wine", "a bottle of wine"): no part of what is measured.
+inline constexpr auto measure_nouns = std::to_array<std::string_view>(
+    {"glass",   "bottle",  "cup", "mug",      "pint",   "can",  "piece", "slice", "bowl", "plate",
+     "portion", "serving", "bit", "spoonful", "packet", "pack", "box",   "bar",   "shot", "round"});
+
+/// Verbs that say little by themselves ("has a glass of wine", "takes the stairs", "gets
+/// through a bottle"): two statements about one object with one of these compare by the object.
+inline constexpr auto light_verbs =
+    std::to_array<std::string_view>({"have", "get", "take", "do", "make", "go", "consume"});
+
 /// Values of marital status (a copula followed by one of them states it).
 inline constexpr auto english_marital = std::to_array<std::string_view>(
     {"married", "single", "divorced", "widowed", "engaged", "separated"});

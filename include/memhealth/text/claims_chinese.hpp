@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "memhealth/text/claim.hpp"
+#include "memhealth/text/claim_implications.hpp"
 #include "memhealth/text/claim_lexicon.hpp"
 
 namespace memhealth::detail::claims {
@@ -186,6 +187,7 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
         break;
       }
     }
+  const std::size_t body_at = i;  // where the clause's predicate starts
   // 是 X 人 (X of one to three characters, no cue): where the holder comes from ("是北京人")
   if (c.attribute.empty() && starts(i, "是") && s.ends_with("人") && s.size() >= i + 12 &&
       s.size() <= i + 15) {
@@ -290,6 +292,12 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
         i += len;
         continue;
       }
+      if (ch == "改" && i + 6 <= s.size() && is_cjk_at(s, i + 3) &&
+          lex.zh(s.substr(i + 3, 3)) == 0) {
+        c.change = c.replaces = true;  // "改喝茶": now drinks tea instead
+        i += len;
+        continue;
+      }
       (in_scene ? scene : terms).push_back(std::string(ch));
       i += len;
       continue;
@@ -354,6 +362,7 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     }
     if (cue & cw::change) {
       c.change = true;
+      if (word == "换成" || word == "改成" || word == "改为" || word == "换了") c.replaces = true;
       continue;
     }
     if (cue & cw::additive) {
@@ -418,17 +427,34 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     c.attribute = "employer";
     c.kind = predicate_class::state;
   }
+  // 是(一名/一个)医生: the occupation
+  if (c.attribute.empty()) {
+    sv rest = s.substr(body_at);
+    if (rest.starts_with("是")) {
+      rest.remove_prefix(3);
+      for (sv det : {sv("一名"), sv("一个"), sv("一位"), sv("个"), sv("名")})
+        if (rest.starts_with(det)) {
+          rest.remove_prefix(det.size());
+          break;
+        }
+      if (rest.ends_with("了")) rest.remove_suffix(3);
+      if (std::find(cw::chinese_occupations.begin(), cw::chinese_occupations.end(), rest) !=
+          cw::chinese_occupations.end()) {
+        c.attribute = "occupation";
+        c.kind = predicate_class::state;
+        for (std::size_t q = 0; q + 3 <= rest.size(); q += 3)
+          c.value.push_back(std::string(rest.substr(q, 3)));
+      }
+    }
+  }
   // a date inside an attribute's value ("生日是10月3日") is the value, not a time qualifier
   if (!c.attribute.empty() && !c.value.empty()) time.clear();
   // a scene word that is all the clause says is what it says ("经常出差": travels for work often)
   if (terms.empty() && c.attribute.empty() && !scene.empty()) terms.swap(scene);
   if (c.any_predicate && c.change) {
     // "退了健身卡", "钢琴课停了": the card or the class stands for the thing used
-    auto service = [](const std::string& x) {
-      return std::find(cw::service_nouns.begin(), cw::service_nouns.end(), x) !=
-             cw::service_nouns.end();
-    };
-    if (!std::all_of(terms.begin(), terms.end(), service)) std::erase_if(terms, service);
+    std::vector<std::string> none;
+    drop_service_nouns(terms, none);
   }
   if (c.kind == predicate_class::unknown && !terms.empty())
     c.kind = c.frequency >= 0 ? predicate_class::habit : predicate_class::state;
@@ -444,6 +470,7 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
   sort_unique(c.scene);
   sort_unique(c.time);
   std::sort(c.quantities.begin(), c.quantities.end());
+  add_restrictions(c, out);
   out.push_back(std::move(c));
 }
 

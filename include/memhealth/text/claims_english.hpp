@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "memhealth/text/claim.hpp"
+#include "memhealth/text/claim_implications.hpp"
 #include "memhealth/text/claim_lexicon.hpp"
 
 namespace memhealth::detail::claims {
@@ -190,23 +191,6 @@ inline std::string term_of(const english_lexicon& e, sv w) {
       !w.ends_with("is"))
     return std::string(w.substr(0, w.size() - 1));
   return l;
-}
-
-// A termination ends the holder's use of a thing, not the contract or card it came with:
-// "cancelled their Spotify subscription" ends using Spotify, "closed the Barclays account" ends
-// banking with Barclays. Removes claim_words::service_nouns from the object and the terms when
-// something else is left.
-inline void drop_service_nouns(std::vector<std::string>& terms, std::vector<std::string>& object) {
-  auto service = [](const std::string& w) {
-    return std::find(cw::service_nouns.begin(), cw::service_nouns.end(), w) !=
-           cw::service_nouns.end();
-  };
-  const auto kept = [&](const std::vector<std::string>& v) {
-    return std::count_if(v.begin(), v.end(), [&](const std::string& w) { return !service(w); });
-  };
-  if (kept(object) == 0 || kept(object) == static_cast<std::ptrdiff_t>(object.size())) return;
-  std::erase_if(object, service);
-  std::erase_if(terms, service);
 }
 
 inline bool past_form(const claim_lexicon& lex, sv w, sv lemma) {
@@ -776,6 +760,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
             y.holder = c.holder;
             y.kind = predicate_class::habit;
             y.change = true;
+            y.replaces = from.empty();  // "switched to tea": whatever it replaced
             y.terms = to;
             y.object = to;
             y.scene = rest_scene;
@@ -961,6 +946,17 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
   if (!c.attribute.empty())  // the value is what differs; the terms keep it for containment
     for (const auto& v : c.value) c.terms.push_back(v);
   sort_unique(c.terms);
+  // "is a nurse": the occupation (one at a time); the copula's one noun, or an adjective and it
+  if (c.attribute.empty() && c.predicate.empty() && !c.any_predicate && copula &&
+      !c.object.empty() && c.object.size() <= 2 && c.object == c.terms &&
+      std::any_of(c.object.begin(), c.object.end(), [](const std::string& o) {
+        return std::find(cw::english_occupations.begin(), cw::english_occupations.end(), o) !=
+               cw::english_occupations.end();
+      })) {
+    c.attribute = "occupation";
+    c.value = c.object;
+  }
+  add_restrictions(c, out);
   if (!marital.empty() && c.attribute == "spouse") {
     // "is married to Dan" states the marital status too ("is divorced" conflicts with it)
     text_claim m;
