@@ -146,6 +146,29 @@ struct claim_rules {
           return true;
     return false;
   }
+  // One object, measured or not, under one predicate or a light verb: "has a glass of wine" /
+  // "gets through a bottle of wine", "takes the stairs" / "takes the stairs".
+  static bool same_object(const claim_lexicon& lex, const text_claim& x, const text_claim& y) {
+    auto what = [](const text_claim& c) {
+      std::vector<std::string> v;
+      for (const auto& o : c.object)
+        if (std::find(claim_words::measure_nouns.begin(), claim_words::measure_nouns.end(), o) ==
+            claim_words::measure_nouns.end())
+          v.push_back(o);
+      return v;
+    };
+    auto light = [](const std::string& p) {
+      return std::find(claim_words::light_verbs.begin(), claim_words::light_verbs.end(), p) !=
+             claim_words::light_verbs.end();
+    };
+    if (x.predicate.empty() || y.predicate.empty() || x.predicate == "like" ||
+        y.predicate == "like")
+      return false;
+    if (!match(lex, x.predicate, y.predicate) && !light(x.predicate) && !light(y.predicate))
+      return false;
+    const auto ox = what(x), oy = what(y);
+    return !ox.empty() && !oy.empty() && contained(lex, ox, oy) && contained(lex, oy, ox);
+  }
   // The characters of a Chinese word, as the reader keeps them (one term per character).
   static std::vector<std::string> characters(std::string_view w) {
     std::vector<std::string> out;
@@ -303,14 +326,23 @@ struct claim_rules {
     const bool same_terms =
         !x.terms.empty() && contained(lex, x.terms, y.terms) && contained(lex, y.terms, x.terms);
     // a frequency needs only one side's terms within the other's ("健身" / "去健身房")
-    const bool related = !x.terms.empty() && !y.terms.empty() &&
-                         (contained(lex, x.terms, y.terms) || contained(lex, y.terms, x.terms));
+    const bool related = (!x.terms.empty() && !y.terms.empty() &&
+                          (contained(lex, x.terms, y.terms) || contained(lex, y.terms, x.terms))) ||
+                         same_object(lex, x, y);
     if (related && x.frequency > 0 && y.frequency > 0 &&
         std::max(x.frequency, y.frequency) >=
             min_frequency_ratio * std::min(x.frequency, y.frequency) * (1 - 1e-9))
       return {true, false, "degree"};
-    if (same_terms && !x.quantities.empty() && !y.quantities.empty() &&
-        x.quantities != y.quantities && x.time.empty() && y.time.empty())
+    // two amounts of one thing: the same terms, or one side's terms within the other's when no
+    // amount of one is among the other's ("睡够八小时" / "只睡四五个小时")
+    auto disjoint = [](const std::vector<double>& u, const std::vector<double>& v) {
+      return std::none_of(u.begin(), u.end(),
+                          [&](double q) { return std::find(v.begin(), v.end(), q) != v.end(); });
+    };
+    if ((same_terms ||
+         (related && !x.additive && !y.additive && disjoint(x.quantities, y.quantities))) &&
+        !x.quantities.empty() && !y.quantities.empty() && x.quantities != y.quantities &&
+        x.time.empty() && y.time.empty())
       return {true, false, "quantity"};
     return {false, false, "no_claim_conflict"};
   }

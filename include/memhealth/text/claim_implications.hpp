@@ -24,8 +24,8 @@ inline void add_restrictions(const text_claim& c, std::vector<text_claim>& out) 
   for (const auto& r : claim_words::restrictions) {
     if (std::find(c.terms.begin(), c.terms.end(), r.word) == c.terms.end()) continue;
     // the holder is, follows, went, became ... the restriction; not "cooks vegetarian food"
-    if (!(p.empty() || p == r.word || p == "follow" || p == "go" || p == "become" ||
-          p == "turn" || p == "stay" || p == "remain" || p == "keep"))
+    if (!(p.empty() || p == r.word || p == "follow" || p == "go" || p == "become" || p == "turn" ||
+          p == "stay" || p == "remain" || p == "keep"))
       continue;
     for (const sv x : r.excludes) {
       if (x.empty()) continue;

@@ -598,6 +598,13 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       value.push_back(lemma);
       continue;
     }
+    if ((w == "years" || w == "year") && next == "old" && !quantities.empty()) {
+      c.attribute = "age";
+      c.kind = predicate_class::state;
+      value.push_back(std::to_string(static_cast<long long>(quantities.back())));
+      ++i;
+      continue;
+    }
     if (lc & cw::restrictive) c.restrictive = true;
     if (verb_slot && lemma == "get" && i + 1 < n &&
         std::find(cw::english_marital.begin(), cw::english_marital.end(), next) !=
@@ -857,13 +864,6 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       c.kind = predicate_class::preference;
       object = terms;
       object_open = true;
-      continue;
-    }
-    if (w == "years" && next == "old" && !quantities.empty()) {
-      c.attribute = "age";
-      c.kind = predicate_class::state;
-      value.push_back(std::to_string(static_cast<long long>(quantities.back())));
-      ++i;
       continue;
     }
     if (w == "old" || w == "year") continue;
