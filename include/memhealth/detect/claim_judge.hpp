@@ -139,12 +139,23 @@ struct claim_rules {
                             std::back_inserter(shared));
       return !shared.empty() && shared.size() < r.terms.size() && !contained(lex, p.terms, r.terms);
     }
+    // every word of the new thing names the same as one of the old or a kind beside it, and one
+    // of them a kind beside it ("switched to oat milk" / "drinks black coffee": oat is neither)
     const auto& what = p.object.empty() ? p.terms : p.object;
-    for (const auto& a : new_one)
-      for (const auto& b : what)
-        if (ascii(b) && !match(lex, a, b) && lex.english().co_hyponyms(a, b, max_kin_depth))
-          return true;
-    return false;
+    bool kin = false;
+    for (const auto& a : new_one) {
+      bool placed = false;
+      for (const auto& b : what) {
+        if (!ascii(b)) continue;
+        if (match(lex, a, b)) {
+          placed = true;
+        } else if (lex.english().co_hyponyms(a, b, max_kin_depth)) {
+          placed = kin = true;
+        }
+      }
+      if (!placed) return false;
+    }
+    return kin;
   }
   // One object, measured or not, under one predicate or a light verb: "has a glass of wine" /
   // "gets through a bottle of wine", "takes the stairs" / "takes the stairs".

@@ -616,7 +616,7 @@ inline constexpr auto light_verbs =
 
 /// Values of marital status (a copula followed by one of them states it).
 inline constexpr auto english_marital = std::to_array<std::string_view>(
-    {"married", "single", "divorced", "widowed", "engaged", "separated"});
+    {"married", "single", "divorced", "widowed", "engaged", "separated", "widow", "widower"});
 
 // ---------------------------------------------------------------- Chinese
 

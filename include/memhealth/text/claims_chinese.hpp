@@ -163,9 +163,17 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       if (a.cue == "型血") v = std::string(s.substr(i, p - i));
     }
     for (std::size_t q = 0; q < v.size();) {
-      const std::size_t l = utf8_len(static_cast<unsigned char>(v[q]));
+      std::size_t l = utf8_len(static_cast<unsigned char>(v[q]));
+      if (static_cast<unsigned char>(v[q]) < 0x80) {  // "AB" of "AB型血" is one value
+        while (q + l < v.size() && std::isalnum(static_cast<unsigned char>(v[q + l]))) ++l;
+        std::string word = v.substr(q, l);
+        for (auto& x : word) x = static_cast<char>(std::tolower(static_cast<unsigned char>(x)));
+        c.value.push_back(std::move(word));
+        q += l;
+        continue;
+      }
       const std::string ch = v.substr(q, l);
-      if (!(lex.zh(ch) & cw::stop) && ch != "了") c.value.push_back(ch);
+      if (!(lex.zh(ch) & (cw::stop | cw::aux)) && ch != "了") c.value.push_back(ch);
       q += l;
     }
     break;

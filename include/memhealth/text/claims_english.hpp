@@ -631,7 +631,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
         // "is married", "is single", "is engaged to Sam" (the spouse, and the status too)
         c.attribute = "marital status";
         c.kind = predicate_class::state;
-        value.push_back(std::string(w));
+        value.push_back(w == "widow" || w == "widower" ? std::string("widowed") : std::string(w));
         if (i + 1 < n && next == "to") {
           c.attribute = "spouse";
           if (!past_copula) marital = std::string(w);
@@ -683,13 +683,16 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
             lemma == "pack") &&
            (next == "up" || next == "away" || next == "off")) ||
           (lemma == "move" && next == "out") || (lemma == "kick" && next == "the") ||
-          (lemma == "get" && next == "rid")) {
+          (lemma == "get" && next == "rid") || (lemma == "cut" && next == "out") ||
+          (lemma == "shave" && next == "off") || (lemma == "drop" && next == "out")) {
         c.any_predicate = true;
         c.change = true;
         c.polarity = -c.polarity;
         c.kind = predicate_class::state;
         ++i;
-        if ((lemma == "move" || lemma == "get") && i + 1 < n && t[i + 1].w == "of") ++i;
+        if ((lemma == "move" || lemma == "get" || lemma == "drop") && i + 1 < n &&
+            t[i + 1].w == "of")
+          ++i;
         handed_over = true;
         continue;
       }
@@ -713,14 +716,18 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
         predicate_set = false;  // "started eating meat": the predicate is the next verb
         object_open = false;
         // "moved to X", "relocated to X", "switched to X", "switched from X to Y"
+        if ((lemma == "move" || lemma == "relocate") && next == "back" && i + 2 < n &&
+            t[i + 2].w == "to")
+          ++i;  // "moved back to Chicago"
+        const sv to_from = i + 1 < n ? sv(t[i + 1].w) : sv();
         if ((lemma == "switch" || lemma == "move" || lemma == "convert" || lemma == "change" ||
              lemma == "relocate") &&
-            i + 1 < n && (next == "from" || next == "to")) {
+            i + 1 < n && (to_from == "from" || to_from == "to")) {
           // "switched from X to Y": X negated, Y asserted; "moved to Y": residence Y
           std::size_t k = i + 1;
           std::vector<std::string> from, to;
           std::vector<std::string> rest_scene;
-          bool in_to = next == "to";
+          bool in_to = to_from == "to";
           for (++k; k < n; ++k) {
             const sv x = t[k].w;
             if (x == "to" && !in_to) {
@@ -866,7 +873,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       object_open = true;
       continue;
     }
-    if (w == "old" || w == "year") continue;
+    if (w == "year") continue;
     // a negated relative clause restricts the object the other way: "products that are not
     // tested on animals" is no product "tested on animals"
     if (relative_negated) lemma = "not:" + lemma;
