@@ -286,7 +286,9 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       base.empty() && i < n &&
       ((lex.en(t[i].w) & cw::stop) || all_digits(t[i].w) || number_word(t[i].w) >= 0);
   bool prefer_seen = false;
-  bool handed_over = false;  // a termination ("sold", "gave"): its object ends at "to <whom>"
+  bool handed_over = false;
+  bool perfect = false;      // "has played": a present perfect, no one-off event  // a termination
+                             // ("sold", "gave"): its object ends at "to <whom>"
   bool past_copula = false;  // the copula was "was" / "were": "was married to Dan" is over
   std::string marital;       // "married" of "is married to Dan": the status, besides the spouse
   bool relative = false;     // inside a relative clause (after "that", "which", "who")
@@ -537,6 +539,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
             ((lex.en(x) & (cw::aux | cw::negator | cw::frequency | cw::additive)) && x != "no") ||
             (lemma != x && (x.ends_with("ed") || x.ends_with("en") || x == "got" || x == "quit" ||
                             x == "left" || x == "sold" || x == "become"));
+        perfect = participle;
         if (!participle) {
           terms.push_back("have");
           c.predicate = "have";
@@ -554,6 +557,17 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       c.kind = predicate_class::state;
       predicate_set = true;
       in_value = true;
+      continue;
+    }
+    if (in_value && t[i].cap && w.size() <= 2 && i + 1 == n) {
+      value.push_back(std::string(w));  // "blood type is A": a letter, not the article
+      continue;
+    }
+    if ((w == "in" || w == "for") && c.polarity < 0 &&
+        (next == "years" || next == "ages" || next == "decades" || next == "months")) {
+      c.change = true;  // "hasn't played the piano in years": no longer
+      c.event = false;
+      ++i;
       continue;
     }
     if (w == "to" && handed_over && !object.empty() && c.attribute.empty()) {
@@ -819,7 +833,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       }
       c.predicate = lemma;
       c.kind = c.frequency >= 0 ? predicate_class::habit : predicate_class::state;
-      if (past_form(lex, w, lemma) && !c.change && !copula) c.event = true;
+      if (past_form(lex, w, lemma) && !c.change && !copula && !perfect) c.event = true;
       terms.push_back(lemma);
       continue;
     }
