@@ -638,7 +638,8 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
         terms.push_back("like");
         continue;
       }
-      const bool got = i > 0 && english.lemma(t[i - 1].w, word_pos::verb) == "get";
+      const bool got = i > 0 && (t[i - 1].w == "got" || t[i - 1].w == "get" ||
+                                 t[i - 1].w == "gets" || t[i - 1].w == "getting");
       if ((copula || got) && std::find(cw::english_marital.begin(), cw::english_marital.end(), w) !=
                                  cw::english_marital.end()) {
         if (got) c.change = true;  // "got married", "got divorced"
