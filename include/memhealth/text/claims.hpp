@@ -57,7 +57,8 @@ struct default_claim_extractor {
     std::string holder;
     if (detail::claims::has_cjk(text)) {
       r.lang = "zh";
-      for (const auto& clause : detail::claims::chinese_clauses(text))
+      const std::string plain = detail::claims::rewrite_chinese_idioms(text);
+      for (const auto& clause : detail::claims::chinese_clauses(plain))
         detail::claims::read_chinese_clause(lex, clause, holder, r.claims, holder);
     } else {
       r.lang = "en";

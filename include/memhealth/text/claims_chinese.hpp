@@ -77,6 +77,20 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
   if (c.holder.empty()) c.holder = inherited;
   if (first_holder.empty()) first_holder = c.holder;
 
+  // ---- 既 X 也/又 Y: two clauses, each with its own negation ("既不抽烟也不喝酒")
+  if (const std::size_t both = s.find("既", i); both != sv::npos) {
+    std::size_t also = sv::npos;
+    for (sv m : {sv("也"), sv("又")})
+      if (const std::size_t at = s.find(m, both + 3); at != sv::npos && at < also) also = at;
+    if (also != sv::npos) {
+      const std::string head =
+          std::string(s.substr(0, both)) + std::string(s.substr(both + 3, also - both - 3));
+      read_chinese_clause(lex, head, inherited, out, first_holder);
+      const std::string holder = out.empty() ? inherited : out.back().holder;
+      read_chinese_clause(lex, s.substr(also + 3), holder, out, first_holder);
+      return;
+    }
+  }
   // ---- a preference between two options: "X胜过Y", "宁愿X也不Y", "X而不是Y"; a clause
   // "比起X" names the rejected option of the next one
   if (starts(i, "比起") || starts(i, "相比")) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "memhealth/text/claim.hpp"
+#include "memhealth/text/claim_idioms.hpp"
 #include "memhealth/text/claim_implications.hpp"
 #include "memhealth/text/claim_lexicon.hpp"
 
@@ -1036,6 +1037,7 @@ inline std::size_t conjoined_clause(const claim_lexicon& lex, const std::vector<
 inline void read_english_clause(const claim_lexicon& lex, sv clause, const std::string& inherited,
                                 std::vector<text_claim>& out, std::string& first_holder) {
   auto t = tokenize(clause);
+  rewrite_english_idioms(t, [](const std::string& w) { return token{w, false}; });
   const std::size_t cut = conjoined_clause(lex, t);
   if (cut == t.size()) return read_english_tokens(lex, t, inherited, out, first_holder);
   const std::vector<token> head(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(cut));
