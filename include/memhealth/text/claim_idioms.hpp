@@ -74,26 +74,16 @@ inline constexpr auto english_idioms = std::to_array<idiom>({
 
 /// Chinese idioms (成语 and colloquial phrases) of habits, traits and attitudes.
 inline constexpr auto chinese_idioms = std::to_array<idiom>({
-    {"夜猫子", "经常熬夜"},
-    {"早睡早起", "很少熬夜"},
-    {"滴酒不沾", "从不喝酒"},
-    {"烟酒不沾", "从不抽烟，从不喝酒"},
-    {"无辣不欢", "特别喜欢吃辣"},
-    {"情有独钟", "特别喜欢"},
-    {"烟瘾很大", "每天抽很多烟"},
-    {"烟瘾大", "每天抽很多烟"},
-    {"酒量很好", "经常喝酒"},
-    {"路痴", "方向感很差"},
-    {"不感冒", "不喜欢"},
-    {"宅在家", "待在家"},
-    {"吃货", "喜欢吃的人"},
-    {"能躲就躲", "避免"},
-    {"敬而远之", "避免"},
-    {"乐此不疲", "特别喜欢"},
-    {"爱不释手", "特别喜欢"},
-    {"深恶痛绝", "讨厌"},
-    {"一窍不通", "不会"},
-    {"三天打鱼两天晒网", "很少坚持"},
+    {"夜猫子", "经常熬夜"},       {"早睡早起", "很少熬夜"},
+    {"滴酒不沾", "从不喝酒"},     {"烟酒不沾", "从不抽烟，从不喝酒"},
+    {"无辣不欢", "特别喜欢吃辣"}, {"情有独钟", "特别喜欢"},
+    {"烟瘾很大", "每天抽很多烟"}, {"烟瘾大", "每天抽很多烟"},
+    {"酒量很好", "经常喝酒"},     {"路痴", "方向感很差"},
+    {"不感冒", "不喜欢"},         {"宅在家", "待在家"},
+    {"吃货", "喜欢吃的人"},       {"能躲就躲", "避免"},
+    {"敬而远之", "避免"},         {"乐此不疲", "特别喜欢"},
+    {"爱不释手", "特别喜欢"},     {"深恶痛绝", "讨厌"},
+    {"一窍不通", "不会"},         {"三天打鱼两天晒网", "很少坚持"},
 });
 
 }  // namespace memhealth::claim_words
@@ -161,11 +151,14 @@ bool rewrite_english_idioms(std::vector<Token>& words, Make make) {
 /// `text` with its Chinese idioms replaced by their plain words (a copy only when one occurs).
 inline std::string rewrite_chinese_idioms(sv text) {
   std::string out(text);
+  const text_filter present(text);
   for (const auto& [phrase, plain] : claim_words::chinese_idioms)
-    for (std::size_t p = out.find(phrase); p != std::string::npos;
-         p = out.find(phrase, p + plain.size()))
+    for (std::size_t p = present.may_contain(phrase) ? 0 : sv::npos; p != sv::npos;) {
+      p = find_text(out, phrase, p);
+      if (p == sv::npos) break;
       out.replace(p, phrase.size(), plain);
+      p += plain.size();
+    }
   return out;
 }
-
 }  // namespace memhealth::detail::claims

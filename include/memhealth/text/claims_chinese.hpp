@@ -30,6 +30,7 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
                                 std::vector<text_claim>& out, std::string& first_holder) {
   text_claim c;
   std::size_t i = 0;
+  const text_filter present(s);  // skips the searches for cues the clause cannot hold
   auto starts = [&](std::size_t at, sv p) { return s.substr(at).starts_with(p); };
   // ---- holder
   std::string base;
@@ -78,10 +79,10 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
   if (first_holder.empty()) first_holder = c.holder;
 
   // ---- 既 X 也/又 Y: two clauses, each with its own negation ("既不抽烟也不喝酒")
-  if (const std::size_t both = s.find("既", i); both != sv::npos) {
+  if (const std::size_t both = find_text(s, "既", i); both != sv::npos) {
     std::size_t also = sv::npos;
     for (sv m : {sv("也"), sv("又")})
-      if (const std::size_t at = s.find(m, both + 3); at != sv::npos && at < also) also = at;
+      if (const std::size_t at = find_text(s, m, both + 3); at != sv::npos && at < also) also = at;
     if (also != sv::npos) {
       const std::string head =
           std::string(s.substr(0, both)) + std::string(s.substr(both + 3, also - both - 3));
@@ -107,7 +108,7 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     return;
   }
   for (sv marker : {sv("胜过"), sv("而不是"), sv("也不"), sv("而非"), sv("多过")}) {
-    const std::size_t m = s.find(marker, i);
+    const std::size_t m = present.may_contain(marker) ? find_text(s, marker, i) : sv::npos;
     if (m == sv::npos || m == i) continue;
     const std::string head(s.substr(0, m));
     const std::string tail(s.substr(m + marker.size()));
@@ -132,10 +133,10 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
   }
   // 最喜欢的X是Y / 最爱(吃)的X是Y: the favourite X
   for (sv fav : {sv("最喜欢"), sv("最爱")}) {
-    const std::size_t f = s.find(fav, i);
+    const std::size_t f = present.may_contain(fav) ? find_text(s, fav, i) : sv::npos;
     if (f == sv::npos) continue;
-    const std::size_t de = s.find("的", f);
-    const std::size_t shi = de == sv::npos ? sv::npos : s.find("是", de);
+    const std::size_t de = find_text(s, "的", f);
+    const std::size_t shi = de == sv::npos ? sv::npos : find_text(s, "是", de);
     if (shi == sv::npos) continue;
     c.attribute = "favourite " + std::string(s.substr(de + 3, shi - de - 3));
     c.kind = predicate_class::preference;
@@ -155,7 +156,7 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
   const cw::chinese_attribute_cue* first = nullptr;
   std::size_t first_at = sv::npos;
   for (const auto& a : cw::chinese_attributes)
-    if (const std::size_t p = s.find(a.cue, i);
+    if (const std::size_t p = present.may_contain(a.cue) ? find_text(s, a.cue, i) : sv::npos;
         p != sv::npos && (p < first_at || (p == first_at && a.cue.size() > first->cue.size()))) {
       first = &a;
       first_at = p;
@@ -195,8 +196,9 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
   // 在 X 工作 / 上班 / 任职: employer X; 在 X 读书 / 上学: school X
   if (c.attribute.empty())
     for (const auto& [work, place] : cw::chinese_place_verbs) {
-      const std::size_t w = s.find(work, i);
-      const std::size_t at = s.find("在", i);
+      if (!present.may_contain(work)) continue;
+      const std::size_t w = find_text(s, work, i);
+      const std::size_t at = find_text(s, "在", i);
       if (w != sv::npos && at != sv::npos && at < w) {
         c.attribute = std::string(place);
         c.kind = predicate_class::state;
@@ -279,8 +281,8 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       for (std::size_t d = 0; d < std::size(digits); ++d)
         if (ch == digits[d]) v = d == 11 ? 2 : static_cast<double>(d);
       if (v >= 0 && ch == "一" && s.substr(i + len).starts_with("点") &&
-          (s.find("都不", i) != sv::npos || s.find("也不", i) != sv::npos ||
-           s.find("都没", i) != sv::npos)) {
+          (find_text(s, "都不", i) != sv::npos || find_text(s, "也不", i) != sv::npos ||
+           find_text(s, "都没", i) != sv::npos)) {
         i += len + 3;  // "一点辣都不吃": not at all, no time and no count
         continue;
       }
@@ -417,7 +419,7 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
         {"每星期", 7},  {"一周", 7},    {"一星期", 7}, {"每个星期", 7}, {"每月", 30},
         {"每个月", 30}, {"一个月", 30}, {"每年", 365}, {"一年", 365}};
     for (const auto& [span, d] : spans)
-      if (s.find(span) != sv::npos) {
+      if (present.may_contain(span) && find_text(s, span) != sv::npos) {
         days = d;
         break;
       }
@@ -425,7 +427,8 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     constexpr sv numerals[] = {"零", "一", "二", "三", "四", "五",
                                "六", "七", "八", "九", "十", "两"};
     for (sv times : {sv("次"), sv("回"), sv("遍")})
-      for (std::size_t p = s.find(times); p != sv::npos && count < 0; p = s.find(times, p + 1))
+      for (std::size_t p = find_text(s, times); p != sv::npos && count < 0;
+           p = find_text(s, times, p + 1))
         for (std::size_t d = 0; d < std::size(numerals); ++d)
           if (p >= 3 && s.substr(p - 3, 3) == numerals[d]) {
             count = d == 11 ? 2 : static_cast<double>(d);
@@ -436,7 +439,7 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
   }
   // one term for one restriction: 吃素, 素食, 素食者 -> 素食
   for (sv veg : {sv("吃素"), sv("素食者"), sv("素食")})
-    if (s.find(veg) != sv::npos) {
+    if (present.may_contain(veg) && find_text(s, veg) != sv::npos) {
       for (sv ch : {sv("吃"), sv("素"), sv("食"), sv("者")}) {
         const auto q = std::find(terms.begin(), terms.end(), ch);
         if (q != terms.end()) terms.erase(q);
@@ -445,7 +448,8 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       break;
     }
   // a resignation ends the employment (辞职, 离职): the employer attribute, denied
-  if (c.attribute.empty() && (s.find("辞职") != sv::npos || s.find("离职") != sv::npos)) {
+  if (c.attribute.empty() &&
+      (find_text(s, "辞职") != sv::npos || find_text(s, "离职") != sv::npos)) {
     c.attribute = "employer";
     c.kind = predicate_class::state;
   }
