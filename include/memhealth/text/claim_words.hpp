@@ -564,8 +564,9 @@ inline constexpr auto attribute_aliases =
 /// Chinese characters). A termination of one ends the use of the thing: "cancelled the gym
 /// membership" / "goes to the gym", "退了健身卡" / "在健身房锻炼".
 inline constexpr auto service_nouns = std::to_array<std::string_view>(
-    {"subscription", "membership", "account", "contract", "plan", "pass", "card", "lesson", "class",
-     "course", "policy", "licence", "license", "卡", "课", "会员"});
+    {"subscription", "membership", "account", "contract", "plan",    "pass",    "card",
+     "lesson",       "class",      "course",  "policy",   "licence", "license", "job",
+     "position",     "post",       "卡",      "课",       "会员",    "工作"});
 
 /// What a lasting restriction excludes: "is vegetarian" denies eating meat, fish and poultry
 /// (and, through WordNet is-a, beef, salmon ...). English lemmas; Chinese characters.
@@ -622,8 +623,9 @@ inline constexpr auto light_verbs =
     std::to_array<std::string_view>({"have", "get", "take", "do", "make", "go", "consume"});
 
 /// Values of marital status (a copula followed by one of them states it).
-inline constexpr auto english_marital = std::to_array<std::string_view>(
-    {"married", "single", "divorced", "widowed", "engaged", "separated", "widow", "widower"});
+inline constexpr auto english_marital =
+    std::to_array<std::string_view>({"married", "single", "divorced", "widowed", "engaged",
+                                     "separated", "widow", "widower", "partnered"});
 
 // ---------------------------------------------------------------- Chinese
 
@@ -642,6 +644,12 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"从来没", negator | frequency},
     {"几乎不", frequency},
     {"不再", negator | change},
+    {"不太", negator},
+    {"能", aux},
+    {"可以", aux},
+    {"失业", terminate},
+    {"待业", terminate},
+    {"退休", terminate},
     {"再也不", negator | change},
     {"已经不", negator | change},
     {"早就不", negator | change},

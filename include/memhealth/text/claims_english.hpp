@@ -514,6 +514,16 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
         relative_negated = !relative_negated;
         continue;
       }
+      // a negated copula is a copula ("isn't a fan of sushi")
+      if (w == "isnt" || w == "arent" || w == "wasnt" || w == "werent" || w == "aint")
+        copula = true;
+      if (w == "wasnt" || w == "werent") past_copula = true;
+      // "doesn't eat meat anymore": "anymore" marks the change of a negation already read, it
+      // does not undo it
+      if (w == "anymore" && c.polarity < 0) {
+        c.change = true;
+        continue;
+      }
       c.polarity = -c.polarity;
       if (cue & cw::frequency) c.frequency = 0;
       if (cue & cw::change) c.change = true;
@@ -532,6 +542,17 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
           w == "s" || w == "m" || w == "re" || w == "being" || w == "been")
         copula = true;
       if (w == "was" || w == "were") past_copula = true;
+      if (w == "been" && next == "to" && !predicate_set && i + 2 < n) {
+        // "has been to Brazil": has visited it
+        copula = false;
+        terms.push_back("visit");
+        c.predicate = "visit";
+        c.kind = predicate_class::state;
+        predicate_set = true;
+        object_open = true;
+        ++i;
+        continue;
+      }
       if ((w == "has" || w == "have" || w == "had") && !predicate_set && i + 1 < n) {
         // a main verb unless a participle follows ("has dropped", "had been")
         const sv x = next;
@@ -569,6 +590,21 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       c.change = true;  // "hasn't played the piano in years": no longer
       c.event = false;
       ++i;
+      continue;
+    }
+    if ((w == "former" || w == "ex") && !predicate_set) {
+      c.polarity = -c.polarity;  // "is a former smoker": no longer smokes
+      c.change = true;
+      continue;
+    }
+    if (copula && !predicate_set && c.attribute.empty() &&
+        (w == "unemployed" || w == "jobless" || w == "retired")) {
+      // "is unemployed", "is retired": works for no employer
+      c.attribute = "employer";
+      c.kind = predicate_class::state;
+      c.polarity = -c.polarity;
+      if (w == "retired") c.change = true;
+      predicate_set = true;
       continue;
     }
     if (w == "to" && handed_over && !object.empty() && c.attribute.empty()) {
@@ -1060,8 +1096,19 @@ inline std::vector<std::string> english_clauses(const claim_lexicon& lex, sv tex
   std::size_t i = 0;
   while (i < text.size()) {
     const char ch = text[i];
+    // a title's full stop ends no sentence ("Dr. Patel", "Mr. Lee")
+    auto title_before = [&] {
+      std::size_t b = i;
+      while (b > 0 && std::isalpha(static_cast<unsigned char>(text[b - 1]))) --b;
+      const sv w = text.substr(b, i - b);
+      return w == "Dr" || w == "Mr" || w == "Mrs" || w == "Ms" || w == "Prof" || w == "St" ||
+             w == "dr" || w == "mr" || w == "mrs" || w == "ms";
+    };
     if (ch == ';' || ch == '!' || ch == '?' ||
-        ((ch == '.' || ch == ':') &&
+        (ch == '.' && !title_before() &&
+         !(i > 0 && i + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[i - 1])) &&
+           std::isdigit(static_cast<unsigned char>(text[i + 1])))) ||
+        ((ch == ':') &&
          !(i > 0 && i + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[i - 1])) &&
            std::isdigit(static_cast<unsigned char>(text[i + 1]))))) {
       flush();
