@@ -212,6 +212,34 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       }
     }
   const std::size_t body_at = i;  // where the clause's predicate starts
+  // 用户的 X 是 Y (X one to four characters, no cue): the holder's X is Y ("用户的车是特斯拉")
+  if (c.attribute.empty() && !base.empty() && starts(i, "的")) {
+    const std::size_t k = i + 3;
+    const std::size_t m = find_text(s, "是", k);
+    if (m != sv::npos && m > k && m - k <= 12 && m + 3 < s.size()) {
+      bool plain = true;
+      for (std::size_t q = k; q < m; q += 3)
+        if (!is_cjk_at(s, q) || lex.zh(s.substr(q, 3)) != 0) plain = false;
+      if (plain) {
+        c.attribute = std::string(s.substr(k, m - k));
+        c.kind = predicate_class::state;
+        const sv v = s.substr(m + 3);
+        for (std::size_t q = 0; q < v.size();) {
+          std::size_t l = utf8_len(static_cast<unsigned char>(v[q]));
+          if (static_cast<unsigned char>(v[q]) < 0x80) {
+            while (q + l < v.size() && std::isalnum(static_cast<unsigned char>(v[q + l]))) ++l;
+          }
+          const std::string piece(v.substr(q, std::min(l, v.size() - q)));
+          if (!(lex.zh(piece) & (cw::stop | cw::aux)) && piece != "了") c.value.push_back(piece);
+          q += l;
+        }
+        sort_unique(c.value);
+        c.terms = c.value;
+        out.push_back(std::move(c));
+        return;
+      }
+    }
+  }
   // 是 X 人 (X of one to three characters, no cue): where the holder comes from ("是北京人")
   if (c.attribute.empty() && starts(i, "是") && s.ends_with("人") && s.size() >= i + 12 &&
       s.size() <= i + 15) {
