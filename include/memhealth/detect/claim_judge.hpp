@@ -319,8 +319,16 @@ struct claim_rules {
         // a copula complement may carry its modifiers ("is patient with slow drivers" /
         // "is impatient with slow drivers", "is a heavy sleeper" / "is a light sleeper"): then
         // the rest of the two states must be the same
-        const bool copulas = x.predicate.empty() && y.predicate.empty() && !x.any_predicate &&
-                             !y.any_predicate && x.attribute.empty() && y.attribute.empty();
+        // (a judgement verb's complement counts as one: "finds math easy" / "finds math
+        // difficult")
+        auto judgement = [](const std::string& p) {
+          return p.empty() || p == "find" || p == "consider" || p == "think" || p == "feel" ||
+                 p == "seem" || p == "look" || p == "sound" || p == "become" || p == "stay" ||
+                 p == "remain" || p == "keep";
+        };
+        const bool copulas = judgement(x.predicate) && x.predicate == y.predicate &&
+                             !x.any_predicate && !y.any_predicate && x.attribute.empty() &&
+                             y.attribute.empty();
         const bool verbs = s == x.predicate && t == y.predicate;
         if (!verbs && !(copulas && in(x.object, s) && in(y.object, t))) continue;
         std::vector<std::string> xr, yr;

@@ -622,6 +622,38 @@ inline constexpr auto measure_nouns = std::to_array<std::string_view>(
 inline constexpr auto light_verbs =
     std::to_array<std::string_view>({"have", "get", "take", "do", "make", "go", "consume"});
 
+/// English antonyms of traits and habits that WordNet does not pair (added to the lexicon's
+/// antonyms): "is shy" / "is outgoing".
+inline constexpr auto english_antonyms =
+    std::to_array<std::pair<std::string_view, std::string_view>>({
+        {"shy", "outgoing"},
+        {"introverted", "extroverted"},
+        {"introverted", "outgoing"},
+        {"reserved", "outgoing"},
+        {"lazy", "hardworking"},
+        {"lazy", "diligent"},
+        {"frugal", "extravagant"},
+        {"stingy", "generous"},
+        {"calm", "anxious"},
+        {"calm", "nervous"},
+        {"relaxed", "stressed"},
+        {"talkative", "quiet"},
+        {"chatty", "quiet"},
+        {"cautious", "reckless"},
+        {"confident", "insecure"},
+        {"easygoing", "uptight"},
+        {"fit", "unfit"},
+        {"organised", "disorganised"},
+        {"tidy", "untidy"},
+        {"neat", "messy"},
+        {"sporty", "unathletic"},
+        {"punctual", "unpunctual"},
+        {"sociable", "antisocial"},
+        {"optimist", "pessimist"},
+        {"early", "late"},
+        {"spontaneous", "cautious"},
+    });
+
 /// Values of marital status (a copula followed by one of them states it).
 inline constexpr auto english_marital =
     std::to_array<std::string_view>({"married", "single", "divorced", "widowed", "engaged",
@@ -643,6 +675,8 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"从没", negator | frequency},
     {"从来没", negator | frequency},
     {"几乎不", frequency},
+    {"几乎从不", frequency},
+    {"几乎从来不", frequency},
     {"不再", negator | change},
     {"不太", negator},
     {"能", aux},
@@ -847,7 +881,7 @@ inline constexpr auto chinese = std::to_array<entry>({
 /// Times per day of a Chinese frequency word (the scale of `frequency_of`); -1 = none.
 constexpr double chinese_frequency_of(std::string_view w) noexcept {
   if (w == "从不" || w == "从来不" || w == "从没" || w == "从来没") return 0;
-  if (w == "很少" || w == "几乎不") return 1.0 / 30;
+  if (w == "很少" || w == "几乎不" || w == "几乎从不" || w == "几乎从来不") return 1.0 / 30;
   if (w == "偶尔" || w == "有时" || w == "有时候") return 0.15;
   if (w == "每周") return 1.0 / 7;
   if (w == "经常" || w == "常常") return 0.4;

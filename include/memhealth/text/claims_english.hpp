@@ -124,6 +124,8 @@ inline std::pair<double, std::size_t> rate_at(const std::vector<token>& t, std::
   double count = -1;
   if (w == "once")
     count = 1;
+  else if ((w == "a" || w == "an") && i + 2 < n && t[i + 1].w != "day" && t[i + 1].w != "week")
+    count = 1;  // "a litre of water a day"
   else if (w == "twice")
     count = 2;
   else if (w == "several" || w == "few")
@@ -664,8 +666,10 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     if (verb_slot) {
       predicate_set = true;
       object_open = true;
+      // (an adjective of a memory statement's holder is a state: "is outgoing", "is retired")
       const bool participle_after_copula =
-          copula && (w.ends_with("ing") || w.ends_with("ed") || w.ends_with("en") || w != lemma);
+          copula && (w.ends_with("ing") || w.ends_with("ed") || w.ends_with("en") || w != lemma) &&
+          !(!c.holder.empty() && english.is_lemma(w, word_pos::adj));
       if (copula && (cue & (cw::evaluation_pos | cw::evaluation_neg))) {
         // "is hooked on X", "is obsessed with X", "is fond of X": an attitude, even when the
         // word has the form of a participle
@@ -736,7 +740,8 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
            (next == "up" || next == "away" || next == "off")) ||
           (lemma == "move" && next == "out") || (lemma == "kick" && next == "the") ||
           (lemma == "get" && next == "rid") || (lemma == "cut" && next == "out") ||
-          (lemma == "shave" && next == "off") || (lemma == "drop" && next == "out")) {
+          (lemma == "shave" && next == "off") || (lemma == "drop" && next == "out") ||
+          (lemma == "step" && next == "down")) {
         c.any_predicate = true;
         c.change = true;
         c.polarity = -c.polarity;
@@ -865,7 +870,8 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
         }
         c.kind = predicate_class::state;
         predicate_set = true;
-        terms.push_back(term_of(english, w));
+        // an adjective stays itself ("outgoing", not the verb "outgo")
+        terms.push_back(english.is_lemma(w, word_pos::adj) ? std::string(w) : term_of(english, w));
         object.push_back(terms.back());
         continue;
       }
