@@ -66,7 +66,10 @@ struct claim_rules {
     const claim_lexicon& lex = lexicon ? *lexicon : claim_lexicon::builtin();
     const std::string& ha = a.claims.front().holder;
     const std::string& hb = b.claims.front().holder;
-    if (!ha.empty() && !hb.empty() && ha != hb) return {false, false, "different_holders"};
+    if (!ha.empty() && !hb.empty() && ha != hb) {
+      if (swapped_comparison(a.claims.front(), b.claims.front())) return {true, false, "role_swap"};
+      return {false, false, "different_holders"};
+    }
     conflict_verdict review{false, false, ""};
     std::string last_reason = "no_claim_conflict";
     for (const auto& x : a.claims)
@@ -179,6 +182,29 @@ struct claim_rules {
       return false;
     const auto ox = what(x), oy = what(y);
     return !ox.empty() && !oy.empty() && contained(lex, ox, oy) && contained(lex, oy, ox);
+  }
+  // "Mia is taller than Leo" / "Leo is taller than Mia": one comparison with the two named
+  // holders swapped (an order that cannot hold both ways)
+  static bool swapped_comparison(const text_claim& x, const text_claim& y) {
+    auto name = [](const std::string& h) {
+      return h.starts_with("name:") && h.find('/') == std::string::npos ? h.substr(5)
+                                                                        : std::string();
+    };
+    const std::string nx = name(x.holder), ny = name(y.holder);
+    if (nx.empty() || ny.empty() || x.predicate.empty() || x.predicate != y.predicate ||
+        x.polarity != y.polarity)
+      return false;
+    auto has = [](const std::vector<std::string>& v, const std::string& w) {
+      return std::binary_search(v.begin(), v.end(), w);
+    };
+    if (!has(x.terms, "than") || !has(y.terms, "than") || !has(x.terms, ny) || !has(y.terms, nx))
+      return false;
+    std::vector<std::string> rx, ry;
+    for (const auto& t : x.terms)
+      if (t != ny) rx.push_back(t);
+    for (const auto& t : y.terms)
+      if (t != nx) ry.push_back(t);
+    return rx == ry;
   }
   // The characters of a Chinese word, as the reader keeps them (one term per character).
   static std::vector<std::string> characters(std::string_view w) {

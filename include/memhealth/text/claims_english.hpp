@@ -393,8 +393,9 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
         ((cue & cw::comparative) || w == "above" || (w == "before" && prefer_seen) ||
          (w == "to" && prefer_seen &&
           // "prefers trains to planes", "prefers cycling to driving"; not "prefers to avoid"
-          !(english.lemma(next, word_pos::verb) == next &&
-            english.is_lemma(next, word_pos::verb))))) {
+          // (a word that is also a noun names the other option: "favours email to phone calls")
+          !(english.lemma(next, word_pos::verb) == next && english.is_lemma(next, word_pos::verb) &&
+            !english.is_lemma(next, word_pos::noun))))) {
       comparative_at = terms.size();
       continue;
     }
