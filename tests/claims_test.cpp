@@ -297,6 +297,11 @@ TEST_CASE("claim judge: verdicts and reasons") {
       // negation scope: "not ... anymore" negates once; a negated copula is a copula
       {"User doesn't eat red meat anymore", "User eats red meat", true, "change_statement"},
       {"User isn't a fan of sushi", "User is a fan of sushi", true, "opposite_polarity"},
+      // ... and the look-alikes they must leave alone
+      {"User is a nurse", "User is also a part-time photographer", false, "additive"},
+      {"User is vegetarian", "User cooks chicken for their kids", false, "not_contained"},
+      {"User moved to a new desk at work", "User lives in Leeds", false, "no_claim_conflict"},
+      {"Anna gave Ben a book", "Ben gave Anna a book", false, "different_holders"},
   };
   for (const auto& r : rows) {
     const std::string a = r.a, b = r.b;
@@ -348,11 +353,12 @@ TEST_CASE("claim judge: labelled memory-statement pairs (tests/data/judge_pairs)
               << " precision " << c.precision() << " recall " << c.recall());
   MESSAGE("review rows flagged as conflicts: " << review_flagged << " of " << reviews);
   CHECK(asymmetric == 0);
-  // measured 2026-12-05: tp 89 fp 0 fn 42 tn 128 (precision 1.0, recall 0.68); the cue judge
-  // before it: tp 24 fp 8 (precision 0.75, recall 0.18)
-  CHECK(by["all"].precision() >= 0.95);
-  CHECK(by["all"].recall() >= 0.65);
-  CHECK(by["zh"].recall() >= 0.5);
+  // measured 2026-12-05 (issue 18 recall work): tp 101 fp 0 fn 30 tn 128 (precision 1.0,
+  // recall 0.77; en 0.76, zh 0.79); before it: tp 88 fp 0 fn 43 (recall 0.67); the cue judge
+  // before the claim judge: tp 24 fp 8 (precision 0.75, recall 0.18)
+  CHECK(by["all"].precision() >= 0.97);
+  CHECK(by["all"].recall() >= 0.75);
+  CHECK(by["zh"].recall() >= 0.75);
   // look-alikes that are no conflict are never called one
   for (const char* k :
        {"different_holder/no_conflict", "additive/no_conflict", "agreeing_negation/no_conflict",
@@ -380,10 +386,11 @@ TEST_CASE("claim judge: development pairs (tests/data/judge_pairs/dev_pairs.tsv)
     MESSAGE(k << ": tp " << c.tp << " fp " << c.fp << " fn " << c.fn << " tn " << c.tn
               << " precision " << c.precision() << " recall " << c.recall());
   CHECK(asymmetric == 0);
-  // measured DEV_MEASURED
-  CHECK(by["all"].precision() >= DEV_PRECISION);
-  CHECK(by["all"].recall() >= DEV_RECALL);
-  CHECK(by["zh"].recall() >= DEV_ZH_RECALL);
+  // measured 2026-12-05: tp 82 fp 0 fn 2 tn 67 (precision 1.0, recall 0.976; zh recall 1.0).
+  // A development set written beside the rules: its figures are optimistic.
+  CHECK(by["all"].precision() >= 0.97);
+  CHECK(by["all"].recall() >= 0.95);
+  CHECK(by["zh"].recall() >= 0.95);
   for (const char* k :
        {"different_holder/no_conflict", "additive/no_conflict", "agreeing_negation/no_conflict",
         "scene/no_conflict", "role_swap/no_conflict", "different_object/no_conflict",

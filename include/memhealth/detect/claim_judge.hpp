@@ -206,6 +206,16 @@ struct claim_rules {
       if (t != nx) ry.push_back(t);
     return rx == ry;
   }
+  // What a diet restriction can deny: eating, drinking or liking it ("eats salmon", "has a
+  // steak", "loves bacon", "吃红烧肉"), not cooking or buying it for others.
+  static bool consumes(const text_claim& p) {
+    if (!p.predicate.empty())
+      return std::find(claim_words::consumption_verbs.begin(), claim_words::consumption_verbs.end(),
+                       p.predicate) != claim_words::consumption_verbs.end();
+    return p.terms.empty() || !ascii(p.terms.front()) ||
+           std::any_of(p.terms.begin(), p.terms.end(),
+                       [](const std::string& t) { return t == "吃" || t == "喝" || t == "like"; });
+  }
   // The characters of a Chinese word, as the reader keeps them (one term per character).
   static std::vector<std::string> characters(std::string_view w) {
     std::vector<std::string> out;
@@ -283,6 +293,8 @@ struct claim_rules {
     const bool change = x.change || y.change;
     // 3. one single-valued attribute, two values
     if (!x.attribute.empty() && x.attribute == y.attribute) {
+      // "is also a part-time photographer": a second value, added
+      if (x.polarity == y.polarity && (x.additive || y.additive)) return {false, false, "additive"};
       if (x.polarity == y.polarity) {
         if (!x.value.empty() && !y.value.empty() && !subset_or_empty(lex, x.value, y.value) &&
             !subset_or_empty(lex, y.value, x.value))
@@ -301,7 +313,9 @@ struct claim_rules {
       } else if (n.any_predicate) {
         const auto& obj = n.object.empty() ? n.terms : n.object;
         const std::size_t m = denied_in(lex, obj, p.terms);
-        holds = !obj.empty() && m == obj.size();
+        // (a diet restriction's denial, predicate "eat" (claim_implications.hpp), denies
+        // consuming only)
+        holds = !obj.empty() && m == obj.size() && (n.predicate != "eat" || consumes(p));
       } else {
         holds = !n.terms.empty() && denied_in(lex, n.terms, p.terms) == n.terms.size();
       }

@@ -34,6 +34,7 @@ inline void add_restrictions(const text_claim& c, std::vector<text_claim>& out) 
       d.kind = predicate_class::state;
       d.polarity = -1;
       d.any_predicate = true;
+      d.predicate = "eat";  // any consumption: the judge does not hold it against "cooks X"
       d.restrictive = true;
       d.change = c.change;
       d.terms = {std::string(x)};

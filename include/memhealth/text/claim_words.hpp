@@ -612,6 +612,20 @@ inline constexpr auto chinese_occupations = std::to_array<std::string_view>({
     "服务员", "会计师", "编辑",   "画家",   "自由职业者", "退休",
 });
 
+/// Verbs of eating, drinking or liking (lemmas, "like" for every attitude): what a diet
+/// restriction ("is vegetarian") can deny.
+inline constexpr auto consumption_verbs = std::to_array<std::string_view>(
+    {"eat", "drink", "have", "consume", "order", "try", "taste", "snack", "like", "crave", "munch",
+     "devour", "sip", "grab", "get", "take", "live"});
+
+/// Places one lives in: "moved to the countryside" is a new residence, "moved to a new desk" is
+/// not (a name, capitalised, is one too: "moved to Leeds").
+inline constexpr auto dwelling_nouns = std::to_array<std::string_view>(
+    {"house",        "flat",        "apartment", "home",   "place",   "city",  "town",
+     "village",      "countryside", "suburb",    "abroad", "coast",   "area",  "neighbourhood",
+     "neighborhood", "country",     "state",     "island", "capital", "condo", "studio",
+     "bungalow",     "cottage",     "farm",      "centre", "center"});
+
 /// Nouns of a measure ("a glass of wine", "a bottle of wine"): no part of what is measured.
 inline constexpr auto measure_nouns = std::to_array<std::string_view>(
     {"glass",   "bottle",  "cup", "mug",      "pint",   "can",  "piece", "slice", "bowl", "plate",

@@ -802,7 +802,17 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
             if (lex.en(x) & (cw::stop | cw::aux)) continue;
             (in_to ? to : from).push_back(term_of(english, x));
           }
-          if ((lemma == "move" || lemma == "relocate") && from.empty()) {
+          // a residence is a name ("moved to Leeds") or a dwelling ("moved to a bigger flat")
+          bool place = false;
+          for (std::size_t q = i + 1; q < n; ++q) {
+            const sv x = t[q].w;
+            if (x == "in" || x == "at" || x == "for" || x == "on" || x == "when") break;
+            if ((t[q].cap && !(lex.en(x) & (cw::stop | cw::aux))) ||
+                std::find(cw::dwelling_nouns.begin(), cw::dwelling_nouns.end(),
+                          term_of(english, x)) != cw::dwelling_nouns.end())
+              place = true;
+          }
+          if ((lemma == "move" || lemma == "relocate") && from.empty() && place) {
             c.attribute = "residence";
             c.kind = predicate_class::state;
             c.value = to;
