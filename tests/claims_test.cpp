@@ -297,6 +297,10 @@ TEST_CASE("claim judge: verdicts and reasons") {
       // negation scope: "not ... anymore" negates once; a negated copula is a copula
       {"User doesn't eat red meat anymore", "User eats red meat", true, "change_statement"},
       {"User isn't a fan of sushi", "User is a fan of sushi", true, "opposite_polarity"},
+      // statements without a subject, as memory extractors write them, are about the user
+      {"Name is John", "Name is Alex", true, "single_value"},
+      {"Is vegetarian", "Eats chicken every day", true, "opposite_polarity"},
+      {"Loves jazz", "User's sister hates jazz", false, "different_holders"},
       // ... and the look-alikes they must leave alone
       {"User is a nurse", "User is also a part-time photographer", false, "additive"},
       {"User is vegetarian", "User cooks chicken for their kids", false, "not_contained"},

@@ -668,6 +668,14 @@ inline constexpr auto english_antonyms =
         {"spontaneous", "cautious"},
     });
 
+/// Nouns that open a subjectless attribute statement ("Name is John", "Favourite colour is
+/// blue", "Hometown is Lyon"): the user's attribute.
+inline constexpr auto attribute_heads = std::to_array<std::string_view>(
+    {"name",    "favourite", "favorite",   "age",    "birthday", "hometown", "nationality",
+     "height",  "weight",    "occupation", "job",    "employer", "email",    "nickname",
+     "surname", "native",    "first",      "last",   "blood",    "partner",  "spouse",
+     "wife",    "husband",   "religion",   "address"});
+
 /// Values of marital status (a copula followed by one of them states it).
 inline constexpr auto english_marital =
     std::to_array<std::string_view>({"married", "single", "divorced", "widowed", "engaged",

@@ -201,6 +201,18 @@ inline bool past_form(const claim_lexicon& lex, sv w, sv lemma) {
   return w != lemma && w.size() > 3 && w.ends_with("ed");
 }
 
+// A statement that opens with a verb form and no subject ("Eats chicken every day", "Quit
+// smoking"): the first word is an inflected verb and the second is none ("Rose loves jazz" has
+// the name Rose).
+inline bool subjectless_verb(const english_lexicon& e, const std::vector<token>& t) {
+  if (t.size() < 2) return false;
+  auto inflected = [&](sv w) {
+    const std::string v = e.lemma(w, word_pos::verb);
+    return v != w && e.is_lemma(v, word_pos::verb);
+  };
+  return inflected(t[0].w) && !inflected(t[1].w);
+}
+
 // Reads the tokens of one English clause. `inherited` is the holder of the statement's first
 // clause.
 inline void read_english_tokens(const claim_lexicon& lex, const std::vector<token>& t,
@@ -236,13 +248,36 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       possessive = true;
       ++i;
     } else if (t[i].cap && i == 0 && lex.en(w) == 0 && !all_digits(w) && i + 1 < n &&
-               t[i + 1].w != "are" && t[i + 1].w != "were" && t[i + 1].w != "have" &&
-               english.lemma(w, word_pos::noun) == w && !english.is_lemma(w, word_pos::noun)) {
+               std::find(cw::attribute_heads.begin(), cw::attribute_heads.end(), w) ==
+                   cw::attribute_heads.end() &&
+               !subjectless_verb(english, t) && t[i + 1].w != "are" && t[i + 1].w != "were" &&
+               t[i + 1].w != "have" && english.lemma(w, word_pos::noun) == w &&
+               !english.is_lemma(w, word_pos::noun)) {
       // a name: capitalised, no cue word, not a noun WordNet knows ("Paper is ...", "Men are")
       std::string name(w);
       ++i;
       while (i < n && t[i].cap && lex.en(t[i].w) == 0) name += " " + t[i++].w;
       base = "name:" + name;
+    } else if (i == 0 && inherited.empty() && out.empty() && n > 1) {
+      // a statement without a subject, as memory extractors write them ("Loves jazz", "Is
+      // vegetarian", "Quit smoking", "Name is John"): about the user
+      const std::uint32_t c0 = lex.en(w);
+      const std::string verb = english.lemma(w, word_pos::verb);
+      const bool verb_form = verb != w && english.is_lemma(verb, word_pos::verb) &&
+                             !(lex.en(t[1].w) & cw::aux) && !(c0 & cw::stop);
+      // (not "No man is ...", "Nobody is ...": a negated subject)
+      const bool lead = (c0 & (cw::aux | cw::negator | cw::frequency)) && !(c0 & cw::stop) &&
+                        w != "there" && w != "are" && w != "were" && w != "no" && w != "nobody" &&
+                        w != "none" && w != "nothing" && w != "noone" && w != "neither" &&
+                        w != "nowhere";
+      const bool attribute_head = std::find(cw::attribute_heads.begin(), cw::attribute_heads.end(),
+                                            w) != cw::attribute_heads.end();
+      if (attribute_head) {
+        base = "self";
+        possessive = true;  // "Favourite colour is blue": the user's
+      } else if (lead || verb_form) {
+        base = "self";
+      }
     }
   }
   if (!base.empty()) {
