@@ -244,8 +244,10 @@ struct claim_rules {
       const auto ca = characters(a), cb = characters(b);
       for (const auto* p : {&x, &y}) {
         const auto& q = p == &x ? y : x;
+        // (one side may say a little more: "很节俭" / "花钱很奢侈")
+        const auto rp = without(*p, ca), rq = without(q, cb);
         if (has_all(*p, ca) && has_all(q, cb) && !has_all(*p, cb) && !has_all(q, ca) &&
-            without(*p, ca) == without(q, cb))
+            (has_all(rp, rq) || has_all(rq, rp)))
           return true;
       }
     }

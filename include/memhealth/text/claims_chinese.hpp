@@ -68,7 +68,8 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     std::size_t k = i;
     if (starts(k, "的")) k += 3;
     for (std::size_t l = 9; l >= 6; l -= 3)
-      if (k + l <= s.size() && (lex.zh(s.substr(k, l)) & cw::relative)) {
+      if (k + l <= s.size() && (lex.zh(s.substr(k, l)) & cw::relative) &&
+          !s.substr(k + l).starts_with("是")) {  // "用户的老板是王总": an attribute
         c.holder = (base == "self" ? "" : base + "/") + "rel:" + std::string(s.substr(k, l));
         i = k + l;
         break;
@@ -410,6 +411,8 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       c.polarity = -c.polarity;
       c.change = true;
       c.kind = predicate_class::state;
+      // "送给了朋友", "卖给了邻居": the one who received it is no part of what was given
+      if (word.ends_with("给")) break;
       continue;
     }
     if (cue & cw::change) {
