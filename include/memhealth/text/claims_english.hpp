@@ -813,17 +813,23 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
             t[i + 2].w == "to")
           ++i;  // "moved back to Chicago"
         const sv to_from = i + 1 < n ? sv(t[i + 1].w) : sv();
-        if ((lemma == "switch" || lemma == "move" || lemma == "convert" || lemma == "change" ||
-             lemma == "relocate") &&
-            i + 1 < n && (to_from == "from" || to_from == "to")) {
+        // "replaced the Samsung with a Pixel": the Samsung negated, the Pixel asserted
+        const bool replace_with =
+            lemma == "replace" &&
+            std::any_of(t.begin() + static_cast<std::ptrdiff_t>(i) + 1, t.end(),
+                        [](const token& x) { return x.w == "with"; });
+        if (((lemma == "switch" || lemma == "move" || lemma == "convert" || lemma == "change" ||
+              lemma == "relocate") &&
+             i + 1 < n && (to_from == "from" || to_from == "to")) ||
+            replace_with) {
           // "switched from X to Y": X negated, Y asserted; "moved to Y": residence Y
-          std::size_t k = i + 1;
+          std::size_t k = replace_with ? i : i + 1;
           std::vector<std::string> from, to;
           std::vector<std::string> rest_scene;
-          bool in_to = to_from == "to";
+          bool in_to = !replace_with && to_from == "to";
           for (++k; k < n; ++k) {
             const sv x = t[k].w;
-            if (x == "to" && !in_to) {
+            if ((x == "to" || (replace_with && x == "with")) && !in_to) {
               in_to = true;
               continue;
             }
