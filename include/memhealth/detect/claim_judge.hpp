@@ -2,29 +2,42 @@
 /// @file claim_judge.hpp
 /// `claim_conflict_judge`: a conflict judge (conflict_judge.hpp) that reads both texts into claims
 /// (claims.hpp) and compares them clause by clause. Rules, for two claims x and y of one pair:
-/// 1. different holders (both known) -> no conflict ("different_holders");
+/// 1. different holders (both known) -> no conflict ("different_holders"), unless the two
+///    name each other in one comparison with the roles swapped ("Mia is taller than Leo" /
+///    "Leo is taller than Mia" -> "role_swap");
 /// 2. scenes that are both given and neither contains the other -> no conflict
 ///    ("different_scene"); times that are both given and differ -> no conflict
 ///    ("different_time"): two dated events or measurements, not a contradiction;
 /// 3. the same single-valued attribute (residence, employer, name, age, "<noun> is <value>")
 ///    with values neither of which contains the other -> conflict ("single_value", or
-///    "change_statement" when one side states a change: "moved to Madrid");
+///    "change_statement" when one side states a change: "moved to Madrid"); a value added with
+///    "also" is none ("is also a part-time photographer");
 /// 4. opposite polarity, the negative side N and the positive side P: a conflict when what N
 ///    denies is contained in what P asserts: every term of N (synonyms count, WordNet) is among
 ///    P's terms ("doesn't eat pork" / "eats pork and beef"; "can't stand jazz" / "loves jazz";
 ///    "不吃香菜" / "喜欢吃香菜"); an aversion or termination (avoid, quit, sold, 戒) denies any
 ///    predicate, so only its object must be contained ("quit the choir" / "sings in the choir").
 ///    "doesn't enjoy opera" / "enjoys musicals" is no conflict: opera is not in the other.
+///    A diet restriction's denials ("is vegetarian": no meat, no fish ...; claim_implications.hpp)
+///    deny consuming only ("eats salmon", not "cooks chicken for the kids").
 ///    Reasons: "change_statement" (a change marker on either side), else "opposite_polarity".
 ///    When one side is a one-off event and the other a lasting state -> conflict needing a person
 ///    ("state_vs_event"); when only P has a scene, P is a specific exception to N: conflict
 ///    needing a person ("scene_specific"; SPEC 3: the more specific scene wins in its scene);
-/// 5. the same polarity: WordNet antonyms in the same frame ("big wave" / "small wave") ->
-///    conflict ("antonym"); the same terms with frequencies `min_frequency_ratio` (3) or more
+/// 5. the same polarity: a replacement ("switched to tea", "换成了支付宝", "改喝茶") against
+///    another thing of its kind (WordNet co-hyponyms within `max_kin_depth`: tea / coffee;
+///    Chinese: a shared character, another object) -> "change_statement"; Chinese antonym
+///    words (claim_words::chinese_antonyms: "性格外向" / "性格内向") -> "antonym"; WordNet
+///    antonyms (and claim_words::english_antonyms) between the predicates, or between the
+///    complements of two copulas or judgement verbs whose other terms agree ("is patient with
+///    slow drivers" / "is impatient with slow drivers", "finds math easy" / "finds math
+///    difficult") -> conflict ("antonym"); the same terms (or one object under a light verb:
+///    "has a glass of wine" / "gets through a bottle of wine") with frequencies
+///    `min_frequency_ratio` (3) or more
 ///    times apart ("runs every day" / "rarely runs", "twice a week" / "six days a week") ->
 ///    "degree"; the same terms with
-///    different quantities and no time qualifier ("has three children" / "has one child") ->
-///    "quantity";
+///    different quantities and no time qualifier ("has three children" / "has one child",
+///    "sleeps 9 hours a night" / "sleeps 5 hours a night") -> "quantity";
 /// 6. otherwise no conflict ("no_claim_conflict").
 /// Both statements are first compared by holder (the first clause's holder). When either text
 /// cannot be read into claims, the `Fallback` judge decides (default: `default_conflict_judge`),
