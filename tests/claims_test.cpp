@@ -357,12 +357,22 @@ TEST_CASE("claim judge: labelled memory-statement pairs (tests/data/judge_pairs)
               << " precision " << c.precision() << " recall " << c.recall());
   MESSAGE("review rows flagged as conflicts: " << review_flagged << " of " << reviews);
   CHECK(asymmetric == 0);
-  // measured 2026-12-05 (issue 18 recall work): tp 101 fp 0 fn 30 tn 128 (precision 1.0,
-  // recall 0.77; en 0.76, zh 0.79); before it: tp 88 fp 0 fn 43 (recall 0.67); the cue judge
+  // measured 2026-12-05 (issue 18 recall work): tp 102 fp 0 fn 29 tn 128 (precision 1.0,
+  // recall 0.78; en 0.77, zh 0.79); before it: tp 88 fp 0 fn 43 (recall 0.67); the cue judge
   // before the claim judge: tp 24 fp 8 (precision 0.75, recall 0.18)
   CHECK(by["all"].precision() >= 0.97);
-  CHECK(by["all"].recall() >= 0.75);
-  CHECK(by["zh"].recall() >= 0.75);
+  CHECK(by["all"].recall() >= 0.77);
+  CHECK(by["en"].recall() >= 0.75);
+  CHECK(by["zh"].recall() >= 0.77);
+  // per category (recall of the conflict categories, measured 2026-12-05): antonym 17/23,
+  // change_statement 19/25, degree_quantity 15/25, negation 22/25, single_value 20/24,
+  // role_swap 9/9
+  CHECK(by["antonym/conflict"].recall() >= 0.73);
+  CHECK(by["change_statement/conflict"].recall() >= 0.75);
+  CHECK(by["degree_quantity/conflict"].recall() >= 0.6);
+  CHECK(by["negation/conflict"].recall() >= 0.88);
+  CHECK(by["single_value/conflict"].recall() >= 0.83);
+  CHECK(by["role_swap/conflict"].recall() >= 1.0);
   // look-alikes that are no conflict are never called one
   for (const char* k :
        {"different_holder/no_conflict", "additive/no_conflict", "agreeing_negation/no_conflict",
@@ -390,8 +400,9 @@ TEST_CASE("claim judge: development pairs (tests/data/judge_pairs/dev_pairs.tsv)
     MESSAGE(k << ": tp " << c.tp << " fp " << c.fp << " fn " << c.fn << " tn " << c.tn
               << " precision " << c.precision() << " recall " << c.recall());
   CHECK(asymmetric == 0);
-  // measured 2026-12-05: tp 82 fp 0 fn 2 tn 67 (precision 1.0, recall 0.976; zh recall 1.0).
-  // A development set written beside the rules: its figures are optimistic.
+  // measured 2026-12-05: tp 84 fp 0 fn 0 tn 67 (precision 1.0, recall 1.0); before issue 18's
+  // recall work: tp 68 fp 0 fn 16 (recall 0.81). A development set written beside the rules:
+  // its figures are optimistic.
   CHECK(by["all"].precision() >= 0.97);
   CHECK(by["all"].recall() >= 0.95);
   CHECK(by["zh"].recall() >= 0.95);
@@ -416,8 +427,8 @@ TEST_CASE("claim judge: SICK contradictions against entailment and neutral pairs
   }
   MESSAGE("SICK train: tp " << c.tp << " fp " << c.fp << " fn " << c.fn << " tn " << c.tn
                             << " precision " << c.precision() << " recall " << c.recall());
-  // measured 2026-12-05: tp 525 fp 20 fn 140 (precision 0.963, recall 0.789); the cue judge:
-  // precision 0.843, recall 0.839
+  // measured 2026-12-05: tp 543 fp 26 fn 122 (precision 0.954, recall 0.817; before issue 18's
+  // recall work: tp 529 fp 25, recall 0.795); the cue judge: precision 0.843, recall 0.839
   CHECK(c.precision() >= 0.93);
-  CHECK(c.recall() >= 0.75);
+  CHECK(c.recall() >= 0.8);
 }
