@@ -267,6 +267,45 @@ TEST_CASE("claim judge: verdicts and reasons") {
        "no_claim_conflict"},
       {"User doesn't like room 12", "User likes room 12", true, "opposite_polarity"},
       {"User 12 likes jazz", "User 13 hates jazz", false, "different_holders"},
+      // issue 18 (recall): antonym complements with modifiers, trait antonyms, judgement verbs
+      {"User is patient with slow drivers", "User is impatient with slow drivers", true, "antonym"},
+      {"User is shy", "User is outgoing", true, "antonym"},
+      {"User finds chess easy", "User finds chess difficult", true, "antonym"},
+      {"用户性格外向", "用户性格内向", true, "antonym"},
+      // change verbs against the state they end; a service noun stands for the thing used
+      {"User uses Dropbox", "User cancelled their Dropbox subscription", true, "change_statement"},
+      {"User owns a kayak", "User gave the kayak to a friend", true, "change_statement"},
+      {"User drinks coffee every morning", "User switched to tea", true, "change_statement"},
+      {"User switched to oat milk", "User drinks black coffee", false, "no_claim_conflict"},
+      {"用户每天喝咖啡", "用户现在改喝茶了", true, "change_statement"},
+      {"User works at a bakery", "User is retired", true, "change_statement"},
+      // restrictions deny what they exclude; idioms read as plain words
+      {"User is vegetarian", "User eats salmon every week", true, "opposite_polarity"},
+      {"User is vegetarian", "User eats eggs", false, "not_contained"},
+      {"User is a night owl", "User is an early riser", true, "opposite_polarity"},
+      {"用户喝酒", "用户滴酒不沾", true, "opposite_polarity"},
+      // single-valued attributes from the noun or the verb
+      {"User is a nurse", "User is an accountant", true, "single_value"},
+      {"User is divorced", "User is married to Dan", true, "single_value"},
+      {"User's dentist is Dr. Patel", "User's dentist is Dr. Ruiz", true, "single_value"},
+      {"用户的车是特斯拉", "用户的车是比亚迪", true, "single_value"},
+      {"用户在腾讯工作", "用户跳槽到了字节跳动", true, "change_statement"},
+      // amounts per period; a name is given in the passive
+      {"User sleeps 9 hours a night", "User sleeps 5 hours a night", true, "quantity"},
+      {"User calls their mother daily", "User calls their mother daily too", false,
+       "no_claim_conflict"},
+      // negation scope: "not ... anymore" negates once; a negated copula is a copula
+      {"User doesn't eat red meat anymore", "User eats red meat", true, "change_statement"},
+      {"User isn't a fan of sushi", "User is a fan of sushi", true, "opposite_polarity"},
+      // statements without a subject, as memory extractors write them, are about the user
+      {"Name is John", "Name is Alex", true, "single_value"},
+      {"Is vegetarian", "Eats chicken every day", true, "opposite_polarity"},
+      {"Loves jazz", "User's sister hates jazz", false, "different_holders"},
+      // ... and the look-alikes they must leave alone
+      {"User is a nurse", "User is also a part-time photographer", false, "additive"},
+      {"User is vegetarian", "User cooks chicken for their kids", false, "not_contained"},
+      {"User moved to a new desk at work", "User lives in Leeds", false, "no_claim_conflict"},
+      {"Anna gave Ben a book", "Ben gave Anna a book", false, "different_holders"},
   };
   for (const auto& r : rows) {
     const std::string a = r.a, b = r.b;
@@ -318,15 +357,59 @@ TEST_CASE("claim judge: labelled memory-statement pairs (tests/data/judge_pairs)
               << " precision " << c.precision() << " recall " << c.recall());
   MESSAGE("review rows flagged as conflicts: " << review_flagged << " of " << reviews);
   CHECK(asymmetric == 0);
-  // measured 2026-12-05: tp 89 fp 0 fn 42 tn 128 (precision 1.0, recall 0.68); the cue judge
-  // before it: tp 24 fp 8 (precision 0.75, recall 0.18)
-  CHECK(by["all"].precision() >= 0.95);
-  CHECK(by["all"].recall() >= 0.65);
-  CHECK(by["zh"].recall() >= 0.5);
+  // measured 2026-12-05 (issue 18 recall work): tp 102 fp 0 fn 29 tn 128 (precision 1.0,
+  // recall 0.78; en 0.77, zh 0.79); before it: tp 88 fp 0 fn 43 (recall 0.67); the cue judge
+  // before the claim judge: tp 24 fp 8 (precision 0.75, recall 0.18)
+  CHECK(by["all"].precision() >= 0.97);
+  CHECK(by["all"].recall() >= 0.77);
+  CHECK(by["en"].recall() >= 0.75);
+  CHECK(by["zh"].recall() >= 0.77);
+  // per category (recall of the conflict categories, measured 2026-12-05): antonym 17/23,
+  // change_statement 19/25, degree_quantity 15/25, negation 22/25, single_value 20/24,
+  // role_swap 9/9
+  CHECK(by["antonym/conflict"].recall() >= 0.73);
+  CHECK(by["change_statement/conflict"].recall() >= 0.75);
+  CHECK(by["degree_quantity/conflict"].recall() >= 0.6);
+  CHECK(by["negation/conflict"].recall() >= 0.88);
+  CHECK(by["single_value/conflict"].recall() >= 0.83);
+  CHECK(by["role_swap/conflict"].recall() >= 1.0);
   // look-alikes that are no conflict are never called one
   for (const char* k :
        {"different_holder/no_conflict", "additive/no_conflict", "agreeing_negation/no_conflict",
         "scene/no_conflict", "role_swap/no_conflict", "different_object/no_conflict"}) {
+    CAPTURE(k);
+    CHECK(by[k].fp == 0);
+  }
+}
+
+TEST_CASE("claim judge: development pairs (tests/data/judge_pairs/dev_pairs.tsv)") {
+  MEMHEALTH_TEST_DATA(path, "judge_pairs/dev_pairs.tsv");
+  const auto rows = memhealth::test::read_tsv_rows(path);
+  REQUIRE(rows.size() == 159);
+  std::map<std::string, confusion> by;  // "all", "en", "zh", "<category>/<label>"
+  int asymmetric = 0;
+  for (const auto& f : rows) {
+    REQUIRE(f.size() >= 6);
+    const bool ab = judge(f[4], f[5]).conflict, ba = judge(f[5], f[4]).conflict;
+    asymmetric += ab != ba;
+    if (f[3] == "review") continue;
+    const bool truth = f[3] == "conflict";
+    for (const auto& key : {std::string("all"), f[1], f[2] + "/" + f[3]}) by[key].add(truth, ab);
+  }
+  for (const auto& [k, c] : by)
+    MESSAGE(k << ": tp " << c.tp << " fp " << c.fp << " fn " << c.fn << " tn " << c.tn
+              << " precision " << c.precision() << " recall " << c.recall());
+  CHECK(asymmetric == 0);
+  // measured 2026-12-05: tp 84 fp 0 fn 0 tn 67 (precision 1.0, recall 1.0); before issue 18's
+  // recall work: tp 68 fp 0 fn 16 (recall 0.81). A development set written beside the rules:
+  // its figures are optimistic.
+  CHECK(by["all"].precision() >= 0.97);
+  CHECK(by["all"].recall() >= 0.95);
+  CHECK(by["zh"].recall() >= 0.95);
+  for (const char* k :
+       {"different_holder/no_conflict", "additive/no_conflict", "agreeing_negation/no_conflict",
+        "scene/no_conflict", "role_swap/no_conflict", "different_object/no_conflict",
+        "different_attribute/no_conflict", "paraphrase/no_conflict"}) {
     CAPTURE(k);
     CHECK(by[k].fp == 0);
   }
@@ -344,8 +427,8 @@ TEST_CASE("claim judge: SICK contradictions against entailment and neutral pairs
   }
   MESSAGE("SICK train: tp " << c.tp << " fp " << c.fp << " fn " << c.fn << " tn " << c.tn
                             << " precision " << c.precision() << " recall " << c.recall());
-  // measured 2026-12-05: tp 525 fp 20 fn 140 (precision 0.963, recall 0.789); the cue judge:
-  // precision 0.843, recall 0.839
+  // measured 2026-12-05: tp 543 fp 26 fn 122 (precision 0.954, recall 0.817; before issue 18's
+  // recall work: tp 529 fp 25, recall 0.795); the cue judge: precision 0.843, recall 0.839
   CHECK(c.precision() >= 0.93);
-  CHECK(c.recall() >= 0.75);
+  CHECK(c.recall() >= 0.8);
 }

@@ -2,29 +2,42 @@
 /// @file claim_judge.hpp
 /// `claim_conflict_judge`: a conflict judge (conflict_judge.hpp) that reads both texts into claims
 /// (claims.hpp) and compares them clause by clause. Rules, for two claims x and y of one pair:
-/// 1. different holders (both known) -> no conflict ("different_holders");
+/// 1. different holders (both known) -> no conflict ("different_holders"), unless the two
+///    name each other in one comparison with the roles swapped ("Mia is taller than Leo" /
+///    "Leo is taller than Mia" -> "role_swap");
 /// 2. scenes that are both given and neither contains the other -> no conflict
 ///    ("different_scene"); times that are both given and differ -> no conflict
 ///    ("different_time"): two dated events or measurements, not a contradiction;
 /// 3. the same single-valued attribute (residence, employer, name, age, "<noun> is <value>")
 ///    with values neither of which contains the other -> conflict ("single_value", or
-///    "change_statement" when one side states a change: "moved to Madrid");
+///    "change_statement" when one side states a change: "moved to Madrid"); a value added with
+///    "also" is none ("is also a part-time photographer");
 /// 4. opposite polarity, the negative side N and the positive side P: a conflict when what N
 ///    denies is contained in what P asserts: every term of N (synonyms count, WordNet) is among
 ///    P's terms ("doesn't eat pork" / "eats pork and beef"; "can't stand jazz" / "loves jazz";
 ///    "不吃香菜" / "喜欢吃香菜"); an aversion or termination (avoid, quit, sold, 戒) denies any
 ///    predicate, so only its object must be contained ("quit the choir" / "sings in the choir").
 ///    "doesn't enjoy opera" / "enjoys musicals" is no conflict: opera is not in the other.
+///    A diet restriction's denials ("is vegetarian": no meat, no fish ...; claim_implications.hpp)
+///    deny consuming only ("eats salmon", not "cooks chicken for the kids").
 ///    Reasons: "change_statement" (a change marker on either side), else "opposite_polarity".
 ///    When one side is a one-off event and the other a lasting state -> conflict needing a person
 ///    ("state_vs_event"); when only P has a scene, P is a specific exception to N: conflict
 ///    needing a person ("scene_specific"; SPEC 3: the more specific scene wins in its scene);
-/// 5. the same polarity: WordNet antonyms in the same frame ("big wave" / "small wave") ->
-///    conflict ("antonym"); the same terms with frequencies `min_frequency_ratio` (3) or more
+/// 5. the same polarity: a replacement ("switched to tea", "换成了支付宝", "改喝茶") against
+///    another thing of its kind (WordNet co-hyponyms within `max_kin_depth`: tea / coffee;
+///    Chinese: a shared character, another object) -> "change_statement"; Chinese antonym
+///    words (claim_words::chinese_antonyms: "性格外向" / "性格内向") -> "antonym"; WordNet
+///    antonyms (and claim_words::english_antonyms) between the predicates, or between the
+///    complements of two copulas or judgement verbs whose other terms agree ("is patient with
+///    slow drivers" / "is impatient with slow drivers", "finds math easy" / "finds math
+///    difficult") -> conflict ("antonym"); the same terms (or one object under a light verb:
+///    "has a glass of wine" / "gets through a bottle of wine") with frequencies
+///    `min_frequency_ratio` (3) or more
 ///    times apart ("runs every day" / "rarely runs", "twice a week" / "six days a week") ->
 ///    "degree"; the same terms with
-///    different quantities and no time qualifier ("has three children" / "has one child") ->
-///    "quantity";
+///    different quantities and no time qualifier ("has three children" / "has one child",
+///    "sleeps 9 hours a night" / "sleeps 5 hours a night") -> "quantity";
 /// 6. otherwise no conflict ("no_claim_conflict").
 /// Both statements are first compared by holder (the first clause's holder). When either text
 /// cannot be read into claims, the `Fallback` judge decides (default: `default_conflict_judge`),
@@ -33,6 +46,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -55,6 +69,9 @@ struct claim_rules {
   double min_frequency_ratio = 3.0;
   /// Most hypernym steps from an asserted term up to a denied one (0 = synonyms only).
   int max_is_a_depth = 2;
+  /// Most hypernym steps from each of two objects up to a common kind, for "switched to X"
+  /// against another X-like thing ("tea" / "coffee": beverage, 1 step).
+  int max_kin_depth = 2;
 
   /// The verdict for two analysed statements (both `parsed()`).
   [[nodiscard]] conflict_verdict operator()(const claim_analysis& a,
@@ -62,7 +79,10 @@ struct claim_rules {
     const claim_lexicon& lex = lexicon ? *lexicon : claim_lexicon::builtin();
     const std::string& ha = a.claims.front().holder;
     const std::string& hb = b.claims.front().holder;
-    if (!ha.empty() && !hb.empty() && ha != hb) return {false, false, "different_holders"};
+    if (!ha.empty() && !hb.empty() && ha != hb) {
+      if (swapped_comparison(a.claims.front(), b.claims.front())) return {true, false, "role_swap"};
+      return {false, false, "different_holders"};
+    }
     conflict_verdict review{false, false, ""};
     std::string last_reason = "no_claim_conflict";
     for (const auto& x : a.claims)
@@ -119,6 +139,133 @@ struct claim_rules {
     if (!ascii(p) || !ascii(q)) return false;
     return lex.english().synonyms(p, q) || agent_of(p, q) || agent_of(q, p);
   }
+  // `r` replaced what the holder had of its kind ("switched to tea", "换成了支付宝", "改喝茶")
+  // and `p` asserts another thing of that kind ("drinks coffee every morning": tea and coffee
+  // are two beverages, WordNet, `max_kin_depth` steps; "用微信支付": the same verb or noun
+  // characters, another object).
+  bool replaced(const claim_lexicon& lex, const text_claim& r, const text_claim& p) const {
+    if (!r.replaces || p.replaces || p.polarity < 0 || r.polarity < 0 || p.event ||
+        !p.attribute.empty() || p.additive || r.additive || p.terms.empty() || r.terms.empty())
+      return false;
+    const auto& new_one = r.object.empty() ? r.terms : r.object;
+    if (contained(lex, new_one, p.terms)) return false;  // the same thing again
+    if (!ascii(new_one.front())) {
+      std::vector<std::string> shared;
+      std::set_intersection(r.terms.begin(), r.terms.end(), p.terms.begin(), p.terms.end(),
+                            std::back_inserter(shared));
+      return !shared.empty() && shared.size() < r.terms.size() && !contained(lex, p.terms, r.terms);
+    }
+    // every word of the new thing names the same as one of the old or a kind beside it, and one
+    // of them a kind beside it ("switched to oat milk" / "drinks black coffee": oat is neither)
+    const auto& what = p.object.empty() ? p.terms : p.object;
+    bool kin = false;
+    for (const auto& a : new_one) {
+      bool placed = false;
+      for (const auto& b : what) {
+        if (!ascii(b)) continue;
+        if (match(lex, a, b)) {
+          placed = true;
+        } else if (lex.english().co_hyponyms(a, b, max_kin_depth)) {
+          placed = kin = true;
+        }
+      }
+      if (!placed) return false;
+    }
+    return kin;
+  }
+  // One object, measured or not, under one predicate or a light verb: "has a glass of wine" /
+  // "gets through a bottle of wine", "takes the stairs" / "takes the stairs".
+  static bool same_object(const claim_lexicon& lex, const text_claim& x, const text_claim& y) {
+    auto what = [](const text_claim& c) {
+      std::vector<std::string> v;
+      for (const auto& o : c.object)
+        if (std::find(claim_words::measure_nouns.begin(), claim_words::measure_nouns.end(), o) ==
+            claim_words::measure_nouns.end())
+          v.push_back(o);
+      return v;
+    };
+    auto light = [](const std::string& p) {
+      return std::find(claim_words::light_verbs.begin(), claim_words::light_verbs.end(), p) !=
+             claim_words::light_verbs.end();
+    };
+    if (x.predicate.empty() || y.predicate.empty() || x.predicate == "like" ||
+        y.predicate == "like")
+      return false;
+    if (!match(lex, x.predicate, y.predicate) && !light(x.predicate) && !light(y.predicate))
+      return false;
+    const auto ox = what(x), oy = what(y);
+    return !ox.empty() && !oy.empty() && contained(lex, ox, oy) && contained(lex, oy, ox);
+  }
+  // "Mia is taller than Leo" / "Leo is taller than Mia": one comparison with the two named
+  // holders swapped (an order that cannot hold both ways)
+  static bool swapped_comparison(const text_claim& x, const text_claim& y) {
+    auto name = [](const std::string& h) {
+      return h.starts_with("name:") && h.find('/') == std::string::npos ? h.substr(5)
+                                                                        : std::string();
+    };
+    const std::string nx = name(x.holder), ny = name(y.holder);
+    if (nx.empty() || ny.empty() || x.predicate.empty() || x.predicate != y.predicate ||
+        x.polarity != y.polarity)
+      return false;
+    auto has = [](const std::vector<std::string>& v, const std::string& w) {
+      return std::binary_search(v.begin(), v.end(), w);
+    };
+    if (!has(x.terms, "than") || !has(y.terms, "than") || !has(x.terms, ny) || !has(y.terms, nx))
+      return false;
+    std::vector<std::string> rx, ry;
+    for (const auto& t : x.terms)
+      if (t != ny) rx.push_back(t);
+    for (const auto& t : y.terms)
+      if (t != nx) ry.push_back(t);
+    return rx == ry;
+  }
+  // What a diet restriction can deny: eating, drinking or liking it ("eats salmon", "has a
+  // steak", "loves bacon", "吃红烧肉"), not cooking or buying it for others.
+  static bool consumes(const text_claim& p) {
+    if (!p.predicate.empty())
+      return std::find(claim_words::consumption_verbs.begin(), claim_words::consumption_verbs.end(),
+                       p.predicate) != claim_words::consumption_verbs.end();
+    return p.terms.empty() || !ascii(p.terms.front()) ||
+           std::any_of(p.terms.begin(), p.terms.end(),
+                       [](const std::string& t) { return t == "吃" || t == "喝" || t == "like"; });
+  }
+  // The characters of a Chinese word, as the reader keeps them (one term per character).
+  static std::vector<std::string> characters(std::string_view w) {
+    std::vector<std::string> out;
+    for (std::size_t q = 0; q < w.size();) {
+      const std::size_t l = detail::claims::utf8_len(static_cast<unsigned char>(w[q]));
+      out.emplace_back(w.substr(q, l));
+      q += l;
+    }
+    detail::claims::sort_unique(out);
+    return out;
+  }
+  // Two Chinese claims that differ by one pair of claim_words::chinese_antonyms and agree on
+  // every other character ("性格外向" / "性格内向", "习惯早起" / "习惯晚起").
+  static bool chinese_antonyms(const std::vector<std::string>& x,
+                               const std::vector<std::string>& y) {
+    if (x.empty() || y.empty() || ascii(x.front()) || ascii(y.front())) return false;
+    auto has_all = [](const std::vector<std::string>& v, const std::vector<std::string>& w) {
+      return std::includes(v.begin(), v.end(), w.begin(), w.end());
+    };
+    auto without = [](const std::vector<std::string>& v, const std::vector<std::string>& w) {
+      std::vector<std::string> r;
+      std::set_difference(v.begin(), v.end(), w.begin(), w.end(), std::back_inserter(r));
+      return r;
+    };
+    for (const auto& [a, b] : claim_words::chinese_antonyms) {
+      const auto ca = characters(a), cb = characters(b);
+      for (const auto* p : {&x, &y}) {
+        const auto& q = p == &x ? y : x;
+        // (one side may say a little more: "很节俭" / "花钱很奢侈")
+        const auto rp = without(*p, ca), rq = without(q, cb);
+        if (has_all(*p, ca) && has_all(q, cb) && !has_all(*p, cb) && !has_all(q, ca) &&
+            (has_all(rp, rq) || has_all(rq, rp)))
+          return true;
+      }
+    }
+    return false;
+  }
   // How many of the denied terms `n` the asserted terms `p` state, or state a kind of
   // (WordNet hypernyms, `max_is_a_depth` steps: "no person" / "a man", "no meat" / "beef").
   std::size_t denied_in(const claim_lexicon& lex, const std::vector<std::string>& n,
@@ -161,6 +308,8 @@ struct claim_rules {
     const bool change = x.change || y.change;
     // 3. one single-valued attribute, two values
     if (!x.attribute.empty() && x.attribute == y.attribute) {
+      // "is also a part-time photographer": a second value, added
+      if (x.polarity == y.polarity && (x.additive || y.additive)) return {false, false, "additive"};
       if (x.polarity == y.polarity) {
         if (!x.value.empty() && !y.value.empty() && !subset_or_empty(lex, x.value, y.value) &&
             !subset_or_empty(lex, y.value, x.value))
@@ -179,7 +328,9 @@ struct claim_rules {
       } else if (n.any_predicate) {
         const auto& obj = n.object.empty() ? n.terms : n.object;
         const std::size_t m = denied_in(lex, obj, p.terms);
-        holds = !obj.empty() && m == obj.size();
+        // (a diet restriction's denial, predicate "eat" (claim_implications.hpp), denies
+        // consuming only)
+        holds = !obj.empty() && m == obj.size() && (n.predicate != "eat" || consumes(p));
       } else {
         holds = !n.terms.empty() && denied_in(lex, n.terms, p.terms) == n.terms.size();
       }
@@ -205,6 +356,9 @@ struct claim_rules {
     // descriptions ("a man is standing" / "a man is sitting") they are two moments, not a
     // contradiction (SICK labels most such pairs neutral)
     if (x.holder.empty() || y.holder.empty()) return {false, false, "no_claim_conflict"};
+    if (replaced(lex, x, y) || replaced(lex, y, x)) return {true, false, "change_statement"};
+    if (x.attribute.empty() && y.attribute.empty() && chinese_antonyms(x.terms, y.terms))
+      return {true, false, "antonym"};
     // (not in a noun-phrase subject: "a black dog" / "a white dog" are two dogs)
     auto in = [](const std::vector<std::string>& v, const std::string& w) {
       return std::binary_search(v.begin(), v.end(), w);
@@ -217,31 +371,52 @@ struct claim_rules {
         // only the predicates ("accepted" / "rejected") or the one complement of two copula
         // states ("is early" / "is late"): antonyms among objects ("classical music" / "pop
         // music") are two objects, not a contradiction
-        const bool heads = (s == x.predicate && t == y.predicate) ||
-                           (x.predicate.empty() && y.predicate.empty() && x.object.size() == 1 &&
-                            y.object.size() == 1 && x.object[0] == s && y.object[0] == t);
-        if (!heads) continue;
+        // a copula complement may carry its modifiers ("is patient with slow drivers" /
+        // "is impatient with slow drivers", "is a heavy sleeper" / "is a light sleeper"): then
+        // the rest of the two states must be the same
+        // (a judgement verb's complement counts as one: "finds math easy" / "finds math
+        // difficult")
+        auto judgement = [](const std::string& p) {
+          return p.empty() || p == "find" || p == "consider" || p == "think" || p == "feel" ||
+                 p == "seem" || p == "look" || p == "sound" || p == "become" || p == "stay" ||
+                 p == "remain" || p == "keep";
+        };
+        const bool copulas = judgement(x.predicate) && x.predicate == y.predicate &&
+                             !x.any_predicate && !y.any_predicate && x.attribute.empty() &&
+                             y.attribute.empty();
+        const bool verbs = s == x.predicate && t == y.predicate;
+        if (!verbs && !(copulas && in(x.object, s) && in(y.object, t))) continue;
         std::vector<std::string> xr, yr;
         for (const auto& u : x.terms)
           if (u != s) xr.push_back(u);
         for (const auto& u : y.terms)
           if (u != t) yr.push_back(u);
-        if ((!xr.empty() && subset_or_empty(lex, xr, y.terms)) ||
-            (!yr.empty() && subset_or_empty(lex, yr, x.terms)))
+        if (verbs ? ((!xr.empty() && subset_or_empty(lex, xr, y.terms)) ||
+                     (!yr.empty() && subset_or_empty(lex, yr, x.terms)))
+                  : (subset_or_empty(lex, xr, y.terms) && subset_or_empty(lex, yr, x.terms)))
           return {true, false, "antonym"};
       }
     }
     const bool same_terms =
         !x.terms.empty() && contained(lex, x.terms, y.terms) && contained(lex, y.terms, x.terms);
     // a frequency needs only one side's terms within the other's ("健身" / "去健身房")
-    const bool related = !x.terms.empty() && !y.terms.empty() &&
-                         (contained(lex, x.terms, y.terms) || contained(lex, y.terms, x.terms));
+    const bool related = (!x.terms.empty() && !y.terms.empty() &&
+                          (contained(lex, x.terms, y.terms) || contained(lex, y.terms, x.terms))) ||
+                         same_object(lex, x, y);
     if (related && x.frequency > 0 && y.frequency > 0 &&
         std::max(x.frequency, y.frequency) >=
             min_frequency_ratio * std::min(x.frequency, y.frequency) * (1 - 1e-9))
       return {true, false, "degree"};
-    if (same_terms && !x.quantities.empty() && !y.quantities.empty() &&
-        x.quantities != y.quantities && x.time.empty() && y.time.empty())
+    // two amounts of one thing: the same terms, or one side's terms within the other's when no
+    // amount of one is among the other's ("睡够八小时" / "只睡四五个小时")
+    auto disjoint = [](const std::vector<double>& u, const std::vector<double>& v) {
+      return std::none_of(u.begin(), u.end(),
+                          [&](double q) { return std::find(v.begin(), v.end(), q) != v.end(); });
+    };
+    if ((same_terms ||
+         (related && !x.additive && !y.additive && disjoint(x.quantities, y.quantities))) &&
+        !x.quantities.empty() && !y.quantities.empty() && x.quantities != y.quantities &&
+        x.time.empty() && y.time.empty())
       return {true, false, "quantity"};
     return {false, false, "no_claim_conflict"};
   }

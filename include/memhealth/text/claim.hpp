@@ -50,6 +50,8 @@ struct text_claim {
   bool additive = false;     ///< also, too, especially, 也, 还
   bool event = false;        ///< a one-off past event
   bool restrictive = false;  ///< a lasting restriction (vegetarian, allergic, 素食)
+  bool replaces = false;     ///< the object replaced what the holder had of its kind
+                             ///< ("switched to tea", "换成了支付宝", "改喝茶")
   std::string routine;  ///< the unit of a stated rate ("morning" of "every morning"); "" = none
   std::vector<std::string> scene;  ///< scene terms (sorted, unique); empty = none
   std::vector<std::string> time;   ///< time-qualifier words (sorted, unique); empty = none
@@ -92,6 +94,45 @@ inline bool has_cjk(sv s) noexcept {
     if (is_cjk_at(s, i)) return true;
   return false;
 }
+
+/// `s.find(needle, from)` for a needle of Chinese text: in UTF-8 most Chinese characters share
+/// their lead byte, so the library's first-byte scan stops at nearly every character; comparing
+/// a character's last byte first skips them. @return the position, or sv::npos.
+inline std::size_t find_text(sv s, sv needle, std::size_t from = 0) noexcept {
+  if (needle.size() < 3 || static_cast<unsigned char>(needle[0]) < 0x80)
+    return s.find(needle, from);
+  const char a = needle[0], b = needle[1], c = needle[2];
+  for (std::size_t i = from; i + needle.size() <= s.size(); ++i)
+    if (s[i + 2] == c && s[i] == a && s[i + 1] == b &&
+        s.compare(i + 3, needle.size() - 3, needle.substr(3)) == 0)
+      return i;
+  return sv::npos;
+}
+
+/// Which characters a text may hold, by the last byte of each multi-byte UTF-8 character: a
+/// needle whose first character's last byte is absent cannot occur, and its search is skipped.
+class text_filter {
+ public:
+  /// Notes the characters of `s`.
+  explicit text_filter(sv s) noexcept {
+    for (std::size_t i = 0; i < s.size();) {
+      const std::size_t l = utf8_len(static_cast<unsigned char>(s[i]));
+      if (l > 1 && i + l <= s.size()) set(static_cast<unsigned char>(s[i + l - 1]));
+      i += l;
+    }
+  }
+  /// False when `needle` (starting with a multi-byte character) cannot occur in the text.
+  [[nodiscard]] bool may_contain(sv needle) const noexcept {
+    const std::size_t l = needle.empty() ? 0 : utf8_len(static_cast<unsigned char>(needle[0]));
+    if (l < 2 || l > needle.size()) return true;
+    const auto b = static_cast<unsigned char>(needle[l - 1]);
+    return (bits_[b >> 6] >> (b & 63)) & 1u;
+  }
+
+ private:
+  void set(unsigned char b) noexcept { bits_[b >> 6] |= std::uint64_t{1} << (b & 63); }
+  std::uint64_t bits_[4] = {0, 0, 0, 0};
+};
 
 inline void sort_unique(std::vector<std::string>& v) {
   std::sort(v.begin(), v.end());

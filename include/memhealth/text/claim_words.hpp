@@ -125,6 +125,15 @@ inline constexpr auto english = std::to_array<entry>({
     {"resent", att_negative},
     {"dread", att_negative},
     {"fear", att_negative},
+    {"welcome", att_positive},
+    {"want", att_positive},
+    {"interest", att_positive},
+    {"trust", att_positive},
+    {"distrust", att_negative},
+    {"mistrust", att_negative},
+    {"admire", att_positive},
+    {"treasure", att_positive},
+    {"embrace", att_positive},
     // verbs that order two options ("values X above Y", "ranks X ahead of Y")
     {"value", prefer},
     {"rank", prefer},
@@ -158,6 +167,40 @@ inline constexpr auto english = std::to_array<entry>({
     {"comfortable", evaluation_pos},
     {"enthusiast", evaluation_pos},
     {"devotee", evaluation_pos},
+    {"interested", evaluation_pos},
+    {"anxious", evaluation_neg},
+    {"nervous", evaluation_neg},
+    {"uneasy", evaluation_neg},
+    {"uncomfortable", evaluation_neg},
+    {"worried", evaluation_neg},
+    {"relaxing", evaluation_pos},
+    {"calming", evaluation_pos},
+    {"soothing", evaluation_pos},
+    {"exciting", evaluation_pos},
+    {"thrilling", evaluation_pos},
+    {"rewarding", evaluation_pos},
+    {"satisfying", evaluation_pos},
+    {"refreshing", evaluation_pos},
+    {"pleasant", evaluation_pos},
+    {"addicted", evaluation_pos},
+    {"enthusiastic", evaluation_pos},
+    {"stressful", evaluation_neg},
+    {"tedious", evaluation_neg},
+    {"dull", evaluation_neg},
+    {"tiresome", evaluation_neg},
+    {"exhausting", evaluation_neg},
+    {"draining", evaluation_neg},
+    {"overrated", evaluation_neg},
+    {"pointless", evaluation_neg},
+    {"frustrating", evaluation_neg},
+    {"nauseating", evaluation_neg},
+    {"sickly", evaluation_neg},
+    {"unreliable", evaluation_neg},
+    {"untrustworthy", evaluation_neg},
+    {"reliable", evaluation_pos},
+    {"trustworthy", evaluation_pos},
+    {"unappealing", evaluation_neg},
+    {"off-putting", evaluation_neg},
     {"unbearable", evaluation_neg},
     {"awful", evaluation_neg},
     {"disgusting", evaluation_neg},
@@ -207,6 +250,8 @@ inline constexpr auto english = std::to_array<entry>({
     {"resign", terminate},
     {"resigned", terminate},
     {"retire", terminate},
+    {"graduate", terminate},
+    {"graduated", terminate},
     {"retired", terminate},
     {"leave", terminate},
     {"left", terminate},
@@ -495,7 +540,8 @@ inline constexpr auto english_attributes = std::to_array<attribute_cue>({
     {"work", "as", "occupation", false},  {"report", "to", "manager", false},
     {"bear", "on", "birthday", false},    {"bear", "in", "birthplace", false},
     {"call", "", "name", false},          {"go", "by", "name", false},
-    {"marry", "to", "spouse", false},     {"engage", "to", "spouse", false},
+    {"name", "", "name", false},          {"marry", "to", "spouse", false},
+    {"engage", "to", "spouse", false},
 });
 /// Attribute names that mean one attribute, mapped to its canonical name.
 inline constexpr auto attribute_aliases =
@@ -525,9 +571,152 @@ inline constexpr auto attribute_aliases =
         {"home", "residence"},
     });
 
+/// Nouns for the contract, card or pass through which a holder uses a thing (English lemmas and
+/// Chinese characters). A termination of one ends the use of the thing: "cancelled the gym
+/// membership" / "goes to the gym", "退了健身卡" / "在健身房锻炼".
+inline constexpr auto service_nouns = std::to_array<std::string_view>(
+    {"subscription", "membership", "account", "contract", "plan",    "pass",    "card",
+     "lesson",       "class",      "course",  "policy",   "licence", "license", "job",
+     "position",     "post",       "卡",      "课",       "会员",    "工作"});
+
+/// What a lasting restriction excludes: "is vegetarian" denies eating meat, fish and poultry
+/// (and, through WordNet is-a, beef, salmon ...). English lemmas; Chinese characters.
+struct restriction {
+  std::string_view word;                     ///< the restriction as read ("vegetarian", "素食")
+  std::array<std::string_view, 8> excludes;  ///< what it denies ("" fills the rest)
+};
+inline constexpr auto restrictions = std::to_array<restriction>({
+    {"vegetarian", {"meat", "fish", "poultry", "seafood", "steak", "bacon", "ham", "sausage"}},
+    {"vegan", {"meat", "fish", "poultry", "seafood", "dairy", "cheese", "egg", "milk"}},
+    {"pescatarian", {"meat", "poultry", "steak", "bacon", "ham", "sausage", "", ""}},
+    {"teetotal", {"alcohol", "beer", "wine", "liquor", "whisky", "vodka", "cocktail", ""}},
+    {"teetotaler", {"alcohol", "beer", "wine", "liquor", "whisky", "vodka", "cocktail", ""}},
+    {"sober", {"alcohol", "beer", "wine", "liquor", "whisky", "vodka", "cocktail", ""}},
+    {"halal", {"pork", "bacon", "ham", "alcohol", "", "", "", ""}},
+    {"kosher", {"pork", "bacon", "ham", "shellfish", "", "", "", ""}},
+    {"素食", {"肉", "鱼", "虾", "", "", "", "", ""}},
+    {"清真", {"猪", "酒", "", "", "", "", "", ""}},
+});
+
+/// Common occupations (English lemmas): "is a nurse" states the occupation, one value at a time
+/// ("is a nurse" / "is an accountant").
+inline constexpr auto english_occupations = std::to_array<std::string_view>({
+    "accountant", "actor",      "architect",    "artist",     "baker",        "banker",
+    "barista",    "bartender",  "carpenter",    "cashier",    "chef",         "cleaner",
+    "consultant", "cook",       "dentist",      "designer",   "developer",    "doctor",
+    "driver",     "economist",  "electrician",  "engineer",   "farmer",       "firefighter",
+    "journalist", "judge",      "lawyer",       "librarian",  "mechanic",     "musician",
+    "nurse",      "pharmacist", "photographer", "physician",  "physicist",    "pilot",
+    "plumber",    "policeman",  "professor",    "programmer", "psychologist", "receptionist",
+    "researcher", "salesman",   "scientist",    "secretary",  "soldier",      "surgeon",
+    "tailor",     "teacher",    "therapist",    "translator", "vet",          "veterinarian",
+    "waiter",     "waitress",   "writer",       "student",    "retiree",      "freelancer",
+    "paramedic",  "midwife",    "optician",     "analyst",    "officer",      "clerk",
+});
+
+/// Common occupations in Chinese: "是医生" states the occupation.
+inline constexpr auto chinese_occupations = std::to_array<std::string_view>({
+    "医生",   "护士",   "老师",   "教师",   "律师",       "会计",   "程序员", "工程师",
+    "设计师", "厨师",   "司机",   "警察",   "记者",       "作家",   "演员",   "歌手",
+    "教授",   "学生",   "研究生", "博士生", "农民",       "公务员", "销售",   "翻译",
+    "摄影师", "建筑师", "飞行员", "军人",   "牙医",       "兽医",   "药剂师", "快递员",
+    "服务员", "会计师", "编辑",   "画家",   "自由职业者", "退休",
+});
+
+/// Verbs of eating, drinking or liking (lemmas, "like" for every attitude): what a diet
+/// restriction ("is vegetarian") can deny.
+inline constexpr auto consumption_verbs = std::to_array<std::string_view>(
+    {"eat", "drink", "have", "consume", "order", "try", "taste", "snack", "like", "crave", "munch",
+     "devour", "sip", "grab", "get", "take", "live"});
+
+/// Places one lives in: "moved to the countryside" is a new residence, "moved to a new desk" is
+/// not (a name, capitalised, is one too: "moved to Leeds").
+inline constexpr auto dwelling_nouns = std::to_array<std::string_view>(
+    {"house",        "flat",        "apartment", "home",   "place",   "city",  "town",
+     "village",      "countryside", "suburb",    "abroad", "coast",   "area",  "neighbourhood",
+     "neighborhood", "country",     "state",     "island", "capital", "condo", "studio",
+     "bungalow",     "cottage",     "farm",      "centre", "center"});
+
+/// Nouns of a measure ("a glass of wine", "a bottle of wine"): no part of what is measured.
+inline constexpr auto measure_nouns = std::to_array<std::string_view>(
+    {"glass",   "bottle",  "cup", "mug",      "pint",   "can",  "piece", "slice", "bowl", "plate",
+     "portion", "serving", "bit", "spoonful", "packet", "pack", "box",   "bar",   "shot", "round"});
+
+/// Verbs that say little by themselves ("has a glass of wine", "takes the stairs", "gets
+/// through a bottle"): two statements about one object with one of these compare by the object.
+inline constexpr auto light_verbs =
+    std::to_array<std::string_view>({"have", "get", "take", "do", "make", "go", "consume"});
+
+/// English antonyms of traits and habits that WordNet does not pair (added to the lexicon's
+/// antonyms): "is shy" / "is outgoing".
+inline constexpr auto english_antonyms =
+    std::to_array<std::pair<std::string_view, std::string_view>>({
+        {"shy", "outgoing"},
+        {"introverted", "extroverted"},
+        {"introverted", "outgoing"},
+        {"reserved", "outgoing"},
+        {"lazy", "hardworking"},
+        {"lazy", "diligent"},
+        {"frugal", "extravagant"},
+        {"stingy", "generous"},
+        {"calm", "anxious"},
+        {"calm", "nervous"},
+        {"relaxed", "stressed"},
+        {"talkative", "quiet"},
+        {"chatty", "quiet"},
+        {"cautious", "reckless"},
+        {"confident", "insecure"},
+        {"easygoing", "uptight"},
+        {"fit", "unfit"},
+        {"organised", "disorganised"},
+        {"tidy", "untidy"},
+        {"neat", "messy"},
+        {"sporty", "unathletic"},
+        {"punctual", "unpunctual"},
+        {"sociable", "antisocial"},
+        {"optimist", "pessimist"},
+        {"early", "late"},
+        {"spontaneous", "cautious"},
+    });
+
+/// Nouns that open a subjectless attribute statement ("Name is John", "Favourite colour is
+/// blue", "Hometown is Lyon"): the user's attribute.
+inline constexpr auto attribute_heads = std::to_array<std::string_view>(
+    {"name",    "favourite", "favorite",   "age",    "birthday", "hometown", "nationality",
+     "height",  "weight",    "occupation", "job",    "employer", "email",    "nickname",
+     "surname", "native",    "first",      "last",   "blood",    "partner",  "spouse",
+     "wife",    "husband",   "religion",   "address"});
+
+/// Kinship kinds WordNet does not reach in two steps (added as is-a pairs): "has a twin
+/// brother" asserts a sibling, so "has no siblings" denies it.
+inline constexpr auto kinship_is_a = std::to_array<std::pair<std::string_view, std::string_view>>({
+    {"brother", "sibling"},
+    {"sister", "sibling"},
+    {"twin", "sibling"},
+    {"son", "child"},
+    {"daughter", "child"},
+    {"kid", "child"},
+    {"mother", "parent"},
+    {"father", "parent"},
+    {"mom", "parent"},
+    {"mum", "parent"},
+    {"dad", "parent"},
+    {"husband", "spouse"},
+    {"wife", "spouse"},
+    {"grandson", "grandchild"},
+    {"granddaughter", "grandchild"},
+    {"dog", "pet"},
+    {"cat", "pet"},
+    {"hamster", "pet"},
+    {"rabbit", "pet"},
+    {"parrot", "pet"},
+    {"goldfish", "pet"},
+});
+
 /// Values of marital status (a copula followed by one of them states it).
-inline constexpr auto english_marital = std::to_array<std::string_view>(
-    {"married", "single", "divorced", "widowed", "engaged", "separated"});
+inline constexpr auto english_marital =
+    std::to_array<std::string_view>({"married", "single", "divorced", "widowed", "engaged",
+                                     "separated", "widow", "widower", "partnered"});
 
 // ---------------------------------------------------------------- Chinese
 
@@ -545,7 +734,15 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"从没", negator | frequency},
     {"从来没", negator | frequency},
     {"几乎不", frequency},
+    {"几乎从不", frequency},
+    {"几乎从来不", frequency},
     {"不再", negator | change},
+    {"不太", negator},
+    {"能", aux},
+    {"可以", aux},
+    {"失业", terminate},
+    {"待业", terminate},
+    {"退休", terminate},
     {"再也不", negator | change},
     {"已经不", negator | change},
     {"早就不", negator | change},
@@ -584,6 +781,8 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"恨", att_negative},
     {"烦", att_negative},
     {"嫌弃", att_negative},
+    {"反胃", att_negative},
+    {"热衷", att_positive},
     {"避免", aversion},
     {"拒绝", aversion},
     {"忌口", aversion},
@@ -592,6 +791,13 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"避开", aversion},
     {"过敏", aversion | restrictive},
     {"怕", aversion},
+    {"害怕", aversion},
+    {"恐惧", aversion},
+    {"最讨厌", att_negative},
+    {"早就", change},
+    {"小时", stop},
+    {"任何", stop},
+    {"名下", stop},
     {"不碰", aversion},
     {"戒了", terminate},
     {"戒掉", terminate},
@@ -603,6 +809,13 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"卖了", terminate},
     {"卖掉", terminate},
     {"送人", terminate},
+    {"送给", terminate},
+    {"卖给", terminate},
+    {"转给", terminate},
+    {"完全", stop},
+    {"根本", stop},
+    {"压根", stop},
+    {"一点也", stop},
     {"分手", terminate},
     {"停了", terminate},
     {"放弃", terminate},
@@ -639,6 +852,14 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"在家", scene},
     {"出差", scene},
     {"周末", scene},
+    {"工作日", scene},
+    {"节假日", scene},
+    {"假期", scene},
+    {"过年", scene},
+    {"早上", scene},
+    {"晚上", scene},
+    {"白天", scene},
+    {"夜里", scene},
     {"平时", scene},
     {"上班时", scene},
     {"应酬", scene},
@@ -734,7 +955,7 @@ inline constexpr auto chinese = std::to_array<entry>({
 /// Times per day of a Chinese frequency word (the scale of `frequency_of`); -1 = none.
 constexpr double chinese_frequency_of(std::string_view w) noexcept {
   if (w == "从不" || w == "从来不" || w == "从没" || w == "从来没") return 0;
-  if (w == "很少" || w == "几乎不") return 1.0 / 30;
+  if (w == "很少" || w == "几乎不" || w == "几乎从不" || w == "几乎从来不") return 1.0 / 30;
   if (w == "偶尔" || w == "有时" || w == "有时候") return 0.15;
   if (w == "每周") return 1.0 / 7;
   if (w == "经常" || w == "常常") return 0.4;
@@ -751,24 +972,53 @@ struct chinese_attribute_cue {
   bool change;                 ///< the cue states a change ("搬到")
 };
 inline constexpr auto chinese_attributes = std::to_array<chinese_attribute_cue>({
-    {"住在", "residence", false},
-    {"居住在", "residence", false},
-    {"搬到", "residence", true},
-    {"搬去", "residence", true},
-    {"老家", "hometown", false},
-    {"家乡", "hometown", false},
-    {"名字", "name", false},
-    {"名叫", "name", false},
-    {"叫做", "name", false},
-    {"生日", "birthday", false},
-    {"血型", "blood_type", false},
-    {"型血", "blood_type", false},
-    {"属", "zodiac", false},
-    {"已婚", "marital_status", false},
-    {"单身", "marital_status", false},
-    {"离婚", "marital_status", false},
-    {"离异", "marital_status", false},
+    {"住在", "residence", false},      {"居住在", "residence", false},
+    {"搬到", "residence", true},       {"搬去", "residence", true},
+    {"老家", "hometown", false},       {"家乡", "hometown", false},
+    {"名字", "name", false},           {"名叫", "name", false},
+    {"叫做", "name", false},           {"生日", "birthday", false},
+    {"血型", "blood_type", false},     {"型血", "blood_type", false},
+    {"属", "zodiac", false},           {"已婚", "marital_status", false},
+    {"单身", "marital_status", false}, {"离婚", "marital_status", false},
+    {"离异", "marital_status", false}, {"结婚", "marital_status", true},
+    {"跳槽到", "employer", true},      {"入职", "employer", true},
+    {"搬回", "residence", true},       {"定居", "residence", false},
+    {"出生在", "birthplace", false},   {"出生于", "birthplace", false},
 });
+
+/// Canonical Chinese marital status values: 结婚 (married) is 已婚, 离异 is 离婚.
+constexpr std::string_view chinese_marital_value(std::string_view cue) noexcept {
+  if (cue == "结婚") return "已婚";
+  if (cue == "离异") return "离婚";
+  return cue;
+}
+
+/// Verbs of "在 X <verb>" that name a single-valued place: the employer (在银行工作) or the
+/// school (在北京大学读书).
+inline constexpr auto chinese_place_verbs =
+    std::to_array<std::pair<std::string_view, std::string_view>>({
+        {"工作", "employer"},
+        {"上班", "employer"},
+        {"任职", "employer"},
+        {"读书", "school"},
+        {"上学", "school"},
+        {"念书", "school"},
+        {"读研", "school"},
+        {"读博", "school"},
+    });
+
+/// Chinese antonym words (traits, habits, evaluations), written for memhealth: two statements of
+/// the same polarity that differ by one such pair ("性格外向" / "性格内向") conflict.
+inline constexpr auto chinese_antonyms =
+    std::to_array<std::pair<std::string_view, std::string_view>>({
+        {"外向", "内向"}, {"乐观", "悲观"},   {"积极", "消极"},   {"勤快", "懒惰"},
+        {"勤快", "懒"},   {"节俭", "奢侈"},   {"热闹", "安静"},   {"热闹", "冷清"},
+        {"早睡", "晚睡"}, {"早起", "晚起"},   {"早起", "睡懒觉"}, {"自信", "自卑"},
+        {"大方", "小气"}, {"细心", "粗心"},   {"耐心", "急躁"},   {"胖", "瘦"},
+        {"高", "矮"},     {"守时", "拖延"},   {"健谈", "寡言"},   {"干净", "邋遢"},
+        {"整洁", "邋遢"}, {"清淡", "重口味"}, {"好", "差"},       {"强", "弱"},
+        {"富", "穷"},     {"忙", "闲"},
+    });
 
 /// Chinese single-character surnames, for a holder named at the start ("王芳喜欢…").
 inline constexpr std::string_view chinese_surnames =

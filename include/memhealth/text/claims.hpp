@@ -24,6 +24,11 @@
 /// "prefers X over Y" gives two claims: like X (+1) and like Y (-1); "switched from X to Y" gives
 /// X negated and Y asserted.
 ///
+/// Before a clause is read, idioms become plain words (claim_idioms.hpp: "is a night owl",
+/// "steers clear of", 滴酒不沾); a statement without a subject ("Loves jazz", "Name is John") is
+/// about the user; a restriction adds the denials it implies and a termination drops its service
+/// noun (claim_implications.hpp).
+///
 /// The reading is a rule-based shallow parse, not a grammar: it is built for short memory
 /// statements. `claim_analysis::parsed()` is false when nothing could be read (the judge then
 /// falls back to its cue rules). Cue words: claim_words.hpp; lemmas, synonyms and antonyms:
@@ -57,7 +62,8 @@ struct default_claim_extractor {
     std::string holder;
     if (detail::claims::has_cjk(text)) {
       r.lang = "zh";
-      for (const auto& clause : detail::claims::chinese_clauses(text))
+      const std::string plain = detail::claims::rewrite_chinese_idioms(text);
+      for (const auto& clause : detail::claims::chinese_clauses(plain))
         detail::claims::read_chinese_clause(lex, clause, holder, r.claims, holder);
     } else {
       r.lang = "en";

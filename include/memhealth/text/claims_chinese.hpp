@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "memhealth/text/claim.hpp"
+#include "memhealth/text/claim_implications.hpp"
 #include "memhealth/text/claim_lexicon.hpp"
 
 namespace memhealth::detail::claims {
@@ -29,6 +30,7 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
                                 std::vector<text_claim>& out, std::string& first_holder) {
   text_claim c;
   std::size_t i = 0;
+  const text_filter present(s);  // skips the searches for cues the clause cannot hold
   auto starts = [&](std::size_t at, sv p) { return s.substr(at).starts_with(p); };
   // ---- holder
   std::string base;
@@ -66,7 +68,8 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     std::size_t k = i;
     if (starts(k, "的")) k += 3;
     for (std::size_t l = 9; l >= 6; l -= 3)
-      if (k + l <= s.size() && (lex.zh(s.substr(k, l)) & cw::relative)) {
+      if (k + l <= s.size() && (lex.zh(s.substr(k, l)) & cw::relative) &&
+          !s.substr(k + l).starts_with("是")) {  // "用户的老板是王总": an attribute
         c.holder = (base == "self" ? "" : base + "/") + "rel:" + std::string(s.substr(k, l));
         i = k + l;
         break;
@@ -76,6 +79,20 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
   if (c.holder.empty()) c.holder = inherited;
   if (first_holder.empty()) first_holder = c.holder;
 
+  // ---- 既 X 也/又 Y: two clauses, each with its own negation ("既不抽烟也不喝酒")
+  if (const std::size_t both = find_text(s, "既", i); both != sv::npos) {
+    std::size_t also = sv::npos;
+    for (sv m : {sv("也"), sv("又")})
+      if (const std::size_t at = find_text(s, m, both + 3); at != sv::npos && at < also) also = at;
+    if (also != sv::npos) {
+      const std::string head =
+          std::string(s.substr(0, both)) + std::string(s.substr(both + 3, also - both - 3));
+      read_chinese_clause(lex, head, inherited, out, first_holder);
+      const std::string holder = out.empty() ? inherited : out.back().holder;
+      read_chinese_clause(lex, s.substr(also + 3), holder, out, first_holder);
+      return;
+    }
+  }
   // ---- a preference between two options: "X胜过Y", "宁愿X也不Y", "X而不是Y"; a clause
   // "比起X" names the rejected option of the next one
   if (starts(i, "比起") || starts(i, "相比")) {
@@ -92,7 +109,7 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     return;
   }
   for (sv marker : {sv("胜过"), sv("而不是"), sv("也不"), sv("而非"), sv("多过")}) {
-    const std::size_t m = s.find(marker, i);
+    const std::size_t m = present.may_contain(marker) ? find_text(s, marker, i) : sv::npos;
     if (m == sv::npos || m == i) continue;
     const std::string head(s.substr(0, m));
     const std::string tail(s.substr(m + marker.size()));
@@ -117,10 +134,10 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
   }
   // 最喜欢的X是Y / 最爱(吃)的X是Y: the favourite X
   for (sv fav : {sv("最喜欢"), sv("最爱")}) {
-    const std::size_t f = s.find(fav, i);
+    const std::size_t f = present.may_contain(fav) ? find_text(s, fav, i) : sv::npos;
     if (f == sv::npos) continue;
-    const std::size_t de = s.find("的", f);
-    const std::size_t shi = de == sv::npos ? sv::npos : s.find("是", de);
+    const std::size_t de = find_text(s, "的", f);
+    const std::size_t shi = de == sv::npos ? sv::npos : find_text(s, "是", de);
     if (shi == sv::npos) continue;
     c.attribute = "favourite " + std::string(s.substr(de + 3, shi - de - 3));
     c.kind = predicate_class::preference;
@@ -136,16 +153,25 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     return;
   }
   // ---- attributes
-  for (const auto& a : cw::chinese_attributes) {
-    const std::size_t p = s.find(a.cue, i);
-    if (p == sv::npos) continue;
+  // the first cue in the clause names the attribute ("搬回老家": a move, whose value is 老家)
+  const cw::chinese_attribute_cue* first = nullptr;
+  std::size_t first_at = sv::npos;
+  for (const auto& a : cw::chinese_attributes)
+    if (const std::size_t p = present.may_contain(a.cue) ? find_text(s, a.cue, i) : sv::npos;
+        p != sv::npos && (p < first_at || (p == first_at && a.cue.size() > first->cue.size()))) {
+      first = &a;
+      first_at = p;
+    }
+  for (const auto* ap = first; ap != nullptr; ap = nullptr) {
+    const auto& a = *ap;
+    const std::size_t p = first_at;
     c.attribute = std::string(a.attribute);
     c.change = c.change || a.change;
     c.kind = predicate_class::state;
     // the value: what follows the cue (or, for 已婚/单身, the cue itself)
     std::string v;
     if (a.attribute == "marital_status") {
-      v = std::string(a.cue);
+      v = std::string(cw::chinese_marital_value(a.cue));
     } else {
       std::size_t q = p + a.cue.size();
       if (s.substr(q).starts_with("是") || s.substr(q).starts_with("在")) q += 3;
@@ -153,20 +179,29 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       if (a.cue == "型血") v = std::string(s.substr(i, p - i));
     }
     for (std::size_t q = 0; q < v.size();) {
-      const std::size_t l = utf8_len(static_cast<unsigned char>(v[q]));
+      std::size_t l = utf8_len(static_cast<unsigned char>(v[q]));
+      if (static_cast<unsigned char>(v[q]) < 0x80) {  // "AB" of "AB型血" is one value
+        while (q + l < v.size() && std::isalnum(static_cast<unsigned char>(v[q + l]))) ++l;
+        std::string word = v.substr(q, l);
+        for (auto& x : word) x = static_cast<char>(std::tolower(static_cast<unsigned char>(x)));
+        c.value.push_back(std::move(word));
+        q += l;
+        continue;
+      }
       const std::string ch = v.substr(q, l);
-      if (!(lex.zh(ch) & cw::stop) && ch != "了") c.value.push_back(ch);
+      if (!(lex.zh(ch) & (cw::stop | cw::aux)) && ch != "了") c.value.push_back(ch);
       q += l;
     }
     break;
   }
-  // 在 X 工作 / 上班 / 任职: employer X
+  // 在 X 工作 / 上班 / 任职: employer X; 在 X 读书 / 上学: school X
   if (c.attribute.empty())
-    for (sv work : {sv("工作"), sv("上班"), sv("任职")}) {
-      const std::size_t w = s.find(work, i);
-      const std::size_t at = s.find("在", i);
+    for (const auto& [work, place] : cw::chinese_place_verbs) {
+      if (!present.may_contain(work)) continue;
+      const std::size_t w = find_text(s, work, i);
+      const std::size_t at = find_text(s, "在", i);
       if (w != sv::npos && at != sv::npos && at < w) {
-        c.attribute = "employer";
+        c.attribute = std::string(place);
         c.kind = predicate_class::state;
         const sv v = s.substr(at + 3, w - at - 3);
         for (std::size_t q = 0; q < v.size();) {
@@ -177,6 +212,49 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
         break;
       }
     }
+  const std::size_t body_at = i;  // where the clause's predicate starts
+  // 用户的 X 是 Y (X one to four characters, no cue): the holder's X is Y ("用户的车是特斯拉")
+  if (c.attribute.empty() && !base.empty() && starts(i, "的")) {
+    const std::size_t k = i + 3;
+    const std::size_t m = find_text(s, "是", k);
+    if (m != sv::npos && m > k && m - k <= 12 && m + 3 < s.size()) {
+      bool plain = true;
+      for (std::size_t q = k; q < m; q += 3)
+        if (!is_cjk_at(s, q) || lex.zh(s.substr(q, 3)) != 0) plain = false;
+      if (plain) {
+        c.attribute = std::string(s.substr(k, m - k));
+        c.kind = predicate_class::state;
+        const sv v = s.substr(m + 3);
+        for (std::size_t q = 0; q < v.size();) {
+          std::size_t l = utf8_len(static_cast<unsigned char>(v[q]));
+          if (static_cast<unsigned char>(v[q]) < 0x80) {
+            while (q + l < v.size() && std::isalnum(static_cast<unsigned char>(v[q + l]))) ++l;
+          }
+          const std::string piece(v.substr(q, std::min(l, v.size() - q)));
+          if (!(lex.zh(piece) & (cw::stop | cw::aux)) && piece != "了") c.value.push_back(piece);
+          q += l;
+        }
+        sort_unique(c.value);
+        c.terms = c.value;
+        out.push_back(std::move(c));
+        return;
+      }
+    }
+  }
+  // 是 X 人 (X of one to three characters, no cue): where the holder comes from ("是北京人")
+  if (c.attribute.empty() && starts(i, "是") && s.ends_with("人") && s.size() >= i + 12 &&
+      s.size() <= i + 15) {
+    const sv v = s.substr(i + 3, s.size() - i - 6);
+    bool plain = true;
+    for (std::size_t q = 0; q + 3 <= v.size(); q += 3)
+      if (lex.zh(v.substr(q, 3)) != 0 || !is_cjk_at(v, q)) plain = false;
+    if (plain) {
+      c.attribute = "origin";
+      c.kind = predicate_class::state;
+      for (std::size_t q = 0; q + 3 <= v.size(); q += 3)
+        c.value.push_back(std::string(v.substr(q, 3)));
+    }
+  }
   // N岁: age
   std::vector<std::string> terms, scene, time;
   bool in_scene = false;
@@ -231,6 +309,12 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       double v = -1;
       for (std::size_t d = 0; d < std::size(digits); ++d)
         if (ch == digits[d]) v = d == 11 ? 2 : static_cast<double>(d);
+      if (v >= 0 && ch == "一" && s.substr(i + len).starts_with("点") &&
+          (find_text(s, "都不", i) != sv::npos || find_text(s, "也不", i) != sv::npos ||
+           find_text(s, "都没", i) != sv::npos)) {
+        i += len + 3;  // "一点辣都不吃": not at all, no time and no count
+        continue;
+      }
       if (v >= 0) {
         i += len;
         if (s.substr(i).starts_with("岁") && c.attribute.empty()) {
@@ -258,6 +342,12 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       }
       if (ch == "岁" || ch == "次" || ch == "个" || ch == "只" || ch == "杯" || ch == "勺" ||
           ch == "根" || ch == "本") {
+        i += len;
+        continue;
+      }
+      if (ch == "改" && i + 6 <= s.size() && is_cjk_at(s, i + 3) &&
+          lex.zh(s.substr(i + 3, 3)) == 0) {
+        c.change = c.replaces = true;  // "改喝茶": now drinks tea instead
         i += len;
         continue;
       }
@@ -321,10 +411,13 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       c.polarity = -c.polarity;
       c.change = true;
       c.kind = predicate_class::state;
+      // "送给了朋友", "卖给了邻居": the one who received it is no part of what was given
+      if (word.ends_with("给")) break;
       continue;
     }
     if (cue & cw::change) {
       c.change = true;
+      if (word == "换成" || word == "改成" || word == "改为" || word == "换了") c.replaces = true;
       continue;
     }
     if (cue & cw::additive) {
@@ -357,7 +450,7 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
         {"每星期", 7},  {"一周", 7},    {"一星期", 7}, {"每个星期", 7}, {"每月", 30},
         {"每个月", 30}, {"一个月", 30}, {"每年", 365}, {"一年", 365}};
     for (const auto& [span, d] : spans)
-      if (s.find(span) != sv::npos) {
+      if (present.may_contain(span) && find_text(s, span) != sv::npos) {
         days = d;
         break;
       }
@@ -365,7 +458,8 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     constexpr sv numerals[] = {"零", "一", "二", "三", "四", "五",
                                "六", "七", "八", "九", "十", "两"};
     for (sv times : {sv("次"), sv("回"), sv("遍")})
-      for (std::size_t p = s.find(times); p != sv::npos && count < 0; p = s.find(times, p + 1))
+      for (std::size_t p = find_text(s, times); p != sv::npos && count < 0;
+           p = find_text(s, times, p + 1))
         for (std::size_t d = 0; d < std::size(numerals); ++d)
           if (p >= 3 && s.substr(p - 3, 3) == numerals[d]) {
             count = d == 11 ? 2 : static_cast<double>(d);
@@ -376,7 +470,7 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
   }
   // one term for one restriction: 吃素, 素食, 素食者 -> 素食
   for (sv veg : {sv("吃素"), sv("素食者"), sv("素食")})
-    if (s.find(veg) != sv::npos) {
+    if (present.may_contain(veg) && find_text(s, veg) != sv::npos) {
       for (sv ch : {sv("吃"), sv("素"), sv("食"), sv("者")}) {
         const auto q = std::find(terms.begin(), terms.end(), ch);
         if (q != terms.end()) terms.erase(q);
@@ -385,12 +479,40 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       break;
     }
   // a resignation ends the employment (辞职, 离职): the employer attribute, denied
-  if (c.attribute.empty() && (s.find("辞职") != sv::npos || s.find("离职") != sv::npos)) {
+  if (c.attribute.empty() &&
+      (find_text(s, "辞职") != sv::npos || find_text(s, "离职") != sv::npos)) {
     c.attribute = "employer";
     c.kind = predicate_class::state;
   }
+  // 是(一名/一个)医生: the occupation
+  if (c.attribute.empty()) {
+    sv rest = s.substr(body_at);
+    if (rest.starts_with("是")) {
+      rest.remove_prefix(3);
+      for (sv det : {sv("一名"), sv("一个"), sv("一位"), sv("个"), sv("名")})
+        if (rest.starts_with(det)) {
+          rest.remove_prefix(det.size());
+          break;
+        }
+      if (rest.ends_with("了")) rest.remove_suffix(3);
+      if (std::find(cw::chinese_occupations.begin(), cw::chinese_occupations.end(), rest) !=
+          cw::chinese_occupations.end()) {
+        c.attribute = "occupation";
+        c.kind = predicate_class::state;
+        for (std::size_t q = 0; q + 3 <= rest.size(); q += 3)
+          c.value.push_back(std::string(rest.substr(q, 3)));
+      }
+    }
+  }
   // a date inside an attribute's value ("生日是10月3日") is the value, not a time qualifier
   if (!c.attribute.empty() && !c.value.empty()) time.clear();
+  // a scene word that is all the clause says is what it says ("经常出差": travels for work often)
+  if (terms.empty() && c.attribute.empty() && !scene.empty()) terms.swap(scene);
+  if (c.any_predicate && c.change) {
+    // "退了健身卡", "钢琴课停了": the card or the class stands for the thing used
+    std::vector<std::string> none;
+    drop_service_nouns(terms, none);
+  }
   if (c.kind == predicate_class::unknown && !terms.empty())
     c.kind = c.frequency >= 0 ? predicate_class::habit : predicate_class::state;
   if (c.event && !c.change && c.kind != predicate_class::preference)
@@ -405,6 +527,7 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
   sort_unique(c.scene);
   sort_unique(c.time);
   std::sort(c.quantities.begin(), c.quantities.end());
+  add_restrictions(c, out);
   out.push_back(std::move(c));
 }
 

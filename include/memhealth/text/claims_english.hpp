@@ -1,7 +1,8 @@
 #pragma once
 /// @file claims_english.hpp
-/// The English reader of the claim extractor (claims.hpp): tokens, the holder, a possessed
-/// attribute, then one pass over the words for cues, terms, value, rates, scene and time.
+/// The English reader of the claim extractor (claims.hpp): the holder, a possessed attribute,
+/// then one pass over the words (claims_english_words.hpp) for cues, terms, value, rates, scene
+/// and time; clauses split at punctuation, conjunctions and a second "and" clause.
 /// Internal (namespace detail::claims); use `default_claim_extractor`.
 
 #include <algorithm>
@@ -14,188 +15,16 @@
 #include <vector>
 
 #include "memhealth/text/claim.hpp"
+#include "memhealth/text/claim_idioms.hpp"
+#include "memhealth/text/claim_implications.hpp"
 #include "memhealth/text/claim_lexicon.hpp"
+#include "memhealth/text/claims_english_words.hpp"
 
 namespace memhealth::detail::claims {
 
 namespace cw = claim_words;
 
 // ------------------------------------------------------------------ English
-
-struct token {
-  std::string w;     // lowercase, apostrophes removed
-  bool cap = false;  // first letter capitalised in the text
-};
-
-// Splits a clause into tokens: ASCII letters and digits, with '-' inside a word, ':' and '.'
-// between digits; "'s" "'m" "'re" "'ve" "'ll" "'d" split off; "n't" kept ("doesnt").
-inline std::vector<token> tokenize(sv s) {
-  std::vector<token> out;
-  std::size_t i = 0;
-  auto alnum = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-  };
-  while (i < s.size()) {
-    if (!alnum(s[i])) {
-      ++i;
-      continue;
-    }
-    token t;
-    t.cap = s[i] >= 'A' && s[i] <= 'Z';
-    std::size_t apos = std::string::npos;
-    while (i < s.size()) {
-      const char c = s[i];
-      if (alnum(c)) {
-        t.w.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
-        ++i;
-      } else if ((c == '-' || c == ':' || c == '.') && i + 1 < s.size() && alnum(s[i + 1]) &&
-                 !t.w.empty() &&
-                 (c == '-' ||
-                  (t.w.back() >= '0' && t.w.back() <= '9' && s[i + 1] >= '0' && s[i + 1] <= '9'))) {
-        t.w.push_back(c);
-        ++i;
-      } else if (c == '\'' && i + 1 < s.size() && alnum(s[i + 1]) && !t.w.empty()) {
-        apos = t.w.size();
-        ++i;
-      } else if (static_cast<unsigned char>(c) == 0xE2 && i + 2 < s.size() &&
-                 static_cast<unsigned char>(s[i + 1]) == 0x80 &&
-                 static_cast<unsigned char>(s[i + 2]) == 0x99 && i + 3 < s.size() &&
-                 alnum(s[i + 3]) && !t.w.empty()) {  // U+2019 as an apostrophe
-        apos = t.w.size();
-        i += 3;
-      } else {
-        break;
-      }
-    }
-    if (apos != std::string::npos) {
-      const std::string tail = t.w.substr(apos);
-      if (tail == "t" && t.w.size() > 1) {
-        // "doesn't" -> "doesnt" (already joined); "can't" -> "cant"; "won't" -> "wont"
-      } else if (tail == "s" || tail == "m" || tail == "re" || tail == "ve" || tail == "ll" ||
-                 tail == "d") {
-        t.w.resize(apos);
-        out.push_back(std::move(t));
-        out.push_back(token{tail, false});
-        continue;
-      }
-    }
-    out.push_back(std::move(t));
-  }
-  return out;
-}
-
-// The tokens as text again (lowercase, one space between).
-inline std::string join(const std::vector<token>& t) {
-  std::string s;
-  for (const auto& x : t) {
-    if (!s.empty()) s.push_back(' ');
-    s += x.w;
-  }
-  return s;
-}
-
-// Days in a unit of a rate ("week" 7); -1 when `u` is no unit.
-inline double unit_days(sv u) noexcept {
-  if (u == "day" || u == "days" || u == "morning" || u == "mornings" || u == "evening" ||
-      u == "evenings" || u == "night" || u == "nights" || u == "afternoon" || u == "afternoons")
-    return 1;
-  if (u == "week" || u == "weeks" || u == "weekend" || u == "weekends") return 7;
-  if (u == "month" || u == "months") return 30;
-  if (u == "year" || u == "years") return 365;
-  return -1;
-}
-
-// A frequency stated as a rate from token i: "every morning", "each week", "most evenings",
-// "once a month", "twice a week", "3 times per day", "several times a day", "six days a week",
-// "50 books a year". Returns {times per day, tokens used} or {-1, 0}.
-inline std::pair<double, std::size_t> rate_at(const std::vector<token>& t, std::size_t i) {
-  const std::size_t n = t.size();
-  const sv w = t[i].w;
-  if ((w == "every" || w == "each") && i + 1 < n) {
-    if (const double d = unit_days(t[i + 1].w); d > 0) return {1.0 / d, 2};
-    return {-1, 0};
-  }
-  if (w == "most" && i + 1 < n) {
-    if (const double d = unit_days(t[i + 1].w); d > 0) return {0.7 / d, 2};
-    return {-1, 0};
-  }
-  double count = -1;
-  if (w == "once")
-    count = 1;
-  else if (w == "twice")
-    count = 2;
-  else if (w == "several" || w == "few")
-    count = 3;
-  else if (all_digits(w))
-    count = std::atof(t[i].w.c_str());
-  else
-    count = number_word(w);
-  if (count < 0) return {-1, 0};
-  // up to three words (times, books, cups of coffee) before "a" / "per" / "each" / "every" + unit
-  for (std::size_t k = i + 1; k < n && k <= i + 4; ++k) {
-    const sv x = t[k].w;
-    if ((x == "a" || x == "an" || x == "per" || x == "each" || x == "every") && k + 1 < n) {
-      if (const double d = unit_days(t[k + 1].w); d > 0) return {count / d, k + 2 - i};
-      return {-1, 0};
-    }
-    if (x == "in" || x == "on" || x == "at" || x == "to") return {-1, 0};
-  }
-  return {-1, 0};
-}
-
-inline bool is_time_number(const std::vector<token>& t, std::size_t i) {
-  const sv w = t[i].w;
-  if (w.find(':') != sv::npos) return true;
-  if (w.size() == 4 && (w.starts_with("19") || w.starts_with("20")) && all_digits(w)) return true;
-  if (w.ends_with("am") || w.ends_with("pm")) return w.size() > 2 && w[0] >= '0' && w[0] <= '9';
-  if (w.ends_with("st") || w.ends_with("nd") || w.ends_with("rd") || w.ends_with("th"))
-    return w.size() > 2 && w[0] >= '0' && w[0] <= '9';
-  auto month = [](sv m) {
-    constexpr sv months[] = {"january", "february", "march",     "april",   "may",      "june",
-                             "july",    "august",   "september", "october", "november", "december",
-                             "jan",     "feb",      "mar",       "apr",     "jun",      "jul",
-                             "aug",     "sep",      "sept",      "oct",     "nov",      "dec"};
-    return std::find(std::begin(months), std::end(months), m) != std::end(months);
-  };
-  if (i + 1 < t.size() && (t[i + 1].w == "am" || t[i + 1].w == "pm" || month(t[i + 1].w)))
-    return true;
-  if (i > 0 && month(t[i - 1].w)) return true;
-  return false;
-}
-
-// The canonical name of an attribute (claim_words::attribute_aliases; "favorite" spelled
-// "favourite", "color" "colour").
-inline std::string canonical_attribute(std::string attr) {
-  for (const auto& [alias, name] : cw::attribute_aliases)
-    if (attr == alias) return std::string(name);
-  for (const auto& [from, to] : {std::pair<sv, sv>{"favorite", "favourite"}, {"color", "colour"}})
-    for (std::size_t p = attr.find(from); p != std::string::npos; p = attr.find(from, p + 1))
-      attr.replace(p, from.size(), to);
-  return attr;
-}
-
-// The term for a word: its WordNet lemma (verb first, lemma.hpp's any_lemma); a word WordNet
-// does not list (most proper and rare nouns: "peanuts", "podcasts") loses a plural ending by the
-// plain English rules, so both sides of a pair agree on it.
-inline std::string term_of(const english_lexicon& e, sv w) {
-  std::string l = e.any_lemma(w);
-  if (l != w) return l;
-  for (const auto p : {word_pos::verb, word_pos::noun, word_pos::adj, word_pos::adv})
-    if (e.is_lemma(w, p)) return l;
-  if (w.size() > 4 && w.ends_with("ies")) return std::string(w.substr(0, w.size() - 3)) + "y";
-  if (w.size() > 4 && (w.ends_with("ches") || w.ends_with("shes") || w.ends_with("xes") ||
-                       w.ends_with("sses") || w.ends_with("zes")))
-    return std::string(w.substr(0, w.size() - 2));
-  if (w.size() > 3 && w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") &&
-      !w.ends_with("is"))
-    return std::string(w.substr(0, w.size() - 1));
-  return l;
-}
-
-inline bool past_form(const claim_lexicon& lex, sv w, sv lemma) {
-  if (lex.en(w) & cw::event) return true;
-  return w != lemma && w.size() > 3 && w.ends_with("ed");
-}
 
 // Reads the tokens of one English clause. `inherited` is the holder of the statement's first
 // clause.
@@ -232,13 +61,36 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       possessive = true;
       ++i;
     } else if (t[i].cap && i == 0 && lex.en(w) == 0 && !all_digits(w) && i + 1 < n &&
-               t[i + 1].w != "are" && t[i + 1].w != "were" && t[i + 1].w != "have" &&
-               english.lemma(w, word_pos::noun) == w && !english.is_lemma(w, word_pos::noun)) {
+               std::find(cw::attribute_heads.begin(), cw::attribute_heads.end(), w) ==
+                   cw::attribute_heads.end() &&
+               !subjectless_verb(english, t) && t[i + 1].w != "are" && t[i + 1].w != "were" &&
+               t[i + 1].w != "have" && english.lemma(w, word_pos::noun) == w &&
+               !english.is_lemma(w, word_pos::noun)) {
       // a name: capitalised, no cue word, not a noun WordNet knows ("Paper is ...", "Men are")
       std::string name(w);
       ++i;
       while (i < n && t[i].cap && lex.en(t[i].w) == 0) name += " " + t[i++].w;
       base = "name:" + name;
+    } else if (i == 0 && inherited.empty() && out.empty() && n > 1) {
+      // a statement without a subject, as memory extractors write them ("Loves jazz", "Is
+      // vegetarian", "Quit smoking", "Name is John"): about the user
+      const std::uint32_t c0 = lex.en(w);
+      const std::string verb = english.lemma(w, word_pos::verb);
+      const bool verb_form = verb != w && english.is_lemma(verb, word_pos::verb) &&
+                             !(lex.en(t[1].w) & cw::aux) && !(c0 & cw::stop);
+      // (not "No man is ...", "Nobody is ...": a negated subject)
+      const bool lead = (c0 & (cw::aux | cw::negator | cw::frequency)) && !(c0 & cw::stop) &&
+                        w != "there" && w != "are" && w != "were" && w != "no" && w != "nobody" &&
+                        w != "none" && w != "nothing" && w != "noone" && w != "neither" &&
+                        w != "nowhere";
+      const bool attribute_head = std::find(cw::attribute_heads.begin(), cw::attribute_heads.end(),
+                                            w) != cw::attribute_heads.end();
+      if (attribute_head) {
+        base = "self";
+        possessive = true;  // "Favourite colour is blue": the user's
+      } else if (lead || verb_form) {
+        base = "self";
+      }
     }
   }
   if (!base.empty()) {
@@ -285,7 +137,12 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       base.empty() && i < n &&
       ((lex.en(t[i].w) & cw::stop) || all_digits(t[i].w) || number_word(t[i].w) >= 0);
   bool prefer_seen = false;
-  bool relative = false;           // inside a relative clause (after "that", "which", "who")
+  bool handed_over = false;
+  bool perfect = false;      // "has played": a present perfect, no one-off event  // a termination
+                             // ("sold", "gave"): its object ends at "to <whom>"
+  bool past_copula = false;  // the copula was "was" / "were": "was married to Dan" is over
+  std::string marital;       // "married" of "is married to Dan": the status, besides the spouse
+  bool relative = false;     // inside a relative clause (after "that", "which", "who")
   bool relative_negated = false;   // ... and negated there: its terms are written "not:<term>"
   std::size_t comparative_at = n;  // where "over"/"than"/"instead of" starts the rejected option
 
@@ -352,13 +209,18 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     }
     if (auto [rate, used] = rate_at(t, i); rate >= 0) {
       c.frequency = rate;
-      // what is counted stays a term: "50 books a year" -> book
+      // what is counted stays a term: "50 books a year" -> book; and its count is an amount
+      // ("sleeps 9 hours a night" / "sleeps 5 hours a night")
+      bool counted = false;
       for (std::size_t q = i + 1; q + 2 < i + used; ++q) {
         const sv x = t[q].w;
         if (x == "times" || x == "time" || (lex.en(x) & (cw::stop | cw::aux))) continue;
         terms.push_back(term_of(english, x));
         if (object_open) object.push_back(terms.back());
+        counted = true;
       }
+      if (counted && w != "every" && w != "each" && w != "most")
+        quantities.push_back(rate * unit_days(t[i + used - 1].w));
       if (w == "every" || w == "each" || w == "most") c.routine = term_of(english, next);
       i += used - 1;
       continue;
@@ -378,7 +240,10 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     if (comparing && comparative_at == n && terms.size() > named &&
         ((cue & cw::comparative) || w == "above" || (w == "before" && prefer_seen) ||
          (w == "to" && prefer_seen &&
-          !english.is_lemma(english.lemma(next, word_pos::verb), word_pos::verb)))) {
+          // "prefers trains to planes", "prefers cycling to driving"; not "prefers to avoid"
+          // (a word that is also a noun names the other option: "favours email to phone calls")
+          !(english.lemma(next, word_pos::verb) == next && english.is_lemma(next, word_pos::verb) &&
+            !english.is_lemma(next, word_pos::noun))))) {
       comparative_at = terms.size();
       continue;
     }
@@ -435,6 +300,14 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       time.push_back("ago");
       continue;
     }
+    if (copula && !predicate_set && c.attribute.empty() && i + 1 == n && all_digits(w) &&
+        std::atof(t[i].w.c_str()) < 130) {
+      // "User is 25": an age
+      c.attribute = "age";
+      c.kind = predicate_class::state;
+      value.push_back(std::string(w));
+      continue;
+    }
     if (all_digits(w) || w.find(':') != sv::npos || (w.size() > 2 && w[0] >= '0' && w[0] <= '9')) {
       if (is_time_number(t, i) && !in_value) {
         time.push_back(std::string(w));
@@ -454,7 +327,8 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     if ((w == "may" || w == "march") && !(i > 0 && all_digits(t[i - 1].w)) &&
         !(i + 1 < n && all_digits(next))) {
       if (w == "may") continue;  // the modal
-    } else if ((cue & cw::time) && w != "am" && w != "this" && !in_value) {
+    } else if ((cue & cw::time) && w != "am" && w != "this" && !in_value &&
+               !(w == "next" && next == "to")) {  // "next to a tree" is a place
       time.push_back(std::string(w));
       if (cue & cw::event) c.event = true;
       continue;
@@ -473,6 +347,14 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       terms.push_back(base_word);
       object.push_back(base_word);
       if (!predicate_set) c.any_predicate = true, predicate_set = true;
+      if (c.predicate == "go" || c.predicate == "become" || c.predicate == "turn") {
+        // "went gluten-free", "became dairy-free": a change to an aversion
+        std::erase(terms, c.predicate);
+        c.predicate.clear();
+        c.any_predicate = true;
+        c.change = true;
+        c.event = false;
+      }
       continue;
     }
     if ((w == "that" || w == "which" || w == "who") && predicate_set) relative = true;
@@ -481,6 +363,16 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       // about the relative clause, not the statement's polarity
       if (relative) {
         relative_negated = !relative_negated;
+        continue;
+      }
+      // a negated copula is a copula ("isn't a fan of sushi")
+      if (w == "isnt" || w == "arent" || w == "wasnt" || w == "werent" || w == "aint")
+        copula = true;
+      if (w == "wasnt" || w == "werent") past_copula = true;
+      // "doesn't eat meat anymore": "anymore" marks the change of a negation already read, it
+      // does not undo it
+      if (w == "anymore" && c.polarity < 0) {
+        c.change = true;
         continue;
       }
       c.polarity = -c.polarity;
@@ -500,14 +392,27 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       if (w == "is" || w == "are" || w == "was" || w == "were" || w == "am" || w == "be" ||
           w == "s" || w == "m" || w == "re" || w == "being" || w == "been")
         copula = true;
+      if (w == "was" || w == "were") past_copula = true;
+      if (w == "been" && next == "to" && !predicate_set && i + 2 < n) {
+        // "has been to Brazil": has visited it
+        copula = false;
+        terms.push_back("visit");
+        c.predicate = "visit";
+        c.kind = predicate_class::state;
+        predicate_set = true;
+        object_open = true;
+        ++i;
+        continue;
+      }
       if ((w == "has" || w == "have" || w == "had") && !predicate_set && i + 1 < n) {
         // a main verb unless a participle follows ("has dropped", "had been")
         const sv x = next;
         const std::string lemma = english.lemma(x, word_pos::verb);
         const bool participle =
-            (lex.en(x) & (cw::aux | cw::negator | cw::frequency | cw::additive)) ||
+            ((lex.en(x) & (cw::aux | cw::negator | cw::frequency | cw::additive)) && x != "no") ||
             (lemma != x && (x.ends_with("ed") || x.ends_with("en") || x == "got" || x == "quit" ||
                             x == "left" || x == "sold" || x == "become"));
+        perfect = participle;
         if (!participle) {
           terms.push_back("have");
           c.predicate = "have";
@@ -518,6 +423,44 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       }
       if (w == "had" && predicate_set) c.event = c.event || c.frequency < 0;
       continue;
+    }
+    if (w == "from" && copula && !predicate_set && c.attribute.empty() && i + 1 < n) {
+      // "is from Brazil": where the holder comes from
+      c.attribute = "origin";
+      c.kind = predicate_class::state;
+      predicate_set = true;
+      in_value = true;
+      continue;
+    }
+    if (in_value && t[i].cap && w.size() <= 2 && i + 1 == n) {
+      value.push_back(std::string(w));  // "blood type is A": a letter, not the article
+      continue;
+    }
+    if ((w == "in" || w == "for") && c.polarity < 0 &&
+        (next == "years" || next == "ages" || next == "decades" || next == "months")) {
+      c.change = true;  // "hasn't played the piano in years": no longer
+      c.event = false;
+      ++i;
+      continue;
+    }
+    if ((w == "former" || w == "ex") && !predicate_set) {
+      c.polarity = -c.polarity;  // "is a former smoker": no longer smokes
+      c.change = true;
+      continue;
+    }
+    if (copula && !predicate_set && c.attribute.empty() &&
+        (w == "unemployed" || w == "jobless" || w == "retired")) {
+      // "is unemployed", "is retired": works for no employer
+      c.attribute = "employer";
+      c.kind = predicate_class::state;
+      c.polarity = -c.polarity;
+      if (w == "retired") c.change = true;
+      predicate_set = true;
+      continue;
+    }
+    if (w == "to" && handed_over && !object.empty() && c.attribute.empty()) {
+      object_open = false;  // "sold the car to a cousin": the cousin is not what was sold
+      break;
     }
     if ((cue & cw::stop) && !(cue & cw::relative)) {
       // the object runs on through its restrictions ("games with horror elements", "music
@@ -534,9 +477,11 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       continue;
     }
     // ---- a content word
-    // an adverb before the verb ("strongly dislikes", "firmly believes") modifies it
-    if (!predicate_set && !subject_zone && w.size() > 4 && w.ends_with("ly") &&
-        english.is_lemma(w, word_pos::adv) && !english.is_lemma(w, word_pos::verb))
+    // a manner adverb ("strongly dislikes", "is happily playing", "is playing happily")
+    // modifies the verb: no term of its own, so "isn't playing happily" and "is happily
+    // playing" deny and assert the same terms (adjectives such as "early", "daily" stay)
+    if (!subject_zone && w.size() > 4 && w.ends_with("ly") && english.is_lemma(w, word_pos::adv) &&
+        !english.is_lemma(w, word_pos::verb) && !english.is_lemma(w, word_pos::adj))
       continue;
     const bool verb_slot = !predicate_set && !subject_zone;
     std::string lemma =
@@ -555,20 +500,46 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       value.push_back(lemma);
       continue;
     }
+    if ((w == "years" || w == "year") && next == "old" && !quantities.empty()) {
+      c.attribute = "age";
+      c.kind = predicate_class::state;
+      value.push_back(std::to_string(static_cast<long long>(quantities.back())));
+      ++i;
+      continue;
+    }
     if (lc & cw::restrictive) c.restrictive = true;
+    if (verb_slot && lemma == "get" && i + 1 < n &&
+        std::find(cw::english_marital.begin(), cw::english_marital.end(), next) !=
+            cw::english_marital.end())
+      continue;  // "got married": the status is the predicate
     if (verb_slot) {
       predicate_set = true;
       object_open = true;
+      // (an adjective of a memory statement's holder is a state: "is outgoing", "is retired")
       const bool participle_after_copula =
-          copula && (w.ends_with("ing") || w.ends_with("ed") || w.ends_with("en") || w != lemma);
-      if (copula && std::find(cw::english_marital.begin(), cw::english_marital.end(), w) !=
-                        cw::english_marital.end()) {
-        // "is married", "is single", "is engaged to Sam" (the spouse)
+          copula && (w.ends_with("ing") || w.ends_with("ed") || w.ends_with("en") || w != lemma) &&
+          !(!c.holder.empty() && english.is_lemma(w, word_pos::adj));
+      if (copula && (cue & (cw::evaluation_pos | cw::evaluation_neg))) {
+        // "is hooked on X", "is obsessed with X", "is fond of X": an attitude, even when the
+        // word has the form of a participle
+        c.predicate = "like";
+        c.kind = predicate_class::preference;
+        if (cue & cw::evaluation_neg) c.polarity = -c.polarity;
+        terms.push_back("like");
+        continue;
+      }
+      const bool got = i > 0 && (t[i - 1].w == "got" || t[i - 1].w == "get" ||
+                                 t[i - 1].w == "gets" || t[i - 1].w == "getting");
+      if ((copula || got) && std::find(cw::english_marital.begin(), cw::english_marital.end(), w) !=
+                                 cw::english_marital.end()) {
+        if (got) c.change = true;  // "got married", "got divorced"
+        // "is married", "is single", "is engaged to Sam" (the spouse, and the status too)
         c.attribute = "marital status";
         c.kind = predicate_class::state;
-        value.push_back(std::string(w));
+        value.push_back(w == "widow" || w == "widower" ? std::string("widowed") : std::string(w));
         if (i + 1 < n && next == "to") {
           c.attribute = "spouse";
+          if (!past_copula) marital = std::string(w);
           value.clear();
           ++i;
         }
@@ -590,7 +561,8 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
         terms.push_back("like");
         continue;
       }
-      if ((lc & cw::tolerate) && c.polarity < 0) {
+      if ((lc & cw::tolerate) && c.polarity < 0 && !w.ends_with("ing")) {
+        // "can't stand X" is an attitude; "is not standing" is a posture
         c.predicate = "like";
         c.kind = predicate_class::preference;
         terms.push_back("like");
@@ -603,6 +575,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
         continue;
       }
       if ((lc & cw::terminate) && !copula) {
+        handed_over = true;
         c.any_predicate = true;
         c.change = true;
         c.polarity = -c.polarity;
@@ -614,30 +587,62 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       if (((lemma == "give" || lemma == "call" || lemma == "split" || lemma == "break" ||
             lemma == "pack") &&
            (next == "up" || next == "away" || next == "off")) ||
-          (lemma == "move" && next == "out") || (lemma == "kick" && next == "the")) {
+          (lemma == "move" && next == "out") || (lemma == "kick" && next == "the") ||
+          (lemma == "get" && next == "rid") || (lemma == "cut" && next == "out") ||
+          (lemma == "shave" && next == "off") || (lemma == "drop" && next == "out") ||
+          (lemma == "step" && next == "down")) {
         c.any_predicate = true;
         c.change = true;
         c.polarity = -c.polarity;
         c.kind = predicate_class::state;
         ++i;
-        if (lemma == "move" && i + 1 < n && t[i + 1].w == "of") ++i;
+        if ((lemma == "move" || lemma == "get" || lemma == "drop") && i + 1 < n &&
+            t[i + 1].w == "of")
+          ++i;
+        handed_over = true;
         continue;
+      }
+      // "gave Miso to a neighbour", "donated the piano to a school", "closed the account":
+      // the object left the holder (the recipient after "to" is no part of it)
+      if ((lemma == "give" || lemma == "donate" || lemma == "close" || lemma == "hand") &&
+          w != lemma && !copula) {
+        std::size_t k = i + 1;
+        while (k < n && t[k].w != "to") ++k;
+        if (lemma == "close" || k < n) {
+          c.any_predicate = true;
+          c.change = true;
+          c.polarity = -c.polarity;
+          c.kind = predicate_class::state;
+          handed_over = true;
+          continue;
+        }
       }
       if ((lc & cw::change) && !(lc & cw::att_positive)) {
         c.change = true;
         predicate_set = false;  // "started eating meat": the predicate is the next verb
         object_open = false;
         // "moved to X", "relocated to X", "switched to X", "switched from X to Y"
-        if ((lemma == "switch" || lemma == "move" || lemma == "convert" || lemma == "change") &&
-            i + 1 < n && (next == "from" || next == "to")) {
+        if ((lemma == "move" || lemma == "relocate") && next == "back" && i + 2 < n &&
+            t[i + 2].w == "to")
+          ++i;  // "moved back to Chicago"
+        const sv to_from = i + 1 < n ? sv(t[i + 1].w) : sv();
+        // "replaced the Samsung with a Pixel": the Samsung negated, the Pixel asserted
+        const bool replace_with =
+            lemma == "replace" &&
+            std::any_of(t.begin() + static_cast<std::ptrdiff_t>(i) + 1, t.end(),
+                        [](const token& x) { return x.w == "with"; });
+        if (((lemma == "switch" || lemma == "move" || lemma == "convert" || lemma == "change" ||
+              lemma == "relocate") &&
+             i + 1 < n && (to_from == "from" || to_from == "to")) ||
+            replace_with) {
           // "switched from X to Y": X negated, Y asserted; "moved to Y": residence Y
-          std::size_t k = i + 1;
+          std::size_t k = replace_with ? i : i + 1;
           std::vector<std::string> from, to;
           std::vector<std::string> rest_scene;
-          bool in_to = next == "to";
+          bool in_to = !replace_with && to_from == "to";
           for (++k; k < n; ++k) {
             const sv x = t[k].w;
-            if (x == "to" && !in_to) {
+            if ((x == "to" || (replace_with && x == "with")) && !in_to) {
               in_to = true;
               continue;
             }
@@ -651,7 +656,17 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
             if (lex.en(x) & (cw::stop | cw::aux)) continue;
             (in_to ? to : from).push_back(term_of(english, x));
           }
-          if (lemma == "move" && from.empty()) {
+          // a residence is a name ("moved to Leeds") or a dwelling ("moved to a bigger flat")
+          bool place = false;
+          for (std::size_t q = i + 1; q < n; ++q) {
+            const sv x = t[q].w;
+            if (x == "in" || x == "at" || x == "for" || x == "on" || x == "when") break;
+            if ((t[q].cap && !(lex.en(x) & (cw::stop | cw::aux))) ||
+                std::find(cw::dwelling_nouns.begin(), cw::dwelling_nouns.end(),
+                          term_of(english, x)) != cw::dwelling_nouns.end())
+              place = true;
+          }
+          if ((lemma == "move" || lemma == "relocate") && from.empty() && place) {
             c.attribute = "residence";
             c.kind = predicate_class::state;
             c.value = to;
@@ -681,6 +696,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
             y.holder = c.holder;
             y.kind = predicate_class::habit;
             y.change = true;
+            y.replaces = from.empty();  // "switched to tea": whatever it replaced
             y.terms = to;
             y.object = to;
             y.scene = rest_scene;
@@ -695,6 +711,9 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       // single-valued attributes from a verb and its preposition ("lives in", "works at")
       for (const auto& a : cw::english_attributes)
         if (a.verb == lemma && (a.prep.empty() || a.prep == next)) {
+          // "is called Maya", "is named Ella", "goes by Sam": a name is given in the passive
+          // ("calls their mother daily" names no one)
+          if (a.attribute == "name" && a.verb != "go" && !copula) continue;
           c.attribute = std::string(a.attribute);
           c.change = c.change || a.change;
           c.kind = predicate_class::state;
@@ -716,13 +735,14 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
         }
         c.kind = predicate_class::state;
         predicate_set = true;
-        terms.push_back(term_of(english, w));
+        // an adjective stays itself ("outgoing", not the verb "outgo")
+        terms.push_back(english.is_lemma(w, word_pos::adj) ? std::string(w) : term_of(english, w));
         object.push_back(terms.back());
         continue;
       }
       c.predicate = lemma;
       c.kind = c.frequency >= 0 ? predicate_class::habit : predicate_class::state;
-      if (past_form(lex, w, lemma) && !c.change && !copula) c.event = true;
+      if (past_form(lex, w, lemma) && !c.change && !copula && !perfect) c.event = true;
       terms.push_back(lemma);
       continue;
     }
@@ -776,14 +796,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       object_open = true;
       continue;
     }
-    if (w == "years" && next == "old" && !quantities.empty()) {
-      c.attribute = "age";
-      c.kind = predicate_class::state;
-      value.push_back(std::to_string(static_cast<long long>(quantities.back())));
-      ++i;
-      continue;
-    }
-    if (w == "old" || w == "year") continue;
+    if (w == "year") continue;
     // a negated relative clause restricts the object the other way: "products that are not
     // tested on animals" is no product "tested on animals"
     if (relative_negated) lemma = "not:" + lemma;
@@ -829,6 +842,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
                                 }),
                  object.end());
   }
+  if (c.any_predicate && c.change) drop_service_nouns(terms, object);
   c.terms = std::move(terms);
   c.object = std::move(object);
   c.subject = std::move(subject);
@@ -862,6 +876,29 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
   if (!c.attribute.empty())  // the value is what differs; the terms keep it for containment
     for (const auto& v : c.value) c.terms.push_back(v);
   sort_unique(c.terms);
+  // "is a nurse": the occupation (one at a time); the copula's one noun, or an adjective and it
+  if (c.attribute.empty() && c.predicate.empty() && !c.any_predicate && copula &&
+      !c.object.empty() && c.object.size() <= 2 && c.object == c.terms &&
+      std::any_of(c.object.begin(), c.object.end(), [](const std::string& o) {
+        return std::find(cw::english_occupations.begin(), cw::english_occupations.end(), o) !=
+               cw::english_occupations.end();
+      })) {
+    c.attribute = "occupation";
+    c.value = c.object;
+  }
+  add_restrictions(c, out);
+  if (!marital.empty() && c.attribute == "spouse") {
+    // "is married to Dan" states the marital status too ("is divorced" conflicts with it)
+    text_claim m;
+    m.holder = c.holder;
+    m.kind = predicate_class::state;
+    m.attribute = "marital status";
+    m.value = {marital};
+    m.terms = {marital};
+    m.polarity = c.polarity;
+    m.change = c.change;
+    out.push_back(std::move(m));
+  }
   out.push_back(std::move(c));
 }
 
@@ -907,6 +944,7 @@ inline std::size_t conjoined_clause(const claim_lexicon& lex, const std::vector<
 inline void read_english_clause(const claim_lexicon& lex, sv clause, const std::string& inherited,
                                 std::vector<text_claim>& out, std::string& first_holder) {
   auto t = tokenize(clause);
+  rewrite_english_idioms(t, [](const std::string& w) { return token{w, false}; });
   const std::size_t cut = conjoined_clause(lex, t);
   if (cut == t.size()) return read_english_tokens(lex, t, inherited, out, first_holder);
   const std::vector<token> head(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(cut));
@@ -929,8 +967,19 @@ inline std::vector<std::string> english_clauses(const claim_lexicon& lex, sv tex
   std::size_t i = 0;
   while (i < text.size()) {
     const char ch = text[i];
+    // a title's full stop ends no sentence ("Dr. Patel", "Mr. Lee")
+    auto title_before = [&] {
+      std::size_t b = i;
+      while (b > 0 && std::isalpha(static_cast<unsigned char>(text[b - 1]))) --b;
+      const sv w = text.substr(b, i - b);
+      return w == "Dr" || w == "Mr" || w == "Mrs" || w == "Ms" || w == "Prof" || w == "St" ||
+             w == "dr" || w == "mr" || w == "mrs" || w == "ms";
+    };
     if (ch == ';' || ch == '!' || ch == '?' ||
-        ((ch == '.' || ch == ':') &&
+        (ch == '.' && !title_before() &&
+         !(i > 0 && i + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[i - 1])) &&
+           std::isdigit(static_cast<unsigned char>(text[i + 1])))) ||
+        ((ch == ':') &&
          !(i > 0 && i + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[i - 1])) &&
            std::isdigit(static_cast<unsigned char>(text[i + 1]))))) {
       flush();

@@ -159,6 +159,39 @@ class english_lexicon {
     return false;
   }
 
+  /// @return true when `a` and `b` are two kinds of one thing: different words, not synonyms(),
+  /// whose kept synsets have a common hypernym ancestor at most `max_depth` steps up from each
+  /// ("tea" and "coffee" are both a "beverage", one step; "cat" and "dog": two). Nouns and
+  /// verbs only; exact lemmas; symmetric. Allocates nothing unless a walk visits more than 64
+  /// synsets. Source: WordNet 3.0 (Princeton) hypernym pointers.
+  [[nodiscard]] bool co_hyponyms(std::string_view a, std::string_view b, int max_depth = 1) const {
+    if (a == b || max_depth <= 0) return false;
+    const auto* x = find(a);
+    const auto* y = find(b);
+    if (x == nullptr || y == nullptr || share_synset(*x, *y)) return false;
+    auto ancestors = [&](const word_info& w, synset_walk& out) {
+      synset_walk seen;
+      for (const auto s : w.synsets) seen.insert(s);
+      std::size_t begin = 0;
+      for (int depth = 1; depth <= max_depth && begin < seen.size(); ++depth) {
+        const auto end = seen.size();
+        for (auto i = begin; i < end; ++i)
+          for (const auto h : hypernyms(seen[i])) {
+            seen.insert(h);
+            out.insert(h);
+          }
+        begin = end;
+      }
+    };
+    synset_walk ux, uy;
+    ancestors(*x, ux);
+    ancestors(*y, uy);
+    for (std::size_t i = 0; i < ux.size(); ++i)
+      for (std::size_t j = 0; j < uy.size(); ++j)
+        if (ux[i] == uy[j]) return true;
+    return false;
+  }
+
   /// Makes `specific` a kind of `general`: afterwards is_a(specific, general) is true (one
   /// step), and so is is_a(specific, g) for whatever `general` is a kind of (built-in or
   /// added). Words are kept as given; `specific` == `general` is ignored. Not symmetric.
