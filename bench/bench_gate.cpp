@@ -4,10 +4,10 @@
 // <weekday>s" from small word lists) is observed; then candidates are inspected one at a time:
 // 9 in 10 a new random vector with a new text, 1 in 10 a slightly perturbed copy of an observed
 // record's vector with its text reworded ("enjoys" -> "likes"): a near duplicate the gate must
-// find, through the guards and the judge. Each inspect is timed alone (steady_clock); counters p50_ms, p99_ms, max_ms
-// and found_near (near duplicates found among the planted ones, must be all of them).
-// Sizes: scope 10,000 and 100,000 (MEMHEALTH_BENCH_GATE_N overrides the larger; tiny mode 500
-// and 2,000). Goal (issue 20): p99 <= 1 ms at 10,000 and <= 10 ms at 100,000.
+// find, through the guards and the judge. Each inspect is timed alone (steady_clock); counters
+// p50_ms, p99_ms, max_ms and found_near (near duplicates found among the planted ones, must be all
+// of them). Sizes: scope 10,000 and 100,000 (MEMHEALTH_BENCH_GATE_N overrides the larger; tiny mode
+// 500 and 2,000). Goal (issue 20): p99 <= 1 ms at 10,000 and <= 10 ms at 100,000.
 //   ./memhealth-bench --benchmark_filter='gate/' --benchmark_out=gate.json
 //   --benchmark_out_format=json
 #include <benchmark/benchmark.h>
@@ -30,7 +30,7 @@ namespace mh = memhealth;
 constexpr std::size_t k_dim = 384;
 const char* const k_things[] = {"tea",   "jazz",    "hiking", "sushi",  "chess",   "opera",
                                 "pizza", "cycling", "tennis", "poetry", "karaoke", "museums"};
-const char* const k_days[] = {"Monday", "Tuesday", "Wednesday", "Thursday",
+const char* const k_days[] = {"Monday", "Tuesday",  "Wednesday", "Thursday",
                               "Friday", "Saturday", "Sunday"};
 
 std::vector<float> random_unit(std::mt19937_64& rng) {
@@ -104,19 +104,23 @@ void gate_inspect(benchmark::State& state) {
     const auto c = make(next++, std::move(text), std::move(e));
     const auto t0 = std::chrono::steady_clock::now();
     const auto v = gate.inspect(c, mh::write_kind::insert, now);
-    const double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const double t =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     benchmark::DoNotOptimize(v);
     ms.push_back(t);
     state.SetIterationTime(t / 1000.0);
     if (near && v.decision != mh::gate_decision::reject &&
         std::any_of(v.findings.begin(), v.findings.end(), [](const mh::finding& f) {
-          return f.kind == mh::finding_kinds::near_duplicate || f.kind == mh::finding_kinds::conflict;
+          return f.kind == mh::finding_kinds::near_duplicate ||
+                 f.kind == mh::finding_kinds::conflict;
         }))
       ++found;
   }
   std::sort(ms.begin(), ms.end());
   const auto at = [&](double p) {
-    return ms.empty() ? 0.0 : ms[std::min(ms.size() - 1, static_cast<std::size_t>(p * static_cast<double>(ms.size())))];
+    return ms.empty() ? 0.0
+                      : ms[std::min(ms.size() - 1,
+                                    static_cast<std::size_t>(p * static_cast<double>(ms.size())))];
   };
   state.counters["scope_records"] = static_cast<double>(n);
   state.counters["p50_ms"] = at(0.50);

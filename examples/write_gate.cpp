@@ -4,13 +4,13 @@
 // record_traits entry for the renamed ones); `note_db` stands for the host's database. Every
 // write goes: gate.inspect(candidate) -> act on the decision -> write -> gate.observe(written).
 // The program checks its own results and exits 1 when one is not what the comments say.
+#include "memhealth/live/write_gate.hpp"
+
 #include <chrono>
 #include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
-
-#include "memhealth/live/write_gate.hpp"
 
 namespace host {
 
@@ -23,10 +23,10 @@ struct note {
   std::string status = "active";
   std::string source = "user_declared";
   std::chrono::sys_seconds written{};
-  std::string duplicate_of;               // set when stored as a duplicate
-  std::vector<std::string> supersedes;    // ids this note replaces
-  std::vector<std::string> related_ids;   // not used here
-  std::vector<std::string> related_notes; // not used here
+  std::string duplicate_of;                // set when stored as a duplicate
+  std::vector<std::string> supersedes;     // ids this note replaces
+  std::vector<std::string> related_ids;    // not used here
+  std::vector<std::string> related_notes;  // not used here
 };
 
 // The host's database: id -> note.
@@ -66,8 +66,8 @@ host::note make(std::string id, std::string text, std::vector<float> e, int day)
 memhealth::gate_verdict write(host::note_db& db, memhealth::write_gate<host::note>& gate,
                               host::note n) {
   auto v = gate.inspect(n);
-  std::printf("%-4s %-18s %s\n", n.id.c_str(), std::string(memhealth::to_string(v.decision)).c_str(),
-              v.reason.c_str());
+  std::printf("%-4s %-18s %s\n", n.id.c_str(),
+              std::string(memhealth::to_string(v.decision)).c_str(), v.reason.c_str());
   switch (v.decision) {
     case memhealth::gate_decision::reject:
       return v;  // not written

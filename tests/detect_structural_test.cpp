@@ -686,15 +686,23 @@ TEST_CASE("staleness: decayed weight below threshold") {
   CHECK(first_ids(run1(loose, store)) == strings{"tmp_old", "floored", "created_only"});
 }
 
-TEST_CASE("staleness in incremental runs: unchanged records are still checked by default") {
-  auto old = healthy("old");
-  old.kind = "episodic";
+TEST_CASE("staleness in incremental runs: unchanged records are checked, reported once") {
+  // episodic: half-life 30 days, stale below 0.2, i.e. older than 30 * log2(5) = 69.66 days;
+  // clock 2024-06-10, cursor 2024-06-01
+  auto crossed = healthy("crossed");  // 2024-03-28: 65 days at the cursor (0.223), 74 now (0.181)
+  crossed.kind = "episodic";
+  crossed.updated_at = ts("2024-03-28T00:00:00Z");
+  crossed.last_accessed_at.reset();
+  auto old = crossed;  // 2024-03-12: 81 days at the cursor (0.154), already stale then
+  old.id = "old";
   old.updated_at = ts("2024-03-12T00:00:00Z");
-  old.last_accessed_at.reset();
-  auto store = memory_store<>::from_records({old});
+  auto store = memory_store<>::from_records({crossed, old});
   auto o = opts();
+  CHECK(run1(staleness_detector{}, store, o).size() == 2);  // a full run: both
   o.since = ts("2024-06-01T00:00:00Z").instant;
-  CHECK(run1(staleness_detector{}, store, o).size() == 1);
+  const auto f = run1(staleness_detector{}, store, o);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].record_ids == strings{"crossed"});
   staleness_detector follow;
   follow.check_unchanged = false;
   CHECK(run1(follow, store, o).empty());

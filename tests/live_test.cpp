@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -79,9 +80,9 @@ TEST_CASE("write_gate: exact and near duplicates in the candidate's scope only")
   CHECK(std::abs(std::get<double>(*v.findings.back().evidence_of("cosine")) - 0.98284) < 1e-3);
 
   // the same text in another scope is nobody's duplicate
-  v = gate.inspect(rec("z", "User prefers window seats on long flights", A,
-                       "2024-03-01T10:00:00Z", "user:2"),
-                   {}, k_now);
+  v = gate.inspect(
+      rec("z", "User prefers window seats on long flights", A, "2024-03-01T10:00:00Z", "user:2"),
+      {}, k_now);
   CHECK(v.decision == mh::gate_decision::store);
   CHECK(v.findings.empty());
 
@@ -289,8 +290,8 @@ TEST_CASE("write_gate: the int8 filter misses no near duplicate (d = 384, cosine
   std::vector<std::vector<float>> rows;
   for (std::size_t i = 0; i < n; ++i) {
     rows.push_back(to_float(unit()));
-    gate.observe(rec("o" + std::to_string(i), "observed text " + std::string(1, char('a' + i % 26)) +
-                                                  std::to_string(i),
+    gate.observe(rec("o" + std::to_string(i),
+                     "observed text " + std::string(1, char('a' + i % 26)) + std::to_string(i),
                      rows.back()));
   }
   std::uniform_real_distribution<double> cos_at(0.88, 0.96);
@@ -352,4 +353,35 @@ TEST_CASE("write_gate: many readers inspect while one writer observes") {
   for (auto& t : readers) t.join();
   CHECK(gate.size() == 300);
   CHECK(rejected.load() == 0);
+}
+
+TEST_CASE("incremental staleness reports a record once: when it crossed the threshold") {
+  // kind episodic: half-life 30 days, stale below weight 0.2, i.e. older than
+  // 30 * log2(5) = 69.66 days. Clock 2024-07-15, cursor 2024-06-01.
+  //   a, updated 2024-03-01: 136 days now, 92 at the cursor: stale then already -> not again
+  //   b, updated 2024-05-01:  75 days now, 31 at the cursor: became stale since -> reported
+  //   c, updated 2024-07-01:  14 days now: fresh
+  std::vector<mh::memory_record> v;
+  for (auto [id, at] : {std::pair{"a", "2024-03-01T00:00:00Z"},
+                        {"b", "2024-05-01T00:00:00Z"},
+                        {"c", "2024-07-01T00:00:00Z"}}) {
+    auto r = rec(id, std::string("User went to event ") + id, A, at);
+    r.kind = "episodic";
+    v.push_back(r);
+  }
+  const auto store = mh::memory_store<>::from_records(v);
+  mh::pipeline p{mh::staleness_detector{}};
+  mh::detect_options o;
+  o.now = k_now;
+  const auto ids = [](const mh::report& r) {
+    std::vector<std::string> out;
+    for (const auto& f : r.findings) out.push_back(f.record_ids.at(0));
+    return out;
+  };
+  CHECK(ids(p.run(store, o)) == std::vector<std::string>{"a", "b"});
+  o.since = mh::parse_timestamp("2024-06-01T00:00:00Z")->instant;
+  CHECK(ids(p.run(store, o)) == std::vector<std::string>{"b"});
+  // a record changed since the cursor is judged as in a full run
+  o.changed = std::make_shared<const std::vector<bool>>(std::vector<bool>{true, false, false});
+  CHECK(ids(p.run(store, o)) == std::vector<std::string>{"a", "b"});
 }

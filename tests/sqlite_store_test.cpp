@@ -14,6 +14,7 @@
 #include <map>
 #include <new>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -1005,4 +1006,207 @@ TEST_CASE("sqlite_store: a database id of its own decides which logs belong to i
   CHECK(rb.complete());
   CHECK(rb.records_restored == 1);
   CHECK(!a.record(*a.find("b")).effective_weight);
+}
+
+// ---------------------------------------------------------------- the state database (issue 20)
+
+#include <memhealth/store/sqlite_state.hpp>
+
+TEST_CASE("sqlite_state: cursors, fingerprints, versions, schedule, runs, repair history") {
+  sq_dir dir("state");
+  const fs::path p = dir.path / "store.jsonl.memhealth-state.db";
+  CHECK(default_state_path((dir.path / "store.jsonl").string()) == p);
+  CHECK(default_state_path("sqlite:" + (dir.path / "store.jsonl").string()) == p);
+  const utc_time t1 = parse_timestamp("2024-07-15T00:00:00Z")->instant;
+  const utc_time t2 = parse_timestamp("2024-07-15T01:00:00Z")->instant;
+  auto recs = canonical_records();
+  std::vector<std::string> ids;
+  std::vector<std::uint64_t> fps;
+  for (const auto& r : recs) ids.push_back(r.id), fps.push_back(record_fingerprint(r, r.embedding));
+  {
+    auto s = sqlite_state::open(p);
+    CHECK(!s.cursor("check"));
+    s.set_cursor("check", t1);
+    s.set_cursor("check", t2);  // moves
+    // nothing committed yet: every record is new
+    auto c = s.changes(ids, fps);
+    CHECK(c.changed_count == 3);
+    CHECK(c.removed.empty());
+    s.commit_fingerprints(ids, fps, t2);
+    CHECK(s.note_embedding_versions({{"m1", 3}}, t1) == std::vector<std::string>{"m1"});
+    CHECK(s.note_embedding_versions({{"m1", 3}}, t2).empty());
+    s.set_schedule("duplicates", t1, t2);
+    const std::int64_t day = 19919;  // 2024-07-15
+    CHECK(s.take_run(day, 2));
+    CHECK(s.take_run(day, 2));
+    CHECK(!s.take_run(day, 2));  // the budget of the day is used up
+    s.give_back_run(day);
+    CHECK(s.runs_on(day) == 1);
+    CHECK(s.note_attempt("k1", false, "disk full", t1).state == "retry");
+    CHECK(s.note_attempt("k1", false, "disk full", t1).state == "retry");
+    const auto third = s.note_attempt("k1", false, "EIO", t2);
+    CHECK(third.state == "manual");
+    CHECK(third.attempts == 3);
+    CHECK(s.note_attempt("k2", true, "", t2).state == "done");
+  }
+  // everything survives a reopen (a new process)
+  auto s = sqlite_state::open(p);
+  REQUIRE(s.cursor("check"));
+  CHECK(*s.cursor("check") == t2);
+  CHECK(s.changes(ids, fps).changed_count == 0);
+  CHECK(s.note_embedding_versions({{"m1", 2}, {"m2", 1}}, t2) == std::vector<std::string>{"m2"});
+  CHECK(s.embedding_versions().size() == 2);
+  REQUIRE(s.schedule("duplicates"));
+  CHECK(s.schedule("duplicates")->second == t2);
+  CHECK(s.runs_on(19919) == 1);
+  const auto q = s.manual_queue();
+  REQUIRE(q.size() == 1);
+  CHECK(q[0].action_key == "k1");
+  CHECK(q[0].last_error == "EIO");
+  // a content edit that leaves updated_at alone still changes the fingerprint; a removed id and
+  // a changed vector are seen too
+  recs[1].content += " (edited)";
+  const auto fp1 = record_fingerprint(recs[1], recs[1].embedding);
+  CHECK(fp1 != fps[1]);
+  std::vector<float> other = recs[0].embedding;
+  if (!other.empty()) other[0] += 1.0f;
+  const bool vector_seen =
+      recs[0].embedding.empty() || record_fingerprint(recs[0], other) != fps[0];
+  CHECK(vector_seen);
+  const std::vector<std::string> ids2{ids[0], ids[1]};
+  const std::vector<std::uint64_t> fps2{fps[0], fp1};
+  const auto c = s.changes(ids2, fps2);
+  CHECK(c.changed == std::vector<bool>{false, true});
+  CHECK(c.removed == std::vector<std::string>{ids[2]});
+  // a second connection (another process) counts against the same budget
+  auto s2 = sqlite_state::open(p);
+  CHECK(s2.take_run(19919, 2));
+  CHECK(!s.take_run(19919, 2));
+}
+
+TEST_CASE("sqlite_state: what is not a state database is refused with a clear error") {
+  sq_dir dir("state-bad");
+  const auto code_of = [](const fs::path& p) -> std::optional<error_code> {
+    try {
+      (void)sqlite_state::open(p);
+    } catch (const error& e) {
+      return e.code();
+    }
+    return std::nullopt;
+  };
+  CHECK(code_of(dir.path) == error_code::io);  // a directory
+  write_bytes(dir.path / "text.db", "this is not a database, just some text of no interest\n");
+  CHECK(code_of(dir.path / "text.db") == error_code::parse);
+  sql(dir.path / "other.db", "CREATE TABLE t(x);");
+  CHECK(code_of(dir.path / "other.db") == error_code::schema);  // an SQLite file of another kind
+  (void)sqlite_state::open(dir.path / "v.db");
+  sql(dir.path / "v.db", "UPDATE state_meta SET value='9' WHERE key='schema_version';");
+  CHECK(code_of(dir.path / "v.db") == error_code::schema);  // a newer schema
+  sqlite_state_options ro;
+  ro.read_only = true;
+  CHECK_THROWS_AS((void)sqlite_state::open(dir.path / "missing.db", ro), error);
+}
+
+TEST_CASE(
+    "incremental detection by fingerprints gives the full run's findings on changed records") {
+  // 40 scopes of 12 records: in each scope two exact duplicates, two near duplicates and a
+  // contradicting pair, plus unrelated records; records carry updated_at, and edits below keep
+  // it (a writer that forgot it). After a first full run commits the fingerprints, 30 records
+  // spread over the scopes are edited (content or vector). The incremental run (changed mask
+  // from the fingerprints) must report exactly the findings of a full run that involve an edited
+  // record.
+  std::mt19937 rng(5);
+  std::normal_distribution<float> g;
+  const std::size_t d = 8;
+  const auto unit = [&] {
+    std::vector<float> v(d);
+    float s = 0;
+    for (auto& x : v) x = g(rng), s += x * x;
+    for (auto& x : v) x /= std::sqrt(s);
+    return v;
+  };
+  const char* things[] = {"tea", "jazz", "chess", "opera", "sushi", "tennis", "poetry", "kayaks"};
+  std::vector<memory_record> rs;
+  for (int sc = 0; sc < 40; ++sc) {
+    const std::string scope = "user:" + std::to_string(sc);
+    const auto base = unit();
+    for (int k = 0; k < 12; ++k) {
+      std::string text = std::string("User collects ") + things[(sc + k) % 8] + " items of kind " +
+                         std::string(1, char('a' + k)) + std::string(1, char('a' + sc % 26));
+      std::vector<float> e = unit();
+      if (k == 1) text = rs[rs.size() - 1].content;  // exact duplicate of k = 0
+      if (k == 3) {                                  // near duplicate of k = 2
+        e = rs.back().embedding;
+        for (auto& x : e) x += 0.001f;
+        text = "User gathers " + std::string(things[(sc + 2) % 8]) + " items";
+      }
+      if (k == 4) e = base, text = "User loves jazz";
+      if (k == 5) {
+        e = base;
+        e[0] += 0.05f;
+        text = "User can't stand jazz";
+      }
+      auto r = rec(scope + "-r" + std::to_string(k), text, e, scope);
+      rs.push_back(r);
+    }
+  }
+  sq_dir dir("incremental");
+  auto state = sqlite_state::open(dir.path / "state.db");
+  const auto fingerprints = [](const std::vector<memory_record>& v) {
+    std::pair<std::vector<std::string>, std::vector<std::uint64_t>> out;
+    for (const auto& r : v)
+      out.first.push_back(r.id), out.second.push_back(record_fingerprint(r, r.embedding));
+    return out;
+  };
+  auto [ids0, fps0] = fingerprints(rs);
+  state.commit_fingerprints(ids0, fps0, parse_timestamp("2024-07-15T00:00:00Z")->instant);
+  // edits: 30 records over the scopes, content or vector, updated_at kept
+  std::uniform_int_distribution<std::size_t> any(0, rs.size() - 1);
+  std::set<std::string> edited;
+  while (edited.size() < 30) {
+    const std::size_t i = any(rng);
+    auto& r = rs[i];
+    if (!edited.insert(r.id).second) continue;
+    // half copy the text of the scope's record k = 8 (an exact duplicate appears), half move the
+    // vector next to that of k = 9 (a near duplicate may appear, unless a guard keeps it apart)
+    const std::size_t k8 = i / 12 * 12 + 8, k9 = i / 12 * 12 + 9;
+    if (edited.size() % 2) {
+      r.content = i == k8 ? "User now rides bikes" : rs[k8].content;
+    } else {
+      r.embedding = rs[k9].embedding;
+      r.embedding[1] += 0.002f;
+      if (i == k9) r.embedding = unit();
+    }
+  }
+  auto [ids1, fps1] = fingerprints(rs);
+  const auto ch = state.changes(ids1, fps1);
+  CHECK(ch.changed_count == 30);
+  const auto store = memory_store<>::from_records(rs);
+  detect_options full;
+  full.now = parse_timestamp("2024-07-15T00:00:00Z")->instant;
+  detect_options inc = full;
+  inc.changed = std::make_shared<const std::vector<bool>>(ch.changed);
+  const auto pipe = make_default_pipeline();
+  const auto r_full = pipe.run(store, full);
+  const auto r_inc = pipe.run(store, inc);
+  CHECK(r_inc.records_checked == 30);
+  const auto key = [](const finding& f) {
+    auto ids = f.record_ids;
+    std::sort(ids.begin(), ids.end());
+    std::string k = f.kind;
+    for (const auto& i : ids) k += "|" + i;
+    return k;
+  };
+  std::multiset<std::string> expect, got;
+  for (const auto& f : r_full.findings)
+    if (std::any_of(f.record_ids.begin(), f.record_ids.end(),
+                    [&](const std::string& i) { return edited.count(i) > 0; }))
+      expect.insert(key(f));
+  for (const auto& f : r_inc.findings) got.insert(key(f));
+  CHECK(expect.size() > 5);
+  CHECK(got == expect);
+  // a wrong-sized mask is a clear error
+  detect_options bad = full;
+  bad.changed = std::make_shared<const std::vector<bool>>(3, true);
+  CHECK_THROWS_AS((void)pipe.run(store, bad), error);
 }

@@ -17,8 +17,61 @@ struct check_options {
   std::string out;
   std::string embed = "none";
   bool exit_zero = false;
+  std::string since;  ///< "" = a full run; "last" = since the state's cursor; else a time
+  std::string state;  ///< the state database ("" = default_state_path(store))
   detection_cli_options detect;
 };
+
+#if MEMHEALTH_CLI_HAVE_SQLITE
+// An incremental check (--since): the state database, the records' fingerprints now, and what
+// the run selects. Records are checked when changed after the cursor (updated_at, else
+// created_at) or when their fingerprint differs from the last run's (new records included).
+struct incremental_check {
+  std::optional<sqlite_state> state;
+  std::vector<std::string> ids;
+  std::vector<std::uint64_t> fingerprints;
+  fingerprint_changes changes;
+};
+
+template <class Store>
+incremental_check start_incremental(const check_options& o, const Store& store, detect_options& d) {
+  incremental_check ic;
+  const auto path = o.state.empty() ? default_state_path(o.store) : std::filesystem::path(o.state);
+  ic.state.emplace(sqlite_state::open(path));
+  ic.ids.reserve(store.size());
+  ic.fingerprints.reserve(store.size());
+  for (std::size_t i = 0; i < store.size(); ++i) {
+    const memory_record& r = store.record(i);
+    ic.ids.push_back(r.id);
+    ic.fingerprints.push_back(record_fingerprint(r, store.embedding(i)));
+  }
+  ic.changes = ic.state->changes(ic.ids, ic.fingerprints);
+  if (o.since == "last") {
+    d.since = ic.state->cursor("check");
+  } else {
+    const auto t = parse_timestamp(o.since);
+    if (!t)
+      throw error(error_code::invalid_argument,
+                  "--since: '" + o.since + "' is neither 'last' nor an RFC 3339 time");
+    d.since = t->instant;
+  }
+  if (d.since) {  // a first run (no cursor) is a full run
+    d.changed = std::make_shared<const std::vector<bool>>(ic.changes.changed);
+  }
+  std::cerr << "memhealth check: incremental (state " << path.string() << "): "
+            << (d.since ? "since " + format_timestamp(timestamp{*d.since, 0})
+                        : std::string("no cursor yet, a full run"))
+            << "; " << ic.changes.changed_count << " of " << store.size()
+            << " records new or changed by content, " << ic.changes.removed.size() << " removed\n";
+  return ic;
+}
+
+// After the report is written: the fingerprints and the cursor move to this run.
+void finish_incremental(incremental_check& ic, const detect_options& d) {
+  ic.state->commit_fingerprints(ic.ids, ic.fingerprints, d.now);
+  ic.state->set_cursor("check", d.now);
+}
+#endif
 
 std::string report_text(const report& r, const check_options& o, const detect_options& d,
                         std::size_t n_issues, bool markdown) {
@@ -71,14 +124,21 @@ int run_check(const check_options& o) {
       d.dimension = o.detect.dim;
     else
       d.dimension = store.dimension();
+    std::optional<incremental_check> ic;
+    if (!o.since.empty()) ic = start_incremental(o, store, d);
     report r = make_default_pipeline(settings).run(store, d);
     note_empty_store(r, o.store);
     if (o.format == "json")
       emit(check_report_json(r, o.store, d, {}).dump(2), o.out);
     else
       emit(report_text(r, o, d, 0, o.format == "md"), o.out);
+    if (ic) finish_incremental(*ic, d);
     return r.has_at_least(severity::warning) && !o.exit_zero ? exit_findings : exit_ok;
   }
+#else
+  if (!o.since.empty())
+    throw error(error_code::invalid_argument,
+                "--since needs the state database, and this build has no SQLite");
 #endif
   auto lr = load_store_file(o.store);
   if (o.embed == "lexical") {
@@ -89,6 +149,10 @@ int run_check(const check_options& o) {
   }
   auto store = memory_store<>::from_records(std::move(lr.records), o.detect.dim);
   d.dimension = store.dimension();
+#if MEMHEALTH_CLI_HAVE_SQLITE
+  std::optional<incremental_check> ic;
+  if (!o.since.empty()) ic = start_incremental(o, store, d);
+#endif
   report r = make_default_pipeline(settings).run(store, d);
   print_issues(lr.issues);
   note_empty_store(r, o.store);
@@ -96,6 +160,9 @@ int run_check(const check_options& o) {
     emit(check_report_json(r, o.store, d, lr.issues).dump(2), o.out);
   else
     emit(report_text(r, o, d, lr.issues.size(), o.format == "md"), o.out);
+#if MEMHEALTH_CLI_HAVE_SQLITE
+  if (ic) finish_incremental(*ic, d);
+#endif
   // lines that could not be parsed at all count as findings of warning level for the exit code
   const bool skipped = std::any_of(lr.issues.begin(), lr.issues.end(),
                                    [](const load_issue& i) { return !i.record_kept; });
@@ -227,6 +294,15 @@ void add_check(CLI::App& app, int& rc) {
       ->check(CLI::IsMember({"lexical", "none"}));
   cmd->add_flag("--exit-zero", o->exit_zero,
                 "Exit 0 even when findings of warning or above are found");
+  auto* since = cmd->add_option(
+      "--since", o->since,
+      "Incremental: check only records changed since 'last' (the state's cursor) or "
+      "since an RFC 3339 time, or whose content changed since the last run; then "
+      "advance the cursor");
+  cmd->add_option("--state", o->state,
+                  "State database for --since (default: STORE.memhealth-state.db beside the "
+                  "store)")
+      ->needs(since);
   cmd->callback([o, &rc] { rc = run_check(*o); });
 }
 

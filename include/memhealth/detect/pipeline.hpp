@@ -29,6 +29,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -37,6 +38,7 @@
 #include <utility>
 #include <vector>
 
+#include "memhealth/config.hpp"
 #include "memhealth/detect/finding.hpp"
 #include "memhealth/record/time.hpp"
 #include "memhealth/record/traits.hpp"
@@ -54,6 +56,12 @@ struct detect_options {
   std::size_t dimension = 0;
   /// Incremental cursor: when set, only records changed after it are checked.
   std::optional<utc_time> since;
+  /// Records to check in an incremental run, by record index (true = changed), e.g. those whose
+  /// content fingerprint differs from the last run's (store/sqlite_state.hpp): a change is seen
+  /// even when its writer did not set `updated_at`. With `since` too, a record is checked when
+  /// either selects it. Null = not used. @throws error(precondition) from the detection context
+  /// when its size is not the store's.
+  std::shared_ptr<const std::vector<bool>> changed{};
 };
 
 /// The normalised texts of a run, one per record, stored end to end in one buffer (no string
@@ -114,6 +122,15 @@ class detection_context {
           changed_[i] = !t || t->instant > *options_.since;
         }
       }
+    }
+    if (options_.changed) {
+      if (options_.changed->size() != store_.size())
+        throw error(error_code::precondition,
+                    "detect_options::changed has " + std::to_string(options_.changed->size()) +
+                        " entries for a store of " + std::to_string(store_.size()) + " records");
+      const bool timed = options_.since && timestamped_record<record_type>;
+      for (std::size_t i = 0; i < store_.size(); ++i)
+        changed_[i] = (timed && changed_[i]) || (*options_.changed)[i];
     }
   }
 

@@ -38,7 +38,9 @@ inline constexpr bool has_any_time_field =
 ///
 /// Incremental runs: a record goes stale precisely by *not* changing, so by default every record
 /// is checked even when the run has a cursor (`check_unchanged`); set it to false to follow
-/// `ctx.is_changed` like the other detectors.
+/// `ctx.is_changed` like the other detectors. An unchanged record is reported only when it
+/// crossed the threshold after the cursor (`detect_options::since`): one already stale then was
+/// reported by the run that set the cursor, and is not reported again.
 ///
 /// Capabilities: needs at least one of updated_at / last_accessed_at / created_at (refused at
 /// compile time otherwise); uses kind (`kinded_record`; else the fallback curve), status
@@ -82,15 +84,23 @@ struct staleness_detector {
       const decay_curve& curve = curves.curve_for(kind);
       const double curve_weight = evaluate(curve, std::chrono::milliseconds{age});
       double weight = curve_weight;
+      double stored_factor = 1.0;  // a stored effective weight multiplies the curve's
       if constexpr (weighted_record<R>) {
         if (const auto stored = field::effective_weight(r)) {
           // Already down-weighted, to at most what the curve says or below the threshold (a
           // repair's floor): done; reporting it again would make every run lower it once more.
           if (*stored <= curve_weight + 1e-9 || *stored < threshold) continue;
           weight *= *stored;
+          stored_factor = *stored;
         }
       }
       if (!(weight < threshold)) continue;
+      if (const auto& since = ctx.options().since; since && !ctx.is_changed(i)) {
+        // stale already at the cursor: the earlier run reported it
+        auto then = *since - t->instant;
+        if (then.count() < 0) then = std::chrono::milliseconds{0};
+        if (evaluate(curve, std::chrono::milliseconds{then}) * stored_factor < threshold) continue;
+      }
       finding f;
       f.kind = std::string(finding_kinds::stale);
       f.severity = weight < threshold / 2 ? severity::warning : severity::info;

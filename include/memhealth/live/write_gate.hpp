@@ -55,8 +55,8 @@
 /// One writer and many readers: `inspect` takes a shared lock, `observe`, `observe_all` and
 /// `forget` an exclusive one (`writer_first_mutex`: a waiting writer goes before new readers,
 /// so a stream of inspects never starves the writer), so any number of threads may inspect
-/// while one thread writes. Bad records never throw: they become findings (and `reject`). A judge or
-/// rule that throws propagates. `observe` of a record whose vector cannot be used (wrong length,
+/// while one thread writes. Bad records never throw: they become findings (and `reject`). A judge
+/// or rule that throws propagates. `observe` of a record whose vector cannot be used (wrong length,
 /// NaN, zero) keeps it for the text and claim checks only.
 ///
 /// Memory: per observed record a copy of the record (without its raw vector when the record type
@@ -65,13 +65,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
-#include <condition_variable>
 #include <shared_mutex>
 #include <span>
 #include <string>
@@ -108,7 +108,8 @@ inline std::int32_t gate_dot_i8_portable(const std::int8_t* a, const std::int8_t
                                          std::size_t d) noexcept {
   std::int32_t s = 0;
   for (std::size_t k = 0; k < d; ++k)
-    s += static_cast<std::int32_t>(static_cast<std::int16_t>(a[k]) * static_cast<std::int16_t>(b[k]));
+    s += static_cast<std::int32_t>(static_cast<std::int16_t>(a[k]) *
+                                   static_cast<std::int16_t>(b[k]));
   return s;
 }
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -120,8 +121,10 @@ __attribute__((target("avx2"))) inline std::int32_t gate_dot_i8_avx2(const std::
   __m256i acc = _mm256_setzero_si256();
   std::size_t k = 0;
   for (; k + 16 <= d; k += 16) {
-    const __m256i x = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + k)));
-    const __m256i y = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + k)));
+    const __m256i x =
+        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + k)));
+    const __m256i y =
+        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + k)));
     acc = _mm256_add_epi32(acc, _mm256_madd_epi16(x, y));
   }
   __m128i s = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
@@ -227,22 +230,25 @@ struct gate_verdict {
 
 /// Settings of a `write_gate`; defaults follow the default pipeline's (SPEC section 2).
 struct write_gate_settings {
-  float near_duplicate_threshold = 0.92f;      ///< cosine in [-1, 1] for a near duplicate
-  float conflict_candidate_threshold = 0.6f;   ///< cosine for a pair to reach the judge
-  std::size_t max_judged = 32;                 ///< most judge calls per inspect (most similar first)
-  bool skip_negation_mismatch = true;          ///< as `duplicate_detector`'s
-  bool skip_guarded = true;                    ///< as `duplicate_detector`'s
-  bool skip_judged_conflicts = true;           ///< as `duplicate_detector`'s
-  std::size_t dimension = 0;                   ///< expected d; 0 = the first usable vector's
-  structural_detector structural{};            ///< the record's own checks
-  hygiene_detector hygiene{};                  ///< junk-content checks
+  float near_duplicate_threshold = 0.92f;     ///< cosine in [-1, 1] for a near duplicate
+  float conflict_candidate_threshold = 0.6f;  ///< cosine for a pair to reach the judge
+  std::size_t max_judged = 32;                ///< most judge calls per inspect (most similar first)
+  bool skip_negation_mismatch = true;         ///< as `duplicate_detector`'s
+  bool skip_guarded = true;                   ///< as `duplicate_detector`'s
+  bool skip_judged_conflicts = true;          ///< as `duplicate_detector`'s
+  std::size_t dimension = 0;                  ///< expected d; 0 = the first usable vector's
+  structural_detector structural{};           ///< the record's own checks
+  hygiene_detector hygiene{};                 ///< junk-content checks
   /// Finding kinds of the record's own checks that make the decision `reject`.
-  std::vector<std::string> reject_kinds = {
-      std::string(finding_kinds::content_empty),         std::string(finding_kinds::embedding_dim_mismatch),
-      std::string(finding_kinds::embedding_non_finite),  std::string(finding_kinds::embedding_zero_norm),
-      std::string(finding_kinds::embedding_zero_padded), std::string(finding_kinds::illegal_status),
-      std::string(finding_kinds::missing_scope),         std::string(finding_kinds::duplicate_id),
-      std::string(finding_kinds::reference_cycle)};
+  std::vector<std::string> reject_kinds = {std::string(finding_kinds::content_empty),
+                                           std::string(finding_kinds::embedding_dim_mismatch),
+                                           std::string(finding_kinds::embedding_non_finite),
+                                           std::string(finding_kinds::embedding_zero_norm),
+                                           std::string(finding_kinds::embedding_zero_padded),
+                                           std::string(finding_kinds::illegal_status),
+                                           std::string(finding_kinds::missing_scope),
+                                           std::string(finding_kinds::duplicate_id),
+                                           std::string(finding_kinds::reference_cycle)};
 };
 
 /// The write-time gate over record type R (see the file comment).
@@ -272,10 +278,10 @@ class write_gate {
   /// Checks `candidate` against the observed records and suggests a decision. Thread safe with
   /// other `inspect` calls; never throws on bad data (see the file comment).
   /// @param now the clock for the timestamp checks (UTC).
-  [[nodiscard]] gate_verdict inspect(const R& candidate, write_kind kind = write_kind::upsert,
-                                     utc_time now = std::chrono::time_point_cast<
-                                         std::chrono::milliseconds>(std::chrono::system_clock::now()))
-      const {
+  [[nodiscard]] gate_verdict inspect(
+      const R& candidate, write_kind kind = write_kind::upsert,
+      utc_time now = std::chrono::time_point_cast<std::chrono::milliseconds>(
+          std::chrono::system_clock::now())) const {
     std::shared_lock lock(mu_);
     gate_verdict v;
     const std::string id(field::id(candidate));
@@ -307,8 +313,7 @@ class write_gate {
     std::string exact_of;
     const auto [lo, hi] = si.by_text.equal_range(std::hash<std::string_view>{}(norm));
     for (auto it = lo; it != hi && exact_of.empty(); ++it)
-      if (it->second != skip && entries_[it->second]->norm == norm &&
-          entries_[it->second]->active)
+      if (it->second != skip && entries_[it->second]->norm == norm && entries_[it->second]->active)
         exact_of = entries_[it->second]->id;
 
     // similar records: one pass over the scope's unit vectors
@@ -357,8 +362,8 @@ class write_gate {
     }
 
     if (!exact_of.empty()) {
-      finding f = pair_finding(finding_kinds::exact_duplicate, severity::warning, "duplicates",
-                               id, exact_of, "merge_duplicates");
+      finding f = pair_finding(finding_kinds::exact_duplicate, severity::warning, "duplicates", id,
+                               exact_of, "merge_duplicates");
       v.findings.push_back(std::move(f));
     } else if (!near_of.empty()) {
       finding f = pair_finding(finding_kinds::near_duplicate, severity::warning, "duplicates", id,
@@ -376,7 +381,7 @@ class write_gate {
       std::string winner = "undecided";
       if (!jv.needs_human) {
         const rule_verdict rv = rules_(candidate, x.record);
-        winner = rv == rule_verdict::winner_a ? "candidate"
+        winner = rv == rule_verdict::winner_a   ? "candidate"
                  : rv == rule_verdict::winner_b ? "existing"
                                                 : "undecided";
       }
@@ -387,12 +392,10 @@ class write_gate {
       } else if (!hold) {
         hold = true;
         hold_on = x.id;
-        hold_why = jv.needs_human ? "conflicts with " + x.id + " (" + jv.reason +
-                                        "): only a person can decide"
-                                  : "conflicts with " + x.id + " (" + jv.reason +
-                                        "): the rules " +
-                                        (winner == "existing" ? "keep the existing record"
-                                                              : "cannot decide");
+        hold_why = jv.needs_human
+                       ? "conflicts with " + x.id + " (" + jv.reason + "): only a person can decide"
+                       : "conflicts with " + x.id + " (" + jv.reason + "): the rules " +
+                             (winner == "existing" ? "keep the existing record" : "cannot decide");
       }
     }
     if (hold) {
@@ -458,18 +461,18 @@ class write_gate {
     std::string id;
     std::string norm;
     std::string scope;
-    std::string version;  // embedding_version, "" when none
+    std::string version;     // embedding_version, "" when none
     std::size_t row = npos;  // row in the scope's vectors
     bool active = true;
     bool negated = false;
   };
   struct scope_index {
-    std::vector<float> units;             // rows x d, row-major
-    std::vector<std::int8_t> q8;          // rows x d: round(unit / scale), in [-127, 127]
-    std::vector<float> q8_scale;          // per row: max |unit_k| / 127 (0 for a freed row)
-    std::vector<float> q8_err;            // per row: ||unit - scale * q8|| rounded up
-    std::vector<std::size_t> row_entry;   // entry of each row (npos: a freed row)
-    std::vector<std::size_t> free_rows;   // rows to reuse
+    std::vector<float> units;            // rows x d, row-major
+    std::vector<std::int8_t> q8;         // rows x d: round(unit / scale), in [-127, 127]
+    std::vector<float> q8_scale;         // per row: max |unit_k| / 127 (0 for a freed row)
+    std::vector<float> q8_err;           // per row: ||unit - scale * q8|| rounded up
+    std::vector<std::size_t> row_entry;  // entry of each row (npos: a freed row)
+    std::vector<std::size_t> free_rows;  // rows to reuse
     std::size_t rows = 0;
     std::unordered_multimap<std::size_t, std::size_t> by_text;  // hash of norm -> entry
     std::map<std::string, std::vector<std::size_t>> by_claim;   // claim key -> entries
@@ -687,8 +690,8 @@ class write_gate {
   void add(const R& r) {
     const std::string id(field::id(r));
     if (const auto it = by_id_.find(id); it != by_id_.end()) remove(it->second);
-    entry x{r, id, normalizer_(field::content(r)), std::string(detail::semantic_scope_of(r)),
-            {}, npos, detail::semantic_is_active(r), false};
+    entry x{r,  id,   normalizer_(field::content(r)), std::string(detail::semantic_scope_of(r)),
+            {}, npos, detail::semantic_is_active(r),  false};
     // the copy's raw vector is not needed (the unit vector is kept in the scope's rows): free it
     // when the record type lets us assign an empty one
     if constexpr (requires { field::raw::embedding(x.record) = {}; })
@@ -731,7 +734,8 @@ class write_gate {
         si.q8_err.push_back(0.0f);
         si.row_entry.push_back(npos);
       }
-      std::copy(unit.begin(), unit.end(), si.units.begin() + static_cast<std::ptrdiff_t>(row * dim_));
+      std::copy(unit.begin(), unit.end(),
+                si.units.begin() + static_cast<std::ptrdiff_t>(row * dim_));
       const auto [sx, ex] = quantize(unit.data(), dim_, si.q8.data() + row * dim_);
       si.q8_scale[row] = sx;
       si.q8_err[row] = ex;

@@ -1,0 +1,422 @@
+#pragma once
+/// @file sqlite_state.hpp
+/// `memhealth::sqlite_state`: the state that continuous operation keeps between runs (issue 20),
+/// in one SQLite database beside the store (`default_state_path`): the cursor of each check, a
+/// content fingerprint per record (so a record changed by a writer that forgot `updated_at` is
+/// still seen as changed), the embedding versions seen, the scheduler's last and next runs, a
+/// runs-per-day ledger, and the repair history that spans runs (attempts per action, the
+/// manual queue).
+///
+/// Several processes may share it: WAL journal mode, a busy timeout, and every read-modify-write
+/// in a `BEGIN IMMEDIATE` transaction (so two processes never both take the last run of a day).
+/// The schema is versioned (`sqlite_state_schema_version` in table `state_meta`); a database of
+/// another version is refused with a message (version 1 is the first; later versions will
+/// migrate older ones on open). Schema:
+/// - `state_meta(key PRIMARY KEY, value)`: schema_version, created_at;
+/// - `cursors(name PRIMARY KEY, at_ms)`: the clock of the last completed run of a check (UTC ms);
+/// - `record_fingerprints(id PRIMARY KEY, fingerprint, seen_ms)`;
+/// - `embedding_versions(version PRIMARY KEY, first_seen_ms, last_seen_ms, records)`;
+/// - `schedule(name PRIMARY KEY, last_ms, next_ms)`;
+/// - `runs(day PRIMARY KEY, count)`: runs counted per UTC day (days since 1970-01-01);
+/// - `repair_attempts(action_key PRIMARY KEY, attempts, failures, last_ms, last_error, state)`:
+///   `state` is "done", "retry" or "manual" (sent to a person after `max_failures`).
+///
+/// Errors: `memhealth::error` with `io` (cannot open or write; locked beyond the busy timeout),
+/// `parse` (not an SQLite database, or corrupt) or `schema` (an SQLite database of another kind,
+/// or a state database of another schema version), naming the path. Link SQLite (CMake: `memhealth::sqlite`).
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "memhealth/config.hpp"
+#include "memhealth/record/memory_record.hpp"
+#include "memhealth/record/time.hpp"
+#include "memhealth/store/sqlite_schema.hpp"
+
+namespace memhealth {
+
+/// Schema version of the state database this build writes and reads.
+inline constexpr int sqlite_state_schema_version = 1;
+
+/// Knobs of `sqlite_state`.
+struct sqlite_state_options {
+  std::chrono::milliseconds busy_timeout{5000};  ///< wait for a lock held by another process
+  bool read_only = false;  ///< open an existing database read-only (writes then throw `io`)
+};
+
+/// The state database's default path for a store: beside it, `<store file>.memhealth-state.db`
+/// (an `sqlite:` prefix is dropped first).
+inline std::filesystem::path default_state_path(std::string_view store) {
+  if (store.starts_with("sqlite:")) store.remove_prefix(7);
+  return std::filesystem::path(std::string(store) + ".memhealth-state.db");
+}
+
+/// A stable 64-bit fingerprint of a record's content: FNV-1a over its canonical JSON (without the
+/// embedding) followed by the embedding's float32 bytes. Equal records give equal fingerprints on
+/// every build and machine (little-endian floats); any change of any field, vector included,
+/// changes it except with probability about 2^-64.
+inline std::uint64_t record_fingerprint(const memory_record& r, std::span<const float> embedding) {
+  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a 64 offset basis
+  const auto mix = [&](const unsigned char* p, std::size_t n) {
+    for (std::size_t k = 0; k < n; ++k) h = (h ^ p[k]) * 1099511628211ULL;  // FNV prime
+  };
+  const std::string json = detail::sqlite::record_json(r);
+  mix(reinterpret_cast<const unsigned char*>(json.data()), json.size());
+  const std::string floats = detail::sqlite::encode_floats(embedding);
+  mix(reinterpret_cast<const unsigned char*>(floats.data()), floats.size());
+  return h;
+}
+
+/// What changed in a store since the fingerprints were last committed.
+struct fingerprint_changes {
+  std::vector<bool> changed;         ///< per record index: new, or its fingerprint differs
+  std::size_t changed_count = 0;     ///< number of true entries of `changed`
+  std::vector<std::string> removed;  ///< ids fingerprinted before and absent now
+};
+
+/// One entry of the repair history (`sqlite_state::attempt`).
+struct repair_attempt_state {
+  std::string action_key;    ///< the action's idempotency key
+  std::int64_t attempts = 0;  ///< times it was tried
+  std::int64_t failures = 0;  ///< times it failed
+  std::string last_error;    ///< the last failure's message ("" when none)
+  std::string state;         ///< "done", "retry" or "manual"
+};
+
+/// The state database (see the file comment). Move-only; one connection.
+class sqlite_state {
+ public:
+  /// Opens the state database at `path`, creating it (and its schema) when missing unless
+  /// `read_only`. @throws error(io) / error(parse) as in the file comment.
+  static sqlite_state open(const std::filesystem::path& path, sqlite_state_options opt = {}) {
+    sqlite_state s;
+    s.path_ = path.string();
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+      throw error(error_code::io, s.path_ + ": is a directory, not a state database");
+    const bool existed = std::filesystem::exists(path, ec);
+    if (!existed && opt.read_only)
+      throw error(error_code::io, s.path_ + ": no state database (nothing has run yet)");
+    const int flags = opt.read_only ? SQLITE_OPEN_READONLY
+                                    : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    s.db_ = detail::sqlite::open_db(s.path_, flags, opt.busy_timeout);
+    if (!opt.read_only) s.exec("PRAGMA journal_mode=WAL", "cannot set WAL mode");
+    s.exec("PRAGMA foreign_keys=OFF", "cannot configure");
+    s.migrate(opt.read_only);
+    return s;
+  }
+
+  /// The path it was opened from.
+  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+
+  // ------------------------------------------------------------------ cursors
+
+  /// The clock of the last completed run of check `name`, or nullopt when it never ran.
+  [[nodiscard]] std::optional<utc_time> cursor(std::string_view name) const {
+    auto st = prepare("SELECT at_ms FROM cursors WHERE name=?1");
+    bind(st.get(), 1, name);
+    if (step(st.get()) != SQLITE_ROW) return std::nullopt;
+    return utc_time{std::chrono::milliseconds{sqlite3_column_int64(st.get(), 0)}};
+  }
+  /// Sets the cursor of check `name` to `at`.
+  void set_cursor(std::string_view name, utc_time at) {
+    auto st = prepare("INSERT INTO cursors(name, at_ms) VALUES(?1, ?2) "
+                      "ON CONFLICT(name) DO UPDATE SET at_ms=excluded.at_ms");
+    bind(st.get(), 1, name);
+    sqlite3_bind_int64(st.get(), 2, ms(at));
+    done(st.get(), "cannot write a cursor");
+  }
+
+  // ------------------------------------------------------------------ fingerprints
+
+  /// Compares the fingerprints of the records now (`ids[i]`, `fingerprints[i]`, one per record
+  /// index) with those last committed. @pre ids.size() == fingerprints.size().
+  [[nodiscard]] fingerprint_changes changes(std::span<const std::string> ids,
+                                            std::span<const std::uint64_t> fingerprints) const {
+    MEMHEALTH_ASSERT(ids.size() == fingerprints.size(), "sqlite_state::changes: sizes differ");
+    std::map<std::string, std::uint64_t, std::less<>> old;
+    auto st = prepare("SELECT id, fingerprint FROM record_fingerprints");
+    while (step(st.get()) == SQLITE_ROW)
+      old.emplace(detail::sqlite::column_text(st.get(), 0),
+                  static_cast<std::uint64_t>(sqlite3_column_int64(st.get(), 1)));
+    fingerprint_changes c;
+    c.changed.assign(ids.size(), true);
+    std::map<std::string_view, bool> present;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      present[ids[i]] = true;
+      const auto it = old.find(ids[i]);
+      c.changed[i] = it == old.end() || it->second != fingerprints[i];
+      c.changed_count += c.changed[i];
+    }
+    for (const auto& [id, fp] : old)
+      if (!present.count(id)) c.removed.push_back(id);
+    return c;
+  }
+  /// Replaces the committed fingerprints by these (one transaction). A duplicate id keeps the
+  /// fingerprint of its last record. @pre ids.size() == fingerprints.size().
+  void commit_fingerprints(std::span<const std::string> ids,
+                           std::span<const std::uint64_t> fingerprints, utc_time now) {
+    MEMHEALTH_ASSERT(ids.size() == fingerprints.size(), "commit_fingerprints: sizes differ");
+    transaction t(*this);
+    exec("DELETE FROM record_fingerprints", "cannot clear fingerprints");
+    auto st = prepare("INSERT OR REPLACE INTO record_fingerprints(id, fingerprint, seen_ms) "
+                      "VALUES(?1, ?2, ?3)");
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      sqlite3_reset(st.get());
+      bind(st.get(), 1, ids[i]);
+      sqlite3_bind_int64(st.get(), 2, static_cast<std::int64_t>(fingerprints[i]));
+      sqlite3_bind_int64(st.get(), 3, ms(now));
+      done(st.get(), "cannot write a fingerprint");
+    }
+    t.commit();
+  }
+
+  // ------------------------------------------------------------------ embedding versions
+
+  /// Records the embedding versions a store holds now (version -> records) and returns those
+  /// never seen before (a model switch: drift and the migration gate are due).
+  std::vector<std::string> note_embedding_versions(
+      const std::map<std::string, std::size_t>& versions, utc_time now) {
+    transaction t(*this);
+    std::vector<std::string> fresh;
+    auto seen = prepare("SELECT 1 FROM embedding_versions WHERE version=?1");
+    auto up = prepare(
+        "INSERT INTO embedding_versions(version, first_seen_ms, last_seen_ms, records) "
+        "VALUES(?1, ?2, ?2, ?3) ON CONFLICT(version) DO UPDATE SET "
+        "last_seen_ms=excluded.last_seen_ms, records=excluded.records");
+    for (const auto& [v, n] : versions) {
+      sqlite3_reset(seen.get());
+      bind(seen.get(), 1, v);
+      if (step(seen.get()) != SQLITE_ROW) fresh.push_back(v);
+      sqlite3_reset(up.get());
+      bind(up.get(), 1, v);
+      sqlite3_bind_int64(up.get(), 2, ms(now));
+      sqlite3_bind_int64(up.get(), 3, static_cast<std::int64_t>(n));
+      done(up.get(), "cannot write an embedding version");
+    }
+    t.commit();
+    return fresh;
+  }
+  /// Every embedding version seen, with its first-seen time.
+  [[nodiscard]] std::vector<std::pair<std::string, utc_time>> embedding_versions() const {
+    std::vector<std::pair<std::string, utc_time>> out;
+    auto st = prepare("SELECT version, first_seen_ms FROM embedding_versions ORDER BY version");
+    while (step(st.get()) == SQLITE_ROW)
+      out.emplace_back(detail::sqlite::column_text(st.get(), 0),
+                       utc_time{std::chrono::milliseconds{sqlite3_column_int64(st.get(), 1)}});
+    return out;
+  }
+
+  // ------------------------------------------------------------------ schedule
+
+  /// Sets the last and next run of scheduled check `name`.
+  void set_schedule(std::string_view name, utc_time last, utc_time next) {
+    auto st = prepare("INSERT INTO schedule(name, last_ms, next_ms) VALUES(?1, ?2, ?3) "
+                      "ON CONFLICT(name) DO UPDATE SET last_ms=excluded.last_ms, "
+                      "next_ms=excluded.next_ms");
+    bind(st.get(), 1, name);
+    sqlite3_bind_int64(st.get(), 2, ms(last));
+    sqlite3_bind_int64(st.get(), 3, ms(next));
+    done(st.get(), "cannot write the schedule");
+  }
+  /// (last, next) of scheduled check `name`, or nullopt when it never ran.
+  [[nodiscard]] std::optional<std::pair<utc_time, utc_time>> schedule(std::string_view name) const {
+    auto st = prepare("SELECT last_ms, next_ms FROM schedule WHERE name=?1");
+    bind(st.get(), 1, name);
+    if (step(st.get()) != SQLITE_ROW) return std::nullopt;
+    return std::pair{utc_time{std::chrono::milliseconds{sqlite3_column_int64(st.get(), 0)}},
+                     utc_time{std::chrono::milliseconds{sqlite3_column_int64(st.get(), 1)}}};
+  }
+
+  // ------------------------------------------------------------------ runs ledger
+
+  /// Counts one run on UTC day `day` (days since 1970-01-01) unless `max_per_day` are counted
+  /// already. @return true when counted. Atomic across processes.
+  bool take_run(std::int64_t day, std::uint32_t max_per_day) {
+    transaction t(*this);
+    if (runs_on(day) >= max_per_day) return false;
+    auto st = prepare("INSERT INTO runs(day, count) VALUES(?1, 1) "
+                      "ON CONFLICT(day) DO UPDATE SET count=count+1");
+    sqlite3_bind_int64(st.get(), 1, day);
+    done(st.get(), "cannot count a run");
+    t.commit();
+    return true;
+  }
+  /// Gives back a run counted on `day` (a run that changed nothing). Never below zero.
+  void give_back_run(std::int64_t day) {
+    auto st = prepare("UPDATE runs SET count=count-1 WHERE day=?1 AND count>0");
+    sqlite3_bind_int64(st.get(), 1, day);
+    done(st.get(), "cannot give back a run");
+  }
+  /// Runs counted on `day`.
+  [[nodiscard]] std::uint32_t runs_on(std::int64_t day) const {
+    auto st = prepare("SELECT count FROM runs WHERE day=?1");
+    sqlite3_bind_int64(st.get(), 1, day);
+    return step(st.get()) == SQLITE_ROW ? static_cast<std::uint32_t>(sqlite3_column_int64(st.get(), 0))
+                                        : 0;
+  }
+
+  // ------------------------------------------------------------------ repair history
+
+  /// Records one attempt of the action with idempotency key `key`: success marks it "done"; a
+  /// failure counts, and the `max_failures`-th failure sends it to the manual queue ("manual").
+  /// @return the action's history after this attempt.
+  repair_attempt_state note_attempt(std::string_view key, bool ok, std::string_view error_text,
+                                    utc_time now, std::int64_t max_failures = 3) {
+    transaction t(*this);
+    repair_attempt_state a;
+    if (auto prev = attempt(key))
+      a = std::move(*prev);
+    else
+      a.action_key = std::string(key);
+    ++a.attempts;
+    if (ok) {
+      a.state = "done";
+      a.last_error.clear();
+    } else {
+      ++a.failures;
+      a.last_error = std::string(error_text);
+      a.state = a.failures >= max_failures ? "manual" : "retry";
+    }
+    auto st = prepare(
+        "INSERT INTO repair_attempts(action_key, attempts, failures, last_ms, last_error, state) "
+        "VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(action_key) DO UPDATE SET "
+        "attempts=excluded.attempts, failures=excluded.failures, last_ms=excluded.last_ms, "
+        "last_error=excluded.last_error, state=excluded.state");
+    bind(st.get(), 1, key);
+    sqlite3_bind_int64(st.get(), 2, a.attempts);
+    sqlite3_bind_int64(st.get(), 3, a.failures);
+    sqlite3_bind_int64(st.get(), 4, ms(now));
+    bind(st.get(), 5, a.last_error);
+    bind(st.get(), 6, a.state);
+    done(st.get(), "cannot write the repair history");
+    t.commit();
+    return a;
+  }
+  /// The history of the action with key `key`, or nullopt when never attempted.
+  [[nodiscard]] std::optional<repair_attempt_state> attempt(std::string_view key) const {
+    auto st = prepare("SELECT attempts, failures, last_error, state FROM repair_attempts "
+                      "WHERE action_key=?1");
+    bind(st.get(), 1, key);
+    if (step(st.get()) != SQLITE_ROW) return std::nullopt;
+    return repair_attempt_state{std::string(key), sqlite3_column_int64(st.get(), 0),
+                                sqlite3_column_int64(st.get(), 1),
+                                detail::sqlite::column_text(st.get(), 2),
+                                detail::sqlite::column_text(st.get(), 3)};
+  }
+  /// The manual queue: actions that failed `max_failures` times, by key.
+  [[nodiscard]] std::vector<repair_attempt_state> manual_queue() const {
+    std::vector<repair_attempt_state> out;
+    auto st = prepare("SELECT action_key, attempts, failures, last_error, state FROM "
+                      "repair_attempts WHERE state='manual' ORDER BY action_key");
+    while (step(st.get()) == SQLITE_ROW)
+      out.push_back({detail::sqlite::column_text(st.get(), 0), sqlite3_column_int64(st.get(), 1),
+                     sqlite3_column_int64(st.get(), 2), detail::sqlite::column_text(st.get(), 3),
+                     detail::sqlite::column_text(st.get(), 4)});
+    return out;
+  }
+
+ private:
+  sqlite_state() = default;
+
+  // BEGIN IMMEDIATE ... COMMIT; rolled back when not committed (an exception on the way).
+  class transaction {
+   public:
+    explicit transaction(sqlite_state& s) : s_(s) {
+      s_.exec("BEGIN IMMEDIATE", "cannot start a transaction (locked by another process?)");
+    }
+    void commit() {
+      s_.exec("COMMIT", "cannot commit");
+      open_ = false;
+    }
+    ~transaction() {
+      if (open_) sqlite3_exec(s_.db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+    }
+    transaction(const transaction&) = delete;
+    transaction& operator=(const transaction&) = delete;
+
+   private:
+    sqlite_state& s_;
+    bool open_ = true;
+  };
+
+  static std::int64_t ms(utc_time t) noexcept {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+  }
+  void exec(const char* sql, std::string_view what) const {
+    detail::sqlite::exec(db_.get(), sql, path_, what);
+  }
+  detail::sqlite::stmt_ptr prepare(std::string_view sql) const {
+    return detail::sqlite::prepare(db_.get(), sql, path_);
+  }
+  static void bind(sqlite3_stmt* st, int col, std::string_view v) {
+    detail::sqlite::bind_text(st, col, v);
+  }
+  int step(sqlite3_stmt* st) const {
+    const int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) detail::sqlite::fail(db_.get(), rc, path_, "read");
+    return rc;
+  }
+  void done(sqlite3_stmt* st, std::string_view what) const {
+    const int rc = sqlite3_step(st);
+    if (rc != SQLITE_DONE) detail::sqlite::fail(db_.get(), rc, path_, what);
+  }
+
+  // Creates the schema in a new database, checks the version of an existing one.
+  void migrate(bool read_only) {
+    const std::string tables = detail::sqlite::query_text(
+        db_.get(), "SELECT group_concat(name, ',') FROM sqlite_master WHERE type='table'", path_,
+        "cannot read the schema");
+    if (tables.empty()) {
+      if (read_only) throw error(error_code::parse, path_ + ": empty, not a state database");
+      transaction t(*this);
+      exec("CREATE TABLE state_meta(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);"
+           "CREATE TABLE cursors(name TEXT PRIMARY KEY NOT NULL, at_ms INTEGER NOT NULL);"
+           "CREATE TABLE record_fingerprints(id TEXT PRIMARY KEY NOT NULL,"
+           " fingerprint INTEGER NOT NULL, seen_ms INTEGER NOT NULL);"
+           "CREATE TABLE embedding_versions(version TEXT PRIMARY KEY NOT NULL,"
+           " first_seen_ms INTEGER NOT NULL, last_seen_ms INTEGER NOT NULL,"
+           " records INTEGER NOT NULL);"
+           "CREATE TABLE schedule(name TEXT PRIMARY KEY NOT NULL, last_ms INTEGER NOT NULL,"
+           " next_ms INTEGER NOT NULL);"
+           "CREATE TABLE runs(day INTEGER PRIMARY KEY NOT NULL, count INTEGER NOT NULL);"
+           "CREATE TABLE repair_attempts(action_key TEXT PRIMARY KEY NOT NULL,"
+           " attempts INTEGER NOT NULL, failures INTEGER NOT NULL, last_ms INTEGER NOT NULL,"
+           " last_error TEXT NOT NULL, state TEXT NOT NULL);",
+           "cannot create the schema");
+      exec(("INSERT INTO state_meta VALUES('schema_version','" +
+            std::to_string(sqlite_state_schema_version) + "')")
+               .c_str(),
+           "cannot write the schema version");
+      t.commit();
+      return;
+    }
+    if (("," + tables + ",").find(",state_meta,") == std::string::npos)
+      throw error(error_code::schema,
+                  path_ + ": an SQLite database, but not a memhealth state database (no "
+                          "state_meta table); give another --state path");
+    const std::string v = detail::sqlite::query_text(
+        db_.get(), "SELECT value FROM state_meta WHERE key='schema_version'", path_,
+        "cannot read the schema version");
+    if (v != std::to_string(sqlite_state_schema_version))
+      throw error(error_code::schema,
+                  path_ + ": state database schema version '" + v + "'; this build reads only " +
+                      std::to_string(sqlite_state_schema_version) +
+                      " (a newer memhealth wrote it, or it is damaged)");
+  }
+
+  std::string path_;
+  detail::sqlite::db_ptr db_;
+};
+
+}  // namespace memhealth
