@@ -23,7 +23,8 @@
 ///
 /// Errors: `memhealth::error` with `io` (cannot open or write; locked beyond the busy timeout),
 /// `parse` (not an SQLite database, or corrupt) or `schema` (an SQLite database of another kind,
-/// or a state database of another schema version), naming the path. Link SQLite (CMake: `memhealth::sqlite`).
+/// or a state database of another schema version), naming the path. Link SQLite (CMake:
+/// `memhealth::sqlite`).
 
 #include <sqlite3.h>
 
@@ -86,11 +87,11 @@ struct fingerprint_changes {
 
 /// One entry of the repair history (`sqlite_state::attempt`).
 struct repair_attempt_state {
-  std::string action_key;    ///< the action's idempotency key
+  std::string action_key;     ///< the action's idempotency key
   std::int64_t attempts = 0;  ///< times it was tried
   std::int64_t failures = 0;  ///< times it failed
-  std::string last_error;    ///< the last failure's message ("" when none)
-  std::string state;         ///< "done", "retry" or "manual"
+  std::string last_error;     ///< the last failure's message ("" when none)
+  std::string state;          ///< "done", "retry" or "manual"
 };
 
 /// The state database (see the file comment). Move-only; one connection.
@@ -107,8 +108,8 @@ class sqlite_state {
     const bool existed = std::filesystem::exists(path, ec);
     if (!existed && opt.read_only)
       throw error(error_code::io, s.path_ + ": no state database (nothing has run yet)");
-    const int flags = opt.read_only ? SQLITE_OPEN_READONLY
-                                    : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    const int flags =
+        opt.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
     s.db_ = detail::sqlite::open_db(s.path_, flags, opt.busy_timeout);
     if (!opt.read_only) s.exec("PRAGMA journal_mode=WAL", "cannot set WAL mode");
     s.exec("PRAGMA foreign_keys=OFF", "cannot configure");
@@ -130,8 +131,9 @@ class sqlite_state {
   }
   /// Sets the cursor of check `name` to `at`.
   void set_cursor(std::string_view name, utc_time at) {
-    auto st = prepare("INSERT INTO cursors(name, at_ms) VALUES(?1, ?2) "
-                      "ON CONFLICT(name) DO UPDATE SET at_ms=excluded.at_ms");
+    auto st = prepare(
+        "INSERT INTO cursors(name, at_ms) VALUES(?1, ?2) "
+        "ON CONFLICT(name) DO UPDATE SET at_ms=excluded.at_ms");
     bind(st.get(), 1, name);
     sqlite3_bind_int64(st.get(), 2, ms(at));
     done(st.get(), "cannot write a cursor");
@@ -169,8 +171,9 @@ class sqlite_state {
     MEMHEALTH_ASSERT(ids.size() == fingerprints.size(), "commit_fingerprints: sizes differ");
     transaction t(*this);
     exec("DELETE FROM record_fingerprints", "cannot clear fingerprints");
-    auto st = prepare("INSERT OR REPLACE INTO record_fingerprints(id, fingerprint, seen_ms) "
-                      "VALUES(?1, ?2, ?3)");
+    auto st = prepare(
+        "INSERT OR REPLACE INTO record_fingerprints(id, fingerprint, seen_ms) "
+        "VALUES(?1, ?2, ?3)");
     for (std::size_t i = 0; i < ids.size(); ++i) {
       sqlite3_reset(st.get());
       bind(st.get(), 1, ids[i]);
@@ -221,9 +224,10 @@ class sqlite_state {
 
   /// Sets the last and next run of scheduled check `name`.
   void set_schedule(std::string_view name, utc_time last, utc_time next) {
-    auto st = prepare("INSERT INTO schedule(name, last_ms, next_ms) VALUES(?1, ?2, ?3) "
-                      "ON CONFLICT(name) DO UPDATE SET last_ms=excluded.last_ms, "
-                      "next_ms=excluded.next_ms");
+    auto st = prepare(
+        "INSERT INTO schedule(name, last_ms, next_ms) VALUES(?1, ?2, ?3) "
+        "ON CONFLICT(name) DO UPDATE SET last_ms=excluded.last_ms, "
+        "next_ms=excluded.next_ms");
     bind(st.get(), 1, name);
     sqlite3_bind_int64(st.get(), 2, ms(last));
     sqlite3_bind_int64(st.get(), 3, ms(next));
@@ -245,8 +249,9 @@ class sqlite_state {
   bool take_run(std::int64_t day, std::uint32_t max_per_day) {
     transaction t(*this);
     if (runs_on(day) >= max_per_day) return false;
-    auto st = prepare("INSERT INTO runs(day, count) VALUES(?1, 1) "
-                      "ON CONFLICT(day) DO UPDATE SET count=count+1");
+    auto st = prepare(
+        "INSERT INTO runs(day, count) VALUES(?1, 1) "
+        "ON CONFLICT(day) DO UPDATE SET count=count+1");
     sqlite3_bind_int64(st.get(), 1, day);
     done(st.get(), "cannot count a run");
     t.commit();
@@ -262,8 +267,9 @@ class sqlite_state {
   [[nodiscard]] std::uint32_t runs_on(std::int64_t day) const {
     auto st = prepare("SELECT count FROM runs WHERE day=?1");
     sqlite3_bind_int64(st.get(), 1, day);
-    return step(st.get()) == SQLITE_ROW ? static_cast<std::uint32_t>(sqlite3_column_int64(st.get(), 0))
-                                        : 0;
+    return step(st.get()) == SQLITE_ROW
+               ? static_cast<std::uint32_t>(sqlite3_column_int64(st.get(), 0))
+               : 0;
   }
 
   // ------------------------------------------------------------------ repair history
@@ -305,20 +311,21 @@ class sqlite_state {
   }
   /// The history of the action with key `key`, or nullopt when never attempted.
   [[nodiscard]] std::optional<repair_attempt_state> attempt(std::string_view key) const {
-    auto st = prepare("SELECT attempts, failures, last_error, state FROM repair_attempts "
-                      "WHERE action_key=?1");
+    auto st = prepare(
+        "SELECT attempts, failures, last_error, state FROM repair_attempts "
+        "WHERE action_key=?1");
     bind(st.get(), 1, key);
     if (step(st.get()) != SQLITE_ROW) return std::nullopt;
-    return repair_attempt_state{std::string(key), sqlite3_column_int64(st.get(), 0),
-                                sqlite3_column_int64(st.get(), 1),
-                                detail::sqlite::column_text(st.get(), 2),
-                                detail::sqlite::column_text(st.get(), 3)};
+    return repair_attempt_state{
+        std::string(key), sqlite3_column_int64(st.get(), 0), sqlite3_column_int64(st.get(), 1),
+        detail::sqlite::column_text(st.get(), 2), detail::sqlite::column_text(st.get(), 3)};
   }
   /// The manual queue: actions that failed `max_failures` times, by key.
   [[nodiscard]] std::vector<repair_attempt_state> manual_queue() const {
     std::vector<repair_attempt_state> out;
-    auto st = prepare("SELECT action_key, attempts, failures, last_error, state FROM "
-                      "repair_attempts WHERE state='manual' ORDER BY action_key");
+    auto st = prepare(
+        "SELECT action_key, attempts, failures, last_error, state FROM "
+        "repair_attempts WHERE state='manual' ORDER BY action_key");
     while (step(st.get()) == SQLITE_ROW)
       out.push_back({detail::sqlite::column_text(st.get(), 0), sqlite3_column_int64(st.get(), 1),
                      sqlite3_column_int64(st.get(), 2), detail::sqlite::column_text(st.get(), 3),
@@ -380,20 +387,21 @@ class sqlite_state {
     if (tables.empty()) {
       if (read_only) throw error(error_code::parse, path_ + ": empty, not a state database");
       transaction t(*this);
-      exec("CREATE TABLE state_meta(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);"
-           "CREATE TABLE cursors(name TEXT PRIMARY KEY NOT NULL, at_ms INTEGER NOT NULL);"
-           "CREATE TABLE record_fingerprints(id TEXT PRIMARY KEY NOT NULL,"
-           " fingerprint INTEGER NOT NULL, seen_ms INTEGER NOT NULL);"
-           "CREATE TABLE embedding_versions(version TEXT PRIMARY KEY NOT NULL,"
-           " first_seen_ms INTEGER NOT NULL, last_seen_ms INTEGER NOT NULL,"
-           " records INTEGER NOT NULL);"
-           "CREATE TABLE schedule(name TEXT PRIMARY KEY NOT NULL, last_ms INTEGER NOT NULL,"
-           " next_ms INTEGER NOT NULL);"
-           "CREATE TABLE runs(day INTEGER PRIMARY KEY NOT NULL, count INTEGER NOT NULL);"
-           "CREATE TABLE repair_attempts(action_key TEXT PRIMARY KEY NOT NULL,"
-           " attempts INTEGER NOT NULL, failures INTEGER NOT NULL, last_ms INTEGER NOT NULL,"
-           " last_error TEXT NOT NULL, state TEXT NOT NULL);",
-           "cannot create the schema");
+      exec(
+          "CREATE TABLE state_meta(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);"
+          "CREATE TABLE cursors(name TEXT PRIMARY KEY NOT NULL, at_ms INTEGER NOT NULL);"
+          "CREATE TABLE record_fingerprints(id TEXT PRIMARY KEY NOT NULL,"
+          " fingerprint INTEGER NOT NULL, seen_ms INTEGER NOT NULL);"
+          "CREATE TABLE embedding_versions(version TEXT PRIMARY KEY NOT NULL,"
+          " first_seen_ms INTEGER NOT NULL, last_seen_ms INTEGER NOT NULL,"
+          " records INTEGER NOT NULL);"
+          "CREATE TABLE schedule(name TEXT PRIMARY KEY NOT NULL, last_ms INTEGER NOT NULL,"
+          " next_ms INTEGER NOT NULL);"
+          "CREATE TABLE runs(day INTEGER PRIMARY KEY NOT NULL, count INTEGER NOT NULL);"
+          "CREATE TABLE repair_attempts(action_key TEXT PRIMARY KEY NOT NULL,"
+          " attempts INTEGER NOT NULL, failures INTEGER NOT NULL, last_ms INTEGER NOT NULL,"
+          " last_error TEXT NOT NULL, state TEXT NOT NULL);",
+          "cannot create the schema");
       exec(("INSERT INTO state_meta VALUES('schema_version','" +
             std::to_string(sqlite_state_schema_version) + "')")
                .c_str(),
@@ -403,16 +411,17 @@ class sqlite_state {
     }
     if (("," + tables + ",").find(",state_meta,") == std::string::npos)
       throw error(error_code::schema,
-                  path_ + ": an SQLite database, but not a memhealth state database (no "
-                          "state_meta table); give another --state path");
+                  path_ +
+                      ": an SQLite database, but not a memhealth state database (no "
+                      "state_meta table); give another --state path");
     const std::string v = detail::sqlite::query_text(
         db_.get(), "SELECT value FROM state_meta WHERE key='schema_version'", path_,
         "cannot read the schema version");
     if (v != std::to_string(sqlite_state_schema_version))
-      throw error(error_code::schema,
-                  path_ + ": state database schema version '" + v + "'; this build reads only " +
-                      std::to_string(sqlite_state_schema_version) +
-                      " (a newer memhealth wrote it, or it is damaged)");
+      throw error(error_code::schema, path_ + ": state database schema version '" + v +
+                                          "'; this build reads only " +
+                                          std::to_string(sqlite_state_schema_version) +
+                                          " (a newer memhealth wrote it, or it is damaged)");
   }
 
   std::string path_;
