@@ -256,7 +256,9 @@ TEST_CASE("write_gate agrees with the duplicate detector on a random store") {
     if (found[k].kind == mh::finding_kinds::exact_duplicate ||
         found[k].kind == mh::finding_kinds::near_duplicate)
       for (const auto& id : found[k].record_ids) cluster[id] = k;
-  for (const auto& [a, b] : pairs) {
+  for (const auto& pair : pairs) {
+    const std::string& a = pair.first;   // not a structured binding: clang 14 cannot capture one
+    const std::string& b = pair.second;  // in INFO's lambda
     INFO(a << " duplicate of " << b);
     REQUIRE(cluster.count(a) == 1);
     REQUIRE(cluster.count(b) == 1);
