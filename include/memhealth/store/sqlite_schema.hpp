@@ -335,6 +335,7 @@ inline void decode_floats(const void* blob, std::size_t bytes, float* out) {
 }
 inline std::string encode_floats(std::span<const float> v) {
   std::string b(v.size() * 4, '\0');
+  if (v.empty()) return b;  // an empty span may have a null data(), which memcpy must not get
   std::memcpy(b.data(), v.data(), b.size());
   if constexpr (std::endian::native == std::endian::big)
     for (std::size_t k = 0; k < v.size(); ++k)
