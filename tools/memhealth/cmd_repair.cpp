@@ -170,7 +170,7 @@ struct apply_cli_options {
   // guardrails (guardrails.hpp, run_ledger.hpp)
   std::uint32_t max_runs_per_day = run_budget{}.max_runs_per_day;
   std::string ledger;  // a JSON run ledger (the format of earlier versions); "" = the state
-  std::string state;   // the state database (default: beside the input store); SQLite builds
+  std::string state;   // the state database (default: memhealth-state.db next to the WAL)
   double rate = execution_limits{}.per_second;
   double burst = execution_limits{}.burst;
   std::string max_wait = "10m";
@@ -228,10 +228,12 @@ run_counter open_run_counter(const apply_cli_options& o) {
     return c;
   }
 #if MEMHEALTH_CLI_HAVE_SQLITE
-  c.state.emplace(sqlite_state::open(o.state.empty() ? default_state_path(o.store)
+  // by default in the log's directory, as the JSON ledger was: logs in other directories (other
+  // deployments, other tests) have their own budget, and a store in a read-only place still runs
+  c.state.emplace(sqlite_state::open(o.state.empty() ? std::filesystem::path(o.wal).parent_path() /
+                                                           "memhealth-state.db"
                                                      : std::filesystem::path(o.state)));
-#else
-  c.ledger = std::filesystem::path(o.wal).parent_path() / std::string(run_ledger_file_name);
+#else c.ledger = std::filesystem::path(o.wal).parent_path() / std::string(run_ledger_file_name);
 #endif
   return c;
 }
@@ -967,8 +969,8 @@ void add_apply(CLI::App& app, int& rc) {
   cmd->add_option("--ledger", o->ledger,
                   "Count runs in this JSON ledger file instead of the store's state database");
   cmd->add_option("--state", o->state,
-                  "State database that counts the runs per day (default: "
-                  "STORE.memhealth-state.db beside the input store)");
+                  "State database that counts the runs per day (default: memhealth-state.db "
+                  "next to the WAL)");
   cmd->add_option("--rate", o->rate, "Rate limit: actions started per second (token refill)");
   cmd->add_option("--burst", o->burst, "Rate limit: actions that may start at once (bucket size)");
   cmd->add_option("--max-wait", o->max_wait,
