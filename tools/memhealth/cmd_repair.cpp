@@ -233,7 +233,8 @@ run_counter open_run_counter(const apply_cli_options& o) {
   c.state.emplace(sqlite_state::open(o.state.empty() ? std::filesystem::path(o.wal).parent_path() /
                                                            "memhealth-state.db"
                                                      : std::filesystem::path(o.state)));
-#else c.ledger = std::filesystem::path(o.wal).parent_path() / std::string(run_ledger_file_name);
+#else
+  c.ledger = std::filesystem::path(o.wal).parent_path() / std::string(run_ledger_file_name);
 #endif
   return c;
 }
