@@ -154,10 +154,13 @@ run("0" "${MEMHEALTH}" recover "${S}" --wal "${WORK}/torn.wal" --out "${WORK}/to
 # a suspended plan: apply runs nothing, exits 4, and the run is not counted in the budget
 file(MAKE_DIRECTORY "${WORK}/suspended")
 run("0" "${MEMHEALTH}" plan "${S}" --out "${WORK}/suspended.json" --now ${NOW} --schema "${SCHEMA}" --blast-radius 1)
+# (the JSON ledger of --ledger here; cli_sqlite.cmake tests the state database's count)
 run("4" "${MEMHEALTH}" apply "${S}" --plan "${WORK}/suspended.json" --wal "${WORK}/suspended/run.wal"
-    --out "${WORK}/suspended/out.jsonl" --now ${NOW} --schema "${SCHEMA}" --max-runs-per-day 1)
+    --out "${WORK}/suspended/out.jsonl" --now ${NOW} --schema "${SCHEMA}" --max-runs-per-day 1
+    --ledger "${WORK}/suspended/memhealth-runs.json")
 run("4" "${MEMHEALTH}" apply "${S}" --plan "${WORK}/suspended.json" --wal "${WORK}/suspended/run.wal"
-    --out "${WORK}/suspended/out.jsonl" --now ${NOW} --schema "${SCHEMA}" --max-runs-per-day 1)
+    --out "${WORK}/suspended/out.jsonl" --now ${NOW} --schema "${SCHEMA}" --max-runs-per-day 1
+    --ledger "${WORK}/suspended/memhealth-runs.json")
 file(READ "${WORK}/suspended/memhealth-runs.json" ledger)
 string(JSON ledger_count GET "${ledger}" count)
 if(NOT ledger_count EQUAL 0)

@@ -133,3 +133,25 @@ run("2" "${MEMHEALTH}" check "${I}" --since last --state "${WORK}/inc/junk.db")
 expect_in("${last_err}" "not an SQLite database" "a --state file that is not a database")
 run("2" "${MEMHEALTH}" check "${I}" --since yesterday)
 expect_in("${last_err}" "neither 'last' nor an RFC 3339 time" "a bad --since")
+
+# the runs-per-day budget of apply is counted in the state database next to the log: runs that
+# change nothing (a suspended plan) are given back; with a budget of 1, one real run is allowed
+# and the next refused (exit 2, "run budget"), with nothing written
+file(MAKE_DIRECTORY "${WORK}/budget")
+file(COPY_FILE "${S}" "${WORK}/budget/s.jsonl")
+set(B "${WORK}/budget/s.jsonl")
+run("0" "${MEMHEALTH}" plan "${B}" --out "${WORK}/budget/susp.json" --now ${NOW} --blast-radius 1)
+run("0" "${MEMHEALTH}" plan "${B}" --out "${WORK}/budget/plan.json" --now ${NOW})
+foreach(k 1 2)
+  run("4" "${MEMHEALTH}" apply "${B}" --plan "${WORK}/budget/susp.json" --wal "${WORK}/budget/s${k}.wal"
+      --out "${WORK}/budget/s${k}.jsonl" --now ${NOW} --max-runs-per-day 1)
+endforeach()
+run("0;1" "${MEMHEALTH}" apply "${B}" --plan "${WORK}/budget/plan.json" --wal "${WORK}/budget/r1.wal"
+    --out "${WORK}/budget/r1.jsonl" --now ${NOW} --max-runs-per-day 1)
+run("2" "${MEMHEALTH}" apply "${B}" --plan "${WORK}/budget/plan.json" --wal "${WORK}/budget/r2.wal"
+    --out "${WORK}/budget/r2.jsonl" --now ${NOW} --max-runs-per-day 1)
+expect_in("${last_err}" "run budget: 1 repair runs already today" "the second real run of the day")
+expect_in("${last_err}" "budget/memhealth-state.db" "the message names the state database")
+if(EXISTS "${WORK}/budget/r2.jsonl")
+  message(FATAL_ERROR "a refused run wrote its output")
+endif()

@@ -249,6 +249,7 @@ inline void write_store(const std::string& out, const std::vector<memory_record>
   so.database_id = database_id;
   sqlite_store<>::write_new(store_file_path(out), records, 0, so);
 #else
+  (void)database_id;
   no_sqlite_support(out);
 #endif
 }

@@ -169,13 +169,75 @@ struct apply_cli_options {
       given;  // detection options given on the command line (they override the plan's)
   // guardrails (guardrails.hpp, run_ledger.hpp)
   std::uint32_t max_runs_per_day = run_budget{}.max_runs_per_day;
-  std::string ledger;  // default: <WAL directory>/memhealth-runs.json
+  std::string ledger;  // a JSON run ledger (the format of earlier versions); "" = the state
+  std::string state;   // the state database (default: memhealth-state.db next to the WAL)
   double rate = execution_limits{}.per_second;
   double burst = execution_limits{}.burst;
   std::string max_wait = "10m";
   std::size_t max_in_flight = execution_limits{}.max_in_flight;
   std::size_t max_records = apply_options{}.max_records;
 };
+
+// The runs-per-day budget of `apply`: the store's state database, or a JSON ledger file.
+struct run_counter {
+  std::filesystem::path ledger;  // the JSON ledger, when one is used
+#if MEMHEALTH_CLI_HAVE_SQLITE
+  std::optional<sqlite_state> state;
+#endif
+  std::string where() const {
+#if MEMHEALTH_CLI_HAVE_SQLITE
+    if (state) return "state database " + state->path();
+#endif
+    return "ledger " + ledger.string();
+  }
+  // Counts this run or throws error(precondition) ("run budget: ...") when the day's are used up.
+  void take(std::uint32_t max_per_day, utc_time now) {
+    std::uint32_t count = 0;
+    bool allowed = false;
+#if MEMHEALTH_CLI_HAVE_SQLITE
+    if (state) {
+      allowed = state->take_run(run_budget::day_of(now), max_per_day);
+      count = state->runs_on(run_budget::day_of(now));
+    }
+#endif
+    if (!ledger.empty()) {
+      const auto d = take_run(ledger, max_per_day, now);
+      allowed = d.allowed;
+      count = d.state.count;
+    }
+    if (!allowed)
+      throw error(error_code::precondition,
+                  "run budget: " + std::to_string(count) +
+                      " repair runs already today (UTC), the most allowed is " +
+                      std::to_string(max_per_day) + " (--max-runs-per-day; " + where() +
+                      "); nothing was applied, try again tomorrow");
+  }
+  // Gives back the run counted at `started` (it changed nothing).
+  void give_back(utc_time started) {
+#if MEMHEALTH_CLI_HAVE_SQLITE
+    if (state) state->give_back_run(run_budget::day_of(started));
+#endif
+    if (!ledger.empty()) give_back_run(ledger, started);
+  }
+};
+
+run_counter open_run_counter(const apply_cli_options& o) {
+  run_counter c;
+  if (!o.ledger.empty()) {
+    c.ledger = o.ledger;
+    return c;
+  }
+#if MEMHEALTH_CLI_HAVE_SQLITE
+  // by default in the log's directory, as the JSON ledger was: logs in other directories (other
+  // deployments, other tests) have their own budget, and a store in a read-only place still runs
+  c.state.emplace(sqlite_state::open(o.state.empty() ? std::filesystem::path(o.wal).parent_path() /
+                                                           "memhealth-state.db"
+                                                     : std::filesystem::path(o.state)));
+#else
+  c.ledger = std::filesystem::path(o.wal).parent_path() / std::string(run_ledger_file_name);
+#endif
+  return c;
+}
 
 std::map<std::string, std::size_t> counts(const report& r) {
   std::map<std::string, std::size_t> m;
@@ -447,23 +509,13 @@ int run_apply(const apply_cli_options& o) {
   wo.store->database_id = database_id;
   wal_writer w(o.wal, wo);
   // The run is counted once its log is open, and given back when it changed nothing (a run that
-  // failed, or found nothing approved to do, does not use up the budget).
-  std::filesystem::path ledger = o.ledger;
-  if (ledger.empty()) {
-    ledger = std::filesystem::path(o.wal).parent_path();
-    ledger /= std::string(run_ledger_file_name);
-  }
+  // failed, or found nothing approved to do, does not use up the budget). The count is kept in
+  // the store's state database (`runs` table; atomic across processes), or in a JSON ledger when
+  // --ledger names one (and in builds without SQLite, next to the log).
   const utc_time started =
       std::chrono::floor<std::chrono::milliseconds>(std::chrono::system_clock::now());
-  {
-    const auto d = take_run(ledger, o.max_runs_per_day, started);
-    if (!d.allowed)
-      throw error(error_code::precondition,
-                  "run budget: " + std::to_string(d.state.count) +
-                      " repair runs already today (UTC), the most allowed is " +
-                      std::to_string(d.max_runs_per_day) + " (--max-runs-per-day; ledger " +
-                      ledger.string() + "); nothing was applied, try again tomorrow");
-  }
+  run_counter budget = open_run_counter(o);
+  budget.take(o.max_runs_per_day, started);
   apply_result res;  // per action, for the audit report (whole plans only)
   apply_counts c;
   try {
@@ -478,12 +530,12 @@ int run_apply(const apply_cli_options& o) {
     w.sync();
   } catch (...) {
     try {
-      if (c.records_changed == 0) give_back_run(ledger, started);
+      if (c.records_changed == 0) budget.give_back(started);
     } catch (...) {
     }
     throw;
   }
-  if (c.records_changed == 0) give_back_run(ledger, started);
+  if (c.records_changed == 0) budget.give_back(started);
   write_store(o.out, store, damaged,
               database_id);  // JSONL: atomic (temporary file + rename); sqlite: a new database
   // verify: detection again, same options as before
@@ -916,7 +968,10 @@ void add_apply(CLI::App& app, int& rc) {
   cmd->add_option("--max-runs-per-day", o->max_runs_per_day,
                   "Refuse a run beyond this many per UTC day (counted in the ledger)");
   cmd->add_option("--ledger", o->ledger,
-                  "Run ledger file (default: memhealth-runs.json next to the WAL)");
+                  "Count runs in this JSON ledger file instead of the store's state database");
+  cmd->add_option("--state", o->state,
+                  "State database that counts the runs per day (default: memhealth-state.db "
+                  "next to the WAL)");
   cmd->add_option("--rate", o->rate, "Rate limit: actions started per second (token refill)");
   cmd->add_option("--burst", o->burst, "Rate limit: actions that may start at once (bucket size)");
   cmd->add_option("--max-wait", o->max_wait,
