@@ -10,9 +10,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <new>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -1209,4 +1211,102 @@ TEST_CASE(
   detect_options bad = full;
   bad.changed = std::make_shared<const std::vector<bool>>(3, true);
   CHECK_THROWS_AS((void)pipe.run(store, bad), error);
+}
+
+TEST_CASE("power loss under the state database: every cut gives the state after whole operations") {
+  // The VFS shim above records the state database's and its -wal file's writes and syncs; a
+  // sequence of 72 operations (runs counted, cursors moved, fingerprints replaced, repair
+  // attempts) runs once, then power is lost after every recorded step in four ways. The database
+  // must open and hold exactly the state after some prefix of the operations, never less than
+  // every operation that had returned (each commit syncs the -wal file) before the cut.
+  using test::sim_file_io;
+  simvfs::install();
+  sq_dir dir("state-powerloss");
+  const fs::path db = dir.path / "state.db";
+  const utc_time t0 = parse_timestamp("2024-07-15T00:00:00Z")->instant;
+  std::vector<std::string> ids;
+  for (int i = 0; i < 20; ++i) ids.push_back("r" + std::to_string(i));
+  const auto fps_of = [](int round) {
+    std::vector<std::uint64_t> v;
+    for (int i = 0; i < 20; ++i) v.push_back(static_cast<std::uint64_t>(1000 * round + i));
+    return v;
+  };
+  // what a reader sees: runs of the day, the cursor, which fingerprint round is committed, and
+  // the attempts of one action
+  const auto snapshot = [&](const sqlite_state& s) {
+    std::string out = std::to_string(s.runs_on(19919)) + "|";
+    const auto c = s.cursor("check");
+    out += c ? format_timestamp(timestamp{*c, 0}) : "-";
+    for (int round = 0; round < 18; ++round)
+      if (s.changes(ids, fps_of(round)).changed_count == 0) out += "|fp" + std::to_string(round);
+    const auto a = s.attempt("k");
+    out += "|" + (a ? std::to_string(a->attempts) + a->state : std::string("-"));
+    return out;
+  };
+  (void)sqlite_state::open(db);  // created before the recorded run
+  sim_file_io sim;
+  simvfs::sim = &sim;
+  std::vector<std::string> states;  // the state after the first m operations
+  std::vector<std::size_t> ends;    // the recorded step count when operation m returned
+  {
+    auto s = sqlite_state::open(db);
+    states.push_back(snapshot(s));
+    ends.push_back(sim.ops.size());
+    std::vector<std::function<void()>> ops;
+    for (int r = 0; r < 6; ++r) {  // 6 rounds of 12 operations, each leaving a new state
+      const auto at = [&](int k) { return t0 + std::chrono::minutes(60 * r + k); };
+      ops.push_back([&, r] { s.take_run(19919, 100); });
+      ops.push_back([&, at] { s.set_cursor("check", at(1)); });
+      ops.push_back([&, r] { s.commit_fingerprints(ids, fps_of(3 * r), t0); });
+      ops.push_back([&] { s.note_attempt("k", false, "EIO", t0); });
+      ops.push_back([&] { s.take_run(19919, 100); });
+      ops.push_back([&, at] { s.set_cursor("check", at(2)); });
+      ops.push_back([&, r] { s.commit_fingerprints(ids, fps_of(3 * r + 1), t0); });
+      ops.push_back([&] { s.note_attempt("k", true, "", t0); });
+      ops.push_back([&] { s.give_back_run(19919); });
+      ops.push_back([&, r] { s.commit_fingerprints(ids, fps_of(3 * r + 2), t0); });
+      ops.push_back([&] { s.note_attempt("k", false, "EIO", t0); });
+      ops.push_back([&, at] { s.set_cursor("check", at(3)); });
+    }
+    for (const auto& op : ops) {
+      op();
+      states.push_back(snapshot(s));
+      ends.push_back(sim.ops.size());
+    }
+  }
+  simvfs::sim = nullptr;
+  const std::string dbp = db.string(), walp = db.string() + "-wal";
+  std::mt19937 rng(3);
+  std::size_t crashes = 0;
+  std::map<std::size_t, std::size_t> reached;
+  const std::size_t first = ends.front();
+  const std::size_t step = std::max<std::size_t>(1, (sim.ops.size() - first) / 300);
+  for (std::size_t n = first; n <= sim.ops.size(); n += step) {
+    for (auto how : {sim_file_io::loss::keep_all, sim_file_io::loss::drop_unsynced,
+                     sim_file_io::loss::torn, sim_file_io::loss::reorder}) {
+      CAPTURE(n);
+      CAPTURE(static_cast<int>(how));
+      const fs::path crash = dir.path / "crash";
+      fs::remove_all(crash);
+      fs::create_directories(crash);
+      write_bytes(crash / "state.db", sim.after_power_loss(dbp, n, how, rng));
+      const std::string w = sim.after_power_loss(walp, n, how, rng);
+      if (!w.empty()) write_bytes(crash / "state.db-wal", w);
+      ++crashes;
+      const auto s = sqlite_state::open(crash / "state.db");
+      const std::string got = snapshot(s);
+      std::size_t returned = 0;  // operations that had returned before the cut
+      for (std::size_t m = 1; m < ends.size(); ++m) returned += ends[m] <= n;
+      std::optional<std::size_t> m_at;
+      for (std::size_t m = returned; m < states.size() && !m_at; ++m)
+        if (states[m] == got) m_at = m;
+      INFO("state after the cut: " << got);
+      CHECK(m_at.has_value());
+      if (m_at) ++reached[*m_at];
+    }
+  }
+  MESSAGE("power loss under the state database: " << crashes << " simulated crashes, "
+                                                  << reached.size() << " distinct states reached");
+  CHECK(crashes >= 1000);
+  CHECK(reached.size() >= 60);
 }
