@@ -211,8 +211,13 @@ struct planted_store {
         char buf[32];
         std::snprintf(buf, sizeof buf, "m%07zu", i);
         r.id = buf;
-        std::snprintf(buf, sizeof buf, "note %zu", i);
-        r.content = buf;
+        // a digit-free tag (base 26): texts with numbers that differ are never near duplicates
+        // (the duplicate guards), and a planted pair must be one
+        r.content = "note ";
+        for (std::size_t v = i;; v /= 26) {
+          r.content += static_cast<char>('a' + v % 26);
+          if (v < 26) break;
+        }
         std::snprintf(buf, sizeof buf, "s%05zu", s);
         r.scope = buf;
         r.status = "active";
