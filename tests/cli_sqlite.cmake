@@ -121,6 +121,31 @@ if(NOT n EQUAL 1)
   message(FATAL_ERROR "one record edited (updated_at kept): ${n} records checked, expected 1")
 endif()
 expect_in("${last_err}" "1 of 51 records new or changed by content" "the edit is seen by its fingerprint")
+# a report that cannot be written is a failed run: exit 2, and the cursor does not move
+if(EXISTS /dev/full)
+  execute_process(COMMAND "${MEMHEALTH}" check "${I}" --since last --now 2024-07-15T03:00:00Z
+                  OUTPUT_FILE /dev/full ERROR_VARIABLE err RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 2)
+    message(FATAL_ERROR "check --since with stdout on a full disk: exit ${rc}, expected 2\n${err}")
+  endif()
+endif()
+# a removed record: the one that links to it (mem-1048 duplicate_of mem-1024) is checked again,
+# and its dangling link reported
+file(READ "${I}" text)
+string(REGEX REPLACE "\n{\"id\":\"mem-1024\"[^\n]*" "" removed "${text}")
+if(removed STREQUAL text)
+  message(FATAL_ERROR "the sample store no longer has mem-1024")
+endif()
+file(WRITE "${I}" "${removed}")
+run("1" "${MEMHEALTH}" check "${I}" --since last --now 2024-07-15T04:00:00Z --format json)
+expect_in("${last_err}" "1 of 50 records new, changed by content or linked to a removed one, 1 removed"
+          "a removed record's referrer")
+expect_in("${last_out}" "dangling_reference" "the dangling link of the removed record")
+expect_in("${last_out}" "\"incremental_since\": \"2024-07-15T02:00:00.000Z\"" "the JSON says the run was incremental")
+# a state database belongs to one store
+run("2" "${MEMHEALTH}" check "${S}" --since last --state "${I}.memhealth-state.db")
+expect_in("${last_err}" "the state database of store" "a state database of another store")
+run("2" "${MEMHEALTH}" check "${I}" --since "")
 # the same against an SQLite copy, and a state file that is not a state database
 run("0" "${MEMHEALTH}" import jsonl "${I}" --out "sqlite:${WORK}/inc/s.db")
 run("0" "${MEMHEALTH}" check "sqlite:${WORK}/inc/s.db" --since last --now 2024-07-15T00:00:00Z --exit-zero)

@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <csignal>
 #include <cstring>
@@ -18,6 +19,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <memhealth/detect/default_pipeline.hpp>
@@ -1215,7 +1217,7 @@ TEST_CASE(
 
 TEST_CASE("power loss under the state database: every cut gives the state after whole operations") {
   // The VFS shim above records the state database's and its -wal file's writes and syncs; a
-  // sequence of 72 operations (runs counted, cursors moved, fingerprints replaced, repair
+  // sequence of 96 operations (runs counted, cursors moved, fingerprints replaced, repair
   // attempts) runs once, then power is lost after every recorded step in four ways. The database
   // must open and hold exactly the state after some prefix of the operations, never less than
   // every operation that had returned (each commit syncs the -wal file) before the cut.
@@ -1237,7 +1239,7 @@ TEST_CASE("power loss under the state database: every cut gives the state after 
     std::string out = std::to_string(s.runs_on(19919)) + "|";
     const auto c = s.cursor("check");
     out += c ? format_timestamp(timestamp{*c, 0}) : "-";
-    for (int round = 0; round < 18; ++round)
+    for (int round = 0; round < 24; ++round)
       if (s.changes(ids, fps_of(round)).changed_count == 0) out += "|fp" + std::to_string(round);
     const auto a = s.attempt("k");
     out += "|" + (a ? std::to_string(a->attempts) + a->state : std::string("-"));
@@ -1253,7 +1255,7 @@ TEST_CASE("power loss under the state database: every cut gives the state after 
     states.push_back(snapshot(s));
     ends.push_back(sim.ops.size());
     std::vector<std::function<void()>> ops;
-    for (int r = 0; r < 6; ++r) {  // 6 rounds of 12 operations, each leaving a new state
+    for (int r = 0; r < 8; ++r) {  // 8 rounds of 12 operations, each leaving a new state
       const auto at = [&](int k) { return t0 + std::chrono::minutes(60 * r + k); };
       ops.push_back([&] { s.take_run(19919, 100); });
       ops.push_back([&, at] { s.set_cursor("check", at(1)); });
@@ -1280,7 +1282,7 @@ TEST_CASE("power loss under the state database: every cut gives the state after 
   std::size_t crashes = 0;
   std::map<std::size_t, std::size_t> reached;
   const std::size_t first = ends.front();
-  const std::size_t step = std::max<std::size_t>(1, (sim.ops.size() - first) / 300);
+  const std::size_t step = std::max<std::size_t>(1, (sim.ops.size() - first) / 400);
   for (std::size_t n = first; n <= sim.ops.size(); n += step) {
     for (auto how : {sim_file_io::loss::keep_all, sim_file_io::loss::drop_unsynced,
                      sim_file_io::loss::torn, sim_file_io::loss::reorder}) {
@@ -1308,5 +1310,30 @@ TEST_CASE("power loss under the state database: every cut gives the state after 
   MESSAGE("power loss under the state database: " << crashes << " simulated crashes, "
                                                   << reached.size() << " distinct states reached");
   CHECK(crashes >= 1000);
-  CHECK(reached.size() >= 60);
+  CHECK(reached.size() >= 90);
+}
+
+TEST_CASE("sqlite_state: a cursor never moves back; the database belongs to one store") {
+  sq_dir dir("state-bind");
+  auto s = sqlite_state::open(dir.path / "s.db");
+  const utc_time t1 = parse_timestamp("2024-07-15T00:00:00Z")->instant;
+  s.set_cursor("check", t1);
+  s.set_cursor("check", t1 - std::chrono::hours(24));  // an earlier clock: ignored
+  CHECK(*s.cursor("check") == t1);
+  s.bind_store("/data/a.jsonl");
+  s.bind_store("/data/a.jsonl");  // the same store again: fine
+  CHECK_THROWS_AS(s.bind_store("/data/b.jsonl"), error);
+  // processes that create one new database at the same moment all open it
+  std::vector<std::thread> ts;
+  std::atomic<int> failed{0};
+  for (int k = 0; k < 6; ++k)
+    ts.emplace_back([&] {
+      try {
+        (void)sqlite_state::open(dir.path / "new.db");
+      } catch (const error&) {
+        failed.fetch_add(1);
+      }
+    });
+  for (auto& t : ts) t.join();
+  CHECK(failed.load() == 0);
 }

@@ -285,6 +285,11 @@ inline void emit(const std::string& text, const std::string& out) {
   if (out.empty()) {
     std::cout << text;
     if (!text.empty() && text.back() != '\n') std::cout << '\n';
+    std::cout.flush();
+    // a full disk or a closed pipe behind stdout is a failed command, not a finished one
+    if (!std::cout)
+      throw error(error_code::io, "cannot write the output to standard output (" +
+                                      std::string(std::strerror(errno)) + ")");
     return;
   }
   // A regular file (or a new one) is replaced atomically and durably; an existing special file

@@ -233,6 +233,10 @@ int run_tune_judge_command(const tune_cli_options& o) {
                       "category, label, a, b, note) nor SICK (header pair_ID, sentence_A, "
                       "sentence_B, relatedness_score, entailment_judgment)");
     }
+    if (set.pairs.empty())
+      throw error(error_code::parse, file + ": a judge-pairs header but no pair to measure (" +
+                                         std::to_string(set.skipped_lines) +
+                                         " lines skipped as malformed)");
     const auto r = tune_judge(set.pairs, opt);
     nlohmann::json j{{"file", file},
                      {"format", set.format},

@@ -2,6 +2,7 @@
 // memhealth claims: shows what the conflict judge reads from each record (text/claims.hpp).
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "cli.hpp"
@@ -38,6 +39,8 @@ incremental_check start_incremental(const check_options& o, const Store& store, 
   incremental_check ic;
   const auto path = o.state.empty() ? default_state_path(o.store) : std::filesystem::path(o.state);
   ic.state.emplace(sqlite_state::open(path));
+  ic.state->bind_store(
+      std::filesystem::absolute(store_file_path(o.store)).lexically_normal().string());
   ic.ids.reserve(store.size());
   ic.fingerprints.reserve(store.size());
   for (std::size_t i = 0; i < store.size(); ++i) {
@@ -56,13 +59,29 @@ incremental_check start_incremental(const check_options& o, const Store& store, 
     d.since = t->instant;
   }
   if (d.since) {  // a first run (no cursor) is a full run
+    // a record that links to a removed one is checked again (its link now dangles)
+    if (!ic.changes.removed.empty()) {
+      const std::set<std::string, std::less<>> removed(ic.changes.removed.begin(),
+                                                       ic.changes.removed.end());
+      for (std::size_t i = 0; i < store.size(); ++i) {
+        const memory_record& r = store.record(i);
+        bool links = removed.count(r.links.duplicate_of) > 0;
+        for (const auto& t : r.links.related_ids) links = links || removed.count(t) > 0;
+        for (const auto& t : r.links.supersedes) links = links || removed.count(t) > 0;
+        if (links && !ic.changes.changed[i]) {
+          ic.changes.changed[i] = true;
+          ++ic.changes.changed_count;
+        }
+      }
+    }
     d.changed = std::make_shared<const std::vector<bool>>(ic.changes.changed);
   }
   std::cerr << "memhealth check: incremental (state " << path.string() << "): "
             << (d.since ? "since " + format_timestamp(timestamp{*d.since, 0})
                         : std::string("no cursor yet, a full run"))
             << "; " << ic.changes.changed_count << " of " << store.size()
-            << " records new or changed by content, " << ic.changes.removed.size() << " removed\n";
+            << " records new, changed by content or linked to a removed one, "
+            << ic.changes.removed.size() << " removed\n";
   return ic;
 }
 
@@ -80,6 +99,7 @@ std::string report_text(const report& r, const check_options& o, const detect_op
   if (markdown) {
     s << "# memhealth check: " << o.store << "\n\n";
     s << "- records: " << r.records_total << " (" << r.records_checked << " checked"
+      << (d.since ? ", incremental since " + format_timestamp(timestamp{*d.since, 0}) : "")
       << (r.records_total == 0 ? ", EMPTY STORE" : "") << ")\n";
     s << "- clock: " << format_timestamp(timestamp{d.now, 0}) << ", embedding dimension "
       << d.dimension << "\n";
@@ -89,6 +109,7 @@ std::string report_text(const report& r, const check_options& o, const detect_op
   } else {
     s << "memhealth check " << o.store << "\n";
     s << "records: " << r.records_total << " (" << r.records_checked << " checked"
+      << (d.since ? ", incremental since " + format_timestamp(timestamp{*d.since, 0}) : "")
       << (r.records_total == 0 ? ", EMPTY STORE" : "") << "), clock "
       << format_timestamp(timestamp{d.now, 0}) << ", dimension " << d.dimension << "\n";
     s << "findings: " << r.findings.size() << ", load issues: " << n_issues << "\n\n";
@@ -294,11 +315,17 @@ void add_check(CLI::App& app, int& rc) {
       ->check(CLI::IsMember({"lexical", "none"}));
   cmd->add_flag("--exit-zero", o->exit_zero,
                 "Exit 0 even when findings of warning or above are found");
-  auto* since = cmd->add_option(
-      "--since", o->since,
-      "Incremental: check only records changed since 'last' (the state's cursor) or "
-      "since an RFC 3339 time, or whose content changed since the last run; then "
-      "advance the cursor");
+  auto* since =
+      cmd->add_option(
+             "--since", o->since,
+             "Incremental: check only records changed since 'last' (the state's cursor) or "
+             "since an RFC 3339 time, or whose content changed since the last run; then "
+             "advance the cursor")
+          ->check(CLI::Validator(
+              [](std::string& v) {
+                return v.empty() ? std::string("--since needs 'last' or a time") : std::string();
+              },
+              "last|TIME"));
   cmd->add_option("--state", o->state,
                   "State database for --since (default: STORE.memhealth-state.db beside the "
                   "store)")

@@ -966,9 +966,10 @@ void add_apply(CLI::App& app, int& rc) {
   cmd->add_option("--max-records", o->max_records,
                   "Most records this run may change; actions beyond are deferred");
   cmd->add_option("--max-runs-per-day", o->max_runs_per_day,
-                  "Refuse a run beyond this many per UTC day (counted in the ledger)");
+                  "Refuse a run beyond this many per UTC day (counted in the state database)")
+      ->check(CLI::Range(1u, 1000000u));
   cmd->add_option("--ledger", o->ledger,
-                  "Count runs in this JSON ledger file instead of the store's state database");
+                  "Count runs in this JSON ledger file instead of the state database");
   cmd->add_option("--state", o->state,
                   "State database that counts the runs per day (default: memhealth-state.db "
                   "next to the WAL)");

@@ -103,7 +103,8 @@ nlohmann::json load_issues_json(const std::vector<load_issue>& issues) {
 
 /// The document of `memhealth check --format json` (see the file comment): `schema_version` 1,
 /// `store` (the name given), `now` (`d.now`, ISO-8601 UTC with milliseconds), `dimension`
-/// (`d.dimension` as the run used it), `summary`, `findings`, `load_issues`.
+/// (`d.dimension` as the run used it), `summary` (with `incremental_since` when `d.since` is
+/// set: the findings are about the records changed since then only), `findings`, `load_issues`.
 template <class = void>  // deferred instantiation, see memhealth.hpp
 nlohmann::ordered_json check_report_json(const report& r, std::string_view store,
                                          const detect_options& d,
@@ -114,6 +115,8 @@ nlohmann::ordered_json check_report_json(const report& r, std::string_view store
   j["now"] = format_timestamp(timestamp{d.now, 0});
   j["dimension"] = d.dimension;
   j["summary"] = summary_json(r, issues.size());
+  // an incremental run says so: its findings are about the records it checked only
+  if (d.since) j["summary"]["incremental_since"] = format_timestamp(timestamp{*d.since, 0});
   j["findings"] = findings_json(r);
   j["load_issues"] = load_issues_json(issues);
   return j;

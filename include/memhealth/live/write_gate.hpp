@@ -30,7 +30,10 @@
 /// - **Conflicts**: the `Judge` (default `claim_conflict_judge<>`, claim_judge.hpp) on the
 ///   records of the scope whose cosine is >= `conflict_candidate_threshold`, the most similar
 ///   `max_judged` first; and structured claims of one key (a fact with another value, a
-///   preference with the opposite polarity), as `conflict_detector` does.
+///   preference with the opposite polarity), as `conflict_detector` does. A candidate without a
+///   usable vector (or a record type without vectors) gets exact duplicates and structured-claim
+///   conflicts only, and a `check_skipped` finding (info) that says so; archived and
+///   pending_review records are never compared with.
 /// The similarity scan is one pass over the scope's vectors in int8 form (a quarter of the bytes;
 /// a proven error bound sends every row that could reach the threshold to an exact float32
 /// rescore with `Kernel`, so nothing is missed: see `scan`), so an inspect costs O(scope size x d)
@@ -320,6 +323,19 @@ class write_gate {
     std::vector<std::pair<float, std::size_t>> similar;  // (cosine, entry)
     std::vector<float> unit;
     const bool has_unit = unit_of(candidate, unit);
+    if (!has_unit) {
+      // only exact duplicates and structured claims can be found without a vector: say so
+      finding f;
+      f.kind = std::string(finding_kinds::check_skipped);
+      f.severity = severity::info;
+      f.detector = "write_gate";
+      f.record_ids = {id};
+      f.with("check", std::string("near_duplicate,conflict"))
+          .with(evidence_keys::reason,
+                std::string("no usable vector: near duplicates and text conflicts are not "
+                            "checked (embed the record first)"));
+      v.findings.push_back(std::move(f));
+    }
     if (has_unit && si.rows > 0) {
       const float t =
           std::min(settings_.near_duplicate_threshold, settings_.conflict_candidate_threshold);
@@ -424,10 +440,22 @@ class write_gate {
     add(r);
   }
 
-  /// Observes every record of a range (at start-up: the host's existing records).
+  /// Observes every record of a range (at start-up: the host's existing records). When the
+  /// dimension is not set yet, it becomes the most common vector length of the range (as
+  /// `memory_store` picks it), so a few stray vectors do not decide it.
   template <class Range>
   void observe_all(const Range& records) {
     std::unique_lock lock(mu_);
+    if constexpr (embedded_record<R>) {
+      if (dim_ == 0) {
+        std::map<std::size_t, std::size_t> lengths;
+        for (const auto& r : records)
+          if (const auto e = field::embedding(r); !e.empty()) ++lengths[e.size()];
+        std::size_t best = 0;
+        for (const auto& [d, n] : lengths)
+          if (n > best) dim_ = d, best = n;
+      }
+    }
     for (const auto& r : records) add(r);
   }
 

@@ -120,6 +120,28 @@ class sqlite_state {
   /// The path it was opened from.
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
 
+  /// Ties the database to the store it keeps the state of (its path, as the caller names it) on
+  /// first use. @throws error(schema) when it was tied to another store (its cursors and
+  /// fingerprints would make that store's changes look like nothing, or everything).
+  void bind_store(std::string_view store) {
+    transaction t(*this);
+    {
+      auto st = prepare("SELECT value FROM state_meta WHERE key='store'");
+      if (step(st.get()) == SQLITE_ROW) {
+        const std::string bound = detail::sqlite::column_text(st.get(), 0);
+        if (bound != store)
+          throw error(error_code::schema, path_ + ": the state database of store '" + bound +
+                                              "', not of '" + std::string(store) +
+                                              "'; give this store its own --state");
+        return;
+      }
+    }
+    auto ins = prepare("INSERT INTO state_meta(key, value) VALUES('store', ?1)");
+    bind(ins.get(), 1, store);
+    done(ins.get(), "cannot write the store");
+    t.commit();
+  }
+
   // ------------------------------------------------------------------ cursors
 
   /// The clock of the last completed run of check `name`, or nullopt when it never ran.
@@ -129,11 +151,12 @@ class sqlite_state {
     if (step(st.get()) != SQLITE_ROW) return std::nullopt;
     return utc_time{std::chrono::milliseconds{sqlite3_column_int64(st.get(), 0)}};
   }
-  /// Sets the cursor of check `name` to `at`.
+  /// Moves the cursor of check `name` to `at`; never backwards (a later cursor stays: a run with
+  /// an earlier clock, or one that finished after a newer one, does not rewind it).
   void set_cursor(std::string_view name, utc_time at) {
     auto st = prepare(
         "INSERT INTO cursors(name, at_ms) VALUES(?1, ?2) "
-        "ON CONFLICT(name) DO UPDATE SET at_ms=excluded.at_ms");
+        "ON CONFLICT(name) DO UPDATE SET at_ms=max(at_ms, excluded.at_ms)");
     bind(st.get(), 1, name);
     sqlite3_bind_int64(st.get(), 2, ms(at));
     done(st.get(), "cannot write a cursor");
@@ -379,35 +402,42 @@ class sqlite_state {
     if (rc != SQLITE_DONE) detail::sqlite::fail(db_.get(), rc, path_, what);
   }
 
-  // Creates the schema in a new database, checks the version of an existing one.
+  // Creates the schema in a new database, checks the version of an existing one. Creation runs
+  // in a BEGIN IMMEDIATE transaction that reads the tables again, so processes that open a new
+  // database at the same moment create it once.
   void migrate(bool read_only) {
-    const std::string tables = detail::sqlite::query_text(
-        db_.get(), "SELECT group_concat(name, ',') FROM sqlite_master WHERE type='table'", path_,
-        "cannot read the schema");
+    const auto tables_now = [&] {
+      return detail::sqlite::query_text(
+          db_.get(), "SELECT group_concat(name, ',') FROM sqlite_master WHERE type='table'", path_,
+          "cannot read the schema");
+    };
+    std::string tables = tables_now();
     if (tables.empty()) {
       if (read_only) throw error(error_code::parse, path_ + ": empty, not a state database");
       transaction t(*this);
-      exec(
-          "CREATE TABLE state_meta(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);"
-          "CREATE TABLE cursors(name TEXT PRIMARY KEY NOT NULL, at_ms INTEGER NOT NULL);"
-          "CREATE TABLE record_fingerprints(id TEXT PRIMARY KEY NOT NULL,"
-          " fingerprint INTEGER NOT NULL, seen_ms INTEGER NOT NULL);"
-          "CREATE TABLE embedding_versions(version TEXT PRIMARY KEY NOT NULL,"
-          " first_seen_ms INTEGER NOT NULL, last_seen_ms INTEGER NOT NULL,"
-          " records INTEGER NOT NULL);"
-          "CREATE TABLE schedule(name TEXT PRIMARY KEY NOT NULL, last_ms INTEGER NOT NULL,"
-          " next_ms INTEGER NOT NULL);"
-          "CREATE TABLE runs(day INTEGER PRIMARY KEY NOT NULL, count INTEGER NOT NULL);"
-          "CREATE TABLE repair_attempts(action_key TEXT PRIMARY KEY NOT NULL,"
-          " attempts INTEGER NOT NULL, failures INTEGER NOT NULL, last_ms INTEGER NOT NULL,"
-          " last_error TEXT NOT NULL, state TEXT NOT NULL);",
-          "cannot create the schema");
-      exec(("INSERT INTO state_meta VALUES('schema_version','" +
-            std::to_string(sqlite_state_schema_version) + "')")
-               .c_str(),
-           "cannot write the schema version");
+      if (tables_now().empty()) {  // not created by another process meanwhile
+        exec(
+            "CREATE TABLE state_meta(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);"
+            "CREATE TABLE cursors(name TEXT PRIMARY KEY NOT NULL, at_ms INTEGER NOT NULL);"
+            "CREATE TABLE record_fingerprints(id TEXT PRIMARY KEY NOT NULL,"
+            " fingerprint INTEGER NOT NULL, seen_ms INTEGER NOT NULL);"
+            "CREATE TABLE embedding_versions(version TEXT PRIMARY KEY NOT NULL,"
+            " first_seen_ms INTEGER NOT NULL, last_seen_ms INTEGER NOT NULL,"
+            " records INTEGER NOT NULL);"
+            "CREATE TABLE schedule(name TEXT PRIMARY KEY NOT NULL, last_ms INTEGER NOT NULL,"
+            " next_ms INTEGER NOT NULL);"
+            "CREATE TABLE runs(day INTEGER PRIMARY KEY NOT NULL, count INTEGER NOT NULL);"
+            "CREATE TABLE repair_attempts(action_key TEXT PRIMARY KEY NOT NULL,"
+            " attempts INTEGER NOT NULL, failures INTEGER NOT NULL, last_ms INTEGER NOT NULL,"
+            " last_error TEXT NOT NULL, state TEXT NOT NULL);",
+            "cannot create the schema");
+        exec(("INSERT INTO state_meta VALUES('schema_version','" +
+              std::to_string(sqlite_state_schema_version) + "')")
+                 .c_str(),
+             "cannot write the schema version");
+      }
       t.commit();
-      return;
+      tables = tables_now();
     }
     if (("," + tables + ",").find(",state_meta,") == std::string::npos)
       throw error(error_code::schema,
