@@ -120,7 +120,7 @@ string(JSON n GET "${last_out}" summary records_checked)
 if(NOT n EQUAL 1)
   message(FATAL_ERROR "one record edited (updated_at kept): ${n} records checked, expected 1")
 endif()
-expect_in("${last_err}" "1 of 51 records new or changed by content" "the edit is seen by its fingerprint")
+expect_in("${last_err}" "1 of 51 records new, changed by content" "the edit is seen by its fingerprint")
 # a report that cannot be written is a failed run: exit 2, and the cursor does not move
 if(EXISTS /dev/full)
   execute_process(COMMAND "${MEMHEALTH}" check "${I}" --since last --now 2024-07-15T03:00:00Z
