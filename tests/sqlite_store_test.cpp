@@ -1256,7 +1256,7 @@ TEST_CASE("power loss under the state database: every cut gives the state after 
     ends.push_back(sim.ops.size());
     std::vector<std::function<void()>> ops;
     for (int r = 0; r < 8; ++r) {  // 8 rounds of 12 operations, each leaving a new state
-      const auto at = [&](int k) { return t0 + std::chrono::minutes(60 * r + k); };
+      const auto at = [&t0, r](int k) { return t0 + std::chrono::minutes(60 * r + k); };
       ops.push_back([&] { s.take_run(19919, 100); });
       ops.push_back([&, at] { s.set_cursor("check", at(1)); });
       ops.push_back([&, r] { s.commit_fingerprints(ids, fps_of(3 * r), t0); });
