@@ -838,6 +838,20 @@ void install() {
 
 }  // namespace simvfs
 
+// The database `db` (and its -wal file) as power loss `how` after `n` recorded steps leaves them,
+// written as a fresh copy `dir`/crash/`name` (+ "-wal"). @return the copy's path.
+fs::path crash_copy(memhealth::test::sim_file_io& sim, const fs::path& dir, const std::string& name,
+                    const std::string& db, std::size_t n, memhealth::test::sim_file_io::loss how,
+                    std::mt19937& rng) {
+  const fs::path crash = dir / "crash";
+  fs::remove_all(crash);
+  fs::create_directories(crash);
+  write_bytes(crash / name, sim.after_power_loss(db, n, how, rng));
+  const std::string w = sim.after_power_loss(db + "-wal", n, how, rng);
+  if (!w.empty()) write_bytes(crash / (name + "-wal"), w);
+  return crash / name;
+}
+
 // n actions over records q0..q19, each touching 1-3 records (weights fall, notes are new).
 repair_plan power_plan(int n) {
   repair_plan p;
@@ -911,8 +925,7 @@ TEST_CASE(
       REQUIRE(apply_plan(store, plan, wal, ao).applied.size() == 10);
     }
     simvfs::sim = nullptr;
-    const std::string dbp = db.string(), walp = db.string() + "-wal",
-                      logp = (dir.path / "run.wal").string();
+    const std::string dbp = db.string(), logp = (dir.path / "run.wal").string();
     std::mt19937 rng(static_cast<unsigned>(batch));
     const std::size_t step = std::max<std::size_t>(
         1, (sim.ops.size() - opened_at) / 150);  // about 150 cut points per run
@@ -921,19 +934,14 @@ TEST_CASE(
                        sim_file_io::loss::torn, sim_file_io::loss::reorder}) {
         CAPTURE(n);
         CAPTURE(static_cast<int>(how));
-        const fs::path crash = dir.path / "crash";
-        fs::remove_all(crash);
-        fs::create_directories(crash);
-        write_bytes(crash / "s.db", sim.after_power_loss(dbp, n, how, rng));
-        const std::string w = sim.after_power_loss(walp, n, how, rng);
-        if (!w.empty()) write_bytes(crash / "s.db-wal", w);
+        const fs::path crashed = crash_copy(sim, dir.path, "s.db", dbp, n, how, rng);
         const std::string log = sim.after_power_loss(logp, n, how, rng);
         const std::string synced_log =
             sim.after_power_loss(logp, n, sim_file_io::loss::drop_unsynced, rng);
         ++crashes;
         // The database must open (PRAGMA quick_check) and recover to whole actions, keeping every
         // commit that was durable in the log.
-        auto store = sqlite_store<>::open((crash / "s.db").string());
+        auto store = sqlite_store<>::open(crashed.string());
         ++opened;
         const auto rc = recover(store, read_wal(log));
         CHECK(rc.conflicts.empty());
@@ -1277,7 +1285,7 @@ TEST_CASE("power loss under the state database: every cut gives the state after 
     }
   }
   simvfs::sim = nullptr;
-  const std::string dbp = db.string(), walp = db.string() + "-wal";
+  const std::string dbp = db.string();
   std::mt19937 rng(3);
   std::size_t crashes = 0;
   std::map<std::size_t, std::size_t> reached;
@@ -1288,14 +1296,9 @@ TEST_CASE("power loss under the state database: every cut gives the state after 
                      sim_file_io::loss::torn, sim_file_io::loss::reorder}) {
       CAPTURE(n);
       CAPTURE(static_cast<int>(how));
-      const fs::path crash = dir.path / "crash";
-      fs::remove_all(crash);
-      fs::create_directories(crash);
-      write_bytes(crash / "state.db", sim.after_power_loss(dbp, n, how, rng));
-      const std::string w = sim.after_power_loss(walp, n, how, rng);
-      if (!w.empty()) write_bytes(crash / "state.db-wal", w);
+      const fs::path crashed = crash_copy(sim, dir.path, "state.db", dbp, n, how, rng);
       ++crashes;
-      const auto s = sqlite_state::open(crash / "state.db");
+      const auto s = sqlite_state::open(crashed);
       const std::string got = snapshot(s);
       std::size_t returned = 0;  // operations that had returned before the cut
       for (std::size_t m = 1; m < ends.size(); ++m) returned += ends[m] <= n;

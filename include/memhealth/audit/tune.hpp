@@ -76,6 +76,20 @@ inline std::vector<std::string_view> split_tabs(std::string_view line) {
     start = tab + 1;
   }
 }
+
+// The next non-empty line of `text` at or after `pos` (a final '\r' dropped) in `line`; `pos`
+// moves past it. @return false at the end of the text.
+inline bool next_line(std::string_view text, std::size_t& pos, std::string_view& line) {
+  while (pos < text.size()) {
+    std::size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!line.empty()) return true;
+  }
+  return false;
+}
 inline std::optional<double> number(std::string_view s) {
   std::string t(s);
   char* end = nullptr;
@@ -93,13 +107,8 @@ inline labelled_pairs parse_labelled_pairs(std::string_view text, double positiv
   labelled_pairs out;
   bool first = true;
   std::size_t pos = 0;
-  while (pos < text.size()) {
-    auto nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    std::string_view line = text.substr(pos, nl - pos);
-    pos = nl + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty()) continue;
+  std::string_view line;
+  while (detail::tune::next_line(text, pos, line)) {
     const auto cols = detail::tune::split_tabs(line);
     if (first) {
       first = false;

@@ -85,13 +85,8 @@ struct judge_pair_set {
 inline judge_pair_set parse_judge_pairs(std::string_view text) {
   judge_pair_set out;
   std::size_t pos = 0;
-  while (pos < text.size()) {
-    auto nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    std::string_view line = text.substr(pos, nl - pos);
-    pos = nl + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty()) continue;
+  std::string_view line;
+  while (detail::tune::next_line(text, pos, line)) {
     const auto cols = detail::tune::split_tabs(line);
     if (out.format.empty()) {
       if (cols.size() >= 6 && cols[0] == "id" && cols[2] == "category" && cols[3] == "label" &&

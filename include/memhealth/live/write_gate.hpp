@@ -264,7 +264,7 @@ template <class R = memory_record, class Judge = claim_conflict_judge<>,
           class Rules = default_conflict_rules, class Kernel = cosine_kernel>
 class write_gate {
  public:
-  using record_type = R;
+  using record_type = R;  ///< the record type it checks
 
   /// An empty gate. @param settings thresholds and checks; @param judge, @param rules, @param
   /// kernel the policies (copied).
@@ -349,7 +349,13 @@ class write_gate {
     std::vector<std::size_t> decided;
     if constexpr (claimed_record<R>) claim_pairs(candidate, si, skip, conflicts, decided);
 
-    // judge the most similar, and find the best near duplicate
+    // judge the most similar, and find the best near duplicate (the candidate's negation cue is
+    // read once, when a near pair first needs it)
+    std::optional<bool> cand_negated;
+    const auto candidate_negated = [&] {
+      if (!cand_negated) cand_negated = negated(norm, candidate);
+      return *cand_negated;
+    };
     std::string near_of;
     float near_cos = 0;
     std::size_t judged = 0;
@@ -367,7 +373,7 @@ class write_gate {
         }
       }
       if (cos < settings_.near_duplicate_threshold || !near_of.empty()) continue;
-      if (settings_.skip_negation_mismatch && negated(norm, candidate) != x.negated) continue;
+      if (settings_.skip_negation_mismatch && candidate_negated() != x.negated) continue;
       if (settings_.skip_guarded && near_duplicate_guard(norm, x.norm) != duplicate_guard::none)
         continue;
       if (settings_.skip_judged_conflicts && !jv) {

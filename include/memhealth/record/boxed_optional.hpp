@@ -32,7 +32,7 @@ class boxed_optional {
       !std::is_same_v<std::remove_cvref_t<U>, std::optional<T>> && std::is_constructible_v<T, U&&>;
 
  public:
-  using value_type = T;
+  using value_type = T;  ///< the held type
 
   /// Empty.
   constexpr boxed_optional() noexcept = default;
@@ -52,6 +52,7 @@ class boxed_optional {
   boxed_optional(const boxed_optional& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
   /// Takes `o`'s value; `o` is left empty.
   boxed_optional(boxed_optional&&) noexcept = default;
+  /// Frees the value.
   ~boxed_optional() = default;
 
   /// Deep copy (reuses this value's storage when both hold one).
@@ -106,8 +107,11 @@ class boxed_optional {
 
   /// The value (undefined when empty, as for `std::optional`).
   T& operator*() & noexcept { return *p_; }
+  /// The value (undefined when empty).
   const T& operator*() const& noexcept { return *p_; }
+  /// Pointer to the value; null when empty.
   T* operator->() noexcept { return p_.get(); }
+  /// Pointer to the value; null when empty.
   const T* operator->() const noexcept { return p_.get(); }
 
   /// The value. @throws std::bad_optional_access when empty.
