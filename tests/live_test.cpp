@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "memhealth/detect/default_pipeline.hpp"
+#include "memhealth/live/scheduler.hpp"
 #include "memhealth/live/write_gate.hpp"
 #include "memhealth/store/memory_store.hpp"
 
@@ -386,4 +388,55 @@ TEST_CASE("incremental staleness reports a record once: when it crossed the thre
   // a record changed since the cursor is judged as in a full run
   o.changed = std::make_shared<const std::vector<bool>>(std::vector<bool>{true, false, false});
   CHECK(ids(p.run(store, o)) == std::vector<std::string>{"a", "b"});
+}
+
+// ---------------------------------------------------------------- scheduler (fake clock)
+
+TEST_CASE("scheduler: due times on a fake clock, triggers, no catch-up burst, restore") {
+  using namespace std::chrono;
+  const mh::utc_time t0 = k_now;
+  mh::scheduler s({{"structural", minutes{5}}, {"full", hours{24}}, {"drift", milliseconds{0}}});
+  // never run: the periodic tasks are due at once, the trigger-only one is not
+  CHECK(s.due(t0) == std::vector<std::string>{"structural", "full"});
+  CHECK(s.next_due(t0) == t0);
+  s.completed("structural", t0);
+  s.completed("full", t0);
+  CHECK(s.due(t0).empty());
+  // due exactly when the period has passed, not a millisecond before
+  CHECK(s.due(t0 + minutes{5} - milliseconds{1}).empty());
+  CHECK(s.due(t0 + minutes{5}) == std::vector<std::string>{"structural"});
+  CHECK(s.next_due(t0 + minutes{1}) == t0 + minutes{5});
+  // a run 17.5 min late is one run, and the next is a period after it (no catch-up burst)
+  const auto late = t0 + minutes{22} + seconds{30};
+  CHECK(s.due(late) == std::vector<std::string>{"structural"});
+  CHECK(s.completed("structural", late).next == late + minutes{5});
+  CHECK(s.due(late + minutes{4}).empty());
+  // a trigger makes a task due at once, whatever its period; a repeated reason is kept once
+  CHECK(s.trigger("drift", "new embedding version"));
+  CHECK(s.trigger("drift", "new embedding version"));
+  CHECK(s.trigger("full", "write burst"));
+  CHECK_FALSE(s.trigger("nonexistent", "x"));
+  CHECK(s.state_of("drift").triggers == std::vector<std::string>{"new embedding version"});
+  CHECK(s.due(late + seconds{1}) == std::vector<std::string>{"full", "drift"});
+  CHECK_FALSE(s.completed("drift", late + seconds{1}).next.has_value());
+  CHECK(s.state_of("drift").triggers.empty());
+  CHECK(s.completed("full", late + seconds{1}).next == late + seconds{1} + hours{24});
+  CHECK(s.due(late + hours{23}) == std::vector<std::string>{"structural"});
+  // restore after a restart; a shortened period brings the next run forward
+  mh::scheduler r({{"structural", minutes{1}}, {"full", hours{24}}});
+  r.restore("structural", t0, t0 + minutes{5});  // written under a 5 min period
+  r.restore("full", t0, t0 + hours{24});
+  r.restore("removed_task", t0, t0);  // ignored
+  CHECK(r.state_of("structural").next == t0 + minutes{1});
+  CHECK(r.due(t0 + seconds{59}).empty());
+  CHECK(r.due(t0 + minutes{1}) == std::vector<std::string>{"structural"});
+  CHECK(r.next_due(t0 + seconds{1}) == t0 + minutes{1});
+  // bad task lists
+  CHECK_THROWS_AS(mh::scheduler({{"a", seconds{1}}, {"a", seconds{2}}}), mh::error);
+  CHECK_THROWS_AS(mh::scheduler({{"", seconds{1}}}), mh::error);
+  CHECK_THROWS_AS(mh::scheduler({{"a", seconds{-1}}}), mh::error);
+  // nothing periodic: nothing is ever due without a trigger
+  mh::scheduler only_triggers({{"drift", milliseconds{0}}});
+  CHECK(only_triggers.due(t0 + hours{1000}).empty());
+  CHECK_FALSE(only_triggers.next_due(t0).has_value());
 }

@@ -1340,3 +1340,164 @@ TEST_CASE("sqlite_state: a cursor never moves back; the database belongs to one 
   for (auto& t : ts) t.join();
   CHECK(failed.load() == 0);
 }
+
+// ---------------------------------------------------------------- watch (live/watch.hpp)
+
+#include <memhealth/live/watch.hpp>
+
+namespace {
+
+// Unit vectors (d = 4) with known cosines: wa.wb = 0.80 (a conflict candidate, >= 0.6),
+// wa.wu = wa.ww = wu.ww = 0 (unrelated).
+const std::vector<float> wa{0.5f, 0.5f, 0.5f, 0.5f};
+const std::vector<float> wb{0.7f, 0.1f, 0.1f, 0.7f};
+const std::vector<float> wu{0.5f, -0.5f, 0.5f, -0.5f};
+const std::vector<float> ww{0.5f, 0.5f, -0.5f, -0.5f};
+
+memhealth::memory_record watch_rec(std::string id, std::string text, std::vector<float> e,
+                                   std::string scope) {
+  memhealth::memory_record r;
+  r.id = std::move(id);
+  r.content = std::move(text);
+  r.embedding = std::move(e);
+  r.embedding_version = "e5-small-v1";
+  r.scope = std::move(scope);
+  r.status = "active";
+  r.source = "user_declared";
+  r.kind = "fact";
+  r.created_at = memhealth::parse_timestamp("2024-07-01T10:00:00Z");
+  r.updated_at = r.created_at;
+  return r;
+}
+
+struct watch_log {
+  std::vector<memhealth::watch_event> events;
+  void operator()(const memhealth::watch_event& e) { events.push_back(e); }
+  [[nodiscard]] std::size_t count(bool resolved, std::string_view kind,
+                                  std::set<std::string> ids = {}) const {
+    std::size_t n = 0;
+    for (const auto& e : events)
+      if (e.resolved == resolved && e.what.kind == kind &&
+          (ids.empty() ||
+           std::set<std::string>(e.what.record_ids.begin(), e.what.record_ids.end()) == ids))
+        ++n;
+    return n;
+  }
+};
+
+bool ran(const memhealth::watch_poll_result& r, std::string_view task) {
+  return std::any_of(r.runs.begin(), r.runs.end(),
+                     [&](const memhealth::watch_task_run& x) { return x.task == task; });
+}
+
+}  // namespace
+
+TEST_CASE("watcher: cadence, write-time checks, no finding twice, restart, risk windows") {
+  using namespace std::chrono;
+  sq_dir dir("watch");
+  const auto state_path = dir.path / "state.db";
+  const memhealth::utc_time t0 = memhealth::parse_timestamp("2024-07-15T00:00:00Z")->instant;
+  std::vector<memhealth::memory_record> recs{
+      watch_rec("m1", "User loves cilantro.", wu, "user:1"),
+      watch_rec("m2", "User loves cilantro.", wu, "user:1"),  // an exact duplicate of m1
+      watch_rec("m3", "User works at Acme.", wa, "user:2")};
+  memhealth::watch_options opt;
+  opt.risk.burst_writes = 3;
+  opt.risk.burst_window = minutes{1};
+  watch_log log;
+  {
+    auto state = memhealth::sqlite_state::open(state_path);
+    auto ws = memhealth::watch_state::open(state_path);
+    memhealth::watcher w(opt, state, ws);
+    // first poll: one full run covers every record check due
+    auto store = memhealth::memory_store<>::from_records(recs);
+    auto r1 = w.poll(store, t0, log);
+    CHECK(r1.changed == 3);
+    CHECK(r1.risk_windows.empty());  // everything is new on a first poll: no window
+    REQUIRE(r1.runs.size() == 1);
+    CHECK(r1.runs[0].task == "full");
+    CHECK(r1.runs[0].records_checked == 3);
+    CHECK(log.count(false, "exact_duplicate", {"m1", "m2"}) == 1);
+    const std::size_t after_first = log.events.size();
+    CHECK(w.open_findings() == after_first);
+    // nothing changed, nothing due: nothing runs, nothing is reported
+    auto r2 = w.poll(store, t0 + seconds{10}, log);
+    CHECK(r2.changed == 0);
+    CHECK(r2.runs.empty());
+    CHECK(log.events.size() == after_first);
+    // a write: the write-time checks run on that record only and find the conflict
+    recs.push_back(watch_rec("m4", "User works at Globex.", wb, "user:2"));
+    store = memhealth::memory_store<>::from_records(recs);
+    auto r3 = w.poll(store, t0 + seconds{20}, log);
+    CHECK(r3.changed == 1);
+    CHECK(r3.risk_windows.empty());
+    REQUIRE(r3.runs.size() == 1);
+    CHECK(r3.runs[0].task == "write_checks");
+    CHECK(r3.runs[0].records_checked == 1);
+    CHECK(log.count(false, "conflict", {"m3", "m4"}) == 1);
+    CHECK(log.count(false, "exact_duplicate") == 1);  // not again
+    // 5 minutes after the first poll: the incremental structural check, on m4 alone
+    auto r4 = w.poll(store, t0 + minutes{5}, log);
+    REQUIRE(r4.runs.size() == 1);
+    CHECK(r4.runs[0].task == "structural");
+    CHECK(r4.runs[0].records_checked == 1);
+  }
+  const std::size_t before_restart = log.events.size();
+  {
+    // a restart resumes from the state database: nothing is reported again
+    auto state = memhealth::sqlite_state::open(state_path);
+    auto ws = memhealth::watch_state::open(state_path);
+    memhealth::watcher w(opt, state, ws);
+    auto store = memhealth::memory_store<>::from_records(recs);
+    auto r5 = w.poll(store, t0 + minutes{6}, log);
+    CHECK(r5.changed == 0);
+    CHECK(r5.runs.empty());
+    CHECK(log.events.size() == before_restart);
+    CHECK(w.open_findings() > 0);
+    CHECK(w.schedule().state_of("structural").next == t0 + minutes{10});
+    // a record removed: the findings that name it are resolved
+    recs.erase(recs.begin() + 1);  // m2
+    store = memhealth::memory_store<>::from_records(recs);
+    auto r6 = w.poll(store, t0 + minutes{7}, log);
+    CHECK(r6.removed == 1);
+    CHECK(log.count(true, "exact_duplicate") == 1);
+    // a scope change opens a risk window over both scopes
+    recs[1].scope = "user:9";  // m3
+    store = memhealth::memory_store<>::from_records(recs);
+    auto r7 = w.poll(store, t0 + minutes{8}, log);
+    REQUIRE(r7.risk_windows.size() == 1);
+    CHECK(r7.risk_windows[0].find("scope changed: m3 (user:2 -> user:9)") == 0);
+    CHECK(ran(r7, "risk_window"));
+    // three writes within a minute (burst_writes = 3) of a new ingest batch: two windows
+    for (int i = 0; i < 3; ++i) {
+      auto r = watch_rec("b" + std::to_string(i), "Note number " + std::to_string(i) + ".", ww,
+                         "user:5");
+      r.metadata["ingest_batch"] = std::string("import-7");
+      recs.push_back(std::move(r));
+    }
+    store = memhealth::memory_store<>::from_records(recs);
+    auto r8 = w.poll(store, t0 + minutes{9}, log);
+    CHECK(r8.changed == 3);
+    CHECK(r8.risk_windows == std::vector<std::string>{"new ingest batch: import-7",
+                                                      "write burst: 3 records within 60 s"});
+    CHECK(ran(r8, "risk_window"));
+    CHECK(ran(r8, "write_checks"));
+    // a new embedding model: drift and the full structural check run at once
+    recs[0].embedding_version = "e5-large-v2";  // m1
+    store = memhealth::memory_store<>::from_records(recs);
+    auto r9 = w.poll(store, t0 + minutes{10}, log);
+    CHECK(r9.new_versions == std::vector<std::string>{"e5-large-v2"});
+    CHECK(ran(r9, "drift"));
+    CHECK(ran(r9, "structural_full"));
+    CHECK_FALSE(ran(r9, "structural"));  // covered by the full one
+    CHECK(log.count(false, "mixed_embedding_version", {"m1"}) == 1);
+    // drift ran against the old model's sample (too small for the test: check_skipped)
+    bool drift_finding = false;
+    for (const auto& e : log.events)
+      if (e.what.detector == "drift" || e.what.detector == "migration_gate") {
+        const auto* v = e.what.evidence_of("current_version");
+        drift_finding = drift_finding || (v && std::get<std::string>(*v) == "e5-large-v2");
+      }
+    CHECK(drift_finding);
+  }
+}
