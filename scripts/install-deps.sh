@@ -16,6 +16,7 @@ packages=(
   libsqlite3-dev nlohmann-json3-dev         # SQLite store backend, JSON in tools and tests
   zlib1g-dev                                # gzip plan files (io/gzip_stream.hpp)
   libcli11-dev                              # the memhealth command-line tool (tools/memhealth)
+  libtomlplusplus-dev prometheus-cpp-dev    # memhealth watch: TOML configuration, Prometheus metrics
   chromium                                  # renders the HTML audit report in a test (headless)
   python3                                   # scripts/
   clang-format                              # scripts/format_check.sh (a CI step)

@@ -36,8 +36,8 @@ struct scheduled_task {
 
 /// The schedule of one task at a moment (`scheduler::state_of`).
 struct task_schedule {
-  std::optional<utc_time> last;  ///< when it last completed; nullopt = never
-  std::optional<utc_time> next;  ///< when it is next due; nullopt = on a trigger only
+  std::optional<utc_time> last;       ///< when it last completed; nullopt = never
+  std::optional<utc_time> next;       ///< when it is next due; nullopt = on a trigger only
   std::vector<std::string> triggers;  ///< pending triggers (reasons), oldest first
 };
 

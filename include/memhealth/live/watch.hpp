@@ -9,13 +9,15 @@
 /// ## Tasks and their default periods (`watch_cadence`, the reference cadence: SPEC section 5)
 /// | task | runs | default |
 /// |---|---|---|
-/// | `write_checks` | duplicates, conflicts, hygiene on the records written since its last run ("at write time", "asynchronously after writes") | every poll that saw writes |
-/// | `structural` | structural checks on the records changed since its last run | 5 min |
-/// | `structural_full` | structural checks on every record | 1 h |
-/// | `full` | every detector on every record (the daily duplicate and conflict runs) | 24 h |
-/// | `risk_window` | every detector on the records of the scopes a risk window touched | on a trigger |
-/// | `drift` | drift and the migration gate between the old and the new embedding model | on a new `embedding_version` |
-/// | `monitor` | the retrieval monitor over the events added (`add_events`) | 1 h |
+/// | `write_checks` | duplicates, conflicts, hygiene on the records written since its last run ("at
+/// write time", "asynchronously after writes") | every poll that saw writes | | `structural` |
+/// structural checks on the records changed since its last run | 5 min | | `structural_full` |
+/// structural checks on every record | 1 h | | `full` | every detector on every record (the daily
+/// duplicate and conflict runs) | 24 h | | `risk_window` | every detector on the records of the
+/// scopes a risk window touched | on a trigger | | `drift` | drift and the migration gate between
+/// the old and the new embedding model | on a new `embedding_version` | | `monitor` | the retrieval
+/// monitor over the events added (`add_events`; those of the two windows before the newest event
+/// are kept) | 1 h |
 ///
 /// ## Risk windows (`watch_risk_options`)
 /// A burst of writes (at least `burst_writes` records changed within `burst_window`), a new
@@ -80,12 +82,12 @@ inline constexpr std::string_view monitor = "monitor";                  ///< ret
 
 /// Periods of the watch (defaults: the reference cadence). 0 = only when triggered.
 struct watch_cadence {
-  std::chrono::milliseconds poll{std::chrono::seconds{10}};  ///< store re-read interval (> 0)
-  std::chrono::milliseconds write_checks{0};                 ///< 0 = at every poll with writes
-  std::chrono::milliseconds structural{std::chrono::minutes{5}};       ///< incremental structural
-  std::chrono::milliseconds structural_full{std::chrono::hours{1}};    ///< full structural
-  std::chrono::milliseconds full{std::chrono::hours{24}};              ///< every detector
-  std::chrono::milliseconds monitor{std::chrono::hours{1}};            ///< retrieval aggregation
+  std::chrono::milliseconds poll{std::chrono::seconds{10}};       ///< store re-read interval (> 0)
+  std::chrono::milliseconds write_checks{0};                      ///< 0 = at every poll with writes
+  std::chrono::milliseconds structural{std::chrono::minutes{5}};  ///< incremental structural
+  std::chrono::milliseconds structural_full{std::chrono::hours{1}};  ///< full structural
+  std::chrono::milliseconds full{std::chrono::hours{24}};            ///< every detector
+  std::chrono::milliseconds monitor{std::chrono::hours{1}};          ///< retrieval aggregation
 };
 
 /// What opens a risk window.
@@ -98,12 +100,12 @@ struct watch_risk_options {
 
 /// Everything a watcher is configured with.
 struct watch_options {
-  default_check_settings check{};  ///< thresholds of the detectors
-  watch_cadence cadence{};         ///< task periods
-  watch_risk_options risk{};       ///< risk-window triggers
-  monitor_options monitor{};       ///< retrieval monitor (window = its aggregation window)
-  drift_options drift{};           ///< drift test
-  gate_options gate{};             ///< migration gate
+  default_check_settings check{};    ///< thresholds of the detectors
+  watch_cadence cadence{};           ///< task periods
+  watch_risk_options risk{};         ///< risk-window triggers
+  monitor_options monitor{};         ///< retrieval monitor (window = its aggregation window)
+  drift_options drift{};             ///< drift test
+  gate_options gate{};               ///< migration gate
   std::size_t version_sample = 256;  ///< vectors kept per embedding version for drift (>= 3)
   std::size_t dimension = 0;         ///< expected embedding dimension (0 = the store's)
 };
@@ -116,9 +118,8 @@ inline std::string finding_key(const finding& f) {
   std::sort(ids.begin(), ids.end());
   std::string k = f.detector + '\x1f' + f.kind;
   for (const auto& id : ids) k += '\x1f' + id;
-  static constexpr std::string_view keyed[] = {"field",        "scope",
-                                               "partition",    "window_start",
-                                               "reference_version", "current_version"};
+  static constexpr std::string_view keyed[] = {
+      "field", "scope", "partition", "window_start", "reference_version", "current_version"};
   for (const auto& [name, v] : f.evidence)
     if (std::find(std::begin(keyed), std::end(keyed), name) != std::end(keyed))
       if (const auto* s = std::get_if<std::string>(&v)) k += '\x1f' + name + '=' + *s;
@@ -146,13 +147,13 @@ struct watch_task_run {
 
 /// What one poll saw and did.
 struct watch_poll_result {
-  std::size_t records = 0;                  ///< records in the snapshot
-  std::size_t changed = 0;                  ///< new or changed by content since the last poll
-  std::size_t removed = 0;                  ///< records gone since the last poll
-  std::vector<std::string> risk_windows;    ///< risk windows opened (one line each)
-  std::vector<std::string> new_versions;    ///< embedding versions seen for the first time
-  std::vector<watch_task_run> runs;         ///< tasks run, in order
-  std::size_t open_findings = 0;            ///< findings reported and not resolved, after it
+  std::size_t records = 0;                ///< records in the snapshot
+  std::size_t changed = 0;                ///< new or changed by content since the last poll
+  std::size_t removed = 0;                ///< records gone since the last poll
+  std::vector<std::string> risk_windows;  ///< risk windows opened (one line each)
+  std::vector<std::string> new_versions;  ///< embedding versions seen for the first time
+  std::vector<watch_task_run> runs;       ///< tasks run, in order
+  std::size_t open_findings = 0;          ///< findings reported and not resolved, after it
 };
 
 /// Continuous checking of one store (see the file comment). One thread; the states must outlive
@@ -213,8 +214,10 @@ class watcher {
       return std::find(due.begin(), due.end(), t) != due.end();
     };
     std::vector<std::string_view> covered;
-    if (is_due(full)) covered = {write_checks, structural, structural_full, risk_window};
-    else if (is_due(structural_full)) covered = {structural};
+    if (is_due(full))
+      covered = {write_checks, structural, structural_full, risk_window};
+    else if (is_due(structural_full))
+      covered = {structural};
     if (is_due(full)) res.runs.push_back(run_task(store, std::string(full), now, sink));
     for (const auto& name : due) {
       if (name == full) continue;
@@ -538,9 +541,13 @@ class watcher {
   }
 
   template <class S>
-  std::vector<finding> monitor_findings(const S& store, utc_time now) {
-    // keep two aggregation windows of events
-    const auto keep = now - 2 * opt_.monitor.window;
+  std::vector<finding> monitor_findings(const S& store, utc_time /*now*/) {
+    // keep the events of the last two aggregation windows, counted back from the newest event
+    // (not from the clock: a file of older events is still checked once)
+    utc_time newest{};
+    for (const auto& e : retrievals_) newest = std::max(newest, e.time.instant);
+    for (const auto& e : feedback_) newest = std::max(newest, e.time.instant);
+    const auto keep = newest - 2 * opt_.monitor.window;
     std::erase_if(retrievals_, [&](const retrieval_event& e) { return e.time.instant < keep; });
     std::erase_if(feedback_, [&](const feedback_event& e) { return e.time.instant < keep; });
     has_events_ = !retrievals_.empty() || !feedback_.empty();

@@ -73,7 +73,8 @@ class watch_state {
     s.path_ = path.string();
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec))
-      throw error(error_code::io, s.path_ + ": no state database (open it with sqlite_state first)");
+      throw error(error_code::io,
+                  s.path_ + ": no state database (open it with sqlite_state first)");
     s.db_ = detail::sqlite::open_db(s.path_, SQLITE_OPEN_READWRITE, busy_timeout);
     s.exec("BEGIN IMMEDIATE", "cannot start a transaction (locked by another process?)");
     try {
@@ -127,7 +128,8 @@ class watch_state {
     transaction t(*this);
     auto up = prepare(
         "INSERT INTO watch_records(id, fingerprint, changed_ms, scope, batch) "
-        "VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(id) DO UPDATE SET fingerprint=excluded.fingerprint, "
+        "VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(id) DO UPDATE SET "
+        "fingerprint=excluded.fingerprint, "
         "changed_ms=excluded.changed_ms, scope=excluded.scope, batch=excluded.batch");
     for (const auto& [id, r] : changed) {
       sqlite3_reset(up.get());
@@ -168,10 +170,9 @@ class watch_state {
     auto st = prepare(
         "SELECT key, detector, kind, severity FROM watch_findings WHERE open=1 ORDER BY key");
     while (step(st.get()) == SQLITE_ROW)
-      out.push_back({detail::sqlite::column_text(st.get(), 0),
-                     detail::sqlite::column_text(st.get(), 1),
-                     detail::sqlite::column_text(st.get(), 2),
-                     detail::sqlite::column_text(st.get(), 3)});
+      out.push_back(
+          {detail::sqlite::column_text(st.get(), 0), detail::sqlite::column_text(st.get(), 1),
+           detail::sqlite::column_text(st.get(), 2), detail::sqlite::column_text(st.get(), 3)});
     return out;
   }
 
@@ -181,7 +182,8 @@ class watch_state {
     transaction t(*this);
     auto up = prepare(
         "INSERT INTO watch_findings(key, detector, kind, severity, first_ms, last_ms, open) "
-        "VALUES(?1, ?2, ?3, ?4, ?5, ?5, 1) ON CONFLICT(key) DO UPDATE SET last_ms=excluded.last_ms, "
+        "VALUES(?1, ?2, ?3, ?4, ?5, ?5, 1) ON CONFLICT(key) DO UPDATE SET "
+        "last_ms=excluded.last_ms, "
         "open=1, first_ms=CASE WHEN open=1 THEN first_ms ELSE excluded.first_ms END");
     for (const auto& f : opened) {
       sqlite3_reset(up.get());

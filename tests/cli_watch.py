@@ -1,0 +1,247 @@
+#!/usr/bin/env python3
+"""memhealth watch beside a simulated agent (issue 20's test).
+
+usage: cli_watch.py MEMHEALTH WORKDIR
+
+A child process (this script with "agent") writes into an SQLite store while `memhealth watch`
+runs with a cadence of seconds: an exact duplicate, a contradiction, a bulk import of a new
+ingest batch (a burst of writes), records of a new embedding model, and a scope change. The rows
+it writes were made by `memhealth import` into a staging store beforehand, so they are exactly
+what memhealth writes. Checked here:
+- each planted fault is in the findings log, found within one poll period (plus scheduling slack)
+  of the write that planted it; the risk windows and the new model are in the watch's log;
+- no finding is reported twice;
+- SIGTERM ends the watch after a complete step with exit 0, and the metrics textfile is in the
+  Prometheus text format;
+- a restart (`--once`) resumes from the state database and reports nothing again;
+- a corrupt state database, a bad configuration and a missing store are clear errors (exit 2).
+"""
+import json
+import math
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+D = 16
+POLL_S = 1.0
+SLACK_S = 6.0  # scheduling slack on a loaded CI machine (sanitizer builds run slower)
+
+
+def unit(i):
+    v = [0.0] * D
+    v[i] = 1.0
+    return v
+
+
+def rec(rid, text, vec, scope, version="model-v1", batch=None, days_ago=1):
+    t = time.gmtime(time.time() - days_ago * 86400)
+    ts = time.strftime("%Y-%m-%dT%H:%M:%SZ", t)
+    r = {"id": rid, "content": text, "embedding": vec, "embedding_version": version,
+         "scope": scope, "status": "active", "source": "user_declared", "kind": "fact",
+         "created_at": ts, "updated_at": ts}
+    if batch:
+        r["metadata"] = {"ingest_batch": batch}
+    return r
+
+
+def write_jsonl(path, records):
+    with open(path, "w") as f:
+        for r in records:
+            f.write(json.dumps(r) + "\n")
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, **kw)
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def agent(store, stage, stamps):
+    """The simulated agent: one write step every 2 s, each step's time appended to `stamps`."""
+    db = sqlite3.connect(store, timeout=30)
+    db.execute("ATTACH DATABASE ? AS stage", (stage,))
+    cols = ("id, scope, status, kind, updated_at, metadata, claim, embedding, embedding_dim, "
+            "embedding_version, record")
+
+    def copy(ids):
+        marks = ",".join("?" * len(ids))
+        db.execute(f"INSERT INTO records({cols}) SELECT {cols} FROM stage.records "
+                   f"WHERE id IN ({marks}) ORDER BY seq", ids)
+        db.commit()
+
+    steps = [
+        ("duplicate", lambda: copy(["p-dup"])),
+        ("conflict", lambda: copy(["p-con"])),
+        ("batch", lambda: copy([f"b{i}" for i in range(6)])),
+        ("model", lambda: copy(["v2-0", "v2-1", "v2-2"])),
+        ("scope", lambda: (db.execute(
+            "UPDATE records SET scope='user:4', record=json_set(record, '$.scope', 'user:4') "
+            "WHERE id='r5'"), db.commit())),
+    ]
+    for name, step in steps:
+        time.sleep(2.0)
+        step()
+        with open(stamps, "a") as f:
+            f.write(f"{name} {time.time():.3f}\n")
+    db.close()
+
+
+def main():
+    if len(sys.argv) >= 2 and sys.argv[1] == "agent":
+        agent(*sys.argv[2:5])
+        return
+    mh, work = sys.argv[1], sys.argv[2]
+    os.makedirs(work, exist_ok=True)
+    for f in os.listdir(work):
+        os.remove(os.path.join(work, f))
+    store = os.path.join(work, "store.db")
+    stage = os.path.join(work, "stage.db")
+    state = os.path.join(work, "state.db")
+    log = os.path.join(work, "findings.jsonl")
+    prom = os.path.join(work, "metrics.prom")
+    stamps = os.path.join(work, "stamps.txt")
+    conf = os.path.join(work, "watch.toml")
+
+    # the store the agent starts with: six unrelated facts in three scopes (one-hot vectors:
+    # cosine 0 between any two)
+    initial = [
+        rec("r1", "User drinks oat milk.", unit(1), "user:1"),
+        rec("r2", "User has a dog named Rex.", unit(2), "user:1"),
+        rec("r3", "User works at Acme.", unit(3), "user:2"),
+        rec("r4", "User plays the cello.", unit(4), "user:2"),
+        rec("r5", "User lives near the harbour.", unit(5), "user:3"),
+        rec("r6", "User reads science fiction.", unit(6), "user:3"),
+    ]
+    # cos(r3, p-con) = 0.8: a conflict candidate; works at Acme / works at Globex: a conflict
+    con = [0.0] * D
+    con[3], con[15] = 0.8, 0.6
+    staged = [
+        rec("p-dup", "User drinks oat milk.", unit(1), "user:1", days_ago=0),
+        rec("p-con", "User works at Globex.", con, "user:2", days_ago=0),
+    ]
+    staged += [rec(f"b{i}", f"Imported note number {i} about topic {i}.", unit(7 + i), "user:5",
+                   batch="batch-42", days_ago=0) for i in range(6)]
+    staged += [rec(f"v2-{i}", f"User visited city number {i}.", unit(13 + i % 2 if i < 2 else 0),
+                   "user:6", version="model-v2", days_ago=0) for i in range(3)]
+    write_jsonl(os.path.join(work, "initial.jsonl"), initial)
+    write_jsonl(os.path.join(work, "staged.jsonl"), staged)
+    for src, dst in (("initial.jsonl", store), ("staged.jsonl", stage)):
+        r = run([mh, "import", "jsonl", os.path.join(work, src), "--out", "sqlite:" + dst])
+        if r.returncode != 0:
+            fail("import: " + r.stderr)
+    with open(conf, "w") as f:
+        f.write('[cadence]\npoll = "1s"\nstructural = "2s"\nstructural_full = "5s"\n'
+                'full = "1h"\nmonitor = "1h"\n\n[risk]\nburst_writes = 5\nburst_window = "10s"\n\n'
+                f'[output]\nfindings_log = "{log}"\nmetrics_file = "{prom}"\n')
+
+    # bad input first: each is a clear error, exit 2, nothing started
+    bad = os.path.join(work, "bad.toml")
+    with open(bad, "w") as f:
+        f.write('[cadence]\npol = "1s"\n')
+    r = run([mh, "watch", "sqlite:" + store, "--config", bad, "--state", state, "--once"])
+    if r.returncode != 2 or "unknown key cadence.pol" not in r.stderr:
+        fail(f"a misspelt key: exit {r.returncode}, stderr {r.stderr!r}")
+    with open(bad, "w") as f:
+        f.write('[cadence]\npoll = "often"\n')
+    r = run([mh, "watch", "sqlite:" + store, "--config", bad, "--state", state, "--once"])
+    if r.returncode != 2 or "cadence.poll: expected a duration" not in r.stderr:
+        fail(f"a bad duration: exit {r.returncode}, stderr {r.stderr!r}")
+    r = run([mh, "watch", "sqlite:" + os.path.join(work, "missing.db"), "--once"])
+    if r.returncode != 2 or "no such file" not in r.stderr:
+        fail(f"a missing store: exit {r.returncode}, stderr {r.stderr!r}")
+    corrupt = os.path.join(work, "corrupt.db")
+    with open(corrupt, "wb") as f:
+        f.write(b"SQLite format 3\x00" + b"\x07" * 4000)
+    r = run([mh, "watch", "sqlite:" + store, "--state", corrupt, "--once"])
+    if r.returncode != 2 or "corrupt.db" not in r.stderr:
+        fail(f"a corrupt state database: exit {r.returncode}, stderr {r.stderr!r}")
+
+    # the watch and the agent
+    err_path = os.path.join(work, "watch.stderr")
+    with open(err_path, "w") as err:
+        watch = subprocess.Popen([mh, "watch", "sqlite:" + store, "--config", conf, "--state",
+                                  state], stderr=err)
+        time.sleep(1.5)  # the first poll (a full run) happens at start
+        ag = subprocess.Popen([sys.executable, __file__, "agent", store, stage, stamps])
+        if ag.wait(timeout=120) != 0:
+            watch.kill()
+            fail("the agent failed")
+        time.sleep(POLL_S + SLACK_S)
+        watch.send_signal(signal.SIGTERM)
+        try:
+            rc = watch.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            watch.kill()
+            fail("the watch did not stop within 30 s of SIGTERM")
+    stderr = open(err_path).read()
+    if rc != 0:
+        fail(f"watch exit {rc} after SIGTERM; stderr:\n{stderr}")
+    if "stopped by a signal after a complete step" not in stderr:
+        fail("no clean-stop line:\n" + stderr)
+
+    written = {}
+    for line in open(stamps):
+        name, t = line.split()
+        written[name] = float(t)
+    events = [json.loads(line) for line in open(log)]
+
+    def when(ts):  # "2026-12-05T21:53:32.739Z" -> epoch seconds
+        base, frac = ts[:-1].split(".")
+        return time.mktime(time.strptime(base, "%Y-%m-%dT%H:%M:%S")) - time.timezone + \
+            float("0." + frac)
+
+    def found(kind, ids, step):
+        hits = [e for e in events if e["event"] == "finding" and e["finding"]["kind"] == kind
+                and set(e["finding"]["record_ids"]) == set(ids)]
+        if len(hits) != 1:
+            fail(f"{kind} {sorted(ids)}: reported {len(hits)} times (expected once)\n{stderr}")
+        late = when(hits[0]["time"]) - written[step]
+        if not (-0.5 <= late <= POLL_S + SLACK_S):
+            fail(f"{kind} {sorted(ids)} reported {late:.1f} s after its write")
+        return late
+
+    lat = [found("exact_duplicate", ["r1", "p-dup"], "duplicate"),
+           found("conflict", ["r3", "p-con"], "conflict")]
+    mixed = [e for e in events if e["event"] == "finding" and
+             e["finding"]["kind"] == "mixed_embedding_version"]
+    if not mixed or not {"v2-0", "v2-1", "v2-2"} <= set(mixed[0]["finding"]["record_ids"]):
+        fail("no mixed_embedding_version finding naming the new model's records")
+    lat.append(when(mixed[0]["time"]) - written["model"])
+    for needle in ("risk window: new ingest batch: batch-42", "risk window: write burst: ",
+                   "risk window: scope changed: r5 (user:3 -> user:4)",
+                   "new embedding version model-v2", "drift: "):
+        if needle not in stderr:
+            fail(f"'{needle}' is not in the watch's log:\n{stderr}")
+    keys = [e["key"] for e in events if e["event"] == "finding"]
+    if len(keys) != len(set(keys)):
+        fail("a finding was reported twice")
+    metrics = open(prom).read()
+    for needle in ('memhealth_findings_reported_total{kind="conflict",severity="error"} 1',
+                   "# TYPE memhealth_findings_open gauge",
+                   'memhealth_check_runs_total{task="write_checks"}'):
+        if needle not in metrics:
+            fail(f"'{needle}' is not in the metrics textfile:\n{metrics}")
+
+    # restart: resumes from the state database, reports nothing again
+    before = len(events)
+    r = run([mh, "watch", "sqlite:" + store, "--config", conf, "--state", state, "--once"])
+    if r.returncode != 0:
+        fail(f"restart --once: exit {r.returncode}\n{r.stderr}")
+    after = [json.loads(line) for line in open(log)]
+    again = [e for e in after[before:] if e["event"] == "finding"]
+    if again:
+        fail(f"the restart reported {len(again)} findings again: {again[:3]}")
+    if "0 new or changed" not in r.stderr:
+        fail("the restart did not resume from the state (records seen as new):\n" + r.stderr)
+    print(f"ok: {len(keys)} findings reported once each; latency after the write "
+          f"{', '.join(f'{x:.1f}' for x in lat)} s; restart reported nothing again")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,571 @@
+// memhealth watch: a long-running process beside a live agent (live/watch.hpp). It re-reads the
+// store every poll period, tails the retrieval-events file, runs the checks the reference cadence
+// (or a TOML configuration) makes due, appends every new and resolved finding to a findings log
+// (JSONL), and exposes Prometheus metrics as a textfile and, opt-in, on a localhost port.
+// SIGTERM or SIGINT: the current step finishes, the log and metrics are flushed, exit 0.
+#include <fcntl.h>
+#include <prometheus/counter.h>
+#include <prometheus/exposer.h>
+#include <prometheus/gauge.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <toml++/toml.h>
+
+#include "cli.hpp"
+#include "memhealth/live/watch.hpp"
+
+namespace memhealth::cli {
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+extern "C" void watch_on_signal(int) { g_stop.store(true); }
+
+struct watch_cli_options {
+  std::string store;
+  std::string events;
+  std::string config;
+  std::string state;
+  std::string findings_log;
+  std::string metrics_file;
+  int metrics_port = 0;
+  std::string poll;
+  bool once = false;
+  detection_cli_options detect;
+};
+
+// ------------------------------------------------------------------ configuration (TOML)
+
+struct watch_config {
+  watch_options opt;
+  std::string findings_log;
+  std::string metrics_file;
+  int metrics_port = 0;
+};
+
+[[noreturn]] void config_error(const std::string& file, const std::string& what) {
+  throw error(error_code::invalid_argument, "--config " + file + ": " + what);
+}
+
+std::chrono::milliseconds config_duration(const toml::node& n, const std::string& file,
+                                          const std::string& key) {
+  const auto s = n.value<std::string>();
+  std::optional<std::chrono::milliseconds> d;
+  if (s) d = *s == "0" ? std::optional{std::chrono::milliseconds{0}} : parse_duration(*s);
+  if (!d)
+    config_error(file, key + ": expected a duration such as \"90s\", \"5m\", \"1h\", \"1d\" (or "
+                           "\"0\" for on-trigger only)");
+  return *d;
+}
+
+template <class T>
+T config_number(const toml::node& n, const std::string& file, const std::string& key, T lo, T hi) {
+  std::optional<double> v;
+  if (auto i = n.value<std::int64_t>()) v = static_cast<double>(*i);
+  if (!v || !(*v >= static_cast<double>(lo) && *v <= static_cast<double>(hi)))
+    config_error(file, key + ": expected a number in [" + std::to_string(lo) + ", " +
+                           std::to_string(hi) + "]");
+  return static_cast<T>(*v);
+}
+
+float config_float(const toml::node& n, const std::string& file, const std::string& key, double lo,
+                   double hi) {
+  const auto v = n.value<double>();  // integers convert too
+  if (!v || !(*v >= lo && *v <= hi))
+    config_error(file, key + ": expected a number in [" + std::to_string(lo) + ", " +
+                           std::to_string(hi) + "]");
+  return static_cast<float>(*v);
+}
+
+// Reads the TOML configuration over the defaults. Every key is checked: an unknown section or
+// key is an error (a typo must not silently fall back to a default).
+void read_config(const std::string& file, watch_config& c) {
+  toml::table t;
+  try {
+    t = toml::parse_file(file);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream s;
+    s << e.description() << " (line " << e.source().begin.line << ", column "
+      << e.source().begin.column << ")";
+    config_error(file, s.str());
+  }
+  const auto section = [&](std::string_view name, auto&& each) {
+    const auto* n = t.get(name);
+    if (!n) return;
+    const auto* tab = n->as_table();
+    if (!tab) config_error(file, "[" + std::string(name) + "] must be a table");
+    for (const auto& [k, v] : *tab) each(std::string(k.str()), v, std::string(name) + "." + std::string(k.str()));
+  };
+  for (const auto& [k, v] : t) {
+    (void)v;
+    const std::string key(k.str());
+    if (key != "cadence" && key != "risk" && key != "output" && key != "check")
+      config_error(file, "unknown section or key '" + key +
+                             "' (known: [cadence], [risk], [output], [check])");
+  }
+  auto& cad = c.opt.cadence;
+  section("cadence", [&](const std::string& k, const toml::node& v, const std::string& full) {
+    const auto d = config_duration(v, file, full);
+    if (k == "poll") {
+      if (d.count() <= 0) config_error(file, full + ": must be > 0");
+      cad.poll = d;
+    } else if (k == "write_checks") {
+      cad.write_checks = d;
+    } else if (k == "structural") {
+      cad.structural = d;
+    } else if (k == "structural_full") {
+      cad.structural_full = d;
+    } else if (k == "full") {
+      cad.full = d;
+    } else if (k == "monitor") {
+      cad.monitor = d;
+    } else {
+      config_error(file, "unknown key " + full +
+                             " (known: poll, write_checks, structural, structural_full, full, "
+                             "monitor)");
+    }
+  });
+  section("risk", [&](const std::string& k, const toml::node& v, const std::string& full) {
+    if (k == "burst_writes") {
+      c.opt.risk.burst_writes = config_number<std::size_t>(v, file, full, 0, 1'000'000'000);
+    } else if (k == "burst_window") {
+      c.opt.risk.burst_window = config_duration(v, file, full);
+      if (c.opt.risk.burst_window.count() <= 0) config_error(file, full + ": must be > 0");
+    } else if (k == "batch_keys") {
+      const auto* a = v.as_array();
+      if (!a) config_error(file, full + ": expected an array of strings");
+      c.opt.risk.batch_keys.clear();
+      for (const auto& e : *a) {
+        const auto s = e.value<std::string>();
+        if (!s) config_error(file, full + ": expected an array of strings");
+        c.opt.risk.batch_keys.push_back(*s);
+      }
+    } else {
+      config_error(file, "unknown key " + full + " (known: burst_writes, burst_window, batch_keys)");
+    }
+  });
+  section("output", [&](const std::string& k, const toml::node& v, const std::string& full) {
+    if (k == "findings_log" || k == "metrics_file") {
+      const auto s = v.value<std::string>();
+      if (!s) config_error(file, full + ": expected a path (string)");
+      (k == "findings_log" ? c.findings_log : c.metrics_file) = *s;
+    } else if (k == "metrics_port") {
+      c.metrics_port = config_number<int>(v, file, full, 0, 65535);
+    } else {
+      config_error(file,
+                   "unknown key " + full + " (known: findings_log, metrics_file, metrics_port)");
+    }
+  });
+  section("check", [&](const std::string& k, const toml::node& v, const std::string& full) {
+    auto& s = c.opt.check;
+    if (k == "near_duplicate_threshold")
+      s.near_duplicate_threshold = config_float(v, file, full, -1, 1);
+    else if (k == "conflict_candidate_threshold")
+      s.conflict_candidate_threshold = config_float(v, file, full, -1, 1);
+    else if (k == "stale_threshold")
+      s.stale_threshold = config_float(v, file, full, 0, 1);
+    else if (k == "threads")
+      s.threads = config_number<unsigned>(v, file, full, 1, 256);
+    else if (k == "duplicate_guards") {
+      const auto b = v.value<bool>();
+      if (!b) config_error(file, full + ": expected true or false");
+      s.duplicate_guards = *b;
+    } else
+      config_error(file, "unknown key " + full +
+                             " (known: near_duplicate_threshold, conflict_candidate_threshold, "
+                             "stale_threshold, threads, duplicate_guards)");
+  });
+}
+
+// ------------------------------------------------------------------ snapshots of the store
+
+// The files whose size and modification time tell whether the store changed: the store itself,
+// and for SQLite its -wal file (a committed write may sit there until a checkpoint).
+std::string store_signature(const std::string& store) {
+  std::string sig;
+  const std::string file = store_file_path(store);
+  for (const std::string& f : {file, file + "-wal"}) {
+    struct stat st {};
+    if (::stat(f.c_str(), &st) != 0) {
+      sig += "-|";
+      continue;
+    }
+    sig += std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" +
+           std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+           std::to_string(st.st_mtim.tv_nsec) + "|";
+  }
+  return sig;
+}
+
+struct snapshot {
+  std::optional<memory_store<>> store;
+  std::string signature;
+  std::size_t issues = 0;
+};
+
+// Re-reads the store when its files changed. A JSONL line still being written (no newline yet)
+// is not a record yet: the snapshot ends at the last complete line. @throws memhealth::error.
+void refresh(snapshot& s, const std::string& store, std::size_t dim) {
+  const std::string sig = store_signature(store);
+  if (s.store && sig == s.signature) return;
+  load_result lr;
+  if (is_sqlite_store(store)) {
+    lr = load_store_file(store);
+  } else {
+    check_jsonl_input(store, "store");
+    std::string text = memhealth::detail::read_whole_file(store);
+    const auto end = text.rfind('\n');
+    text.resize(end == std::string::npos ? 0 : end + 1);
+    lr = parse_jsonl(text, store);
+  }
+  s.issues = lr.issues.size();
+  s.store.emplace(memory_store<>::from_records(
+      std::move(lr.records), dim ? dim : memory_store<>::most_common_dimension(lr.records)));
+  s.signature = sig;
+}
+
+// ------------------------------------------------------------------ the events file
+
+// Reads the complete lines added to the events file since the last poll; a file replaced
+// (rotated: another inode) or shorter than the position read is read from its start.
+void tail_events(watch_state& ws, watcher& w, const std::string& path, std::size_t& bad_lines) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return;  // not there (yet, or mid-rotation): next poll
+  tail_position pos = ws.tail(path).value_or(tail_position{});
+  const auto dev = static_cast<std::uint64_t>(st.st_dev), ino = static_cast<std::uint64_t>(st.st_ino);
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (pos.device != dev || pos.inode != ino || size < pos.offset) pos = {dev, ino, 0};
+  if (size == pos.offset) return;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return;
+  in.seekg(static_cast<std::streamoff>(pos.offset));
+  std::string chunk(size - pos.offset, '\0');
+  in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+  chunk.resize(static_cast<std::size_t>(in.gcount()));
+  const auto end = chunk.rfind('\n');
+  if (end == std::string::npos) return;  // no complete line yet
+  chunk.resize(end + 1);
+  auto ev = parse_events_jsonl(chunk, path);
+  bad_lines += ev.issues.size();
+  w.add_events(std::move(ev.retrievals), std::move(ev.feedback));
+  pos.offset += chunk.size();
+  ws.set_tail(path, pos);
+}
+
+// ------------------------------------------------------------------ metrics
+
+struct metrics {
+  std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
+  prometheus::Family<prometheus::Counter>& reported =
+      prometheus::BuildCounter()
+          .Name("memhealth_findings_reported_total")
+          .Help("Findings reported (first seen) by the watch, by kind and severity")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& resolved =
+      prometheus::BuildCounter()
+          .Name("memhealth_findings_resolved_total")
+          .Help("Open findings a full run no longer found, or whose records were removed")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& open =
+      prometheus::BuildGauge()
+          .Name("memhealth_findings_open")
+          .Help("Findings reported and not resolved, by kind and severity")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& duration =
+      prometheus::BuildGauge()
+          .Name("memhealth_check_duration_seconds")
+          .Help("Wall time of the last run of each check task")
+          .Register(*registry);
+  prometheus::Family<prometheus::Counter>& runs =
+      prometheus::BuildCounter()
+          .Name("memhealth_check_runs_total")
+          .Help("Runs of each check task")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& gauges =
+      prometheus::BuildGauge().Name("memhealth_watch").Help("State of the watch").Register(*registry);
+  prometheus::Family<prometheus::Counter>& counters =
+      prometheus::BuildCounter()
+          .Name("memhealth_watch_events_total")
+          .Help("Polls, store changes, risk windows and errors seen by the watch")
+          .Register(*registry);
+  std::set<std::pair<std::string, std::string>> open_labels;
+
+  void set_open(const std::map<std::pair<std::string, std::string>, std::size_t>& now) {
+    for (const auto& l : open_labels)
+      if (!now.count(l)) open.Add({{"kind", l.first}, {"severity", l.second}}).Set(0);
+    for (const auto& [l, n] : now) {
+      open.Add({{"kind", l.first}, {"severity", l.second}}).Set(static_cast<double>(n));
+      open_labels.insert(l);
+    }
+  }
+  void count(const std::string& what, double n = 1) {
+    counters.Add({{"event", what}}).Increment(n);
+  }
+  void gauge(const std::string& what, double v) { gauges.Add({{"value", what}}).Set(v); }
+  [[nodiscard]] std::string text() const {
+    return prometheus::TextSerializer().Serialize(registry->Collect());
+  }
+};
+
+// ------------------------------------------------------------------ the findings log
+
+class findings_log {
+ public:
+  explicit findings_log(const std::string& path) : path_(path) {
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd_ < 0)
+      throw error(error_code::io, "findings log " + path + ": cannot open for appending: " +
+                                      std::strerror(errno));
+  }
+  ~findings_log() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  findings_log(const findings_log&) = delete;
+  findings_log& operator=(const findings_log&) = delete;
+
+  // One JSON line per event, written at once (O_APPEND: whole lines even beside other writers).
+  void write(const watch_event& e, utc_time now) {
+    report one;
+    one.findings.push_back(e.what);
+    nlohmann::ordered_json j;
+    j["time"] = format_timestamp(timestamp{now, 0});
+    j["event"] = e.resolved ? "resolved" : "finding";
+    j["task"] = e.task;
+    j["key"] = e.key;
+    j["finding"] = findings_json(one)[0];
+    const std::string line = j.dump() + "\n";
+    std::size_t done = 0;
+    while (done < line.size()) {
+      const auto n = ::write(fd_, line.data() + done, line.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0)
+        throw error(error_code::io, "findings log " + path_ + ": write failed: " +
+                                        std::strerror(errno));
+      done += static_cast<std::size_t>(n);
+    }
+  }
+  void sync() {
+    if (::fsync(fd_) != 0)
+      throw error(error_code::io, "findings log " + path_ + ": fsync failed: " + std::strerror(errno));
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+// ------------------------------------------------------------------ the loop
+
+std::string seconds_text(double s) {
+  std::ostringstream o;
+  o.setf(std::ios::fixed);
+  o.precision(s < 10 ? 2 : 0);
+  o << s << " s";
+  return o.str();
+}
+
+// Sleeps for one poll period, waking early for SIGTERM or SIGINT.
+void sleep_until_next_poll(std::chrono::milliseconds period) {
+  const auto until = std::chrono::steady_clock::now() + period;
+  while (!g_stop.load() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds{50});
+}
+
+utc_time clock_now() {
+  return std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
+}
+
+int run_watch(const watch_cli_options& o) {
+  if (o.detect.now_given)
+    throw error(error_code::invalid_argument, "watch runs on the real clock: --now is not taken");
+  refuse_directory(store_file_path(o.store), "store");
+  if (!std::filesystem::exists(store_file_path(o.store)))
+    throw error(error_code::io, "store " + o.store + ": no such file");
+  watch_config c;
+  if (!o.config.empty()) {
+    refuse_directory(o.config, "--config");
+    read_config(o.config, c);
+  }
+  {
+    auto [settings, d] = detection_settings(o.detect);
+    // command-line detection options given explicitly win over the file's [check]
+    if (o.detect.settings.near_duplicate_threshold != default_check_settings{}.near_duplicate_threshold)
+      c.opt.check.near_duplicate_threshold = settings.near_duplicate_threshold;
+    if (o.detect.settings.threads != default_check_settings{}.threads)
+      c.opt.check.threads = settings.threads;
+    if (!o.detect.settings.duplicate_guards) c.opt.check.duplicate_guards = false;
+    c.opt.check.near_duplicate_window = settings.near_duplicate_window;
+    c.opt.check.schema = settings.schema;
+    c.opt.check.lexicon = settings.lexicon;
+    c.opt.dimension = d.dimension;
+  }
+  if (!o.poll.empty()) {
+    const auto p = parse_duration(o.poll);
+    if (!p || p->count() <= 0)
+      throw error(error_code::invalid_argument, "--poll: expected a duration > 0 such as 10s");
+    c.opt.cadence.poll = *p;
+  }
+  if (!o.findings_log.empty()) c.findings_log = o.findings_log;
+  if (!o.metrics_file.empty()) c.metrics_file = o.metrics_file;
+  if (o.metrics_port) c.metrics_port = o.metrics_port;
+  if (c.findings_log.empty()) c.findings_log = store_file_path(o.store) + ".memhealth-findings.jsonl";
+  c.opt.monitor.window = c.opt.cadence.monitor.count() > 0 ? c.opt.cadence.monitor
+                                                           : c.opt.monitor.window;
+
+  const auto state_path =
+      o.state.empty() ? default_state_path(o.store) : std::filesystem::path(o.state);
+  auto state = sqlite_state::open(state_path);
+  state.bind_store(
+      std::filesystem::absolute(store_file_path(o.store)).lexically_normal().string());
+  auto wstate = watch_state::open(state_path);
+  findings_log log(c.findings_log);
+  metrics m;
+  std::unique_ptr<prometheus::Exposer> exposer;
+  if (c.metrics_port) {
+    try {
+      exposer = std::make_unique<prometheus::Exposer>("127.0.0.1:" + std::to_string(c.metrics_port));
+    } catch (const std::exception& e) {
+      throw error(error_code::io, "--metrics-port " + std::to_string(c.metrics_port) +
+                                      ": cannot listen on 127.0.0.1: " + e.what());
+    }
+    exposer->RegisterCollectable(m.registry);
+  }
+  if (!c.metrics_file.empty()) probe_output(c.metrics_file, "metrics file");
+  watcher w(c.opt, state, wstate);
+
+  struct sigaction sa {};
+  sa.sa_handler = watch_on_signal;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGTERM, &sa, nullptr);
+  ::sigaction(SIGINT, &sa, nullptr);
+
+  std::cerr << "memhealth watch: " << o.store << " (state " << state_path.string()
+            << ", findings log " << c.findings_log << ", poll every "
+            << c.opt.cadence.poll.count() / 1000.0 << " s"
+            << (c.metrics_port ? ", metrics on 127.0.0.1:" + std::to_string(c.metrics_port) : "")
+            << ")\n";
+  snapshot snap;
+  std::size_t last_records = 0;
+  std::string shrink_signature;
+  std::size_t failures_in_a_row = 0;
+  int rc = exit_ok;
+  while (!g_stop.load()) {
+    const utc_time now = clock_now();
+    std::ostringstream line;
+    line << "memhealth watch: " << format_timestamp(timestamp{now, 0}) << " ";
+    try {
+      refresh(snap, o.store, c.opt.dimension);
+      // A store that lost more than half its records since the last poll may be caught mid-
+      // rewrite (truncated, or replaced by a writer that has not finished): wait one poll, and
+      // take it only when the next poll sees the same files.
+      const std::size_t n = snap.store->size();
+      if (last_records >= 10 && n * 2 < last_records && snap.signature != shrink_signature &&
+          !o.once) {
+        shrink_signature = snap.signature;
+        m.count("store_shrank");
+        std::cerr << line.str() << "the store shrank from " << last_records << " to " << n
+                  << " records; waiting one poll before taking it\n";
+        snap.store.reset();  // read it again next poll
+        sleep_until_next_poll(c.opt.cadence.poll);
+        continue;
+      }
+      last_records = n;
+      std::size_t bad_events = 0;
+      if (!o.events.empty()) tail_events(wstate, w, o.events, bad_events);
+      auto res = w.poll(*snap.store, now, [&](const watch_event& e) {
+        log.write(e, now);
+        (e.resolved ? m.resolved : m.reported)
+            .Add({{"kind", e.what.kind}, {"severity", std::string(to_string(e.what.severity))}})
+            .Increment();
+      });
+      log.sync();
+      failures_in_a_row = 0;
+      m.count("poll");
+      m.count("records_changed", static_cast<double>(res.changed));
+      m.count("records_removed", static_cast<double>(res.removed));
+      m.count("risk_window", static_cast<double>(res.risk_windows.size()));
+      m.count("bad_event_line", static_cast<double>(bad_events));
+      m.gauge("records", static_cast<double>(res.records));
+      m.gauge("manual_queue_depth", static_cast<double>(state.manual_queue().size()));
+      m.gauge("last_poll_timestamp_seconds", static_cast<double>(now.time_since_epoch().count()) / 1000);
+      m.set_open(w.open_by_kind());
+      for (const auto& r : res.runs) {
+        m.duration.Add({{"task", r.task}}).Set(r.seconds);
+        m.runs.Add({{"task", r.task}}).Increment();
+      }
+      line << res.records << " records, " << res.changed << " new or changed, " << res.removed
+           << " removed";
+      if (snap.issues) line << ", " << snap.issues << " unreadable lines";
+      if (bad_events) line << ", " << bad_events << " bad event lines";
+      for (const auto& rw : res.risk_windows) line << "; risk window: " << rw;
+      for (const auto& v : res.new_versions) line << "; new embedding version " << v;
+      for (const auto& r : res.runs)
+        line << "; " << r.task << ": " << r.records_checked << " checked, " << r.findings
+             << " findings (" << r.reported << " new, " << r.resolved << " resolved), "
+             << seconds_text(r.seconds);
+      line << "; " << res.open_findings << " open";
+    } catch (const error& e) {
+      ++failures_in_a_row;
+      m.count("poll_error");
+      line << "poll failed (" << failures_in_a_row << " in a row), retrying in "
+           << c.opt.cadence.poll.count() / 1000.0 << " s: " << e.what();
+      if (o.once) rc = exit_usage;  // --once did not do what it said
+    }
+    if (!c.metrics_file.empty()) {
+      try {
+        atomic_write(c.metrics_file, m.text());
+      } catch (const error& e) {
+        line << "; metrics file not written: " << e.what();
+      }
+    }
+    std::cerr << line.str() << "\n";
+    if (o.once) break;
+    sleep_until_next_poll(c.opt.cadence.poll);
+  }
+  if (g_stop.load()) std::cerr << "memhealth watch: stopped by a signal after a complete step\n";
+  return rc;
+}
+
+}  // namespace
+
+void add_watch(CLI::App& app, int& rc) {
+  auto o = std::make_shared<watch_cli_options>();
+  auto* cmd = app.add_subcommand(
+      "watch",
+      "Check a live store continuously: re-read it every poll, run the due checks (reference "
+      "cadence or --config), log new and resolved findings, expose Prometheus metrics");
+  cmd->add_option("store", o->store, "Store (JSONL or sqlite:PATH), written by another process")
+      ->required();
+  cmd->add_option("--events", o->events,
+                  "Retrieval-events file (JSONL) to tail for the retrieval monitor");
+  cmd->add_option("--config", o->config,
+                  "TOML configuration: [cadence], [risk], [output], [check] (see README)");
+  cmd->add_option("--state", o->state,
+                  "State database (default: STORE.memhealth-state.db beside the store)");
+  cmd->add_option("--findings-log", o->findings_log,
+                  "Append-only findings log, JSONL (default: STORE.memhealth-findings.jsonl)");
+  cmd->add_option("--metrics-file", o->metrics_file,
+                  "Prometheus textfile (text format), rewritten atomically after each poll");
+  cmd->add_option("--metrics-port", o->metrics_port,
+                  "Serve Prometheus metrics on 127.0.0.1:PORT (/metrics); off by default")
+      ->check(CLI::Range(1, 65535));
+  cmd->add_option("--poll", o->poll, "Poll period (default 10s; overrides the configuration)");
+  cmd->add_flag("--once", o->once,
+                "Poll once, run whatever is due, and exit (for cron or a systemd timer)");
+  add_detection_options(cmd, o->detect);
+  cmd->callback([o, &rc] { rc = run_watch(*o); });
+}
+
+}  // namespace memhealth::cli
