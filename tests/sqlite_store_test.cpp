@@ -1340,3 +1340,28 @@ TEST_CASE("sqlite_state: a cursor never moves back; the database belongs to one 
   for (auto& t : ts) t.join();
   CHECK(failed.load() == 0);
 }
+
+TEST_CASE("sqlite_state: a database locked beyond the busy timeout is error(busy), not io") {
+  sq_dir dir("state-busy");
+  const fs::path p = dir.path / "s.db";
+  (void)sqlite_state::open(p);
+  sqlite3* other = nullptr;  // another process, holding the write lock
+  REQUIRE(sqlite3_open(p.string().c_str(), &other) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite_state_options o;
+  o.busy_timeout = std::chrono::milliseconds{50};
+  auto s = sqlite_state::open(p, o);
+  std::optional<error_code> code;
+  std::string what;
+  try {
+    (void)s.take_run(19919, 3);
+  } catch (const error& e) {
+    code = e.code();
+    what = e.what();
+  }
+  CHECK(code == error_code::busy);
+  CHECK(what.find("busy timeout") != std::string::npos);
+  sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(other);
+  CHECK(s.take_run(19919, 3));  // free again
+}

@@ -21,7 +21,8 @@
 /// - `repair_attempts(action_key PRIMARY KEY, attempts, failures, last_ms, last_error, state)`:
 ///   `state` is "done", "retry" or "manual" (sent to a person after `max_failures`).
 ///
-/// Errors: `memhealth::error` with `io` (cannot open or write; locked beyond the busy timeout),
+/// Errors: `memhealth::error` with `io` (cannot open or write), `busy` (locked by another process
+/// beyond the busy timeout),
 /// `parse` (not an SQLite database, or corrupt) or `schema` (an SQLite database of another kind,
 /// or a state database of another schema version), naming the path. Link SQLite (CMake:
 /// `memhealth::sqlite`).
