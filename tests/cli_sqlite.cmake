@@ -158,6 +158,12 @@ run("2" "${MEMHEALTH}" check "${I}" --since last --state "${WORK}/inc/junk.db")
 expect_in("${last_err}" "not an SQLite database" "a --state file that is not a database")
 run("2" "${MEMHEALTH}" check "${I}" --since yesterday)
 expect_in("${last_err}" "neither 'last' nor an RFC 3339 time" "a bad --since")
+# RFC 3339 times carry a UTC offset: a time or a date without one is refused, with the reason
+foreach(t 2024-07-15T10:00:00 2024-07-15 "2024-07-15 10:00")
+  run("2" "${MEMHEALTH}" check "${I}" --since "${t}")
+  expect_in("${last_err}" "has no UTC offset" "--since ${t}")
+endforeach()
+run("0;1" "${MEMHEALTH}" check "${I}" --since 2024-07-15T05:30:00+02:00 --now 2024-07-15T05:00:00Z)
 
 # the runs-per-day budget of apply is counted in the state database next to the log: runs that
 # change nothing (a suspended plan) are given back; with a budget of 1, one real run is allowed
