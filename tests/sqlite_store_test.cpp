@@ -1365,3 +1365,93 @@ TEST_CASE("sqlite_state: a database locked beyond the busy timeout is error(busy
   sqlite3_close(other);
   CHECK(s.take_run(19919, 3));  // free again
 }
+
+// ---------------------------------------------------------------- repair history in the state
+
+#include <memhealth/store/sqlite_repair_history.hpp>
+
+namespace {
+
+repair_action history_action(std::string key, std::string id, record_edit_op op) {
+  repair_action a;
+  a.type = "test";
+  a.automation = automation::automatic;
+  a.tier = 1;
+  a.targets = {id};
+  a.edits.push_back({std::move(id), std::move(op)});
+  a.idempotency_key = std::move(key);
+  return a;
+}
+
+// One apply run in a "process" of its own: the state database opened for the run only.
+apply_result history_run(memory_store<>& store, const repair_action& act, const fs::path& state,
+                         const fs::path& wal, apply_options opt = {}) {
+  auto st = sqlite_state::open(state);
+  sqlite_repair_history h(st, opt.retry_limit + 1, "store-a", "store-a");
+  opt.history = &h;
+  repair_plan plan;
+  plan.actions.push_back(act);
+  wal_writer w(wal, wal_sync::none);
+  return apply_plan(store, plan, w, opt);
+}
+
+}  // namespace
+
+TEST_CASE("sqlite_repair_history: failures, loops and done actions are kept across runs") {
+  sq_dir dir("state-history");
+  const fs::path state = dir.path / "memhealth-state.db";
+  auto store = memory_store<>::from_records(
+      {rec("a", "alice lives in berlin", {1, 0}), rec("b", "bob likes tea", {0, 1})});
+  const std::string key_a = sqlite_repair_history::scoped("store-a", "archive-a");
+
+  SUBCASE("three failing runs: the manual queue, then not tried again") {
+    const auto bad = history_action("bad", "a", edit_set_weight{7.0});  // out of range: throws
+    apply_options opt;
+    opt.retry_limit = 2;
+    // apply_edit throws before anything is logged: run 1 makes its 3 attempts (1 + retry_limit);
+    // the count spans the runs, so runs 2 and 3 (new connections) do not try again.
+    for (int run = 1; run <= 3; ++run) {
+      const auto res = history_run(store, bad, state, dir.path / ("r" + std::to_string(run)), opt);
+      CHECK(res.failed == std::vector<std::string>{"bad"});
+      CHECK(res.outcomes[0].attempts == (run == 1 ? 3 : 0));
+    }
+    auto st = sqlite_state::open(state);
+    const auto q = st.manual_queue();
+    REQUIRE(q.size() == 1);
+    CHECK(q[0].action_key == sqlite_repair_history::scoped("store-a", "bad"));
+    CHECK(q[0].failures == 3);
+    CHECK(q[0].attempts == 3);
+  }
+  SUBCASE("a loop across two runs, then held") {
+    (void)history_run(store, history_action("archive-a", "a", edit_set_status{"archived"}), state,
+                      dir.path / "r1");
+    CHECK(store.record(0).status == "archived");
+    const auto back = history_action("unarchive-a", "a", edit_set_status{"active"});
+    const auto res = history_run(store, back, state, dir.path / "r2");
+    CHECK(res.failed == std::vector<std::string>{"unarchive-a"});
+    CHECK(res.outcomes[0].reason.find("repair loop across runs") != std::string::npos);
+    CHECK(store.record(0).status == "archived");
+    auto st = sqlite_state::open(state);
+    REQUIRE(st.attempt(sqlite_repair_history::scoped("store-a", "unarchive-a")));
+    CHECK(st.attempt(sqlite_repair_history::scoped("store-a", "unarchive-a"))->state == "manual");
+    CHECK(st.attempt(key_a)->state == "done");
+  }
+  SUBCASE("a done action is not re-run after another writer undid it") {
+    const auto before = store.extract(1);
+    const auto w = history_action("weight-b", "b", edit_set_weight{0.25});
+    CHECK(history_run(store, w, state, dir.path / "r1").applied.size() == 1);
+    (void)store.restore(1, before);  // another writer
+    const auto res = history_run(store, w, state, dir.path / "r2");
+    CHECK(res.skipped_already_applied == std::vector<std::string>{"weight-b"});
+    CHECK(!store.record(1).effective_weight);
+    // another store's scope knows nothing of it: applied there
+    auto st = sqlite_state::open(state);
+    sqlite_repair_history other(st, 4, "store-b", "store-b");
+    apply_options opt;
+    opt.history = &other;
+    repair_plan plan;
+    plan.actions.push_back(w);
+    wal_writer wal(dir.path / "r3", wal_sync::none);
+    CHECK(apply_plan(store, plan, wal, opt).applied == std::vector<std::string>{"weight-b"});
+  }
+}
