@@ -18,6 +18,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -1370,6 +1371,8 @@ TEST_CASE("sqlite_state: a database locked beyond the busy timeout is error(busy
 
 #include <memhealth/store/sqlite_repair_history.hpp>
 
+#include "repair_test_support.hpp"
+
 namespace {
 
 repair_action history_action(std::string key, std::string id, record_edit_op op) {
@@ -1384,7 +1387,8 @@ repair_action history_action(std::string key, std::string id, record_edit_op op)
 }
 
 // One apply run in a "process" of its own: the state database opened for the run only.
-apply_result history_run(memory_store<>& store, const repair_action& act, const fs::path& state,
+template <class S>
+apply_result history_run(S& store, const repair_action& act, const fs::path& state,
                          const fs::path& wal, apply_options opt = {}) {
   auto st = sqlite_state::open(state);
   sqlite_repair_history h(st, opt.retry_limit + 1, "store-a", "store-a");
@@ -1404,23 +1408,46 @@ TEST_CASE("sqlite_repair_history: failures, loops and done actions are kept acro
       {rec("a", "alice lives in berlin", {1, 0}), rec("b", "bob likes tea", {0, 1})});
   const std::string key_a = sqlite_repair_history::scoped("store-a", "archive-a");
 
-  SUBCASE("three failing runs: the manual queue, then not tried again") {
-    const auto bad = history_action("bad", "a", edit_set_weight{7.0});  // out of range: throws
+  SUBCASE("one failure in each of three runs: the manual queue, then not tried again") {
+    test::flaky_store flaky{store, 0, 100};  // writes of record "a" always fail
+    const auto w = history_action("weight-a", "a", edit_set_weight{0.5});
     apply_options opt;
-    opt.retry_limit = 2;
-    // apply_edit throws before anything is logged: run 1 makes its 3 attempts (1 + retry_limit);
-    // the count spans the runs, so runs 2 and 3 (new connections) do not try again.
+    opt.retry_limit = 2;                           // 3 attempts in all
+    opt.crash_hook = [](std::string_view point) {  // each run dies after its first failure
+      if (point == "after_abort") throw std::runtime_error("the process died");
+    };
     for (int run = 1; run <= 3; ++run) {
-      const auto res = history_run(store, bad, state, dir.path / ("r" + std::to_string(run)), opt);
-      CHECK(res.failed == std::vector<std::string>{"bad"});
-      CHECK(res.outcomes[0].attempts == (run == 1 ? 3 : 0));
+      CHECK_THROWS_AS(
+          (void)history_run(flaky, w, state, dir.path / ("r" + std::to_string(run)), opt),
+          std::runtime_error);
+      auto st = sqlite_state::open(state);
+      const auto a = st.attempt(sqlite_repair_history::scoped("store-a", "weight-a"));
+      REQUIRE(a);
+      CHECK(a->failures == run);
+      CHECK(a->state == (run == 3 ? "manual" : "retry"));
     }
+    CHECK(flaky.failures == 97);  // one write tried per run
+    opt.crash_hook = nullptr;
+    const auto res = history_run(flaky, w, state, dir.path / "r4", opt);
+    CHECK(res.failed == std::vector<std::string>{"weight-a"});
+    CHECK(res.outcomes[0].attempts == 0);
+    CHECK(flaky.failures == 97);  // not tried again
     auto st = sqlite_state::open(state);
     const auto q = st.manual_queue();
     REQUIRE(q.size() == 1);
-    CHECK(q[0].action_key == sqlite_repair_history::scoped("store-a", "bad"));
+    CHECK(q[0].action_key == sqlite_repair_history::scoped("store-a", "weight-a"));
     CHECK(q[0].failures == 3);
-    CHECK(q[0].attempts == 3);
+    CHECK(q[0].last_error.find("flaky backend") != std::string::npos);
+  }
+  SUBCASE("an action that exhausts its attempts in one run is held by the next") {
+    const auto bad = history_action("bad", "a", edit_set_weight{7.0});  // out of range: throws
+    apply_options opt;
+    opt.retry_limit = 2;
+    for (int run = 1; run <= 2; ++run) {
+      const auto res = history_run(store, bad, state, dir.path / ("r" + std::to_string(run)), opt);
+      CHECK(res.failed == std::vector<std::string>{"bad"});
+      CHECK(res.outcomes[0].attempts == (run == 1 ? 3 : 0));  // 1 + retry_limit, then none
+    }
   }
   SUBCASE("a loop across two runs, then held") {
     (void)history_run(store, history_action("archive-a", "a", edit_set_status{"archived"}), state,
