@@ -1054,10 +1054,12 @@ void add_apply(CLI::App& app, int& rc) {
                   "Refuse a run beyond this many per UTC day (counted in the state database)")
       ->check(CLI::Range(1u, 1000000u));
   cmd->add_option("--ledger", o->ledger,
-                  "Count runs in this JSON ledger file instead of the state database");
+                  "Count runs in this JSON ledger file instead of the state database (then no "
+                  "repair history is kept across runs)");
   cmd->add_option("--state", o->state,
-                  "State database that counts the runs per day (default: memhealth-state.db "
-                  "next to the WAL)");
+                  "State database that counts the runs per day and keeps the repair history "
+                  "across runs: attempts, the manual queue, done actions (default: "
+                  "memhealth-state.db next to the WAL)");
   cmd->add_option("--rate", o->rate, "Rate limit: actions started per second (token refill)");
   cmd->add_option("--burst", o->burst, "Rate limit: actions that may start at once (bucket size)");
   cmd->add_option("--max-wait", o->max_wait,
