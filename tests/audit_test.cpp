@@ -409,6 +409,14 @@ TEST_CASE("tune: reading STS Benchmark and SICK; bad input") {
   CHECK(sts.pairs[0].b == "A cat sits on a branch.");
   CHECK_FALSE(sts.pairs[1].duplicate);  // 3.99 < 4.0
   CHECK(sts.skipped_lines == 2);
+  CHECK(sts.skipped_line_numbers == std::vector<std::size_t>{3, 4});
+  {  // blank lines count as lines; past the first 10 numbers only the count grows
+    std::string text = "main-captions\timages\t2014\t0000\t4.2\tA cat.\tA cat sits.\n\n\r\n";
+    for (int k = 0; k < 12; ++k) text += "broken\n";  // lines 4 to 15
+    const auto many = mh::parse_labelled_pairs(text);
+    CHECK(many.skipped_lines == 12);
+    CHECK(many.skipped_line_numbers == std::vector<std::size_t>{4, 5, 6, 7, 8, 9, 10, 11, 12, 13});
+  }
   const auto sick = mh::parse_labelled_pairs(
       "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\r\n"
       "1\tA man plays.\tA man is playing.\t4.7\tENTAILMENT\r\n"
@@ -510,6 +518,7 @@ TEST_CASE("tune judge: reading judge-pair TSV and SICK; bad input") {
   CHECK(set.format == "judge_pairs");
   REQUIRE(set.pairs.size() == 10);
   CHECK(set.skipped_lines == 2);  // an unknown label, too few columns
+  CHECK(set.skipped_line_numbers == std::vector<std::size_t>{12, 13});  // after 1 header + 10
   CHECK(set.pairs[0].id == "p1");
   CHECK(set.pairs[0].category == "single_value");
   CHECK(set.pairs[0].label == mh::judge_label::conflict);

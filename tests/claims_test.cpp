@@ -60,6 +60,29 @@ TEST_CASE("claims: English statements read into holder, predicate, terms and qua
     CHECK(r.claims[0].attribute == "residence");
     CHECK(r.claims[0].value == strings{"porto"});
   }
+  SUBCASE("a lowercase name at the start, before a verb of state or attitude, is the holder") {
+    const auto cap = read("Alice lives in Berlin");
+    REQUIRE(cap.claims.size() == 1);
+    CHECK(cap.claims[0].holder == "name:alice");
+    const auto r = read("alice lives in berlin");
+    REQUIRE(r.claims.size() == 1);
+    CHECK(r.claims[0].holder == "name:alice");  // as capitalised
+    CHECK(r.claims[0].attribute == "residence");
+    CHECK(r.claims[0].value == strings{"berlin"});
+    const auto likes = read("alice likes green tea");
+    REQUIRE(likes.claims.size() == 1);
+    CHECK(likes.claims[0].holder == "name:alice");
+    CHECK(likes.claims[0].polarity == 1);
+    // not a name: a determiner first, a plural noun, a noun WordNet knows, a change verb
+    for (const char* text : {"the cat lives in berlin", "cats live in berlin",
+                             "paper lives in berlin", "alice moved to berlin"}) {
+      const auto x = read(text);
+      for (const auto& c : x.claims) {
+        INFO(text);
+        CHECK_FALSE(c.holder.starts_with("name:"));
+      }
+    }
+  }
   SUBCASE("a possessed attribute and its value") {
     const auto r = read("The user's blood type is O negative");
     REQUIRE(r.claims.size() == 1);

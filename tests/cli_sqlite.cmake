@@ -158,6 +158,12 @@ run("2" "${MEMHEALTH}" check "${I}" --since last --state "${WORK}/inc/junk.db")
 expect_in("${last_err}" "not an SQLite database" "a --state file that is not a database")
 run("2" "${MEMHEALTH}" check "${I}" --since yesterday)
 expect_in("${last_err}" "neither 'last' nor an RFC 3339 time" "a bad --since")
+# RFC 3339 times carry a UTC offset: a time or a date without one is refused, with the reason
+foreach(t 2024-07-15T10:00:00 2024-07-15 "2024-07-15 10:00")
+  run("2" "${MEMHEALTH}" check "${I}" --since "${t}")
+  expect_in("${last_err}" "has no UTC offset" "--since ${t}")
+endforeach()
+run("0;1" "${MEMHEALTH}" check "${I}" --since 2024-07-15T05:30:00+02:00 --now 2024-07-15T05:00:00Z)
 
 # the runs-per-day budget of apply is counted in the state database next to the log: runs that
 # change nothing (a suspended plan) are given back; with a budget of 1, one real run is allowed
@@ -180,3 +186,26 @@ expect_in("${last_err}" "budget/memhealth-state.db" "the message names the state
 if(EXISTS "${WORK}/budget/r2.jsonl")
   message(FATAL_ERROR "a refused run wrote its output")
 endif()
+
+# the repair history spans runs (same state database): an action that failed its 4 attempts
+# (1 + 3 retries: a weight out of [0,1]) in one run is held in the manual queue by the next,
+# named, and not tried again
+file(MAKE_DIRECTORY "${WORK}/hist")
+file(COPY_FILE "${S}" "${WORK}/hist/s.jsonl")
+set(H "${WORK}/hist/s.jsonl")
+file(WRITE "${WORK}/hist/bad.json"
+  "{\"schema_version\":2,\"format\":\"memhealth-plan\",\"actions\":1,\"suspended\":false,"
+  "\"suspend_reason\":\"\",\"deferred\":[]}\n"
+  "{\"type\":\"downweight\",\"tier\":1,\"automation\":\"auto\",\"priority\":100,"
+  "\"targets\":[\"mem-1000\"],\"edits\":[{\"record_id\":\"mem-1000\",\"op\":\"set_weight\","
+  "\"weight\":7}],\"blast_radius\":{\"records\":1,\"scopes\":[]},"
+  "\"rollback_method\":\"restore_before_images\",\"idempotency_key\":\"bad-weight\","
+  "\"reasons\":[]}\n")
+run("3" "${MEMHEALTH}" apply "${H}" --plan "${WORK}/hist/bad.json" --wal "${WORK}/hist/a1.wal"
+    --out "${H}" --now ${NOW})
+expect_in("${last_err}" "0 applied, 0 awaiting approval, 0 deferred, 1 failed" "the failing run")
+run("3" "${MEMHEALTH}" apply "${H}" --plan "${WORK}/hist/bad.json" --wal "${WORK}/hist/a2.wal"
+    --out "${H}" --now ${NOW})
+expect_in("${last_err}" "1 actions held in the manual queue by an earlier run, not tried again: bad-weight"
+          "the next run names the held action")
+expect_in("${last_err}" "hist/memhealth-state.db" "and the state database")

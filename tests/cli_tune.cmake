@@ -114,3 +114,15 @@ run("0" "${MEMHEALTH}" apply "${WORK}/dates.jsonl" --plan "${WORK}/dates-plan.js
     --wal "${WORK}/dates.wal" --approve tier2)
 expect_in("${last_err}" "1 applied" "apply of the unguarded plan")
 expect_in("${last_err}" "findings 3 -> 2" "apply takes the plan's duplicate_guards")
+
+# skipped lines are named by number (the first ten, then a count): hand.tsv's 11 lines, then a
+# line with an unknown label (12), a blank line (13) and a line of too few columns (14)
+file(WRITE "${WORK}/skips.tsv" "${hand}p11\ten\tdegree\tmaybe\tx\ty\t\n\nshort\ten\n")
+run("0" "${MEMHEALTH}" tune --judge "${WORK}/skips.tsv")
+expect_in("${last_out}" "2 lines skipped as malformed (lines 12, 14)" "tune --judge skipped lines")
+run("0" "${MEMHEALTH}" tune --judge "${WORK}/skips.tsv" --format json)
+string(JSON n0 GET "${last_out}" results 0 skipped_line_numbers 0)
+string(JSON n1 GET "${last_out}" results 0 skipped_line_numbers 1)
+if(NOT n0 EQUAL 12 OR NOT n1 EQUAL 14)
+  message(FATAL_ERROR "tune --judge JSON: skipped_line_numbers ${n0}, ${n1}; expected 12, 14")
+endif()

@@ -172,6 +172,46 @@ TEST_CASE("write_gate: invalid records are rejected, other own findings are repo
     }
 }
 
+TEST_CASE("write_gate: an update of an unknown id is a finding; timestamp problems are one") {
+  mh::write_gate<> gate;
+  gate.observe(rec("a", "User loves jazz", A));
+  // an update naming an id the gate never observed: a warning, decided as a new record (store)
+  auto v = gate.inspect(rec("zz", "User drinks tea", U), mh::write_kind::update, k_now);
+  CHECK(v.decision == mh::gate_decision::store);
+  REQUIRE(v.findings.size() == 1);
+  const mh::finding& f = v.findings[0];
+  CHECK(f.kind == mh::finding_kinds::dangling_reference);
+  CHECK(f.severity == mh::severity::warning);
+  CHECK(f.suggested_repair == "manual_review");
+  CHECK(f.record_ids == std::vector<std::string>{"zz"});
+  REQUIRE(f.evidence_of(mh::evidence_keys::problem));
+  CHECK(std::get<std::string>(*f.evidence_of(mh::evidence_keys::problem)) ==
+        "update_of_unknown_id");
+  // the same candidate as an upsert or an insert is a plain new record
+  CHECK(gate.inspect(rec("zz", "User drinks tea", U), mh::write_kind::upsert, k_now)
+            .findings.empty());
+  CHECK(gate.inspect(rec("zz", "User drinks tea", U), mh::write_kind::insert, k_now)
+            .findings.empty());
+  // updated before created (warning) and created in the future (error): one finding, severity
+  // error, both problems in its evidence
+  auto t = rec("t", "User drinks tea", U, "2024-09-01T00:00:00Z");
+  t.updated_at = mh::parse_timestamp("2024-08-01T00:00:00Z");
+  v = gate.inspect(t, {}, k_now);
+  const auto n = std::count_if(v.findings.begin(), v.findings.end(), [](const mh::finding& x) {
+    return x.kind == mh::finding_kinds::timestamp_inconsistent;
+  });
+  CHECK(n == 1);
+  for (const auto& x : v.findings)
+    if (x.kind == mh::finding_kinds::timestamp_inconsistent) {
+      CHECK(x.severity == mh::severity::error);
+      std::multiset<std::string> problems;
+      for (const auto& [k, val] : x.evidence)
+        if (k == mh::evidence_keys::problem) problems.insert(std::get<std::string>(val));
+      CHECK(problems ==
+            std::multiset<std::string>{"in_future", "in_future", "updated_before_created"});
+    }
+}
+
 TEST_CASE("write_gate: observe replaces, forget removes") {
   mh::write_gate<> gate;
   gate.observe(rec("a", "User loves jazz", A));

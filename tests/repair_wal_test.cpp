@@ -10,6 +10,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -2038,4 +2039,125 @@ TEST_CASE("wal preallocation: an append cut short in the zeros is a torn tail, n
   REQUIRE(d.problem);
   CHECK(d.problem->kind == wal_problem_kind::bad_checksum);
   CHECK(d.problem->valid_frames_follow);
+}
+
+// ---------------------------------------------------------------- repair history across runs
+
+TEST_CASE("apply_plan history: one failure per run over three runs ends in the manual queue") {
+  scratch_dir dir("hist-fail");
+  flaky_store s{make_store(5), 1, 100};  // r1's writes always fail
+  const auto original = images(s.inner);
+  repair_plan plan;
+  plan.actions.push_back(action("w1", {{"r1", edit_set_weight{0.5}}}));
+  memory_repair_history history(3);  // retry_limit 2: 3 failures in all
+  apply_options opt;
+  opt.retry_limit = 2;
+  opt.history = &history;
+  // Each run dies right after its first failed attempt (the hook stands for a crash there).
+  opt.crash_hook = [](std::string_view point) {
+    if (point == "after_abort") throw std::runtime_error("the run died");
+  };
+  for (int run = 1; run <= 3; ++run) {
+    wal_writer wal(dir.path / ("run" + std::to_string(run) + ".wal"), wal_sync::none);
+    CHECK_THROWS_AS((void)apply_plan(s, plan, wal, opt), std::runtime_error);
+    const auto h = history.attempts("w1");
+    REQUIRE(h);
+    CHECK(h->failures == run);
+    CHECK(h->manual == (run == 3));
+  }
+  CHECK(s.failures == 97);  // three writes tried, one per run
+  CHECK(history.manual_queue() == std::set<std::string>{"w1"});
+  // Run 4: straight to the manual queue, not tried again (the store is not written).
+  opt.crash_hook = nullptr;
+  wal_writer wal(dir.path / "run4.wal", wal_sync::none);
+  const auto res = apply_plan(s, plan, wal, opt);
+  CHECK(res.failed == std::vector<std::string>{"w1"});
+  CHECK(res.outcomes[0].attempts == 0);
+  CHECK(res.outcomes[0].reason.find("manual queue since an earlier run (3 failures") !=
+        std::string::npos);
+  CHECK(s.failures == 97);
+  CHECK(images(s.inner) == original);
+  // Without the history the same run would try it again (3 attempts, then the manual queue).
+  apply_options fresh;
+  fresh.retry_limit = 2;
+  wal_writer wal2(dir.path / "run5.wal", wal_sync::none);
+  CHECK(apply_plan(s, plan, wal2, fresh).outcomes[0].attempts == 3);
+  CHECK(s.failures == 94);
+}
+
+TEST_CASE("apply_plan history: earlier failures count against the next run's retries") {
+  scratch_dir dir("hist-budget");
+  flaky_store s{make_store(5), 1, 100};
+  repair_plan plan;
+  plan.actions.push_back(action("w1", {{"r1", edit_set_weight{0.5}}}));
+  memory_repair_history history;
+  history.note_attempt("w1", false, "EIO");  // an earlier run failed once
+  apply_options opt;                         // retry_limit 3: 4 attempts in all, 3 left
+  opt.history = &history;
+  wal_writer wal(dir.path / "run.wal", wal_sync::none);
+  const auto res = apply_plan(s, plan, wal, opt);
+  CHECK(res.failed == std::vector<std::string>{"w1"});
+  CHECK(res.outcomes[0].attempts == 3);
+  CHECK(history.attempts("w1")->failures == 4);
+  CHECK(history.manual_queue() == std::set<std::string>{"w1"});
+}
+
+TEST_CASE("apply_plan history: a loop across two runs goes to the manual queue") {
+  scratch_dir dir("hist-loop");
+  store_t store = make_store(5);
+  store_t control = store;  // the same runs without a history
+  repair_plan run1, run2;
+  run1.actions.push_back(action("archive", {{"r1", edit_set_status{"archived"}}}));
+  run2.actions.push_back(action("unarchive", {{"r1", edit_set_status{"active"}}}));
+  memory_repair_history history;
+  apply_options opt;
+  opt.history = &history;
+  {
+    wal_writer wal(dir.path / "run1.wal", wal_sync::none);
+    CHECK(apply_plan(store, run1, wal, opt).applied == std::vector<std::string>{"archive"});
+    CHECK(history.attempts("archive")->done);
+  }
+  wal_writer wal(dir.path / "run2.wal", wal_sync::none);
+  const auto res = apply_plan(store, run2, wal, opt);
+  CHECK(res.failed == std::vector<std::string>{"unarchive"});
+  CHECK(res.outcomes[0].reason.find("repair loop across runs: record r1") != std::string::npos);
+  CHECK(store.record(1).status == "archived");
+  CHECK(history.manual_queue() == std::set<std::string>{"unarchive"});
+  // a third run holds it without looking at the store
+  wal_writer wal3(dir.path / "run3.wal", wal_sync::none);
+  CHECK(apply_plan(store, run2, wal3, opt).outcomes[0].attempts == 0);
+  // without the history each run only sees its own images: the change back is applied
+  wal_writer c1(dir.path / "c1.wal", wal_sync::none), c2(dir.path / "c2.wal", wal_sync::none);
+  (void)apply_plan(control, run1, c1);
+  CHECK(apply_plan(control, run2, c2).applied == std::vector<std::string>{"unarchive"});
+  CHECK(control.record(1).status == "active");
+}
+
+TEST_CASE("apply_plan history: an action done in an earlier run is not applied again") {
+  scratch_dir dir("hist-done");
+  store_t store = make_store(5);
+  const memory_record r2_before = store.extract(2);
+  repair_plan plan;
+  plan.actions.push_back(action("w2", {{"r2", edit_set_weight{0.25}}}));
+  memory_repair_history history;
+  apply_options opt;
+  opt.history = &history;
+  wal_writer wal1(dir.path / "run1.wal", wal_sync::none);
+  CHECK(apply_plan(store, plan, wal1, opt).applied == std::vector<std::string>{"w2"});
+  CHECK(store.record(2).effective_weight == 0.25);
+  // the store still holds the after-image: already applied, as without a history
+  wal_writer wal2(dir.path / "run2.wal", wal_sync::none);
+  auto res = apply_plan(store, plan, wal2, opt);
+  CHECK(res.skipped_already_applied == std::vector<std::string>{"w2"});
+  CHECK(res.outcomes[0].reason == "every record already holds its after-image");
+  // another writer puts r2 back: the done action is not applied again
+  (void)store.restore(2, r2_before);
+  wal_writer wal3(dir.path / "run3.wal", wal_sync::none);
+  res = apply_plan(store, plan, wal3, opt);
+  CHECK(res.applied.empty());
+  CHECK(res.skipped_already_applied == std::vector<std::string>{"w2"});
+  CHECK(res.outcomes[0].attempts == 0);
+  CHECK(res.outcomes[0].reason.find("done in an earlier run") != std::string::npos);
+  CHECK(to_json(store.extract(2)) == to_json(r2_before));
+  CHECK(history.attempts("w2")->attempts == 1);  // one attempt in all: run 1's
 }

@@ -18,6 +18,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -1339,6 +1340,147 @@ TEST_CASE("sqlite_state: a cursor never moves back; the database belongs to one 
     });
   for (auto& t : ts) t.join();
   CHECK(failed.load() == 0);
+}
+
+TEST_CASE("sqlite_state: a database locked beyond the busy timeout is error(busy), not io") {
+  sq_dir dir("state-busy");
+  const fs::path p = dir.path / "s.db";
+  (void)sqlite_state::open(p);
+  sqlite3* other = nullptr;  // another process, holding the write lock
+  REQUIRE(sqlite3_open(p.string().c_str(), &other) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite_state_options o;
+  o.busy_timeout = std::chrono::milliseconds{50};
+  auto s = sqlite_state::open(p, o);
+  std::optional<error_code> code;
+  std::string what;
+  try {
+    (void)s.take_run(19919, 3);
+  } catch (const error& e) {
+    code = e.code();
+    what = e.what();
+  }
+  CHECK(code == error_code::busy);
+  CHECK(what.find("busy timeout") != std::string::npos);
+  sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(other);
+  CHECK(s.take_run(19919, 3));  // free again
+}
+
+// ---------------------------------------------------------------- repair history in the state
+
+#include <memhealth/store/sqlite_repair_history.hpp>
+
+#include "repair_test_support.hpp"
+
+namespace {
+
+repair_action history_action(std::string key, std::string id, record_edit_op op) {
+  repair_action a;
+  a.type = "test";
+  a.automation = automation::automatic;
+  a.tier = 1;
+  a.targets = {id};
+  a.edits.push_back({std::move(id), std::move(op)});
+  a.idempotency_key = std::move(key);
+  return a;
+}
+
+// One apply run in a "process" of its own: the state database opened for the run only.
+template <class S>
+apply_result history_run(S& store, const repair_action& act, const fs::path& state,
+                         const fs::path& wal, apply_options opt = {}) {
+  auto st = sqlite_state::open(state);
+  sqlite_repair_history h(st, opt.retry_limit + 1, "store-a", "store-a");
+  opt.history = &h;
+  repair_plan plan;
+  plan.actions.push_back(act);
+  wal_writer w(wal, wal_sync::none);
+  return apply_plan(store, plan, w, opt);
+}
+
+}  // namespace
+
+TEST_CASE("sqlite_repair_history: failures, loops and done actions are kept across runs") {
+  sq_dir dir("state-history");
+  const fs::path state = dir.path / "memhealth-state.db";
+  auto store = memory_store<>::from_records(
+      {rec("a", "alice lives in berlin", {1, 0}), rec("b", "bob likes tea", {0, 1})});
+  const std::string key_a = sqlite_repair_history::scoped("store-a", "archive-a");
+
+  SUBCASE("one failure in each of three runs: the manual queue, then not tried again") {
+    test::flaky_store flaky{store, 0, 100};  // writes of record "a" always fail
+    const auto w = history_action("weight-a", "a", edit_set_weight{0.5});
+    apply_options opt;
+    opt.retry_limit = 2;                           // 3 attempts in all
+    opt.crash_hook = [](std::string_view point) {  // each run dies after its first failure
+      if (point == "after_abort") throw std::runtime_error("the process died");
+    };
+    for (int run = 1; run <= 3; ++run) {
+      CHECK_THROWS_AS(
+          (void)history_run(flaky, w, state, dir.path / ("r" + std::to_string(run)), opt),
+          std::runtime_error);
+      auto st = sqlite_state::open(state);
+      const auto a = st.attempt(sqlite_repair_history::scoped("store-a", "weight-a"));
+      REQUIRE(a);
+      CHECK(a->failures == run);
+      CHECK(a->state == (run == 3 ? "manual" : "retry"));
+    }
+    CHECK(flaky.failures == 97);  // one write tried per run
+    opt.crash_hook = nullptr;
+    const auto res = history_run(flaky, w, state, dir.path / "r4", opt);
+    CHECK(res.failed == std::vector<std::string>{"weight-a"});
+    CHECK(res.outcomes[0].attempts == 0);
+    CHECK(flaky.failures == 97);  // not tried again
+    auto st = sqlite_state::open(state);
+    const auto q = st.manual_queue();
+    REQUIRE(q.size() == 1);
+    CHECK(q[0].action_key == sqlite_repair_history::scoped("store-a", "weight-a"));
+    CHECK(q[0].failures == 3);
+    CHECK(q[0].last_error.find("flaky backend") != std::string::npos);
+  }
+  SUBCASE("an action that exhausts its attempts in one run is held by the next") {
+    const auto bad = history_action("bad", "a", edit_set_weight{7.0});  // out of range: throws
+    apply_options opt;
+    opt.retry_limit = 2;
+    for (int run = 1; run <= 2; ++run) {
+      const auto res = history_run(store, bad, state, dir.path / ("r" + std::to_string(run)), opt);
+      CHECK(res.failed == std::vector<std::string>{"bad"});
+      CHECK(res.outcomes[0].attempts == (run == 1 ? 3 : 0));  // 1 + retry_limit, then none
+    }
+  }
+  SUBCASE("a loop across two runs, then held") {
+    (void)history_run(store, history_action("archive-a", "a", edit_set_status{"archived"}), state,
+                      dir.path / "r1");
+    CHECK(store.record(0).status == "archived");
+    const auto back = history_action("unarchive-a", "a", edit_set_status{"active"});
+    const auto res = history_run(store, back, state, dir.path / "r2");
+    CHECK(res.failed == std::vector<std::string>{"unarchive-a"});
+    CHECK(res.outcomes[0].reason.find("repair loop across runs") != std::string::npos);
+    CHECK(store.record(0).status == "archived");
+    auto st = sqlite_state::open(state);
+    REQUIRE(st.attempt(sqlite_repair_history::scoped("store-a", "unarchive-a")));
+    CHECK(st.attempt(sqlite_repair_history::scoped("store-a", "unarchive-a"))->state == "manual");
+    CHECK(st.attempt(key_a)->state == "done");
+  }
+  SUBCASE("a done action is not re-run after another writer undid it") {
+    const auto before = store.extract(1);
+    const auto w = history_action("weight-b", "b", edit_set_weight{0.25});
+    CHECK(history_run(store, w, state, dir.path / "r1").applied.size() == 1);
+    (void)store.restore(1, before);  // another writer
+    const auto res = history_run(store, w, state, dir.path / "r2");
+    CHECK(res.skipped_already_applied == std::vector<std::string>{"weight-b"});
+    CHECK(!store.record(1).effective_weight);
+    // another store's scope knows nothing of it: applied there
+    auto st = sqlite_state::open(state);
+    sqlite_repair_history other(st, 4, "store-b", "store-b");
+    apply_options opt;
+    opt.history = &other;
+    repair_plan plan;
+    plan.actions.push_back(w);
+    wal_writer wal(dir.path / "r3", wal_sync::none);
+    CHECK(apply_plan(store, plan, wal, opt).applied == std::vector<std::string>{"weight-b"});
+  }
 }
 
 // ---------------------------------------------------------------- watch (live/watch.hpp)

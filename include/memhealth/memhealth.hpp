@@ -75,6 +75,7 @@
 #include "memhealth/repair/plan_json.hpp"
 #include "memhealth/repair/plan_stream.hpp"
 #include "memhealth/repair/planner.hpp"
+#include "memhealth/repair/repair_history.hpp"
 #include "memhealth/repair/rollback.hpp"
 #include "memhealth/repair/run_ledger.hpp"
 #include "memhealth/repair/store_identity.hpp"

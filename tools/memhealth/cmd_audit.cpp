@@ -18,6 +18,20 @@
 namespace memhealth::cli {
 namespace {
 
+// "3 lines skipped as malformed (lines 4, 9, 12)": the numbers the reader kept (the first
+// max_skipped_line_numbers), then how many more.
+template <class Set>
+std::string skipped_text(const Set& set) {
+  std::string t = std::to_string(set.skipped_lines) +
+                  (set.skipped_lines == 1 ? " line" : " lines") + " skipped as malformed (line";
+  if (set.skipped_line_numbers.size() > 1) t += 's';
+  for (std::size_t k = 0; k < set.skipped_line_numbers.size(); ++k)
+    t += (k ? ", " : " ") + std::to_string(set.skipped_line_numbers[k]);
+  if (set.skipped_lines > set.skipped_line_numbers.size())
+    t += " and " + std::to_string(set.skipped_lines - set.skipped_line_numbers.size()) + " more";
+  return t + ")";
+}
+
 struct drill_cli_options {
   std::string store;
   std::string format = "text";
@@ -246,6 +260,7 @@ int run_tune_judge_command(const tune_cli_options& o) {
                      {"reviews", r.reviews},
                      {"fallback_pairs", r.fallback_pairs},
                      {"skipped_lines", set.skipped_lines},
+                     {"skipped_line_numbers", set.skipped_line_numbers},
                      {"either_order", opt.either_order},
                      {"target_precision", r.target_precision}};
     if (!o.lexicon.empty()) j["lexicon"] = o.lexicon;
@@ -261,7 +276,7 @@ int run_tune_judge_command(const tune_cli_options& o) {
     text << file << " (" << set.format << "): " << r.pairs << " pairs, " << r.conflicts
          << " conflict, " << r.no_conflicts << " no_conflict, " << r.reviews << " review; "
          << r.fallback_pairs << " read by the cue judge (claims not read)";
-    if (set.skipped_lines) text << "; " << set.skipped_lines << " lines skipped";
+    if (set.skipped_lines) text << "; " << skipped_text(set);
     text << "\n  depth  ratio   precision  recall  fpr     f1      tp     fp     fn     tn"
             "  review\n";
     for (const auto& row : r.rows) {
@@ -356,6 +371,7 @@ int run_tune_command(const tune_cli_options& o) {
                      {"pairs", r.pairs},
                      {"positives", r.positives},
                      {"skipped_lines", pairs.skipped_lines},
+                     {"skipped_line_numbers", pairs.skipped_line_numbers},
                      {"embedder", e.version()},
                      {"negation_guard", opt.negation_guard},
                      {"duplicate_guards", opt.duplicate_guards},
@@ -369,6 +385,7 @@ int run_tune_command(const tune_cli_options& o) {
          << " labelled duplicates, embedder " << e.version()
          << (opt.negation_guard ? ", negation guard on" : "")
          << (opt.duplicate_guards ? ", duplicate guards on" : "")
+         << (pairs.skipped_lines ? "; " + skipped_text(pairs) : std::string())
          << "\n  threshold  precision  recall  fpr     f1      tp     fp\n";
     for (const auto& row : r.rows)
       text << "  " << std::setw(9) << row.threshold << "  " << std::setw(9) << row.precision << "  "

@@ -24,6 +24,29 @@ struct check_options {
 };
 
 #if MEMHEALTH_CLI_HAVE_SQLITE
+// The time of `--since TIME`: an RFC 3339 date-time, which carries its UTC offset ("Z" or
+// +hh:mm / -hh:mm after the time). A time without one (a date, or a local clock reading) would
+// be taken as UTC silently: refused. @throws error(invalid_argument) with the reason.
+utc_time since_time(const std::string& text) {
+  const auto t = parse_timestamp(text);
+  if (!t)
+    throw error(error_code::invalid_argument,
+                "--since: '" + text + "' is neither 'last' nor an RFC 3339 time");
+  const std::string_view v = text;
+  const bool zulu = v.ends_with('Z') || v.ends_with('z');
+  const auto sign = v.find_last_of("+-");
+  const bool has_time = v.find_first_of("Tt ") != std::string_view::npos;
+  // +hh:mm / -hh:mm after the time (the date's own '-' come before the 'T')
+  const bool numeric = has_time && sign != std::string_view::npos &&
+                       sign > v.find_first_of("Tt ") && v.size() - sign == 6 && v[sign + 3] == ':';
+  if (!has_time || !(zulu || numeric))
+    throw error(error_code::invalid_argument,
+                "--since: '" + text +
+                    "' has no UTC offset; an RFC 3339 time needs one, e.g. "
+                    "2024-07-15T10:00:00Z or 2024-07-15T12:00:00+02:00");
+  return t->instant;
+}
+
 // An incremental check (--since): the state database, the records' fingerprints now, and what
 // the run selects. Records are checked when changed after the cursor (updated_at, else
 // created_at) or when their fingerprint differs from the last run's (new records included).
@@ -52,11 +75,7 @@ incremental_check start_incremental(const check_options& o, const Store& store, 
   if (o.since == "last") {
     d.since = ic.state->cursor("check");
   } else {
-    const auto t = parse_timestamp(o.since);
-    if (!t)
-      throw error(error_code::invalid_argument,
-                  "--since: '" + o.since + "' is neither 'last' nor an RFC 3339 time");
-    d.since = t->instant;
+    d.since = since_time(o.since);
   }
   if (d.since) {  // a first run (no cursor) is a full run
     // a record that links to a removed one is checked again (its link now dangles)
@@ -135,6 +154,7 @@ void note_empty_store(report& r, const std::string& store) {
 
 int run_check(const check_options& o) {
   probe_output(o.out, "--out");  // before any work: writable, not a directory
+  if (!o.since.empty() && o.since != "last") (void)since_time(o.since);  // before the state opens
   auto [settings, d] = detection_settings(o.detect);
 #if MEMHEALTH_CLI_HAVE_SQLITE
   // An SQLite store is checked in place (read-only, embeddings read block by block), unless

@@ -221,6 +221,66 @@ struct run_counter {
   }
 };
 
+#if MEMHEALTH_CLI_HAVE_SQLITE
+// The repair history of `apply` in the state database (repair_history.hpp), scoped to the store
+// read (attempts, failures, the manual queue) and the store written (done actions, replaced
+// images: see sqlite_repair_history). Failures and holds are written as they happen; done
+// actions and replaced images only once the repaired store is written (`flush`), so a run whose
+// output is never written does not mark its repairs done.
+class apply_history final : public repair_history {
+ public:
+  apply_history(sqlite_state& state, int retry_limit, std::string read, std::string write)
+      : inner_(state, retry_limit + 1, std::move(read), std::move(write)) {}
+  std::optional<repair_history_entry> attempts(std::string_view key) override {
+    return inner_.attempts(key);
+  }
+  void note_attempt(std::string_view key, bool ok, std::string_view err) override {
+    if (ok)
+      done_.emplace_back(key);
+    else
+      inner_.note_attempt(key, false, err);
+  }
+  void hold_for_review(std::string_view key, std::string_view reason) override {
+    inner_.hold_for_review(key, reason);
+  }
+  bool replaced_image(std::string_view id, std::uint64_t sum) override {
+    return inner_.replaced_image(id, sum);
+  }
+  void note_images(std::string_view key, std::span<const repair_image_note> images) override {
+    images_.emplace_back(std::string(key),
+                         std::vector<repair_image_note>(images.begin(), images.end()));
+  }
+  // The run's output is written: its done actions and replaced images go to the database.
+  void flush() {
+    for (const auto& k : done_) inner_.note_attempt(k, true, {});
+    for (const auto& [k, v] : images_) inner_.note_images(k, v);
+    done_.clear();
+    images_.clear();
+  }
+
+ private:
+  sqlite_repair_history inner_;
+  std::vector<std::string> done_;
+  std::vector<std::pair<std::string, std::vector<repair_image_note>>> images_;
+};
+
+// A store's name in the history: its absolute path ("sqlite:" kept, so a JSONL file and a
+// database of one path differ).
+std::string history_scope(const std::string& store) {
+  const std::string file =
+      std::filesystem::absolute(store_file_path(store)).lexically_normal().string();
+  return is_sqlite_store(store) ? "sqlite:" + file : file;
+}
+#endif
+
+// "k1, k2, k3 and 4 more": the first `shown` names.
+std::string name_list(const std::vector<std::string>& names, std::size_t shown = 10) {
+  std::string t;
+  for (std::size_t k = 0; k < names.size() && k < shown; ++k) t += (k ? ", " : "") + names[k];
+  if (names.size() > shown) t += " and " + std::to_string(names.size() - shown) + " more";
+  return t;
+}
+
 run_counter open_run_counter(const apply_cli_options& o) {
   run_counter c;
   if (!o.ledger.empty()) {
@@ -516,16 +576,32 @@ int run_apply(const apply_cli_options& o) {
       std::chrono::floor<std::chrono::milliseconds>(std::chrono::system_clock::now());
   run_counter budget = open_run_counter(o);
   budget.take(o.max_runs_per_day, started);
+  // The repair history that spans runs lives in the same state database (not with --ledger).
+#if MEMHEALTH_CLI_HAVE_SQLITE
+  std::optional<apply_history> history;
+  if (budget.state) {
+    history.emplace(*budget.state, opt.retry_limit, history_scope(o.store), history_scope(o.out));
+    opt.history = &*history;
+  }
+#endif
+  std::vector<std::string> held;  // actions held in the manual queue by an earlier run
+  const auto note_held = [&held](const action_outcome& out) {
+    if (out.status == action_status::failed &&
+        out.reason.starts_with("manual queue since an earlier run"))
+      held.push_back(out.idempotency_key);
+  };
   apply_result res;  // per action, for the audit report (whole plans only)
   apply_counts c;
   try {
     if (whole) {
       res = apply_plan(store, *whole, w, opt);
       c = counts_of(res);
+      for (const auto& out : res.outcomes) note_held(out);
     } else {
       plan_reader reader(o.plan);
-      c = apply_plan_stream(store, reader, w, opt,
-                            [](const action_outcome&, const repair_action&) {});
+      c = apply_plan_stream(
+          store, reader, w, opt,
+          [&](const action_outcome& out, const repair_action&) { note_held(out); });
     }
     w.sync();
   } catch (...) {
@@ -538,6 +614,9 @@ int run_apply(const apply_cli_options& o) {
   if (c.records_changed == 0) budget.give_back(started);
   write_store(o.out, store, damaged,
               database_id);  // JSONL: atomic (temporary file + rename); sqlite: a new database
+#if MEMHEALTH_CLI_HAVE_SQLITE
+  if (history) history->flush();  // the repairs are in --out now: done
+#endif
   // verify: detection again, same options as before
   std::optional<report> after;
   if (before) after = run_detection(store, detect);
@@ -577,6 +656,12 @@ int run_apply(const apply_cli_options& o) {
       emit(to_markdown(audit), o.report);
     }
   }
+  if (!held.empty())
+    std::cerr << "memhealth apply: " << held.size()
+              << " actions held in the manual queue by an earlier run, not tried again: "
+              << name_list(held) << " (" << budget.where()
+              << "; a person decides: fix the cause, then delete its row of table repair_attempts "
+                 "to let it run again)\n";
   if (c.failed > 0) {
     std::cerr
         << "memhealth apply: " << c.failed
@@ -969,10 +1054,12 @@ void add_apply(CLI::App& app, int& rc) {
                   "Refuse a run beyond this many per UTC day (counted in the state database)")
       ->check(CLI::Range(1u, 1000000u));
   cmd->add_option("--ledger", o->ledger,
-                  "Count runs in this JSON ledger file instead of the state database");
+                  "Count runs in this JSON ledger file instead of the state database (then no "
+                  "repair history is kept across runs)");
   cmd->add_option("--state", o->state,
-                  "State database that counts the runs per day (default: memhealth-state.db "
-                  "next to the WAL)");
+                  "State database that counts the runs per day and keeps the repair history "
+                  "across runs: attempts, the manual queue, done actions (default: "
+                  "memhealth-state.db next to the WAL)");
   cmd->add_option("--rate", o->rate, "Rate limit: actions started per second (token refill)");
   cmd->add_option("--burst", o->burst, "Rate limit: actions that may start at once (bucket size)");
   cmd->add_option("--max-wait", o->max_wait,

@@ -62,7 +62,12 @@ struct labelled_pairs {
   std::string format;                ///< "sts" or "sick"
   std::vector<labelled_pair> pairs;  ///< in file order
   std::size_t skipped_lines = 0;     ///< malformed lines (wrong column count, bad score)
+  /// Line numbers (1-based, in the file) of the first `max_skipped_line_numbers` skipped lines.
+  std::vector<std::size_t> skipped_line_numbers;
 };
+
+/// How many skipped line numbers the pair readers keep (`skipped_line_numbers`).
+inline constexpr std::size_t max_skipped_line_numbers = 10;
 
 namespace detail::tune {
 inline std::vector<std::string_view> split_tabs(std::string_view line) {
@@ -78,17 +83,27 @@ inline std::vector<std::string_view> split_tabs(std::string_view line) {
 }
 
 // The next non-empty line of `text` at or after `pos` (a final '\r' dropped) in `line`; `pos`
-// moves past it. @return false at the end of the text.
-inline bool next_line(std::string_view text, std::size_t& pos, std::string_view& line) {
+// moves past it and `number` counts the lines read, so it is `line`'s number (1-based; start it
+// at 0 with `pos` at 0). @return false at the end of the text.
+inline bool next_line(std::string_view text, std::size_t& pos, std::string_view& line,
+                      std::size_t& number) {
   while (pos < text.size()) {
     std::size_t nl = text.find('\n', pos);
     if (nl == std::string_view::npos) nl = text.size();
     line = text.substr(pos, nl - pos);
     pos = nl + 1;
+    ++number;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (!line.empty()) return true;
   }
   return false;
+}
+// Counts a skipped line, keeping the first numbers.
+template <class Set>
+void skip_line(Set& out, std::size_t number) {
+  ++out.skipped_lines;
+  if (out.skipped_line_numbers.size() < max_skipped_line_numbers)
+    out.skipped_line_numbers.push_back(number);
 }
 inline std::optional<double> number(std::string_view s) {
   std::string t(s);
@@ -106,9 +121,9 @@ inline std::optional<double> number(std::string_view s) {
 inline labelled_pairs parse_labelled_pairs(std::string_view text, double positive_at = 4.0) {
   labelled_pairs out;
   bool first = true;
-  std::size_t pos = 0;
+  std::size_t pos = 0, line_no = 0;
   std::string_view line;
-  while (detail::tune::next_line(text, pos, line)) {
+  while (detail::tune::next_line(text, pos, line, line_no)) {
     const auto cols = detail::tune::split_tabs(line);
     if (first) {
       first = false;
@@ -129,14 +144,14 @@ inline labelled_pairs parse_labelled_pairs(std::string_view text, double positiv
     if (out.format == "sts") {
       const auto s = cols.size() >= 7 ? detail::tune::number(cols[4]) : std::nullopt;
       if (!s) {
-        ++out.skipped_lines;
+        detail::tune::skip_line(out, line_no);
         continue;
       }
       p = {std::string(cols[5]), std::string(cols[6]), *s >= positive_at, *s, {}};
     } else {
       const auto s = cols.size() >= 5 ? detail::tune::number(cols[3]) : std::nullopt;
       if (!s) {
-        ++out.skipped_lines;
+        detail::tune::skip_line(out, line_no);
         continue;
       }
       p = {std::string(cols[1]), std::string(cols[2]), cols[4] == "ENTAILMENT" && *s >= positive_at,

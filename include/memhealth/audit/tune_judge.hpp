@@ -77,6 +77,8 @@ struct judge_pair_set {
   std::string format;             ///< "judge_pairs" or "sick"
   std::vector<judge_pair> pairs;  ///< in file order
   std::size_t skipped_lines = 0;  ///< lines with too few columns or an unknown label
+  /// Line numbers (1-based, in the file) of the first `max_skipped_line_numbers` skipped lines.
+  std::vector<std::size_t> skipped_line_numbers;
 };
 
 /// Parses judge-pair TSV or SICK text (see the file comment).
@@ -84,9 +86,9 @@ struct judge_pair_set {
 ///         text included).
 inline judge_pair_set parse_judge_pairs(std::string_view text) {
   judge_pair_set out;
-  std::size_t pos = 0;
+  std::size_t pos = 0, line_no = 0;
   std::string_view line;
-  while (detail::tune::next_line(text, pos, line)) {
+  while (detail::tune::next_line(text, pos, line, line_no)) {
     const auto cols = detail::tune::split_tabs(line);
     if (out.format.empty()) {
       if (cols.size() >= 6 && cols[0] == "id" && cols[2] == "category" && cols[3] == "label" &&
@@ -103,7 +105,7 @@ inline judge_pair_set parse_judge_pairs(std::string_view text) {
     judge_pair p;
     if (out.format == "judge_pairs") {
       if (cols.size() < 6 || cols[4].empty() || cols[5].empty()) {
-        ++out.skipped_lines;
+        detail::tune::skip_line(out, line_no);
         continue;
       }
       if (cols[3] == "conflict")
@@ -113,7 +115,7 @@ inline judge_pair_set parse_judge_pairs(std::string_view text) {
       else if (cols[3] == "review")
         p.label = judge_label::review;
       else {
-        ++out.skipped_lines;
+        detail::tune::skip_line(out, line_no);
         continue;
       }
       p.id = std::string(cols[0]);
@@ -123,7 +125,7 @@ inline judge_pair_set parse_judge_pairs(std::string_view text) {
     } else {
       if (cols.size() < 5 || cols[1].empty() || cols[2].empty() ||
           (cols[4] != "CONTRADICTION" && cols[4] != "ENTAILMENT" && cols[4] != "NEUTRAL")) {
-        ++out.skipped_lines;
+        detail::tune::skip_line(out, line_no);
         continue;
       }
       p.id = std::string(cols[0]);

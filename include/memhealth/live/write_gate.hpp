@@ -21,7 +21,12 @@
 ///   that point at itself) and hygiene (`hygiene_detector`) on the candidate alone; a link to an
 ///   id the gate has not observed is a `dangling_reference`; a vector of another model than the
 ///   one most observed records carry is `mixed_embedding_version`; with `write_kind::insert`, an
-///   id already observed is `duplicate_id`.
+///   id already observed is `duplicate_id`; with `write_kind::update`, an id the gate has not
+///   observed is a `dangling_reference` (warning, evidence `problem` = "update_of_unknown_id",
+///   suggested repair `manual_review`): the update names no record, so the decision is taken as
+///   for a new record (usually `store`: store it as new), and the host should check the id (or
+///   whether the gate missed an `observe`). Timestamp problems are one `timestamp_inconsistent`
+///   finding per candidate (each problem an evidence entry, the worst severity).
 /// - **Exact duplicates**: a record of the same scope whose normalised text (`text_normalizer`)
 ///   is equal, through a hash index (O(1) expected).
 /// - **Near duplicates**: cosine of the unit vectors >= `near_duplicate_threshold` within the
@@ -663,8 +668,17 @@ class write_gate {
     settings_.structural.run(ctx, own);
     settings_.hygiene.run(ctx, own);
     const std::string_view id = field::id(candidate);
+    std::size_t timestamps = npos;  // index in `out` of the candidate's timestamp finding
     for (auto& f : own) {
-      if (f.kind != finding_kinds::dangling_reference) out.push_back(std::move(f));
+      if (f.kind == finding_kinds::dangling_reference) continue;
+      if (f.kind == finding_kinds::timestamp_inconsistent && timestamps != npos) {
+        finding& t = out[timestamps];  // a second problem: into the first, at the worse severity
+        t.severity = std::max(t.severity, f.severity);
+        for (auto& e : f.evidence) t.evidence.push_back(std::move(e));
+        continue;
+      }
+      if (f.kind == finding_kinds::timestamp_inconsistent) timestamps = out.size();
+      out.push_back(std::move(f));
     }
     // links: to itself or to an observed record
     std::vector<std::string> missing;
@@ -685,6 +699,20 @@ class write_gate {
       f.record_ids = {std::string(id)};
       f.suggested_repair = "drop_dangling_links";
       for (const auto& m : missing) f.with(evidence_keys::target, m);
+      out.push_back(std::move(f));
+    }
+    if (kind == write_kind::update && !exists) {
+      finding f;
+      f.kind = std::string(finding_kinds::dangling_reference);
+      f.severity = severity::warning;
+      f.detector = "write_gate";
+      f.record_ids = {std::string(id)};
+      f.suggested_repair = "manual_review";
+      f.with(evidence_keys::problem, std::string("update_of_unknown_id"))
+          .with(evidence_keys::target, std::string(id))
+          .with(evidence_keys::reason,
+                std::string("an update of a record the gate has not observed: stored as a new "
+                            "record unless the id is corrected"));
       out.push_back(std::move(f));
     }
     if (kind == write_kind::insert && exists) {

@@ -35,6 +35,15 @@
 ///    queue. Other actions of the same group-commit batch are aborted and re-run (not counted as
 ///    attempts).
 ///
+/// **History across runs** (`apply_options::history`, repair_history.hpp; unset: each run starts
+/// from nothing). Before step 3, an action the history holds in the manual queue, or that failed
+/// `retry_limit + 1` times in earlier runs, is *failed* at once (no attempt); one that failed
+/// fewer times gets the attempts left. After step 3, an action done in an earlier run whose
+/// records changed since is *already applied* (not re-applied), and an after-image equal to an
+/// image an earlier run's action replaced is a loop across runs (manual queue). Every attempt's
+/// end, every loop, and the before-images of every committed action are written to the history
+/// (not in a dry run).
+///
 /// Record images are compared as canonical JSON (`append_json`), so timestamp offsets, NaN
 /// embeddings and unknown fields count as differences exactly as they are written.
 ///
@@ -73,6 +82,7 @@
 #include "memhealth/repair/guardrails.hpp"
 #include "memhealth/repair/index_policy.hpp"
 #include "memhealth/repair/record_image.hpp"
+#include "memhealth/repair/repair_history.hpp"
 #include "memhealth/repair/wal.hpp"
 #include "memhealth/store/store.hpp"
 
@@ -102,17 +112,22 @@ struct apply_options {
   /// The user's index policy for `rebuild_index` actions (index_policy.hpp,
   /// `make_index_rebuilder`); unset: such actions go to the manual queue.
   index_rebuilder rebuild_index;
+  /// The repair history that spans runs (repair_history.hpp; not owned, must outlive the run):
+  /// attempts, the manual queue, done actions and replaced images of earlier runs. nullptr: none.
+  repair_history* history = nullptr;
 };
 
 /// What happened to one action.
 enum class action_status : std::uint8_t {
   applied,          ///< logged, applied, committed (or, in a dry run, would be)
-  already_applied,  ///< the store already holds every after-image: nothing written
+  already_applied,  ///< the store already holds every after-image, or the history says an earlier
+                    ///< run did it (not re-applied): nothing written
   noop,             ///< the action has no record edits
   unapproved,       ///< its automation level (or a suspended plan) was not approved
   deferred,  ///< over the per-run record budget or the rate limit's wait budget (the next run plans
              ///< it again)
-  failed,    ///< missing id, repair loop, or attempts exhausted: manual queue
+  failed,    ///< missing id, repair loop, attempts exhausted, or held by the history: manual
+             ///< queue
 };
 
 /// Text of an action status ("applied", "already_applied", ...).
@@ -441,6 +456,7 @@ class plan_run {
         set(a, action_status::failed, refusal);
         continue;
       }
+      if (!from_history(a, act)) continue;
       ++attempts(a);
       std::optional<prepared<R>> p = prepare(a, act, overlay);
       if (!p) continue;
@@ -513,7 +529,7 @@ class plan_run {
         set(a, action_status::applied,
             "index rebuilt for " + std::to_string(ids.size()) + " records");
       } catch (const std::exception& ex) {
-        if (attempts(a) <= opt_.retry_limit)
+        if (attempts(a) <= opt_.retry_limit)  // index rebuilds are not in the history
           pending_.push_front(a);
         else
           set(a, action_status::failed, std::string("attempts exhausted: ") + ex.what());
@@ -641,7 +657,8 @@ class plan_run {
         if (m.after_json != m.before_json) p.records.push_back(std::move(m));
       }
     } catch (const std::exception& ex) {
-      if (attempts(a) <= opt_.retry_limit) {
+      note(a, false, ex.what());
+      if (may_retry(a)) {
         pending_.push_front(a);
       } else {
         set(a, action_status::failed, std::string("attempts exhausted: ") + ex.what());
@@ -655,15 +672,33 @@ class plan_run {
     return p;
   }
 
-  // Step 4: loop guard, then the run's record budget.
+  // Step 4: done in an earlier run, loop guard (this run, then earlier runs), then the run's
+  // record budget.
   bool guarded(std::size_t a, const prepared<R>& p) {
+    if (live_.at(a).done_before) {
+      --attempts(a);  // nothing was tried
+      set(a, action_status::already_applied,
+          "done in an earlier run (repair history); its records changed since: not applied again");
+      return false;
+    }
     std::string loop;
     for (const auto& m : p.records)
       if (earlier_before_.contains(m.index, image_hash(m.after_json))) loop = m.id;
     if (!loop.empty()) {
-      set(a, action_status::failed,
-          "repair loop: record " + loop + " would return to an earlier image of this run");
+      hold(a, "repair loop: record " + loop + " would return to an earlier image of this run");
       return false;
+    }
+    if (opt_.history) {
+      for (const auto& m : p.records)
+        if (opt_.history->replaced_image(m.id, repair_image_checksum(m.after_json))) {
+          loop = m.id;
+          break;
+        }
+      if (!loop.empty()) {
+        hold(a, "repair loop across runs: record " + loop +
+                    " would return to an image an earlier run's repair replaced");
+        return false;
+      }
     }
     if (used_ + p.records.size() > opt_.max_records) {
       over_budget_ = true;
@@ -692,6 +727,11 @@ class plan_run {
       prepared<R>& p = batch[k];
       const repair_action& act = action_of(p.action);
       std::size_t written = 0;
+      std::vector<repair_image_note> replaced;  // for the history, once committed
+      if (opt_.history)
+        for (const auto& m : p.records)
+          replaced.push_back({m.id, repair_image_checksum(m.before_json)});
+      const std::string key = act.idempotency_key;  // `act` leaves the run when settled
       try {
         if constexpr (transactional_record_store<S>)
           store_.begin_action();  // one transaction per action
@@ -709,6 +749,10 @@ class plan_run {
         undo_failed(batch, k, written, ex.what());
         break;
       }
+      if (opt_.history) {  // committed: outside the try (a history error must not undo it)
+        opt_.history->note_attempt(key, true, {});
+        opt_.history->note_images(key, replaced);
+      }
     }
   }
 
@@ -722,6 +766,7 @@ class plan_run {
     for (std::size_t j = written; j-- > 0;)
       if (encode_image(store_.extract(p.records[j].index)) != p.records[j].before_json)
         store_.restore(p.records[j].index, p.records[j].before);
+    note(p.action, false, what);  // before the abort frame: a run that dies here still counts it
     wal_.append_abort(p.intent_seq, static_cast<std::int64_t>(p.action), act.idempotency_key, what);
     hook(opt_, "after_abort");
     // The rest of the batch was prepared on top of this action: abort and re-run it.
@@ -739,7 +784,7 @@ class plan_run {
       }
     }
     for (auto r = requeue.rbegin(); r != requeue.rend(); ++r) pending_.push_front(*r);
-    if (attempts(p.action) <= opt_.retry_limit)
+    if (may_retry(p.action))
       pending_.push_front(p.action);
     else
       set(p.action, action_status::failed, std::string("attempts exhausted: ") + what);
@@ -754,9 +799,48 @@ class plan_run {
     hook(opt_, "run_end");
   }
 
+  // History across runs, before the first attempt of this run: an action held in the manual
+  // queue or out of attempts is failed at once; else it keeps its earlier failures (they count
+  // against retry_limit) and whether it is done. @return false when settled here.
+  bool from_history(std::size_t a, const repair_action& act) {
+    live& l = live_.at(a);
+    if (!opt_.history || l.history_read) return true;
+    l.history_read = true;
+    const std::optional<repair_history_entry> h = opt_.history->attempts(act.idempotency_key);
+    if (!h) return true;
+    if (h->manual || h->failures > opt_.retry_limit) {
+      set(a, action_status::failed,
+          "manual queue since an earlier run (" + std::to_string(h->failures) + " failures" +
+              (h->last_error.empty() ? std::string() : "; last: " + h->last_error) +
+              "): not tried again");
+      return false;
+    }
+    l.prior_failures = static_cast<int>(h->failures);
+    l.done_before = h->done;
+    return true;
+  }
+  // Whether action `a` has attempts left (this run's plus earlier runs' failures).
+  bool may_retry(std::size_t a) {
+    return attempts(a) + live_.at(a).prior_failures <= opt_.retry_limit;
+  }
+  // The end of one attempt, to the history (not in a dry run).
+  void note(std::size_t a, bool ok, std::string_view what) {
+    if (opt_.history && !opt_.dry_run)
+      opt_.history->note_attempt(action_of(a).idempotency_key, ok, what);
+  }
+  // A repair loop: the manual queue, held there in the history too.
+  void hold(std::size_t a, std::string reason) {
+    if (opt_.history && !opt_.dry_run)
+      opt_.history->hold_for_review(action_of(a).idempotency_key, reason);
+    set(a, action_status::failed, std::move(reason));
+  }
+
   struct live {  // an action taken from the plan and not settled yet
     repair_action act;
     action_outcome out;
+    int prior_failures = 0;     // failed attempts in earlier runs (history)
+    bool done_before = false;   // done in an earlier run (history)
+    bool history_read = false;  // the history was asked (once per action and run)
   };
 
   S& store_;

@@ -96,9 +96,12 @@ inline constexpr std::string_view required_columns[] = {"seq",
                                                         "embedding_version",
                                                         "record"};
 
-// Maps an SQLite result code to the memhealth error code of a failed read or write.
+// Maps an SQLite result code to the memhealth error code of a failed read or write: a database
+// locked by another connection beyond the busy timeout (SQLITE_BUSY, SQLITE_LOCKED) is `busy`
+// (the CLI's exit 5), not `io`.
 inline error_code code_of(int rc) noexcept {
   const int primary = rc & 0xff;
+  if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) return error_code::busy;
   return primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT ? error_code::parse : error_code::io;
 }
 
@@ -112,6 +115,8 @@ inline error_code code_of(int rc) noexcept {
            ")";
   else
     msg += db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED)
+    msg += " (another process holds a lock on it beyond the busy timeout; try again later)";
   throw error(code_of(rc), msg);
 }
 

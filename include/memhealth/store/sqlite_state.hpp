@@ -19,9 +19,15 @@
 /// - `schedule(name PRIMARY KEY, last_ms, next_ms)`;
 /// - `runs(day PRIMARY KEY, count)`: runs counted per UTC day (days since 1970-01-01);
 /// - `repair_attempts(action_key PRIMARY KEY, attempts, failures, last_ms, last_error, state)`:
-///   `state` is "done", "retry" or "manual" (sent to a person after `max_failures`).
+///   `state` is "done", "retry" or "manual" (sent to a person after `max_failures`);
+/// - `repair_images(record_id, checksum, action_key, at_ms, PRIMARY KEY(record_id, checksum))`:
+///   the before-images (checksums) that applied repairs replaced, for the loop guard across runs
+///   (repair_history.hpp). Added to schema version 1 with CREATE TABLE IF NOT EXISTS on every
+///   writable open, so databases created before it get it; a read-only database without it has
+///   no replaced images.
 ///
-/// Errors: `memhealth::error` with `io` (cannot open or write; locked beyond the busy timeout),
+/// Errors: `memhealth::error` with `io` (cannot open or write), `busy` (locked by another process
+/// beyond the busy timeout),
 /// `parse` (not an SQLite database, or corrupt) or `schema` (an SQLite database of another kind,
 /// or a state database of another schema version), naming the path. Link SQLite (CMake:
 /// `memhealth::sqlite`).
@@ -297,6 +303,35 @@ class sqlite_state {
 
   // ------------------------------------------------------------------ repair history
 
+  /// Notes that applied action `key` replaced these images: (record id, image checksum) pairs
+  /// (one transaction; a pair noted before keeps its first action).
+  void note_replaced_images(std::string_view key,
+                            std::span<const std::pair<std::string, std::uint64_t>> images,
+                            utc_time now) {
+    if (images.empty()) return;
+    transaction t(*this);
+    auto st = prepare(
+        "INSERT OR IGNORE INTO repair_images(record_id, checksum, action_key, at_ms) "
+        "VALUES(?1, ?2, ?3, ?4)");
+    for (const auto& [id, sum] : images) {
+      sqlite3_reset(st.get());
+      bind(st.get(), 1, id);
+      sqlite3_bind_int64(st.get(), 2, static_cast<std::int64_t>(sum));
+      bind(st.get(), 3, key);
+      sqlite3_bind_int64(st.get(), 4, ms(now));
+      done(st.get(), "cannot write the repair history");
+    }
+    t.commit();
+  }
+  /// Whether an applied repair replaced image `checksum` of record `record_id`.
+  [[nodiscard]] bool replaced_image(std::string_view record_id, std::uint64_t checksum) const {
+    if (!has_images_) return false;
+    auto st = prepare("SELECT 1 FROM repair_images WHERE record_id=?1 AND checksum=?2");
+    bind(st.get(), 1, record_id);
+    sqlite3_bind_int64(st.get(), 2, static_cast<std::int64_t>(checksum));
+    return step(st.get()) == SQLITE_ROW;
+  }
+
   /// Records one attempt of the action with idempotency key `key`: success marks it "done"; a
   /// failure counts, and the `max_failures`-th failure sends it to the manual queue ("manual").
   /// @return the action's history after this attempt.
@@ -452,10 +487,24 @@ class sqlite_state {
                                           "'; this build reads only " +
                                           std::to_string(sqlite_state_schema_version) +
                                           " (a newer memhealth wrote it, or it is damaged)");
+    // Added within version 1 (databases created before it get it here): replaced images.
+    if (!read_only)
+      exec(
+          "CREATE TABLE IF NOT EXISTS repair_images(record_id TEXT NOT NULL,"
+          " checksum INTEGER NOT NULL, action_key TEXT NOT NULL, at_ms INTEGER NOT NULL,"
+          " PRIMARY KEY(record_id, checksum))",
+          "cannot create the repair image table");
+    has_images_ =
+        !detail::sqlite::query_text(db_.get(),
+                                    "SELECT name FROM sqlite_master WHERE type='table' AND "
+                                    "name='repair_images'",
+                                    path_, "cannot read the schema")
+             .empty();
   }
 
   std::string path_;
   detail::sqlite::db_ptr db_;
+  bool has_images_ = false;  // the repair_images table exists
 };
 
 }  // namespace memhealth

@@ -37,7 +37,8 @@
 /// **Errors.** Every failure throws `memhealth::error`: `schema` for a database that is not a
 /// memhealth store (foreign tables, a missing table or column, an unknown schema version),
 /// `parse` for a file that is not an SQLite database or is corrupt, `io` for a file that cannot
-/// be opened, read or written, `precondition` for `create` over an existing file or unbalanced
+/// be opened, read or written, `busy` for a database locked by another process beyond the busy
+/// timeout, `precondition` for `create` over an existing file or unbalanced
 /// action calls. A database that fails validation is never written to: validation runs on a
 /// read-only connection before the writable one is opened.
 
@@ -403,7 +404,7 @@ class sqlite_store {
   // ------------------------------------------------------------------ actions (transactions)
 
   /// Opens a transaction (`BEGIN IMMEDIATE`) grouping the following mutations into one action.
-  /// @throws error(precondition) when an action is already open; error(io) when the write lock
+  /// @throws error(precondition) when an action is already open; error(busy) when the write lock
   ///         cannot be taken within the busy timeout.
   void begin_action() {
     if (in_action_)

@@ -26,6 +26,34 @@ namespace cw = claim_words;
 
 // ------------------------------------------------------------------ English
 
+// Whether the first token of `t` is a lowercase name holding the statement ("alice lives in
+// berlin", "bob likes tea"): a word the lexicon does not know (no cue, not a noun, verb or
+// adjective of WordNet, not the attribute head of "favourite colour is ..."), followed by a
+// third-person verb of state or attitude: a residence, employer or similar attribute cue that
+// is not a change ("lives", "works", "reports"), or an attitude ("likes", "hates", "prefers").
+// Only then: a lowercase word elsewhere, or before another verb, is no holder ("the cat lives
+// in berlin", "cats live in berlin", "jazz moved me").
+inline bool lowercase_name_holder(const claim_lexicon& lex, const std::vector<token>& t) {
+  const auto& english = lex.english();
+  if (t.size() < 3) return false;
+  const sv w = t[0].w, v = t[1].w;
+  if (w.size() < 2 || lex.en(w) != 0 || all_digits(w) ||
+      std::any_of(w.begin(), w.end(), [](char ch) { return ch < 'a' || ch > 'z'; }) ||
+      std::find(cw::attribute_heads.begin(), cw::attribute_heads.end(), w) !=
+          cw::attribute_heads.end())
+    return false;
+  if (english.lemma(w, word_pos::noun) != w || english.is_lemma(w, word_pos::noun) ||
+      english.is_lemma(w, word_pos::verb) || english.is_lemma(w, word_pos::adj) ||
+      english.lemma(w, word_pos::verb) != w)
+    return false;
+  if (!v.ends_with('s') || v.ends_with("ss")) return false;  // third person singular
+  const std::string lemma = english.lemma(v, word_pos::verb);
+  if (lemma == v || !english.is_lemma(lemma, word_pos::verb)) return false;
+  if (lex.en(lemma) & (cw::att_positive | cw::att_negative)) return true;
+  return std::any_of(cw::english_attributes.begin(), cw::english_attributes.end(),
+                     [&](const cw::attribute_cue& a) { return !a.change && a.verb == lemma; });
+}
+
 // Reads the tokens of one English clause. `inherited` is the holder of the statement's first
 // clause.
 inline void read_english_tokens(const claim_lexicon& lex, const std::vector<token>& t,
@@ -71,6 +99,10 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       ++i;
       while (i < n && t[i].cap && lex.en(t[i].w) == 0) name += " " + t[i++].w;
       base = "name:" + name;
+    } else if (i == 0 && !t[i].cap && lowercase_name_holder(lex, t)) {
+      // "alice lives in berlin": a lowercase name, read only where a person reading is clear
+      base = "name:" + std::string(w);
+      ++i;
     } else if (i == 0 && inherited.empty() && out.empty() && n > 1) {
       // a statement without a subject, as memory extractors write them ("Loves jazz", "Is
       // vegetarian", "Quit smoking", "Name is John"): about the user
