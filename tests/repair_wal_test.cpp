@@ -2150,12 +2150,14 @@ TEST_CASE("apply_plan history: an action done in an earlier run is not applied a
   auto res = apply_plan(store, plan, wal2, opt);
   CHECK(res.skipped_already_applied == std::vector<std::string>{"w2"});
   CHECK(res.outcomes[0].reason == "every record already holds its after-image");
-  // another writer puts r2 back: the done action is not applied again
+  // another writer puts r2 back: the done action is not applied again, and not called applied
+  // either: a person decides (manual queue)
   (void)store.restore(2, r2_before);
   wal_writer wal3(dir.path / "run3.wal", wal_sync::none);
   res = apply_plan(store, plan, wal3, opt);
   CHECK(res.applied.empty());
-  CHECK(res.skipped_already_applied == std::vector<std::string>{"w2"});
+  CHECK(res.skipped_already_applied.empty());
+  CHECK(res.failed == std::vector<std::string>{"w2"});
   CHECK(res.outcomes[0].attempts == 0);
   CHECK(res.outcomes[0].reason.find("done in an earlier run") != std::string::npos);
   CHECK(to_json(store.extract(2)) == to_json(r2_before));

@@ -120,8 +120,7 @@ struct apply_options {
 /// What happened to one action.
 enum class action_status : std::uint8_t {
   applied,          ///< logged, applied, committed (or, in a dry run, would be)
-  already_applied,  ///< the store already holds every after-image, or the history says an earlier
-                    ///< run did it (not re-applied): nothing written
+  already_applied,  ///< the store already holds every after-image: nothing written
   noop,             ///< the action has no record edits
   unapproved,       ///< its automation level (or a suspended plan) was not approved
   deferred,  ///< over the per-run record budget or the rate limit's wait budget (the next run plans
@@ -676,9 +675,12 @@ class plan_run {
   // record budget.
   bool guarded(std::size_t a, const prepared<R>& p) {
     if (live_.at(a).done_before) {
+      // Its result is gone (a rollback, or another writer changed the records): applying it again
+      // could fight that writer, and calling it already applied would be untrue. A person decides.
       --attempts(a);  // nothing was tried
-      set(a, action_status::already_applied,
-          "done in an earlier run (repair history); its records changed since: not applied again");
+      set(a, action_status::failed,
+          "done in an earlier run (repair history), and its records changed since (a rollback or "
+          "another writer): not applied again; manual queue");
       return false;
     }
     std::string loop;
