@@ -14,7 +14,8 @@
 // random 384-d unit vectors never reach that (cosine ~ N(0, 1/384): 0.92 is 18 sigma), so its
 // pairs are the planted pairs whose cosine reaches 0.92 (checked when they are planted). When N
 // <= 20,000 the benchmark also runs the pipeline with block_scopes_above = 0 (the exact join,
-// untimed) and requires the same duplicate and conflict findings.
+// untimed) and requires that it finds exactly the planted pairs, that the blocked run's pairs are
+// a subset of them (k-means may miss a pair, never adds one) and the same conflicts.
 //
 // Sizes: N = $MEMHEALTH_BENCH_SCALE_N (default 1,000,000; $MEMHEALTH_BENCH_TINY=1: 5,000). Below
 // 100,000 records the threshold is lowered to N / 2 so that the scope is still partitioned (the
@@ -128,7 +129,8 @@ struct one_scope_store {
         std::vector<std::jthread> pool;
         for (std::size_t w = 0; w < 2; ++w)
           pool.emplace_back([&, w] {
-            for (std::size_t i = b0 + w; i < b1; i += 2) random_row(i, block.data() + (i - b0) * dim);
+            for (std::size_t i = b0 + w; i < b1; i += 2)
+              random_row(i, block.data() + (i - b0) * dim);
           });
       }
       for (std::size_t i = b0; i < b1; ++i) {
@@ -194,7 +196,9 @@ outcome summarise(const report& r) {
     o.skipped += f.kind == finding_kinds::check_skipped;
     if (f.kind == finding_kinds::near_duplicate) {
       ++o.clusters;
-      if (f.record_ids.size() == 2) o.near.emplace(f.record_ids[0], f.record_ids[1]);
+      if (f.record_ids.size() == 2)  // (the primary record first: put the pair in id order)
+        o.near.emplace(std::min(f.record_ids[0], f.record_ids[1]),
+                       std::max(f.record_ids[0], f.record_ids[1]));
     } else if (f.kind == finding_kinds::conflict && f.record_ids.size() == 2) {
       o.conflicts.emplace(f.record_ids[0], f.record_ids[1]);
     }
@@ -203,8 +207,7 @@ outcome summarise(const report& r) {
 }
 
 void check1m_one_scope(benchmark::State& state) {
-  const std::size_t n =
-      memhealth_bench::size_from_env("MEMHEALTH_BENCH_SCALE_N", 1'000'000, 5000);
+  const std::size_t n = memhealth_bench::size_from_env("MEMHEALTH_BENCH_SCALE_N", 1'000'000, 5000);
   const auto data = std::make_unique<one_scope_store>(n);
   default_check_settings s;
   s.threads = 2;
@@ -225,9 +228,9 @@ void check1m_one_scope(benchmark::State& state) {
   const outcome o = summarise(r);
   std::size_t hit = 0;
   for (const auto& q : data->pairs) hit += o.near.count(q);
-  const double recall = data->pairs.empty() ? 1.0
-                                            : static_cast<double>(hit) /
-                                                  static_cast<double>(data->pairs.size());
+  const double recall = data->pairs.empty()
+                            ? 1.0
+                            : static_cast<double>(hit) / static_cast<double>(data->pairs.size());
   std::fprintf(stderr,
                "check1m/one_scope: n=%zu block_above=%zu seconds=%.3f recall=%.4f (%zu of %zu "
                "planted) clusters=%zu conflicts=%zu check_skipped=%zu findings=%zu "
@@ -249,11 +252,12 @@ void check1m_one_scope(benchmark::State& state) {
   if (o.clusters != hit) return state.SkipWithError("near-duplicate clusters other than planted");
   if (o.conflicts != std::set<id_pair>{data->conflict})
     return state.SkipWithError("the planted conflict is not the only conflict found");
-  if (n <= 20'000) {  // the exact join (untimed) must give the same findings
+  if (n <= 20'000) {  // the exact join (untimed): the planted pairs; the blocked run's a subset
     s.block_scopes_above = 0;
     const outcome e = summarise(make_default_pipeline(s).run(data->store, d));
-    if (e.near != o.near || e.conflicts != o.conflicts || e.near != data->pairs)
-      state.SkipWithError("findings differ from the exact join's");
+    const bool subset = std::includes(e.near.begin(), e.near.end(), o.near.begin(), o.near.end());
+    if (e.near != data->pairs || !subset || e.conflicts != o.conflicts)
+      state.SkipWithError("findings differ from the exact join's beyond missed pairs");
   }
 }
 BENCHMARK(check1m_one_scope)

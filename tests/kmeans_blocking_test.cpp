@@ -383,8 +383,9 @@ TEST_CASE("kmeans_blocking policy: plugs into duplicate_detector like lsh_blocki
   CHECK(near == 2);
 }
 
-TEST_CASE("default pipeline: a scope above block_scopes_above is blocked by k-means, same "
-          "duplicate and conflict findings as the exact join") {
+TEST_CASE(
+    "default pipeline: a scope above block_scopes_above is blocked by k-means, same "
+    "duplicate and conflict findings as the exact join") {
   // One scope of 3,000 records (threshold 500: partitioned, k = ceil(3000 / 512) = 6) of random
   // unit vectors in 128 dimensions (random pairs have cosine ~ N(0, 1/128): none reaches the
   // conflict candidate threshold 0.6, 6.8 sigma), with 25 planted near-duplicate pairs (cosine
@@ -470,7 +471,7 @@ TEST_CASE("default pipeline: a scope above block_scopes_above is blocked by k-me
     return out;
   };
   const auto high = pairs_of(plain, 0.92f);
-  CHECK(high.size() == 26);  // the 25 planted pairs and the conflict pair
+  CHECK(high.size() == 26);                // the 25 planted pairs and the conflict pair
   CHECK(pairs_of(shared, 0.92f) == high);  // computed down to 0.6 and kept
   REQUIRE(shared.share->kept);
   CHECK(shared.share->kept->threshold == 0.6f);

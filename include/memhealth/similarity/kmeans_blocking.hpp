@@ -57,12 +57,12 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
-#include <tuple>
-#include <typeindex>
-#include <typeinfo>
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <typeindex>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -767,7 +767,8 @@ struct scope_size_blocking {
       std::erase_if(pairs, [&](const scored_pair& q) { return !(q.score >= req.threshold); });
       return budget == 0 || pairs.size() <= budget;
     };
-    if (!share) return !detail::kmeans_pairs(x, rows, req.threshold, o, budget, kernel, pairs).truncated;
+    if (!share)
+      return !detail::kmeans_pairs(x, rows, req.threshold, o, budget, kernel, pairs).truncated;
     detail::kmeans_scope_cache::entry e;
     e.data = x.data();
     e.n = x.rows();
