@@ -40,11 +40,13 @@ struct default_check_settings {
   /// Largest scope, in records with a usable embedding, that the duplicate and conflict checks
   /// compare by the exact join (every similar pair); a larger scope's candidate pairs come from
   /// k-means blocking with multi-probe (`scope_size_blocking`, kmeans_blocking.hpp: IVF
-  /// partitions as in Jegou et al. 2011, multi-probe as in Lv et al. 2007), seeded, so a scope of
-  /// 10^6 records is checked in about a minute on two threads instead of the hours of an exact
-  /// join. Its pairs are a subset of the exact join's: about 0.2% of the pairs at cosine >= 0.92
-  /// are missed on random 384-d vectors (bench/README.md, check1m), fewer on clustered real
-  /// embeddings. 0 = never (always the exact join).
+  /// partitions as in Jegou et al. 2011, multi-probe as in Lv et al. 2007), seeded, so that a
+  /// scope of 10^6 records is checked (no check_skipped) instead of needing an exact join of
+  /// 5 x 10^11 pairs: 36 s for the whole pipeline on two threads (load 1.8), peak RSS 3.7 GB
+  /// with the store (bench/bench_check.cpp, check1m/one_scope). Its pairs are a subset of the
+  /// exact join's: 0.4% of the planted pairs at cosine 0.93-0.99 were missed at 10^6 random
+  /// 384-d vectors, 0.1% at 10^5; clustered real embeddings should lose fewer.
+  /// 0 = never (always the exact join).
   std::size_t block_scopes_above = 50'000;
   /// Worker threads (>= 1) for the structural scan (stores with `concurrent_reads`, from 32,768
   /// records) and for the duplicate and conflict joins. 1 = the calling thread only, the

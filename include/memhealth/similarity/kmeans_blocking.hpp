@@ -680,8 +680,9 @@ inline std::uint64_t kmeans_rows_checksum(const rows_cref& x, std::span<const st
 /// `kmeans.min_partitioned` says): the inverted-file (IVF) blocking of Jegou, Douze, Schmid,
 /// "Product quantization for nearest neighbor search", IEEE TPAMI 33(1), 2011, probed as in Lv et
 /// al., "Multi-probe LSH", VLDB 2007. Its pairs are a subset of the exact join's (every pair is
-/// verified by the kernel, never a false pair); on random 384-d unit vectors it finds 0.998 of
-/// the pairs at cosine >= 0.92 at 10^6 rows (bench/README.md, scope1m and check1m).
+/// verified by the kernel, never a false pair); on random 384-d unit vectors it finds 0.996 -
+/// 0.998 of the pairs at cosine >= 0.92 at 10^6 rows (bench/README.md, scope1m;
+/// bench/bench_check.cpp, check1m/one_scope).
 ///
 /// Scopes are processed one after another in key order; `join.threads` workers run an exact
 /// join, `kmeans.threads` workers a partitioned one (the default pipeline sets both to its
