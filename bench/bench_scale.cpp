@@ -76,22 +76,9 @@ std::size_t scale_n() {
   return memhealth_bench::size_from_env("MEMHEALTH_BENCH_SCALE_N", 1'000'000, 5000);
 }
 
-// Peak resident set (VmHWM) in MB; reset_peak() starts a new peak (Linux >= 4.0).
-double peak_rss_mb() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("VmHWM:", 0) == 0) return std::atof(line.c_str() + 6) / 1024.0;
-  return 0;
-}
-void reset_peak() {
-  std::ofstream out("/proc/self/clear_refs");
-  out << "5";
-}
-double load_avg() {
-  double l[1] = {0};
-  return getloadavg(l, 1) == 1 ? l[0] : -1;
-}
+using memhealth_bench::load_avg;
+using memhealth_bench::peak_rss_mb;
+using memhealth_bench::reset_peak;
 
 // Deterministic Gaussian stream per row (splitmix64 + Box-Muller), so rows can be generated on
 // any thread.

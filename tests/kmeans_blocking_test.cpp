@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <numbers>
 #include <set>
 #include <string>
@@ -15,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "memhealth/detect/default_pipeline.hpp"
 #include "memhealth/detect/duplicates.hpp"
 #include "memhealth/detect/pipeline.hpp"
 #include "memhealth/similarity/blocking.hpp"
@@ -379,4 +381,106 @@ TEST_CASE("kmeans_blocking policy: plugs into duplicate_detector like lsh_blocki
   std::size_t near = 0;
   for (const auto& f : report.findings) near += f.kind == mh::finding_kinds::near_duplicate;
   CHECK(near == 2);
+}
+
+TEST_CASE(
+    "default pipeline: a scope above block_scopes_above is blocked by k-means, same "
+    "duplicate and conflict findings as the exact join") {
+  // One scope of 3,000 records (threshold 500: partitioned, k = ceil(3000 / 512) = 6) of random
+  // unit vectors in 128 dimensions (random pairs have cosine ~ N(0, 1/128): none reaches the
+  // conflict candidate threshold 0.6, 6.8 sigma), with 25 planted near-duplicate pairs (cosine
+  // ~0.97) and one planted conflict pair ("I am vegetarian" / "I am not vegetarian", cosine
+  // ~0.97: a negation, so a conflict and never a near duplicate).
+  constexpr Eigen::Index n = 3000, d = 128;
+  const auto x = random_unit(n, d, 2020);
+  const auto noise = random_unit(64, d, 2021);
+  std::vector<mh::memory_record> recs;
+  for (Eigen::Index i = 0; i < n; ++i)
+    recs.push_back(make_rec("r" + std::to_string(i), "S",
+                            std::vector<float>(x.row(i).data(), x.row(i).data() + d)));
+  auto near_copy = [&](Eigen::Index from, Eigen::Index to, Eigen::Index k) {
+    Eigen::RowVectorXf v = x.row(from) + 0.25f * noise.row(k);
+    v.normalize();
+    recs[static_cast<std::size_t>(to)].embedding.assign(v.data(), v.data() + d);
+  };
+  std::set<std::pair<std::string, std::string>> planted;
+  for (Eigen::Index k = 0; k < 25; ++k) {
+    const Eigen::Index a = 100 * k + 7, b = 100 * k + 57;  // far apart in the store
+    near_copy(a, b, k);
+    const auto& ia = recs[static_cast<std::size_t>(a)].id;
+    const auto& ib = recs[static_cast<std::size_t>(b)].id;
+    planted.emplace(std::min(ia, ib), std::max(ia, ib));
+  }
+  recs[2990].content = "I am vegetarian";
+  recs[2995].content = "I am not vegetarian";
+  near_copy(2990, 2995, 40);
+  const auto store = mh::memory_store<>::from_records(recs);
+
+  auto run = [&](std::size_t block_above, unsigned threads) {
+    mh::default_check_settings s;
+    s.block_scopes_above = block_above;
+    s.threads = threads;
+    const auto report = mh::make_default_pipeline(s).run(store, mh::detect_options{});
+    std::set<std::pair<std::string, std::string>> dups, conflicts;
+    std::size_t skipped = 0;
+    for (const auto& f : report.findings) {
+      skipped += f.kind == mh::finding_kinds::check_skipped;
+      if (f.kind == mh::finding_kinds::near_duplicate) {
+        REQUIRE(f.record_ids.size() == 2);
+        dups.emplace(std::min(f.record_ids[0], f.record_ids[1]),
+                     std::max(f.record_ids[0], f.record_ids[1]));
+      } else if (f.kind == mh::finding_kinds::conflict) {
+        REQUIRE(f.record_ids.size() == 2);
+        conflicts.emplace(f.record_ids[0], f.record_ids[1]);
+      }
+    }
+    CHECK(skipped == 0);
+    return std::pair(dups, conflicts);
+  };
+  const std::set<std::pair<std::string, std::string>> conflict{{"r2990", "r2995"}};
+  const auto exact = run(0, 1);
+  CHECK(exact.first == planted);
+  CHECK(exact.second == conflict);
+  const auto blocked = run(500, 1);
+  CHECK(blocked.first == planted);
+  CHECK(blocked.second == conflict);
+  CHECK(run(500, 2) == blocked);  // threads do not change the findings
+  CHECK(run(3000, 1) == exact);   // at the threshold itself: still the exact join
+
+  // the switch is per scope size: invalid k-means settings are only reached above the threshold
+  auto p = mh::make_default_pipeline(mh::default_check_settings{.block_scopes_above = 500});
+  std::get<1>(p.detectors()).candidates.kmeans.probes = 0;
+  CHECK_THROWS_AS((void)p.run(store, mh::detect_options{}), mh::error);
+  std::get<1>(p.detectors()).candidates.block_above = 3000;
+  CHECK_NOTHROW((void)p.run(store, mh::detect_options{}));
+  // the shared pair cache: a request at 0.6 keeps its pairs, a later one at 0.92 on the same rows
+  // takes them (filtered) and empties the cache; the pairs are those of an uncached policy (the
+  // scores may differ in the last bits: the join's tiles round differently at other thresholds)
+  mh::scope_size_blocking plain{.block_above = 500};
+  mh::scope_size_blocking shared = plain;
+  shared.share = std::make_shared<mh::detail::kmeans_scope_cache>();
+  shared.share_threshold = 0.6f;
+  mh::detection_context ctx(store);
+  auto pairs_of = [&](const mh::scope_size_blocking& policy, float t) {
+    std::set<std::pair<std::size_t, std::size_t>> out;
+    policy(ctx, mh::candidate_request{t, {}, 0, nullptr}, mh::cosine_kernel{},
+           [&](std::size_t i, std::size_t j, float sim) {
+             CHECK(sim >= t);
+             out.emplace(i, j);
+           });
+    return out;
+  };
+  const auto high = pairs_of(plain, 0.92f);
+  CHECK(high.size() == 26);                // the 25 planted pairs and the conflict pair
+  CHECK(pairs_of(shared, 0.92f) == high);  // computed down to 0.6 and kept
+  REQUIRE(shared.share->kept);
+  CHECK(shared.share->kept->threshold == 0.6f);
+  const auto want = pairs_of(plain, 0.95f);
+  CHECK(pairs_of(shared, 0.95f) == want);  // taken from the cache
+  CHECK_FALSE(shared.share->kept);
+  CHECK(pairs_of(shared, 0.6f) == pairs_of(plain, 0.6f));
+
+  CHECK(mh::scope_size_blocking{.block_above = 500}.partitions(501));
+  CHECK_FALSE(mh::scope_size_blocking{.block_above = 500}.partitions(500));
+  CHECK_FALSE(mh::scope_size_blocking{.block_above = 0}.partitions(1'000'000));
 }

@@ -416,7 +416,9 @@ inline std::optional<std::chrono::milliseconds> parse_duration(std::string_view 
 /// `settings.near_duplicate_window`), --schema (a path, loaded into `settings.schema`), --now
 /// (`detect_options::now`) and --dim (`detect_options::dimension`); a plan records these texts and
 /// apply takes the plan's unless the option is given again. --no-duplicate-guards writes
-/// `settings.duplicate_guards` (a plan made with it records "duplicate_guards": "off").
+/// `settings.duplicate_guards` (a plan made with it records "duplicate_guards": "off");
+/// --block-above writes `settings.block_scopes_above` (a plan records a non-default value as
+/// "block_above").
 struct detection_cli_options {
   default_check_settings
       settings;        ///< threshold and threads; window and schema filled by `detection_settings`
@@ -459,6 +461,11 @@ inline void add_detection_options(CLI::App* cmd, detection_cli_options& o) {
   cmd->add_option("--threads", o.settings.threads,
                   "Worker threads for the structural scan and the similarity joins (same findings)")
       ->check(CLI::Range(1, 256));
+  cmd->add_option("--block-above", o.settings.block_scopes_above,
+                  "Compare scopes of more than N embedded records by k-means blocking with "
+                  "multi-probe instead of the exact join (a few similar pairs may be missed; 0 = "
+                  "always the exact join; default 50000)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--now", o.now,
                   "Clock for staleness and future-timestamp checks (ISO-8601; default: now)")
       ->each([&o](const std::string&) { o.now_given = true; });

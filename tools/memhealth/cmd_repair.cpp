@@ -77,6 +77,8 @@ detection_provenance detection_record(const detection_cli_options& d, std::size_
   if (!d.lexicon.empty())
     r.other["lexicon"] = std::filesystem::absolute(d.lexicon).lexically_normal().string();
   if (!d.settings.duplicate_guards) r.other["duplicate_guards"] = "off";
+  if (d.settings.block_scopes_above != default_check_settings{}.block_scopes_above)
+    r.other["block_above"] = std::to_string(d.settings.block_scopes_above);
   if (auto t = parse_timestamp(d.now))
     r.now = t->instant;  // run_plan has checked and normalised it
   if (dim_used) r.dim = dim_used;
@@ -384,6 +386,13 @@ detection_cli_options apply_detection(const apply_cli_options& o, const detectio
       "duplicate_guards", "--no-duplicate-guards", planned_guards, same,
       [&](const std::string& v) { d.settings.duplicate_guards = v != "off"; },
       std::string(o.detect.settings.duplicate_guards ? "on" : "off"));
+  const auto planned_block = pd.other.count("block_above")
+                                 ? std::optional<std::string>(pd.other.at("block_above"))
+                                 : std::nullopt;
+  take(
+      "block_above", "--block-above", planned_block, same,
+      [&](const std::string& v) { d.settings.block_scopes_above = std::stoull(v); },
+      std::to_string(o.detect.settings.block_scopes_above));
   take(
       "dim", "--dim", pd.dim, [](std::size_t v) { return std::to_string(v); },
       [&](std::size_t v) { d.dim = v; }, std::to_string(o.detect.dim));
@@ -1074,7 +1083,7 @@ void add_apply(CLI::App& app, int& rc) {
     probe_store_output(o->out, "--out");
     probe_output(o->report, "--report");
     for (const char* f : {"--threshold", "--window", "--schema", "--lexicon", "--dim", "--now",
-                          "--no-duplicate-guards"})
+                          "--no-duplicate-guards", "--block-above"})
       if (cmd->count(f) > 0) o->given.insert(f);
     rc = run_apply(*o);
   });
