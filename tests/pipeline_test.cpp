@@ -9,9 +9,13 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "memhealth/memhealth.hpp"
@@ -358,4 +362,230 @@ TEST_CASE("report JSON: the check document, repeated evidence keys, severities i
       0);
   CHECK(j["load_issues"].size() == 1);
   CHECK(j["findings"] == f);
+}
+
+// ------------------------------------------------------------------ incremental (issue 20)
+
+namespace {
+
+// 40 scopes x 25 records ("r-S-J" is record J of scope "tenant:S", index 25 S + J), random
+// 96-d unit embeddings (the cosine of two random 96-d unit vectors has standard deviation
+// 1/sqrt(96) = 0.10, so the conflict candidate threshold 0.6 is 5.9 sd away and the 0.92
+// near-duplicate threshold further: no unplanted pair is similar), all healthy except:
+// - exact duplicates: r-2-3 / r-2-4 (scope 2, changed) and r-30-1 / r-30-2 (scope 30,
+//   unchanged: not reported);
+// - a near duplicate: r-5-7 is r-5-6's vector plus noise of norm about 0.2 (cosine about
+//   0.98), text with one more word;
+// - a cross-scope duplicate: one text in r-7-3 (changed), r-33-10 and r-38-2; another in
+//   r-20-1 / r-21-1 (both unchanged: not reported);
+// - a conflict: fact claims user/city Paris (r-9-1) vs Berlin (r-9-2);
+// - a dangling related_ids link from r-11-4;
+// - reference cycles r-13-1 <-> r-13-2 (duplicate_of both ways) and r-17-0 <-> r-25-0 (across
+//   scopes: also two cross_scope_links);
+// - r-19-5 reuses the id of r-3-5 (duplicate_id);
+// - r-21-7's content is "TODO" (junk_content);
+// - 30 records (every 33rd) have embedding_version "m2", the rest "m1";
+// - 12 records (r-S-20 for S = 0, 3, 6, ..., 33) are "temporary" and 10 days old (stale).
+// Changed (by the mask): one or two records in each of 15 scopes; r-29-9 is changed by
+// `since` only (updated after the cursor).
+constexpr std::size_t k_scopes = 40, k_per_scope = 25, k_dim = 96;
+
+std::size_t rix(std::size_t s, std::size_t j) {
+  return s * k_per_scope + j;
+}
+std::string rid(std::size_t s, std::size_t j) {
+  return "r-" + std::to_string(s) + "-" + std::to_string(j);
+}
+
+std::vector<mh::memory_record> incremental_records() {
+  std::mt19937 gen(20);
+  std::normal_distribution<float> normal;
+  auto unit = [&](std::vector<float> v) {
+    float sq = 0;
+    for (float x : v) sq += x * x;
+    for (auto& x : v) x /= std::sqrt(sq);
+    return v;
+  };
+  const auto t0 = mh::parse_timestamp("2024-07-01T00:00:00Z").value();
+  std::vector<mh::memory_record> rs(k_scopes * k_per_scope);
+  for (std::size_t s = 0; s < k_scopes; ++s)
+    for (std::size_t j = 0; j < k_per_scope; ++j) {
+      auto& r = rs[rix(s, j)];
+      r.id = rid(s, j);
+      r.content = "memory " + std::to_string(j) + " of tenant " + std::to_string(s);
+      r.scope = "tenant:" + std::to_string(s);
+      r.kind = "fact";
+      r.status = "active";
+      r.source = "user_declared";
+      r.embedding_version = "m1";
+      r.created_at = r.updated_at = r.last_accessed_at = t0;
+      std::vector<float> e(k_dim);
+      for (auto& x : e) x = normal(gen);
+      r.embedding = unit(std::move(e));
+    }
+  rs[rix(2, 3)].content = "The user has a dog named Rex.";
+  rs[rix(2, 4)].content = "the user has a dog named rex";
+  rs[rix(30, 1)].content = "The user owns a red bicycle.";
+  rs[rix(30, 2)].content = "the user owns a red bicycle";
+  rs[rix(5, 6)].content = "The user enjoys hiking in the Alps.";
+  rs[rix(5, 7)].content = "The user really enjoys hiking in the Alps.";
+  {
+    auto e = rs[rix(5, 6)].embedding;
+    for (auto& x : e) x += 0.02f * normal(gen);
+    rs[rix(5, 7)].embedding = unit(std::move(e));
+  }
+  for (auto [s, j] : {std::pair<std::size_t, std::size_t>{7, 3}, {33, 10}, {38, 2}})
+    rs[rix(s, j)].content = "The launch code word is bluebird.";
+  rs[rix(20, 1)].content = "The office wifi password is hunter2.";
+  rs[rix(21, 1)].content = "the office wifi password is hunter2";
+  rs[rix(9, 1)].content = "The user lives in Paris.";
+  rs[rix(9, 1)].claim = mh::fact_claim{"user", "city", "Paris"};
+  rs[rix(9, 2)].content = "The user lives in Berlin.";
+  rs[rix(9, 2)].claim = mh::fact_claim{"user", "city", "Berlin"};
+  rs[rix(11, 4)].links.related_ids = {"ghost-record"};
+  rs[rix(13, 1)].links.duplicate_of = rid(13, 2);
+  rs[rix(13, 2)].links.duplicate_of = rid(13, 1);
+  rs[rix(17, 0)].links.duplicate_of = rid(25, 0);
+  rs[rix(25, 0)].links.duplicate_of = rid(17, 0);
+  rs[rix(19, 5)].id = rid(3, 5);
+  rs[rix(21, 7)].content = "TODO";
+  for (std::size_t i = 0; i < rs.size(); i += 33) rs[i].embedding_version = "m2";
+  const auto old = mh::parse_timestamp("2024-07-05T00:00:00Z").value();
+  for (std::size_t s = 0; s < 36; s += 3) {
+    auto& r = rs[rix(s, 20)];
+    r.kind = "temporary";
+    r.created_at = r.updated_at = r.last_accessed_at = old;
+  }
+  rs[rix(29, 9)].updated_at = mh::parse_timestamp("2024-07-12T00:00:00Z").value();
+  return rs;
+}
+
+// The changed mask: 17 records in 15 scopes.
+std::shared_ptr<const std::vector<bool>> incremental_mask() {
+  auto m = std::make_shared<std::vector<bool>>(k_scopes * k_per_scope, false);
+  for (auto [s, j] : {std::pair<std::size_t, std::size_t>{0, 0},
+                      {2, 3},
+                      {4, 10},
+                      {5, 6},
+                      {7, 3},
+                      {9, 1},
+                      {11, 4},
+                      {11, 5},
+                      {13, 1},
+                      {17, 0},
+                      {19, 5},
+                      {21, 7},
+                      {23, 3},
+                      {27, 8},
+                      {35, 12},
+                      {39, 24},
+                      {39, 0}})
+    (*m)[rix(s, j)] = true;
+  return m;
+}
+
+void check_same_report(const mh::report& a, const mh::report& b) {
+  CHECK(a.records_total == b.records_total);
+  CHECK(a.records_checked == b.records_checked);
+  REQUIRE(a.findings.size() == b.findings.size());
+  for (std::size_t k = 0; k < a.findings.size(); ++k) {
+    const auto &x = a.findings[k], &y = b.findings[k];
+    CAPTURE(k);
+    CAPTURE(x.kind);
+    CHECK(x.kind == y.kind);
+    CHECK(x.detector == y.detector);
+    CHECK(x.severity == y.severity);
+    CHECK(x.record_ids == y.record_ids);
+    CHECK(x.evidence == y.evidence);
+    CHECK(x.suggested_repair == y.suggested_repair);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("incremental: the subset run finds what the full run finds (40 scopes x 25 records)") {
+  const auto store = mh::memory_store<>::from_records(incremental_records(), k_dim);
+  const auto p = mh::make_default_pipeline();
+  auto d = at("2024-07-15T00:00:00Z");
+  d.changed = incremental_mask();
+
+  SUBCASE("changed mask only") {
+    const auto full = p.run(store, d);
+    const auto part = mh::run_incremental(p, store, d);
+    check_same_report(full, part);
+    // Independently counted (see incremental_records): the planted faults of changed records.
+    CHECK(full.records_checked == 17);
+    CHECK(full.count("exact_duplicate") == 1);
+    CHECK(has_finding(full, "exact_duplicate", {rid(2, 3), rid(2, 4)}));
+    CHECK(full.count("near_duplicate") == 1);
+    CHECK(has_finding(full, "near_duplicate", {rid(5, 6), rid(5, 7)}));
+    CHECK(full.count("cross_scope_duplicate") == 1);
+    CHECK(has_finding(full, "cross_scope_duplicate", {rid(7, 3), rid(33, 10), rid(38, 2)}));
+    CHECK(full.count("conflict") == 1);
+    CHECK(has_finding(full, "conflict", {rid(9, 1), rid(9, 2)}));
+    CHECK(full.count("dangling_reference") == 1);
+    CHECK(full.count("reference_cycle") == 2);
+    CHECK(full.count("cross_scope_link") == 2);
+    CHECK(full.count("duplicate_id") == 1);
+    CHECK(full.count("junk_content") == 1);
+    REQUIRE(full.count("mixed_embedding_version") == 1);
+    const auto* mixed = of_kind(full, "mixed_embedding_version").front();
+    // every 33rd record, 0 to 990: 31 records of "m2"
+    const auto* minority = mixed->evidence_of("minority_count");
+    REQUIRE(minority != nullptr);
+    CHECK(std::get<std::int64_t>(*minority) == 31);
+    // stale: all 12 temporary records, changed or not (no cursor: every stale record is new)
+    CHECK(full.count("stale") == 12);
+  }
+  SUBCASE("cursor and mask: r-29-9 is changed by its updated_at") {
+    d.since = mh::parse_timestamp("2024-07-10T00:00:00Z")->instant;
+    const auto full = p.run(store, d);
+    const auto part = mh::run_incremental(p, store, d);
+    check_same_report(full, part);
+    CHECK(full.records_checked == 18);
+  }
+  SUBCASE("a warm normalised-text cache gives the same report") {
+    mh::normalized_text_hashes cache;
+    const auto full = p.run(store, d);
+    (void)mh::run_incremental(p, store, d, mh::text_normalizer{}, &cache);
+    CHECK(cache.size() == store.size() - 2);  // one content is planted three times
+    check_same_report(full, mh::run_incremental(p, store, d, mh::text_normalizer{}, &cache));
+  }
+}
+
+TEST_CASE("incremental: one changed record selects its scope, plus its text's other holders") {
+  const auto store = mh::memory_store<>::from_records(incremental_records(), k_dim);
+  std::vector<bool> changed(store.size(), false);
+  changed[rix(12, 7)] = true;
+  std::vector<std::size_t> scope12;
+  for (std::size_t j = 0; j < k_per_scope; ++j) scope12.push_back(rix(12, j));
+  CHECK(mh::incremental_subset(store, changed) == scope12);
+
+  // r-7-3's text is also held by r-33-10 and r-38-2 (a cross-scope duplicate)
+  changed.assign(store.size(), false);
+  changed[rix(7, 3)] = true;
+  std::vector<std::size_t> want;
+  for (std::size_t j = 0; j < k_per_scope; ++j) want.push_back(rix(7, j));
+  want.push_back(rix(33, 10));
+  want.push_back(rix(38, 2));
+  CHECK(mh::incremental_subset(store, changed) == want);
+
+  // nothing changed: nothing selected; a wrong-sized mask is a precondition error
+  changed.assign(store.size(), false);
+  CHECK(mh::incremental_subset(store, changed).empty());
+  changed.pop_back();
+  CHECK_THROWS_AS((void)mh::incremental_subset(store, changed), mh::error);
+
+  // the view: records, embeddings and ids of the selection only, mapped back to the store
+  const mh::subset_store<mh::memory_store<>> sub(store, want);
+  static_assert(mh::record_store<mh::subset_store<mh::memory_store<>>>);
+  REQUIRE(sub.size() == 27);
+  CHECK(sub.record(25).id == rid(33, 10));
+  CHECK(sub.source_index(25) == rix(33, 10));
+  CHECK(sub.embedding(26).data() == store.embedding(rix(38, 2)).data());
+  CHECK(sub.find(rid(38, 2)) == std::optional<std::size_t>(26));
+  CHECK_FALSE(sub.find(rid(0, 0)).has_value());
+  CHECK(sub.dimension() == k_dim);
+  CHECK_THROWS_AS(mh::subset_store<mh::memory_store<>>(store, {3, 2}), mh::error);
+  CHECK_THROWS_AS(mh::subset_store<mh::memory_store<>>(store, {store.size()}), mh::error);
 }

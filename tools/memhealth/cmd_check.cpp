@@ -167,7 +167,7 @@ int run_check(const check_options& o) {
       d.dimension = store.dimension();
     std::optional<incremental_check> ic;
     if (!o.since.empty()) ic = start_incremental(o, store, d);
-    report r = make_default_pipeline(settings).run(store, d);
+    report r = run_incremental(make_default_pipeline(settings), store, d);
     note_empty_store(r, o.store);
     if (o.format == "json")
       emit(check_report_json(r, o.store, d, {}).dump(2), o.out);
@@ -194,7 +194,7 @@ int run_check(const check_options& o) {
   std::optional<incremental_check> ic;
   if (!o.since.empty()) ic = start_incremental(o, store, d);
 #endif
-  report r = make_default_pipeline(settings).run(store, d);
+  report r = run_incremental(make_default_pipeline(settings), store, d);
   print_issues(lr.issues);
   note_empty_store(r, o.store);
   if (o.format == "json")

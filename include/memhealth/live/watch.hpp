@@ -33,7 +33,10 @@
 /// (the long-running process's cache), so a poll writes only what changed.
 ///
 /// Cost of a poll: O(n x (record size + d)) to fingerprint the snapshot, plus the due tasks;
-/// an incremental task checks only its changed records (compared with their scope).
+/// an incremental task checks only its changed records (compared with their scope): its
+/// duplicate, conflict and hygiene checks run on the scopes of those records
+/// (`run_incremental`, detect/incremental.hpp), with the normalised texts of the store cached
+/// by content across polls.
 ///
 /// Errors: `memhealth::error` from the state database (io, busy, schema) propagate; the poll
 /// then changed nothing it had not committed (cursors advance only after a task's findings were
@@ -56,6 +59,7 @@
 #include "memhealth/config.hpp"
 #include "memhealth/detect/default_pipeline.hpp"
 #include "memhealth/detect/finding.hpp"
+#include "memhealth/detect/incremental.hpp"
 #include "memhealth/drift/drift.hpp"
 #include "memhealth/drift/migration_gate.hpp"
 #include "memhealth/live/scheduler.hpp"
@@ -415,14 +419,20 @@ class watcher {
         d.changed = mask;
         auto p = make_default_pipeline(opt_.check);
         const auto& ds = p.detectors();
+        // Incremental tasks run the scope-local detectors on the scopes of their changed records
+        // (detect/incremental.hpp: same findings); the text-hash cache lives across polls and
+        // is dropped when it holds many more texts than the store.
+        if (text_hashes_.size() > 2 * store.size() + 1024) text_hashes_.clear();
         report r;
         if (task == watch_tasks::write_checks) {
-          r = pipeline{std::get<1>(ds), std::get<2>(ds), std::get<5>(ds)}.run(store, d);
+          r = run_incremental(pipeline{std::get<1>(ds), std::get<2>(ds), std::get<5>(ds)}, store, d,
+                              text_normalizer{}, &text_hashes_);
         } else if (task == watch_tasks::structural || task == watch_tasks::structural_full) {
-          r = pipeline{std::get<0>(ds)}.run(store, d);
+          r = run_incremental(pipeline{std::get<0>(ds)}, store, d, text_normalizer{},
+                              &text_hashes_);
           detectors.insert(std::string(structural_detector::name));
         } else {  // full, risk_window
-          r = p.run(store, d);
+          r = run_incremental(p, store, d, text_normalizer{}, &text_hashes_);
           std::apply([&](const auto&... x) { (detectors.insert(std::string(x.name)), ...); }, ds);
         }
         found = std::move(r.findings);
@@ -566,6 +576,7 @@ class watcher {
   watch_state& wstate_;
   scheduler sched_;
   std::unordered_map<std::string, watched_record> known_;
+  normalized_text_hashes text_hashes_;  // normalised-text hashes by content, for the subsets
   std::unordered_set<std::string> batches_;
   std::map<std::string, reported_finding> open_;
   std::deque<std::pair<utc_time, std::size_t>> bursts_;
