@@ -3,15 +3,6 @@
 // (or a TOML configuration) makes due, appends every new and resolved finding to a findings log
 // (JSONL), and exposes Prometheus metrics as a textfile and, opt-in, on a localhost port.
 // SIGTERM or SIGINT: the current step finishes, the log and metrics are flushed, exit 0.
-#include <fcntl.h>
-#include <prometheus/counter.h>
-#include <prometheus/exposer.h>
-#include <prometheus/gauge.h>
-#include <prometheus/registry.h>
-#include <prometheus/text_serializer.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -21,17 +12,28 @@
 #include <set>
 #include <sstream>
 #include <thread>
-#include <toml++/toml.h>
+
+#include "memhealth/live/watch.hpp"
 
 #include "cli.hpp"
-#include "memhealth/live/watch.hpp"
+#include <fcntl.h>
+#include <prometheus/counter.h>
+#include <prometheus/exposer.h>
+#include <prometheus/gauge.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+#include <sys/stat.h>
+#include <toml++/toml.h>
+#include <unistd.h>
 
 namespace memhealth::cli {
 
 namespace {
 
 std::atomic<bool> g_stop{false};
-extern "C" void watch_on_signal(int) { g_stop.store(true); }
+extern "C" void watch_on_signal(int) {
+  g_stop.store(true);
+}
 
 struct watch_cli_options {
   std::string store;
@@ -65,7 +67,8 @@ std::chrono::milliseconds config_duration(const toml::node& n, const std::string
   std::optional<std::chrono::milliseconds> d;
   if (s) d = *s == "0" ? std::optional{std::chrono::milliseconds{0}} : parse_duration(*s);
   if (!d)
-    config_error(file, key + ": expected a duration such as \"90s\", \"5m\", \"1h\", \"1d\" (or "
+    config_error(file, key +
+                           ": expected a duration such as \"90s\", \"5m\", \"1h\", \"1d\" (or "
                            "\"0\" for on-trigger only)");
   return *d;
 }
@@ -106,7 +109,8 @@ void read_config(const std::string& file, watch_config& c) {
     if (!n) return;
     const auto* tab = n->as_table();
     if (!tab) config_error(file, "[" + std::string(name) + "] must be a table");
-    for (const auto& [k, v] : *tab) each(std::string(k.str()), v, std::string(name) + "." + std::string(k.str()));
+    for (const auto& [k, v] : *tab)
+      each(std::string(k.str()), v, std::string(name) + "." + std::string(k.str()));
   };
   for (const auto& [k, v] : t) {
     (void)v;
@@ -153,7 +157,8 @@ void read_config(const std::string& file, watch_config& c) {
         c.opt.risk.batch_keys.push_back(*s);
       }
     } else {
-      config_error(file, "unknown key " + full + " (known: burst_writes, burst_window, batch_keys)");
+      config_error(file,
+                   "unknown key " + full + " (known: burst_writes, burst_window, batch_keys)");
     }
   });
   section("output", [&](const std::string& k, const toml::node& v, const std::string& full) {
@@ -244,7 +249,8 @@ void tail_events(watch_state& ws, watcher& w, const std::string& path, std::size
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return;  // not there (yet, or mid-rotation): next poll
   tail_position pos = ws.tail(path).value_or(tail_position{});
-  const auto dev = static_cast<std::uint64_t>(st.st_dev), ino = static_cast<std::uint64_t>(st.st_ino);
+  const auto dev = static_cast<std::uint64_t>(st.st_dev),
+             ino = static_cast<std::uint64_t>(st.st_ino);
   const auto size = static_cast<std::uint64_t>(st.st_size);
   if (pos.device != dev || pos.inode != ino || size < pos.offset) pos = {dev, ino, 0};
   if (size == pos.offset) return;
@@ -288,13 +294,14 @@ struct metrics {
           .Name("memhealth_check_duration_seconds")
           .Help("Wall time of the last run of each check task")
           .Register(*registry);
-  prometheus::Family<prometheus::Counter>& runs =
-      prometheus::BuildCounter()
-          .Name("memhealth_check_runs_total")
-          .Help("Runs of each check task")
-          .Register(*registry);
-  prometheus::Family<prometheus::Gauge>& gauges =
-      prometheus::BuildGauge().Name("memhealth_watch").Help("State of the watch").Register(*registry);
+  prometheus::Family<prometheus::Counter>& runs = prometheus::BuildCounter()
+                                                      .Name("memhealth_check_runs_total")
+                                                      .Help("Runs of each check task")
+                                                      .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& gauges = prometheus::BuildGauge()
+                                                      .Name("memhealth_watch")
+                                                      .Help("State of the watch")
+                                                      .Register(*registry);
   prometheus::Family<prometheus::Counter>& counters =
       prometheus::BuildCounter()
           .Name("memhealth_watch_events_total")
@@ -326,8 +333,8 @@ class findings_log {
   explicit findings_log(const std::string& path) : path_(path) {
     fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd_ < 0)
-      throw error(error_code::io, "findings log " + path + ": cannot open for appending: " +
-                                      std::strerror(errno));
+      throw error(error_code::io,
+                  "findings log " + path + ": cannot open for appending: " + std::strerror(errno));
   }
   ~findings_log() {
     if (fd_ >= 0) ::close(fd_);
@@ -351,14 +358,15 @@ class findings_log {
       const auto n = ::write(fd_, line.data() + done, line.size() - done);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0)
-        throw error(error_code::io, "findings log " + path_ + ": write failed: " +
-                                        std::strerror(errno));
+        throw error(error_code::io,
+                    "findings log " + path_ + ": write failed: " + std::strerror(errno));
       done += static_cast<std::size_t>(n);
     }
   }
   void sync() {
     if (::fsync(fd_) != 0)
-      throw error(error_code::io, "findings log " + path_ + ": fsync failed: " + std::strerror(errno));
+      throw error(error_code::io,
+                  "findings log " + path_ + ": fsync failed: " + std::strerror(errno));
   }
 
  private:
@@ -401,7 +409,8 @@ int run_watch(const watch_cli_options& o) {
   {
     auto [settings, d] = detection_settings(o.detect);
     // command-line detection options given explicitly win over the file's [check]
-    if (o.detect.settings.near_duplicate_threshold != default_check_settings{}.near_duplicate_threshold)
+    if (o.detect.settings.near_duplicate_threshold !=
+        default_check_settings{}.near_duplicate_threshold)
       c.opt.check.near_duplicate_threshold = settings.near_duplicate_threshold;
     if (o.detect.settings.threads != default_check_settings{}.threads)
       c.opt.check.threads = settings.threads;
@@ -420,22 +429,23 @@ int run_watch(const watch_cli_options& o) {
   if (!o.findings_log.empty()) c.findings_log = o.findings_log;
   if (!o.metrics_file.empty()) c.metrics_file = o.metrics_file;
   if (o.metrics_port) c.metrics_port = o.metrics_port;
-  if (c.findings_log.empty()) c.findings_log = store_file_path(o.store) + ".memhealth-findings.jsonl";
-  c.opt.monitor.window = c.opt.cadence.monitor.count() > 0 ? c.opt.cadence.monitor
-                                                           : c.opt.monitor.window;
+  if (c.findings_log.empty())
+    c.findings_log = store_file_path(o.store) + ".memhealth-findings.jsonl";
+  c.opt.monitor.window =
+      c.opt.cadence.monitor.count() > 0 ? c.opt.cadence.monitor : c.opt.monitor.window;
 
   const auto state_path =
       o.state.empty() ? default_state_path(o.store) : std::filesystem::path(o.state);
   auto state = sqlite_state::open(state_path);
-  state.bind_store(
-      std::filesystem::absolute(store_file_path(o.store)).lexically_normal().string());
+  state.bind_store(std::filesystem::absolute(store_file_path(o.store)).lexically_normal().string());
   auto wstate = watch_state::open(state_path);
   findings_log log(c.findings_log);
   metrics m;
   std::unique_ptr<prometheus::Exposer> exposer;
   if (c.metrics_port) {
     try {
-      exposer = std::make_unique<prometheus::Exposer>("127.0.0.1:" + std::to_string(c.metrics_port));
+      exposer =
+          std::make_unique<prometheus::Exposer>("127.0.0.1:" + std::to_string(c.metrics_port));
     } catch (const std::exception& e) {
       throw error(error_code::io, "--metrics-port " + std::to_string(c.metrics_port) +
                                       ": cannot listen on 127.0.0.1: " + e.what());
@@ -499,7 +509,8 @@ int run_watch(const watch_cli_options& o) {
       m.count("bad_event_line", static_cast<double>(bad_events));
       m.gauge("records", static_cast<double>(res.records));
       m.gauge("manual_queue_depth", static_cast<double>(state.manual_queue().size()));
-      m.gauge("last_poll_timestamp_seconds", static_cast<double>(now.time_since_epoch().count()) / 1000);
+      m.gauge("last_poll_timestamp_seconds",
+              static_cast<double>(now.time_since_epoch().count()) / 1000);
       m.set_open(w.open_by_kind());
       for (const auto& r : res.runs) {
         m.duration.Add({{"task", r.task}}).Set(r.seconds);

@@ -70,6 +70,7 @@
 #include "memhealth/detect/pipeline.hpp"
 #include "memhealth/record/traits.hpp"
 #include "memhealth/similarity/blocking.hpp"
+#include "memhealth/similarity/kmeans_blocking.hpp"
 #include "memhealth/store/store.hpp"
 #include "memhealth/store/subset_store.hpp"
 #include "memhealth/text/normalize.hpp"
@@ -80,9 +81,10 @@ namespace memhealth {
 /// `incremental_subset` as on the whole store (see the file comment); `run_incremental` runs
 /// such detectors on the subset and all others on the whole store. False by default (always
 /// correct); true for `hygiene_detector` and for `duplicate_detector` / `conflict_detector`
-/// with the `exact_all_pairs` or `key_blocking` candidate policies (their groups lie inside one
-/// scope and depend on nothing else; LSH and k-means blocking fit their model to the rows they
-/// see, so they stay on the whole store). Specialise it (derive from std::true_type) for your
+/// with the `exact_all_pairs`, `key_blocking` or `scope_size_blocking` (the default pipeline's)
+/// candidate policies (their groups lie inside one scope and depend on nothing else; LSH and the
+/// store-wide k-means blocking fit their model to all the rows they see, so they stay on the whole
+/// store). Specialise it (derive from std::true_type) for your
 /// own detector when its findings about a changed record depend only on the records of that
 /// record's scope and those with the same normalised text.
 template <class D>
@@ -95,6 +97,11 @@ template <>
 struct scope_local_candidates<exact_all_pairs> : std::true_type {};
 template <class K>
 struct scope_local_candidates<key_blocking<K>> : std::true_type {};
+/// The default pipeline's policy: the exact join per scope, or k-means fitted to that one
+/// scope's rows (seeded, in store order, which the subset keeps), so a whole scope gives the
+/// same pairs on the subset.
+template <>
+struct scope_local_candidates<scope_size_blocking> : std::true_type {};
 }  // namespace detail
 
 /// `hygiene_detector` looks at changed records only.
