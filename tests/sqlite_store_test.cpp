@@ -1369,7 +1369,7 @@ TEST_CASE("sqlite_state: a database locked beyond the busy timeout is error(busy
 
 // ---------------------------------------------------------------- repair history in the state
 
-#include <memhealth/store/sqlite_repair_history.hpp>
+#include <memhealth/live/sqlite_repair_history.hpp>
 
 #include "repair_test_support.hpp"
 

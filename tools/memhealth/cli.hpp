@@ -29,7 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #if MEMHEALTH_CLI_HAVE_SQLITE
-#include "memhealth/store/sqlite_repair_history.hpp"
+#include "memhealth/live/sqlite_repair_history.hpp"
 #include "memhealth/store/sqlite_state.hpp"
 #include "memhealth/store/sqlite_store.hpp"
 #endif

@@ -18,7 +18,7 @@
 ///
 /// `repair_history` is an interface (virtual functions: one call per action, not per record of
 /// the store). `memory_repair_history` keeps it in memory (runs in one process);
-/// `sqlite_repair_history` (store/sqlite_repair_history.hpp) keeps it in the state database.
+/// `sqlite_repair_history` (live/sqlite_repair_history.hpp) keeps it in the state database.
 /// Without a history (`apply_options::history == nullptr`) every run starts from nothing, as
 /// before.
 
