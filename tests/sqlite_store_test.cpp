@@ -1642,5 +1642,26 @@ TEST_CASE("watcher: cadence, write-time checks, no finding twice, restart, risk 
         drift_finding = drift_finding || (v && std::get<std::string>(*v) == "e5-large-v2");
       }
     CHECK(drift_finding);
+    // a cluster that grows supersedes the smaller one; a member removed: the rest is found again
+    const std::set<std::string> m1_m1b{"m1", "m1b"}, all3{"m1", "m1b", "m1c"};
+    recs.push_back(watch_rec("m1b", "User loves cilantro.", wu, "user:1"));
+    store = memhealth::memory_store<>::from_records(recs);
+    (void)w.poll(store, t0 + minutes{11}, log);
+    CHECK(log.count(false, "exact_duplicate", m1_m1b) == 1);
+    recs.push_back(watch_rec("m1c", "User loves cilantro.", wu, "user:1"));
+    store = memhealth::memory_store<>::from_records(recs);
+    (void)w.poll(store, t0 + minutes{12}, log);
+    CHECK(log.count(false, "exact_duplicate", all3) == 1);
+    CHECK(log.count(true, "exact_duplicate", m1_m1b) == 1);  // superseded, with its ids
+    recs.pop_back();                                         // m1c removed
+    store = memhealth::memory_store<>::from_records(recs);
+    auto r12 = w.poll(store, t0 + minutes{13}, log);
+    CHECK(r12.removed == 1);
+    CHECK(log.count(true, "exact_duplicate", all3) == 1);
+    CHECK(log.count(false, "exact_duplicate", m1_m1b) == 2);  // found again at once
+    std::size_t open_dups = 0;
+    for (const auto& [k, n] : w.open_by_kind())
+      if (k.first == "exact_duplicate") open_dups += n;
+    CHECK(open_dups == 1);
   }
 }

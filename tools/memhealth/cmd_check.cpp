@@ -95,12 +95,18 @@ incremental_check start_incremental(const check_options& o, const Store& store, 
     }
     d.changed = std::make_shared<const std::vector<bool>>(ic.changes.changed);
   }
+  std::size_t selected = store.size();
+  if (d.since) {
+    const auto sel = changed_records(store, d);
+    selected = static_cast<std::size_t>(std::count(sel.begin(), sel.end(), true));
+  }
   std::cerr << "memhealth check: incremental (state " << path.string() << "): "
             << (d.since ? "since " + format_timestamp(timestamp{*d.since, 0})
                         : std::string("no cursor yet, a full run"))
-            << "; " << ic.changes.changed_count << " of " << store.size()
-            << " records new, changed by content or linked to a removed one, "
-            << ic.changes.removed.size() << " removed\n";
+            << "; " << selected << " of " << store.size()
+            << " records to check (updated after the cursor; or new, changed by content or "
+               "linked to a removed one: "
+            << ic.changes.changed_count << "), " << ic.changes.removed.size() << " removed\n";
   return ic;
 }
 

@@ -22,6 +22,7 @@
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <toml++/toml.h>
 #include <unistd.h>
@@ -42,7 +43,7 @@ struct watch_cli_options {
   std::string state;
   std::string findings_log;
   std::string metrics_file;
-  int metrics_port = 0;
+  int metrics_port = -1;  ///< -1 = not given (the configuration's, else none)
   std::string poll;
   bool once = false;
   detection_cli_options detect;
@@ -67,9 +68,10 @@ std::chrono::milliseconds config_duration(const toml::node& n, const std::string
   std::optional<std::chrono::milliseconds> d;
   if (s) d = *s == "0" ? std::optional{std::chrono::milliseconds{0}} : parse_duration(*s);
   if (!d)
-    config_error(file, key +
-                           ": expected a duration such as \"90s\", \"5m\", \"1h\", \"1d\" (or "
-                           "\"0\" for on-trigger only)");
+    config_error(file,
+                 key + ": expected a duration such as \"90s\", \"5m\", \"1h\", \"1d\"" +
+                     (key == "cadence.poll" ? std::string()
+                                            : std::string(" (or \"0\": only when triggered)")));
   return *d;
 }
 
@@ -95,6 +97,9 @@ float config_float(const toml::node& n, const std::string& file, const std::stri
 // Reads the TOML configuration over the defaults. Every key is checked: an unknown section or
 // key is an error (a typo must not silently fall back to a default).
 void read_config(const std::string& file, watch_config& c) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec))
+    config_error(file, "no such file (or not a regular file)");
   toml::table t;
   try {
     t = toml::parse_file(file);
@@ -374,6 +379,38 @@ class findings_log {
   int fd_ = -1;
 };
 
+// One watch per state database: a second one would report every finding again. An flock on the
+// database file (SQLite's own locks are fcntl locks, which flock does not touch on Linux).
+class watch_lock {
+ public:
+  explicit watch_lock(const std::string& path) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0)
+      throw error(error_code::io,
+                  path + ": cannot open the state database to lock it: " + std::strerror(errno));
+    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd_);
+      fd_ = -1;
+      if (err == EWOULDBLOCK)
+        throw error(error_code::busy,
+                    path +
+                        ": another memhealth watch is running with this state database (the "
+                        "same store); stop it first, or give this one its own --state");
+      throw error(error_code::io, path + ": cannot lock the state database: " + std::strerror(err));
+    }
+  }
+  ~watch_lock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  watch_lock(const watch_lock&) = delete;
+  watch_lock& operator=(const watch_lock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 // ------------------------------------------------------------------ the loop
 
 std::string seconds_text(double s) {
@@ -428,15 +465,14 @@ int run_watch(const watch_cli_options& o) {
   }
   if (!o.findings_log.empty()) c.findings_log = o.findings_log;
   if (!o.metrics_file.empty()) c.metrics_file = o.metrics_file;
-  if (o.metrics_port) c.metrics_port = o.metrics_port;
+  if (o.metrics_port >= 0) c.metrics_port = o.metrics_port;
   if (c.findings_log.empty())
     c.findings_log = store_file_path(o.store) + ".memhealth-findings.jsonl";
-  c.opt.monitor.window =
-      c.opt.cadence.monitor.count() > 0 ? c.opt.cadence.monitor : c.opt.monitor.window;
 
   const auto state_path =
       o.state.empty() ? default_state_path(o.store) : std::filesystem::path(o.state);
   auto state = sqlite_state::open(state_path);
+  const watch_lock one_watch(state_path.string());
   state.bind_store(std::filesystem::absolute(store_file_path(o.store)).lexically_normal().string());
   auto wstate = watch_state::open(state_path);
   findings_log log(c.findings_log);
@@ -488,6 +524,18 @@ int run_watch(const watch_cli_options& o) {
         std::cerr << line.str() << "the store shrank from " << last_records << " to " << n
                   << " records; waiting one poll before taking it\n";
         snap.store.reset();  // read it again next poll
+        sleep_until_next_poll(c.opt.cadence.poll);
+        continue;
+      }
+      if (n == 0) {
+        // an empty store is reported, never taken as healthy (nor as a reason to resolve
+        // every finding): nothing is checked until it holds records again
+        m.count("store_empty");
+        std::cerr << line.str()
+                  << "the store is EMPTY: nothing checked (a wrong path, or a "
+                     "file truncated by its writer?)\n";
+        if (o.once) return exit_findings;
+        snap.store.reset();
         sleep_until_next_poll(c.opt.cadence.poll);
         continue;
       }
@@ -570,8 +618,8 @@ void add_watch(CLI::App& app, int& rc) {
   cmd->add_option("--metrics-file", o->metrics_file,
                   "Prometheus textfile (text format), rewritten atomically after each poll");
   cmd->add_option("--metrics-port", o->metrics_port,
-                  "Serve Prometheus metrics on 127.0.0.1:PORT (/metrics); off by default")
-      ->check(CLI::Range(1, 65535));
+                  "Serve Prometheus metrics on 127.0.0.1:PORT (/metrics); 0 or absent: no port")
+      ->check(CLI::Range(0, 65535));
   cmd->add_option("--poll", o->poll, "Poll period (default 10s; overrides the configuration)");
   cmd->add_flag("--once", o->once,
                 "Poll once, run whatever is due, and exit (for cron or a systemd timer)");

@@ -301,17 +301,26 @@ class watcher {
     std::vector<std::string> removed;
     for (const auto& [id, w] : known_)
       if (!present.count(id)) removed.push_back(id);
-    // a record that links to a removed one counts as changed (its link now dangles)
+    // A record that links to a removed one counts as changed (its link now dangles), and so does
+    // every other record of an open finding that names a removed one (the finding is resolved,
+    // and what remains of it, e.g. two of a cluster of three, is found again).
     if (!removed.empty()) {
       const std::set<std::string> gone(removed.begin(), removed.end());
+      std::set<std::string> co_members;
+      for (const auto& [key, f] : open_) {
+        const auto ids = ids_of_key(key);
+        if (std::any_of(ids.begin(), ids.end(),
+                        [&](const std::string& x) { return gone.count(x); }))
+          co_members.insert(ids.begin(), ids.end());
+      }
       std::set<std::string> already;
       for (const auto& c : changed) already.insert(c.first);
       for (std::size_t i = 0; i < store.size(); ++i) {
         const memory_record& r = store.record(i);
-        bool links = gone.count(r.links.duplicate_of) > 0;
+        bool links = gone.count(r.links.duplicate_of) > 0 || co_members.count(r.id) > 0;
         for (const auto& t : r.links.related_ids) links = links || gone.count(t) > 0;
         for (const auto& t : r.links.supersedes) links = links || gone.count(t) > 0;
-        if (!links || already.count(r.id)) continue;
+        if (!links || already.count(r.id) || !known_.count(r.id)) continue;
         auto w = known_.at(r.id);
         w.changed_ms = now_ms;
         changed.emplace_back(r.id, std::move(w));
@@ -359,14 +368,27 @@ class watcher {
       sched_.trigger(watch_tasks::drift, "new embedding version");
       sched_.trigger(watch_tasks::structural_full, "new embedding version");
     }
+    // a new model's sample that has doubled since drift last ran (a migration under way): again,
+    // until the sample is full
+    for (const auto& [v, last] : drift_sample_at_) {
+      const auto it = samples_.find(v);
+      const std::size_t now_n = it == samples_.end() ? 0 : it->second.size();
+      if (now_n >= 2 * std::max<std::size_t>(last, 1) && last < opt_.version_sample &&
+          std::find(new_versions_.begin(), new_versions_.end(), v) == new_versions_.end()) {
+        new_versions_.push_back(v);
+        sched_.trigger(watch_tasks::drift, "the new model's sample grew");
+      }
+    }
     first_poll_ = false;
   }
 
   // Keeps up to version_sample (normalised text hash, vector) per embedding version for drift.
+  // Each record is sampled once per version (by id).
   void sample_vector(const memory_record& r, std::span<const float> emb) {
     if (emb.empty() || r.embedding_version.empty()) return;
     auto& s = samples_[r.embedding_version];
     if (s.size() >= opt_.version_sample) return;
+    if (!sampled_ids_[r.embedding_version].insert(r.id).second) return;
     s.push_back({std::hash<std::string>{}(text_normalizer{}(r.content)),
                  std::vector<float>(emb.begin(), emb.end())});
   }
@@ -450,15 +472,33 @@ class watcher {
       opened.push_back({key, f.detector, f.kind, std::string(to_string(f.severity))});
       ++run.reported;
     }
+    // ids of the new findings by (detector, kind): an open finding of the same detector and kind
+    // that shares a record with one of them is superseded (a cluster that grew or shrank); a
+    // store-wide finding (mixed_embedding_version) is one per store
+    std::map<std::pair<std::string, std::string>, std::set<std::string>> new_ids;
+    for (const auto& f : opened) {
+      auto& ids = new_ids[{f.detector, f.kind}];
+      for (auto& id : ids_of_key(f.key)) ids.insert(std::move(id));
+    }
     std::vector<std::string> resolved;
     for (const auto& [key, f] : open_) {
       const bool gone_record = mentions_removed(key);
       const bool not_found = full && detectors.count(f.detector) && !seen.count(key);
-      if (!gone_record && !not_found) continue;
+      bool superseded = false;
+      if (const auto it = new_ids.find({f.detector, f.kind});
+          it != new_ids.end() && !seen.count(key)) {
+        superseded = f.kind == finding_kinds::mixed_embedding_version;
+        for (const auto& id : ids_of_key(key)) superseded = superseded || it->second.count(id) > 0;
+      }
+      if (!gone_record && !not_found && !superseded) continue;
       finding w;
       w.detector = f.detector;
       w.kind = f.kind;
       w.severity = parse_severity(f.severity).value_or(severity::warning);
+      w.record_ids = ids_of_key(key);
+      w.with("reason", std::string(gone_record  ? "a record it names was removed"
+                                   : superseded ? "superseded by a finding of the same records"
+                                                : "a full run no longer finds it"));
       sink(watch_event{true, task, key, std::move(w)});
       resolved.push_back(key);
     }
@@ -467,7 +507,13 @@ class watcher {
     for (auto& f : opened) open_.emplace(f.key, std::move(f));
     for (const auto& k : resolved) open_.erase(k);
     if (task == watch_tasks::risk_window) risk_scopes_.clear();
-    if (task == watch_tasks::drift) new_versions_.clear();
+    if (task == watch_tasks::drift) {
+      for (const auto& v : new_versions_) {
+        const auto it = samples_.find(v);
+        drift_sample_at_[v] = it == samples_.end() ? 0 : it->second.size();
+      }
+      new_versions_.clear();
+    }
     state_.set_cursor(state_name(task), now);
     complete(task, now);
     run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -477,6 +523,22 @@ class watcher {
   void complete(std::string_view task, utc_time now) {
     const auto s = sched_.completed(task, now);
     state_.set_schedule(state_name(task), now, s.next.value_or(now));
+  }
+
+  // The record ids a finding key names (see finding_key).
+  static std::vector<std::string> ids_of_key(const std::string& key) {
+    std::vector<std::string> ids;
+    std::size_t b = 0;
+    for (int field = 0; b <= key.size(); ++field) {
+      const std::size_t e = std::min(key.find('\x1f', b), key.size());
+      if (field >= 2) {
+        const std::string part = key.substr(b, e - b);
+        if (part.find('=') != std::string::npos) break;  // the evidence part
+        ids.push_back(part);
+      }
+      b = e + 1;
+    }
+    return ids;
   }
 
   // True when the finding key names a record id removed at this poll.
@@ -558,11 +620,11 @@ class watcher {
     for (const auto& e : retrievals_) newest = std::max(newest, e.time.instant);
     for (const auto& e : feedback_) newest = std::max(newest, e.time.instant);
     const auto keep = newest - 2 * opt_.monitor.window;
+    auto r = monitor_retrievals(store, std::span<const retrieval_event>(retrievals_),
+                                std::span<const feedback_event>(feedback_), opt_.monitor);
     std::erase_if(retrievals_, [&](const retrieval_event& e) { return e.time.instant < keep; });
     std::erase_if(feedback_, [&](const feedback_event& e) { return e.time.instant < keep; });
     has_events_ = !retrievals_.empty() || !feedback_.empty();
-    auto r = monitor_retrievals(store, std::span<const retrieval_event>(retrievals_),
-                                std::span<const feedback_event>(feedback_), opt_.monitor);
     return std::move(r.findings.findings);
   }
 
@@ -583,6 +645,8 @@ class watcher {
   std::set<std::string> risk_scopes_;
   std::set<std::string> removed_;
   std::vector<std::string> new_versions_;
+  std::map<std::string, std::size_t> drift_sample_at_;  // new version -> its sample at drift
+  std::map<std::string, std::unordered_set<std::string>> sampled_ids_;
   std::map<std::string, std::vector<sampled_vector>> samples_;
   std::vector<retrieval_event> retrievals_;
   std::vector<feedback_event> feedback_;
