@@ -544,13 +544,9 @@ class watcher {
   // True when the finding key names a record id removed at this poll.
   bool mentions_removed(const std::string& key) const {
     if (removed_.empty()) return false;
-    std::size_t b = 0;
-    for (int field = 0; b <= key.size(); ++field) {
-      const std::size_t e = std::min(key.find('\x1f', b), key.size());
-      if (field >= 2 && removed_.count(key.substr(b, e - b))) return true;
-      b = e + 1;
-    }
-    return false;
+    const auto ids = ids_of_key(key);
+    return std::any_of(ids.begin(), ids.end(),
+                       [&](const std::string& id) { return removed_.count(id) > 0; });
   }
 
   // Drift and the migration gate between each new version and the most sampled other one.
