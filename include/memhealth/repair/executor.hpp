@@ -764,10 +764,19 @@ class plan_run {
                    const char* what) {
     prepared<R>& p = batch[k];
     const repair_action& act = action_of(p.action);
-    if constexpr (transactional_record_store<S>) store_.rollback_action();  // no-op once committed
-    for (std::size_t j = written; j-- > 0;)
-      if (encode_image(store_.extract(p.records[j].index)) != p.records[j].before_json)
-        store_.restore(p.records[j].index, p.records[j].before);
+    // An action still open in a transactional store is dropped whole: nothing of it stays, and
+    // restoring before-images would overwrite what another writer put there (the reason a
+    // compare-and-swap write fails). Once committed (the log's commit frame failed), or in a
+    // store without actions, the written records get their before-images back.
+    bool dropped = false;
+    if constexpr (transactional_record_store<S>) {
+      if constexpr (requires { store_.in_action(); }) dropped = store_.in_action();
+      store_.rollback_action();  // no-op once committed
+    }
+    if (!dropped)
+      for (std::size_t j = written; j-- > 0;)
+        if (encode_image(store_.extract(p.records[j].index)) != p.records[j].before_json)
+          store_.restore(p.records[j].index, p.records[j].before);
     note(p.action, false, what);  // before the abort frame: a run that dies here still counts it
     wal_.append_abort(p.intent_seq, static_cast<std::int64_t>(p.action), act.idempotency_key, what);
     hook(opt_, "after_abort");

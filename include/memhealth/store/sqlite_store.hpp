@@ -24,9 +24,12 @@
 ///   reads the block holding i into an LRU cache of `cached_embedding_blocks` blocks; the span it
 ///   returns stays valid until the next call of `embedding`, `extract` or any mutation.
 ///   Detection reads embeddings in one sequential pass, so each block is read once per pass.
-/// Not thread-safe, not even for concurrent reads (reads fill the caches). One writer process at
-/// a time; another process writing the same database while a store is open is not supported (the
-/// index would be stale).
+/// Not thread-safe, not even for concurrent reads (reads fill the caches). Another process may
+/// append records meanwhile (they are not in this store's index until it is opened again), and
+/// may change records: every write here is a compare-and-swap under SQLite's write lock, so a
+/// record changed by another writer after this store read it is never overwritten (`restore`
+/// throws error(busy) and the rollback re-reads it; `apply_plan` retries the action on the new
+/// content). Deleting rows under an open store is not supported (reads fail with error(io)).
 ///
 /// **Transactions.** Every mutation is one SQLite transaction of its own, unless the caller
 /// brackets several with `begin_action()` / `commit_action()` / `rollback_action()`: then they
@@ -396,7 +399,11 @@ class sqlite_store {
   /// Appends one record. @return its index. @see append
   std::size_t insert(R r) { return append(std::vector<R>{std::move(r)}); }
 
-  /// Writes a complete record image at index i (rollback, repairs). @return the image replaced.
+  /// Writes a complete record image at index i (rollback, repairs), in the open action or a
+  /// transaction of its own. @return the image replaced.
+  /// @throws error(busy) when another process changed the record after this store read it
+  ///         (nothing written; the cached record is read again when the action rolls back);
+  ///         error(not_found) for a bad index; error(io) on a write failure.
   R restore(std::size_t i, const R& image) {
     return mutate(i, [&](R& r) { r = image; });
   }
@@ -661,10 +668,41 @@ class sqlite_store {
     return e;
   }
 
+  // Compare-and-swap: the row is written only while the database still holds the record this
+  // store read (its JSON, embedding version and embedding bytes), checked under the write lock
+  // (inside the action's transaction, or a transaction of its own), so a record another process
+  // changed since is never overwritten with an image computed from the old one.
   template <class F>
   R mutate(std::size_t i, F&& f) {
     if (i >= size()) throw error(error_code::not_found, "sqlite_store: record index out of range");
+    const bool own = !in_action_;
+    if (own) begin_action();
+    try {
+      R before = mutate_locked(i, std::forward<F>(f));
+      if (own) commit_action();
+      return before;
+    } catch (...) {
+      if (own) rollback_action();
+      throw;
+    }
+  }
+
+  template <class F>
+  R mutate_locked(std::size_t i, F&& f) {
     R before = extract(i);
+    {
+      R current = read_range(i, i + 1, /*with_embeddings=*/true).front();
+      if (detail::sqlite::record_json(current) != detail::sqlite::record_json(before) ||
+          current.embedding_version != before.embedding_version ||
+          detail::sqlite::encode_floats(current.embedding) !=
+              detail::sqlite::encode_floats(before.embedding)) {
+        touched_.push_back(i);  // the rollback re-reads it: a retry sees the new content
+        throw error(error_code::busy,
+                    path_ + ": record '" + before.id + "' (row seq " + std::to_string(seq_[i]) +
+                        ") was changed by another writer after this store read it; nothing "
+                        "written (read it again and retry)");
+      }
+    }
     R after = before;
     f(after);
     bind_row(update_.get(), after, after.embedding);

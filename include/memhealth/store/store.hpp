@@ -66,6 +66,9 @@ concept mutable_record_store = record_store<S> &&
 /// action's record writes with it (begin after the action's log intent is durable, commit before
 /// its commit frame, rollback on an exception), so a crash leaves every action all or nothing in
 /// the store itself. Stores without it (`memory_store`) are written record by record.
+/// A store may also offer `bool s.in_action()` (true between begin and commit/rollback): when a
+/// write fails inside an open action, `apply_plan` then drops the action whole instead of writing
+/// before-images back (which would overwrite what a concurrent writer stored; see `sqlite_store`).
 /// Implemented by `sqlite_store` (one SQLite transaction per action).
 template <class S>
 concept transactional_record_store = mutable_record_store<S> && requires(S& s) {
