@@ -14,7 +14,9 @@ what memhealth writes. Checked here:
 - SIGTERM ends the watch after a complete step with exit 0, and the metrics textfile is in the
   Prometheus text format;
 - a restart (`--once`) resumes from the state database and reports nothing again;
-- a corrupt state database, a bad configuration and a missing store are clear errors (exit 2).
+- a corrupt state database, a bad configuration and a missing store are clear errors (exit 2);
+- with `--repair`, the exact duplicate is merged (a tier-2 rule), the conflict and the new
+  model's re-embedding wait in the review queue, and nothing is queued or applied twice.
 """
 import json
 import math
@@ -239,8 +241,51 @@ def main():
         fail(f"the restart reported {len(again)} findings again: {again[:3]}")
     if "0 new or changed" not in r.stderr:
         fail("the restart did not resume from the state (records seen as new):\n" + r.stderr)
+
+    # repairs: a JSONL store is refused (its writer's appends would be lost); on the SQLite store
+    # the first run with repairs plans every open finding (a full run): the exact duplicate is
+    # merged by the tier-2 rule, the rest (the conflict, the new model's re-embedding) waits in the
+    # review queue; a second run queues nothing twice and applies nothing again
+    write_jsonl(os.path.join(work, "plain.jsonl"), initial)
+    r = run([mh, "watch", os.path.join(work, "plain.jsonl"), "--repair", "--once"])
+    if r.returncode != 2 or "need an sqlite: store" not in r.stderr:
+        fail(f"--repair on a JSONL store: exit {r.returncode}, stderr {r.stderr!r}")
+    with open(conf, "a") as f:
+        f.write('\n[repair]\ntier2_apply = ["merge_duplicates"]\n')
+    wal = store + ".memhealth-watch.wal"
+    r = run([mh, "watch", "sqlite:" + store, "--config", conf, "--state", state, "--once",
+             "--repair"])
+    if r.returncode != 0 or "full: " not in r.stderr or "repairs: " not in r.stderr:
+        fail(f"first run with --repair: exit {r.returncode}\n{r.stderr}")
+    db = sqlite3.connect(store)
+    rows = {rid: (status, json.loads(rec)) for rid, status, rec in
+            db.execute("SELECT id, status, record FROM records")}
+    db.close()
+    merged = [rid for rid in ("r1", "p-dup") if rows[rid][0] == "archived"]
+    if len(merged) != 1 or rows[merged[0]][1].get("duplicate_of") not in ("r1", "p-dup"):
+        fail(f"the exact duplicate r1/p-dup was not merged: {rows['r1']}, {rows['p-dup']}")
+    if rows["r3"][0] != "active" or rows["p-con"][0] != "active":
+        fail("a conflict was resolved without a person")
+    st = sqlite3.connect(state)
+    queue = st.execute("SELECT type, tier, status FROM review_items").fetchall()
+    st.close()
+    types = {t for t, _, _ in queue}
+    if not ({"resolve_conflict", "send_to_review"} & types) or "reembed" not in types:
+        fail(f"the review queue lacks the conflict or the re-embedding: {queue}")
+    if not os.path.getsize(wal):
+        fail("no write-ahead log of the watch's repairs")
+    r = run([mh, "watch", "sqlite:" + store, "--config", conf, "--state", state, "--once",
+             "--repair"])
+    st = sqlite3.connect(state)
+    queue2 = st.execute("SELECT count(*) FROM review_items").fetchone()[0]
+    st.close()
+    if r.returncode != 0 or queue2 != len(queue) or " applied (" in r.stderr and \
+            not " 0 applied (" in r.stderr:
+        fail(f"second run with --repair: exit {r.returncode}, queue {len(queue)} -> {queue2}\n"
+             f"{r.stderr}")
     print(f"ok: {len(keys)} findings reported once each; latency after the write "
-          f"{', '.join(f'{x:.1f}' for x in lat)} s; restart reported nothing again")
+          f"{', '.join(f'{x:.1f}' for x in lat)} s; restart reported nothing again; repairs: "
+          f"1 merge applied, {len(queue)} items queued for review, none twice")
 
 
 if __name__ == "__main__":

@@ -1665,3 +1665,171 @@ TEST_CASE("watcher: cadence, write-time checks, no finding twice, restart, risk 
     CHECK(open_dups == 1);
   }
 }
+
+// ------------------------------------------------------------------ writes beside another writer
+
+#include <memhealth/live/watch_repair.hpp>
+
+TEST_CASE("sqlite_store: a write never overwrites a record another process changed since") {
+  sq_dir dir("cas");
+  const auto db = dir.path / "cas.db";
+  {
+    auto s = sqlite_store<>::create(
+        db, {rec("a", "User drinks tea.", {1, 0}), rec("b", "User has a cat.", {0, 1})});
+  }
+  auto mine = sqlite_store<>::open(db);
+  auto image = mine.extract(0);  // read before the other writer's change
+  {
+    auto agent = sqlite_store<>::open(db);
+    (void)change(agent, 0, [](memory_record& r) { r.content = "User drinks coffee now."; });
+  }
+  // outside an action: its own transaction, refused, nothing written, the record read again
+  image.status = "archived";
+  error_code code{};
+  try {
+    (void)mine.restore(0, image);
+  } catch (const error& e) {
+    code = e.code();
+    CHECK(std::string(e.what()).find("changed by another writer") != std::string::npos);
+  }
+  CHECK(code == error_code::busy);
+  CHECK(mine.record(0).content == "User drinks coffee now.");
+  CHECK(mine.record(0).status == "active");
+  // inside an action: the same, and the rollback re-reads it
+  {
+    auto agent = sqlite_store<>::open(db);
+    (void)change(agent, 0, [](memory_record& r) { r.kind = "preference"; });
+  }
+  auto stale = mine.extract(0);
+  stale.status = "archived";
+  mine.begin_action();
+  CHECK_THROWS_AS((void)mine.restore(0, stale), error);
+  mine.rollback_action();
+  CHECK(mine.record(0).kind == "preference");
+  // on fresh content the write goes through, and another record is untouched
+  auto fresh = mine.extract(0);
+  fresh.status = "archived";
+  (void)mine.restore(0, fresh);
+  auto check = sqlite_store<>::open(db);
+  CHECK(check.record(0).content == "User drinks coffee now.");
+  CHECK(check.record(0).kind == "preference");
+  CHECK(check.record(0).status == "archived");
+  CHECK(check.record(1).status == "active");
+}
+
+TEST_CASE(
+    "apply_plan on a live sqlite store: an action whose record the agent changed is retried "
+    "on the agent's content, never written over it") {
+  sq_dir dir("cas-apply");
+  const auto db = dir.path / "live.db";
+  {
+    auto s = sqlite_store<>::create(
+        db, {rec("a", "User drinks tea.", {1, 0}), rec("b", "User has a cat.", {0, 1})});
+  }
+  auto live = sqlite_store<>::open(db);
+  (void)live.record(0);  // cached, as a long-open store has it
+  repair_plan plan;
+  repair_action a;
+  a.type = "test";
+  a.targets = {"a"};
+  a.edits = {{"a", edit_set_weight{0.5}}};
+  a.idempotency_key = compute_idempotency_key(a);
+  plan.actions.push_back(a);
+  wal_writer wal(dir.path / "run.wal", wal_sync::none);
+  apply_options ao;
+  int intents = 0;
+  ao.crash_hook = [&](std::string_view point) {
+    // the agent writes record a between the log's intent and the store write, once
+    if (point == "after_intent" && ++intents == 1) {
+      auto agent = sqlite_store<>::open(db);
+      (void)change(agent, 0, [](memory_record& r) { r.content = "User drinks coffee now."; });
+    }
+  };
+  const auto res = apply_plan(live, plan, wal, ao);
+  REQUIRE(res.outcomes.size() == 1);
+  CHECK(res.outcomes[0].status == action_status::applied);
+  CHECK(res.outcomes[0].attempts == 2);
+  auto check = sqlite_store<>::open(db);
+  CHECK(check.record(0).content == "User drinks coffee now.");  // the agent's write stays
+  REQUIRE(check.record(0).effective_weight.has_value());
+  CHECK(*check.record(0).effective_weight == 0.5);  // and the repair is on top of it
+  // the log: the first attempt aborted, the second committed; a rollback restores the agent's
+  // content (the second attempt's before-image), not the stale one
+  wal.sync();
+  const auto log = read_wal_file(dir.path / "run.wal");
+  auto undo = sqlite_store<>::open(db);
+  const auto rb = rollback(undo, log);
+  CHECK(rb.conflicts.empty());
+  auto after = sqlite_store<>::open(db);
+  CHECK(after.record(0).content == "User drinks coffee now.");
+  CHECK_FALSE(after.record(0).effective_weight.has_value());
+}
+
+TEST_CASE("repair_watch_findings: tier 1 applied, tier 2 by rule, tier 3 queued once") {
+  sq_dir dir("watch-repair");
+  const auto db = dir.path / "live.db";
+  // a/b exact duplicates (merge_duplicates, tier 2); c an illegal status (tier 1); d/e the same
+  // text in two scopes (cross_scope_duplicate: send_to_review, tier 3)
+  std::vector<memory_record> recs{rec("a", "User drinks oat milk.", {0.6f, 0.8f}),
+                                  rec("b", "User drinks oat milk.", {0.6f, 0.8f}),
+                                  rec("c", "User has a cat named Tom.", {0.8f, -0.6f}),
+                                  rec("d", "User is allergic to nuts.", {-0.6f, 0.8f}, "user:2"),
+                                  rec("e", "User is allergic to nuts.", {-0.6f, 0.8f}, "user:3")};
+  recs[2].status = "bogus";
+  { auto s = sqlite_store<>::create(db, recs); }
+  auto state = sqlite_state::open(dir.path / "state.db");
+  const auto snapshot = memory_store<>::from_records(recs);
+  auto findings = make_default_pipeline().run(snapshot).findings;
+  const auto has = [&](std::string_view kind) {
+    return std::any_of(findings.begin(), findings.end(),
+                       [&](const finding& f) { return f.kind == kind; });
+  };
+  REQUIRE(has("exact_duplicate"));
+  REQUIRE(has("illegal_status"));
+  REQUIRE(has("cross_scope_duplicate"));
+  const utc_time now = parse_timestamp("2024-07-15T00:00:00Z")->instant;
+  watch_repair_options o;
+  o.history_scope = "sqlite:" + db.string();
+  {
+    auto live = sqlite_store<>::open(db);
+    wal_writer wal(dir.path / "watch.wal", wal_sync::none);
+    const auto r = repair_watch_findings(snapshot, findings, live, wal, state, o, now);
+    CHECK(r.applied == 1);  // the illegal status
+    CHECK(r.failed == 0);
+    CHECK(r.queued >= 2);  // the merge (no rule for it) and the review
+  }
+  std::set<std::string> queued_types;
+  for (const auto& it : state.review_items()) {
+    queued_types.insert(it.type);
+    CHECK(it.status == "pending");
+    CHECK(it.key.starts_with(o.history_scope + '\x1f'));
+    CHECK(nlohmann::json::parse(it.action_json)["type"] == it.type);
+  }
+  CHECK(queued_types.count("merge_duplicates") == 1);
+  CHECK(queued_types.count("send_to_review") == 1);
+  const std::size_t queued = state.review_count();
+  {
+    auto s = sqlite_store<>::open(db);
+    CHECK(s.record(*s.find("c")).status == "pending_review");
+    CHECK(s.record(*s.find("b")).status == "active");  // tier 2 not applied without a rule
+  }
+  // the same findings again: nothing queued twice, the tier-1 repair already holds
+  o.tier2_apply = {"merge_duplicates"};
+  {
+    auto live = sqlite_store<>::open(db);
+    wal_writer wal(dir.path / "watch.wal", wal_sync::none);
+    const auto r = repair_watch_findings(snapshot, findings, live, wal, state, o, now);
+    CHECK(r.queued == 0);
+    CHECK(r.already_applied == 1);
+    CHECK(r.applied == 1);  // the merge, now that a rule applies it
+  }
+  CHECK(state.review_count() == queued);
+  auto s = sqlite_store<>::open(db);
+  const auto& a = s.record(*s.find("a"));
+  const auto& b = s.record(*s.find("b"));
+  CHECK(a.status == "active");  // the older (or first) record is the primary
+  CHECK(b.status == "archived");
+  CHECK(b.links.duplicate_of == "a");
+  CHECK(s.record(*s.find("d")).status == "active");  // tier 3 waits for a person
+  CHECK(s.record(*s.find("e")).status == "active");
+}

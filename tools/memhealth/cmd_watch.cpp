@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "memhealth/live/watch.hpp"
+#include "memhealth/live/watch_repair.hpp"
 
 #include "cli.hpp"
 #include <fcntl.h>
@@ -46,6 +47,7 @@ struct watch_cli_options {
   int metrics_port = -1;  ///< -1 = not given (the configuration's, else none)
   std::string poll;
   bool once = false;
+  bool repair = false;
   detection_cli_options detect;
 };
 
@@ -56,6 +58,9 @@ struct watch_config {
   std::string findings_log;
   std::string metrics_file;
   int metrics_port = 0;
+  bool repair = false;     ///< [repair] enabled / --repair
+  std::string repair_log;  ///< [repair] wal (default STORE.memhealth-watch.wal)
+  watch_repair_options repair_opt;
 };
 
 [[noreturn]] void config_error(const std::string& file, const std::string& what) {
@@ -120,9 +125,9 @@ void read_config(const std::string& file, watch_config& c) {
   for (const auto& [k, v] : t) {
     (void)v;
     const std::string key(k.str());
-    if (key != "cadence" && key != "risk" && key != "output" && key != "check")
+    if (key != "cadence" && key != "risk" && key != "output" && key != "check" && key != "repair")
       config_error(file, "unknown section or key '" + key +
-                             "' (known: [cadence], [risk], [output], [check])");
+                             "' (known: [cadence], [risk], [output], [check], [repair])");
   }
   auto& cad = c.opt.cadence;
   section("cadence", [&](const std::string& k, const toml::node& v, const std::string& full) {
@@ -176,6 +181,42 @@ void read_config(const std::string& file, watch_config& c) {
     } else {
       config_error(file,
                    "unknown key " + full + " (known: findings_log, metrics_file, metrics_port)");
+    }
+  });
+  section("repair", [&](const std::string& k, const toml::node& v, const std::string& full) {
+    auto& r = c.repair_opt;
+    if (k == "enabled") {
+      const auto b = v.value<bool>();
+      if (!b) config_error(file, full + ": expected true or false");
+      c.repair = *b;
+    } else if (k == "tier2_apply") {
+      const auto* a = v.as_array();
+      if (!a) config_error(file, full + ": expected an array of action types");
+      r.tier2_apply.clear();
+      for (const auto& e : *a) {
+        const auto t = e.value<std::string>();
+        if (!t || (*t != action_types::merge_duplicates && *t != action_types::resolve_conflict &&
+                   *t != action_types::downweight))
+          config_error(file, full +
+                                 ": expected tier-2 action types (merge_duplicates, "
+                                 "resolve_conflict, downweight)");
+        r.tier2_apply.insert(*t);
+      }
+    } else if (k == "max_records") {
+      r.max_records = config_number<std::size_t>(v, file, full, 1, 1'000'000'000);
+    } else if (k == "blast_radius_threshold") {
+      r.planner.blast_radius_threshold =
+          config_number<std::size_t>(v, file, full, 1, 1'000'000'000);
+    } else if (k == "retry_limit") {
+      r.retry_limit = config_number<int>(v, file, full, 0, 100);
+    } else if (k == "wal") {
+      const auto s = v.value<std::string>();
+      if (!s || s->empty()) config_error(file, full + ": expected a path (string)");
+      c.repair_log = *s;
+    } else {
+      config_error(file, "unknown key " + full +
+                             " (known: enabled, tier2_apply, max_records, "
+                             "blast_radius_threshold, retry_limit, wal)");
     }
   });
   section("check", [&](const std::string& k, const toml::node& v, const std::string& full) {
@@ -411,6 +452,50 @@ class watch_lock {
   int fd_ = -1;
 };
 
+// ------------------------------------------------------------------ repairs
+
+// The watch's repairs (live/watch_repair.hpp) on an sqlite: store, through a log of its own. The
+// live store is opened afresh for each repair run (its index then holds the agent's latest
+// records); its writes are compare-and-swap, so the agent's concurrent edits are never lost.
+class watch_repairer {
+ public:
+  watch_repairer(std::string store, std::string log, watch_repair_options opt)
+      : store_(std::move(store)), log_(std::move(log)), opt_(std::move(opt)) {
+    opt_.history_scope =
+        "sqlite:" + std::filesystem::absolute(store_file_path(store_)).lexically_normal().string();
+  }
+
+  // At start: a crash may have left an action open in the log; undo it from its before-images.
+  std::string recover_log() {
+    auto live = open_sqlite_store(store_, false);
+    const auto r = recover_watch_log(live, log_, live.database_id());
+    std::size_t undone = 0;
+    for (const auto& a : r.actions) undone += a.status == recovery_status::undone;
+    if (undone == 0 && !r.log_problem) return {};
+    return std::to_string(undone) + " actions a crash left open were undone" +
+           (r.log_problem ? std::string(" (the log's damaged tail was not used)") : "");
+  }
+
+  watch_repair_result run(const memory_store<>& snapshot, std::vector<finding> findings,
+                          sqlite_state& state, utc_time now) {
+    auto live = open_sqlite_store(store_, false);
+    wal_writer_options wo;
+    wo.store = identify_store(
+        snapshot, std::filesystem::absolute(store_file_path(store_)).lexically_normal().string());
+    wo.store->database_id = live.database_id();
+    wal_writer w(log_, wo);
+    auto r = repair_watch_findings(snapshot, std::move(findings), live, w, state, opt_, now);
+    w.sync();
+    return r;
+  }
+  [[nodiscard]] const std::string& log() const noexcept { return log_; }
+
+ private:
+  std::string store_;
+  std::string log_;
+  watch_repair_options opt_;
+};
+
 // ------------------------------------------------------------------ the loop
 
 std::string seconds_text(double s) {
@@ -468,6 +553,15 @@ int run_watch(const watch_cli_options& o) {
   if (o.metrics_port >= 0) c.metrics_port = o.metrics_port;
   if (c.findings_log.empty())
     c.findings_log = store_file_path(o.store) + ".memhealth-findings.jsonl";
+  if (o.repair) c.repair = true;
+  if (c.repair && !is_sqlite_store(o.store))
+    throw error(error_code::invalid_argument,
+                "repairs in watch need an sqlite: store: a JSONL file another process appends to "
+                "cannot be rewritten without losing its writes (check it here, and repair a copy "
+                "with memhealth plan and apply)");
+  if (c.repair_log.empty()) c.repair_log = store_file_path(o.store) + ".memhealth-watch.wal";
+  c.repair_opt.planner.max_records_per_run = c.repair_opt.max_records;
+  c.opt.collect_findings = c.repair;
 
   const auto state_path =
       o.state.empty() ? default_state_path(o.store) : std::filesystem::path(o.state);
@@ -490,6 +584,15 @@ int run_watch(const watch_cli_options& o) {
   }
   if (!c.metrics_file.empty()) probe_output(c.metrics_file, "metrics file");
   watcher w(c.opt, state, wstate);
+  std::optional<watch_repairer> repairer;
+  if (c.repair) {
+    repairer.emplace(o.store, c.repair_log, c.repair_opt);
+    const std::string recovered = repairer->recover_log();
+    if (!recovered.empty())
+      std::cerr << "memhealth watch: repair log " << c.repair_log << ": " << recovered << "\n";
+    // findings open before repairs were turned on are planned by a full run now
+    if (!state.cursor("watch:repair")) w.request(watch_tasks::full, "repairs turned on");
+  }
 
   struct sigaction sa {};
   sa.sa_handler = watch_on_signal;
@@ -501,6 +604,7 @@ int run_watch(const watch_cli_options& o) {
             << ", findings log " << c.findings_log << ", poll every "
             << c.opt.cadence.poll.count() / 1000.0 << " s"
             << (c.metrics_port ? ", metrics on 127.0.0.1:" + std::to_string(c.metrics_port) : "")
+            << (c.repair ? ", repairs through " + c.repair_log : std::string(", no repairs"))
             << ")\n";
   snapshot snap;
   std::size_t last_records = 0;
@@ -575,6 +679,25 @@ int run_watch(const watch_cli_options& o) {
              << " findings (" << r.reported << " new, " << r.resolved << " resolved), "
              << seconds_text(r.seconds);
       line << "; " << res.open_findings << " open";
+      if (repairer) {
+        const auto rr = repairer->run(*snap.store, std::move(res.findings), state, now);
+        state.set_cursor("watch:repair", now);
+        m.count("repair_applied", static_cast<double>(rr.applied));
+        m.count("repair_queued", static_cast<double>(rr.queued));
+        m.count("repair_failed", static_cast<double>(rr.failed));
+        m.count("repair_deferred", static_cast<double>(rr.deferred));
+        m.gauge("review_queue_depth", static_cast<double>(state.review_count()));
+        if (rr.actions > 0) {
+          line << "; repairs: " << rr.actions << " planned, " << rr.applied << " applied ("
+               << rr.records_changed << " records), " << rr.already_applied << " already applied, "
+               << rr.queued << " newly queued for review";
+          if (rr.deferred) line << ", " << rr.deferred << " deferred (record budget)";
+          if (rr.suspended) line << ", plan suspended: " << rr.suspend_reason;
+          for (const auto& f : rr.failures) line << "; repair failed, queued for review: " << f;
+        }
+        if (rr.failed > 0 && o.once) rc = exit_incomplete;
+        if (rr.applied > 0) snap.store.reset();  // the store changed: read it again next poll
+      }
     } catch (const error& e) {
       ++failures_in_a_row;
       m.count("poll_error");
@@ -621,6 +744,9 @@ void add_watch(CLI::App& app, int& rc) {
                   "Serve Prometheus metrics on 127.0.0.1:PORT (/metrics); 0 or absent: no port")
       ->check(CLI::Range(0, 65535));
   cmd->add_option("--poll", o->poll, "Poll period (default 10s; overrides the configuration)");
+  cmd->add_flag("--repair", o->repair,
+                "Plan and apply repairs (sqlite: stores only): tier 1 at once, tier 2 by the "
+                "configuration's [repair] tier2_apply, the rest to the review queue");
   cmd->add_flag("--once", o->once,
                 "Poll once, run whatever is due, and exit (for cron or a systemd timer)");
   add_detection_options(cmd, o->detect);

@@ -112,6 +112,9 @@ struct watch_options {
   gate_options gate{};               ///< migration gate
   std::size_t version_sample = 256;  ///< vectors kept per embedding version for drift (>= 3)
   std::size_t dimension = 0;         ///< expected embedding dimension (0 = the store's)
+  /// Keep every finding of a poll's task runs (new and already open) in
+  /// `watch_poll_result::findings`, for a caller that plans repairs from them (watch_repair.hpp).
+  bool collect_findings = false;
 };
 
 /// The identity of a finding across runs: detector, kind, the sorted record ids and the string
@@ -158,6 +161,9 @@ struct watch_poll_result {
   std::vector<std::string> new_versions;  ///< embedding versions seen for the first time
   std::vector<watch_task_run> runs;       ///< tasks run, in order
   std::size_t open_findings = 0;          ///< findings reported and not resolved, after it
+  /// With `watch_options::collect_findings`: every finding the poll's runs produced (new and
+  /// already open), once per `finding_key`; otherwise empty.
+  std::vector<finding> findings;
 };
 
 /// Continuous checking of one store (see the file comment). One thread; the states must outlive
@@ -188,6 +194,12 @@ class watcher {
     has_events_ = has_events_ || !retrievals_.empty() || !feedback_.empty();
   }
 
+  /// Makes task `name` (a `watch_tasks` name) run at the next poll whatever its period, for
+  /// `reason` (shown in the poll's log line). @return false for an unknown task.
+  bool request(std::string_view name, std::string reason) {
+    return sched_.trigger(name, std::move(reason));
+  }
+
   /// The scheduler (to see what is due and when).
   [[nodiscard]] const scheduler& schedule() const noexcept { return sched_; }
   /// Findings reported and not resolved.
@@ -211,6 +223,7 @@ class watcher {
                   "watcher: the store's records must be memory_record");
     using namespace watch_tasks;
     watch_poll_result res;
+    collected_.clear();
     res.records = store.size();
     see_snapshot(store, now, res);
     auto due = sched_.due(now);
@@ -222,7 +235,7 @@ class watcher {
       covered = {write_checks, structural, structural_full, risk_window};
     else if (is_due(structural_full))
       covered = {structural};
-    if (is_due(full)) res.runs.push_back(run_task(store, std::string(full), now, sink));
+    if (is_due(full)) res.runs.push_back(run_task(store, std::string(full), now, sink, &res));
     for (const auto& name : due) {
       if (name == full) continue;
       if (std::find(covered.begin(), covered.end(), name) != covered.end() ||
@@ -232,8 +245,9 @@ class watcher {
         complete(name, now);
         continue;
       }
-      res.runs.push_back(run_task(store, name, now, sink));
+      res.runs.push_back(run_task(store, name, now, sink, &res));
     }
+    collected_.clear();
     removed_.clear();
     res.open_findings = open_.size();
     return res;
@@ -416,7 +430,8 @@ class watcher {
   }
 
   template <class S, class Sink>
-  watch_task_run run_task(const S& store, const std::string& task, utc_time now, Sink& sink) {
+  watch_task_run run_task(const S& store, const std::string& task, utc_time now, Sink& sink,
+                          watch_poll_result* res) {
     const auto t0 = std::chrono::steady_clock::now();
     watch_task_run run;
     run.task = task;
@@ -467,6 +482,7 @@ class watcher {
     for (auto& f : found) {
       auto key = finding_key(f);
       if (!seen.insert(key).second) continue;
+      if (opt_.collect_findings && collected_.insert(key).second) res->findings.push_back(f);
       if (open_.count(key)) continue;
       sink(watch_event{false, task, key, f});
       opened.push_back({key, f.detector, f.kind, std::string(to_string(f.severity))});
@@ -637,6 +653,7 @@ class watcher {
   normalized_text_hashes text_hashes_;  // normalised-text hashes by content, for the subsets
   std::unordered_set<std::string> batches_;
   std::map<std::string, reported_finding> open_;
+  std::set<std::string> collected_;  // keys put in this poll's watch_poll_result::findings
   std::deque<std::pair<utc_time, std::size_t>> bursts_;
   std::set<std::string> risk_scopes_;
   std::set<std::string> removed_;

@@ -25,6 +25,9 @@
 ///   (repair_history.hpp). Added to schema version 1 with CREATE TABLE IF NOT EXISTS on every
 ///   writable open, so databases created before it get it; a read-only database without it has
 ///   no replaced images.
+/// - `review_items(action_key PRIMARY KEY, type, tier, targets, action, reason, queued_ms,
+///   status)`: the review queue, repairs a person decides (`memhealth watch` queues tier-3
+///   actions and tier-2 ones no rule applies); added to version 1 the same way.
 ///
 /// Errors: `memhealth::error` with `io` (cannot open or write), `busy` (locked by another process
 /// beyond the busy timeout),
@@ -98,6 +101,18 @@ struct repair_attempt_state {
   std::int64_t failures = 0;  ///< times it failed
   std::string last_error;     ///< the last failure's message ("" when none)
   std::string state;          ///< "done", "retry" or "manual"
+};
+
+/// One item of the review queue (`sqlite_state::queue_review`): a repair a person decides.
+struct review_item {
+  std::string key;      ///< the action's idempotency key (scoped like the repair history's keys)
+  std::string type;     ///< action type (e.g. "merge_duplicates", "send_to_review")
+  int tier = 3;         ///< the action's tier (2 or 3)
+  std::string targets;  ///< record ids, as a JSON array
+  std::string action_json;  ///< the whole action (plan JSON form, plan_json.hpp)
+  std::string reason;       ///< why it waits for a person (tier 3, tier 2 not applied by rule, ...)
+  std::int64_t queued_ms = 0;      ///< when it was first queued (UTC ms since epoch)
+  std::string status = "pending";  ///< "pending" (decisions come with the review command)
 };
 
 /// The state database (see the file comment). Move-only; one connection.
@@ -391,6 +406,57 @@ class sqlite_state {
     return out;
   }
 
+  // ------------------------------------------------------------------ review queue
+
+  /// Queues `item` for a person unless an item with its key is already queued (whatever its
+  /// status: a decided item is not proposed again by this call). @return true when it was added.
+  /// @throws error(io/busy) on a write failure.
+  bool queue_review(const review_item& item) {
+    auto st = prepare(
+        "INSERT OR IGNORE INTO review_items(action_key, type, tier, targets, action, reason, "
+        "queued_ms, status) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+    bind(st.get(), 1, item.key);
+    bind(st.get(), 2, item.type);
+    sqlite3_bind_int(st.get(), 3, item.tier);
+    bind(st.get(), 4, item.targets);
+    bind(st.get(), 5, item.action_json);
+    bind(st.get(), 6, item.reason);
+    sqlite3_bind_int64(st.get(), 7, item.queued_ms);
+    bind(st.get(), 8, item.status);
+    done(st.get(), "cannot write the review queue");
+    return sqlite3_changes(db_.get()) > 0;
+  }
+  /// Items of the review queue with status `status` ("" = every item), oldest first.
+  [[nodiscard]] std::vector<review_item> review_items(std::string_view status = "pending") const {
+    std::vector<review_item> out;
+    if (!has_reviews_) return out;
+    auto st = prepare(
+        "SELECT action_key, type, tier, targets, action, reason, queued_ms, status FROM "
+        "review_items WHERE ?1 = '' OR status = ?1 ORDER BY queued_ms, action_key");
+    bind(st.get(), 1, status);
+    while (step(st.get()) == SQLITE_ROW) {
+      review_item r;
+      r.key = detail::sqlite::column_text(st.get(), 0);
+      r.type = detail::sqlite::column_text(st.get(), 1);
+      r.tier = sqlite3_column_int(st.get(), 2);
+      r.targets = detail::sqlite::column_text(st.get(), 3);
+      r.action_json = detail::sqlite::column_text(st.get(), 4);
+      r.reason = detail::sqlite::column_text(st.get(), 5);
+      r.queued_ms = sqlite3_column_int64(st.get(), 6);
+      r.status = detail::sqlite::column_text(st.get(), 7);
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+  /// Number of review items with status `status` ("" = all).
+  [[nodiscard]] std::size_t review_count(std::string_view status = "pending") const {
+    if (!has_reviews_) return 0;
+    auto st = prepare("SELECT count(*) FROM review_items WHERE ?1 = '' OR status = ?1");
+    bind(st.get(), 1, status);
+    step(st.get());
+    return static_cast<std::size_t>(sqlite3_column_int64(st.get(), 0));
+  }
+
  private:
   sqlite_state() = default;
 
@@ -494,6 +560,19 @@ class sqlite_state {
           " checksum INTEGER NOT NULL, action_key TEXT NOT NULL, at_ms INTEGER NOT NULL,"
           " PRIMARY KEY(record_id, checksum))",
           "cannot create the repair image table");
+    if (!read_only)
+      exec(
+          "CREATE TABLE IF NOT EXISTS review_items(action_key TEXT PRIMARY KEY NOT NULL,"
+          " type TEXT NOT NULL, tier INTEGER NOT NULL, targets TEXT NOT NULL,"
+          " action TEXT NOT NULL, reason TEXT NOT NULL, queued_ms INTEGER NOT NULL,"
+          " status TEXT NOT NULL)",
+          "cannot create the review queue table");
+    has_reviews_ =
+        !detail::sqlite::query_text(db_.get(),
+                                    "SELECT name FROM sqlite_master WHERE type='table' AND "
+                                    "name='review_items'",
+                                    path_, "cannot read the schema")
+             .empty();
     has_images_ =
         !detail::sqlite::query_text(db_.get(),
                                     "SELECT name FROM sqlite_master WHERE type='table' AND "
@@ -504,7 +583,8 @@ class sqlite_state {
 
   std::string path_;
   detail::sqlite::db_ptr db_;
-  bool has_images_ = false;  // the repair_images table exists
+  bool has_images_ = false;   // the repair_images table exists
+  bool has_reviews_ = false;  // the review_items table exists
 };
 
 }  // namespace memhealth
