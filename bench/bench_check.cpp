@@ -34,7 +34,6 @@
 #include <numbers>
 #include <set>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -49,16 +48,11 @@ using namespace memhealth;
 constexpr std::size_t dim = 384;
 constexpr float threshold = 0.92f;  // the default near-duplicate threshold
 
-// splitmix64 + Box-Muller, seeded per row (rows can be generated on any thread).
+// splitmix64 + Box-Muller (the cosine half only), seeded per row (rows can be generated on any
+// thread).
 struct gauss {
   std::uint64_t state;
-  double uniform() {
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z ^= z >> 31;
-    return (static_cast<double>(z >> 11) + 0.5) * 0x1.0p-53;
-  }
+  double uniform() { return memhealth_bench::splitmix_uniform(state); }
   double next() {
     return std::sqrt(-2.0 * std::log(uniform())) * std::cos(2.0 * std::numbers::pi * uniform());
   }
@@ -66,28 +60,14 @@ struct gauss {
 
 void random_row(std::size_t i, float* out) {
   gauss g{0xc4ec1000ULL ^ (i * 0x9E3779B97F4A7C15ULL)};
-  double sq = 0;
-  for (std::size_t c = 0; c < dim; ++c) {
-    out[c] = static_cast<float>(g.next());
-    sq += static_cast<double>(out[c]) * out[c];
-  }
-  const float inv = static_cast<float>(1.0 / std::sqrt(sq));
-  for (std::size_t c = 0; c < dim; ++c) out[c] *= inv;
+  memhealth_bench::gaussian_unit_row(g, out, dim);
 }
 
 // b = normalise(a + sigma g), sigma from a target cosine uniform in [lo, hi].
 void near_copy(std::size_t seed, const float* a, float* b, double lo, double hi) {
   gauss g{0x5eedc0deULL ^ (seed * 0xBF58476D1CE4E5B9ULL)};
   const double target = lo + (hi - lo) * g.uniform();
-  const double sigma =
-      std::sqrt(1.0 / (target * target) - 1.0) / std::sqrt(static_cast<double>(dim));
-  double sq = 0;
-  for (std::size_t c = 0; c < dim; ++c) {
-    b[c] = a[c] + static_cast<float>(sigma * g.next());
-    sq += static_cast<double>(b[c]) * b[c];
-  }
-  const float inv = static_cast<float>(1.0 / std::sqrt(sq));
-  for (std::size_t c = 0; c < dim; ++c) b[c] *= inv;
+  memhealth_bench::perturbed_copy(g, target, a, b, dim);
 }
 
 float dot(const float* a, const float* b) {
@@ -97,17 +77,8 @@ float dot(const float* a, const float* b) {
 }
 
 using id_pair = std::pair<std::string, std::string>;
-
-// "note " + a digit-free tag of i (base 26): texts with differing numbers are never near
-// duplicates (the duplicate guards), and a planted pair must be one.
-std::string note(std::size_t i) {
-  std::string s = "note ";
-  for (std::size_t v = i;; v /= 26) {
-    s += static_cast<char>('a' + v % 26);
-    if (v < 26) break;
-  }
-  return s;
-}
+using memhealth_bench::note;
+using memhealth_bench::seconds_since;
 
 // One scope "s" of N records: id, digit-free content (texts with differing numbers are never
 // near duplicates), status, source, kind, timestamps, 384-d embedding. Planted pairs (a, b):
@@ -121,13 +92,11 @@ struct one_scope_store {
       std::chrono::sys_days{std::chrono::year{2026} / 1 / 1})};
 
   explicit one_scope_store(std::size_t n) {
-    planted = std::min<std::size_t>(1000, n / 20);
-    const std::size_t stride = n / planted;
+    const memhealth_bench::planted_layout layout(n);
+    planted = layout.planted;
+    const std::size_t stride = layout.stride;
     std::vector<std::size_t> copy_of(n, n);  // b -> a for planted rows
-    for (std::size_t q = 0; q < planted; ++q) {
-      const std::size_t a = q * stride, b = a + 1 + (q * 7919) % (stride - 1);
-      copy_of[b] = a;
-    }
+    for (std::size_t q = 0; q < planted; ++q) copy_of[layout.b(q)] = layout.a(q);
     // the conflict pair: rows 3 and N - 3 (N - 4 when N - 3 starts a planted pair)
     const std::size_t ca = 3, cb = (n - 3) % stride == 0 ? n - 4 : n - 3;
     copy_of[cb] = n;
@@ -136,14 +105,8 @@ struct one_scope_store {
     std::vector<float> keep_a(dim), keep_conflict(dim), planted_a(n / stride * dim + dim);
     for (std::size_t b0 = 0; b0 < n; b0 += batch) {
       const std::size_t b1 = std::min(n, b0 + batch);
-      {
-        std::vector<std::jthread> pool;
-        for (std::size_t w = 0; w < 2; ++w)
-          pool.emplace_back([&, w] {
-            for (std::size_t i = b0 + w; i < b1; i += 2)
-              random_row(i, block.data() + (i - b0) * dim);
-          });
-      }
+      memhealth_bench::parallel_rows(
+          b1 - b0, [&](std::size_t k) { random_row(b0 + k, block.data() + k * dim); });
       for (std::size_t i = b0; i < b1; ++i) {
         float* e = block.data() + (i - b0) * dim;
         if (i % stride == 0 && i / stride < planted)
@@ -173,22 +136,12 @@ struct one_scope_store {
           conflict.second = r.id;
         }
         r.scope = "s";
-        r.status = "active";
-        r.source = "user_declared";
-        r.kind = "fact";
-        r.embedding_version = "v1";
-        r.created_at = t0;
-        r.updated_at = t0;
-        r.embedding.assign(e, e + dim);
+        memhealth_bench::set_generated_fields(r, t0, e, dim);
         store.insert(std::move(r));
       }
     }
   }
 };
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 struct outcome {
   std::set<id_pair> near;       // near-duplicate clusters of two records

@@ -93,9 +93,7 @@ const incremental_data& data() {
   return d;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using memhealth_bench::seconds_since;
 
 const report& full_mask_report() {
   static const report r = make_default_pipeline().run(data().store, data().options);

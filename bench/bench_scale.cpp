@@ -86,13 +86,7 @@ struct gauss {
   std::uint64_t state;
   double spare = 0;
   bool has_spare = false;
-  double uniform() {
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z ^= z >> 31;
-    return (static_cast<double>(z >> 11) + 0.5) * 0x1.0p-53;
-  }
+  double uniform() { return memhealth_bench::splitmix_uniform(state); }
   double next() {
     if (has_spare) {
       has_spare = false;
@@ -109,36 +103,16 @@ struct gauss {
 // from a target cosine uniform in [0.93, 0.99] (cos ~ 1 / sqrt(1 + sigma^2)).
 void random_row(std::size_t i, float* out) {
   gauss g{0x5ca1e000ULL ^ (i * 0x9E3779B97F4A7C15ULL)};
-  double sq = 0;
-  for (Eigen::Index c = 0; c < dim; ++c) {
-    out[c] = static_cast<float>(g.next());
-    sq += static_cast<double>(out[c]) * out[c];
-  }
-  const float inv = static_cast<float>(1.0 / std::sqrt(sq));
-  for (Eigen::Index c = 0; c < dim; ++c) out[c] *= inv;
+  memhealth_bench::gaussian_unit_row(g, out, static_cast<std::size_t>(dim));
 }
 void near_copy(std::size_t seed, const float* a, float* b) {
   gauss g{0xc0b1e5ULL ^ (seed * 0xBF58476D1CE4E5B9ULL)};
   const double target = 0.93 + 0.06 * g.uniform();
-  const double sigma =
-      std::sqrt(1.0 / (target * target) - 1.0) / std::sqrt(static_cast<double>(dim));
-  double sq = 0;
-  for (Eigen::Index c = 0; c < dim; ++c) {
-    b[c] = a[c] + static_cast<float>(sigma * g.next());
-    sq += static_cast<double>(b[c]) * b[c];
-  }
-  const float inv = static_cast<float>(1.0 / std::sqrt(sq));
-  for (Eigen::Index c = 0; c < dim; ++c) b[c] *= inv;
+  memhealth_bench::perturbed_copy(g, target, a, b, static_cast<std::size_t>(dim));
 }
 
-template <class Fn>
-void parallel_rows(std::size_t n, Fn&& fn) {
-  std::vector<std::jthread> pool;
-  for (unsigned w = 0; w < 2; ++w)
-    pool.emplace_back([&, w] {
-      for (std::size_t i = w; i < n; i += 2) fn(i);
-    });
-}
+using memhealth_bench::parallel_rows;
+using memhealth_bench::seconds_since;
 
 using id_pair = std::pair<std::uint32_t, std::uint32_t>;
 
@@ -150,9 +124,9 @@ struct planted_matrix {
   explicit planted_matrix(std::size_t n) : x(static_cast<Eigen::Index>(n), dim) {
     parallel_rows(
         n, [&](std::size_t i) { random_row(i, x.row(static_cast<Eigen::Index>(i)).data()); });
-    const std::size_t planted = std::min<std::size_t>(1000, n / 20), stride = n / planted;
-    for (std::size_t q = 0; q < planted; ++q) {
-      const std::size_t a = q * stride, b = a + 1 + (q * 7919) % (stride - 1);
+    const memhealth_bench::planted_layout layout(n);
+    for (std::size_t q = 0; q < layout.planted; ++q) {
+      const std::size_t a = layout.a(q), b = layout.b(q);
       near_copy(q, x.row(static_cast<Eigen::Index>(a)).data(),
                 x.row(static_cast<Eigen::Index>(b)).data());
       if (x.row(static_cast<Eigen::Index>(a)).dot(x.row(static_cast<Eigen::Index>(b))) >= threshold)
@@ -198,22 +172,10 @@ struct planted_store {
         char buf[32];
         std::snprintf(buf, sizeof buf, "m%07zu", i);
         r.id = buf;
-        // a digit-free tag (base 26): texts with numbers that differ are never near duplicates
-        // (the duplicate guards), and a planted pair must be one
-        r.content = "note ";
-        for (std::size_t v = i;; v /= 26) {
-          r.content += static_cast<char>('a' + v % 26);
-          if (v < 26) break;
-        }
+        r.content = memhealth_bench::note(i);  // a digit-free tag
         std::snprintf(buf, sizeof buf, "s%05zu", s);
         r.scope = buf;
-        r.status = "active";
-        r.source = "user_declared";
-        r.kind = "fact";
-        r.embedding_version = "v1";
-        r.created_at = t0;
-        r.updated_at = t0;
-        r.embedding.assign(e, e + dim);
+        memhealth_bench::set_generated_fields(r, t0, e, static_cast<std::size_t>(dim));
         if (i % 1000 == 500) {
           r.embedding[7] = std::numeric_limits<float>::quiet_NaN();
           ++nan_rows;
@@ -246,10 +208,6 @@ planted_store& store() {
     g_store = std::make_unique<planted_store>(
         memhealth_bench::size_from_env("MEMHEALTH_BENCH_SCALE_N", 1'000'000, 40'000));
   return *g_store;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 // Sets the common counters and prints them on stderr too (an errored run shows no counters).

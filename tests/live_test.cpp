@@ -20,6 +20,8 @@
 #include "memhealth/live/write_gate.hpp"
 #include "memhealth/store/memory_store.hpp"
 
+#include "test_records.hpp"
+
 namespace mh = memhealth;
 
 namespace {
@@ -38,18 +40,8 @@ const std::vector<float> W{0.5f, 0.5f, -0.5f, -0.5f};
 
 mh::memory_record rec(std::string id, std::string text, std::vector<float> e,
                       const char* updated = "2024-03-01T10:00:00Z", std::string scope = "user:1") {
-  mh::memory_record r;
-  r.id = std::move(id);
-  r.content = std::move(text);
-  r.embedding = std::move(e);
-  r.embedding_version = "e5-small-v1";
-  r.scope = std::move(scope);
-  r.status = "active";
-  r.source = "user_declared";
-  r.kind = "preference";
-  r.created_at = mh::parse_timestamp(updated);
-  r.updated_at = r.created_at;
-  return r;
+  return mh::test::make_record(std::move(id), std::move(text), std::move(e),
+                               {"e5-small-v1", std::move(scope), "preference", updated, ""});
 }
 
 const mh::utc_time k_now = mh::parse_timestamp("2024-07-15T00:00:00Z")->instant;

@@ -32,6 +32,7 @@
 #include <memhealth/store/sqlite_store.hpp>
 
 #include "sim_file_io.hpp"
+#include "test_records.hpp"
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -99,18 +100,9 @@ std::string error_of(const fs::path& p, error_code* code = nullptr) {
 
 memory_record rec(std::string id, std::string content, std::vector<float> emb,
                   std::string scope = "user:1") {
-  memory_record r;
-  r.id = std::move(id);
-  r.content = std::move(content);
-  r.embedding = std::move(emb);
-  r.embedding_version = "m1";
-  r.scope = std::move(scope);
-  r.status = "active";
-  r.source = "user_declared";
-  r.kind = "fact";
-  r.created_at = parse_timestamp("2024-03-01T09:30:00.000Z");
-  r.updated_at = parse_timestamp("2024-03-02T09:00:00.000Z");
-  return r;
+  return memhealth::test::make_record(
+      std::move(id), std::move(content), std::move(emb),
+      {"m1", std::move(scope), "fact", "2024-03-01T09:30:00.000Z", "2024-03-02T09:00:00.000Z"});
 }
 
 }  // namespace
@@ -1499,18 +1491,9 @@ const std::vector<float> ww{0.5f, 0.5f, -0.5f, -0.5f};
 
 memhealth::memory_record watch_rec(std::string id, std::string text, std::vector<float> e,
                                    std::string scope) {
-  memhealth::memory_record r;
-  r.id = std::move(id);
-  r.content = std::move(text);
-  r.embedding = std::move(e);
-  r.embedding_version = "e5-small-v1";
-  r.scope = std::move(scope);
-  r.status = "active";
-  r.source = "user_declared";
-  r.kind = "fact";
-  r.created_at = memhealth::parse_timestamp("2024-07-01T10:00:00Z");
-  r.updated_at = r.created_at;
-  return r;
+  return memhealth::test::make_record(
+      std::move(id), std::move(text), std::move(e),
+      {"e5-small-v1", std::move(scope), "fact", "2024-07-01T10:00:00Z", ""});
 }
 
 struct watch_log {

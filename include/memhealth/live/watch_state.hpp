@@ -76,8 +76,8 @@ class watch_state {
       throw error(error_code::io,
                   s.path_ + ": no state database (open it with sqlite_state first)");
     s.db_ = detail::sqlite::open_db(s.path_, SQLITE_OPEN_READWRITE, busy_timeout);
-    s.exec("BEGIN IMMEDIATE", "cannot start a transaction (locked by another process?)");
-    try {
+    {
+      auto t = s.begin_immediate();
       const std::string v = s.text(
           "SELECT coalesce((SELECT value FROM state_meta WHERE key='watch_schema_version'), '')");
       if (v.empty()) {
@@ -99,10 +99,7 @@ class watch_state {
                                             "'; this build reads only " +
                                             std::to_string(watch_state_schema_version));
       }
-      s.exec("COMMIT", "cannot commit");
-    } catch (...) {
-      sqlite3_exec(s.db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
-      throw;
+      t.commit();
     }
     return s;
   }
@@ -125,7 +122,7 @@ class watch_state {
   void update_records(const std::vector<std::pair<std::string, watched_record>>& changed,
                       const std::vector<std::string>& removed,
                       const std::vector<std::string>& new_batches, std::int64_t now_ms) {
-    transaction t(*this);
+    auto t = begin_immediate();
     auto up = prepare(
         "INSERT INTO watch_records(id, fingerprint, changed_ms, scope, batch) "
         "VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(id) DO UPDATE SET "
@@ -179,7 +176,7 @@ class watch_state {
   /// Records findings as reported (open) and others as resolved, in one transaction, at `now_ms`.
   void note_findings(const std::vector<reported_finding>& opened,
                      const std::vector<std::string>& resolved, std::int64_t now_ms) {
-    transaction t(*this);
+    auto t = begin_immediate();
     auto up = prepare(
         "INSERT INTO watch_findings(key, detector, kind, severity, first_ms, last_ms, open) "
         "VALUES(?1, ?2, ?3, ?4, ?5, ?5, 1) ON CONFLICT(key) DO UPDATE SET "
@@ -232,25 +229,10 @@ class watch_state {
  private:
   watch_state() = default;
 
-  class transaction {
-   public:
-    explicit transaction(watch_state& s) : s_(s) {
-      s_.exec("BEGIN IMMEDIATE", "cannot start a transaction (locked by another process?)");
-    }
-    void commit() {
-      s_.exec("COMMIT", "cannot commit");
-      open_ = false;
-    }
-    ~transaction() {
-      if (open_) sqlite3_exec(s_.db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
-    }
-    transaction(const transaction&) = delete;
-    transaction& operator=(const transaction&) = delete;
-
-   private:
-    watch_state& s_;
-    bool open_ = true;
-  };
+  // BEGIN IMMEDIATE ... COMMIT; rolled back when not committed (an exception on the way).
+  [[nodiscard]] detail::sqlite::immediate_transaction begin_immediate() {
+    return detail::sqlite::immediate_transaction(db_.get(), path_);
+  }
 
   void exec(const char* sql, std::string_view what) const {
     detail::sqlite::exec(db_.get(), sql, path_, what);
@@ -261,14 +243,9 @@ class watch_state {
   detail::sqlite::stmt_ptr prepare(std::string_view sql) const {
     return detail::sqlite::prepare(db_.get(), sql, path_);
   }
-  int step(sqlite3_stmt* st) const {
-    const int rc = sqlite3_step(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) detail::sqlite::fail(db_.get(), rc, path_, "read");
-    return rc;
-  }
+  int step(sqlite3_stmt* st) const { return detail::sqlite::step(db_.get(), st, path_); }
   void done(sqlite3_stmt* st, std::string_view what) const {
-    const int rc = sqlite3_step(st);
-    if (rc != SQLITE_DONE) detail::sqlite::fail(db_.get(), rc, path_, what);
+    detail::sqlite::step_done(db_.get(), st, path_, what);
   }
 
   std::string path_;

@@ -138,6 +138,43 @@ inline stmt_ptr prepare(sqlite3* db, std::string_view sql, const std::string& pa
   return stmt_ptr(s);
 }
 
+// Steps `st`; a result other than SQLITE_ROW or SQLITE_DONE throws (`fail`, "read").
+inline int step(sqlite3* db, sqlite3_stmt* st, const std::string& path) {
+  const int rc = sqlite3_step(st);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) fail(db, rc, path, "read");
+  return rc;
+}
+
+// Steps a statement that returns no rows; a result other than SQLITE_DONE throws naming `what`.
+inline void step_done(sqlite3* db, sqlite3_stmt* st, const std::string& path,
+                      std::string_view what) {
+  const int rc = sqlite3_step(st);
+  if (rc != SQLITE_DONE) fail(db, rc, path, what);
+}
+
+// BEGIN IMMEDIATE ... COMMIT on `db`; rolled back when not committed (an exception on the way).
+// `db` and `path` must outlive it. Neither copied nor moved.
+class immediate_transaction {
+ public:
+  immediate_transaction(sqlite3* db, const std::string& path) : db_(db), path_(path) {
+    exec(db_, "BEGIN IMMEDIATE", path_, "cannot start a transaction (locked by another process?)");
+  }
+  void commit() {
+    exec(db_, "COMMIT", path_, "cannot commit");
+    open_ = false;
+  }
+  ~immediate_transaction() {
+    if (open_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  immediate_transaction(const immediate_transaction&) = delete;
+  immediate_transaction& operator=(const immediate_transaction&) = delete;
+
+ private:
+  sqlite3* db_;
+  const std::string& path_;
+  bool open_ = true;
+};
+
 // A new database id: 128 random bits as 32 lowercase hex digits (std::random_device; where it
 // cannot be used, the clock and the process id stand in: ids only tell stores
 // apart, they are not secrets).

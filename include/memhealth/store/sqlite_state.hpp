@@ -145,7 +145,7 @@ class sqlite_state {
   /// first use. @throws error(schema) when it was tied to another store (its cursors and
   /// fingerprints would make that store's changes look like nothing, or everything).
   void bind_store(std::string_view store) {
-    transaction t(*this);
+    auto t = begin_immediate();
     {
       auto st = prepare("SELECT value FROM state_meta WHERE key='store'");
       if (step(st.get()) == SQLITE_ROW) {
@@ -213,7 +213,7 @@ class sqlite_state {
   void commit_fingerprints(std::span<const std::string> ids,
                            std::span<const std::uint64_t> fingerprints, utc_time now) {
     MEMHEALTH_ASSERT(ids.size() == fingerprints.size(), "commit_fingerprints: sizes differ");
-    transaction t(*this);
+    auto t = begin_immediate();
     exec("DELETE FROM record_fingerprints", "cannot clear fingerprints");
     auto st = prepare(
         "INSERT OR REPLACE INTO record_fingerprints(id, fingerprint, seen_ms) "
@@ -234,7 +234,7 @@ class sqlite_state {
   /// never seen before (a model switch: drift and the migration gate are due).
   std::vector<std::string> note_embedding_versions(
       const std::map<std::string, std::size_t>& versions, utc_time now) {
-    transaction t(*this);
+    auto t = begin_immediate();
     std::vector<std::string> fresh;
     auto seen = prepare("SELECT 1 FROM embedding_versions WHERE version=?1");
     auto up = prepare(
@@ -291,7 +291,7 @@ class sqlite_state {
   /// Counts one run on UTC day `day` (days since 1970-01-01) unless `max_per_day` are counted
   /// already. @return true when counted. Atomic across processes.
   bool take_run(std::int64_t day, std::uint32_t max_per_day) {
-    transaction t(*this);
+    auto t = begin_immediate();
     if (runs_on(day) >= max_per_day) return false;
     auto st = prepare(
         "INSERT INTO runs(day, count) VALUES(?1, 1) "
@@ -324,7 +324,7 @@ class sqlite_state {
                             std::span<const std::pair<std::string, std::uint64_t>> images,
                             utc_time now) {
     if (images.empty()) return;
-    transaction t(*this);
+    auto t = begin_immediate();
     auto st = prepare(
         "INSERT OR IGNORE INTO repair_images(record_id, checksum, action_key, at_ms) "
         "VALUES(?1, ?2, ?3, ?4)");
@@ -352,7 +352,7 @@ class sqlite_state {
   /// @return the action's history after this attempt.
   repair_attempt_state note_attempt(std::string_view key, bool ok, std::string_view error_text,
                                     utc_time now, std::int64_t max_failures = 3) {
-    transaction t(*this);
+    auto t = begin_immediate();
     repair_attempt_state a;
     if (auto prev = attempt(key))
       a = std::move(*prev);
@@ -461,25 +461,9 @@ class sqlite_state {
   sqlite_state() = default;
 
   // BEGIN IMMEDIATE ... COMMIT; rolled back when not committed (an exception on the way).
-  class transaction {
-   public:
-    explicit transaction(sqlite_state& s) : s_(s) {
-      s_.exec("BEGIN IMMEDIATE", "cannot start a transaction (locked by another process?)");
-    }
-    void commit() {
-      s_.exec("COMMIT", "cannot commit");
-      open_ = false;
-    }
-    ~transaction() {
-      if (open_) sqlite3_exec(s_.db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
-    }
-    transaction(const transaction&) = delete;
-    transaction& operator=(const transaction&) = delete;
-
-   private:
-    sqlite_state& s_;
-    bool open_ = true;
-  };
+  [[nodiscard]] detail::sqlite::immediate_transaction begin_immediate() {
+    return detail::sqlite::immediate_transaction(db_.get(), path_);
+  }
 
   static std::int64_t ms(utc_time t) noexcept {
     return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
@@ -493,14 +477,9 @@ class sqlite_state {
   static void bind(sqlite3_stmt* st, int col, std::string_view v) {
     detail::sqlite::bind_text(st, col, v);
   }
-  int step(sqlite3_stmt* st) const {
-    const int rc = sqlite3_step(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) detail::sqlite::fail(db_.get(), rc, path_, "read");
-    return rc;
-  }
+  int step(sqlite3_stmt* st) const { return detail::sqlite::step(db_.get(), st, path_); }
   void done(sqlite3_stmt* st, std::string_view what) const {
-    const int rc = sqlite3_step(st);
-    if (rc != SQLITE_DONE) detail::sqlite::fail(db_.get(), rc, path_, what);
+    detail::sqlite::step_done(db_.get(), st, path_, what);
   }
 
   // Creates the schema in a new database, checks the version of an existing one. Creation runs
@@ -515,7 +494,7 @@ class sqlite_state {
     std::string tables = tables_now();
     if (tables.empty()) {
       if (read_only) throw error(error_code::parse, path_ + ": empty, not a state database");
-      transaction t(*this);
+      auto t = begin_immediate();
       if (tables_now().empty()) {  // not created by another process meanwhile
         exec(
             "CREATE TABLE state_meta(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);"
