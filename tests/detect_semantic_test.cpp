@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <numbers>
 #include <random>
@@ -32,6 +33,7 @@
 #include "memhealth/similarity/kernels.hpp"
 #include "memhealth/similarity/lsh.hpp"
 #include "memhealth/store/memory_store.hpp"
+#include "memhealth/store/subset_store.hpp"
 #include "memhealth/text/normalize.hpp"
 
 #include "test_data.hpp"
@@ -709,6 +711,147 @@ TEST_CASE("conflicts: text pairs through the detector, and a plugged-in judge") 
   custom.run(ctx, out);
   CHECK(calls == 6);
   CHECK(out.size() == 2);  // t1-t2 and t1-t3 at 0.958
+}
+
+// --------------------------------------------------------- detection context: unit embeddings
+
+namespace {
+
+// d = 64 rows of +-0.125 * scale with `flips` minus signs from position `from`: exactly unit for
+// scale 1 (64 / 64), norm exactly `scale` otherwise (scale a power of two: v / |v| is then exact).
+// The cosine of two such rows is (64 - 2 * positions where they differ) / 64, exact in float.
+std::vector<float> pm(std::size_t from, std::size_t flips, float scale = 1.0f) {
+  std::vector<float> v(64, 0.125f * scale);
+  for (std::size_t k = 0; k < flips; ++k) v[(from + k) % 64] = -0.125f * scale;
+  return v;
+}
+
+// Scope A: n1 (no flips), n2 (flip 0: cos 62/64 = 0.96875 with n1), n3 (flips 10, 11: cos 60/64
+// = 0.9375 with n1, 58/64 = 0.90625 with n2) -> one near cluster at the default 0.92 (n1-n2,
+// n1-n3); o1 (flips 0..31: cos 0 with n1) stands apart. Scope B: v1/v2 (vegetarian / not, flips
+// 20 and 20, 21: cos 62/64) -> one conflict. All rows scaled by `scale`.
+std::vector<mh::memory_record> unit_fixture(float scale) {
+  std::vector<mh::memory_record> v;
+  v.push_back(rec("n1", "likes green tea", pm(0, 0, scale), "A"));
+  v.push_back(rec("n2", "likes green tea a lot", pm(0, 1, scale), "A"));
+  v.push_back(rec("n3", "really likes green tea", pm(10, 2, scale), "A"));
+  v.push_back(rec("o1", "walks the dog", pm(0, 32, scale), "A"));
+  v.push_back(rec("v1", "I am vegetarian", pm(20, 1, scale), "B"));
+  v.push_back(rec("v2", "I am not vegetarian", pm(20, 2, scale), "B"));
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("detection context: unit rows of a contiguous store are read in place, not copied") {
+  static_assert(mh::contiguous_embedding_store<mh::memory_store<>>);
+  static_assert(!mh::contiguous_embedding_store<mh::subset_store<mh::memory_store<>>>);  // copied
+  auto store = mh::memory_store<>::from_records(unit_fixture(1.0f));
+  mh::detection_context ctx(store);
+  const auto& u = ctx.unit_embeddings();
+  CHECK(u.data() == store.matrix().data());  // the store's block, no copy
+  CHECK(u.rows() == 6);
+  CHECK(u.cols() == 64);
+  CHECK(ctx.unit_rows() == std::vector<std::size_t>{0, 1, 2, 3, 4, 5});
+  CHECK(ctx.unit_embeddings().data() == u.data());  // computed once
+
+  // a record whose embedding is not of length d has no block row: the others are still one
+  // contiguous run of the block in record order
+  auto recs = unit_fixture(1.0f);
+  recs.insert(recs.begin() + 2, rec("short", "three floats", {0.6f, 0.8f, 0.0f}, "A"));
+  auto gap = mh::memory_store<>::from_records(recs);
+  mh::detection_context cg(gap);
+  CHECK(cg.unit_embeddings().data() == gap.matrix().data());
+  CHECK(cg.unit_rows() == std::vector<std::size_t>{0, 1, 3, 4, 5, 6});
+  CHECK(cg.unit_row_of(2) == -1);
+  CHECK(cg.unit_row_of(3) == 2);
+  CHECK(cg.unit_embeddings()(2, 10) == -0.125f);  // n3's row
+}
+
+TEST_CASE("detection context: non-unit, short, NaN and zero rows are copied and normalised") {
+  auto recs = unit_fixture(1.0f);
+  recs[0].embedding = pm(0, 0, 2.0f);  // norm 2
+  recs.push_back(rec("short", "three floats", {0.6f, 0.8f, 0.0f}, "A"));
+  std::vector<float> nan_row = pm(0, 0);
+  nan_row[5] = std::numeric_limits<float>::quiet_NaN();
+  recs.push_back(rec("nan", "not a number", nan_row, "A"));
+  recs.push_back(rec("zero", "all zeros", std::vector<float>(64, 0.0f), "A"));
+  auto store = mh::memory_store<>::from_records(recs, 64);
+  mh::detection_context ctx(store);
+  const auto& u = ctx.unit_embeddings();
+  CHECK(u.data() != store.matrix().data());
+  CHECK(ctx.unit_rows() == std::vector<std::size_t>{0, 1, 2, 3, 4, 5});
+  CHECK(ctx.unit_row_of(6) == -1);
+  CHECK(ctx.unit_row_of(7) == -1);
+  CHECK(ctx.unit_row_of(8) == -1);
+  const auto unit_recs = unit_fixture(1.0f);  // the rows expected: n1 / 2 is exactly n1
+  for (std::size_t r = 0; r < 6; ++r)
+    for (std::size_t c = 0; c < 64; ++c)
+      CHECK(u(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) ==
+            unit_recs[r].embedding[c]);
+
+  // all rows unit, but a NaN row inside the block breaks the run of usable rows: copied
+  auto holed = unit_fixture(1.0f);
+  holed.insert(holed.begin() + 1, rec("nan", "not a number", nan_row, "A"));
+  auto hs = mh::memory_store<>::from_records(holed);
+  mh::detection_context ch(hs);
+  CHECK(ch.unit_embeddings().data() != hs.matrix().data());
+  CHECK(ch.unit_rows() == std::vector<std::size_t>{0, 2, 3, 4, 5, 6});
+  CHECK(ch.unit_embeddings()(1, 0) == -0.125f);  // n2's row
+
+  // the tolerance: a row with |norm - 1| <= 1e-5 is taken as it is (in place, or copied as it is
+  // when the block cannot be read in place); 1e-4 off, it is normalised in a copy
+  auto near = mh::memory_store<>::from_records(unit_fixture(1.0f + 4e-6f));
+  mh::detection_context cn(near);
+  CHECK(cn.unit_embeddings().data() == near.matrix().data());
+  auto near_holed = unit_fixture(1.0f + 4e-6f);  // copied (a NaN row): the same rows, as they are
+  near_holed.insert(near_holed.begin() + 1, rec("nan", "not a number", nan_row, "A"));
+  auto nh = mh::memory_store<>::from_records(near_holed);
+  mh::detection_context cnh(nh);
+  CHECK(cnh.unit_embeddings().data() != nh.matrix().data());
+  CHECK(cnh.unit_embeddings() == cn.unit_embeddings());
+  CHECK(cnh.unit_embeddings()(0, 0) == 0.125f * (1.0f + 4e-6f));
+  auto off = mh::memory_store<>::from_records(unit_fixture(1.0001f));
+  mh::detection_context co(off);
+  CHECK(co.unit_embeddings().data() != off.matrix().data());
+  CHECK(co.unit_embeddings().row(0).norm() == doctest::Approx(1.0).epsilon(1e-6));
+}
+
+TEST_CASE(
+    "detection context: a run's findings are the same with the block read in place or copied") {
+  auto in_place = mh::memory_store<>::from_records(unit_fixture(1.0f));
+  auto copied = mh::memory_store<>::from_records(unit_fixture(2.0f));  // norm 2: normalised copy
+  {
+    mh::detection_context a(in_place), b(copied);
+    REQUIRE(a.unit_embeddings().data() == in_place.matrix().data());
+    REQUIRE(b.unit_embeddings().data() != copied.matrix().data());
+    CHECK(a.unit_embeddings() == b.unit_embeddings());  // v / 2 is exact
+  }
+  mh::pipeline p{mh::duplicate_detector<>{}, mh::conflict_detector<>{}};
+  const auto ra = p.run(in_place, mh::detect_options{});
+  const auto rb = p.run(copied, mh::detect_options{});
+  REQUIRE(ra.findings.size() == rb.findings.size());
+  for (std::size_t k = 0; k < ra.findings.size(); ++k) {
+    const auto &x = ra.findings[k], &y = rb.findings[k];
+    CHECK(x.kind == y.kind);
+    CHECK(x.detector == y.detector);
+    CHECK(x.record_ids == y.record_ids);
+    CHECK(x.evidence == y.evidence);
+    CHECK(x.severity == y.severity);
+    CHECK(x.suggested_repair == y.suggested_repair);
+  }
+  // the cosines worked out above
+  const auto near = of_kind(ra, mh::finding_kinds::near_duplicate);
+  REQUIRE(near.size() == 1);
+  std::vector<std::string> ids = near[0].record_ids;
+  std::sort(ids.begin(), ids.end());
+  CHECK(ids == std::vector<std::string>{"n1", "n2", "n3"});
+  CHECK(num(near[0], "max_cosine") == 0.96875);
+  CHECK(num(near[0], "min_cosine") == 0.90625);
+  const auto conflicts = of_kind(ra, mh::finding_kinds::conflict);
+  REQUIRE(conflicts.size() == 1);
+  CHECK(conflicts[0].record_ids == std::vector<std::string>{"v1", "v2"});
+  CHECK(num(conflicts[0], "cosine") == 0.96875);
 }
 
 // ------------------------------------------------------------------------------------ real data

@@ -88,4 +88,21 @@ concept keyed_record_store = record_store<S> && requires(const S& s, std::size_t
   { s.store_key(i) } -> std::convertible_to<std::string>;
 };
 
+/// Optional capability: the store keeps its embeddings in one contiguous row-major float32 block
+/// that stays where it is while the store is not mutated (`memory_store` does; `sqlite_store`,
+/// whose embeddings live in evicted read blocks, does not).
+/// - `s.matrix()`: the block, an object with `data()` (const float*), `rows()` and `cols()`; row
+///   r is at `data() + r * cols()` (e.g. an `Eigen::Map` of a row-major matrix).
+/// The detection context (detect/pipeline.hpp) detects it with `if constexpr` and reads the
+/// block in place instead of copying it into a unit-normalised matrix when the usable embeddings
+/// (length d, finite, non-zero) are consecutive rows of it in record order (checked through
+/// `s.embedding(i).data()`) and all already unit length (see
+/// `detection_context::unit_norm_tolerance`).
+template <class S>
+concept contiguous_embedding_store = record_store<S> && requires(const S& s) {
+  { s.matrix().data() } -> std::convertible_to<const float*>;
+  { s.matrix().rows() } -> std::convertible_to<std::ptrdiff_t>;
+  { s.matrix().cols() } -> std::convertible_to<std::ptrdiff_t>;
+};
+
 }  // namespace memhealth
