@@ -628,5 +628,8 @@ void add_wal(CLI::App& app, int& rc);
 #if MEMHEALTH_CLI_HAVE_WATCH
 void add_watch(CLI::App& app, int& rc);
 #endif
+#if MEMHEALTH_CLI_HAVE_SQLITE
+void add_review(CLI::App& app, int& rc);
+#endif
 
 }  // namespace memhealth::cli

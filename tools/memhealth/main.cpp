@@ -1,10 +1,10 @@
 // memhealth: the command-line tool. Subcommands: import, stats, check, claims, plan, apply,
-// rollback, recover, diff, wal, monitor, drift, gate, drill, tune, watch. Exit codes (cli.hpp): 0
-// success; 1 done with something to act on (check: findings of warning or above, an empty store;
-// diff: unexplained changes; import: records with an empty id or content); 2 usage, unusable input
-// or output; 3 incomplete (rollback/recover left work undone, apply with failed actions); 4 apply
-// ran nothing (suspended plan, approval needed); 5 the log or store is locked by another memhealth
-// process.
+// rollback, recover, diff, wal, monitor, drift, gate, drill, tune, watch, review. Exit codes
+// (cli.hpp): 0 success; 1 done with something to act on (check: findings of warning or above, an
+// empty store; diff: unexplained changes; import: records with an empty id or content); 2 usage,
+// unusable input or output; 3 incomplete (rollback/recover left work undone, apply with failed
+// actions); 4 apply ran nothing (suspended plan, approval needed); 5 the log or store is locked by
+// another memhealth process.
 #include <exception>
 #include <iostream>
 
@@ -37,6 +37,9 @@ int main(int argc, char** argv) {
   memhealth::cli::add_tune(app, rc);
 #if MEMHEALTH_CLI_HAVE_WATCH
   memhealth::cli::add_watch(app, rc);
+#endif
+#if MEMHEALTH_CLI_HAVE_SQLITE
+  memhealth::cli::add_review(app, rc);
 #endif
   try {
     app.parse(argc, argv);

@@ -26,8 +26,9 @@
 ///   writable open, so databases created before it get it; a read-only database without it has
 ///   no replaced images.
 /// - `review_items(action_key PRIMARY KEY, type, tier, targets, action, reason, queued_ms,
-///   status)`: the review queue, repairs a person decides (`memhealth watch` queues tier-3
-///   actions and tier-2 ones no rule applies); added to version 1 the same way.
+///   status, fingerprint, decided_by, decided_ms, decision_note, defer_until_ms)`: the review
+///   queue, repairs a person decides (`memhealth watch` queues tier-3 actions, tier-2 ones no
+///   rule applies and failed ones; `memhealth review` works it); added to version 1 the same way.
 ///
 /// Errors: `memhealth::error` with `io` (cannot open or write), `busy` (locked by another process
 /// beyond the busy timeout),
@@ -107,12 +108,18 @@ struct repair_attempt_state {
 struct review_item {
   std::string key;      ///< the action's idempotency key (scoped like the repair history's keys)
   std::string type;     ///< action type (e.g. "merge_duplicates", "send_to_review")
-  int tier = 3;         ///< the action's tier (2 or 3)
+  int tier = 3;         ///< the action's tier (1 to 3; tier 1 only when it failed or was held)
   std::string targets;  ///< record ids, as a JSON array
   std::string action_json;  ///< the whole action (plan JSON form, plan_json.hpp)
   std::string reason;       ///< why it waits for a person (tier 3, tier 2 not applied by rule, ...)
-  std::int64_t queued_ms = 0;      ///< when it was first queued (UTC ms since epoch)
-  std::string status = "pending";  ///< "pending" (decisions come with the review command)
+  std::int64_t queued_ms = 0;  ///< when it was (last) queued (UTC ms since epoch)
+  /// "pending", "approved" (applied), "rejected" or "deferred" (until `defer_until_ms`)
+  std::string status = "pending";
+  std::string fingerprint;      ///< checksum of its records' images when queued (see queue_review)
+  std::string decided_by;       ///< reviewer of the last decision ("" = none)
+  std::int64_t decided_ms = 0;  ///< when (UTC ms; 0 = never decided)
+  std::string decision_note;    ///< the reviewer's reason
+  std::int64_t defer_until_ms = 0;  ///< a deferred item is pending again from then (UTC ms)
 };
 
 /// The state database (see the file comment). Move-only; one connection.
@@ -408,13 +415,22 @@ class sqlite_state {
 
   // ------------------------------------------------------------------ review queue
 
-  /// Queues `item` for a person unless an item with its key is already queued (whatever its
-  /// status: a decided item is not proposed again by this call). @return true when it was added.
-  /// @throws error(io/busy) on a write failure.
+  /// Queues `item` for a person. An item with the same key is not queued twice: it is left as it
+  /// is while its records are the same (`fingerprint`); when they changed, a pending item takes
+  /// the new fingerprint and action, and a rejected one is proposed again (pending, the old
+  /// decision kept in `decision_note`); approved and deferred items are left alone. @return true
+  /// when the item was added or updated. @throws error(io/busy) on a write failure.
   bool queue_review(const review_item& item) {
     auto st = prepare(
-        "INSERT OR IGNORE INTO review_items(action_key, type, tier, targets, action, reason, "
-        "queued_ms, status) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+        "INSERT INTO review_items(action_key, type, tier, targets, action, reason, queued_ms, "
+        "status, fingerprint, decided_by, decided_ms, decision_note, defer_until_ms) "
+        "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, '', 0, '', 0) "
+        "ON CONFLICT(action_key) DO UPDATE SET reason=excluded.reason, "
+        "queued_ms=excluded.queued_ms, fingerprint=excluded.fingerprint, action=excluded.action, "
+        "decision_note=CASE WHEN status='rejected' THEN 'rejected by ' || decided_by || ' (' || "
+        "decision_note || '), proposed again: its records changed' ELSE decision_note END, "
+        "status='pending' "
+        "WHERE status IN ('pending', 'rejected') AND fingerprint <> excluded.fingerprint");
     bind(st.get(), 1, item.key);
     bind(st.get(), 2, item.type);
     sqlite3_bind_int(st.get(), 3, item.tier);
@@ -422,31 +438,61 @@ class sqlite_state {
     bind(st.get(), 5, item.action_json);
     bind(st.get(), 6, item.reason);
     sqlite3_bind_int64(st.get(), 7, item.queued_ms);
-    bind(st.get(), 8, item.status);
+    bind(st.get(), 8, item.fingerprint);
     done(st.get(), "cannot write the review queue");
     return sqlite3_changes(db_.get()) > 0;
   }
-  /// Items of the review queue with status `status` ("" = every item), oldest first.
-  [[nodiscard]] std::vector<review_item> review_items(std::string_view status = "pending") const {
+  /// Items of the review queue with status `status` ("" = every item), oldest first. "pending"
+  /// includes deferred items whose time came (at `now_ms`; 0 = deferred items stay deferred).
+  [[nodiscard]] std::vector<review_item> review_items(std::string_view status = "pending",
+                                                      std::int64_t now_ms = 0) const {
     std::vector<review_item> out;
     if (!has_reviews_) return out;
     auto st = prepare(
-        "SELECT action_key, type, tier, targets, action, reason, queued_ms, status FROM "
-        "review_items WHERE ?1 = '' OR status = ?1 ORDER BY queued_ms, action_key");
+        "SELECT action_key, type, tier, targets, action, reason, queued_ms, status, fingerprint, "
+        "decided_by, decided_ms, decision_note, defer_until_ms FROM review_items WHERE ?1 = '' "
+        "OR status = ?1 OR (?1 = 'pending' AND status = 'deferred' AND ?2 > 0 AND "
+        "defer_until_ms <= ?2) ORDER BY queued_ms, action_key");
     bind(st.get(), 1, status);
-    while (step(st.get()) == SQLITE_ROW) {
-      review_item r;
-      r.key = detail::sqlite::column_text(st.get(), 0);
-      r.type = detail::sqlite::column_text(st.get(), 1);
-      r.tier = sqlite3_column_int(st.get(), 2);
-      r.targets = detail::sqlite::column_text(st.get(), 3);
-      r.action_json = detail::sqlite::column_text(st.get(), 4);
-      r.reason = detail::sqlite::column_text(st.get(), 5);
-      r.queued_ms = sqlite3_column_int64(st.get(), 6);
-      r.status = detail::sqlite::column_text(st.get(), 7);
-      out.push_back(std::move(r));
-    }
+    sqlite3_bind_int64(st.get(), 2, now_ms);
+    while (step(st.get()) == SQLITE_ROW) out.push_back(review_row(st.get()));
     return out;
+  }
+  /// The item with key `key`, or nullopt.
+  [[nodiscard]] std::optional<review_item> review(std::string_view key) const {
+    if (!has_reviews_) return std::nullopt;
+    auto st = prepare(
+        "SELECT action_key, type, tier, targets, action, reason, queued_ms, status, fingerprint, "
+        "decided_by, decided_ms, decision_note, defer_until_ms FROM review_items "
+        "WHERE action_key = ?1");
+    bind(st.get(), 1, key);
+    if (step(st.get()) != SQLITE_ROW) return std::nullopt;
+    return review_row(st.get());
+  }
+  /// Records a person's decision on item `key`: `status` "approved", "rejected", "deferred" (then
+  /// pending again from `defer_until_ms`) or "pending" (a decision undone), by `reviewer`, for
+  /// `note`, at `now_ms`. @throws error(not_found) for an unknown key; error(invalid_argument) for
+  /// another status or an empty reviewer; error(io/busy) on a write failure.
+  void decide_review(std::string_view key, std::string_view status, std::string_view reviewer,
+                     std::string_view note, std::int64_t now_ms, std::int64_t defer_until_ms = 0) {
+    if (status != "approved" && status != "rejected" && status != "deferred" && status != "pending")
+      throw error(error_code::invalid_argument,
+                  "decide_review: status must be approved, rejected, deferred or pending");
+    if (reviewer.empty())
+      throw error(error_code::invalid_argument, "decide_review: a reviewer name is required");
+    auto st = prepare(
+        "UPDATE review_items SET status=?2, decided_by=?3, decision_note=?4, decided_ms=?5, "
+        "defer_until_ms=?6 WHERE action_key=?1");
+    bind(st.get(), 1, key);
+    bind(st.get(), 2, status);
+    bind(st.get(), 3, reviewer);
+    bind(st.get(), 4, note);
+    sqlite3_bind_int64(st.get(), 5, now_ms);
+    sqlite3_bind_int64(st.get(), 6, defer_until_ms);
+    done(st.get(), "cannot write a review decision");
+    if (sqlite3_changes(db_.get()) == 0)
+      throw error(error_code::not_found,
+                  path_ + ": no review item with key '" + std::string(key) + "'");
   }
   /// Number of review items with status `status` ("" = all).
   [[nodiscard]] std::size_t review_count(std::string_view status = "pending") const {
@@ -459,6 +505,25 @@ class sqlite_state {
 
  private:
   sqlite_state() = default;
+
+  static review_item review_row(sqlite3_stmt* st) {
+    using detail::sqlite::column_text;
+    review_item r;
+    r.key = column_text(st, 0);
+    r.type = column_text(st, 1);
+    r.tier = sqlite3_column_int(st, 2);
+    r.targets = column_text(st, 3);
+    r.action_json = column_text(st, 4);
+    r.reason = column_text(st, 5);
+    r.queued_ms = sqlite3_column_int64(st, 6);
+    r.status = column_text(st, 7);
+    r.fingerprint = column_text(st, 8);
+    r.decided_by = column_text(st, 9);
+    r.decided_ms = sqlite3_column_int64(st, 10);
+    r.decision_note = column_text(st, 11);
+    r.defer_until_ms = sqlite3_column_int64(st, 12);
+    return r;
+  }
 
   // BEGIN IMMEDIATE ... COMMIT; rolled back when not committed (an exception on the way).
   [[nodiscard]] detail::sqlite::immediate_transaction begin_immediate() {
@@ -544,7 +609,9 @@ class sqlite_state {
           "CREATE TABLE IF NOT EXISTS review_items(action_key TEXT PRIMARY KEY NOT NULL,"
           " type TEXT NOT NULL, tier INTEGER NOT NULL, targets TEXT NOT NULL,"
           " action TEXT NOT NULL, reason TEXT NOT NULL, queued_ms INTEGER NOT NULL,"
-          " status TEXT NOT NULL)",
+          " status TEXT NOT NULL, fingerprint TEXT NOT NULL, decided_by TEXT NOT NULL,"
+          " decided_ms INTEGER NOT NULL, decision_note TEXT NOT NULL,"
+          " defer_until_ms INTEGER NOT NULL)",
           "cannot create the review queue table");
     has_reviews_ =
         !detail::sqlite::query_text(db_.get(),

@@ -1,0 +1,337 @@
+// memhealth review list|show|approve|reject|defer: works the review queue that `memhealth watch`
+// fills in the state database (live/sqlite_review.hpp). Built with SQLite only.
+#include "cli.hpp"
+
+#if MEMHEALTH_CLI_HAVE_SQLITE
+
+#include <memory>
+#include <set>
+
+#include "memhealth/live/sqlite_review.hpp"
+#include "memhealth/repair/store_identity.hpp"
+
+namespace memhealth::cli {
+
+namespace {
+
+struct review_cli_options {
+  std::string store;
+  std::string state;
+  std::string wal;
+  std::vector<std::string> ids;
+  std::string status = "pending";
+  std::string type;
+  std::string scope;
+  std::string older_than;
+  std::string format = "text";
+  std::string reviewer;
+  std::string reason;
+  std::string until = "7d";
+};
+
+utc_time now_ms() {
+  return std::chrono::floor<std::chrono::milliseconds>(std::chrono::system_clock::now());
+}
+std::int64_t ms_of(utc_time t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+std::string time_text(std::int64_t ms) {
+  return format_timestamp(timestamp{utc_time{std::chrono::milliseconds{ms}}, 0});
+}
+
+// The store's name in the state database (as `watch` scopes its keys and history).
+std::string history_scope_of(const std::string& store) {
+  return "sqlite:" + std::filesystem::absolute(store_file_path(store)).lexically_normal().string();
+}
+
+// An item's id as people type it: its idempotency key without the store scope.
+std::string short_id(const std::string& key) {
+  const auto p = key.rfind('\x1f');
+  return p == std::string::npos ? key : key.substr(p + 1);
+}
+
+sqlite_state open_review_state(const review_cli_options& o) {
+  if (!is_sqlite_store(o.store))
+    throw error(error_code::invalid_argument,
+                "review: the queue belongs to an sqlite: store (the one `memhealth watch "
+                "--repair` checks); got " +
+                    o.store);
+  if (!std::filesystem::exists(store_file_path(o.store)))
+    throw error(error_code::io, "store " + o.store + ": no such file");
+  const auto path = o.state.empty() ? default_state_path(o.store) : std::filesystem::path(o.state);
+  if (!std::filesystem::exists(path))
+    throw error(error_code::io, "state database " + path.string() +
+                                    ": no such file (no watch has queued anything for this "
+                                    "store; --state names another)");
+  return sqlite_state::open(path);
+}
+
+// The items of this store, filtered as asked.
+std::vector<review_item> select_items(const sqlite_state& state, const review_cli_options& o) {
+  const std::string scope = history_scope_of(o.store) + '\x1f';
+  std::optional<std::chrono::milliseconds> older;
+  if (!o.older_than.empty()) {
+    older = parse_duration(o.older_than);
+    if (!older) throw error(error_code::invalid_argument, "--older-than: expected e.g. 7d, 12h");
+  }
+  const auto now = ms_of(now_ms());
+  std::vector<review_item> out;
+  for (auto& it : state.review_items(o.status == "all" ? "" : o.status, now)) {
+    if (!it.key.starts_with(scope)) continue;
+    if (!o.type.empty() && it.type != o.type) continue;
+    if (older && now - it.queued_ms < older->count()) continue;
+    if (!o.scope.empty()) {
+      const auto a = review_item_action(it);
+      if (std::find(a.blast.scopes.begin(), a.blast.scopes.end(), o.scope) == a.blast.scopes.end())
+        continue;
+    }
+    out.push_back(std::move(it));
+  }
+  return out;
+}
+
+// The items named by ids (a unique prefix of at least 6 characters each), in the order given.
+std::vector<review_item> named_items(const sqlite_state& state, const review_cli_options& o) {
+  if (o.ids.empty()) throw error(error_code::invalid_argument, "name at least one item ID");
+  const std::string scope = history_scope_of(o.store) + '\x1f';
+  const auto all = state.review_items("", 0);
+  std::vector<review_item> out;
+  std::set<std::string> seen;
+  for (const auto& id : o.ids) {
+    if (id.size() < 6)
+      throw error(error_code::invalid_argument, "item ID '" + id + "': give at least 6 characters");
+    std::vector<const review_item*> hits;
+    for (const auto& it : all)
+      if (it.key.starts_with(scope) && short_id(it.key).starts_with(id)) hits.push_back(&it);
+    if (hits.empty())
+      throw error(error_code::not_found, "no review item " + id + " for store " + o.store +
+                                             " (memhealth review list shows them)");
+    if (hits.size() > 1)
+      throw error(error_code::invalid_argument, "item ID '" + id + "' is ambiguous (" +
+                                                    std::to_string(hits.size()) +
+                                                    " items): give more characters");
+    if (seen.insert(hits[0]->key).second) out.push_back(*hits[0]);
+  }
+  return out;
+}
+
+nlohmann::ordered_json item_json(const review_item& it) {
+  nlohmann::ordered_json j;
+  j["id"] = short_id(it.key);
+  j["type"] = it.type;
+  j["tier"] = it.tier;
+  j["status"] = it.status;
+  j["targets"] = nlohmann::json::parse(it.targets, nullptr, false);
+  j["reason"] = it.reason;
+  j["queued_at"] = time_text(it.queued_ms);
+  if (it.decided_ms) {
+    j["decided_by"] = it.decided_by;
+    j["decided_at"] = time_text(it.decided_ms);
+    j["decision_note"] = it.decision_note;
+  }
+  if (it.status == "deferred") j["deferred_until"] = time_text(it.defer_until_ms);
+  j["action"] = nlohmann::json::parse(it.action_json, nullptr, false);
+  return j;
+}
+
+std::string targets_text(const review_item& it) {
+  const auto t = nlohmann::json::parse(it.targets, nullptr, false);
+  std::string s;
+  if (t.is_array())
+    for (const auto& x : t) s += (s.empty() ? "" : ", ") + x.get<std::string>();
+  return s;
+}
+
+int run_list(const review_cli_options& o) {
+  static const std::set<std::string> statuses{"pending", "approved", "rejected", "deferred", "all"};
+  if (!statuses.count(o.status))
+    throw error(error_code::invalid_argument,
+                "--status: pending, approved, rejected, deferred or all");
+  auto state = open_review_state(o);
+  const auto items = select_items(state, o);
+  if (o.format == "json") {
+    nlohmann::ordered_json j;
+    j["store"] = o.store;
+    j["status"] = o.status;
+    j["items"] = nlohmann::ordered_json::array();
+    for (const auto& it : items) j["items"].push_back(item_json(it));
+    std::cout << j.dump(2) << "\n";
+  } else {
+    for (const auto& it : items)
+      std::cout << short_id(it.key) << "  " << it.status << "  tier " << it.tier << "  " << it.type
+                << "  [" << targets_text(it) << "]  queued " << time_text(it.queued_ms) << "  "
+                << it.reason << "\n";
+    std::cerr << "memhealth review: " << items.size() << " items (" << o.status << ")\n";
+  }
+  return exit_ok;
+}
+
+int run_show(const review_cli_options& o) {
+  auto state = open_review_state(o);
+  const auto items = named_items(state, o);
+  auto store = open_sqlite_store(o.store, true);
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (const auto& it : items) {
+    auto j = item_json(it);
+    // the records as they are now, so the reviewer sees what the action would change
+    nlohmann::ordered_json recs = nlohmann::ordered_json::object();
+    for (const auto& id : review_item_action(it).targets) {
+      const auto i = store.find(id);
+      if (!i) {
+        recs[id] = nullptr;
+        continue;
+      }
+      const auto& r = store.record(*i);
+      nlohmann::ordered_json rj;
+      rj["content"] = r.content;
+      rj["scope"] = r.scope;
+      rj["status"] = r.status;
+      if (r.updated_at) rj["updated_at"] = format_timestamp(*r.updated_at);
+      recs[id] = rj;
+    }
+    j["records_now"] = recs;
+    all.push_back(j);
+  }
+  std::cout << (o.format == "json" || items.size() != 1 ? all.dump(2) : all[0].dump(2)) << "\n";
+  return exit_ok;
+}
+
+void require_decision(const review_cli_options& o) {
+  if (o.reviewer.empty() || o.reason.empty())
+    throw error(error_code::invalid_argument,
+                "a decision needs --reviewer NAME and --reason TEXT (both are recorded)");
+}
+
+int run_approve(const review_cli_options& o) {
+  require_decision(o);
+  auto state = open_review_state(o);
+  const auto items = named_items(state, o);
+  for (const auto& it : items) {
+    if (it.status == "approved")
+      throw error(error_code::invalid_argument,
+                  "item " + short_id(it.key) + " is already approved (by " + it.decided_by + ")");
+    if (it.type == action_types::rebuild_index)
+      throw error(error_code::invalid_argument,
+                  "item " + short_id(it.key) +
+                      " is an index rebuild: the tool has no index policy to run it (rebuild the "
+                      "index in the host, then reject or defer the item with a reason)");
+  }
+  auto live = open_sqlite_store(o.store, false);
+  const std::string wal_path =
+      o.wal.empty() ? store_file_path(o.store) + ".memhealth-watch.wal" : o.wal;
+  wal_writer_options wo;
+  wo.store = identify_store(
+      live, std::filesystem::absolute(store_file_path(o.store)).lexically_normal().string());
+  wo.store->database_id = live.database_id();
+  wal_writer w(wal_path, wo);
+  const auto res = approve_review_items(live, items, w, state, history_scope_of(o.store),
+                                        o.reviewer, o.reason, now_ms());
+  w.sync();
+  std::size_t ok = 0, failed = 0;
+  for (const auto& r : res) {
+    const bool took = r.status == action_status::applied ||
+                      r.status == action_status::already_applied || r.status == action_status::noop;
+    (took ? ok : failed) += 1;
+    std::cerr << "memhealth review: " << short_id(r.key) << " " << to_string(r.status)
+              << (r.records_changed ? " (" + std::to_string(r.records_changed) + " records)" : "")
+              << (took ? "" : ", still pending: " + r.reason) << "\n";
+  }
+  std::cerr << "memhealth review: " << ok << " approved and applied through " << wal_path << ", "
+            << failed << " not applied\n";
+  return failed ? exit_incomplete : exit_ok;
+}
+
+int run_decide(const review_cli_options& o, const std::string& status) {
+  require_decision(o);
+  auto state = open_review_state(o);
+  const auto items = named_items(state, o);
+  const auto now = ms_of(now_ms());
+  std::int64_t until = 0;
+  if (status == "deferred") {
+    const auto d = parse_duration(o.until);
+    if (!d || d->count() <= 0)
+      throw error(error_code::invalid_argument, "--for: expected a duration > 0 such as 7d");
+    until = now + d->count();
+  }
+  for (const auto& it : items) {
+    if (it.status == "approved")
+      throw error(error_code::invalid_argument,
+                  "item " + short_id(it.key) + " was approved and applied (by " + it.decided_by +
+                      "); undo it with memhealth rollback, not " + status);
+  }
+  for (const auto& it : items)
+    state.decide_review(it.key, status, o.reviewer, o.reason, now, until);
+  std::cerr << "memhealth review: " << items.size() << " items " << status
+            << (status == "deferred" ? " until " + time_text(until) : std::string()) << "\n";
+  return exit_ok;
+}
+
+}  // namespace
+
+void add_review(CLI::App& app, int& rc) {
+  auto* cmd =
+      app.add_subcommand("review",
+                         "Work the review queue that `memhealth watch --repair` fills: list, show, "
+                         "approve (applied through the log), reject, defer");
+  cmd->require_subcommand(1);
+  const auto common = [](CLI::App* c, review_cli_options& o) {
+    c->add_option("store", o.store, "The sqlite: store the queue belongs to")->required();
+    c->add_option("--state", o.state,
+                  "State database (default: STORE.memhealth-state.db beside the store)");
+  };
+  const auto decision = [](CLI::App* c, review_cli_options& o) {
+    c->add_option("ids", o.ids, "Item IDs (a unique prefix of 6+ characters)")->required();
+    c->add_option("--reviewer", o.reviewer, "Who decides (recorded)")->required();
+    c->add_option("--reason", o.reason, "Why (recorded)")->required();
+  };
+  {
+    auto o = std::make_shared<review_cli_options>();
+    auto* c = cmd->add_subcommand("list", "List the queue's items (oldest first)");
+    common(c, *o);
+    c->add_option("--status", o->status,
+                  "pending (default; deferred items whose time came included), approved, "
+                  "rejected, deferred or all");
+    c->add_option("--type", o->type, "Only this action type (e.g. merge_duplicates)");
+    c->add_option("--scope", o->scope, "Only actions touching this scope");
+    c->add_option("--older-than", o->older_than, "Only items queued at least this long ago");
+    c->add_option("--format", o->format, "text or json")->check(CLI::IsMember({"text", "json"}));
+    c->callback([o, &rc] { rc = run_list(*o); });
+  }
+  {
+    auto o = std::make_shared<review_cli_options>();
+    auto* c = cmd->add_subcommand("show", "Show items with their records as they are now (JSON)");
+    common(c, *o);
+    c->add_option("ids", o->ids, "Item IDs (a unique prefix of 6+ characters)")->required();
+    c->add_option("--format", o->format, "json (default: one object, or an array for several)");
+    c->callback([o, &rc] { rc = run_show(*o); });
+  }
+  {
+    auto o = std::make_shared<review_cli_options>();
+    auto* c = cmd->add_subcommand(
+        "approve", "Approve items: their actions are applied now, through the write-ahead log");
+    common(c, *o);
+    decision(c, *o);
+    c->add_option("--wal", o->wal, "Write-ahead log (default: STORE.memhealth-watch.wal)");
+    c->callback([o, &rc] { rc = run_approve(*o); });
+  }
+  {
+    auto o = std::make_shared<review_cli_options>();
+    auto* c = cmd->add_subcommand("reject",
+                                  "Reject items: not proposed again until their records change");
+    common(c, *o);
+    decision(c, *o);
+    c->callback([o, &rc] { rc = run_decide(*o, "rejected"); });
+  }
+  {
+    auto o = std::make_shared<review_cli_options>();
+    auto* c = cmd->add_subcommand("defer", "Defer items: pending again after --for (default 7d)");
+    common(c, *o);
+    decision(c, *o);
+    c->add_option("--for", o->until, "How long (e.g. 2d, 12h)");
+    c->callback([o, &rc] { rc = run_decide(*o, "deferred"); });
+  }
+}
+
+}  // namespace memhealth::cli
+
+#endif  // MEMHEALTH_CLI_HAVE_SQLITE
