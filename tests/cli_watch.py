@@ -16,7 +16,9 @@ what memhealth writes. Checked here:
 - a restart (`--once`) resumes from the state database and reports nothing again;
 - a corrupt state database, a bad configuration and a missing store are clear errors (exit 2);
 - with `--repair`, the exact duplicate is merged (a tier-2 rule), the conflict and the new
-  model's re-embedding wait in the review queue, and nothing is queued or applied twice.
+  model's re-embedding wait in the review queue, and nothing is queued or applied twice;
+- `memhealth review` lists the queue, applies an approved item through the log, keeps an item
+  whose action cannot run pending (exit 3), and records each decision with its reviewer.
 """
 import json
 import math
@@ -283,6 +285,44 @@ def main():
             not " 0 applied (" in r.stderr:
         fail(f"second run with --repair: exit {r.returncode}, queue {len(queue)} -> {queue2}\n"
              f"{r.stderr}")
+    # the review queue, worked item by item: approving the conflict's item applies it through the
+    # log (one record archived, the other superseding it), re-embedding without an embedder stays
+    # pending (exit 3), a rejection is recorded, a decision needs a reviewer and a reason
+    r = run([mh, "review", "list", "sqlite:" + store, "--state", state, "--format", "json"])
+    if r.returncode != 0:
+        fail(f"review list: exit {r.returncode}\n{r.stderr}")
+    items = {it["type"]: it for it in json.loads(r.stdout)["items"]}
+    if set(items) != types:
+        fail(f"review list shows {sorted(items)}, the queue holds {sorted(types)}")
+    con = items.get("resolve_conflict") or items["send_to_review"]
+    r = run([mh, "review", "approve", "sqlite:" + store, con["id"][:8], "--state", state,
+             "--reviewer", "ana"])
+    if r.returncode != 2:
+        fail(f"approve without --reason: exit {r.returncode}")
+    r = run([mh, "review", "approve", "sqlite:" + store, con["id"][:8], "--state", state,
+             "--reviewer", "ana", "--reason", "the user changed jobs"])
+    if r.returncode != 0 or " applied (" not in r.stderr:
+        fail(f"review approve: exit {r.returncode}\n{r.stderr}")
+    db = sqlite3.connect(store)
+    st3 = {rid: status for rid, status in db.execute(
+        "SELECT id, status FROM records WHERE id IN ('r3', 'p-con')")}
+    db.close()
+    if con["type"] == "resolve_conflict" and sorted(st3.values()) != ["active", "archived"]:
+        fail(f"the approved conflict resolution did not archive one side: {st3}")
+    r = run([mh, "review", "approve", "sqlite:" + store, items["reembed"]["id"], "--state", state,
+             "--reviewer", "ana", "--reason", "new model"])
+    if r.returncode != 3 or "still pending" not in r.stderr:
+        fail(f"approving a re-embedding without an embedder: exit {r.returncode}\n{r.stderr}")
+    r = run([mh, "review", "reject", "sqlite:" + store, items["reembed"]["id"], "--state", state,
+             "--reviewer", "bo", "--reason", "wait for the migration"])
+    if r.returncode != 0:
+        fail(f"review reject: exit {r.returncode}\n{r.stderr}")
+    r = run([mh, "review", "list", "sqlite:" + store, "--state", state, "--status", "all",
+             "--format", "json"])
+    decided = {it["type"]: (it["status"], it.get("decided_by")) for it in
+               json.loads(r.stdout)["items"]}
+    if decided[con["type"]] != ("approved", "ana") or decided["reembed"] != ("rejected", "bo"):
+        fail(f"decisions not recorded: {decided}")
     print(f"ok: {len(keys)} findings reported once each; latency after the write "
           f"{', '.join(f'{x:.1f}' for x in lat)} s; restart reported nothing again; repairs: "
           f"1 merge applied, {len(queue)} items queued for review, none twice")

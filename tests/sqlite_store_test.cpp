@@ -1748,6 +1748,15 @@ TEST_CASE(
   CHECK_FALSE(after.record(0).effective_weight.has_value());
 }
 
+namespace {
+// Detection on the tests' clock (the records are of 2024: no staleness findings on this day).
+report check_at_test_clock(const memory_store<>& s) {
+  detect_options d;
+  d.now = parse_timestamp("2024-07-15T00:00:00Z")->instant;
+  return make_default_pipeline().run(s, d);
+}
+}  // namespace
+
 TEST_CASE("repair_watch_findings: tier 1 applied, tier 2 by rule, tier 3 queued once") {
   sq_dir dir("watch-repair");
   const auto db = dir.path / "live.db";
@@ -1762,7 +1771,7 @@ TEST_CASE("repair_watch_findings: tier 1 applied, tier 2 by rule, tier 3 queued 
   { auto s = sqlite_store<>::create(db, recs); }
   auto state = sqlite_state::open(dir.path / "state.db");
   const auto snapshot = memory_store<>::from_records(recs);
-  auto findings = make_default_pipeline().run(snapshot).findings;
+  auto findings = check_at_test_clock(snapshot).findings;
   const auto has = [&](std::string_view kind) {
     return std::any_of(findings.begin(), findings.end(),
                        [&](const finding& f) { return f.kind == kind; });
@@ -1803,8 +1812,8 @@ TEST_CASE("repair_watch_findings: tier 1 applied, tier 2 by rule, tier 3 queued 
     wal_writer wal(dir.path / "watch.wal", wal_sync::none);
     const auto r = repair_watch_findings(snapshot, findings, live, wal, state, o, now);
     CHECK(r.queued == 0);
-    CHECK(r.already_applied == 1);
-    CHECK(r.applied == 1);  // the merge, now that a rule applies it
+    CHECK(r.changed_meanwhile == 1);  // c: repaired since this snapshot, not touched again
+    CHECK(r.applied == 1);            // the merge, now that a rule applies it
   }
   CHECK(state.review_count() == queued);
   auto s = sqlite_store<>::open(db);
@@ -1815,4 +1824,181 @@ TEST_CASE("repair_watch_findings: tier 1 applied, tier 2 by rule, tier 3 queued 
   CHECK(b.links.duplicate_of == "a");
   CHECK(s.record(*s.find("d")).status == "active");  // tier 3 waits for a person
   CHECK(s.record(*s.find("e")).status == "active");
+}
+
+TEST_CASE(
+    "repair_watch_findings: an action whose records the agent changed after the snapshot "
+    "is skipped, never applied to the new content; a stop request ends the run") {
+  sq_dir dir("watch-repair-stale");
+  const auto db = dir.path / "live.db";
+  std::vector<memory_record> recs{rec("a", "User drinks oat milk.", {0.6f, 0.8f}),
+                                  rec("b", "User drinks oat milk.", {0.6f, 0.8f}),
+                                  rec("c", "User has a cat named Tom.", {0.8f, -0.6f}),
+                                  rec("f", "User has a dog named Rex.", {-0.8f, 0.6f})};
+  recs[2].status = "bogus";
+  recs[3].status = "bogus";
+  { auto s = sqlite_store<>::create(db, recs); }
+  auto state = sqlite_state::open(dir.path / "state.db");
+  const auto snapshot = memory_store<>::from_records(recs);
+  const auto findings = check_at_test_clock(snapshot).findings;
+  // the agent writes after the snapshot: b is no longer a duplicate, c's status is fixed by it
+  {
+    auto agent = sqlite_store<>::open(db);
+    (void)change(agent, 1, [](memory_record& r) { r.content = "User switched to soy milk."; });
+    (void)change(agent, 2, [](memory_record& r) { r.status = "active"; });
+  }
+  watch_repair_options o;
+  o.history_scope = "sqlite:" + db.string();
+  o.tier2_apply = {"merge_duplicates"};
+  const utc_time now = parse_timestamp("2024-07-15T00:00:00Z")->instant;
+  {
+    auto live = sqlite_store<>::open(db);
+    wal_writer wal(dir.path / "watch.wal", wal_sync::none);
+    const auto r = repair_watch_findings(snapshot, findings, live, wal, state, o, now);
+    CHECK(r.changed_meanwhile == 2);  // the merge of a/b, the status of c
+    CHECK(r.applied == 1);            // f: unchanged since the snapshot
+    CHECK(r.failed == 0);
+    CHECK(r.queued == 0);
+  }
+  {
+    auto s = sqlite_store<>::open(db);
+    CHECK(s.record(1).content == "User switched to soy milk.");
+    CHECK(s.record(1).status == "active");
+    CHECK(s.record(1).links.duplicate_of.empty());
+    CHECK(s.record(2).status == "active");  // the agent's value, not pending_review
+    CHECK(s.record(3).status == "pending_review");
+  }
+  CHECK(state.manual_queue().empty());  // a concurrent change is not a failure
+  // a stop request before the first action: nothing runs, everything is left for the next run
+  auto fresh = recs;
+  fresh[3].status = "bogus2";
+  { auto s = sqlite_store<>::create(dir.path / "two.db", fresh); }
+  auto live = sqlite_store<>::open(dir.path / "two.db");
+  wal_writer wal(dir.path / "two.wal", wal_sync::none);
+  const auto snap2 = memory_store<>::from_records(fresh);
+  o.history_scope = "sqlite:two";
+  const auto r = repair_watch_findings(snap2, check_at_test_clock(snap2).findings, live, wal, state,
+                                       o, now, [] { return true; });
+  CHECK(r.applied == 0);
+  CHECK(r.not_run >= 2);
+}
+
+#include <memhealth/live/sqlite_review.hpp>
+
+TEST_CASE(
+    "review queue: decisions are recorded; a rejected item returns only when its records "
+    "change; approving applies the action through the log") {
+  sq_dir dir("review");
+  const auto db = dir.path / "live.db";
+  std::vector<memory_record> recs{rec("a", "User drinks oat milk.", {0.6f, 0.8f}),
+                                  rec("b", "User drinks oat milk.", {0.6f, 0.8f}),
+                                  rec("d", "User is allergic to nuts.", {-0.6f, 0.8f}, "user:2"),
+                                  rec("e", "User is allergic to nuts.", {-0.6f, 0.8f}, "user:3")};
+  { auto s = sqlite_store<>::create(db, recs); }
+  auto state = sqlite_state::open(dir.path / "state.db");
+  auto snapshot = memory_store<>::from_records(recs);
+  const utc_time now = parse_timestamp("2024-07-15T00:00:00Z")->instant;
+  const std::int64_t now_ms = 1721001600000;  // 2024-07-15T00:00:00Z
+  watch_repair_options o;
+  o.history_scope = "sqlite:" + db.string();
+  const auto queue_all = [&](const memory_store<>& snap) {
+    auto live = sqlite_store<>::open(db);
+    wal_writer wal(dir.path / "watch.wal", wal_sync::none);
+    return repair_watch_findings(snap, check_at_test_clock(snap).findings, live, wal, state, o,
+                                 now);
+  };
+  CHECK(queue_all(snapshot).queued == 2);  // merge a/b (no tier-2 rule), review d/e (tier 3)
+  std::optional<review_item> merge, review;
+  for (auto& it : state.review_items()) (it.type == "merge_duplicates" ? merge : review) = it;
+  REQUIRE(merge);
+  REQUIRE(review);
+  CHECK(review->type == "send_to_review");
+  CHECK_FALSE(merge->fingerprint.empty());
+  // a decision needs a reviewer; an unknown key is not_found
+  CHECK_THROWS_AS(state.decide_review(merge->key, "rejected", "", "no", now_ms), error);
+  CHECK_THROWS_AS(state.decide_review("nope", "rejected", "ana", "no", now_ms), error);
+  // rejected: recorded, and not proposed again while its records stay as they are
+  state.decide_review(merge->key, "rejected", "ana", "two different oat milk facts", now_ms);
+  auto r = state.review(merge->key);
+  REQUIRE(r);
+  CHECK(r->status == "rejected");
+  CHECK(r->decided_by == "ana");
+  CHECK(r->decision_note == "two different oat milk facts");
+  CHECK(r->decided_ms == now_ms);
+  CHECK(queue_all(snapshot).queued == 0);
+  CHECK(state.review(merge->key)->status == "rejected");
+  CHECK(state.review_count() == 1);  // the review of d/e only
+  // deferred: pending again once its time came
+  state.decide_review(review->key, "deferred", "ana", "ask the user", now_ms, now_ms + 1000);
+  CHECK(state.review_items("pending", now_ms + 999).empty());
+  CHECK(state.review_items("pending", now_ms + 1000).size() == 1);
+  // b changes (a new note in its metadata): the rejected merge is proposed again
+  recs[1].metadata["source_app"] = std::string("chat");
+  {
+    auto s = sqlite_store<>::open(db);
+    (void)change(s, 1, [](memory_record& x) { x.metadata["source_app"] = std::string("chat"); });
+  }
+  snapshot = memory_store<>::from_records(recs);
+  CHECK(queue_all(snapshot).queued == 1);
+  r.reset();
+  for (auto& it : state.review_items())
+    if (it.type == "merge_duplicates") r = it;
+  REQUIRE(r);
+  if (r->key == merge->key)  // the same action: proposed again, the old decision noted
+    CHECK(r->decision_note.find("rejected by ana") != std::string::npos);
+  // at the queue itself: the same key with the same fingerprint stays rejected, another
+  // fingerprint is proposed again
+  review_item same = *merge;
+  same.key = "k1";
+  CHECK(state.queue_review(same));
+  state.decide_review("k1", "rejected", "ana", "no", now_ms);
+  CHECK_FALSE(state.queue_review(same));
+  CHECK(state.review("k1")->status == "rejected");
+  same.fingerprint = "another";
+  CHECK(state.queue_review(same));
+  CHECK(state.review("k1")->status == "pending");
+  CHECK(state.review("k1")->decision_note ==
+        "rejected by ana (no), proposed again: its records changed");
+  CHECK_FALSE(state.queue_review(same));                       // pending: not queued twice
+  state.decide_review("k1", "rejected", "ana", "no", now_ms);  // out of the way
+  // approved: applied through the log, one transaction, and recorded
+  {
+    auto live = sqlite_store<>::open(db);
+    wal_writer wal(dir.path / "watch.wal", wal_sync::none);
+    CHECK_THROWS_AS(
+        (void)approve_review_items(live, {*r}, wal, state, o.history_scope, "ana", "", now), error);
+    const auto out =
+        approve_review_items(live, {*r}, wal, state, o.history_scope, "ana", "same fact", now);
+    REQUIRE(out.size() == 1);
+    CHECK(out[0].status == action_status::applied);
+    CHECK(out[0].records_changed >= 1);
+  }
+  CHECK(state.review(r->key)->status == "approved");
+  CHECK(state.review(r->key)->decided_by == "ana");
+  // one of a, b is archived as a duplicate of the other (the planner picks the primary), and the
+  // agent's metadata on b is kept
+  auto s = sqlite_store<>::open(db);
+  const auto& a = s.record(*s.find("a"));
+  const auto& b = s.record(*s.find("b"));
+  CHECK(((a.status == "archived" && a.links.duplicate_of == "b" && b.status == "active") ||
+         (b.status == "archived" && b.links.duplicate_of == "a" && a.status == "active")));
+  CHECK(b.metadata.at("source_app") == metadata_value{std::string("chat")});
+  // an item whose records changed since it was queued is not applied: the reviewer saw others
+  {
+    auto agent = sqlite_store<>::open(db);
+    (void)change(agent, *agent.find("d"), [](memory_record& x) { x.content = "User is fine."; });
+  }
+  {
+    auto live = sqlite_store<>::open(db);
+    wal_writer wal(dir.path / "watch.wal", wal_sync::none);
+    const auto item = state.review(review->key);
+    REQUIRE(item);
+    const auto out =
+        approve_review_items(live, {*item}, wal, state, o.history_scope, "ana", "both wrong", now);
+    CHECK(out[0].status == action_status::failed);
+    CHECK(out[0].reason.find("changed since it was queued") != std::string::npos);
+    CHECK(state.review(review->key)->status == "deferred");  // unchanged
+  }
+  const auto log = read_wal_file(dir.path / "watch.wal");
+  CHECK(log.runs() >= 1);
 }

@@ -197,9 +197,9 @@ void read_config(const std::string& file, watch_config& c) {
         const auto t = e.value<std::string>();
         if (!t || (*t != action_types::merge_duplicates && *t != action_types::resolve_conflict &&
                    *t != action_types::downweight))
-          config_error(file, full +
-                                 ": expected tier-2 action types (merge_duplicates, "
-                                 "resolve_conflict, downweight)");
+          config_error(file, full + ": " + (t ? "'" + *t + "' is not" : std::string("expected")) +
+                                 " a tier-2 action type (merge_duplicates, resolve_conflict, "
+                                 "downweight)");
         r.tier2_apply.insert(*t);
       }
     } else if (k == "max_records") {
@@ -424,8 +424,12 @@ class findings_log {
 // database file (SQLite's own locks are fcntl locks, which flock does not touch on Linux).
 class watch_lock {
  public:
-  explicit watch_lock(const std::string& path) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  explicit watch_lock(const std::string& path, bool create = false,
+                      const char* held =
+                          "another memhealth watch is running with this state "
+                          "database (the same store); stop it first, or give "
+                          "this one its own --state") {
+    fd_ = ::open(path.c_str(), create ? O_RDWR | O_CREAT | O_CLOEXEC : O_RDONLY | O_CLOEXEC, 0644);
     if (fd_ < 0)
       throw error(error_code::io,
                   path + ": cannot open the state database to lock it: " + std::strerror(errno));
@@ -434,11 +438,7 @@ class watch_lock {
       const int err = errno;
       ::close(fd_);
       fd_ = -1;
-      if (err == EWOULDBLOCK)
-        throw error(error_code::busy,
-                    path +
-                        ": another memhealth watch is running with this state database (the "
-                        "same store); stop it first, or give this one its own --state");
+      if (err == EWOULDBLOCK) throw error(error_code::busy, path + ": " + held);
       throw error(error_code::io, path + ": cannot lock the state database: " + std::strerror(err));
     }
   }
@@ -456,24 +456,15 @@ class watch_lock {
 
 // The watch's repairs (live/watch_repair.hpp) on an sqlite: store, through a log of its own. The
 // live store is opened afresh for each repair run (its index then holds the agent's latest
-// records); its writes are compare-and-swap, so the agent's concurrent edits are never lost.
+// records); an action runs only on the records the plan saw (compare-and-swap), so the agent's
+// concurrent edits are never lost or repaired blindly. Nothing is recovered at start: each action
+// was one store transaction, whole or absent after a crash.
 class watch_repairer {
  public:
   watch_repairer(std::string store, std::string log, watch_repair_options opt)
       : store_(std::move(store)), log_(std::move(log)), opt_(std::move(opt)) {
     opt_.history_scope =
         "sqlite:" + std::filesystem::absolute(store_file_path(store_)).lexically_normal().string();
-  }
-
-  // At start: a crash may have left an action open in the log; undo it from its before-images.
-  std::string recover_log() {
-    auto live = open_sqlite_store(store_, false);
-    const auto r = recover_watch_log(live, log_, live.database_id());
-    std::size_t undone = 0;
-    for (const auto& a : r.actions) undone += a.status == recovery_status::undone;
-    if (undone == 0 && !r.log_problem) return {};
-    return std::to_string(undone) + " actions a crash left open were undone" +
-           (r.log_problem ? std::string(" (the log's damaged tail was not used)") : "");
   }
 
   watch_repair_result run(const memory_store<>& snapshot, std::vector<finding> findings,
@@ -484,7 +475,8 @@ class watch_repairer {
         snapshot, std::filesystem::absolute(store_file_path(store_)).lexically_normal().string());
     wo.store->database_id = live.database_id();
     wal_writer w(log_, wo);
-    auto r = repair_watch_findings(snapshot, std::move(findings), live, w, state, opt_, now);
+    auto r = repair_watch_findings(snapshot, std::move(findings), live, w, state, opt_, now,
+                                   [] { return g_stop.load(); });
     w.sync();
     return r;
   }
@@ -561,6 +553,9 @@ int run_watch(const watch_cli_options& o) {
                 "with memhealth plan and apply)");
   if (c.repair_log.empty()) c.repair_log = store_file_path(o.store) + ".memhealth-watch.wal";
   c.repair_opt.planner.max_records_per_run = c.repair_opt.max_records;
+  if (!c.repair && !c.repair_opt.tier2_apply.empty())
+    std::cerr << "memhealth watch: [repair] tier2_apply is set but repairs are off (no --repair, "
+                 "no [repair] enabled = true): nothing is repaired\n";
   c.opt.collect_findings = c.repair;
 
   const auto state_path =
@@ -585,11 +580,16 @@ int run_watch(const watch_cli_options& o) {
   if (!c.metrics_file.empty()) probe_output(c.metrics_file, "metrics file");
   watcher w(c.opt, state, wstate);
   std::optional<watch_repairer> repairer;
+  std::optional<watch_lock> one_repairer;  // one repairing watch per log (and so per store)
+  // findings whose actions a repair run did not reach, with a checksum of their records then:
+  // carried to the next run only while their records stay the same (else the checks of the
+  // changed records find what holds now)
+  std::vector<std::pair<finding, std::string>> carried;
   if (c.repair) {
+    one_repairer.emplace(c.repair_log + ".lock", true,
+                         "another memhealth watch repairs this store through this log; stop it "
+                         "first (two repairing watches would fight over the same records)");
     repairer.emplace(o.store, c.repair_log, c.repair_opt);
-    const std::string recovered = repairer->recover_log();
-    if (!recovered.empty())
-      std::cerr << "memhealth watch: repair log " << c.repair_log << ": " << recovered << "\n";
     // findings open before repairs were turned on are planned by a full run now
     if (!state.cursor("watch:repair")) w.request(watch_tasks::full, "repairs turned on");
   }
@@ -680,18 +680,42 @@ int run_watch(const watch_cli_options& o) {
              << seconds_text(r.seconds);
       line << "; " << res.open_findings << " open";
       if (repairer) {
-        const auto rr = repairer->run(*snap.store, std::move(res.findings), state, now);
+        // the findings of this poll, plus those whose actions the last run deferred or did not
+        // reach (deduplicated by key: the newest copy wins)
+        std::vector<finding> todo = std::move(res.findings);
+        if (!carried.empty()) {
+          std::set<std::string> have;
+          for (const auto& f : todo) have.insert(finding_key(f));
+          for (auto& [f, sum] : carried)
+            if (memhealth::detail::review_fingerprint(*snap.store, f.record_ids) == sum &&
+                have.insert(finding_key(f)).second)
+              todo.push_back(std::move(f));
+          carried.clear();
+        }
+        std::vector<finding> kept = todo;
+        const auto rr = repairer->run(*snap.store, std::move(todo), state, now);
+        if (rr.deferred || rr.not_run)
+          for (auto& f : kept) {
+            auto sum = memhealth::detail::review_fingerprint(*snap.store, f.record_ids);
+            carried.emplace_back(std::move(f), std::move(sum));
+          }
         state.set_cursor("watch:repair", now);
         m.count("repair_applied", static_cast<double>(rr.applied));
         m.count("repair_queued", static_cast<double>(rr.queued));
         m.count("repair_failed", static_cast<double>(rr.failed));
         m.count("repair_deferred", static_cast<double>(rr.deferred));
+        m.count("repair_skipped_changed", static_cast<double>(rr.changed_meanwhile));
         m.gauge("review_queue_depth", static_cast<double>(state.review_count()));
         if (rr.actions > 0) {
           line << "; repairs: " << rr.actions << " planned, " << rr.applied << " applied ("
                << rr.records_changed << " records), " << rr.already_applied << " already applied, "
                << rr.queued << " newly queued for review";
-          if (rr.deferred) line << ", " << rr.deferred << " deferred (record budget)";
+          if (rr.deferred)
+            line << ", " << rr.deferred << " deferred to the next poll (record budget)";
+          if (rr.changed_meanwhile)
+            line << ", " << rr.changed_meanwhile
+                 << " skipped (the agent changed their records since the snapshot)";
+          if (rr.not_run) line << ", " << rr.not_run << " not run (stopping)";
           if (rr.suspended) line << ", plan suspended: " << rr.suspend_reason;
           for (const auto& f : rr.failures) line << "; repair failed, queued for review: " << f;
         }

@@ -9,14 +9,18 @@
 ///   every action of a suspended plan (blast radius over the threshold) go to the review queue
 ///   (`sqlite_state::queue_review`, table `review_items`), once per idempotency key.
 ///
-/// Applying runs `apply_plan` on the live store through a write-ahead log, one store
-/// transaction per action, with the repair history of the state database (retries, the loop
-/// guard and the manual queue across polls). The live store must be transactional and its
-/// writes compare-and-swap (`sqlite_store`): a record the agent changed after it was read is
-/// never overwritten, the action is retried on the new content. An action that ends `failed`
-/// (attempts exhausted, a loop, held by the history) is queued for review too.
+/// Applying runs `apply_plan` on the live store through a write-ahead log, one action at a time
+/// and one store transaction per action, with the repair history of the state database (the
+/// loop guard and the manual queue across polls). The live store must be transactional and its
+/// writes compare-and-swap (`sqlite_store`): an action whose records the agent changed after the
+/// poll's snapshot is skipped, never applied to content the plan did not see (see
+/// `repair_watch_findings`). An action that ends `failed` (an error, a loop, held by the history)
+/// is queued for review too.
 ///
-/// `recover_watch_log` finishes what a crash left open in the log, at start.
+/// After a crash nothing needs undoing: the store applies each action in one transaction (all
+/// or nothing), and an action the log shows open is either in the store whole or not at all.
+/// `memhealth recover` is not run on the watch's log (it would roll back what the agent wrote
+/// since); the open intents stay in the log as an unfinished run.
 ///
 /// Errors: `memhealth::error` from the log (io, busy, precondition for a log of another store),
 /// the state database and the store propagate; whatever committed before stays committed and
@@ -24,7 +28,9 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <functional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -36,7 +42,6 @@
 #include "memhealth/repair/executor.hpp"
 #include "memhealth/repair/plan_json.hpp"
 #include "memhealth/repair/planner.hpp"
-#include "memhealth/repair/rollback.hpp"
 #include "memhealth/repair/wal_read.hpp"
 #include "memhealth/repair/wal_writer.hpp"
 #include "memhealth/store/memory_store.hpp"
@@ -50,10 +55,12 @@ struct watch_repair_options {
   /// Tier-2 action types applied without a person (e.g. "merge_duplicates", "downweight",
   /// "resolve_conflict"); the others are queued for review.
   std::set<std::string, std::less<>> tier2_apply;
-  planner_options planner{};       ///< planning (blast radius, record budget, weights)
-  std::size_t max_records = 1000;  ///< records changed per repair run; the rest wait (deferred)
-  int retry_limit = 3;             ///< retries after a failed attempt, per run
-  std::size_t batch_size = 16;     ///< actions per group commit of the log
+  planner_options planner{};  ///< planning (blast radius, record budget, weights)
+  /// Records changed per repair run (>= 1); the rest wait for the next run (deferred). Keep it
+  /// below `planner.blast_radius_threshold`, or a large batch of faults suspends the plan.
+  std::size_t max_records = 200;
+  /// Failures (across runs) after which an action goes to the manual queue, minus one.
+  int retry_limit = 3;
   /// Name of the store in the repair history (its absolute path), so one state database can
   /// serve several stores.
   std::string history_scope;
@@ -61,12 +68,15 @@ struct watch_repair_options {
 
 /// What one repair run did.
 struct watch_repair_result {
-  std::size_t actions = 0;            ///< actions in the plan
-  std::size_t applied = 0;            ///< applied and committed
-  std::size_t already_applied = 0;    ///< the store already held every after-image (or no edits)
-  std::size_t deferred = 0;           ///< over the record budget: planned again by a later run
-  std::size_t failed = 0;             ///< failed or held (queued for review)
-  std::size_t queued = 0;             ///< newly added to the review queue
+  std::size_t actions = 0;          ///< actions in the plan
+  std::size_t applied = 0;          ///< applied and committed
+  std::size_t already_applied = 0;  ///< the store already held every after-image (or no edits)
+  std::size_t deferred = 0;         ///< over the record budget: planned again by a later run
+  std::size_t failed = 0;           ///< failed or held (queued for review)
+  /// skipped: the agent changed their records after the snapshot (planned again later)
+  std::size_t changed_meanwhile = 0;
+  std::size_t not_run = 0;  ///< left when `stop` returned true (planned again by the next run)
+  std::size_t queued = 0;   ///< newly added to the review queue
   std::size_t records_changed = 0;    ///< records written
   bool suspended = false;             ///< the plan's blast radius suspended it (everything queued)
   std::string suspend_reason;         ///< why
@@ -74,6 +84,78 @@ struct watch_repair_result {
 };
 
 namespace detail {
+
+/// Checksum of the current images of the records `ids` in `store` (a missing record counts as
+/// "-"), so a rejected review item is proposed again only when its records changed.
+template <record_store S>
+std::string review_fingerprint(const S& store, const std::vector<std::string>& ids) {
+  std::string all;
+  for (const auto& id : ids) {
+    const auto i = store.find(id);
+    if (!i) {
+      all += "-\n";
+      continue;
+    }
+    typename S::record_type r = store.record(*i);
+    const auto e = store.embedding(*i);
+    r.embedding.assign(e.begin(), e.end());
+    all += std::to_string(repair_image_checksum(encode_image(r))) + "\n";
+  }
+  return std::to_string(repair_image_checksum(all));
+}
+
+/// True when the records `ids` of `live` hold the images they have in `snapshot` (absent from
+/// both counts as the same).
+template <class S>
+bool same_as_snapshot(const memory_store<>& snapshot, const S& live,
+                      const std::vector<std::string>& ids) {
+  for (const auto& id : ids) {
+    const auto si = snapshot.find(id);
+    const auto li = live.find(id);
+    if (!si || !li) {
+      if (si.has_value() != li.has_value()) return false;
+      continue;
+    }
+    memory_record a = snapshot.record(*si);
+    const auto e = snapshot.embedding(*si);
+    a.embedding.assign(e.begin(), e.end());
+    if (encode_image(a) != encode_image(live.extract(*li))) return false;
+  }
+  return true;
+}
+
+/// True for the failure of a compare-and-swap write (`sqlite_store`: another writer changed the
+/// record after it was read).
+inline bool concurrent_change(std::string_view reason) {
+  return reason.find("changed by another writer") != std::string_view::npos;
+}
+
+/// The watch's repair history: the state database's, except that a concurrent change is not
+/// counted as a failure (the action was not wrong; its records moved on).
+class watch_history final : public repair_history {
+ public:
+  watch_history(sqlite_state& state, std::int64_t max_failures, const std::string& scope)
+      : inner_(state, max_failures, scope, scope) {}
+  std::optional<repair_history_entry> attempts(std::string_view key) override {
+    return inner_.attempts(key);
+  }
+  void note_attempt(std::string_view key, bool ok, std::string_view err) override {
+    if (!ok && concurrent_change(err)) return;
+    inner_.note_attempt(key, ok, err);
+  }
+  void hold_for_review(std::string_view key, std::string_view reason) override {
+    inner_.hold_for_review(key, reason);
+  }
+  bool replaced_image(std::string_view id, std::uint64_t sum) override {
+    return inner_.replaced_image(id, sum);
+  }
+  void note_images(std::string_view key, std::span<const repair_image_note> images) override {
+    inner_.note_images(key, images);
+  }
+
+ private:
+  sqlite_repair_history inner_;
+};
 
 inline review_item to_review_item(const repair_action& a, std::string reason, utc_time now) {
   review_item it;
@@ -94,15 +176,25 @@ inline review_item to_review_item(const repair_action& a, std::string reason, ut
 
 /// Plans repairs for `findings` over `snapshot` (the poll's copy of the store) and carries them
 /// out on `live` (the same store, open for writing) as the file comment says.
+///
+/// **Beside a writer.** An action runs only while its records in `live` are as the plan saw them
+/// in `snapshot` (same image, embedding included): an action whose records the agent changed
+/// since is skipped (`changed_meanwhile`) and planned again from the new content by a later poll,
+/// never applied on top of the agent's write. Each action is applied on its own (`apply_plan` of
+/// one action, no retry), right after that check; a change in between is caught by the store's
+/// compare-and-swap write and counts the same way (not a failure: the repair history does not
+/// count it against the action).
 /// @tparam S a `transactional_record_store` of `memory_record` (`sqlite_store<>`).
-/// @param wal the write-ahead log of the run (opened for this store; the caller keeps it or
-///        opens one per run). @param state the state database (history and review queue).
-/// @param now the clock (queue times). @throws as the file comment says.
+/// @param wal the write-ahead log (opened for this store). @param state the state database
+///        (history and review queue). @param now the clock (queue times).
+/// @param stop polled between actions: when it returns true the run ends there (the rest is
+///        counted in `not_run`), e.g. a SIGTERM handler's flag.
+/// @throws as the file comment says.
 template <transactional_record_store S>
 watch_repair_result repair_watch_findings(const memory_store<>& snapshot,
                                           std::vector<finding> findings, S& live, wal_writer& wal,
                                           sqlite_state& state, const watch_repair_options& o,
-                                          utc_time now) {
+                                          utc_time now, const std::function<bool()>& stop = {}) {
   static_assert(std::is_same_v<typename S::record_type, memory_record>,
                 "repair_watch_findings: the live store's records must be memory_record");
   watch_repair_result res;
@@ -119,10 +211,10 @@ watch_repair_result repair_watch_findings(const memory_store<>& snapshot,
   const auto queue = [&](const repair_action& a, std::string reason) {
     auto item = detail::to_review_item(a, std::move(reason), now);
     item.key = scoped(item.key);
+    item.fingerprint = detail::review_fingerprint(snapshot, a.targets);
     res.queued += state.queue_review(item) ? 1 : 0;
   };
-  repair_plan run;
-  run.detection = plan.detection;
+  std::vector<repair_action> run;
   for (auto& a : plan.actions) {
     if (plan.suspended) {
       queue(a, "plan suspended: " + plan.suspend_reason);
@@ -133,61 +225,65 @@ watch_repair_result repair_watch_findings(const memory_store<>& snapshot,
     } else if (a.automation == automation::confirm && !o.tier2_apply.contains(a.type)) {
       queue(a, "tier 2: no rule applies " + a.type + " at once ([repair] tier2_apply)");
     } else {
-      run.actions.push_back(std::move(a));
+      run.push_back(std::move(a));
     }
   }
-  if (run.actions.empty()) return res;
-  sqlite_repair_history history(state, o.retry_limit + 1, o.history_scope, o.history_scope);
+  if (run.empty()) return res;
+  detail::watch_history history(state, o.retry_limit + 1, o.history_scope);
   apply_options ao;
   ao.approve_tier2 = true;  // only the tier-2 types named by the rule are in `run`
   ao.approve_tier3 = false;
-  ao.max_records = o.max_records;
-  ao.retry_limit = o.retry_limit;
-  ao.batch_size = std::max<std::size_t>(1, o.batch_size);
+  ao.retry_limit = 0;  // a retry would apply the edit to content the plan never saw
+  ao.batch_size = 1;
   ao.history = &history;
-  const apply_result out = apply_plan(live, run, wal, ao);
-  for (const auto& oc : out.outcomes) {
-    const repair_action& a = run.actions[oc.action];
-    switch (oc.status) {
-      case action_status::applied:
-        ++res.applied;
-        res.records_changed += oc.records_changed;
-        break;
-      case action_status::already_applied:
-      case action_status::noop:
-        ++res.already_applied;
-        break;
-      case action_status::deferred:
-        ++res.deferred;
-        break;
-      case action_status::unapproved:  // not expected: only approved actions are in `run`
-      case action_status::failed:
-        ++res.failed;
-        res.failures.push_back(a.type + " " + a.idempotency_key + ": " + oc.reason);
-        queue(a, "failed: " + oc.reason);
-        break;
+  std::size_t used = 0;
+  for (std::size_t k = 0; k < run.size(); ++k) {
+    const repair_action& a = run[k];
+    if (stop && stop()) {
+      res.not_run = run.size() - k;
+      break;
+    }
+    if (used >= o.max_records) {
+      res.deferred += run.size() - k;
+      break;
+    }
+    if (!detail::same_as_snapshot(snapshot, live, a.targets)) {
+      ++res.changed_meanwhile;
+      continue;
+    }
+    repair_plan one;
+    one.detection = plan.detection;
+    one.actions.push_back(a);
+    ao.max_records = o.max_records - used;
+    const apply_result out = apply_plan(live, one, wal, ao);
+    for (const auto& oc : out.outcomes) {
+      switch (oc.status) {
+        case action_status::applied:
+          ++res.applied;
+          res.records_changed += oc.records_changed;
+          used += oc.records_changed;
+          break;
+        case action_status::already_applied:
+        case action_status::noop:
+          ++res.already_applied;
+          break;
+        case action_status::deferred:
+          ++res.deferred;
+          break;
+        case action_status::unapproved:  // not expected: only approved actions are in `run`
+        case action_status::failed:
+          if (detail::concurrent_change(oc.reason)) {
+            ++res.changed_meanwhile;
+            break;
+          }
+          ++res.failed;
+          res.failures.push_back(a.type + " " + a.idempotency_key + ": " + oc.reason);
+          queue(a, "failed: " + oc.reason);
+          break;
+      }
     }
   }
   return res;
-}
-
-/// At start: finishes what a crash left open in the watch's log at `wal_path` (open actions are
-/// undone from their before-images; see `recover`). A missing or empty log is nothing to do.
-/// @return the recovery result (empty when there was no log). @throws error(parse/schema) for
-///         a file that is not a memhealth log, error(precondition) for a log of another store,
-///         and what `recover` throws.
-template <transactional_record_store S>
-recover_result recover_watch_log(S& live, const std::filesystem::path& wal_path,
-                                 std::string database_id) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(wal_path, ec) ||
-      std::filesystem::file_size(wal_path, ec) == 0)
-    return {};
-  const wal_contents log = read_wal_file(wal_path);
-  recover_options ro;
-  ro.open_actions = open_action_policy::undo;
-  ro.database_id = std::move(database_id);
-  return recover(live, log, ro);
 }
 
 }  // namespace memhealth
