@@ -1881,6 +1881,14 @@ TEST_CASE(
                                        o, now, [] { return true; });
   CHECK(r.applied == 0);
   CHECK(r.not_run >= 2);
+  // a record budget of one: one action runs, the other is left for the next run and counted
+  o.max_records = 1;
+  o.planner.max_records_per_run = 1;
+  o.history_scope = "sqlite:two-budget";
+  const auto rb =
+      repair_watch_findings(snap2, check_at_test_clock(snap2).findings, live, wal, state, o, now);
+  CHECK(rb.applied == 1);
+  CHECK(rb.deferred + rb.plan_deferred >= 1);
 }
 
 #include <memhealth/live/sqlite_review.hpp>

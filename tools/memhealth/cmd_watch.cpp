@@ -552,7 +552,6 @@ int run_watch(const watch_cli_options& o) {
                 "cannot be rewritten without losing its writes (check it here, and repair a copy "
                 "with memhealth plan and apply)");
   if (c.repair_log.empty()) c.repair_log = store_file_path(o.store) + ".memhealth-watch.wal";
-  c.repair_opt.planner.max_records_per_run = c.repair_opt.max_records;
   if (!c.repair && !c.repair_opt.tier2_apply.empty())
     std::cerr << "memhealth watch: [repair] tier2_apply is set but repairs are off (no --repair, "
                  "no [repair] enabled = true): nothing is repaired\n";
@@ -581,17 +580,19 @@ int run_watch(const watch_cli_options& o) {
   watcher w(c.opt, state, wstate);
   std::optional<watch_repairer> repairer;
   std::optional<watch_lock> one_repairer;  // one repairing watch per log (and so per store)
-  // findings whose actions a repair run did not reach, with a checksum of their records then:
-  // carried to the next run only while their records stay the same (else the checks of the
-  // changed records find what holds now)
-  std::vector<std::pair<finding, std::string>> carried;
   if (c.repair) {
     one_repairer.emplace(c.repair_log + ".lock", true,
                          "another memhealth watch repairs this store through this log; stop it "
                          "first (two repairing watches would fight over the same records)");
     repairer.emplace(o.store, c.repair_log, c.repair_opt);
-    // findings open before repairs were turned on are planned by a full run now
-    if (!state.cursor("watch:repair")) w.request(watch_tasks::full, "repairs turned on");
+    // findings open before repairs were turned on, and repairs an earlier run left (the record
+    // budget, a stop), are planned by a full run now: the incremental checks would not find
+    // them again (their records did not change)
+    const auto left = state.cursor("watch:repair_left"), done = state.cursor("watch:repair_done");
+    if (!state.cursor("watch:repair"))
+      w.request(watch_tasks::full, "repairs turned on");
+    else if (left && (!done || *left > *done))
+      w.request(watch_tasks::full, "repairs left by the last run");
   }
 
   struct sigaction sa {};
@@ -680,26 +681,17 @@ int run_watch(const watch_cli_options& o) {
              << seconds_text(r.seconds);
       line << "; " << res.open_findings << " open";
       if (repairer) {
-        // the findings of this poll, plus those whose actions the last run deferred or did not
-        // reach (deduplicated by key: the newest copy wins)
-        std::vector<finding> todo = std::move(res.findings);
-        if (!carried.empty()) {
-          std::set<std::string> have;
-          for (const auto& f : todo) have.insert(finding_key(f));
-          for (auto& [f, sum] : carried)
-            if (memhealth::detail::review_fingerprint(*snap.store, f.record_ids) == sum &&
-                have.insert(finding_key(f)).second)
-              todo.push_back(std::move(f));
-          carried.clear();
-        }
-        std::vector<finding> kept = todo;
-        const auto rr = repairer->run(*snap.store, std::move(todo), state, now);
-        if (rr.deferred || rr.not_run)
-          for (auto& f : kept) {
-            auto sum = memhealth::detail::review_fingerprint(*snap.store, f.record_ids);
-            carried.emplace_back(std::move(f), std::move(sum));
-          }
+        const auto rr = repairer->run(*snap.store, std::move(res.findings), state, now);
         state.set_cursor("watch:repair", now);
+        // repairs left (the record budget, a stop): a full run at the next poll (or the next
+        // start) finds their findings again, as the checks of changed records would not
+        const std::size_t left = rr.deferred + rr.not_run + rr.plan_deferred;
+        if (left > 0) {
+          state.set_cursor("watch:repair_left", now);
+          w.request(watch_tasks::full, "repairs left by the last run");
+        } else if (rr.actions > 0) {
+          state.set_cursor("watch:repair_done", now);
+        }
         m.count("repair_applied", static_cast<double>(rr.applied));
         m.count("repair_queued", static_cast<double>(rr.queued));
         m.count("repair_failed", static_cast<double>(rr.failed));
@@ -709,9 +701,10 @@ int run_watch(const watch_cli_options& o) {
         if (rr.actions > 0) {
           line << "; repairs: " << rr.actions << " planned, " << rr.applied << " applied ("
                << rr.records_changed << " records), " << rr.already_applied << " already applied, "
-               << rr.queued << " newly queued for review";
-          if (rr.deferred)
-            line << ", " << rr.deferred << " deferred to the next poll (record budget)";
+               << rr.queued << " queued for review (new or updated)";
+          if (rr.deferred + rr.plan_deferred)
+            line << ", " << rr.deferred + rr.plan_deferred
+                 << " more deferred to the next poll (record budget)";
           if (rr.changed_meanwhile)
             line << ", " << rr.changed_meanwhile
                  << " skipped (the agent changed their records since the snapshot)";

@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
 #include <functional>
 #include <set>
 #include <span>
@@ -55,9 +56,17 @@ struct watch_repair_options {
   /// Tier-2 action types applied without a person (e.g. "merge_duplicates", "downweight",
   /// "resolve_conflict"); the others are queued for review.
   std::set<std::string, std::less<>> tier2_apply;
-  planner_options planner{};  ///< planning (blast radius, record budget, weights)
-  /// Records changed per repair run (>= 1); the rest wait for the next run (deferred). Keep it
-  /// below `planner.blast_radius_threshold`, or a large batch of faults suspends the plan.
+  /// Planning (weights, metadata defaults, blast radius). By default the plan itself is not
+  /// capped and never suspended: `max_records` caps what a run applies, and what is left is
+  /// planned again by the next run. Set `planner.blast_radius_threshold` to suspend (queue
+  /// whole) any plan touching more records.
+  planner_options planner = [] {
+    planner_options p;
+    p.max_records_per_run = static_cast<std::size_t>(-1);
+    p.blast_radius_threshold = static_cast<std::size_t>(-1);
+    return p;
+  }();
+  /// Records changed per repair run (>= 1); the actions left are counted in `deferred`.
   std::size_t max_records = 200;
   /// Failures (across runs) after which an action goes to the manual queue, minus one.
   int retry_limit = 3;
@@ -76,11 +85,14 @@ struct watch_repair_result {
   /// skipped: the agent changed their records after the snapshot (planned again later)
   std::size_t changed_meanwhile = 0;
   std::size_t not_run = 0;  ///< left when `stop` returned true (planned again by the next run)
-  std::size_t queued = 0;   ///< newly added to the review queue
-  std::size_t records_changed = 0;    ///< records written
-  bool suspended = false;             ///< the plan's blast radius suspended it (everything queued)
-  std::string suspend_reason;         ///< why
-  std::vector<std::string> failures;  ///< "type key: reason" of each failed action
+  /// actions the planner left out of the plan for the record budget (`max_records_per_run`)
+  std::size_t plan_deferred = 0;
+  std::size_t queued = 0;           ///< newly added to the review queue
+  std::size_t records_changed = 0;  ///< records written
+  bool suspended = false;           ///< the plan's blast radius suspended it (everything queued)
+  std::string suspend_reason;       ///< why
+  /// "type key: reason" of each failed action newly queued for review
+  std::vector<std::string> failures;
 };
 
 namespace detail {
@@ -205,6 +217,13 @@ watch_repair_result repair_watch_findings(const memory_store<>& snapshot,
   res.actions = plan.actions.size();
   res.suspended = plan.suspended;
   res.suspend_reason = plan.suspend_reason;
+  for (const auto& note : plan.deferred) {  // "max_records_per_run N: K actions deferred in total"
+    const auto at = note.find(" actions deferred in total");
+    const auto colon = at == std::string::npos ? at : note.rfind(": ", at);
+    if (note.starts_with("max_records_per_run") && colon != std::string::npos)
+      res.plan_deferred = static_cast<std::size_t>(
+          std::strtoull(note.substr(colon + 2, at - colon - 2).c_str(), nullptr, 10));
+  }
   const auto scoped = [&](const std::string& key) {
     return sqlite_repair_history::scoped(o.history_scope, key);
   };
@@ -277,8 +296,10 @@ watch_repair_result repair_watch_findings(const memory_store<>& snapshot,
             break;
           }
           ++res.failed;
-          res.failures.push_back(a.type + " " + a.idempotency_key + ": " + oc.reason);
+          const std::size_t before = res.queued;
           queue(a, "failed: " + oc.reason);
+          if (res.queued > before)  // a failure already queued by an earlier run is not repeated
+            res.failures.push_back(a.type + " " + a.idempotency_key + ": " + oc.reason);
           break;
       }
     }
