@@ -97,6 +97,19 @@ struct watch_repair_result {
 
 namespace detail {
 
+/// The complete record at index i of `store`, embedding included (its image).
+template <record_store S>
+typename S::record_type whole_record(const S& store, std::size_t i) {
+  if constexpr (mutable_record_store<S>) {
+    return store.extract(i);
+  } else {
+    typename S::record_type r = store.record(i);
+    const auto e = store.embedding(i);
+    r.embedding.assign(e.begin(), e.end());
+    return r;
+  }
+}
+
 /// Checksum of the current images of the records `ids` in `store` (a missing record counts as
 /// "-"), so a rejected review item is proposed again only when its records changed.
 template <record_store S>
@@ -108,17 +121,14 @@ std::string review_fingerprint(const S& store, const std::vector<std::string>& i
       all += "-\n";
       continue;
     }
-    typename S::record_type r = store.record(*i);
-    const auto e = store.embedding(*i);
-    r.embedding.assign(e.begin(), e.end());
-    all += std::to_string(repair_image_checksum(encode_image(r))) + "\n";
+    all += std::to_string(repair_image_checksum(encode_image(whole_record(store, *i)))) + "\n";
   }
   return std::to_string(repair_image_checksum(all));
 }
 
 /// True when the records `ids` of `live` hold the images they have in `snapshot` (absent from
 /// both counts as the same).
-template <class S>
+template <record_store S>
 bool same_as_snapshot(const memory_store<>& snapshot, const S& live,
                       const std::vector<std::string>& ids) {
   for (const auto& id : ids) {
@@ -128,10 +138,8 @@ bool same_as_snapshot(const memory_store<>& snapshot, const S& live,
       if (si.has_value() != li.has_value()) return false;
       continue;
     }
-    memory_record a = snapshot.record(*si);
-    const auto e = snapshot.embedding(*si);
-    a.embedding.assign(e.begin(), e.end());
-    if (encode_image(a) != encode_image(live.extract(*li))) return false;
+    if (encode_image(whole_record(snapshot, *si)) != encode_image(whole_record(live, *li)))
+      return false;
   }
   return true;
 }

@@ -448,11 +448,10 @@ class sqlite_state {
                                                       std::int64_t now_ms = 0) const {
     std::vector<review_item> out;
     if (!has_reviews_) return out;
-    auto st = prepare(
-        "SELECT action_key, type, tier, targets, action, reason, queued_ms, status, fingerprint, "
-        "decided_by, decided_ms, decision_note, defer_until_ms FROM review_items WHERE ?1 = '' "
-        "OR status = ?1 OR (?1 = 'pending' AND status = 'deferred' AND ?2 > 0 AND "
-        "defer_until_ms <= ?2) ORDER BY queued_ms, action_key");
+    auto st = prepare(std::string(review_select) +
+                      "WHERE ?1 = '' "
+                      "OR status = ?1 OR (?1 = 'pending' AND status = 'deferred' AND ?2 > 0 AND "
+                      "defer_until_ms <= ?2) ORDER BY queued_ms, action_key");
     bind(st.get(), 1, status);
     sqlite3_bind_int64(st.get(), 2, now_ms);
     while (step(st.get()) == SQLITE_ROW) out.push_back(review_row(st.get()));
@@ -461,10 +460,7 @@ class sqlite_state {
   /// The item with key `key`, or nullopt.
   [[nodiscard]] std::optional<review_item> review(std::string_view key) const {
     if (!has_reviews_) return std::nullopt;
-    auto st = prepare(
-        "SELECT action_key, type, tier, targets, action, reason, queued_ms, status, fingerprint, "
-        "decided_by, decided_ms, decision_note, defer_until_ms FROM review_items "
-        "WHERE action_key = ?1");
+    auto st = prepare(std::string(review_select) + "WHERE action_key = ?1");
     bind(st.get(), 1, key);
     if (step(st.get()) != SQLITE_ROW) return std::nullopt;
     return review_row(st.get());
@@ -505,6 +501,11 @@ class sqlite_state {
 
  private:
   sqlite_state() = default;
+
+  // The columns `review_row` reads, in its order.
+  static constexpr const char* review_select =
+      "SELECT action_key, type, tier, targets, action, reason, queued_ms, status, fingerprint, "
+      "decided_by, decided_ms, decision_note, defer_until_ms FROM review_items ";
 
   static review_item review_row(sqlite3_stmt* st) {
     using detail::sqlite::column_text;
