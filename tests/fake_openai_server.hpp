@@ -4,11 +4,11 @@
 //  - POST /v1/embeddings with the lexical stand-in model's vectors (embed/lexical_embedder.hpp,
 //    dimension `dim`), so every answer is known in advance;
 //  - POST /v1/chat/completions with the verdict `verdicts` holds for the pair "A: ...\nB: ..."
-//    (else "unrelated"), as the message content.
+//    (else the verdict set for ("*", "*"), else "unrelated"), as the message content.
 // `script` holds faults for the next requests, one per request, in order: "429" (with
 // Retry-After: 0), "500", "400", "slow" (waits `slow_ms`, then answers), "garbage" (not JSON),
 // "short" (one embedding too few / a verdict object without "newer"), "wrongdim" (vectors of
-// dim + 1). Nothing reaches the network.
+// dim + 1). GET /stats answers the request counters as JSON. Nothing reaches the network.
 #include <nlohmann/json.hpp>
 
 #include <atomic>
@@ -34,6 +34,12 @@ class fake_openai_server {
               [this](const httplib::Request& q, httplib::Response& r) { on_embeddings(q, r); });
     srv_.Post("/v1/chat/completions",
               [this](const httplib::Request& q, httplib::Response& r) { on_chat(q, r); });
+    srv_.Get("/stats", [this](const httplib::Request&, httplib::Response& r) {
+      nlohmann::json j{{"embedding_requests", embedding_requests.load()},
+                       {"texts", texts.load()},
+                       {"chat_requests", chat_requests.load()}};
+      r.set_content(j.dump(), "application/json");
+    });
     port_ = srv_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { srv_.listen_after_bind(); });
     while (!srv_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -139,7 +145,10 @@ class fake_openai_server {
     std::string content = R"({"verdict": "unrelated", "newer": "unknown", "reason": "none"})";
     {
       std::lock_guard lock(mu_);
-      if (auto it = verdicts_.find(user); it != verdicts_.end()) content = it->second;
+      if (auto it = verdicts_.find(user); it != verdicts_.end())
+        content = it->second;
+      else if (auto all = verdicts_.find("A: *\nB: *"); all != verdicts_.end())
+        content = all->second;  // set_verdict("*", "*", ...): the answer for any other pair
     }
     if (f == "short") content = R"({"verdict": "conflict"})";
     nlohmann::json out{{"object", "chat.completion"},
