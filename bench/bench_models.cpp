@@ -11,9 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "memhealth/net/openai_embedder.hpp"
+
 #include "../tests/fake_openai_server.hpp"
 #include "bench_common.hpp"
-#include "memhealth/net/openai_embedder.hpp"
 
 namespace {
 
@@ -58,8 +59,12 @@ void embed_run(benchmark::State& state, std::size_t batch) {
     state.SkipWithError("unexpected request count");
 }
 
-void models_embed_batched(benchmark::State& state) { embed_run(state, 64); }
-void models_embed_unbatched(benchmark::State& state) { embed_run(state, 1); }
+void models_embed_batched(benchmark::State& state) {
+  embed_run(state, 64);
+}
+void models_embed_unbatched(benchmark::State& state) {
+  embed_run(state, 1);
+}
 
 // A rerun over the same texts with the cache filled by a first run: no request at all.
 void models_embed_warm_cache(benchmark::State& state) {

@@ -117,6 +117,14 @@ try:
     run("check", out, "--format", "json", "--exit-zero", *now, *judge, expect=0)
     check(stats()["chat_requests"] == asked, "a rerun asks the judge nothing (cache)")
 
+    # the key: $OPENAI_API_KEY by default, another variable with --api-key-env
+    check(stats()["authorization"] == "Bearer " + KEY, "the key from $OPENAI_API_KEY is sent")
+    env2 = dict(os.environ, HOME=WORK, MEMHEALTH_ALT_KEY="alt-key-42")
+    subprocess.run([MEMHEALTH, "check", out, "--exit-zero", *now, "--judge", url, "--judge-model",
+                    "fake-chat", "--model-cache", "none", "--api-key-env", "MEMHEALTH_ALT_KEY"],
+                   capture_output=True, env=env2, timeout=120)
+    check(stats()["authorization"] == "Bearer alt-key-42", "--api-key-env names the variable")
+
     # plan records the judge (URL, model), never the key
     plan = os.path.join(WORK, "plan.json")
     run("plan", out, "--out", plan, *now, *judge, expect=0)

@@ -38,6 +38,10 @@ class fake_openai_server {
       nlohmann::json j{{"embedding_requests", embedding_requests.load()},
                        {"texts", texts.load()},
                        {"chat_requests", chat_requests.load()}};
+      {
+        std::lock_guard lock(mu_);
+        j["authorization"] = last_authorization;
+      }
       r.set_content(j.dump(), "application/json");
     });
     port_ = srv_.bind_to_any_port("127.0.0.1");

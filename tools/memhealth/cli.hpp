@@ -429,14 +429,16 @@ struct detection_cli_options {
   std::string window;  ///< --window text ("" = any)
   std::string schema;  ///< --schema path ("" = none)
   std::string now;     ///< --now text ("" = the current time)
-  bool now_given = false;  ///< --now was given (even as "")
-  std::size_t dim = 0;     ///< --dim (0 = the store's most common dimension)
-  std::string lexicon;     ///< --lexicon path ("" = the built-in claim lexicon)
+  bool now_given = false;   ///< --now was given (even as "")
+  std::size_t dim = 0;      ///< --dim (0 = the store's most common dimension)
+  std::string lexicon;      ///< --lexicon path ("" = the built-in claim lexicon)
   std::string judge;        ///< --judge "openai:URL" ("" = the rules only)
   std::string judge_model;  ///< --judge-model
   bool judge_all = false;   ///< --judge-all: every candidate pair reaches the model
   /// --model-cache path of the model answer cache ("" = the default, "none" = no cache)
   std::string model_cache;
+  double model_rate = 0;  ///< --model-rate: most model requests per second (0 = no limit)
+  std::string api_key_env = "OPENAI_API_KEY";  ///< --api-key-env: the variable holding the key
   std::string embedder;         ///< --embedder "openai:URL" (commands that fill embeddings)
   std::string embedding_model;  ///< --embedding-model
 };
@@ -467,12 +469,13 @@ inline std::string openai_option_url(const std::string& value, const std::string
   constexpr std::string_view prefix = "openai:";
   if (!value.starts_with(prefix) || value.size() == prefix.size())
     throw error(error_code::invalid_argument,
-                std::string(what) + ": expected openai:URL (an OpenAI-compatible API base such as "
-                                    "openai:http://localhost:11434/v1), got '" +
+                std::string(what) +
+                    ": expected openai:URL (an OpenAI-compatible API base such as "
+                    "openai:http://localhost:11434/v1), got '" +
                     value + "'");
   if (model.empty())
-    throw error(error_code::invalid_argument,
-                std::string(what) + " needs " + model_option + " (the model name the server knows)");
+    throw error(error_code::invalid_argument, std::string(what) + " needs " + model_option +
+                                                  " (the model name the server knows)");
   return value.substr(prefix.size());
 }
 
@@ -488,6 +491,8 @@ inline std::shared_ptr<const model_judge> make_cli_judge(const detection_cli_opt
   jo.model = o.judge_model;
   jo.ask_all = o.judge_all;
   jo.cache_path = model_cache_path(o.model_cache);
+  jo.api_key_env = o.api_key_env;
+  jo.http.requests_per_second = o.model_rate;
   return std::make_shared<openai_judge>(jo);
 #else
   throw error(error_code::invalid_argument,
@@ -519,6 +524,8 @@ inline std::size_t fill_missing_embeddings(std::vector<memory_record>& records,
   eo.model = o.embedding_model;
   eo.dimension = dim;
   eo.cache_path = model_cache_path(o.model_cache);
+  eo.api_key_env = o.api_key_env;
+  eo.http.requests_per_second = o.model_rate;
   const openai_embedder e(eo);
   std::vector<std::size_t> todo;
   std::vector<std::string_view> texts;
@@ -546,6 +553,20 @@ inline std::size_t fill_missing_embeddings(std::vector<memory_record>& records,
 #endif
 }
 
+/// Registers --model-cache, --model-rate and --api-key-env (how --judge and --embedder reach
+/// the model).
+inline void add_model_access_options(CLI::App* cmd, detection_cli_options& o) {
+  cmd->add_option("--model-cache", o.model_cache,
+                  "Cache of model answers (SQLite; default ~/.cache/memhealth/model-cache.sqlite; "
+                  "none = no cache)");
+  cmd->add_option("--model-rate", o.model_rate,
+                  "Most requests per second to --judge / --embedder (0 = no limit)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--api-key-env", o.api_key_env,
+                  "Environment variable holding the API key for --judge / --embedder (default "
+                  "OPENAI_API_KEY; never pass a key on the command line)");
+}
+
 /// Registers --embedder and --embedding-model (and --model-cache when `cache` is true) on a
 /// subcommand that fills missing embeddings.
 inline void add_embedder_options(CLI::App* cmd, detection_cli_options& o, bool cache) {
@@ -553,10 +574,7 @@ inline void add_embedder_options(CLI::App* cmd, detection_cli_options& o, bool c
                   "Embed records without embeddings through an OpenAI-compatible API: "
                   "openai:URL (e.g. openai:http://localhost:11434/v1; key from $OPENAI_API_KEY)");
   cmd->add_option("--embedding-model", o.embedding_model, "Model name for --embedder");
-  if (cache)
-    cmd->add_option("--model-cache", o.model_cache,
-                    "Cache of model answers (SQLite; default ~/.cache/memhealth/"
-                    "model-cache.sqlite; none = no cache)");
+  if (cache) add_model_access_options(cmd, o);
 }
 
 /// The claim lexicon of --lexicon: the built-in one plus the file's cue words, synonyms,
@@ -604,9 +622,7 @@ inline void add_detection_options(CLI::App* cmd, detection_cli_options& o) {
   cmd->add_option("--judge-model", o.judge_model, "Model name for --judge");
   cmd->add_flag("--judge-all", o.judge_all,
                 "With --judge: every conflict candidate reaches the model, not only the open ones");
-  cmd->add_option("--model-cache", o.model_cache,
-                  "Cache of model answers (SQLite; default ~/.cache/memhealth/model-cache.sqlite; "
-                  "none = no cache)");
+  add_model_access_options(cmd, o);
   cmd->add_flag_function(
       "--no-duplicate-guards", [&o](std::int64_t) { o.settings.duplicate_guards = false; },
       "Let near pairs whose numbers, dates or times differ, whose roles are swapped, whose "

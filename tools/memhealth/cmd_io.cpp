@@ -222,8 +222,10 @@ void add_import(CLI::App& app, int& rc) {
   cmd->add_option("--embed", o->embed,
                   "Embed records without embeddings: lexical (built-in stand-in model) or none")
       ->check(CLI::IsMember({"lexical", "none"}));
-  cmd->add_option("--dim", o->dim, "Embedding dimension for --embed lexical (default 384) or --embedder (default: the "
-                  "model's)")
+  cmd->add_option(
+         "--dim", o->dim,
+         "Embedding dimension for --embed lexical (default 384) or --embedder (default: the "
+         "model's)")
       ->check(CLI::Range(1, 65536));
   add_embedder_options(cmd, o->models, true);
   cmd->add_flag("--extract-claims", o->extract_claims,
