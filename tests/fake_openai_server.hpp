@@ -44,6 +44,7 @@ class fake_openai_server {
       }
       r.set_content(j.dump(), "application/json");
     });
+    srv_.set_tcp_nodelay(true);  // headers and body are separate writes: no Nagle delay
     port_ = srv_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { srv_.listen_after_bind(); });
     while (!srv_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
