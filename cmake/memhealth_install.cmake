@@ -30,11 +30,24 @@ if(TARGET memhealth_sqlite)
           DESTINATION "${MEMHEALTH_INSTALL_CMAKEDIR}")
 endif()
 
+# memhealth::http likewise (loaded when libcurl, OpenSSL and SQLite3 are found).
+if(TARGET memhealth_http)
+  install(TARGETS memhealth_http
+          EXPORT memhealthHttpTargets
+          FILE_SET HEADERS DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+  install(EXPORT memhealthHttpTargets
+          NAMESPACE memhealth::
+          DESTINATION "${MEMHEALTH_INSTALL_CMAKEDIR}")
+endif()
+
 # Build-tree package: find_package(memhealth) with memhealth_DIR (or CMAKE_PREFIX_PATH) set to this
 # build directory uses the source tree's headers without installing.
 export(EXPORT memhealthTargets NAMESPACE memhealth:: FILE "${PROJECT_BINARY_DIR}/memhealthTargets.cmake")
 if(TARGET memhealth_sqlite)
   export(EXPORT memhealthSqliteTargets NAMESPACE memhealth:: FILE "${PROJECT_BINARY_DIR}/memhealthSqliteTargets.cmake")
+endif()
+if(TARGET memhealth_http)
+  export(EXPORT memhealthHttpTargets NAMESPACE memhealth:: FILE "${PROJECT_BINARY_DIR}/memhealthHttpTargets.cmake")
 endif()
 configure_file("${PROJECT_SOURCE_DIR}/cmake/memhealth_dependencies.cmake"
                "${PROJECT_BINARY_DIR}/memhealth_dependencies.cmake" COPYONLY)

@@ -48,7 +48,13 @@ for t in "${targets[@]}"; do
     status="FAILED (exit $rc)"
     failed=1
     echo "fuzz_run.sh: fuzz_$t failed; the end of $log:" >&2
-    grep -E 'ERROR|SUMMARY|invariant failed|what\(\)|Test unit written|artifact' "$log" | head -20 >&2 || true
+    grep -E 'ERROR|SUMMARY|invariant failed|what\(\)|Test unit written|artifact|Slowest|rss|==[0-9]+==' "$log" | grep -v -E '^#[0-9]+' | head -30 >&2 || true
+    # the input that did it, as hex (first 2 KiB), so a CI log alone reproduces it
+    for a in build/fuzz/artifacts/"$t"-*; do
+      [ -f "$a" ] || continue
+      echo "fuzz_run.sh: $a ($(wc -c <"$a") bytes), hex:" >&2
+      head -c 2048 "$a" | od -A x -t x1z -v >&2 || true
+    done
   fi
   rows+=("$(printf '  %-8s %10s %8s %12s %7s %7s  %s' "$t" "${execs:-?}" "${rate:-?}" "${corp:-?}" "${cov:-?}" "${ft:-?}" "$status")")
 done

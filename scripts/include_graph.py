@@ -3,7 +3,7 @@
 up the layering (a folder including a folder above it, or two folders of the same rank).
 
 Layering, lowest first ("a|b": same rank, neither may include the other):
-  (root) < record < text < embed < io < store < similarity < detect < monitor|drift < repair
+  (root) < record < text < embed < io < store < similarity < detect < monitor|drift|net < repair
   < audit|live
 
 memhealth.hpp, the umbrella header, includes everything and is left out of the graph.
@@ -16,7 +16,7 @@ import re
 import sys
 
 LAYERS = ["(root)", "record", "text", "embed", "io", "store", "similarity", "detect",
-          "monitor|drift", "repair", "audit|live"]
+          "monitor|drift|net", "repair", "audit|live"]
 RANK = {f: i for i, layer in enumerate(LAYERS) for f in layer.split("|")}
 UMBRELLA = "memhealth.hpp"
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]memhealth/([^">]+)[">]', re.M)

@@ -15,6 +15,8 @@ packages=(
   doctest-dev libbenchmark-dev              # tests, benchmarks
   libsqlite3-dev nlohmann-json3-dev         # SQLite store backend, JSON in tools and tests
   zlib1g-dev                                # gzip plan files (io/gzip_stream.hpp)
+  libcurl4-openssl-dev libssl-dev           # model adapters (net/: OpenAI-compatible embedder, judge)
+  libcpp-httplib-dev                        # the local test server of the net/ tests
   libcli11-dev                              # the memhealth command-line tool (tools/memhealth)
   libtomlplusplus-dev prometheus-cpp-dev    # memhealth watch: TOML configuration, Prometheus metrics
   chromium                                  # renders the HTML audit report in a test (headless)

@@ -28,6 +28,10 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if MEMHEALTH_CLI_HAVE_HTTP
+#include "memhealth/net/openai_embedder.hpp"
+#include "memhealth/net/openai_judge.hpp"
+#endif
 #if MEMHEALTH_CLI_HAVE_SQLITE
 #include "memhealth/live/sqlite_repair_history.hpp"
 #include "memhealth/store/sqlite_state.hpp"
@@ -425,10 +429,153 @@ struct detection_cli_options {
   std::string window;  ///< --window text ("" = any)
   std::string schema;  ///< --schema path ("" = none)
   std::string now;     ///< --now text ("" = the current time)
-  bool now_given = false;  ///< --now was given (even as "")
-  std::size_t dim = 0;     ///< --dim (0 = the store's most common dimension)
-  std::string lexicon;     ///< --lexicon path ("" = the built-in claim lexicon)
+  bool now_given = false;   ///< --now was given (even as "")
+  std::size_t dim = 0;      ///< --dim (0 = the store's most common dimension)
+  std::string lexicon;      ///< --lexicon path ("" = the built-in claim lexicon)
+  std::string judge;        ///< --judge "openai:URL" ("" = the rules only)
+  std::string judge_model;  ///< --judge-model
+  bool judge_all = false;   ///< --judge-all: every candidate pair reaches the model
+  /// --model-cache path of the model answer cache ("" = the default, "none" = no cache)
+  std::string model_cache;
+  double model_rate = 0;  ///< --model-rate: most model requests per second (0 = no limit)
+  std::string api_key_env = "OPENAI_API_KEY";  ///< --api-key-env: the variable holding the key
+  std::string embedder;         ///< --embedder "openai:URL" (commands that fill embeddings)
+  std::string embedding_model;  ///< --embedding-model
 };
+
+/// The model answer cache file: `o_path` unless "" ("none" = no cache, an empty path), else
+/// $XDG_CACHE_HOME/memhealth/model-cache.sqlite or ~/.cache/memhealth/model-cache.sqlite (its
+/// folder created), or none when neither variable is set.
+inline std::filesystem::path model_cache_path(const std::string& o_path) {
+  if (o_path == "none") return {};
+  if (!o_path.empty()) return o_path;
+  std::filesystem::path base;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+    base = x;
+  else if (const char* h = std::getenv("HOME"); h && *h)
+    base = std::filesystem::path(h) / ".cache";
+  else
+    return {};
+  std::error_code ec;
+  std::filesystem::create_directories(base / "memhealth", ec);
+  if (ec) return {};
+  return base / "memhealth" / "model-cache.sqlite";
+}
+
+/// The URL of an "openai:URL" option value. @throws error(invalid_argument) for another scheme
+/// or a missing model name (`model`), naming `what`.
+inline std::string openai_option_url(const std::string& value, const std::string& model,
+                                     const char* what, const char* model_option) {
+  constexpr std::string_view prefix = "openai:";
+  if (!value.starts_with(prefix) || value.size() == prefix.size())
+    throw error(error_code::invalid_argument,
+                std::string(what) +
+                    ": expected openai:URL (an OpenAI-compatible API base such as "
+                    "openai:http://localhost:11434/v1), got '" +
+                    value + "'");
+  if (model.empty())
+    throw error(error_code::invalid_argument, std::string(what) + " needs " + model_option +
+                                                  " (the model name the server knows)");
+  return value.substr(prefix.size());
+}
+
+/// The conflict judge's model of --judge (null without it).
+/// @throws error(invalid_argument) for a bad --judge, or when the tool was built without
+///         libcurl; the cache's errors.
+inline std::shared_ptr<const model_judge> make_cli_judge(const detection_cli_options& o) {
+  if (o.judge.empty()) return nullptr;
+  const std::string url = openai_option_url(o.judge, o.judge_model, "--judge", "--judge-model");
+#if MEMHEALTH_CLI_HAVE_HTTP
+  openai_judge_options jo;
+  jo.url = url;
+  jo.model = o.judge_model;
+  jo.ask_all = o.judge_all;
+  jo.cache_path = model_cache_path(o.model_cache);
+  jo.api_key_env = o.api_key_env;
+  jo.http.requests_per_second = o.model_rate;
+  return std::make_shared<openai_judge>(jo);
+#else
+  throw error(error_code::invalid_argument,
+              "--judge: this build has no HTTP client (libcurl4-openssl-dev, libssl-dev)");
+#endif
+}
+
+/// Fills the embedding of every record without one, through --embedder (an OpenAI-compatible
+/// endpoint, the records' texts in batches, the answer cache) or, when `lexical` is true, the
+/// built-in lexical stand-in of dimension `dim` (0 = the records' most common, else 384).
+/// @return how many records were embedded. @throws error(invalid_argument) for a bad
+///         --embedder or both at once; the embedder's errors (io after retries, parse).
+inline std::size_t fill_missing_embeddings(std::vector<memory_record>& records,
+                                           const detection_cli_options& o, bool lexical,
+                                           std::size_t dim) {
+  if (!o.embedder.empty() && lexical)
+    throw error(error_code::invalid_argument, "--embed lexical and --embedder: choose one");
+  if (lexical) {
+    if (dim == 0) dim = memory_store<>::most_common_dimension(records);
+    if (dim == 0) dim = 384;
+    return embed_missing(records, lexical_embedder(dim, 0));
+  }
+  if (o.embedder.empty()) return 0;
+  const std::string url =
+      openai_option_url(o.embedder, o.embedding_model, "--embedder", "--embedding-model");
+#if MEMHEALTH_CLI_HAVE_HTTP
+  openai_embedder_options eo;
+  eo.url = url;
+  eo.model = o.embedding_model;
+  eo.dimension = dim;
+  eo.cache_path = model_cache_path(o.model_cache);
+  eo.api_key_env = o.api_key_env;
+  eo.http.requests_per_second = o.model_rate;
+  const openai_embedder e(eo);
+  std::vector<std::size_t> todo;
+  std::vector<std::string_view> texts;
+  for (std::size_t i = 0; i < records.size(); ++i)
+    if (records[i].embedding.empty()) {
+      todo.push_back(i);
+      texts.push_back(records[i].content);
+    }
+  const std::size_t d = e.dimension();
+  std::vector<float> block(todo.size() * d);
+  e.embed_batch(std::span<const std::string_view>(texts), std::span<float>(block));
+  for (std::size_t k = 0; k < todo.size(); ++k) {
+    auto& r = records[todo[k]];
+    r.embedding.assign(block.begin() + static_cast<std::ptrdiff_t>(k * d),
+                       block.begin() + static_cast<std::ptrdiff_t>((k + 1) * d));
+    r.embedding_version = std::string(e.version());
+  }
+  const auto st = e.stats();
+  std::cerr << "memhealth: " << todo.size() << " records embedded by " << e.version() << " ("
+            << st.requests << " requests, " << st.cache_hits << " from the cache)\n";
+  return todo.size();
+#else
+  throw error(error_code::invalid_argument,
+              "--embedder: this build has no HTTP client (libcurl4-openssl-dev, libssl-dev)");
+#endif
+}
+
+/// Registers --model-cache, --model-rate and --api-key-env (how --judge and --embedder reach
+/// the model).
+inline void add_model_access_options(CLI::App* cmd, detection_cli_options& o) {
+  cmd->add_option("--model-cache", o.model_cache,
+                  "Cache of model answers (SQLite; default ~/.cache/memhealth/model-cache.sqlite; "
+                  "none = no cache)");
+  cmd->add_option("--model-rate", o.model_rate,
+                  "Most requests per second to --judge / --embedder (0 = no limit)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--api-key-env", o.api_key_env,
+                  "Environment variable holding the API key for --judge / --embedder (default "
+                  "OPENAI_API_KEY; never pass a key on the command line)");
+}
+
+/// Registers --embedder and --embedding-model (and --model-cache when `cache` is true) on a
+/// subcommand that fills missing embeddings.
+inline void add_embedder_options(CLI::App* cmd, detection_cli_options& o, bool cache) {
+  cmd->add_option("--embedder", o.embedder,
+                  "Embed records without embeddings through an OpenAI-compatible API: "
+                  "openai:URL (e.g. openai:http://localhost:11434/v1; key from $OPENAI_API_KEY)");
+  cmd->add_option("--embedding-model", o.embedding_model, "Model name for --embedder");
+  if (cache) add_model_access_options(cmd, o);
+}
 
 /// The claim lexicon of --lexicon: the built-in one plus the file's cue words, synonyms,
 /// antonyms and is-a pairs (claim_lexicon::load_tsv); null for "".
@@ -469,6 +616,13 @@ inline void add_detection_options(CLI::App* cmd, detection_cli_options& o) {
   cmd->add_option("--now", o.now,
                   "Clock for staleness and future-timestamp checks (ISO-8601; default: now)")
       ->each([&o](const std::string&) { o.now_given = true; });
+  cmd->add_option("--judge", o.judge,
+                  "Ask a model about the conflict candidates the rules leave open: openai:URL "
+                  "(an OpenAI-compatible chat API; key from $OPENAI_API_KEY)");
+  cmd->add_option("--judge-model", o.judge_model, "Model name for --judge");
+  cmd->add_flag("--judge-all", o.judge_all,
+                "With --judge: every conflict candidate reaches the model, not only the open ones");
+  add_model_access_options(cmd, o);
   cmd->add_flag_function(
       "--no-duplicate-guards", [&o](std::int64_t) { o.settings.duplicate_guards = false; },
       "Let near pairs whose numbers, dates or times differ, whose roles are swapped, whose "
@@ -501,6 +655,7 @@ inline std::pair<default_check_settings, detect_options> detection_settings(
   }
   if (!o.schema.empty()) settings.schema = load_schema_json(o.schema);
   settings.lexicon = load_claim_lexicon(o.lexicon);
+  settings.conflict_model = make_cli_judge(o);
   d.dimension = o.dim;
   return {std::move(settings), d};
 }

@@ -116,6 +116,7 @@ int run_drill_command(const drill_cli_options& o) {
   auto lr = load_store_file(o.store);
   print_issues(lr.issues);
   warn_if_empty("drill", o.store, lr.records.size());
+  fill_missing_embeddings(lr.records, o.detect, false, o.detect.dim);
   auto [settings, d] = detection_settings(o.detect);
   drill_options opt;
   opt.seed = o.seed;
@@ -488,6 +489,7 @@ void add_drill(CLI::App& app, int& rc) {
   cmd->add_option("--max-fpr", o->max_fpr, "Exit 1 when the false-positive rate is above this")
       ->check(CLI::Range(0.0, 1.0));
   add_detection_options(cmd, o->detect);
+  add_embedder_options(cmd, o->detect, false);
   cmd->callback([o, &rc] { rc = run_drill_command(*o); });
 }
 

@@ -165,7 +165,7 @@ int run_check(const check_options& o) {
 #if MEMHEALTH_CLI_HAVE_SQLITE
   // An SQLite store is checked in place (read-only, embeddings read block by block), unless
   // missing embeddings are to be filled first (that needs the records in memory).
-  if (is_sqlite_store(o.store) && o.embed != "lexical") {
+  if (is_sqlite_store(o.store) && o.embed != "lexical" && o.detect.embedder.empty()) {
     auto store = open_sqlite_store(o.store, true);
     if (o.detect.dim)
       d.dimension = o.detect.dim;
@@ -188,12 +188,7 @@ int run_check(const check_options& o) {
                 "--since needs the state database, and this build has no SQLite");
 #endif
   auto lr = load_store_file(o.store);
-  if (o.embed == "lexical") {
-    std::size_t dim =
-        o.detect.dim ? o.detect.dim : memory_store<>::most_common_dimension(lr.records);
-    if (dim == 0) dim = 384;
-    embed_missing(lr.records, lexical_embedder(dim, 0));
-  }
+  fill_missing_embeddings(lr.records, o.detect, o.embed == "lexical", o.detect.dim);
   auto store = memory_store<>::from_records(std::move(lr.records), o.detect.dim);
   d.dimension = store.dimension();
 #if MEMHEALTH_CLI_HAVE_SQLITE
@@ -339,6 +334,7 @@ void add_check(CLI::App& app, int& rc) {
   add_detection_options(cmd, o->detect);
   cmd->add_option("--embed", o->embed, "Embed records without embeddings first: lexical or none")
       ->check(CLI::IsMember({"lexical", "none"}));
+  add_embedder_options(cmd, o->detect, false);
   cmd->add_flag("--exit-zero", o->exit_zero,
                 "Exit 0 even when findings of warning or above are found");
   auto* since =

@@ -14,9 +14,10 @@ struct import_options {
   std::vector<std::string> sources;
   std::string out;
   std::string embed = "none";
-  std::size_t dim = 384;
+  std::size_t dim = 0;  // --dim: 384 for --embed lexical, the server's for --embedder
   bool extract_claims = false;
   std::string lexicon;
+  detection_cli_options models;  // --embedder, --embedding-model, --model-cache
 };
 
 // One source of `import`: a dataset (locomo, mem0, prefeval) or a memhealth store (jsonl, sqlite).
@@ -94,11 +95,9 @@ int run_import(const import_options& o) {
     for (auto& r : part.records) all.records.push_back(std::move(r));
     for (auto& i : part.issues) all.issues.push_back(std::move(i));
   }
-  std::size_t embedded = 0;
-  if (o.embed == "lexical") {
-    const lexical_embedder e(o.dim, 0);
-    embedded = embed_missing(all.records, e);
-  }
+  const std::size_t embedded =
+      fill_missing_embeddings(all.records, o.models, o.embed == "lexical",
+                              o.embed == "lexical" && o.dim == 0 ? 384 : o.dim);
   std::size_t claimed = 0, unread = 0;
   if (o.extract_claims) {  // records that carry no claim get the one read from their content
     const auto lexicon = load_claim_lexicon(o.lexicon);
@@ -223,8 +222,12 @@ void add_import(CLI::App& app, int& rc) {
   cmd->add_option("--embed", o->embed,
                   "Embed records without embeddings: lexical (built-in stand-in model) or none")
       ->check(CLI::IsMember({"lexical", "none"}));
-  cmd->add_option("--dim", o->dim, "Embedding dimension for --embed lexical")
+  cmd->add_option(
+         "--dim", o->dim,
+         "Embedding dimension for --embed lexical (default 384) or --embedder (default: the "
+         "model's)")
       ->check(CLI::Range(1, 65536));
+  add_embedder_options(cmd, o->models, true);
   cmd->add_flag("--extract-claims", o->extract_claims,
                 "Write the claim read from each record's text into its claim field (records "
                 "that already carry one keep it; see memhealth claims)");

@@ -76,6 +76,11 @@ detection_provenance detection_record(const detection_cli_options& d, std::size_
   }
   if (!d.lexicon.empty())
     r.other["lexicon"] = std::filesystem::absolute(d.lexicon).lexically_normal().string();
+  if (!d.judge.empty()) {  // the URL and model only: the key stays in the environment
+    r.other["judge"] = d.judge;
+    r.other["judge_model"] = d.judge_model;
+    if (d.judge_all) r.other["judge_all"] = "on";
+  }
   if (!d.settings.duplicate_guards) r.other["duplicate_guards"] = "off";
   if (d.settings.block_scopes_above != default_check_settings{}.block_scopes_above)
     r.other["block_above"] = std::to_string(d.settings.block_scopes_above);
@@ -379,6 +384,15 @@ detection_cli_options apply_detection(const apply_cli_options& o, const detectio
       o.detect.lexicon.empty()
           ? std::string()
           : std::filesystem::absolute(o.detect.lexicon).lexically_normal().string());
+  const auto planned_other = [&](const char* k) {
+    return pd.other.count(k) ? std::optional<std::string>(pd.other.at(k)) : std::nullopt;
+  };
+  take(
+      "judge", "--judge", planned_other("judge"), same, [&](const std::string& v) { d.judge = v; },
+      o.detect.judge);
+  take(
+      "judge_model", "--judge-model", planned_other("judge_model"), same,
+      [&](const std::string& v) { d.judge_model = v; }, o.detect.judge_model);
   const auto planned_guards = pd.other.count("duplicate_guards")
                                   ? std::optional<std::string>(pd.other.at("duplicate_guards"))
                                   : std::nullopt;

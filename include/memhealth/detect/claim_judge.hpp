@@ -435,11 +435,27 @@ struct claim_conflict_judge {
   /// `default_claim_extractor`, for reading; null = `claim_lexicon::builtin()` (or the pointers
   /// already set in `extractor` and `rules`). Shared, so copies of the judge stay valid.
   std::shared_ptr<const claim_lexicon> lexicon{};
+  /// A model asked about the pairs the rules leave open (`model_judge::left_open`), or about
+  /// every pair with `model->ask_all()`; its verdict replaces the rules' when it answers.
+  /// Null = rules only. Identical texts never reach it.
+  std::shared_ptr<const model_judge> model{};
 
-  /// Judges one candidate pair (conflict_judge.hpp's signature). Never throws on any text.
+  /// Judges one candidate pair (conflict_judge.hpp's signature). Never throws on any text
+  /// (a `model` may throw memhealth::error).
   template <class R>
   [[nodiscard]] conflict_verdict operator()(const R& a, std::string_view norm_a, const R& b,
                                             std::string_view norm_b, float cosine) const {
+    if (norm_a == norm_b) return {false, false, "identical_text"};
+    conflict_verdict v = by_rules(a, norm_a, b, norm_b, cosine);
+    if (model && (model->ask_all() || model_judge::left_open(v)))
+      if (auto m = model->judge(field::content(a), field::content(b), v)) return std::move(*m);
+    return v;
+  }
+
+  /// The rules' verdict alone (no model).
+  template <class R>
+  [[nodiscard]] conflict_verdict by_rules(const R& a, std::string_view norm_a, const R& b,
+                                          std::string_view norm_b, float cosine) const {
     if (norm_a == norm_b) return {false, false, "identical_text"};
     const claim_analysis ca = read(field::content(a));
     const claim_analysis cb = read(field::content(b));

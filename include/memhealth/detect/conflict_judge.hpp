@@ -43,6 +43,7 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +58,40 @@ struct conflict_verdict {
   bool conflict = false;     ///< the two records contradict each other
   bool needs_human = false;  ///< only a person can resolve it (repair: manual_review)
   std::string reason;        ///< short machine-readable reason, e.g. "negation_cue"
+};
+
+/// A second opinion for the pairs a rule judge leaves open: a model (an LLM behind an API, an
+/// NLI classifier) asked about two statements. `claim_conflict_judge::model` and
+/// `default_check_settings::conflict_model` take one; net/openai_judge.hpp implements it over an
+/// OpenAI-compatible chat endpoint.
+///
+/// Implementations must be thread-safe (the conflict check may judge from several threads).
+struct model_judge {
+  virtual ~model_judge() = default;
+  /// The verdict for statements `a` and `b` (record contents, as stored) that the rules judged
+  /// `rules`; nullopt = no usable answer (the rule verdict stands). May throw memhealth::error
+  /// (the check then fails: a model that cannot be reached is not silently skipped).
+  [[nodiscard]] virtual std::optional<conflict_verdict> judge(
+      std::string_view a, std::string_view b, const conflict_verdict& rules) const = 0;
+  /// True: every pair reaches the model, not only the open ones (`left_open`).
+  [[nodiscard]] virtual bool ask_all() const { return false; }
+
+  /// True when the rules did not settle the pair: no conflict found, and no rule established
+  /// that the two are compatible. Settled are every conflict and the compatible reasons of the
+  /// claim and cue rules: "identical_text", "different_holders", "different_scene",
+  /// "different_time", "two_events", "refinement", "same_polarity", "same_value", "additive".
+  /// Open are "no_claim_conflict" and "no_cue" (no rule applied), "not_contained" (opposite
+  /// polarity about terms the rules could not match: "doesn't enjoy opera" / "enjoys
+  /// musicals") and any reason of a user's judge not listed here.
+  [[nodiscard]] static bool left_open(const conflict_verdict& v) noexcept {
+    if (v.conflict) return false;
+    constexpr std::string_view settled[] = {
+        "identical_text", "different_holders", "different_scene", "different_time", "two_events",
+        "refinement",     "same_polarity",     "same_value",      "additive"};
+    for (auto s : settled)
+      if (v.reason == s) return false;
+    return true;
+  }
 };
 
 /// Concept for a conflict judge over record type R.

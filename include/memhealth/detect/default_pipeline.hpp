@@ -61,6 +61,9 @@ struct default_check_settings {
   /// swapped or whose polarity is opposite, or that the conflict judge calls a conflict, is never
   /// a near duplicate. On by default; false = cosine and the negation cue alone decide.
   bool duplicate_guards = true;
+  /// A model asked about the text pairs the conflict rules leave open (conflict_judge.hpp's
+  /// `model_judge`; net/openai_judge.hpp); null = rules only.
+  std::shared_ptr<const model_judge> conflict_model{};
 };
 
 /// Builds the default pipeline from settings.
@@ -95,6 +98,7 @@ inline auto make_default_pipeline(const default_check_settings& s = {}) {
   conflicts.max_pairs_per_scope = s.max_pairs_per_scope;
   conflicts.candidates = candidates;
   conflicts.judge.lexicon = s.lexicon;
+  conflicts.judge.model = s.conflict_model;
   staleness_detector staleness;
   staleness.curves = s.decay;
   staleness.threshold = s.stale_threshold;
