@@ -295,7 +295,8 @@ int run_claims(const claims_options& o) {
       for (const auto& c : a.claims) j["claims"].push_back(claim_json(c));
       lines += j.dump() + "\n";
     } else {
-      text << r.id << " [" << (a.lang.empty() ? "-" : a.lang) << "] " << r.content << "\n";
+      text << r.id << " [" << (a.lang.empty() ? "-" : a.lang) << "] " << mask_secrets(r.content)
+           << "\n";
       if (!parsed) text << "    (not read: the cue judge decides this record's pairs)\n";
       for (const auto& c : a.claims) claim_text(text, c);
     }
