@@ -433,10 +433,6 @@ struct detection_cli_options {
   std::vector<std::string> hygiene_off;  ///< --hygiene-off names (secrets, mojibake, ...)
 };
 
-/// The content hygiene detectors --hygiene-off can turn off.
-inline constexpr std::string_view hygiene_check_names[] = {"secrets", "mojibake", "content_size",
-                                                           "content_time"};
-
 /// Turns one content hygiene detector off by name. @return false for an unknown name.
 inline bool turn_hygiene_off(default_check_settings& s, std::string_view name) {
   if (name == "secrets")

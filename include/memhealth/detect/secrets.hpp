@@ -46,6 +46,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "memhealth/detect/finding.hpp"
@@ -110,6 +111,13 @@ inline bool is_space(unsigned char c) noexcept {
 }
 inline unsigned char lower(unsigned char c) noexcept {
   return c >= 'A' && c <= 'Z' ? static_cast<unsigned char>(c - 'A' + 'a') : c;
+}
+
+/// s with ASCII letters lower-cased.
+inline std::string lower_copy(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(lower(static_cast<unsigned char>(c)));
+  return out;
 }
 
 /// Shannon entropy in bits per byte.
@@ -322,13 +330,13 @@ inline bool printable_ascii(unsigned char c) noexcept {
   return c > ' ' && c < 0x7f;
 }
 
-// Keyword positions: case-insensitive, no ASCII letter or digit right before (an ASCII keyword
-// also none right after, except a separator glued on); CJK keywords match anywhere.
+// Keyword positions: `kw` (lower case) found in `low` (s with ASCII lower-cased), with no ASCII
+// letter or digit right before (an ASCII keyword also none right after); CJK keywords match
+// anywhere.
 template <class F>
-void for_each_keyword(std::string_view s, std::string_view kw, F&& f) {
+void for_each_keyword(std::string_view s, std::string_view low, std::string_view kw, F&& f) {
   const bool ascii = static_cast<unsigned char>(kw.front()) < 0x80;
-  for (std::size_t i = 0; i + kw.size() <= s.size(); ++i) {
-    if (!starts_with_ci(s, i, kw)) continue;
+  for (std::size_t i = low.find(kw); i != std::string_view::npos; i = low.find(kw, i + 1)) {
     if (ascii && i > 0 && is_alnum(static_cast<unsigned char>(s[i - 1]))) continue;
     const std::size_t j = i + kw.size();
     if (ascii && j < s.size() && is_alnum(static_cast<unsigned char>(s[j]))) continue;
@@ -444,9 +452,10 @@ inline std::vector<secret_match> find_secrets(std::string_view text,
       add("connection_string", colon + 1, at);
     }
 
-  // keyword assignments
+  // keyword assignments, found in an ASCII-lower-cased copy (one pass of memchr per keyword)
+  const std::string low = ds::lower_copy(s);
   auto scan_keyword = [&](std::string_view rule, std::string_view kw, bool password) {
-    ds::for_each_keyword(s, kw, [&](std::size_t after) {
+    ds::for_each_keyword(s, low, kw, [&](std::size_t after) {
       const std::size_t v = ds::after_keyword(s, after);
       std::size_t vb = v;
       if (v == std::string_view::npos) {
@@ -480,12 +489,12 @@ inline std::vector<secret_match> find_secrets(std::string_view text,
   if (rules.enabled("password")) {
     for (auto kw : ds::password_keywords) scan_keyword("password", kw, true);
     for (const auto& kw : rules.extra_password_keywords)
-      if (!kw.empty()) scan_keyword("password", kw, true);
+      if (!kw.empty()) scan_keyword("password", ds::lower_copy(kw), true);
   }
   if (rules.enabled("generic_api_key")) {
     for (auto kw : ds::token_keywords) scan_keyword("generic_api_key", kw, false);
     for (const auto& kw : rules.extra_token_keywords)
-      if (!kw.empty()) scan_keyword("generic_api_key", kw, false);
+      if (!kw.empty()) scan_keyword("generic_api_key", ds::lower_copy(kw), false);
   }
 
   std::sort(out.begin(), out.end(), [](const secret_match& a, const secret_match& b) {
