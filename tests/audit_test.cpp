@@ -20,12 +20,16 @@
 #include "memhealth/audit/snapshot_diff.hpp"
 #include "memhealth/audit/tune.hpp"
 #include "memhealth/audit/tune_judge.hpp"
+#include "memhealth/detect/default_pipeline.hpp"
 #include "memhealth/detect/metadata_schema.hpp"
+#include "memhealth/detect/report_json.hpp"
 #include "memhealth/embed/embedder.hpp"
 #include "memhealth/embed/lexical_embedder.hpp"
 #include "memhealth/io/import_locomo.hpp"
 #include "memhealth/io/jsonl.hpp"
 #include "memhealth/io/metadata_schema_json.hpp"
+#include "memhealth/repair/plan_json.hpp"
+#include "memhealth/repair/planner.hpp"
 
 #include "repair_test_support.hpp"
 #include "test_data.hpp"
@@ -1005,4 +1009,85 @@ TEST_CASE("snapshot diff: a user's record type, scopes read from its logged imag
   CHECK(d.changes[0].index == 1);
   CHECK(d.changes[0].scope == "s2");
   CHECK(d.changes[0].severity == mh::severity::critical);
+}
+
+TEST_CASE("secrets are masked in every output: findings, plan, audit report JSON / MD / HTML") {
+  // fake values of the real shapes, never issued
+  const std::vector<std::string> secrets{"AKIAQ4ZT7M2FAKEXK9LP", "Hunter2024xQ",
+                                         "ghp_Zq3FAKEy8Lw2Nd5Kp7Rt1Vb4Xc6Hj9Mf0Sa2"};
+  std::vector<mh::memory_record> rs = healthy_store();
+  auto secret_record = [&](std::string id, std::string content, std::string status,
+                           std::vector<float> e) {
+    mh::memory_record r = rs.front();
+    r.id = std::move(id);
+    r.content = std::move(content);
+    r.status = std::move(status);
+    r.embedding = std::move(e);
+    r.scope = "user:9";
+    return r;
+  };
+  std::vector<float> e(16, 0.0f);
+  e[0] = 1.0f;
+  // a near-duplicate pair (same vector, different text): the merge notes the other's text
+  rs.push_back(secret_record("sec-1", "The deploy key is " + secrets[0], "active", e));
+  rs.push_back(secret_record("sec-2", "Deploy key " + secrets[0] + ", keep it safe", "active", e));
+  e[0] = 0.0f;
+  e[1] = 1.0f;
+  rs.push_back(secret_record("sec-3", "My email password is " + secrets[1], "active", e));
+  e[1] = 0.0f;
+  e[2] = 1.0f;
+  rs.push_back(secret_record("sec-4", "CI token " + secrets[2], "pending_review", e));
+  auto store = mh::memory_store<>::from_records(rs);
+  const auto original = store;
+  mh::detect_options when;
+  when.now = at("2024-07-15T00:00:00Z");
+  auto pipeline = mh::make_default_pipeline();
+  const auto before = pipeline.run(store, when);
+  CHECK(before.count(mh::finding_kinds::secret_in_content) == 4);
+  const auto plan = mh::make_plan(store, before, mh::planner_options{});
+  // each secret record is quarantined: tier 3, manual, pending_review once a person approves
+  std::size_t quarantines = 0;
+  for (const auto& a : plan.actions)
+    for (const auto& why : a.reasons)
+      if (why.starts_with("secret_in_content")) {
+        ++quarantines;
+        CHECK(a.type == mh::action_types::send_to_review);
+        CHECK(a.tier == 3);
+        CHECK(a.automation == mh::automation::manual);
+        REQUIRE(a.edits.size() == 1);
+        CHECK(std::get<mh::edit_set_status>(a.edits[0].op).status == "pending_review");
+      }
+  CHECK(quarantines == 4);
+  mh::apply_options ao;
+  ao.approve_tier2 = true;  // the merge runs; the tier-3 quarantines wait for a person
+  const auto wal = std::filesystem::temp_directory_path() / "memhealth-secret-mask-test.wal";
+  std::filesystem::remove(wal);
+  mh::apply_result res;
+  {
+    mh::wal_writer w(wal, mh::wal_sync::none);
+    res = mh::apply_plan(store, plan, w, ao);
+  }
+  std::filesystem::remove(wal);
+  CHECK(res.applied.size() >= 1);  // the merge of sec-1 / sec-2
+  const auto after = pipeline.run(store, when);
+  const auto rep = mh::make_audit_report(original, store, before, after, plan, res);
+  bool pending_masked = false;
+  for (const auto& p : rep.pending)
+    pending_masked = pending_masked || p.content.find("[secret ") != std::string::npos;
+  CHECK(pending_masked);
+  const std::vector<std::pair<const char*, std::string>> outputs{
+      {"findings JSON", mh::findings_json(before).dump()},
+      {"plan JSON", mh::plan_to_json(plan).dump()},
+      {"audit JSON", mh::to_json(rep).dump()},
+      {"audit Markdown", mh::to_markdown(rep)},
+      {"audit HTML", mh::to_html(rep)}};
+  for (const auto& [what, text] : outputs) {
+    CAPTURE(what);
+    const bool masked_form = text.find("…(") != std::string::npos;  // evidence or span mask
+    CHECK(masked_form);
+    for (const auto& s : secrets) {
+      CAPTURE(s);
+      CHECK(text.find(s) == std::string::npos);
+    }
+  }
 }

@@ -355,3 +355,61 @@ endif()
 file(WRITE "${WORK}/lexicon.tsv" "# a user's own cue word\ncue\ten\tgrok\tatt_positive\n")
 run("0" "${MEMHEALTH}" check "${WORK}/text.jsonl" --lexicon "${WORK}/lexicon.tsv" --exit-zero)
 message(STATUS "cli round trip: ok")
+
+# Secrets are never printed in full (issue 19): a store holding fake credentials, checked in
+# every format, planned, applied with each report format (tier-2 and tier-3 approval: the
+# quarantine sets pending_review, so the pending list shows those records) and read by claims;
+# no output may contain a whole secret.
+set(SECRETS "AKIAQ4ZT7M2FAKEXK9LP" "Hunter2024xQ" "ghp_Zq3FAKEy8Lw2Nd5Kp7Rt1Vb4Xc6Hj9Mf0Sa2")
+set(rec_tail "\"scope\":\"user:9\",\"source\":\"user_declared\",\"status\":\"active\",\"kind\":\"fact\",\"created_at\":\"2024-07-01T00:00:00Z\",\"updated_at\":\"2024-07-01T00:00:00Z\",\"embedding_version\":\"m1\"")
+file(WRITE "${WORK}/secrets.jsonl"
+  "{\"id\":\"sec-1\",\"content\":\"The deploy key is AKIAQ4ZT7M2FAKEXK9LP\",\"embedding\":[1,0,0,0],${rec_tail}}\n"
+  "{\"id\":\"sec-2\",\"content\":\"Deploy key AKIAQ4ZT7M2FAKEXK9LP, keep it safe\",\"embedding\":[1,0,0,0],${rec_tail}}\n"
+  "{\"id\":\"sec-3\",\"content\":\"My email password is Hunter2024xQ\",\"embedding\":[0,1,0,0],${rec_tail}}\n"
+  "{\"id\":\"sec-4\",\"content\":\"CI token ghp_Zq3FAKEy8Lw2Nd5Kp7Rt1Vb4Xc6Hj9Mf0Sa2\",\"embedding\":[0,0,1,0],${rec_tail}}\n"
+  "{\"id\":\"ok-1\",\"content\":\"She forgot her password again.\",\"embedding\":[0,0,0,1],${rec_tail}}\n")
+set(outputs "")
+foreach(fmt text json md)
+  run("1" "${MEMHEALTH}" check "${WORK}/secrets.jsonl" --now ${NOW} --format ${fmt} --out "${WORK}/secrets-check.${fmt}")
+  list(APPEND outputs "${WORK}/secrets-check.${fmt}")
+endforeach()
+run("1" "${MEMHEALTH}" check "${WORK}/secrets.jsonl" --now ${NOW})
+file(WRITE "${WORK}/secrets-check-stdout.txt" "${last_out}${last_err}")
+list(APPEND outputs "${WORK}/secrets-check-stdout.txt")
+run("0" "${MEMHEALTH}" plan "${WORK}/secrets.jsonl" --now ${NOW} --out "${WORK}/secrets-plan.json")
+file(WRITE "${WORK}/secrets-plan-stdout.txt" "${last_out}${last_err}")
+list(APPEND outputs "${WORK}/secrets-plan.json" "${WORK}/secrets-plan-stdout.txt")
+foreach(ext json md html)
+  foreach(tier tier2 tier3)
+    file(REMOVE "${WORK}/secrets-${tier}-${ext}.wal")
+    run("0;3" "${MEMHEALTH}" apply "${WORK}/secrets.jsonl" --plan "${WORK}/secrets-plan.json"
+        --wal "${WORK}/secrets-${tier}-${ext}.wal" --out "${WORK}/secrets-${tier}.jsonl"
+        --approve tier2 --approve ${tier} --now ${NOW} --max-runs-per-day 100
+        --report "${WORK}/secrets-report-${tier}.${ext}")
+    file(WRITE "${WORK}/secrets-apply-${tier}-${ext}.txt" "${last_out}${last_err}")
+    list(APPEND outputs "${WORK}/secrets-report-${tier}.${ext}" "${WORK}/secrets-apply-${tier}-${ext}.txt")
+  endforeach()
+endforeach()
+run("0" "${MEMHEALTH}" claims "${WORK}/secrets.jsonl")
+file(WRITE "${WORK}/secrets-claims.txt" "${last_out}")
+list(APPEND outputs "${WORK}/secrets-claims.txt")
+file(READ "${WORK}/secrets-check.json" sec_check)
+string(JSON n_secret GET "${sec_check}" summary by_kind secret_in_content)
+if(NOT n_secret EQUAL 4)
+  message(FATAL_ERROR "check secrets: ${n_secret} secret_in_content findings (expected 4)")
+endif()
+file(READ "${WORK}/secrets-report-tier3.md" sec_md)
+if(NOT sec_md MATCHES "\\[secret aws_access_key_id AKIA")
+  message(FATAL_ERROR "apply --report: the pending list should show the masked secret:\n${sec_md}")
+endif()
+foreach(f IN LISTS outputs)
+  file(READ "${f}" body)
+  string(TOLOWER "${body}" body)  # claims print values case-folded
+  foreach(s IN LISTS SECRETS)
+    string(TOLOWER "${s}" s)
+    string(FIND "${body}" "${s}" at)
+    if(NOT at EQUAL -1)
+      message(FATAL_ERROR "${f} prints the secret ${s} in full")
+    endif()
+  endforeach()
+endforeach()

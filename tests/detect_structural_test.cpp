@@ -1,4 +1,5 @@
-// Tests for the structural, staleness, scope and hygiene detectors, decay curves, scope helpers
+// Tests for the structural, staleness, scope and hygiene detectors (with the content hygiene
+// detectors: secrets, mojibake, content size, content dates), decay curves, scope helpers
 // and metadata schemas. Every expected value below was worked out by hand (noted where not
 // obvious), not copied from program output.
 #include <doctest/doctest.h>
@@ -13,16 +14,22 @@
 #include <string>
 #include <vector>
 
+#include "memhealth/detect/content_size.hpp"
+#include "memhealth/detect/content_time.hpp"
 #include "memhealth/detect/decay.hpp"
 #include "memhealth/detect/hygiene.hpp"
 #include "memhealth/detect/metadata_schema.hpp"
+#include "memhealth/detect/mojibake.hpp"
 #include "memhealth/detect/pipeline.hpp"
 #include "memhealth/detect/scope.hpp"
+#include "memhealth/detect/secrets.hpp"
 #include "memhealth/detect/staleness.hpp"
 #include "memhealth/detect/structural.hpp"
 #include "memhealth/io/metadata_schema_json.hpp"
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/store/memory_store.hpp"
+
+#include "test_data.hpp"
 
 namespace {
 
@@ -814,6 +821,241 @@ TEST_CASE("hygiene: template fragments, placeholders, no letters") {
   const auto fe = run1(extended, store);
   CHECK(fe.size() == 9);
   CHECK(fe.back().record_ids == strings{"custom"});
+}
+
+TEST_CASE("hygiene: model boilerplate in Chinese, Japanese, Spanish, German; reply openers") {
+  std::vector<memory_record> rs;
+  auto add = [&](std::string id, std::string content) {
+    rs.push_back(healthy(std::move(id), std::move(content)));
+  };
+  add("zh_ai", "作为一个AI语言模型，我没有个人喜好。");
+  add("zh_refuse", "很抱歉，我不能提供这个信息。");
+  add("zh_system", "你是一个乐于助人的助手，请回答用户的问题");
+  add("zh_opener", "以下是用户的饮食偏好：不吃辣。");
+  add("zh_ok", "好的，我来帮你总结一下");
+  add("ja", "AIアシスタントとして、お答えできません。");
+  add("es", "Como modelo de lenguaje, no tengo opiniones.");
+  add("de", "Als KI-Sprachmodell habe ich keine Meinung.");
+  add("en_opener", "Sure! Here's a summary of the user's preferences.");
+  // ordinary memories: a user who cannot eat spicy food, "以下是" inside a sentence
+  add("zh_user", "我无法吃辣的东西。");
+  add("zh_mid", "她说以下是她最喜欢的三本书。");
+  add("en_mid", "The list below is what she wants; sure, here is fine.");
+  auto store = memory_store<>::from_records(rs);
+  const auto fs = run1(hygiene_detector{}, store);
+  REQUIRE(first_ids(fs) == strings{"zh_ai", "zh_refuse", "zh_system", "zh_opener", "zh_ok", "ja",
+                                   "es", "de", "en_opener"});
+  CHECK(all_ev(fs[0], "pattern") == strings{"作为一个AI语言模型"});
+  CHECK(ev<std::string>(fs[3], "match") == "prefix");
+  CHECK(all_ev(fs[8], "pattern") == strings{"Sure! Here"});
+}
+
+TEST_CASE("secrets: rules, masking, look-alikes") {
+  // fake values of the real shapes, never issued
+  const std::string aws = "AKIAZ7QK3M9FAKE2XW4P";
+  auto found = find_secrets("key " + aws + " for staging");
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].rule == "aws_access_key_id");
+  CHECK(found[0].begin == 4);
+  CHECK(found[0].end == 24);
+  CHECK(mask_secret(aws) == "AKIA…(20)");
+  CHECK(mask_secret("hunter22") == "hu…(8)");  // 8 / 4 = 2 bytes shown
+  CHECK(mask_secret("abc") == "…(3)");
+  CHECK(mask_secrets("key " + aws + " for staging") ==
+        "key [secret aws_access_key_id AKIA…(20)] for staging");
+  // low entropy and prefix inside a word are not secrets
+  CHECK(find_secrets("AKIAAAAAAAAAAAAAAAAA").empty());
+  CHECK(find_secrets("xAKIAZ7QK3M9FAKE2XW4P").empty());
+  CHECK(find_secrets("sk-learn-compatible-pipeline-for-text-classification").empty());
+  // password keyword + separator + password-like value; the value only is the span
+  const std::string pw = "My password is Tr0ub4dor&3.";
+  found = find_secrets(pw);
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].rule == "password");
+  CHECK(pw.substr(found[0].begin, found[0].end - found[0].begin) == "Tr0ub4dor&3");
+  CHECK(find_secrets("她的密码是 Abc12345").size() == 1);
+  CHECK(find_secrets("密码忘了").empty());
+  CHECK(find_secrets("uses 1Password").empty());
+  CHECK(find_secrets("the password policy requires 12 characters").empty());
+  // connection strings: the password only
+  const std::string url = "postgres://admin:s3cr3tPW99@db.example:5432/app";
+  found = find_secrets(url);
+  REQUIRE(found.size() == 1);
+  CHECK(url.substr(found[0].begin, found[0].end - found[0].begin) == "s3cr3tPW99");
+  CHECK(find_secrets("postgres://USER:<password>@HOST/DB").empty());
+  // configuration: a rule off, a user prefix
+  secret_rules rules;
+  rules.disabled = {"aws_access_key_id"};
+  CHECK(find_secrets(aws, rules).empty());
+  rules.extra_prefixes.push_back({"acme_token", "acme_", 24, 0});
+  found = find_secrets("token acme_9fK2LmQ8xR4tZ7vB1nC6yH3w", rules);
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].rule == "acme_token");
+
+  // the detector: critical, masked evidence, never the value
+  std::vector<memory_record> rs{healthy("s1", "deploy with " + aws),
+                                healthy("ok", "She forgot her password again.")};
+  auto store = memory_store<>::from_records(rs);
+  const auto fs = run1(secret_detector{}, store);
+  REQUIRE(fs.size() == 1);
+  CHECK(fs[0].kind == finding_kinds::secret_in_content);
+  CHECK(fs[0].severity == severity::critical);
+  CHECK(fs[0].detector == "secrets");
+  CHECK(fs[0].suggested_repair == "quarantine");
+  CHECK(ev<std::string>(fs[0], "rule") == "aws_access_key_id");
+  CHECK(ev<std::string>(fs[0], "masked") == "AKIA…(20)");
+  for (const auto& [k, v] : fs[0].evidence)
+    if (const auto* t = std::get_if<std::string>(&v)) CHECK(t->find(aws) == std::string::npos);
+}
+
+namespace {
+struct labelled_counts {
+  std::size_t tp = 0, fp = 0, fn = 0, tn = 0;
+  std::vector<std::string> misses;
+  [[nodiscard]] double precision() const { return tp + fp ? double(tp) / double(tp + fp) : 1; }
+  [[nodiscard]] double recall() const { return tp + fn ? double(tp) / double(tp + fn) : 1; }
+};
+template <class F>
+labelled_counts measure(const std::filesystem::path& file, F&& flagged) {
+  labelled_counts c;
+  for (const auto& row : memhealth::test::read_tsv_rows(file)) {
+    REQUIRE(row.size() == 3);
+    const bool label = row[0] == "1", got = flagged(row[2]);
+    (label ? (got ? c.tp : c.fn) : (got ? c.fp : c.tn)) += 1;
+    if (label != got) c.misses.push_back(row[0] + " " + row[1] + ": " + mask_secrets(row[2]));
+  }
+  return c;
+}
+}  // namespace
+
+// The labelled sets (tests/data/hygiene/README.md): hand-written memories, fake secrets of the
+// real shapes and look-alikes (password managers, billing notes, hashes in URLs, UUIDs, talk about
+// passwords, Chinese); mojibake made by decoding UTF-8 as Windows-1252 / Latin-1 and legitimate
+// accented and CJK text. Thresholds: a false positive on a secret costs a person a look (tier-3
+// quarantine), a miss leaves a credential in the store, so both must stay >= 0.95; the set has
+// 67 positives and 80 negatives, so 0.95 allows 3 misses or 3-4 false alarms.
+TEST_CASE("secrets and mojibake: precision and recall on the labelled sets") {
+  const auto dir = memhealth::test::bundled_data_dir() / "hygiene";
+  const auto sec =
+      measure(dir / "secrets.tsv", [](const std::string& t) { return !find_secrets(t).empty(); });
+  MESSAGE("secrets: tp " << sec.tp << " fp " << sec.fp << " fn " << sec.fn << " tn " << sec.tn
+                         << " precision " << sec.precision() << " recall " << sec.recall());
+  for (const auto& m : sec.misses) MESSAGE("secrets miss: " << m);
+  CHECK(sec.tp + sec.fn >= 60);
+  CHECK(sec.fp + sec.tn >= 60);
+  CHECK(sec.precision() >= 0.95);
+  CHECK(sec.recall() >= 0.95);
+
+  const auto moj = measure(dir / "mojibake.tsv", [](const std::string& t) {
+    const auto c = scan_mojibake(t);
+    return c.double_encoded + c.replacement + c.invalid_bytes + c.c1_controls > 0;
+  });
+  MESSAGE("mojibake: tp " << moj.tp << " fp " << moj.fp << " fn " << moj.fn << " tn " << moj.tn
+                          << " precision " << moj.precision() << " recall " << moj.recall());
+  for (const auto& m : moj.misses) MESSAGE("mojibake miss: " << m);
+  CHECK(moj.tp + moj.fn >= 30);
+  CHECK(moj.fp + moj.tn >= 30);
+  CHECK(moj.precision() >= 0.95);
+  CHECK(moj.recall() >= 0.95);
+}
+
+TEST_CASE("mojibake: double-encoded UTF-8, U+FFFD, invalid bytes; legitimate text is not") {
+  auto c = scan_mojibake("Elle a commandÃ© un cafÃ©.");
+  CHECK(c.double_encoded == 2);
+  CHECK(c.sample == "Ã©");
+  CHECK(c.repaired == "é");
+  c = scan_mojibake("å¤©æ°”å¾ˆå¥½");  // 天气很好 read as Windows-1252
+  CHECK(c.double_encoded == 4);
+  CHECK(c.repaired == "天");
+  CHECK(scan_mojibake("Caf\xE9 au lait").invalid_bytes == 1);  // Latin-1 byte, not UTF-8
+  CHECK(scan_mojibake("Jos\xEF\xBF\xBD").replacement == 1);
+  for (std::string_view ok :
+       {"café naïve Ärger São Paulo", "今天天气很好", "東京の天気は晴れです。", "“quoted” — fine…",
+        "Ñandú, ½ cup, 25°C, © 2024"}) {
+    CAPTURE(ok);
+    const auto k = scan_mojibake(ok);
+    CHECK(k.double_encoded + k.replacement + k.invalid_bytes + k.c1_controls == 0);
+  }
+  std::vector<memory_record> rs{healthy("m", "He doesnâ€™t like coffee"), healthy("ok", "café")};
+  auto store = memory_store<>::from_records(rs);
+  const auto fs = run1(mojibake_detector{}, store);
+  REQUIRE(fs.size() == 1);
+  CHECK(fs[0].kind == finding_kinds::mojibake);
+  CHECK(fs[0].severity == severity::warning);
+  CHECK(all_ev(fs[0], "rule") == strings{"double_encoded_utf8"});  // ’ = E2 80 99 -> â € ™
+  CHECK(ev<std::int64_t>(fs[0], "count") == 1);
+  CHECK(ev<std::string>(fs[0], "repaired") == "’");
+}
+
+TEST_CASE("content size: the store-wide byte limit and the record's own metadata limits") {
+  std::vector<memory_record> rs;
+  rs.push_back(healthy("big", std::string(9000, 'a')));
+  rs.push_back(healthy("fits", std::string(8192, 'a')));
+  auto meta_bytes = healthy("meta_bytes", std::string(300, 'b'));
+  meta_bytes.metadata["max_bytes"] = std::int64_t{256};
+  rs.push_back(meta_bytes);
+  // 100 CJK characters = 300 bytes: over a 90-character limit, within a 100-character one
+  std::string cjk;
+  for (int i = 0; i < 100; ++i) cjk += "字";
+  auto meta_chars = healthy("meta_chars", cjk);
+  meta_chars.metadata["max_chars"] = std::string("90");
+  rs.push_back(meta_chars);
+  auto within = healthy("within", cjk);
+  within.metadata["max_length"] = 100.0;
+  rs.push_back(within);
+  auto store = memory_store<>::from_records(rs);
+  const auto fs = run1(content_size_detector{}, store);
+  REQUIRE(first_ids(fs) == strings{"big", "meta_bytes", "meta_chars"});
+  CHECK(fs[0].kind == finding_kinds::oversized_content);
+  CHECK(ev<std::string>(fs[0], "unit") == "bytes");
+  CHECK(ev<std::int64_t>(fs[0], "size") == 9000);
+  CHECK(ev<std::int64_t>(fs[0], "limit") == 8192);
+  CHECK(ev<std::string>(fs[0], "limit_source") == "max_bytes");
+  CHECK(ev<std::string>(fs[1], "limit_source") == "metadata.max_bytes");
+  CHECK(ev<std::string>(fs[2], "unit") == "chars");
+  CHECK(ev<std::int64_t>(fs[2], "size") == 100);
+  CHECK(ev<std::int64_t>(fs[2], "limit") == 90);
+  content_size_detector loose;
+  loose.max_bytes = 0;
+  CHECK(first_ids(run1(loose, store)) == strings{"meta_bytes", "meta_chars"});
+}
+
+TEST_CASE("content time: dates read, past events after created_at, today is") {
+  using std::chrono::sys_days;
+  const sys_days day = std::chrono::year{2025} / 1 / 10;
+  auto dates = find_content_dates(
+      "2025-03-14, March 14, 2025, 14th of March 2025, 2025年3月14日, 2025-02-30, "
+      "https://x.example/2025-03-14/p");
+  REQUIRE(dates.size() == 4);
+  for (const auto& d : dates) CHECK(d.day == sys_days{std::chrono::year{2025} / 3 / 14});
+  auto rules = [&](std::string_view text) {
+    std::vector<std::string> out;
+    for (const auto& i : check_content_time(text, day)) out.emplace_back(i.rule);
+    return out;
+  };
+  CHECK(rules("We visited Kyoto on 2025-03-14 and loved it.") ==
+        strings{"past_event_after_creation"});
+  CHECK(rules("他2025年5月3日去了上海。") == strings{"past_event_after_creation"});
+  CHECK(rules("Today is 2025-03-01.") == strings{"today_mismatch"});
+  CHECK(rules("今天是2025年3月1日。") == strings{"today_mismatch"});
+  // plans, dates before the record, today within a day, the next day (time zones)
+  CHECK(rules("She has a flight on 2027-01-05.").empty());
+  CHECK(rules("Booked a table for March 14, 2025.").empty());
+  CHECK(rules("他计划2025年5月3日去上海。").empty());
+  CHECK(rules("The deadline was moved to 2025-06-01.").empty());
+  CHECK(rules("Graduated on 14th of June, 2019.").empty());
+  CHECK(rules("今天是2025年1月11日。").empty());
+  CHECK(rules("Went to Paris on 2025-01-11.").empty());
+
+  auto r = healthy("late", "We visited Kyoto on 2024-03-14.");  // created 2024-01-01
+  auto ok = healthy("ok", "We visited Kyoto on 2023-03-14.");
+  auto store = memory_store<>::from_records(std::vector<memory_record>{r, ok});
+  const auto fs = run1(content_time_detector{}, store);
+  REQUIRE(fs.size() == 1);
+  CHECK(fs[0].kind == finding_kinds::content_time_mismatch);
+  CHECK(ev<std::string>(fs[0], "date") == "2024-03-14");
+  CHECK(ev<std::string>(fs[0], "record_day") == "2024-01-01");
+  CHECK(ev<std::int64_t>(fs[0], "days_after") == 73);  // Jan 31 + Feb 29 (leap) + 13 days
 }
 
 // ------------------------------------------------------------------ a minimal user record type

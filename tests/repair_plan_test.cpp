@@ -1120,7 +1120,8 @@ TEST_CASE("plan JSON: errors name the bad field") {
 }
 
 TEST_CASE("vocabulary: every finding kind has one planner table row, and the names are unique") {
-  // 25 kinds in finding_kinds (17 structural, 7 semantic, check_skipped), one row each, same order.
+  // 29 kinds in finding_kinds (17 structural, 7 semantic, 4 content hygiene, check_skipped), one
+  // row each, same order.
   REQUIRE(kind_plan_table.size() == all_finding_kinds.size());
   for (std::size_t i = 0; i < all_finding_kinds.size(); ++i) {
     CAPTURE(all_finding_kinds[i]);
@@ -1129,7 +1130,7 @@ TEST_CASE("vocabulary: every finding kind has one planner table row, and the nam
   }
   CHECK(find_kind_plan("no_such_kind") == nullptr);
   const std::set<std::string_view> kinds(all_finding_kinds.begin(), all_finding_kinds.end());
-  CHECK(kinds.size() == 25);
+  CHECK(kinds.size() == 29);
   const std::set<std::string_view> keys(all_evidence_keys.begin(), all_evidence_keys.end());
   CHECK(keys.size() == 14);
   const std::set<std::string_view> diffs(all_diff_kinds.begin(), all_diff_kinds.end());
@@ -1154,6 +1155,9 @@ TEST_CASE("vocabulary: every finding kind has one planner table row, and the nam
   CHECK(find_kind_plan(finding_kinds::junk_content)->action == action_types::send_to_review);
   CHECK(find_kind_plan(finding_kinds::embedding_zero_padded)->tier == 3);
   CHECK(find_kind_plan(finding_kinds::dangling_reference)->priority == 400);
+  // a secret is quarantined for a person, never handled automatically
+  CHECK(find_kind_plan(finding_kinds::secret_in_content)->step == plan_step::quarantine);
+  CHECK(find_kind_plan(finding_kinds::secret_in_content)->tier == 3);
 }
 
 // Found by fuzz/fuzz_plan.cpp (libFuzzer; the exact input "2.8e444"): nlohmann's parser throws

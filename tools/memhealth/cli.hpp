@@ -422,7 +422,9 @@ inline std::optional<std::chrono::milliseconds> parse_duration(std::string_view 
 /// apply takes the plan's unless the option is given again. --no-duplicate-guards writes
 /// `settings.duplicate_guards` (a plan made with it records "duplicate_guards": "off");
 /// --block-above writes `settings.block_scopes_above` (a plan records a non-default value as
-/// "block_above").
+/// "block_above"). --max-content-bytes writes `settings.content_size.max_bytes` (a plan records a
+/// non-default value as "max_content_bytes"); --hygiene-off turns content hygiene detectors off
+/// (a plan records them, sorted and comma-separated, as "hygiene_off").
 struct detection_cli_options {
   default_check_settings
       settings;        ///< threshold and threads; window and schema filled by `detection_settings`
@@ -441,6 +443,7 @@ struct detection_cli_options {
   std::string api_key_env = "OPENAI_API_KEY";  ///< --api-key-env: the variable holding the key
   std::string embedder;         ///< --embedder "openai:URL" (commands that fill embeddings)
   std::string embedding_model;  ///< --embedding-model
+  std::vector<std::string> hygiene_off;  ///< --hygiene-off names (secrets, mojibake, ...)
 };
 
 /// The model answer cache file: `o_path` unless "" ("none" = no cache, an empty path), else
@@ -577,6 +580,21 @@ inline void add_embedder_options(CLI::App* cmd, detection_cli_options& o, bool c
   if (cache) add_model_access_options(cmd, o);
 }
 
+/// Turns one content hygiene detector off by name. @return false for an unknown name.
+inline bool turn_hygiene_off(default_check_settings& s, std::string_view name) {
+  if (name == "secrets")
+    s.secrets.enabled = false;
+  else if (name == "mojibake")
+    s.mojibake.enabled = false;
+  else if (name == "content_size")
+    s.content_size.enabled = false;
+  else if (name == "content_time")
+    s.content_time.enabled = false;
+  else
+    return false;
+  return true;
+}
+
 /// The claim lexicon of --lexicon: the built-in one plus the file's cue words, synonyms,
 /// antonyms and is-a pairs (claim_lexicon::load_tsv); null for "".
 /// @throws memhealth::error(io) naming the file and line when it cannot be read or a line is bad.
@@ -613,6 +631,15 @@ inline void add_detection_options(CLI::App* cmd, detection_cli_options& o) {
                   "multi-probe instead of the exact join (a few similar pairs may be missed; 0 = "
                   "always the exact join; default 50000)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-content-bytes", o.settings.content_size.max_bytes,
+                  "Content longer than this many UTF-8 bytes is an oversized_content finding (0 = "
+                  "no store-wide limit; default 8192; metadata max_bytes / max_chars still apply)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--hygiene-off", o.hygiene_off,
+                  "Turn content hygiene checks off: secrets, mojibake, content_size, content_time "
+                  "(repeat or separate by commas)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"secrets", "mojibake", "content_size", "content_time"}));
   cmd->add_option("--now", o.now,
                   "Clock for staleness and future-timestamp checks (ISO-8601; default: now)")
       ->each([&o](const std::string&) { o.now_given = true; });
@@ -656,6 +683,11 @@ inline std::pair<default_check_settings, detect_options> detection_settings(
   if (!o.schema.empty()) settings.schema = load_schema_json(o.schema);
   settings.lexicon = load_claim_lexicon(o.lexicon);
   settings.conflict_model = make_cli_judge(o);
+  for (const auto& name : o.hygiene_off)
+    if (!turn_hygiene_off(settings, name))
+      throw error(error_code::invalid_argument,
+                  "--hygiene-off: unknown check '" + name +
+                      "' (known: secrets, mojibake, content_size, content_time)");
   d.dimension = o.dim;
   return {std::move(settings), d};
 }

@@ -280,7 +280,9 @@ int run_claims(const claims_options& o) {
   std::ostringstream text;
   std::string lines;
   for (const auto& r : lr.records) {
-    const auto a = read(r.content);
+    // a record holding a secret is read from its masked text: the claims print their values
+    const std::string masked = mask_secrets(r.content);
+    const auto a = read(masked);
     const bool parsed = a.parsed();
     unread += parsed ? 0 : 1;
     if (o.unread_only && parsed) continue;
@@ -290,7 +292,7 @@ int run_claims(const claims_options& o) {
       for (const auto& c : a.claims) j["claims"].push_back(claim_json(c));
       lines += j.dump() + "\n";
     } else {
-      text << r.id << " [" << (a.lang.empty() ? "-" : a.lang) << "] " << r.content << "\n";
+      text << r.id << " [" << (a.lang.empty() ? "-" : a.lang) << "] " << masked << "\n";
       if (!parsed) text << "    (not read: the cue judge decides this record's pairs)\n";
       for (const auto& c : a.claims) claim_text(text, c);
     }

@@ -66,6 +66,15 @@ std::string float_text(float x) {
 
 /// The detection options a plan is made with, as recorded in PLAN.json ("detection"). `now` is
 /// always recorded (the planning time when --now was not given) so apply can use the same clock.
+// --hygiene-off names, sorted, unique, comma-separated (as a plan records them).
+std::string hygiene_off_text(std::vector<std::string> names) {
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  std::string t;
+  for (const auto& n : names) t += (t.empty() ? "" : ",") + n;
+  return t;
+}
+
 detection_provenance detection_record(const detection_cli_options& d, std::size_t dim_used) {
   detection_provenance r;
   r.threshold = d.settings.near_duplicate_threshold;
@@ -84,6 +93,9 @@ detection_provenance detection_record(const detection_cli_options& d, std::size_
   if (!d.settings.duplicate_guards) r.other["duplicate_guards"] = "off";
   if (d.settings.block_scopes_above != default_check_settings{}.block_scopes_above)
     r.other["block_above"] = std::to_string(d.settings.block_scopes_above);
+  if (d.settings.content_size.max_bytes != default_check_settings{}.content_size.max_bytes)
+    r.other["max_content_bytes"] = std::to_string(d.settings.content_size.max_bytes);
+  if (!d.hygiene_off.empty()) r.other["hygiene_off"] = hygiene_off_text(d.hygiene_off);
   if (auto t = parse_timestamp(d.now))
     r.now = t->instant;  // run_plan has checked and normalised it
   if (dim_used) r.dim = dim_used;
@@ -407,6 +419,27 @@ detection_cli_options apply_detection(const apply_cli_options& o, const detectio
       "block_above", "--block-above", planned_block, same,
       [&](const std::string& v) { d.settings.block_scopes_above = std::stoull(v); },
       std::to_string(o.detect.settings.block_scopes_above));
+  const auto planned_max_bytes = pd.other.count("max_content_bytes")
+                                     ? std::optional<std::string>(pd.other.at("max_content_bytes"))
+                                     : std::nullopt;
+  take(
+      "max_content_bytes", "--max-content-bytes", planned_max_bytes, same,
+      [&](const std::string& v) { d.settings.content_size.max_bytes = std::stoull(v); },
+      std::to_string(o.detect.settings.content_size.max_bytes));
+  const auto planned_off = pd.other.count("hygiene_off")
+                               ? std::optional<std::string>(pd.other.at("hygiene_off"))
+                               : std::nullopt;
+  take(
+      "hygiene_off", "--hygiene-off", planned_off, same,
+      [&](const std::string& v) {
+        d.hygiene_off.clear();
+        for (std::size_t a = 0; a <= v.size();) {
+          const std::size_t b = std::min(v.find(',', a), v.size());
+          if (b > a) d.hygiene_off.push_back(v.substr(a, b - a));
+          a = b + 1;
+        }
+      },
+      hygiene_off_text(o.detect.hygiene_off));
   take(
       "dim", "--dim", pd.dim, [](std::size_t v) { return std::to_string(v); },
       [&](std::size_t v) { d.dim = v; }, std::to_string(o.detect.dim));
@@ -1096,8 +1129,9 @@ void add_apply(CLI::App& app, int& rc) {
     // outputs probed before any work (writable, not a directory; stale temporaries reported)
     probe_store_output(o->out, "--out");
     probe_output(o->report, "--report");
-    for (const char* f : {"--threshold", "--window", "--schema", "--lexicon", "--dim", "--now",
-                          "--no-duplicate-guards", "--block-above"})
+    for (const char* f :
+         {"--threshold", "--window", "--schema", "--lexicon", "--dim", "--now",
+          "--no-duplicate-guards", "--block-above", "--max-content-bytes", "--hygiene-off"})
       if (cmd->count(f) > 0) o->given.insert(f);
     rc = run_apply(*o);
   });

@@ -183,7 +183,7 @@ int run_show(const review_cli_options& o) {
       }
       const auto& r = store.record(*i);
       nlohmann::ordered_json rj;
-      rj["content"] = r.content;
+      rj["content"] = mask_secrets(r.content);  // a secret is never printed in full
       rj["scope"] = r.scope;
       rj["status"] = r.status;
       if (r.updated_at) rj["updated_at"] = format_timestamp(*r.updated_at);

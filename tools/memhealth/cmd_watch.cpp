@@ -233,10 +233,17 @@ void read_config(const std::string& file, watch_config& c) {
       const auto b = v.value<bool>();
       if (!b) config_error(file, full + ": expected true or false");
       s.duplicate_guards = *b;
+    } else if (k == "max_content_bytes") {
+      s.content_size.max_bytes = config_number<std::size_t>(v, file, full, 0, 1'000'000'000);
+    } else if (k == "secrets" || k == "mojibake" || k == "content_size" || k == "content_time") {
+      const auto b = v.value<bool>();
+      if (!b) config_error(file, full + ": expected true or false");
+      if (!*b) turn_hygiene_off(s, k);
     } else
       config_error(file, "unknown key " + full +
                              " (known: near_duplicate_threshold, conflict_candidate_threshold, "
-                             "stale_threshold, threads, duplicate_guards)");
+                             "stale_threshold, threads, duplicate_guards, max_content_bytes, "
+                             "secrets, mojibake, content_size, content_time)");
   });
 }
 
@@ -529,6 +536,9 @@ int run_watch(const watch_cli_options& o) {
     if (o.detect.settings.threads != default_check_settings{}.threads)
       c.opt.check.threads = settings.threads;
     if (!o.detect.settings.duplicate_guards) c.opt.check.duplicate_guards = false;
+    if (o.detect.settings.content_size.max_bytes != default_check_settings{}.content_size.max_bytes)
+      c.opt.check.content_size.max_bytes = settings.content_size.max_bytes;
+    for (const auto& name : o.detect.hygiene_off) turn_hygiene_off(c.opt.check, name);
     c.opt.check.near_duplicate_window = settings.near_duplicate_window;
     c.opt.check.schema = settings.schema;
     c.opt.check.lexicon = settings.lexicon;

@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "memhealth/detect/finding.hpp"
+#include "memhealth/detect/secrets.hpp"
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/record/time.hpp"
 #include "memhealth/repair/action.hpp"
@@ -62,6 +63,9 @@ struct audit_options {
   double min_lift = 2.0;        ///< ... and this over-representation against the whole store
   float threshold = 0.92f;      ///< near-duplicate threshold drawn on the similarity chart
   std::size_t similarity_sample = 2000;  ///< records per scope in the similarity distribution
+  /// Rules of the secret masking: a pending record's content is shown with every secret span
+  /// masked (`mask_secrets`), in every format.
+  secret_rules secrets{};
 };
 
 /// Key metrics of one detection run.
@@ -101,7 +105,7 @@ struct root_cause_hint {
 struct pending_item {
   std::string id;       ///< record id (or the first target of an action)
   std::string reason;   ///< "status pending_review" or "tier-3 action <type> awaits a person"
-  std::string content;  ///< the record's text, when known
+  std::string content;  ///< the record's text, when known, secrets masked (`mask_secrets`)
 };
 
 /// The audit report of one repair run.
@@ -127,7 +131,7 @@ inline std::string_view prevention_note(std::string_view kind) noexcept {
   struct entry {
     std::string_view kind, note;
   };
-  static constexpr std::array<entry, 14> notes{{
+  static constexpr std::array<entry, 18> notes{{
       {"exact_duplicate",
        "Deduplicate at write time: hash the normalised text (scope + text) before inserting a "
        "memory."},
@@ -162,6 +166,18 @@ inline std::string_view prevention_note(std::string_view kind) noexcept {
        "Filter prompt-template fragments and placeholders before extraction writes them as "
        "memories."},
       {"illegal_status", "Restrict status to the documented values in the write path."},
+      {"secret_in_content",
+       "Scan memories for credentials before writing them (the write gate or a gitleaks-style "
+       "filter in the extractor); rotate every key found, it has been stored in plain text."},
+      {"mojibake",
+       "Decode every input as UTF-8 once, at the boundary; never re-encode text that is already "
+       "decoded, and reject bytes that are not valid UTF-8."},
+      {"oversized_content",
+       "Cap memory length at ingest; store documents and transcripts elsewhere and keep a short "
+       "memory that points to them."},
+      {"content_time_mismatch",
+       "Set created_at from the event's own time source, and resolve dates the extractor writes "
+       "against that clock."},
       {"timestamp_inconsistent",
        "Write timestamps in UTC from one clock; reject updates older than creation."},
   }};
@@ -374,8 +390,8 @@ audit_report make_audit_report(const S1& before_store, const S2& after_store, co
     const auto& r = after_store.record(i);
     if constexpr (status_record<typename S2::record_type>) {
       if (field::status(r) == "pending_review")
-        rep.pending.push_back(
-            {std::string(field::id(r)), "status pending_review", std::string(field::content(r))});
+        rep.pending.push_back({std::string(field::id(r)), "status pending_review",
+                               mask_secrets(field::content(r), opt.secrets)});
     }
   }
   for (std::size_t a = 0; a < plan.actions.size(); ++a)
@@ -384,7 +400,7 @@ audit_report make_audit_report(const S1& before_store, const S2& after_store, co
         !plan.actions[a].targets.empty()) {
       std::string content;
       if (auto i = after_store.find(plan.actions[a].targets.front()))
-        content = std::string(field::content(after_store.record(*i)));
+        content = mask_secrets(field::content(after_store.record(*i)), opt.secrets);
       rep.pending.push_back({plan.actions[a].targets.front(),
                              "tier-3 action " + plan.actions[a].type + " awaits a person (" +
                                  std::to_string(plan.actions[a].targets.size()) + " records)",

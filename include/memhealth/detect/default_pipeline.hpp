@@ -2,7 +2,8 @@
 /// @file default_pipeline.hpp
 /// The default detection pipeline (what `memhealth check` runs) and its settings in one place.
 ///
-/// Order: structural, duplicates, conflicts, staleness, scope, hygiene. Each element is an
+/// Order: structural, duplicates, conflicts, staleness, scope, hygiene, then the content hygiene
+/// checks of SPEC section 6 (secrets, mojibake, content_size, content_time). Each element is an
 /// ordinary detector value: build your own `pipeline{...}` to drop, reorder, re-parameterise or
 /// add detectors (see README "Compose your own pipeline").
 
@@ -12,11 +13,15 @@
 #include <optional>
 
 #include "memhealth/detect/conflicts.hpp"
+#include "memhealth/detect/content_size.hpp"
+#include "memhealth/detect/content_time.hpp"
 #include "memhealth/detect/duplicates.hpp"
 #include "memhealth/detect/hygiene.hpp"
 #include "memhealth/detect/metadata_schema.hpp"
+#include "memhealth/detect/mojibake.hpp"
 #include "memhealth/detect/pipeline.hpp"
 #include "memhealth/detect/scope.hpp"
+#include "memhealth/detect/secrets.hpp"
 #include "memhealth/detect/staleness.hpp"
 #include "memhealth/detect/structural.hpp"
 #include "memhealth/similarity/kmeans_blocking.hpp"
@@ -64,14 +69,25 @@ struct default_check_settings {
   /// A model asked about the text pairs the conflict rules leave open (conflict_judge.hpp's
   /// `model_judge`; net/openai_judge.hpp); null = rules only.
   std::shared_ptr<const model_judge> conflict_model{};
+  /// Content hygiene, each detector as configured here (see its header): junk and model
+  /// boilerplate (hygiene.hpp: pattern lists), secrets (secrets.hpp: `secrets.rules`, critical),
+  /// mojibake (mojibake.hpp), oversized content (content_size.hpp: `content_size.max_bytes`,
+  /// default 8192 bytes, and per-record metadata limits) and content dates that contradict
+  /// created_at (content_time.hpp). Each but hygiene has `enabled`.
+  hygiene_detector hygiene{};
+  secret_detector secrets{};             ///< secret_in_content, critical
+  mojibake_detector mojibake{};          ///< mojibake, warning
+  content_size_detector content_size{};  ///< oversized_content, warning
+  content_time_detector content_time{};  ///< content_time_mismatch, warning
 };
 
 /// Builds the default pipeline from settings.
 /// @return `pipeline<structural_detector, duplicate_detector<scope_size_blocking>,
 ///          conflict_detector<claim_conflict_judge<>, scope_size_blocking>, staleness_detector,
-///          scope_detector, hygiene_detector>`: the duplicate and conflict checks join each scope
-///          exactly up to `s.block_scopes_above` records and by k-means blocking above (one
-///          partitioned join per large scope, shared by the two through `share`).
+///          scope_detector, hygiene_detector, secret_detector, mojibake_detector,
+///          content_size_detector, content_time_detector>`: the duplicate and conflict checks join
+///          each scope exactly up to `s.block_scopes_above` records and by k-means blocking above
+///          (one partitioned join per large scope, shared by the two through `share`).
 inline auto make_default_pipeline(const default_check_settings& s = {}) {
   structural_detector structural;
   structural.schema = s.schema;
@@ -102,8 +118,8 @@ inline auto make_default_pipeline(const default_check_settings& s = {}) {
   staleness_detector staleness;
   staleness.curves = s.decay;
   staleness.threshold = s.stale_threshold;
-  return pipeline{structural, duplicates,       conflicts,
-                  staleness,  scope_detector{}, hygiene_detector{}};
+  return pipeline{structural, duplicates, conflicts,  staleness,      scope_detector{},
+                  s.hygiene,  s.secrets,  s.mojibake, s.content_size, s.content_time};
 }
 
 /// The type of the default pipeline.

@@ -13,6 +13,17 @@
 ///   "n/a", "N/A." and " n / a " all match the pattern "N/A".
 ///   Placeholders are only junk when they are the whole memory: "TODO" is junk, "TODO: buy
 ///   milk" is a to-do item.
+/// - `prefix_patterns` match at the start of the content (normalised as `contains_patterns`, then
+///   leading whitespace skipped): the openers of a model's reply stored as if it were a fact
+///   ("Sure! Here's ...", "以下是...", "好的，我来..."). They are only junk at the start: "the
+///   list below is what she wants" or "以下是" inside a sentence is ordinary text.
+/// The built-in model boilerplate covers English, Chinese, Japanese, Spanish and German: the
+/// "as an AI language model" disclaimers (作为一个AI语言模型, 作为人工智能, AIアシスタントとして,
+/// como modelo de lenguaje, als KI-Sprachmodell), refusals that only a model writes (我无法提供 /
+/// 我无法访问 / 很抱歉，我不能 ...; not a bare 我无法, which is how a user says "I cannot eat
+/// spicy food": 我无法吃辣) and system-prompt fragments (You are a helpful assistant,
+/// 你是一个乐于助人的助手, あなたは役に立つアシスタントです, eres un asistente útil, du bist ein
+/// hilfreicher Assistent).
 /// A content without any letter (no code point of a Unicode L* category; Chinese characters are
 /// letters, utf8proc) is junk too ("12345", "!!!", "{{}}"). Empty and whitespace-only content is
 /// left to the structural detector (`content_empty`).
@@ -55,8 +66,8 @@ inline int hygiene_letter_class(std::string_view s) noexcept {
 
 /// Detector "hygiene": emits `junk_content` (severity warning, repair "manual_review") with
 /// record_ids {id} and one evidence entry `pattern` per matched pattern (the pattern as
-/// configured, or "no_letters"), then `match` ("contains", "exact" or "no_letters") of the
-/// first match. One finding per record at most.
+/// configured, or "no_letters"), then `match` ("contains", "prefix", "exact" or "no_letters") of
+/// the first match. One finding per record at most.
 ///
 /// Needs only `basic_record` (id, content). Incremental runs check changed records only.
 /// @complexity O(total content length x number of contains patterns); allocates one normalised
@@ -65,21 +76,30 @@ struct hygiene_detector {
   static constexpr std::string_view name = "hygiene";
 
   /// Substrings that mark prompt-template fragments and model boilerplate.
-  std::vector<std::string> contains_patterns = {"{{",
-                                                "}}",
-                                                "<|im_start|>",
-                                                "<|im_end|>",
-                                                "<|system|>",
-                                                "<|user|>",
-                                                "<|assistant|>",
-                                                "[INST]",
-                                                "[/INST]",
-                                                "<<SYS>>",
-                                                "### Instruction",
-                                                "### Response",
-                                                "You are a helpful assistant",
-                                                "As an AI language model",
-                                                "lorem ipsum"};
+  std::vector<std::string> contains_patterns = {
+      "{{", "}}", "<|im_start|>", "<|im_end|>", "<|system|>", "<|user|>", "<|assistant|>", "[INST]",
+      "[/INST]", "<<SYS>>", "### Instruction", "### Response", "You are a helpful assistant",
+      "As an AI language model", "as a large language model", "as an AI assistant",
+      "my knowledge cutoff", "lorem ipsum",
+      // Chinese
+      "作为一个AI语言模型", "作为AI语言模型", "作为一个人工智能", "作为人工智能",
+      "作为一个语言模型", "作为一个AI助手", "作为AI助手", "我是一个AI语言模型", "我无法提供",
+      "我无法访问", "我无法回答", "我无法浏览", "我无法协助", "很抱歉，我不能", "很抱歉，我无法",
+      "抱歉，我无法", "你是一个乐于助人的助手", "你是一个有帮助的助手", "你是一个AI助手",
+      "你是一个智能助手",
+      // Japanese
+      "AIアシスタントとして", "AI言語モデルとして", "あなたは役に立つアシスタントです",
+      // Spanish
+      "como modelo de lenguaje", "como un modelo de lenguaje", "como asistente de IA",
+      "eres un asistente útil",
+      // German
+      "als KI-Sprachmodell", "als Sprachmodell", "als KI-Assistent",
+      "du bist ein hilfreicher Assistent"};
+  /// Openers of a model's reply, matched at the start of the content only.
+  std::vector<std::string> prefix_patterns = {
+      "Sure! Here",      "Sure, here",   "Certainly! Here", "Certainly, here",
+      "Of course! Here", "以下是",       "以下为",          "好的，我来",
+      "好的，以下是",    "当然！以下是", "当然，以下是",    "当然可以！以下是"};
   /// Whole-content placeholders.
   std::vector<std::string> exact_patterns = {"TODO",        "TBD",       "N/A", "null", "none",
                                              "nil",         "undefined", "NaN", "test", "test test",
@@ -96,6 +116,9 @@ struct hygiene_detector {
     std::vector<std::string> contains;
     contains.reserve(contains_patterns.size());
     for (const auto& p : contains_patterns) contains.push_back(keep_punct(p));
+    std::vector<std::string> prefixes;
+    prefixes.reserve(prefix_patterns.size());
+    for (const auto& p : prefix_patterns) prefixes.push_back(keep_punct(p));
     std::vector<std::string> exact;
     exact.reserve(exact_patterns.size());
     for (const auto& p : exact_patterns) exact.push_back(std::string(ctx.normalizer()(p)));
@@ -115,11 +138,17 @@ struct hygiene_detector {
         f.with("pattern", pattern);
         if (first_match.empty()) first_match = how;
       };
-      if (!contains.empty()) {
+      if (!contains.empty() || !prefixes.empty()) {
         const std::string text = keep_punct(content);
         for (std::size_t k = 0; k < contains.size(); ++k)
           if (!contains[k].empty() && text.find(contains[k]) != std::string::npos)
             hit(contains_patterns[k], "contains");
+        const auto start = text.find_first_not_of(" \t\r\n");
+        const std::string_view head =
+            start == std::string::npos ? std::string_view{} : std::string_view(text).substr(start);
+        for (std::size_t k = 0; k < prefixes.size(); ++k)
+          if (!prefixes[k].empty() && head.starts_with(prefixes[k]))
+            hit(prefix_patterns[k], "prefix");
       }
       if (folded)
         for (std::size_t k = 0; k < exact.size(); ++k)

@@ -64,10 +64,14 @@
 #include <vector>
 
 #include "memhealth/detect/conflicts.hpp"
+#include "memhealth/detect/content_size.hpp"
+#include "memhealth/detect/content_time.hpp"
 #include "memhealth/detect/duplicates.hpp"
 #include "memhealth/detect/finding.hpp"
 #include "memhealth/detect/hygiene.hpp"
+#include "memhealth/detect/mojibake.hpp"
 #include "memhealth/detect/pipeline.hpp"
+#include "memhealth/detect/secrets.hpp"
 #include "memhealth/record/traits.hpp"
 #include "memhealth/similarity/blocking.hpp"
 #include "memhealth/similarity/kmeans_blocking.hpp"
@@ -107,6 +111,15 @@ struct scope_local_candidates<scope_size_blocking> : std::true_type {};
 /// `hygiene_detector` looks at changed records only.
 template <>
 struct scope_local_detector<hygiene_detector> : std::true_type {};
+/// The content hygiene detectors look at changed records only.
+template <>
+struct scope_local_detector<secret_detector> : std::true_type {};
+template <>
+struct scope_local_detector<mojibake_detector> : std::true_type {};
+template <>
+struct scope_local_detector<content_size_detector> : std::true_type {};
+template <>
+struct scope_local_detector<content_time_detector> : std::true_type {};
 /// Duplicates with a scope-local candidate policy.
 template <class C, class K>
 struct scope_local_detector<duplicate_detector<C, K>> : detail::scope_local_candidates<C> {};

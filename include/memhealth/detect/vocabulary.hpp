@@ -40,12 +40,17 @@ inline constexpr std::string_view conflict = "conflict";
 inline constexpr std::string_view stale = "stale";
 inline constexpr std::string_view cross_scope_link = "cross_scope_link";
 inline constexpr std::string_view junk_content = "junk_content";
+// content hygiene (SPEC section 6): secrets.hpp, mojibake.hpp, content_size.hpp, content_time.hpp
+inline constexpr std::string_view secret_in_content = "secret_in_content";
+inline constexpr std::string_view mojibake = "mojibake";
+inline constexpr std::string_view oversized_content = "oversized_content";
+inline constexpr std::string_view content_time_mismatch = "content_time_mismatch";
 // coverage: a check that could not run on some records (e.g. no embeddings to compare)
 inline constexpr std::string_view check_skipped = "check_skipped";
 }  // namespace finding_kinds
 
 /// Every kind in `finding_kinds`, in declaration order (for tables and tests).
-inline constexpr std::array<std::string_view, 25> all_finding_kinds{
+inline constexpr std::array<std::string_view, 29> all_finding_kinds{
     finding_kinds::content_empty,
     finding_kinds::embedding_missing,
     finding_kinds::embedding_dim_mismatch,
@@ -70,6 +75,10 @@ inline constexpr std::array<std::string_view, 25> all_finding_kinds{
     finding_kinds::stale,
     finding_kinds::cross_scope_link,
     finding_kinds::junk_content,
+    finding_kinds::secret_in_content,
+    finding_kinds::mojibake,
+    finding_kinds::oversized_content,
+    finding_kinds::content_time_mismatch,
     finding_kinds::check_skipped};
 
 /// The kinds of change `diff_snapshots` (audit/snapshot_diff.hpp) reports between two snapshots

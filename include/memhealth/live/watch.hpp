@@ -462,8 +462,10 @@ class watcher {
         if (text_hashes_.size() > 2 * store.size() + 1024) text_hashes_.clear();
         report r;
         if (task == watch_tasks::write_checks) {
-          r = run_incremental(pipeline{std::get<1>(ds), std::get<2>(ds), std::get<5>(ds)}, store, d,
-                              text_normalizer{}, &text_hashes_);
+          r = run_incremental(
+              pipeline{std::get<1>(ds), std::get<2>(ds), std::get<5>(ds), std::get<6>(ds),
+                       std::get<7>(ds), std::get<8>(ds), std::get<9>(ds)},
+              store, d, text_normalizer{}, &text_hashes_);
         } else if (task == watch_tasks::structural || task == watch_tasks::structural_full) {
           r = run_incremental(pipeline{std::get<0>(ds)}, store, d, text_normalizer{},
                               &text_hashes_);

@@ -18,7 +18,8 @@
 /// ## What `inspect` checks, against the records the gate has observed
 /// - **The record itself**: the structural checks (`structural_detector`: empty content, broken
 ///   vectors, illegal status, missing scope or source, metadata schema, timestamps, references
-///   that point at itself) and hygiene (`hygiene_detector`) on the candidate alone; a link to an
+///   that point at itself), hygiene (`hygiene_detector`) and content hygiene (secrets, mojibake,
+///   oversized content, content dates against created_at) on the candidate alone; a link to an
 ///   id the gate has not observed is a `dangling_reference`; a vector of another model than the
 ///   one most observed records carry is `mixed_embedding_version`; with `write_kind::insert`, an
 ///   id already observed is `duplicate_id`; with `write_kind::update`, an id the gate has not
@@ -47,7 +48,8 @@
 /// ## The decision (`gate_decision`), first that applies
 /// 1. `reject`: the record itself has a finding whose kind is in `reject_kinds` (structurally
 ///    invalid: empty content, a vector of the wrong length, NaN or zero, an illegal status, no
-///    scope, a duplicate id on insert).
+///    scope, a duplicate id on insert) or holds a credential (`secret_in_content`: a secret must
+///    not be stored as a memory; its evidence is masked).
 /// 2. `hold_for_review`: it conflicts with a record and the judge says only a person can decide
 ///    (state against a one-off event, a scene-specific exception), or the conflict rules
 ///    (`Rules`, default SPEC section 3's `default_conflict_rules`) pick the existing record or
@@ -94,11 +96,15 @@
 
 #include "memhealth/detect/claim_judge.hpp"
 #include "memhealth/detect/conflict_judge.hpp"
+#include "memhealth/detect/content_size.hpp"
+#include "memhealth/detect/content_time.hpp"
 #include "memhealth/detect/duplicate_guards.hpp"
 #include "memhealth/detect/duplicates.hpp"
 #include "memhealth/detect/finding.hpp"
 #include "memhealth/detect/hygiene.hpp"
+#include "memhealth/detect/mojibake.hpp"
 #include "memhealth/detect/pipeline.hpp"
+#include "memhealth/detect/secrets.hpp"
 #include "memhealth/detect/structural.hpp"
 #include "memhealth/detect/vocabulary.hpp"
 #include "memhealth/record/traits.hpp"
@@ -247,6 +253,10 @@ struct write_gate_settings {
   std::size_t dimension = 0;                  ///< expected d; 0 = the first usable vector's
   structural_detector structural{};           ///< the record's own checks
   hygiene_detector hygiene{};                 ///< junk-content checks
+  secret_detector secrets{};                  ///< credentials in the content (critical)
+  mojibake_detector mojibake{};               ///< text decoded with the wrong encoding
+  content_size_detector content_size{};       ///< oversized content
+  content_time_detector content_time{};       ///< content dates that contradict created_at
   /// Finding kinds of the record's own checks that make the decision `reject`.
   std::vector<std::string> reject_kinds = {std::string(finding_kinds::content_empty),
                                            std::string(finding_kinds::embedding_dim_mismatch),
@@ -256,7 +266,8 @@ struct write_gate_settings {
                                            std::string(finding_kinds::illegal_status),
                                            std::string(finding_kinds::missing_scope),
                                            std::string(finding_kinds::duplicate_id),
-                                           std::string(finding_kinds::reference_cycle)};
+                                           std::string(finding_kinds::reference_cycle),
+                                           std::string(finding_kinds::secret_in_content)};
 };
 
 /// The write-time gate over record type R (see the file comment).
@@ -667,6 +678,10 @@ class write_gate {
     std::vector<finding> own;
     settings_.structural.run(ctx, own);
     settings_.hygiene.run(ctx, own);
+    settings_.secrets.run(ctx, own);
+    settings_.mojibake.run(ctx, own);
+    settings_.content_size.run(ctx, own);
+    settings_.content_time.run(ctx, own);
     const std::string_view id = field::id(candidate);
     std::size_t timestamps = npos;  // index in `out` of the candidate's timestamp finding
     for (auto& f : own) {

@@ -21,6 +21,7 @@
 
 #include "memhealth/detect/finding.hpp"
 #include "memhealth/detect/scope.hpp"
+#include "memhealth/detect/secrets.hpp"
 #include "memhealth/detect/vocabulary.hpp"
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/record/time.hpp"
@@ -178,6 +179,8 @@ class plan_builder {
         return step_reembed(f, row);
       case plan_step::review:
         return step_review(f, row);
+      case plan_step::quarantine:
+        return step_quarantine(f, row);
     }
   }
 
@@ -224,7 +227,7 @@ class plan_builder {
       const std::string& sid = f.record_ids[k];
       if (sid == primary) continue;
       if (opt.normalizer(field::content(s)) != p_norm)
-        notes.push_back("merged from " + sid + ": " + std::string(field::content(s)));
+        notes.push_back("merged from " + sid + ": " + mask_secrets(field::content(s)));
       if constexpr (metadata_record<R>) {
         using map_t = std::remove_cvref_t<decltype(field::metadata(p))>;
         if constexpr (std::is_same_v<map_t, metadata_map>) {
@@ -423,6 +426,21 @@ class plan_builder {
     a.targets = f.record_ids;
     a.reasons.push_back(detail::reason_of(f));
     if (!f.suggested_repair.empty()) a.reasons.push_back("suggested: " + f.suggested_repair);
+    emit(std::move(a));
+  }
+
+  // Quarantines a record for a person (a secret in its content): the review action carries
+  // edit_set_status("pending_review") for each record, so approving it takes the record out of
+  // retrieval until the person decides (edits or deletes it outside memhealth). Tier 3: never
+  // run without a person; nothing is deleted.
+  void step_quarantine(const finding& f, const kind_plan_entry* row) {
+    repair_action a = detail::new_action(*row);
+    a.targets = f.record_ids;
+    a.reasons.push_back(detail::reason_of(f));
+    a.reasons.push_back("quarantine: pending_review until a person removes the secret");
+    for (const auto& id : f.record_ids)
+      detail::add_edit(a, id,
+                       edit_set_status{std::string(to_string(record_status::pending_review))});
     emit(std::move(a));
   }
 

@@ -77,6 +77,7 @@ enum class plan_step : std::uint8_t {
   archive,          ///< archive a record merged into another but still active (per record)
   reembed,          ///< queue the record for re-embedding batches (+ one rebuild_index)
   review,           ///< send to a person (tier 3)
+  quarantine,       ///< send to a person (tier 3) and, once approved, set pending_review
 };
 
 /// One row of the planner's finding-kind-to-action table (the file comment's table, as code).
@@ -92,7 +93,7 @@ struct kind_plan_entry {
 /// The finding-kind-to-action table of `make_plan`, one row per kind in `all_finding_kinds`.
 /// A conflict the rules cannot decide becomes `review_action` instead of its row's action.
 /// A kind not in the table gets no action and a `deferred` note.
-inline constexpr std::array<kind_plan_entry, 25> kind_plan_table{{
+inline constexpr std::array<kind_plan_entry, 29> kind_plan_table{{
     {finding_kinds::content_empty, plan_step::review, action_types::send_to_review, 3,
      automation::manual, action_priority::review},
     {finding_kinds::embedding_missing, plan_step::reembed, action_types::reembed, 3,
@@ -140,6 +141,14 @@ inline constexpr std::array<kind_plan_entry, 25> kind_plan_table{{
     {finding_kinds::cross_scope_link, plan_step::review, action_types::send_to_review, 3,
      automation::manual, action_priority::review},
     {finding_kinds::junk_content, plan_step::review, action_types::send_to_review, 3,
+     automation::manual, action_priority::review},
+    {finding_kinds::secret_in_content, plan_step::quarantine, action_types::send_to_review, 3,
+     automation::manual, action_priority::review},
+    {finding_kinds::mojibake, plan_step::review, action_types::send_to_review, 3,
+     automation::manual, action_priority::review},
+    {finding_kinds::oversized_content, plan_step::review, action_types::send_to_review, 3,
+     automation::manual, action_priority::review},
+    {finding_kinds::content_time_mismatch, plan_step::review, action_types::send_to_review, 3,
      automation::manual, action_priority::review},
     {finding_kinds::check_skipped, plan_step::skip, {}, 0, automation::automatic, 0},
 }};

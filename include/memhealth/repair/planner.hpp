@@ -27,15 +27,20 @@
 /// executor calls the user's index policy after the batches (index_policy.hpp) | | conflict with
 /// evidence needs_human = true, or undecided by the chain | send_to_review | 3 | manual |
 /// `edit_set_status("pending_review")` on both records when `review_sets_pending` (see below) | |
-/// cross_scope_duplicate, cross_scope_link, junk_content, duplicate_id, reference_cycle,
-/// content_empty, missing_scope, missing_source | send_to_review | 3 | manual | none: a person
-/// decides (scope changes, deletions and id fixes are tier 3 and outside the edit vocabulary) | |
+/// cross_scope_duplicate, cross_scope_link, junk_content, mojibake, oversized_content,
+/// content_time_mismatch, duplicate_id, reference_cycle, content_empty, missing_scope,
+/// missing_source | send_to_review | 3 | manual | none: a person decides (scope changes,
+/// deletions and id fixes are tier 3 and outside the edit vocabulary) | | secret_in_content |
+/// send_to_review (quarantine) | 3 | manual | `edit_set_status("pending_review")`: approving it
+/// takes the record out of retrieval until a person removes the secret (never deleted here) | |
 /// check_skipped | nothing (information only) | | | | | any other kind | nothing; a `deferred` note
 /// names it | | | |
 ///
 /// ## Invariants
 /// - **Nothing is deleted**: there is no delete edit, and the only statuses the planner sets are
 ///   "archived" and "pending_review".
+/// - **Secrets are not copied**: a merge note carries the merged record's text with every secret
+///   masked (`mask_secrets`, secrets.hpp), so a plan never holds a credential in full.
 /// - **Merges never cross scopes**: a duplicate cluster whose records are in different scopes is
 ///   refused (no action; a `deferred` note), whatever the detector said.
 /// - **Tier 2 is always `automation::confirm`**: the planner never records an approval. Approving
