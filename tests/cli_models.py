@@ -136,6 +136,20 @@ try:
     check('"send_to_review"' in ptext and '["m0","m1"]' in ptext,
           "the model's conflict goes to a person (send_to_review of m0, m1)")
 
+    # plan --embedder on the store without vectors: the model's vectors for detection only, the
+    # store untouched; the plan records the embedder; apply runs it and says so
+    plan2 = os.path.join(WORK, "plan2.json")
+    before = open(src, "rb").read()
+    run("plan", src, "--out", plan2, *now, "--embedder", url, "--embedding-model", "fake-embed",
+        "--model-cache", cache, expect=0)
+    check(open(src, "rb").read() == before, "plan --embedder leaves the store as it was")
+    det2 = json.loads(open(plan2).read().split("\n", 1)[0])["detection"]
+    check(det2.get("embedder") == url and det2.get("embedding_model") == "fake-embed",
+          f"the plan records the embedder, got {det2}")
+    p = run("apply", src, "--plan", plan2, "--wal", os.path.join(WORK, "run2.wal"), "--out",
+            os.path.join(WORK, "applied2.jsonl"), *now, expect=0)
+    check("plan --embedder" in p.stderr, "apply notes the plan's in-memory embeddings")
+
     # errors
     p = run("check", out, "--judge", "http://127.0.0.1:1/v1", "--judge-model", "m", expect=2)
     check("openai:URL" in p.stderr, "a --judge without openai: is explained")

@@ -90,6 +90,10 @@ detection_provenance detection_record(const detection_cli_options& d, std::size_
     r.other["judge_model"] = d.judge_model;
     if (d.judge_all) r.other["judge_all"] = "on";
   }
+  if (!d.embedder.empty()) {  // embeddings filled in memory for detection (plan --embedder)
+    r.other["embedder"] = d.embedder;
+    r.other["embedding_model"] = d.embedding_model;
+  }
   if (!d.settings.duplicate_guards) r.other["duplicate_guards"] = "off";
   if (d.settings.block_scopes_above != default_check_settings{}.block_scopes_above)
     r.other["block_above"] = std::to_string(d.settings.block_scopes_above);
@@ -116,6 +120,15 @@ int run_plan(const plan_options& po_cli) {
       damaged;  // lines that cannot be parsed: apply carries them through, so planning goes ahead
   auto store = load_memory_store(o.store, o.detect.dim, &damaged);
   warn_if_empty("plan", o.store, store.size());
+  if (!o.detect.embedder.empty()) {
+    // records without an embedding get one for detection only: the plan's edits apply to the
+    // records as they are at apply time (action.hpp), and the store file is not changed
+    std::vector<memory_record> all;
+    all.reserve(store.size());
+    for (std::size_t i = 0; i < store.size(); ++i) all.push_back(store.extract(i));
+    fill_missing_embeddings(all, o.detect, false, o.detect.dim);
+    store = memory_store<>::from_records(std::move(all), o.detect.dim);
+  }
   planner_options po;
   po.max_records_per_run = o.max_records;
   po.blast_radius_threshold = o.blast_radius;
@@ -405,6 +418,11 @@ detection_cli_options apply_detection(const apply_cli_options& o, const detectio
   take(
       "judge_model", "--judge-model", planned_other("judge_model"), same,
       [&](const std::string& v) { d.judge_model = v; }, o.detect.judge_model);
+  if (const auto e = planned_other("embedder"))
+    std::cerr << "memhealth apply: note: the plan's findings were computed with the embeddings "
+                 "that records lacked filled in memory by "
+              << *e << " (plan --embedder); apply's before/after counts are on the store as it "
+                       "is (import --embedder writes them into a store)\n";
   const auto planned_guards = pd.other.count("duplicate_guards")
                                   ? std::optional<std::string>(pd.other.at("duplicate_guards"))
                                   : std::nullopt;
@@ -1080,6 +1098,7 @@ void add_plan(CLI::App& app, int& rc) {
   cmd->add_option("--default", o->defaults,
                   "Metadata default for fill_metadata_defaults, KEY=VALUE (repeatable)");
   add_detection_options(cmd, o->detect);
+  add_embedder_options(cmd, o->detect, false);
   cmd->callback([o, &rc] { rc = run_plan(*o); });
 }
 
