@@ -421,8 +421,9 @@ detection_cli_options apply_detection(const apply_cli_options& o, const detectio
   if (const auto e = planned_other("embedder"))
     std::cerr << "memhealth apply: note: the plan's findings were computed with the embeddings "
                  "that records lacked filled in memory by "
-              << *e << " (plan --embedder); apply's before/after counts are on the store as it "
-                       "is (import --embedder writes them into a store)\n";
+              << *e
+              << " (plan --embedder); apply's before/after counts are on the store as it "
+                 "is (import --embedder writes them into a store)\n";
   const auto planned_guards = pd.other.count("duplicate_guards")
                                   ? std::optional<std::string>(pd.other.at("duplicate_guards"))
                                   : std::nullopt;
