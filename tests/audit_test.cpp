@@ -1081,7 +1081,9 @@ TEST_CASE("secrets are masked in every output: findings, plan, audit report JSON
       {"audit JSON", mh::to_json(rep).dump()},
       {"audit Markdown", mh::to_markdown(rep)},
       {"audit HTML", mh::to_html(rep)}};
-  for (const auto& [what, text] : outputs) {
+  for (const auto& out : outputs) {  // not a structured binding: CAPTURE's lambda (clang 14)
+    const char* what = out.first;
+    const std::string& text = out.second;
     CAPTURE(what);
     const bool masked_form = text.find("…(") != std::string::npos;  // evidence or span mask
     CHECK(masked_form);
