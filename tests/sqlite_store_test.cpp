@@ -2010,3 +2010,98 @@ TEST_CASE(
   const auto log = read_wal_file(dir.path / "watch.wal");
   CHECK(log.runs() >= 1);
 }
+
+TEST_CASE("repair_watch_findings: tier 2 under a veto window, on a fake clock") {
+  sq_dir dir("watch-veto");
+  const auto db = dir.path / "live.db";
+  // three pairs of exact duplicates (merge_duplicates, tier 2) in three scopes, and one pair of
+  // one text in two scopes (cross_scope_duplicate: send_to_review, tier 3)
+  std::vector<memory_record> recs{rec("a", "User drinks oat milk.", {0.6f, 0.8f}, "user:1"),
+                                  rec("b", "User drinks oat milk.", {0.6f, 0.8f}, "user:1"),
+                                  rec("f", "User plays chess.", {0.8f, 0.6f}, "user:4"),
+                                  rec("g", "User plays chess.", {0.8f, 0.6f}, "user:4"),
+                                  rec("h", "User owns a red car.", {0.0f, 1.0f}, "user:5"),
+                                  rec("i", "User owns a red car.", {0.0f, 1.0f}, "user:5"),
+                                  rec("d", "User is allergic to nuts.", {-0.6f, 0.8f}, "user:2"),
+                                  rec("e", "User is allergic to nuts.", {-0.6f, 0.8f}, "user:3")};
+  { auto s = sqlite_store<>::create(db, recs); }
+  auto state = sqlite_state::open(dir.path / "state.db");
+  const auto snapshot = memory_store<>::from_records(recs);
+  const auto findings = check_at_test_clock(snapshot).findings;
+  const utc_time t0 = parse_timestamp("2024-07-15T00:00:00Z")->instant;
+  const std::int64_t t0_ms = 1721001600000;
+  constexpr std::int64_t hour_ms = 3'600'000;
+  watch_repair_options o;
+  o.history_scope = "sqlite:" + db.string();
+  o.tier2_veto_window = std::chrono::hours(24);
+  const auto run_at = [&](std::int64_t hours) {
+    auto live = sqlite_store<>::open(db);
+    wal_writer wal(dir.path / "watch.wal", wal_sync::none);
+    return repair_watch_findings(snapshot, findings, live, wal, state, o,
+                                 t0 + std::chrono::hours(hours));
+  };
+  const auto status = [&](const char* id) {
+    auto s = sqlite_store<>::open(db);
+    return s.record(*s.find(id)).status;
+  };
+  auto r = run_at(0);
+  CHECK(r.queued == 4);  // three merges (no rule: the window) and the review
+  CHECK(r.applied == 0);
+  std::map<std::string, review_item> by_first;  // by the first target
+  for (auto& it : state.review_items()) {
+    const auto targets = nlohmann::json::parse(it.targets);
+    by_first[targets[0].get<std::string>()] = it;
+  }
+  REQUIRE(by_first.size() == 4);
+  for (const char* first : {"a", "f", "h"}) {
+    REQUIRE(by_first.count(first));
+    CHECK(by_first[first].type == "merge_duplicates");
+    CHECK(by_first[first].apply_after_ms == t0_ms + 24 * hour_ms);
+    CHECK(by_first[first].reason.find("unless vetoed") != std::string::npos);
+  }
+  CHECK(by_first["d"].apply_after_ms == 0);  // tier 3: never by the clock
+  // a person vetoes f/g; the agent changes i
+  state.decide_review(by_first["f"].key, "rejected", "ana", "two chess clubs", t0_ms + hour_ms);
+  {
+    auto agent = sqlite_store<>::open(db);
+    (void)change(agent, *agent.find("i"),
+                 [](memory_record& x) { x.metadata["source_app"] = std::string("chat"); });
+  }
+  // 23 h: nothing yet
+  r = run_at(23);
+  CHECK(r.veto_applied == 0);
+  CHECK(r.veto_failed == 0);
+  CHECK(status("a") == "active");
+  CHECK(status("b") == "active");
+  // 24 h: a/b merged by the window; f/g vetoed; h/i changed since queued: not applied
+  r = run_at(24);
+  CHECK(r.veto_applied == 1);
+  CHECK(r.veto_failed == 1);
+  CHECK(((status("a") == "archived") != (status("b") == "archived")));
+  const auto merged = state.review(by_first["a"].key);
+  REQUIRE(merged);
+  CHECK(merged->status == "approved");
+  CHECK(merged->decided_by == "veto-window");
+  CHECK(merged->decided_ms == t0_ms + 24 * hour_ms);
+  CHECK(state.review(by_first["f"].key)->status == "rejected");
+  CHECK(status("f") == "active");
+  CHECK(status("g") == "active");
+  CHECK(state.review(by_first["h"].key)->status == "pending");
+  CHECK(status("h") == "active");
+  CHECK(status("i") == "active");
+  CHECK(state.review(by_first["d"].key)->status == "pending");
+  // a week later: the vetoed and the tier-3 item still wait; nothing is applied twice
+  r = run_at(24 * 7);
+  CHECK(r.veto_applied == 0);
+  CHECK(status("f") == "active");
+  CHECK(status("d") == "active");
+  CHECK(status("e") == "active");
+  // the merge went through the log like any action, and rolls back
+  const auto log = read_wal_file(dir.path / "watch.wal");
+  CHECK(log.runs() >= 1);
+  auto undo = sqlite_store<>::open(db);
+  const auto rb = rollback(undo, log);
+  CHECK(rb.conflicts.empty());
+  CHECK(status("a") == "active");
+  CHECK(status("b") == "active");
+}

@@ -521,6 +521,9 @@ inline std::size_t fill_missing_embeddings(std::vector<memory_record>& records,
   if (o.embedder.empty()) return 0;
   const std::string url =
       openai_option_url(o.embedder, o.embedding_model, "--embedder", "--embedding-model");
+  if (std::none_of(records.begin(), records.end(),
+                   [](const memory_record& r) { return r.embedding.empty(); }))
+    return 0;  // nothing to embed: no request (not even the dimension probe)
 #if MEMHEALTH_CLI_HAVE_HTTP
   openai_embedder_options eo;
   eo.url = url;

@@ -130,6 +130,8 @@ nlohmann::ordered_json item_json(const review_item& it) {
     j["decision_note"] = it.decision_note;
   }
   if (it.status == "deferred") j["deferred_until"] = time_text(it.defer_until_ms);
+  // tier 2 under the watch's veto window: applied then unless rejected or deferred
+  if (it.apply_after_ms && it.status == "pending") j["applies_at"] = time_text(it.apply_after_ms);
   j["action"] = nlohmann::json::parse(it.action_json, nullptr, false);
   return j;
 }

@@ -202,6 +202,11 @@ void read_config(const std::string& file, watch_config& c) {
                                  "downweight)");
         r.tier2_apply.insert(*t);
       }
+    } else if (k == "tier2_veto_window") {
+      const auto t = v.value<std::string>();
+      const auto d = t ? parse_duration(*t) : std::nullopt;
+      if (!d) config_error(file, full + ": expected a duration such as \"24h\" or \"0s\" (off)");
+      r.tier2_veto_window = *d;
     } else if (k == "max_records") {
       r.max_records = config_number<std::size_t>(v, file, full, 1, 1'000'000'000);
     } else if (k == "blast_radius_threshold") {
@@ -215,7 +220,7 @@ void read_config(const std::string& file, watch_config& c) {
       c.repair_log = *s;
     } else {
       config_error(file, "unknown key " + full +
-                             " (known: enabled, tier2_apply, max_records, "
+                             " (known: enabled, tier2_apply, tier2_veto_window, max_records, "
                              "blast_radius_threshold, retry_limit, wal)");
     }
   });
@@ -722,8 +727,15 @@ int run_watch(const watch_cli_options& o) {
           if (rr.suspended) line << ", plan suspended: " << rr.suspend_reason;
           for (const auto& f : rr.failures) line << "; repair failed, queued for review: " << f;
         }
+        if (rr.veto_applied + rr.veto_failed > 0) {
+          line << "; veto window: " << rr.veto_applied << " tier-2 review items applied (no veto)";
+          if (rr.veto_failed)
+            line << ", " << rr.veto_failed << " not applied (records changed since, or failed)";
+        }
+        m.count("repair_veto_applied", static_cast<double>(rr.veto_applied));
         if (rr.failed > 0 && o.once) rc = exit_incomplete;
-        if (rr.applied > 0) snap.store.reset();  // the store changed: read it again next poll
+        if (rr.applied + rr.veto_applied > 0)
+          snap.store.reset();  // the store changed: read it again next poll
       }
     } catch (const error& e) {
       ++failures_in_a_row;

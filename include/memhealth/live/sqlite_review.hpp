@@ -36,27 +36,10 @@
 namespace memhealth {
 
 /// What approving one review item did.
-struct review_outcome {
-  std::string key;                                 ///< the item's key
-  action_status status = action_status::deferred;  ///< the action's outcome
-  std::size_t records_changed = 0;                 ///< records written
-  std::string reason;                              ///< why it failed or was skipped
-};
+using review_outcome = detail::review_apply_outcome;
 
 /// Reads the action a review item holds (plan JSON form). @throws error(parse) naming the key.
-inline repair_action review_item_action(const review_item& item) {
-  try {
-    repair_plan empty;
-    nlohmann::json j = plan_to_json(empty);
-    j["actions"] = nlohmann::json::array({nlohmann::json::parse(item.action_json)});
-    auto p = plan_from_json(j);
-    if (p.actions.size() != 1) throw error(error_code::parse, "not one action");
-    return std::move(p.actions.front());
-  } catch (const std::exception& e) {
-    throw error(error_code::parse,
-                "review item " + item.key + ": its stored action does not parse: " + e.what());
-  }
-}
+using detail::review_item_action;
 
 /// Applies the actions of `items` to `live` through `wal` (tiers 2 and 3 approved: a person
 /// approved them) with the repair history of `state` under `history_scope`, and marks each item
@@ -73,40 +56,8 @@ std::vector<review_outcome> approve_review_items(S& live, const std::vector<revi
   if (reviewer.empty() || note.empty())
     throw error(error_code::invalid_argument,
                 "approve_review_items: a reviewer name and a reason are required");
-  std::vector<repair_action> actions;
-  for (const auto& it : items) actions.push_back(review_item_action(it));
-  detail::watch_history history(state, opt.retry_limit + 1, history_scope);
-  opt.approve_tier2 = true;
-  opt.approve_tier3 = true;
-  opt.approve_suspended = true;  // each item was decided on its own
-  opt.retry_limit = 0;           // never on content the reviewer did not see
-  opt.history = &history;
-  const auto now_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
-  std::vector<review_outcome> out;
-  for (std::size_t k = 0; k < items.size(); ++k) {
-    review_outcome r{items[k].key, action_status::failed, 0, {}};
-    if (!items[k].fingerprint.empty() &&
-        detail::review_fingerprint(live, actions[k].targets) != items[k].fingerprint) {
-      r.reason =
-          "its records changed since it was queued (memhealth review show displays them "
-          "now; the watch proposes it again while it still holds)";
-      out.push_back(std::move(r));
-      continue;
-    }
-    repair_plan one;
-    one.actions.push_back(actions[k]);
-    const apply_result res = apply_plan(live, one, wal, opt);
-    const auto& oc = res.outcomes.front();
-    r.status = oc.status;
-    r.records_changed = oc.records_changed;
-    r.reason = oc.reason;
-    if (oc.status == action_status::applied || oc.status == action_status::already_applied ||
-        oc.status == action_status::noop)
-      state.decide_review(r.key, "approved", reviewer, note, now_ms);
-    out.push_back(std::move(r));
-  }
-  return out;
+  return detail::apply_review_items(live, items, wal, state, history_scope, reviewer, note, now,
+                                    std::move(opt));
 }
 
 }  // namespace memhealth

@@ -4,7 +4,10 @@
 /// plan (`make_plan`, over the poll's snapshot), and the plan's actions go three ways:
 /// - **tier 1** (`automation::automatic`) is applied at once;
 /// - **tier 2** (`automation::confirm`) is applied at once when its action type is named in
-///   `watch_repair_options::tier2_apply` (the reference's "confirmed by a rule"), else queued;
+///   `watch_repair_options::tier2_apply` (the reference's "confirmed by a rule"), else queued:
+///   with a `tier2_veto_window` it is applied by a later run once the window has passed unless
+///   a person rejected or deferred it ("or a short time window"); without one it waits for a
+///   person;
 /// - **tier 3** (`automation::manual`), `rebuild_index` (the watch has no index policy) and
 ///   every action of a suspended plan (blast radius over the threshold) go to the review queue
 ///   (`sqlite_state::queue_review`, table `review_items`), once per idempotency key.
@@ -27,6 +30,7 @@
 /// logged.
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdlib>
 #include <functional>
@@ -73,6 +77,11 @@ struct watch_repair_options {
   /// Name of the store in the repair history (its absolute path), so one state database can
   /// serve several stores.
   std::string history_scope;
+  /// Veto window for tier-2 actions no rule applies (the reference's "confirmed by a rule or a
+  /// short time window"): > 0 queues each with `apply_after_ms` = now + window, and a later run
+  /// applies it once that time has come unless a person rejected it (`memhealth review reject`)
+  /// or deferred it; 0 = such actions wait for a person.
+  std::chrono::milliseconds tier2_veto_window{0};
 };
 
 /// What one repair run did.
@@ -89,8 +98,13 @@ struct watch_repair_result {
   std::size_t plan_deferred = 0;
   std::size_t queued = 0;           ///< newly added to the review queue
   std::size_t records_changed = 0;  ///< records written
-  bool suspended = false;           ///< the plan's blast radius suspended it (everything queued)
-  std::string suspend_reason;       ///< why
+  /// tier-2 review items applied because their veto window passed without a veto
+  std::size_t veto_applied = 0;
+  /// such items that could not be applied (their records changed since: they stay pending and
+  /// are queued again with a new window when the fault still holds; or the action failed)
+  std::size_t veto_failed = 0;
+  bool suspended = false;      ///< the plan's blast radius suspended it (everything queued)
+  std::string suspend_reason;  ///< why
   /// "type key: reason" of each failed action newly queued for review
   std::vector<std::string> failures;
 };
@@ -192,7 +206,92 @@ inline review_item to_review_item(const repair_action& a, std::string reason, ut
   return it;
 }
 
+/// What applying one review item did (`approve_review_items`, the veto window).
+struct review_apply_outcome {
+  std::string key;                                 ///< the item's key
+  action_status status = action_status::deferred;  ///< the action's outcome
+  std::size_t records_changed = 0;                 ///< records written
+  std::string reason;                              ///< why it failed or was skipped
+};
+
+/// Reads the action a review item holds (plan JSON form). @throws error(parse) naming the key.
+inline repair_action review_item_action(const review_item& item) {
+  try {
+    repair_plan empty;
+    nlohmann::json j = plan_to_json(empty);
+    j["actions"] = nlohmann::json::array({nlohmann::json::parse(item.action_json)});
+    auto p = plan_from_json(j);
+    if (p.actions.size() != 1) throw error(error_code::parse, "not one action");
+    return std::move(p.actions.front());
+  } catch (const std::exception& e) {
+    throw error(error_code::parse,
+                "review item " + item.key + ": its stored action does not parse: " + e.what());
+  }
+}
+
+/// Applies the actions of `items` one at a time through `wal` (tiers 2 and 3 approved, no
+/// retry, the state's history under `history_scope`) and marks each that took effect
+/// "approved" by `reviewer` for `note`; an item whose records changed since it was queued (its
+/// fingerprint) is not applied.
+template <transactional_record_store S>
+std::vector<review_apply_outcome> apply_review_items(S& live, const std::vector<review_item>& items,
+                                                     wal_writer& wal, sqlite_state& state,
+                                                     const std::string& history_scope,
+                                                     std::string_view reviewer,
+                                                     std::string_view note, utc_time now,
+                                                     apply_options opt) {
+  std::vector<repair_action> actions;
+  for (const auto& it : items) actions.push_back(review_item_action(it));
+  watch_history history(state, opt.retry_limit + 1, history_scope);
+  opt.approve_tier2 = true;
+  opt.approve_tier3 = true;
+  opt.approve_suspended = true;  // each item was decided on its own
+  opt.retry_limit = 0;           // never on content the reviewer did not see
+  opt.history = &history;
+  const auto now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  std::vector<review_apply_outcome> out;
+  for (std::size_t k = 0; k < items.size(); ++k) {
+    review_apply_outcome r{items[k].key, action_status::failed, 0, {}};
+    if (!items[k].fingerprint.empty() &&
+        review_fingerprint(live, actions[k].targets) != items[k].fingerprint) {
+      r.reason =
+          "its records changed since it was queued (memhealth review show displays them "
+          "now; the watch proposes it again while it still holds)";
+      out.push_back(std::move(r));
+      continue;
+    }
+    repair_plan one;
+    one.actions.push_back(actions[k]);
+    const apply_result res = apply_plan(live, one, wal, opt);
+    const auto& oc = res.outcomes.front();
+    r.status = oc.status;
+    r.records_changed = oc.records_changed;
+    r.reason = oc.reason;
+    if (oc.status == action_status::applied || oc.status == action_status::already_applied ||
+        oc.status == action_status::noop)
+      state.decide_review(r.key, "approved", reviewer, note, now_ms);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 }  // namespace detail
+
+/// The pending tier-2 items of `history_scope` in `state` whose veto window has passed at
+/// `now` (`review_item::apply_after_ms` in (0, now]), oldest first.
+inline std::vector<review_item> review_items_past_veto(const sqlite_state& state,
+                                                       const std::string& history_scope,
+                                                       utc_time now) {
+  const auto now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  const std::string prefix = history_scope.empty() ? std::string() : history_scope + '\x1f';
+  std::vector<review_item> out;
+  for (auto& it : state.review_items("pending", now_ms))
+    if (it.apply_after_ms > 0 && it.apply_after_ms <= now_ms && it.key.starts_with(prefix))
+      out.push_back(std::move(it));
+  return out;
+}
 
 /// Plans repairs for `findings` over `snapshot` (the poll's copy of the store) and carries them
 /// out on `live` (the same store, open for writing) as the file comment says.
@@ -218,6 +317,21 @@ watch_repair_result repair_watch_findings(const memory_store<>& snapshot,
   static_assert(std::is_same_v<typename S::record_type, memory_record>,
                 "repair_watch_findings: the live store's records must be memory_record");
   watch_repair_result res;
+  // first the tier-2 items whose veto window passed without a veto (a person rejects or defers
+  // one to stop it)
+  if (auto due = review_items_past_veto(state, o.history_scope, now); !due.empty()) {
+    apply_options vo;
+    vo.batch_size = 1;
+    for (const auto& out :
+         detail::apply_review_items(live, due, wal, state, o.history_scope, "veto-window",
+                                    "no veto within the window", now, vo)) {
+      const bool ok = out.status == action_status::applied ||
+                      out.status == action_status::already_applied ||
+                      out.status == action_status::noop;
+      ++(ok ? res.veto_applied : res.veto_failed);
+      res.records_changed += out.records_changed;
+    }
+  }
   if (findings.empty()) return res;
   report r;
   r.findings = std::move(findings);
@@ -235,9 +349,11 @@ watch_repair_result repair_watch_findings(const memory_store<>& snapshot,
   const auto scoped = [&](const std::string& key) {
     return sqlite_repair_history::scoped(o.history_scope, key);
   };
-  const auto queue = [&](const repair_action& a, std::string reason) {
+  const auto queue = [&](const repair_action& a, std::string reason,
+                         std::int64_t apply_after_ms = 0) {
     auto item = detail::to_review_item(a, std::move(reason), now);
     item.key = scoped(item.key);
+    item.apply_after_ms = apply_after_ms;
     item.fingerprint = detail::review_fingerprint(snapshot, a.targets);
     res.queued += state.queue_review(item) ? 1 : 0;
   };
@@ -249,6 +365,13 @@ watch_repair_result repair_watch_findings(const memory_store<>& snapshot,
       queue(a, "index rebuild: the watch has no index policy");
     } else if (a.automation == automation::manual) {
       queue(a, "tier 3: a person decides");
+    } else if (a.automation == automation::confirm && !o.tier2_apply.contains(a.type) &&
+               o.tier2_veto_window.count() > 0) {
+      const auto at = now + o.tier2_veto_window;
+      queue(a,
+            "tier 2: applied at " + format_timestamp(timestamp{at, 0}) +
+                " unless vetoed (memhealth review reject) ([repair] tier2_veto_window)",
+            std::chrono::duration_cast<std::chrono::milliseconds>(at.time_since_epoch()).count());
     } else if (a.automation == automation::confirm && !o.tier2_apply.contains(a.type)) {
       queue(a, "tier 2: no rule applies " + a.type + " at once ([repair] tier2_apply)");
     } else {

@@ -26,9 +26,10 @@
 ///   writable open, so databases created before it get it; a read-only database without it has
 ///   no replaced images.
 /// - `review_items(action_key PRIMARY KEY, type, tier, targets, action, reason, queued_ms,
-///   status, fingerprint, decided_by, decided_ms, decision_note, defer_until_ms)`: the review
-///   queue, repairs a person decides (`memhealth watch` queues tier-3 actions, tier-2 ones no
-///   rule applies and failed ones; `memhealth review` works it); added to version 1 the same way.
+///   status, fingerprint, decided_by, decided_ms, decision_note, defer_until_ms, apply_after_ms)`:
+///   the review queue, repairs a person decides (`memhealth watch` queues tier-3 actions, tier-2
+///   ones no rule applies and failed ones; `memhealth review` works it); added to version 1 the
+///   same way (`apply_after_ms`, the veto window, by ALTER TABLE on a writable open).
 ///
 /// Errors: `memhealth::error` with `io` (cannot open or write), `busy` (locked by another process
 /// beyond the busy timeout),
@@ -120,6 +121,9 @@ struct review_item {
   std::int64_t decided_ms = 0;  ///< when (UTC ms; 0 = never decided)
   std::string decision_note;    ///< the reviewer's reason
   std::int64_t defer_until_ms = 0;  ///< a deferred item is pending again from then (UTC ms)
+  /// Tier 2 under a veto window (`watch_repair_options::tier2_veto_window`): applied by the
+  /// watch from then (UTC ms) unless a person rejected it; 0 = only a person applies it.
+  std::int64_t apply_after_ms = 0;
 };
 
 /// The state database (see the file comment). Move-only; one connection.
@@ -423,10 +427,12 @@ class sqlite_state {
   bool queue_review(const review_item& item) {
     auto st = prepare(
         "INSERT INTO review_items(action_key, type, tier, targets, action, reason, queued_ms, "
-        "status, fingerprint, decided_by, decided_ms, decision_note, defer_until_ms) "
-        "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, '', 0, '', 0) "
+        "status, fingerprint, decided_by, decided_ms, decision_note, defer_until_ms, "
+        "apply_after_ms) "
+        "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, '', 0, '', 0, ?9) "
         "ON CONFLICT(action_key) DO UPDATE SET reason=excluded.reason, "
         "queued_ms=excluded.queued_ms, fingerprint=excluded.fingerprint, action=excluded.action, "
+        "apply_after_ms=excluded.apply_after_ms, "
         "decision_note=CASE WHEN status='rejected' THEN 'rejected by ' || decided_by || ' (' || "
         "decision_note || '), proposed again: its records changed' ELSE decision_note END, "
         "status='pending' "
@@ -439,6 +445,7 @@ class sqlite_state {
     bind(st.get(), 6, item.reason);
     sqlite3_bind_int64(st.get(), 7, item.queued_ms);
     bind(st.get(), 8, item.fingerprint);
+    sqlite3_bind_int64(st.get(), 9, item.apply_after_ms);
     done(st.get(), "cannot write the review queue");
     return sqlite3_changes(db_.get()) > 0;
   }
@@ -505,7 +512,7 @@ class sqlite_state {
   // The columns `review_row` reads, in its order.
   static constexpr const char* review_select =
       "SELECT action_key, type, tier, targets, action, reason, queued_ms, status, fingerprint, "
-      "decided_by, decided_ms, decision_note, defer_until_ms FROM review_items ";
+      "decided_by, decided_ms, decision_note, defer_until_ms, apply_after_ms FROM review_items ";
 
   static review_item review_row(sqlite3_stmt* st) {
     using detail::sqlite::column_text;
@@ -523,6 +530,7 @@ class sqlite_state {
     r.decided_ms = sqlite3_column_int64(st, 10);
     r.decision_note = column_text(st, 11);
     r.defer_until_ms = sqlite3_column_int64(st, 12);
+    r.apply_after_ms = sqlite3_column_int64(st, 13);
     return r;
   }
 
@@ -612,8 +620,17 @@ class sqlite_state {
           " action TEXT NOT NULL, reason TEXT NOT NULL, queued_ms INTEGER NOT NULL,"
           " status TEXT NOT NULL, fingerprint TEXT NOT NULL, decided_by TEXT NOT NULL,"
           " decided_ms INTEGER NOT NULL, decision_note TEXT NOT NULL,"
-          " defer_until_ms INTEGER NOT NULL)",
+          " defer_until_ms INTEGER NOT NULL, apply_after_ms INTEGER NOT NULL DEFAULT 0)",
           "cannot create the review queue table");
+    // Added within version 1 (queues created before it get it here): the veto window's time.
+    if (!read_only &&
+        detail::sqlite::query_text(db_.get(),
+                                   "SELECT name FROM pragma_table_info('review_items') WHERE "
+                                   "name='apply_after_ms'",
+                                   path_, "cannot read the schema")
+            .empty())
+      exec("ALTER TABLE review_items ADD COLUMN apply_after_ms INTEGER NOT NULL DEFAULT 0",
+           "cannot add the veto window column to the review queue");
     has_reviews_ =
         !detail::sqlite::query_text(db_.get(),
                                     "SELECT name FROM sqlite_master WHERE type='table' AND "
