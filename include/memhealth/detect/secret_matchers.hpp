@@ -1,0 +1,360 @@
+#pragma once
+/// @file secret_matchers.hpp
+/// Matchers of the "secrets" detector for the rules that are neither a fixed prefix nor a keyword
+/// assignment (secrets.hpp lists every rule with its source): Discord and Telegram bot tokens, FCM
+/// server keys, Twilio auth tokens, HTTP Basic credentials, credentials in command lines, digit
+/// codes, 2FA backup codes, TOTP seeds, wallet seed phrases, payment cards, and the allowlist.
+/// Hand-written scanners over bytes: linear in the text, no backtracking.
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "memhealth/detect/secret_rules.hpp"
+
+namespace memhealth::detail::secrets {
+
+using matches = std::vector<secret_match>;
+inline void add(matches& out, std::string_view rule, std::size_t b, std::size_t e) {
+  if (e > b) out.push_back({rule, b, e});
+}
+inline bool boundary_before(std::string_view s, std::size_t i) noexcept {
+  return i == 0 || !is_word(at(s, i - 1));
+}
+
+// Discord bot token (gitleaks discord-api-token is keyword-based; this is the token's shape):
+// [MNO] + 23..27 base64url "." 6 "." 27..38, the first part the base64 of a numeric user id.
+inline void scan_discord_bot(std::string_view s, matches& out) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = at(s, i);
+    if ((c != 'M' && c != 'N' && c != 'O') || !boundary_before(s, i)) continue;
+    std::size_t a = i;
+    while (is_token(at(s, a))) ++a;
+    if (a - i < 24 || a - i > 28 || at(s, a) != '.') continue;
+    std::size_t b = a + 1;
+    while (is_token(at(s, b))) ++b;
+    if (b - a - 1 != 6 || at(s, b) != '.') continue;
+    std::size_t e = b + 1;
+    while (is_token(at(s, e))) ++e;
+    if (e - b - 1 < 27 || e - b - 1 > 38 || entropy(s.substr(i, e - i)) < 3.5) continue;
+    add(out, "discord_bot_token", i, e);
+    i = e;
+  }
+}
+
+// Telegram bot token (gitleaks telegram-bot-api-token): 8..10 digits ":AA" + 33 base64url.
+inline void scan_telegram(std::string_view s, matches& out) {
+  for (std::size_t i = s.find(":AA"); i != std::string_view::npos; i = s.find(":AA", i + 1)) {
+    std::size_t b = i;
+    while (b > 0 && is_digit(at(s, b - 1))) --b;
+    if (i - b < 8 || i - b > 10 || !boundary_before(s, b)) continue;
+    std::size_t e = i + 3;
+    while (is_token(at(s, e))) ++e;
+    if (e - i - 3 != 33) continue;
+    add(out, "telegram_bot_token", b, e);
+  }
+}
+
+// Firebase Cloud Messaging server key (gitleaks gcp... / fcm): AAAA + 7 ":APA91b" + 100.. .
+inline void scan_fcm(std::string_view s, matches& out) {
+  for (std::size_t i = s.find(":APA91b"); i != std::string_view::npos;
+       i = s.find(":APA91b", i + 1)) {
+    if (i < 11 || s.substr(i - 11, 4) != "AAAA" || !boundary_before(s, i - 11)) continue;
+    if (!all_of(s.substr(i - 7, 7), is_token)) continue;
+    std::size_t e = i + 7;
+    while (is_token(at(s, e))) ++e;
+    if (e - i - 7 < 100) continue;
+    add(out, "fcm_server_key", i - 11, e);
+  }
+}
+
+// Twilio auth token (gitleaks twilio-api-key covers SK keys): 32 lower-case hex standing alone in
+// a text that also holds an account SID, AC + 32 hex.
+inline void scan_twilio_auth(std::string_view s, matches& out) {
+  auto hex_run = [&](std::size_t i) {
+    std::size_t e = i;
+    while (is_hex(at(s, e))) ++e;
+    return e;
+  };
+  bool sid = false;
+  for (std::size_t i = s.find("AC"); i != std::string_view::npos && !sid; i = s.find("AC", i + 1))
+    sid = boundary_before(s, i) && hex_run(i + 2) - i - 2 == 32 && !is_word(at(s, i + 34));
+  if (!sid) return;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (!is_hex(at(s, i)) || !boundary_before(s, i)) continue;
+    const std::size_t e = hex_run(i);
+    const auto v = s.substr(i, e - i);
+    if (v.size() == 32 && !is_word(at(s, e)) &&
+        !any_of(v, [](unsigned char c) { return c >= 'A' && c <= 'F'; }) && has_digit(v) &&
+        has_letter(v) && entropy(v) >= 3.0)
+      add(out, "twilio_auth_token", i, e);
+    i = e;
+  }
+}
+
+// "Authorization: Basic <base64>" (gitleaks has no rule; curl and HTTP logs): the base64 decodes
+// to printable "user:password".
+inline void scan_basic_auth(std::string_view s, std::string_view low, matches& out) {
+  for (std::size_t i = low.find("basic "); i != std::string_view::npos;
+       i = low.find("basic ", i + 1)) {
+    if (i > 0 && is_alnum(at(s, i - 1))) continue;
+    const std::size_t b = i + 6;
+    std::size_t e = b;
+    while (is_base64(at(s, e))) ++e;
+    if (e - b < 8 || is_word(at(s, e))) continue;
+    const std::string d = base64_decode(s.substr(b, e - b));
+    const auto colon = d.find(':');
+    if (colon == std::string::npos || colon + 3 > d.size() || !all_of(d, printable_ascii)) continue;
+    add(out, "basic_auth", b, e);
+  }
+}
+
+// Credentials given to a command (gitleaks has no rule): mysql/mariadb "-pPASS", "--password X",
+// "-p X" after docker/podman/helm/oras login or sshpass, "curl -u user:pass" / "--user user:pass".
+inline void scan_cli(std::string_view s, matches& out) {
+  struct tok {
+    std::size_t b, e;
+  };
+  std::vector<tok> toks;
+  for (std::size_t i = 0; i < s.size();) {
+    while (i < s.size() && is_space(at(s, i))) ++i;
+    const std::size_t b = i;
+    char q = 0;
+    while (i < s.size() && (q || !is_space(at(s, i)))) {
+      if (!q && (s[i] == '\'' || s[i] == '"'))
+        q = s[i];
+      else if (q && s[i] == q)
+        q = 0;
+      ++i;
+    }
+    if (i > b) toks.push_back({b, i});
+  }
+  bool mysql = false, login = false, curl = false;
+  auto word = [&](std::size_t k) { return s.substr(toks[k].b, toks[k].e - toks[k].b); };
+  auto value = [&](std::size_t b, std::size_t e) {
+    if (e > b + 1 && (s[b] == '\'' || s[b] == '"') && s[e - 1] == s[b])
+      return std::pair{b + 1, e - 1};
+    const auto v = trim_value(s.substr(b, e - b));
+    return std::pair{b, b + v.size()};
+  };
+  auto emit = [&](std::pair<std::size_t, std::size_t> v) {
+    const auto t = s.substr(v.first, v.second - v.first);
+    if (t.size() >= 4 && !is_placeholder(t) && t.front() != '-')
+      add(out, "cli_credential", v.first, v.second);
+  };
+  for (std::size_t k = 0; k < toks.size(); ++k) {
+    const auto w = word(k);
+    const std::string lw = lower_copy(w);
+    if (w == "&&" || w == "|" || w == ";" ||
+        (k &&
+         s.substr(toks[k - 1].e, toks[k].b - toks[k - 1].e).find('\n') != std::string_view::npos))
+      mysql = login = curl = false;
+    if (lw == "mysql" || lw == "mysqldump" || lw == "mariadb" || lw == "mysqladmin") mysql = true;
+    if (lw == "login" || lw == "sshpass") login = true;
+    if (lw == "curl" || lw == "wget") curl = true;
+    const bool next = k + 1 < toks.size();
+    if (mysql && w.size() > 2 && w.substr(0, 2) == "-p") emit(value(toks[k].b + 2, toks[k].e));
+    if ((lw == "--password" || lw == "--pass" || (login && w == "-p")) && next)
+      emit(value(toks[k + 1].b, toks[k + 1].e));
+    if (curl && (w == "-u" || lw == "--user") && next) {
+      const auto u = word(k + 1);
+      const auto colon = u.find(':');
+      if (colon != std::string_view::npos && colon > 0)
+        emit(value(toks[k + 1].b + colon + 1, toks[k + 1].e));
+    }
+  }
+}
+
+// Digit codes after a code keyword: "the garage code is 4821", "alarm disarm code 1-9-6-4",
+// "safe combination 32-14-27", "gate code #5502", "PIN 4821", "CVV: 123". 3..12 digits (a pin or
+// passcode 4..12, a CVV 3..4); a date (2024-03-05) or a count ("4 digits") is not a code.
+inline void scan_code(std::string_view s, std::size_t after, std::string_view kw, matches& out) {
+  std::size_t v = after_keyword(s, after);
+  if (v == std::string_view::npos) v = skip_spaces(s, after);
+  if (v == after && v < s.size()) return;  // "pin2", "combo-box"
+  if (at(s, v) == '"' || at(s, v) == '\'') ++v;
+  const auto r = digits_at(s, v);
+  if (r.end == std::string_view::npos) return;
+  const bool cvv = kw == "cvv" || kw == "cvc";
+  const bool pin = kw.find("pin") != std::string_view::npos || kw == "passcode";
+  if (r.digits < (pin ? 4u : 3u) || r.digits > (cvv ? 4u : 12u)) return;
+  const auto first = s.substr(r.begin, r.end - r.begin);
+  if (r.groups == 3 && r.digits == 8 && (first.substr(0, 2) == "19" || first.substr(0, 2) == "20"))
+    return;
+  const std::size_t w = skip_spaces(s, r.end);
+  for (std::string_view unit : {"digit", "character", "char", "number", "time", "day", "minute",
+                                "second", "year", "%", "-digit"})
+    if (starts_with_ci(s, w, unit) || starts_with_ci(s, r.end, unit)) return;
+  add(out, cvv ? "payment_card" : "access_code", r.begin, r.end);
+}
+
+// 2FA backup / recovery codes: after the keyword, a list of codes (8..11 bytes of letters, digits
+// and one '-', with a digit and no run of 4 letters; or "1234 5678"); two or more for a plural
+// keyword ("backup codes"), one of 8.. bytes for a singular one.
+inline void scan_backup(std::string_view s, std::size_t after, std::string_view kw, matches& out) {
+  const bool plural = kw.back() == 's' || static_cast<unsigned char>(kw.back()) >= 0x80;
+  std::size_t i = after, first = 0, last = 0, n = 0;
+  int skipped = 0;
+  auto code_at = [&](std::size_t b) -> std::size_t {
+    std::size_t e = b, letters = 0, run = 0, dashes = 0;
+    bool digit = false;
+    while (is_alnum(at(s, e)) || (at(s, e) == '-' && is_alnum(at(s, e + 1)) && e > b)) {
+      const unsigned char c = at(s, e);
+      dashes += c == '-';
+      digit = digit || is_digit(c);
+      run = is_alpha(c) ? run + 1 : 0;
+      letters = std::max(letters, run);
+      ++e;
+    }
+    if (is_word(at(s, e))) return 0;
+    if (e - b == 4 && all_of(s.substr(b, 4), is_digit) && at(s, e) == ' ' &&
+        all_of(s.substr(e + 1, 4), is_digit) && e + 5 <= s.size() && !is_alnum(at(s, e + 5)))
+      return e + 5;  // "1234 5678"
+    if (e - b < 8 || e - b > 11 || !digit || letters >= 4 || dashes > 1) return 0;
+    return e;
+  };
+  while (i < s.size() && i < after + 400) {
+    while (i < s.size() && !is_alnum(at(s, i))) {
+      if (s[i] == '\n' && at(s, i + 1) == '\n') return;
+      ++i;
+    }
+    if (i >= s.size()) break;
+    if (const std::size_t e = code_at(i); e) {
+      if (!n) first = i;
+      last = e;
+      ++n;
+      i = e;
+      continue;
+    }
+    if (n || ++skipped > 6) break;
+    while (i < s.size() && !is_space(at(s, i))) ++i;
+  }
+  if (n >= (plural ? 2u : 1u)) add(out, "backup_codes", first, last);
+}
+
+// TOTP seeds: base32 ([A-Z2-7], one case, groups of 4 may be spaced) of 16.. bytes with a digit,
+// within 60 bytes after a TOTP keyword, or as "secret=" of an otpauth:// URL.
+inline void scan_totp(std::string_view s, std::size_t after, matches& out) {
+  auto b32 = [](unsigned char c, bool up) {
+    return (c >= '2' && c <= '7') || (up ? (c >= 'A' && c <= 'Z') : (c >= 'a' && c <= 'z'));
+  };
+  for (std::size_t i = after; i < s.size() && i < after + 60; ++i) {
+    if (!is_alnum(at(s, i)) || (i > 0 && is_alnum(at(s, i - 1)))) continue;
+    const bool up = !(at(s, i) >= 'a' && at(s, i) <= 'z');
+    std::size_t e = i, n = 0, g = i;
+    while (true) {
+      while (b32(at(s, e), up)) ++e;
+      n += e - g;
+      if (at(s, e) == ' ' && e - g == 4 && b32(at(s, e + 1), up)) {
+        g = ++e;
+        continue;
+      }
+      break;
+    }
+    if (is_alnum(at(s, e)) || n < 16) continue;
+    const auto v = s.substr(i, e - i);
+    if (!any_of(v, is_digit) || entropy(v) < 3.0) continue;
+    add(out, "totp_secret", i, e);
+    return;
+  }
+}
+
+// Wallet seed phrases: after a keyword, 12/15/18/21/24 lower-case words of 3..8 letters (the
+// BIP-39 English words' lengths), separated by spaces, commas or "1." numbers, ending at anything
+// else or at a common English word that is not a BIP-39 word ("the", "and", ...).
+inline void scan_seed(std::string_view s, std::size_t after, matches& out) {
+  auto lword = [&](std::size_t b) {
+    std::size_t e = b;
+    while (at(s, e) >= 'a' && at(s, e) <= 'z') ++e;
+    if (e - b < 3 || e - b > 8 || is_word(at(s, e)) || at(s, e) >= 0x80) return b;
+    for (auto w : seed_stopwords)
+      if (s.substr(b, e - b) == w) return b;
+    return e;
+  };
+  auto gap = [&](std::size_t e) {
+    while (e < s.size()) {
+      const unsigned char c = at(s, e);
+      if (c == ' ' || c == ',' || c == '\n' || c == '\t')
+        ++e;
+      else if (is_digit(c) && (at(s, e + 1) == '.' || at(s, e + 1) == ')'))
+        e += 2;
+      else if (is_digit(c) && is_digit(at(s, e + 1)) &&
+               (at(s, e + 2) == '.' || at(s, e + 2) == ')'))
+        e += 3;
+      else
+        break;
+    }
+    return e;
+  };
+  for (std::size_t i = after; i < s.size() && i < after + 120; ++i) {
+    if (i > 0 && is_alnum(at(s, i - 1))) continue;
+    std::size_t n = 0, last = i;
+    for (std::size_t b = i;;) {
+      const std::size_t we = lword(b);
+      if (we == b) break;
+      ++n;
+      last = we;
+      const std::size_t g = gap(we);
+      if (g == we) break;
+      b = g;
+    }
+    if (n == 12 || n == 15 || n == 18 || n == 21 || n == 24) {
+      add(out, "seed_phrase", i, last);
+      return;
+    }
+    if (n) i = last;
+  }
+}
+
+// Payment card numbers: 13..19 digits (groups split by one space or '-'), first digit 2..6, that
+// pass the Luhn check, in a text that names a card ("card", "Visa", "CVV", "exp", 信用卡, ...).
+// A bare number is personal data, not a credential: without such a word it is not reported.
+inline void scan_card(std::string_view s, std::string_view low, matches& out) {
+  bool named = false;
+  for (auto w : card_words) named = named || low.find(w) != std::string_view::npos;
+  if (!named) return;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (!is_digit(at(s, i)) || (i > 0 && (is_alnum(at(s, i - 1)) || at(s, i - 1) == '-'))) continue;
+    std::size_t e = i, n = 0;
+    while (true) {
+      while (is_digit(at(s, e))) ++e, ++n;
+      if ((at(s, e) == ' ' || at(s, e) == '-') && is_digit(at(s, e + 1)))
+        ++e;
+      else
+        break;
+    }
+    const auto v = s.substr(i, e - i);
+    if (n >= 13 && n <= 19 && !is_alnum(at(s, e)) && v[0] >= '2' && v[0] <= '6' && luhn(v))
+      add(out, "payment_card", i, e);
+    i = e;
+  }
+}
+
+// gitleaks-style allowlist: a value holding "example", or an allow word standing before it.
+inline bool allowed(std::string_view s, std::string_view low, const secret_match& m,
+                    const secret_rules& rules) {
+  const auto v = low.substr(m.begin, m.end - m.begin);
+  for (const auto& w : rules.allow_in_value)
+    if (!w.empty() && v.find(lower_copy(w)) != std::string_view::npos) return true;
+  std::size_t b = m.begin > 48 ? m.begin - 48 : 0;
+  if (const auto nl = s.rfind('\n', m.begin); nl != std::string_view::npos && nl >= b) b = nl;
+  const auto before = low.substr(b, m.begin - b);
+  auto sep = [](unsigned char c) {
+    return !is_alnum(c) && c != '.' && c != '@' && c != '/' && c != '_' && c != '-';
+  };
+  for (const auto& w0 : rules.allow_words) {
+    if (w0.empty()) continue;
+    const std::string w = lower_copy(w0);
+    for (std::size_t k = before.find(w); k != std::string_view::npos; k = before.find(w, k + 1)) {
+      const bool l = k == 0 ? b == 0 || sep(at(s, b - 1)) : sep(at(before, k - 1));
+      const std::size_t r = k + w.size();
+      if (l && (r >= before.size() ? true : sep(at(before, r)) || before[r] == 's')) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace memhealth::detail::secrets
