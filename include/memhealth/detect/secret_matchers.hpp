@@ -7,7 +7,9 @@
 /// Hand-written scanners over bytes: linear in the text, no backtracking.
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -16,6 +18,116 @@
 #include "memhealth/detect/secret_rules.hpp"
 
 namespace memhealth::detail::secrets {
+
+/// The byte pairs of a lower-cased text, hashed into 4096 bits: `may_hold(p)` is false when one of
+/// the first 6 byte pairs of p (ASCII lower-cased) is absent, so p cannot occur in the text.
+class pair_filter {
+  std::array<std::uint64_t, 64> bits_{};
+  static unsigned slot(unsigned char a, unsigned char b) noexcept {
+    return (static_cast<unsigned>(a) * 61u + b) & 4095u;
+  }
+
+ public:
+  explicit pair_filter(std::string_view low) noexcept {
+    for (std::size_t i = 1; i < low.size(); ++i) {
+      const unsigned k =
+          slot(static_cast<unsigned char>(low[i - 1]), static_cast<unsigned char>(low[i]));
+      bits_[k >> 6] |= std::uint64_t{1} << (k & 63);
+    }
+  }
+  [[nodiscard]] bool may_hold(std::string_view p) const noexcept {
+    for (std::size_t i = 1; i < p.size() && i <= 6; ++i) {
+      const unsigned k = slot(lower(static_cast<unsigned char>(p[i - 1])),
+                              lower(static_cast<unsigned char>(p[i])));
+      if (!(bits_[k >> 6] >> (k & 63) & 1)) return false;
+    }
+    return true;
+  }
+};
+
+/// Whether a count's unit follows a number ending at e: "12 characters", "4 digits", "6-stellig".
+inline bool count_word_after(std::string_view s, std::size_t e) noexcept {
+  const std::size_t w = skip_spaces(s, e);
+  for (std::string_view unit :
+       {"digit",    "character", "char",    "number", "letter", "time",    "day",
+        "minute",   "second",    "year",    "%",      "-digit", "zeichen", "stellig",
+        "-stellig", "caracter",  "chiffre", "位",     "桁",     "文字",    "자리"})
+    if (starts_with_ci(s, w, unit)) return true;
+  return false;
+}
+
+/// Luhn check of the digits of s (other bytes skipped).
+inline bool luhn(std::string_view s) noexcept {
+  int sum = 0;
+  bool twice = false;
+  for (auto it = s.rbegin(); it != s.rend(); ++it) {
+    if (!is_digit(static_cast<unsigned char>(*it))) continue;
+    int d = *it - '0';
+    if (twice && (d *= 2) > 9) d -= 9;
+    sum += d;
+    twice = !twice;
+  }
+  return sum % 10 == 0;
+}
+
+/// Decodes standard base64 (padding optional); empty on a bad byte.
+inline std::string base64_decode(std::string_view s) {
+  std::string out;
+  unsigned buf = 0;
+  int bits = 0;
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    int v;
+    if (c >= 'A' && c <= 'Z')
+      v = c - 'A';
+    else if (c >= 'a' && c <= 'z')
+      v = c - 'a' + 26;
+    else if (is_digit(c))
+      v = c - '0' + 52;
+    else if (c == '+' || c == '-')
+      v = 62;
+    else if (c == '/' || c == '_')
+      v = 63;
+    else if (c == '=')
+      break;
+    else
+      return {};
+    buf = (buf << 6) | static_cast<unsigned>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((buf >> bits) & 0xFF));
+    }
+  }
+  return out;
+}
+
+/// A run of digit groups at i: "4821", "1-9-6-4", "32 14 27", "#5502", "4821#". Returns the end
+/// (npos if none) and the number of digits and groups.
+struct digit_run {
+  std::size_t begin, end, digits, groups;
+};
+inline digit_run digits_at(std::string_view s, std::size_t i) noexcept {
+  digit_run r{i, std::string_view::npos, 0, 0};
+  if (at(s, i) == '#' || at(s, i) == '*') ++i;
+  std::size_t j = i;
+  while (is_digit(at(s, j))) {
+    const std::size_t g = j;
+    while (is_digit(at(s, j))) ++j;
+    r.digits += j - g;
+    ++r.groups;
+    const unsigned char sep = at(s, j);
+    if ((sep == '-' || sep == ' ' || sep == '.') && is_digit(at(s, j + 1)))
+      ++j;
+    else
+      break;
+  }
+  if (!r.digits) return r;
+  if (at(s, j) == '#' || at(s, j) == '*') ++j;
+  if (is_alpha(at(s, j)) || (at(s, j) == '.' && is_digit(at(s, j + 1)))) return r;
+  r.end = j;
+  return r;
+}
 
 using matches = std::vector<secret_match>;
 inline void add(matches& out, std::string_view rule, std::size_t b, std::size_t e) {
@@ -132,7 +244,7 @@ inline void scan_cli(std::string_view s, matches& out) {
     }
     if (i > b) toks.push_back({b, i});
   }
-  bool mysql = false, login = false, curl = false;
+  bool mysql = false, login = false, curl = false, redis = false;
   auto word = [&](std::size_t k) { return s.substr(toks[k].b, toks[k].e - toks[k].b); };
   auto value = [&](std::size_t b, std::size_t e) {
     if (e > b + 1 && (s[b] == '\'' || s[b] == '"') && s[e - 1] == s[b])
@@ -140,9 +252,10 @@ inline void scan_cli(std::string_view s, matches& out) {
     const auto v = trim_value(s.substr(b, e - b));
     return std::pair{b, b + v.size()};
   };
-  auto emit = [&](std::pair<std::size_t, std::size_t> v) {
+  auto emit = [&](std::pair<std::size_t, std::size_t> v, bool loose = false) {
     const auto t = s.substr(v.first, v.second - v.first);
-    if (t.size() >= 4 && !is_placeholder(t) && t.front() != '-')
+    if (t.size() >= 4 && !is_placeholder(t) && t.front() != '-' &&
+        (!loose || password_like(t, true)))  // "-a reads the password from ..." is no value
       add(out, "cli_credential", v.first, v.second);
   };
   for (std::size_t k = 0; k < toks.size(); ++k) {
@@ -151,14 +264,18 @@ inline void scan_cli(std::string_view s, matches& out) {
     if (w == "&&" || w == "|" || w == ";" ||
         (k &&
          s.substr(toks[k - 1].e, toks[k].b - toks[k - 1].e).find('\n') != std::string_view::npos))
-      mysql = login = curl = false;
+      mysql = login = curl = redis = false;
     if (lw == "mysql" || lw == "mysqldump" || lw == "mariadb" || lw == "mysqladmin") mysql = true;
-    if (lw == "login" || lw == "sshpass") login = true;
+    if (lw == "login" || lw == "sshpass" || lw == "mongo" || lw == "mongosh" || lw == "mongodump" ||
+        lw == "mongorestore")
+      login = true;
+    if (lw == "redis-cli") redis = true;
     if (lw == "curl" || lw == "wget") curl = true;
     const bool next = k + 1 < toks.size();
     if (mysql && w.size() > 2 && w.substr(0, 2) == "-p") emit(value(toks[k].b + 2, toks[k].e));
-    if ((lw == "--password" || lw == "--pass" || (login && w == "-p")) && next)
-      emit(value(toks[k + 1].b, toks[k + 1].e));
+    if ((lw == "--password" || lw == "--pass" || (login && w == "-p") || (redis && w == "-a")) &&
+        next)
+      emit(value(toks[k + 1].b, toks[k + 1].e), true);
     if (curl && (w == "-u" || lw == "--user") && next) {
       const auto u = word(k + 1);
       const auto colon = u.find(':');
@@ -171,24 +288,53 @@ inline void scan_cli(std::string_view s, matches& out) {
 // Digit codes after a code keyword: "the garage code is 4821", "alarm disarm code 1-9-6-4",
 // "safe combination 32-14-27", "gate code #5502", "PIN 4821", "CVV: 123". 3..12 digits (a pin or
 // passcode 4..12, a CVV 3..4); a date (2024-03-05) or a count ("4 digits") is not a code.
-inline void scan_code(std::string_view s, std::size_t after, std::string_view kw, matches& out) {
+inline void scan_code(std::string_view s, std::string_view low, std::size_t after,
+                      std::string_view kw, matches& out) {
+  // a bare "code" needs a thing it opens nearby: "the code for the garage is 4821"
+  if (kw == "code") {
+    const std::size_t from = after > 40 + 4 ? after - 44 : 0;
+    const auto near = low.substr(from, std::min<std::size_t>(s.size(), after + 40) - from);
+    if (std::none_of(std::begin(code_objects), std::end(code_objects),
+                     [&](std::string_view o) { return near.find(o) != std::string_view::npos; }))
+      return;
+  }
+  auto accept = [&](std::size_t v) {
+    if (at(s, v) == '"' || at(s, v) == '\'') ++v;
+    const auto r = digits_at(s, v);
+    if (r.end == std::string_view::npos) return false;
+    const bool cvv = kw == "cvv" || kw == "cvc";
+    const bool pin = kw.find("pin") != std::string_view::npos || kw == "passcode";
+    if (r.digits < (pin ? 4u : 3u) || r.digits > (cvv ? 4u : 12u)) return false;
+    const auto first = s.substr(r.begin, r.end - r.begin);
+    if (r.groups == 3 && r.digits == 8 &&
+        (first.substr(0, 2) == "19" || first.substr(0, 2) == "20"))
+      return false;  // a date
+    if (count_word_after(s, r.end)) return false;
+    add(out, cvv ? "payment_card" : "access_code", r.begin, r.end);
+    return true;
+  };
   std::size_t v = after_keyword(s, after);
   if (v == std::string_view::npos) v = skip_spaces(s, after);
-  if (v == after && v < s.size()) return;  // "pin2", "combo-box"
-  if (at(s, v) == '"' || at(s, v) == '\'') ++v;
-  const auto r = digits_at(s, v);
-  if (r.end == std::string_view::npos) return;
-  const bool cvv = kw == "cvv" || kw == "cvc";
-  const bool pin = kw.find("pin") != std::string_view::npos || kw == "passcode";
-  if (r.digits < (pin ? 4u : 3u) || r.digits > (cvv ? 4u : 12u)) return;
-  const auto first = s.substr(r.begin, r.end - r.begin);
-  if (r.groups == 3 && r.digits == 8 && (first.substr(0, 2) == "19" || first.substr(0, 2) == "20"))
+  if (v == after && v < s.size() && at(s, v) != ':') return;  // "pin2", "combo-box"
+  if (accept(v)) return;
+  // "combination to the safe is 12-34-56": the first number in the clause after a separator
+  for (std::size_t p = after; p < s.size() && p < after + 48; ++p) {
+    const unsigned char c = at(s, p);
+    if (c == '\n' || c == ';' || ((c == '.' || c == '?' || c == '!') && !is_digit(at(s, p + 1))))
+      return;
+    if (!(is_digit(c) || c == '#') || is_alnum(at(s, p - 1))) continue;
+    std::size_t q = p;
+    while (q > after && (s[q - 1] == ' ' || s[q - 1] == '\t')) --q;
+    for (auto sep : separators) {
+      if (q - after < sep.size() || !starts_with_ci(s, q - sep.size(), sep)) continue;
+      const bool word = is_alnum(static_cast<unsigned char>(sep.front()));
+      if (word && is_alnum(at(s, q - sep.size() - 1))) continue;
+      if (word && sep.size() == 2 && sep != "is" && sep != "es") continue;  // "to", "é"...
+      accept(p);
+      return;
+    }
     return;
-  const std::size_t w = skip_spaces(s, r.end);
-  for (std::string_view unit : {"digit", "character", "char", "number", "time", "day", "minute",
-                                "second", "year", "%", "-digit"})
-    if (starts_with_ci(s, w, unit) || starts_with_ci(s, r.end, unit)) return;
-  add(out, cvv ? "payment_card" : "access_code", r.begin, r.end);
+  }
 }
 
 // 2FA backup / recovery codes: after the keyword, a list of codes (8..11 bytes of letters, digits
@@ -262,9 +408,10 @@ inline void scan_totp(std::string_view s, std::size_t after, matches& out) {
   }
 }
 
-// Wallet seed phrases: after a keyword, 12/15/18/21/24 lower-case words of 3..8 letters (the
-// BIP-39 English words' lengths), separated by spaces, commas or "1." numbers, ending at anything
-// else or at a common English word that is not a BIP-39 word ("the", "and", ...).
+// Wallet seed phrases (called with the lower-cased text): after a keyword, 12/15/18/21/24 words
+// of 3..8 letters (the BIP-39 English words' lengths), separated by spaces, commas or "1." numbers,
+// ending at anything else or at a common English word that is not a BIP-39 word ("the", "and",
+// ...).
 inline void scan_seed(std::string_view s, std::size_t after, matches& out) {
   auto lword = [&](std::size_t b) {
     std::size_t e = b;
@@ -277,7 +424,7 @@ inline void scan_seed(std::string_view s, std::size_t after, matches& out) {
   auto gap = [&](std::size_t e) {
     while (e < s.size()) {
       const unsigned char c = at(s, e);
-      if (c == ' ' || c == ',' || c == '\n' || c == '\t')
+      if (c == ' ' || c == ',' || c == '\n' || c == '\t' || c == '-' || c == '|')
         ++e;
       else if (is_digit(c) && (at(s, e + 1) == '.' || at(s, e + 1) == ')'))
         e += 2;
@@ -312,9 +459,12 @@ inline void scan_seed(std::string_view s, std::size_t after, matches& out) {
 // Payment card numbers: 13..19 digits (groups split by one space or '-'), first digit 2..6, that
 // pass the Luhn check, in a text that names a card ("card", "Visa", "CVV", "exp", 信用卡, ...).
 // A bare number is personal data, not a credential: without such a word it is not reported.
-inline void scan_card(std::string_view s, std::string_view low, matches& out) {
+inline void scan_card(std::string_view s, std::string_view low, const pair_filter& pairs,
+                      matches& out) {
+  if (!any_of(s, is_digit)) return;
   bool named = false;
-  for (auto w : card_words) named = named || low.find(w) != std::string_view::npos;
+  for (auto w : card_words)
+    named = named || (pairs.may_hold(w) && low.find(w) != std::string_view::npos);
   if (!named) return;
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (!is_digit(at(s, i)) || (i > 0 && (is_alnum(at(s, i - 1)) || at(s, i - 1) == '-'))) continue;
@@ -340,7 +490,11 @@ inline bool allowed(std::string_view s, std::string_view low, const secret_match
   for (const auto& w : rules.allow_in_value)
     if (!w.empty() && v.find(lower_copy(w)) != std::string_view::npos) return true;
   std::size_t b = m.begin > 48 ? m.begin - 48 : 0;
-  if (const auto nl = s.rfind('\n', m.begin); nl != std::string_view::npos && nl >= b) b = nl;
+  for (std::size_t k = m.begin; k > b; --k)  // the same clause: after a line end, ';' or ". "
+    if (s[k - 1] == '\n' || s[k - 1] == ';' || (s[k - 1] == '.' && at(s, k) == ' ')) {
+      b = k;
+      break;
+    }
   const auto before = low.substr(b, m.begin - b);
   auto sep = [](unsigned char c) {
     return !is_alnum(c) && c != '.' && c != '@' && c != '/' && c != '_' && c != '-';

@@ -48,9 +48,9 @@ struct secret_rules {
   /// Extra keywords of `access_code` (digit codes: "locker code", ...).
   std::vector<std::string> extra_code_keywords;
   /// Allowlist (gitleaks' stopwords): a match is dropped when one of these words stands (as a
-  /// whole word, ASCII case-insensitive) in the 48 bytes before the value, in the same line.
-  std::vector<std::string> allow_words{"example", "sample",    "dummy",   "placeholder",
-                                       "fake",    "fictional", "redacted"};
+  /// whole word, ASCII case-insensitive) in the 32 bytes before the value, in the same clause.
+  std::vector<std::string> allow_words{"example",   "sample",   "dummy", "placeholder", "fake",
+                                       "fictional", "redacted", "mock",  "bogus"};
   /// Allowlist: a match is dropped when its value holds one of these (ASCII case-insensitive),
   /// like AWS's documented AKIAIOSFODNN7EXAMPLE.
   std::vector<std::string> allow_in_value{"example"};
@@ -173,7 +173,7 @@ struct prefix_row {
 
 // Fixed prefixes (gitleaks rule ids in secrets.hpp). Longer prefixes of one family first.
 // A vendor prefix is the evidence: bodies need no digit (a Hugging Face token may be letters).
-inline constexpr std::array<prefix_row, 79> prefix_rows{{
+inline constexpr std::array<prefix_row, 90> prefix_rows{{
     {"aws_access_key_id", "AKIA", is_upper_digit, 16, 16, false},
     {"aws_access_key_id", "ASIA", is_upper_digit, 16, 16, false},
     {"aws_access_key_id", "ABIA", is_upper_digit, 16, 16, false},
@@ -241,9 +241,11 @@ inline constexpr std::array<prefix_row, 79> prefix_rows{{
     {"mailgun_api_key", "key-", is_hex, 32, 32, false},
     {"square_token", "sq0atp-", is_token, 22, 60, false},
     {"square_token", "sq0csp-", is_token, 40, 50, false},
+    {"square_token", "EAAA", is_token, 40, 80, true},
     {"databricks_token", "dapi", is_hex, 32, 32, false},
     {"grafana_token", "glc_", is_base64, 32, 0, false},
     {"grafana_token", "glsa_", is_word, 40, 0, false},
+    {"grafana_token", "eyJrIjoi", is_base64, 40, 0, false},
     {"doppler_token", "dp.pt.", is_alnum, 40, 0, false},
     {"doppler_token", "dp.st.", is_dotted, 40, 0, false},
     {"doppler_token", "dp.ct.", is_alnum, 40, 0, false},
@@ -253,16 +255,28 @@ inline constexpr std::array<prefix_row, 79> prefix_rows{{
     {"sentry_token", "sntrys_", is_generic, 60, 0, false},
     {"sentry_token", "sntryu_", is_hex, 64, 64, false},
     {"age_secret_key", "AGE-SECRET-KEY-1", is_upper_digit, 58, 58, false},
+    {"google_oauth_token", "ya29.", is_token, 30, 0, false},
+    {"dropbox_token", "sl.", is_token, 130, 0, false},
+    {"notion_token", "ntn_", is_alnum, 40, 60, false},
+    {"notion_token", "secret_", is_alnum, 43, 43, false},
+    {"docker_pat", "dckr_pat_", is_token, 27, 0, false},
+    {"groq_api_key", "gsk_", is_alnum, 48, 60, false},
+    {"replicate_api_token", "r8_", is_alnum, 37, 40, false},
+    {"perplexity_api_key", "pplx-", is_alnum, 40, 60, false},
+    {"xai_api_key", "xai-", is_alnum, 70, 90, false},
 }};
 
 // Password keywords: English, Chinese, and (issue 19) Japanese, German, Spanish, French,
-// Portuguese, Russian, Korean, Dutch, Turkish (Italian uses "password"). Non-ASCII keywords are
+// Portuguese, Russian, Korean, Dutch, Turkish (Italian uses "password"), Polish, Swedish, Czech,
+// Finnish, Norwegian, Danish, Hungarian, Romanian, Indonesian, Vietnamese. Non-ASCII keywords are
 // matched as bytes, so capitalised Cyrillic / Turkish forms are listed too.
 inline constexpr std::string_view password_keywords[] = {
-    "password",   "passwd",     "passcode",     "passphrase", "pwd",      "pgpassword",
-    "密码",       "口令",       "密碼",         "パスワード", "passwort", "kennwort",
-    "contraseña", "clave",      "mot de passe", "senha",      "пароль",   "Пароль",
-    "비밀번호",   "wachtwoord", "şifre",        "Şifre",      "şifresi",  "Şifresi"};
+    "password",   "passwd",      "passcode",     "passphrase", "pwd",        "pgpassword",
+    "密码",       "口令",        "密碼",         "パスワード", "passwort",   "kennwort",
+    "contraseña", "clave",       "mot de passe", "senha",      "пароль",     "Пароль",
+    "비밀번호",   "암호",        "wachtwoord",   "şifre",      "Şifre",      "şifresi",
+    "Şifresi",    "şifrem",      "hasło",        "lösenord",   "heslo",      "salasana",
+    "passord",    "adgangskode", "jelszó",       "parolă",     "kata sandi", "mật khẩu"};
 inline constexpr std::string_view token_keywords[] = {"api key",
                                                       "api_key",
                                                       "api-key",
@@ -304,20 +318,20 @@ inline constexpr std::string_view token_keywords[] = {"api key",
                                                       "令牌",
                                                       "秘钥"};
 // Digit codes that open something (rule access_code; "cvv"/"cvc" report payment_card).
-inline constexpr std::string_view code_keywords[] = {"door code",    "gate code",
-                                                     "garage code",  "alarm code",
-                                                     "disarm code",  "arming code",
-                                                     "safe code",    "lock code",
-                                                     "lockbox code", "keypad code",
-                                                     "entry code",   "access code",
-                                                     "unlock code",  "combination",
-                                                     "combo",        "pin code",
-                                                     "pin number",   "pin",
-                                                     "passcode",     "cvv",
-                                                     "cvc",          "暗証番号",
-                                                     "digicode",     "türcode",
-                                                     "torcode",      "código de acceso",
-                                                     "code d'accès", "codice"};
+inline constexpr std::string_view code_keywords[] = {
+    "door code",    "gate code",     "garage code", "alarm code",
+    "disarm code",  "arming code",   "safe code",   "lock code",
+    "lockbox code", "keypad code",   "entry code",  "access code",
+    "unlock code",  "security code", "combination", "kombination",
+    "combo",        "pin code",      "pin number",  "pin",
+    "passcode",     "cvv",           "cvc",         "暗証番号",
+    "digicode",     "türcode",       "torcode",     "código de acceso",
+    "code d'accès", "codice",        "code"};
+// Things a bare "code" opens (within 40 bytes of it).
+inline constexpr std::string_view code_objects[] = {
+    "door",     "gate",   "garage",    "alarm",   "safe",     "lock",    "keypad", "entry",
+    "building", "house",  "apartment", "storage", "shed",     "mailbox", "locker", "vault",
+    "tür",      "puerta", "porte",     "portail", "cancello", "門",      "门",     "ドア"};
 inline constexpr std::string_view backup_keywords[] = {
     "backup codes",  "recovery codes",     "scratch codes", "2fa codes", "backup code",
     "recovery code", "バックアップコード", "备用码",        "恢复码"};
@@ -334,9 +348,19 @@ inline constexpr std::string_view totp_keywords[] = {"totp",
                                                      "authenticator key",
                                                      "setup key",
                                                      "two-factor secret"};
-inline constexpr std::string_view seed_keywords[] = {
-    "seed phrase", "recovery phrase", "mnemonic", "seed words",    "backup phrase",
-    "wallet seed", "secret phrase",   "助记词",   "シードフレーズ"};
+inline constexpr std::string_view seed_keywords[] = {"seed phrase",
+                                                     "seed words",
+                                                     "seed",
+                                                     "recovery phrase",
+                                                     "mnemonic",
+                                                     "recovery words",
+                                                     "backup phrase",
+                                                     "backup words",
+                                                     "secret phrase",
+                                                     "助记词",
+                                                     "シードフレーズ",
+                                                     "frase semilla",
+                                                     "frase de recuperación"};
 // Words that end a seed-phrase run: common English words that are not BIP-39 words.
 inline constexpr std::string_view seed_stopwords[] = {
     "the",  "and",  "her",  "his",  "she",  "they", "them", "their", "its",   "with",
@@ -344,9 +368,10 @@ inline constexpr std::string_view seed_stopwords[] = {
     "has",  "had",  "been", "then", "than", "when", "what", "which", "who",   "why",
     "how",  "into", "onto", "but",  "not",  "for",  "our",  "you"};
 inline constexpr std::string_view card_words[] = {
-    "card",   "visa",    "mastercard", "amex",   "american express", "discover",
-    "cvv",    "cvc",     "expir",      "信用卡", "银行卡",           "卡号",
-    "カード", "tarjeta", "carte",      "karte",  "cartão",           "карт"};
+    "card",     "visa",   "mastercard", "amex",    "american express",
+    "discover", "cvv",    "cvc",        "expir",   "信用卡",
+    "银行卡",   "卡号",   "カード",     "tarjeta", "carte",
+    "karte",    "cartão", "карт",       "카드",    "carta di credito"};
 // Separators after a keyword (ASCII words need a word boundary after them).
 inline constexpr std::string_view separators[] = {
     ":",      "=",    "：",     "->",   "=>",     "—",    "–",      "is",     "was",
@@ -479,79 +504,6 @@ void for_each_keyword(std::string_view s, std::string_view low, std::string_view
     if (ascii && ascii_end && j < s.size() && is_alnum(at(s, j))) continue;
     f(j);
   }
-}
-
-/// Luhn check of the digits of s (other bytes skipped).
-inline bool luhn(std::string_view s) noexcept {
-  int sum = 0;
-  bool twice = false;
-  for (auto it = s.rbegin(); it != s.rend(); ++it) {
-    if (!is_digit(static_cast<unsigned char>(*it))) continue;
-    int d = *it - '0';
-    if (twice && (d *= 2) > 9) d -= 9;
-    sum += d;
-    twice = !twice;
-  }
-  return sum % 10 == 0;
-}
-
-/// Decodes standard base64 (padding optional); empty on a bad byte.
-inline std::string base64_decode(std::string_view s) {
-  std::string out;
-  unsigned buf = 0;
-  int bits = 0;
-  for (char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    int v;
-    if (c >= 'A' && c <= 'Z')
-      v = c - 'A';
-    else if (c >= 'a' && c <= 'z')
-      v = c - 'a' + 26;
-    else if (is_digit(c))
-      v = c - '0' + 52;
-    else if (c == '+' || c == '-')
-      v = 62;
-    else if (c == '/' || c == '_')
-      v = 63;
-    else if (c == '=')
-      break;
-    else
-      return {};
-    buf = (buf << 6) | static_cast<unsigned>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((buf >> bits) & 0xFF));
-    }
-  }
-  return out;
-}
-
-/// A run of digit groups at i: "4821", "1-9-6-4", "32 14 27", "#5502", "4821#". Returns the end
-/// (npos if none) and the number of digits and groups.
-struct digit_run {
-  std::size_t begin, end, digits, groups;
-};
-inline digit_run digits_at(std::string_view s, std::size_t i) noexcept {
-  digit_run r{i, std::string_view::npos, 0, 0};
-  if (at(s, i) == '#' || at(s, i) == '*') ++i;
-  std::size_t j = i;
-  while (is_digit(at(s, j))) {
-    const std::size_t g = j;
-    while (is_digit(at(s, j))) ++j;
-    r.digits += j - g;
-    ++r.groups;
-    const unsigned char sep = at(s, j);
-    if ((sep == '-' || sep == ' ' || sep == '.') && is_digit(at(s, j + 1)))
-      ++j;
-    else
-      break;
-  }
-  if (!r.digits) return r;
-  if (at(s, j) == '#' || at(s, j) == '*') ++j;
-  if (is_alpha(at(s, j)) || (at(s, j) == '.' && is_digit(at(s, j + 1)))) return r;
-  r.end = j;
-  return r;
 }
 
 }  // namespace detail::secrets

@@ -114,9 +114,14 @@ inline std::vector<secret_match> find_secrets(std::string_view text,
   const std::string_view s = text;
   auto add = [&](std::string_view rule, std::size_t b, std::size_t e) { ds::add(out, rule, b, e); };
   // fixed prefixes
+  // an ASCII-lower-cased copy for the keywords, and its byte pairs: a prefix or keyword whose
+  // first byte pairs are absent is not searched (most are absent from a short record)
+  const std::string low = ds::lower_copy(s);
+  const ds::pair_filter pairs(low);
   auto scan_prefix = [&](std::string_view rule, std::string_view prefix,
                          bool (*alphabet)(unsigned char), std::size_t min_len, std::size_t max_len,
                          bool needs_digit, bool value_only) {
+    if (!pairs.may_hold(prefix)) return;
     for (std::size_t i = s.find(prefix); i != std::string_view::npos; i = s.find(prefix, i + 1)) {
       if (!ds::boundary_before(s, i)) continue;
       std::size_t j = i + prefix.size();
@@ -208,35 +213,45 @@ inline std::vector<secret_match> find_secrets(std::string_view text,
     }
 
   // keyword assignments, found in an ASCII-lower-cased copy (one pass of memchr per keyword)
-  const std::string low = ds::lower_copy(s);
   if (rules.enabled("basic_auth")) ds::scan_basic_auth(s, low, out);
   if (rules.enabled("cli_credential"))
-    for (std::string_view tool : {"mysql", "mariadb", "login", "sshpass", "curl", "wget", "--pass"})
-      if (low.find(tool) != std::string::npos) {
+    for (std::string_view tool :
+         {"mysql", "mariadb", "login", "sshpass", "curl", "wget", "--pass", "mongo", "redis-cli"})
+      if (pairs.may_hold(tool) && low.find(tool) != std::string::npos) {
         ds::scan_cli(s, out);
         break;
       }
   auto scan_keyword = [&](std::string_view rule, std::string_view kw, bool password) {
+    if (!pairs.may_hold(kw)) return;
     ds::for_each_keyword(s, low, kw, [&](std::size_t after) {
       const std::size_t v = ds::after_keyword(s, after);
       std::size_t vb = v;
+      bool loose = false;  // no separator: the value must look like a secret on its own
       if (v == std::string_view::npos) {
-        // no separator: "Bearer <token>", "--password <value>", or a quoted value
+        // "Bearer <token>", a quoted value, or "password Zk8pLm2q" / "api key 9f3c..."
         vb = ds::skip_spaces(s, after);
         const bool quoted = vb < s.size() && (s[vb] == '"' || s[vb] == '\'' || s[vb] == '`');
-        if (!quoted && (kw != "bearer" || vb == after)) return;
+        if (vb == after && !quoted) return;
+        loose = !quoted && kw != "bearer";
       }
       if (password) {
         const auto [b, e] = ds::value_at(s, vb, ds::printable_ascii);
         const auto val = s.substr(b, e - b);
-        if (val.size() < rules.min_password_length || val.size() > 128) return;
+        const bool digits = ds::all_of(val, ds::is_digit);
+        if (val.size() < (digits ? 4 : rules.min_password_length) || val.size() > 128) return;
         if (ds::is_placeholder(val) || !ds::password_like(val, true)) return;
+        if (loose && (val.size() < 8 || !ds::has_digit(val) || !ds::has_letter(val) ||
+                      !ds::any_of(val.substr(1), [](unsigned char c) {
+                        return !ds::is_alnum(c) || (c >= 'A' && c <= 'Z');
+                      })))
+          return;  // "password Zk8#pLm2q", not "password reset2024"
         if (e < s.size() && static_cast<unsigned char>(s[e]) >= 0x80 && !ds::has_digit(val)) return;
+        if (digits && ds::count_word_after(s, e)) return;  // "is 12 characters"
         add(rule, b, e);
       } else {
         const auto [b, e] = ds::value_at(s, vb, ds::is_generic);
         const auto val = s.substr(b, e - b);
-        if (val.size() < 16 || val.size() > 512 || ds::is_placeholder(val)) return;
+        if (val.size() < (loose ? 20u : 16u) || val.size() > 512 || ds::is_placeholder(val)) return;
         if (!ds::has_digit(val) || !ds::has_letter(val)) return;
         const bool hex = val.size() >= 32 && ds::all_of(val, ds::is_hex);
         if (ds::entropy(val) < (hex ? rules.min_hex_entropy : rules.min_generic_entropy)) return;
@@ -257,9 +272,12 @@ inline std::vector<secret_match> find_secrets(std::string_view text,
   auto scan_words = [&](std::string_view rule, const auto& words, auto&& f) {
     if (!rules.enabled(rule)) return;
     for (std::string_view kw : words)
-      ds::for_each_keyword(s, low, kw, [&](std::size_t after) { f(after, kw); });
+      if (pairs.may_hold(kw))
+        ds::for_each_keyword(s, low, kw, [&](std::size_t after) { f(after, kw); });
   };
-  auto code = [&](std::size_t after, std::string_view kw) { ds::scan_code(s, after, kw, out); };
+  auto code = [&](std::size_t after, std::string_view kw) {
+    ds::scan_code(s, low, after, kw, out);
+  };
   scan_words("access_code", ds::code_keywords, code);
   scan_words("access_code", rules.extra_code_keywords, code);
   scan_words("backup_codes", ds::backup_keywords,
@@ -272,8 +290,8 @@ inline std::vector<secret_match> find_secrets(std::string_view text,
       if (const auto q = low.find("secret=", i); q != std::string_view::npos && q < i + 200)
         ds::scan_totp(s, q + 7, out);
   scan_words("seed_phrase", ds::seed_keywords,
-             [&](std::size_t after, std::string_view) { ds::scan_seed(s, after, out); });
-  if (rules.enabled("payment_card")) ds::scan_card(s, low, out);
+             [&](std::size_t after, std::string_view) { ds::scan_seed(low, after, out); });
+  if (rules.enabled("payment_card")) ds::scan_card(s, low, pairs, out);
 
   std::sort(out.begin(), out.end(), [](const secret_match& a, const secret_match& b) {
     return a.begin != b.begin ? a.begin < b.begin : a.end > b.end;

@@ -266,6 +266,20 @@ pos += [
     ("payment_card", "Visa card 4539 1488 0343 6467, exp 09/27, CVV 318"),
     ("payment_card", "her Mastercard number is 5425-2334-3010-9903"),
 ]
+pos += [
+    ("cli_credential", f"redis-cli -h cache -a {r(AL, 14)} info"),
+    ("cli_credential", f"mongosh -u root -p {r(AL, 12)} --authenticationDatabase admin"),
+    ("password", "Hasło do routera: Lipa2024!"),
+    ("password", "Lösenordet? lösenord: Ekorre77x"),
+    ("password", "门禁密码是 4096"),
+    ("password", "meu wifi, senha: Cachorro#9"),
+    ("access_code", "The code for the storage unit is 3307"),
+    ("access_code", "combination to the bike lock is 5-1-9"),
+    ("seed_phrase", "Ledger 24 words, seed: Anchor bubble cereal dragon elbow fabric galaxy hollow ivory jelly kettle lunar marble nectar oyster parrot quiver rocket saddle tennis umbrella vendor walrus yellow"),
+    ("payment_card", "Kreditkarte 3714 496353 98431, gültig bis 08/28"),
+    ("totp_secret", f"otpauth://totp/Acme:jo?secret={''.join(rnd.choice('ABCDEFGHIJKLMNOPQRSTUVWXYZ234567') for _ in range(26))}&issuer=Acme"),
+    ("generic_api_key", f"datadog api key {r(HEX, 32)}"),
+]
 neg += [
     ("allowlist", "AWS docs use AKIAIOSFODNN7EXAMPLE as the sample access key id."),
     ("allowlist", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
@@ -315,6 +329,14 @@ neg += [
     ("lookalike", "Bitcoin address bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"),
     ("lookalike", "USPS tracking 9400 1000 0000 0000 0000 00"),
     ("lookalike", "The commit sha is 9fceb02d0ae598e95dc970b74767f19372d61af8."),
+    ("code_talk", "The zip code for the office is 94107."),
+    ("code_talk", "The motor code 4412 was logged by the mechanic."),
+    ("code_talk", "Source code for the garage app is on GitHub."),
+    ("password_talk", "Password Reset2024 email was sent to her."),
+    ("password_talk", "Hasło musi mieć 12 znaków."),
+    ("code_talk", "Her seed phrase is written on paper in the safe."),
+    ("card_talk", "Her library card number is on the back of the card."),
+    ("cli_talk", "redis-cli -a reads the password from REDISCLI_AUTH instead."),
 ]
 
 mojibake_src_pos = [
