@@ -3,7 +3,8 @@
 /// Matchers of the "secrets" detector for the rules that are neither a fixed prefix nor a keyword
 /// assignment (secrets.hpp lists every rule with its source): Discord and Telegram bot tokens, FCM
 /// server keys, Twilio auth tokens, HTTP Basic credentials, credentials in command lines, digit
-/// codes, 2FA backup codes, TOTP seeds, wallet seed phrases, payment cards, and the allowlist.
+/// codes, 2FA backup codes, TOTP seeds, wallet seed phrases, payment cards, the allowlist; and
+/// their helpers (the byte-pair prefilter, Luhn, base64, digit runs).
 /// Hand-written scanners over bytes: linear in the text, no backtracking.
 
 #include <algorithm>
