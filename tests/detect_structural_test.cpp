@@ -1005,7 +1005,7 @@ labelled_counts measure(const std::filesystem::path& file, F&& flagged) {
 // passwords, Chinese); mojibake made by decoding UTF-8 as Windows-1252 / Latin-1 and legitimate
 // accented and CJK text. Thresholds: a false positive on a secret costs a person a look (tier-3
 // quarantine), a miss leaves a credential in the store, so both must stay >= 0.95; the set has
-// 147 positives and 136 negatives, so 0.95 allows 7 misses or 7 false alarms.
+// 153 positives and 141 negatives, so 0.95 allows 8 misses or 8 false alarms.
 TEST_CASE("secrets and mojibake: precision and recall on the labelled sets") {
   const auto dir = memhealth::test::bundled_data_dir() / "hygiene";
   const auto sec =
@@ -1013,8 +1013,8 @@ TEST_CASE("secrets and mojibake: precision and recall on the labelled sets") {
   MESSAGE("secrets: tp " << sec.tp << " fp " << sec.fp << " fn " << sec.fn << " tn " << sec.tn
                          << " precision " << sec.precision() << " recall " << sec.recall());
   for (const auto& m : sec.misses) MESSAGE("secrets miss: " << m);
-  CHECK(sec.tp + sec.fn >= 140);
-  CHECK(sec.fp + sec.tn >= 120);
+  CHECK(sec.tp + sec.fn >= 150);
+  CHECK(sec.fp + sec.tn >= 140);
   CHECK(sec.precision() >= 0.95);
   CHECK(sec.recall() >= 0.95);
 

@@ -256,7 +256,8 @@ inline void scan_cli(std::string_view s, matches& out) {
   auto emit = [&](std::pair<std::size_t, std::size_t> v, bool loose = false) {
     const auto t = s.substr(v.first, v.second - v.first);
     if (t.size() >= 4 && !is_placeholder(t) && t.front() != '-' &&
-        (!loose || password_like(t, true)))  // "-a reads the password from ..." is no value
+        (!loose || password_like(t, true) ||  // "-a reads the password from ..." is no value
+         (v.first > 0 && (s[v.first - 1] == '\'' || s[v.first - 1] == '"'))))
       add(out, "cli_credential", v.first, v.second);
   };
   for (std::size_t k = 0; k < toks.size(); ++k) {
@@ -292,7 +293,8 @@ inline void scan_cli(std::string_view s, matches& out) {
 inline void scan_code(std::string_view s, std::string_view low, std::size_t after,
                       std::string_view kw, matches& out) {
   // a bare "code" needs a thing it opens nearby: "the code for the garage is 4821"
-  if (kw == "code") {
+  if (std::find(std::begin(bare_code_keywords), std::end(bare_code_keywords), kw) !=
+      std::end(bare_code_keywords)) {
     const std::size_t from = after > 40 + 4 ? after - 44 : 0;
     const auto near = low.substr(from, std::min<std::size_t>(s.size(), after + 40) - from);
     if (std::none_of(std::begin(code_objects), std::end(code_objects),
@@ -338,29 +340,32 @@ inline void scan_code(std::string_view s, std::string_view low, std::size_t afte
   }
 }
 
-// 2FA backup / recovery codes: after the keyword, a list of codes (8..11 bytes of letters, digits
-// and one '-', with a digit and no run of 4 letters; or "1234 5678"); two or more for a plural
-// keyword ("backup codes"), one of 8.. bytes for a singular one.
+// 2FA backup / recovery codes: after the keyword, a list of codes (8..16 bytes of letters, digits
+// and up to two '-', with a digit, not a word like "1Password", not a date; or "1234 5678"); two
+// or more for a plural keyword ("backup codes"), one for a singular one.
 inline void scan_backup(std::string_view s, std::size_t after, std::string_view kw, matches& out) {
   const bool plural = kw.back() == 's' || static_cast<unsigned char>(kw.back()) >= 0x80;
   std::size_t i = after, first = 0, last = 0, n = 0;
   int skipped = 0;
   auto code_at = [&](std::size_t b) -> std::size_t {
-    std::size_t e = b, letters = 0, run = 0, dashes = 0;
-    bool digit = false;
+    std::size_t e = b, dashes = 0;
+    bool digit = false, wordlike = false;
     while (is_alnum(at(s, e)) || (at(s, e) == '-' && is_alnum(at(s, e + 1)) && e > b)) {
       const unsigned char c = at(s, e);
       dashes += c == '-';
       digit = digit || is_digit(c);
-      run = is_alpha(c) ? run + 1 : 0;
-      letters = std::max(letters, run);
+      // a capital and 3 lower-case letters: "1Password", "iPhone12" are words, not codes
+      if (c >= 'A' && c <= 'Z' && e + 4 <= s.size() &&
+          all_of(s.substr(e + 1, 3), [](unsigned char x) { return x >= 'a' && x <= 'z'; }))
+        wordlike = true;
       ++e;
     }
     if (is_word(at(s, e))) return 0;
     if (e - b == 4 && all_of(s.substr(b, 4), is_digit) && at(s, e) == ' ' &&
         all_of(s.substr(e + 1, 4), is_digit) && e + 5 <= s.size() && !is_alnum(at(s, e + 5)))
       return e + 5;  // "1234 5678"
-    if (e - b < 8 || e - b > 11 || !digit || letters >= 4 || dashes > 1) return 0;
+    if (e - b < 8 || e - b > 16 || !digit || wordlike || dashes > 2) return 0;
+    if (dashes == 2 && all_of(s.substr(b, 4), is_digit)) return 0;  // a date, 2024-05-01
     return e;
   };
   while (i < s.size() && i < after + 400) {
@@ -469,6 +474,9 @@ inline void scan_card(std::string_view s, std::string_view low, const pair_filte
   if (!named) return;
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (!is_digit(at(s, i)) || (i > 0 && (is_alnum(at(s, i - 1)) || at(s, i - 1) == '-'))) continue;
+    if (i >= 5 && s[i - 1] == ' ' && is_alpha(at(s, i - 5)) && is_alpha(at(s, i - 4)) &&
+        is_digit(at(s, i - 3)) && is_digit(at(s, i - 2)))
+      continue;  // the account number of an IBAN, "DE89 3704 0044 ..."
     std::size_t e = i, n = 0;
     while (true) {
       while (is_digit(at(s, e))) ++e, ++n;

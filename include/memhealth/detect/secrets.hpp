@@ -64,16 +64,20 @@
 ///   口令, パスワード, Passwort, Kennwort, contraseña, clave, mot de passe, senha, пароль,
 ///   비밀번호, wachtwoord, şifre, hasło, lösenord, heslo, salasana, passord, ...), a separator (is,
 ///   ist, lautet, es, est, é, :, =, 是, 为, は, 는, ...; "for/de/du/für + 3 words" may come
-///   between) and a password-like value (all digits: 4.., not "12 characters"); with no separator
-///   the value needs 8.. bytes, letters, digits and a capital or symbol past its first byte |
-/// | generic_api_key | a token keyword (api key, access token, app key, secret, bearer, 密钥,
-///   ...), a separator and a value of 16.. of [A-Za-z0-9_-+/=.] with letters, digits and entropy
-///   >= 3.5 (>= 3.0 for an all-hex value of 32..: random hex tops out at 4) [generic-api-key] |
+///   between) and a password-like value (all digits: 4.., not "12 characters"; right after "=",
+///   as in DB_PASSWORD=..., any value that is no placeholder); with no separator the value needs
+///   8.. bytes, letters, digits and a capital or symbol past its first byte |
+/// | generic_api_key | a token keyword (api key, access token, app key, private key, secret,
+///   bearer, 密钥, ...), a separator (or none, then 20.. bytes) and a value of 16.. of
+///   [A-Za-z0-9_-+/=.] with letters, digits and entropy >= 3.5 (>= 3.0 for an all-hex value of
+///   32..: random hex tops out at 4) [generic-api-key] |
 /// | access_code | door/gate/garage/alarm/disarm/safe/lock/keypad/entry/access/unlock code,
-///   combination, PIN, passcode, 暗証番号, or "code" with a door/gate/safe/... within 40 bytes,
-///   then 3..12 digits ("1-9-6-4", "#5502", "32-14-27"), after a separator or first in the clause
-///   after "is"/":"; not a date, not "4 digits" |
-/// | backup_codes | after "backup/recovery/scratch codes": two or more codes of 8..11 bytes |
+///   combination, PIN, passcode, lockbox, padlock, 暗証番号, or "code" / "código" / "codice" /
+///   "kod" with a door/gate/safe/... within 40 bytes, then 3..12 digits ("1-9-6-4", "#5502",
+///   "32-14-27"), after a separator or first in the clause after "is"/":"; not a date, not "4
+///   digits" |
+/// | backup_codes | after "backup/recovery/scratch codes": two or more codes of 8..16 bytes with a
+///   digit (not a word like "1Password", not a date), or "1234 5678" pairs |
 /// | totp_secret | base32 of 16.. bytes after TOTP / 2FA secret / authenticator seed / setup key |
 /// | seed_phrase | 12/15/18/21/24 lower-case words of 3..8 letters after seed phrase / recovery
 ///   phrase / mnemonic (no BIP-39 word list ships with Debian: the shape only) |
@@ -254,7 +258,9 @@ inline std::vector<secret_match> find_secrets(std::string_view text,
         const auto val = s.substr(b, e - b);
         const bool digits = ds::all_of(val, ds::is_digit);
         if (val.size() < (digits ? 4 : rules.min_password_length) || val.size() > 128) return;
-        if (ds::is_placeholder(val) || !ds::password_like(val, true)) return;
+        // "DB_PASSWORD=postgres", "--password=letmein": an assignment needs no password shape
+        const bool assigned = ds::at(s, after) == '=';
+        if (ds::is_placeholder(val) || (!assigned && !ds::password_like(val, true))) return;
         if (loose && (val.size() < 8 || !ds::has_digit(val) || !ds::has_letter(val) ||
                       !ds::any_of(val.substr(1), [](unsigned char c) {
                         return !ds::is_alnum(c) || (c >= 'A' && c <= 'Z');

@@ -280,6 +280,14 @@ pos += [
     ("totp_secret", f"otpauth://totp/Acme:jo?secret={''.join(rnd.choice('ABCDEFGHIJKLMNOPQRSTUVWXYZ234567') for _ in range(26))}&issuer=Acme"),
     ("generic_api_key", f"datadog api key {r(HEX, 32)}"),
 ]
+pos += [
+    ("access_code", "Código de la puerta del garaje: 6620"),
+    ("access_code", "key lockbox 1907 by the back stairs"),
+    ("cli_credential", f"sshpass -p '{r(string.ascii_lowercase, 11)}' scp backup.tar nas:/vol1"),
+    ("backup_codes", "Dropbox recovery codes are " + ", ".join(r(UP, 10) for _ in range(3))),
+    ("generic_api_key", f"wallet private key: 0x{r(HEX, 64)}"),
+    ("password", f"DB_PASSWORD={r(string.ascii_lowercase, 10)}"),
+]
 neg += [
     ("allowlist", "AWS docs use AKIAIOSFODNN7EXAMPLE as the sample access key id."),
     ("allowlist", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
@@ -337,6 +345,11 @@ neg += [
     ("code_talk", "Her seed phrase is written on paper in the safe."),
     ("card_talk", "Her library card number is on the back of the card."),
     ("cli_talk", "redis-cli -a reads the password from REDISCLI_AUTH instead."),
+    ("code_talk", "Your verification code is 731904, it expires in 10 minutes."),
+    ("code_talk", "Password reset code sent to her phone."),
+    ("lookalike", "Pay by card or transfer to IBAN GB33 BUKB 2020 1555 5555 55."),
+    ("lookalike", f"GPG signing key fingerprint {r('0123456789ABCDEF', 40)}"),
+    ("code_talk", "Order #4821 was left by the door."),
 ]
 
 mojibake_src_pos = [
