@@ -67,10 +67,10 @@
 ///   between) and a password-like value (all digits: 4.., not "12 characters"; right after "=",
 ///   as in DB_PASSWORD=..., any value that is no placeholder); with no separator the value needs
 ///   8.. bytes, letters, digits and a capital or symbol past its first byte |
-/// | generic_api_key | a token keyword (api key, access token, app key, private key, secret,
-///   bearer, 密钥, ...), a separator (or none, then 20.. bytes) and a value of 16.. of
-///   [A-Za-z0-9_-+/=.] with letters, digits and entropy >= 3.5 (>= 3.0 for an all-hex value of
-///   32..: random hex tops out at 4) [generic-api-key] |
+/// | generic_api_key | a token keyword (api key, access token, app key, admin key, access key,
+///   subscription key, private key, secret, bearer, 密钥, ...), a separator (or none, then 20..
+///   bytes) and a value of 16.. of [A-Za-z0-9_-+/=.] with letters, digits and entropy >= 3.5
+///   (>= 3.0 for an all-hex value of 32..: random hex tops out at 4) [generic-api-key] |
 /// | access_code | door/gate/garage/alarm/disarm/safe/lock/keypad/entry/access/unlock code,
 ///   combination, PIN, passcode, lockbox, padlock, 暗証番号, or "code" / "código" / "codice" /
 ///   "kod" with a door/gate/safe/... within 40 bytes, then 3..12 digits ("1-9-6-4", "#5502",

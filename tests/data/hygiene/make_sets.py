@@ -287,6 +287,7 @@ pos += [
     ("backup_codes", "Dropbox recovery codes are " + ", ".join(r(UP, 10) for _ in range(3))),
     ("generic_api_key", f"wallet private key: 0x{r(HEX, 64)}"),
     ("password", f"DB_PASSWORD={r(string.ascii_lowercase, 10)}"),
+    ("generic_api_key", f"Algolia admin key: {r(HEX, 32)}"),
 ]
 neg += [
     ("allowlist", "AWS docs use AKIAIOSFODNN7EXAMPLE as the sample access key id."),
@@ -350,6 +351,7 @@ neg += [
     ("lookalike", "Pay by card or transfer to IBAN GB33 BUKB 2020 1555 5555 55."),
     ("lookalike", f"GPG signing key fingerprint {r('0123456789ABCDEF', 40)}"),
     ("code_talk", "Order #4821 was left by the door."),
+    ("token_talk", "Her account key is in the vault; the access key was rotated."),
 ]
 
 mojibake_src_pos = [
