@@ -923,6 +923,10 @@ TEST_CASE("secrets: masking keeps a password's trailing '!', '?', '#' inside the
   CHECK(value("My password is Lantern2031.") == "Lantern2031");
   CHECK(value("password \"Quill!72\", then log in") == "Quill!72");
   CHECK(value("(password: Marble2029)") == "Marble2029");
+  // a quoted value runs to its closing quote: a passphrase keeps its spaces
+  CHECK(value("passphrase: \"orchid lantern seventy copper\"") == "orchid lantern seventy copper");
+  CHECK(value("パスワードは「Kumo 2031」です") == "Kumo 2031");
+  CHECK(find_secrets("password: \"see the vault\"").empty());
   // nothing of the value is left in the masked text
   const std::string t = "Das Passwort lautet Wolke7Regen!!";
   const std::string masked = mask_secrets(t);

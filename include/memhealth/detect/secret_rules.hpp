@@ -489,22 +489,29 @@ inline std::size_t after_keyword(std::string_view s, std::size_t i) noexcept {
   return std::string_view::npos;
 }
 
-// The value at i: an optional opening quote, then a run of the alphabet (up to the closing quote
-// when quoted), trailing punctuation stripped. Returns [begin, end).
+// The value at i: an optional opening quote, then a run of the alphabet, trailing punctuation
+// stripped. A quoted value runs to its closing quote (“”, 「」 and ‘’ too) when that comes on
+// the same line within 128 bytes, spaces included when `spaces` ("correct horse battery").
+// Returns [begin, end).
 inline std::pair<std::size_t, std::size_t> value_at(std::string_view s, std::size_t i,
-                                                    bool (*alphabet)(unsigned char)) noexcept {
-  constexpr std::pair<std::string_view, char> quotes[] = {
-      {"\"", '"'}, {"'", '\''}, {"`", '`'}, {"“", 0}, {"「", 0}, {"‘", 0}, {"(", ')'}, {"[", ']'}};
-  char close = 0;
-  for (const auto& [q, c] : quotes)
-    if (s.substr(i, q.size()) == q) {
-      i += q.size();
-      close = c;
-      break;
-    }
+                                                    bool (*alphabet)(unsigned char),
+                                                    bool spaces = false) noexcept {
+  constexpr std::pair<std::string_view, std::string_view> quotes[] = {
+      {"\"", "\""}, {"'", "'"}, {"`", "`"}, {"“", "”"},
+      {"「", "」"}, {"‘", "’"}, {"(", ")"}, {"[", "]"}};
+  for (const auto& [open, close] : quotes) {
+    if (s.substr(i, open.size()) != open) continue;
+    i += open.size();
+    std::size_t j = i;
+    while (j < s.size() && j < i + 128 && s.substr(j, close.size()) != close &&
+           (alphabet(at(s, j)) || (spaces && at(s, j) == ' ')))
+      ++j;
+    if (j > i && s.substr(j, close.size()) == close && s[j - 1] != ' ')
+      return {i, j};  // the quoted value, as it is
+    break;
+  }
   std::size_t j = i;
-  while (j < s.size() && alphabet(at(s, j)) && s[j] != close) ++j;
-  if (close && j < s.size() && s[j] == close) return {i, j};  // the quoted value, as it is
+  while (j < s.size() && alphabet(at(s, j))) ++j;
   const auto v = trim_value(s.substr(i, j - i));
   return {i, i + v.size()};
 }

@@ -106,7 +106,9 @@
 /// A secret is never printed in full: a finding's evidence holds the rule and `mask_secret` of the
 /// value, and `mask_secrets` rewrites a text with every secret span masked (the audit report, the
 /// review queue and merge notes use it). A value's span keeps a trailing '!', '?', '#' or '*'
-/// (only '.', ',', ';', ':' and closing quotes or brackets are cut): when unsure, mask more.
+/// (only '.', ',', ';', ':' and closing quotes or brackets are cut): when unsure, mask more. A
+/// quoted password runs to its closing quote ("...", '...', “...”, 「...」), spaces included (a
+/// passphrase; other keywords need a digit or symbol in a value with spaces).
 
 #include <algorithm>
 #include <array>
@@ -254,8 +256,14 @@ inline std::vector<secret_match> find_secrets(std::string_view text,
         loose = !quoted && kw != "bearer";
       }
       if (password) {
-        const auto [b, e] = ds::value_at(s, vb, ds::printable_ascii);
+        const auto [b, e] = ds::value_at(s, vb, ds::printable_ascii, true);
         const auto val = s.substr(b, e - b);
+        // a quoted value with spaces: a passphrase, or words with a digit or symbol
+        if (val.find(' ') != std::string_view::npos && kw != "passphrase" &&
+            !ds::any_of(val, [](unsigned char c) {
+              return ds::is_digit(c) || (c != ' ' && !ds::is_alnum(c));
+            }))
+          return;
         const bool digits = ds::all_of(val, ds::is_digit);
         if (val.size() < (digits ? 4 : rules.min_password_length) || val.size() > 128) return;
         // "DB_PASSWORD=postgres", "--password=letmein": an assignment needs no password shape
