@@ -908,6 +908,82 @@ TEST_CASE("secrets: rules, masking, look-alikes") {
     if (const auto* t = std::get_if<std::string>(&v)) CHECK(t->find(aws) == std::string::npos);
 }
 
+TEST_CASE("secrets: masking keeps a password's trailing '!', '?', '#' inside the span") {
+  // fake values, written for this test
+  auto value = [](const std::string& t) {
+    const auto f = find_secrets(t);
+    REQUIRE(f.size() == 1);
+    return t.substr(f[0].begin, f[0].end - f[0].begin);
+  };
+  CHECK(value("My password is Lantern2031!") == "Lantern2031!");
+  CHECK(value("The wifi password is Otter#58?") == "Otter#58?");
+  CHECK(value("gate code #4417#") == "#4417#");
+  CHECK(value("password: Pebble77##") == "Pebble77##");
+  // a sentence's full stop, a comma and a closing quote or bracket are cut
+  CHECK(value("My password is Lantern2031.") == "Lantern2031");
+  CHECK(value("password \"Quill!72\", then log in") == "Quill!72");
+  CHECK(value("(password: Marble2029)") == "Marble2029");
+  // a quoted value runs to its closing quote: a passphrase keeps its spaces
+  CHECK(value("passphrase: \"orchid lantern seventy copper\"") == "orchid lantern seventy copper");
+  CHECK(value("パスワードは「Kumo 2031」です") == "Kumo 2031");
+  CHECK(find_secrets("password: \"see the vault\"").empty());
+  // nothing of the value is left in the masked text
+  const std::string t = "Das Passwort lautet Wolke7Regen!!";
+  const std::string masked = mask_secrets(t);
+  CHECK(masked == "Das Passwort lautet [secret password Wol…(13)]");
+  CHECK(masked.find('!') == std::string::npos);
+}
+
+TEST_CASE("secrets: vendor formats, commands, other languages, codes, allowlist, settings") {
+  // every value fake, written for this test
+  auto rule = [](const std::string& t) {
+    const auto f = find_secrets(t);
+    return f.size() == 1 ? std::string(f[0].rule) : std::to_string(f.size()) + " matches";
+  };
+  CHECK(rule("token glpat-Zr8kQ2wXv5Lm9Tn3Bc7Y") == "gitlab_token");
+  CHECK(rule("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") == "huggingface_token");  // letters only
+  CHECK(rule("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") == "shopify_token");
+  CHECK(rule("bot 7311940256:AAGm3kLq9ZxWv8TnRb2YcPd5Hs4Jf7Ue1Qo") == "telegram_bot_token");
+  CHECK(rule("AccountName=x;AccountKey=Q2hhcmxpZTEyMzQ1Njc4OTBhYmNkZWZnaGlqa2xtbm9wcXJz==") ==
+        "azure_connection_string");
+  // the account SID is no secret, the 32-hex auth token next to it is
+  const std::string twilio =
+      "AC0a1b2c3d4e5f60718293a4b5c6d7e8f9 auth 9f8e7d6c5b4a39281706f5e4d3c2b1a0";
+  CHECK(rule(twilio) == "twilio_auth_token");
+  CHECK(find_secrets(twilio)[0].begin == 40);
+  CHECK(rule("mysql -u app -pW4lnutTree analytics") == "cli_credential");
+  CHECK(rule("docker run -u 1000:1000 -p 8080:80 nginx") == "0 matches");
+  CHECK(rule("Authorization: Basic YWxpY2U6V2FsbnV0OTk=") == "basic_auth");
+  CHECK(rule("The basic idea is simple") == "0 matches");
+  CHECK(rule("redis://:Kx82nQpLw0@cache:6379") == "connection_string");
+  CHECK(rule("Mot de passe : Renard!2030") == "password");
+  CHECK(rule("社内wifiのパスワードはTsuki2030です") == "password");
+  CHECK(rule("Passwort vergessen, bitte zurücksetzen") == "0 matches");
+  CHECK(rule("alarm code: 6-0-3-9") == "access_code");
+  CHECK(rule("The zip code is 94107") == "0 matches");
+  CHECK(rule("The PIN must be 6 digits") == "0 matches");
+  CHECK(rule("TOTP seed KRUGS4ZANFZSAYJAORSXG5BAONSWG4TF") == "totp_secret");
+  CHECK(rule("recovery codes: 7h2kq-9x3m1 4b8nz-2p6w0") == "backup_codes");
+  CHECK(rule("seed phrase: tunnel maple orbit cactus ribbon lizard sponge walnut pencil "
+             "harvest copper meadow") == "seed_phrase");
+  CHECK(rule("mnemonic devices help her remember the order of the planets") == "0 matches");
+  CHECK(rule("card 4242 4242 4242 4242 exp 11/29") == "payment_card");
+  CHECK(rule("order 4242424242424242 shipped") == "0 matches");  // no card named: not a secret
+  // allowlist: a value holding "example", or "example"/"dummy"/... right before it
+  CHECK(find_secrets("AKIAIOSFODNN7EXAMPLE").empty());
+  CHECK(find_secrets("a dummy token: ghp_Zq3Ly8Lw2Nd5Kp7Rt1Vb4Xc6Hj9Mf0Sa2Qe5").empty());
+  CHECK(find_secrets("ghp_Zq3Ly8Lw2Nd5Kp7Rt1Vb4Xc6Hj9Mf0Sa2Qe5").size() == 1);
+  CHECK(find_secrets("login alice@example.com, password: Birch2031x").size() == 1);
+  secret_rules rules;
+  rules.allow_words.clear();
+  CHECK(find_secrets("a dummy token: ghp_Zq3Ly8Lw2Nd5Kp7Rt1Vb4Xc6Hj9Mf0Sa2Qe5", rules).size() == 1);
+  rules.disabled = {"access_code"};
+  CHECK(find_secrets("alarm code: 6-0-3-9", rules).empty());
+  rules.disabled.clear();
+  rules.extra_code_keywords = {"locker code"};
+  CHECK(find_secrets("locker code 5521", rules).size() == 1);
+}
+
 namespace {
 struct labelled_counts {
   std::size_t tp = 0, fp = 0, fn = 0, tn = 0;
@@ -933,7 +1009,7 @@ labelled_counts measure(const std::filesystem::path& file, F&& flagged) {
 // passwords, Chinese); mojibake made by decoding UTF-8 as Windows-1252 / Latin-1 and legitimate
 // accented and CJK text. Thresholds: a false positive on a secret costs a person a look (tier-3
 // quarantine), a miss leaves a credential in the store, so both must stay >= 0.95; the set has
-// 67 positives and 80 negatives, so 0.95 allows 3 misses or 3-4 false alarms.
+// 154 positives and 142 negatives, so 0.95 allows 8 misses or 8 false alarms.
 TEST_CASE("secrets and mojibake: precision and recall on the labelled sets") {
   const auto dir = memhealth::test::bundled_data_dir() / "hygiene";
   const auto sec =
@@ -941,8 +1017,8 @@ TEST_CASE("secrets and mojibake: precision and recall on the labelled sets") {
   MESSAGE("secrets: tp " << sec.tp << " fp " << sec.fp << " fn " << sec.fn << " tn " << sec.tn
                          << " precision " << sec.precision() << " recall " << sec.recall());
   for (const auto& m : sec.misses) MESSAGE("secrets miss: " << m);
-  CHECK(sec.tp + sec.fn >= 60);
-  CHECK(sec.fp + sec.tn >= 60);
+  CHECK(sec.tp + sec.fn >= 150);
+  CHECK(sec.fp + sec.tn >= 140);
   CHECK(sec.precision() >= 0.95);
   CHECK(sec.recall() >= 0.95);
 
