@@ -150,6 +150,30 @@ try:
             os.path.join(WORK, "applied2.jsonl"), *now, expect=0)
     check("plan --embedder" in p.stderr, "apply notes the plan's in-memory embeddings")
 
+    # a judge whose replies are never the verdict object: the rules stand, and stderr says so
+    port_file2 = os.path.join(WORK, "port2")
+    if os.path.exists(port_file2):
+        os.remove(port_file2)
+    verdicts2 = os.path.join(WORK, "verdicts2.tsv")
+    with open(verdicts2, "w") as f:
+        f.write(f"{night}\t{bed}\tYes, these two memories conflict.\n")
+        f.write(f"{bed}\t{night}\tYes, these two memories conflict.\n")
+    server2 = subprocess.Popen([SERVER, "16", port_file2, verdicts2])
+    try:
+        for _ in range(200):
+            if os.path.exists(port_file2):
+                break
+            time.sleep(0.05)
+        url2 = f"openai:http://127.0.0.1:{int(open(port_file2).read())}/v1"
+        p = run("check", out, "--format", "json", "--exit-zero", *now, "--judge", url2,
+                "--judge-model", "prose", "--model-cache", "none", "--model-retries", "1", expect=0)
+        conflicts = [f for f in json.loads(p.stdout)["findings"] if f["kind"] == "conflict"]
+        check(conflicts == [], "an invalid verdict is not a conflict")
+        check("no valid verdict for 1 of 1" in p.stderr, f"the invalid replies are reported: {p.stderr}")
+    finally:
+        server2.send_signal(signal.SIGTERM)
+        server2.wait(timeout=20)
+
     # errors
     p = run("check", out, "--judge", "http://127.0.0.1:1/v1", "--judge-model", "m", expect=2)
     check("openai:URL" in p.stderr, "a --judge without openai: is explained")

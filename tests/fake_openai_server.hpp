@@ -7,7 +7,8 @@
 //    (else the verdict set for ("*", "*"), else "unrelated"), as the message content.
 // `script` holds faults for the next requests, one per request, in order: "429" (with
 // Retry-After: 0), "500", "400", "slow" (waits `slow_ms`, then answers), "garbage" (not JSON),
-// "short" (one embedding too few / a verdict object without "newer"), "wrongdim" (vectors of
+// "short" (one embedding too few / a verdict object without "newer"), "echo400" (HTTP 400
+// quoting the embeddings request), "wrongdim" (vectors of
 // dim + 1). GET /stats answers the request counters as JSON. Nothing reaches the network.
 #include <nlohmann/json.hpp>
 
@@ -101,6 +102,11 @@ class fake_openai_server {
       r.set_content(R"({"error":{"message":"fault"}})", "application/json");
       return true;
     }
+    if (f == "echo400") {  // a server that quotes the request in its error (many do)
+      r.status = 400;
+      r.set_content("{\"error\": \"bad input: " + last_body_ + "\"}", "application/json");
+      return true;
+    }
     if (f == "garbage") {
       r.set_content("<html>this is not json", "text/html");
       return true;
@@ -116,6 +122,10 @@ class fake_openai_server {
 
   void on_embeddings(const httplib::Request& q, httplib::Response& r) {
     ++embedding_requests;
+    {
+      std::lock_guard lock(mu_);
+      last_body_ = q.body;
+    }
     const auto f = next_fault();
     if (fault(f, r)) return;
     const auto j = nlohmann::json::parse(q.body);
@@ -172,6 +182,7 @@ class fake_openai_server {
   std::mutex mu_;
   std::deque<std::string> script_;
   std::map<std::string, std::string> verdicts_;
+  std::string last_body_;  // the last embeddings request (for "echo400")
 };
 
 }  // namespace memhealth::test

@@ -192,6 +192,18 @@ TEST_SUITE("net") {
         CHECK(x.code() == error_code::parse);
       }
     }
+    SUBCASE("a secret the server quotes back in its error is masked in the message") {
+      srv.push({"echo400"});
+      try {
+        e.embed("Alice's AWS key is AKIAQ7ZXR4MNB2KD9WPL for the backups", v);
+        FAIL("no error");
+      } catch (const error& x) {
+        const std::string msg = x.what();
+        CHECK(msg.find("HTTP 400") != std::string::npos);
+        CHECK(msg.find("AKIAQ7ZXR4MNB2KD9WPL") == std::string::npos);
+        CHECK(msg.find("AKIA") != std::string::npos);  // the masked form, e.g. AKIA…(20)
+      }
+    }
     SUBCASE("400 is not retried") {
       srv.push({"400"});
       CHECK_THROWS_AS(e.embed("f", v), error);

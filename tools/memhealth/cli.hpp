@@ -439,7 +439,9 @@ struct detection_cli_options {
   bool judge_all = false;   ///< --judge-all: every candidate pair reaches the model
   /// --model-cache path of the model answer cache ("" = the default, "none" = no cache)
   std::string model_cache;
-  double model_rate = 0;  ///< --model-rate: most model requests per second (0 = no limit)
+  double model_rate = 0;      ///< --model-rate: most model requests per second (0 = no limit)
+  double model_timeout = 60;  ///< --model-timeout: seconds per request attempt
+  int model_retries = 4;      ///< --model-retries: attempts after the first
   std::string api_key_env = "OPENAI_API_KEY";  ///< --api-key-env: the variable holding the key
   std::string embedder;         ///< --embedder "openai:URL" (commands that fill embeddings)
   std::string embedding_model;  ///< --embedding-model
@@ -496,7 +498,26 @@ inline std::shared_ptr<const model_judge> make_cli_judge(const detection_cli_opt
   jo.cache_path = model_cache_path(o.model_cache);
   jo.api_key_env = o.api_key_env;
   jo.http.requests_per_second = o.model_rate;
-  return std::make_shared<openai_judge>(jo);
+  jo.http.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.model_timeout * 1000));
+  jo.http.max_retries = o.model_retries;
+  // the tool's judge says on stderr, when the command ends, how many pairs got no valid verdict
+  struct reporting_judge final : model_judge {
+    explicit reporting_judge(openai_judge_options opt) : inner(std::move(opt)) {}
+    ~reporting_judge() override {
+      const auto st = inner.stats();
+      if (st.invalid_replies > 0)
+        std::cerr << "memhealth: warning: the judge gave no valid verdict for "
+                  << st.invalid_replies << " of " << st.asked
+                  << " pairs asked (the rules' verdicts were used for them)\n";
+    }
+    std::optional<conflict_verdict> judge(std::string_view a, std::string_view b,
+                                          const conflict_verdict& rules) const override {
+      return inner.judge(a, b, rules);
+    }
+    bool ask_all() const override { return inner.ask_all(); }
+    openai_judge inner;
+  };
+  return std::make_shared<reporting_judge>(jo);
 #else
   throw error(error_code::invalid_argument,
               "--judge: this build has no HTTP client (libcurl4-openssl-dev, libssl-dev)");
@@ -532,6 +553,8 @@ inline std::size_t fill_missing_embeddings(std::vector<memory_record>& records,
   eo.cache_path = model_cache_path(o.model_cache);
   eo.api_key_env = o.api_key_env;
   eo.http.requests_per_second = o.model_rate;
+  eo.http.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.model_timeout * 1000));
+  eo.http.max_retries = o.model_retries;
   const openai_embedder e(eo);
   std::vector<std::size_t> todo;
   std::vector<std::string_view> texts;
@@ -568,6 +591,13 @@ inline void add_model_access_options(CLI::App* cmd, detection_cli_options& o) {
   cmd->add_option("--model-rate", o.model_rate,
                   "Most requests per second to --judge / --embedder (0 = no limit)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--model-timeout", o.model_timeout,
+                  "Seconds one request to --judge / --embedder may take (default 60)")
+      ->check(CLI::Range(0.1, 3600.0));
+  cmd->add_option("--model-retries", o.model_retries,
+                  "Attempts after the first for a failed or malformed reply (default 4; backoff "
+                  "0.5 s doubling, or the server's Retry-After)")
+      ->check(CLI::Range(0, 20));
   cmd->add_option("--api-key-env", o.api_key_env,
                   "Environment variable holding the API key for --judge / --embedder (default "
                   "OPENAI_API_KEY; never pass a key on the command line)");

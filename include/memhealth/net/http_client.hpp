@@ -13,8 +13,8 @@
 ///
 /// Errors: `memhealth::error(io)` when a request fails for good (a 4xx other than 408 and 429,
 /// or every attempt failed), naming the URL, the status or the curl error, and the first 200
-/// bytes of the reply body. Request bodies are never put in messages (they hold user text);
-/// the API key is never put in messages or logs.
+/// bytes of the reply body with any secret in it masked (`mask_secrets`). Request bodies are
+/// never put in messages (they hold user text); the API key is never put in messages or logs.
 
 #include <algorithm>
 #include <atomic>
@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "memhealth/config.hpp"
+#include "memhealth/detect/secrets.hpp"
 
 #include <curl/curl.h>
 
@@ -137,9 +138,11 @@ inline std::size_t on_header(char* p, std::size_t size, std::size_t n, void* use
   return size * n;
 }
 
-/// The first `n` bytes of a reply for an error message, control characters replaced.
+/// The first `n` bytes of a reply for an error message, control characters replaced and any
+/// secret masked (a server may echo the request, which holds user text, in its error message).
 inline std::string excerpt(std::string_view s, std::size_t n = 200) {
-  std::string out(s.substr(0, n));
+  std::string out = mask_secrets(s.substr(0, std::min(s.size(), n * 4)));
+  if (out.size() > n) out.resize(n);
   for (auto& c : out)
     if (static_cast<unsigned char>(c) < 0x20) c = ' ';
   if (s.size() > n) out += "...";
