@@ -45,23 +45,33 @@ def run(*args, expect=None):
 
 
 os.makedirs(WORK, exist_ok=True)
-port_file = os.path.join(WORK, "port")
-if os.path.exists(port_file):
-    os.remove(port_file)
-# a pair the rules leave open (no antonym, no negation, no single-valued attribute they know) and
-# close enough (cosine >= 0.6) to reach the judge
-night, bed = "User prefers the window seat", "User prefers the aisle seat"
-verdicts = os.path.join(WORK, "verdicts.tsv")
-with open(verdicts, "w") as f:
-    f.write(f'{night}\t{bed}\t{{"verdict": "conflict", "newer": "B", "reason": "seat"}}\n')
-    f.write(f'{bed}\t{night}\t{{"verdict": "conflict", "newer": "A", "reason": "seat"}}\n')
-server = subprocess.Popen([SERVER, "16", port_file, verdicts])
-try:
+
+
+def start_server(name, answers):
+    """Starts the test server with the chat answers `answers` ((A, B, content) triples, each
+    pair both ways); returns (process, port)."""
+    port_file = os.path.join(WORK, name + ".port")
+    if os.path.exists(port_file):
+        os.remove(port_file)
+    tsv = os.path.join(WORK, name + ".tsv")
+    with open(tsv, "w") as f:
+        for a, b, content_ab, content_ba in answers:
+            f.write(f"{a}\t{b}\t{content_ab}\n{b}\t{a}\t{content_ba}\n")
+    proc = subprocess.Popen([SERVER, "16", port_file, tsv])
     for _ in range(200):
         if os.path.exists(port_file):
             break
         time.sleep(0.05)
-    port = int(open(port_file).read())
+    return proc, int(open(port_file).read())
+
+
+# a pair the rules leave open (no antonym, no negation, no single-valued attribute they know) and
+# close enough (cosine >= 0.6) to reach the judge
+night, bed = "User prefers the window seat", "User prefers the aisle seat"
+server, port = start_server("verdicts", [(
+    night, bed, '{"verdict": "conflict", "newer": "B", "reason": "seat"}',
+    '{"verdict": "conflict", "newer": "A", "reason": "seat"}')])
+try:
     url = f"openai:http://127.0.0.1:{port}/v1"
 
     def stats():
@@ -151,20 +161,10 @@ try:
     check("plan --embedder" in p.stderr, "apply notes the plan's in-memory embeddings")
 
     # a judge whose replies are never the verdict object: the rules stand, and stderr says so
-    port_file2 = os.path.join(WORK, "port2")
-    if os.path.exists(port_file2):
-        os.remove(port_file2)
-    verdicts2 = os.path.join(WORK, "verdicts2.tsv")
-    with open(verdicts2, "w") as f:
-        f.write(f"{night}\t{bed}\tYes, these two memories conflict.\n")
-        f.write(f"{bed}\t{night}\tYes, these two memories conflict.\n")
-    server2 = subprocess.Popen([SERVER, "16", port_file2, verdicts2])
+    prose = "Yes, these two memories conflict."
+    server2, port2 = start_server("prose", [(night, bed, prose, prose)])
     try:
-        for _ in range(200):
-            if os.path.exists(port_file2):
-                break
-            time.sleep(0.05)
-        url2 = f"openai:http://127.0.0.1:{int(open(port_file2).read())}/v1"
+        url2 = f"openai:http://127.0.0.1:{port2}/v1"
         p = run("check", out, "--format", "json", "--exit-zero", *now, "--judge", url2,
                 "--judge-model", "prose", "--model-cache", "none", "--model-retries", "1", expect=0)
         conflicts = [f for f in json.loads(p.stdout)["findings"] if f["kind"] == "conflict"]
