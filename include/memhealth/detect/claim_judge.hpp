@@ -273,11 +273,20 @@ struct claim_rules {
     std::size_t k = 0;
     for (const auto& t : n)
       if (std::any_of(p.begin(), p.end(), [&](const std::string& u) {
-            return match(lex, t, u) ||
+            // ("never drinks alcohol" / "has a beer now and then": having food or drink is
+            // consuming it)
+            return match(lex, t, u) || (u == "have" && (t == "eat" || t == "drink")) ||
+                   compound_of(u, t) ||
                    (ascii(t) && ascii(u) && lex.english().is_a(u, t, max_is_a_depth));
           }))
         ++k;
     return k;
+  }
+  // A closed compound names a kind of its last word ("sailboat" / "boat", "smartphone" /
+  // "phone"); the head must be 4 letters or more and the modifier 3 or more.
+  static bool compound_of(const std::string& u, const std::string& t) {
+    return ascii(u) && ascii(t) && t.size() >= 4 && u.size() >= t.size() + 3 && u.ends_with(t) &&
+           u.find(' ') == std::string::npos && u.find('-') == std::string::npos;
   }
   static std::size_t matched(const claim_lexicon& lex, const std::vector<std::string>& n,
                              const std::vector<std::string>& p) {
@@ -286,6 +295,76 @@ struct claim_rules {
       if (std::any_of(p.begin(), p.end(), [&](const std::string& u) { return match(lex, t, u); }))
         ++k;
     return k;
+  }
+  // Which end of `scale` a claim's terms name: +1 high, -1 low (also when both are named), 0
+  // neither; `used`
+  // collects the terms (Chinese: characters) of the words found.
+  static int scale_end(const claim_words::degree_scale& scale, const std::vector<std::string>& terms,
+                       std::vector<std::string>& used) {
+    auto has = [&](std::string_view w) {
+      if (w.empty()) return false;
+      if (static_cast<unsigned char>(w[0]) < 0x80)
+        return std::binary_search(terms.begin(), terms.end(), std::string(w));
+      const auto cs = characters(w);
+      return std::includes(terms.begin(), terms.end(), cs.begin(), cs.end());
+    };
+    auto add = [&](std::string_view w) {
+      if (static_cast<unsigned char>(w[0]) < 0x80) {
+        used.emplace_back(w);
+      } else {
+        for (auto& ch : characters(w)) used.push_back(std::move(ch));
+      }
+    };
+    int end = 0;
+    for (const auto w : scale.high)
+      if (has(w)) end |= 1, add(w);
+    for (const auto w : scale.low)
+      if (has(w)) end |= 2, add(w);
+    return end == 1 ? 1 : end != 0 ? -1 : 0;  // "mildly spicy": the low end qualifies the high
+  }
+  // Two claims about one thing at opposite ends of a claim_words::degree_scale: they share a
+  // content term besides the scale's words (the language, the dish, the meetings), and their
+  // predicates agree or one is a copula ("arrives early to meetings" / "is late to
+  // meetings"; not "arrives at work early" / "leaves work late").
+  static bool opposite_degree(const claim_lexicon& lex, const text_claim& x,
+                              const text_claim& y) {
+    if (x.polarity != y.polarity || !x.attribute.empty() || !y.attribute.empty()) return false;
+    const bool predicates_agree = x.predicate.empty() || y.predicate.empty() ||
+                                  match(lex, x.predicate, y.predicate) || x.predicate == "like" ||
+                                  y.predicate == "like";
+    for (const auto& scale : claim_words::degree_scales) {
+      // (a time of day needs one act: "arrives early" / "leaves late" are two)
+      if (scale.name == "punctuality" && !predicates_agree) continue;
+      std::vector<std::string> used;
+      const int ex = scale_end(scale, x.terms, used), ey = scale_end(scale, y.terms, used);
+      if (ex == 0 || ey == 0 || ex == ey) continue;
+      detail::claims::sort_unique(used);
+      auto content = [&](const text_claim& c) {
+        std::vector<std::string> v;
+        for (const auto& t : c.terms)
+          if (!std::binary_search(used.begin(), used.end(), t) && t != "like" &&
+              t != c.predicate && t != "吃" && t != "说" && t != "会")
+            v.push_back(t);
+        return v;
+      };
+      const auto cx = content(x), cy = content(y);
+      if (matched(lex, cx, cy) > 0) return true;
+    }
+    return false;
+  }
+  // One attribute named in two ways: word for word the same or synonyms ("favourite film" /
+  // "favourite movie", WordNet).
+  static bool same_attribute(const claim_lexicon& lex, std::string_view a, std::string_view b) {
+    if (a.empty() || b.empty()) return false;
+    if (a == b) return true;
+    while (!a.empty() && !b.empty()) {
+      const std::size_t pa = a.find(' '), pb = b.find(' ');
+      if (!match(lex, std::string(a.substr(0, pa)), std::string(b.substr(0, pb)))) return false;
+      a = pa == std::string_view::npos ? std::string_view() : a.substr(pa + 1);
+      b = pb == std::string_view::npos ? std::string_view() : b.substr(pb + 1);
+      if (a.empty() != b.empty()) return false;
+    }
+    return true;
   }
   static bool contained(const claim_lexicon& lex, const std::vector<std::string>& n,
                         const std::vector<std::string>& p) {
@@ -307,7 +386,7 @@ struct claim_rules {
       return {false, false, "different_time"};
     const bool change = x.change || y.change;
     // 3. one single-valued attribute, two values
-    if (!x.attribute.empty() && x.attribute == y.attribute) {
+    if (same_attribute(lex, x.attribute, y.attribute)) {
       // "is also a part-time photographer": a second value, added
       if (x.polarity == y.polarity && (x.additive || y.additive)) return {false, false, "additive"};
       if (x.polarity == y.polarity) {
@@ -322,7 +401,7 @@ struct claim_rules {
       const text_claim& n = x.polarity < 0 ? x : y;
       const text_claim& p = x.polarity < 0 ? y : x;
       bool holds;
-      if (!n.attribute.empty() && n.attribute == p.attribute) {
+      if (same_attribute(lex, n.attribute, p.attribute)) {
         // "no longer lives in Porto" / "lives in Porto"; "辞职了" / "在银行上班"
         holds = subset_or_empty(lex, n.value, p.value);
       } else if (n.any_predicate) {
@@ -397,6 +476,7 @@ struct claim_rules {
           return {true, false, "antonym"};
       }
     }
+    if (opposite_degree(lex, x, y)) return {true, false, "degree"};
     const bool same_terms =
         !x.terms.empty() && contained(lex, x.terms, y.terms) && contained(lex, y.terms, x.terms);
     // a frequency needs only one side's terms within the other's ("健身" / "去健身房")

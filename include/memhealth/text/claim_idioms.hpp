@@ -76,6 +76,11 @@ inline constexpr auto english_idioms = std::to_array<idiom>({
     {"once in a blue moon", "rarely"},
     {"every now and again", "sometimes"},
     {"day in day out", "every day"},
+    {"has no idea", "does not know"},
+    {"have no idea", "do not know"},
+    {"keeps track of", "tracks"},
+    {"keep track of", "track"},
+    {"kept track of", "tracked"},
 });
 
 /// Chinese idioms (成语 and colloquial phrases) of habits, traits and attitudes.

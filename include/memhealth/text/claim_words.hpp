@@ -174,6 +174,8 @@ inline constexpr auto english = std::to_array<entry>({
     {"uncomfortable", evaluation_neg},
     {"worried", evaluation_neg},
     {"relaxing", evaluation_pos},
+    {"delightful", evaluation_pos},
+    {"fun", evaluation_pos},
     {"calming", evaluation_pos},
     {"soothing", evaluation_pos},
     {"exciting", evaluation_pos},
@@ -185,6 +187,12 @@ inline constexpr auto english = std::to_array<entry>({
     {"addicted", evaluation_pos},
     {"enthusiastic", evaluation_pos},
     {"stressful", evaluation_neg},
+    {"miserable", evaluation_neg},
+    {"oppressive", evaluation_neg},
+    {"stifling", evaluation_neg},
+    {"chore", evaluation_neg},
+    {"hassle", evaluation_neg},
+    {"nightmare", evaluation_neg},
     {"tedious", evaluation_neg},
     {"dull", evaluation_neg},
     {"tiresome", evaluation_neg},
@@ -293,6 +301,15 @@ inline constexpr auto english = std::to_array<entry>({
     {"pm", time},
     {"earlier", time},
     {"spring", time},
+    {"jan", time},
+    {"feb", time},
+    {"apr", time},
+    {"jun", time},
+    {"jul", time},
+    {"aug", time},
+    {"sept", time},
+    {"oct", time},
+    {"nov", time},
     {"summer", time},
     {"autumn", time},
     {"winter", time},
@@ -600,6 +617,37 @@ inline constexpr auto restrictions = std::to_array<restriction>({
 
 /// Common occupations (English lemmas): "is a nurse" states the occupation, one value at a time
 /// ("is a nurse" / "is an accountant").
+/// A scale of degree: words for its high end and its low end, English lemmas as the reader
+/// keeps them or Chinese words (matched by their characters). Two statements about one thing,
+/// one at each end, conflict ("speaks fluent French" / "knows a few words of French", "only
+/// tolerates mild curry" / "orders the hottest curry", "英语很流利" / "英语只会几句").
+struct degree_scale {
+  std::string_view name;
+  std::array<std::string_view, 10> high;  ///< "" fills the rest
+  std::array<std::string_view, 10> low;
+};
+inline constexpr auto degree_scales = std::to_array<degree_scale>({
+    {"proficiency",
+     {"fluent", "native", "bilingual", "proficient", "advanced", "flawless", "fluently", "流利",
+      "精通", "地道"},
+     {"basic", "beginner", "rudimentary", "few", "broken", "elementary", "几句", "基础", "入门",
+      "皮毛"}},
+    {"spiciness",
+     {"hot", "spicy", "fiery", "extra-hot", "scorching", "特辣", "重辣", "变态辣", "", ""},
+     {"mild", "bland", "微辣", "不辣", "清淡", "", "", "", "", ""}},
+    {"punctuality",
+     {"early", "punctual", "prompt", "", "", "", "", "", "", ""},
+     {"late", "tardy", "迟到", "", "", "", "", "", "", ""}},
+});
+
+/// English nouns and adjectives of a religion or its absence, one at a time ("is a practising
+/// Catholic" / "is a practising Muslim"): the attribute "religion".
+inline constexpr auto english_religions = std::to_array<std::string_view>({
+    "catholic", "protestant", "christian", "muslim", "jewish", "jew",    "hindu",    "buddhist",
+    "sikh",     "atheist",    "agnostic",  "mormon", "orthodox", "jain", "anglican", "baptist",
+    "lutheran", "methodist",  "quaker",    "taoist", "shinto",
+});
+
 inline constexpr auto english_occupations = std::to_array<std::string_view>({
     "accountant", "actor",      "architect",    "artist",     "baker",        "banker",
     "barista",    "bartender",  "carpenter",    "cashier",    "chef",         "cleaner",
@@ -768,9 +816,24 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"享受", att_positive},
     {"迷恋", att_positive},
     {"着迷", att_positive},
+    {"迷上", att_positive | change},
+    {"爱上", att_positive | change},
+    {"喜欢上", att_positive | change},
+    {"离不开", att_positive},
+    {"烦透", att_negative},
+    {"烦死", att_negative},
+    {"头疼", att_negative},
+    {"头痛", att_negative},
+    {"几乎", stop},
+    {"差不多", stop},
+    {"大概", stop},
+    {"可能", stop},
+    {"连", stop},
     {"痴迷", att_positive},
     {"更喜欢", att_positive | prefer},
     {"宁愿", att_positive | prefer},
+    {"宁可", att_positive | prefer},
+    {"更愿意", att_positive | prefer},
     {"最爱", att_positive},
     {"爱好", att_positive},
     {"讨厌", att_negative},
@@ -834,6 +897,8 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"上周", time},
     {"上个月", time},
     {"去年", time},
+    {"前年", time},
+    {"明年", time},
     {"今年", time},
     {"明天", time},
     {"下周", time},
@@ -977,6 +1042,8 @@ inline constexpr auto chinese_attributes = std::to_array<chinese_attribute_cue>(
     {"老家", "hometown", false},       {"家乡", "hometown", false},
     {"名字", "name", false},           {"名叫", "name", false},
     {"叫做", "name", false},           {"生日", "birthday", false},
+    {"工作单位是", "employer", false}, {"就职于", "employer", false},
+    {"在职于", "employer", false},
     {"血型", "blood_type", false},     {"型血", "blood_type", false},
     {"属", "zodiac", false},           {"已婚", "marital_status", false},
     {"单身", "marital_status", false}, {"离婚", "marital_status", false},
@@ -1000,6 +1067,7 @@ inline constexpr auto chinese_place_verbs =
         {"工作", "employer"},
         {"上班", "employer"},
         {"任职", "employer"},
+        {"当", "employer"},
         {"读书", "school"},
         {"上学", "school"},
         {"念书", "school"},

@@ -25,6 +25,27 @@ namespace cw = claim_words;
 
 // ------------------------------------------------------------------ Chinese
 
+// One name for a relative called in several ways (老婆 / 妻子 / 太太, 老公 / 丈夫, 母亲 /
+// 妈妈 / 老妈, 父亲 / 爸爸 / 老爸).
+constexpr sv chinese_relative_name(sv r) noexcept {
+  if (r == "老婆" || r == "太太" || r == "媳妇") return "妻子";
+  if (r == "老公") return "丈夫";
+  if (r == "母亲" || r == "老妈" || r == "妈") return "妈妈";
+  if (r == "父亲" || r == "老爸" || r == "爸") return "爸爸";
+  return r;
+}
+
+// The length in bytes of a surname and a title at the start of `s` ("王阿姨", "张老师",
+// "刘经理", "陈总"), or 0.
+inline std::size_t chinese_titled_name(sv s) noexcept {
+  if (s.size() < 9 || !is_cjk_at(s, 0) || cw::chinese_surnames.find(s.substr(0, 3)) == sv::npos)
+    return 0;
+  for (sv title : {sv("阿姨"), sv("叔叔"), sv("老师"), sv("经理"), sv("医生"), sv("师傅"),
+                   sv("先生"), sv("女士"), sv("小姐"), sv("奶奶"), sv("爷爷"), sv("总")})
+    if (s.substr(3).starts_with(title) && s.size() > 3 + title.size()) return 3 + title.size();
+  return 0;
+}
+
 // Reads one Chinese clause (no clause punctuation inside).
 inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::string& inherited,
                                 std::vector<text_claim>& out, std::string& first_holder) {
@@ -32,6 +53,26 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
   std::size_t i = 0;
   const text_filter present(s);  // skips the searches for cues the clause cannot hold
   auto starts = [&](std::size_t at, sv p) { return s.substr(at).starts_with(p); };
+  // ---- a scene before the holder ("出差时用户更愿意坐飞机"): the rest, in that scene
+  if (inherited.empty() || out.empty()) {
+    for (sv end : {sv("的时候"), sv("时候"), sv("时")})
+      for (sv who : {sv("用户"), sv("我")}) {
+        const std::string mark = std::string(end) + std::string(who);
+        const std::size_t p = find_text(s, mark);
+        if (p == sv::npos || p == 0 || p > 18) continue;
+        const std::size_t from = out.size();
+        read_chinese_clause(lex, s.substr(p + end.size()), inherited, out, first_holder);
+        for (std::size_t k = from; k < out.size(); ++k) {
+          for (std::size_t q = 0; q < p;) {
+            const std::size_t l = utf8_len(static_cast<unsigned char>(s[q]));
+            out[k].scene.push_back(std::string(s.substr(q, l)));
+            q += l;
+          }
+          sort_unique(out[k].scene);
+        }
+        return;
+      }
+  }
   // ---- holder
   std::string base;
   if (starts(0, "用户")) {
@@ -47,6 +88,9 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
              is_cjk_at(s, 3)) {
     base = "name:" + std::string(s.substr(0, 6));
     i = 6;
+  } else if (const std::size_t titled = chinese_titled_name(s); titled > 0) {
+    base = "name:" + std::string(s.substr(0, titled));  // "王阿姨", "刘经理", "张总"
+    i = titled;
   } else if (s.size() >= 12 && is_cjk_at(s, 0) &&
              cw::chinese_surnames.find(s.substr(0, 3)) != sv::npos && is_cjk_at(s, 3)) {
     // surname + one or two characters, then a cue word or a verb-like character
@@ -70,7 +114,8 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     for (std::size_t l = 9; l >= 6; l -= 3)
       if (k + l <= s.size() && (lex.zh(s.substr(k, l)) & cw::relative) &&
           !s.substr(k + l).starts_with("是")) {  // "用户的老板是王总": an attribute
-        c.holder = (base == "self" ? "" : base + "/") + "rel:" + std::string(s.substr(k, l));
+        c.holder = (base == "self" ? "" : base + "/") + "rel:" +
+                   std::string(chinese_relative_name(s.substr(k, l)));
         i = k + l;
         break;
       }
@@ -79,6 +124,20 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
   if (c.holder.empty()) c.holder = inherited;
   if (first_holder.empty()) first_holder = c.holder;
 
+  // ---- a purpose says nothing of the claim ("为了减肥已经不喝奶茶了"): 为了 up to the
+  // negation, change marker or adverb that starts the predicate
+  if (const std::size_t p = present.may_contain("为了") ? find_text(s, "为了", i) : sv::npos;
+      p != sv::npos) {
+    std::size_t e = sv::npos;
+    for (sv m : {sv("已经"), sv("不"), sv("没"), sv("就"), sv("才"), sv("每"), sv("开始"),
+                 sv("决定"), sv("专门"), sv("特意")})
+      if (const std::size_t at = find_text(s, m, p + 6); at != sv::npos && at < e) e = at;
+    if (e != sv::npos) {
+      const std::string rest = std::string(s.substr(0, p)) + std::string(s.substr(e));
+      read_chinese_clause(lex, rest, inherited, out, first_holder);
+      return;
+    }
+  }
   // ---- 既 X 也/又 Y: two clauses, each with its own negation ("既不抽烟也不喝酒")
   if (const std::size_t both = find_text(s, "既", i); both != sv::npos) {
     std::size_t also = sv::npos;
@@ -310,8 +369,8 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       for (std::size_t d = 0; d < std::size(digits); ++d)
         if (ch == digits[d]) v = d == 11 ? 2 : static_cast<double>(d);
       if (v >= 0 && ch == "一" && s.substr(i + len).starts_with("点") &&
-          (find_text(s, "都不", i) != sv::npos || find_text(s, "也不", i) != sv::npos ||
-           find_text(s, "都没", i) != sv::npos)) {
+          (find_text(s, "都", i) != sv::npos || find_text(s, "也不", i) != sv::npos ||
+           find_text(s, "也没", i) != sv::npos)) {
         i += len + 3;  // "一点辣都不吃": not at all, no time and no count
         continue;
       }
@@ -338,6 +397,10 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
           }
         if (span) continue;
         c.quantities.push_back(v);
+        continue;
+      }
+      if (ch == "点" && i >= 3 && (s.substr(i - 3, 3) == "喝" || s.substr(i - 3, 3) == "吃")) {
+        i += len;  // "喝点酒": drinks a little
         continue;
       }
       if (ch == "岁" || ch == "次" || ch == "个" || ch == "只" || ch == "杯" || ch == "勺" ||
@@ -480,7 +543,8 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     }
   // a resignation ends the employment (辞职, 离职): the employer attribute, denied
   if (c.attribute.empty() &&
-      (find_text(s, "辞职") != sv::npos || find_text(s, "离职") != sv::npos)) {
+      (find_text(s, "辞职") != sv::npos || find_text(s, "离职") != sv::npos ||
+       find_text(s, "退休") != sv::npos)) {
     c.attribute = "employer";
     c.kind = predicate_class::state;
   }

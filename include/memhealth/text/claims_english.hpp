@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -54,6 +55,41 @@ inline bool lowercase_name_holder(const claim_lexicon& lex, const std::vector<to
                      [&](const cw::attribute_cue& a) { return !a.change && a.verb == lemma; });
 }
 
+// A time of day as one value "HH:MM" (24 hours) from the words of a value ("10:30", "pm" ->
+// "22:30"; "1", "am" -> "01:00"); the words unchanged when they hold no clock time.
+inline std::vector<std::string> clock_value(const std::vector<std::string>& v) {
+  int h = -1, m = 0;
+  bool pm = false, am = false;
+  for (const auto& w : v) {
+    if (w == "pm" || w.ends_with("pm") || w == "night" || w == "evening") pm = true;
+    if (w == "am" || w.ends_with("am")) am = true;
+    if (h < 0 && !w.empty() && w[0] >= '0' && w[0] <= '9') {
+      h = std::atoi(w.c_str());
+      if (const auto colon = w.find(':'); colon != std::string::npos)
+        m = std::atoi(w.c_str() + colon + 1);
+    }
+    if (w == "midnight") h = 0;
+    if (w == "noon") h = 12;
+  }
+  if (h < 0 || h > 24 || m < 0 || m > 59) return v;
+  if (pm && h < 12 && !(h < 5 && !am && (std::find(v.begin(), v.end(), "night") != v.end())))
+    h += 12;  // ("2 at night" is 02:00)
+  if (am && h == 12) h = 0;
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%02d:%02d", h % 24, m);
+  return {std::string(buf)};
+}
+
+// One name for a relative called in several ways (mom / mum / mother, dad / father).
+constexpr sv relative_name(sv r) noexcept {
+  if (r == "mom" || r == "mum" || r == "mommy" || r == "mummy" || r == "mama") return "mother";
+  if (r == "dad" || r == "daddy" || r == "papa") return "father";
+  if (r == "hubby") return "husband";
+  if (r == "grandma" || r == "granny") return "grandmother";
+  if (r == "grandpa") return "grandfather";
+  return r;
+}
+
 // Reads the tokens of one English clause. `inherited` is the holder of the statement's first
 // clause.
 inline void read_english_tokens(const claim_lexicon& lex, const std::vector<token>& t,
@@ -63,6 +99,8 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
   const std::size_t n = t.size();
   text_claim c;
   std::size_t i = 0;
+  std::string partner;                  // "Sam" of "User and Sam ..."
+  std::vector<std::size_t> conjunct_at;  // where "and" / "or" starts another object
   // ---- holder
   bool possessive = false;
   std::string base;
@@ -143,8 +181,20 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       if (copula_at && k > i + 1) relative_attribute = true;
       if (copula_at && k == i + 1 && k + 1 < n && t[k + 1].cap) relative_attribute = true;
     }
+    // "The user's partner Dana ...": the relative is named; the name holds what follows, as it
+    // does where the statement names Dana alone
+    if (possessive && i + 2 < n && (lex.en(t[i].w) & cw::relative) && t[i + 1].cap &&
+        lex.en(t[i + 1].w) == 0 && !all_digits(t[i + 1].w) &&
+        !english.is_lemma(t[i + 1].w, word_pos::noun) && t[i + 2].w != "s") {
+      std::string name(t[i + 1].w);
+      i += 2;
+      while (i < n && t[i].cap && lex.en(t[i].w) == 0) name += " " + t[i++].w;
+      base = "name:" + name;
+      possessive = false;
+      relative_attribute = true;  // (the holder is set below)
+    }
     if (possessive && i < n && (lex.en(t[i].w) & cw::relative) && !relative_attribute) {
-      c.holder = (base == "self" ? "" : base + "/") + "rel:" + t[i].w;
+      c.holder = (base == "self" ? "" : base + "/") + "rel:" + std::string(relative_name(t[i].w));
       ++i;
       possessive = false;
       if (i < n && t[i].w == "s" && i + 1 < n && !(lex.en(t[i + 1].w) & cw::aux)) {
@@ -154,8 +204,10 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     } else {
       c.holder = base;
     }
-    // "User and Sam ...": the joint holder is the first one
+    // "User and Sam ...": the joint holder is the first one; the other is what a break-up
+    // ends ("Kenji and Mei broke up" / "Kenji is dating Mei")
     if (!possessive && i + 1 < n && t[i].w == "and" && t[i + 1].cap) {
+      partner = t[i + 1].w;
       i += 2;
     }
   }
@@ -190,7 +242,8 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
         const sv w = t[a].w;
         if ((lex.en(w) & cw::stop) || w == "one" || w == "and" || w == "only") continue;
         if (!attr.empty()) attr += ' ';
-        attr += term_of(english, w);
+        const std::string noun = english.lemma(w, word_pos::noun);
+        attr += english.is_lemma(noun, word_pos::noun) ? noun : term_of(english, w);
       }
       if (!attr.empty()) {
         c.attribute = canonical_attribute(attr);
@@ -239,6 +292,31 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       i += 3;
       continue;
     }
+    if (w == "for" && next == "now") {  // "has given up training for now"
+      ++i;
+      continue;
+    }
+    // hedges name no content ("maybe twice a year", "probably vegetarian")
+    if (w == "maybe" || w == "perhaps" || w == "probably" || w == "possibly") continue;
+    // "every time", "each time": whenever the occasion comes, no rate of its own
+    if ((w == "every" || w == "each") && next == "time") {
+      ++i;
+      continue;
+    }
+    // "eats out a lot", "travels all the time": often (not "a lot of coffee", an amount)
+    if (w == "a" && next == "lot" && !(i + 2 < n && t[i + 2].w == "of")) {
+      c.frequency = 0.5;
+      ++i;
+      continue;
+    }
+    if (w == "all" && next == "the" && i + 2 < n && t[i + 2].w == "time") {
+      c.frequency = 1.5;
+      i += 2;
+      continue;
+    }
+    // a reason ends what the statement says ("quit the choir because rehearsals clashed with
+    // work"): its words are no part of the claim
+    if (w == "because" || (w == "due" && next == "to")) break;
     if (auto [rate, used] = rate_at(t, i); rate >= 0) {
       c.frequency = rate;
       // what is counted stays a term: "50 books a year" -> book; and its count is an amount
@@ -268,6 +346,12 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       comparative_at = terms.size();
       ++i;
       continue;
+    }
+    if (w == "over" || w == "during" || w == "throughout") {
+      // "over the summer", "during March": a time, not a rejected option
+      std::size_t k = i + 1;
+      if (k < n && (t[k].w == "the" || t[k].w == "this" || t[k].w == "last")) ++k;
+      if (k < n && (lex.en(t[k].w) & cw::time) && t[k].w != "am") continue;
     }
     if (comparing && comparative_at == n && terms.size() > named &&
         ((cue & cw::comparative) || w == "above" || (w == "before" && prefer_seen) ||
@@ -300,12 +384,18 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
             s == "trips" || s == "trip" || s == "flights" || s == "restaurants" ||
             s == "weeknights" || s == "client" || (w == "after" && all_digits(s));
         if (is_scene && !(predicate_set && object.empty() && c.any_predicate)) {
-          for (std::size_t q = k; q < n; ++q) {
+          // the scene runs to the end of the clause, or to a frequency ("travels for work
+          // constantly", "for work once or twice a year"), which is read as one
+          std::size_t q = k;
+          for (; q < n; ++q) {
             const sv x = t[q].w;
+            if ((lex.en(x) & cw::frequency) || rate_at(t, q).first >= 0) break;
             if (lex.en(x) & (cw::stop | cw::aux)) continue;
             scene.push_back(term_of(english, x));
           }
-          break;
+          if (q == n) break;
+          i = q - 1;
+          continue;
         }
       }
     }
@@ -319,6 +409,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     }
     if ((w == "last" || w == "next" || w == "this") && i + 1 < n &&
         (lex.en(next) & cw::time || next == "week" || next == "month" || next == "year" ||
+         next == "fall" || next == "semester" || next == "term" || next == "season" ||
          next == "night" || next == "weekend" || next == "morning" || next == "evening" ||
          next == "afternoon")) {
       time.push_back(std::string(w) + " " + std::string(next));
@@ -438,7 +529,12 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       }
       if ((w == "has" || w == "have" || w == "had") && !predicate_set && i + 1 < n) {
         // a main verb unless a participle follows ("has dropped", "had been")
-        const sv x = next;
+        // (past an adverb: "has since moved", "has recently started", "have just sold")
+        const bool adverb = (next == "since" || next == "recently" || next == "just" ||
+                             next == "already" || next == "finally" || next == "lately" ||
+                             next == "now" || next == "actually" || next == "long") &&
+                            i + 2 < n;
+        const sv x = adverb ? sv(t[i + 2].w) : next;
         const std::string lemma = english.lemma(x, word_pos::verb);
         const bool participle =
             ((lex.en(x) & (cw::aux | cw::negator | cw::frequency | cw::additive)) && x != "no") ||
@@ -462,6 +558,12 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       c.kind = predicate_class::state;
       predicate_set = true;
       in_value = true;
+      continue;
+    }
+    if (in_value && (w == "in" || w == "on" || w == "since" || w == "as") && i + 1 < n &&
+        (!value.empty() || !quantities.empty()) &&
+        (is_time_number(t, i + 1) || ((lex.en(next) & cw::time) && next != "am"))) {
+      in_value = false;  // the value's date: a time qualifier, not a part of the value
       continue;
     }
     if (in_value && t[i].cap && w.size() <= 2 && i + 1 == n) {
@@ -494,6 +596,14 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       object_open = false;  // "sold the car to a cousin": the cousin is not what was sold
       break;
     }
+    if ((w == "and" || w == "or") && object_open && !object.empty() && !in_value)
+      conjunct_at.push_back(object.size());  // "hates crowds and festivals": two objects
+    if ((w == "who" || w == "which") && predicate_set && !object.empty() && !relative &&
+        c.attribute.empty()) {
+      // "is a night owl who does their best work after midnight": the relative clause
+      // describes the object; it is no part of the claim
+      break;
+    }
     if ((cue & cw::stop) && !(cue & cw::relative)) {
       // the object runs on through its restrictions ("games with horror elements", "music
       // involving screaming") and ends at a reason, a time or a purpose ("tennis after a knee
@@ -512,6 +622,11 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     // a manner adverb ("strongly dislikes", "is happily playing", "is playing happily")
     // modifies the verb: no term of its own, so "isn't playing happily" and "is happily
     // playing" deny and assert the same terms (adjectives such as "early", "daily" stay)
+    if (w == "mildly" || w == "slightly") {  // "mildly spicy": a degree, kept as "mild"
+      terms.push_back("mild");
+      if (object_open) object.push_back("mild");
+      continue;
+    }
     if (!subject_zone && w.size() > 4 && w.ends_with("ly") && english.is_lemma(w, word_pos::adv) &&
         !english.is_lemma(w, word_pos::verb) && !english.is_lemma(w, word_pos::adj))
       continue;
@@ -536,6 +651,31 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       c.attribute = "age";
       c.kind = predicate_class::state;
       value.push_back(std::to_string(static_cast<long long>(quantities.back())));
+      ++i;
+      continue;
+    }
+    if (verb_slot && i + 3 < n &&
+        (((lemma == "go" || lemma == "get") && next == "to" &&
+          (t[i + 2].w == "bed" || t[i + 2].w == "sleep")) ||
+         ((lemma == "wake" || lemma == "get") && next == "up")) &&
+        (t[i + 2].w == "at" || t[i + 3].w == "at" || t[i + 3].w == "around" ||
+         t[i + 2].w == "around")) {
+      // "goes to bed at 10:30 pm", "wakes up at 6": a time of day the holder keeps (one at a
+      // time, like "bedtime is around 1 am")
+      c.attribute = lemma == "wake" || next == "up" ? "wake time" : "bedtime";
+      c.kind = predicate_class::state;
+      predicate_set = true;
+      in_value = true;
+      i += next == "up" ? 1 : 2;
+      continue;
+    }
+    if (verb_slot && lemma == "turn" && all_digits(next) && std::atof(t[i + 1].w.c_str()) < 130) {
+      // "turned 40 last month": now 40
+      c.attribute = "age";
+      c.kind = predicate_class::state;
+      c.change = true;
+      predicate_set = true;
+      value.push_back(std::string(next));
       ++i;
       continue;
     }
@@ -816,7 +956,8 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       // before the noun modify it)
       if (!c.predicate.empty())
         terms.erase(std::remove(terms.begin(), terms.end(), c.predicate), terms.end());
-      if (c.predicate == "have" && i > 0 && !(lex.en(t[i - 1].w) & cw::stop)) {
+      if (c.predicate == "have" && i > 0 && !(lex.en(t[i - 1].w) & cw::stop) &&
+          english.is_lemma(t[i - 1].w, word_pos::adj)) {
         const auto q = std::find(terms.begin(), terms.end(), term_of(english, t[i - 1].w));
         if (q != terms.end()) terms.erase(q);
       }
@@ -874,7 +1015,37 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
                                 }),
                  object.end());
   }
+  // an aversion to several objects is one to each ("dislikes desserts and sugary snacks":
+  // dislikes desserts, dislikes sugary snacks): one more claim per object, besides the whole
+  if (c.polarity < 0 && c.kind == predicate_class::preference && !conjunct_at.empty() &&
+      comparative_at == n && c.attribute.empty() &&
+      conjunct_at.back() < object.size()) {
+    std::vector<std::string> rest;  // the terms outside the object (the predicate)
+    for (const auto& x : terms)
+      if (std::find(object.begin(), object.end(), x) == object.end()) rest.push_back(x);
+    conjunct_at.insert(conjunct_at.begin(), 0);
+    conjunct_at.push_back(object.size());
+    for (std::size_t k = 0; k + 1 < conjunct_at.size(); ++k) {
+      if (conjunct_at[k] >= conjunct_at[k + 1]) continue;
+      text_claim part = c;
+      part.object.assign(object.begin() + static_cast<std::ptrdiff_t>(conjunct_at[k]),
+                         object.begin() + static_cast<std::ptrdiff_t>(conjunct_at[k + 1]));
+      part.terms = rest;
+      part.terms.insert(part.terms.end(), part.object.begin(), part.object.end());
+      part.scene = scene;
+      part.time = time;
+      sort_unique(part.terms);
+      sort_unique(part.object);
+      sort_unique(part.scene);
+      sort_unique(part.time);
+      out.push_back(std::move(part));
+    }
+  }
   if (c.any_predicate && c.change) drop_service_nouns(terms, object);
+  if (c.any_predicate && c.change && terms.empty() && !partner.empty()) {
+    terms.push_back(partner);  // "Kenji and Mei broke up": no longer with Mei
+    object.push_back(partner);
+  }
   c.terms = std::move(terms);
   c.object = std::move(object);
   c.subject = std::move(subject);
@@ -891,8 +1062,10 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
   std::sort(c.quantities.begin(), c.quantities.end());
   // an attribute whose value is only a date or time ("the yoga class is on Monday at 7 pm") is
   // an appointment: its value is a time qualifier; a birthday or an age stays a value
+  if (c.attribute == "bedtime" || c.attribute == "wake time" || c.attribute == "wake-up time")
+    c.value = clock_value(c.value);
   if (!c.attribute.empty() && !c.value.empty() && c.attribute != "birthday" &&
-      c.attribute != "age" &&
+      c.attribute != "age" && c.attribute != "bedtime" && c.attribute != "wake time" &&
       std::all_of(c.value.begin(), c.value.end(),
                   [&](const std::string& v) {
                     return (lex.en(v) & cw::time) || all_digits(v) ||
@@ -917,6 +1090,19 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       })) {
     c.attribute = "occupation";
     c.value = c.object;
+  }
+  // "is a practising Catholic", "is Jewish": the religion (one at a time)
+  if (c.attribute.empty() && !c.any_predicate && copula && !c.object.empty() &&
+      c.object.size() <= 2 &&
+      (c.predicate.empty() || c.predicate == "practise" || c.predicate == "practice")) {
+    const auto r = std::find_if(c.object.begin(), c.object.end(), [](const std::string& o) {
+      return std::find(cw::english_religions.begin(), cw::english_religions.end(), o) !=
+             cw::english_religions.end();
+    });
+    if (r != c.object.end()) {
+      c.attribute = "religion";
+      c.value = {*r};
+    }
   }
   add_restrictions(c, out);
   if (!marital.empty() && c.attribute == "spouse") {
@@ -972,11 +1158,80 @@ inline std::size_t conjoined_clause(const claim_lexicon& lex, const std::vector<
   return t.size();
 }
 
+// Where an introductory phrase ends: "For exercise, User enjoys ...", "When job hunting, User
+// puts ...", "In 2022, the rent was ...": a comma after at most five words that begin with a
+// preposition or "when"/"while"/"given", before a holder; 0 when there is none.
+inline std::size_t introduction_end(sv clause) {
+  const std::size_t comma = clause.find(',');
+  if (comma == sv::npos || comma == 0) return 0;
+  const auto intro = tokenize(clause.substr(0, comma));
+  const auto rest = tokenize(clause.substr(comma + 1));
+  if (intro.empty() || intro.size() > 5 || rest.size() < 2) return 0;
+  constexpr sv openers[] = {"for",    "when",  "while", "given", "at",  "on",   "in",
+                            "during", "after", "before", "with", "as", "since", "outside"};
+  if (std::find(std::begin(openers), std::end(openers), intro[0].w) == std::end(openers))
+    return 0;
+  const sv h = rest[0].w;
+  const bool holder = h == "user" || h == "i" || h == "we" || h == "he" || h == "she" ||
+                      h == "they" || h == "my" || h == "our" || h == "his" || h == "her" ||
+                      h == "their" || (h == "the" && rest[1].w == "user") || rest[0].cap;
+  return holder ? comma + 1 : 0;
+}
+
 // Reads one English clause, split once more where "and" joins two clauses.
 inline void read_english_clause(const claim_lexicon& lex, sv clause, const std::string& inherited,
                                 std::vector<text_claim>& out, std::string& first_holder) {
+  if (const std::size_t at = introduction_end(clause); at > 0) {
+    // the introduction qualifies every claim of the rest: a time ("In 2022"), a scene ("For
+    // exercise", "When job hunting"), or nothing ("Given the choice")
+    const auto intro = tokenize(clause.substr(0, at - 1));
+    std::vector<std::string> scene, time;
+    for (const auto& x : intro) {
+      if (lex.en(x.w) & cw::time || (x.w.size() == 4 && all_digits(x.w)))
+        time.push_back(x.w);
+      else if (!(lex.en(x.w) & (cw::stop | cw::aux)) && x.w != "given" && x.w != "choice")
+        scene.push_back(term_of(lex.english(), x.w));
+    }
+    const std::size_t from = out.size();
+    read_english_clause(lex, clause.substr(at), inherited, out, first_holder);
+    for (std::size_t k = from; k < out.size(); ++k) {
+      out[k].scene.insert(out[k].scene.end(), scene.begin(), scene.end());
+      out[k].time.insert(out[k].time.end(), time.begin(), time.end());
+      sort_unique(out[k].scene);
+      sort_unique(out[k].time);
+    }
+    return;
+  }
   auto t = tokenize(clause);
   rewrite_english_idioms(t, [](const std::string& w) { return token{w, false}; });
+  // "swapped green tea for coffee", "traded the car for a bike": switched from X to Y
+  for (std::size_t i = 0; i + 3 < t.size(); ++i) {
+    const std::string lemma = lex.english().lemma(t[i].w, word_pos::verb);
+    if (lemma != "swap" && lemma != "trade" && lemma != "exchange") continue;
+    const auto f = std::find_if(t.begin() + static_cast<std::ptrdiff_t>(i) + 2, t.end(),
+                                [](const token& x) { return x.w == "for"; });
+    if (f == t.end() || f + 1 == t.end()) break;
+    f->w = "to";
+    t[i].w = "switched";
+    t.insert(t.begin() + static_cast<std::ptrdiff_t>(i) + 1, token{"from", false});
+    break;
+  }
+  // "now uses a Pixel after switching from iPhone": two claims, the second a switch
+  for (std::size_t i = 1; i + 2 < t.size(); ++i)
+    if ((t[i].w == "after" || t[i].w == "since") &&
+        (t[i + 1].w == "switching" || t[i + 1].w == "moving" || t[i + 1].w == "changing") &&
+        (t[i + 2].w == "from" || t[i + 2].w == "to")) {
+      const std::vector<token> head(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(i));
+      read_english_clause(lex, std::string(detail::claims::join(head)), inherited, out,
+                          first_holder);
+      const std::string holder = out.empty() ? inherited : out.back().holder;
+      std::vector<token> tail(t.begin() + static_cast<std::ptrdiff_t>(i) + 1, t.end());
+      tail[0].w = t[i + 1].w == "switching" ? "switched"
+                  : t[i + 1].w == "moving"  ? "moved"
+                                            : "changed";
+      read_english_tokens(lex, tail, holder, out, first_holder);
+      return;
+    }
   const std::size_t cut = conjoined_clause(lex, t);
   if (cut == t.size()) return read_english_tokens(lex, t, inherited, out, first_holder);
   const std::vector<token> head(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(cut));

@@ -97,6 +97,11 @@ inline double unit_days(sv u) noexcept {
       u == "evenings" || u == "night" || u == "nights" || u == "afternoon" || u == "afternoons")
     return 1;
   if (u == "week" || u == "weeks" || u == "weekend" || u == "weekends") return 7;
+  // "every Sunday", "each Monday": once a week
+  constexpr sv weekdays[] = {"monday", "tuesday", "wednesday", "thursday",
+                             "friday", "saturday", "sunday"};
+  for (const sv d : weekdays)
+    if (u == d) return 7;
   if (u == "month" || u == "months") return 30;
   if (u == "year" || u == "years") return 365;
   return -1;
@@ -165,6 +170,10 @@ inline bool is_time_number(const std::vector<token>& t, std::size_t i) {
 // The canonical name of an attribute (claim_words::attribute_aliases; "favorite" spelled
 // "favourite", "color" "colour").
 inline std::string canonical_attribute(std::string attr) {
+  // modifiers that name no other attribute: "all-time favourite movie", "current employer"
+  for (const sv m : {sv("all-time "), sv("alltime "), sv("current "), sv("usual "),
+                     sv("present "), sv("absolute ")})
+    if (attr.starts_with(m)) attr.erase(0, m.size());
   for (const auto& [alias, name] : cw::attribute_aliases)
     if (attr == alias) return std::string(name);
   for (const auto& [from, to] : {std::pair<sv, sv>{"favorite", "favourite"}, {"color", "colour"}})
