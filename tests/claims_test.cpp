@@ -257,6 +257,49 @@ TEST_CASE("claim judge: verdicts and reasons") {
       {"User lives in Lyon", "User lives in Graz", true, "single_value"},
       {"User lives in Lyon", "User moved to Graz", true, "change_statement"},
       {"User's shoe size is 42", "User's shoe size is 44", true, "single_value"},
+      // issue 18, third round: readings of wider phrasing
+      {"User lives in Boston", "User has since moved to Denver", true, "change_statement"},
+      {"User owns a small sailboat", "User sold the boat over the summer", true,
+       "change_statement"},
+      {"Kenji is dating Mei", "Kenji and Mei broke up in the spring", true, "change_statement"},
+      {"The user's partner Dana is keen on camping", "Dana finds camping miserable", true,
+       "opposite_polarity"},
+      {"The user's partner Dana is keen on camping", "User finds camping miserable", false,
+       "different_holders"},
+      {"User dislikes desserts and sugary snacks", "User loves desserts", true,
+       "opposite_polarity"},
+      {"User quit the choir last fall because rehearsals clashed with work",
+       "User sings in the church choir", true, "change_statement"},
+      {"User travels for work constantly", "User travels for work once or twice a year", true,
+       "degree"},
+      {"User speaks fluent French", "User only knows a few words of French", true, "degree"},
+      {"User speaks fluent French", "User only knows a few words of Italian", false,
+       "no_claim_conflict"},
+      {"用户英语说得很流利", "用户的英语只会几句简单问候", true, "degree"},
+      {"User usually goes to bed at 10:30 pm", "User's usual bedtime is around 1 am", true,
+       "single_value"},
+      {"User goes to bed around 11 pm", "User's usual bedtime is about eleven at night", false,
+       "same_value"},
+      {"User is a practising Catholic", "User is a practising Muslim", true, "single_value"},
+      {"User's favourite film is Spirited Away", "User's all-time favourite movie is Heat", true,
+       "single_value"},
+      {"User's rent was $1,200 a month in 2022", "User's rent was $1,450 a month in 2024", false,
+       "different_time"},
+      // heights and weights in one unit: 5 ft 6 in = 167.6 cm; 一米六 = 160 cm; 120斤 = 60 kg
+      {"User is 5 ft 6 in tall", "User is 185 cm tall", true, "single_value"},
+      {"User is 5 ft 6 in tall", "User is 168 cm tall", false, "same_value"},
+      {"用户身高一米六", "用户身高175厘米", true, "single_value"},
+      {"用户体重120斤", "用户体重60公斤", false, "same_value"},
+      {"用户去年体重75公斤", "用户今年体重68公斤", false, "different_time"},
+      // a Chinese birthday by month and day
+      {"用户的生日是五月二十号", "用户生日在十月", true, "single_value"},
+      {"用户的生日是五月二十号", "用户生日在五月", false, "same_value"},
+      // Chinese: a relative by another name, a titled name, a purpose, a comparison
+      {"小陈的老婆叫李娜", "小陈的妻子名叫王芳", true, "single_value"},
+      {"王阿姨在小学当语文老师", "王阿姨前年退休了", true, "change_statement"},
+      {"用户爱喝奶茶", "用户为了减肥已经不喝奶茶了", true, "change_statement"},
+      {"用户觉得猫比狗可爱", "用户觉得狗比猫可爱", true, "opposite_polarity"},
+      {"出差时用户更愿意坐飞机", "出差时用户宁可坐高铁也不坐飞机", true, "opposite_polarity"},
       // a termination against the state it ends
       {"User plays in a jazz band", "User quit the jazz band", true, "change_statement"},
       // frequencies far apart
@@ -348,6 +391,34 @@ TEST_CASE("claim judge: verdicts and reasons") {
   CHECK(judge("same text", "same text").reason == "identical_text");
 }
 
+TEST_CASE("claim judge: an age against a year of birth, at a reference year") {
+  // in 2026 someone born in 1985 is 40 or 41; "85后" is born 1985-1989 (36 to 41); "90后"
+  // 1990-1999 (26 to 36); a year more either way is allowed
+  mh::claim_conflict_judge<> j;
+  j.rules.reference_year = 2026;
+  const mh::text_normalizer norm;
+  auto judge_at = [&](const std::string& a, const std::string& b) {
+    mh::memory_record ra, rb;
+    ra.id = "a";
+    ra.content = a;
+    rb.id = "b";
+    rb.content = b;
+    return j(ra, norm(a), rb, norm(b), 1.0f).conflict;
+  };
+  CHECK(judge_at("User is 28", "User was born in 1985"));
+  CHECK_FALSE(judge_at("User is 40", "User was born in 1985"));
+  CHECK_FALSE(judge_at("User is 41 years old", "Born in 1985"));
+  CHECK(judge_at("User is 34 years old", "User was born in 1978"));
+  CHECK(judge_at("用户今年28岁", "用户是1985年出生的"));
+  CHECK_FALSE(judge_at("用户今年40岁", "用户是1985年出生的"));
+  CHECK(judge_at("用户是85后", "用户今年28岁"));
+  CHECK_FALSE(judge_at("用户是90后", "用户今年30岁"));
+  CHECK(judge_at("用户是90后", "用户是1985年出生的"));
+  CHECK_FALSE(judge_at("用户是85后", "用户是1987年出生的"));
+  // "turned 40 last month" is an age (and a change)
+  CHECK(judge_at("User is 34 years old", "User turned 40 last month"));
+}
+
 namespace {
 struct confusion {
   int tp = 0, fp = 0, fn = 0, tn = 0;
@@ -355,44 +426,56 @@ struct confusion {
   double precision() const { return tp + fp ? static_cast<double>(tp) / (tp + fp) : 1.0; }
   double recall() const { return tp + fn ? static_cast<double>(tp) / (tp + fn) : 1.0; }
 };
+
+// The judge over one labelled pair file (tests/data/judge_pairs/README.md): confusion counts
+// for "all", "en", "zh" and "<category>/<label>" (review rows apart), both orders of each pair.
+struct pair_results {
+  std::map<std::string, confusion> by;
+  int asymmetric = 0, reviews = 0, review_flagged = 0;
+};
+pair_results judge_pair_file(const std::vector<std::vector<std::string>>& rows) {
+  pair_results r;
+  for (const auto& f : rows) {
+    REQUIRE(f.size() >= 6);
+    const bool ab = judge(f[4], f[5]).conflict, ba = judge(f[5], f[4]).conflict;
+    r.asymmetric += ab != ba;
+    if (f[3] == "review") {
+      ++r.reviews;
+      r.review_flagged += ab;
+      continue;
+    }
+    const bool truth = f[3] == "conflict";
+    for (const auto& key : {std::string("all"), f[1], f[2] + "/" + f[3]}) r.by[key].add(truth, ab);
+  }
+  for (const auto& [k, c] : r.by)
+    MESSAGE(k << ": tp " << c.tp << " fp " << c.fp << " fn " << c.fn << " tn " << c.tn
+              << " precision " << c.precision() << " recall " << c.recall());
+  MESSAGE("review rows flagged as conflicts: " << r.review_flagged << " of " << r.reviews);
+  return r;
+}
 }  // namespace
 
 TEST_CASE("claim judge: labelled memory-statement pairs (tests/data/judge_pairs)") {
   MEMHEALTH_TEST_DATA(path, "judge_pairs/pairs.tsv");
   const auto rows = memhealth::test::read_tsv_rows(path);
   REQUIRE(rows.size() == 275);
-  std::map<std::string, confusion> by;  // "all", "en", "zh", "<category>/<label>"
-  int review_flagged = 0, reviews = 0, asymmetric = 0;
-  for (const auto& f : rows) {
-    REQUIRE(f.size() >= 6);
-    const bool ab = judge(f[4], f[5]).conflict, ba = judge(f[5], f[4]).conflict;
-    asymmetric += ab != ba;
-    if (f[3] == "review") {
-      ++reviews;
-      review_flagged += ab;
-      continue;
-    }
-    const bool truth = f[3] == "conflict";
-    for (const auto& key : {std::string("all"), f[1], f[2] + "/" + f[3]}) by[key].add(truth, ab);
-  }
-  for (const auto& [k, c] : by)
-    MESSAGE(k << ": tp " << c.tp << " fp " << c.fp << " fn " << c.fn << " tn " << c.tn
-              << " precision " << c.precision() << " recall " << c.recall());
-  MESSAGE("review rows flagged as conflicts: " << review_flagged << " of " << reviews);
-  CHECK(asymmetric == 0);
-  // measured 2026-12-05 (issue 18 recall work): tp 102 fp 0 fn 29 tn 128 (precision 1.0,
-  // recall 0.78; en 0.77, zh 0.79); before it: tp 88 fp 0 fn 43 (recall 0.67); the cue judge
-  // before the claim judge: tp 24 fp 8 (precision 0.75, recall 0.18)
+  auto results = judge_pair_file(rows);
+  auto& by = results.by;
+  CHECK(results.asymmetric == 0);
+  // measured 2026-12-06 (issue 18, third round; this set was not tuned on in that round): tp
+  // 104 fp 0 fn 27 tn 128 (precision 1.0, recall 0.79; en 0.78, zh 0.81); 2026-12-05: tp 102
+  // (recall 0.78); before issue 18's recall work: tp 88 (0.67); the cue judge before the claim
+  // judge: tp 24 fp 8 (precision 0.75, recall 0.18)
   CHECK(by["all"].precision() >= 0.97);
-  CHECK(by["all"].recall() >= 0.77);
-  CHECK(by["en"].recall() >= 0.75);
-  CHECK(by["zh"].recall() >= 0.77);
-  // per category (recall of the conflict categories, measured 2026-12-05): antonym 17/23,
-  // change_statement 19/25, degree_quantity 15/25, negation 22/25, single_value 20/24,
+  CHECK(by["all"].recall() >= 0.78);
+  CHECK(by["en"].recall() >= 0.76);
+  CHECK(by["zh"].recall() >= 0.79);
+  // per category (recall of the conflict categories, measured 2026-12-06): antonym 17/23,
+  // change_statement 19/25, degree_quantity 17/25, negation 22/25, single_value 20/24,
   // role_swap 9/9
   CHECK(by["antonym/conflict"].recall() >= 0.73);
   CHECK(by["change_statement/conflict"].recall() >= 0.75);
-  CHECK(by["degree_quantity/conflict"].recall() >= 0.6);
+  CHECK(by["degree_quantity/conflict"].recall() >= 0.68);
   CHECK(by["negation/conflict"].recall() >= 0.88);
   CHECK(by["single_value/conflict"].recall() >= 0.83);
   CHECK(by["role_swap/conflict"].recall() >= 1.0);
@@ -409,20 +492,9 @@ TEST_CASE("claim judge: development pairs (tests/data/judge_pairs/dev_pairs.tsv)
   MEMHEALTH_TEST_DATA(path, "judge_pairs/dev_pairs.tsv");
   const auto rows = memhealth::test::read_tsv_rows(path);
   REQUIRE(rows.size() == 159);
-  std::map<std::string, confusion> by;  // "all", "en", "zh", "<category>/<label>"
-  int asymmetric = 0;
-  for (const auto& f : rows) {
-    REQUIRE(f.size() >= 6);
-    const bool ab = judge(f[4], f[5]).conflict, ba = judge(f[5], f[4]).conflict;
-    asymmetric += ab != ba;
-    if (f[3] == "review") continue;
-    const bool truth = f[3] == "conflict";
-    for (const auto& key : {std::string("all"), f[1], f[2] + "/" + f[3]}) by[key].add(truth, ab);
-  }
-  for (const auto& [k, c] : by)
-    MESSAGE(k << ": tp " << c.tp << " fp " << c.fp << " fn " << c.fn << " tn " << c.tn
-              << " precision " << c.precision() << " recall " << c.recall());
-  CHECK(asymmetric == 0);
+  auto results = judge_pair_file(rows);
+  auto& by = results.by;
+  CHECK(results.asymmetric == 0);
   // measured 2026-12-05: tp 84 fp 0 fn 0 tn 67 (precision 1.0, recall 1.0); before issue 18's
   // recall work: tp 68 fp 0 fn 16 (recall 0.81). A development set written beside the rules:
   // its figures are optimistic.
@@ -433,6 +505,30 @@ TEST_CASE("claim judge: development pairs (tests/data/judge_pairs/dev_pairs.tsv)
        {"different_holder/no_conflict", "additive/no_conflict", "agreeing_negation/no_conflict",
         "scene/no_conflict", "role_swap/no_conflict", "different_object/no_conflict",
         "different_attribute/no_conflict", "paraphrase/no_conflict"}) {
+    CAPTURE(k);
+    CHECK(by[k].fp == 0);
+  }
+}
+
+TEST_CASE("claim judge: development set C (tests/data/judge_pairs/dev_pairs_c.tsv)") {
+  MEMHEALTH_TEST_DATA(path, "judge_pairs/dev_pairs_c.tsv");
+  const auto rows = memhealth::test::read_tsv_rows(path);
+  REQUIRE(rows.size() == 260);
+  auto results = judge_pair_file(rows);
+  auto& by = results.by;
+  CHECK(results.asymmetric == 0);
+  // measured 2026-12-06 before the third round of recall work: tp 81 fp 2 fn 79 tn 88
+  // (precision 0.976, recall 0.506); after it (tuned on this set, so optimistic): tp 119 fp 0
+  // fn 41 tn 90 (precision 1.0, recall 0.744; en 0.73, zh 0.77)
+  CHECK(by["all"].precision() >= 0.97);
+  CHECK(by["all"].recall() >= 0.74);
+  CHECK(by["en"].recall() >= 0.72);
+  CHECK(by["zh"].recall() >= 0.72);
+  for (const char* k :
+       {"different_holder/no_conflict", "additive/no_conflict", "agreeing_negation/no_conflict",
+        "scene/no_conflict", "role_swap/no_conflict", "different_object/no_conflict",
+        "different_attribute/no_conflict", "paraphrase/no_conflict",
+        "date_time_differs/no_conflict"}) {
     CAPTURE(k);
     CHECK(by[k].fp == 0);
   }

@@ -44,10 +44,12 @@
 /// never silence. A conflict that needs no person wins over one that does.
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -72,6 +74,9 @@ struct claim_rules {
   /// Most hypernym steps from each of two objects up to a common kind, for "switched to X"
   /// against another X-like thing ("tea" / "coffee": beverage, 1 step).
   int max_kin_depth = 2;
+  /// The year in which an age and a year of birth are compared ("is 28" / "was born in 1985");
+  /// 0 = the current year (system clock, UTC).
+  int reference_year = 0;
 
   /// The verdict for two analysed statements (both `parsed()`).
   [[nodiscard]] conflict_verdict operator()(const claim_analysis& a,
@@ -286,7 +291,7 @@ struct claim_rules {
   // "phone"); the head must be 4 letters or more and the modifier 3 or more.
   static bool compound_of(const std::string& u, const std::string& t) {
     return ascii(u) && ascii(t) && t.size() >= 4 && u.size() >= t.size() + 3 && u.ends_with(t) &&
-           u.find(' ') == std::string::npos && u.find('-') == std::string::npos;
+           std::all_of(u.begin(), u.end(), [](char ch) { return ch >= 'a' && ch <= 'z'; });
   }
   static std::size_t matched(const claim_lexicon& lex, const std::vector<std::string>& n,
                              const std::vector<std::string>& p) {
@@ -299,8 +304,8 @@ struct claim_rules {
   // Which end of `scale` a claim's terms name: +1 high, -1 low (also when both are named), 0
   // neither; `used`
   // collects the terms (Chinese: characters) of the words found.
-  static int scale_end(const claim_words::degree_scale& scale, const std::vector<std::string>& terms,
-                       std::vector<std::string>& used) {
+  static int scale_end(const claim_words::degree_scale& scale,
+                       const std::vector<std::string>& terms, std::vector<std::string>& used) {
     auto has = [&](std::string_view w) {
       if (w.empty()) return false;
       if (static_cast<unsigned char>(w[0]) < 0x80)
@@ -326,8 +331,7 @@ struct claim_rules {
   // content term besides the scale's words (the language, the dish, the meetings), and their
   // predicates agree or one is a copula ("arrives early to meetings" / "is late to
   // meetings"; not "arrives at work early" / "leaves work late").
-  static bool opposite_degree(const claim_lexicon& lex, const text_claim& x,
-                              const text_claim& y) {
+  static bool opposite_degree(const claim_lexicon& lex, const text_claim& x, const text_claim& y) {
     if (x.polarity != y.polarity || !x.attribute.empty() || !y.attribute.empty()) return false;
     const bool predicates_agree = x.predicate.empty() || y.predicate.empty() ||
                                   match(lex, x.predicate, y.predicate) || x.predicate == "like" ||
@@ -342,8 +346,8 @@ struct claim_rules {
       auto content = [&](const text_claim& c) {
         std::vector<std::string> v;
         for (const auto& t : c.terms)
-          if (!std::binary_search(used.begin(), used.end(), t) && t != "like" &&
-              t != c.predicate && t != "吃" && t != "说" && t != "会")
+          if (!std::binary_search(used.begin(), used.end(), t) && t != "like" && t != c.predicate &&
+              t != "吃" && t != "说" && t != "会")
             v.push_back(t);
         return v;
       };
@@ -351,6 +355,64 @@ struct claim_rules {
       if (matched(lex, cx, cy) > 0) return true;
     }
     return false;
+  }
+  // "1985" -> {1985, 1985}; "1985..1989" -> {1985, 1989}; {0, -1} when not a year.
+  static std::pair<int, int> year_range(const std::string& v) {
+    const std::size_t dots = v.find("..");
+    const int lo = std::atoi(v.c_str());
+    const int hi = dots == std::string::npos ? lo : std::atoi(v.c_str() + dots + 2);
+    if (lo < 1850 || hi < lo) return {0, -1};
+    return {lo, hi};
+  }
+  int current_year() const {
+    if (reference_year > 0) return reference_year;
+    const std::chrono::year_month_day today{
+        std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now())};
+    return static_cast<int>(today.year());
+  }
+  std::optional<conflict_verdict> numeric_attribute(const text_claim& x,
+                                                    const text_claim& y) const {
+    if (x.value.size() != 1 || y.value.size() != 1) return std::nullopt;
+    const std::string& a = x.attribute;
+    const std::string& b = y.attribute;
+    const std::string reason = x.change || y.change ? "change_statement" : "single_value";
+    auto verdict = [&](bool conflict) {
+      return conflict ? conflict_verdict{true, false, reason}
+                      : conflict_verdict{false, false, "same_value"};
+    };
+    const double vx = std::atof(x.value.front().c_str()), vy = std::atof(y.value.front().c_str());
+    if ((a == "age" && b == "birth year") || (a == "birth year" && b == "age")) {
+      const double age = a == "age" ? vx : vy;
+      const auto [lo, hi] = year_range(a == "age" ? y.value.front() : x.value.front());
+      if (hi < lo || age <= 0) return std::nullopt;
+      // born in [lo, hi]: aged (now - hi - 1) to (now - lo); a year more either way, as the
+      // statements may be a year apart
+      const int now = current_year();
+      return verdict(age < now - hi - 2 || age > now - lo + 1);
+    }
+    if (a != b) return std::nullopt;
+    if (a == "birth year") {
+      const auto rx = year_range(x.value.front()), ry = year_range(y.value.front());
+      if (rx.second < rx.first || ry.second < ry.first) return std::nullopt;
+      return verdict(rx.second < ry.first || ry.second < rx.first);
+    }
+    if (a == "height" || a == "weight") {
+      if (vx <= 0 || vy <= 0) return std::nullopt;
+      const double tolerance = a == "height" ? 0.03 : 0.05;
+      return verdict(std::abs(vx - vy) > tolerance * std::max(vx, vy));
+    }
+    if (a == "birthday") {
+      const std::string& dx = x.value.front();
+      const std::string& dy = y.value.front();
+      auto md = [](const std::string& d) {  // "05-20" or "05"
+        return d.size() >= 2 && d[0] >= '0' && d[0] <= '1' && d[1] >= '0' && d[1] <= '9' &&
+               (d.size() == 2 || (d.size() == 5 && d[2] == '-'));
+      };
+      if (!md(dx) || !md(dy)) return std::nullopt;
+      if (dx.substr(0, 2) != dy.substr(0, 2)) return verdict(true);
+      return verdict(dx.size() == 5 && dy.size() == 5 && dx != dy);
+    }
+    return std::nullopt;
   }
   // One attribute named in two ways: word for word the same or synonyms ("favourite film" /
   // "favourite movie", WordNet).
@@ -385,6 +447,10 @@ struct claim_rules {
     if (!x.time.empty() && !y.time.empty() && x.time != y.time)
       return {false, false, "different_time"};
     const bool change = x.change || y.change;
+    // numbers of one measure: an age against a year of birth, two heights (3 % apart), two
+    // weights (5 %), two birthdays (month, and day when both give one)
+    if (x.polarity > 0 && y.polarity > 0 && !x.additive && !y.additive)
+      if (auto v = numeric_attribute(x, y)) return *v;
     // 3. one single-valued attribute, two values
     if (same_attribute(lex, x.attribute, y.attribute)) {
       // "is also a part-time photographer": a second value, added

@@ -643,9 +643,9 @@ inline constexpr auto degree_scales = std::to_array<degree_scale>({
 /// English nouns and adjectives of a religion or its absence, one at a time ("is a practising
 /// Catholic" / "is a practising Muslim"): the attribute "religion".
 inline constexpr auto english_religions = std::to_array<std::string_view>({
-    "catholic", "protestant", "christian", "muslim", "jewish", "jew",    "hindu",    "buddhist",
-    "sikh",     "atheist",    "agnostic",  "mormon", "orthodox", "jain", "anglican", "baptist",
-    "lutheran", "methodist",  "quaker",    "taoist", "shinto",
+    "catholic", "protestant", "christian", "muslim",    "jewish", "jew",      "hindu",
+    "buddhist", "sikh",       "atheist",   "agnostic",  "mormon", "orthodox", "jain",
+    "anglican", "baptist",    "lutheran",  "methodist", "quaker", "taoist",   "shinto",
 });
 
 inline constexpr auto english_occupations = std::to_array<std::string_view>({
@@ -1043,14 +1043,14 @@ inline constexpr auto chinese_attributes = std::to_array<chinese_attribute_cue>(
     {"名字", "name", false},           {"名叫", "name", false},
     {"叫做", "name", false},           {"生日", "birthday", false},
     {"工作单位是", "employer", false}, {"就职于", "employer", false},
-    {"在职于", "employer", false},
-    {"血型", "blood_type", false},     {"型血", "blood_type", false},
-    {"属", "zodiac", false},           {"已婚", "marital_status", false},
-    {"单身", "marital_status", false}, {"离婚", "marital_status", false},
-    {"离异", "marital_status", false}, {"结婚", "marital_status", true},
-    {"跳槽到", "employer", true},      {"入职", "employer", true},
-    {"搬回", "residence", true},       {"定居", "residence", false},
-    {"出生在", "birthplace", false},   {"出生于", "birthplace", false},
+    {"在职于", "employer", false},     {"血型", "blood_type", false},
+    {"型血", "blood_type", false},     {"属", "zodiac", false},
+    {"已婚", "marital_status", false}, {"单身", "marital_status", false},
+    {"离婚", "marital_status", false}, {"离异", "marital_status", false},
+    {"结婚", "marital_status", true},  {"跳槽到", "employer", true},
+    {"入职", "employer", true},        {"搬回", "residence", true},
+    {"定居", "residence", false},      {"出生在", "birthplace", false},
+    {"出生于", "birthplace", false},
 });
 
 /// Canonical Chinese marital status values: 结婚 (married) is 已婚, 离异 is 离婚.

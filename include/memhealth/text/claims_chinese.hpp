@@ -18,6 +18,7 @@
 #include "memhealth/text/claim.hpp"
 #include "memhealth/text/claim_implications.hpp"
 #include "memhealth/text/claim_lexicon.hpp"
+#include "memhealth/text/claim_measures.hpp"
 
 namespace memhealth::detail::claims {
 
@@ -114,12 +115,29 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     for (std::size_t l = 9; l >= 6; l -= 3)
       if (k + l <= s.size() && (lex.zh(s.substr(k, l)) & cw::relative) &&
           !s.substr(k + l).starts_with("是")) {  // "用户的老板是王总": an attribute
-        c.holder = (base == "self" ? "" : base + "/") + "rel:" +
-                   std::string(chinese_relative_name(s.substr(k, l)));
+        c.holder = (base == "self" ? "" : base + "/") +
+                   "rel:" + std::string(chinese_relative_name(s.substr(k, l)));
         i = k + l;
         break;
       }
     if (c.holder.empty()) c.holder = base;
+    // "小陈的老婆叫李娜", "我叫小王": 叫 right after the holder, then a name that ends the
+    // clause (a surname, or 小/老/阿, first: not "叫外卖", which orders food)
+    if (starts(i, "叫") && !starts(i, "叫做") && s.size() - i - 3 >= 6 && s.size() - i - 3 <= 9 &&
+        (cw::chinese_surnames.find(s.substr(i + 3, 3)) != sv::npos || starts(i + 3, "小") ||
+         starts(i + 3, "老") || starts(i + 3, "阿"))) {
+      c.attribute = "name";
+      c.kind = predicate_class::state;
+      for (std::size_t q = i + 3; q < s.size();) {
+        const std::size_t l = utf8_len(static_cast<unsigned char>(s[q]));
+        c.value.push_back(std::string(s.substr(q, l)));
+        q += l;
+      }
+      sort_unique(c.value);
+      c.terms = c.value;
+      out.push_back(std::move(c));
+      return;
+    }
   }
   if (c.holder.empty()) c.holder = inherited;
   if (first_holder.empty()) first_holder = c.holder;
@@ -191,6 +209,39 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     }
     return;
   }
+  // X比Y<adj> ("觉得猫比狗可爱"): X has the quality, Y less so; two claims, the second denied,
+  // so that "狗比猫可爱" conflicts. X and Y are taken to be of one length (1 to 4 characters).
+  if (const std::size_t bi = present.may_contain("比") ? find_text(s, "比", i) : sv::npos;
+      bi != sv::npos && bi > i) {
+    std::size_t from = i;
+    for (sv lead : {sv("觉得"), sv("认为"), sv("感觉")})
+      if (starts(from, lead)) from += lead.size();
+    const std::size_t xl = bi - from;
+    if (xl >= 3 && xl <= 12 && bi + 3 + xl + 3 <= s.size() &&
+        find_text(s, "比", bi + 3) == sv::npos && find_text(s, "不", i) == sv::npos) {
+      const sv xs = s.substr(from, xl), ys = s.substr(bi + 3, xl), adj = s.substr(bi + 3 + xl);
+      auto chars = [](sv w, std::vector<std::string>& v) {
+        for (std::size_t q = 0; q < w.size();) {
+          const std::size_t l = utf8_len(static_cast<unsigned char>(w[q]));
+          v.emplace_back(w.substr(q, l));
+          q += l;
+        }
+      };
+      for (int side = 0; side < 2; ++side) {
+        text_claim k;
+        k.holder = c.holder;
+        k.kind = predicate_class::state;
+        k.polarity = side == 0 ? 1 : -1;
+        chars(side == 0 ? xs : ys, k.object);
+        k.terms = k.object;
+        chars(adj, k.terms);
+        sort_unique(k.terms);
+        sort_unique(k.object);
+        out.push_back(std::move(k));
+      }
+      return;
+    }
+  }
   // 最喜欢的X是Y / 最爱(吃)的X是Y: the favourite X
   for (sv fav : {sv("最喜欢"), sv("最爱")}) {
     const std::size_t f = present.may_contain(fav) ? find_text(s, fav, i) : sv::npos;
@@ -229,6 +280,11 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     c.kind = predicate_class::state;
     // the value: what follows the cue (or, for 已婚/单身, the cue itself)
     std::string v;
+    if (a.attribute == "birthday")
+      if (const auto md = chinese_month_day(s.substr(p + a.cue.size()))) {
+        c.value.push_back(*md);  // "五月二十号" -> "05-20"
+        break;
+      }
     if (a.attribute == "marital_status") {
       v = std::string(cw::chinese_marital_value(a.cue));
     } else {
@@ -509,9 +565,9 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
   {
     double days = -1;
     constexpr std::pair<sv, double> spans[] = {
-        {"每天", 1},    {"每日", 1},    {"每晚", 1},   {"一天", 1},     {"每周", 7},
-        {"每星期", 7},  {"一周", 7},    {"一星期", 7}, {"每个星期", 7}, {"每月", 30},
-        {"每个月", 30}, {"一个月", 30}, {"每年", 365}, {"一年", 365}};
+        {"每天", 1},   {"每日", 1},   {"每晚", 1},     {"一天", 1},  {"每周", 7},    {"每星期", 7},
+        {"一周", 7},   {"一星期", 7}, {"每个星期", 7}, {"每月", 30}, {"每个月", 30}, {"一个月", 30},
+        {"每年", 365}, {"一年", 365}, {"每个周末", 7}, {"每周末", 7}};
     for (const auto& [span, d] : spans)
       if (present.may_contain(span) && find_text(s, span) != sv::npos) {
         days = d;
@@ -570,6 +626,21 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
   }
   // a date inside an attribute's value ("生日是10月3日") is the value, not a time qualifier
   if (!c.attribute.empty() && !c.value.empty()) time.clear();
+  // a height, a weight, a year of birth (一米六, 体重120斤, 1985年出生, 85后)
+  if (c.attribute.empty() && c.polarity > 0) {
+    if (const auto m = chinese_measure(s)) {
+      c.attribute = m->attribute;
+      c.kind = predicate_class::state;
+      c.value = {measure_text(m->value)};
+      terms = c.value;
+    } else if (const auto y = chinese_birth_year(s)) {
+      c.attribute = "birth year";
+      c.kind = predicate_class::state;
+      c.value = {*y};
+      terms = c.value;
+      time.clear();
+    }
+  }
   // a scene word that is all the clause says is what it says ("经常出差": travels for work often)
   if (terms.empty() && c.attribute.empty() && !scene.empty()) terms.swap(scene);
   if (c.any_predicate && c.change) {

@@ -19,6 +19,7 @@
 #include "memhealth/text/claim_idioms.hpp"
 #include "memhealth/text/claim_implications.hpp"
 #include "memhealth/text/claim_lexicon.hpp"
+#include "memhealth/text/claim_measures.hpp"
 #include "memhealth/text/claims_english_words.hpp"
 
 namespace memhealth::detail::claims {
@@ -99,7 +100,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
   const std::size_t n = t.size();
   text_claim c;
   std::size_t i = 0;
-  std::string partner;                  // "Sam" of "User and Sam ..."
+  std::string partner;                   // "Sam" of "User and Sam ..."
   std::vector<std::size_t> conjunct_at;  // where "and" / "or" starts another object
   // ---- holder
   bool possessive = false;
@@ -956,8 +957,13 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       // before the noun modify it)
       if (!c.predicate.empty())
         terms.erase(std::remove(terms.begin(), terms.end(), c.predicate), terms.end());
-      if (c.predicate == "have" && i > 0 && !(lex.en(t[i - 1].w) & cw::stop) &&
-          english.is_lemma(t[i - 1].w, word_pos::adj)) {
+      // (an intensity, not what the aversion is to: "a peanut allergy" keeps "peanut")
+      constexpr sv intensity[] = {"strong",  "severe",   "mild",    "slight",   "deep",
+                                  "serious", "bad",      "real",    "huge",     "big",
+                                  "intense", "lifelong", "growing", "terrible", "major"};
+      if (c.predicate == "have" && i > 0 &&
+          std::find(std::begin(intensity), std::end(intensity), t[i - 1].w) !=
+              std::end(intensity)) {
         const auto q = std::find(terms.begin(), terms.end(), term_of(english, t[i - 1].w));
         if (q != terms.end()) terms.erase(q);
       }
@@ -1018,8 +1024,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
   // an aversion to several objects is one to each ("dislikes desserts and sugary snacks":
   // dislikes desserts, dislikes sugary snacks): one more claim per object, besides the whole
   if (c.polarity < 0 && c.kind == predicate_class::preference && !conjunct_at.empty() &&
-      comparative_at == n && c.attribute.empty() &&
-      conjunct_at.back() < object.size()) {
+      comparative_at == n && c.attribute.empty() && conjunct_at.back() < object.size()) {
     std::vector<std::string> rest;  // the terms outside the object (the predicate)
     for (const auto& x : terms)
       if (std::find(object.begin(), object.end(), x) == object.end()) rest.push_back(x);
@@ -1062,6 +1067,18 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
   std::sort(c.quantities.begin(), c.quantities.end());
   // an attribute whose value is only a date or time ("the yoga class is on Monday at 7 pm") is
   // an appointment: its value is a time qualifier; a birthday or an age stays a value
+  // a height or weight in one unit ("5 ft 6 in tall" / "is 168 cm": 168); a year of birth
+  if (c.polarity > 0 && (c.attribute.empty() || c.attribute == "height" || c.attribute == "weight"))
+    if (const auto m = english_measure(t)) {
+      c.attribute = m->attribute;
+      c.kind = predicate_class::state;
+      c.value = {measure_text(m->value)};
+      c.terms = c.value;
+      c.predicate.clear();
+    }
+  if ((c.attribute == "birthplace" || c.attribute == "birth year") && c.value.size() == 1 &&
+      c.value.front().size() == 4 && all_digits(c.value.front()))
+    c.attribute = "birth year";  // "was born in 1985"
   if (c.attribute == "bedtime" || c.attribute == "wake time" || c.attribute == "wake-up time")
     c.value = clock_value(c.value);
   if (!c.attribute.empty() && !c.value.empty() && c.attribute != "birthday" &&
@@ -1167,10 +1184,9 @@ inline std::size_t introduction_end(sv clause) {
   const auto intro = tokenize(clause.substr(0, comma));
   const auto rest = tokenize(clause.substr(comma + 1));
   if (intro.empty() || intro.size() > 5 || rest.size() < 2) return 0;
-  constexpr sv openers[] = {"for",    "when",  "while", "given", "at",  "on",   "in",
-                            "during", "after", "before", "with", "as", "since", "outside"};
-  if (std::find(std::begin(openers), std::end(openers), intro[0].w) == std::end(openers))
-    return 0;
+  constexpr sv openers[] = {"for",    "when",  "while",  "given", "at", "on",    "in",
+                            "during", "after", "before", "with",  "as", "since", "outside"};
+  if (std::find(std::begin(openers), std::end(openers), intro[0].w) == std::end(openers)) return 0;
   const sv h = rest[0].w;
   const bool holder = h == "user" || h == "i" || h == "we" || h == "he" || h == "she" ||
                       h == "they" || h == "my" || h == "our" || h == "his" || h == "her" ||

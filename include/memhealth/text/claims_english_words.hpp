@@ -98,7 +98,7 @@ inline double unit_days(sv u) noexcept {
     return 1;
   if (u == "week" || u == "weeks" || u == "weekend" || u == "weekends") return 7;
   // "every Sunday", "each Monday": once a week
-  constexpr sv weekdays[] = {"monday", "tuesday", "wednesday", "thursday",
+  constexpr sv weekdays[] = {"monday", "tuesday",  "wednesday", "thursday",
                              "friday", "saturday", "sunday"};
   for (const sv d : weekdays)
     if (u == d) return 7;
@@ -171,8 +171,8 @@ inline bool is_time_number(const std::vector<token>& t, std::size_t i) {
 // "favourite", "color" "colour").
 inline std::string canonical_attribute(std::string attr) {
   // modifiers that name no other attribute: "all-time favourite movie", "current employer"
-  for (const sv m : {sv("all-time "), sv("alltime "), sv("current "), sv("usual "),
-                     sv("present "), sv("absolute ")})
+  for (const sv m : {sv("all-time "), sv("alltime "), sv("current "), sv("usual "), sv("present "),
+                     sv("absolute ")})
     if (attr.starts_with(m)) attr.erase(0, m.size());
   for (const auto& [alias, name] : cw::attribute_aliases)
     if (attr == alias) return std::string(name);

@@ -1,0 +1,205 @@
+#pragma once
+/// @file claim_measures.hpp
+/// Numeric attribute values read from memory statements, in one unit each, so that two ways of
+/// stating one fact compare: a height in centimetres ("5 ft 6 in", "185 cm", "一米六",
+/// "175厘米"), a weight in kilograms ("70 kg", "154 lb", "120斤"), a birth year or a range of
+/// them ("born in 1985", "1985年出生", "85后" = 1985-1989, "90后" = 1990-1999), and a
+/// Chinese birthday as month and day ("五月二十号" -> "05-20"). Values are written as text
+/// ("185", "1985..1989", "05-20") into `text_claim::value`; `claim_rules` compares them
+/// numerically (claim_judge.hpp).
+/// Internal (namespace detail::claims); use `default_claim_extractor`.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "memhealth/text/claim.hpp"
+#include "memhealth/text/claims_english_words.hpp"
+
+namespace memhealth::detail::claims {
+
+/// A measured attribute and its value in the attribute's unit ("height", cm; "weight", kg).
+struct measure {
+  std::string attribute;
+  double value = 0;
+};
+
+/// The number a token states (digits, "5'6" not included), or -1.
+inline double token_number(sv w) noexcept {
+  if (!all_digits(w)) return number_word(w);
+  std::string s(w);
+  s.erase(std::remove(s.begin(), s.end(), ','), s.end());
+  return std::atof(s.c_str());
+}
+
+/// A height or weight stated in one English clause: "is 5 ft 6 in tall", "is 185 cm", "is
+/// 1.85 m tall", "weighs 70 kg", "weighs 154 pounds". Needs a cue for the attribute ("tall",
+/// "height", "weigh", "weight") so that "ran 5 km" is no height. @return nullopt when none.
+inline std::optional<measure> english_measure(const std::vector<token>& t) {
+  bool tall = false, heavy = false;
+  for (const auto& x : t) {
+    tall = tall || x.w == "tall" || x.w == "height";
+    heavy = heavy || x.w == "weigh" || x.w == "weighs" || x.w == "weight" || x.w == "weighed";
+  }
+  if (!tall && !heavy) return std::nullopt;
+  double cm = 0, kg = 0;
+  bool length = false, mass = false;
+  for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+    const double v = token_number(t[i].w);
+    if (v < 0) continue;
+    const sv u = t[i + 1].w;
+    if (u == "cm" || u == "centimetres" || u == "centimeters") {
+      cm += v, length = true;
+    } else if (u == "m" || u == "metres" || u == "meters" || u == "metre" || u == "meter") {
+      cm += v * 100, length = true;
+    } else if (u == "ft" || u == "feet" || u == "foot") {
+      cm += v * 30.48, length = true;
+    } else if ((u == "in" || u == "inches" || u == "inch") && length) {
+      cm += v * 2.54;  // ("5 ft 6 in": inches after feet; "in" alone is a preposition)
+    } else if (u == "kg" || u == "kilos" || u == "kilograms" || u == "kilo") {
+      kg += v, mass = true;
+    } else if (u == "lb" || u == "lbs" || u == "pounds") {
+      kg += v * 0.45359237, mass = true;
+    } else if (u == "stone" && !mass) {
+      kg += v * 6.35029318, mass = true;
+    }
+  }
+  if (tall && length && cm > 30 && cm < 260) return measure{"height", cm};
+  if (heavy && mass && kg > 2 && kg < 400) return measure{"weight", kg};
+  return std::nullopt;
+}
+
+/// A Chinese number at byte `i` of `s`: digits ("175", "1.85") or numerals up to 99 ("六",
+/// "十二", "二十", "两"). @return {value, bytes read}; {-1, 0} when there is none.
+inline std::pair<double, std::size_t> chinese_number_at(sv s, std::size_t i) {
+  if (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+    std::size_t k = i;
+    while (k < s.size() && ((s[k] >= '0' && s[k] <= '9') || s[k] == '.')) ++k;
+    return {std::atof(std::string(s.substr(i, k - i)).c_str()), k - i};
+  }
+  constexpr sv digits[] = {"零", "一", "二", "三", "四", "五", "六", "七", "八", "九"};
+  auto digit = [&](std::size_t at) -> int {
+    if (at + 3 > s.size()) return -1;
+    const sv ch = s.substr(at, 3);
+    if (ch == "两") return 2;
+    for (int d = 0; d < 10; ++d)
+      if (ch == digits[d]) return d;
+    return -1;
+  };
+  auto ten = [&](std::size_t at) { return at + 3 <= s.size() && s.substr(at, 3) == "十"; };
+  std::size_t k = i;
+  double v = -1;
+  if (const int d = digit(k); d >= 0) {
+    v = d;
+    k += 3;
+    if (ten(k)) {
+      v = d * 10;
+      k += 3;
+      if (const int e = digit(k); e > 0) v += e, k += 3;
+    }
+  } else if (ten(k)) {
+    v = 10;
+    k += 3;
+    if (const int e = digit(k); e > 0) v += e, k += 3;
+  }
+  return v < 0 ? std::pair<double, std::size_t>{-1, 0} : std::pair{v, k - i};
+}
+
+/// A height or weight stated in a Chinese clause: "身高175厘米", "身高一米六" (1.6 m), "一米七五"
+/// (1.75 m), "身高1.8米", "体重60公斤", "体重120斤" (60 kg). @return nullopt when none.
+inline std::optional<measure> chinese_measure(sv s) {
+  for (const auto& [cue, attribute] : {std::pair<sv, sv>{"身高", "height"}, {"个子", "height"},
+                                       {"体重", "weight"}}) {
+    const std::size_t at = find_text(s, cue);
+    if (at == sv::npos) continue;
+    std::size_t i = at + cue.size();
+    for (sv skip : {sv("是"), sv("有"), sv("大概"), sv("大约"), sv("约")})
+      if (s.substr(i).starts_with(skip)) i += skip.size();
+    const auto [v, used] = chinese_number_at(s, i);
+    if (v < 0) continue;
+    i += used;
+    const sv rest = s.substr(i);
+    double value = -1;
+    if (attribute == "height") {
+      if (rest.starts_with("厘米") || rest.starts_with("cm") || rest.starts_with("公分")) {
+        value = v;
+      } else if (rest.starts_with("米") || rest.starts_with("m")) {
+        value = v * 100;
+        // "一米六" = 1.6 m, "一米七五" = 1.75 m: the digits after 米 are decimals
+        std::size_t k = i + (rest.starts_with("米") ? 3 : 1);
+        double scale = 10;
+        for (auto [d, l] = chinese_number_at(s, k); d >= 0 && d < 10 && l == 3;
+             std::tie(d, l) = chinese_number_at(s, k)) {
+          value += d * scale;
+          scale /= 10;
+          k += l;
+        }
+      }
+      if (value > 30 && value < 260) return measure{std::string(attribute), value};
+    } else {
+      if (rest.starts_with("公斤") || rest.starts_with("kg") || rest.starts_with("千克"))
+        value = v;
+      else if (rest.starts_with("斤"))
+        value = v / 2;
+      if (value > 2 && value < 400) return measure{std::string(attribute), value};
+    }
+  }
+  return std::nullopt;
+}
+
+/// A measure's value as text: a whole number ("185", "70").
+inline std::string measure_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f", v);
+  return buf;
+}
+
+/// A birth year range from "85后" / "90后" / "00后" (a cohort: 1985-1989, 1990-1999, 2000-2009)
+/// or "1985年出生" / "出生于1985年" / "生于1985年" in a Chinese clause, as "1985..1989" or
+/// "1985"; nullopt when none.
+inline std::optional<std::string> chinese_birth_year(sv s) {
+  for (std::size_t p = find_text(s, "后"); p != sv::npos; p = find_text(s, "后", p + 3)) {
+    if (p < 2 || !(s[p - 1] >= '0' && s[p - 1] <= '9' && s[p - 2] >= '0' && s[p - 2] <= '9'))
+      continue;
+    if (p >= 3 && s[p - 3] >= '0' && s[p - 3] <= '9') continue;  // "1985后" is no cohort
+    const int yy = (s[p - 2] - '0') * 10 + (s[p - 1] - '0');
+    const int from = yy >= 30 ? 1900 + yy : 2000 + yy;
+    const int to = from + (yy % 10 == 0 ? 9 : 4);
+    return std::to_string(from) + ".." + std::to_string(to);
+  }
+  if (find_text(s, "出生") == sv::npos && find_text(s, "生于") == sv::npos) return std::nullopt;
+  for (std::size_t p = find_text(s, "年"); p != sv::npos; p = find_text(s, "年", p + 3))
+    if (p >= 4 && all_digits(s.substr(p - 4, 4)) && (s[p - 4] == '1' || s[p - 4] == '2'))
+      return std::string(s.substr(p - 4, 4));
+  return std::nullopt;
+}
+
+/// A Chinese date of a birthday as "MM-DD" or "MM" ("五月二十号", "5月20日", "十月"); nullopt when
+/// no month is given.
+inline std::optional<std::string> chinese_month_day(sv v) {
+  const std::size_t m = find_text(v, "月");
+  if (m == sv::npos) return std::nullopt;
+  // the month: the number just before 月 (one or two numerals, or digits)
+  double month = -1;
+  for (std::size_t back = 1; back <= 6 && back <= m; ++back) {
+    const auto [n, used] = chinese_number_at(v, m - back);
+    if (n >= 1 && n <= 12 && used == back) month = n;
+  }
+  if (month < 0) return std::nullopt;
+  char buf[16];
+  const auto [day, used] = chinese_number_at(v, m + 3);
+  if (day >= 1 && day <= 31 && used > 0)
+    std::snprintf(buf, sizeof buf, "%02d-%02d", static_cast<int>(month), static_cast<int>(day));
+  else
+    std::snprintf(buf, sizeof buf, "%02d", static_cast<int>(month));
+  return std::string(buf);
+}
+
+}  // namespace memhealth::detail::claims
