@@ -115,8 +115,8 @@ inline std::pair<double, std::size_t> chinese_number_at(sv s, std::size_t i) {
 /// A height or weight stated in a Chinese clause: "身高175厘米", "身高一米六" (1.6 m), "一米七五"
 /// (1.75 m), "身高1.8米", "体重60公斤", "体重120斤" (60 kg). @return nullopt when none.
 inline std::optional<measure> chinese_measure(sv s) {
-  for (const auto& [cue, attribute] : {std::pair<sv, sv>{"身高", "height"}, {"个子", "height"},
-                                       {"体重", "weight"}}) {
+  for (const auto& [cue, attribute] :
+       {std::pair<sv, sv>{"身高", "height"}, {"个子", "height"}, {"体重", "weight"}}) {
     const std::size_t at = find_text(s, cue);
     if (at == sv::npos) continue;
     std::size_t i = at + cue.size();
