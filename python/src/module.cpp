@@ -202,7 +202,10 @@ struct py_judge : model_judge {
         v.reason = v.conflict ? "python_judge_conflict" : "python_judge_compatible";
         return v;
       }
-      auto d = res.cast<py::dict>();
+      if (!py::isinstance<py::dict>(res))
+        throw py::type_error(
+            "judge(a, b, rules) must return None, a bool or a dict with 'conflict'");
+      auto d = py::reinterpret_borrow<py::dict>(res);
       v.conflict = d.contains("conflict") && py::bool_(d["conflict"]);
       v.needs_human = d.contains("needs_human") && py::bool_(d["needs_human"]);
       v.reason = d.contains("reason") ? py_str(d["reason"]) : std::string("python_judge");
@@ -210,9 +213,8 @@ struct py_judge : model_judge {
     } catch (py::error_already_set& e) {
       cb->keep(std::move(e));
       throw callback_failed();
-    } catch (const py::cast_error&) {
-      PyErr_SetString(PyExc_TypeError,
-                      "judge(a, b, rules) must return None, a bool or a dict with 'conflict'");
+    } catch (const py::builtin_exception& e) {
+      e.set_error();
       cb->keep(py::error_already_set());
       throw callback_failed();
     }
@@ -807,14 +809,12 @@ PYBIND11_MODULE(_memhealth, m) {
              return py::make_tuple(reinterpret_cast<std::uintptr_t>(u.data()),
                                    ctx.units_in_place());
            })
-      .def("embeddings", [](py::object self) {
-        const auto& h = self.cast<const records_handle&>();
+      .def("embeddings", [](const records_handle& h) {
+        // a copy: the block may move when a repair writes a vector
         const auto& s = h.store;
-        py::array_t<float> a(
+        return py::array_t<float>(
             {static_cast<py::ssize_t>(s.block_rows()), static_cast<py::ssize_t>(s.dimension())},
-            s.block_data(), self);
-        a.attr("setflags")(py::arg("write") = false);
-        return a;
+            s.block_data());
       });
 
   m.def("_records_from_jsonl_text", &records_from_text, py::arg("text"),
