@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "memhealth/io/import_mem0.hpp"
 #include "memhealth/live/write_gate.hpp"
 #include "memhealth/memhealth.hpp"
 
@@ -253,6 +254,39 @@ std::shared_ptr<records_handle> records_from_text(const std::string& text, py::o
     return py_store::borrowing(std::move(lr.records), data, d);
   });
   h->keeper = std::move(a);
+  return h;
+}
+
+// Records from a mem0 export (`Memory.get_all()` as JSON), through the library's importer
+// (io/import_mem0.hpp: ids, memory -> content, user/agent/run -> scope, hash -> metadata).
+std::shared_ptr<records_handle> records_from_mem0(const std::string& text, py::object embeddings,
+                                                  py::object embedder) {
+  auto h = std::make_shared<records_handle>();
+  callback_errors cb;
+  std::optional<py_embedder> emb;
+  if (!embedder.is_none()) emb = make_embedder(embedder, cb);
+  std::optional<py::array_t<float, py::array::c_style>> a;
+  if (!embeddings.is_none()) a = as_rows(embeddings, "embeddings");
+  const float* data = a ? a->data() : nullptr;
+  const std::size_t n = a ? static_cast<std::size_t>(a->shape(0)) : 0;
+  const std::size_t d = a ? static_cast<std::size_t>(a->shape(1)) : 0;
+  h->store = without_gil(cb, [&] {
+    auto lr = import_mem0_text(text, "<mem0>");
+    h->issues = std::move(lr.issues);
+    if (!data) {
+      if (emb) embed_missing(lr.records, *emb);
+      return py_store::owning(std::move(lr.records));
+    }
+    if (lr.records.size() != n)
+      throw error(error_code::invalid_argument,
+                  "embeddings has " + std::to_string(n) + " rows for " +
+                      std::to_string(lr.records.size()) + " memories (one row per memory)");
+    return py_store::borrowing(std::move(lr.records), data, d);
+  });
+  if (a)
+    h->keeper = std::move(*a);
+  else
+    h->keeper = py::none();
   return h;
 }
 
@@ -820,6 +854,8 @@ PYBIND11_MODULE(_memhealth, m) {
   m.def("_records_from_jsonl_text", &records_from_text, py::arg("text"),
         py::arg("embeddings") = py::none(), py::arg("dimension") = 0,
         py::arg("embedder") = py::none());
+  m.def("_records_from_mem0", &records_from_mem0, py::arg("text"),
+        py::arg("embeddings") = py::none(), py::arg("embedder") = py::none());
   m.def("_records_from_file", &records_from_file, py::arg("path"), py::arg("dimension") = 0);
 
   py::class_<check_handle, std::shared_ptr<check_handle>>(m, "_CheckResult")
