@@ -104,8 +104,9 @@ class Records:
         dimension: int = 0,
         embedder: Any = None,
     ):
-        self._h = _m._records_from_jsonl_text(
-            _jsonl(records), embeddings=embeddings, dimension=dimension, embedder=embedder
+        self._h = _m._records_from_dicts(
+            records, embeddings=embeddings, dimension=dimension, embedder=embedder,
+            fallback=_default,
         )
 
     @classmethod

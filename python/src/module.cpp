@@ -20,6 +20,7 @@
 #include "memhealth/live/write_gate.hpp"
 #include "memhealth/memhealth.hpp"
 
+#include "py_json.hpp"
 #include "py_store.hpp"
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>
@@ -255,6 +256,29 @@ std::shared_ptr<records_handle> records_from_text(const std::string& text, py::o
   });
   h->keeper = std::move(a);
   return h;
+}
+
+// Records from Python dicts: written as JSONL in C++ (py_json.hpp), then read as above.
+std::shared_ptr<records_handle> records_from_dicts(const py::iterable& records,
+                                                   py::object embeddings, std::size_t dimension,
+                                                   py::object embedder, py::object fallback) {
+  memhealth::python::json_writer w(std::move(fallback));
+  std::string text;
+  if (PyList_Check(records.ptr()))
+    text.reserve(static_cast<std::size_t>(PyList_GET_SIZE(records.ptr())) * 256);
+  for (py::handle r : records) {
+    if (PyDict_Check(r.ptr())) {
+      w.write(r.ptr(), text);
+    } else if (py::isinstance(r, py::module_::import("collections.abc").attr("Mapping"))) {
+      py::dict d(py::reinterpret_borrow<py::object>(r));
+      w.write(d.ptr(), text);
+    } else {
+      throw py::type_error("memhealth: a record must be a dict, got " +
+                           py::str(py::type::handle_of(r).attr("__name__")).cast<std::string>());
+    }
+    text += '\n';
+  }
+  return records_from_text(text, std::move(embeddings), dimension, std::move(embedder));
 }
 
 // Records from a mem0 export (`Memory.get_all()` as JSON), through the library's importer
@@ -854,6 +878,9 @@ PYBIND11_MODULE(_memhealth, m) {
   m.def("_records_from_jsonl_text", &records_from_text, py::arg("text"),
         py::arg("embeddings") = py::none(), py::arg("dimension") = 0,
         py::arg("embedder") = py::none());
+  m.def("_records_from_dicts", &records_from_dicts, py::arg("records"),
+        py::arg("embeddings") = py::none(), py::arg("dimension") = 0,
+        py::arg("embedder") = py::none(), py::arg("fallback") = py::none());
   m.def("_records_from_mem0", &records_from_mem0, py::arg("text"),
         py::arg("embeddings") = py::none(), py::arg("embedder") = py::none());
   m.def("_records_from_file", &records_from_file, py::arg("path"), py::arg("dimension") = 0);

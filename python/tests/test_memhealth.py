@@ -116,6 +116,32 @@ def test_records_round_trip_to_dicts():
     assert recs[-1]["id"] == dicts[-1]["id"]
 
 
+def test_dict_values_are_written_as_json_the_library_reads():
+    import datetime as dt
+
+    t = dt.datetime(2024, 5, 1, 8, 30, tzinfo=dt.timezone(dt.timedelta(hours=2)))
+    recs = memhealth.Records([{
+        "id": "q\"uote\\", "content": "line\nbreak\ttab \u00e9\u4e2d\x01",
+        "created_at": t, "confidence": 0.25, "embedding": np.array([0.5, -1e-3, 3.0]),
+        "metadata": {"n": 2**70, "f": 1.5, "ok": True, "none": None, "list": (1, "a"),
+                     "nested": {"k": [1, 2]}},
+        "related_ids": ("a", "b"),
+    }])
+    d = recs[0]
+    assert d["id"] == 'q"uote\\' and d["content"] == "line\nbreak\ttab \u00e9\u4e2d\x01"
+    assert d["created_at"] == "2024-05-01T08:30:00.000+02:00"
+    assert d["confidence"] == 0.25 and d["related_ids"] == ["a", "b"]
+    assert d["embedding"] == [0.5, pytest.approx(-1e-3), 3.0]
+    md = d["metadata"]
+    assert md["f"] == 1.5 and md["ok"] is True and md["none"] is None
+    assert md["list"] == [1, "a"] and md["nested"] == {"k": [1, 2]}
+    assert recs.load_issues == [] or all(i["record_kept"] for i in recs.load_issues)
+    with pytest.raises(TypeError, match="key is not a str"):
+        memhealth.Records([{"id": "x", "content": "y", "metadata": {1: 2}}])
+    with pytest.raises(TypeError, match="cannot write a object"):
+        memhealth.Records([{"id": "x", "content": object()}])
+
+
 def test_bad_record_values_are_load_issues_not_crashes():
     recs = memhealth.Records([{"id": "a", "content": "x", "created_at": "yesterday"},
                               {"id": "b", "content": 42}])
@@ -427,3 +453,17 @@ def test_write_gate():
     assert gate.forget("new-1") and not gate.forget("new-1")
     with pytest.raises(ValueError, match="kind"):
         gate.inspect(cand, kind="replace")
+
+
+# ------------------------------------------------------------------ packaging
+
+
+def test_stubs_cover_the_extension():
+    import memhealth._memhealth as ext
+
+    stub = os.path.join(os.path.dirname(memhealth.__file__), "_memhealth.pyi")
+    text = open(stub, encoding="utf-8").read()
+    names = [n for n in dir(ext) if not n.startswith("__")]
+    missing = [n for n in names if not re.search(rf"\b(def|class) {n}\b|^{n}:", text, re.M)]
+    assert missing == []
+    assert os.path.exists(os.path.join(os.path.dirname(memhealth.__file__), "py.typed"))
