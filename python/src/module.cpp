@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -122,10 +123,28 @@ py::dict issue_dict(const load_issue& i) {
 
 // The Python `Records`: the store, the array it borrows (kept alive), the load issues.
 struct records_handle {
+  // Readers (check, plan, monitor, ...) share it, repairs (apply, rollback, recover) hold it
+  // alone: two Python threads may use one Records at once.
+  mutable std::shared_mutex mu;
   py_store store;
   py::object keeper;  // the NumPy array whose buffer the store reads (None when it owns its block)
   std::vector<load_issue> issues;
 };
+
+// A read lock, taken with the GIL released (a repair in another thread may be waiting for it).
+std::shared_lock<std::shared_mutex> read_lock(const records_handle& h) {
+  return std::shared_lock<std::shared_mutex>(h.mu);
+}
+
+// A read lock for a quick accessor that holds the GIL: never waits (a repair's Python callback
+// needs the GIL). @throws error(busy) while a repair runs in another thread.
+std::shared_lock<std::shared_mutex> try_read(const records_handle& h) {
+  std::shared_lock<std::shared_mutex> l(h.mu, std::try_to_lock);
+  if (!l.owns_lock())
+    throw error(error_code::busy,
+                "these records are being repaired in another thread; try again when it is done");
+  return l;
+}
 
 // A Python embedder: an object with `dimension` (int), `version` (str) and `embed(texts)` ->
 // n x d float32-convertible array. Satisfies the library's `embedder` concept (embed/embedder.hpp)
@@ -330,6 +349,7 @@ std::shared_ptr<records_handle> records_from_file(const std::string& path, std::
 std::string records_jsonl(const records_handle& h) {
   std::string out;
   py::gil_scoped_release release;
+  const auto lock = read_lock(h);
   for (std::size_t i = 0; i < h.store.size(); ++i) {
     const memory_record r = h.store.extract(i);
     append_json(r, out);
@@ -448,6 +468,7 @@ std::shared_ptr<check_handle> run_check(const records_handle& h, const py::dict&
   auto c = check_settings(kw, cb);
   auto out = std::make_shared<check_handle>();
   without_gil(cb, [&] {
+    const auto lock = read_lock(h);
     if (c.d.dimension == 0) c.d.dimension = h.store.dimension();
     out->r = make_default_pipeline(c.settings).run(h.store, c.d);
     out->d = c.d;
@@ -472,6 +493,7 @@ std::shared_ptr<plan_handle> run_plan(const records_handle& h, const check_handl
   for (auto kv : defaults) po.metadata_defaults[py_str(kv.first)] = py_str(kv.second);
   auto out = std::make_shared<plan_handle>();
   py::gil_scoped_release release;
+  const auto lock = read_lock(h);
   out->plan = make_plan(h.store, chk.r, po);
   return out;
 }
@@ -533,6 +555,7 @@ py::dict run_apply(records_handle& h, const plan_handle& p, const std::string& w
     };
   }
   const apply_result res = without_gil(cb, [&] {
+    std::unique_lock lock(h.mu);
     wal_writer_options wo;
     wo.store = identify_store(h.store, "<python>");
     wal_writer w(wal, wo);
@@ -587,6 +610,7 @@ py::dict run_rollback(records_handle& h, const std::string& wal, bool force) {
     const auto log = load_log(wal, force);
     rollback_options ro;
     ro.force = force;
+    std::unique_lock lock(h.mu);
     res = rollback(h.store, log, ro);
   }
   py::dict d;
@@ -607,6 +631,7 @@ py::dict run_recover(records_handle& h, const std::string& wal, const std::strin
     recover_options ro;
     ro.force = force;
     ro.open_actions = policy == "redo" ? open_action_policy::redo : open_action_policy::undo;
+    std::unique_lock lock(h.mu);
     res = recover(h.store, log, ro);
   }
   py::dict d;
@@ -636,6 +661,7 @@ std::string run_monitor(const records_handle& h, const std::string& events,
     throw py::value_error("threshold must be in [-1, 1]");
   mo.duplicate_threshold = threshold;
   py::gil_scoped_release release;
+  const auto lock = read_lock(h);
   const auto ev = parse_events_jsonl(events, "<events>");
   std::optional<baseline_map> base;
   std::vector<load_issue> issues = ev.issues;
@@ -832,7 +858,11 @@ PYBIND11_MODULE(_memhealth, m) {
 
   py::class_<records_handle, std::shared_ptr<records_handle>>(
       m, "_Records", "Records in memory (the store the functions work on); see memhealth.Records.")
-      .def("__len__", [](const records_handle& h) { return h.store.size(); })
+      .def("__len__",
+           [](const records_handle& h) {
+             const auto lock = try_read(h);
+             return h.store.size();
+           })
       .def_property_readonly("dimension",
                              [](const records_handle& h) { return h.store.dimension(); })
       .def_property_readonly("borrows_embeddings",
@@ -845,6 +875,7 @@ PYBIND11_MODULE(_memhealth, m) {
                              })
       .def("ids",
            [](const records_handle& h) {
+             const auto lock = try_read(h);
              py::list l;
              for (std::size_t i = 0; i < h.store.size(); ++i) l.append(h.store.record(i).id);
              return l;
@@ -852,16 +883,19 @@ PYBIND11_MODULE(_memhealth, m) {
       .def("to_jsonl", &records_jsonl)
       .def("record_json",
            [](const records_handle& h, std::size_t i) {
+             const auto lock = try_read(h);
              if (i >= h.store.size()) throw py::index_error("record index out of range");
              return to_json(h.store.extract(i));
            })
       .def("_block_address",
            [](const records_handle& h) {
+             const auto lock = try_read(h);
              return reinterpret_cast<std::uintptr_t>(h.store.block_data());
            })
       .def("_units_address",
            [](const records_handle& h) {
              // what the detection context reads (detect/pipeline.hpp): its own copy or the block
+             const auto lock = try_read(h);
              detection_context<py_store> ctx(h.store);
              const auto u = ctx.unit_embeddings();
              return py::make_tuple(reinterpret_cast<std::uintptr_t>(u.data()),
@@ -869,6 +903,7 @@ PYBIND11_MODULE(_memhealth, m) {
            })
       .def("embeddings", [](const records_handle& h) {
         // a copy: the block may move when a repair writes a vector
+        const auto lock = try_read(h);
         const auto& s = h.store;
         return py::array_t<float>(
             {static_cast<py::ssize_t>(s.block_rows()), static_cast<py::ssize_t>(s.dimension())},
@@ -936,6 +971,7 @@ PYBIND11_MODULE(_memhealth, m) {
       .def("observe_records",
            [](gate_handle& g, const records_handle& h) {
              py::gil_scoped_release release;
+             const auto lock = read_lock(h);
              std::vector<memory_record> all;
              all.reserve(h.store.size());
              for (std::size_t i = 0; i < h.store.size(); ++i) all.push_back(h.store.extract(i));

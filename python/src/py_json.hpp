@@ -6,11 +6,11 @@
 // as the library writes them (record_codec.hpp).
 #pragma once
 
-#include <pybind11/pybind11.h>
-
 #include <charconv>
 #include <cmath>
 #include <string>
+
+#include <pybind11/pybind11.h>
 
 namespace memhealth::python {
 

@@ -393,6 +393,33 @@ def test_check_releases_the_gil():
     assert during > 10000, (during, elapsed)
 
 
+def test_checks_and_repairs_from_two_threads(tmp_path):
+    recs = memhealth.Records.load(SAMPLE)
+    before = recs.to_jsonl()
+    p = memhealth.plan(recs, now=NOW)
+    counts = []
+    errors = []
+
+    def checker():
+        try:
+            for _ in range(6):
+                counts.append(memhealth.check(recs, now=NOW).count("illegal_status"))
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    t = threading.Thread(target=checker)
+    t.start()
+    for k in range(4):
+        wal = tmp_path / f"t{k}.wal"
+        memhealth.apply(recs, p, wal, approve=["tier2"])
+        memhealth.rollback(recs, wal)
+    t.join()
+    assert errors == []
+    # each check saw the records before or after a whole repair: mem-1049 illegal or fixed
+    assert len(counts) == 6 and set(counts) <= {0, 1}
+    assert recs.to_jsonl() == before
+
+
 # ------------------------------------------------------------------ monitor, drift, gate
 
 
