@@ -13,8 +13,14 @@ side, then times, alternately, REPEAT times each:
 
 Prints the best (minimum) of each and the ratio Python / C++. Goal: at most 1.2.
 
-  PYTHONPATH=build/pyrel/python python3 bench/python_check.py \\
+  cmake -S . -B build/pyrel -G Ninja -DCMAKE_BUILD_TYPE=Release -DMEMHEALTH_BUILD_PYTHON=ON \\
+        -DMEMHEALTH_BUILD_TESTS=OFF -DMEMHEALTH_BUILD_TOOLS=OFF -DMEMHEALTH_BUILD_EXAMPLES=OFF
+  cmake --build build/pyrel --target memhealth-python memhealth-py-check-timer -j2
+  PYTHONPATH=build/pyrel/python /usr/bin/python3 bench/python_check.py \\
       --timer build/pyrel/python/memhealth-py-check-timer [--n 100000] [--threads 2]
+
+Measured (2026-12-06, 2 shared cores at load average 6, 100,000 x 384, threads 2, best of 3):
+C++ check 5.96 s; Python 0.72 s conversion + 5.87 s check = 6.58 s; ratio 1.10.
 """
 
 import argparse
