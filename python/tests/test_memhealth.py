@@ -273,6 +273,40 @@ def test_apply_never_writes_the_callers_array(tmp_path):
     assert np.array_equal(emb, keep) and recs.borrows_embeddings  # no vector was changed
 
 
+def test_reembed_through_a_python_embedder_copies_the_borrowed_block(tmp_path):
+    dicts, emb = columnar_sample()
+    keep = emb.copy()
+    recs = memhealth.Records(dicts, emb)
+    # 25 records carry lexical-v1-d384-s1 against 26 with -s2: the mixed_embedding_version
+    # finding names the minority, 20 of them listed (evidence "listed"), and the plan re-embeds
+    # those (tier 3) and then rebuilds the index (no index policy here: that action fails)
+    rep = memhealth.check(recs, now=NOW)
+    mixed = rep.of_kind("mixed_embedding_version")[0]
+    assert mixed.evidence["minority_count"] == 25 and mixed.evidence["listed"] == 20
+    texts = []
+
+    def embed(batch):
+        texts.extend(batch)
+        return unit_rows(len(batch), 384, seed=len(texts))
+
+    res = memhealth.apply(recs, memhealth.plan(recs, rep), tmp_path / "r.wal", approve=["tier3"],
+                          embedder=memhealth.CallableEmbedder(embed, 384, "toy-v2"))
+    out = recs.to_dicts()
+    redone = [d for d in out if d["embedding_version"] == "toy-v2"]
+    assert sorted(d["id"] for d in redone) == sorted(mixed.record_ids[:20])
+    assert len(texts) == 20
+    for d in redone:
+        assert abs(np.linalg.norm(d["embedding"]) - 1.0) < 1e-5
+    # the caller's array was never written: the store copied its block before the first new vector
+    assert np.array_equal(emb, keep) and not recs.borrows_embeddings
+    assert len(res["failed"]) == 1  # rebuild_index without an index policy
+    # rollback brings back the old vectors and versions
+    memhealth.rollback(recs, tmp_path / "r.wal")
+    assert {d["embedding_version"] for d in recs.to_dicts()} == {
+        "lexical-v1-d384-s1", "lexical-v1-d384-s2"}
+    assert np.allclose(np.array([d["embedding"] for d in recs.to_dicts()]), keep)
+
+
 def test_apply_bad_approval_and_dry_run(tmp_path):
     recs = memhealth.Records.load(SAMPLE)
     p = memhealth.plan(recs, now=NOW)
