@@ -910,21 +910,30 @@ PYBIND11_MODULE(_memhealth, m) {
             s.block_data());
       });
 
-  m.def("_records_from_jsonl_text", &records_from_text, py::arg("text"),
-        py::arg("embeddings") = py::none(), py::arg("dimension") = 0,
+  m.def("_records_from_jsonl_text", &records_from_text,
+        "Records from JSONL text (io/jsonl_read.hpp: never throws on bad data; each problem is a "
+        "load issue).",
+        py::arg("text"), py::arg("embeddings") = py::none(), py::arg("dimension") = 0,
         py::arg("embedder") = py::none());
-  m.def("_records_from_dicts", &records_from_dicts, py::arg("records"),
-        py::arg("embeddings") = py::none(), py::arg("dimension") = 0,
+  m.def("_records_from_dicts", &records_from_dicts,
+        "Records from dicts with the JSONL field names; embeddings: an n x d row-major float32 "
+        "array read in place.",
+        py::arg("records"), py::arg("embeddings") = py::none(), py::arg("dimension") = 0,
         py::arg("embedder") = py::none(), py::arg("fallback") = py::none());
-  m.def("_records_from_mem0", &records_from_mem0, py::arg("text"),
-        py::arg("embeddings") = py::none(), py::arg("embedder") = py::none());
-  m.def("_records_from_file", &records_from_file, py::arg("path"), py::arg("dimension") = 0);
+  m.def("_records_from_mem0", &records_from_mem0,
+        "Imports a mem0 export (io/import_mem0.hpp): a JSON array, {\"results\": [...]}, or JSONL.",
+        py::arg("text"), py::arg("embeddings") = py::none(), py::arg("embedder") = py::none());
+  m.def("_records_from_file", &records_from_file,
+        "Reads a JSONL file (io/jsonl_read.hpp). Raises IoError when the file cannot be read.",
+        py::arg("path"), py::arg("dimension") = 0);
 
   py::class_<check_handle, std::shared_ptr<check_handle>>(m, "_CheckResult")
       .def_property_readonly("json", [](const check_handle& c) { return c.json; })
       .def_property_readonly("findings", [](const check_handle& c) { return c.r.findings.size(); });
   m.def(
       "_check", [](const records_handle& h, py::kwargs kw) { return run_check(h, kw); },
+      "Runs the default detection pipeline (detect/default_pipeline.hpp); never changes the "
+      "records. Settings as memhealth.check.",
       py::arg("records"));
 
   py::class_<plan_handle, std::shared_ptr<plan_handle>>(m, "_Plan")
@@ -942,20 +951,38 @@ PYBIND11_MODULE(_memhealth, m) {
         out->plan = plan_from_json(j);
         return out;
       });
-  m.def("_plan", &run_plan, py::arg("records"), py::arg("report"), py::arg("max_records"),
-        py::arg("blast_radius"), py::arg("metadata_defaults"));
-  m.def("_apply", &run_apply, py::arg("records"), py::arg("plan"), py::arg("wal"),
-        py::arg("approve"), py::arg("batch_size"), py::arg("max_records"), py::arg("dry_run"),
-        py::arg("embedder"), py::arg("embed_version"));
-  m.def("_rollback", &run_rollback, py::arg("records"), py::arg("wal"), py::arg("force"));
-  m.def("_recover", &run_recover, py::arg("records"), py::arg("wal"), py::arg("policy"),
-        py::arg("force"));
-  m.def("_monitor", &run_monitor, py::arg("records"), py::arg("events"), py::arg("baseline"),
-        py::arg("window"), py::arg("top_k"), py::arg("min_retrievals"), py::arg("threshold"));
-  m.def("_drift", &run_drift, py::arg("reference"), py::arg("current"), py::arg("alpha"),
-        py::arg("noise_cosine"));
-  m.def("_gate", &run_gate, py::arg("old"), py::arg("new"), py::arg("ids"), py::arg("k"),
-        py::arg("min_overlap"), py::arg("min_rank_correlation"));
+  m.def("_plan", &run_plan,
+        "Plans repairs for the findings of a report against the current records "
+        "(repair/planner.hpp; read only).",
+        py::arg("records"), py::arg("report"), py::arg("max_records"), py::arg("blast_radius"),
+        py::arg("metadata_defaults"));
+  m.def("_apply", &run_apply,
+        "Applies a plan through the write-ahead log (repair/executor.hpp); the records hold "
+        "exactly the committed actions.",
+        py::arg("records"), py::arg("plan"), py::arg("wal"), py::arg("approve"),
+        py::arg("batch_size"), py::arg("max_records"), py::arg("dry_run"), py::arg("embedder"),
+        py::arg("embed_version"));
+  m.def("_rollback", &run_rollback,
+        "Undoes the committed actions of a log (repair/rollback.hpp); changed records are "
+        "conflicts, left alone unless force.",
+        py::arg("records"), py::arg("wal"), py::arg("force"));
+  m.def("_recover", &run_recover,
+        "Consistent state after an interrupted apply (repair/rollback.hpp): open actions undone or "
+        "redone.",
+        py::arg("records"), py::arg("wal"), py::arg("policy"), py::arg("force"));
+  m.def("_monitor", &run_monitor,
+        "Windowed retrieval metrics and alerts (monitor/retrieval_monitor.hpp), as JSON.",
+        py::arg("records"), py::arg("events"), py::arg("baseline"), py::arg("window"),
+        py::arg("top_k"), py::arg("min_retrievals"), py::arg("threshold"));
+  m.def("_drift", &run_drift,
+        "Compares a reference sample (n x d1) with a current one (m x d2), row-major float32 "
+        "(drift/drift.hpp), as JSON.",
+        py::arg("reference"), py::arg("current"), py::arg("alpha"), py::arg("noise_cosine"));
+  m.def("_gate", &run_gate,
+        "The migration gate (drift/migration_gate.hpp): row i of both samples is the same text; "
+        "overlap@k and Spearman rho.",
+        py::arg("old"), py::arg("new"), py::arg("ids"), py::arg("k"), py::arg("min_overlap"),
+        py::arg("min_rank_correlation"));
 
   py::class_<gate_handle, std::shared_ptr<gate_handle>>(m, "_WriteGate")
       .def(py::init([](float near, float conflict, std::size_t max_judged, std::size_t dim) {
