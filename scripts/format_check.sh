@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cf=${CLANG_FORMAT:-clang-format}
 command -v "$cf" >/dev/null || { echo "format_check: $cf not found (apt-get install clang-format)" >&2; exit 2; }
-mapfile -t files < <(git ls-files -- include tools tests bench fuzz examples \
+mapfile -t files < <(git ls-files -- include tools tests bench fuzz examples python \
   | grep -E '\.(hpp|cpp|h|cc)$')
 [ "${#files[@]}" -gt 0 ] || { echo "format_check: no sources found" >&2; exit 2; }
 if [ "${1:-}" = "--fix" ]; then

@@ -21,6 +21,7 @@ packages=(
   libtomlplusplus-dev prometheus-cpp-dev    # memhealth watch: TOML configuration, Prometheus metrics
   chromium                                  # renders the HTML audit report in a test (headless)
   python3                                   # scripts/
+  python3-dev pybind11-dev python3-numpy python3-pytest  # the Python module (python/) and its tests
   clang-format                              # scripts/format_check.sh (a CI step)
 )
 for arg in "$@"; do
