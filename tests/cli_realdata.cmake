@@ -61,16 +61,20 @@ if(NOT schema_version EQUAL 1 OR NOT n_exact EQUAL 4 OR NOT n_cross EQUAL 3)
   message(FATAL_ERROR "check prefeval: schema_version ${schema_version}, exact_duplicate ${n_exact}, "
                       "cross_scope_duplicate ${n_cross} (expected 1, 4, 3)")
 endif()
-# One contradiction, read by hand: in topic education_learning_styles (one synthetic user) record
-# 14 "... prefer interactive and gamified learning experiences" and record 24 "I dislike
-# interactive and gamified learning experiences". Same-direction restrictions are none: the cue
+# Four contradictions, each read by hand. In topic education_learning_styles (one synthetic
+# user) record 24 "I dislike interactive and gamified learning experiences" contradicts three
+# records that prefer them: 3 "... prefer interactive learning experiences", 6 "... prefer
+# interactive and gamified learning modes", 14 "... prefer interactive and gamified learning
+# experiences" (an aversion to "X and Y" is one to each). In education_resources record 1 has "a
+# strong aversion to online educational resources that require a paid subscription or purchase"
+# and record 36 "prefer[s] one-time purchases". Same-direction restrictions are none: the cue
 # judge once flagged six such pairs ("do not eat any animal products" vs "avoid all animal
 # products"; "refuse to use products tested on animals" vs "only use cruelty-free products not
 # tested on animals"), and the claim judge's first version fifteen (multi-clause preferences,
 # "strongly dislike", "prefer to avoid", negated relative clauses), each read one by one.
 string(JSON n_conflict ERROR_VARIABLE conflict_key_missing GET "${check}" summary by_kind conflict)
-if(NOT conflict_key_missing STREQUAL "NOTFOUND" OR NOT n_conflict EQUAL 1)
-  message(FATAL_ERROR "check prefeval: ${n_conflict} conflicts (expected 1)")
+if(NOT conflict_key_missing STREQUAL "NOTFOUND" OR NOT n_conflict EQUAL 4)
+  message(FATAL_ERROR "check prefeval: ${n_conflict} conflicts (expected 4)")
 endif()
 string(JSON nf LENGTH "${check}" findings)
 math(EXPR nf_last "${nf} - 1")
@@ -80,11 +84,18 @@ foreach(i RANGE ${nf_last})
   if(kind STREQUAL "conflict")
     string(JSON a GET "${check}" findings ${i} record_ids 0)
     string(JSON b GET "${check}" findings ${i} record_ids 1)
-    set(conflict_ids "${a} ${b}")
+    list(APPEND conflict_ids "${a} ${b}")
   endif()
 endforeach()
-if(NOT conflict_ids STREQUAL "prefeval-education_learning_styles-14 prefeval-education_learning_styles-24")
-  message(FATAL_ERROR "check prefeval: the conflict is between ${conflict_ids}")
+list(SORT conflict_ids)
+set(expected_conflicts
+    "prefeval-education_learning_styles-14 prefeval-education_learning_styles-24"
+    "prefeval-education_learning_styles-3 prefeval-education_learning_styles-24"
+    "prefeval-education_learning_styles-6 prefeval-education_learning_styles-24"
+    "prefeval-education_resources-1 prefeval-education_resources-36")
+list(SORT expected_conflicts)
+if(NOT conflict_ids STREQUAL expected_conflicts)
+  message(FATAL_ERROR "check prefeval: the conflicts are between ${conflict_ids}")
 endif()
 
 # fault drill: the gates of SPEC section 4 overall and for each of the thirteen kinds; the store
