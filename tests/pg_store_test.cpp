@@ -266,6 +266,57 @@ TEST_CASE("pg_store: a LangGraph-shaped store is read through the langgraph mapp
   CHECK(*s.find("users.bob:m1") == 1);
 }
 
+TEST_CASE("pg_store: LangGraph rows written and restored: only mapped places change") {
+  const auto uri = server();
+  if (!uri) return;
+  const auto db = fresh_schema(*uri, "lg_write");
+  conn c(db);
+  c.run(
+      "CREATE TABLE store (prefix text NOT NULL, key text NOT NULL, value jsonb NOT NULL, "
+      "created_at timestamptz DEFAULT now(), updated_at timestamptz DEFAULT now(), "
+      "expires_at timestamptz, ttl_minutes integer, PRIMARY KEY (prefix, key));"
+      "CREATE TABLE store_vectors (prefix text NOT NULL, key text NOT NULL, field_name text NOT "
+      "NULL, embedding real[], created_at timestamptz DEFAULT now(), updated_at timestamptz "
+      "DEFAULT now(), PRIMARY KEY (prefix, key, field_name));"
+      "INSERT INTO store VALUES ('users.alice', 'm1', '{\"text\": \"Alice likes tea\", "
+      "\"extra\": [1, 2]}', '2024-05-01 10:00:00.123456+00', '2024-05-02 12:00:00+00', "
+      "'2030-01-01 00:00:00+00', 60);"
+      "INSERT INTO store_vectors(prefix, key, field_name, embedding) VALUES "
+      "('users.alice', 'm1', 'text', '{1,0}'), ('users.alice', 'm1', '$', '{9,9}')");
+  const std::string dump =
+      "SELECT s.prefix, s.key, s.value::text, s.created_at, s.updated_at, s.expires_at, "
+      "s.ttl_minutes, v.field_name, v.embedding::text, v.created_at FROM store s JOIN "
+      "store_vectors v USING (prefix, key) ORDER BY v.field_name";
+  const std::string before = c.dump(dump);
+  auto s = pg_store<>::open(db, pg_langgraph_mapping());
+  REQUIRE(s.size() == 1);
+  const auto orig = s.extract(0);
+  auto img = orig;
+  img.embedding = {0.6f, 0.8f};
+  img.embedding_version = "v2";
+  img.status = "archived";
+  CHECK(to_json(s.restore(0, img)) == to_json(orig));
+  CHECK(c.dump("SELECT value::text FROM store") ==
+        "{\"text\": \"Alice likes tea\", \"extra\": [1, 2], \"memhealth\": {\"status\": "
+        "\"archived\", \"embedding_version\": \"v2\"}}\n");
+  CHECK(c.dump("SELECT field_name, embedding::text FROM store_vectors ORDER BY field_name") ==
+        "$|{9,9}\ntext|{0.6,0.8}\n");
+  {
+    auto again = pg_store<>::open(db, pg_langgraph_mapping());
+    CHECK(to_json(again.extract(0)) == to_json(img));
+  }
+  s.restore(0, orig);
+  CHECK(c.dump(dump) == before);  // microseconds, TTL, the '$' vector: all as they were
+  // the id cannot change; a failed write leaves the row alone
+  auto renamed = orig;
+  renamed.id = "users.alice:m2";
+  error_code code{};
+  CHECK(error_of([&] { (void)s.restore(0, renamed); }, &code).find("id cannot be changed") !=
+        std::string::npos);
+  CHECK(code == error_code::precondition);
+  CHECK(c.dump(dump) == before);
+}
+
 TEST_CASE("pg_store: check findings equal those of the same rows exported to JSONL") {
   const auto uri = server();
   if (!uri) return;
