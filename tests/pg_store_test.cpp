@@ -532,3 +532,48 @@ TEST_CASE(
   }
   fs::remove(wal_path);
 }
+
+TEST_CASE("pg_store: a COMMIT whose acknowledgement is lost is resolved by asking the server") {
+  const auto uri = server();
+  if (!uri) return;
+  const auto db = fresh_schema(*uri, "lost_ack");
+  { auto s = pg_store<>::create(db, suite_records()); }
+  conn c(db);
+  const fs::path wal_path =
+      fs::temp_directory_path() / ("memhealth-pg-test-" + std::to_string(::getpid()) + "-ack.wal");
+  fs::remove(wal_path);
+  repair_plan plan;
+  repair_action a;
+  a.type = "test";
+  a.idempotency_key = "weight-b";
+  a.targets = {"b"};
+  a.edits = {{"b", edit_set_weight{0.5}}};
+  plan.actions.push_back(a);
+  pg_store_options o;
+  int lost = 0;
+  PGconn* handle = nullptr;
+  o.after_commit_hook = [&] {
+    // the server committed; the connection dies before the client may use the answer
+    if (lost++ == 0) {
+      c.run("SELECT pg_terminate_backend(" + std::to_string(PQbackendPID(handle)) + ")");
+      throw error(error_code::io, "simulated: the connection was lost during COMMIT");
+    }
+  };
+  {
+    auto s = pg_store<>::open(db, pg_own_mapping(), o);
+    handle = s.native_handle();
+    wal_writer wal(wal_path, wal_sync::none);
+    const auto res = apply_plan(s, plan, wal, apply_options{});
+    CHECK(res.applied == std::vector<std::string>{"weight-b"});
+    CHECK(lost == 1);
+    REQUIRE(s.record(*s.find("b")).effective_weight.has_value());
+    CHECK(*s.record(*s.find("b")).effective_weight == 0.5);
+  }
+  CHECK(c.dump("SELECT record::jsonb->>'effective_weight' FROM memhealth_records WHERE id = 'b'") ==
+        "0.5\n");
+  auto s = pg_store<>::open(db, pg_own_mapping());
+  const auto rr = recover(s, read_wal_file(wal_path));
+  CHECK(rr.complete());
+  CHECK(rr.records_restored == 0);
+  fs::remove(wal_path);
+}

@@ -28,7 +28,8 @@
 /// `commit_action` / `rollback_action` make one transaction per repair action (the
 /// `transactional_record_store` capability): `apply_plan` makes the action's intent durable in
 /// the write-ahead log before BEGIN and writes its commit frame after COMMIT, so a crash or a
-/// lost connection leaves every action whole. `preview_restore` gives the SQL a restore would
+/// lost connection leaves every action whole (a COMMIT whose acknowledgement is lost is resolved
+/// by asking the server, `txid_status`). `preview_restore` gives the SQL a restore would
 /// run, for dry runs. Timestamps are written at millisecond precision (memhealth's resolution).
 ///
 /// **Errors.** `memhealth::error`: invalid_argument for a connection string holding a password
@@ -43,6 +44,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <random>
 #include <span>
@@ -70,6 +72,9 @@ namespace memhealth {
 struct pg_store_options {
   std::size_t fetch_rows = 1000;  ///< rows per FETCH from the read cursor (>= 1)
   bool read_only = false;  ///< no UPDATE privilege needed; every write throws error(precondition)
+  /// Test hook: called right after a COMMIT the server acknowledged; an exception thrown here
+  /// is handled as a COMMIT whose acknowledgement was lost (the outcome is asked of the server).
+  std::function<void()> after_commit_hook;
 };
 
 /// Version of memhealth's own PostgreSQL schema (`memhealth_meta.schema_version`).
@@ -248,15 +253,33 @@ class pg_store {
     detail::pg::exec(conn_.get(), "BEGIN", {}, where_, "cannot begin a transaction");
     in_action_ = true;
     undo_.clear();
+    try {
+      auto r = detail::pg::exec(conn_.get(), "SELECT txid_current()::text", {}, where_,
+                                "cannot begin a transaction");
+      txid_ = detail::pg::cell(r.get(), 0, 0);
+    } catch (...) {
+      rollback_action();
+      throw;
+    }
   }
-  /// Commits the open action. @throws error(precondition) without one; error(io) when COMMIT
-  /// fails (the action is then rolled back, in the database and in this store).
+  /// Commits the open action. When COMMIT fails because the connection was lost, the outcome
+  /// is asked of the server after reconnecting (`txid_status`): a transaction the server
+  /// committed counts as committed (its acknowledgement alone was lost).
+  /// @throws error(precondition) without an open action; error(io) when the action did not
+  ///         commit (it is then rolled back, in the database and in this store) or its outcome
+  ///         cannot be learned (then this store drops its view of the action's rows: reopen it).
   void commit_action() {
     if (!in_action_)
       throw error(error_code::precondition, "pg_store::commit_action: no action is open");
     try {
       detail::pg::exec(conn_.get(), "COMMIT", {}, where_, "cannot commit a transaction");
+      if (opt_.after_commit_hook) opt_.after_commit_hook();
     } catch (...) {
+      if (committed_after_all()) {
+        in_action_ = false;
+        undo_.clear();
+        return;
+      }
       rollback_action();
       throw;
     }
@@ -293,6 +316,24 @@ class pg_store {
 
  private:
   pg_store() = default;
+
+  // After a failed COMMIT: reconnects when needed and asks the server whether transaction
+  // txid_ committed. False when it did not, or when the answer cannot be had.
+  bool committed_after_all() noexcept {
+    try {
+      if (txid_.empty()) return false;
+      // ends an aborted transaction block if there is one; on a lost connection it fails and
+      // libpq learns that the connection is gone
+      if (PQstatus(conn_.get()) == CONNECTION_OK) PQclear(PQexec(conn_.get(), "ROLLBACK"));
+      if (PQstatus(conn_.get()) != CONNECTION_OK) PQreset(conn_.get());
+      if (PQstatus(conn_.get()) != CONNECTION_OK) return false;
+      auto r = detail::pg::exec(conn_.get(), "SELECT txid_status($1::bigint)", {txid_}, where_,
+                                "cannot learn a transaction's outcome");
+      return detail::pg::cell(r.get(), 0, 0) == "committed";
+    } catch (...) {
+      return false;
+    }
+  }
 
   void read_meta() {
     using detail::pg::cell;
@@ -409,6 +450,7 @@ class pg_store {
   std::unordered_map<std::string, std::size_t> index_;
   std::size_t dim_ = 0;
   bool in_action_ = false;
+  std::string txid_;                             // the open action's transaction id (txid_current)
   std::vector<std::pair<std::size_t, R>> undo_;  // records written in the open action
 };
 
