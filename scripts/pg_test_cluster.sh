@@ -3,12 +3,14 @@
 # ctest fixture `pg_cluster` (tests/CMakeLists.txt) runs `start` before them and `stop` after.
 #
 # usage: scripts/pg_test_cluster.sh start|stop DIR [PORT]
-#   start  initdb + pg_ctl start in DIR/data, unix socket in DIR (no TCP), superuser `memhealth`,
+#   start  initdb + pg_ctl start in a new temporary directory (mktemp under TMPDIR or /tmp, named
+#          in DIR/serverdir: short socket paths, and reachable by the `postgres` user even when
+#          DIR is under a private home), unix socket there (no TCP), superuser `memhealth`,
 #          trust authentication for local connections only. Writes DIR/conninfo (a libpq URI)
 #          when the server is up. When no server can be started (no initdb, initdb refused),
 #          writes the reason to DIR/unavailable and exits 0: the tests then skip, unless
 #          MEMHEALTH_REQUIRE_PG=1 (CI), which makes this an error (exit 1).
-#   stop   pg_ctl stop -m immediate, then removes DIR/data.
+#   stop   pg_ctl stop -m immediate, then removes the server's directory.
 # As root (CI), initdb refuses to run: the server runs as the `postgres` user (runuser), which
 # the postgresql package creates, in a directory it owns.
 set -euo pipefail
@@ -20,7 +22,6 @@ if [ -z "$cmd" ] || [ -z "$dir" ]; then
   exit 2
 fi
 dir="$(mkdir -p "$dir" && cd "$dir" && pwd)"
-data="$dir/data"
 
 bin=""
 for d in /usr/lib/postgresql/*/bin; do
@@ -46,31 +47,42 @@ unavailable() {
   exit 0
 }
 
+stop_server() {  # stops the server named in DIR/serverdir (if any) and removes its directory
+  local sdir
+  sdir="$(cat "$dir/serverdir" 2>/dev/null || true)"
+  case "$sdir" in
+    */memhealth-pg.*) ;;
+    *) rm -f "$dir/serverdir"; return 0 ;;  # nothing of ours
+  esac
+  if [ -n "$bin" ] && [ -f "$sdir/data/postmaster.pid" ]; then
+    as_server "$bin/pg_ctl" -D "$sdir/data" -m immediate -w stop >/dev/null 2>&1 || true
+  fi
+  rm -rf "$sdir"
+  rm -f "$dir/serverdir"
+}
+
 case "$cmd" in
   start)
     rm -f "$dir/conninfo" "$dir/unavailable"
     [ -n "$bin" ] || unavailable "no initdb found (install postgresql, e.g. apt-get install postgresql-15)"
-    if [ -f "$data/postmaster.pid" ]; then  # a cluster left by an interrupted run
-      as_server "$bin/pg_ctl" -D "$data" -m immediate stop >/dev/null 2>&1 || true
-    fi
-    rm -rf "$data"
+    stop_server  # a cluster left by an interrupted run
+    sdir="$(mktemp -d "${TMPDIR:-/tmp}/memhealth-pg.XXXXXX")"
+    echo "$sdir" >"$dir/serverdir"
     if [ "$(id -u)" -eq 0 ]; then
       getent passwd postgres >/dev/null || unavailable "running as root and there is no 'postgres' user to run the server"
-      chown postgres "$dir"
+      chown postgres "$sdir"
     fi
-    as_server "$bin/initdb" -D "$data" -U memhealth --auth=trust --no-sync -E UTF8 --locale=C \
+    as_server "$bin/initdb" -D "$sdir/data" -U memhealth --auth=trust --no-sync -E UTF8 --locale=C \
       >"$dir/initdb.log" 2>&1 || unavailable "initdb failed (see $dir/initdb.log)"
-    as_server "$bin/pg_ctl" -D "$data" -l "$dir/server.log" -w -t 30 \
-      -o "-c listen_addresses='' -c unix_socket_directories='$dir' -p $port -c fsync=off -c full_page_writes=off" \
-      start >/dev/null || unavailable "the server did not start (see $dir/server.log)"
-    echo "postgresql:///postgres?host=$dir&port=$port&user=memhealth" >"$dir/conninfo"
-    echo "pg_test_cluster.sh: server up, socket in $dir, port $port"
+    as_server "$bin/pg_ctl" -D "$sdir/data" -l "$sdir/server.log" -w -t 30 \
+      -o "-c listen_addresses='' -c unix_socket_directories='$sdir' -p $port -c fsync=off -c full_page_writes=off" \
+      start >/dev/null || { cp "$sdir/server.log" "$dir/server.log" 2>/dev/null || true; unavailable "the server did not start (see $dir/server.log)"; }
+    echo "postgresql:///postgres?host=$sdir&port=$port&user=memhealth" >"$dir/conninfo"
+    echo "pg_test_cluster.sh: server up, socket in $sdir, port $port"
     ;;
   stop)
-    if [ -n "$bin" ] && [ -f "$data/postmaster.pid" ]; then
-      as_server "$bin/pg_ctl" -D "$data" -m immediate -w stop >/dev/null 2>&1 || true
-    fi
-    rm -rf "$data" "$dir/conninfo"
+    stop_server
+    rm -f "$dir/conninfo"
     ;;
   *)
     echo "pg_test_cluster.sh: unknown command '$cmd' (start or stop)" >&2
