@@ -180,6 +180,9 @@ TEST_CASE("pg_store: memhealth's own schema keeps every field byte for byte") {
   auto orig = read_jsonl(fs::path(MEMHEALTH_SOURCE_DIR) / "tests/data/io/canonical.jsonl").records;
   REQUIRE(orig.size() == 3);
   for (auto& r : suite_records()) orig.push_back(r);
+  // a timestamp kept only as its unparsable original ("yesterday")
+  orig.push_back(
+      parse_jsonl(R"({"id":"m-4","content":"y","updated_at":"yesterday"})").records.at(0));
   pg_store_options o;
   o.fetch_rows = 2;  // several FETCH batches
   {
@@ -197,9 +200,10 @@ TEST_CASE("pg_store: memhealth's own schema keeps every field byte for byte") {
   conn c(db);
   CHECK(c.dump("SELECT id, scope, status, kind, updated_at AT TIME ZONE 'UTC', "
                "metadata->>'topic', claim->>'entity', array_length(embedding, 1) "
-               "FROM memhealth_records WHERE id IN ('m-2', 'f') ORDER BY seq") ==
+               "FROM memhealth_records WHERE id IN ('m-2', 'f', 'm-4') ORDER BY seq") ==
         "m-2|<null>|<null>|<null>|<null>|<null>|user|<null>\n"
-        "f|user:1|bogus|fact|2024-03-02 09:00:00|<null>|<null>|4\n");
+        "f|user:1|bogus|fact|2024-03-02 09:00:00|<null>|<null>|4\n"
+        "m-4|<null>|<null>|<null>|<null>|<null>|<null>|<null>\n");
   // create refuses an existing store
   error_code code{};
   CHECK(error_of([&] { (void)pg_store<>::create(db, orig); }, &code).find("already exists") !=

@@ -58,6 +58,7 @@
 #include "memhealth/config.hpp"
 #include "memhealth/io/jsonl.hpp"
 #include "memhealth/record/memory_record.hpp"
+#include "memhealth/record/time.hpp"
 #include "memhealth/store/memory_store.hpp"
 #include "memhealth/store/pg_conn.hpp"
 #include "memhealth/store/pg_mapping.hpp"
@@ -135,20 +136,25 @@ class pg_store {
       for (const auto& rec : records) {
         std::string canon;
         detail::jsonl::append_record(rec, {}, canon);
-        std::optional<std::string> emb;
+        const auto j = nlohmann::json::parse(canon);
+        auto text = [&](const char* f) -> std::optional<std::string> {
+          auto it = j.find(f);
+          if (it == j.end()) return std::nullopt;
+          return it->is_string() ? it->get<std::string>() : it->dump();
+        };
+        std::optional<std::string> emb, updated;
         if (!rec.embedding.empty()) emb = detail::pg::vector_text(rec.embedding, false);
+        if (rec.updated_at) updated = format_timestamp(*rec.updated_at);
+        // the derived columns from the canonical JSON (a field kept only as an unparsable
+        // original, such as updated_at "yesterday", stays NULL in its typed column)
         exec(c.get(),
-             "INSERT INTO memhealth_records(id, record, embedding) VALUES ($1, $2, "
-             "CAST($3 AS real[]))",
-             {rec.id, canon, emb}, where, "cannot insert a record");
+             "INSERT INTO memhealth_records(id, scope, status, kind, updated_at, metadata, claim, "
+             "embedding, embedding_version, record) VALUES ($1, $2, $3, $4, CAST($5 AS "
+             "timestamptz), CAST($6 AS jsonb), CAST($7 AS jsonb), CAST($8 AS real[]), $9, $10)",
+             {rec.id, text("scope"), text("status"), text("kind"), updated, text("metadata"),
+              text("claim"), emb, text("embedding_version"), canon},
+             where, "cannot insert a record");
       }
-      // the derived columns, from the canonical JSON
-      exec(c.get(),
-           "UPDATE memhealth_records SET scope = record::jsonb->>'scope', status = "
-           "record::jsonb->>'status', kind = record::jsonb->>'kind', embedding_version = "
-           "record::jsonb->>'embedding_version', metadata = record::jsonb->'metadata', claim = "
-           "record::jsonb->'claim', updated_at = CAST(record::jsonb->>'updated_at' AS timestamptz)",
-           {}, where, "cannot fill the derived columns");
       exec(c.get(), "COMMIT", {}, where, "cannot commit");
     }
     return open(conninfo, pg_own_mapping(), opt);

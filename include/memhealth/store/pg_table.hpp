@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "memhealth/config.hpp"
+#include "memhealth/record/time.hpp"
 #include "memhealth/store/pg_conn.hpp"
 #include "memhealth/store/pg_mapping.hpp"
 
@@ -400,7 +401,10 @@ class table_access {
     whole["embedding_version"] = str("embedding_version");
     whole["metadata"] = str("metadata");
     whole["claim"] = str("claim");
-    whole["updated_at"] = str("updated_at");
+    // only a timestamp memhealth reads (an unparsable original stays in `record` alone)
+    auto updated = str("updated_at");
+    if (!updated.is_string() || !parse_timestamp(updated.get<std::string>())) updated = nullptr;
+    whole["updated_at"] = updated;
   }
 
   std::map<std::string, column_info> columns(PGconn* c, const std::string& table,
