@@ -40,11 +40,30 @@ if(TARGET memhealth_http)
           DESTINATION "${MEMHEALTH_INSTALL_CMAKEDIR}")
 endif()
 
+# memhealth::pg likewise (loaded when PostgreSQL's libpq is found); only when it links the
+# exportable PostgreSQL::PostgreSQL (not a pkg-config target local to this build).
+set(_mh_pg_links "")
+if(TARGET memhealth_pg)
+  get_property(_mh_pg_links TARGET memhealth_pg PROPERTY INTERFACE_LINK_LIBRARIES)
+endif()
+if("PostgreSQL::PostgreSQL" IN_LIST _mh_pg_links)
+  install(TARGETS memhealth_pg
+          EXPORT memhealthPgTargets
+          FILE_SET HEADERS DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+  install(EXPORT memhealthPgTargets
+          NAMESPACE memhealth::
+          DESTINATION "${MEMHEALTH_INSTALL_CMAKEDIR}")
+  set(_mh_export_pg ON)
+endif()
+
 # Build-tree package: find_package(memhealth) with memhealth_DIR (or CMAKE_PREFIX_PATH) set to this
 # build directory uses the source tree's headers without installing.
 export(EXPORT memhealthTargets NAMESPACE memhealth:: FILE "${PROJECT_BINARY_DIR}/memhealthTargets.cmake")
 if(TARGET memhealth_sqlite)
   export(EXPORT memhealthSqliteTargets NAMESPACE memhealth:: FILE "${PROJECT_BINARY_DIR}/memhealthSqliteTargets.cmake")
+endif()
+if(_mh_export_pg)
+  export(EXPORT memhealthPgTargets NAMESPACE memhealth:: FILE "${PROJECT_BINARY_DIR}/memhealthPgTargets.cmake")
 endif()
 if(TARGET memhealth_http)
   export(EXPORT memhealthHttpTargets NAMESPACE memhealth:: FILE "${PROJECT_BINARY_DIR}/memhealthHttpTargets.cmake")

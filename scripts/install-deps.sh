@@ -14,6 +14,8 @@ packages=(
   libeigen3-dev libboost-dev libutf8proc-dev libsimdjson-dev  # the library's dependencies
   doctest-dev libbenchmark-dev              # tests, benchmarks
   libsqlite3-dev nlohmann-json3-dev         # SQLite store backend, JSON in tools and tests
+  libpq-dev                                 # PostgreSQL store backend (memhealth::pg, libpq)
+  postgresql-15                             # the throwaway server of the PostgreSQL store tests
   zlib1g-dev                                # gzip plan files (io/gzip_stream.hpp)
   libcurl4-openssl-dev libssl-dev           # model adapters (net/: OpenAI-compatible embedder, judge)
   libcpp-httplib-dev                        # the local test server of the net/ tests

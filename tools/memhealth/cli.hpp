@@ -37,6 +37,9 @@
 #include "memhealth/store/sqlite_state.hpp"
 #include "memhealth/store/sqlite_store.hpp"
 #endif
+#if MEMHEALTH_CLI_HAVE_PG
+#include "memhealth/store/pg_store.hpp"
+#endif
 
 #include <fcntl.h>
 #include <signal.h>
@@ -147,6 +150,44 @@ inline sqlite_store<> open_sqlite_store(const std::string& store, bool read_only
                                                 "(libsqlite3-dev); sqlite: stores are unavailable");
 }
 
+/// The mapping of a `postgresql://` store argument (`--mapping`): a built-in name (`mem0`,
+/// `langgraph`; `memhealth`, the default, is memhealth's own schema) or a JSON mapping file.
+inline std::string& pg_mapping_option() {
+  static std::string mapping = "memhealth";
+  return mapping;
+}
+
+/// True for a PostgreSQL store argument (`postgresql://...` or `postgres://...`, a libpq URI).
+inline bool is_pg_store(std::string_view store) {
+  return store.starts_with("postgresql://") || store.starts_with("postgres://");
+}
+
+/// A store argument as it may be printed: a PostgreSQL URI without anything but user, host,
+/// port and database (`describe_conninfo`); other arguments unchanged.
+inline std::string store_label(const std::string& store) {
+#if MEMHEALTH_CLI_HAVE_PG
+  return is_pg_store(store) ? describe_conninfo(store) : store;
+#else
+  return is_pg_store(store) ? std::string("postgresql://(connection string not shown)") : store;
+#endif
+}
+
+[[noreturn]] inline void no_pg_support() {
+  throw error(error_code::invalid_argument,
+              "this memhealth was built without libpq (libpq-dev); postgresql:// stores are "
+              "unavailable");
+}
+
+#if MEMHEALTH_CLI_HAVE_PG
+/// Opens a PostgreSQL store with the `--mapping` given. @throws memhealth::error as
+/// `pg_store::open` (a password in the URI, a missing table or column, a missing privilege).
+inline pg_store<> open_pg_store(const std::string& uri, bool read_only) {
+  pg_store_options o;
+  o.read_only = read_only;
+  return pg_store<>::open(uri, load_pg_mapping(pg_mapping_option()), o);
+}
+#endif
+
 /// The first 16 bytes of every SQLite 3 database.
 inline constexpr std::string_view sqlite_header{"SQLite format 3\0", 16};
 
@@ -186,6 +227,18 @@ inline void check_jsonl_input(const std::string& path, std::string_view what = "
 ///         an SQLite database given without `sqlite:`; for SQLite also error(schema) for a
 ///         foreign schema or missing table, error(parse) for a corrupt or non-SQLite file.
 inline load_result load_store_file(const std::string& path) {
+  if (is_pg_store(path)) {
+#if MEMHEALTH_CLI_HAVE_PG
+    auto s = open_pg_store(path, true);
+    load_result lr;
+    lr.records.reserve(s.size());
+    for (std::size_t i = 0; i < s.size(); ++i) lr.records.push_back(s.record(i));
+    lr.lines_read = s.size();
+    return lr;
+#else
+    no_pg_support();
+#endif
+  }
   if (!is_sqlite_store(path)) {
     check_jsonl_input(path);
     return read_jsonl(path);
@@ -233,6 +286,13 @@ inline void check_new_store_output(const std::string& out) {
 /// The database id of `store` when it names an SQLite store (`sqlite:PATH`, opened read-only; an
 /// older store without one gives ""), else "". @throws as `open_sqlite_store`.
 inline std::string store_database_id(const std::string& store) {
+  if (is_pg_store(store)) {
+#if MEMHEALTH_CLI_HAVE_PG
+    return open_pg_store(store, true).database_id();
+#else
+    no_pg_support();
+#endif
+  }
   if (!is_sqlite_store(store)) return {};
 #if MEMHEALTH_CLI_HAVE_SQLITE
   return open_sqlite_store(store, true).database_id();
@@ -360,6 +420,7 @@ inline void probe_output(const std::string& path, std::string_view what) {
 /// Probes a store output: the file behind `sqlite:PATH` or a JSONL path (see `probe_output`);
 /// an sqlite: output must also be new (`check_new_store_output`).
 inline void probe_store_output(const std::string& out, std::string_view what) {
+  if (is_pg_store(out)) return;  // a database, repaired in place: nothing to probe
   probe_output(store_file_path(out), what);
   check_new_store_output(out);
 }

@@ -122,7 +122,7 @@ std::string report_text(const report& r, const check_options& o, const detect_op
   std::ostringstream s;
   const auto counts = r.counts_by_kind();
   if (markdown) {
-    s << "# memhealth check: " << o.store << "\n\n";
+    s << "# memhealth check: " << store_label(o.store) << "\n\n";
     s << "- records: " << r.records_total << " (" << r.records_checked << " checked"
       << (d.since ? ", incremental since " + format_timestamp(timestamp{*d.since, 0}) : "")
       << (r.records_total == 0 ? ", EMPTY STORE" : "") << ")\n";
@@ -132,7 +132,7 @@ std::string report_text(const report& r, const check_options& o, const detect_op
     s << "| kind | count |\n|---|---:|\n";
     for (const auto& [k, n] : counts) s << "| " << k << " | " << n << " |\n";
   } else {
-    s << "memhealth check " << o.store << "\n";
+    s << "memhealth check " << store_label(o.store) << "\n";
     s << "records: " << r.records_total << " (" << r.records_checked << " checked"
       << (d.since ? ", incremental since " + format_timestamp(timestamp{*d.since, 0}) : "")
       << (r.records_total == 0 ? ", EMPTY STORE" : "") << "), clock "
@@ -187,6 +187,10 @@ int run_check(const check_options& o) {
     throw error(error_code::invalid_argument,
                 "--since needs the state database, and this build has no SQLite");
 #endif
+  if (is_pg_store(o.store) && !o.since.empty())
+    throw error(error_code::invalid_argument,
+                "--since: incremental checks keep their state next to a file store; not available "
+                "for postgresql:// stores yet");
   auto lr = load_store_file(o.store);
   fill_missing_embeddings(lr.records, o.detect, o.embed == "lexical", o.detect.dim);
   auto store = memory_store<>::from_records(std::move(lr.records), o.detect.dim);
@@ -197,9 +201,9 @@ int run_check(const check_options& o) {
 #endif
   report r = run_incremental(make_default_pipeline(settings), store, d);
   print_issues(lr.issues);
-  note_empty_store(r, o.store);
+  note_empty_store(r, store_label(o.store));
   if (o.format == "json")
-    emit(check_report_json(r, o.store, d, lr.issues).dump(2), o.out);
+    emit(check_report_json(r, store_label(o.store), d, lr.issues).dump(2), o.out);
   else
     emit(report_text(r, o, d, lr.issues.size(), o.format == "md"), o.out);
 #if MEMHEALTH_CLI_HAVE_SQLITE
@@ -315,7 +319,9 @@ void add_claims(CLI::App& app, int& rc) {
   auto o = std::make_shared<claims_options>();
   auto* cmd = app.add_subcommand(
       "claims", "Show the claims the conflict judge reads from each record (changes nothing)");
-  cmd->add_option("store", o->store, "Store (JSONL or sqlite:PATH)")->required();
+  cmd->add_option("store", o->store,
+                  "Store (JSONL, sqlite:PATH or postgresql://URI with --mapping)")
+      ->required();
   cmd->add_option("--format", o->format, "Output format: text, or jsonl (one record per line)")
       ->check(CLI::IsMember({"text", "jsonl"}));
   cmd->add_option("--out", o->out, "Write to this file instead of stdout");
@@ -330,7 +336,9 @@ void add_check(CLI::App& app, int& rc) {
   auto o = std::make_shared<check_options>();
   auto* cmd =
       app.add_subcommand("check", "Run the detection pipeline over a store (never changes it)");
-  cmd->add_option("store", o->store, "Store (JSONL or sqlite:PATH)")->required();
+  cmd->add_option("store", o->store,
+                  "Store (JSONL, sqlite:PATH or postgresql://URI with --mapping)")
+      ->required();
   cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember(text_json_md));
   cmd->add_option("--out", o->out, "Write the report to this file instead of stdout");
   add_detection_options(cmd, o->detect);

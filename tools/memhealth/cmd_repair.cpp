@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 #include <sstream>
 
 #include "cli.hpp"
@@ -208,6 +209,7 @@ struct apply_cli_options {
   std::string max_wait = "10m";
   std::size_t max_in_flight = execution_limits{}.max_in_flight;
   std::size_t max_records = apply_options{}.max_records;
+  bool dry_run = false;  // postgresql:// stores: print the SQL each action would run
 };
 
 // The runs-per-day budget of `apply`: the store's state database, or a JSON ledger file.
@@ -592,7 +594,116 @@ std::pair<plan_header, bool> scan_plan(const std::string& path) {
   return {r.header(), in_order};
 }
 
+// ------------------------------------------------------------------------- PostgreSQL stores
+
+// A postgresql:// store is repaired in place: --out must name the same URI (nothing else is
+// written). @throws error(invalid_argument) otherwise.
+void check_pg_in_place(const std::string& store, const std::string& out) {
+  if (!is_pg_store(out) && !is_pg_store(store)) return;
+  if (out != store)
+    throw error(error_code::invalid_argument,
+                "--out: a PostgreSQL store is repaired in place (one transaction per action); "
+                "pass the store's URI again as --out (a copy to another store is not supported)");
+}
+
+#if MEMHEALTH_CLI_HAVE_PG
+// The dry run of a PostgreSQL apply: the executor runs on an in-memory copy of the rows and
+// every record write is turned into the SQL pg_store would run (`preview_restore`), printed on
+// stdout; the database is not written.
+struct pg_preview_store {
+  using record_type = memory_record;
+  const pg_store<>& pg;
+  memory_store<> mem;
+  std::string sql;
+  [[nodiscard]] std::size_t size() const { return mem.size(); }
+  [[nodiscard]] const memory_record& record(std::size_t i) const { return mem.record(i); }
+  [[nodiscard]] std::span<const float> embedding(std::size_t i) const { return mem.embedding(i); }
+  [[nodiscard]] std::optional<std::size_t> find(std::string_view id) const { return mem.find(id); }
+  [[nodiscard]] std::size_t dimension() const { return mem.dimension(); }
+  [[nodiscard]] memory_record extract(std::size_t i) const { return mem.extract(i); }
+  memory_record restore(std::size_t i, const memory_record& image) {
+    const std::string q = pg.preview_restore(i, image);
+    if (!q.empty()) sql += "-- record " + image.id + "\n" + q;
+    return mem.restore(i, image);
+  }
+};
+
+int run_apply_pg(const apply_cli_options& o) {
+  check_pg_in_place(o.store, o.out);
+  if (!o.report.empty())
+    throw error(error_code::invalid_argument,
+                "--report is not available for postgresql:// stores yet");
+  const repair_plan plan = read_plan(o.plan);
+  auto opt = approvals(o.approve);
+  opt.batch_size = o.batch;
+  opt.max_records = o.max_records;
+  opt.limits.per_second = o.rate;
+  opt.limits.burst = o.burst;
+  opt.limits.max_in_flight = o.max_in_flight;
+  const auto wait = parse_duration(o.max_wait);
+  if (!wait)
+    throw error(error_code::invalid_argument,
+                "--max-wait: expected a duration such as 90s, 10m: " + o.max_wait);
+  opt.limits.max_wait = *wait;
+  auto store = open_pg_store(o.store, o.dry_run);
+  const std::string label = store.description();
+  apply_counts c;
+  if (o.dry_run) {
+    std::vector<memory_record> rows;
+    rows.reserve(store.size());
+    for (std::size_t i = 0; i < store.size(); ++i) rows.push_back(store.record(i));
+    pg_preview_store preview{store, memory_store<>::from_records(std::move(rows)), {}};
+    const std::filesystem::path tmp =
+        temp_path_for(std::filesystem::path(o.wal).replace_extension(".dryrun.wal"));
+    temp_registration registered(tmp);
+    struct remove_on_exit {
+      const std::filesystem::path& p;
+      ~remove_on_exit() {
+        std::error_code ec;
+        std::filesystem::remove(p, ec);
+      }
+    } guard{tmp};
+    {
+      wal_writer w(tmp.string(), wal_sync::none);
+      c = counts_of(apply_plan(preview, plan, w, opt));
+    }
+    std::cout << preview.sql;
+    std::cerr << "memhealth apply: dry run on " << label << ": " << c.applied << " would run, "
+              << c.unapproved << " awaiting approval, " << c.deferred << " deferred, " << c.failed
+              << " failed; nothing written (the SQL is on stdout)\n";
+    return c.failed > 0 ? exit_incomplete : exit_ok;
+  }
+  wal_writer_options wo;
+  wo.store = identify_store(store, label);
+  wo.store->database_id = store.database_id();
+  wal_writer w(o.wal, wo);
+  const apply_result res = apply_plan(store, plan, w, opt);
+  w.sync();
+  c = counts_of(res);
+  std::cerr << "memhealth apply: " << c.applied << " applied, " << c.unapproved
+            << " awaiting approval, " << c.deferred << " deferred, " << c.failed << " failed; "
+            << c.records_changed << " records changed in " << label << "\n";
+  for (const auto& out : res.outcomes)
+    if (out.status == action_status::failed)
+      std::cerr << "  failed: " << out.idempotency_key << ": " << out.reason << "\n";
+  if (c.failed > 0) return exit_incomplete;
+  if (c.applied == 0 && c.unapproved > 0) return exit_not_run;
+  return exit_ok;
+}
+#endif
+
 int run_apply(const apply_cli_options& o) {
+  if (is_pg_store(o.store) || is_pg_store(o.out)) {
+#if MEMHEALTH_CLI_HAVE_PG
+    return run_apply_pg(o);
+#else
+    no_pg_support();
+#endif
+  }
+  if (o.dry_run)
+    throw error(error_code::invalid_argument,
+                "--dry-run is for postgresql:// stores (for files, `memhealth plan --approve` "
+                "shows what apply would run, and --out is a new file anyway)");
   if (same_file(o.wal, store_file_path(o.out)) || same_file(o.wal, store_file_path(o.store)) ||
       same_file(o.wal, o.plan))
     throw error(error_code::invalid_argument,
@@ -823,6 +934,24 @@ int report_undo(const char* what, const Result& res, const wal_contents& log) {
 }
 
 int run_rollback(const wal_io_options& o) {
+  if (is_pg_store(o.store) || is_pg_store(o.out)) {
+    check_pg_in_place(o.store, o.out);
+#if MEMHEALTH_CLI_HAVE_PG
+    const auto log = load_wal(o.wal, o.force);
+    auto store = open_pg_store(o.store, false);
+    rollback_options ro;
+    ro.force = o.force;
+    ro.database_id = store.database_id();
+    const auto res = rollback(store, log, ro);
+    std::cerr << "memhealth rollback: runs in the log: " << log.runs() << "; "
+              << res.rolled_back.size() << " actions undone, " << res.records_restored
+              << " records restored, " << res.already_restored << " already restored, "
+              << res.conflicts.size() << " conflicts in " << store.description() << "\n";
+    return report_undo("rollback", res, log);
+#else
+    no_pg_support();
+#endif
+  }
   const store_locks locks(o.store, o.out);
   const shared_log_lock wal_lock(o.wal);  // no apply appends to the log meanwhile
   const auto log = load_wal(o.wal, o.force);
@@ -842,6 +971,24 @@ int run_rollback(const wal_io_options& o) {
 }
 
 int run_recover(const wal_io_options& o) {
+  if (is_pg_store(o.store) || is_pg_store(o.out)) {
+    check_pg_in_place(o.store, o.out);
+#if MEMHEALTH_CLI_HAVE_PG
+    const auto log = load_wal(o.wal, o.force);
+    auto store = open_pg_store(o.store, false);
+    recover_options ro;
+    ro.force = o.force;
+    ro.open_actions = o.policy == "redo" ? open_action_policy::redo : open_action_policy::undo;
+    ro.database_id = store.database_id();
+    const auto res = recover(store, log, ro);
+    std::cerr << "memhealth recover: " << res.actions.size() << " logged actions, "
+              << res.records_restored << " records restored, " << res.conflicts.size()
+              << " conflicts in " << store.description() << "\n";
+    return report_undo("recover", res, log);
+#else
+    no_pg_support();
+#endif
+  }
   const store_locks locks(o.store, o.out);
   const shared_log_lock wal_lock(o.wal);  // no apply appends to the log meanwhile
   const auto log = load_wal(o.wal, o.force);
@@ -1088,7 +1235,9 @@ void add_plan(CLI::App& app, int& rc) {
   auto o = std::make_shared<plan_options>();
   auto* cmd =
       app.add_subcommand("plan", "Detect, then write a tiered repair plan (changes nothing)");
-  cmd->add_option("store", o->store, "Store (JSONL or sqlite:PATH)")->required();
+  cmd->add_option("store", o->store,
+                  "Store (JSONL, sqlite:PATH or postgresql://URI with --mapping)")
+      ->required();
   cmd->add_option("--out", o->out, "Plan file (JSON)")->required();
   cmd->add_option("--max-records", o->max_records, "Most records the plan may change in one run");
   cmd->add_option("--blast-radius", o->blast_radius,
@@ -1107,13 +1256,16 @@ void add_apply(CLI::App& app, int& rc) {
   auto o = std::make_shared<apply_cli_options>();
   auto* cmd = app.add_subcommand(
       "apply", "Apply a plan through the write-ahead log; write the repaired store atomically");
-  cmd->add_option("store", o->store, "Store (JSONL or sqlite:PATH)")->required();
+  cmd->add_option("store", o->store,
+                  "Store (JSONL, sqlite:PATH or postgresql://URI with --mapping)")
+      ->required();
   cmd->add_option("--plan", o->plan, "Plan file from memhealth plan")->required();
   cmd->add_option("--wal", o->wal,
                   "Write-ahead log of this run (appended; durable before the store changes)")
       ->required();
   cmd->add_option("--out", o->out,
-                  "Repaired store: JSONL (written atomically) or sqlite:PATH (a new database)")
+                  "Repaired store: JSONL (written atomically), sqlite:PATH (a new database) or the "
+                  "same postgresql:// URI (in place)")
       ->required();
   cmd->add_option(
       "--report", o->report,
@@ -1144,6 +1296,9 @@ void add_apply(CLI::App& app, int& rc) {
   cmd->add_option("--max-in-flight", o->max_in_flight,
                   "Concurrency cap: actions with open intents at once (caps --batch)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
+  cmd->add_flag("--dry-run", o->dry_run,
+                "postgresql:// stores: print the SQL each action would run (stdout); write "
+                "nothing");
   add_detection_options(cmd, o->detect);
   cmd->callback([o, cmd, &rc] {
     // outputs probed before any work (writable, not a directory; stale temporaries reported)
@@ -1160,10 +1315,13 @@ void add_apply(CLI::App& app, int& rc) {
 void add_rollback(CLI::App& app, int& rc) {
   auto o = std::make_shared<wal_io_options>();
   auto* cmd = app.add_subcommand("rollback", "Undo a run record by record from its log");
-  cmd->add_option("store", o->store, "The store as the run left it (JSONL or sqlite:PATH)")
+  cmd->add_option("store", o->store,
+                  "The store as the run left it (JSONL, sqlite:PATH or postgresql://URI)")
       ->required();
   cmd->add_option("--wal", o->wal, "The run's log")->required();
-  cmd->add_option("--out", o->out, "Restored store (JSONL, or sqlite:PATH: a new database)")
+  cmd->add_option("--out", o->out,
+                  "Restored store (JSONL, or sqlite:PATH: a new database; postgresql://: the same "
+                  "URI, in place)")
       ->required();
   cmd->add_flag("--force", o->force,
                 "Restore even records changed since the run; use a log damaged in the middle up to "
@@ -1179,10 +1337,13 @@ void add_recover(CLI::App& app, int& rc) {
   auto o = std::make_shared<wal_io_options>();
   auto* cmd =
       app.add_subcommand("recover", "After a crash: finish or undo every half-applied action");
-  cmd->add_option("store", o->store, "The store as found after the crash (JSONL or sqlite:PATH)")
+  cmd->add_option("store", o->store,
+                  "The store as found after the crash (JSONL, sqlite:PATH or postgresql://URI)")
       ->required();
   cmd->add_option("--wal", o->wal, "The run's log")->required();
-  cmd->add_option("--out", o->out, "Recovered store (JSONL, or sqlite:PATH: a new database)")
+  cmd->add_option("--out", o->out,
+                  "Recovered store (JSONL, or sqlite:PATH: a new database; postgresql://: the same "
+                  "URI, in place)")
       ->required();
   cmd->add_option("--open", o->policy, "What to do with actions that were logged but not committed")
       ->check(CLI::IsMember({"undo", "redo"}));

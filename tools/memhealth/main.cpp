@@ -41,6 +41,12 @@ int main(int argc, char** argv) {
 #if MEMHEALTH_CLI_HAVE_SQLITE
   memhealth::cli::add_review(app, rc);
 #endif
+  // postgresql:// stores: which table and columns (memhealth's own schema unless given)
+  for (const char* name : {"check", "claims", "plan", "apply", "rollback", "recover", "diff"})
+    app.get_subcommand(name)->add_option(
+        "--mapping", memhealth::cli::pg_mapping_option(),
+        "postgresql:// stores: the column mapping, a JSON file or a built-in name "
+        "(mem0, langgraph; default: memhealth's own schema)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

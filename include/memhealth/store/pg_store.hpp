@@ -1,0 +1,463 @@
+#pragma once
+/// @file pg_store.hpp
+/// `memhealth::pg_store<R>`: records in a PostgreSQL table, over libpq. Link libpq (CMake:
+/// `memhealth::pg`); the umbrella header memhealth.hpp does not include this file.
+///
+/// **Tables.** Either memhealth's own schema (`create`; table `memhealth_records`, one row per
+/// record: `seq` identity key, `id`, `scope`, `status`, `kind`, `updated_at` timestamptz,
+/// `metadata` and `claim` jsonb, `embedding` real[], `embedding_version`, and `record`: the
+/// canonical JSON of every field but the embedding, the lossless source of truth, the other
+/// columns derived from it as in the SQLite store; `memhealth_meta(key, value)` holds format,
+/// schema_version and database_id), or a host application's own table read and written in
+/// place through a `pg_mapping` (pg_mapping.hpp: mem0's pgvector table, LangGraph's
+/// PostgresStore, or a mapping file).
+///
+/// **Reading.** `open` checks the mapping against the catalog (every column exists, vectors
+/// are real[], double precision[] or pgvector, the role may SELECT them and, unless read-only,
+/// UPDATE the written ones) before anything is read, then reads the table in key order through
+/// a server-side cursor (`DECLARE ... NO SCROLL CURSOR`, `FETCH fetch_rows`) in one
+/// REPEATABLE READ transaction, so libpq never holds more than one batch of rows. The decoded
+/// records (embeddings included) stay in memory, in key order: what detection reads anyway.
+///
+/// **Writing.** A repair writes through `restore` only: inside the action's transaction the
+/// row is read again `FOR UPDATE` and compared with what this store read (a row another writer
+/// changed since is never overwritten: error(busy)); then one UPDATE sets only the mapped
+/// columns and JSON paths (`jsonb_set`, `#-`) whose value changed (a vector in another table is
+/// one more UPDATE there). Columns the mapping does not name are never written; a change to a
+/// field the mapping has no place for fails before anything is written. `begin_action` /
+/// `commit_action` / `rollback_action` make one transaction per repair action (the
+/// `transactional_record_store` capability): `apply_plan` makes the action's intent durable in
+/// the write-ahead log before BEGIN and writes its commit frame after COMMIT, so a crash or a
+/// lost connection leaves every action whole (a COMMIT whose acknowledgement is lost is resolved
+/// by asking the server, `txid_status`). `preview_restore` gives the SQL a restore would
+/// run, for dry runs. Timestamps are written at millisecond precision (memhealth's resolution).
+///
+/// **Errors.** `memhealth::error`: invalid_argument for a connection string holding a password
+/// (pg_conn.hpp) or a malformed mapping, io when the server cannot be reached or a statement
+/// fails (a lost connection included), schema for a missing table or column or a vector of the
+/// wrong type, precondition for a missing privilege or a change the mapping cannot store, busy
+/// for a row changed by another writer or a lock conflict, parse for a row that cannot be read
+/// as a record. No message contains the connection string or a password.
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <optional>
+#include <random>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "memhealth/config.hpp"
+#include "memhealth/io/jsonl.hpp"
+#include "memhealth/record/memory_record.hpp"
+#include "memhealth/record/time.hpp"
+#include "memhealth/store/memory_store.hpp"
+#include "memhealth/store/pg_conn.hpp"
+#include "memhealth/store/pg_mapping.hpp"
+#include "memhealth/store/pg_table.hpp"
+#include "memhealth/store/store.hpp"
+
+#include <libpq-fe.h>
+
+namespace memhealth {
+
+/// Knobs of `pg_store::open` and `pg_store::create`.
+struct pg_store_options {
+  std::size_t fetch_rows = 1000;  ///< rows per FETCH from the read cursor (>= 1)
+  bool read_only = false;  ///< no UPDATE privilege needed; every write throws error(precondition)
+  /// Test hook: called right after a COMMIT the server acknowledged; an exception thrown here
+  /// is handled as a COMMIT whose acknowledgement was lost (the outcome is asked of the server).
+  std::function<void()> after_commit_hook;
+};
+
+/// Version of memhealth's own PostgreSQL schema (`memhealth_meta.schema_version`).
+inline constexpr int pg_schema_version = 1;
+
+/// Store of records in a PostgreSQL table (see the file comment). Satisfies `record_store`,
+/// `mutable_record_store`, `transactional_record_store` and `keyed_record_store`.
+/// @tparam R the record type; must be `memory_record`.
+template <class R = memory_record>
+class pg_store {
+  static_assert(std::is_same_v<R, memory_record>,
+                "memhealth: pg_store<R> reads and writes memory_record; R must be "
+                "memhealth::memory_record");
+
+ public:
+  using record_type = R;
+
+  /// Connects with `conninfo` (a libpq URI or key/value string without a password) and reads the
+  /// table `mapping` describes. @throws see the file comment ("Errors"); nothing is written.
+  static pg_store open(const std::string& conninfo, pg_mapping mapping, pg_store_options opt = {}) {
+    pg_store s;
+    s.where_ = describe_conninfo(conninfo) + " table " + mapping.table;
+    s.opt_ = opt;
+    s.conn_ = detail::pg::connect(conninfo);
+    s.conninfo_ = conninfo;
+    if (!mapping.record_column.empty()) s.read_meta();
+    s.table_ = detail::pg::table_access(s.conn_.get(), std::move(mapping), opt.read_only, s.where_);
+    s.load();
+    return s;
+  }
+
+  /// Creates memhealth's own schema (`memhealth_meta`, `memhealth_records`) in the database
+  /// `conninfo` names, fills it with `records` (index order) in one transaction, and opens it.
+  /// @throws error(precondition) when `memhealth_records` exists (nothing is replaced); as
+  ///         `open`.
+  static pg_store create(const std::string& conninfo, const std::vector<R>& records,
+                         pg_store_options opt = {}) {
+    {
+      auto c = detail::pg::connect(conninfo);
+      const std::string where = describe_conninfo(conninfo);
+      using detail::pg::exec;
+      exec(c.get(), "BEGIN", {}, where, "cannot begin");
+      auto r = exec(c.get(), "SELECT to_regclass('memhealth_records') IS NOT NULL", {}, where,
+                    "cannot look up a table");
+      if (detail::pg::cell(r.get(), 0, 0) == "t")
+        throw error(error_code::precondition,
+                    where + ": table memhealth_records already exists; refusing to replace it");
+      exec(c.get(), std::string(schema_sql), {}, where, "cannot create the schema");
+      std::mt19937_64 rng(std::random_device{}());
+      char id[33];
+      std::snprintf(id, sizeof id, "%016llx%016llx", static_cast<unsigned long long>(rng()),
+                    static_cast<unsigned long long>(rng()));
+      exec(c.get(),
+           "INSERT INTO memhealth_meta(key, value) VALUES ('format', 'memhealth-store'), "
+           "('schema_version', $1), ('database_id', $2)",
+           {std::to_string(pg_schema_version), std::string(id)}, where,
+           "cannot write memhealth_meta");
+      for (const auto& rec : records) {
+        std::string canon;
+        detail::jsonl::append_record(rec, {}, canon);
+        const auto j = nlohmann::json::parse(canon);
+        auto text = [&](const char* f) -> std::optional<std::string> {
+          auto it = j.find(f);
+          if (it == j.end()) return std::nullopt;
+          return it->is_string() ? it->get<std::string>() : it->dump();
+        };
+        std::optional<std::string> emb, updated;
+        if (!rec.embedding.empty()) emb = detail::pg::vector_text(rec.embedding, false);
+        if (rec.updated_at) updated = format_timestamp(*rec.updated_at);
+        // the derived columns from the canonical JSON (a field kept only as an unparsable
+        // original, such as updated_at "yesterday", stays NULL in its typed column)
+        exec(c.get(),
+             "INSERT INTO memhealth_records(id, scope, status, kind, updated_at, metadata, claim, "
+             "embedding, embedding_version, record) VALUES ($1, $2, $3, $4, CAST($5 AS "
+             "timestamptz), CAST($6 AS jsonb), CAST($7 AS jsonb), CAST($8 AS real[]), $9, $10)",
+             {rec.id, text("scope"), text("status"), text("kind"), updated, text("metadata"),
+              text("claim"), emb, text("embedding_version"), canon},
+             where, "cannot insert a record");
+      }
+      exec(c.get(), "COMMIT", {}, where, "cannot commit");
+    }
+    return open(conninfo, pg_own_mapping(), opt);
+  }
+
+  /// Number of rows read (records, duplicates included).
+  [[nodiscard]] std::size_t size() const noexcept { return records_.size(); }
+  /// The record at index i (key order), embedding included. Valid until it is mutated.
+  [[nodiscard]] const R& record(std::size_t i) const {
+    MEMHEALTH_ASSERT(i < size(), "pg_store::record: index out of range");
+    return records_[i];
+  }
+  /// The embedding of record i (empty = missing). Valid until record i is mutated.
+  [[nodiscard]] std::span<const float> embedding(std::size_t i) const {
+    MEMHEALTH_ASSERT(i < size(), "pg_store::embedding: index out of range");
+    return records_[i].embedding;
+  }
+  /// Index of the first record with this id, or nullopt.
+  [[nodiscard]] std::optional<std::size_t> find(std::string_view id) const {
+    auto it = index_.find(std::string(id));
+    if (it == index_.end()) return std::nullopt;
+    return it->second;
+  }
+  /// The most common non-zero embedding length (0 = none).
+  [[nodiscard]] std::size_t dimension() const noexcept { return dim_; }
+  /// The row's key as text: the key column's value, or a JSON array of the values of a
+  /// composite key.
+  [[nodiscard]] std::string store_key(std::size_t i) const {
+    const auto& k = keys_.at(i);
+    if (k.size() == 1) return k[0];
+    nlohmann::json a = k;
+    return a.dump();
+  }
+  /// memhealth's own schema: the random id in `memhealth_meta`; a mapped table: "".
+  [[nodiscard]] const std::string& database_id() const noexcept { return database_id_; }
+  /// The mapping the store was opened with.
+  [[nodiscard]] const pg_mapping& mapping() const noexcept { return table_.mapping(); }
+  /// The connection (for read-only SQL by the caller).
+  [[nodiscard]] PGconn* native_handle() const noexcept { return conn_.get(); }
+  /// Where the store is, for messages: `postgresql://user@host:port/db table T` (no secret).
+  [[nodiscard]] const std::string& description() const noexcept { return where_; }
+
+  /// A complete copy of record i. @throws error(not_found) for a bad index.
+  [[nodiscard]] R extract(std::size_t i) const {
+    if (i >= size()) throw error(error_code::not_found, "pg_store: record index out of range");
+    return records_[i];
+  }
+
+  /// Writes the record image at index i (see "Writing"), in the open action or a transaction
+  /// of its own. @return the image replaced.
+  /// @throws error(busy) when the row changed since it was read; error(precondition) for a
+  ///         read-only store, an id change or a field the mapping cannot store; error(io) when a
+  ///         statement fails or the connection is lost (nothing of the action stays).
+  R restore(std::size_t i, const R& image) {
+    if (i >= size()) throw error(error_code::not_found, "pg_store: record index out of range");
+    if (opt_.read_only)
+      throw error(error_code::precondition, where_ + ": the store is open read-only");
+    const bool own = !in_action_;
+    if (own) begin_action();
+    try {
+      check_unchanged(i);
+      for (const auto& st : statements(i, image)) {
+        auto r = detail::pg::exec(conn_.get(), st.sql, st.params, where_, "cannot update a row");
+        if (std::string(PQcmdTuples(r.get())) != "1")
+          throw error(error_code::io, where_ + ": row " + store_key(i) + ": an UPDATE changed " +
+                                          PQcmdTuples(r.get()) +
+                                          " rows instead of 1 (a vector row missing?)");
+      }
+      undo_.emplace_back(i, records_[i]);
+      R before = std::move(records_[i]);
+      records_[i] = image;
+      if (own) commit_action();
+      return before;
+    } catch (...) {
+      if (own) rollback_action();
+      throw;
+    }
+  }
+
+  /// The SQL `restore(i, image)` would run now, parameters written in as literals, one
+  /// statement per line (empty when nothing would change). @throws as `restore` for an id
+  /// change or a field the mapping cannot store.
+  [[nodiscard]] std::string preview_restore(std::size_t i, const R& image) const {
+    if (i >= size()) throw error(error_code::not_found, "pg_store: record index out of range");
+    std::string out;
+    for (const auto& st : statements(i, image))
+      out += detail::pg::table_access::inline_params(conn_.get(), st) + ";\n";
+    return out;
+  }
+
+  /// Opens a transaction for one repair action. Reconnects first when the connection was lost.
+  /// @throws error(precondition) when one is open; error(io) when BEGIN fails.
+  void begin_action() {
+    if (in_action_)
+      throw error(error_code::precondition, "pg_store::begin_action: an action is already open");
+    if (PQstatus(conn_.get()) != CONNECTION_OK) {
+      PQreset(conn_.get());
+      if (PQstatus(conn_.get()) != CONNECTION_OK)
+        throw error(error_code::io, where_ + ": cannot reconnect: " +
+                                        detail::pg::trimmed(PQerrorMessage(conn_.get())));
+    }
+    detail::pg::exec(conn_.get(), "BEGIN", {}, where_, "cannot begin a transaction");
+    in_action_ = true;
+    undo_.clear();
+    try {
+      auto r = detail::pg::exec(conn_.get(), "SELECT txid_current()::text", {}, where_,
+                                "cannot begin a transaction");
+      txid_ = detail::pg::cell(r.get(), 0, 0);
+    } catch (...) {
+      rollback_action();
+      throw;
+    }
+  }
+  /// Commits the open action. When COMMIT fails because the connection was lost, the outcome
+  /// is asked of the server after reconnecting (`txid_status`): a transaction the server
+  /// committed counts as committed (its acknowledgement alone was lost).
+  /// @throws error(precondition) without an open action; error(io) when the action did not
+  ///         commit (it is then rolled back, in the database and in this store) or its outcome
+  ///         cannot be learned (then this store drops its view of the action's rows: reopen it).
+  void commit_action() {
+    if (!in_action_)
+      throw error(error_code::precondition, "pg_store::commit_action: no action is open");
+    try {
+      detail::pg::exec(conn_.get(), "COMMIT", {}, where_, "cannot commit a transaction");
+      if (opt_.after_commit_hook) opt_.after_commit_hook();
+    } catch (...) {
+      if (committed_after_all()) {
+        in_action_ = false;
+        undo_.clear();
+        return;
+      }
+      rollback_action();
+      throw;
+    }
+    in_action_ = false;
+    undo_.clear();
+  }
+  /// Rolls the open action back (a no-op without one); never throws.
+  void rollback_action() noexcept {
+    if (!in_action_) return;
+    if (PQstatus(conn_.get()) == CONNECTION_OK) {
+      PGresult* r = PQexec(conn_.get(), "ROLLBACK");
+      PQclear(r);
+    }
+    for (auto it = undo_.rbegin(); it != undo_.rend(); ++it)
+      records_[it->first] = std::move(it->second);
+    undo_.clear();
+    in_action_ = false;
+  }
+  /// True between `begin_action` and `commit_action`/`rollback_action`.
+  [[nodiscard]] bool in_action() const noexcept { return in_action_; }
+
+  /// The SQL of memhealth's own schema (what `create` runs).
+  static constexpr std::string_view schema_sql =
+      "CREATE TABLE memhealth_meta (key text PRIMARY KEY, value text NOT NULL);"
+      "CREATE TABLE memhealth_records ("
+      " seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+      " id text NOT NULL, scope text, status text, kind text, updated_at timestamptz,"
+      " metadata jsonb, claim jsonb, embedding real[], embedding_version text,"
+      " record text NOT NULL);"
+      "CREATE INDEX memhealth_records_id ON memhealth_records (id);"
+      "CREATE INDEX memhealth_records_scope ON memhealth_records (scope);"
+      "CREATE INDEX memhealth_records_status ON memhealth_records (status);"
+      "CREATE INDEX memhealth_records_updated_at ON memhealth_records (updated_at);";
+
+ private:
+  pg_store() = default;
+
+  // After a failed COMMIT: reconnects when needed and asks the server whether transaction
+  // txid_ committed. False when it did not, or when the answer cannot be had.
+  bool committed_after_all() noexcept {
+    try {
+      if (txid_.empty()) return false;
+      // ends an aborted transaction block if there is one; on a lost connection it fails and
+      // libpq learns that the connection is gone
+      if (PQstatus(conn_.get()) == CONNECTION_OK) PQclear(PQexec(conn_.get(), "ROLLBACK"));
+      if (PQstatus(conn_.get()) != CONNECTION_OK) PQreset(conn_.get());
+      if (PQstatus(conn_.get()) != CONNECTION_OK) return false;
+      auto r = detail::pg::exec(conn_.get(), "SELECT txid_status($1::bigint)", {txid_}, where_,
+                                "cannot learn a transaction's outcome");
+      return detail::pg::cell(r.get(), 0, 0) == "committed";
+    } catch (...) {
+      return false;
+    }
+  }
+
+  void read_meta() {
+    using detail::pg::cell;
+    auto r = detail::pg::exec(conn_.get(), "SELECT to_regclass('memhealth_meta') IS NOT NULL", {},
+                              where_, "cannot look up a table");
+    if (cell(r.get(), 0, 0) != "t")
+      throw error(error_code::schema, where_ + ": not a memhealth store (no memhealth_meta table)");
+    auto m = detail::pg::exec(conn_.get(), "SELECT key, value FROM memhealth_meta", {}, where_,
+                              "cannot read memhealth_meta");
+    std::string format, version;
+    for (int k = 0; k < PQntuples(m.get()); ++k) {
+      const std::string key = cell(m.get(), k, 0), value = cell(m.get(), k, 1);
+      if (key == "format") format = value;
+      if (key == "schema_version") version = value;
+      if (key == "database_id") database_id_ = value;
+    }
+    if (format != "memhealth-store")
+      throw error(error_code::schema, where_ + ": memhealth_meta does not name a memhealth store");
+    if (version != std::to_string(pg_schema_version))
+      throw error(error_code::schema, where_ + ": unknown schema_version '" + version +
+                                          "' (this memhealth reads " +
+                                          std::to_string(pg_schema_version) + ")");
+  }
+
+  void load() {
+    using detail::pg::exec;
+    PGconn* c = conn_.get();
+    exec(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", {}, where_, "cannot begin");
+    try {
+      exec(c, "DECLARE memhealth_read NO SCROLL CURSOR FOR " + table_.select_all(), {}, where_,
+           "cannot read the table");
+      const std::string fetch = "FETCH FORWARD " +
+                                std::to_string(std::max<std::size_t>(opt_.fetch_rows, 1)) +
+                                " FROM memhealth_read";
+      while (true) {
+        auto r = exec(c, fetch, {}, where_, "cannot read the table");
+        const int n = PQntuples(r.get());
+        if (n == 0) break;
+        std::string text;
+        std::vector<std::vector<float>> vecs(static_cast<std::size_t>(n));
+        for (int row = 0; row < n; ++row) {
+          keys_.push_back(table_.row_key(r.get(), row));
+          text += table_.row_json(r.get(), row, vecs[static_cast<std::size_t>(row)]);
+          text += '\n';
+        }
+        append_rows(text, vecs);
+      }
+      exec(c, "CLOSE memhealth_read", {}, where_, "cannot close the cursor");
+      exec(c, "COMMIT", {}, where_, "cannot end the read");
+    } catch (...) {
+      PQclear(PQexec(c, "ROLLBACK"));
+      throw;
+    }
+    for (std::size_t i = 0; i < records_.size(); ++i) index_.emplace(records_[i].id, i);
+    dim_ = memory_store<R>::most_common_dimension(records_);
+  }
+
+  void append_rows(const std::string& text, std::vector<std::vector<float>>& vecs) {
+    load_options lo;
+    lo.threads = 1;
+    auto lr = parse_jsonl(text, where_, lo);
+    if (lr.records.size() != vecs.size())
+      throw error(error_code::parse, where_ + ": a row could not be read as a record");
+    for (std::size_t k = 0; k < vecs.size(); ++k) {
+      lr.records[k].embedding = std::move(vecs[k]);
+      records_.push_back(std::move(lr.records[k]));
+    }
+  }
+
+  static std::string canonical(const R& r) {
+    std::string s;
+    detail::jsonl::append_record(r, {}, s);
+    return s;
+  }
+
+  std::vector<detail::pg::statement> statements(std::size_t i, const R& image) const {
+    const R& cur = records_[i];
+    return table_.updates(keys_[i], canonical(cur), cur.embedding, canonical(image),
+                          image.embedding);
+  }
+
+  // Reads row i again FOR UPDATE (inside the open transaction) and compares it with the record
+  // this store holds. @throws error(busy) when it differs or is gone.
+  void check_unchanged(std::size_t i) {
+    auto r = detail::pg::exec(conn_.get(), table_.select_one_for_update(),
+                              {keys_[i].begin(), keys_[i].end()}, where_, "cannot lock a row");
+    if (PQntuples(r.get()) != 1)
+      throw error(error_code::busy, where_ + ": row " + store_key(i) +
+                                        " is gone (deleted by another writer); nothing written");
+    std::vector<float> vec;
+    const std::string text = table_.row_json(r.get(), 0, vec);
+    load_options lo;
+    lo.threads = 1;
+    auto lr = parse_jsonl(text + "\n", where_, lo);
+    const R& cur = records_[i];
+    bool same = lr.records.size() == 1 && canonical(lr.records[0]) == canonical(cur) &&
+                vec.size() == cur.embedding.size();
+    for (std::size_t k = 0; same && k < vec.size(); ++k)
+      same = std::bit_cast<std::uint32_t>(vec[k]) == std::bit_cast<std::uint32_t>(cur.embedding[k]);
+    if (!same)
+      throw error(error_code::busy, where_ + ": record '" + cur.id + "' (row " + store_key(i) +
+                                        ") was changed by another writer after this store read "
+                                        "it; nothing written (read it again and retry)");
+  }
+
+  std::string where_;
+  std::string conninfo_;
+  std::string database_id_;
+  pg_store_options opt_;
+  detail::pg::conn_ptr conn_;
+  detail::pg::table_access table_;
+  std::vector<R> records_;
+  std::vector<std::vector<std::string>> keys_;
+  std::unordered_map<std::string, std::size_t> index_;
+  std::size_t dim_ = 0;
+  bool in_action_ = false;
+  std::string txid_;                             // the open action's transaction id (txid_current)
+  std::vector<std::pair<std::size_t, R>> undo_;  // records written in the open action
+};
+
+}  // namespace memhealth

@@ -1,0 +1,511 @@
+#pragma once
+/// @file pg_table.hpp
+/// The SQL side of `pg_store` (pg_store.hpp): a `pg_mapping` checked against the database
+/// (columns, types, privileges), the SELECT that reads rows as records, the decoding of a row
+/// into canonical record JSON, and the UPDATE statements that write a changed record back,
+/// touching only the mapped columns and JSON paths whose value changed.
+///
+/// Values move as text: each mapped field is read as JSON (`to_jsonb(col)`, `col #> path`),
+/// vectors as `real[]` text (pgvector's `vector` casts to it, so no pgvector client code is
+/// needed), and written with a cast to the column's own type.
+
+#include <nlohmann/json.hpp>
+
+#include <bit>
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "memhealth/config.hpp"
+#include "memhealth/record/time.hpp"
+#include "memhealth/store/pg_conn.hpp"
+#include "memhealth/store/pg_mapping.hpp"
+
+#include <libpq-fe.h>
+
+namespace memhealth::detail::pg {
+
+// One column of a table as the catalog describes it.
+struct column_info {
+  std::string type;     // format_type(): "text", "jsonb", "real[]", "vector(3)", ...
+  std::string typname;  // pg_type.typname: "text", "jsonb", "_float4", "vector", ...
+};
+
+// One statement with its text parameters (nullopt = NULL).
+struct statement {
+  std::string sql;
+  std::vector<std::optional<std::string>> params;
+};
+
+// The shortest round-trip text of a float32 ("NaN", "Infinity" and "-Infinity" as PostgreSQL
+// writes them).
+inline void append_float(std::string& out, float f) {
+  if (f != f) {
+    out += "NaN";
+    return;
+  }
+  if (f == std::numeric_limits<float>::infinity()) {
+    out += "Infinity";
+    return;
+  }
+  if (f == -std::numeric_limits<float>::infinity()) {
+    out += "-Infinity";
+    return;
+  }
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, f);
+  out.append(buf, r.ptr);
+}
+
+// A vector as an array literal: "{1,2.5}" (real[]) or "[1,2.5]" (pgvector).
+inline std::string vector_text(std::span<const float> v, bool pgvector) {
+  std::string s(1, pgvector ? '[' : '{');
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    if (k) s += ',';
+    append_float(s, v[k]);
+  }
+  s += pgvector ? ']' : '}';
+  return s;
+}
+
+// Parses real[] text "{1,2.5,NaN}" (one dimension). @return false on anything else (NULL
+// elements, nested arrays, words other than NaN/Infinity).
+inline bool parse_vector_text(std::string_view s, std::vector<float>& out) {
+  out.clear();
+  if (s.size() < 2 || s.front() != '{' || s.back() != '}') return false;
+  s = s.substr(1, s.size() - 2);
+  while (!s.empty()) {
+    const std::size_t comma = s.find(',');
+    std::string_view e = s.substr(0, comma);
+    float f = 0;
+    if (e == "NaN") {
+      f = std::numeric_limits<float>::quiet_NaN();
+    } else if (e == "Infinity") {
+      f = std::numeric_limits<float>::infinity();
+    } else if (e == "-Infinity") {
+      f = -std::numeric_limits<float>::infinity();
+    } else {
+      auto r = std::from_chars(e.data(), e.data() + e.size(), f);
+      if (r.ec != std::errc() || r.ptr != e.data() + e.size()) return false;
+    }
+    out.push_back(f);
+    if (comma == std::string_view::npos) break;
+    s = s.substr(comma + 1);
+  }
+  return true;
+}
+
+// A mapping bound to a database: quoted names, column types, the read query and the writers.
+class table_access {
+ public:
+  table_access() = default;
+
+  // Checks the mapping against the catalog over `c`: the table exists, every mapped column
+  // exists with a usable type (JSON paths in jsonb columns, the vector a real[], double
+  // precision[] or pgvector column), and the role may SELECT (and UPDATE, unless read_only)
+  // every column it needs. `where` names the store in messages.
+  // @throws error(schema) for a missing table or column or a wrong type; error(precondition)
+  //         for a missing privilege; error(io) when the catalog cannot be read.
+  table_access(PGconn* c, pg_mapping m, bool read_only, std::string where)
+      : m_(std::move(m)), where_(std::move(where)) {
+    validate_pg_mapping(m_);
+    main_ = table_ident(c, m_.table);
+    main_cols_ = columns(c, m_.table, main_oid_);
+    auto need = [&](const std::map<std::string, column_info>& cols, const std::string& table,
+                    const std::string& oid, const std::string& col, bool write) {
+      auto it = cols.find(col);
+      if (it == cols.end())
+        throw error(error_code::schema, where_ + ": mapping '" + m_.name + "': table '" + table +
+                                            "' has no column '" + col + "'");
+      check_privilege(c, table, oid, col, "SELECT");
+      if (write && !read_only) check_privilege(c, table, oid, col, "UPDATE");
+      return it->second;
+    };
+    for (const auto& k : m_.key) need(main_cols_, m_.table, main_oid_, k, false);
+    for (const auto& s : m_.id) need(main_cols_, m_.table, main_oid_, s.column, false);
+    auto json_col = [&](const pg_source& s, const std::string& what) {
+      const auto info = need(main_cols_, m_.table, main_oid_, s.column, true);
+      if (!s.path.empty() && info.typname != "jsonb")
+        throw error(error_code::schema, where_ + ": mapping '" + m_.name + "': " + what + " '" +
+                                            s.text() + "' is a path into column '" + s.column +
+                                            "' of type " + info.type + "; paths need jsonb");
+    };
+    for (const auto& [f, s] : m_.fields) json_col(s, "field " + f);
+    if (!m_.rest.empty()) json_col(m_.rest, "rest");
+    if (!m_.record_column.empty()) need(main_cols_, m_.table, main_oid_, m_.record_column, true);
+    if (!m_.vector.empty()) {
+      vector_type_ = need(main_cols_, m_.table, main_oid_, m_.vector.column, true);
+      check_vector_type(m_.table, m_.vector.column, vector_type_);
+    }
+    if (m_.vector_table) {
+      const auto& vt = *m_.vector_table;
+      vt_ = table_ident(c, vt.table);
+      vt_cols_ = columns(c, vt.table, vt_oid_);
+      for (const auto& k : vt.key) need(vt_cols_, vt.table, vt_oid_, k, false);
+      for (const auto& [col, v] : vt.where) need(vt_cols_, vt.table, vt_oid_, col, false);
+      vector_type_ = need(vt_cols_, vt.table, vt_oid_, vt.column, true);
+      check_vector_type(vt.table, vt.column, vector_type_);
+    }
+    build_select(c);
+  }
+
+  [[nodiscard]] const pg_mapping& mapping() const noexcept { return m_; }
+  [[nodiscard]] std::size_t key_size() const noexcept { return m_.key.size(); }
+
+  // SELECT key texts, id parts, record/rest/field JSON and the vector text for every row, in key
+  // order; `locked_one` adds WHERE key = $1.. and FOR UPDATE OF the main table.
+  [[nodiscard]] const std::string& select_all() const noexcept { return select_all_; }
+  [[nodiscard]] const std::string& select_one_for_update() const noexcept { return select_one_; }
+
+  // The canonical record JSON (one line, no embedding) of row `row` of a result of one of the
+  // selects, and its vector (empty when NULL). @throws error(parse) for a vector that is not a
+  // one-dimensional numeric array, a rest or record value that is not a JSON object.
+  std::string row_json(const PGresult* r, int row, std::vector<float>& vec) const {
+    int col = static_cast<int>(m_.key.size());
+    nlohmann::json j = nlohmann::json::object();
+    const std::string at = where_ + ": row " + row_label(r, row);
+    auto object_from = [&](int c, const std::string& what) {
+      if (PQgetisnull(r, row, c)) return;
+      auto v = nlohmann::json::parse(PQgetvalue(r, row, c), nullptr, false);
+      if (v.is_null()) return;
+      if (!v.is_object())
+        throw error(error_code::parse, at + ": " + what + " is not a JSON object");
+      for (auto& [k, x] : v.items()) j[k] = x;
+    };
+    std::string id;
+    for (std::size_t k = 0; k < m_.id.size(); ++k, ++col) {
+      if (k) id += m_.id_separator;
+      id += cell(r, row, col);
+    }
+    if (!m_.record_column.empty()) {  // own schema: the canonical JSON itself (lossless)
+      std::string text = cell(r, row, col++);
+      const auto v = nlohmann::json::parse(text, nullptr, false);
+      if (!v.is_object() || text.find('\n') != std::string::npos)
+        throw error(error_code::parse,
+                    at + ": column '" + m_.record_column + "' is not one JSON object on one line");
+      read_vector(r, row, col, vec, at);
+      return text;
+    }
+    if (!m_.rest.empty()) object_from(col++, "'" + m_.rest.text() + "'");
+    for (const auto& [f, s] : m_.fields) {
+      (void)s;
+      if (!PQgetisnull(r, row, col)) {
+        auto v = nlohmann::json::parse(PQgetvalue(r, row, col), nullptr, false);
+        if (v.is_discarded()) throw error(error_code::parse, at + ": field " + f + " is not JSON");
+        if (v.is_null())
+          j.erase(f);
+        else
+          j[f] = std::move(v);
+      }
+      ++col;
+    }
+    j["id"] = id;
+    for (const auto& [f, v] : m_.defaults)
+      if (!j.contains(f)) j[f] = v;
+    read_vector(r, row, col, vec, at);
+    try {
+      return j.dump();
+    } catch (const nlohmann::json::exception& ex) {
+      throw error(error_code::parse, at + ": " + ex.what());
+    }
+  }
+
+  // The vector in column `col` of row `row` (empty when there is none or it is NULL).
+  void read_vector(const PGresult* r, int row, int col, std::vector<float>& vec,
+                   const std::string& at) const {
+    vec.clear();
+    if (has_vector() && !PQgetisnull(r, row, col) &&
+        !parse_vector_text(PQgetvalue(r, row, col), vec))
+      throw error(error_code::parse,
+                  at + ": the vector is not a one-dimensional array of numbers without NULLs");
+  }
+
+  // The key texts of row `row` (the first key_size() columns of a select).
+  std::vector<std::string> row_key(const PGresult* r, int row) const {
+    std::vector<std::string> k;
+    for (std::size_t i = 0; i < m_.key.size(); ++i) k.push_back(cell(r, row, static_cast<int>(i)));
+    return k;
+  }
+
+  // The statements that turn a row holding `before` (canonical JSON `cb` without embedding,
+  // vector `vb`) into `after` (`ca`, `va`): only the mapped places whose value differs are
+  // written. @throws error(precondition) when the id would change or a changed field has no
+  // place in the mapping (nothing is written).
+  std::vector<statement> updates(const std::vector<std::string>& key, const std::string& cb,
+                                 std::span<const float> vb, const std::string& ca,
+                                 std::span<const float> va) const {
+    const nlohmann::json jb = nlohmann::json::parse(cb), ja = nlohmann::json::parse(ca);
+    if (jb.value("id", std::string()) != ja.value("id", std::string()))
+      throw error(error_code::precondition,
+                  where_ + ": a record id cannot be changed in a PostgreSQL store");
+    std::vector<statement> out;
+    statement up;
+    std::string sets;
+    auto param = [&](std::optional<std::string> v) {
+      up.params.push_back(std::move(v));
+      return "$" + std::to_string(up.params.size());
+    };
+    // the JSON value of a field (null when absent)
+    auto val = [](const nlohmann::json& j, const std::string& f) {
+      auto it = j.find(f);
+      return it == j.end() ? nlohmann::json() : *it;
+    };
+    // assignments: column -> (whole value | list of path edits)
+    std::map<std::string, std::optional<nlohmann::json>> whole;
+    std::map<std::string, std::vector<std::pair<std::vector<std::string>, nlohmann::json>>> paths;
+    auto assign = [&](const pg_source& s, nlohmann::json v) {
+      if (s.path.empty())
+        whole[s.column] = std::move(v);
+      else
+        paths[s.column].emplace_back(s.path, std::move(v));
+    };
+    if (!m_.record_column.empty()) {
+      // own schema: the record column and the columns derived from it
+      if (ca != cb) own_columns(ca, ja, whole);
+    } else {
+      for (const auto& [f, s] : m_.fields)
+        if (val(ja, f) != val(jb, f)) assign(s, val(ja, f));
+      nlohmann::json ra = rest_of(ja), rb = rest_of(jb);
+      if (ra != rb) {
+        if (m_.rest.empty()) {
+          std::string names;
+          for (auto& [k, v] : ra.items())
+            if (val(rb, k) != v) names += (names.empty() ? "" : ", ") + k;
+          for (auto& [k, v] : rb.items())
+            if (!ra.contains(k)) names += (names.empty() ? "" : ", ") + k;
+          throw error(error_code::precondition,
+                      where_ + ": mapping '" + m_.name + "' has no place for the field(s) " +
+                          names +
+                          " this repair changes (map them, or name a \"rest\" JSONB "
+                          "place); nothing written");
+        }
+        assign(m_.rest, ra.empty() ? nlohmann::json() : ra);
+      }
+    }
+    const bool vec_changed = !same_bits(va, vb);
+    if (vec_changed && !m_.vector.empty())
+      whole[m_.vector.column] = nlohmann::json(vector_text(va, pgvector()));
+    for (auto& [col, v] : whole) {
+      const column_info& ci = main_cols_.at(col);
+      std::optional<std::string> text;
+      if (v && !v->is_null())
+        text = v->is_string() && ci.typname != "jsonb" && ci.typname != "json"
+                   ? v->get<std::string>()
+                   : v->dump();
+      if (col == m_.vector.column && vec_changed && va.empty()) text.reset();
+      sets +=
+          (sets.empty() ? "" : ", ") + q(col) + " = CAST(" + param(text) + " AS " + ci.type + ")";
+    }
+    for (auto& [col, edits] : paths) {
+      std::string e = "COALESCE(t." + q(col) + ", '{}'::jsonb)";
+      for (auto& [path, v] : edits) {
+        std::string arr = "ARRAY[";
+        for (std::size_t k = 0; k < path.size(); ++k) arr += (k ? ", " : "") + param(path[k]);
+        arr += "]::text[]";
+        if (v.is_null())
+          e = "(" + e + " #- " + arr + ")";
+        else
+          e = "jsonb_set(" + e + ", " + arr + ", CAST(" + param(v.dump()) + " AS jsonb), true)";
+      }
+      sets += (sets.empty() ? "" : ", ") + q(col) + " = " + e;
+    }
+    if (!sets.empty()) {
+      up.sql = "UPDATE " + main_ + " AS t SET " + sets + " WHERE ";
+      for (std::size_t k = 0; k < m_.key.size(); ++k)
+        up.sql += (k ? " AND t." : "t.") + q(m_.key[k]) + " = CAST(" + param(key[k]) + " AS " +
+                  main_cols_.at(m_.key[k]).type + ")";
+      out.push_back(std::move(up));
+    }
+    if (vec_changed && m_.vector_table) {
+      const auto& vt = *m_.vector_table;
+      statement s;
+      auto p = [&](std::optional<std::string> v) {
+        s.params.push_back(std::move(v));
+        return "$" + std::to_string(s.params.size());
+      };
+      std::optional<std::string> text;
+      if (!va.empty()) text = vector_text(va, pgvector());
+      s.sql = "UPDATE " + vt_ + " SET " + q(vt.column) + " = CAST(" + p(text) + " AS " +
+              vector_type_.type + ") WHERE ";
+      for (std::size_t k = 0; k < vt.key.size(); ++k)
+        s.sql += (k ? " AND " : "") + q(vt.key[k]) + " = CAST(" + p(key[k]) + " AS " +
+                 vt_cols_.at(vt.key[k]).type + ")";
+      for (const auto& [col, v] : vt.where)
+        s.sql += " AND " + q(col) + " = CAST(" + p(v) + " AS " + vt_cols_.at(col).type + ")";
+      out.push_back(std::move(s));
+    }
+    return out;
+  }
+
+  // A statement with its parameters written in as SQL literals (for a dry run's listing).
+  static std::string inline_params(PGconn* c, const statement& s) {
+    std::string out;
+    for (std::size_t i = 0; i < s.sql.size(); ++i) {
+      if (s.sql[i] == '$' && i + 1 < s.sql.size() && s.sql[i + 1] >= '0' && s.sql[i + 1] <= '9') {
+        std::size_t n = 0, j = i + 1;
+        while (j < s.sql.size() && s.sql[j] >= '0' && s.sql[j] <= '9')
+          n = n * 10 + static_cast<std::size_t>(s.sql[j++] - '0');
+        const auto& p = s.params.at(n - 1);
+        out += p ? literal(c, *p) : std::string("NULL");
+        i = j - 1;
+      } else {
+        out += s.sql[i];
+      }
+    }
+    return out;
+  }
+
+  [[nodiscard]] bool has_vector() const noexcept { return !m_.vector.empty() || m_.vector_table; }
+
+ private:
+  static bool same_bits(std::span<const float> a, std::span<const float> b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t k = 0; k < a.size(); ++k)
+      if (std::bit_cast<std::uint32_t>(a[k]) != std::bit_cast<std::uint32_t>(b[k])) return false;
+    return true;
+  }
+  bool pgvector() const { return vector_type_.typname == "vector"; }
+  std::string q(const std::string& name) const { return quoted_.at(name); }
+
+  // every field of a canonical record JSON that has no place of its own in the mapping
+  nlohmann::json rest_of(const nlohmann::json& j) const {
+    nlohmann::json r = nlohmann::json::object();
+    for (auto& [k, v] : j.items())
+      if (k != "id" && k != "embedding" && !m_.fields.count(k)) {
+        auto d = m_.defaults.find(k);
+        if (d == m_.defaults.end() || v != nlohmann::json(d->second)) r[k] = v;
+      }
+    return r;
+  }
+
+  // own schema: every column from the canonical JSON (see pg_store.hpp, "Own schema")
+  static void own_columns(const std::string& canonical, const nlohmann::json& j,
+                          std::map<std::string, std::optional<nlohmann::json>>& whole) {
+    auto str = [&](const char* f) -> nlohmann::json {
+      auto it = j.find(f);
+      return it == j.end() ? nlohmann::json() : *it;
+    };
+    whole["record"] = nlohmann::json(canonical);
+    whole["scope"] = str("scope");
+    whole["status"] = str("status");
+    whole["kind"] = str("kind");
+    whole["embedding_version"] = str("embedding_version");
+    whole["metadata"] = str("metadata");
+    whole["claim"] = str("claim");
+    // only a timestamp memhealth reads (an unparsable original stays in `record` alone)
+    auto updated = str("updated_at");
+    if (!updated.is_string() || !parse_timestamp(updated.get<std::string>())) updated = nullptr;
+    whole["updated_at"] = updated;
+  }
+
+  std::map<std::string, column_info> columns(PGconn* c, const std::string& table,
+                                             std::string& oid) {
+    auto r =
+        exec(c, "SELECT to_regclass($1)::oid::text", {table}, where_, "cannot look up a table");
+    if (PQgetisnull(r.get(), 0, 0))
+      throw error(error_code::schema, where_ + ": mapping '" + m_.name + "': there is no table '" +
+                                          table + "' (or this role cannot see its schema)");
+    oid = cell(r.get(), 0, 0);
+    auto cols = exec(c,
+                     "SELECT a.attname, format_type(a.atttypid, a.atttypmod), t.typname "
+                     "FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
+                     "WHERE a.attrelid = $1::oid AND a.attnum > 0 AND NOT a.attisdropped",
+                     {oid}, where_, "cannot read the columns of a table");
+    std::map<std::string, column_info> out;
+    for (int i = 0; i < PQntuples(cols.get()); ++i) {
+      out[cell(cols.get(), i, 0)] = column_info{cell(cols.get(), i, 1), cell(cols.get(), i, 2)};
+      quoted_[cell(cols.get(), i, 0)] = ident(c, cell(cols.get(), i, 0));
+    }
+    return out;
+  }
+
+  void check_privilege(PGconn* c, const std::string& table, const std::string& oid,
+                       const std::string& col, const char* what) {
+    auto r = exec(c, std::string("SELECT has_column_privilege($1::oid, $2, '") + what + "')",
+                  {oid, col}, where_, "cannot check privileges");
+    if (cell(r.get(), 0, 0) != "t")
+      throw error(error_code::precondition,
+                  where_ + ": this role may not " + what + " column '" + col + "' of table '" +
+                      table + "' (GRANT " + what + " ON " + table + " TO the role" +
+                      (std::string(what) == "UPDATE" ? ", or open the store read-only" : "") + ")");
+  }
+
+  void check_vector_type(const std::string& table, const std::string& col, const column_info& ci) {
+    if (ci.typname != "vector" && ci.typname != "_float4" && ci.typname != "_float8")
+      throw error(error_code::schema,
+                  where_ + ": mapping '" + m_.name + "': vector column '" + col + "' of table '" +
+                      table + "' is of type " + ci.type +
+                      "; expected real[], double precision[] or pgvector's vector");
+  }
+
+  std::string source_json(PGconn* c, const pg_source& s) const {
+    if (s.path.empty()) return "to_jsonb(t." + q(s.column) + ")::text";
+    std::string arr = "ARRAY[";
+    for (std::size_t k = 0; k < s.path.size(); ++k) arr += (k ? ", " : "") + literal(c, s.path[k]);
+    return "(t." + q(s.column) + " #> " + arr + "]::text[])::text";
+  }
+
+  void build_select(PGconn* c) {
+    std::string cols;
+    auto add = [&](const std::string& e) { cols += (cols.empty() ? "" : ", ") + e; };
+    for (const auto& k : m_.key) add("t." + q(k) + "::text");
+    for (const auto& s : m_.id) {
+      if (s.path.empty()) {
+        add("t." + q(s.column) + "::text");
+      } else {
+        std::string arr = "ARRAY[";
+        for (std::size_t k = 0; k < s.path.size(); ++k)
+          arr += (k ? ", " : "") + literal(c, s.path[k]);
+        add("t." + q(s.column) + " #>> " + arr + "]::text[]");
+      }
+    }
+    if (!m_.record_column.empty()) add("t." + q(m_.record_column) + "::text");
+    if (!m_.rest.empty()) add(source_json(c, m_.rest));
+    for (const auto& [f, s] : m_.fields) add(source_json(c, s));
+    std::string from = main_ + " AS t";
+    if (!m_.vector.empty()) add("t." + q(m_.vector.column) + "::real[]::text");
+    if (m_.vector_table) {
+      const auto& vt = *m_.vector_table;
+      add("v." + ident(c, vt.column) + "::real[]::text");
+      from += " LEFT JOIN " + vt_ + " AS v ON ";
+      for (std::size_t k = 0; k < vt.key.size(); ++k)
+        from += std::string(k ? " AND " : "") + "v." + ident(c, vt.key[k]) + " = t." + q(m_.key[k]);
+      for (const auto& [col, v] : vt.where)
+        from += " AND v." + ident(c, col) + "::text = " + literal(c, v);
+    }
+    std::string order;
+    for (const auto& k : m_.key) order += (order.empty() ? "" : ", ") + std::string("t.") + q(k);
+    select_all_ = "SELECT " + cols + " FROM " + from + " ORDER BY " + order;
+    std::string where;
+    for (std::size_t k = 0; k < m_.key.size(); ++k)
+      where += (k ? " AND t." : "t.") + q(m_.key[k]) + " = CAST($" + std::to_string(k + 1) +
+               " AS " + main_cols_.at(m_.key[k]).type + ")";
+    select_one_ = "SELECT " + cols + " FROM " + from + " WHERE " + where + " FOR UPDATE OF t";
+  }
+
+  std::string row_label(const PGresult* r, int row) const {
+    std::string s;
+    for (std::size_t k = 0; k < m_.key.size(); ++k)
+      s += (k ? ", " : "") + m_.key[k] + "=" + cell(r, row, static_cast<int>(k));
+    return s;
+  }
+
+  pg_mapping m_;
+  std::string where_;
+  std::string main_, vt_, main_oid_, vt_oid_;
+  std::map<std::string, column_info> main_cols_, vt_cols_;
+  std::map<std::string, std::string> quoted_;  // column name -> quoted identifier
+  column_info vector_type_;
+  std::string select_all_, select_one_;
+};
+
+}  // namespace memhealth::detail::pg

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The memhealth tool on postgresql:// stores (ctest pg.cli, fixture pg_cluster): a mem0-shaped
+# table checked, planned, previewed (--dry-run prints SQL, writes nothing), repaired in place,
+# rolled back to the exact rows (unmapped columns never change), recovered clean; a URI with a
+# password is refused without printing it; a mapping naming a missing column is a clear error.
+# usage: tests/cli_pg.sh MEMHEALTH CLUSTER_DIR WORK_DIR
+set -euo pipefail
+mh="$1"
+cluster="$2"
+work="$3"
+if [ ! -s "$cluster/conninfo" ]; then
+  why="$(cat "$cluster/unavailable" 2>/dev/null || echo "the fixture did not start a server")"
+  if [ "${MEMHEALTH_REQUIRE_PG:-0}" = "1" ]; then
+    echo "cli_pg: MEMHEALTH_REQUIRE_PG=1 but no PostgreSQL test server: $why" >&2
+    exit 1
+  fi
+  echo "memhealth-skip: no PostgreSQL test server: $why"
+  exit 0
+fi
+base="$(cat "$cluster/conninfo")"
+uri="$base&options=-csearch_path%3Dcli"
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work"
+fail() {
+  echo "cli_pg: FAILED: $*" >&2
+  exit 1
+}
+sql() { psql -X -q -v ON_ERROR_STOP=1 -At "$uri" -c "$1"; }
+psql -X -q -v ON_ERROR_STOP=1 "$base" -c "DROP SCHEMA IF EXISTS cli CASCADE" -c "CREATE SCHEMA cli" 2>/dev/null
+sql "CREATE TABLE mem0 (id uuid PRIMARY KEY, vector real[], payload jsonb, note text)"
+row() {  # row N TEXT USER VECTOR
+  sql "INSERT INTO mem0 VALUES ('00000000-0000-0000-0000-00000000000$1', '$4', jsonb_build_object('data', '$2', 'user_id', '$3', 'created_at', '2024-03-01T09:30:00.000Z', 'updated_at', '2024-03-02T09:00:00.000Z', 'hash', 'h$1', 'metadata', jsonb_build_object('topic', 't$1')), 'note $1')"
+}
+row 1 "The user lives in Berlin." alice "{0.5,0.5,0.5,0.5}"
+row 2 "The user lives in Berlin." alice "{0.5,0.5,0.5,0.5}"
+row 3 "The user likes green tea." alice "{0.5,-0.5,0.5,-0.5}"
+row 4 "The user plays the cello." bob "{0.6,0.8,0,0}"
+dump="SELECT id, vector::text, payload::text, note FROM mem0 ORDER BY id"
+sql "$dump" >before.txt
+
+# check: the report names the server without the connection string's options
+"$mh" check "$uri" --mapping mem0 --format json --now 2024-03-10T00:00:00Z --out check.json --exit-zero
+grep -q '"exact_duplicate"' check.json || fail "check found no exact_duplicate"
+grep -q 'search_path' check.json && fail "check.json shows the connection string"
+grep -q '"store": "postgresql://memhealth@' check.json || fail "check.json does not name the server"
+
+# a password on the command line is refused and never printed
+set +e
+"$mh" check "postgresql://memhealth:hunter2-pw@localhost/postgres" --mapping mem0 >pw.out 2>pw.err
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "a URI with a password: exit $rc, expected 2"
+grep -q "contains a password" pw.err || fail "a URI with a password: no clear error"
+grep -q "hunter2" pw.out pw.err && fail "the password was printed"
+
+# a mapping naming a missing column: a clear error before anything runs
+echo '{"table": "mem0", "key": ["id"], "id": "id", "fields": {"content": "payload->data", "kind": "kind"}, "vector": "vector"}' >bad.json
+set +e
+"$mh" check "$uri" --mapping bad.json >bad.out 2>bad.err
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "a missing column: exit $rc, expected 2"
+grep -q "table 'mem0' has no column 'kind'" bad.err || fail "a missing column: $(cat bad.err)"
+
+"$mh" plan "$uri" --mapping mem0 --now 2024-03-10T00:00:00Z --out plan.json 2>plan.err
+# dry run: the SQL on stdout, nothing written
+"$mh" apply "$uri" --mapping mem0 --plan plan.json --wal run.wal --out "$uri" --approve tier2 --dry-run >dry.sql 2>dry.err
+grep -q '^UPDATE "mem0" AS t SET "payload" = jsonb_set(' dry.sql || fail "dry run printed no UPDATE: $(cat dry.sql dry.err)"
+[ ! -e run.wal ] || fail "the dry run wrote the log"
+sql "$dump" | cmp -s - before.txt || fail "the dry run changed the table"
+
+# apply in place, then rollback to the exact rows
+"$mh" apply "$uri" --mapping mem0 --plan plan.json --wal run.wal --out "$uri" --approve tier2 2>apply.err
+sql "$dump" >after.txt
+cmp -s after.txt before.txt && fail "apply changed nothing: $(cat apply.err)"
+[ "$(sql "SELECT payload->'memhealth'->>'status' FROM mem0 WHERE id = '00000000-0000-0000-0000-000000000002'")" = "archived" ] ||
+  fail "the duplicate is not archived"
+[ "$(sql "SELECT string_agg(note || '/' || (payload->>'hash'), ',' ORDER BY id) FROM mem0")" = "note 1/h1,note 2/h2,note 3/h3,note 4/h4" ] ||
+  fail "an unmapped column or key changed"
+grep -q "search_path" apply.err run.wal && fail "the connection string was logged"
+"$mh" recover "$uri" --mapping mem0 --wal run.wal --out "$uri" 2>recover.err || fail "recover: $(cat recover.err)"
+sql "$dump" | cmp -s - after.txt || fail "recover changed a clean store"
+"$mh" rollback "$uri" --mapping mem0 --wal run.wal --out "$uri" 2>rollback.err || fail "rollback: $(cat rollback.err)"
+sql "$dump" | cmp -s - before.txt || fail "rollback did not restore the rows exactly"
+
+# --out elsewhere is refused (repairs are in place)
+set +e
+"$mh" rollback "$uri" --mapping mem0 --wal run.wal --out other.jsonl >/dev/null 2>out.err
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "--out elsewhere: exit $rc, expected 2"
+grep -q "repaired in place" out.err || fail "--out elsewhere: $(cat out.err)"
+echo "cli_pg: ok"

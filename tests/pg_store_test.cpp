@@ -1,0 +1,583 @@
+// Tests of store/pg_*.hpp against a throwaway PostgreSQL cluster (the ctest fixture pg_cluster,
+// scripts/pg_test_cluster.sh; MEMHEALTH_PG_TEST_DIR names its directory). Each test case works in
+// a schema of its own. Without a server the cases print "memhealth-skip:" and pass (ctest shows
+// them skipped), unless MEMHEALTH_REQUIRE_PG=1, which makes a missing server a failure.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <memhealth/detect/default_pipeline.hpp>
+#include <memhealth/detect/report_json.hpp>
+#include <memhealth/io/jsonl.hpp>
+#include <memhealth/repair/executor.hpp>
+#include <memhealth/repair/planner.hpp>
+#include <memhealth/repair/rollback.hpp>
+#include <memhealth/store/memory_store.hpp>
+#include <memhealth/store/pg_store.hpp>
+
+#include "test_records.hpp"
+#include <libpq-fe.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace memhealth;
+
+static_assert(record_store<pg_store<>>);
+static_assert(mutable_record_store<pg_store<>>);
+static_assert(transactional_record_store<pg_store<>>);
+static_assert(keyed_record_store<pg_store<>>);
+
+namespace {
+
+// The test server's connection string, or nullopt (skip) when there is none.
+std::optional<std::string> server() {
+  const char* dir = std::getenv("MEMHEALTH_PG_TEST_DIR");
+  const char* req = std::getenv("MEMHEALTH_REQUIRE_PG");
+  const bool required = req && std::string(req) == "1";
+  std::string why = "MEMHEALTH_PG_TEST_DIR is not set (run through ctest: the pg_cluster fixture)";
+  if (dir) {
+    std::ifstream in(fs::path(dir) / "conninfo");
+    std::string uri;
+    if (in && std::getline(in, uri) && !uri.empty()) return uri;
+    std::ifstream un(fs::path(dir) / "unavailable");
+    std::string reason;
+    std::getline(un, reason);
+    why =
+        "no PostgreSQL test server: " + (reason.empty() ? "the fixture did not start one" : reason);
+  }
+  if (required) FAIL("MEMHEALTH_REQUIRE_PG=1 but " << why);
+  std::cout << "memhealth-skip: " << why << "\n";
+  return std::nullopt;
+}
+
+struct conn {
+  PGconn* c = nullptr;
+  explicit conn(const std::string& uri) {
+    c = PQconnectdb(uri.c_str());
+    REQUIRE(PQstatus(c) == CONNECTION_OK);
+  }
+  ~conn() { PQfinish(c); }
+  conn(const conn&) = delete;
+  conn& operator=(const conn&) = delete;
+  // Runs SQL (several statements allowed); REQUIREs success.
+  void run(const std::string& sql) {
+    PGresult* r = PQexec(c, sql.c_str());
+    const auto st = PQresultStatus(r);
+    INFO(sql << ": " << PQresultErrorMessage(r));
+    PQclear(r);
+    REQUIRE((st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK));
+  }
+  // Every row of a query, cells separated by '|', rows by '\n' (NULL as "<null>").
+  std::string dump(const std::string& sql) {
+    PGresult* r = PQexec(c, sql.c_str());
+    INFO(sql << ": " << PQresultErrorMessage(r));
+    REQUIRE(PQresultStatus(r) == PGRES_TUPLES_OK);
+    std::string out;
+    for (int i = 0; i < PQntuples(r); ++i) {
+      for (int k = 0; k < PQnfields(r); ++k)
+        out += (k ? "|" : "") + std::string(PQgetisnull(r, i, k) ? "<null>" : PQgetvalue(r, i, k));
+      out += '\n';
+    }
+    PQclear(r);
+    return out;
+  }
+};
+
+// A schema of its own for one test case: the returned URI has it as search_path.
+std::string fresh_schema(const std::string& uri, const std::string& name) {
+  conn c(uri);
+  c.run("DROP SCHEMA IF EXISTS " + name + " CASCADE; CREATE SCHEMA " + name);
+  return uri + "&options=-csearch_path%3D" + name;
+}
+
+std::string error_of(const std::function<void()>& f, error_code* code = nullptr) {
+  try {
+    f();
+  } catch (const error& e) {
+    if (code) *code = e.code();
+    return e.what();
+  }
+  return "no error";
+}
+
+memory_record rec(std::string id, std::string content, std::vector<float> emb,
+                  std::string scope = "user:1") {
+  return memhealth::test::make_record(
+      std::move(id), std::move(content), std::move(emb),
+      {"m1", std::move(scope), "fact", "2024-03-01T09:30:00.000Z", "2024-03-02T09:00:00.000Z"});
+}
+
+// Known findings by construction (as tests/sqlite_store_test.cpp's suite): a1/a2 exact
+// duplicates, c NaN, d 3 floats, e no embedding, f status "bogus".
+std::vector<memory_record> suite_records() {
+  std::vector<memory_record> v;
+  v.push_back(rec("a1", "The user lives in Berlin.", {0.5f, 0.5f, 0.5f, 0.5f}));
+  v.push_back(rec("a2", "The user lives in Berlin.", {0.5f, 0.5f, 0.5f, 0.5f}));
+  v.push_back(rec("b", "The user likes green tea.", {0.5f, -0.5f, 0.5f, -0.5f}));
+  v.push_back(rec("c", "The user owns a red bicycle.", {std::nanf(""), 0.5f, 0.5f, 0.5f}));
+  v.push_back(rec("d", "The user plays the cello.", {0.6f, 0.8f, 0.0f}));
+  v.push_back(rec("e", "The user speaks Portuguese.", {}));
+  v.push_back(rec("f", "The user jogs every morning.", {-0.5f, 0.5f, -0.5f, 0.5f}));
+  v.back().status = "bogus";
+  return v;
+}
+
+detect_options check_options() {
+  detect_options d;
+  d.now = parse_timestamp("2024-03-10T00:00:00Z")->instant;
+  return d;
+}
+
+// `memhealth check --format json` of a store, as the tool writes it.
+template <class S>
+std::string check_json(const S& s) {
+  const auto d = check_options();
+  return check_report_json(make_default_pipeline().run(s, d), "store", d, {}).dump(2);
+}
+
+// The check document of the same records exported to JSONL and read back by the JSONL store.
+template <class S>
+std::string check_json_via_jsonl(const S& s, const std::string& name) {
+  const fs::path p = fs::temp_directory_path() /
+                     ("memhealth-pg-test-" + std::to_string(::getpid()) + "-" + name + ".jsonl");
+  write_jsonl(p, s);
+  auto lr = read_jsonl(p);
+  fs::remove(p);
+  REQUIRE(lr.issues.empty());
+  return check_json(memory_store<>::from_records(std::move(lr.records)));
+}
+
+const char* mem0_table =
+    "CREATE TABLE mem0 (id uuid PRIMARY KEY, vector real[], payload jsonb, note text)";
+std::string mem0_row(int n, const std::string& data, const std::string& user,
+                     const std::string& vec,
+                     const std::string& created = "2024-03-01T09:30:00.000Z") {
+  char id[40];
+  std::snprintf(id, sizeof id, "00000000-0000-0000-0000-%012d", n);
+  return std::string("INSERT INTO mem0 VALUES ('") + id + "', " + vec + ", '{\"data\": \"" + data +
+         "\", \"user_id\": \"" + user + "\", \"created_at\": \"" + created +
+         "\", \"updated_at\": \"2024-03-02T09:00:00.000Z\", \"hash\": \"h" + std::to_string(n) +
+         "\", \"agent_id\": \"bot\", \"metadata\": {\"topic\": \"t" + std::to_string(n) +
+         "\"}}', 'note " + std::to_string(n) + "');";
+}
+
+const char* mem0_dump = "SELECT id, vector::text, payload::text, note FROM mem0 ORDER BY id";
+
+}  // namespace
+
+TEST_CASE("pg_store: memhealth's own schema keeps every field byte for byte") {
+  const auto uri = server();
+  if (!uri) return;
+  const auto db = fresh_schema(*uri, "own_roundtrip");
+  auto orig = read_jsonl(fs::path(MEMHEALTH_SOURCE_DIR) / "tests/data/io/canonical.jsonl").records;
+  REQUIRE(orig.size() == 3);
+  for (auto& r : suite_records()) orig.push_back(r);
+  // a timestamp kept only as its unparsable original ("yesterday")
+  orig.push_back(
+      parse_jsonl(R"({"id":"m-4","content":"y","updated_at":"yesterday"})").records.at(0));
+  pg_store_options o;
+  o.fetch_rows = 2;  // several FETCH batches
+  {
+    auto s = pg_store<>::create(db, orig, o);
+    CHECK(s.size() == orig.size());
+    CHECK(s.database_id().size() == 32);
+  }
+  auto s = pg_store<>::open(db, pg_own_mapping(), o);
+  REQUIRE(s.size() == orig.size());
+  for (std::size_t i = 0; i < orig.size(); ++i) CHECK(to_json(s.extract(i)) == to_json(orig[i]));
+  CHECK(s.dimension() == 4);
+  CHECK(*s.find("b") == 5);
+  CHECK(s.store_key(0) == "1");
+  // the derived columns hold the values of the canonical record
+  conn c(db);
+  CHECK(c.dump("SELECT id, scope, status, kind, updated_at AT TIME ZONE 'UTC', "
+               "metadata->>'topic', claim->>'entity', array_length(embedding, 1) "
+               "FROM memhealth_records WHERE id IN ('m-2', 'f', 'm-4') ORDER BY seq") ==
+        "m-2|<null>|<null>|<null>|<null>|<null>|user|<null>\n"
+        "f|user:1|bogus|fact|2024-03-02 09:00:00|<null>|<null>|4\n"
+        "m-4|<null>|<null>|<null>|<null>|<null>|<null>|<null>\n");
+  // create refuses an existing store
+  error_code code{};
+  CHECK(error_of([&] { (void)pg_store<>::create(db, orig); }, &code).find("already exists") !=
+        std::string::npos);
+  CHECK(code == error_code::precondition);
+}
+
+TEST_CASE("pg_store: a mem0-shaped table is read through the mem0 mapping") {
+  const auto uri = server();
+  if (!uri) return;
+  const auto db = fresh_schema(*uri, "mem0_read");
+  conn c(db);
+  c.run(mem0_table);
+  c.run(mem0_row(1, "Alice likes tea", "alice", "'{0.5,0.25,-1.5}'",
+                 "2024-07-01T12:34:56.123456-07:00"));
+  c.run(mem0_row(2, "Bob rides a bike", "bob", "NULL"));
+  auto s = pg_store<>::open(db, pg_mem0_mapping());
+  REQUIRE(s.size() == 2);
+  const auto& a = s.record(0);
+  CHECK(a.id == "00000000-0000-0000-0000-000000000001");
+  CHECK(a.content == "Alice likes tea");
+  CHECK(a.scope == "alice");
+  REQUIRE(a.created_at);
+  CHECK(format_timestamp(*a.created_at) == "2024-07-01T12:34:56.123-07:00");
+  CHECK(a.embedding == std::vector<float>{0.5f, 0.25f, -1.5f});
+  REQUIRE(a.metadata.count("topic"));
+  CHECK(std::get<std::string>(a.metadata.at("topic")) == "t1");
+  CHECK(a.status == "active");  // mem0 has no status: the mapping's default
+  CHECK(s.embedding(1).empty());
+  CHECK(s.record(1).scope == "bob");
+  CHECK(s.database_id().empty());
+}
+
+TEST_CASE("pg_store: a LangGraph-shaped store is read through the langgraph mapping") {
+  const auto uri = server();
+  if (!uri) return;
+  const auto db = fresh_schema(*uri, "lg_read");
+  conn c(db);
+  c.run(
+      "CREATE TABLE store (prefix text NOT NULL, key text NOT NULL, value jsonb NOT NULL, "
+      "created_at timestamptz DEFAULT now(), updated_at timestamptz DEFAULT now(), "
+      "expires_at timestamptz, ttl_minutes integer, PRIMARY KEY (prefix, key));"
+      "CREATE TABLE store_vectors (prefix text NOT NULL, key text NOT NULL, field_name text NOT "
+      "NULL, embedding real[], created_at timestamptz DEFAULT now(), updated_at timestamptz "
+      "DEFAULT now(), PRIMARY KEY (prefix, key, field_name));"
+      "INSERT INTO store VALUES ('users.alice', 'm1', '{\"text\": \"Alice likes tea\"}', "
+      "'2024-05-01 10:00:00.5+00', '2024-05-02 12:00:00+02', NULL, NULL), "
+      "('users.bob', 'm1', '{\"text\": \"Bob likes coffee\", \"kind\": \"note\"}', "
+      "'2024-05-03 00:00:00+00', '2024-05-03 00:00:00+00', NULL, NULL);"
+      "INSERT INTO store_vectors(prefix, key, field_name, embedding) VALUES "
+      "('users.alice', 'm1', 'text', '{1,0}'), ('users.alice', 'm1', '$', '{9,9}'), "
+      "('users.bob', 'm1', '$', '{7,7}')");
+  auto s = pg_store<>::open(db, pg_langgraph_mapping());
+  REQUIRE(s.size() == 2);
+  CHECK(s.record(0).id == "users.alice:m1");
+  CHECK(s.record(1).id == "users.bob:m1");
+  CHECK(s.record(0).scope == "users.alice");
+  CHECK(s.record(0).content == "Alice likes tea");
+  CHECK(format_timestamp(*s.record(0).created_at) == "2024-05-01T10:00:00.500Z");
+  CHECK(format_timestamp(*s.record(0).updated_at) == "2024-05-02T10:00:00.000Z");
+  CHECK(s.record(0).embedding == std::vector<float>{1.0f, 0.0f});
+  CHECK(s.embedding(1).empty());  // only a '$' vector: not the mapped field
+  CHECK(s.store_key(1) == "[\"users.bob\",\"m1\"]");
+  CHECK(*s.find("users.bob:m1") == 1);
+}
+
+TEST_CASE("pg_store: LangGraph rows written and restored: only mapped places change") {
+  const auto uri = server();
+  if (!uri) return;
+  const auto db = fresh_schema(*uri, "lg_write");
+  conn c(db);
+  c.run(
+      "CREATE TABLE store (prefix text NOT NULL, key text NOT NULL, value jsonb NOT NULL, "
+      "created_at timestamptz DEFAULT now(), updated_at timestamptz DEFAULT now(), "
+      "expires_at timestamptz, ttl_minutes integer, PRIMARY KEY (prefix, key));"
+      "CREATE TABLE store_vectors (prefix text NOT NULL, key text NOT NULL, field_name text NOT "
+      "NULL, embedding real[], created_at timestamptz DEFAULT now(), updated_at timestamptz "
+      "DEFAULT now(), PRIMARY KEY (prefix, key, field_name));"
+      "INSERT INTO store VALUES ('users.alice', 'm1', '{\"text\": \"Alice likes tea\", "
+      "\"extra\": [1, 2]}', '2024-05-01 10:00:00.123456+00', '2024-05-02 12:00:00+00', "
+      "'2030-01-01 00:00:00+00', 60);"
+      "INSERT INTO store_vectors(prefix, key, field_name, embedding) VALUES "
+      "('users.alice', 'm1', 'text', '{1,0}'), ('users.alice', 'm1', '$', '{9,9}')");
+  const std::string dump =
+      "SELECT s.prefix, s.key, s.value::text, s.created_at, s.updated_at, s.expires_at, "
+      "s.ttl_minutes, v.field_name, v.embedding::text, v.created_at FROM store s JOIN "
+      "store_vectors v USING (prefix, key) ORDER BY v.field_name";
+  const std::string before = c.dump(dump);
+  auto s = pg_store<>::open(db, pg_langgraph_mapping());
+  REQUIRE(s.size() == 1);
+  const auto orig = s.extract(0);
+  auto img = orig;
+  img.embedding = {0.6f, 0.8f};
+  img.embedding_version = "v2";
+  img.status = "archived";
+  CHECK(to_json(s.restore(0, img)) == to_json(orig));
+  CHECK(c.dump("SELECT value::text FROM store") ==
+        "{\"text\": \"Alice likes tea\", \"extra\": [1, 2], \"memhealth\": {\"status\": "
+        "\"archived\", \"embedding_version\": \"v2\"}}\n");
+  CHECK(c.dump("SELECT field_name, embedding::text FROM store_vectors ORDER BY field_name") ==
+        "$|{9,9}\ntext|{0.6,0.8}\n");
+  {
+    auto again = pg_store<>::open(db, pg_langgraph_mapping());
+    CHECK(to_json(again.extract(0)) == to_json(img));
+  }
+  s.restore(0, orig);
+  CHECK(c.dump(dump) == before);  // microseconds, TTL, the '$' vector: all as they were
+  // the id cannot change; a failed write leaves the row alone
+  auto renamed = orig;
+  renamed.id = "users.alice:m2";
+  error_code code{};
+  CHECK(error_of([&] { (void)s.restore(0, renamed); }, &code).find("id cannot be changed") !=
+        std::string::npos);
+  CHECK(code == error_code::precondition);
+  CHECK(c.dump(dump) == before);
+}
+
+TEST_CASE("pg_store: check findings equal those of the same rows exported to JSONL") {
+  const auto uri = server();
+  if (!uri) return;
+  SUBCASE("own schema") {
+    const auto db = fresh_schema(*uri, "check_own");
+    { auto s = pg_store<>::create(db, suite_records()); }
+    auto s = pg_store<>::open(db, pg_own_mapping());
+    const std::string pg = check_json(s);
+    CHECK(pg == check_json_via_jsonl(s, "own"));
+    CHECK(pg.find("\"embedding_non_finite\"") != std::string::npos);
+    CHECK(pg.find("\"exact_duplicate\"") != std::string::npos);
+  }
+  SUBCASE("mem0 table") {
+    const auto db = fresh_schema(*uri, "check_mem0");
+    conn c(db);
+    c.run(mem0_table);
+    c.run(mem0_row(1, "The user lives in Berlin.", "alice", "'{0.5,0.5,0.5,0.5}'"));
+    c.run(mem0_row(2, "The user lives in Berlin.", "alice", "'{0.5,0.5,0.5,0.5}'"));
+    c.run(mem0_row(3, "The user owns a red bicycle.", "alice", "'{NaN,0.5,0.5,0.5}'"));
+    c.run(mem0_row(4, "The user plays the cello.", "bob", "'{0.6,0.8,0}'"));
+    auto s = pg_store<>::open(db, pg_mem0_mapping());
+    const std::string pg = check_json(s);
+    CHECK(pg == check_json_via_jsonl(s, "mem0"));
+    CHECK(pg.find("\"exact_duplicate\"") != std::string::npos);
+  }
+}
+
+TEST_CASE("pg_store: apply then rollback on a mem0 table restores every row exactly") {
+  const auto uri = server();
+  if (!uri) return;
+  const auto db = fresh_schema(*uri, "mem0_repair");
+  conn c(db);
+  c.run(mem0_table);
+  c.run(mem0_row(1, "The user lives in Berlin.", "alice", "'{0.5,0.5,0.5,0.5}'"));
+  c.run(mem0_row(2, "The user lives in Berlin.", "alice", "'{0.5,0.5,0.5,0.5}'"));
+  c.run(mem0_row(3, "The user likes green tea.", "alice", "'{0.5,-0.5,0.5,-0.5}'",
+                 "2024-03-01T11:30:00.000+02:00"));
+  c.run(mem0_row(4, "The user plays the cello.", "bob", "'{0.6,0.8,0,0}'"));
+  const std::string before = c.dump(mem0_dump);
+  const fs::path wal_path = fs::temp_directory_path() /
+                            ("memhealth-pg-test-" + std::to_string(::getpid()) + "-repair.wal");
+  fs::remove(wal_path);
+  {
+    auto s = pg_store<>::open(db, pg_mem0_mapping());
+    const auto d = check_options();
+    const auto plan = make_plan(s, make_default_pipeline().run(s, d), planner_options{});
+    REQUIRE(!plan.actions.empty());
+    // a dry run's SQL names only mapped places
+    const std::size_t i2 = *s.find("00000000-0000-0000-0000-000000000002");
+    auto img = s.extract(i2);
+    img.status = "archived";
+    const std::string sql = s.preview_restore(i2, img);
+    CHECK(sql.find("UPDATE \"mem0\" AS t SET \"payload\" = jsonb_set(COALESCE(t.\"payload\", "
+                   "'{}'::jsonb), ARRAY['memhealth']::text[], CAST('{\"status\":\"archived\"}' "
+                   "AS jsonb), true) WHERE t.\"id\" = CAST('00000000-0000-0000-0000-000000000002' "
+                   "AS uuid);") != std::string::npos);
+    CHECK(c.dump(mem0_dump) == before);  // a preview writes nothing
+    wal_writer wal(wal_path, wal_sync::none);
+    apply_options ao;
+    ao.approve_tier2 = true;
+    const auto res = apply_plan(s, plan, wal, ao);
+    INFO("failed: " << res.failed.size());
+    REQUIRE(!res.applied.empty());
+  }
+  const std::string after = c.dump(mem0_dump);
+  CHECK(after != before);
+  // the duplicate is archived in payload->memhealth; the unmapped column and keys are untouched
+  CHECK(c.dump("SELECT payload->'memhealth'->>'duplicate_of', payload->'memhealth'->>'status', "
+               "payload->>'hash', payload->>'agent_id', note FROM mem0 WHERE id = "
+               "'00000000-0000-0000-0000-000000000002'") ==
+        "00000000-0000-0000-0000-000000000001|archived|h2|bot|note 2\n");
+  CHECK(c.dump("SELECT note, payload->>'hash' FROM mem0 ORDER BY id") ==
+        "note 1|h1\nnote 2|h2\nnote 3|h3\nnote 4|h4\n");
+  {
+    auto s = pg_store<>::open(db, pg_mem0_mapping());
+    const auto rb = rollback(s, read_wal_file(wal_path));
+    CHECK(rb.complete());
+  }
+  CHECK(c.dump(mem0_dump) == before);
+  fs::remove(wal_path);
+}
+
+TEST_CASE("pg_store: mapping faults are clear errors before anything runs") {
+  const auto uri = server();
+  if (!uri) return;
+  const auto db = fresh_schema(*uri, "faults");
+  conn c(db);
+  c.run(mem0_table);
+  c.run(mem0_row(1, "x", "alice", "'{1,0}'"));
+  error_code code{};
+  SUBCASE("a mapping naming a missing column") {
+    auto m = pg_mem0_mapping();
+    m.fields["kind"] = pg_source{"kind_col", {}};
+    const auto msg = error_of([&] { (void)pg_store<>::open(db, m); }, &code);
+    CHECK(code == error_code::schema);
+    CHECK(msg.find("table 'mem0' has no column 'kind_col'") != std::string::npos);
+  }
+  SUBCASE("a missing table") {
+    const auto msg = error_of([&] { (void)pg_store<>::open(db, pg_mem0_mapping("nope")); }, &code);
+    CHECK(code == error_code::schema);
+    CHECK(msg.find("there is no table 'nope'") != std::string::npos);
+  }
+  SUBCASE("a vector column of the wrong type") {
+    c.run("CREATE TABLE mem0t (id uuid PRIMARY KEY, vector text, payload jsonb)");
+    const auto msg = error_of([&] { (void)pg_store<>::open(db, pg_mem0_mapping("mem0t")); }, &code);
+    CHECK(code == error_code::schema);
+    CHECK(msg.find("vector column 'vector' of table 'mem0t' is of type text") != std::string::npos);
+  }
+  SUBCASE("a JSON path into a column that is not jsonb") {
+    c.run("CREATE TABLE mem0j (id uuid PRIMARY KEY, vector real[], payload text)");
+    const auto msg = error_of([&] { (void)pg_store<>::open(db, pg_mem0_mapping("mem0j")); }, &code);
+    CHECK(code == error_code::schema);
+    CHECK(msg.find("paths need jsonb") != std::string::npos);
+  }
+  SUBCASE("a table the role may not read, or not write") {
+    c.run(
+        "DROP ROLE IF EXISTS memhealth_reader; CREATE ROLE memhealth_reader LOGIN;"
+        "GRANT USAGE ON SCHEMA faults TO memhealth_reader");
+    const std::string as_reader = db + "&user=memhealth_reader";
+    auto msg = error_of([&] { (void)pg_store<>::open(as_reader, pg_mem0_mapping()); }, &code);
+    CHECK(code == error_code::precondition);
+    CHECK(msg.find("this role may not SELECT column 'id' of table 'mem0'") != std::string::npos);
+    c.run("GRANT SELECT ON mem0 TO memhealth_reader");
+    msg = error_of([&] { (void)pg_store<>::open(as_reader, pg_mem0_mapping()); }, &code);
+    CHECK(code == error_code::precondition);
+    CHECK(msg.find("may not UPDATE column") != std::string::npos);
+    pg_store_options ro;
+    ro.read_only = true;
+    auto s = pg_store<>::open(as_reader, pg_mem0_mapping(), ro);
+    CHECK(s.size() == 1);
+    CHECK(error_of([&] { (void)s.restore(0, s.extract(0)); }, &code).find("read-only") !=
+          std::string::npos);
+    c.run("DROP OWNED BY memhealth_reader; DROP ROLE memhealth_reader");
+  }
+  SUBCASE("a password in the connection string is refused and never printed") {
+    const std::string with_pw = "postgresql://someone:s3cr3t-pw@localhost/db";
+    const auto msg = error_of([&] { (void)pg_store<>::open(with_pw, pg_mem0_mapping()); }, &code);
+    CHECK(code == error_code::invalid_argument);
+    CHECK(msg.find("contains a password") != std::string::npos);
+    CHECK(msg.find("s3cr3t") == std::string::npos);
+    CHECK(describe_conninfo(with_pw).find("s3cr3t") == std::string::npos);
+    CHECK(error_of([&] { check_conninfo("host=x password=s3cr3t"); }).find("s3cr3t") ==
+          std::string::npos);
+  }
+  SUBCASE("a repair that changes a field the mapping has no place for writes nothing") {
+    auto m = pg_mem0_mapping();
+    m.rest = {};
+    auto s = pg_store<>::open(db, m);
+    auto img = s.extract(0);
+    img.status = "archived";
+    const std::string before = c.dump(mem0_dump);
+    const auto msg = error_of([&] { (void)s.restore(0, img); }, &code);
+    CHECK(code == error_code::precondition);
+    CHECK(msg.find("has no place for the field(s) status") != std::string::npos);
+    CHECK(c.dump(mem0_dump) == before);
+    CHECK(s.record(0).status == "active");
+  }
+}
+
+TEST_CASE(
+    "pg_store: a connection dropped during a repair rolls the action back; recover is clean") {
+  const auto uri = server();
+  if (!uri) return;
+  const auto db = fresh_schema(*uri, "drop");
+  { auto s = pg_store<>::create(db, suite_records()); }
+  conn c(db);
+  const char* dump =
+      "SELECT seq, id, status, record, embedding::text FROM memhealth_records ORDER BY seq";
+  const std::string before = c.dump(dump);
+  const fs::path wal_path =
+      fs::temp_directory_path() / ("memhealth-pg-test-" + std::to_string(::getpid()) + "-drop.wal");
+  repair_plan plan;
+  repair_action a;
+  a.type = "test";
+  a.idempotency_key = "two-records";
+  a.targets = {"b", "f"};
+  a.edits = {{"b", edit_set_weight{0.5}}, {"f", edit_set_status{"archived"}}};
+  plan.actions.push_back(a);
+  for (const bool always : {true, false}) {
+    CAPTURE(always);
+    fs::remove(wal_path);
+    int kills = 0;
+    {
+      auto s = pg_store<>::open(db, pg_own_mapping());
+      wal_writer wal(wal_path, wal_sync::none);
+      apply_options ao;
+      ao.crash_hook = [&](std::string_view point) {
+        // after the first record write of the action: the server ends the store's session
+        if (point == "after_apply_record" && s.in_action() && (always || kills == 0)) {
+          ++kills;
+          c.run("SELECT pg_terminate_backend(" + std::to_string(PQbackendPID(s.native_handle())) +
+                ")");
+        }
+      };
+      const auto res = apply_plan(s, plan, wal, ao);
+      if (always) {
+        CHECK(res.failed == std::vector<std::string>{"two-records"});
+        CHECK(kills == 4);              // 1 + retry_limit attempts
+        CHECK(c.dump(dump) == before);  // nothing of the action stayed
+      } else {
+        CHECK(res.applied == std::vector<std::string>{"two-records"});
+        CHECK(kills == 1);
+        CHECK(c.dump("SELECT id, status, record::jsonb->>'effective_weight' FROM memhealth_records "
+                     "WHERE id IN ('b', 'f') ORDER BY seq") == "b|active|0.5\nf|archived|<null>\n");
+      }
+    }
+    const std::string state = c.dump(dump);
+    auto s = pg_store<>::open(db, pg_own_mapping());
+    const auto rr = recover(s, read_wal_file(wal_path));
+    CHECK(rr.complete());
+    CHECK(rr.records_restored == 0);
+    CHECK(c.dump(dump) == state);  // recover found the store whole: nothing to do
+  }
+  fs::remove(wal_path);
+}
+
+TEST_CASE("pg_store: a COMMIT whose acknowledgement is lost is resolved by asking the server") {
+  const auto uri = server();
+  if (!uri) return;
+  const auto db = fresh_schema(*uri, "lost_ack");
+  { auto s = pg_store<>::create(db, suite_records()); }
+  conn c(db);
+  const fs::path wal_path =
+      fs::temp_directory_path() / ("memhealth-pg-test-" + std::to_string(::getpid()) + "-ack.wal");
+  fs::remove(wal_path);
+  repair_plan plan;
+  repair_action a;
+  a.type = "test";
+  a.idempotency_key = "weight-b";
+  a.targets = {"b"};
+  a.edits = {{"b", edit_set_weight{0.5}}};
+  plan.actions.push_back(a);
+  pg_store_options o;
+  int lost = 0;
+  PGconn* handle = nullptr;
+  o.after_commit_hook = [&] {
+    // the server committed; the connection dies before the client may use the answer
+    if (lost++ == 0) {
+      c.run("SELECT pg_terminate_backend(" + std::to_string(PQbackendPID(handle)) + ")");
+      throw error(error_code::io, "simulated: the connection was lost during COMMIT");
+    }
+  };
+  {
+    auto s = pg_store<>::open(db, pg_own_mapping(), o);
+    handle = s.native_handle();
+    wal_writer wal(wal_path, wal_sync::none);
+    const auto res = apply_plan(s, plan, wal, apply_options{});
+    CHECK(res.applied == std::vector<std::string>{"weight-b"});
+    CHECK(lost == 1);
+    REQUIRE(s.record(*s.find("b")).effective_weight.has_value());
+    CHECK(*s.record(*s.find("b")).effective_weight == 0.5);
+  }
+  CHECK(c.dump("SELECT record::jsonb->>'effective_weight' FROM memhealth_records WHERE id = 'b'") ==
+        "0.5\n");
+  auto s = pg_store<>::open(db, pg_own_mapping());
+  const auto rr = recover(s, read_wal_file(wal_path));
+  CHECK(rr.complete());
+  CHECK(rr.records_restored == 0);
+  fs::remove(wal_path);
+}
