@@ -18,7 +18,10 @@ what memhealth writes. Checked here:
 - with `--repair`, the exact duplicate is merged (a tier-2 rule), the conflict and the new
   model's re-embedding wait in the review queue, and nothing is queued or applied twice;
 - `memhealth review` lists the queue, applies an approved item through the log, keeps an item
-  whose action cannot run pending (exit 3), and records each decision with its reviewer.
+  whose action cannot run pending (exit 3), and records each decision with its reviewer;
+  `review resolve` keeps the chosen record of the conflict and archives the other, and refuses
+  (exit 2, nothing changed) a record not in the item, an empty text, a secret, a text the tool
+  cannot re-embed, an item that is not a conflict, and an item already decided.
 """
 import json
 import math
@@ -94,6 +97,82 @@ def agent(store, stage, stamps):
         with open(stamps, "a") as f:
             f.write(f"{name} {time.time():.3f}\n")
     db.close()
+
+
+def resolve_conflict_item(mh, store, state, wal, con, reembed):
+    """`memhealth review resolve` on the conflict's item: refusals are exit 2 and change nothing;
+    then, on the store, queue and log (restored afterwards, so the approval below runs on the
+    item as queued), p-con is kept and r3 archived, and the decision is recorded."""
+    def rows():
+        db = sqlite3.connect(store)
+        out = sorted(db.execute("SELECT id, status, record, embedding FROM records"))
+        db.close()
+        return out
+
+    def queue():
+        st = sqlite3.connect(state)
+        out = sorted(st.execute("SELECT action_key, status, decision_note FROM review_items"))
+        st.close()
+        return out
+
+    rows0, queue0 = rows(), queue()
+    if sorted(con["targets"]) != ["p-con", "r3"]:
+        fail(f"the conflict's item names {con['targets']}, not r3 and p-con")
+    token = "ghp_0123456789abcdefghijABCDEFGHIJ012345"
+    base = [mh, "review", "resolve", "sqlite:" + store, con["id"][:8], "--state", state,
+            "--reviewer", "ana", "--reason", "the user changed jobs"]
+    for extra, needle in ((["--keep", "r1"], "'r1' is not a target"),
+                          (["--keep", "p-con", "--text", ""], "the new text is empty"),
+                          (["--keep", "p-con", "--text", "User works at Globex; token " + token],
+                           "holds a secret (github_token"),
+                          (["--keep", "p-con", "--text", "User works at Globex since May."],
+                           "'model-v1', which the tool cannot run")):
+        r = run(base + extra)
+        if r.returncode != 2 or needle not in r.stderr or token in r.stderr:
+            fail(f"resolve {extra}: exit {r.returncode} (expected 2, '{needle}')\n{r.stderr}")
+    r = run([mh, "review", "resolve", "sqlite:" + store, reembed["id"], "--state", state,
+             "--reviewer", "ana", "--reason", "x", "--keep", reembed["targets"][0]])
+    if r.returncode != 2 or "not a conflict's" not in r.stderr:
+        fail(f"resolving a re-embedding: exit {r.returncode}\n{r.stderr}")
+    r = run(base[:-4] + ["--keep", "p-con"])
+    if r.returncode != 2:
+        fail(f"resolve without --reviewer and --reason: exit {r.returncode}")
+    if rows() != rows0 or queue() != queue0:
+        fail("a refused resolve changed the store or the queue")
+
+    saved = {}
+    for path in (store, state, wal):
+        for p in (path, path + "-wal", path + "-shm"):
+            saved[p] = open(p, "rb").read() if os.path.exists(p) else None
+    r = run(base + ["--keep", "p-con"])
+    if r.returncode != 0 or " applied (2 records)" not in r.stderr:
+        fail(f"review resolve: exit {r.returncode}\n{r.stderr}")
+    after = {rid: (status, json.loads(text)) for rid, status, text, _ in rows()}
+    if after["r3"][0] != "archived" or after["p-con"][0] != "active" or \
+            after["p-con"][1].get("supersedes") != ["r3"] or \
+            after["p-con"][1]["content"] != "User works at Globex.":
+        fail(f"resolve did not keep p-con over r3: {after['r3']}, {after['p-con']}")
+    changed = {a[0] for a, b in zip(rows0, rows()) if a != b}
+    if changed != {"r3", "p-con"}:
+        fail(f"resolve changed {sorted(changed)}, not r3 and p-con only")
+    st = sqlite3.connect(state)
+    row = st.execute("SELECT status, decided_by, decision_note FROM review_items WHERE "
+                     "action_key LIKE ?", ("%" + con["id"],)).fetchone()
+    st.close()
+    if row != ("approved", "ana", "keep p-con (archived: r3): the user changed jobs"):
+        fail(f"the resolution is not recorded: {row}")
+    r = run(base + ["--keep", "r3"])
+    if r.returncode != 2 or "is approved (by ana)" not in r.stderr:
+        fail(f"resolving a decided item again: exit {r.returncode}\n{r.stderr}")
+    for p, data in saved.items():
+        if data is None:
+            if os.path.exists(p):
+                os.remove(p)
+        else:
+            with open(p, "wb") as f:
+                f.write(data)
+    if rows() != rows0 or queue() != queue0:
+        fail("the store and the queue were not restored after the resolve")
 
 
 def main():
@@ -295,6 +374,7 @@ def main():
     if set(items) != types:
         fail(f"review list shows {sorted(items)}, the queue holds {sorted(types)}")
     con = items.get("resolve_conflict") or items["send_to_review"]
+    resolve_conflict_item(mh, store, state, wal, con, items["reembed"])
     r = run([mh, "review", "approve", "sqlite:" + store, con["id"][:8], "--state", state,
              "--reviewer", "ana"])
     if r.returncode != 2:
