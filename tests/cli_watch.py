@@ -21,7 +21,9 @@ what memhealth writes. Checked here:
   whose action cannot run pending (exit 3), and records each decision with its reviewer;
   `review resolve` keeps the chosen record of the conflict and archives the other, and refuses
   (exit 2, nothing changed) a record not in the item, an empty text, a secret, a text the tool
-  cannot re-embed, an item that is not a conflict, and an item already decided.
+  cannot re-embed, an item that is not a conflict, and an item already decided; with `--text`
+  on a lexical store the kept record is re-embedded from the new text, and `memhealth rollback`
+  restores both records exactly.
 """
 import json
 import math
@@ -173,6 +175,60 @@ def resolve_conflict_item(mh, store, state, wal, con, reembed):
                 f.write(data)
     if rows() != rows0 or queue() != queue0:
         fail("the store and the queue were not restored after the resolve")
+
+
+def resolve_with_text(mh, work):
+    """`memhealth review resolve --text` on a store of the built-in lexical embedder: the kept
+    record gets the new text and a new vector from it (the store's own embedder, found from the
+    record's embedding_version), the other is archived, and `memhealth rollback` gives back both
+    records' rows byte for byte."""
+    store = os.path.join(work, "lex.db")
+    a, b = [0.0] * D, [0.0] * D
+    a[3] = 1.0
+    b[3], b[15] = 0.8, 0.6  # cos 0.8: a conflict candidate
+    write_jsonl(os.path.join(work, "lex.jsonl"),
+                [rec("a", "User works at Acme.", a, "user:2", version="lexical-v1-d16-s0"),
+                 rec("b", "User works at Globex.", b, "user:2", version="lexical-v1-d16-s0",
+                     days_ago=0)])
+    r = run([mh, "import", "jsonl", os.path.join(work, "lex.jsonl"), "--out", "sqlite:" + store])
+    if r.returncode != 0:
+        fail("import lex.jsonl: " + r.stderr)
+    r = run([mh, "watch", "sqlite:" + store, "--once", "--repair"])
+    if r.returncode != 0:
+        fail(f"watch --repair on lex.db: exit {r.returncode}\n{r.stderr}")
+    r = run([mh, "review", "list", "sqlite:" + store, "--format", "json"])
+    items = json.loads(r.stdout)["items"]
+    if len(items) != 1 or sorted(items[0]["targets"]) != ["a", "b"]:
+        fail(f"lex.db: the conflict a/b is not the one item queued: {items}")
+
+    def rows(path):
+        db = sqlite3.connect(path)
+        out = {rid: (status, version, emb, json.loads(text)) for rid, status, version, emb, text in
+               db.execute("SELECT id, status, embedding_version, embedding, record FROM records")}
+        db.close()
+        return out
+
+    before = rows(store)
+    text = "User works at Initech since May."
+    r = run([mh, "review", "resolve", "sqlite:" + store, items[0]["id"], "--keep", "a", "--text",
+             text, "--reviewer", "ana", "--reason", "asked the user"])
+    if r.returncode != 0 or "applied (2 records)" not in r.stderr:
+        fail(f"review resolve --text: exit {r.returncode}\n{r.stderr}")
+    after = rows(store)
+    if after["a"][3]["content"] != text or after["a"][0] != "active" or \
+            after["a"][1] != "lexical-v1-d16-s0" or after["a"][3].get("supersedes") != ["b"]:
+        fail(f"the kept record: {after['a']}")
+    if len(after["a"][2]) != 16 * 4 or after["a"][2] == before["a"][2]:
+        fail("the kept record was not re-embedded (16 floats, not the old vector)")
+    if after["b"][0] != "archived" or after["b"][2] != before["b"][2] or \
+            after["b"][3]["content"] != "User works at Globex.":
+        fail(f"the other record: {after['b']}")
+    back = os.path.join(work, "lex-back.db")
+    r = run([mh, "rollback", "sqlite:" + store, "--wal", store + ".memhealth-watch.wal", "--out",
+             "sqlite:" + back])
+    if r.returncode != 0 or rows(back) != before:
+        fail(f"rollback of the resolve: exit {r.returncode}, rows {rows(back)} != {before}\n"
+             f"{r.stderr}")
 
 
 def main():
@@ -403,6 +459,7 @@ def main():
                json.loads(r.stdout)["items"]}
     if decided[con["type"]] != ("approved", "ana") or decided["reembed"] != ("rejected", "bo"):
         fail(f"decisions not recorded: {decided}")
+    resolve_with_text(mh, work)
     print(f"ok: {len(keys)} findings reported once each; latency after the write "
           f"{', '.join(f'{x:.1f}' for x in lat)} s; restart reported nothing again; repairs: "
           f"1 merge applied, {len(queue)} items queued for review, none twice")
