@@ -18,7 +18,12 @@ what memhealth writes. Checked here:
 - with `--repair`, the exact duplicate is merged (a tier-2 rule), the conflict and the new
   model's re-embedding wait in the review queue, and nothing is queued or applied twice;
 - `memhealth review` lists the queue, applies an approved item through the log, keeps an item
-  whose action cannot run pending (exit 3), and records each decision with its reviewer.
+  whose action cannot run pending (exit 3), and records each decision with its reviewer;
+  `review resolve` keeps the chosen record of the conflict and archives the other, and refuses
+  (exit 2, nothing changed) a record not in the item, an empty text, a secret, a text the tool
+  cannot re-embed, an item that is not a conflict, and an item already decided; with `--text`
+  on a lexical store the kept record is re-embedded from the new text, and `memhealth rollback`
+  restores both records exactly.
 """
 import json
 import math
@@ -94,6 +99,136 @@ def agent(store, stage, stamps):
         with open(stamps, "a") as f:
             f.write(f"{name} {time.time():.3f}\n")
     db.close()
+
+
+def resolve_conflict_item(mh, store, state, wal, con, reembed):
+    """`memhealth review resolve` on the conflict's item: refusals are exit 2 and change nothing;
+    then, on the store, queue and log (restored afterwards, so the approval below runs on the
+    item as queued), p-con is kept and r3 archived, and the decision is recorded."""
+    def rows():
+        db = sqlite3.connect(store)
+        out = sorted(db.execute("SELECT id, status, record, embedding FROM records"))
+        db.close()
+        return out
+
+    def queue():
+        st = sqlite3.connect(state)
+        out = sorted(st.execute("SELECT action_key, status, decision_note FROM review_items"))
+        st.close()
+        return out
+
+    rows0, queue0 = rows(), queue()
+    if sorted(con["targets"]) != ["p-con", "r3"]:
+        fail(f"the conflict's item names {con['targets']}, not r3 and p-con")
+    token = "ghp_0123456789abcdefghijABCDEFGHIJ012345"
+    base = [mh, "review", "resolve", "sqlite:" + store, con["id"][:8], "--state", state,
+            "--reviewer", "ana", "--reason", "the user changed jobs"]
+    for extra, needle in ((["--keep", "r1"], "'r1' is not a target"),
+                          (["--keep", "p-con", "--text", ""], "the new text is empty"),
+                          (["--keep", "p-con", "--text", "User works at Globex; token " + token],
+                           "holds a secret (github_token"),
+                          (["--keep", "p-con", "--text", "User works at Globex since May."],
+                           "'model-v1', which the tool cannot run")):
+        r = run(base + extra)
+        if r.returncode != 2 or needle not in r.stderr or token in r.stderr:
+            fail(f"resolve {extra}: exit {r.returncode} (expected 2, '{needle}')\n{r.stderr}")
+    r = run([mh, "review", "resolve", "sqlite:" + store, reembed["id"], "--state", state,
+             "--reviewer", "ana", "--reason", "x", "--keep", reembed["targets"][0]])
+    if r.returncode != 2 or "not a conflict's" not in r.stderr:
+        fail(f"resolving a re-embedding: exit {r.returncode}\n{r.stderr}")
+    r = run(base[:-4] + ["--keep", "p-con"])
+    if r.returncode != 2:
+        fail(f"resolve without --reviewer and --reason: exit {r.returncode}")
+    if rows() != rows0 or queue() != queue0:
+        fail("a refused resolve changed the store or the queue")
+
+    saved = {}
+    for path in (store, state, wal):
+        for p in (path, path + "-wal", path + "-shm"):
+            saved[p] = open(p, "rb").read() if os.path.exists(p) else None
+    r = run(base + ["--keep", "p-con"])
+    if r.returncode != 0 or " applied (2 records)" not in r.stderr:
+        fail(f"review resolve: exit {r.returncode}\n{r.stderr}")
+    after = {rid: (status, json.loads(text)) for rid, status, text, _ in rows()}
+    if after["r3"][0] != "archived" or after["p-con"][0] != "active" or \
+            after["p-con"][1].get("supersedes") != ["r3"] or \
+            after["p-con"][1]["content"] != "User works at Globex.":
+        fail(f"resolve did not keep p-con over r3: {after['r3']}, {after['p-con']}")
+    changed = {a[0] for a, b in zip(rows0, rows()) if a != b}
+    if changed != {"r3", "p-con"}:
+        fail(f"resolve changed {sorted(changed)}, not r3 and p-con only")
+    st = sqlite3.connect(state)
+    row = st.execute("SELECT status, decided_by, decision_note FROM review_items WHERE "
+                     "action_key LIKE ?", ("%" + con["id"],)).fetchone()
+    st.close()
+    if row != ("approved", "ana", "keep p-con (archived: r3): the user changed jobs"):
+        fail(f"the resolution is not recorded: {row}")
+    r = run(base + ["--keep", "r3"])
+    if r.returncode != 2 or "is approved (by ana)" not in r.stderr:
+        fail(f"resolving a decided item again: exit {r.returncode}\n{r.stderr}")
+    for p, data in saved.items():
+        if data is None:
+            if os.path.exists(p):
+                os.remove(p)
+        else:
+            with open(p, "wb") as f:
+                f.write(data)
+    if rows() != rows0 or queue() != queue0:
+        fail("the store and the queue were not restored after the resolve")
+
+
+def resolve_with_text(mh, work):
+    """`memhealth review resolve --text` on a store of the built-in lexical embedder: the kept
+    record gets the new text and a new vector from it (the store's own embedder, found from the
+    record's embedding_version), the other is archived, and `memhealth rollback` gives back both
+    records' rows byte for byte."""
+    store = os.path.join(work, "lex.db")
+    a, b = [0.0] * D, [0.0] * D
+    a[3] = 1.0
+    b[3], b[15] = 0.8, 0.6  # cos 0.8: a conflict candidate
+    write_jsonl(os.path.join(work, "lex.jsonl"),
+                [rec("a", "User works at Acme.", a, "user:2", version="lexical-v1-d16-s0"),
+                 rec("b", "User works at Globex.", b, "user:2", version="lexical-v1-d16-s0",
+                     days_ago=0)])
+    r = run([mh, "import", "jsonl", os.path.join(work, "lex.jsonl"), "--out", "sqlite:" + store])
+    if r.returncode != 0:
+        fail("import lex.jsonl: " + r.stderr)
+    r = run([mh, "watch", "sqlite:" + store, "--once", "--repair"])
+    if r.returncode != 0:
+        fail(f"watch --repair on lex.db: exit {r.returncode}\n{r.stderr}")
+    r = run([mh, "review", "list", "sqlite:" + store, "--format", "json"])
+    items = json.loads(r.stdout)["items"]
+    if len(items) != 1 or sorted(items[0]["targets"]) != ["a", "b"]:
+        fail(f"lex.db: the conflict a/b is not the one item queued: {items}")
+
+    def rows(path):
+        db = sqlite3.connect(path)
+        out = {rid: (status, version, emb, json.loads(text)) for rid, status, version, emb, text in
+               db.execute("SELECT id, status, embedding_version, embedding, record FROM records")}
+        db.close()
+        return out
+
+    before = rows(store)
+    text = "User works at Initech since May."
+    r = run([mh, "review", "resolve", "sqlite:" + store, items[0]["id"], "--keep", "a", "--text",
+             text, "--reviewer", "ana", "--reason", "asked the user"])
+    if r.returncode != 0 or "applied (2 records)" not in r.stderr:
+        fail(f"review resolve --text: exit {r.returncode}\n{r.stderr}")
+    after = rows(store)
+    if after["a"][3]["content"] != text or after["a"][0] != "active" or \
+            after["a"][1] != "lexical-v1-d16-s0" or after["a"][3].get("supersedes") != ["b"]:
+        fail(f"the kept record: {after['a']}")
+    if len(after["a"][2]) != 16 * 4 or after["a"][2] == before["a"][2]:
+        fail("the kept record was not re-embedded (16 floats, not the old vector)")
+    if after["b"][0] != "archived" or after["b"][2] != before["b"][2] or \
+            after["b"][3]["content"] != "User works at Globex.":
+        fail(f"the other record: {after['b']}")
+    back = os.path.join(work, "lex-back.db")
+    r = run([mh, "rollback", "sqlite:" + store, "--wal", store + ".memhealth-watch.wal", "--out",
+             "sqlite:" + back])
+    if r.returncode != 0 or rows(back) != before:
+        fail(f"rollback of the resolve: exit {r.returncode}, rows {rows(back)} != {before}\n"
+             f"{r.stderr}")
 
 
 def main():
@@ -295,6 +430,7 @@ def main():
     if set(items) != types:
         fail(f"review list shows {sorted(items)}, the queue holds {sorted(types)}")
     con = items.get("resolve_conflict") or items["send_to_review"]
+    resolve_conflict_item(mh, store, state, wal, con, items["reembed"])
     r = run([mh, "review", "approve", "sqlite:" + store, con["id"][:8], "--state", state,
              "--reviewer", "ana"])
     if r.returncode != 2:
@@ -323,6 +459,7 @@ def main():
                json.loads(r.stdout)["items"]}
     if decided[con["type"]] != ("approved", "ana") or decided["reembed"] != ("rejected", "bo"):
         fail(f"decisions not recorded: {decided}")
+    resolve_with_text(mh, work)
     print(f"ok: {len(keys)} findings reported once each; latency after the write "
           f"{', '.join(f'{x:.1f}' for x in lat)} s; restart reported nothing again; repairs: "
           f"1 merge applied, {len(queue)} items queued for review, none twice")

@@ -956,6 +956,7 @@ TEST_CASE("plan JSON: exact round trip, every edit and metadata type") {
       {"z", edit_drop_links{{"a", "b"}}},
       {"z", edit_add_supersedes{{"c"}}},
       {"z", edit_set_duplicate_of{""}},
+      {"z", edit_set_content{"User moved to \"Lyon\" \u00e9\n(2024)"}},
   };
   extra.blast = {1, {"user:9"}};
   extra.priority = -5;
@@ -976,6 +977,20 @@ TEST_CASE("plan JSON: exact round trip, every edit and metadata type") {
   const auto& emb = std::get<edit_replace_embedding>(again.actions.back().edits[9].op).embedding;
   CHECK(emb[3] == 1.0f / 3.0f);
   CHECK(std::get<edit_set_weight>(again.actions.back().edits[7].op).weight == 1.0 / 3.0);
+  // a person's new text: its own op, the text exact, and part of the idempotency key
+  CHECK(j["actions"].back()["edits"][13]["op"] == "set_content");
+  CHECK(j["actions"].back()["edits"][13]["content"] == "User moved to \"Lyon\" \u00e9\n(2024)");
+  CHECK(std::get<edit_set_content>(again.actions.back().edits[13].op).content ==
+        "User moved to \"Lyon\" \u00e9\n(2024)");
+  {
+    repair_action other = extra;
+    other.edits.back() = {"z", edit_set_content{"User moved to Lyon."}};
+    CHECK(compute_idempotency_key(other) != extra.idempotency_key);
+    nlohmann::json bad = j;
+    bad["actions"].back()["edits"][13].erase("content");
+    CHECK_THROWS_WITH_AS(plan_from_json(bad), doctest::Contains("/edits/13/content: missing"),
+                         error);
+  }
 
   // files
   const auto dir = std::filesystem::temp_directory_path() / "memhealth_repair_plan_test";

@@ -221,10 +221,87 @@ TEST_CASE("apply_edit: each edit as documented, idempotent") {
   apply_edit(r, edit_replace_embedding{{1.f, 2.f}, "m2"});
   CHECK(r.embedding == std::vector<float>{1.f, 2.f});
   CHECK(r.embedding_version == "m2");
+  CHECK_THROWS_AS(apply_edit(r, edit_set_content{""}), error);
+  CHECK(r.content == "memory number 1");
+  apply_edit(r, edit_set_content{"User moved to Lyon in 2024."});
+  CHECK(r.content == "User moved to Lyon in 2024.");
+  CHECK(r.embedding == std::vector<float>{1.f, 2.f});  // the text only: the vector is its own edit
   const memory_record once = r;
   apply_edit(r, edit_add_supersedes{{"r5"}});
   apply_edit(r, edit_add_supersedes{{"r5"}});
   CHECK(r.links.supersedes == std::vector<std::string>{"r4", "r5"});
+}
+
+namespace {
+// A record whose content is read-only (no edit_set_content), and crm::note's is writable.
+struct ro_note {
+  std::string id;
+  const std::string content;
+};
+}  // namespace
+
+TEST_CASE(
+    "edit_set_content: new text and its vector in one action, embedded after every edit; "
+    "rollback restores the old text and vector byte for byte; a second apply changes nothing") {
+  static_assert(edit_supported<memory_record, edit_set_content>);
+  static_assert(!edit_supported<ro_note, edit_set_content>);
+  scratch_dir dir("set-content");
+  store_t store = make_store(3);
+  const auto before = images(store);
+  // the embedder an executor calls: the record's text, as the app's model would see it
+  std::vector<std::string> embedded_texts;
+  apply_options ao;
+  ao.embed_version = "toy-v2";
+  ao.embed = [&](const memory_record& r) {
+    embedded_texts.push_back(r.content);
+    return std::vector<float>{float(r.content.size()), 1.f, 0.f, 0.f};
+  };
+  repair_plan plan;
+  // the re-embedding is listed before the new text: the vector must still be of the new text
+  plan.actions.push_back(action("edit-r1", {{"r1", edit_replace_embedding{{}, {}}},
+                                            {"r1", edit_set_content{"User lives in Lyon."}},
+                                            {"r1", edit_add_supersedes{{"r2"}}},
+                                            {"r2", edit_set_status{"archived"}}}));
+  {
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    const auto res = apply_plan(store, plan, wal, ao);
+    REQUIRE(res.outcomes.size() == 1);
+    CHECK(res.outcomes[0].status == action_status::applied);
+    CHECK(res.outcomes[0].records_changed == 2);
+  }
+  CHECK(embedded_texts == std::vector<std::string>{"User lives in Lyon."});
+  const auto r1 = store.extract(*store.find("r1"));  // the record with its vector
+  CHECK(r1.content == "User lives in Lyon.");
+  CHECK(r1.embedding == std::vector<float>{19.f, 1.f, 0.f, 0.f});  // 19 bytes of new text
+  CHECK(r1.embedding_version == "toy-v2");
+  CHECK(r1.links.supersedes == std::vector<std::string>{"r2"});
+  CHECK(store.record(*store.find("r2")).status == "archived");
+  CHECK(store.record(*store.find("r0")).content == "memory number 0");
+  // the same action again: every record already holds its after-image
+  {
+    wal_writer wal(dir.path / "again.wal", wal_sync::none);
+    const auto res = apply_plan(store, plan, wal, ao);
+    CHECK(res.outcomes[0].status == action_status::already_applied);
+  }
+  const auto after = images(store);
+  // rollback of the first log: the old text and the old vector, byte for byte
+  const auto log = read_wal_file(dir.path / "run.wal");
+  const auto rb = rollback(store, log);
+  CHECK(rb.conflicts.empty());
+  CHECK(images(store) == before);
+  CHECK(store.record(*store.find("r1")).content == "memory number 1");
+  CHECK(store.extract(*store.find("r1")).embedding == std::vector<float>{1.5f, -1.25f, 0.f, 3.f});
+  CHECK(store.record(*store.find("r1")).embedding_version == "m1");
+  CHECK(after != before);
+  // an empty text fails the action (manual queue after its attempts), the store untouched
+  repair_plan empty;
+  empty.actions.push_back(action("empty-r0", {{"r0", edit_set_content{""}}}));
+  {
+    wal_writer wal(dir.path / "empty.wal", wal_sync::none);
+    const auto res = apply_plan(store, empty, wal, ao);
+    CHECK(res.outcomes[0].status == action_status::failed);
+  }
+  CHECK(images(store) == before);
 }
 
 TEST_CASE("apply_plan then rollback gives back the original store exactly") {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include <memhealth/detect/default_pipeline.hpp>
+#include <memhealth/embed/lexical_embedder.hpp>
 #include <memhealth/io/jsonl.hpp>
 #include <memhealth/repair/executor.hpp>
 #include <memhealth/repair/planner.hpp>
@@ -2104,4 +2105,188 @@ TEST_CASE("repair_watch_findings: tier 2 under a veto window, on a fake clock") 
   CHECK(rb.conflicts.empty());
   CHECK(status("a") == "active");
   CHECK(status("b") == "active");
+}
+
+namespace {
+// A review item as the watch queues a conflict nobody's rule decided (planner: send_to_review,
+// pending_review on each record), for `targets` of `live`, under `scope`.
+template <class S>
+review_item queue_conflict(sqlite_state& state, const S& live, const std::string& scope,
+                           std::vector<std::string> targets, utc_time now,
+                           std::string first_reason = {}) {
+  repair_action a;
+  a.type = "send_to_review";
+  a.tier = 3;
+  a.automation = automation::manual;
+  a.priority = 300;
+  a.rollback_method = "restore_before_images";
+  a.targets = targets;
+  std::string ids;
+  for (const auto& t : targets) ids += (ids.empty() ? "" : " ") + t;
+  a.reasons = {first_reason.empty() ? "conflict: " + ids + " (conflicts)" : first_reason,
+               "undecided by the conflict rules"};
+  for (const auto& t : targets) a.edits.push_back({t, edit_set_status{"pending_review"}});
+  a.blast = {targets.size(), {"user:1"}};
+  a.idempotency_key = compute_idempotency_key(a);
+  auto item = detail::to_review_item(a, "tier 3: a person decides", now);
+  item.key = sqlite_repair_history::scoped(scope, item.key);
+  item.fingerprint = detail::review_fingerprint(live, a.targets);
+  REQUIRE(state.queue_review(item));
+  return *state.review(item.key);
+}
+
+template <class S>
+std::map<std::string, std::string> store_images(const S& s) {
+  std::map<std::string, std::string> out;
+  for (std::size_t i = 0; i < s.size(); ++i) out[s.record(i).id] = encode_image(s.extract(i));
+  return out;
+}
+}  // namespace
+
+TEST_CASE(
+    "resolve_review_item: a person picks the winner of a conflict (and may edit its text, "
+    "re-embedded); refusals change nothing; rollback restores text and vector exactly") {
+  sq_dir dir("resolve");
+  const auto db = dir.path / "live.db";
+  {
+    std::vector<memory_record> recs{rec("c1", "User works at Acme.", {1.f, 0.f, 0.f, 0.f}),
+                                    rec("c2", "User works at Globex.", {0.f, 1.f, 0.f, 0.f}),
+                                    rec("c3", "User works at Initech.", {0.f, 0.f, 1.f, 0.f}),
+                                    rec("d1", "User lives in Paris.", {0.f, 0.f, 0.f, 1.f}),
+                                    rec("d2", "User lives in Rome.", {0.6f, 0.8f, 0.f, 0.f}),
+                                    rec("j1", "asdf qwer zxcv", {0.f, 0.6f, 0.8f, 0.f})};
+    recs[1].status = "pending_review";  // the queue's quarantine was applied to c2
+    auto s = sqlite_store<>::create(db, recs);
+  }
+  auto state = sqlite_state::open(dir.path / "state.db");
+  const std::string scope = "sqlite:" + db.string();
+  const utc_time now = parse_timestamp("2024-07-15T00:00:00Z")->instant;
+  auto live = sqlite_store<>::open(db);
+  const auto conflict3 = queue_conflict(state, live, scope, {"c1", "c2", "c3"}, now);
+  const auto conflict2 = queue_conflict(state, live, scope, {"d1", "d2"}, now);
+  const auto junk =
+      queue_conflict(state, live, scope, {"j1", "c1"}, now, "junk_content: j1 c1 (hygiene)");
+  const auto lonely = queue_conflict(state, live, scope, {"d1"}, now);
+  const auto original = store_images(live);
+  const lexical_embedder lex(4, 0);
+  apply_options ao;
+  ao.embed_version = std::string(lex.version());
+  ao.embed = [&lex](const memory_record& r) {
+    std::vector<float> v(4);
+    lex.embed(r.content, v);
+    return v;
+  };
+  wal_writer wal(dir.path / "watch.wal", wal_sync::none);
+  const auto resolve = [&](const review_item& it, const std::string& keep,
+                           std::optional<std::string> text, apply_options opt) {
+    return resolve_review_item(live, it, keep, text, wal, state, scope, "ana",
+                               "the user changed jobs", now, std::move(opt));
+  };
+  const auto refused = [&](const review_item& it, const std::string& keep,
+                           std::optional<std::string> text, apply_options opt,
+                           const std::string& why) {
+    try {
+      (void)resolve(it, keep, std::move(text), std::move(opt));
+      FAIL("not refused: " << why);
+    } catch (const error& e) {
+      CHECK(e.code() == error_code::invalid_argument);
+      CHECK_MESSAGE(std::string(e.what()).find(why) != std::string::npos, e.what());
+    }
+  };
+
+  // refusals, before anything changes
+  const std::string token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+  REQUIRE_FALSE(find_secrets("my token is " + token).empty());
+  refused(conflict3, "d1", std::nullopt, ao, "is not a target");
+  refused(junk, "j1", std::nullopt, ao, "not a conflict's");
+  refused(lonely, "d1", std::nullopt, ao, "fewer than two records");
+  refused(conflict2, "d1", "my token is " + token, ao, "holds a secret (github_token");
+  refused(conflict2, "d1", std::string(""), ao, "the new text is empty");
+  refused(conflict2, "d1", std::string(" \n "), ao, "the new text is empty");
+  refused(conflict2, "d1", std::string("User lives in Lyon."), apply_options{}, "an embedder");
+  CHECK_THROWS_AS((void)resolve_review_item(live, conflict2, "d1", std::nullopt, wal, state, scope,
+                                            "ana", "", now),
+                  error);
+  CHECK(store_images(live) == original);
+  CHECK(state.review_count("pending") == 4);
+
+  // the winner only: c2 kept (back to active) and superseding the others, which are archived
+  {
+    const auto out = resolve(conflict3, "c2", std::nullopt, ao);
+    CHECK(out.status == action_status::applied);
+    CHECK(out.records_changed == 3);
+  }
+  {
+    auto s = sqlite_store<>::open(db);
+    CHECK(s.record(*s.find("c2")).status == "active");
+    CHECK(s.record(*s.find("c2")).links.supersedes == std::vector<std::string>{"c1", "c3"});
+    CHECK(s.record(*s.find("c2")).content == "User works at Globex.");
+    CHECK(s.record(*s.find("c1")).status == "archived");
+    CHECK(s.record(*s.find("c3")).status == "archived");
+    CHECK(s.record(*s.find("d1")).status == "active");
+  }
+  auto decided = state.review(conflict3.key);
+  REQUIRE(decided);
+  CHECK(decided->status == "approved");
+  CHECK(decided->decided_by == "ana");
+  CHECK(decided->decision_note == "keep c2 (archived: c1, c3): the user changed jobs");
+  CHECK(decided->decided_ms == 1721001600000);
+  // already decided: refused, nothing changes
+  const auto after_first = store_images(live);
+  refused(*decided, "c1", std::nullopt, ao, "is approved (by ana)");
+  CHECK(store_images(live) == after_first);
+
+  // a new text: d1's content and vector replaced in one action, the vector of the new text
+  const std::string lyon = "User lives in Lyon since 2024.";
+  std::vector<float> lyon_vec(4);
+  lexical_embedder(4, 0).embed(lyon, lyon_vec);
+  {
+    const auto out = resolve(conflict2, "d1", lyon, ao);
+    CHECK(out.status == action_status::applied);
+    CHECK(out.records_changed == 2);
+  }
+  {
+    auto s = sqlite_store<>::open(db);
+    const auto d1 = s.extract(*s.find("d1"));
+    CHECK(d1.content == lyon);
+    CHECK(d1.embedding == lyon_vec);
+    CHECK(d1.embedding != std::vector<float>{0.f, 0.f, 0.f, 1.f});
+    CHECK(d1.embedding_version == "lexical-v1-d4-s0");
+    CHECK(d1.links.supersedes == std::vector<std::string>{"d2"});
+    CHECK(d1.status == "active");
+    CHECK(s.record(*s.find("d2")).status == "archived");
+    CHECK(s.record(*s.find("d2")).content == "User lives in Rome.");
+  }
+  CHECK(state.review(conflict2.key)->decision_note ==
+        "keep d1 (archived: d2), text edited: the user changed jobs");
+  CHECK(state.review_count("pending") == 2);  // the junk and the lonely items
+
+  // idempotent: the same resolution applied again changes nothing
+  const auto resolved = store_images(live);
+  {
+    repair_plan again;
+    again.actions.push_back(
+        make_resolution_action(live, conflict2, "d1", lyon, ao.embed_version, "ana"));
+    CHECK(again.actions[0].type == "resolve_conflict");
+    CHECK(again.actions[0].targets == std::vector<std::string>{"d1", "d2"});
+    apply_options ao2 = ao;
+    ao2.approve_tier3 = true;
+    const auto res = apply_plan(live, again, wal, ao2);
+    CHECK(res.outcomes[0].status == action_status::already_applied);
+  }
+  CHECK(store_images(live) == resolved);
+
+  // rollback of the log: every record back to its image before the resolutions, byte for byte
+  wal.sync();
+  const auto log = read_wal_file(dir.path / "watch.wal");
+  {
+    auto undo = sqlite_store<>::open(db);
+    const auto rb = rollback(undo, log);
+    CHECK(rb.conflicts.empty());
+  }
+  auto back = sqlite_store<>::open(db);
+  CHECK(store_images(back) == original);
+  CHECK(back.record(*back.find("d1")).content == "User lives in Paris.");
+  CHECK(back.extract(*back.find("d1")).embedding == std::vector<float>{0.f, 0.f, 0.f, 1.f});
+  CHECK(back.record(*back.find("c2")).status == "pending_review");
 }

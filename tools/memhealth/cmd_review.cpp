@@ -1,10 +1,12 @@
-// memhealth review list|show|approve|reject|defer: works the review queue that `memhealth watch`
-// fills in the state database (live/sqlite_review.hpp). Built with SQLite only.
+// memhealth review list|show|approve|reject|defer|resolve: works the review queue that `memhealth
+// watch` fills in the state database (live/sqlite_review.hpp). Built with SQLite only.
 #include "cli.hpp"
 
 #if MEMHEALTH_CLI_HAVE_SQLITE
 
+#include <charconv>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "memhealth/live/sqlite_review.hpp"
@@ -27,6 +29,10 @@ struct review_cli_options {
   std::string reviewer;
   std::string reason;
   std::string until = "7d";
+  std::string keep;                 // resolve --keep
+  std::optional<std::string> text;  // resolve --text (nullopt: not given)
+  std::string text_value;           // what --text gave
+  detection_cli_options models;     // resolve --embedder, --embedding-model, --model-cache
 };
 
 utc_time now_ms() {
@@ -268,13 +274,125 @@ int run_decide(const review_cli_options& o, const std::string& status) {
   return exit_ok;
 }
 
+// The built-in lexical embedder's settings from an embedding_version it wrote
+// ("lexical-v1-d<d>-s<seed>", without a synonym table); nullopt for any other version.
+std::optional<std::pair<std::size_t, std::uint64_t>> lexical_setup(std::string_view v) {
+  constexpr std::string_view head = "lexical-v1-d";
+  if (!v.starts_with(head)) return std::nullopt;
+  v.remove_prefix(head.size());
+  std::size_t d = 0;
+  std::uint64_t seed = 0;
+  auto r = std::from_chars(v.data(), v.data() + v.size(), d);
+  if (r.ec != std::errc() || d == 0 || r.ptr == v.data() + v.size() || *r.ptr != '-' ||
+      r.ptr + 1 == v.data() + v.size() || r.ptr[1] != 's')
+    return std::nullopt;
+  const char* s = r.ptr + 2;
+  r = std::from_chars(s, v.data() + v.size(), seed);
+  if (r.ec != std::errc() || r.ptr != v.data() + v.size()) return std::nullopt;
+  return std::pair{d, seed};
+}
+
+// The embedder a new text goes through (--text): --embedder when given, else the one the kept
+// record's own vector came from when the tool can run it (the built-in lexical embedder, as
+// `import --embed lexical` and `check --embed lexical` tag it). Sets `ao.embed` and
+// `ao.embed_version`. @throws error(invalid_argument) when neither applies.
+void set_text_embedder(const review_cli_options& o, const memory_record& kept, apply_options& ao) {
+  if (o.models.embedder.empty()) {
+    const auto lex = lexical_setup(kept.embedding_version);
+    if (!lex)
+      throw error(error_code::invalid_argument,
+                  "--text: the new text is re-embedded, and record " + kept.id +
+                      "'s vector was made by '" + kept.embedding_version +
+                      "', which the tool cannot run: give --embedder openai:URL "
+                      "--embedding-model MODEL (the store's model)");
+    const auto e = std::make_shared<lexical_embedder>(lex->first, lex->second);
+    ao.embed_version = std::string(e->version());
+    ao.embed = [e](const memory_record& r) {
+      std::vector<float> v(e->dimension());
+      e->embed(r.content, v);
+      return v;
+    };
+    return;
+  }
+  const std::string url = openai_option_url(o.models.embedder, o.models.embedding_model,
+                                            "--embedder", "--embedding-model");
+#if MEMHEALTH_CLI_HAVE_HTTP
+  openai_embedder_options eo;
+  eo.url = url;
+  eo.model = o.models.embedding_model;
+  eo.dimension = kept.embedding.size();  // the store's dimension (0: the server's)
+  eo.cache_path = model_cache_path(o.models.model_cache);
+  eo.api_key_env = o.models.api_key_env;
+  eo.http.requests_per_second = o.models.model_rate;
+  eo.http.timeout =
+      std::chrono::milliseconds(static_cast<std::int64_t>(o.models.model_timeout * 1000));
+  eo.http.max_retries = o.models.model_retries;
+  const auto e = std::make_shared<openai_embedder>(eo);
+  ao.embed_version = std::string(e->version());
+  ao.embed = [e](const memory_record& r) {
+    std::vector<float> v(e->dimension());
+    e->embed(r.content, v);
+    return v;
+  };
+#else
+  (void)url;
+  (void)ao;
+  throw error(error_code::invalid_argument,
+              "--embedder: this build has no HTTP client (libcurl4-openssl-dev, libssl-dev)");
+#endif
+}
+
+int run_resolve(const review_cli_options& o) {
+  require_decision(o);
+  if (o.keep.empty())
+    throw error(error_code::invalid_argument, "--keep: name the record that wins");
+  auto state = open_review_state(o);
+  const auto items = named_items(state, o);
+  if (items.size() != 1)
+    throw error(error_code::invalid_argument,
+                "resolve: name one item (got " + std::to_string(items.size()) + ")");
+  const review_item& it = items.front();
+  auto live = open_sqlite_store(o.store, false);
+  apply_options ao;
+  ao.batch_size = 1;
+  // the item, the winner and the text are checked before any embedder is reached
+  (void)check_review_resolution(live, it, o.keep, std::nullopt, ao, o.reviewer, o.reason, now_ms());
+  check_resolution_text(o.text);
+  if (o.text) {
+    const auto i = live.find(o.keep);
+    if (!i)
+      throw error(error_code::not_found, "record " + o.keep + " is not in the store " + o.store);
+    set_text_embedder(o, live.extract(*i), ao);
+  }
+  const std::string wal_path =
+      o.wal.empty() ? store_file_path(o.store) + ".memhealth-watch.wal" : o.wal;
+  // the checks of resolve_review_item, before the log is opened (nothing changes on a refusal)
+  (void)check_review_resolution(live, it, o.keep, o.text, ao, o.reviewer, o.reason, now_ms());
+  wal_writer_options wo;
+  wo.store = identify_store(
+      live, std::filesystem::absolute(store_file_path(o.store)).lexically_normal().string());
+  wo.store->database_id = live.database_id();
+  wal_writer w(wal_path, wo);
+  const auto r = resolve_review_item(live, it, o.keep, o.text, w, state, history_scope_of(o.store),
+                                     o.reviewer, o.reason, now_ms(), std::move(ao));
+  w.sync();
+  const bool took = r.status == action_status::applied ||
+                    r.status == action_status::already_applied || r.status == action_status::noop;
+  std::cerr << "memhealth review: " << short_id(r.key) << " resolved: " << o.keep << " kept"
+            << (o.text ? " with a new text (re-embedded)" : "") << ", " << to_string(r.status)
+            << (r.records_changed ? " (" + std::to_string(r.records_changed) + " records)" : "")
+            << (took ? " through " + wal_path : ", still pending: " + r.reason) << "\n";
+  return took ? exit_ok : exit_incomplete;
+}
+
 }  // namespace
 
 void add_review(CLI::App& app, int& rc) {
   auto* cmd =
       app.add_subcommand("review",
                          "Work the review queue that `memhealth watch --repair` fills: list, show, "
-                         "approve (applied through the log), reject, defer");
+                         "approve (applied through the log), reject, defer, resolve (a "
+                         "conflict's winner)");
   cmd->require_subcommand(1);
   const auto common = [](CLI::App* c, review_cli_options& o) {
     c->add_option("store", o.store, "The sqlite: store the queue belongs to")->required();
@@ -331,6 +449,29 @@ void add_review(CLI::App& app, int& rc) {
     decision(c, *o);
     c->add_option("--for", o->until, "How long (e.g. 2d, 12h)");
     c->callback([o, &rc] { rc = run_decide(*o, "deferred"); });
+  }
+  {
+    auto o = std::make_shared<review_cli_options>();
+    auto* c = cmd->add_subcommand(
+        "resolve",
+        "Resolve a conflict's item: --keep wins, the other records are archived (optionally with "
+        "a new --text for the winner, re-embedded), applied now through the write-ahead log");
+    common(c, *o);
+    c->add_option("ids", o->ids, "The item's ID (a unique prefix of 6+ characters)")->required();
+    c->add_option("--reviewer", o->reviewer, "Who decides (recorded)")->required();
+    c->add_option("--reason", o->reason, "Why (recorded)")->required();
+    c->add_option("--keep", o->keep, "The record that wins (one of the item's records)")
+        ->required();
+    auto* text =
+        c->add_option("--text", o->text_value,
+                      "The winner's new text (re-embedded through the store's embedder, or "
+                      "--embedder; never a secret, never empty)");
+    c->add_option("--wal", o->wal, "Write-ahead log (default: STORE.memhealth-watch.wal)");
+    add_embedder_options(c, o->models, true);
+    c->callback([o, text, &rc] {
+      if (text->count()) o->text = o->text_value;
+      rc = run_resolve(*o);
+    });
   }
 }
 

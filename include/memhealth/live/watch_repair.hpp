@@ -253,8 +253,15 @@ std::vector<review_apply_outcome> apply_review_items(S& live, const std::vector<
   std::vector<review_apply_outcome> out;
   for (std::size_t k = 0; k < items.size(); ++k) {
     review_apply_outcome r{items[k].key, action_status::failed, 0, {}};
+    // the fingerprint is over the targets as queued (`review_item::targets`, in their order): a
+    // person's replacement action (`resolve_review_item`) may list them in another order
+    std::vector<std::string> queued_targets = actions[k].targets;
+    if (const auto t = nlohmann::json::parse(items[k].targets, nullptr, false);
+        t.is_array() &&
+        std::all_of(t.begin(), t.end(), [](const auto& x) { return x.is_string(); }))
+      queued_targets = t.get<std::vector<std::string>>();
     if (!items[k].fingerprint.empty() &&
-        review_fingerprint(live, actions[k].targets) != items[k].fingerprint) {
+        review_fingerprint(live, queued_targets) != items[k].fingerprint) {
       r.reason =
           "its records changed since it was queued (memhealth review show displays them "
           "now; the watch proposes it again while it still holds)";

@@ -84,11 +84,20 @@ struct edit_replace_embedding {
   friend bool operator==(const edit_replace_embedding&, const edit_replace_embedding&) = default;
 };
 
+/// Replace the record's content with `content` (a person's edit of a conflict's surviving text,
+/// `resolve_review_item`; never planned by the rules). Not empty. The old text is not lost: it is
+/// the before-image in the write-ahead log, and `rollback` restores it. Paired in one action with
+/// an `edit_replace_embedding` with an empty vector *after* it, the executor embeds the new text.
+struct edit_set_content {
+  std::string content;
+  friend bool operator==(const edit_set_content&, const edit_set_content&) = default;
+};
+
 /// One operation on one record.
 using record_edit_op =
     std::variant<edit_set_status, edit_set_duplicate_of, edit_add_supersedes, edit_append_notes,
                  edit_drop_links, edit_set_weight, edit_fill_metadata, edit_normalize_timestamps,
-                 edit_replace_embedding>;
+                 edit_replace_embedding, edit_set_content>;
 
 /// An edit of one record, addressed by id.
 struct record_edit {

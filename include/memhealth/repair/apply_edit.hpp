@@ -95,6 +95,10 @@ template <>
 struct capability<edit_replace_embedding> {
   static constexpr const char* name = "embedding (fields embedding, embedding_version)";
 };
+template <>
+struct capability<edit_set_content> {
+  static constexpr const char* name = "content (field content)";
+};
 
 }  // namespace detail::edits
 
@@ -122,6 +126,9 @@ inline constexpr bool edit_supported = [] {
     return true;
   else if constexpr (std::is_same_v<E, edit_replace_embedding>)
     return detail::field_embedding::available<R> && detail::field_embedding_version::available<R>;
+  else if constexpr (std::is_same_v<E, edit_set_content>)
+    return detail::field_content::available<R> &&
+           detail::writable_with<R, decltype(field::raw::content), std::string>;
   else
     return false;
 }();
@@ -171,6 +178,10 @@ void apply_one(R& r, const E& e) {
     auto& v = field::raw::embedding(r);
     v.assign(e.embedding.begin(), e.embedding.end());
     field::raw::embedding_version(r) = e.version;
+  } else if constexpr (std::is_same_v<E, edit_set_content>) {
+    if (e.content.empty())
+      throw error(error_code::invalid_argument, "edit_set_content: the new content is empty");
+    field::raw::content(r) = e.content;
   } else {
     static_assert(de::always_false<E>, "memhealth: apply_edit: unhandled record edit");
   }
@@ -188,7 +199,8 @@ requires(!std::is_same_v<std::remove_cvref_t<E>, record_edit_op>) void apply_edi
       edit_supported<R, E>,
       "memhealth: apply_edit: this record type lacks the capability the edit writes (see "
       "memhealth::edit_capability<E>: status, links, related_notes, effective_weight, "
-      "metadata or embedding). Provide the field by specialising memhealth::record_traits<R> "
+      "metadata, embedding or content). Provide the field by specialising "
+      "memhealth::record_traits<R> "
       "with a member pointer or callable yielding an lvalue, by a data member of that name, "
       "or by an ADL accessor memhealth_<field>(r).");
   if constexpr (edit_supported<R, E>) detail::edits::apply_one(r, e);
@@ -206,12 +218,16 @@ requires(!std::is_same_v<std::remove_cvref_t<E>, record_edit_op>) void apply_edi
 /// - `edit_normalize_timestamps`: created_at, updated_at and last_accessed_at (those the record
 ///   has) keep their instant and get offset 0 (written with `Z`).
 /// - `edit_replace_embedding`: embedding = the vector, embedding_version = the version.
+/// - `edit_set_content`: content = the text (the embedding is not touched: the executor pairs it
+///   with an `edit_replace_embedding` that embeds the new text).
 ///
 /// Each edit needs only the record capability it writes (`edit_capability`): status; duplicate_of;
 /// supersedes; related_notes; related_ids + supersedes + duplicate_of; effective_weight; metadata;
-/// none (timestamps: those the record has); embedding + embedding_version.
+/// none (timestamps: those the record has); embedding + embedding_version; content (writable from
+/// `std::string`).
 /// Every edit is idempotent: applying it twice equals applying it once.
-/// @throws memhealth::error(invalid_argument) for a weight outside [0,1] or NaN;
+/// @throws memhealth::error(invalid_argument) for a weight outside [0,1] or NaN, and for an
+///         `edit_set_content` with empty content;
 ///         memhealth::error(precondition) for an `edit_replace_embedding` whose vector is still
 ///         empty (the executor fills it from the embedder first), and for an edit whose capability
 ///         `R` lacks (`edit_supported<R, E>` false; `apply_plan` turns it into a failed action).

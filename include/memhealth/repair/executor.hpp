@@ -102,7 +102,8 @@ struct apply_options {
   /// "after_commit", "after_abort", "run_end". A test may `_exit` here to simulate a crash.
   std::function<void(std::string_view point)> crash_hook;
   /// Embedder for `edit_replace_embedding` edits whose vector is empty: returns the new vector
-  /// for the record's current image. Unset: such edits fail (manual queue after retries).
+  /// for the record's image after every edit of the action (so a new text, `edit_set_content`,
+  /// is what gets embedded). Unset: such edits fail (manual queue after retries).
   std::function<std::vector<float>(const memory_record&)> embed;
   /// embedding_version written by an `edit_replace_embedding` whose plan left the version empty.
   /// A re-embedding is never written untagged: with both empty the action fails (manual queue).
@@ -619,6 +620,7 @@ class plan_run {
     p.action = a;
     try {
       std::vector<image<R>> touched;
+      std::vector<std::pair<std::size_t, std::string>> embed_later;  // (touched index, version)
       for (const auto& e : act.edits) {
         const std::size_t i = *store_.find(e.record_id);
         auto it = std::find_if(touched.begin(), touched.end(),
@@ -641,16 +643,26 @@ class plan_run {
         }
         const auto* re = std::get_if<edit_replace_embedding>(&e.op);
         if (re && ((re->embedding.empty() && opt_.embed) || re->version.empty())) {
-          std::vector<float> vec = re->embedding;
+          std::string version = re->version.empty() ? opt_.embed_version : re->version;
+          bool later = false;
           if constexpr (std::is_same_v<R, memory_record>)
-            if (vec.empty() && opt_.embed) vec = opt_.embed(it->after);
-          edit_replace_embedding filled{std::move(vec),
-                                        re->version.empty() ? opt_.embed_version : re->version};
-          apply_edit(it->after, record_edit_op(std::move(filled)));
+            later = re->embedding.empty() && opt_.embed;
+          if (later)  // embedded from the record's final text, once every edit is applied
+            embed_later.emplace_back(static_cast<std::size_t>(it - touched.begin()),
+                                     std::move(version));
+          else
+            apply_edit(it->after,
+                       record_edit_op(edit_replace_embedding{re->embedding, std::move(version)}));
         } else {
           apply_edit(it->after, e.op);
         }
       }
+      // An empty re-embedding vector is computed from the after-image of the whole action (so
+      // an edit_set_content anywhere in the action is what gets embedded, never the old text).
+      if constexpr (std::is_same_v<R, memory_record>)
+        for (auto& [k, version] : embed_later)
+          apply_edit(touched[k].after, record_edit_op(edit_replace_embedding{
+                                           opt_.embed(touched[k].after), std::move(version)}));
       for (auto& m : touched) {
         m.after_json = encode_image(m.after);
         if (m.after_json != m.before_json) p.records.push_back(std::move(m));

@@ -99,6 +99,9 @@ inline void put_edit(std::string& out, const record_edit& e) {
           put_metadata_value(out, op.value);
         } else if constexpr (std::is_same_v<T, edit_normalize_timestamps>) {
           out += "T";
+        } else if constexpr (std::is_same_v<T, edit_set_content>) {
+          out += "C";
+          put_field(out, op.content);
         } else {
           out += "E";
           out += std::to_string(op.embedding.size());

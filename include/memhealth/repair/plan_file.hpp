@@ -169,6 +169,9 @@ inline void append_edit(std::string& out, const record_edit& e) {
           append_metadata(out, op.value);
         } else if constexpr (std::is_same_v<T, edit_normalize_timestamps>) {
           out += ",\"op\":\"normalize_timestamps\"";
+        } else if constexpr (std::is_same_v<T, edit_set_content>) {
+          out += ",\"op\":\"set_content\",\"content\":";
+          jt::append_escaped(out, op.content);
         } else {
           out += ",\"op\":\"replace_embedding\",\"embedding\":[";
           for (std::size_t i = 0; i < op.embedding.size(); ++i) {

@@ -21,7 +21,9 @@
 /// Edit ops and their fields: `set_status` {status}, `set_duplicate_of` {primary_id},
 /// `add_supersedes` {ids}, `append_notes` {notes}, `drop_links` {ids}, `set_weight` {weight},
 /// `fill_metadata` {key, value}, `normalize_timestamps` {}, `replace_embedding` {embedding,
-/// version}. A metadata value is written with its type: `{"type": "null"}`,
+/// version}, `set_content` {content} (a person's new text for a conflict's kept record,
+/// `resolve_review_item`; the planner never writes it). A metadata value is written with its type:
+/// `{"type": "null"}`,
 /// `{"type": "bool"|"integer"|"number"|"string", "value": ...}`, `{"type": "json", "value":
 /// "<minified JSON text>"}`. Numbers are written in the shortest form that reads back to the same
 /// double (float32 embedding values read back to the same float); non-finite numbers, which JSON
@@ -118,6 +120,9 @@ nlohmann::json plan_edit(const record_edit& e) {
           j["value"] = plan_metadata_value(op.value);
         } else if constexpr (std::is_same_v<T, edit_normalize_timestamps>) {
           j["op"] = "normalize_timestamps";
+        } else if constexpr (std::is_same_v<T, edit_set_content>) {
+          j["op"] = "set_content";
+          j["content"] = op.content;
         } else {
           j["op"] = "replace_embedding";
           nlohmann::json v = nlohmann::json::array();
@@ -231,6 +236,8 @@ record_edit plan_read_edit(const nlohmann::json& j, const std::string& path) {
                               plan_read_metadata(plan_member(j, path, "value"), sub("value"))};
   } else if (op == "normalize_timestamps") {
     e.op = edit_normalize_timestamps{};
+  } else if (op == "set_content") {
+    e.op = edit_set_content{plan_string_member(j, path, "content")};
   } else if (op == "replace_embedding") {
     const auto& v = plan_member(j, path, "embedding");
     if (!v.is_array()) plan_fail(sub("embedding"), "expected an array of numbers");

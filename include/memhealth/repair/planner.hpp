@@ -60,6 +60,15 @@
 /// until the person resolves them. Set it to false to queue the review without touching the
 /// records (both stay active and retrievable meanwhile).
 ///
+/// A person resolves such an item by choosing the winner (`resolve_review_item`,
+/// live/sqlite_review.hpp; `memhealth review resolve`): it is replaced by a `resolve_conflict`
+/// action (tier 3, manual, approved by that person) with the edits of a rule-decided conflict,
+/// kept record `edit_add_supersedes(others)` (and `edit_set_status("active")` when it is
+/// pending_review), each other record `edit_set_status("archived")`; with a new text, the kept
+/// record first gets `edit_set_content(text)` and `edit_replace_embedding({}, version)`, the
+/// vector computed by the executor from the new text. `edit_set_content` is the only edit that
+/// writes content, and only a person's resolution carries it: the planner never plans one.
+///
 /// ## Stale weights
 /// The staleness detector's evidence `weight` is `curve_weight` times the stored effective_weight.
 /// Writing that product back would compound on every run (each run multiplies the decay in again:
