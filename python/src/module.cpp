@@ -20,6 +20,7 @@
 #include "memhealth/io/import_mem0.hpp"
 #include "memhealth/live/write_gate.hpp"
 #include "memhealth/memhealth.hpp"
+#include "memhealth/monitor/monitor_json.hpp"
 
 #include "py_json.hpp"
 #include "py_store.hpp"
@@ -675,25 +676,7 @@ std::string run_monitor(const records_handle& h, const std::string& events,
   res.findings.records_checked = ev.retrievals.size() + ev.feedback.size();
   nlohmann::ordered_json j;
   j["summary"] = summary_json(res.findings, issues.size());
-  auto ws = nlohmann::ordered_json::array();
-  for (const auto& m : res.windows)
-    ws.push_back({{"partition", m.partition},
-                  {"start", format_timestamp(m.start)},
-                  {"end", format_timestamp(m.end)},
-                  {"retrievals", m.retrievals},
-                  {"empty_rate", m.empty_rate},
-                  {"mean_top1_similarity", m.mean_top1_similarity},
-                  {"mean_topk_similarity", m.mean_topk_similarity},
-                  {"p50_latency_ms", m.p50_latency_ms},
-                  {"p95_latency_ms", m.p95_latency_ms},
-                  {"p99_latency_ms", m.p99_latency_ms},
-                  {"duplicate_share", m.duplicate_share},
-                  {"feedback", m.feedback_total},
-                  {"negative_feedback_rate", m.negative_feedback_rate},
-                  {"ghost_results", m.ghost_results},
-                  {"scope_leaks", m.scope_leaks},
-                  {"version_mismatches", m.version_mismatches}});
-  j["windows"] = std::move(ws);
+  j["windows"] = windows_json(res.windows);
   j["findings"] = findings_json(res.findings);
   j["load_issues"] = load_issues_json(issues);
   return j.dump();

@@ -9,6 +9,7 @@
 
 #include "memhealth/drift/drift.hpp"
 #include "memhealth/drift/migration_gate.hpp"
+#include "memhealth/monitor/monitor_json.hpp"
 #include "memhealth/monitor/retrieval_monitor.hpp"
 
 #include "cli.hpp"
@@ -106,25 +107,7 @@ int run_monitor(const monitor_cli& o) {
     s["feedback"] = ev.feedback.size();
     s["windows"] = res.windows.size();
     j["summary"] = std::move(s);
-    auto ws = nlohmann::ordered_json::array();
-    for (const auto& m : res.windows)
-      ws.push_back({{"partition", m.partition},
-                    {"start", format_timestamp(m.start)},
-                    {"end", format_timestamp(m.end)},
-                    {"retrievals", m.retrievals},
-                    {"empty_rate", m.empty_rate},
-                    {"mean_top1_similarity", m.mean_top1_similarity},
-                    {"mean_topk_similarity", m.mean_topk_similarity},
-                    {"p50_latency_ms", m.p50_latency_ms},
-                    {"p95_latency_ms", m.p95_latency_ms},
-                    {"p99_latency_ms", m.p99_latency_ms},
-                    {"duplicate_share", m.duplicate_share},
-                    {"feedback", m.feedback_total},
-                    {"negative_feedback_rate", m.negative_feedback_rate},
-                    {"ghost_results", m.ghost_results},
-                    {"scope_leaks", m.scope_leaks},
-                    {"version_mismatches", m.version_mismatches}});
-    j["windows"] = std::move(ws);
+    j["windows"] = windows_json(res.windows);
     j["findings"] = findings_json(res.findings);
     j["load_issues"] = load_issues_json(issues);
     emit(j.dump(2), o.out);

@@ -16,6 +16,26 @@ namespace memhealth::cli {
 
 namespace {
 
+// A dry run's write-ahead log: a temporary beside `near` (the plan or the log a real run would
+// write), registered so that a signal removes it, and removed when this goes out of scope.
+class dry_run_log {
+ public:
+  explicit dry_run_log(const std::filesystem::path& near)
+      : path_(temp_path_for(std::filesystem::path(near).replace_extension(".dryrun.wal"))),
+        registered_(path_) {}
+  dry_run_log(const dry_run_log&) = delete;
+  dry_run_log& operator=(const dry_run_log&) = delete;
+  ~dry_run_log() {
+    std::error_code ec;
+    std::filesystem::remove(path_, ec);
+  }
+  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+
+ private:
+  std::filesystem::path path_;
+  temp_registration registered_;
+};
+
 // ------------------------------------------------------------------------- plan
 
 struct plan_options {
@@ -165,16 +185,8 @@ int run_plan(const plan_options& po_cli) {
     auto opt = approvals(o.approve);
     opt.dry_run = true;
     // the dry run's log is a temporary next to the plan, removed on every path (and on a signal)
-    const std::filesystem::path tmp =
-        temp_path_for(std::filesystem::path(o.out).replace_extension(".dryrun.wal"));
-    temp_registration registered(tmp);
-    struct remove_on_exit {
-      const std::filesystem::path& p;
-      ~remove_on_exit() {
-        std::error_code ec;
-        std::filesystem::remove(p, ec);
-      }
-    } guard{tmp};
+    const dry_run_log log(o.out);
+    const std::filesystem::path& tmp = log.path();
     {
       wal_writer w(tmp.string(), wal_sync::none);
       plan_reader reader(o.out);  // the plan just written, in execution order
@@ -653,16 +665,8 @@ int run_apply_pg(const apply_cli_options& o) {
     rows.reserve(store.size());
     for (std::size_t i = 0; i < store.size(); ++i) rows.push_back(store.record(i));
     pg_preview_store preview{store, memory_store<>::from_records(std::move(rows)), {}};
-    const std::filesystem::path tmp =
-        temp_path_for(std::filesystem::path(o.wal).replace_extension(".dryrun.wal"));
-    temp_registration registered(tmp);
-    struct remove_on_exit {
-      const std::filesystem::path& p;
-      ~remove_on_exit() {
-        std::error_code ec;
-        std::filesystem::remove(p, ec);
-      }
-    } guard{tmp};
+    const dry_run_log log(o.wal);
+    const std::filesystem::path& tmp = log.path();
     {
       wal_writer w(tmp.string(), wal_sync::none);
       c = counts_of(apply_plan(preview, plan, w, opt));
