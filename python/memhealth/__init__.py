@@ -154,7 +154,13 @@ class Records:
         """Every record as a dict with the JSONL field names (embeddings included)."""
         return [json.loads(line) for line in self.to_jsonl().splitlines()]
 
-    def __getitem__(self, i: int) -> Dict[str, Any]:
+    def __getitem__(self, i: Union[int, str]) -> Dict[str, Any]:
+        """The record at position ``i``, or the record whose id is ``i`` (KeyError if none)."""
+        if isinstance(i, str):
+            try:
+                i = self.ids.index(i)
+            except ValueError:
+                raise KeyError(i) from None
         if i < 0:
             i += len(self)
         return json.loads(self._h.record_json(i))
@@ -281,6 +287,7 @@ def plan(
 ) -> Plan:
     """Plans repairs for the findings of ``report`` (``check(records, **settings)`` when None)
     against the records (read only)."""
+    records = _records(records)
     if report is None:
         report = check(records, **settings)
     elif settings:
@@ -307,8 +314,33 @@ def apply(
     outcomes."""
     if isinstance(approve, str):
         approve = [approve]
-    return _m._apply(records._h, plan._h, os.fspath(wal), list(approve), batch_size, max_records,
-                     dry_run, embedder, embed_version)
+    # an exception the embedder raises fails its action in C++ (the action is not applied); it is
+    # raised here afterwards, as itself, so that it is not lost
+    watched = _WatchedEmbedder(embedder) if embedder is not None else None
+    result = _m._apply(records._h, plan._h, os.fspath(wal), list(approve), batch_size,
+                       max_records, dry_run, watched, embed_version)
+    if watched is not None and watched.error is not None:
+        raise watched.error
+    return result
+
+
+class _WatchedEmbedder:
+    """An embedder that remembers the first exception its ``embed`` raised."""
+
+    def __init__(self, inner: Any):
+        self._inner = inner
+        self.error: Optional[BaseException] = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def embed(self, texts: Any) -> Any:
+        try:
+            return self._inner.embed(texts)
+        except BaseException as e:
+            if self.error is None:
+                self.error = e
+            raise
 
 
 def rollback(records: Records, wal: Union[str, os.PathLike], *, force: bool = False) -> Dict[str, Any]:

@@ -51,8 +51,18 @@ def _mem0_list(result: Any) -> List[Mapping[str, Any]]:
     if isinstance(result, Mapping):
         if "results" not in result:
             raise ValueError("from_mem0: expected a list of memories or {'results': [...]}")
-        return list(result["results"])
-    return list(result)
+        memories = list(result["results"])
+    else:
+        memories = list(result)
+    # mem0 gives updated_at None for a memory never updated: its last update is its creation
+    # (otherwise every such record is an error-severity timestamp_inconsistent finding)
+    out = []
+    for m in memories:
+        if isinstance(m, Mapping) and m.get("updated_at") is None and m.get("created_at"):
+            m = dict(m)
+            m["updated_at"] = m["created_at"]
+        out.append(m)
+    return out
 
 
 def from_mem0(result: Any, embeddings: Any = None, *, embedder: Any = None) -> Records:

@@ -46,6 +46,11 @@ def test_from_mem0_maps_the_documented_fields():
     assert d["7f000000-0000-4000-8000-000000000001"]["scope"] == "user:alice/agent:chef"
     # a plain list (mem0 before v1.1) is read too
     assert len(adapters.from_mem0(mem0_result()["results"])) == 3
+    # updated_at None (never updated): the last update is the creation, not a missing time
+    assert a["updated_at"] == a["created_at"]
+    assert d["7f000000-0000-4000-8000-000000000001"]["updated_at"] == "2024-07-23T10:00:00.000Z"
+    rep = memhealth.check(recs, now=NOW)
+    assert rep.count("timestamp_inconsistent") == 0
 
 
 def test_mem0_duplicates_found_repaired_and_written_back(tmp_path):

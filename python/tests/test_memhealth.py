@@ -307,6 +307,38 @@ def test_reembed_through_a_python_embedder_copies_the_borrowed_block(tmp_path):
     assert np.allclose(np.array([d["embedding"] for d in recs.to_dicts()]), keep)
 
 
+def test_apply_raises_the_embedders_exception_as_itself(tmp_path):
+    # the re-embedding action fails (nothing of it is applied) and the exception the Python
+    # embedder raised reaches the caller unchanged, after the other actions ran
+    dicts, emb = columnar_sample()
+    recs = memhealth.Records(dicts, emb)
+    rep = memhealth.check(recs, now=NOW)
+
+    class Timeout(Exception):
+        pass
+
+    def embed(batch):
+        raise Timeout("model server timed out")
+
+    with pytest.raises(Timeout, match="model server timed out"):
+        memhealth.apply(recs, memhealth.plan(recs, rep), tmp_path / "r.wal", approve=["tier3"],
+                        embedder=memhealth.CallableEmbedder(embed, 384, "toy-v2"))
+    assert "toy-v2" not in {d["embedding_version"] for d in recs.to_dicts()}
+
+
+def test_records_by_id_and_plan_from_dicts():
+    dicts = sample_dicts()
+    recs = memhealth.Records(dicts)
+    assert recs["mem-1000"]["id"] == "mem-1000"
+    assert recs[0]["id"] == dicts[0]["id"]
+    with pytest.raises(KeyError):
+        recs["no-such-id"]
+    # plan accepts what check accepts (a list of dicts): the same actions as from Records
+    a = memhealth.plan(dicts, now=NOW).actions
+    b = memhealth.plan(recs, now=NOW).actions
+    assert [x["idempotency_key"] for x in a] == [x["idempotency_key"] for x in b]
+
+
 def test_apply_bad_approval_and_dry_run(tmp_path):
     recs = memhealth.Records.load(SAMPLE)
     p = memhealth.plan(recs, now=NOW)
