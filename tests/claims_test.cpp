@@ -171,6 +171,20 @@ TEST_CASE("claims: English statements read into holder, predicate, terms and qua
   }
 }
 
+TEST_CASE("claims: numbers too large for a count are no age or clock time (fuzzing found one)") {
+  // "34erea7" then twenty 7s and "e" read as a number far beyond any integer type: converting it
+  // for an age was undefined behaviour (UBSan, fuzz_claims)
+  const strings texts = {"User is 3477777777777777777777777777e300 years old",
+                         "User is 1e300 years old", "User goes to bed at 123456789012 pm",
+                         "User was born in 99999999999999999999", "用户是99999999999后"};
+  for (const auto& text : texts) {
+    CAPTURE(text);
+    const auto a = read(text);
+    for (const auto& c : a.claims) CHECK(c.attribute != "age");
+  }
+  CHECK(judge("User was born in 99999999999999999999", "User is 30").conflict == false);
+}
+
 TEST_CASE("claims: Chinese statements") {
   SUBCASE("a negated habit") {
     const auto r = read("用户不吃香菜");

@@ -359,10 +359,11 @@ struct claim_rules {
   // "1985" -> {1985, 1985}; "1985..1989" -> {1985, 1989}; {0, -1} when not a year.
   static std::pair<int, int> year_range(const std::string& v) {
     const std::size_t dots = v.find("..");
-    const int lo = std::atoi(v.c_str());
-    const int hi = dots == std::string::npos ? lo : std::atoi(v.c_str() + dots + 2);
-    if (lo < 1850 || hi < lo) return {0, -1};
-    return {lo, hi};
+    // (strtol: an out-of-range number is LONG_MAX, not undefined behaviour)
+    const long lo = std::strtol(v.c_str(), nullptr, 10);
+    const long hi = dots == std::string::npos ? lo : std::strtol(v.c_str() + dots + 2, nullptr, 10);
+    if (lo < 1850 || lo > 2200 || hi < lo || hi > 2200) return {0, -1};
+    return {static_cast<int>(lo), static_cast<int>(hi)};
   }
   int current_year() const {
     if (reference_year > 0) return reference_year;

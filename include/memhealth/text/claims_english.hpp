@@ -65,9 +65,19 @@ inline std::vector<std::string> clock_value(const std::vector<std::string>& v) {
     if (w == "pm" || w.ends_with("pm") || w == "night" || w == "evening") pm = true;
     if (w == "am" || w.ends_with("am")) am = true;
     if (h < 0 && !w.empty() && w[0] >= '0' && w[0] <= '9') {
-      h = std::atoi(w.c_str());
+      // (at most two digits each: "10:30", "1"; longer numbers are no clock time)
+      auto two_digits = [](std::string_view x) {
+        int v = 0, k = 0;
+        for (; k < static_cast<int>(x.size()) && x[k] >= '0' && x[k] <= '9'; ++k) {
+          if (k == 2) return -1;
+          v = v * 10 + (x[k] - '0');
+        }
+        return k == 0 ? -1 : v;
+      };
+      h = two_digits(w);
       if (const auto colon = w.find(':'); colon != std::string::npos)
-        m = std::atoi(w.c_str() + colon + 1);
+        m = two_digits(std::string_view(w).substr(colon + 1));
+      if (h < 0) h = 99;  // no clock time: the words stay as they are
     }
     if (w == "midnight") h = 0;
     if (w == "noon") h = 12;
@@ -648,7 +658,8 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       value.push_back(lemma);
       continue;
     }
-    if ((w == "years" || w == "year") && next == "old" && !quantities.empty()) {
+    if ((w == "years" || w == "year") && next == "old" && !quantities.empty() &&
+        quantities.back() >= 0 && quantities.back() < 200) {  // (a number, not an overflow)
       c.attribute = "age";
       c.kind = predicate_class::state;
       value.push_back(std::to_string(static_cast<long long>(quantities.back())));
