@@ -252,7 +252,10 @@ class table_access {
     std::string sets;
     auto param = [&](std::optional<std::string> v) {
       up.params.push_back(std::move(v));
-      return "$" + std::to_string(up.params.size());
+      // (appended, not "$" + to_string(...): g++ 12 at -O3 warns -Wrestrict on that form)
+      std::string ref = "$";
+      ref += std::to_string(up.params.size());
+      return ref;
     };
     // the JSON value of a field (null when absent)
     auto val = [](const nlohmann::json& j, const std::string& f) {
@@ -330,7 +333,9 @@ class table_access {
       statement s;
       auto p = [&](std::optional<std::string> v) {
         s.params.push_back(std::move(v));
-        return "$" + std::to_string(s.params.size());
+        std::string ref = "$";  // (not "$" + to_string(...): see updates())
+        ref += std::to_string(s.params.size());
+        return ref;
       };
       std::optional<std::string> text;
       if (!va.empty()) text = vector_text(va, pgvector());
