@@ -38,6 +38,7 @@
 #define MEMHEALTH_SOURCE_DIR "."
 #endif
 
+namespace audit_test {
 namespace mh = memhealth;
 
 namespace {
@@ -219,20 +220,22 @@ note memhealth_decode_image(std::string_view s, std::type_identity<note>) {
 }
 }  // namespace drillnote
 
+}  // namespace audit_test
 template <>
-struct memhealth::record_traits<drillnote::note> {
-  static constexpr auto id = &drillnote::note::key;
-  static constexpr auto content = &drillnote::note::text;
-  static constexpr auto embedding = &drillnote::note::vec;
-  static constexpr auto embedding_version = &drillnote::note::model;
-  static constexpr auto scope = &drillnote::note::owner;
-  static constexpr auto status = &drillnote::note::state;
-  static constexpr auto created_at = &drillnote::note::created;
-  static constexpr auto updated_at = &drillnote::note::modified;
-  static constexpr auto duplicate_of = &drillnote::note::merged_into;
-  static constexpr auto related_notes = &drillnote::note::history;
+struct memhealth::record_traits<audit_test::drillnote::note> {
+  static constexpr auto id = &audit_test::drillnote::note::key;
+  static constexpr auto content = &audit_test::drillnote::note::text;
+  static constexpr auto embedding = &audit_test::drillnote::note::vec;
+  static constexpr auto embedding_version = &audit_test::drillnote::note::model;
+  static constexpr auto scope = &audit_test::drillnote::note::owner;
+  static constexpr auto status = &audit_test::drillnote::note::state;
+  static constexpr auto created_at = &audit_test::drillnote::note::created;
+  static constexpr auto updated_at = &audit_test::drillnote::note::modified;
+  static constexpr auto duplicate_of = &audit_test::drillnote::note::merged_into;
+  static constexpr auto related_notes = &audit_test::drillnote::note::history;
 };
 
+namespace audit_test {
 TEST_CASE(
     "drill: a user's record type takes the faults its fields allow, and says which it cannot") {
   // The same 40 healthy records as memory_record, mapped onto drillnote::note.
@@ -1093,3 +1096,4 @@ TEST_CASE("secrets are masked in every output: findings, plan, audit report JSON
     }
   }
 }
+}  // namespace audit_test

@@ -18,6 +18,7 @@
 
 #include "test_data.hpp"
 
+namespace claims_test {
 namespace mh = memhealth;
 
 namespace {
@@ -587,3 +588,4 @@ TEST_CASE("claim judge: SICK contradictions against entailment and neutral pairs
   CHECK(c.precision() >= 0.93);
   CHECK(c.recall() >= 0.8);
 }
+}  // namespace claims_test

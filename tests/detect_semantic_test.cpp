@@ -38,6 +38,7 @@
 
 #include "test_data.hpp"
 
+namespace detect_semantic_test {
 namespace mh = memhealth;
 
 namespace {
@@ -1298,3 +1299,4 @@ TEST_CASE("duplicate guards: labelled look-alike pairs (tests/data/judge_pairs)"
   }
   CHECK(merged_ids(mh::duplicate_detector<>{.cross_scope_check = false}) == expected);
 }
+}  // namespace detect_semantic_test

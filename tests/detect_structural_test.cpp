@@ -31,6 +31,7 @@
 
 #include "test_data.hpp"
 
+namespace detect_structural_test {
 namespace {
 
 using namespace memhealth;
@@ -1186,3 +1187,4 @@ TEST_CASE("structural: a sparse embedding with a zero tail is not zero padding")
   REQUIRE(pad.size() == 1);
   CHECK(ev<std::int64_t>(pad[0], "trailing_zeros") == 32);
 }
+}  // namespace detect_structural_test

@@ -18,6 +18,7 @@
 #include "repair_test_support.hpp"
 #include "test_data.hpp"
 
+namespace import_test {
 using namespace memhealth;
 
 namespace {
@@ -810,3 +811,4 @@ TEST_CASE("importers refuse a file of another format and name what it looks like
   CHECK(has(e, "is not a JSON array of preferences (it looks like LoCoMo)"));
   CHECK(import_prefeval_text("[]", "t").records.empty());
 }
+}  // namespace import_test

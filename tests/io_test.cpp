@@ -23,6 +23,7 @@
 #include "sim_file_io.hpp"
 #include <unistd.h>
 
+namespace io_test {
 using namespace memhealth;
 
 namespace {
@@ -1013,3 +1014,4 @@ TEST_CASE("read_whole_file refuses a directory instead of reading it as empty") 
   }
   std::filesystem::remove_all(dir);
 }
+}  // namespace io_test

@@ -23,6 +23,7 @@
 #include "memhealth/similarity/join.hpp"
 #include "memhealth/store/memory_store.hpp"
 
+namespace kmeans_blocking_test {
 namespace mh = memhealth;
 
 namespace {
@@ -484,3 +485,4 @@ TEST_CASE(
   CHECK_FALSE(mh::scope_size_blocking{.block_above = 500}.partitions(500));
   CHECK_FALSE(mh::scope_size_blocking{.block_above = 0}.partitions(1'000'000));
 }
+}  // namespace kmeans_blocking_test

@@ -22,6 +22,7 @@
 
 #include "test_records.hpp"
 
+namespace live_test {
 namespace mh = memhealth;
 
 namespace {
@@ -472,3 +473,4 @@ TEST_CASE("scheduler: due times on a fake clock, triggers, no catch-up burst, re
   CHECK(only_triggers.due(t0 + hours{1000}).empty());
   CHECK_FALSE(only_triggers.next_due(t0).has_value());
 }
+}  // namespace live_test

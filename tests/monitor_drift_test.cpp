@@ -24,6 +24,7 @@
 
 #include "test_data.hpp"
 
+namespace monitor_drift_test {
 using namespace memhealth;
 
 namespace {
@@ -613,3 +614,4 @@ TEST_CASE(
   CHECK(r.issues[1].field == "feedback");
   CHECK(!r.issues[1].record_kept);
 }
+}  // namespace monitor_drift_test

@@ -23,6 +23,7 @@
 
 #include "fake_openai_server.hpp"
 
+namespace net_test {
 using namespace memhealth;
 using memhealth::test::fake_openai_server;
 
@@ -364,3 +365,4 @@ TEST_SUITE("net") {
   }
 
 }  // TEST_SUITE("net")
+}  // namespace net_test

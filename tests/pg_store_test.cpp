@@ -27,6 +27,7 @@
 #include <libpq-fe.h>
 #include <unistd.h>
 
+namespace pg_store_test {
 namespace fs = std::filesystem;
 using namespace memhealth;
 
@@ -581,3 +582,4 @@ TEST_CASE("pg_store: a COMMIT whose acknowledgement is lost is resolved by askin
   CHECK(rr.records_restored == 0);
   fs::remove(wal_path);
 }
+}  // namespace pg_store_test

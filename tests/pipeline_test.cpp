@@ -22,6 +22,7 @@
 
 #include "test_data.hpp"
 
+namespace pipeline_test {
 namespace mh = memhealth;
 using strings = std::vector<std::string>;
 
@@ -594,3 +595,4 @@ TEST_CASE("incremental: one changed record selects its scope, plus its text's ot
   CHECK_THROWS_AS(mh::subset_store<mh::memory_store<>>(store, {3, 2}), mh::error);
   CHECK_THROWS_AS(mh::subset_store<mh::memory_store<>>(store, {store.size()}), mh::error);
 }
+}  // namespace pipeline_test

@@ -14,6 +14,7 @@
 #include "memhealth/record/traits.hpp"
 #include "memhealth/store/memory_store.hpp"
 
+namespace record_test {
 using namespace memhealth;
 using namespace std::chrono;
 
@@ -130,24 +131,26 @@ struct with_enum {
 };
 }  // namespace user_ns
 
+}  // namespace record_test
 template <>
-struct memhealth::record_traits<user_ns::note> {
-  static constexpr auto id = &user_ns::note::key;
-  static constexpr auto content = &user_ns::note::text;
-  static constexpr auto embedding = &user_ns::note::vec;
-  static constexpr auto updated_at = &user_ns::note::modified;
-  static constexpr auto created_at = [](const user_ns::note& n) {
+struct memhealth::record_traits<record_test::user_ns::note> {
+  static constexpr auto id = &record_test::user_ns::note::key;
+  static constexpr auto content = &record_test::user_ns::note::text;
+  static constexpr auto embedding = &record_test::user_ns::note::vec;
+  static constexpr auto updated_at = &record_test::user_ns::note::modified;
+  static constexpr auto created_at = [](const record_test::user_ns::note& n) {
     return n.modified - std::chrono::hours(1);
   };
-  static constexpr auto scope = [](const user_ns::note& n) -> const std::string& {
+  static constexpr auto scope = [](const record_test::user_ns::note& n) -> const std::string& {
     return n.owner_scope;
   };
 };
 template <>
-struct memhealth::record_traits<user_ns::both> {
-  static constexpr auto content = &user_ns::both::alt;
+struct memhealth::record_traits<record_test::user_ns::both> {
+  static constexpr auto content = &record_test::user_ns::both::alt;
 };
 
+namespace record_test {
 TEST_CASE("record_traits specialisation maps renamed fields") {
   user_ns::note n{"n1", "likes tea", {0.6f, 0.8f}, sys_seconds{seconds{1'700'000'000}}, "user:7"};
   CHECK(field::id(n) == "n1");
@@ -375,3 +378,4 @@ TEST_CASE("boxed_optional: one pointer, deep copies, optional-like equality and 
   CHECK(std::get<fact_claim>(*r.claim).value == "atlas");
   CHECK(field::claim(r) == &*r.claim);  // the accessor yields a pointer to the boxed value
 }
+}  // namespace record_test

@@ -28,6 +28,7 @@
 #include "repair_test_support.hpp"
 #include <unistd.h>
 
+namespace repair_guard_test {
 namespace fs = std::filesystem;
 using namespace memhealth;
 using namespace std::chrono_literals;
@@ -638,3 +639,4 @@ TEST_CASE(
         std::string::npos);
   CHECK(message(R"(["now"])").find("/detection: expected an object") != std::string::npos);
 }
+}  // namespace repair_guard_test

@@ -34,6 +34,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+namespace repair_plan_test {
 using namespace memhealth;
 using namespace std::chrono_literals;
 
@@ -1193,3 +1194,4 @@ TEST_CASE("parse_plan: fuzz regression: a number beyond double is error(parse)")
       R"({"schema_version": 1, "suspended": false, "suspend_reason": "", "deferred": [], "actions": []})");
   CHECK(p.actions.empty());
 }
+}  // namespace repair_plan_test

@@ -34,6 +34,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+namespace repair_wal_test {
 namespace fs = std::filesystem;
 using namespace memhealth;
 
@@ -913,14 +914,16 @@ note memhealth_decode_image(std::string_view json, std::type_identity<note>) {
 
 }  // namespace crm
 
+}  // namespace repair_wal_test
 template <>
-struct memhealth::record_traits<crm::note> {
-  static constexpr auto id = &crm::note::key;
-  static constexpr auto content = &crm::note::body;
-  static constexpr auto effective_weight = &crm::note::weight;
-  static constexpr auto related_notes = &crm::note::notes;
+struct memhealth::record_traits<repair_wal_test::crm::note> {
+  static constexpr auto id = &repair_wal_test::crm::note::key;
+  static constexpr auto content = &repair_wal_test::crm::note::body;
+  static constexpr auto effective_weight = &repair_wal_test::crm::note::weight;
+  static constexpr auto related_notes = &repair_wal_test::crm::note::notes;
 };
 
+namespace repair_wal_test {
 namespace {
 
 using crm_store = memory_store<crm::note>;
@@ -2240,3 +2243,4 @@ TEST_CASE("apply_plan history: an action done in an earlier run is not applied a
   CHECK(to_json(store.extract(2)) == to_json(r2_before));
   CHECK(history.attempts("w2")->attempts == 1);  // one attempt in all: run 1's
 }
+}  // namespace repair_wal_test

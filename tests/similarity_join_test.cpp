@@ -20,6 +20,7 @@
 #include "memhealth/similarity/lsh.hpp"
 #include "memhealth/similarity/quantized_join.hpp"
 
+namespace similarity_join_test {
 namespace mh = memhealth;
 
 namespace {
@@ -749,3 +750,4 @@ TEST_CASE(
   mh::lsh_join(none, 0.5f, [&](std::uint32_t, std::uint32_t, float) { ++lsh_emitted; });
   CHECK(lsh_emitted == 0);
 }
+}  // namespace similarity_join_test

@@ -37,6 +37,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+namespace sqlite_store_test {
 namespace fs = std::filesystem;
 using namespace memhealth;
 
@@ -1016,8 +1017,10 @@ TEST_CASE("sqlite_store: a database id of its own decides which logs belong to i
 
 // ---------------------------------------------------------------- the state database (issue 20)
 
+}  // namespace sqlite_store_test
 #include <memhealth/store/sqlite_state.hpp>
 
+namespace sqlite_store_test {
 TEST_CASE("sqlite_state: cursors, fingerprints, versions, schedule, runs, repair history") {
   sq_dir dir("state");
   const fs::path p = dir.path / "store.jsonl.memhealth-state.db";
@@ -1362,10 +1365,12 @@ TEST_CASE("sqlite_state: a database locked beyond the busy timeout is error(busy
 
 // ---------------------------------------------------------------- repair history in the state
 
+}  // namespace sqlite_store_test
 #include <memhealth/live/sqlite_repair_history.hpp>
 
 #include "repair_test_support.hpp"
 
+namespace sqlite_store_test {
 namespace {
 
 repair_action history_action(std::string key, std::string id, record_edit_op op) {
@@ -1479,8 +1484,10 @@ TEST_CASE("sqlite_repair_history: failures, loops and done actions are kept acro
 
 // ---------------------------------------------------------------- watch (live/watch.hpp)
 
+}  // namespace sqlite_store_test
 #include <memhealth/live/watch.hpp>
 
+namespace sqlite_store_test {
 namespace {
 
 // Unit vectors (d = 4) with known cosines: wa.wb = 0.80 (a conflict candidate, >= 0.6),
@@ -1652,8 +1659,10 @@ TEST_CASE("watcher: cadence, write-time checks, no finding twice, restart, risk 
 
 // ------------------------------------------------------------------ writes beside another writer
 
+}  // namespace sqlite_store_test
 #include <memhealth/live/watch_repair.hpp>
 
+namespace sqlite_store_test {
 TEST_CASE("sqlite_store: a write never overwrites a record another process changed since") {
   sq_dir dir("cas");
   const auto db = dir.path / "cas.db";
@@ -1892,8 +1901,10 @@ TEST_CASE(
   CHECK(rb.deferred + rb.plan_deferred >= 1);
 }
 
+}  // namespace sqlite_store_test
 #include <memhealth/live/sqlite_review.hpp>
 
+namespace sqlite_store_test {
 TEST_CASE(
     "review queue: decisions are recorded; a rejected item returns only when its records "
     "change; approving applies the action through the log") {
@@ -2290,3 +2301,4 @@ TEST_CASE(
   CHECK(back.extract(*back.find("d1")).embedding == std::vector<float>{0.f, 0.f, 0.f, 1.f});
   CHECK(back.record(*back.find("c2")).status == "pending_review");
 }
+}  // namespace sqlite_store_test

@@ -15,6 +15,7 @@
 #include "memhealth/text/lexicon.hpp"
 #include "memhealth/text/normalize.hpp"
 
+namespace text_embed_test {
 using namespace memhealth;
 
 namespace {
@@ -560,3 +561,4 @@ TEST_CASE("lexicon: add_is_a and load_tsv is_a lines") {
   CHECK(thrown_message(loaded, two.path).find(":1:") != std::string::npos);
   CHECK_FALSE(loaded.is_a("cat", "animal"));
 }
+}  // namespace text_embed_test

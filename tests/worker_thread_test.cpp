@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+namespace worker_thread_test {
 namespace mh = memhealth;
 
 // The callable is held by reference (this one can be neither copied nor moved), runs once per
@@ -79,3 +80,4 @@ TEST_CASE(
   mh::detail::run_workers(0, [&](std::size_t) { ++calls; });
   CHECK(calls == 0);
 }
+}  // namespace worker_thread_test

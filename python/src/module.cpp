@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "memhealth/drift/drift_json.hpp"
 #include "memhealth/io/import_mem0.hpp"
 #include "memhealth/live/write_gate.hpp"
 #include "memhealth/memhealth.hpp"
@@ -706,25 +707,10 @@ std::string run_drift(const py::object& a_obj, const py::object& b_obj, double a
   r.records_total = r.records_checked = static_cast<std::size_t>(ra.rows() + rb.rows());
   r.findings = dr.findings;
   nlohmann::ordered_json j;
-  auto norms = [](const norm_summary& n) {
-    return nlohmann::ordered_json{{"rows", n.n},  {"mean", n.mean}, {"sd", n.sd},
-                                  {"min", n.min}, {"max", n.max},   {"unit_share", n.unit_share}};
-  };
-  j["reference"] = norms(dr.reference);
-  j["current"] = norms(dr.current);
-  if (dr.mmd)
-    j["mmd"] = {{"mmd", dr.mmd->mmd},
-                {"mmd2", dr.mmd->mmd2},
-                {"p_value", dr.mmd->p_value},
-                {"bandwidth", dr.mmd->bandwidth},
-                {"noise_floor", dr.mmd->noise_floor},
-                {"splits", dr.mmd->splits},
-                {"exact", dr.mmd->exact}};
-  else
-    j["mmd"] = nullptr;
-  j["centroid_cosine"] = std::isnan(dr.centroid_cosine)
-                             ? nlohmann::ordered_json(nullptr)
-                             : nlohmann::ordered_json(dr.centroid_cosine);
+  j["reference"] = norm_summary_json(dr.reference);
+  j["current"] = norm_summary_json(dr.current);
+  j["mmd"] = drift_mmd_json(dr);
+  j["centroid_cosine"] = centroid_cosine_json(dr);
   j["summary"] = summary_json(r, 0);
   j["findings"] = findings_json(r);
   return j.dump();

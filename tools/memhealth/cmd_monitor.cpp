@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "memhealth/drift/drift.hpp"
+#include "memhealth/drift/drift_json.hpp"
 #include "memhealth/drift/migration_gate.hpp"
 #include "memhealth/monitor/monitor_json.hpp"
 #include "memhealth/monitor/retrieval_monitor.hpp"
@@ -204,31 +205,16 @@ int run_drift(const drift_cli& o) {
     j["current"] = o.current;
     j["summary"] = summary_json(r, issues.size());
     nlohmann::ordered_json x;
-    auto norms = [](const norm_summary& n) {
-      return nlohmann::ordered_json{{"rows", n.n},  {"mean", n.mean}, {"sd", n.sd},
-                                    {"min", n.min}, {"max", n.max},   {"unit_share", n.unit_share}};
-    };
     x["reference"] = {{"rows", ra.rows()},
                       {"dimension", ra.cols()},
                       {"version", va},
-                      {"norms", norms(dr.reference)}};
+                      {"norms", norm_summary_json(dr.reference)}};
     x["current"] = {{"rows", rb.rows()},
                     {"dimension", rb.cols()},
                     {"version", vb},
-                    {"norms", norms(dr.current)}};
-    if (dr.mmd)
-      x["mmd"] = {{"mmd", dr.mmd->mmd},
-                  {"mmd2", dr.mmd->mmd2},
-                  {"p_value", dr.mmd->p_value},
-                  {"bandwidth", dr.mmd->bandwidth},
-                  {"noise_floor", dr.mmd->noise_floor},
-                  {"splits", dr.mmd->splits},
-                  {"exact", dr.mmd->exact}};
-    else
-      x["mmd"] = nullptr;
-    x["centroid_cosine"] = std::isnan(dr.centroid_cosine)
-                               ? nlohmann::ordered_json(nullptr)
-                               : nlohmann::ordered_json(dr.centroid_cosine);
+                    {"norms", norm_summary_json(dr.current)}};
+    x["mmd"] = drift_mmd_json(dr);
+    x["centroid_cosine"] = centroid_cosine_json(dr);
     j["drift"] = std::move(x);
     j["findings"] = findings_json(r);
     j["load_issues"] = load_issues_json(issues);

@@ -547,6 +547,8 @@ struct attribute_cue {
   std::string_view attribute;  ///< the single-valued attribute it names ("residence")
   bool change;                 ///< the cue states a change ("moved to")
 };
+/// English attribute cues: the phrases that name a single-valued attribute ("lives in", "works
+/// at").
 inline constexpr auto english_attributes = std::to_array<attribute_cue>({
     {"live", "in", "residence", false},   {"live", "at", "residence", false},
     {"reside", "in", "residence", false}, {"base", "in", "residence", false},
@@ -602,6 +604,7 @@ struct restriction {
   std::string_view word;                     ///< the restriction as read ("vegetarian", "素食")
   std::array<std::string_view, 8> excludes;  ///< what it denies ("" fills the rest)
 };
+/// Diet and lifestyle restrictions and the kinds of object each denies ("vegetarian": meat ...).
 inline constexpr auto restrictions = std::to_array<restriction>({
     {"vegetarian", {"meat", "fish", "poultry", "seafood", "steak", "bacon", "ham", "sausage"}},
     {"vegan", {"meat", "fish", "poultry", "seafood", "dairy", "cheese", "egg", "milk"}},
@@ -626,6 +629,8 @@ struct degree_scale {
   std::array<std::string_view, 10> high;  ///< "" fills the rest
   std::array<std::string_view, 10> low;
 };
+/// Ordered degree scales (proficiency, spiciness, punctuality): a high word against a low word
+/// of one scale is a degree conflict.
 inline constexpr auto degree_scales = std::to_array<degree_scale>({
     {"proficiency",
      {"fluent", "native", "bilingual", "proficient", "advanced", "flawless", "fluently", "流利",
@@ -648,6 +653,7 @@ inline constexpr auto english_religions = std::to_array<std::string_view>({
     "anglican", "baptist",    "lutheran",  "methodist", "quaker", "taoist",   "shinto",
 });
 
+/// English occupation nouns ("is a nurse" reads as the single-valued attribute occupation).
 inline constexpr auto english_occupations = std::to_array<std::string_view>({
     "accountant", "actor",      "architect",    "artist",     "baker",        "banker",
     "barista",    "bartender",  "carpenter",    "cashier",    "chef",         "cleaner",
@@ -1036,6 +1042,7 @@ struct chinese_attribute_cue {
   std::string_view attribute;  ///< the single-valued attribute it names ("residence")
   bool change;                 ///< the cue states a change ("搬到")
 };
+/// Chinese attribute cues: the phrases that name a single-valued attribute (住在, 在...工作).
 inline constexpr auto chinese_attributes = std::to_array<chinese_attribute_cue>({
     {"住在", "residence", false},      {"居住在", "residence", false},
     {"搬到", "residence", true},       {"搬去", "residence", true},
