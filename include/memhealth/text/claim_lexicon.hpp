@@ -24,9 +24,11 @@ namespace memhealth {
 /// lexicon (lexicon.hpp) for lemmas and synonyms.
 class claim_lexicon {
  public:
-  /// The built-in tables over `english_lexicon::builtin()`. Parsed once; thread-safe.
+  /// The built-in tables over the WordNet-derived lexicon (`english_lexicon::builtin()`'s
+  /// contents, parsed for this table alone: `english_lexicon::parse_builtin()`). Parsed once;
+  /// thread-safe.
   static const claim_lexicon& builtin() {
-    static const claim_lexicon lex{english_lexicon::builtin()};
+    static const claim_lexicon lex{english_lexicon::parse_builtin()};
     return lex;
   }
 
