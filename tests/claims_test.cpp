@@ -516,6 +516,45 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("claim judge: trait idioms with a relative clause, online services of a kind") {
+  // Pairs written for this test. Both directions must agree.
+  auto both = [](const std::string& a, const std::string& b) {
+    const auto v = judge(a, b), w = judge(b, a);
+    CHECK(v.conflict == w.conflict);
+    return v;
+  };
+  SUBCASE("conflicts") {
+    // "is an introvert" reads as "is introverted", "is a social butterfly" as "is outgoing
+    // and loves socialising": introverted / outgoing are antonyms (claim_words)
+    auto v = both("Priya is an introvert", "Priya is a social butterfly");
+    CHECK(v.conflict);
+    CHECK(v.reason == "antonym");
+    // a relative clause after "who" describes the trait and is no part of the claim
+    v = both("Priya is an introvert who reads at home on Fridays",
+             "Priya is a social butterfly who never misses a party");
+    CHECK(v.conflict);
+    CHECK(v.reason == "antonym");
+    CHECK(both("Ben is an extrovert who talks to everyone", "Ben is introverted").conflict);
+    // Instagram is a kind of social media (claim_words::service_is_a)
+    v = both("Ana is on Instagram", "Ana isn't on any social media");
+    CHECK(v.conflict);
+    CHECK(v.reason == "opposite_polarity");
+    CHECK(both("Ana is not on social media", "Ana is on TikTok").conflict);
+  }
+  SUBCASE("no conflicts") {
+    // two traits that are no antonyms; another holder
+    CHECK_FALSE(both("Priya is an introvert who loves books", "Priya is curious").conflict);
+    CHECK_FALSE(both("Priya is an introvert", "Priya's sister is a social butterfly").conflict);
+    // one service denied, another asserted: two members of the kind, no denial of the kind
+    CHECK_FALSE(both("Ana is on Instagram", "Ana isn't on Facebook").conflict);
+    // a denial in one scene only
+    CHECK_FALSE(both("Ana is on Instagram", "Ana isn't on any social media at work").conflict);
+    // "which" keeps its restriction: no dog that is furry is still possibly a dog
+    CHECK_FALSE(
+        both("A dog is biting a bucket", "There is no dog which is furry and black").conflict);
+  }
+}
+
 TEST_CASE("claim judge: labelled memory-statement pairs (tests/data/judge_pairs)") {
   MEMHEALTH_TEST_DATA(path, "judge_pairs/pairs.tsv");
   const auto rows = memhealth::test::read_tsv_rows(path);
@@ -582,9 +621,10 @@ TEST_CASE("claim judge: development set C (tests/data/judge_pairs/dev_pairs_c.ts
   // (precision 0.976, recall 0.506); after it (tuned on this set, so optimistic): tp 119 fp 0
   // fn 41 tn 90 (precision 1.0, recall 0.744; en 0.73, zh 0.77); with the larger WordNet
   // lexicon (minor nouns, multiword nouns: shellfish / lobster, musical instrument / piano,
-  // sweet tooth / desserts): tp 122 fp 0 fn 38 (recall 0.762; en 0.76)
+  // sweet tooth / desserts): tp 122 fp 0 fn 38 (recall 0.762; en 0.76); with trait idioms
+  // before a "who" clause and online services of a kind: tp 124 fp 0 fn 36 (recall 0.775)
   CHECK(by["all"].precision() >= 0.97);
-  CHECK(by["all"].recall() >= 0.76);
+  CHECK(by["all"].recall() >= 0.77);
   CHECK(by["en"].recall() >= 0.75);
   CHECK(by["zh"].recall() >= 0.72);
   for (const char* k :
@@ -627,7 +667,9 @@ TEST_CASE("claim judge: SICK contradictions against entailment and neutral pairs
   MESSAGE("SICK train: tp " << c.tp << " fp " << c.fp << " fn " << c.fn << " tn " << c.tn
                             << " precision " << c.precision() << " recall " << c.recall());
   // measured 2026-12-05: tp 543 fp 26 fn 122 (precision 0.954, recall 0.817; before issue 18's
-  // recall work: tp 529 fp 25, recall 0.795); the cue judge: precision 0.843, recall 0.839
+  // recall work: tp 529 fp 25, recall 0.795); the cue judge: precision 0.843, recall 0.839;
+  // 2026-12-06 with the larger WordNet lexicon and trait idioms before "who": tp 545 fp 26
+  // (0.954, 0.820)
   CHECK(c.precision() >= 0.93);
   CHECK(c.recall() >= 0.8);
 }

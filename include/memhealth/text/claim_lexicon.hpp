@@ -36,6 +36,7 @@ class claim_lexicon {
   explicit claim_lexicon(english_lexicon english) : english_(std::move(english)) {
     for (const auto& [a, b] : claim_words::english_antonyms) english_.add_antonym(a, b);
     for (const auto& [a, b] : claim_words::kinship_is_a) english_.add_is_a(a, b);
+    for (const auto& [a, b] : claim_words::service_is_a) english_.add_is_a(a, b);
     for (const auto& [w, c] : claim_words::english) en_[std::string(w)] |= c;
     for (const auto& [w, c] : claim_words::chinese) {
       zh_[std::string(w)] |= c;

@@ -269,6 +269,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     const sv w = t[i].w;
     const std::uint32_t cue = lex.en(w);
     const sv next = i + 1 < n ? sv(t[i + 1].w) : sv();
+    const bool relative_before = relative;  // in a relative clause before this word
     // multi-word cues
     if (w == "no" && next == "longer") {
       c.polarity = -c.polarity;
@@ -609,10 +610,13 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     }
     if ((w == "and" || w == "or") && object_open && !object.empty() && !in_value)
       conjunct_at.push_back(object.size());  // "hates crowds and festivals": two objects
-    if ((w == "who" || w == "which") && predicate_set && !object.empty() && !relative &&
-        c.attribute.empty()) {
-      // "is a night owl who does their best work after midnight": the relative clause
-      // describes the object; it is no part of the claim
+    if ((w == "who" || w == "which") && !(w == "who" ? relative_before : relative) &&
+        c.attribute.empty() &&
+        ((predicate_set && !object.empty()) || (copula && !predicate_set && !terms.empty()))) {
+      // "is a night owl who does their best work after midnight", "is an introvert who
+      // recharges alone": the relative clause describes the object; it is no part of the claim
+      // (only "who", which opened that clause itself: "there is no dog which is furry" keeps
+      // its restriction)
       break;
     }
     if ((cue & cw::stop) && !(cue & cw::relative)) {
