@@ -555,6 +555,26 @@ TEST_CASE("claim judge: trait idioms with a relative clause, online services of 
   }
 }
 
+TEST_CASE("claim judge: English birthdays by month, and day when both give one") {
+  // Pairs written for this test. Both directions must agree.
+  auto both = [](const std::string& a, const std::string& b) {
+    const auto v = judge(a, b), w = judge(b, a);
+    CHECK(v.conflict == w.conflict);
+    return v;
+  };
+  // March (03) against July (07); 3 March against 12 March
+  CHECK(both("Omar was born in March", "Omar's birthday is in July").conflict);
+  CHECK(both("Omar was born on 3 March", "Omar's birthday is on 12 March").conflict);
+  CHECK(both("Omar's birthday is on the 4th of May", "Omar was born in October").conflict);
+  // the same month, a day on one side only, the same day spelt another way
+  CHECK_FALSE(both("Omar was born in March", "Omar's birthday is on 12 March").conflict);
+  CHECK_FALSE(both("Omar was born on 3 March", "Omar's birthday is March 3rd").conflict);
+  // a place of birth, another holder, a birthday party: no birthday to compare
+  CHECK_FALSE(both("Omar was born in Paris", "Omar's birthday is in July").conflict);
+  CHECK_FALSE(both("Omar was born in March", "Omar's sister's birthday is in July").conflict);
+  CHECK_FALSE(both("Omar's birthday party is in May", "Omar was born in June").conflict);
+}
+
 TEST_CASE("claim judge: labelled memory-statement pairs (tests/data/judge_pairs)") {
   MEMHEALTH_TEST_DATA(path, "judge_pairs/pairs.tsv");
   const auto rows = memhealth::test::read_tsv_rows(path);

@@ -1091,6 +1091,21 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       c.terms = c.value;
       c.predicate.clear();
     }
+  // a birthday by its month, and day when one is given ("was born in March", "birthday is
+  // on 12 July": "03", "07-12"), compared as numbers by the judge; a place of birth stays one
+  if (c.polarity > 0 && (c.attribute == "birthday" || c.attribute == "birthplace") &&
+      std::all_of(c.value.begin(), c.value.end(), [&](const std::string& v) {
+        return (lex.en(v) & cw::time) || all_digits(v) || english_month(v) > 0 ||
+               (v.size() > 2 && v[0] >= '0' && v[0] <= '9');
+      }))
+    if (const auto md = english_month_day(t)) {
+      c.attribute = "birthday";
+      c.kind = predicate_class::state;
+      c.value = {*md};
+      c.terms = c.value;
+      c.time.clear();
+      c.predicate.clear();
+    }
   if ((c.attribute == "birthplace" || c.attribute == "birth year") && c.value.size() == 1 &&
       c.value.front().size() == 4 && all_digits(c.value.front()))
     c.attribute = "birth year";  // "was born in 1985"
