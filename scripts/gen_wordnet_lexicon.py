@@ -9,18 +9,28 @@ Usage: scripts/gen_wordnet_lexicon.py [dict-dir] [output]
 
 Stdlib only; the output depends on the input files alone (everything is sorted).
 
-What it keeps (single-word lemmas only: lowercase ASCII letters and '-'):
-  words       every lemma of index.verb, index.adj, index.adv; the lemmas of index.noun with a
-              tagsense_cnt > 0 (tagged in the semantic concordances; an antonym of another noun is
-              in the antonym list whatever its count). Per word: its parts of speech and the synsets
-              of its first 3 senses (sense order of index.*), a sense counting only when it is tagged
-              (its rank < tagsense_cnt) or the first. A synset keeps an id (0, 1, ...) when it is
+What it keeps (lemmas of lowercase ASCII letters and '-'; a multiword lemma, WordNet's words
+joined by '_', is written with single spaces: "musical instrument", "ice cream", "look down on"):
+  words       every lemma of index.verb, index.adj, index.adv and every lemma of index.noun but
+              names (a noun never tagged whose every sense is written capitalised in data.noun:
+              Paris, Einstein, New York). A noun tagged in the semantic concordances
+              (tagsense_cnt > 0) is a noun ("n"); one never tagged a minor noun ("m": "shrimp",
+              "jazz", "bike"), known to the relations but not a lemma to lexicon.hpp's
+              is_lemma() and lemma(), which the claim reader uses to tell names and common words
+              apart ("Raj", "Rose", "Bob" are minor nouns too).
+              Per word: its parts of speech and the synsets of its first 3 senses (sense order
+              of index.*), a sense counting only when it is tagged (its rank < tagsense_cnt) or
+              the first; for nouns also every later sense in the food lexicographer file
+              (noun.food, lexnames(5WN): "crab" keeps its 5th sense, crabmeat, a shellfish), as
+              what a person eats or cannot eat is what memory statements deny most. A synset
+              keeps an id (0, 1, ...) when it is
               shared by two kept words (synonyms), or is a noun or verb synset with hypernyms, or
               is a root (no hypernyms) that the hypernym walk reaches; the others are dropped.
   hypernyms   for every noun and verb synset that the kept words reach (their kept senses) and for
               all its ancestors (closure upwards): its direct hypernyms ('@' and '@i' pointers).
               Ancestors get an id even when no kept word has them as a sense.
-  exceptions  verb.exc, noun.exc, adj.exc, adv.exc: inflected form -> first base form listed.
+  exceptions  verb.exc, noun.exc, adj.exc, adv.exc: inflected form -> first base form listed
+              (only those whose base form is a lemma of that part of speech; minor nouns are none).
   antonyms    direct antonyms ('!' pointers, always lexical: the source/target field names the words)
               of all four parts of speech; for adjectives also indirect ones: each word of a satellite
               synset (ss_type 's') is an antonym of the direct antonyms of its head synset's words
@@ -28,7 +38,8 @@ What it keeps (single-word lemmas only: lowercase ASCII letters and '-'):
 
 Format of the output, four arrays of string_views (pieces of at most 15000 bytes, split at
 line ends) of tab-separated lines (each line ends with '\\n'):
-  words:      P suffix TAB pos-letters (subset of "nvar", in that order) [TAB synset,synset,...]
+  words:      P suffix TAB pos-letters (subset of "nmvar", in that order; "m": a minor noun)
+              [TAB synset,synset,...]
               front-coded, sorted: P (one base-36 digit) is how many leading characters the word
               shares with the previous line's word, suffix the rest ("7ed" after "abandon" is
               "abandoned"); synset ids in base 36.
@@ -46,7 +57,9 @@ import textwrap
 
 POS_FILES = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
 POS_ORDER = "nvar"
-WORD = re.compile(r"^[a-z-]+$")
+LETTERS = "nmvar"  # the parts of speech of a word in the output; m: a noun never tagged
+WORD = re.compile(r"^[a-z-]+(_[a-z-]+)*$")  # multiword lemmas: words joined by '_'
+FOOD_LEXFILE = "13"  # noun.food (lexnames(5WN)): foods and drinks
 ADJ_MARKER = re.compile(r"\((a|p|ip)\)$")
 SENSES_KEPT = 3
 PIECE_LIMIT = 15000  # bytes per raw literal piece (compilers' limit on one literal: 16 KB on MSVC)
@@ -62,7 +75,12 @@ def base36(n: int) -> str:
 
 
 def good(word: str) -> bool:
-    return bool(WORD.match(word)) and any(c.isalpha() for c in word)
+    return bool(WORD.match(word)) and all(any(c.isalpha() for c in part) for part in word.split("_"))
+
+
+def text(word: str) -> str:
+    """A lemma as the output spells it: the words of a multiword lemma joined by one space."""
+    return word.replace("_", " ")
 
 
 def body_lines(path: pathlib.Path):
@@ -87,17 +105,21 @@ def read_index(d: pathlib.Path, pos: str):
     return out
 
 
-def read_data(d: pathlib.Path, pos: str):
+def read_data(d: pathlib.Path, pos: str, extra=None):
     """data.pos: offset lex_filenum ss_type w_cnt(hex) [word lex_id]*w_cnt p_cnt [ptr]*p_cnt ... | gloss
-    ptr: symbol offset pos source/target(4 hex). Returns offset -> (ss_type, words, pointers)."""
+    ptr: symbol offset pos source/target(4 hex). Returns offset -> (ss_type, words, pointers);
+    also fills `extra` (when given) with offset -> (lex_filenum, words as written, case kept)."""
     out = {}
     for line in body_lines(d / f"data.{POS_FILES[pos]}"):
         f = line.split(" | ", 1)[0].split()
         offset, ss_type, w_cnt = f[0], f[2], int(f[3], 16)
-        words = []
+        words, written = [], []
         for i in range(w_cnt):
-            w = ADJ_MARKER.sub("", f[4 + 2 * i]).lower()  # adjective position markers: big(a)
-            words.append(w)
+            w = ADJ_MARKER.sub("", f[4 + 2 * i])  # adjective position markers: big(a)
+            written.append(w)
+            words.append(w.lower())
+        if extra is not None:
+            extra[offset] = (f[1], written)
         k = 4 + 2 * w_cnt
         p_cnt = int(f[k])
         ptrs = []
@@ -196,7 +218,12 @@ def main() -> int:
               "another version); the header would say 3.0", file=sys.stderr)
         return 2
     index = {p: read_index(d, p) for p in POS_ORDER}
-    data = {p: read_data(d, p) for p in POS_ORDER}
+    noun_extra = {}  # noun synset offset -> (lex_filenum, words as written)
+    data = {p: read_data(d, p, noun_extra if p == "n" else None) for p in POS_ORDER}
+
+    def proper(lemma: str, offsets) -> bool:
+        """Every sense of the noun is written capitalised (a name: Paris, Einstein, New York)."""
+        return all(any(w.lower() == lemma and w != lemma for w in noun_extra[o][1]) for o in offsets)
 
     # Antonyms.
     direct = set()
@@ -235,11 +262,16 @@ def main() -> int:
         for lemma, (tagsense_cnt, offsets) in index[pos].items():
             if not good(lemma):
                 continue
-            tagged_noun = tagsense_cnt > 0
-            if pos == "n" and not tagged_noun:
+            if pos == "n" and tagsense_cnt == 0 and proper(lemma, offsets):
                 continue
-            pos_of.setdefault(lemma, set()).add(pos)
-            kept = offsets[:max(1, min(SENSES_KEPT, tagsense_cnt))]
+            # a noun never tagged is a minor noun, "m": known to the relations, not to is_lemma()
+            pos_of.setdefault(lemma, set()).add("m" if pos == "n" and tagsense_cnt == 0 else pos)
+            first = max(1, min(SENSES_KEPT, tagsense_cnt))
+            kept = offsets[:first]
+            if pos == "n" and tagsense_cnt == 0 and len(offsets) > 1:
+                kept = []  # an ambiguous minor noun: no frequency says which sense is meant
+            if pos == "n":  # and every food or drink sense ("crab": the crabmeat, its 5th)
+                kept = kept + [o for o in offsets[len(kept):] if noun_extra[o][0] == FOOD_LEXFILE]
             synsets_of.setdefault(lemma, []).extend(f"{pos}{o}" for o in kept)
     members = {}
     for w, ids in synsets_of.items():
@@ -271,19 +303,20 @@ def main() -> int:
     number = {s: i for i, s in enumerate(with_hyper + others)}
 
     word_lines = []
-    counts = {p: 0 for p in POS_ORDER}
+    counts = {p: 0 for p in LETTERS}
     synonym_entries = 0
     prev = ""
-    for w in sorted(pos_of):
-        letters = "".join(p for p in POS_ORDER if p in pos_of[w])
+    for w in sorted(pos_of, key=text):
+        letters = "".join(p for p in LETTERS if p in pos_of[w])
         for p in letters:
             counts[p] += 1
         ids = sorted({number[s] for s in synsets_of.get(w, []) if s in number})
+        t = text(w)
         shared_prefix = 0
-        while shared_prefix < min(len(w), len(prev), 35) and w[shared_prefix] == prev[shared_prefix]:
+        while shared_prefix < min(len(t), len(prev), 35) and t[shared_prefix] == prev[shared_prefix]:
             shared_prefix += 1
-        line = f"{base36(shared_prefix)}{w[shared_prefix:]}\t{letters}"
-        prev = w
+        line = f"{base36(shared_prefix)}{t[shared_prefix:]}\t{letters}"
+        prev = t
         if ids:
             synonym_entries += 1
             line += "\t" + ",".join(base36(i) for i in ids)
@@ -297,7 +330,7 @@ def main() -> int:
     for pos in POS_ORDER:
         for infl, lemma in sorted(read_exc(d, pos).items()):
             if pos in pos_of.get(lemma, ()) and by_rules(infl, pos, pos_of) != lemma:
-                exc_lines.append(f"{infl}\t{pos}\t{lemma}\n")
+                exc_lines.append(f"{text(infl)}\t{pos}\t{text(lemma)}\n")
 
     # Antonym pairs grouped under the word with more partners (ties: the smaller word).
     degree = {}
@@ -309,11 +342,13 @@ def main() -> int:
         for a, b in pairs:
             key, other = (a, b) if (degree[a], b) >= (degree[b], a) else (b, a)
             groups.setdefault(key, {"d": [], "i": []})[kind].append(other)
-    ant_lines = [f"{k}\t{','.join(sorted(g['d']))}\t{','.join(sorted(g['i']))}\n"
-                 for k, g in sorted(groups.items())]
+    ant_lines = [f"{text(k)}\t{','.join(sorted(map(text, g['d'])))}\t"
+                 f"{','.join(sorted(map(text, g['i'])))}\n" for k, g in sorted(groups.items())]
 
     lic = "\n".join(("/// " + l).rstrip() for l in licence_text(d))
-    stats = (f"{len(word_lines)} words (nouns {counts['n']}, verbs {counts['v']}, adjectives {counts['a']}, "
+    multiword = sum(1 for w in pos_of if "_" in w)
+    stats = (f"{len(word_lines)} words ({multiword} of several words; nouns {counts['n']} tagged + "
+             f"{counts['m']} never tagged, verbs {counts['v']}, adjectives {counts['a']}, "
              f"adverbs {counts['r']}), {synonym_entries} with synset ids ({len(number)} synsets, "
              f"{len(shared)} shared, {len(with_hyper)} with hypernyms), "
              f"{len(exc_lines)} exceptions, {len(direct)} direct + {len(indirect)} indirect antonym pairs")
@@ -338,7 +373,7 @@ namespace memhealth::detail::wordnet {{
 inline constexpr std::string_view version = "WordNet 3.0";
 
 """
-    body = (literal("words", "word TAB pos-letters (of \"nvar\") [TAB shared synset ids, comma-separated]",
+    body = (literal("words", "word TAB pos-letters (of \"nmvar\") [TAB shared synset ids, comma-separated]",
                     "".join(word_lines)) + "\n" +
             literal("exceptions", "inflected TAB pos-letter TAB lemma (morphy exception lists)",
                     "".join(exc_lines)) + "\n" +

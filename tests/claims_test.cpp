@@ -475,6 +475,107 @@ pair_results judge_pair_file(const std::vector<std::vector<std::string>>& rows) 
 }
 }  // namespace
 
+TEST_CASE(
+    "claim judge: a denial of a kind against a member of it (WordNet hypernyms, "
+    "multiword nouns)") {
+  // Each kind-of link below was read in the WordNet 3.0 files (data.noun hypernym pointers);
+  // the pairs were written for this test. Both directions must agree.
+  auto both = [](const std::string& a, const std::string& b) {
+    const auto v = judge(a, b), w = judge(b, a);
+    CHECK(v.conflict == w.conflict);
+    return v;
+  };
+  SUBCASE("conflicts") {
+    // lobster (its food sense, a minor noun) -> shellfish -> seafood: two steps
+    auto v = both("User can't stand seafood", "User loves lobster");
+    CHECK(v.conflict);
+    CHECK_FALSE(v.needs_human);
+    CHECK(v.reason == "opposite_polarity");
+    // "musical instrument" is one WordNet noun; drum -> percussion instrument -> musical
+    // instrument, piano -> keyboard instrument -> musical instrument
+    v = both("User doesn't play any musical instrument", "User plays the drums in a band");
+    CHECK(v.conflict);
+    CHECK(v.reason == "opposite_polarity");
+    CHECK(both("User dislikes musical instruments", "User loves the piano").conflict);
+    // an allergy: almond (its food sense) -> edible nut -> nut
+    CHECK(both("Nina is allergic to nuts", "Nina snacks on almonds").conflict);
+    // a multiword noun on each side: "ice cream" is a kind of "dairy product"
+    CHECK(both("User avoids dairy products", "User eats ice cream every day").conflict);
+  }
+  SUBCASE("no conflicts") {
+    // another kind of food, another activity of the verb
+    CHECK_FALSE(both("User is allergic to shellfish", "User loves chicken").conflict);
+    CHECK_FALSE(
+        both("User doesn't play any musical instrument", "User plays tennis on Sundays").conflict);
+    // "cream cheese" is no "ice cream": the words of a multiword noun are not the noun
+    CHECK_FALSE(both("User never eats ice cream", "User eats cream cheese on bagels").conflict);
+    // two aversions agree
+    CHECK_FALSE(both("User hates seafood", "User hates lobster").conflict);
+    // "bike" is ambiguous in WordNet (motorcycle, bicycle) and never tagged: no sense is kept,
+    // so it is no synonym of "motorcycle"
+    CHECK_FALSE(both("Leo rides a motorcycle to work", "Leo never rides a bike").conflict);
+  }
+}
+
+TEST_CASE("claim judge: trait idioms with a relative clause, online services of a kind") {
+  // Pairs written for this test. Both directions must agree.
+  auto both = [](const std::string& a, const std::string& b) {
+    const auto v = judge(a, b), w = judge(b, a);
+    CHECK(v.conflict == w.conflict);
+    return v;
+  };
+  SUBCASE("conflicts") {
+    // "is an introvert" reads as "is introverted", "is a social butterfly" as "is outgoing
+    // and loves socialising": introverted / outgoing are antonyms (claim_words)
+    auto v = both("Priya is an introvert", "Priya is a social butterfly");
+    CHECK(v.conflict);
+    CHECK(v.reason == "antonym");
+    // a relative clause after "who" describes the trait and is no part of the claim
+    v = both("Priya is an introvert who reads at home on Fridays",
+             "Priya is a social butterfly who never misses a party");
+    CHECK(v.conflict);
+    CHECK(v.reason == "antonym");
+    CHECK(both("Ben is an extrovert who talks to everyone", "Ben is introverted").conflict);
+    // Instagram is a kind of social media (claim_words::service_is_a)
+    v = both("Ana is on Instagram", "Ana isn't on any social media");
+    CHECK(v.conflict);
+    CHECK(v.reason == "opposite_polarity");
+    CHECK(both("Ana is not on social media", "Ana is on TikTok").conflict);
+  }
+  SUBCASE("no conflicts") {
+    // two traits that are no antonyms; another holder
+    CHECK_FALSE(both("Priya is an introvert who loves books", "Priya is curious").conflict);
+    CHECK_FALSE(both("Priya is an introvert", "Priya's sister is a social butterfly").conflict);
+    // one service denied, another asserted: two members of the kind, no denial of the kind
+    CHECK_FALSE(both("Ana is on Instagram", "Ana isn't on Facebook").conflict);
+    // a denial in one scene only
+    CHECK_FALSE(both("Ana is on Instagram", "Ana isn't on any social media at work").conflict);
+    // "which" keeps its restriction: no dog that is furry is still possibly a dog
+    CHECK_FALSE(
+        both("A dog is biting a bucket", "There is no dog which is furry and black").conflict);
+  }
+}
+
+TEST_CASE("claim judge: English birthdays by month, and day when both give one") {
+  // Pairs written for this test. Both directions must agree.
+  auto both = [](const std::string& a, const std::string& b) {
+    const auto v = judge(a, b), w = judge(b, a);
+    CHECK(v.conflict == w.conflict);
+    return v;
+  };
+  // March (03) against July (07); 3 March against 12 March
+  CHECK(both("Omar was born in March", "Omar's birthday is in July").conflict);
+  CHECK(both("Omar was born on 3 March", "Omar's birthday is on 12 March").conflict);
+  CHECK(both("Omar's birthday is on the 4th of May", "Omar was born in October").conflict);
+  // the same month, a day on one side only, the same day spelt another way
+  CHECK_FALSE(both("Omar was born in March", "Omar's birthday is on 12 March").conflict);
+  CHECK_FALSE(both("Omar was born on 3 March", "Omar's birthday is March 3rd").conflict);
+  // a place of birth, another holder, a birthday party: no birthday to compare
+  CHECK_FALSE(both("Omar was born in Paris", "Omar's birthday is in July").conflict);
+  CHECK_FALSE(both("Omar was born in March", "Omar's sister's birthday is in July").conflict);
+  CHECK_FALSE(both("Omar's birthday party is in May", "Omar was born in June").conflict);
+}
+
 TEST_CASE("claim judge: labelled memory-statement pairs (tests/data/judge_pairs)") {
   MEMHEALTH_TEST_DATA(path, "judge_pairs/pairs.tsv");
   const auto rows = memhealth::test::read_tsv_rows(path);
@@ -539,10 +640,13 @@ TEST_CASE("claim judge: development set C (tests/data/judge_pairs/dev_pairs_c.ts
   CHECK(results.asymmetric == 0);
   // measured 2026-12-06 before the third round of recall work: tp 81 fp 2 fn 79 tn 88
   // (precision 0.976, recall 0.506); after it (tuned on this set, so optimistic): tp 119 fp 0
-  // fn 41 tn 90 (precision 1.0, recall 0.744; en 0.73, zh 0.77)
+  // fn 41 tn 90 (precision 1.0, recall 0.744; en 0.73, zh 0.77); with the larger WordNet
+  // lexicon (minor nouns, multiword nouns: shellfish / lobster, musical instrument / piano,
+  // sweet tooth / desserts): tp 122 fp 0 fn 38 (recall 0.762; en 0.76); with trait idioms
+  // before a "who" clause and online services of a kind: tp 124 fp 0 fn 36 (recall 0.775)
   CHECK(by["all"].precision() >= 0.97);
-  CHECK(by["all"].recall() >= 0.74);
-  CHECK(by["en"].recall() >= 0.72);
+  CHECK(by["all"].recall() >= 0.77);
+  CHECK(by["en"].recall() >= 0.75);
   CHECK(by["zh"].recall() >= 0.72);
   for (const char* k :
        {"different_holder/no_conflict", "additive/no_conflict", "agreeing_negation/no_conflict",
@@ -571,6 +675,23 @@ TEST_CASE("claim judge: held-out set C, kept as a regression set (judge_pairs/he
   CHECK(by["all"].fp <= 3);
 }
 
+TEST_CASE("claim judge: held-out set D, kept as a regression set (judge_pairs/heldout_d.tsv)") {
+  MEMHEALTH_TEST_DATA(path, "judge_pairs/heldout_d.tsv");
+  const auto rows = memhealth::test::read_tsv_rows(path);
+  REQUIRE(rows.size() == 260);
+  auto results = judge_pair_file(rows);
+  auto& by = results.by;
+  CHECK(results.asymmetric == 0);
+  // measured once on 2026-12-06 before the fourth round of recall work (tp 87 fp 3: precision
+  // 0.967, recall 0.580) and once after it, before this file was in the repository: tp 89 fp 3
+  // fn 61 tn 97 (precision 0.967, recall 0.593; en 54/84, zh 35/66)
+  CHECK(by["all"].precision() >= 0.96);
+  CHECK(by["all"].recall() >= 0.59);
+  CHECK(by["en"].recall() >= 0.64);
+  CHECK(by["zh"].recall() >= 0.53);
+  CHECK(by["all"].fp <= 3);
+}
+
 TEST_CASE("claim judge: SICK contradictions against entailment and neutral pairs" *
           doctest::test_suite("real_data")) {
   MEMHEALTH_TEST_DATA(sick, "sick/SICK_train.txt");
@@ -584,7 +705,9 @@ TEST_CASE("claim judge: SICK contradictions against entailment and neutral pairs
   MESSAGE("SICK train: tp " << c.tp << " fp " << c.fp << " fn " << c.fn << " tn " << c.tn
                             << " precision " << c.precision() << " recall " << c.recall());
   // measured 2026-12-05: tp 543 fp 26 fn 122 (precision 0.954, recall 0.817; before issue 18's
-  // recall work: tp 529 fp 25, recall 0.795); the cue judge: precision 0.843, recall 0.839
+  // recall work: tp 529 fp 25, recall 0.795); the cue judge: precision 0.843, recall 0.839;
+  // 2026-12-06 with the larger WordNet lexicon and trait idioms before "who": tp 545 fp 26
+  // (0.954, 0.820)
   CHECK(c.precision() >= 0.93);
   CHECK(c.recall() >= 0.8);
 }

@@ -411,6 +411,53 @@ TEST_CASE("lexicon: WordNet antonyms (direct and indirect) and synonyms") {
   CHECK_FALSE(lex.synonyms("love", "hate"));
 }
 
+TEST_CASE("lexicon: minor nouns, food senses, multiword words and phrase()") {
+  // Values looked up in WordNet 3.0's index.noun / data.noun (tagsense_cnt, senses, pointers).
+  const auto& lex = english_lexicon::builtin();
+  // "jazz": never tagged, so a minor noun: known to the relations, not a lemma
+  CHECK_FALSE(lex.is_lemma("jazz", word_pos::noun));
+  CHECK(lex.is_noun("jazz"));
+  CHECK(lex.is_noun("music"));  // tagged
+  // "einstein": never tagged, both senses written "Einstein": a name, left out
+  CHECK_FALSE(lex.is_noun("einstein"));
+  // piano -> keyboard instrument -> musical instrument (a multiword noun): 2 steps
+  CHECK(lex.is_a("piano", "musical instrument", 2));
+  CHECK_FALSE(lex.is_a("piano", "musical instrument", 1));
+  // lobster (food sense) -> shellfish -> seafood
+  CHECK(lex.is_a("lobster", "seafood", 2));
+  CHECK_FALSE(lex.is_a("lobster", "seafood", 1));
+  // "crab" keeps its 5th sense, crabmeat (noun.food), whose hypernym is shellfish
+  CHECK(lex.is_a("crab", "shellfish", 1));
+  // "almond": two senses, never tagged: only the food one is kept (almond -> edible nut -> nut)
+  CHECK(lex.is_a("almond", "nut", 2));
+  // "bike": two senses (motorcycle, bicycle), never tagged, none food: none kept
+  CHECK_FALSE(lex.synonyms("bike", "motorcycle"));
+  // multiword words: lemmas, antonyms, the n-gram lookup
+  CHECK(lex.lemma("ice creams", word_pos::noun) == "ice cream");
+  CHECK(lex.lemma("musical instruments", word_pos::noun) == "musical instrument");
+  CHECK(lex.antonyms("good luck", "bad luck"));   // '!' between two multiword nouns
+  CHECK(lex.antonyms("admire", "look down on"));  // a verb and a multiword verb
+  using words = std::vector<std::string_view>;
+  CHECK(lex.phrase(words{"musical", "instrument"}) == 2);
+  CHECK(lex.phrase(words{"instrument", "musical"}) == 0);  // in order only
+  CHECK(lex.phrase(words{"ice", "cream", "cake"}) == 2);   // WordNet: "ice-cream cake"
+  CHECK(lex.phrase(words{"look", "down", "on"}) == 3);
+  CHECK(lex.phrase(words{"look", "down", "on"}, 2) == 0);  // "look down" is no word
+  CHECK(lex.phrase(words{"red", "car"}) == 0);
+  CHECK(lex.phrase(words{"musical"}) == 0);
+  CHECK(lex.begins_phrase("musical"));
+  CHECK_FALSE(lex.begins_phrase("xyzzy"));
+  CHECK(lex.begins_antonym_phrase("good"));
+  CHECK_FALSE(lex.begins_antonym_phrase("musical"));
+  // a user's multiword word is found too, on the copy only
+  auto copy = lex;
+  CHECK(copy.phrase(words{"oat", "milk"}) == 0);
+  copy.add_is_a("oat milk", "plant milk");
+  CHECK(copy.phrase(words{"oat", "milk"}) == 2);
+  CHECK(copy.is_a("oat milk", "plant milk"));
+  CHECK(lex.phrase(words{"oat", "milk"}) == 0);
+}
+
 TEST_CASE("lexicon: an empty lexicon and user additions on a copy of the built-in one") {
   english_lexicon empty;
   CHECK(empty.lemmas() == 0);

@@ -696,7 +696,7 @@ inline std::shared_ptr<const claim_lexicon> load_claim_lexicon(const std::string
   if (path.empty()) return nullptr;
   if (std::filesystem::is_directory(path))
     throw error(error_code::io, "--lexicon: " + path + " is a directory, not a TSV file");
-  auto lex = std::make_shared<claim_lexicon>(english_lexicon::builtin());
+  auto lex = std::make_shared<claim_lexicon>(english_lexicon::parse_builtin());  // (no copy kept)
   try {
     lex->load_tsv(path);
   } catch (const std::runtime_error& e) {

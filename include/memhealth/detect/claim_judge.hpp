@@ -18,6 +18,11 @@
 ///    "不吃香菜" / "喜欢吃香菜"); an aversion or termination (avoid, quit, sold, 戒) denies any
 ///    predicate, so only its object must be contained ("quit the choir" / "sings in the choir").
 ///    "doesn't enjoy opera" / "enjoys musicals" is no conflict: opera is not in the other.
+///    What P asserts may be a kind of what N denies (WordNet hypernyms, `max_is_a_depth`
+///    steps: "can't stand seafood" / "loves lobster", "is allergic to nuts" / "snacks on
+///    almonds"), and two terms that spell a multiword noun of WordNet count as that noun on
+///    either side ("doesn't play any musical instrument" / "plays the drums", "avoids dairy
+///    products" / "eats ice cream").
 ///    A diet restriction's denials ("is vegetarian": no meat, no fish ...; claim_implications.hpp)
 ///    deny consuming only ("eats salmon", not "cooks chicken for the kids").
 ///    Reasons: "change_statement" (a change marker on either side), else "opposite_polarity".
@@ -28,7 +33,8 @@
 ///    another thing of its kind (WordNet co-hyponyms within `max_kin_depth`: tea / coffee;
 ///    Chinese: a shared character, another object) -> "change_statement"; Chinese antonym
 ///    words (claim_words::chinese_antonyms: "性格外向" / "性格内向") -> "antonym"; WordNet
-///    antonyms (and claim_words::english_antonyms) between the predicates, or between the
+///    antonyms (and claim_words::english_antonyms; multiword words of WordNet too: "good luck" /
+///    "bad luck") between the predicates, or between the
 ///    complements of two copulas or judgement verbs whose other terms agree ("is patient with
 ///    slow drivers" / "is impatient with slow drivers", "finds math easy" / "finds math
 ///    difficult") -> conflict ("antonym"); the same terms (or one object under a light verb:
@@ -50,6 +56,7 @@
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -273,19 +280,93 @@ struct claim_rules {
   }
   // How many of the denied terms `n` the asserted terms `p` state, or state a kind of
   // (WordNet hypernyms, `max_is_a_depth` steps: "no person" / "a man", "no meat" / "beef").
+  // Two-word nouns of WordNet (english_lexicon::phrase) count as one term on either side: "any
+  // musical instrument" / "the piano", "dairy products" / "ice cream".
   std::size_t denied_in(const claim_lexicon& lex, const std::vector<std::string>& n,
                         const std::vector<std::string>& p) const {
+    auto states = [&](const std::string& t, const std::string& u) {
+      // ("never drinks alcohol" / "has a beer now and then": having food or drink is
+      // consuming it)
+      return match(lex, t, u) || (u == "have" && (t == "eat" || t == "drink")) ||
+             compound_of(u, t) ||
+             (ascii(t) && ascii(u) && lex.english().is_a(u, t, max_is_a_depth));
+    };
+    std::vector<char> done(n.size(), 0);
     std::size_t k = 0;
-    for (const auto& t : n)
-      if (std::any_of(p.begin(), p.end(), [&](const std::string& u) {
-            // ("never drinks alcohol" / "has a beer now and then": having food or drink is
-            // consuming it)
-            return match(lex, t, u) || (u == "have" && (t == "eat" || t == "drink")) ||
-                   compound_of(u, t) ||
-                   (ascii(t) && ascii(u) && lex.english().is_a(u, t, max_is_a_depth));
+    for (std::size_t i = 0; i < n.size(); ++i)
+      if (std::any_of(p.begin(), p.end(), [&](const std::string& u) { return states(n[i], u); }))
+        done[i] = 1, ++k;
+    if (k == n.size()) return k;
+    auto own = [](const phrase_term& t, const std::string& u) {
+      return std::find(t.words.begin(), t.words.end(), u) != t.words.end();
+    };
+    const auto p_phrases = phrases(lex, p);
+    for (std::size_t i = 0; i < n.size(); ++i)
+      if (!done[i] && std::any_of(p_phrases.begin(), p_phrases.end(), [&](const phrase_term& u) {
+            return !own(u, n[i]) && states(n[i], u.text);
           }))
-        ++k;
+        done[i] = 1, ++k;
+    if (k == n.size()) return k;
+    // (stated by another word than its own: "not eating a banana by a tree" does not deny the
+    // "banana" of "eating a banana" though "banana" and "banana tree" share a WordNet synset)
+    for (const auto& t : phrases(lex, n)) {
+      bool open = false;
+      for (const auto& w : t.words) open = open || !done[index_of(n, w)];
+      if (!open) continue;
+      const bool stated =
+          std::any_of(p.begin(), p.end(),
+                      [&](const std::string& u) { return !own(t, u) && states(t.text, u); }) ||
+          std::any_of(p_phrases.begin(), p_phrases.end(), [&](const phrase_term& u) {
+            return std::none_of(u.words.begin(), u.words.end(),
+                                [&](const std::string& w) { return own(t, w); }) &&
+                   states(t.text, u.text);
+          });
+      if (!stated) continue;
+      for (const auto& w : t.words) {
+        auto& d = done[index_of(n, w)];
+        k += !d;
+        d = 1;
+      }
+    }
     return k;
+  }
+  // The index of `w`, one of the terms `v`.
+  static std::size_t index_of(const std::vector<std::string>& v, const std::string& w) {
+    return static_cast<std::size_t>(std::find(v.begin(), v.end(), w) - v.begin());
+  }
+  // A multiword word of WordNet (english_lexicon::phrase) that terms of a claim spell: two
+  // terms in either order, as the reader keeps its terms sorted ({"instrument", "musical"} ->
+  // "musical instrument"), or three beginning with the predicate ("look down on").
+  struct phrase_term {
+    std::string text;
+    std::vector<std::string> words;  // in the phrase's order
+  };
+  // (`antonyms_only`: only those that can have an antonym, english_lexicon::begins_antonym_phrase)
+  static std::vector<phrase_term> phrases(const claim_lexicon& lex,
+                                          const std::vector<std::string>& terms,
+                                          const std::string& predicate = {},
+                                          bool antonyms_only = false) {
+    std::vector<phrase_term> out;
+    const auto& e = lex.english();
+    for (std::size_t i = 0; i < terms.size(); ++i) {
+      if (!ascii(terms[i]) ||
+          !(antonyms_only ? e.begins_antonym_phrase(terms[i]) : e.begins_phrase(terms[i])))
+        continue;
+      for (std::size_t j = 0; j < terms.size(); ++j) {
+        if (i == j || !ascii(terms[j])) continue;
+        const std::string_view two[] = {terms[i], terms[j]};
+        if (e.phrase(two, 2) == 2) out.push_back({terms[i] + " " + terms[j], {terms[i], terms[j]}});
+        if (terms[i] != predicate) continue;
+        for (std::size_t k = 0; k < terms.size(); ++k) {
+          if (k == i || k == j || !ascii(terms[k])) continue;
+          const std::string_view three[] = {terms[i], terms[j], terms[k]};
+          if (e.phrase(three, 3) == 3)
+            out.push_back(
+                {terms[i] + " " + terms[j] + " " + terms[k], {terms[i], terms[j], terms[k]}});
+        }
+      }
+    }
+    return out;
   }
   // A closed compound names a kind of its last word ("sailboat" / "boat", "smartphone" /
   // "phone"); the head must be 4 letters or more and the modifier 3 or more.
@@ -509,40 +590,79 @@ struct claim_rules {
     auto in = [](const std::vector<std::string>& v, const std::string& w) {
       return std::binary_search(v.begin(), v.end(), w);
     };
-    for (const auto& s : x.terms) {
-      if (!ascii(s) || in(x.subject, s) || matched(lex, {s}, y.terms) > 0) continue;
-      for (const auto& t : y.terms) {
-        if (!ascii(t) || in(y.subject, t) || matched(lex, {t}, x.terms) > 0) continue;
-        if (!lex.english().antonyms(s, t)) continue;
-        // only the predicates ("accepted" / "rejected") or the one complement of two copula
-        // states ("is early" / "is late"): antonyms among objects ("classical music" / "pop
-        // music") are two objects, not a contradiction
-        // a copula complement may carry its modifiers ("is patient with slow drivers" /
-        // "is impatient with slow drivers", "is a heavy sleeper" / "is a light sleeper"): then
-        // the rest of the two states must be the same
-        // (a judgement verb's complement counts as one: "finds math easy" / "finds math
-        // difficult")
-        auto judgement = [](const std::string& p) {
-          return p.empty() || p == "find" || p == "consider" || p == "think" || p == "feel" ||
-                 p == "seem" || p == "look" || p == "sound" || p == "become" || p == "stay" ||
-                 p == "remain" || p == "keep";
-        };
-        const bool copulas = judgement(x.predicate) && x.predicate == y.predicate &&
-                             !x.any_predicate && !y.any_predicate && x.attribute.empty() &&
-                             y.attribute.empty();
-        const bool verbs = s == x.predicate && t == y.predicate;
-        if (!verbs && !(copulas && in(x.object, s) && in(y.object, t))) continue;
-        std::vector<std::string> xr, yr;
-        for (const auto& u : x.terms)
-          if (u != s) xr.push_back(u);
-        for (const auto& u : y.terms)
-          if (u != t) yr.push_back(u);
-        if (verbs ? ((!xr.empty() && subset_or_empty(lex, xr, y.terms)) ||
-                     (!yr.empty() && subset_or_empty(lex, yr, x.terms)))
-                  : (subset_or_empty(lex, xr, y.terms) && subset_or_empty(lex, yr, x.terms)))
+    // s (x's word, or multiword word: "look down on" / "admire") and t (y's) are antonyms
+    using words_t = std::span<const std::string>;
+    // (not a word of a noun-phrase subject, and not all of its words on the other side)
+    auto usable = [&](words_t words, const text_claim& c, const text_claim& other) {
+      return ascii(words.front()) &&
+             std::none_of(words.begin(), words.end(),
+                          [&](const std::string& u) { return in(c.subject, u); }) &&
+             !std::all_of(words.begin(), words.end(), [&](const std::string& u) {
+               return std::any_of(other.terms.begin(), other.terms.end(),
+                                  [&](const std::string& v) { return match(lex, u, v); });
+             });
+    };
+    auto antonym = [&](const std::string& s, words_t s_words, const std::string& t,
+                       words_t t_words) {
+      if (!lex.english().antonyms(s, t)) return false;
+      // only the predicates ("accepted" / "rejected") or the one complement of two copula
+      // states ("is early" / "is late"): antonyms among objects ("classical music" / "pop
+      // music") are two objects, not a contradiction
+      // a copula complement may carry its modifiers ("is patient with slow drivers" /
+      // "is impatient with slow drivers", "is a heavy sleeper" / "is a light sleeper"): then
+      // the rest of the two states must be the same
+      // (a judgement verb's complement counts as one: "finds math easy" / "finds math
+      // difficult")
+      auto judgement = [](const std::string& p) {
+        return p.empty() || p == "find" || p == "consider" || p == "think" || p == "feel" ||
+               p == "seem" || p == "look" || p == "sound" || p == "become" || p == "stay" ||
+               p == "remain" || p == "keep";
+      };
+      auto all_in = [&](const std::vector<std::string>& v, words_t w) {
+        return std::all_of(w.begin(), w.end(), [&](const std::string& u) { return in(v, u); });
+      };
+      const bool copulas = judgement(x.predicate) && x.predicate == y.predicate &&
+                           !x.any_predicate && !y.any_predicate && x.attribute.empty() &&
+                           y.attribute.empty();
+      // (a multiword predicate begins with the verb: "looks down on")
+      const bool verbs = s_words.front() == x.predicate && t_words.front() == y.predicate;
+      if (!verbs && !(copulas && all_in(x.object, s_words) && all_in(y.object, t_words)))
+        return false;
+      auto rest = [](const std::vector<std::string>& terms, words_t w) {
+        std::vector<std::string> r;
+        for (const auto& u : terms)
+          if (std::find(w.begin(), w.end(), u) == w.end()) r.push_back(u);
+        return r;
+      };
+      const auto xr = rest(x.terms, s_words), yr = rest(y.terms, t_words);
+      return verbs ? ((!xr.empty() && subset_or_empty(lex, xr, y.terms)) ||
+                      (!yr.empty() && subset_or_empty(lex, yr, x.terms)))
+                   : (subset_or_empty(lex, xr, y.terms) && subset_or_empty(lex, yr, x.terms));
+    };
+    std::vector<char> x_ok(x.terms.size()), y_ok(y.terms.size());
+    for (std::size_t i = 0; i < x.terms.size(); ++i) x_ok[i] = usable({&x.terms[i], 1}, x, y);
+    for (std::size_t j = 0; j < y.terms.size(); ++j) y_ok[j] = usable({&y.terms[j], 1}, y, x);
+    for (std::size_t i = 0; i < x.terms.size(); ++i)
+      for (std::size_t j = 0; j < y.terms.size() && x_ok[i]; ++j)
+        if (y_ok[j] && antonym(x.terms[i], {&x.terms[i], 1}, y.terms[j], {&y.terms[j], 1}))
           return {true, false, "antonym"};
-      }
+    // multiword words of WordNet against words or multiword words ("is a good person" / "is a
+    // bad person", "admires the boss" / "looks down on the boss")
+    auto xp = phrases(lex, x.terms, x.predicate, true),
+         yp = phrases(lex, y.terms, y.predicate, true);
+    std::erase_if(xp, [&](const phrase_term& s) { return !usable(s.words, x, y); });
+    std::erase_if(yp, [&](const phrase_term& t) { return !usable(t.words, y, x); });
+    for (const auto& s : xp) {
+      for (std::size_t j = 0; j < y.terms.size(); ++j)
+        if (y_ok[j] && antonym(s.text, s.words, y.terms[j], {&y.terms[j], 1}))
+          return {true, false, "antonym"};
+      for (const auto& t : yp)
+        if (antonym(s.text, s.words, t.text, t.words)) return {true, false, "antonym"};
     }
+    for (const auto& t : yp)
+      for (std::size_t i = 0; i < x.terms.size(); ++i)
+        if (x_ok[i] && antonym(x.terms[i], {&x.terms[i], 1}, t.text, t.words))
+          return {true, false, "antonym"};
     if (opposite_degree(lex, x, y)) return {true, false, "degree"};
     const bool same_terms =
         !x.terms.empty() && contained(lex, x.terms, y.terms) && contained(lex, y.terms, x.terms);

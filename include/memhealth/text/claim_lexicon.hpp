@@ -24,9 +24,11 @@ namespace memhealth {
 /// lexicon (lexicon.hpp) for lemmas and synonyms.
 class claim_lexicon {
  public:
-  /// The built-in tables over `english_lexicon::builtin()`. Parsed once; thread-safe.
+  /// The built-in tables over the WordNet-derived lexicon (`english_lexicon::builtin()`'s
+  /// contents, parsed for this table alone: `english_lexicon::parse_builtin()`). Parsed once;
+  /// thread-safe.
   static const claim_lexicon& builtin() {
-    static const claim_lexicon lex{english_lexicon::builtin()};
+    static const claim_lexicon lex{english_lexicon::parse_builtin()};
     return lex;
   }
 
@@ -34,6 +36,7 @@ class claim_lexicon {
   explicit claim_lexicon(english_lexicon english) : english_(std::move(english)) {
     for (const auto& [a, b] : claim_words::english_antonyms) english_.add_antonym(a, b);
     for (const auto& [a, b] : claim_words::kinship_is_a) english_.add_is_a(a, b);
+    for (const auto& [a, b] : claim_words::service_is_a) english_.add_is_a(a, b);
     for (const auto& [w, c] : claim_words::english) en_[std::string(w)] |= c;
     for (const auto& [w, c] : claim_words::chinese) {
       zh_[std::string(w)] |= c;

@@ -767,6 +767,28 @@ inline constexpr auto kinship_is_a = std::to_array<std::pair<std::string_view, s
     {"goldfish", "pet"},
 });
 
+/// Online services of a kind WordNet does not list (added as is-a pairs, written for memhealth
+/// 2026-12): "is on Instagram" asserts a social media account, so "isn't on any social media"
+/// denies it. Lowercase service names; the kind is a multiword noun spelt in the lemmas the
+/// claim reader keeps ("social media" -> "social medium", "streaming service" -> "stream
+/// service").
+inline constexpr auto service_is_a = std::to_array<std::pair<std::string_view, std::string_view>>({
+    {"instagram", "social medium"},
+    {"facebook", "social medium"},
+    {"tiktok", "social medium"},
+    {"twitter", "social medium"},
+    {"snapchat", "social medium"},
+    {"linkedin", "social medium"},
+    {"reddit", "social medium"},
+    {"pinterest", "social medium"},
+    {"mastodon", "social medium"},
+    {"threads", "social medium"},
+    {"weibo", "social medium"},
+    {"netflix", "stream service"},
+    {"spotify", "stream service"},
+    {"hulu", "stream service"},
+});
+
 /// Values of marital status (a copula followed by one of them states it).
 inline constexpr auto english_marital =
     std::to_array<std::string_view>({"married", "single", "divorced", "widowed", "engaged",

@@ -269,6 +269,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     const sv w = t[i].w;
     const std::uint32_t cue = lex.en(w);
     const sv next = i + 1 < n ? sv(t[i + 1].w) : sv();
+    const bool relative_before = relative;  // in a relative clause before this word
     // multi-word cues
     if (w == "no" && next == "longer") {
       c.polarity = -c.polarity;
@@ -609,10 +610,13 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     }
     if ((w == "and" || w == "or") && object_open && !object.empty() && !in_value)
       conjunct_at.push_back(object.size());  // "hates crowds and festivals": two objects
-    if ((w == "who" || w == "which") && predicate_set && !object.empty() && !relative &&
-        c.attribute.empty()) {
-      // "is a night owl who does their best work after midnight": the relative clause
-      // describes the object; it is no part of the claim
+    if ((w == "who" || w == "which") && !(w == "who" ? relative_before : relative) &&
+        c.attribute.empty() &&
+        ((predicate_set && !object.empty()) || (copula && !predicate_set && !terms.empty()))) {
+      // "is a night owl who does their best work after midnight", "is an introvert who
+      // recharges alone": the relative clause describes the object; it is no part of the claim
+      // (only "who", which opened that clause itself: "there is no dog which is furry" keeps
+      // its restriction)
       break;
     }
     if ((cue & cw::stop) && !(cue & cw::relative)) {
@@ -1085,6 +1089,21 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       c.kind = predicate_class::state;
       c.value = {measure_text(m->value)};
       c.terms = c.value;
+      c.predicate.clear();
+    }
+  // a birthday by its month, and day when one is given ("was born in March", "birthday is
+  // on 12 July": "03", "07-12"), compared as numbers by the judge; a place of birth stays one
+  if (c.polarity > 0 && (c.attribute == "birthday" || c.attribute == "birthplace") &&
+      std::all_of(c.value.begin(), c.value.end(), [&](const std::string& v) {
+        return (lex.en(v) & cw::time) || all_digits(v) || english_month(v) > 0 ||
+               (v.size() > 2 && v[0] >= '0' && v[0] <= '9');
+      }))
+    if (const auto md = english_month_day(t)) {
+      c.attribute = "birthday";
+      c.kind = predicate_class::state;
+      c.value = {*md};
+      c.terms = c.value;
+      c.time.clear();
       c.predicate.clear();
     }
   if ((c.attribute == "birthplace" || c.attribute == "birth year") && c.value.size() == 1 &&

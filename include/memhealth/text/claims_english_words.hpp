@@ -6,7 +6,9 @@
 /// `default_claim_extractor`.
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -165,6 +167,55 @@ inline bool is_time_number(const std::vector<token>& t, std::size_t i) {
     return true;
   if (i > 0 && month(t[i - 1].w)) return true;
   return false;
+}
+
+// The month (1-12) an English month name stands for ("march", "sept"); 0 for another word.
+inline int english_month(sv m) {
+  constexpr sv months[] = {"january", "february", "march",     "april",   "may",      "june",
+                           "july",    "august",   "september", "october", "november", "december",
+                           "jan",     "feb",      "mar",       "apr",     "",         "jun",
+                           "jul",     "aug",      "sep",       "oct",     "nov",      "dec"};
+  for (int k = 0; k < 24; ++k)
+    if (!months[k].empty() && months[k] == m) return k % 12 + 1;
+  return m == "sept" ? 9 : 0;
+}
+
+// An English birthday's date as "MM-DD" or "MM" ("born in March" -> "03", "on 12 July" or "on
+// July 12th" -> "07-12"); nullopt when no month is named, two are, or a year is given (a year of
+// birth is read on its own). The day is a number of 1-31 just before or after the month.
+inline std::optional<std::string> english_month_day(const std::vector<token>& t) {
+  int month = 0, day = 0;
+  auto day_at = [&](std::size_t k) {
+    sv w = t[k].w;
+    if (w.size() > 2 &&
+        (w.ends_with("st") || w.ends_with("nd") || w.ends_with("rd") || w.ends_with("th")))
+      w.remove_suffix(2);
+    if (w.empty() || w.size() > 2 || !all_digits(w)) return 0;
+    const int d = std::atoi(std::string(w).c_str());
+    return d >= 1 && d <= 31 ? d : 0;
+  };
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const sv w = t[i].w;
+    if (w.size() == 4 && all_digits(w)) return std::nullopt;
+    const int m = english_month(w);
+    if (m == 0 || (w == "may" && !(i > 0 && (t[i - 1].w == "in" || day_at(i - 1) > 0))))
+      continue;  // ("may" only as "in May" or "12 May")
+    if (month != 0) return std::nullopt;
+    month = m;
+    if (i > 0 && day_at(i - 1) > 0)
+      day = day_at(i - 1);
+    else if (i > 1 && t[i - 1].w == "of" && day_at(i - 2) > 0)
+      day = day_at(i - 2);
+    else if (i + 1 < t.size() && day_at(i + 1) > 0)
+      day = day_at(i + 1);
+  }
+  if (month == 0) return std::nullopt;
+  char buf[16];
+  if (day > 0)
+    std::snprintf(buf, sizeof buf, "%02d-%02d", month, day);
+  else
+    std::snprintf(buf, sizeof buf, "%02d", month);
+  return std::string(buf);
 }
 
 // The canonical name of an attribute (claim_words::attribute_aliases; "favorite" spelled

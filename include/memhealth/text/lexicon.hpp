@@ -5,12 +5,16 @@
 ///
 /// The built-in data (english_lexicon::builtin()) is derived from WordNet 3.0 (Princeton) by
 /// scripts/gen_wordnet_lexicon.py into text/wordnet_data.hpp (licence notice there and in
-/// scripts/WORDNET_LICENSE). It holds single-word lemmas only (lowercase ASCII letters and '-'):
-/// every verb, adjective and adverb of WordNet and the nouns tagged at least once in its semantic
-/// concordances; the morphy exception lists; direct antonyms of all parts of speech plus the
+/// scripts/WORDNET_LICENSE). It holds lemmas of lowercase ASCII letters and '-', multiword ones
+/// (WordNet's collocations) with their words joined by single spaces ("musical instrument", "ice
+/// cream", "look down on"; phrase() finds them in a run of words): every verb, adjective and
+/// adverb of WordNet and every noun but names (Paris, Einstein), those never tagged in its
+/// semantic concordances as minor nouns (is_noun(): known to the relations, not to is_lemma()
+/// and lemma()); the morphy exception lists; direct antonyms of all parts of speech plus the
 /// indirect antonyms of adjective satellites ("huge" is an antonym of "small" because "huge" is
 /// similar to "large", whose antonym is "small"); and, per word, the synsets of its first three
-/// tagged senses (or of its first sense), so that two words are synonyms when they share one;
+/// tagged senses (or of its first sense), and for nouns of every sense that is a food or drink
+/// ("crab": also crabmeat, a shellfish), so that two words are synonyms when they share one;
 /// and, for nouns and verbs, the hypernym pointers ('@', '@i') of those synsets and of all their
 /// ancestors, so that is_a() can walk up ("man" -> "male" -> "person").
 /// Users add their own antonyms, synonyms and is-a pairs with add_antonym / add_synonym /
@@ -18,7 +22,8 @@
 ///   auto lex = memhealth::english_lexicon::builtin();
 ///   lex.add_antonym("vegan", "carnivore");
 /// Lookups are exact and case-sensitive (the built-in words are lowercase) and allocate nothing,
-/// except lemma(), which may build the candidate base forms of a word (short words: no heap).
+/// except lemma(), which may build the candidate base forms of a word (short words: no heap),
+/// and phrase(), which joins words.
 
 #include <algorithm>
 #include <array>
@@ -53,18 +58,77 @@ class english_lexicon {
   english_lexicon() = default;
 
   /// The WordNet-derived lexicon, parsed from text/wordnet_data.hpp on the first call (about
-  /// 20 ms, once; thread-safe) and shared by every later call.
+  /// 0.1-0.3 s and 10 MB, once; thread-safe) and shared by every later call.
   /// Source: WordNet 3.0 (Princeton). @throws std::bad_alloc only.
   static const english_lexicon& builtin() {
     static const english_lexicon lex = parse_wordnet();
     return lex;
   }
 
+  /// The WordNet-derived lexicon parsed anew: what builtin() holds, as a value of one's own, for
+  /// a caller that adds to it and does not need builtin() itself (claim_lexicon::builtin()):
+  /// no second copy stays in memory. @throws std::bad_alloc only.
+  static english_lexicon parse_builtin() { return parse_wordnet(); }
+
   /// @return true when `w` (exact, lowercase) is a known lemma of part of speech `p`.
   /// Source: WordNet 3.0 (Princeton) index files (nouns: those tagged at least once).
   [[nodiscard]] bool is_lemma(std::string_view w, word_pos p) const {
     const auto* info = find(w);
     return info != nullptr && (info->pos_mask & bit(p)) != 0;
+  }
+
+  /// @return true when `w` (exact, lowercase) is a noun of WordNet, tagged in its semantic
+  /// concordances (is_lemma(w, word_pos::noun)) or not (a minor noun: "shrimp", "jazz",
+  /// "bike"; proper names left out). Minor nouns take part in synonyms(), is_a(),
+  /// co_hyponyms(), antonyms() and phrase(), but not in is_lemma() or lemma(), as many of them
+  /// are also names ("Raj", "Rose", "Bob") that the claim reader must not take for common
+  /// words. Source: WordNet 3.0 (Princeton) index.noun and data.noun.
+  [[nodiscard]] bool is_noun(std::string_view w) const {
+    const auto* info = find(w);
+    return info != nullptr && (info->pos_mask & (bit(word_pos::noun) | minor_noun_bit)) != 0;
+  }
+
+  /// Multiword lemmas (WordNet collocations: "musical instrument", "ice cream", "look down on")
+  /// are words of the lexicon like any other, spelt with single spaces, so every lookup takes
+  /// them whole (user additions with spaces too). Text read word by word finds them with this
+  /// n-gram lookup:
+  /// @return the length n (2 <= n <= min(words.size(), max_words)) of the longest run
+  /// words[0 .. n) that, joined by single spaces, is a word of the lexicon: a lemma of any part
+  /// of speech, a minor noun (is_noun()) or a user addition; 0 when there is none
+  /// ({"musical", "instrument"} -> 2; {"ice", "cream", "cake"} -> 2, WordNet spells the cake
+  /// "ice-cream cake"; {"look", "down", "on"} -> 3; {"red", "car"} -> 0). Exact words
+  /// (lemmatise each first: a multiword noun's plural inflects its last word, so {"ice",
+  /// "creams"} is 0 and {"ice", "cream"} is 2). One hash lookup when words[0] begins no
+  /// multiword word (most words); otherwise allocates at most the joined string.
+  /// Source: WordNet 3.0 (Princeton) index files (collocations joined by '_').
+  [[nodiscard]] std::size_t phrase(std::span<const std::string_view> words,
+                                   std::size_t max_words = 4) const {
+    if (words.size() < 2 || max_words < 2 || !begins_phrase(words[0])) return 0;
+    std::string joined(words[0]);
+    std::size_t longest = 0;
+    for (std::size_t n = 1; n < words.size() && n < max_words; ++n) {
+      if (words[n].empty()) break;
+      joined += ' ';
+      joined += words[n];
+      if (find(joined) != nullptr) longest = n + 1;
+    }
+    return longest;
+  }
+
+  /// @return true when `w` (exact) is the first word of a multiword word of the lexicon
+  /// ("musical" of "musical instrument", "look" of "look down on"; built-in or user-added):
+  /// when false, phrase() of words beginning with `w` is 0. One hash lookup, no allocation.
+  [[nodiscard]] bool begins_phrase(std::string_view w) const {
+    const auto* info = find(w);
+    return info != nullptr && (info->pos_mask & phrase_head_bit) != 0;
+  }
+
+  /// @return true when `w` (exact) is the first word of a multiword word that has an antonym
+  /// ("good" of "good luck" / "bad luck", "eat" of "eat in" / "eat out"; built-in or
+  /// user-added): a cheap test before a phrase() lookup meant for antonyms(). One hash lookup.
+  [[nodiscard]] bool begins_antonym_phrase(std::string_view w) const {
+    const auto* info = find(w);
+    return info != nullptr && (info->pos_mask & antonym_head_bit) != 0;
   }
 
   /// Base form of `w` as part of speech `p`, by WordNet's morphy algorithm: the exception list
@@ -75,7 +139,8 @@ class english_lexicon {
   /// rule wins over `w` being a lemma itself: "arms" -> "arm", "higher" -> "high", but also
   /// "seed" -> "see", "feed" -> "fee", "after" -> "aft" (call is_lemma() first to keep such words).
   /// @return that base form, or `w` unchanged when no rule applies or when `w` is not lowercase
-  /// ASCII letters and '-' (other input is returned as is). Source: WordNet 3.0 (Princeton),
+  /// ASCII letters and '-', words joined by single spaces ("ice creams" -> "ice cream": the
+  /// rules inflect the end; other input is returned as is). Source: WordNet 3.0 (Princeton),
   /// morphy algorithm (morphy(7WN)). Never throws except std::bad_alloc.
   [[nodiscard]] std::string lemma(std::string_view w, word_pos p) const {
     if (!plain(w)) return std::string(w);
@@ -214,6 +279,8 @@ class english_lexicon {
     const auto x = intern(a).id;
     const auto y = intern(b).id;
     antonyms_.insert(pair_key(x, y));
+    mark_antonym_head(a);
+    mark_antonym_head(b);
   }
 
   /// Makes `a` and `b` synonyms (both directions; not transitive: a new synset {a, b}).
@@ -278,17 +345,18 @@ class english_lexicon {
   [[nodiscard]] std::size_t lemmas() const { return lemma_count_; }
 
  private:
+  // (not noexcept: libstdc++ then keeps each node's hash, so that a lookup compares hashes
+  // before strings and never rehashes a neighbour's key to find its bucket's end: with the
+  // 110,000 words of WordNet that halves the time of a find)
   struct string_hash {
     using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept {
-      return std::hash<std::string_view>{}(s);
-    }
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   static constexpr std::uint32_t no_synset = 0xffffffff;
   struct word_info {
     std::uint32_t id = 0;                   ///< dense number, for the antonym pair keys
     std::uint32_t user_synset = no_synset;  ///< the word's own synset for add_is_a, once made
-    std::uint8_t pos_mask = 0;              ///< bit(p) set when a lemma of p
+    std::uint8_t pos_mask = 0;              ///< bit(p) set when a lemma of p; minor_noun_bit
     std::vector<std::uint32_t> synsets;     ///< kept synsets (built-in, then user-added)
   };
   /// The synsets an is_a() walk has visited: 64 inline, more on the heap.
@@ -332,16 +400,24 @@ class english_lexicon {
   std::size_t lemma_count_ = 0;
 
   static constexpr std::size_t index(word_pos p) { return static_cast<std::size_t>(p); }
+  static constexpr std::uint8_t minor_noun_bit = 16;    // pos_mask: a noun never tagged
+  static constexpr std::uint8_t phrase_head_bit = 32;   // pos_mask: begins a multiword word
+  static constexpr std::uint8_t pos_bits = 15;          // pos_mask: the bit(p) of the lemmas
+  static constexpr std::uint8_t antonym_head_bit = 64;  // begins a multiword word with antonyms
   static constexpr std::uint8_t bit(word_pos p) {
     return static_cast<std::uint8_t>(1U << static_cast<unsigned>(p));
   }
   static constexpr std::uint64_t pair_key(std::uint32_t a, std::uint32_t b) {
     return a < b ? (std::uint64_t{a} << 32) | b : (std::uint64_t{b} << 32) | a;
   }
+  // lowercase ASCII letters and '-', words joined by single spaces ("ice cream")
   static constexpr bool plain(std::string_view w) {
-    if (w.empty()) return false;
-    for (const char c : w)
-      if (!((c >= 'a' && c <= 'z') || c == '-')) return false;
+    if (w.empty() || w.front() == ' ' || w.back() == ' ') return false;
+    char last = 0;
+    for (const char c : w) {
+      if (!((c >= 'a' && c <= 'z') || c == '-' || (c == ' ' && last != ' '))) return false;
+      last = c;
+    }
     return true;
   }
   // morphy's detachment rules, in its order (morphy(7WN)); scripts/gen_wordnet_lexicon.py keeps
@@ -371,12 +447,28 @@ class english_lexicon {
     }
     return w.user_synset;
   }
+  // a multiword word with an antonym: its first word gets antonym_head_bit
+  void mark_antonym_head(std::string_view w) {
+    if (const auto space = w.find(' '); space != std::string_view::npos && space > 0)
+      intern(w.substr(0, space)).pos_mask |= antonym_head_bit;
+  }
   word_info& intern(std::string_view w) {
-    auto it = words_.find(w);
-    if (it == words_.end()) {
-      it = words_.emplace(std::string(w), word_info{}).first;
-      it->second.id = static_cast<std::uint32_t>(words_.size() - 1);
-    }
+    const auto it = words_.find(w);
+    return it != words_.end() ? it->second
+                              : added(words_.emplace(std::string(w), word_info{}).first);
+  }
+  // intern() of a word held in a string: one hash lookup (the key is copied only when new)
+  word_info& intern(const std::string& w) {
+    const auto [it, is_new] = words_.try_emplace(w);
+    return is_new ? added(it) : it->second;
+  }
+  word_info& added(string_map<word_info>::iterator it) {
+    it->second.id = static_cast<std::uint32_t>(words_.size() - 1);
+    // (a multiword word: phrase() starts from its first word; references into words_ survive
+    // rehashing)
+    const std::string_view w = it->first;
+    if (const auto space = w.find(' '); space != std::string_view::npos && space > 0)
+      intern(w.substr(0, space)).pos_mask |= phrase_head_bit;
     return it->second;
   }
 
@@ -453,7 +545,7 @@ inline std::span<const english_lexicon::rule> english_lexicon::rules(word_pos p)
 inline english_lexicon english_lexicon::parse_wordnet() {
   namespace d = detail::lexicon;
   english_lexicon lex;
-  lex.words_.reserve(48000);
+  lex.words_.reserve(110000);
   std::string word;  // front-coded: the previous word's first P characters + this line's suffix
   d::for_each_line(detail::wordnet::words, [&](std::string_view line) {
     const auto [coded, letters, synsets] = d::fields<3>(line);
@@ -461,11 +553,15 @@ inline english_lexicon english_lexicon::parse_wordnet() {
     word.append(coded.substr(1));
     auto& info = lex.intern(word);
     for (const char c : letters) {
+      if (c == 'm') {  // a minor noun (never tagged): for the relations only
+        info.pos_mask |= minor_noun_bit;
+        continue;
+      }
       const auto p = c == 'n'   ? word_pos::noun
                      : c == 'v' ? word_pos::verb
                      : c == 'a' ? word_pos::adj
                                 : word_pos::adv;
-      if (info.pos_mask == 0) ++lex.lemma_count_;
+      if ((info.pos_mask & pos_bits) == 0) ++lex.lemma_count_;
       info.pos_mask |= bit(p);
     }
     if (!synsets.empty())
@@ -489,14 +585,16 @@ inline english_lexicon english_lexicon::parse_wordnet() {
   d::for_each_line(detail::wordnet::antonyms, [&](std::string_view line) {
     const auto [key, direct, indirect] = d::fields<3>(line);
     const auto k = lex.intern(key).id;
+    lex.mark_antonym_head(key);
     const auto add = [&](std::string_view other) {
       lex.antonyms_.insert(pair_key(k, lex.intern(other).id));
+      lex.mark_antonym_head(other);
     };
     d::for_each_item(direct, add);
     d::for_each_item(indirect, add);
   });
-  lex.hyper_begin_.reserve(21500);
-  lex.hyper_ids_.reserve(26000);
+  lex.hyper_begin_.reserve(67000);
+  lex.hyper_ids_.reserve(70000);
   d::for_each_line(detail::wordnet::hypernyms, [&](std::string_view line) {
     lex.hyper_begin_.push_back(static_cast<std::uint32_t>(lex.hyper_ids_.size()));
     d::for_each_item(line, [&](std::string_view id) {
