@@ -100,7 +100,7 @@ rc=$?
 set -e
 [ "$rc" -eq 2 ] || fail "a missing column, --workers: exit $rc, expected 2"
 grep -q "table 'mem0' has no column 'kind'" badw.err || fail "a missing column, --workers: $(cat badw.err)"
-[ "$(sql "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'memhealth_%'")" = "0" ] ||
+[ "$(sql "SELECT count(*) FROM pg_tables WHERE schemaname = 'cli' AND tablename ~ '^memhealth_(run|jobs|results)_'")" = "0" ] ||
   fail "a failed --workers check left tables behind"
 
 "$mh" plan "$uri" --mapping mem0 --now 2024-03-10T00:00:00Z --out plan.json 2>plan.err
