@@ -10,12 +10,13 @@
 // - pg/copy_floor: `COPY (SELECT record, embedding FROM memhealth_records ORDER BY seq) TO STDOUT`
 //   read to the end: the time to read the rows alone, the floor of any check.
 // - pg/check_single: pg_store::open (the whole table, one cursor) + the default pipeline.
-// - pg/check_workers/W: pg_parallel_check with W worker threads (jobs of 20,000 records); its
-//   report must equal check_single's (an error otherwise).
+// - pg/check_workers/W: pg_parallel_check with W worker threads (jobs of min(20,000, N / 20)
+//   records); its report must equal check_single's (an error otherwise).
 // - sqlite/check: the same records in an SQLite store (sqlite_store::open + the default pipeline).
 // Counter records_per_s per wall-clock second. Each runs once (Iterations(1)).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -41,9 +42,9 @@ namespace fs = std::filesystem;
 using namespace memhealth;
 
 struct pg_fixture {
-  std::string uri;   // with search_path = memhealth_bench; "" = no server
-  std::string why;   // why there is none
-  fs::path sqlite;   // the same records in an SQLite store
+  std::string uri;  // with search_path = memhealth_bench; "" = no server
+  std::string why;  // why there is none
+  fs::path sqlite;  // the same records in an SQLite store
   std::size_t n = 0;
   std::optional<std::string> single_report;  // check_single's report (for the workers' check)
 
@@ -59,8 +60,8 @@ struct pg_fixture {
     {
       PGconn* c = PQconnectdb(base);
       if (PQstatus(c) != CONNECTION_OK) {
-        why = std::string("skipped: cannot connect to MEMHEALTH_BENCH_PG_URI: ") +
-              PQerrorMessage(c);
+        why =
+            std::string("skipped: cannot connect to MEMHEALTH_BENCH_PG_URI: ") + PQerrorMessage(c);
         PQfinish(c);
         return;
       }
@@ -173,6 +174,7 @@ void BM_pg_check_workers(benchmark::State& st) {
     const auto t = std::chrono::steady_clock::now();
     pg_run_options ro;
     ro.workers = static_cast<unsigned>(st.range(0));
+    ro.job_records = std::clamp<std::size_t>(fx().n / 20, 1, 20000);  // >= 20 jobs
     const auto d = bench_options();
     const auto res = pg_parallel_check(fx().uri, pg_own_mapping(), {}, d, ro);
     finish(st, memhealth_bench::seconds_since(t));
