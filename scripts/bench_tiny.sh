@@ -12,7 +12,22 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 cmake --workflow --preset bench
 out=build/bench/bench-tiny.json
 scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
+# bench_pg.cpp measures against a PostgreSQL server: a throwaway one (scripts/pg_test_cluster.sh)
+# unless MEMHEALTH_BENCH_PG_URI names one; without any, its benchmarks report "skipped: ..."
+pg_started=0
+if [ -z "${MEMHEALTH_BENCH_PG_URI:-}" ]; then
+  if MEMHEALTH_REQUIRE_PG=0 bash scripts/pg_test_cluster.sh start "$scratch/pg" 5433 >/dev/null 2>&1 &&
+    [ -s "$scratch/pg/conninfo" ]; then
+    MEMHEALTH_BENCH_PG_URI="$(cat "$scratch/pg/conninfo")"
+    export MEMHEALTH_BENCH_PG_URI
+    pg_started=1
+  fi
+fi
+cleanup() {
+  if [ "$pg_started" = 1 ]; then bash scripts/pg_test_cluster.sh stop "$scratch/pg" >/dev/null 2>&1 || true; fi
+  rm -rf "$scratch"
+}
+trap cleanup EXIT
 MEMHEALTH_BENCH_TINY=1 MEMHEALTH_BENCH_TMP="$scratch" build/bench/bench/memhealth-bench \
   --benchmark_min_time=0.01 --benchmark_out="$out" --benchmark_out_format=json "$@"
 python3 - "$out" <<'PY'

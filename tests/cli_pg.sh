@@ -2,7 +2,8 @@
 # The memhealth tool on postgresql:// stores (ctest pg.cli, fixture pg_cluster): a mem0-shaped
 # table checked, planned, previewed (--dry-run prints SQL, writes nothing), repaired in place,
 # rolled back to the exact rows (unmapped columns never change), recovered clean; a URI with a
-# password is refused without printing it; a mapping naming a missing column is a clear error.
+# password is refused without printing it; a mapping naming a missing column is a clear error;
+# check --workers 1|2, and --workers 0 with a `memhealth worker` process, give the same report.
 # usage: tests/cli_pg.sh MEMHEALTH CLUSTER_DIR WORK_DIR
 set -euo pipefail
 mh="$1"
@@ -45,6 +46,37 @@ grep -q '"exact_duplicate"' check.json || fail "check found no exact_duplicate"
 grep -q 'search_path' check.json && fail "check.json shows the connection string"
 grep -q '"store": "postgresql://memhealth@' check.json || fail "check.json does not name the server"
 
+# --workers: the report of 1 and 2 worker threads is the single-process report, byte for byte
+# (--job-records 1: one job per scope, alice and bob: 2 jobs)
+for n in 1 2; do
+  "$mh" check "$uri" --mapping mem0 --format json --now 2024-03-10T00:00:00Z --out "check-w$n.json" \
+    --exit-zero --workers "$n" --job-records 1 2>"w$n.err" || fail "--workers $n: $(cat "w$n.err")"
+  cmp -s check.json "check-w$n.json" || fail "--workers $n: another report than the single-process check"
+  grep -q "2 jobs, 2 claims" "w$n.err" || fail "--workers $n: $(cat "w$n.err")"
+done
+# --workers 0 and a `memhealth worker` process (as on another machine) started with the run id
+"$mh" check "$uri" --mapping mem0 --format json --now 2024-03-10T00:00:00Z --out check-w0.json \
+  --exit-zero --workers 0 --job-records 1 2>w0.err &
+coordinator=$!
+run=""
+for _ in $(seq 1 300); do
+  run="$(sed -n 's/^memhealth check: run \([a-z0-9]*\) .*/\1/p' w0.err)"
+  [ -n "$run" ] && break
+  sleep 0.1
+done
+[ -n "$run" ] || fail "--workers 0 printed no run id: $(cat w0.err)"
+"$mh" worker "$uri" --run "$run" 2>worker.err || fail "worker: $(cat worker.err)"
+grep -q "2 job(s) done" worker.err || fail "worker: $(cat worker.err)"
+wait "$coordinator" || fail "--workers 0: $(cat w0.err)"
+cmp -s check.json check-w0.json || fail "--workers 0 + worker: another report"
+# a worker given other detection settings than the check is refused (exit 2)
+set +e
+"$mh" worker "$uri" --run "$run" --threshold 0.5 >ws.out 2>ws.err
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "worker after the run: exit $rc, expected 2"
+grep -q "there is no run" ws.err || fail "worker after the run: $(cat ws.err)"
+
 # a password on the command line is refused and never printed
 set +e
 "$mh" check "postgresql://memhealth:hunter2-pw@localhost/postgres" --mapping mem0 >pw.out 2>pw.err
@@ -62,6 +94,14 @@ rc=$?
 set -e
 [ "$rc" -eq 2 ] || fail "a missing column: exit $rc, expected 2"
 grep -q "table 'mem0' has no column 'kind'" bad.err || fail "a missing column: $(cat bad.err)"
+set +e
+"$mh" check "$uri" --mapping bad.json --workers 2 >badw.out 2>badw.err
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "a missing column, --workers: exit $rc, expected 2"
+grep -q "table 'mem0' has no column 'kind'" badw.err || fail "a missing column, --workers: $(cat badw.err)"
+[ "$(sql "SELECT count(*) FROM pg_tables WHERE schemaname = 'cli' AND tablename ~ '^memhealth_(run|jobs|results)_'")" = "0" ] ||
+  fail "a failed --workers check left tables behind"
 
 "$mh" plan "$uri" --mapping mem0 --now 2024-03-10T00:00:00Z --out plan.json 2>plan.err
 # dry run: the SQL on stdout, nothing written

@@ -4,17 +4,21 @@
 // them skipped), unless MEMHEALTH_REQUIRE_PG=1, which makes a missing server a failure.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <iostream>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <memhealth/detect/default_pipeline.hpp>
+#include <memhealth/detect/pg_workers.hpp>
 #include <memhealth/detect/report_json.hpp>
 #include <memhealth/io/jsonl.hpp>
 #include <memhealth/repair/executor.hpp>
@@ -581,5 +585,283 @@ TEST_CASE("pg_store: a COMMIT whose acknowledgement is lost is resolved by askin
   CHECK(rr.complete());
   CHECK(rr.records_restored == 0);
   fs::remove(wal_path);
+}
+
+namespace {
+
+// Records in four scopes with known findings (worked out by hand):
+// - user:a (4 records): a1/a2 exact duplicates; a4 no embedding
+// - user:b (3): b1 holds a1's text (cross-scope duplicate of a1, a2, b1); b2 NaN vector; b3 model
+//   boilerplate (hygiene)
+// - user:c (6): c1/c2 exact duplicates; c4 holds a4's text without a vector (cross-scope
+//   duplicate of a4, c4)
+// - user:d (2): d1 has id "a1" (duplicate_id, indices 0 and 13); d2 repeats d1's text
+// Jobs at job_records = 5, scopes in byte order: [user:a] (4), [user:b] (3: 4 + 3 > 5),
+// [user:c] (6, alone), [user:d] (2: 6 + 2 > 5): 4 jobs.
+std::vector<memory_record> worker_records() {
+  std::vector<memory_record> v;
+  const std::vector<float> e1{0.5f, 0.5f, 0.5f, 0.5f}, e2{0.5f, -0.5f, 0.5f, -0.5f},
+      e3{-0.5f, 0.5f, -0.5f, 0.5f}, e4{0.5f, 0.5f, -0.5f, -0.5f}, e5{0.5f, 0.5f, 0.5f, -0.5f};
+  v.push_back(rec("a1", "The user lives in Berlin.", e1, "user:a"));
+  v.push_back(rec("a2", "The user lives in Berlin.", e1, "user:a"));
+  v.push_back(rec("a3", "The user likes green tea.", e2, "user:a"));
+  v.push_back(rec("a4", "The user speaks Portuguese.", {}, "user:a"));
+  v.push_back(rec("b1", "The user lives in Berlin.", e1, "user:b"));
+  v.push_back(
+      rec("b2", "The user owns a red bicycle.", {std::nanf(""), 0.5f, 0.5f, 0.5f}, "user:b"));
+  v.push_back(rec("b3", "As an AI language model, I cannot remember that.", e3, "user:b"));
+  v.push_back(rec("c1", "The user plays the cello.", {0.6f, 0.8f, 0.0f, 0.0f}, "user:c"));
+  v.push_back(rec("c2", "The user plays the cello.", {0.6f, 0.8f, 0.0f, 0.0f}, "user:c"));
+  v.push_back(rec("c3", "The user jogs every morning.", e3, "user:c"));
+  v.push_back(rec("c4", "The user speaks Portuguese.", {}, "user:c"));
+  v.push_back(rec("c5", "The user is a vegetarian.", e4, "user:c"));
+  v.push_back(rec("c6", "The user has a dog named Rex.", e2, "user:c"));
+  v.push_back(rec("a1", "The user drives a blue car.", e5, "user:d"));
+  v.push_back(rec("d2", "The user drives a blue car!", e5, "user:d"));
+  return v;
+}
+
+// The findings of a report as "kind:id,id,..." lines.
+std::string kinds_and_ids(const report& r) {
+  std::string s;
+  for (const auto& f : r.findings) {
+    s += f.kind + ":";
+    for (std::size_t k = 0; k < f.record_ids.size(); ++k) s += (k ? "," : "") + f.record_ids[k];
+    s += "\n";
+  }
+  return s;
+}
+
+// The check document of a parallel run, as check_json writes the single-process one (the same
+// detect_options: the run's resolved dimension is in res.dimension, not in the document).
+std::string parallel_json(const pg_run_result& res) {
+  return check_report_json(res.findings, "store", check_options(), {}).dump(2);
+}
+
+std::string run_tables(conn& c) {
+  return c.dump(
+      "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'memhealth_run_%' OR tablename LIKE "
+      "'memhealth_jobs_%' OR tablename LIKE 'memhealth_results_%'");
+}
+
+}  // namespace
+
+TEST_CASE("pg workers: the report is the single-process check's, byte for byte, for 1, 2, 4") {
+  const auto uri = server();
+  if (!uri) return;
+  const auto db = fresh_schema(*uri, "workers_own");
+  { auto s = pg_store<>::create(db, worker_records()); }
+  auto s = pg_store<>::open(db, pg_own_mapping());
+  const std::string single = check_json_via_jsonl(s, "workers");
+  conn c(db);
+  for (const unsigned n : {1u, 2u, 4u}) {
+    CAPTURE(n);
+    pg_run_options ro;
+    ro.workers = n;
+    ro.job_records = 5;
+    ro.poll = std::chrono::milliseconds(20);
+    const auto res = pg_parallel_check(db, pg_own_mapping(), {}, check_options(), ro);
+    CHECK(res.jobs == 4);
+    CHECK(res.job_claims == 4);
+    CHECK(res.dimension == 4);
+    std::size_t done = 0;
+    for (const auto& [w, k] : res.jobs_by_worker) done += k;
+    CHECK(done == 4);
+    CHECK(res.jobs_by_worker.size() <= n);
+    CHECK(parallel_json(res) == single);
+    const std::string lines = kinds_and_ids(res.findings);
+    // store-wide findings, by hand
+    CHECK(lines.find("duplicate_id:a1\n") != std::string::npos);
+    CHECK(lines.find("cross_scope_duplicate:a1,a2,b1\ncross_scope_duplicate:a4,c4\n") !=
+          std::string::npos);
+    // the "no usable embedding" finding of three jobs merged into one, ids in store order
+    CHECK(lines.find("check_skipped:a4,b2,c4\n") != std::string::npos);
+    // scope-local clusters from three jobs
+    CHECK(lines.find("exact_duplicate:") != std::string::npos);
+    CHECK(res.findings.count("exact_duplicate") == 3);  // a1/a2, c1/c2, a1(d)/d2
+    CHECK(res.findings.count("cross_scope_duplicate") == 2);
+    CHECK(run_tables(c) == "0\n");  // the run's tables are dropped
+  }
+}
+
+TEST_CASE("pg workers: a mem0 table, scopes in a JSON path") {
+  const auto uri = server();
+  if (!uri) return;
+  {
+    const auto db2 = fresh_schema(*uri, "workers_mem0");
+    conn m(db2);
+    m.run(mem0_table);
+    m.run(mem0_row(1, "The user lives in Berlin.", "alice", "'{0.5,0.5,0.5,0.5}'"));
+    m.run(mem0_row(2, "The user lives in Berlin.", "alice", "'{0.5,0.5,0.5,0.5}'"));
+    m.run(mem0_row(3, "The user lives in Berlin.", "bob", "'{0.5,0.5,0.5,0.5}'"));
+    m.run(mem0_row(4, "The user plays the cello.", "bob", "'{0.6,0.8,0,0}'"));
+    m.run(mem0_row(5, "The user plays the cello.", "carol o", "NULL"));
+    auto s2 = pg_store<>::open(db2, pg_mem0_mapping());
+    pg_run_options ro;
+    ro.workers = 2;
+    ro.job_records = 1;  // one scope per job: alice, bob, carol o
+    ro.poll = std::chrono::milliseconds(20);
+    const auto res = pg_parallel_check(db2, pg_mem0_mapping(), {}, check_options(), ro);
+    CHECK(res.jobs == 3);
+    CHECK(parallel_json(res) == check_json_via_jsonl(s2, "workers-mem0"));
+    CHECK(res.findings.count("cross_scope_duplicate") == 2);
+  }
+}
+
+TEST_CASE("pg workers: a worker killed mid-job loses its lease; another finishes it") {
+  const auto uri = server();
+  if (!uri) return;
+  const auto db = fresh_schema(*uri, "workers_kill");
+  { auto s = pg_store<>::create(db, worker_records()); }
+  auto s = pg_store<>::open(db, pg_own_mapping());
+  const std::string single = check_json_via_jsonl(s, "workers-kill");
+  conn c(db);
+  pg_run_options ro;
+  ro.workers = 0;  // external workers only (here: this thread)
+  ro.job_records = 5;
+  ro.lease = std::chrono::milliseconds(1500);
+  ro.poll = std::chrono::milliseconds(20);
+  ro.keep_tables = true;
+  ro.run_id = "killtest";
+  std::promise<void> ready;
+  ro.on_ready = [&](const std::string&) { ready.set_value(); };
+  auto coordinator = std::async(std::launch::async, [&] {
+    return pg_parallel_check(db, pg_own_mapping(), {}, check_options(), ro);
+  });
+  REQUIRE(ready.get_future().wait_for(std::chrono::seconds(60)) == std::future_status::ready);
+  // a worker that claims job 0 and dies: it never renews its lease nor hands in a result
+  conn dead(db);
+  const auto claim = pg_claim_job(dead.c, "killtest", "dead", std::chrono::milliseconds(1500));
+  REQUIRE(claim);
+  CHECK(claim->job == 0);
+  CHECK(claim->records == 4);
+  REQUIRE(claim->scopes);
+  CHECK(*claim->scopes == std::vector<std::string>{"user:a"});
+  // a second worker dies right after its claim (the test hook): job 1 is left claimed too
+  pg_worker_options killed;
+  killed.name = "killed";
+  killed.after_claim = [](int) { throw std::runtime_error("simulated kill"); };
+  std::string kill_msg;
+  try {
+    (void)pg_run_worker(db, "killtest", {}, killed);
+  } catch (const std::exception& e) {
+    kill_msg = e.what();
+  }
+  CHECK(kill_msg == "simulated kill");
+  // a live worker does jobs 2 and 3, waits for the two leases to expire, then does 0 and 1
+  pg_worker_options live;
+  live.name = "live";
+  live.poll = std::chrono::milliseconds(20);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto wr = pg_run_worker(db, "killtest", {}, live);
+  CHECK(wr.jobs_done == 4);
+  CHECK(wr.results_refused == 0);
+  CHECK(std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(1000));
+  const auto res = coordinator.get();
+  CHECK(res.jobs == 4);
+  CHECK(res.job_claims == 6);  // 4 jobs + the two dead claims
+  CHECK(res.jobs_by_worker == std::map<std::string, std::size_t>{{"live", 4}});
+  CHECK(parallel_json(res) == single);  // nothing twice, nothing lost
+  // the dead worker's late result is refused: its token no longer holds the job
+  CHECK(!pg_finish_job(dead.c, "killtest", *claim, "dead", "[]"));
+  CHECK(c.dump("SELECT job, worker, attempts, state FROM memhealth_jobs_killtest ORDER BY job") ==
+        "0|live|2|done\n1|live|2|done\n2|live|1|done\n3|live|1|done\n");
+  CHECK(c.dump("SELECT count(*), count(DISTINCT job) FROM memhealth_results_killtest") == "4|4\n");
+  c.run("DROP TABLE memhealth_results_killtest, memhealth_jobs_killtest, memhealth_run_killtest");
+}
+
+TEST_CASE("pg workers: mapping faults and wrong settings are clear errors before anything runs") {
+  const auto uri = server();
+  if (!uri) return;
+  const auto db = fresh_schema(*uri, "workers_faults");
+  conn c(db);
+  c.run(mem0_table);
+  c.run(mem0_row(1, "x", "alice", "'{1,0}'"));
+  c.run("CREATE TABLE mem0t (id uuid PRIMARY KEY, vector text, payload jsonb)");
+  pg_run_options ro;
+  ro.workers = 2;
+  error_code code{};
+  SUBCASE("a missing column") {
+    auto m = pg_mem0_mapping();
+    m.fields["kind"] = pg_source{"kind_col", {}};
+    const auto msg =
+        error_of([&] { (void)pg_parallel_check(db, m, {}, check_options(), ro); }, &code);
+    CHECK(code == error_code::schema);
+    CHECK(msg.find("table 'mem0' has no column 'kind_col'") != std::string::npos);
+  }
+  SUBCASE("a vector column of the wrong type") {
+    const auto msg = error_of(
+        [&] { (void)pg_parallel_check(db, pg_mem0_mapping("mem0t"), {}, check_options(), ro); },
+        &code);
+    CHECK(code == error_code::schema);
+    CHECK(msg.find("vector column 'vector' of table 'mem0t' is of type text") != std::string::npos);
+  }
+  SUBCASE("an incremental run") {
+    auto d = check_options();
+    d.since = d.now;
+    const auto msg =
+        error_of([&] { (void)pg_parallel_check(db, pg_mem0_mapping(), {}, d, ro); }, &code);
+    CHECK(code == error_code::precondition);
+    CHECK(msg.find("incremental runs") != std::string::npos);
+  }
+  SUBCASE("a worker with other settings, a run that does not exist, a bad run id") {
+    ro.workers = 0;
+    ro.run_id = "settings1";
+    ro.wait_limit = std::chrono::milliseconds(3000);
+    std::promise<void> ready;
+    ro.on_ready = [&](const std::string&) { ready.set_value(); };
+    auto coordinator = std::async(std::launch::async, [&] {
+      return error_of(
+          [&] { (void)pg_parallel_check(db, pg_mem0_mapping(), {}, check_options(), ro); });
+    });
+    REQUIRE(ready.get_future().wait_for(std::chrono::seconds(60)) == std::future_status::ready);
+    default_check_settings other;
+    other.near_duplicate_threshold = 0.8f;
+    auto msg = error_of([&] { (void)pg_run_worker(db, "settings1", other); }, &code);
+    CHECK(code == error_code::precondition);
+    CHECK(msg.find("detection settings differ from the run's") != std::string::npos);
+    // nobody works: the coordinator gives up at its wait limit
+    CHECK(coordinator.get().find("not every job was done within the wait limit") !=
+          std::string::npos);
+    msg = error_of([&] { (void)pg_run_worker(db, "settings1", {}); }, &code);
+    CHECK(code == error_code::precondition);
+    CHECK(msg.find("there is no run 'settings1'") != std::string::npos);
+    msg = error_of([&] { (void)pg_run_worker(db, "Bad-Id", {}); }, &code);
+    CHECK(code == error_code::precondition);
+  }
+  CHECK(run_tables(c) == "0\n");  // nothing was left behind (or created)
+}
+
+TEST_CASE("pg_store: repairs of one scope wait for its advisory lock") {
+  const auto uri = server();
+  if (!uri) return;
+  const auto db = fresh_schema(*uri, "scope_lock");
+  { auto s = pg_store<>::create(db, suite_records()); }
+  conn holder(db), watcher(db);
+  auto s = pg_store<>::open(db, pg_own_mapping());
+  const std::size_t b = *s.find("b");
+  auto img = s.extract(b);
+  img.effective_weight = 0.5;
+  // another session repairing scope user:1 holds its lock
+  holder.run("BEGIN; SELECT pg_advisory_xact_lock(28008, hashtext('user:1'))");
+  std::atomic<bool> finished{false};
+  std::thread repair([&] {
+    s.restore(b, img);
+    finished = true;
+  });
+  std::string waiting;
+  for (int k = 0; k < 100 && waiting != "1\n"; ++k) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    waiting = watcher.dump(
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid = "
+        "28008");
+  }
+  CHECK(waiting == "1\n");
+  CHECK(!finished);
+  holder.run("COMMIT");
+  repair.join();
+  CHECK(finished);
+  CHECK(watcher.dump("SELECT record::jsonb->>'effective_weight' FROM memhealth_records WHERE id = "
+                     "'b'") == "0.5\n");
 }
 }  // namespace pg_store_test

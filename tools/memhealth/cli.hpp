@@ -899,6 +899,7 @@ inline void write_store(const std::string& out, const memory_store<>& store, con
 void add_import(CLI::App& app, int& rc);
 void add_stats(CLI::App& app, int& rc);
 void add_check(CLI::App& app, int& rc);
+void add_worker(CLI::App& app, int& rc);
 void add_claims(CLI::App& app, int& rc);
 void add_plan(CLI::App& app, int& rc);
 void add_apply(CLI::App& app, int& rc);

@@ -6,6 +6,9 @@
 #include <sstream>
 
 #include "cli.hpp"
+#if MEMHEALTH_CLI_HAVE_PG
+#include "memhealth/detect/pg_workers.hpp"
+#endif
 #include "report_output.hpp"
 
 namespace memhealth::cli {
@@ -21,6 +24,9 @@ struct check_options {
   std::string since;  ///< "" = a full run; "last" = since the state's cursor; else a time
   std::string state;  ///< the state database ("" = default_state_path(store))
   detection_cli_options detect;
+  int workers = -1;                 ///< --workers N (postgresql:// only); -1 = one process
+  std::size_t job_records = 20000;  ///< --job-records
+  double lease = 120;               ///< --lease seconds
 };
 
 #if MEMHEALTH_CLI_HAVE_SQLITE
@@ -158,6 +164,75 @@ void note_empty_store(report& r, const std::string& store) {
   r.findings.push_back(std::move(f));
 }
 
+// check --workers N: a postgresql:// store checked by N worker threads (and any number of
+// `memhealth worker` processes) through a job table in the database (detect/pg_workers.hpp).
+int run_parallel_check(const check_options& o, const default_check_settings& settings,
+                       detect_options d) {
+  if (!is_pg_store(o.store))
+    throw error(error_code::invalid_argument,
+                "--workers: a check spread across workers needs a postgresql:// store");
+  if (!o.since.empty())
+    throw error(error_code::invalid_argument, "--workers: not with --since (a full check only)");
+  if (o.embed == "lexical" || !o.detect.embedder.empty())
+    throw error(error_code::invalid_argument,
+                "--workers: not with --embed or --embedder (workers check the rows as stored)");
+  if (!(o.lease >= 1)) throw error(error_code::invalid_argument, "--lease: at least 1 second");
+#if MEMHEALTH_CLI_HAVE_PG
+  pg_run_options ro;
+  ro.workers = static_cast<unsigned>(o.workers);
+  ro.job_records = o.job_records;
+  ro.lease = std::chrono::milliseconds(static_cast<std::int64_t>(o.lease * 1000));
+  ro.on_ready = [&](const std::string& id) {
+    std::cerr << "memhealth check: run " << id << " (more workers: memhealth worker URI --run "
+              << id << ", with the same detection options)\n";
+  };
+  d.dimension = o.detect.dim;
+  auto res = pg_parallel_check(o.store, load_pg_mapping(pg_mapping_option()), settings, d, ro);
+  d.dimension = res.dimension;
+  std::cerr << "memhealth check: " << res.jobs << " jobs, " << res.job_claims << " claims, by "
+            << res.jobs_by_worker.size() << " worker(s)\n";
+  report& r = res.findings;
+  note_empty_store(r, store_label(o.store));
+  if (o.format == "json")
+    emit(check_report_json(r, store_label(o.store), d, {}).dump(2), o.out);
+  else
+    emit(report_text(r, o, d, 0, o.format == "md"), o.out);
+  return r.has_at_least(severity::warning) && !o.exit_zero ? exit_findings : exit_ok;
+#else
+  (void)settings;
+  (void)d;
+  no_pg_support();
+#endif
+}
+
+struct worker_options {
+  std::string store;
+  std::string run;
+  std::string name;
+  detection_cli_options detect;
+};
+
+// memhealth worker URI --run ID: works on a run's jobs until all are done.
+int run_worker(const worker_options& o) {
+  if (!is_pg_store(o.store))
+    throw error(error_code::invalid_argument, "worker: needs a postgresql:// store");
+#if MEMHEALTH_CLI_HAVE_PG
+  auto [settings, d] = detection_settings(o.detect);
+  (void)d;
+  pg_worker_options wo;
+  wo.name = o.name;
+  const auto res = pg_run_worker(o.store, o.run, settings, wo);
+  std::cerr << "memhealth worker: run " << o.run << ": " << res.jobs_done << " job(s) done"
+            << (res.results_refused
+                    ? ", " + std::to_string(res.results_refused) + " result(s) refused (lease lost)"
+                    : std::string())
+            << "\n";
+  return exit_ok;
+#else
+  no_pg_support();
+#endif
+}
+
 int run_check(const check_options& o) {
   probe_output(o.out, "--out");  // before any work: writable, not a directory
   if (!o.since.empty() && o.since != "last") (void)since_time(o.since);  // before the state opens
@@ -187,6 +262,7 @@ int run_check(const check_options& o) {
     throw error(error_code::invalid_argument,
                 "--since needs the state database, and this build has no SQLite");
 #endif
+  if (o.workers >= 0) return run_parallel_check(o, settings, d);
   if (is_pg_store(o.store) && !o.since.empty())
     throw error(error_code::invalid_argument,
                 "--since: incremental checks keep their state next to a file store; not available "
@@ -362,7 +438,30 @@ void add_check(CLI::App& app, int& rc) {
                   "State database for --since (default: STORE.memhealth-state.db beside the "
                   "store)")
       ->needs(since);
+  cmd->add_option("--workers", o->workers,
+                  "postgresql:// stores: check with N worker threads through a job table in the "
+                  "database (0 = only `memhealth worker` processes); the report is the same")
+      ->check(CLI::Range(0, 256));
+  cmd->add_option("--job-records", o->job_records,
+                  "With --workers: most records per job (scopes are batched; a larger scope is "
+                  "one job)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--lease", o->lease,
+                  "With --workers: seconds a claimed job is held without renewal before another "
+                  "worker may take it (default 120)");
   cmd->callback([o, &rc] { rc = run_check(*o); });
+}
+
+void add_worker(CLI::App& app, int& rc) {
+  auto o = std::make_shared<worker_options>();
+  auto* cmd = app.add_subcommand(
+      "worker",
+      "Work on the jobs of a check started with --workers (any machine; same detection options)");
+  cmd->add_option("store", o->store, "The postgresql://URI the check was given")->required();
+  cmd->add_option("--run", o->run, "The run id the check printed")->required();
+  cmd->add_option("--name", o->name, "This worker's name in the job table (default host:pid)");
+  add_detection_options(cmd, o->detect);
+  cmd->callback([o, &rc] { rc = run_worker(*o); });
 }
 
 }  // namespace memhealth::cli

@@ -1,4 +1,4 @@
-// memhealth: the command-line tool. Subcommands: import, stats, check, claims, plan, apply,
+// memhealth: the command-line tool. Subcommands: import, stats, check, worker, claims, plan, apply,
 // rollback, recover, diff, wal, monitor, drift, gate, drill, tune, watch, review. Exit codes
 // (cli.hpp): 0 success; 1 done with something to act on (check: findings of warning or above, an
 // empty store; diff: unexplained changes; import: records with an empty id or content); 2 usage,
@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   memhealth::cli::add_import(app, rc);
   memhealth::cli::add_stats(app, rc);
   memhealth::cli::add_check(app, rc);
+  memhealth::cli::add_worker(app, rc);
   memhealth::cli::add_claims(app, rc);
   memhealth::cli::add_plan(app, rc);
   memhealth::cli::add_apply(app, rc);

@@ -235,6 +235,34 @@ inline void validate_pg_mapping(const pg_mapping& m) {
   return m;
 }
 
+/// A mapping as the JSON of a mapping file (see the file comment), so that
+/// `parse_pg_mapping(pg_mapping_json(m).dump(), m.name) == m`. memhealth's own schema
+/// (`record_column` set) has no mapping-file form: error(invalid_argument) for it (use
+/// `pg_own_mapping(table)`).
+[[nodiscard]] inline nlohmann::json pg_mapping_json(const pg_mapping& m) {
+  if (!m.record_column.empty())
+    throw error(error_code::invalid_argument,
+                "mapping '" + m.name + "': memhealth's own schema has no mapping-file form");
+  nlohmann::json j;
+  j["table"] = m.table;
+  j["key"] = m.key;
+  auto ids = nlohmann::json::array();
+  for (const auto& s : m.id) ids.push_back(s.text());
+  j["id"] = ids;
+  j["id_separator"] = m.id_separator;
+  j["fields"] = nlohmann::json::object();
+  for (const auto& [f, s] : m.fields) j["fields"][f] = s.text();
+  if (!m.vector.empty()) j["vector"] = m.vector.text();
+  if (m.vector_table)
+    j["vector"] = {{"table", m.vector_table->table},
+                   {"column", m.vector_table->column},
+                   {"key", m.vector_table->key},
+                   {"where", m.vector_table->where}};
+  if (!m.rest.empty()) j["rest"] = m.rest.text();
+  if (!m.defaults.empty()) j["defaults"] = m.defaults;
+  return j;
+}
+
 /// memhealth's own schema (`pg_store::create`): table `memhealth_records`, key `seq`, the
 /// canonical JSON in `record`, the embedding in `embedding` (real[]).
 [[nodiscard]] inline pg_mapping pg_own_mapping(std::string table = "memhealth_records") {

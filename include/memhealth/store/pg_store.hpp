@@ -20,7 +20,9 @@
 /// records (embeddings included) stay in memory, in key order: what detection reads anyway.
 ///
 /// **Writing.** A repair writes through `restore` only: inside the action's transaction the
-/// row is read again `FOR UPDATE` and compared with what this store read (a row another writer
+/// scope of the record is locked (`pg_advisory_xact_lock`, see `pg_scope_lock_class`: repairs of
+/// one scope by several processes or machines run one after another), the row is read again
+/// `FOR UPDATE` and compared with what this store read (a row another writer
 /// changed since is never overwritten: error(busy)); then one UPDATE sets only the mapped
 /// columns and JSON paths (`jsonb_set`, `#-`) whose value changed (a vector in another table is
 /// one more UPDATE there). Columns the mapping does not name are never written; a change to a
@@ -76,7 +78,23 @@ struct pg_store_options {
   /// Test hook: called right after a COMMIT the server acknowledged; an exception thrown here
   /// is handled as a COMMIT whose acknowledgement was lost (the outcome is asked of the server).
   std::function<void()> after_commit_hook;
+  /// A snapshot exported by another session (`SELECT pg_export_snapshot()`, PostgreSQL docs
+  /// 9.27.5 "Snapshot Synchronization Functions"): when set, the rows are read in a
+  /// REPEATABLE READ transaction that imports it (`SET TRANSACTION SNAPSHOT`, docs "SET
+  /// TRANSACTION"), so every reader of it sees one state of the database. The exporting
+  /// transaction must still be open: otherwise `open` fails with error(io) ("invalid snapshot
+  /// identifier"). "" = a snapshot of this read's own.
+  std::string snapshot;
+  /// When set, only the rows whose record scope is one of these texts are read (a worker's job,
+  /// detect/pg_workers.hpp). Needs a mapping that gives the scope a column or JSON path of its
+  /// own (memhealth's schema, mem0, langgraph): error(precondition) otherwise.
+  std::optional<std::vector<std::string>> scopes;
 };
+
+/// The first key of the advisory locks that serialise repairs of one scope (`restore` takes
+/// `pg_advisory_xact_lock(pg_scope_lock_class, hashtext(scope))` in the action's transaction):
+/// 0x6d68 ("mh"). Another application using two-key advisory locks should avoid this class.
+inline constexpr int pg_scope_lock_class = 0x6d68;
 
 /// Version of memhealth's own PostgreSQL schema (`memhealth_meta.schema_version`).
 inline constexpr int pg_schema_version = 1;
@@ -192,6 +210,11 @@ class pg_store {
   [[nodiscard]] const std::string& database_id() const noexcept { return database_id_; }
   /// The mapping the store was opened with.
   [[nodiscard]] const pg_mapping& mapping() const noexcept { return table_.mapping(); }
+  /// Whether the mapping gives the scope a place of its own, so rows can be read by scope
+  /// (`pg_store_options::scopes`).
+  [[nodiscard]] bool scope_selectable() const noexcept {
+    return !table_.scope_expression().empty();
+  }
   /// The connection (for read-only SQL by the caller).
   [[nodiscard]] PGconn* native_handle() const noexcept { return conn_.get(); }
   /// Where the store is, for messages: `postgresql://user@host:port/db table T` (no secret).
@@ -215,6 +238,8 @@ class pg_store {
     const bool own = !in_action_;
     if (own) begin_action();
     try {
+      lock_scope(records_[i].scope);
+      if (image.scope != records_[i].scope) lock_scope(image.scope);
       check_unchanged(i);
       for (const auto& st : statements(i, image)) {
         auto r = detail::pg::exec(conn_.get(), st.sql, st.params, where_, "cannot update a row");
@@ -369,7 +394,12 @@ class pg_store {
     PGconn* c = conn_.get();
     exec(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", {}, where_, "cannot begin");
     try {
-      exec(c, "DECLARE memhealth_read NO SCROLL CURSOR FOR " + table_.select_all(), {}, where_,
+      if (!opt_.snapshot.empty())
+        exec(c, "SET TRANSACTION SNAPSHOT " + detail::pg::literal(c, opt_.snapshot), {}, where_,
+             "cannot import the exported snapshot (has its transaction ended?)");
+      const std::string query =
+          opt_.scopes ? table_.select_scopes(c, *opt_.scopes) : table_.select_all();
+      exec(c, "DECLARE memhealth_read NO SCROLL CURSOR FOR " + query, {}, where_,
            "cannot read the table");
       const std::string fetch = "FETCH FORWARD " +
                                 std::to_string(std::max<std::size_t>(opt_.fetch_rows, 1)) +
@@ -419,6 +449,16 @@ class pg_store {
     const R& cur = records_[i];
     return table_.updates(keys_[i], canonical(cur), cur.embedding, canonical(image),
                           image.embedding);
+  }
+
+  // Serialises the repairs of one scope across sessions and machines: a transaction-level
+  // advisory lock (PostgreSQL docs 9.27.10 "Advisory Lock Functions", pg_advisory_xact_lock) on
+  // (pg_scope_lock_class, hashtext(scope)), held until the action commits or rolls back. Taken
+  // once per scope and action (a session may hold it again; it is released at the end anyway).
+  void lock_scope(const std::string& scope) {
+    detail::pg::exec(conn_.get(), "SELECT pg_advisory_xact_lock($1::int, hashtext($2))",
+                     {std::to_string(pg_scope_lock_class), scope}, where_,
+                     "cannot lock the scope for a repair");
   }
 
   // Reads row i again FOR UPDATE (inside the open transaction) and compares it with the record

@@ -166,6 +166,26 @@ class table_access {
   [[nodiscard]] const std::string& select_all() const noexcept { return select_all_; }
   [[nodiscard]] const std::string& select_one_for_update() const noexcept { return select_one_; }
 
+  // The SQL text expression of a row's record scope (`COALESCE(..., '')`: the scope a record read
+  // from the row has, "" when absent), or "" when the mapping gives no place of its own to the
+  // scope (it is then in `rest`, a default or nowhere, and rows cannot be selected by it).
+  [[nodiscard]] const std::string& scope_expression() const noexcept { return scope_sql_; }
+
+  // select_all() restricted to the rows whose scope is one of `scopes` (texts quoted as SQL
+  // literals over `c`). @throws error(precondition) when scope_expression() is empty.
+  [[nodiscard]] std::string select_scopes(PGconn* c, const std::vector<std::string>& scopes) const {
+    if (scope_sql_.empty())
+      throw error(error_code::precondition,
+                  where_ + ": mapping '" + m_.name +
+                      "' has no column or JSON path of its own for the scope; rows cannot be "
+                      "selected by scope");
+    std::string list = "ARRAY[";
+    for (std::size_t k = 0; k < scopes.size(); ++k) list += (k ? ", " : "") + literal(c, scopes[k]);
+    list += "]::text[]";
+    return "SELECT " + cols_ + " FROM " + from_ + " WHERE " + scope_sql_ + " = ANY(" + list +
+           ") ORDER BY " + order_;
+  }
+
   // The canonical record JSON (one line, no embedding) of row `row` of a result of one of the
   // selects, and its vector (empty when NULL). @throws error(parse) for a vector that is not a
   // one-dimensional numeric array, a rest or record value that is not a JSON object.
@@ -490,6 +510,22 @@ class table_access {
     std::string order;
     for (const auto& k : m_.key) order += (order.empty() ? "" : ", ") + std::string("t.") + q(k);
     select_all_ = "SELECT " + cols + " FROM " + from + " ORDER BY " + order;
+    cols_ = cols;
+    from_ = from;
+    order_ = order;
+    // the scope as a record read from the row holds it: the text of a JSON string (to_jsonb of a
+    // column, as row_json reads it), "" for NULL or a missing key
+    if (!m_.record_column.empty()) {
+      scope_sql_ = "COALESCE(t." + q("scope") + ", '')";
+    } else if (auto it = m_.fields.find("scope"); it != m_.fields.end()) {
+      const pg_source& s = it->second;
+      std::string arr = "ARRAY[";
+      for (std::size_t k = 0; k < s.path.size(); ++k)
+        arr += (k ? ", " : "") + literal(c, s.path[k]);
+      arr += "]::text[]";
+      scope_sql_ = s.path.empty() ? "COALESCE(to_jsonb(t." + q(s.column) + ") #>> '{}', '')"
+                                  : "COALESCE(t." + q(s.column) + " #>> " + arr + ", '')";
+    }
     std::string where;
     for (std::size_t k = 0; k < m_.key.size(); ++k)
       where += (k ? " AND t." : "t.") + q(m_.key[k]) + " = CAST($" + std::to_string(k + 1) +
@@ -511,6 +547,7 @@ class table_access {
   std::map<std::string, std::string> quoted_;  // column name -> quoted identifier
   column_info vector_type_;
   std::string select_all_, select_one_;
+  std::string cols_, from_, order_, scope_sql_;  // parts of select_all_; the scope expression
 };
 
 }  // namespace memhealth::detail::pg

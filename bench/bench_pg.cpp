@@ -1,0 +1,209 @@
+// The PostgreSQL store (store/pg_store.hpp) and a check spread across workers
+// (detect/pg_workers.hpp), issue 22 "Measure": N generated records (default 1,000,000;
+// $MEMHEALTH_BENCH_PG_N overrides; 2,000 in tiny mode) in N / 200 scopes (5,000 at 10^6), DIM-d
+// unit embeddings (default 64; $MEMHEALTH_BENCH_PG_DIM), every 100th record a planted exact
+// duplicate of the one before it (same scope), written once with pg_store::create into the schema
+// `memhealth_bench` of the server $MEMHEALTH_BENCH_PG_URI (a libpq URI without a password; its
+// role may create schemas). Without that variable every benchmark here is "skipped: ...";
+// scripts/bench_tiny.sh starts a throwaway server (scripts/pg_test_cluster.sh) and sets it.
+//
+// - pg/copy_floor: `COPY (SELECT record, embedding FROM memhealth_records ORDER BY seq) TO STDOUT`
+//   read to the end: the time to read the rows alone, the floor of any check.
+// - pg/check_single: pg_store::open (the whole table, one cursor) + the default pipeline.
+// - pg/check_workers/W: pg_parallel_check with W worker threads (jobs of min(20,000, N / 20)
+//   records); its report must equal check_single's (an error otherwise).
+// - sqlite/check: the same records in an SQLite store (sqlite_store::open + the default pipeline).
+// Counter records_per_s per wall-clock second. Each runs once (Iterations(1)).
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "memhealth/detect/default_pipeline.hpp"
+#include "memhealth/detect/pg_workers.hpp"
+#include "memhealth/detect/report_json.hpp"
+#include "memhealth/store/pg_store.hpp"
+#include "memhealth/store/sqlite_store.hpp"
+
+#include "bench_common.hpp"
+#include <libpq-fe.h>
+#include <unistd.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace memhealth;
+
+struct pg_fixture {
+  std::string uri;  // with search_path = memhealth_bench; "" = no server
+  std::string why;  // why there is none
+  fs::path sqlite;  // the same records in an SQLite store
+  std::size_t n = 0;
+  std::optional<std::string> single_report;  // check_single's report (for the workers' check)
+
+  pg_fixture() {
+    const char* base = std::getenv("MEMHEALTH_BENCH_PG_URI");
+    if (!base || !*base) {
+      why = "skipped: MEMHEALTH_BENCH_PG_URI is not set (no PostgreSQL server to measure)";
+      return;
+    }
+    n = memhealth_bench::size_from_env("MEMHEALTH_BENCH_PG_N", 1000000, 2000);
+    const std::size_t dim = memhealth_bench::size_from_env("MEMHEALTH_BENCH_PG_DIM", 64, 16);
+    const std::size_t scopes = std::max<std::size_t>(1, n / 200);
+    {
+      PGconn* c = PQconnectdb(base);
+      if (PQstatus(c) != CONNECTION_OK) {
+        why =
+            std::string("skipped: cannot connect to MEMHEALTH_BENCH_PG_URI: ") + PQerrorMessage(c);
+        PQfinish(c);
+        return;
+      }
+      PQclear(PQexec(c, "DROP SCHEMA IF EXISTS memhealth_bench CASCADE"));
+      PGresult* r = PQexec(c, "CREATE SCHEMA memhealth_bench");
+      const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+      PQclear(r);
+      PQfinish(c);
+      if (!ok) {
+        why = "skipped: cannot create schema memhealth_bench";
+        return;
+      }
+    }
+    const std::string b = base;
+    uri = b + (b.find('?') == std::string::npos ? "?" : "&") +
+          "options=-csearch_path%3Dmemhealth_bench";
+    std::vector<memory_record> recs;
+    recs.reserve(n);
+    std::uint64_t state = 0x9e3779b97f4a7c15ull;
+    const auto t0 = *parse_timestamp("2024-03-01T08:00:00.000Z");
+    std::vector<float> e(dim);
+    for (std::size_t i = 0; i < n; ++i) {
+      memory_record r;
+      r.id = "mem-" + std::to_string(i);
+      const bool planted = i % 100 == 99;  // an exact duplicate of record i - 1
+      const std::size_t src = planted ? i - 1 : i;
+      r.content = "Memory " + memhealth_bench::note(src) + ": the user mentioned topic " +
+                  memhealth_bench::note(src % 977) + ".";
+      if (!planted) {
+        for (auto& x : e) x = static_cast<float>(memhealth_bench::splitmix_uniform(state));
+        memhealth_bench::normalize_row(e.data(), dim);
+      }
+      memhealth_bench::set_generated_fields(r, t0, e.data(), dim);
+      r.scope = "user:" + std::to_string((planted ? i - 1 : i) % scopes);
+      recs.push_back(std::move(r));
+    }
+    (void)pg_store<>::create(uri, recs);
+    const fs::path dir = std::getenv("MEMHEALTH_BENCH_TMP")
+                             ? fs::path(std::getenv("MEMHEALTH_BENCH_TMP"))
+                             : fs::temp_directory_path();
+    sqlite = dir / ("memhealth-bench-pg-" + std::to_string(::getpid()) + ".db");
+    fs::remove(sqlite);
+    (void)sqlite_store<>::create(sqlite, recs);
+  }
+  ~pg_fixture() {
+    std::error_code ec;
+    if (!sqlite.empty()) fs::remove(sqlite, ec);
+  }
+};
+
+pg_fixture& fx() {
+  static pg_fixture f;
+  return f;
+}
+
+detect_options bench_options() {
+  detect_options d;
+  d.now = parse_timestamp("2024-06-01T00:00:00Z")->instant;
+  return d;
+}
+
+void finish(benchmark::State& st, double seconds) {
+  st.SetIterationTime(seconds);
+  st.counters["records_per_s"] = static_cast<double>(fx().n) / seconds;
+  st.counters["load_avg"] = memhealth_bench::load_avg();
+}
+
+void BM_pg_copy_floor(benchmark::State& st) {
+  if (!fx().why.empty()) return st.SkipWithError(fx().why.c_str());
+  for (auto _ : st) {
+    const auto t = std::chrono::steady_clock::now();
+    PGconn* c = PQconnectdb(fx().uri.c_str());
+    PGresult* r = PQexec(c,
+                         "COPY (SELECT record, embedding FROM memhealth_records ORDER BY seq) TO "
+                         "STDOUT");
+    const bool ok = PQresultStatus(r) == PGRES_COPY_OUT;
+    PQclear(r);
+    std::size_t bytes = 0;
+    char* buf = nullptr;
+    int len = 0;
+    while (ok && (len = PQgetCopyData(c, &buf, 0)) > 0) {
+      bytes += static_cast<std::size_t>(len);
+      PQfreemem(buf);
+    }
+    PQclear(PQgetResult(c));
+    PQfinish(c);
+    benchmark::DoNotOptimize(bytes);
+    if (!ok) return st.SkipWithError("COPY failed");
+    finish(st, memhealth_bench::seconds_since(t));
+  }
+}
+
+void BM_pg_check_single(benchmark::State& st) {
+  if (!fx().why.empty()) return st.SkipWithError(fx().why.c_str());
+  for (auto _ : st) {
+    const auto t = std::chrono::steady_clock::now();
+    pg_store_options o;
+    o.read_only = true;
+    auto s = pg_store<>::open(fx().uri, pg_own_mapping(), o);
+    const auto d = bench_options();
+    const auto r = make_default_pipeline().run(s, d);
+    finish(st, memhealth_bench::seconds_since(t));
+    fx().single_report = check_report_json(r, "bench", d, {}).dump();
+  }
+}
+
+void BM_pg_check_workers(benchmark::State& st) {
+  if (!fx().why.empty()) return st.SkipWithError(fx().why.c_str());
+  for (auto _ : st) {
+    const auto t = std::chrono::steady_clock::now();
+    pg_run_options ro;
+    ro.workers = static_cast<unsigned>(st.range(0));
+    ro.job_records = std::clamp<std::size_t>(fx().n / 20, 1, 20000);  // >= 20 jobs
+    const auto d = bench_options();
+    const auto res = pg_parallel_check(fx().uri, pg_own_mapping(), {}, d, ro);
+    finish(st, memhealth_bench::seconds_since(t));
+    st.counters["jobs"] = static_cast<double>(res.jobs);
+    if (fx().single_report &&
+        check_report_json(res.findings, "bench", d, {}).dump() != *fx().single_report)
+      return st.SkipWithError("the workers' report differs from the single-process check's");
+  }
+}
+
+void BM_sqlite_check(benchmark::State& st) {
+  if (!fx().why.empty()) return st.SkipWithError(fx().why.c_str());
+  for (auto _ : st) {
+    const auto t = std::chrono::steady_clock::now();
+    auto s = sqlite_store<>::open(fx().sqlite);
+    const auto r = make_default_pipeline().run(s, bench_options());
+    benchmark::DoNotOptimize(r.findings.size());
+    finish(st, memhealth_bench::seconds_since(t));
+  }
+}
+
+}  // namespace
+
+BENCHMARK(BM_pg_copy_floor)->Name("pg/copy_floor")->Iterations(1)->UseManualTime();
+BENCHMARK(BM_pg_check_single)->Name("pg/check_single")->Iterations(1)->UseManualTime();
+BENCHMARK(BM_pg_check_workers)
+    ->Name("pg/check_workers")
+    ->Arg(1)
+    ->Arg(2)
+    ->Iterations(1)
+    ->UseManualTime();
+BENCHMARK(BM_sqlite_check)->Name("sqlite/check")->Iterations(1)->UseManualTime();
