@@ -194,7 +194,9 @@ int run_drill_command(const drill_cli_options& o) {
         set = read_judge_pairs(file);
       } catch (const error& e) {
         if (e.code() != error_code::parse) throw;
-        throw error(error_code::parse, "--pairs " + file + ": " + e.what());
+        std::string why = e.what();  // "parse: ...": the prefix is written once, below
+        if (why.starts_with("parse: ")) why.erase(0, 7);
+        throw error(error_code::parse, "--pairs " + file + ": " + why);
       }
       add_drill_pairs(*pairs, set, file);
     }
