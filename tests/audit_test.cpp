@@ -10,7 +10,9 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -73,6 +75,84 @@ std::vector<mh::memory_record> healthy_store() {
   return v;
 }
 
+// Unit vector c e_i + sqrt(1 - c^2) e_j of dimension 16 (c = 1: e_i).
+std::vector<float> mix(std::size_t i, std::size_t j, double c) {
+  std::vector<float> v(16, 0.0f);
+  v[i] = static_cast<float>(c);
+  v[j] += static_cast<float>(std::sqrt(1 - c * c));
+  return v;
+}
+
+// A stand-in model that reproduces a store: each record's content maps to its stored vector,
+// and the test's pair texts to vectors placed by hand (unknown text: a zero vector).
+struct fake_model {
+  std::map<std::string, std::vector<float>, std::less<>> vectors;
+  std::vector<float> operator()(std::string_view text) const {
+    const auto it = vectors.find(text);
+    return it != vectors.end() ? it->second : std::vector<float>(16, 0.0f);
+  }
+};
+
+// Two labelled pairs of pairs.tsv placed by the fake model: the paraphrase at cosine 0.97 (over
+// the near-duplicate threshold 0.92), the contradiction at 0.9 (over the conflict candidate
+// threshold 0.6), on axes e0..e3, away from the store's random vectors.
+std::shared_ptr<const mh::drill_pairs> test_pairs() {
+  auto p = std::make_shared<mh::drill_pairs>();
+  p->paraphrases.push_back({"en-par-002", "paraphrase", "User is allergic to shellfish",
+                            "User has a shellfish allergy"});
+  p->contradictions.push_back(
+      {"en-ant-001", "antonym", "User loves jazz", "User can't stand jazz"});
+  p->source = "two test pairs";
+  return p;
+}
+
+template <class Records>
+void use_fake_model(mh::drill_options& opt, const Records& recs) {
+  fake_model m;
+  for (const auto& r : recs)
+    m.vectors[std::string(mh::field::content(r))] =
+        std::vector<float>(mh::field::embedding(r).begin(), mh::field::embedding(r).end());
+  m.vectors["User is allergic to shellfish"] = mix(0, 1, 1.0);
+  m.vectors["User has a shellfish allergy"] = mix(0, 1, 0.97);
+  m.vectors["User loves jazz"] = mix(2, 3, 1.0);
+  m.vectors["User can't stand jazz"] = mix(2, 3, 0.9);
+  opt.embed = m;
+  opt.embed_version = "fake-model";
+  opt.pairs = test_pairs();
+}
+
+bool is_text_kind(mh::fault_kind k) {
+  return k == mh::fault_kind::paraphrased_duplicate || k == mh::fault_kind::free_text_conflict;
+}
+
+// The text faults of a drill on the built-in pairs: each pair is one of the built-in set, and a
+// detected one has, under the store's embedder e, at least the cosine its detector needs (near
+// duplicate 0.92, conflict candidate 0.6): the drill measured the detectors on the pairs' own
+// vectors. Returns how many text faults there were.
+std::size_t check_text_faults(const mh::drill_result& r, const mh::lexical_embedder& e) {
+  const auto& b = mh::builtin_drill_pairs();
+  std::size_t n = 0;
+  for (const auto& f : r.faults) {
+    if (!is_text_kind(f.kind)) continue;
+    ++n;
+    CAPTURE(f.pair_id);
+    const auto& pool =
+        f.kind == mh::fault_kind::paraphrased_duplicate ? b.paraphrases : b.contradictions;
+    const auto it = std::find_if(pool.begin(), pool.end(),
+                                 [&](const mh::drill_text_pair& p) { return p.id == f.pair_id; });
+    REQUIRE(it != pool.end());
+    std::vector<float> x(e.dimension()), y(e.dimension());
+    e.embed(it->a, x);
+    e.embed(it->b, y);
+    double dot = 0;
+    for (std::size_t k = 0; k < x.size(); ++k) dot += static_cast<double>(x[k]) * y[k];
+    const double need = f.kind == mh::fault_kind::paraphrased_duplicate ? 0.92 : 0.6;
+    if (f.detected) CHECK(dot >= need - 1e-6);
+  }
+  CHECK(n >= 2);
+  return n;
+}
+
 const mh::drill_kind_result& kind_of(const mh::drill_result& r, mh::fault_kind k) {
   auto it = std::find_if(r.per_kind.begin(), r.per_kind.end(),
                          [&](const auto& x) { return x.kind == k; });
@@ -87,11 +167,17 @@ TEST_CASE("drill: every fault on a healthy hand-built store, and which tiers rep
   opt.seed = 7;
   opt.rate = 0.025;  // round(0.025 x 40 eligible) = 1 fault per kind
   opt.now = mh::timestamp_from_epoch_ms(now_ms).instant;
+  use_fake_model(opt, healthy_store());
   const auto r = mh::run_drill(healthy_store(), opt);
   CHECK(r.records == 40);
   CHECK(r.eligible == 40);
   CHECK(r.findings_baseline.empty());
   CHECK(r.schema_note.find("'topic'") != std::string::npos);
+  // the fake model reproduces the store (first 8 eligible records checked): it embeds the text
+  CHECK(r.text_embedder == "fake-model");
+  CHECK(r.text_embedder_checked == 8);
+  CHECK(r.text_embedder_note.empty());
+  CHECK(r.pairs_source == "two test pairs");
   REQUIRE(r.per_kind.size() == 13);
   REQUIRE(r.faults.size() == 13);
   // 13 targets; exact, paraphrase and scope-leak add one record each, each conflict two
@@ -101,9 +187,19 @@ TEST_CASE("drill: every fault on a healthy hand-built store, and which tiers rep
     CHECK(k.injected == 1);
     CHECK(k.detected == 1);
     CHECK(k.coverage == 1.0);
+    // Wilson 95% for 1 of 1: [1 / (1 + z^2), 1] = [0.20654931, 1]
+    CHECK(k.coverage_ci.low == doctest::Approx(0.20654931).epsilon(1e-6));
+    CHECK(k.coverage_ci.high == 1.0);
   }
   CHECK(r.coverage == 1.0);
+  // 13 of 13: [13 / (13 + z^2), 1] = [0.77190463, 1]
+  CHECK(r.coverage_ci.low == doctest::Approx(0.77190463).epsilon(1e-6));
   CHECK(r.false_positive_records == 0);
+  CHECK(r.baseline_flagged_records == 0);
+  CHECK(r.false_positive_records_net == 0);
+  // 0 of 27 untouched: [0, z^2 / (27 + z^2)] = [0, 0.12455503]
+  CHECK(r.false_positive_ci.low == 0.0);
+  CHECK(r.false_positive_ci.high == doctest::Approx(0.12455503).epsilon(1e-6));
   CHECK(r.healthy_records_changed == 0);
   // tier 1 and approved tier 2 repair: merges (exact, paraphrase), conflict resolution, metadata
   // defaults, dangling links, down-weighting. Re-embedding and manual review are tier 3.
@@ -125,12 +221,18 @@ TEST_CASE("drill: every fault on a healthy hand-built store, and which tiers rep
   // shapes of the faults
   for (const auto& f : r.faults) {
     CAPTURE(mh::to_string(f.kind));
-    if (f.kind == fk::conflicting_claim || f.kind == fk::free_text_conflict) {
+    if (f.kind == fk::conflicting_claim) {
       REQUIRE(f.ids.size() == 2);
       CHECK(f.ids[0].rfind("drill-" + std::string(mh::to_string(f.kind)) + "-", 0) == 0);
+    } else if (f.kind == fk::free_text_conflict) {  // the target says a, its copy b
+      REQUIRE(f.ids.size() == 2);
+      CHECK(f.ids[0] == f.target);
+      CHECK(f.ids[1].rfind("drill-free_text_conflict-", 0) == 0);
+      CHECK(f.pair_id == "en-ant-001");
     } else if (f.kind == fk::exact_duplicate || f.kind == fk::paraphrased_duplicate) {
       REQUIRE(f.ids.size() == 2);
       CHECK(f.ids[1] == f.target);
+      CHECK(f.pair_id == (f.kind == fk::paraphrased_duplicate ? "en-par-002" : ""));
     } else if (f.kind == fk::scope_leak) {
       REQUIRE(f.ids.size() == 1);
       CHECK(f.ids[0] != f.target);
@@ -179,6 +281,164 @@ TEST_CASE("drill: bad options are errors; a store too small says so") {
   CHECK(r.injected == 5);
   CHECK(r.per_kind[5].injected == 0);
   CHECK(r.per_kind[5].note == "ran out of eligible records");
+}
+
+TEST_CASE("drill: Wilson score interval, worked by hand") {
+  // z = 1.959963984540054, z^2 = 3.8414588207
+  // 5 of 10: centre 0.5, half = z / (1 + z^2/10) * sqrt(0.025 + z^2/400) = 0.26340691;
+  // Newcombe (Statistics in Medicine 17, 1998, table I) gives 0.2366 to 0.7634
+  auto ci = mh::wilson_interval(5, 10);
+  CHECK(ci.low == doctest::Approx(0.23659309).epsilon(1e-6));
+  CHECK(ci.high == doctest::Approx(0.76340691).epsilon(1e-6));
+  // 0 of 10: [0, z^2 / (10 + z^2)]; 10 of 10: [10 / (10 + z^2), 1]
+  ci = mh::wilson_interval(0, 10);
+  CHECK(ci.low == 0.0);
+  CHECK(ci.high == doctest::Approx(0.27753280).epsilon(1e-6));
+  ci = mh::wilson_interval(10, 10);
+  CHECK(ci.low == doctest::Approx(0.72246720).epsilon(1e-6));
+  CHECK(ci.high == 1.0);
+  ci = mh::wilson_interval(0, 0);  // no trials: no information
+  CHECK(ci.low == 0.0);
+  CHECK(ci.high == 1.0);
+  ci = mh::wilson_interval(12, 10);  // k > n is read as n
+  CHECK(ci.low == doctest::Approx(0.72246720).epsilon(1e-6));
+}
+
+TEST_CASE(
+    "drill: false-positive rate, baseline and net on a store whose flagged records are known") {
+  // One scope. 40 healthy records; u-jazz, healthy, "User adores jazz" on a vector at cosine 0.97
+  // to e2; 25 records of embedding version model-b against 44 of model-a (one mixed-version
+  // finding, which lists only 20 of the 25: all 25 are flagged); a junk record; an exact
+  // duplicate pair. Flagged on the original store: 25 + 1 + 2 = 28 records.
+  auto recs = healthy_store();
+  for (auto& r : recs) r.scope = "user:1";
+  const auto like = [&](std::string id, std::string content, std::vector<float> e) {
+    mh::memory_record r = recs.front();
+    r.id = std::move(id);
+    r.content = std::move(content);
+    r.embedding = std::move(e);
+    return r;
+  };
+  std::vector<mh::memory_record> extra;
+  extra.push_back(like("u-jazz", "User adores jazz", mix(2, 4, 0.97)));
+  mh::detail::drill::rng g{5};
+  for (int k = 0; k < 25; ++k) {
+    auto r =
+        like("b" + std::to_string(k),
+             "Minority memory " + std::to_string(k) + " about subject " + std::to_string(k * 11),
+             mh::detail::drill::random_unit(16, g));
+    r.embedding_version = "model-b";
+    extra.push_back(std::move(r));
+  }
+  extra.push_back(
+      like("junk-1", "lorem ipsum dolor sit amet", mh::detail::drill::random_unit(16, g)));
+  const auto shared = mh::detail::drill::random_unit(16, g);
+  extra.push_back(like("dup-1", "User keeps a spare key under the mat", shared));
+  extra.push_back(like("dup-2", "User keeps a spare key under the mat", shared));
+  for (auto& r : extra) recs.push_back(std::move(r));
+  REQUIRE(recs.size() == 69);
+
+  // One free-text contradiction (rate 0.02 x 41 eligible -> 1): the target says "User loves
+  // jazz" (e2), its copy "User can't stand jazz" (cosine 0.9 to e2). u-jazz is then at 0.97 to
+  // the target (a near duplicate of it) and at 0.873 to the copy (a candidate the judge reads as
+  // adores / can't stand): the injection makes the detectors flag this one healthy record.
+  mh::drill_options opt;
+  opt.now = mh::timestamp_from_epoch_ms(now_ms).instant;
+  opt.kinds = {mh::fault_kind::free_text_conflict};
+  use_fake_model(opt, recs);
+  const auto r = mh::run_drill(recs, opt);
+  CHECK(r.records == 69);
+  CHECK(r.eligible == 41);  // 40 healthy + u-jazz; the 5 unlisted model-b records are flagged too
+  REQUIRE(r.faults.size() == 1);
+  REQUIRE(r.faults[0].target != "u-jazz");  // seed 1 picks a healthy record
+  CHECK(r.detected == 1);
+  CHECK(r.untouched == 68);  // the 69 original records but the target
+  CHECK(r.baseline_flagged_records == 28);
+  CHECK(r.false_positive_records == 29);  // the 28 still flagged, and u-jazz
+  CHECK(r.false_positive_records_net == 1);
+  CHECK(r.false_positive_ids == std::vector<std::string>{"u-jazz"});
+  CHECK(r.baseline_flag_rate == doctest::Approx(28.0 / 68));
+  CHECK(r.false_positive_rate == doctest::Approx(29.0 / 68));
+  CHECK(r.false_positive_rate_net == doctest::Approx(1.0 / 68));
+  CHECK(r.faults[0].pair_id == "en-ant-001");
+  // Wilson 95% intervals, by the formula: 28/68, 29/68, 1/68
+  CHECK(r.baseline_flag_ci.low == doctest::Approx(0.30258020).epsilon(1e-6));
+  CHECK(r.baseline_flag_ci.high == doctest::Approx(0.53038533).epsilon(1e-6));
+  CHECK(r.false_positive_ci.low == doctest::Approx(0.31597243).epsilon(1e-6));
+  CHECK(r.false_positive_ci.high == doctest::Approx(0.54483218).epsilon(1e-6));
+  CHECK(r.false_positive_net_ci.low == doctest::Approx(0.00260068).epsilon(1e-6));
+  CHECK(r.false_positive_net_ci.high == doctest::Approx(0.07870973).epsilon(1e-6));
+  // and the repair acts on the false positive: u-jazz, healthy, is merged into or loses to an
+  // injected record (the only healthy record any finding names)
+  CHECK(r.healthy_records_changed == 1);
+}
+
+TEST_CASE(
+    "drill: the built-in text pairs, a pairs file, and a store whose vectors it cannot reproduce") {
+  // The built-in pairs are exactly the paraphrase rows and the conflict rows of the four
+  // judge-pair files, in file order.
+  std::vector<mh::judge_pair> par, con;
+  for (const char* f : {"pairs.tsv", "dev_pairs.tsv", "dev_pairs_c.tsv", "heldout_c.tsv"}) {
+    const auto set = mh::read_judge_pairs(std::filesystem::path(MEMHEALTH_SOURCE_DIR) /
+                                          "tests/data/judge_pairs" / f);
+    for (const auto& p : set.pairs) {
+      if (p.category == "paraphrase") par.push_back(p);
+      if (p.label == mh::judge_label::conflict) con.push_back(p);
+    }
+  }
+  const auto& b = mh::builtin_drill_pairs();
+  REQUIRE(b.paraphrases.size() == 42);      // 15 + 8 + 10 + 9 (the READMEs' tables)
+  REQUIRE(b.contradictions.size() == 505);  // 131 + 84 + 160 + 130
+  REQUIRE(par.size() == 42);
+  REQUIRE(con.size() == 505);
+  for (std::size_t k = 0; k < par.size(); ++k) {
+    CAPTURE(par[k].id);
+    CHECK(b.paraphrases[k].id == par[k].id);
+    CHECK(b.paraphrases[k].a == par[k].a);
+    CHECK(b.paraphrases[k].b == par[k].b);
+  }
+  for (std::size_t k = 0; k < con.size(); ++k) {
+    CAPTURE(con[k].id);
+    CHECK(b.contradictions[k].id == con[k].id);
+    CHECK(b.contradictions[k].category == con[k].category);
+    CHECK(b.contradictions[k].a == con[k].a);
+    CHECK(b.contradictions[k].b == con[k].b);
+  }
+
+  // A SICK file gives contradictions only (no paraphrase label): the paraphrase kind is not
+  // injected and says why.
+  const auto dir = std::filesystem::temp_directory_path() / "memhealth-audit-drill-pairs";
+  std::filesystem::create_directories(dir);
+  const auto sick = dir / "sick.txt";
+  {
+    std::ofstream out(sick);
+    out << "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\n"
+        << "1\tA man is playing a guitar\tA man is not playing a guitar\t3.9\tCONTRADICTION\n"
+        << "2\tA dog runs\tAn animal runs\t4.1\tENTAILMENT\n";
+  }
+  const auto pairs = std::make_shared<const mh::drill_pairs>(mh::read_drill_pairs(sick));
+  CHECK(pairs->paraphrases.empty());
+  REQUIRE(pairs->contradictions.size() == 1);
+  CHECK(pairs->contradictions[0].a == "A man is playing a guitar");
+  mh::drill_options opt;
+  opt.now = mh::timestamp_from_epoch_ms(now_ms).instant;
+  opt.kinds = {mh::fault_kind::paraphrased_duplicate, mh::fault_kind::free_text_conflict};
+  opt.pairs = pairs;
+  const auto r = mh::run_drill(healthy_store(), opt);
+  CHECK(r.pairs_source == sick.string());
+  CHECK(kind_of(r, mh::fault_kind::paraphrased_duplicate).injected == 0);
+  CHECK(kind_of(r, mh::fault_kind::paraphrased_duplicate).note ==
+        "no paraphrase pairs in " + sick.string());
+  CHECK(kind_of(r, mh::fault_kind::free_text_conflict).injected == 1);
+  CHECK(r.faults.at(0).pair_id == "1");
+  // healthy_store's vectors are random ("model-a"): no embedder reproduces them, so the target
+  // and its copy are embedded by the lexical embedder of the store's dimension, and the result
+  // says so
+  CHECK(r.text_embedder == "lexical-v1-d16-s0");
+  CHECK(r.text_embedder_checked == 8);
+  CHECK(r.text_embedder_note.find("'model-a'") != std::string::npos);
+  CHECK(r.text_embedder_note.find("lexical, not the store model's") != std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 namespace drillnote {
@@ -267,6 +527,7 @@ TEST_CASE(
   opt.seed = 7;
   opt.rate = 0.025;  // one fault per kind
   opt.now = mh::timestamp_from_epoch_ms(now_ms).instant;
+  use_fake_model(opt, healthy_store());
   const auto r = mh::run_drill(notes, opt);
   CHECK(r.records == 40);
   CHECK(r.eligible == 40);
@@ -323,13 +584,28 @@ TEST_CASE("drill: the bundled sample store (with its schema)") {
   opt.plan.metadata_defaults["topic"] = std::string("general");
   const auto r = mh::run_drill(loaded.records, opt);
   CHECK(r.records == 51);
-  CHECK(r.injected == 13);
-  CHECK(r.coverage >= 0.95);
+  // The store's first 25 records are embedded by lexical_embedder(384, 1), the other 26 by
+  // (384, 2) (a model switch halfway, examples/make_sample_store.cpp): every -s1 record is
+  // flagged (minority version), so no target is one, and renaming a single -s2 record would
+  // tie the two versions (a tie goes to the smaller text, -s1): no mixed-version fault.
+  CHECK(r.baseline_flagged_records >= 25);
+  const auto& mixed = kind_of(r, mh::fault_kind::mixed_embedding_version);
+  CHECK(mixed.injected == 0);
+  CHECK(mixed.note ==
+        "capped at 0 so that the store's majority version stays the majority (it leads the next "
+        "version by 1 record)");
+  CHECK(r.injected == 12);
+  // the drill reproduces the eligible records' vectors (-s2) and embeds the injected text so
+  CHECK(r.text_embedder == "lexical-v1-d384-s2");
+  CHECK(r.text_embedder_note.empty());
   for (const auto& k : r.per_kind) {
     CAPTURE(mh::to_string(k.kind));
+    if (k.kind == mh::fault_kind::mixed_embedding_version || is_text_kind(k.kind)) continue;
+    CHECK(k.injected == 1);
     CHECK(k.coverage >= 0.95);
   }
-  CHECK(r.false_positive_rate <= 0.02);
+  check_text_faults(r, mh::lexical_embedder(384, 2));
+  CHECK(r.false_positive_rate_net <= 0.02);
   CHECK(r.healthy_records_changed == 0);
   CHECK(r.repair_success == 1.0);
 }
@@ -348,13 +624,16 @@ TEST_CASE("drill: LoCoMo conversations embedded by the lexical embedder") {
   opt.now = at("2023-12-31T00:00:00Z");
   const auto r = mh::run_drill(std::move(recs), opt);
   CAPTURE(r.eligible);
+  CHECK(r.text_embedder == "lexical-v1-d384-s1");
+  CHECK(r.text_embedder_note.empty());
   CHECK(r.injected >= 13 * 5);
-  CHECK(r.coverage >= 0.95);
   for (const auto& k : r.per_kind) {
     CAPTURE(mh::to_string(k.kind));
+    if (is_text_kind(k.kind)) continue;  // measured below, not gated
     CHECK(k.coverage >= 0.95);
   }
-  CHECK(r.false_positive_rate <= 0.02);
+  check_text_faults(r, mh::lexical_embedder(384, 1));
+  CHECK(r.false_positive_rate_net <= 0.02);
   CHECK(r.healthy_records_changed == 0);
   CHECK(r.repair_success >= 0.95);
 }

@@ -5,12 +5,16 @@
 /// idea of fault injection applied to a memory store).
 ///
 /// ## Procedure (`run_drill`)
-/// 1. **Baseline.** Detect on the records as given. Records in no baseline finding, active, with
-///    an id, content, a scope and a finite embedding of the store's dimension are *eligible*.
+/// 1. **Baseline.** Detect on the records as given (the original store). Records the baseline
+///    flags (see "Flagged" below), and records not active or without an id, content, a scope or
+///    a finite embedding of the store's dimension, are not *eligible* as targets. The embedder
+///    of injected text is chosen here (see "Real text").
 /// 2. **Inject.** The eligible records are shuffled with the seed; each fault kind takes the next
 ///    `max(1, round(rate x eligible))` of them as targets (targets never overlap). Faults either
 ///    change the target or add new records next to it (table below). New ids start with
-///    "drill-".
+///    "drill-". mixed_embedding_version takes at most a quarter of the eligible records, and
+///    fewer when renaming them would hand the majority to another version the store already
+///    has (the kind's `note` says so).
 /// 3. **Detect** on the injected store. A fault is *detected* when a finding of its expected kind
 ///    names its record (for `mixed_embedding_version`, whose finding lists at most 20 ids, the
 ///    record's version differing from the reported majority also counts).
@@ -24,14 +28,14 @@
 /// | fault | injection | expected finding |
 /// |---|---|---|
 /// | exact_duplicate | byte-identical copy of the target under a new id | exact_duplicate |
-/// | paraphrased_duplicate | copy with "To repeat: " before the text and a vector at cosine 0.97 to
-/// the target's (as a sentence model would place a paraphrase) | near_duplicate | |
-/// conflicting_claim | two new fact records in the target's scope, same entity and attribute,
-/// different values, random vectors | conflict | | free_text_conflict | two new text-only
-/// records in the target's scope that contradict each other in words (an antonym, a negation, two
-/// residences, a change, frequencies, a preference order reversed, a termination; English and
-/// Chinese, in turn), vectors at cosine 0.9 | conflict | | dimension_error | target's vector cut to
-/// half its length | embedding_dim_mismatch | | nan_vector | one coordinate of the target's vector
+/// | paraphrased_duplicate | a paraphrase pair (a, b) of real text: the target's content becomes a,
+/// a copy of the target (same scope, kind, source, times, metadata) under a new id says b, both
+/// embedded from their text | near_duplicate | | conflicting_claim | two new fact records in the
+/// target's scope, same entity and attribute, different values, random vectors | conflict | |
+/// free_text_conflict | a contradiction pair (a, b) of real text: the target says a, a copy of it
+/// in its scope, unlinked and written a day before the clock, says b, both embedded from their
+/// text | conflict | | dimension_error | target's vector cut to half its length |
+/// embedding_dim_mismatch | | nan_vector | one coordinate of the target's vector
 /// set to NaN | embedding_non_finite | | missing_metadata | a required key removed (the schema's
 /// first required key; without a schema, a key every record has, which the drill then requires) |
 /// metadata_schema_violation | | dangling_link | a related id that names no record |
@@ -43,15 +47,44 @@
 /// never decays), weight cleared | stale | | junk_content | content replaced by "lorem ipsum dolor
 /// sit amet N" | junk_content |
 ///
-/// ## Metrics
-/// - coverage = detected / injected, per kind and overall;
-/// - false-positive rate = untouched records (neither targets nor new) named by an injected-run
-///   finding whose (kind, id) the baseline did not have, over all untouched records;
-/// - repair success = repaired / attempted;
-/// - harm = healthy records (untouched and in no baseline finding) whose image changed in apply.
+/// ## Real text
+/// The two text faults draw their pairs from `drill_options::pairs` (drill_pairs.hpp; default:
+/// the built-in judge-pair rows), each pool in its own seeded order (a second splitmix64 stream,
+/// so the targets do not depend on the pairs), without repeats until a pool is used up. Their
+/// vectors are computed the way the store's were when the drill can reproduce them: the
+/// embedder is `drill_options::embed` when given, else a `lexical_embedder` when the store's
+/// majority version is one's ("lexical-v1-d<d>-s<seed>", no synonyms); it reproduces the store
+/// when, on the first 8 eligible records in store order, its vector of the record's content has
+/// cosine >= 0.999 with the stored one. Otherwise (vectors of an unknown model) both the target
+/// and the copy are embedded by `lexical_embedder(d, 0)`, and `text_embedder_note` says that
+/// the duplicate and conflict checks then see lexical similarity, not the store model's.
 ///
-/// Deterministic for a seed: the random stream is splitmix64 (no standard-library distribution,
-/// whose output differs between implementations).
+/// ## Flagged
+/// A record is *flagged* by a report when a finding other than `check_skipped` (which says a
+/// check was not done, not that a record is faulty) names its id in `record_ids`, or, for
+/// `mixed_embedding_version` (whose finding lists at most 20 ids), when it has an embedding whose
+/// version differs from the finding's `majority_version`. Records are counted one by one (two
+/// records with one id are both flagged when the id is named).
+///
+/// ## Metrics
+/// Every rate comes with its 95% Wilson score interval (`wilson_interval`, drill_pairs.hpp).
+/// - coverage = detected / injected, per kind and overall;
+/// - *untouched* records: the original records neither targeted nor added;
+/// - false-positive rate = untouched records flagged by the injected run, over all untouched
+///   records, whatever flagged them and whether or not the original store was flagged there too;
+/// - baseline flag rate = untouched records flagged by the baseline run on the original store,
+///   over the same untouched records: what the detectors flag before any injection;
+/// - false-positive rate net of the baseline = untouched records flagged by the injected run and
+///   not by the baseline, over the untouched records (those the injection made the detectors
+///   flag; at most the gross rate, and it differs from gross - baseline when the injection
+///   clears a baseline flag);
+/// - repair success = repaired / attempted;
+/// - harm = healthy records (untouched and not flagged by the baseline) whose image changed in
+///   apply.
+///
+/// Deterministic for a seed (and, with `drill_options::embed`, an embedder that is): the random
+/// streams are splitmix64 (no standard-library distribution, whose output differs between
+/// implementations).
 ///
 /// ## Record types
 /// Any record type with an image (`imaged_record`, repair/record_image.hpp: the apply step logs
@@ -69,9 +102,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -81,8 +117,10 @@
 #include <vector>
 
 #include "memhealth/audit/drill_faults.hpp"
+#include "memhealth/audit/drill_pairs.hpp"
 #include "memhealth/config.hpp"
 #include "memhealth/detect/default_pipeline.hpp"
+#include "memhealth/embed/lexical_embedder.hpp"
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/record/traits.hpp"
 #include "memhealth/repair/executor.hpp"
@@ -114,6 +152,14 @@ struct drill_options {
   }();
   /// Write-ahead log of the drill's apply; empty = a temporary file, removed afterwards.
   std::filesystem::path wal_path;
+  /// Real text for paraphrased_duplicate and free_text_conflict (see "Real text"); null = the
+  /// built-in pairs (`builtin_drill_pairs`). A pool without pairs injects none of its kind.
+  std::shared_ptr<const drill_pairs> pairs;
+  /// Embedder of injected text: text -> a vector of the store's dimension (any other size, or an
+  /// exception, is the caller's error and propagates). Used only when it reproduces the store's
+  /// vectors (see "Real text"); unset = a lexical embedder the store's version names.
+  std::function<std::vector<float>(std::string_view)> embed;
+  std::string embed_version;  ///< `embed`'s version, for the report
 };
 
 /// One injected fault and what became of it.
@@ -121,6 +167,7 @@ struct drill_fault {
   fault_kind kind = fault_kind::exact_duplicate;  ///< the kind
   std::string target;                             ///< id of the eligible record it was placed on
   std::vector<std::string> ids;  ///< records that carry the fault (target and/or new ids)
+  std::string pair_id;           ///< the text pair's id (the two text faults), else empty
   bool detected = false;         ///< a finding of the expected kind named it
   bool attempted = false;        ///< an applied action edited one of `ids`
   bool repaired = false;         ///< attempted and no longer detected
@@ -133,23 +180,39 @@ struct drill_kind_result {
   std::size_t detected = 0;                       ///< of those, detected
   std::size_t attempted = 0;                      ///< of those, edited by an applied action
   std::size_t repaired = 0;                       ///< of those, gone after apply
-  double coverage = 0;  ///< detected / injected (0 when nothing was injected)
-  std::string note;     ///< why fewer were injected than asked, or empty
+  double coverage = 0;              ///< detected / injected (0 when nothing was injected)
+  proportion_interval coverage_ci;  ///< 95% Wilson interval of coverage ([0, 1] when none)
+  std::string note;                 ///< why fewer were injected than asked, or empty
 };
 
 /// Result of a drill.
 struct drill_result {
-  std::vector<drill_kind_result> per_kind;      ///< one entry per requested kind, in request order
-  std::vector<drill_fault> faults;              ///< every fault, in injection order
-  std::size_t records = 0;                      ///< records given
-  std::size_t eligible = 0;                     ///< of those, eligible as targets
-  std::size_t injected = 0, detected = 0;       ///< totals over kinds
-  double coverage = 0;                          ///< detected / injected
-  std::size_t untouched = 0;                    ///< records neither targeted nor added
-  std::size_t false_positive_records = 0;       ///< untouched records newly named by a finding
-  double false_positive_rate = 0;               ///< false_positive_records / untouched
-  std::vector<std::string> false_positive_ids;  ///< the first 20 of them, for diagnosis
-  std::size_t attempted = 0, repaired = 0;      ///< totals over detected faults
+  std::vector<drill_kind_result> per_kind;  ///< one entry per requested kind, in request order
+  std::vector<drill_fault> faults;          ///< every fault, in injection order
+  std::size_t records = 0;                  ///< records given
+  std::size_t eligible = 0;                 ///< of those, eligible as targets
+  std::size_t injected = 0, detected = 0;   ///< totals over kinds
+  double coverage = 0;                      ///< detected / injected
+  proportion_interval coverage_ci;          ///< its 95% Wilson interval
+  std::size_t untouched = 0;                ///< original records neither targeted nor added
+  /// Untouched records flagged by the injected run (see "Flagged"), baseline flags included.
+  std::size_t false_positive_records = 0;
+  double false_positive_rate = 0;            ///< false_positive_records / untouched (0 when none)
+  proportion_interval false_positive_ci;     ///< its 95% Wilson interval
+  std::size_t baseline_flagged_records = 0;  ///< untouched records flagged on the original store
+  double baseline_flag_rate = 0;             ///< baseline_flagged_records / untouched
+  proportion_interval baseline_flag_ci;      ///< its 95% Wilson interval
+  /// Untouched records flagged by the injected run and not by the baseline.
+  std::size_t false_positive_records_net = 0;
+  double false_positive_rate_net = 0;           ///< false_positive_records_net / untouched
+  proportion_interval false_positive_net_ci;    ///< its 95% Wilson interval
+  std::vector<std::string> false_positive_ids;  ///< the first 20 net ones' ids, for diagnosis
+  std::string pairs_source;                     ///< where the injected text pairs came from
+  std::string text_embedder;  ///< version of the embedder of injected text ("" = none used)
+  std::size_t text_embedder_checked = 0;  ///< records its reproduction was checked on
+  /// Empty when the text embedder reproduces the store's vectors; else the limitation.
+  std::string text_embedder_note;
+  std::size_t attempted = 0, repaired = 0;  ///< totals over detected faults
   double repair_success = 0;                ///< repaired / attempted (0 when nothing was attempted)
   std::size_t healthy_records_changed = 0;  ///< harm: healthy untouched records changed by apply
   std::map<std::string, std::size_t> findings_baseline;  ///< findings by kind, before injection
@@ -161,13 +224,54 @@ struct drill_result {
 
 namespace detail::drill {
 
-using pair_key = std::pair<std::string, std::string>;  // (finding kind, record id)
-
-inline std::set<pair_key> named(const report& r) {
-  std::set<pair_key> out;
-  for (const auto& f : r.findings)
-    for (const auto& id : f.record_ids) out.emplace(f.kind, id);
+// Which records of `store` report r flags (see "Flagged" in the file comment), by index.
+template <class R>
+std::vector<char> flagged(const report& r, const memory_store<R>& store) {
+  const std::size_t n = store.size();
+  std::vector<char> out(n, 0);
+  std::map<std::string, std::vector<std::size_t>, std::less<>> by_id;
+  for (std::size_t i = 0; i < n; ++i) by_id[std::string(field::id(store.record(i)))].push_back(i);
+  for (const auto& f : r.findings) {
+    if (f.kind == finding_kinds::check_skipped) continue;
+    for (const auto& id : f.record_ids)
+      if (const auto it = by_id.find(id); it != by_id.end())
+        for (std::size_t i : it->second) out[i] = 1;
+    if constexpr (versioned_embedding_record<R> && embedded_record<R>) {
+      if (f.kind != finding_kinds::mixed_embedding_version) continue;
+      const auto* major = f.evidence_of("majority_version");
+      const auto* text = major ? std::get_if<std::string>(major) : nullptr;
+      if (!text) continue;
+      for (std::size_t i = 0; i < n; ++i)
+        if (!store.embedding(i).empty() && field::embedding_version(store.record(i)) != *text)
+          out[i] = 1;
+    }
+  }
   return out;
+}
+
+// "lexical-v1-d<d>-s<seed>" exactly (no synonym table): the seed; else nullopt.
+inline std::optional<std::uint64_t> lexical_seed_of(std::string_view version, std::size_t d) {
+  const std::string head = "lexical-v1-d" + std::to_string(d) + "-s";
+  if (!version.starts_with(head) || version.size() == head.size() ||
+      version.size() > head.size() + 20)
+    return std::nullopt;
+  std::uint64_t seed = 0;
+  for (char ch : version.substr(head.size())) {
+    if (ch < '0' || ch > '9') return std::nullopt;
+    seed = seed * 10 + static_cast<std::uint64_t>(ch - '0');
+  }
+  return seed;
+}
+
+inline double cosine_of(std::span<const float> x, std::span<const float> y) {
+  if (x.size() != y.size() || x.empty()) return 0.0;
+  double xy = 0, xx = 0, yy = 0;
+  for (std::size_t k = 0; k < x.size(); ++k) {
+    xy += static_cast<double>(x[k]) * y[k];
+    xx += static_cast<double>(x[k]) * x[k];
+    yy += static_cast<double>(y[k]) * y[k];
+  }
+  return xx > 0 && yy > 0 ? xy / std::sqrt(xx * yy) : 0.0;
 }
 
 inline std::map<std::string, std::size_t> counts(const report& r) {
@@ -227,15 +331,25 @@ struct session {
   std::int64_t now_ms = 0;
 
   // baseline
-  std::string derived_key;         // the required key the drill chose (no schema given)
-  metadata_value derived_default;  // its most common value, the repair default
-  std::string required_key;        // the key missing_metadata removes
-  std::size_t d = 0;               // the store's dimension
-  std::set<pair_key> baseline_named;
-  std::set<std::string> in_baseline;
+  std::string derived_key;            // the required key the drill chose (no schema given)
+  metadata_value derived_default;     // its most common value, the repair default
+  std::string required_key;           // the key missing_metadata removes
+  std::size_t d = 0;                  // the store's dimension
+  std::vector<char> base_flags;       // by index of the original records: flagged by the baseline
+  std::set<std::string> in_baseline;  // their ids
   std::vector<std::size_t> eligible;  // shuffled
   std::vector<std::string> scopes;    // sorted, distinct
+  // most mixed_embedding_version targets that leave the majority version the majority (the
+  // targets are of it: every record of another version is flagged)
+  std::size_t version_cap = 0;
+  std::size_t version_lead = 0;  // majority count - runner-up count
   rng g;
+  // real text: the pairs, their own random stream, each pool's order and cursor, the embedder
+  const drill_pairs* pairs = nullptr;
+  rng pg;
+  std::vector<std::size_t> order_par, order_con;
+  std::size_t next_par = 0, next_con = 0;
+  std::function<std::vector<float>(std::string_view)> embed_text;
 
   // inject
   std::set<std::string> touched;  // targets and new records
@@ -248,7 +362,13 @@ struct session {
   std::set<std::string> edited;  // ids an applied action edited
 
   session(std::vector<R> recs, const drill_options& o)
-      : records(std::move(recs)), opt(o), check(o.check), g{o.seed} {
+      : records(std::move(recs)),
+        opt(o),
+        check(o.check),
+        g{o.seed},
+        pairs(o.pairs ? o.pairs.get() : &builtin_drill_pairs()),
+        pg{o.seed ^ 0x7061697273ull} {  // "pairs"
+    res.pairs_source = pairs->source;
     when.now = opt.now;
     now_ms = opt.now.time_since_epoch().count();
     res.records = records.size();
@@ -294,14 +414,15 @@ struct session {
     d = base_store.dimension();
     const report base = pipeline->run(base_store, when);
     res.findings_baseline = counts(base);
-    baseline_named = named(base);
-    for (const auto& [k, id] : baseline_named) in_baseline.insert(id);
+    base_flags = flagged(base, base_store);
+    for (std::size_t i = 0; i < records.size(); ++i)
+      if (base_flags[i]) in_baseline.emplace(field::id(records[i]));
 
     for (std::size_t i = 0; i < records.size(); ++i) {
       const auto& r = records[i];
       const std::string id(field::id(r));
-      bool ok = !id.empty() && !field::content(r).empty() && !in_baseline.contains(id) &&
-                base_store.find(id) == i;
+      bool ok = !id.empty() && !field::content(r).empty() && !base_flags[i] &&
+                !in_baseline.contains(id) && base_store.find(id) == i;
       if constexpr (scoped_record<R>) ok = ok && !field::scope(r).empty();
       if constexpr (status_record<R>) ok = ok && field::status(r) == "active";
       if constexpr (embedded_record<R>) {
@@ -320,6 +441,104 @@ struct session {
       std::sort(scopes.begin(), scopes.end());
       scopes.erase(std::unique(scopes.begin(), scopes.end()), scopes.end());
     }
+    if constexpr (versioned_embedding_record<R> && embedded_record<R>) {
+      std::map<std::string, std::size_t> versions;  // as the structural check counts them
+      for (std::size_t i = 0; i < records.size(); ++i)
+        if (!base_store.embedding(i).empty())
+          ++versions[std::string(field::embedding_version(records[i]))];
+      std::size_t first = 0, second = 0;
+      for (const auto& [v, c] : versions) {
+        if (c > first)
+          second = first, first = c;
+        else if (c > second)
+          second = c;
+      }
+      // t targets leave first - t records of the majority against the runner-up and the t
+      // renamed ones: both must stay strictly fewer (a tie goes to the smaller version text)
+      version_lead = first - second;
+      version_cap = first > second ? std::min(first - second - 1, (first - 1) / 2) : 0;
+    }
+    choose_text_embedder(base_store);
+  }
+
+  /// Picks the embedder of injected text (see "Real text" in the file comment): the caller's or
+  /// the lexical one the store's majority version names when it reproduces the first 8 eligible
+  /// records' vectors, else lexical_embedder(d, 0) with a note saying so.
+  void choose_text_embedder(const memory_store<R>& base_store) {
+    if constexpr (embedded_record<R>) {
+      const bool wanted_text = std::any_of(opt.kinds.begin(), opt.kinds.end(), [](fault_kind k) {
+        return k == fault_kind::paraphrased_duplicate || k == fault_kind::free_text_conflict;
+      });
+      if (!wanted_text || d == 0 || eligible.empty()) return;
+      std::vector<std::size_t> sample(eligible);
+      std::sort(sample.begin(), sample.end());
+      sample.resize(std::min<std::size_t>(sample.size(), 8));
+      std::string store_version;
+      if constexpr (versioned_embedding_record<R>) {
+        std::map<std::string, std::size_t> versions;
+        for (std::size_t i : eligible)
+          ++versions[std::string(field::embedding_version(records[i]))];
+        std::size_t best = 0;
+        for (const auto& [v, c] : versions)
+          if (c > best) store_version = v, best = c;
+      }
+      std::function<std::vector<float>(std::string_view)> candidate;
+      std::string candidate_version;
+      if (opt.embed) {
+        candidate = opt.embed;
+        candidate_version = opt.embed_version.empty() ? "the given embedder" : opt.embed_version;
+      } else if (const auto seed = lexical_seed_of(store_version, d)) {
+        auto e = std::make_shared<const lexical_embedder>(d, *seed);
+        candidate = [e](std::string_view text) {
+          std::vector<float> v(e->dimension());
+          e->embed(text, v);
+          return v;
+        };
+        candidate_version = std::string(e->version());
+      }
+      std::size_t reproduced = 0;
+      if (candidate)
+        for (std::size_t i : sample) {
+          const auto v = candidate(field::content(records[i]));
+          reproduced += v.size() == d && cosine_of(v, base_store.embedding(i)) >= 0.999;
+        }
+      res.text_embedder_checked = sample.size();
+      if (candidate && reproduced == sample.size()) {
+        embed_text = std::move(candidate);
+        res.text_embedder = candidate_version;
+        return;
+      }
+      auto lex = std::make_shared<const lexical_embedder>(d, 0);
+      embed_text = [lex](std::string_view text) {
+        std::vector<float> v(lex->dimension());
+        lex->embed(text, v);
+        return v;
+      };
+      res.text_embedder = std::string(lex->version());
+      res.text_embedder_note =
+          (candidate ? candidate_version + " reproduced " + std::to_string(reproduced) + " of " +
+                           std::to_string(sample.size()) + " checked records' vectors"
+                     : "no embedder that reproduces the store's vectors" +
+                           (store_version.empty() ? std::string()
+                                                  : " (version '" + store_version + "')")) +
+          ": the targets and copies of paraphrased_duplicate and free_text_conflict are embedded "
+          "by " +
+          res.text_embedder +
+          " instead, so their similarity is lexical, not the store model's (pass the store's "
+          "embedder to measure those two kinds as the store would see them)";
+    }
+  }
+
+  /// The next pair of a pool, in the pool's own seeded order (reshuffled when used up).
+  const drill_text_pair& draw(const std::vector<drill_text_pair>& pool,
+                              std::vector<std::size_t>& order, std::size_t& next) {
+    if (order.empty() || next == order.size()) {
+      order.resize(pool.size());
+      for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+      for (std::size_t k = order.size(); k > 1; --k) std::swap(order[k - 1], order[pg.below(k)]);
+      next = 0;
+    }
+    return pool[order[next++]];
   }
 
   // ------------------------------------------------------------ 2. inject
@@ -330,6 +549,14 @@ struct session {
       note = "the record type has no writable " + lacks + ": none injected";
       return 0;
     }
+    if (kind == fault_kind::paraphrased_duplicate && pairs->paraphrases.empty()) {
+      note = "no paraphrase pairs in " + pairs->source;
+      return 0;
+    }
+    if (kind == fault_kind::free_text_conflict && pairs->contradictions.empty()) {
+      note = "no contradiction pairs in " + pairs->source;
+      return 0;
+    }
     if (kind == fault_kind::missing_metadata && required_key.empty()) {
       note =
           "no metadata key is present in every record and no schema was given: nothing to remove";
@@ -338,10 +565,19 @@ struct session {
     if (kind == fault_kind::mixed_embedding_version) {
       // stay a minority, or the injected version becomes the majority
       const std::size_t cap = eligible.size() / 4;
-      if (per_kind > cap) {
+      if (per_kind > cap && cap <= version_cap) {
         note =
             "capped at a quarter of the eligible records so the injected version stays a minority";
         return cap;
+      }
+      // nor may the renamed targets hand the majority to another version of the store: every
+      // record of the old majority would then be flagged
+      if (per_kind > version_cap) {
+        note = "capped at " + std::to_string(version_cap) +
+               " so that the store's majority version stays the majority (it leads the next "
+               "version by " +
+               std::to_string(version_lead) + (version_lead == 1 ? " record)" : " records)");
+        return version_cap;
       }
     }
     return per_kind;
@@ -363,6 +599,7 @@ struct session {
     };
     inject_context<decltype(new_id), decltype(weight_at)> ctx{
         g, d, scopes, now_ms, required_key, serial, new_id, weight_at, check.stale_threshold};
+    ctx.embed = embed_text;
     for (fault_kind kind : opt.kinds) {
       drill_kind_result kr;
       kr.kind = kind;
@@ -377,6 +614,12 @@ struct session {
         f.kind = kind;
         f.target = std::string(field::id(t));
         touched.insert(f.target);
+        ctx.pair = nullptr;
+        if (kind == fault_kind::paraphrased_duplicate)
+          ctx.pair = &draw(pairs->paraphrases, order_par, next_par);
+        else if (kind == fault_kind::free_text_conflict)
+          ctx.pair = &draw(pairs->contradictions, order_con, next_con);
+        if (ctx.pair) f.pair_id = ctx.pair->id;
         f.ids = inject(kind, t, ctx, added);
         for (const auto& id : f.ids) touched.insert(id);
         ++kr.injected;
@@ -390,26 +633,36 @@ struct session {
 
   // ------------------------------------------------------------ 3. detect
 
-  /// Detects on the injected store: which faults show, and the false positives.
+  /// Detects on the injected store: which faults show, and the false positives (gross, the
+  /// baseline's and net; see "Metrics" in the file comment).
   void detect() {
     store.emplace(memory_store<R>::from_records(std::move(records), d));
     injected = pipeline->run(*store, when);
     res.findings_injected = counts(injected);
     for (auto& f : res.faults) f.detected = shows(injected, f, *store);
 
-    std::set<std::string> fp;
-    for (const auto& [kind, id] : named(injected))
-      if (!touched.contains(id) && !baseline_named.contains({kind, id})) fp.insert(id);
+    const auto now_flags = flagged(injected, *store);
     res.untouched = 0;
-    for (std::size_t i = 0; i < original; ++i)
-      res.untouched += !touched.contains(std::string(field::id(store->record(i))));
-    res.false_positive_records = fp.size();
-    res.false_positive_rate =
-        res.untouched ? static_cast<double>(fp.size()) / static_cast<double>(res.untouched) : 0.0;
-    for (const auto& id : fp) {
-      if (res.false_positive_ids.size() == 20) break;
-      res.false_positive_ids.push_back(id);
+    for (std::size_t i = 0; i < original; ++i) {  // the original records keep their indices
+      const std::string id(field::id(store->record(i)));
+      if (touched.contains(id)) continue;
+      ++res.untouched;
+      res.baseline_flagged_records += base_flags[i] != 0;
+      if (!now_flags[i]) continue;
+      ++res.false_positive_records;
+      if (base_flags[i]) continue;
+      ++res.false_positive_records_net;
+      if (res.false_positive_ids.size() < 20) res.false_positive_ids.push_back(id);
     }
+    auto rate = [this](std::size_t k) {
+      return res.untouched ? static_cast<double>(k) / static_cast<double>(res.untouched) : 0.0;
+    };
+    res.false_positive_rate = rate(res.false_positive_records);
+    res.false_positive_ci = wilson_interval(res.false_positive_records, res.untouched);
+    res.baseline_flag_rate = rate(res.baseline_flagged_records);
+    res.baseline_flag_ci = wilson_interval(res.baseline_flagged_records, res.untouched);
+    res.false_positive_rate_net = rate(res.false_positive_records_net);
+    res.false_positive_net_ci = wilson_interval(res.false_positive_records_net, res.untouched);
   }
 
   // ------------------------------------------------------------ 4. plan and apply
@@ -490,6 +743,7 @@ struct session {
       }
       kr.coverage =
           kr.injected ? static_cast<double>(kr.detected) / static_cast<double>(kr.injected) : 0.0;
+      kr.coverage_ci = wilson_interval(kr.detected, kr.injected);
       res.injected += kr.injected;
       res.detected += kr.detected;
       res.attempted += kr.attempted;
@@ -497,6 +751,7 @@ struct session {
     }
     res.coverage =
         res.injected ? static_cast<double>(res.detected) / static_cast<double>(res.injected) : 0.0;
+    res.coverage_ci = wilson_interval(res.detected, res.injected);
     res.repair_success =
         res.attempted ? static_cast<double>(res.repaired) / static_cast<double>(res.attempted)
                       : 0.0;

@@ -12,10 +12,11 @@
 /// | fault | fields written (besides the new record's id) |
 /// |---|---|
 /// | exact_duplicate | id |
-/// | paraphrased_duplicate | content, embedding |
-/// | conflicting_claim | content, claim, embedding (kind, source, times, links, weight when
-/// present) | | free_text_conflict | content, embedding (kind, claim cleared, source, times, links,
-/// weight when present) | | dimension_error, nan_vector, zero_padded_vector | embedding | |
+/// | paraphrased_duplicate | content, embedding (of the target and the copy; claim cleared when
+/// present) | | conflicting_claim | content, claim, embedding (kind, source, times, links, weight
+/// when present) | | free_text_conflict | content, embedding (of the target and the copy; claim
+/// cleared, the copy's times, links, last access and weight when present) | | dimension_error,
+/// nan_vector, zero_padded_vector | embedding | |
 /// missing_metadata | metadata (a map with `erase(key)`) | | dangling_link | related_ids (a
 /// container with `push_back`) | | scope_leak | scope (links cleared when present) | |
 /// mixed_embedding_version | embedding_version | | stale_record | created_at, updated_at
@@ -28,6 +29,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <numbers>
 #include <optional>
@@ -37,6 +39,7 @@
 #include <utility>
 #include <vector>
 
+#include "memhealth/audit/drill_pairs.hpp"
 #include "memhealth/config.hpp"
 #include "memhealth/detect/vocabulary.hpp"
 #include "memhealth/record/memory_record.hpp"
@@ -145,22 +148,6 @@ inline std::vector<float> random_unit(std::size_t d, rng& g) {
   for (float& x : v) x = g.gaussian();
   normalize(v);
   return v;
-}
-
-// A unit vector at cosine c to x: c x + sqrt(1 - c^2) z, x normalised, z a random unit vector
-// orthogonal to x.
-inline std::vector<float> at_cosine(std::vector<float> x, float c, rng& g) {
-  normalize(x);
-  auto z = random_unit(x.size(), g);
-  double dot = 0;
-  for (std::size_t k = 0; k < x.size(); ++k) dot += static_cast<double>(x[k]) * z[k];
-  for (std::size_t k = 0; k < x.size(); ++k) z[k] -= static_cast<float>(dot) * x[k];
-  normalize(z);
-  std::vector<float> y(x.size());
-  const float s = std::sqrt(1.0f - c * c);
-  for (std::size_t k = 0; k < x.size(); ++k) y[k] = c * x[k] + s * z[k];
-  normalize(y);
-  return y;
 }
 
 // ---------------------------------------------------------------- writing fields of any record
@@ -337,7 +324,8 @@ std::string missing_fields(fault_kind k) {
 }
 
 /// What one injection needs from the drill: its random stream, the store's dimension, the
-/// sorted distinct scopes, the clock, the stale threshold and curves, and a source of new ids.
+/// sorted distinct scopes, the clock, the stale threshold and curves, a source of new ids, and
+/// for the text faults the labelled pair drawn for this injection and the embedder of its text.
 template <class NewId, class WeightAt>
 struct inject_context {
   rng& g;
@@ -349,51 +337,27 @@ struct inject_context {
   NewId new_id;                   // fault_kind -> fresh "drill-..." id
   WeightAt weight_at;             // (record, days back) -> decay weight of its kind's curve
   double stale_threshold;
+  // paraphrased_duplicate, free_text_conflict: the pair drawn (a -> target, b -> copy) and the
+  // embedder of their text (d floats, the store's way when the drill could reproduce it)
+  const drill_text_pair* pair = nullptr;
+  std::function<std::vector<float>(std::string_view)> embed{};
 };
 
-// The two texts of a free-text contradiction, the n-th of its kinds (antonym, negation,
-// single-valued attribute, change, frequency, preference order, termination; English and
-// Chinese), about an object named for this injection alone ("zorbla", "zorblb", ...; "试甲",
-// "试乙", ...) so that it contradicts no other record of the store.
-inline std::pair<std::string, std::string> free_text_contradiction(std::size_t n) {
-  std::string x = "zorbl", y = "quibb";
-  for (std::size_t k = n / 11 + 1; k > 0; k /= 26) {  // letters only: no number, no plural s
-    x.push_back(static_cast<char>('a' + k % 26));
-    y.push_back(static_cast<char>('a' + (k * 7 + 3) % 26));
-  }
-  static constexpr std::string_view stems[] = {"甲", "乙", "丙", "丁", "戊",
-                                               "己", "庚", "辛", "壬", "癸"};
-  const std::string zx =
-      "试" + std::string(stems[(n / 11) % 10]) + std::string(stems[(n / 110) % 10]);
-  switch (n % 11) {
-    case 0:
-      return {"User loves " + x, "User can't stand " + x};
-    case 1:
-      return {"User eats " + x + " every day", "User does not eat " + x};
-    case 2:
-      return {"User lives in " + x + "ville", "User lives in " + y + "burg"};
-    case 3:
-      return {"User plays " + x + " on weekends", "User quit " + x};
-    case 4:
-      return {"User drinks " + x + " every morning", "User rarely drinks " + x};
-    case 5:
-      return {"User prefers " + x + " over " + y, "User prefers " + y + " over " + x};
-    case 6:
-      return {"User owns a " + x, "User sold the " + x};
-    case 7:
-      return {"用户喜欢" + zx, "用户讨厌" + zx};
-    case 8:
-      return {"用户每天喝" + zx, "用户不再喝" + zx + "了"};
-    case 9:
-      return {"用户住在" + zx + "市", "用户已经搬到" + zx + "县了"};
-    default:
-      return {"User is a " + x + " fan", "User is not a " + x + " fan"};
+// Writes text into r's content and its embedding from c.embed; a structured claim, which spoke of
+// the old text, is cleared.
+template <class R, class Ctx>
+void write_text(R& r, const std::string& text, Ctx& c) {
+  if constexpr (writes_content<R> && writes_embedding<R>) {
+    field::raw::content(r) = text;
+    field::raw::embedding(r) = c.embed(text);
+    if constexpr (writes_claim<R>) clear_optional(r, field::raw::claim);
   }
 }
 
 /// Places fault `kind` on target `t` (a record of the drill's copy). Records it adds go to
 /// `added`; returns the ids that carry the fault (see drill_fault::ids). Call only when
-/// `missing_fields<R>(kind)` is empty.
+/// `missing_fields<R>(kind)` is empty, and for the two text faults with `c.pair` and `c.embed`
+/// set.
 template <class R, class Ctx>
 std::vector<std::string> inject(fault_kind kind, R& t, Ctx& c, std::vector<R>& added) {
   constexpr std::int64_t day_ms = 86'400'000;
@@ -426,10 +390,11 @@ std::vector<std::string> inject(fault_kind kind, R& t, Ctx& c, std::vector<R>& a
     }
     case fault_kind::paraphrased_duplicate:
       if constexpr (writes_content<R> && writes_embedding<R>) {
+        // a real paraphrase pair: the target says a, a copy of it (same scope, kind, source,
+        // times, metadata) says b, each embedded from its text
+        write_text(t, c.pair->a, c);
         R copy = copy_with_new_id();
-        field::raw::content(copy) = "To repeat: " + std::string(field::content(t));
-        const auto e = field::embedding(t);
-        field::raw::embedding(copy) = at_cosine(std::vector<float>(e.begin(), e.end()), 0.97f, c.g);
+        write_text(copy, c.pair->b, c);
         std::vector<std::string> ids{std::string(field::id(copy)), target_id};
         added.push_back(std::move(copy));
         return ids;
@@ -454,19 +419,20 @@ std::vector<std::string> inject(fault_kind kind, R& t, Ctx& c, std::vector<R>& a
       break;
     case fault_kind::free_text_conflict:
       if constexpr (writes_content<R> && writes_embedding<R>) {
-        // two text-only records in the target's scope that contradict each other in words
-        // (claims.hpp reads them), on vectors at cosine 0.9: a candidate pair for the judge
-        const auto [first, second] = free_text_contradiction(c.serial);
-        const auto base = random_unit(c.d, c.g);
-        std::vector<std::string> ids;
-        for (int side = 0; side < 2; ++side) {
-          R m = copy_with_new_id();
-          field::raw::content(m) = side == 0 ? first : second;
-          if constexpr (writes_kind<R>) field::raw::kind(m) = std::string(kinds::preference);
-          if constexpr (writes_claim<R>) clear_optional(m, field::raw::claim);
-          field::raw::embedding(m) = side == 0 ? base : at_cosine(base, 0.9f, c.g);
-          add_side(std::move(m), side, ids);
-        }
+        // a real contradiction pair: the target says a, a copy of it in its scope says b, written
+        // a day before the drill's clock (newer than the target, so the newer-wins rule can
+        // decide), unlinked; each embedded from its text
+        write_text(t, c.pair->a, c);
+        R copy = copy_with_new_id();
+        write_text(copy, c.pair->b, c);
+        clear_links(copy);
+        const auto when = timestamp_from_epoch_ms(c.now_ms - day_ms);
+        set_time(copy, field::raw::updated_at, when);
+        set_time(copy, field::raw::created_at, when);
+        clear_optional(copy, field::raw::last_accessed_at);
+        clear_optional(copy, field::raw::effective_weight);
+        std::vector<std::string> ids{target_id, std::string(field::id(copy))};
+        added.push_back(std::move(copy));
         return ids;
       }
       break;
