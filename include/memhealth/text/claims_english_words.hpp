@@ -6,7 +6,6 @@
 /// `default_claim_extractor`.
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -210,12 +209,17 @@ inline std::optional<std::string> english_month_day(const std::vector<token>& t)
       day = day_at(i + 1);
   }
   if (month == 0) return std::nullopt;
-  char buf[16];
-  if (day > 0)
-    std::snprintf(buf, sizeof buf, "%02d-%02d", month, day);
-  else
-    std::snprintf(buf, sizeof buf, "%02d", month);
-  return std::string(buf);
+  // "MM" or "MM-DD" (month 1..12, day 1..31), built by hand: g++ -O3 warns on snprintf's
+  // possible truncation (-Wformat-truncation) whatever the bounds above
+  auto two = [](int v) {
+    return std::string{static_cast<char>('0' + v / 10), static_cast<char>('0' + v % 10)};
+  };
+  std::string out = two(month);
+  if (day > 0) {
+    out += '-';
+    out += two(day);
+  }
+  return out;
 }
 
 // The canonical name of an attribute (claim_words::attribute_aliases; "favorite" spelled
