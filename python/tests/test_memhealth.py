@@ -278,8 +278,11 @@ def test_reembed_through_a_python_embedder_copies_the_borrowed_block(tmp_path):
     keep = emb.copy()
     recs = memhealth.Records(dicts, emb)
     # 25 records carry lexical-v1-d384-s1 against 26 with -s2: the mixed_embedding_version
-    # finding names the minority, 20 of them listed (evidence "listed"), and the plan re-embeds
-    # those (tier 3) and then rebuilds the index (no index policy here: that action fails)
+    # finding names the minority, 20 of them listed (evidence "listed"); the plan re-embeds all
+    # 25 (found in the store, not only the listed ones; tier 3) and then rebuilds the index (no
+    # index policy here: that action fails)
+    minority = sorted(d["id"] for d in dicts if d["embedding_version"] == "lexical-v1-d384-s1")
+    assert len(minority) == 25
     rep = memhealth.check(recs, now=NOW)
     mixed = rep.of_kind("mixed_embedding_version")[0]
     assert mixed.evidence["minority_count"] == 25 and mixed.evidence["listed"] == 20
@@ -293,8 +296,9 @@ def test_reembed_through_a_python_embedder_copies_the_borrowed_block(tmp_path):
                           embedder=memhealth.CallableEmbedder(embed, 384, "toy-v2"))
     out = recs.to_dicts()
     redone = [d for d in out if d["embedding_version"] == "toy-v2"]
-    assert sorted(d["id"] for d in redone) == sorted(mixed.record_ids[:20])
-    assert len(texts) == 20
+    assert sorted(d["id"] for d in redone) == minority
+    assert set(mixed.record_ids) < set(minority)
+    assert len(texts) == 25
     for d in redone:
         assert abs(np.linalg.norm(d["embedding"]) - 1.0) < 1e-5
     # the caller's array was never written: the store copied its block before the first new vector

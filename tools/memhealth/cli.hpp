@@ -12,9 +12,11 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -34,6 +36,7 @@
 #endif
 #if MEMHEALTH_CLI_HAVE_SQLITE
 #include "memhealth/live/sqlite_repair_history.hpp"
+#include "memhealth/store/sqlite_migrations.hpp"
 #include "memhealth/store/sqlite_state.hpp"
 #include "memhealth/store/sqlite_store.hpp"
 #endif
@@ -643,6 +646,138 @@ inline std::size_t fill_missing_embeddings(std::vector<memory_record>& records,
 #endif
 }
 
+/// The target version of the embedding-model migration running on `store` (`memhealth migrate
+/// start`), read from its state database (`state`, default: beside the store), or "" when there
+/// is none (no state database, no running migration, a postgresql:// store, a build without
+/// SQLite). Detection then reports mixed versions as progress (`structural_detector::
+/// migration_to`). @throws the state database's errors (a damaged or foreign database).
+inline std::string declared_migration_to(const std::string& store, const std::string& state = {}) {
+#if MEMHEALTH_CLI_HAVE_SQLITE
+  if (is_pg_store(store)) return {};
+  const std::filesystem::path path =
+      state.empty() ? default_state_path(store) : std::filesystem::path(state);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return {};
+  sqlite_state_options so;
+  so.read_only = true;
+  const auto st = sqlite_state::open(path, so);
+  const auto m = current_migration(st);
+  return m ? m->to_version : std::string();
+#else
+  (void)store;
+  (void)state;
+  return {};
+#endif
+}
+
+/// An embedder named on the command line by `--embedder`: `lexical:DIM[:SEED]` (the built-in
+/// lexical stand-in, version "lexical-v1-dDIM-sSEED") or `openai:URL` with `--embedding-model`
+/// (an OpenAI-compatible API through the answer cache, --model-rate, --model-timeout,
+/// --model-retries, key from --api-key-env). Type-erased; satisfies `memhealth::embedder`.
+struct cli_embedder {
+  std::size_t dim = 0;      ///< output dimension
+  std::string ver;          ///< embedding_version it writes
+  std::string description;  ///< for people and the state database (URL and model; never a key)
+  /// n texts into n x dim floats
+  std::function<void(std::span<const std::string_view>, std::span<float>)> batch;
+  std::function<std::string()> stats;  ///< requests made so far, for a summary line ("" = none)
+  /// @return dim.
+  [[nodiscard]] std::size_t dimension() const noexcept { return dim; }
+  /// @return ver.
+  [[nodiscard]] std::string_view version() const noexcept { return ver; }
+  /// One text. @throws error(invalid_argument) for a wrong output size; the model's errors.
+  void embed(std::string_view text, std::span<float> out) const {
+    embed_batch(std::span<const std::string_view>(&text, 1), out);
+  }
+  /// n texts, one call of the model (or as many as its batch size needs).
+  /// @throws error(invalid_argument) when out.size() != n x dim; the model's errors.
+  void embed_batch(std::span<const std::string_view> texts, std::span<float> out) const {
+    if (out.size() != texts.size() * dim)
+      throw error(error_code::invalid_argument,
+                  "embed_batch: output of " + std::to_string(out.size()) + " floats, expected " +
+                      std::to_string(texts.size() * dim));
+    batch(texts, out);
+  }
+};
+
+/// The embedder of `--embedder` (see `cli_embedder`); for openai:, `dim` is the dimension asked
+/// for (0 = the server's). @throws error(invalid_argument) for an unknown form, a bad DIM or SEED,
+/// a missing --embedding-model, or openai: in a build without libcurl; the embedder's errors.
+inline std::shared_ptr<const cli_embedder> make_cli_embedder(const detection_cli_options& o,
+                                                             std::size_t dim) {
+  auto out = std::make_shared<cli_embedder>();
+  const std::string& v = o.embedder;
+  if (v.starts_with("lexical:")) {
+    std::size_t d = 0;
+    std::uint64_t seed = 0;
+    const char* p = v.data() + 8;
+    const char* end = v.data() + v.size();
+    auto r = std::from_chars(p, end, d);
+    bool ok = r.ec == std::errc() && d > 0 && d <= 65536;
+    if (ok && r.ptr != end) {
+      ok = *r.ptr == ':';
+      if (ok) {
+        const auto r2 = std::from_chars(r.ptr + 1, end, seed);
+        ok = r2.ec == std::errc() && r2.ptr == end;
+      }
+    }
+    if (!ok)
+      throw error(error_code::invalid_argument,
+                  "--embedder: expected lexical:DIM[:SEED] with DIM 1..65536, got '" + v + "'");
+    const auto e = std::make_shared<lexical_embedder>(d, seed);
+    out->dim = d;
+    out->ver = std::string(e->version());
+    out->description = "lexical dimension " + std::to_string(d) + " seed " + std::to_string(seed);
+    out->batch = [e](std::span<const std::string_view> t, std::span<float> o2) {
+      memhealth::embed_batch(*e, t, o2);
+    };
+    return out;
+  }
+  const std::string url =
+      openai_option_url(v, o.embedding_model, "--embedder", "--embedding-model");
+#if MEMHEALTH_CLI_HAVE_HTTP
+  openai_embedder_options eo;
+  eo.url = url;
+  eo.model = o.embedding_model;
+  eo.dimension = dim;
+  eo.cache_path = model_cache_path(o.model_cache);
+  eo.api_key_env = o.api_key_env;
+  eo.http.requests_per_second = o.model_rate;
+  eo.http.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.model_timeout * 1000));
+  eo.http.max_retries = o.model_retries;
+  const auto e = std::make_shared<openai_embedder>(eo);
+  out->dim = e->dimension();
+  out->ver = std::string(e->version());
+  out->description = "openai " + url + " model " + o.embedding_model;
+  out->batch = [e](std::span<const std::string_view> t, std::span<float> o2) {
+    e->embed_batch(t, o2);
+  };
+  out->stats = [e] {
+    const auto st = e->stats();
+    return std::to_string(st.requests) + " requests, " + std::to_string(st.cache_hits) +
+           " from the cache";
+  };
+  return out;
+#else
+  (void)url;
+  (void)dim;
+  throw error(error_code::invalid_argument,
+              "--embedder: this build has no HTTP client (libcurl4-openssl-dev, libssl-dev)");
+#endif
+}
+
+/// Gives `ao` the embedder `e` for the repair actions that re-embed (`reembed`, a resolution's
+/// new text): `ao.embed` embeds the record's text after the action's edits, `ao.embed_version`
+/// is `e`'s version.
+inline void set_apply_embedder(apply_options& ao, std::shared_ptr<const cli_embedder> e) {
+  ao.embed_version = e->ver;
+  ao.embed = [e](const memory_record& r) {
+    std::vector<float> v(e->dim);
+    e->embed(r.content, v);
+    return v;
+  };
+}
+
 /// Registers --model-cache, --model-rate and --api-key-env (how --judge and --embedder reach
 /// the model).
 inline void add_model_access_options(CLI::App* cmd, detection_cli_options& o) {
@@ -912,6 +1047,7 @@ void add_watch(CLI::App& app, int& rc);
 #endif
 #if MEMHEALTH_CLI_HAVE_SQLITE
 void add_review(CLI::App& app, int& rc);
+void add_migrate(CLI::App& app, int& rc);
 #endif
 
 }  // namespace memhealth::cli

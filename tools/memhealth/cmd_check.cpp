@@ -237,6 +237,7 @@ int run_check(const check_options& o) {
   probe_output(o.out, "--out");  // before any work: writable, not a directory
   if (!o.since.empty() && o.since != "last") (void)since_time(o.since);  // before the state opens
   auto [settings, d] = detection_settings(o.detect);
+  settings.migration_to = declared_migration_to(o.store, o.state);  // mixed versions: progress
 #if MEMHEALTH_CLI_HAVE_SQLITE
   // An SQLite store is checked in place (read-only, embeddings read block by block), unless
   // missing embeddings are to be filled first (that needs the records in memory).

@@ -161,7 +161,9 @@ int run_plan(const plan_options& po_cli) {
   }
   // Detection hands its findings to the planner part by part, and the planner keeps finished
   // actions in a temporary file (plan_stream.hpp): a million findings never sit in memory.
-  const auto settings = detection_settings(o.detect);
+  auto settings = detection_settings(o.detect);
+  // a declared migration re-embeds the records off its version (`migrate run`): not planned
+  settings.first.migration_to = declared_migration_to(o.store);
   detect_options d = settings.second;  // not a structured binding: lambdas capture it
   if (d.dimension == 0) d.dimension = store.dimension();
   const auto detectors = make_default_pipeline(settings.first);
@@ -658,6 +660,8 @@ int run_apply_pg(const apply_cli_options& o) {
                 "--max-wait: expected a duration such as 90s, 10m: " + o.max_wait);
   opt.limits.max_wait = *wait;
   auto store = open_pg_store(o.store, o.dry_run);
+  if (!o.detect.embedder.empty())  // reembed actions embed through it
+    set_apply_embedder(opt, make_cli_embedder(o.detect, store.dimension()));
   const std::string label = store.description();
   apply_counts c;
   if (o.dry_run) {
@@ -739,6 +743,21 @@ int run_apply(const apply_cli_options& o) {
   opt.limits.max_wait = *wait;
   if (!(o.burst >= 1) || !(o.rate >= 0))
     throw error(error_code::invalid_argument, "--burst must be >= 1 and --rate >= 0");
+  if (!o.detect.embedder.empty()) {  // reembed actions (and new texts) embed through it
+    const auto e = make_cli_embedder(o.detect, store.dimension());
+    set_apply_embedder(opt, e);
+    std::map<std::string, std::size_t> per_version;
+    for (std::size_t i = 0; i < store.size(); ++i)
+      if (!store.embedding(i).empty()) ++per_version[store.record(i).embedding_version];
+    std::size_t most = 0;
+    std::string top;
+    for (const auto& [v, n] : per_version)
+      if (n > most) most = n, top = v;
+    if (!top.empty() && top != e->ver)
+      std::cerr << "memhealth apply: warning: --embedder writes " << e->ver
+                << ", the store's most common version is " << top
+                << ": re-embedded records join neither (a model switch is `memhealth migrate`)\n";
+  }
   // Detection before: the whole report only for an audit report (it attributes root causes on
   // the findings and a copy of the store as it was); otherwise counts, in bounded memory.
   std::optional<report> before;
@@ -1304,6 +1323,11 @@ void add_apply(CLI::App& app, int& rc) {
                 "postgresql:// stores: print the SQL each action would run (stdout); write "
                 "nothing");
   add_detection_options(cmd, o->detect);
+  cmd->add_option("--embedder", o->detect.embedder,
+                  "Embedder for reembed actions: lexical:DIM[:SEED] (the built-in stand-in) or "
+                  "openai:URL with --embedding-model (an OpenAI-compatible API; key from "
+                  "--api-key-env); without it reembed actions fail (manual queue)");
+  cmd->add_option("--embedding-model", o->detect.embedding_model, "Model name for --embedder");
   cmd->callback([o, cmd, &rc] {
     // outputs probed before any work (writable, not a directory; stale temporaries reported)
     probe_store_output(o->out, "--out");

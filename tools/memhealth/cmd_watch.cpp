@@ -578,6 +578,9 @@ int run_watch(const watch_cli_options& o) {
   const watch_lock one_watch(state_path.string());
   state.bind_store(std::filesystem::absolute(store_file_path(o.store)).lexically_normal().string());
   auto wstate = watch_state::open(state_path);
+  // a migration declared (memhealth migrate start) when the watch starts: mixed versions are its
+  // progress (info), and its records are re-embedded by `migrate run`, not planned here
+  if (const auto mig = current_migration(state)) c.opt.check.migration_to = mig->to_version;
   findings_log log(c.findings_log);
   metrics m;
   std::unique_ptr<prometheus::Exposer> exposer;

@@ -79,6 +79,9 @@ struct default_check_settings {
   mojibake_detector mojibake{};          ///< mojibake, warning
   content_size_detector content_size{};  ///< oversized_content, warning
   content_time_detector content_time{};  ///< content_time_mismatch, warning
+  /// Target version of a declared embedding-model migration ("" = none): the structural
+  /// detector's `migration_to` (mixed versions reported as progress, severity info).
+  std::string migration_to;
 };
 
 /// Builds the default pipeline from settings.
@@ -92,6 +95,7 @@ inline auto make_default_pipeline(const default_check_settings& s = {}) {
   structural_detector structural;
   structural.schema = s.schema;
   structural.expect_unit_norm = s.expect_unit_norm;
+  structural.migration_to = s.migration_to;
   const unsigned threads = std::max(1u, s.threads);  // 0 means 1, as in the structural scan
   structural.threads = threads;
   scope_size_blocking candidates;

@@ -26,8 +26,8 @@
 /// duplicate_of or supersedes | | merged_but_active (status "active" and duplicate_of set, or named
 /// in any record's supersedes) | error | archive_merged | status_record + duplicate_of or
 /// supersedes | | timestamp_inconsistent | warning (error for future) | normalize_timestamps | the
-/// time fields involved | | mixed_embedding_version | error | reembed | versioned_embedding_record
-/// |
+/// time fields involved | | mixed_embedding_version | error (info during a declared migration,
+/// `migration_to`) | reembed | versioned_embedding_record |
 ///
 /// ## Zero-padding rule
 /// Let t be the number of trailing coordinates that are exactly 0 (either sign) in a vector of
@@ -219,6 +219,13 @@ struct structural_detector {
   std::chrono::milliseconds future_tolerance{std::chrono::minutes{5}};  ///< clock-skew allowance
   bool require_updated_at = true;   ///< report a missing updated_at (R must map updated_at)
   std::size_t max_listed_ids = 20;  ///< cap on record ids listed in one store-wide finding
+  /// The target version of a declared embedding-model migration (live/sqlite_migration.hpp,
+  /// `current_migration`; the `memhealth` tool sets it from the store's state database), "" =
+  /// none. While set, mixed versions are the migration's progress, not a fault: the
+  /// mixed_embedding_version finding has severity info, suggested repair "migrate_run", evidence
+  /// `migration_to`, `migrated` (records with a vector on the target) and `left` (records with a
+  /// vector off it), and lists the records left (up to `max_listed_ids`) instead of the minority.
+  std::string migration_to;
   /// Threads for the per-record pass (>= 1; 1 = the calling thread only, the default). Used only
   /// when `concurrent_reads<store>` holds and there are at least 2 x 16,384 records; the records
   /// are cut into `threads` consecutive ranges and the findings are concatenated in range
@@ -664,6 +671,24 @@ struct structural_detector {
     f.severity = severity::error;
     f.detector = std::string(name);
     f.suggested_repair = "reembed";
+    if (!migration_to.empty()) {  // a declared migration: progress, not a fault
+      f.severity = severity::info;
+      f.suggested_repair = "migrate_run";
+      f.with("migration_to", migration_to);
+      std::size_t migrated = 0, left = 0;
+      for (const auto& [v, c] : counts) (v == migration_to ? migrated : left) += c;
+      for (const auto& [v, c] : counts)
+        f.with("version:" + std::string(v), detail::to_evidence_int(c));
+      for (std::size_t i = 0; i < n && f.record_ids.size() < max_listed_ids; ++i)
+        if (!store.embedding(i).empty() &&
+            field::embedding_version(store.record(i)) != migration_to)
+          f.record_ids.emplace_back(field::id(store.record(i)));
+      f.with("migrated", detail::to_evidence_int(migrated));
+      f.with("left", detail::to_evidence_int(left));
+      f.with("listed", detail::to_evidence_int(f.record_ids.size()));
+      out.push_back(std::move(f));
+      return;
+    }
     f.with("majority_version", std::string(majority->first));
     for (const auto& [v, c] : counts)
       f.with("version:" + std::string(v), detail::to_evidence_int(c));

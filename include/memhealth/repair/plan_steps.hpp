@@ -403,6 +403,7 @@ class plan_builder {
 
   // Queues records for the re-embedding batches (planned together by `collect_actions`).
   void step_reembed(const finding& f, [[maybe_unused]] const kind_plan_entry* row) {
+    if (f.kind == finding_kinds::mixed_embedding_version) return step_mixed_versions(f);
     for (const auto& id : f.record_ids) {
       if (!store.find(id)) {
         deferred.push_back(f.kind + ": record '" + id + "' not found in the store; not planned");
@@ -410,13 +411,29 @@ class plan_builder {
       }
       reembed[id].push_back(f.kind);
     }
-    if (f.kind == finding_kinds::mixed_embedding_version) {
-      const auto total = detail::evidence_number(f, evidence_keys::minority_count);
-      if (total && *total > static_cast<double>(f.record_ids.size()))
-        deferred.push_back(
-            "mixed_embedding_version: " + std::to_string(static_cast<std::int64_t>(*total)) +
-            " minority records, " + std::to_string(f.record_ids.size()) +
-            " listed in the finding; the rest are planned after the next detection run");
+  }
+
+  // Mixed versions: every record with a vector off the target version is queued, found in the
+  // store (the finding lists at most `max_listed_ids`). The target is `opt.reembed_version` when
+  // set (re-embedding the minority alone onto another version would leave the store mixed),
+  // else the finding's majority version. During a declared migration (evidence `migration_to`)
+  // nothing is planned: `migrate run` re-embeds them, with the previous vectors kept.
+  void step_mixed_versions(const finding& f) {
+    if (const auto* to = detail::evidence_text(f, "migration_to")) {
+      deferred.push_back("mixed_embedding_version: migration to " + *to +
+                         " in progress; its records are re-embedded by `memhealth migrate run`");
+      return;
+    }
+    std::string target = opt.reembed_version;
+    if (target.empty())
+      if (const auto* maj = detail::evidence_text(f, "majority_version")) target = *maj;
+    if constexpr (versioned_embedding_record<typename S::record_type>) {
+      for (std::size_t i = 0; i < store.size(); ++i)
+        if (!store.embedding(i).empty() && field::embedding_version(store.record(i)) != target)
+          reembed[std::string(field::id(store.record(i)))].push_back(f.kind);
+    } else {
+      for (const auto& id : f.record_ids)
+        if (store.find(id)) reembed[id].push_back(f.kind);
     }
   }
 

@@ -93,8 +93,11 @@
 /// ## Re-embedding and the index
 /// These finding kinds say a record's vector is unusable or from another model: missing,
 /// another dimension than the index's, non-finite, zero, not unit length, zero-padded, or a
-/// minority embedding_version. Re-embedding them changes vectors the user's index still holds,
-/// so the index is inconsistent with the store until rebuilt: the plan follows the `reembed`
+/// minority embedding_version (for mixed_embedding_version: every record of the store with a
+/// vector off the target version, `reembed_version` when set, else the finding's majority, however
+/// many; the finding lists at most 20; nothing during a declared migration, whose `migrate run`
+/// re-embeds them: a note in `deferred`). Re-embedding them changes vectors the user's index still
+/// holds, so the index is inconsistent with the store until rebuilt: the plan follows the `reembed`
 /// batches with one `rebuild_index` action (tier 1: SPEC "rebuild a corrupt index"; it carries
 /// no record edit, and the executor rebuilds only the targets the run actually re-embedded, so it
 /// does nothing while the tier-3 batches wait for approval). Every re-embedding is tagged with an

@@ -30,6 +30,13 @@
 ///   the review queue, repairs a person decides (`memhealth watch` queues tier-3 actions, tier-2
 ///   ones no rule applies and failed ones; `memhealth review` works it); added to version 1 the
 ///   same way (`apply_after_ms`, the veto window, by ALTER TABLE on a writable open).
+/// - `migrations(id INTEGER PRIMARY KEY, to_version, from_versions, embedder, started_ms,
+///   retention_days, status, batches, gate_ms, gate_passed, gate_batches, gate_summary,
+///   ended_ms)` and `migration_previous(migration, record_id, prev_version, prev_embedding,
+///   after_checksum, batch, at_ms, PRIMARY KEY(migration, record_id))`: the embedding-model
+///   migrations (issue 21) and, per re-embedded record, its previous vector (float32 bytes) and
+///   version, kept for the retention window (store/sqlite_migrations.hpp reads them and
+///   live/sqlite_migration.hpp writes them through `handle()`); added to version 1 the same way.
 ///
 /// Errors: `memhealth::error` with `io` (cannot open or write), `busy` (locked by another process
 /// beyond the busy timeout),
@@ -151,6 +158,13 @@ class sqlite_state {
 
   /// The path it was opened from.
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
+
+  /// The SQLite connection, for the state tables other headers keep (live/sqlite_migration.hpp: the
+  /// `migrations` and `migration_previous` tables). Owned by this object: never close it.
+  [[nodiscard]] sqlite3* handle() const noexcept { return db_.get(); }
+  /// True when the database has the migration tables (always after a writable open; a read-only
+  /// database written by an older build may lack them: then no migration was ever declared).
+  [[nodiscard]] bool has_migrations() const noexcept { return has_migrations_; }
 
   /// Ties the database to the store it keeps the state of (its path, as the caller names it) on
   /// first use. @throws error(schema) when it was tied to another store (its cursors and
@@ -631,6 +645,26 @@ class sqlite_state {
             .empty())
       exec("ALTER TABLE review_items ADD COLUMN apply_after_ms INTEGER NOT NULL DEFAULT 0",
            "cannot add the veto window column to the review queue");
+    // Added within version 1 (databases created before them get them here): migrations.
+    if (!read_only)
+      exec(
+          "CREATE TABLE IF NOT EXISTS migrations(id INTEGER PRIMARY KEY NOT NULL,"
+          " to_version TEXT NOT NULL, from_versions TEXT NOT NULL, embedder TEXT NOT NULL,"
+          " started_ms INTEGER NOT NULL, retention_days INTEGER NOT NULL, status TEXT NOT NULL,"
+          " batches INTEGER NOT NULL, gate_ms INTEGER NOT NULL, gate_passed INTEGER NOT NULL,"
+          " gate_batches INTEGER NOT NULL, gate_summary TEXT NOT NULL,"
+          " ended_ms INTEGER NOT NULL);"
+          "CREATE TABLE IF NOT EXISTS migration_previous(migration INTEGER NOT NULL,"
+          " record_id TEXT NOT NULL, prev_version TEXT NOT NULL, prev_embedding BLOB NOT NULL,"
+          " after_checksum INTEGER NOT NULL, batch INTEGER NOT NULL, at_ms INTEGER NOT NULL,"
+          " PRIMARY KEY(migration, record_id))",
+          "cannot create the migration tables");
+    has_migrations_ =
+        !detail::sqlite::query_text(db_.get(),
+                                    "SELECT name FROM sqlite_master WHERE type='table' AND "
+                                    "name='migration_previous'",
+                                    path_, "cannot read the schema")
+             .empty();
     has_reviews_ =
         !detail::sqlite::query_text(db_.get(),
                                     "SELECT name FROM sqlite_master WHERE type='table' AND "
@@ -647,8 +681,9 @@ class sqlite_state {
 
   std::string path_;
   detail::sqlite::db_ptr db_;
-  bool has_images_ = false;   // the repair_images table exists
-  bool has_reviews_ = false;  // the review_items table exists
+  bool has_images_ = false;      // the repair_images table exists
+  bool has_reviews_ = false;     // the review_items table exists
+  bool has_migrations_ = false;  // the migrations and migration_previous tables exist
 };
 
 }  // namespace memhealth

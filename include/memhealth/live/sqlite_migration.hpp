@@ -1,0 +1,553 @@
+#pragma once
+/// @file sqlite_migration.hpp
+/// The embedding-model switch, end to end (SPEC section 3, "model switch = dual space"; issue
+/// 21 item 4; reference section 3.4): a migration is declared in the state database, the
+/// records on the old version(s) are re-embedded from their text in batches through the new
+/// embedder, each keeping its previous vector and version, the migration gate compares the two
+/// spaces on a sample, and the new version is switched to, or the old space restored.
+///
+/// Lifecycle (table `migrations` of the state database, sqlite_state.hpp):
+/// 1. `start_migration`: status "running", target version `to_version`, the versions the
+///    store held besides it (`from_versions`), a description of the embedder (never a key), the
+///    retention window in days (`min_retention_days` to `max_retention_days`). One migration
+///    runs at a time. While it runs `current_embedding_version` is the target: new writes are
+///    tagged with the new version (the host's writer asks for it).
+/// 2. `run_migration`: every record with a vector whose `embedding_version` is neither the target
+///    nor empty is "left"; they are taken in store order, `batch_size` at a time. Per batch:
+///    one token of the rate limiter (`action_rate_gate`, guardrails.hpp) per text embedded,
+///    then one embedding call for the batch (`embed_batch`), then the previous vector and
+///    version of each record go to table `migration_previous` (keyed by migration and record
+///    id, with the checksum of the record image the migration writes), then one `reembed`
+///    action (tier 3, one `edit_replace_embedding{vector, to_version}` per record) goes through
+///    the write-ahead log; the batches of one call are one executor run (`apply_plan_stream`,
+///    each batch made when the one before it committed), so `memhealth rollback` and `recover`
+///    work on it as on any repair. A second run continues with what is left (the records still
+///    off the target). The run stops early at `max_batches`, when the rate limiter's wait budget is
+///    spent, or when an action fails; `left` says how many records remain.
+/// 3. `gate_migration`: the migration gate (drift/migration_gate.hpp) on a sample of records
+///    that hold their new vector as the migration wrote it and a kept previous vector of the
+///    most common previous version; the result is recorded with the batch count it saw.
+/// 4. `switch_migration`: refused unless no record is left and the gate passed after the last
+///    batch; status "switched", `ended_ms` = now. The previous vectors stay for the retention
+///    window from then.
+/// 5. `rollback_migration` (status "running", or "switched" within the window): every record
+///    that still holds the image the migration wrote gets its previous vector and version back,
+///    in batches through the write-ahead log; records changed since by another writer are left
+///    as they are and counted (`changed_since`). Status "rolled_back".
+/// 6. `compact_migrations`: drops the kept previous vectors of rolled-back migrations and of
+///    switched ones whose window ended; nothing else. Nothing is dropped automatically.
+///
+/// During a running migration the structural detector reports mixed versions as progress
+/// (`structural_detector::migration_to`, set by the caller from `current_migration`; the
+/// `memhealth` tool reads it from the store's state database).
+///
+/// Records with a vector and no `embedding_version` cannot be restored exactly (a re-embedding is
+/// never written untagged): `start_migration` refuses a store holding any, and `run_migration`
+/// leaves any written later alone (counted in `untagged`, and as left).
+///
+/// Errors: `memhealth::error` — precondition for a step the migration's state does not allow
+/// (a second start, run/gate/switch without a running migration, a switch before the gate, a
+/// rollback after the window), invalid_argument for bad options or an embedder whose version is
+/// not the target; io/busy/parse from the state database, the log and the store propagate (what
+/// was committed stays committed and logged; a batch whose previous vectors were saved but whose
+/// action did not commit is simply re-embedded by the next run).
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "memhealth/config.hpp"
+#include "memhealth/drift/migration_gate.hpp"
+#include "memhealth/embed/embedder.hpp"
+#include "memhealth/record/time.hpp"
+#include "memhealth/repair/action.hpp"
+#include "memhealth/repair/executor.hpp"
+#include "memhealth/repair/guardrails.hpp"
+#include "memhealth/repair/idempotency.hpp"
+#include "memhealth/repair/plan_table.hpp"
+#include "memhealth/repair/record_image.hpp"
+#include "memhealth/repair/repair_history.hpp"
+#include "memhealth/repair/wal_writer.hpp"
+#include "memhealth/similarity/kernels.hpp"
+#include "memhealth/store/sqlite_migrations.hpp"
+#include "memhealth/store/sqlite_state.hpp"
+#include "memhealth/store/store.hpp"
+
+namespace memhealth {
+
+/// How a store's vectors are spread over embedding versions.
+struct version_counts {
+  std::map<std::string, std::size_t> per_version;  ///< version -> records with a vector
+  std::size_t without_vector = 0;                  ///< records with an empty embedding
+};
+
+/// Counts the records of `store` per embedding version. @complexity one pass over the store.
+template <record_store S>
+version_counts count_versions(const S& store) {
+  version_counts c;
+  for (std::size_t i = 0; i < store.size(); ++i) {
+    if (store.embedding(i).empty()) {
+      ++c.without_vector;
+      continue;
+    }
+    ++c.per_version[std::string(field::embedding_version(store.record(i)))];
+  }
+  return c;
+}
+
+namespace detail::migration {
+
+// A record is "left" when it has a vector off the target version.
+template <class S>
+bool left_at(const S& store, std::size_t i, std::string_view to) {
+  return !store.embedding(i).empty() && field::embedding_version(store.record(i)) != to;
+}
+
+// The apply options of a migration's actions: tier 3 approved (the person declared the
+// migration), one action per group commit, no record budget, no rate limit (the tokens were
+// taken per embedding), no history (a rollback restores images the migration replaced, which
+// the loop guard across runs would refuse), `batch` records in flight.
+inline apply_options apply_opts(std::size_t batch) {
+  apply_options o;
+  o.approve_tier2 = o.approve_tier3 = true;
+  o.batch_size = 1;
+  o.max_records = std::numeric_limits<std::size_t>::max();
+  o.limits.rate_limited = false;
+  o.limits.max_records_in_flight = std::max<std::size_t>(1, batch);
+  return o;
+}
+
+// The plan source of `run_migration` for `apply_plan_stream`: actions made on demand.
+struct lazy_header {
+  bool suspended = false;
+  std::string suspend_reason;
+  std::size_t actions = 0;  // batches expected (the log's run_begin frame)
+};
+struct lazy_reader {
+  lazy_header head;
+  std::function<bool(repair_action&)> produce;
+  [[nodiscard]] const lazy_header& header() const noexcept { return head; }
+  bool next(repair_action& out) { return produce(out); }
+};
+
+// A tier-3 `reembed` action with one reason.
+inline repair_action reembed_action(std::string reason) {
+  repair_action a;
+  a.type = std::string(action_types::reembed);
+  a.tier = 3;
+  a.automation = automation::manual;
+  a.priority = action_priority::reembed;
+  a.rollback_method = "restore_before_images";
+  a.reasons.push_back(std::move(reason));
+  return a;
+}
+
+inline bool took_effect(const action_outcome& o) {
+  return o.status == action_status::applied || o.status == action_status::already_applied;
+}
+
+}  // namespace detail::migration
+
+/// Records of `store` with a vector off version `to` (what a migration to `to` has left).
+template <record_store S>
+std::size_t records_left(const S& store, std::string_view to) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < store.size(); ++i) n += detail::migration::left_at(store, i, to);
+  return n;
+}
+
+/// Declares a migration of `store` to `to_version`, made by `embedder_description` (a text for
+/// people, e.g. "openai:http://host/v1 model m" or "lexical d=256 seed 0"; never put a key in
+/// it), keeping previous vectors `retention_days` days after the switch, at `now`.
+/// @return the migration (status "running", `from_versions` the store's other versions).
+/// @throws error(invalid_argument) for an empty target or description, or a retention outside
+///         [`min_retention_days`, `max_retention_days`], or a store holding vectors without an
+///         embedding_version (see the file comment); error(precondition) when a migration is
+///         running already; error(io/busy) from the state database.
+template <record_store S>
+migration_info start_migration(sqlite_state& state, const S& store, std::string_view to_version,
+                               std::string_view embedder_description, int retention_days,
+                               utc_time now) {
+  if (to_version.empty())
+    throw error(error_code::invalid_argument, "start_migration: the target version is empty");
+  if (embedder_description.empty())
+    throw error(error_code::invalid_argument, "start_migration: describe the embedder");
+  if (retention_days < min_retention_days || retention_days > max_retention_days)
+    throw error(error_code::invalid_argument,
+                "start_migration: the retention window is " + std::to_string(min_retention_days) +
+                    " to " + std::to_string(max_retention_days) + " days (got " +
+                    std::to_string(retention_days) + ")");
+  if (!state.has_migrations())
+    throw error(error_code::precondition,
+                state.path() + ": opened read-only (no migration tables)");
+  if (const auto m = current_migration(state))
+    throw error(error_code::precondition,
+                "migration " + std::to_string(m->id) + " to " + m->to_version +
+                    " is running: switch or roll it back before declaring another");
+  const auto counts = count_versions(store);
+  if (const auto it = counts.per_version.find(""); it != counts.per_version.end())
+    throw error(error_code::invalid_argument,
+                std::to_string(it->second) +
+                    " records have a vector and no embedding_version: their space cannot be "
+                    "named, so a rollback could not restore it exactly; tag them first");
+  std::string from;
+  for (const auto& [v, n] : counts.per_version)
+    if (v != to_version) from += (from.empty() ? "" : ", ") + v;
+  auto st = detail::migration::prepare(
+      state,
+      "INSERT INTO migrations(to_version, from_versions, embedder, started_ms, retention_days, "
+      "status, batches, gate_ms, gate_passed, gate_batches, gate_summary, ended_ms) "
+      "VALUES(?1, ?2, ?3, ?4, ?5, 'running', 0, 0, 0, -1, '', 0)");
+  detail::sqlite::bind_text(st.get(), 1, to_version);
+  detail::sqlite::bind_text(st.get(), 2, from);
+  detail::sqlite::bind_text(st.get(), 3, embedder_description);
+  sqlite3_bind_int64(st.get(), 4, detail::migration::ms_of(now));
+  sqlite3_bind_int(st.get(), 5, retention_days);
+  detail::sqlite::step_done(state.handle(), st.get(), state.path(), "cannot declare the migration");
+  return *latest_migration(state);
+}
+
+/// Knobs of `run_migration`.
+struct migration_run_options {
+  std::size_t batch_size = 100;  ///< records per batch (one embedding call, one logged action)
+  std::size_t max_batches = 0;   ///< stop after this many batches (0 = until none is left)
+  /// The rate limiter: one token per text embedded (not per action). `rate_limited` false or
+  /// `per_second` 0 with a full bucket: see guardrails.hpp; `max_wait` bounds the run's waiting.
+  execution_limits limits{};
+};
+
+/// What `run_migration` did.
+struct migration_run_result {
+  std::int64_t migration = 0;   ///< the migration's id
+  std::size_t batches = 0;      ///< batches committed by this run
+  std::size_t reembedded = 0;   ///< records re-embedded by this run
+  std::size_t left = 0;         ///< records still off the target after it (untagged included)
+  std::size_t untagged = 0;     ///< records with a vector and no version (never migrated)
+  std::size_t embed_calls = 0;  ///< embedding calls (one per batch)
+  std::string stopped;          ///< why it stopped before `left` reached 0 ("" = it did not)
+  std::chrono::milliseconds rate_waited{0};  ///< time waited for tokens
+};
+
+/// Runs the running migration of `state` on `live` with embedder `e` through `wal` (see the
+/// file comment, step 2), at `now`.
+/// @throws error(precondition) without a running migration; error(invalid_argument) when
+///         `e.version()` is not the target or `batch_size` is 0; what the embedder, the store,
+///         the log and the state database throw (batches committed before stay committed).
+template <mutable_record_store S, embedder E>
+migration_run_result run_migration(S& live, sqlite_state& state, const E& e, wal_writer& wal,
+                                   const migration_run_options& opt, utc_time now) {
+  using R = typename S::record_type;
+  static_assert(versioned_embedding_record<R>, "run_migration: records need embedding fields");
+  detail::migration::require_tables(state);
+  const auto m = current_migration(state);
+  if (!m) throw error(error_code::precondition, "no migration is running (migrate start first)");
+  if (std::string_view(e.version()) != m->to_version)
+    throw error(error_code::invalid_argument,
+                "the embedder writes '" + std::string(std::string_view(e.version())) +
+                    "', the migration's target is '" + m->to_version + "'");
+  if (opt.batch_size == 0)
+    throw error(error_code::invalid_argument, "run_migration: batch_size must be >= 1");
+  migration_run_result res;
+  res.migration = m->id;
+  std::vector<std::size_t> todo;
+  for (std::size_t i = 0; i < live.size(); ++i) {
+    if (!detail::migration::left_at(live, i, m->to_version)) continue;
+    if (field::embedding_version(live.record(i)).empty())
+      ++res.untagged;
+    else
+      todo.push_back(i);
+  }
+  action_rate_gate gate(opt.limits);
+  const std::size_t d = e.dimension();
+  std::int64_t batch_no = m->batches;
+  std::size_t at = 0;
+  bool stop = false;  // a batch did not take effect, or the rate limiter's wait budget is spent
+  // One executor run for the whole call (one run in the log, the store's ids checked once): the
+  // batches are made as the executor asks for them, one at a time (batch_size 1), so a batch is
+  // embedded only once the one before it is committed.
+  detail::migration::lazy_reader reader;
+  const std::size_t batches_wanted = (todo.size() + opt.batch_size - 1) / opt.batch_size;
+  reader.head.actions =
+      opt.max_batches ? std::min(opt.max_batches, batches_wanted) : batches_wanted;
+  std::size_t made = 0;
+  reader.produce = [&](repair_action& a) {
+    if (stop || at >= todo.size()) return false;
+    if (opt.max_batches && made == opt.max_batches) {
+      res.stopped = "--max-batches " + std::to_string(opt.max_batches) + " reached";
+      return false;
+    }
+    const std::size_t want = std::min(opt.batch_size, todo.size() - at);
+    std::size_t got = 0;  // tokens taken: one per text
+    while (got < want && gate.admit()) ++got;
+    if (got < want) {
+      res.stopped = "rate limit: waiting for the next token would exceed the run's max_wait of " +
+                    std::to_string(opt.limits.max_wait.count()) + " ms";
+      stop = true;
+    }
+    if (got == 0) return false;
+    std::vector<R> before;
+    std::vector<std::string_view> texts;
+    before.reserve(got);
+    for (std::size_t k = 0; k < got; ++k) before.push_back(live.extract(todo[at + k]));
+    for (const auto& r : before) texts.push_back(field::content(r));
+    std::vector<float> block(got * d);
+    embed_batch(e, texts, std::span<float>(block));
+    ++res.embed_calls;
+    ++made;
+    a = detail::migration::reembed_action("migration " + std::to_string(m->id) + " to " +
+                                          m->to_version + ", batch " +
+                                          std::to_string(batch_no + 1));
+    // previous vectors first: a crash after this and before the commit re-embeds them again
+    detail::sqlite::immediate_transaction t(state.handle(), state.path());
+    auto ins = detail::migration::prepare(
+        state,
+        "INSERT OR REPLACE INTO migration_previous(migration, record_id, prev_version, "
+        "prev_embedding, after_checksum, batch, at_ms) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+    for (std::size_t k = 0; k < got; ++k) {
+      const R& r = before[k];
+      edit_replace_embedding op{
+          std::vector<float>(block.begin() + static_cast<std::ptrdiff_t>(k * d),
+                             block.begin() + static_cast<std::ptrdiff_t>((k + 1) * d)),
+          m->to_version};
+      R after = r;
+      apply_edit(after, record_edit_op(op));
+      const std::string id(field::id(r));
+      a.targets.push_back(id);
+      a.edits.push_back({id, record_edit_op(std::move(op))});
+      sqlite3_reset(ins.get());
+      sqlite3_bind_int64(ins.get(), 1, m->id);
+      detail::sqlite::bind_text(ins.get(), 2, id);
+      detail::sqlite::bind_text(ins.get(), 3, field::embedding_version(r));
+      const std::string bytes = detail::sqlite::encode_floats(field::embedding(r));
+      sqlite3_bind_blob(ins.get(), 4, bytes.data(), static_cast<int>(bytes.size()),
+                        SQLITE_TRANSIENT);
+      sqlite3_bind_int64(ins.get(), 5,
+                         static_cast<std::int64_t>(repair_image_checksum(encode_image(after))));
+      sqlite3_bind_int64(ins.get(), 6, batch_no + 1);
+      sqlite3_bind_int64(ins.get(), 7, detail::migration::ms_of(now));
+      detail::sqlite::step_done(state.handle(), ins.get(), state.path(),
+                                "cannot keep a previous vector");
+    }
+    t.commit();
+    a.blast.records = got;
+    a.idempotency_key = compute_idempotency_key(a);
+    at += got;
+    return true;
+  };
+  auto counted = [&](const action_outcome& out, const repair_action& a) {
+    if (!detail::migration::took_effect(out)) {
+      res.stopped = "batch " + std::to_string(batch_no + 1) + " not applied (" +
+                    std::string(to_string(out.status)) + "): " + out.reason;
+      stop = true;
+      return;
+    }
+    ++batch_no;
+    auto up = detail::migration::prepare(state, "UPDATE migrations SET batches=?2 WHERE id=?1");
+    sqlite3_bind_int64(up.get(), 1, m->id);
+    sqlite3_bind_int64(up.get(), 2, batch_no);
+    detail::sqlite::step_done(state.handle(), up.get(), state.path(), "cannot count a batch");
+    ++res.batches;
+    res.reembedded += a.edits.size();
+  };
+  if (!todo.empty())
+    (void)apply_plan_stream(live, reader, wal, detail::migration::apply_opts(opt.batch_size),
+                            counted);
+  res.rate_waited = gate.waited();
+  res.left = records_left(live, m->to_version);
+  if (res.left > 0 && res.stopped.empty() && res.untagged > 0)
+    res.stopped = std::to_string(res.untagged) + " records have a vector and no version";
+  return res;
+}
+
+/// Outcome of `gate_migration`.
+struct migration_gate_outcome {
+  std::int64_t migration = 0;  ///< the migration's id
+  std::string old_version;     ///< the previous version the sample was drawn from
+  std::size_t eligible = 0;    ///< records holding both vectors of that version (sample pool)
+  gate_result gate;            ///< the gate's result on the sample (`gate.n` texts)
+};
+
+/// Runs the migration gate of the running migration on up to `sample` records (evenly spaced
+/// over the eligible ones in record-id order; eligible: the record holds the image the migration
+/// wrote, and its kept previous vector is of the most common previous version), old space = the
+/// kept previous vectors, new space = the store's, and records the verdict with the current
+/// batch count at `now`. @throws error(precondition) without a running migration;
+/// error(invalid_argument) for `sample` < 3; what the state database throws.
+template <record_store S>
+migration_gate_outcome gate_migration(const S& live, sqlite_state& state, std::size_t sample,
+                                      const gate_options& go, utc_time now) {
+  detail::migration::require_tables(state);
+  const auto m = current_migration(state);
+  if (!m) throw error(error_code::precondition, "no migration is running");
+  if (sample < 3) throw error(error_code::invalid_argument, "gate_migration: sample must be >= 3");
+  auto prev = detail::migration::previous_of(state, m->id);
+  std::vector<std::pair<const detail::migration::previous*, std::size_t>> ok;  // (row, index)
+  std::map<std::string, std::size_t> by_version;
+  for (const auto& p : prev) {
+    const auto i = live.find(p.record_id);
+    if (!i || p.embedding.empty()) continue;
+    // extract: a whole record (a store may hand out records without their vector)
+    if (repair_image_checksum(encode_image(live.extract(*i))) != p.after_checksum) continue;
+    ok.emplace_back(&p, *i);
+    ++by_version[p.version];
+  }
+  migration_gate_outcome out;
+  out.migration = m->id;
+  for (const auto& [v, n] : by_version)
+    if (n > out.eligible) out.old_version = v, out.eligible = n;
+  std::erase_if(ok, [&](const auto& x) { return x.first->version != out.old_version; });
+  std::vector<std::size_t> pick;
+  const std::size_t n = std::min(sample, ok.size());
+  for (std::size_t k = 0; k < n; ++k) pick.push_back(k * ok.size() / n);
+  const std::size_t d_old = n ? ok[0].first->embedding.size() : 0;
+  const std::size_t d_new = n ? live.embedding(ok[0].second).size() : 0;
+  row_matrix X(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d_old));
+  row_matrix Y(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d_new));
+  std::vector<std::string> ids;
+  for (std::size_t r = 0; r < n; ++r) {
+    const auto& [p, i] = ok[pick[r]];
+    const auto nv = live.embedding(i);
+    if (p->embedding.size() != d_old || nv.size() != d_new)
+      throw error(error_code::invalid_argument,
+                  "gate_migration: record " + p->record_id + " has another dimension in a space");
+    for (std::size_t c = 0; c < d_old; ++c)
+      X(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = p->embedding[c];
+    for (std::size_t c = 0; c < d_new; ++c)
+      Y(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = nv[c];
+    ids.push_back(p->record_id);
+  }
+  out.gate = migration_gate(X, Y, go, ids);
+  const std::string summary =
+      "n=" + std::to_string(out.gate.n) + " k=" + std::to_string(out.gate.k) +
+      " mean_overlap=" + std::to_string(out.gate.mean_overlap) +
+      " mean_rank_correlation=" + std::to_string(out.gate.mean_rank_correlation);
+  auto st = detail::migration::prepare(
+      state,
+      "UPDATE migrations SET gate_ms=?2, gate_passed=?3, gate_batches=batches, "
+      "gate_summary=?4 WHERE id=?1");
+  sqlite3_bind_int64(st.get(), 1, m->id);
+  sqlite3_bind_int64(st.get(), 2, detail::migration::ms_of(now));
+  sqlite3_bind_int(st.get(), 3, out.gate.passed ? 1 : 0);
+  detail::sqlite::bind_text(st.get(), 4, summary);
+  detail::sqlite::step_done(state.handle(), st.get(), state.path(), "cannot record the gate");
+  return out;
+}
+
+/// Switches the running migration: its target becomes the current version, at `now`.
+/// @return the migration as switched. @throws error(precondition) without a running migration,
+///         when records are left on other versions, or when the gate has not passed after the
+///         last batch (run `gate_migration` again); what the state database throws.
+template <record_store S>
+migration_info switch_migration(const S& live, sqlite_state& state, utc_time now) {
+  detail::migration::require_tables(state);
+  const auto m = current_migration(state);
+  if (!m) throw error(error_code::precondition, "no migration is running");
+  if (const auto left = records_left(live, m->to_version))
+    throw error(error_code::precondition, std::to_string(left) + " records are not on " +
+                                              m->to_version + " yet (migrate run): not switched");
+  if (!m->gate_passed || m->gate_batches != m->batches)
+    throw error(error_code::precondition,
+                m->gate_ms == 0 ? std::string("the migration gate has not run: not switched")
+                : !m->gate_passed
+                    ? "the migration gate failed (" + m->gate_summary + "): not switched"
+                    : std::string("batches ran after the gate passed: run the gate again"));
+  detail::migration::set_status(state, m->id, "switched", detail::migration::ms_of(now));
+  return *latest_migration(state);
+}
+
+/// What `rollback_migration` did.
+struct migration_rollback_result {
+  std::int64_t migration = 0;     ///< the migration's id
+  std::size_t restored = 0;       ///< records given their previous vector and version back
+  std::size_t already = 0;        ///< records holding their previous vector already
+  std::size_t changed_since = 0;  ///< records changed by another writer since: left as they are
+  std::size_t missing = 0;        ///< records no longer in the store
+  std::size_t batches = 0;        ///< actions logged
+};
+
+/// Rolls the latest migration back (status "running", or "switched" with `now` before the end of
+/// its retention window): see the file comment, step 5; `batch_size` records per logged action.
+/// The kept previous vectors stay (until `compact_migrations`).
+/// @throws error(precondition) when there is no such migration or its window ended;
+///         error(invalid_argument) for `batch_size` 0; error(io) when an action does not take
+///         effect, naming it (the migration stays as it was; what was restored before stays
+///         restored and logged: running it again continues); what the log, store and state throw.
+template <mutable_record_store S>
+migration_rollback_result rollback_migration(S& live, sqlite_state& state, wal_writer& wal,
+                                             std::size_t batch_size, utc_time now) {
+  detail::migration::require_tables(state);
+  const auto m = latest_migration(state);
+  const auto now_ms = detail::migration::ms_of(now);
+  if (!m || (m->status != "running" && m->status != "switched"))
+    throw error(error_code::precondition, "no running or switched migration to roll back");
+  if (m->status == "switched" && now_ms >= m->retention_end_ms())
+    throw error(error_code::precondition,
+                "migration " + std::to_string(m->id) + " was switched more than " +
+                    std::to_string(m->retention_days) +
+                    " days ago: its retention window is over, the old space cannot be restored");
+  if (batch_size == 0)
+    throw error(error_code::invalid_argument, "rollback_migration: batch_size must be >= 1");
+  migration_rollback_result res;
+  res.migration = m->id;
+  repair_plan plan;
+  repair_action a;
+  const auto flush = [&] {
+    if (a.edits.empty()) return;
+    a.blast.records = a.edits.size();
+    a.idempotency_key = compute_idempotency_key(a);
+    plan.actions.push_back(std::move(a));
+    a = repair_action{};
+  };
+  for (const auto& p : detail::migration::previous_of(state, m->id)) {
+    const auto i = live.find(p.record_id);
+    if (!i) {
+      ++res.missing;
+      continue;
+    }
+    const auto r = live.extract(*i);  // a copy: a store's record and vector caches may move
+    const auto v = field::embedding(r);
+    if (field::embedding_version(r) == p.version &&
+        std::equal(v.begin(), v.end(), p.embedding.begin(), p.embedding.end())) {
+      ++res.already;
+      continue;
+    }
+    if (repair_image_checksum(encode_image(r)) != p.after_checksum) {
+      ++res.changed_since;
+      continue;
+    }
+    if (a.edits.empty())
+      a = detail::migration::reembed_action("rollback of migration " + std::to_string(m->id) +
+                                            " to " + m->to_version + ": previous vectors restored");
+    a.targets.push_back(p.record_id);
+    a.edits.push_back(
+        {p.record_id, record_edit_op(edit_replace_embedding{p.embedding, p.version})});
+    if (a.edits.size() == batch_size) flush();
+  }
+  flush();
+  if (!plan.actions.empty()) {
+    const auto out = apply_plan(live, plan, wal, detail::migration::apply_opts(batch_size));
+    for (std::size_t k = 0; k < out.outcomes.size(); ++k) {
+      if (!detail::migration::took_effect(out.outcomes[k]))
+        throw error(error_code::io, "migration rollback: action " + std::to_string(k + 1) + " of " +
+                                        std::to_string(plan.actions.size()) + " was not applied (" +
+                                        std::string(to_string(out.outcomes[k].status)) + "): " +
+                                        out.outcomes[k].reason + "; run the rollback again");
+      res.restored += plan.actions[k].edits.size();
+      ++res.batches;
+    }
+  }
+  detail::migration::set_status(state, m->id, "rolled_back", now_ms);
+  return res;
+}
+
+}  // namespace memhealth

@@ -1,0 +1,164 @@
+# End-to-end test of `memhealth migrate` (the embedding-model switch, issue 21 item 4), run by
+# ctest:
+#   cmake -DMEMHEALTH=<tool> -DSOURCE_DIR=<repo> -DWORK=<scratch dir> -P cli_migrate.cmake
+# On the sample store (51 records with 384-d lexical vectors: 26 of lexical-v1-d384-s2, 25 of
+# lexical-v1-d384-s1), a migration to the 128-d lexical embedder runs start, run in two resumed
+# parts (40 + 11), status, gate, switch, compaction; a second one to the 64-d embedder runs start,
+# run, rollback, and the store is byte-identical to before (exported as canonical JSONL). Also
+# `apply --embedder` giving the embedder to the plan's reembed actions (all 25 minority records,
+# more than the 20 the finding lists).
+cmake_minimum_required(VERSION 3.25)
+include("${CMAKE_CURRENT_LIST_DIR}/cli_common.cmake")
+
+function(expect_in text needle what)
+  string(FIND "${text}" "${needle}" pos)
+  if(pos EQUAL -1)
+    message(FATAL_ERROR "${what}: '${needle}' not found in:\n${text}")
+  endif()
+endfunction()
+
+function(expect_eq got want what)
+  if(NOT "${got}" STREQUAL "${want}")
+    message(FATAL_ERROR "${what}: got '${got}', expected '${want}'")
+  endif()
+endfunction()
+
+# The severity of the mixed_embedding_version finding in a `check --format json` output ("" = none).
+function(mixed_severity json out_var)
+  set(sev "")
+  string(JSON n LENGTH "${json}" findings)
+  if(n GREATER 0)
+    math(EXPR last "${n} - 1")
+    foreach(i RANGE ${last})
+      string(JSON kind GET "${json}" findings ${i} kind)
+      if(kind STREQUAL "mixed_embedding_version")
+        string(JSON sev GET "${json}" findings ${i} severity)
+      endif()
+    endforeach()
+  endif()
+  set(${out_var} "${sev}" PARENT_SCOPE)
+endfunction()
+
+set(S "${SOURCE_DIR}/data/sample_store.jsonl")
+set(NEW "lexical-v1-d128-s0")
+
+# ---- start, run in two parts, status, gate, switch, compaction
+run("0" "${MEMHEALTH}" import jsonl "${S}" --out "sqlite:${WORK}/a.db")
+set(A "sqlite:${WORK}/a.db")
+run("1" "${MEMHEALTH}" check "${A}" --format json)
+mixed_severity("${last_out}" sev)
+expect_eq("${sev}" "error" "mixed versions without a migration")
+run("2" "${MEMHEALTH}" migrate run "${A}" --embedder lexical:128)  # nothing declared yet
+run("2" "${MEMHEALTH}" migrate start "${A}" --embedder lexical:128 --to other-version)
+run("2" "${MEMHEALTH}" migrate start "${A}" --embedder lexical:128 --retention-days 30)
+run("0" "${MEMHEALTH}" migrate start "${A}" --embedder lexical:128 --to ${NEW} --retention-days 7)
+expect_in("${last_err}" "51 records from lexical-v1-d384-s1, lexical-v1-d384-s2 to ${NEW}" "start")
+run("2" "${MEMHEALTH}" migrate start "${A}" --embedder lexical:128)  # one at a time
+# the run's embedder must write the target version
+run("2" "${MEMHEALTH}" migrate run "${A}" --embedder lexical:64)
+# part 1: two batches of 20 under the rate limiter, stopped early: exit 3, 11 left
+run("3" "${MEMHEALTH}" migrate run "${A}" --embedder lexical:128 --batch 20 --max-batches 2
+    --rate 1000)
+expect_in("${last_err}" "2 batches, 40 records re-embedded" "run part 1")
+expect_in("${last_err}" "11 records left" "run part 1")
+run("0" "${MEMHEALTH}" migrate status "${A}" --format json)
+string(JSON st GET "${last_out}" migration status)
+string(JSON batches GET "${last_out}" migration batches)
+string(JSON left GET "${last_out}" migration left)
+string(JSON kept GET "${last_out}" migration previous_vectors_kept)
+string(JSON on_new GET "${last_out}" versions ${NEW})
+expect_eq("${st}/${batches}/${left}/${kept}/${on_new}" "running/2/11/40/40" "status after part 1")
+# during the migration mixed versions are progress (info), and plan leaves them to it
+run("0" "${MEMHEALTH}" check "${A}" --format json --exit-zero)
+mixed_severity("${last_out}" sev)
+expect_eq("${sev}" "info" "mixed versions during the migration")
+run("2" "${MEMHEALTH}" migrate switch "${A}")  # 11 left
+expect_in("${last_err}" "11 records are not on ${NEW}" "switch with records left")
+# part 2 resumes: the 11 left, one batch
+run("0" "${MEMHEALTH}" migrate run "${A}" --embedder lexical:128 --batch 20)
+expect_in("${last_err}" "1 batches, 11 records re-embedded" "run part 2")
+expect_in("${last_err}" "0 records left" "run part 2")
+run("2" "${MEMHEALTH}" migrate switch "${A}")  # the gate has not run
+expect_in("${last_err}" "gate has not run" "switch before the gate")
+# The lexical stand-ins are not semantic: from the 384-d to the 128-d one, neighbours of unrelated
+# texts are ordered by hash noise, and the default gate (overlap@10 >= 0.8, rank correlation >=
+# 0.5) fails (measured: 0.6 and 0.22): exit 1, and the switch is refused.
+run("1" "${MEMHEALTH}" migrate gate "${A}")
+# the sample: the 26 records of the most common previous version (lexical-v1-d384-s2)
+expect_in("${last_out}" "FAIL on 26 of 26 records re-embedded from lexical-v1-d384-s2" "gate")
+run("2" "${MEMHEALTH}" migrate switch "${A}")
+expect_in("${last_err}" "the migration gate failed (n=26 k=10" "switch after a failed gate")
+# a lower bar, as a person may set it for a known-noisy pair of models, passes
+run("0" "${MEMHEALTH}" migrate gate "${A}" --min-overlap 0.55 --min-rank-correlation 0.2)
+expect_in("${last_out}" "PASS on 26 of 26" "gate with a lower bar")
+run("0" "${MEMHEALTH}" migrate switch "${A}")
+expect_in("${last_err}" "${NEW} is the current version" "switch")
+run("0" "${MEMHEALTH}" migrate status "${A}" --format json)
+string(JSON st GET "${last_out}" migration status)
+string(JSON on_new GET "${last_out}" versions ${NEW})
+string(JSON nver LENGTH "${last_out}" versions)
+expect_eq("${st}/${on_new}/${nver}" "switched/51/1" "status after the switch")
+run("0" "${MEMHEALTH}" check "${A}" --format json --exit-zero)
+mixed_severity("${last_out}" sev)
+expect_eq("${sev}" "" "one version after the switch")
+# the previous vectors stay within the window; compaction after it drops and reports them
+run("0" "${MEMHEALTH}" migrate compact "${A}")
+expect_in("${last_err}" "kept 51 previous vectors until" "compact within the window")
+run("2" "${MEMHEALTH}" migrate rollback "${A}" --now 2099-01-01T00:00:00Z)  # window over
+run("0" "${MEMHEALTH}" migrate compact "${A}" --now 2099-01-01T00:00:00Z)
+expect_in("${last_err}" "dropped 51 previous vectors" "compact after the window")
+run("0" "${MEMHEALTH}" migrate status "${A}" --format json)
+string(JSON kept GET "${last_out}" migration previous_vectors_kept)
+expect_eq("${kept}" "0" "kept after compaction")
+
+# ---- start, run, rollback: the store byte-identical to before
+run("0" "${MEMHEALTH}" import jsonl "${S}" --out "sqlite:${WORK}/b.db")
+set(B "sqlite:${WORK}/b.db")
+run("0" "${MEMHEALTH}" import sqlite "${B}" --out "${WORK}/b-before.jsonl")
+run("0" "${MEMHEALTH}" migrate start "${B}" --embedder lexical:64)
+run("0" "${MEMHEALTH}" migrate run "${B}" --embedder lexical:64 --batch 16)
+expect_in("${last_err}" "4 batches, 51 records re-embedded" "run of the second migration")
+run("0" "${MEMHEALTH}" import sqlite "${B}" --out "${WORK}/b-migrated.jsonl")
+execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${WORK}/b-before.jsonl"
+                        "${WORK}/b-migrated.jsonl" RESULT_VARIABLE differ)
+if(differ EQUAL 0)
+  message(FATAL_ERROR "the migration changed nothing")
+endif()
+run("0" "${MEMHEALTH}" migrate rollback "${B}" --batch 20)
+expect_in("${last_err}" "51 records given their previous vector and version back" "rollback")
+expect_in("${last_err}" "(3 actions)" "rollback batches")
+run("0" "${MEMHEALTH}" import sqlite "${B}" --out "${WORK}/b-after.jsonl")
+execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${WORK}/b-before.jsonl"
+                        "${WORK}/b-after.jsonl" RESULT_VARIABLE differ)
+if(NOT differ EQUAL 0)
+  message(FATAL_ERROR "after the rollback the store differs from before the migration")
+endif()
+run("0" "${MEMHEALTH}" migrate status "${B}" --format json)
+string(JSON st GET "${last_out}" migration status)
+expect_eq("${st}" "rolled_back" "status after the rollback")
+run("2" "${MEMHEALTH}" migrate rollback "${B}")  # nothing to roll back now
+run("0" "${MEMHEALTH}" migrate compact "${B}")
+expect_in("${last_err}" "dropped 51 previous vectors" "compact after a rollback")
+
+# ---- plan and apply --embedder: the reembed actions of a mixed-version finding cover all 25
+# minority records (the finding lists 20) and are embedded through --embedder
+run("0" "${MEMHEALTH}" import jsonl "${S}" --out "sqlite:${WORK}/c.db")
+run("0" "${MEMHEALTH}" plan "sqlite:${WORK}/c.db" --out "${WORK}/plan.json")
+# the plan file: a header line, then one action per line
+file(STRINGS "${WORK}/plan.json" plan_lines)
+list(POP_FRONT plan_lines header)
+set(reembedded 0)
+foreach(line IN LISTS plan_lines)
+  string(JSON type GET "${line}" type)
+  if(type STREQUAL "reembed")
+    string(JSON nt LENGTH "${line}" targets)
+    math(EXPR reembedded "${reembedded} + ${nt}")
+  endif()
+endforeach()
+expect_eq("${reembedded}" "25" "records the plan re-embeds")
+run("0;3" "${MEMHEALTH}" apply "sqlite:${WORK}/c.db" --plan "${WORK}/plan.json"
+    --wal "${WORK}/c.wal" --out "sqlite:${WORK}/c2.db" --approve tier3 --embedder lexical:384:2)
+run("0" "${MEMHEALTH}" migrate status "sqlite:${WORK}/c2.db" --format json)
+string(JSON nver LENGTH "${last_out}" versions)
+string(JSON on_s2 GET "${last_out}" versions lexical-v1-d384-s2)
+expect_eq("${nver}/${on_s2}" "1/51" "versions after apply --embedder")
