@@ -588,6 +588,26 @@ inline std::shared_ptr<const model_judge> make_cli_judge(const detection_cli_opt
 #endif
 }
 
+#if MEMHEALTH_CLI_HAVE_HTTP
+/// The options of an OpenAI-compatible embedder from the tool's model flags (--embedding-model,
+/// --model-cache, --api-key-env, --model-rate, --model-timeout in seconds, --model-retries):
+/// endpoint `url`, vectors of `dim` dimensions (0 = the server's).
+inline openai_embedder_options openai_embedder_options_from(const detection_cli_options& o,
+                                                            const std::string& url,
+                                                            std::size_t dim) {
+  openai_embedder_options eo;
+  eo.url = url;
+  eo.model = o.embedding_model;
+  eo.dimension = dim;
+  eo.cache_path = model_cache_path(o.model_cache);
+  eo.api_key_env = o.api_key_env;
+  eo.http.requests_per_second = o.model_rate;
+  eo.http.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.model_timeout * 1000));
+  eo.http.max_retries = o.model_retries;
+  return eo;
+}
+#endif
+
 /// Fills the embedding of every record without one, through --embedder (an OpenAI-compatible
 /// endpoint, the records' texts in batches, the answer cache) or, when `lexical` is true, the
 /// built-in lexical stand-in of dimension `dim` (0 = the records' most common, else 384).
@@ -610,15 +630,7 @@ inline std::size_t fill_missing_embeddings(std::vector<memory_record>& records,
                    [](const memory_record& r) { return r.embedding.empty(); }))
     return 0;  // nothing to embed: no request (not even the dimension probe)
 #if MEMHEALTH_CLI_HAVE_HTTP
-  openai_embedder_options eo;
-  eo.url = url;
-  eo.model = o.embedding_model;
-  eo.dimension = dim;
-  eo.cache_path = model_cache_path(o.model_cache);
-  eo.api_key_env = o.api_key_env;
-  eo.http.requests_per_second = o.model_rate;
-  eo.http.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.model_timeout * 1000));
-  eo.http.max_retries = o.model_retries;
+  const openai_embedder_options eo = openai_embedder_options_from(o, url, dim);
   const openai_embedder e(eo);
   std::vector<std::size_t> todo;
   std::vector<std::string_view> texts;
@@ -736,15 +748,7 @@ inline std::shared_ptr<const cli_embedder> make_cli_embedder(const detection_cli
   const std::string url =
       openai_option_url(v, o.embedding_model, "--embedder", "--embedding-model");
 #if MEMHEALTH_CLI_HAVE_HTTP
-  openai_embedder_options eo;
-  eo.url = url;
-  eo.model = o.embedding_model;
-  eo.dimension = dim;
-  eo.cache_path = model_cache_path(o.model_cache);
-  eo.api_key_env = o.api_key_env;
-  eo.http.requests_per_second = o.model_rate;
-  eo.http.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.model_timeout * 1000));
-  eo.http.max_retries = o.model_retries;
+  const openai_embedder_options eo = openai_embedder_options_from(o, url, dim);
   const auto e = std::make_shared<openai_embedder>(eo);
   out->dim = e->dimension();
   out->ver = std::string(e->version());

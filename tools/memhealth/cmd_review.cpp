@@ -317,16 +317,9 @@ void set_text_embedder(const review_cli_options& o, const memory_record& kept, a
   const std::string url = openai_option_url(o.models.embedder, o.models.embedding_model,
                                             "--embedder", "--embedding-model");
 #if MEMHEALTH_CLI_HAVE_HTTP
-  openai_embedder_options eo;
-  eo.url = url;
-  eo.model = o.models.embedding_model;
-  eo.dimension = kept.embedding.size();  // the store's dimension (0: the server's)
-  eo.cache_path = model_cache_path(o.models.model_cache);
-  eo.api_key_env = o.models.api_key_env;
-  eo.http.requests_per_second = o.models.model_rate;
-  eo.http.timeout =
-      std::chrono::milliseconds(static_cast<std::int64_t>(o.models.model_timeout * 1000));
-  eo.http.max_retries = o.models.model_retries;
+  // the store's dimension (0: the server's)
+  const openai_embedder_options eo =
+      openai_embedder_options_from(o.models, url, kept.embedding.size());
   const auto e = std::make_shared<openai_embedder>(eo);
   ao.embed_version = std::string(e->version());
   ao.embed = [e](const memory_record& r) {
