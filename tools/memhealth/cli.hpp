@@ -588,6 +588,12 @@ inline std::shared_ptr<const model_judge> make_cli_judge(const detection_cli_opt
 #endif
 }
 
+/// A time in milliseconds since the epoch (UTC) as RFC 3339 text with a Z offset, as the state
+/// database keeps times (review queue, migrations).
+inline std::string time_text(std::int64_t ms) {
+  return format_timestamp(timestamp{utc_time{std::chrono::milliseconds{ms}}, 0});
+}
+
 #if MEMHEALTH_CLI_HAVE_HTTP
 /// The options of an OpenAI-compatible embedder from the tool's model flags (--embedding-model,
 /// --model-cache, --api-key-env, --model-rate, --model-timeout in seconds, --model-retries):

@@ -40,10 +40,6 @@ utc_time clock_of(const migrate_cli_options& o) {
   return t->instant;
 }
 
-std::string time_text(std::int64_t ms) {
-  return format_timestamp(timestamp{utc_time{std::chrono::milliseconds{ms}}, 0});
-}
-
 std::string store_key(const std::string& store) {
   return std::filesystem::absolute(store_file_path(store)).lexically_normal().string();
 }

@@ -41,9 +41,6 @@ utc_time now_ms() {
 std::int64_t ms_of(utc_time t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
-std::string time_text(std::int64_t ms) {
-  return format_timestamp(timestamp{utc_time{std::chrono::milliseconds{ms}}, 0});
-}
 
 // The store's name in the state database (as `watch` scopes its keys and history).
 std::string history_scope_of(const std::string& store) {
