@@ -159,7 +159,7 @@ struct drill_options {
   /// exception, is the caller's error and propagates). Used only when it reproduces the store's
   /// vectors (see "Real text"); unset = a lexical embedder the store's version names.
   std::function<std::vector<float>(std::string_view)> embed;
-  std::string embed_version;  ///< `embed`'s version, for the report
+  std::string embed_version{};  ///< `embed`'s version, for the report
 };
 
 /// One injected fault and what became of it.

@@ -81,7 +81,7 @@ struct default_check_settings {
   content_time_detector content_time{};  ///< content_time_mismatch, warning
   /// Target version of a declared embedding-model migration ("" = none): the structural
   /// detector's `migration_to` (mixed versions reported as progress, severity info).
-  std::string migration_to;
+  std::string migration_to{};
 };
 
 /// Builds the default pipeline from settings.

@@ -225,7 +225,7 @@ struct structural_detector {
   /// mixed_embedding_version finding has severity info, suggested repair "migrate_run", evidence
   /// `migration_to`, `migrated` (records with a vector on the target) and `left` (records with a
   /// vector off it), and lists the records left (up to `max_listed_ids`) instead of the minority.
-  std::string migration_to;
+  std::string migration_to{};
   /// Threads for the per-record pass (>= 1; 1 = the calling thread only, the default). Used only
   /// when `concurrent_reads<store>` holds and there are at least 2 x 16,384 records; the records
   /// are cut into `threads` consecutive ranges and the findings are concatenated in range
