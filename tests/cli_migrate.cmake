@@ -10,12 +10,6 @@
 cmake_minimum_required(VERSION 3.25)
 include("${CMAKE_CURRENT_LIST_DIR}/cli_common.cmake")
 
-function(expect_in text needle what)
-  string(FIND "${text}" "${needle}" pos)
-  if(pos EQUAL -1)
-    message(FATAL_ERROR "${what}: '${needle}' not found in:\n${text}")
-  endif()
-endfunction()
 
 function(expect_eq got want what)
   if(NOT "${got}" STREQUAL "${want}")

@@ -11,12 +11,6 @@
 cmake_minimum_required(VERSION 3.25)
 include("${CMAKE_CURRENT_LIST_DIR}/cli_common.cmake")
 
-function(expect_in text needle what)
-  string(FIND "${text}" "${needle}" pos)
-  if(pos EQUAL -1)
-    message(FATAL_ERROR "${what}: '${needle}' not found in:\n${text}")
-  endif()
-endfunction()
 
 # Fails when `dir` holds a memhealth temporary file.
 function(expect_no_temporaries dir what)

@@ -12,12 +12,6 @@ function(same a b what)
   endif()
 endfunction()
 
-function(expect_in text needle what)
-  string(FIND "${text}" "${needle}" pos)
-  if(pos EQUAL -1)
-    message(FATAL_ERROR "${what}: '${needle}' not found in:\n${text}")
-  endif()
-endfunction()
 
 set(C "${SOURCE_DIR}/tests/data/io/canonical.jsonl")  # every field, unknown fields, NaN, offsets
 set(S "${SOURCE_DIR}/data/sample_store.jsonl")

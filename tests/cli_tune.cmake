@@ -8,12 +8,6 @@ cmake_minimum_required(VERSION 3.25)
 include("${CMAKE_CURRENT_LIST_DIR}/cli_common.cmake")
 
 set(PAIRS "${SOURCE_DIR}/tests/data/judge_pairs/pairs.tsv")
-function(expect_in haystack needle what)
-  string(FIND "${haystack}" "${needle}" at)
-  if(at EQUAL -1)
-    message(FATAL_ERROR "${what}: expected '${needle}' in:\n${haystack}")
-  endif()
-endfunction()
 
 string(CONCAT hand
   "id\tlang\tcategory\tlabel\ta\tb\tnote\n"
