@@ -13,6 +13,8 @@
 #include <future>
 #include <iostream>
 #include <optional>
+#include <random>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,6 +26,7 @@
 #include <memhealth/repair/executor.hpp>
 #include <memhealth/repair/planner.hpp>
 #include <memhealth/repair/rollback.hpp>
+#include <memhealth/similarity/kmeans_blocking.hpp>
 #include <memhealth/store/memory_store.hpp>
 #include <memhealth/store/pg_store.hpp>
 
@@ -863,5 +866,307 @@ TEST_CASE("pg_store: repairs of one scope wait for its advisory lock") {
   CHECK(finished);
   CHECK(watcher.dump("SELECT record::jsonb->>'effective_weight' FROM memhealth_records WHERE id = "
                      "'b'") == "0.5\n");
+}
+
+namespace {
+
+// 32-d unit vectors, seeded: random ones, and a near copy (cosine about 0.99) of one.
+std::vector<float> unit32(std::mt19937& gen) {
+  std::normal_distribution<float> g;
+  std::vector<float> v(32);
+  double n = 0;
+  for (auto& x : v) {
+    x = g(gen);
+    n += static_cast<double>(x) * x;
+  }
+  for (auto& x : v) x = static_cast<float>(x / std::sqrt(n));
+  return v;
+}
+std::vector<float> near_copy(const std::vector<float>& v, std::mt19937& gen) {
+  std::vector<float> w = unit32(gen);
+  double n = 0;
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    w[k] = v[k] + 0.08f * w[k];
+    n += static_cast<double>(w[k]) * w[k];
+  }
+  for (auto& x : w) x = static_cast<float>(x / std::sqrt(n));
+  return w;
+}
+// Three letters for i (no digits: the duplicate guards keep texts with other numbers apart).
+std::string letters(std::size_t i) {
+  return {static_cast<char>('a' + i / 676 % 26), static_cast<char>('a' + i / 26 % 26),
+          static_cast<char>('a' + i % 26)};
+}
+
+// Scopes user:a (3: a1/a2 exact duplicates), user:big (1400) and user:z (2), 32-d vectors. In
+// user:big: big0000..big1339 random; big1340..1349 repeat the text and vector of big0000..0009
+// (10 exact pairs); big1350..1399 are near copies of big0100..0149 (cosine about 0.99) whose
+// text adds "really".
+// With block_scopes_above = 1000 the check partitions user:big by k-means (ceil(1400 / 512) = 3
+// partitions); with job_records = 500 the scopes are jobs [user:a], [user:big], [user:z] and
+// user:big gets min(ceil(1400 / 500), 3) = 3 block jobs, numbered 0-2 (the scope jobs 3-5).
+std::vector<memory_record> big_scope_records() {
+  std::mt19937 gen(20241206);
+  std::vector<memory_record> v;
+  const auto a = unit32(gen), b = unit32(gen);
+  v.push_back(rec("a1", "The user lives in Berlin.", a, "user:a"));
+  v.push_back(rec("a2", "The user lives in Berlin.", a, "user:a"));
+  v.push_back(rec("a3", "The user likes green tea.", b, "user:a"));
+  std::vector<std::vector<float>> vecs;
+  std::vector<std::string> texts;
+  for (std::size_t i = 0; i < 1400; ++i) {
+    char id[16];
+    std::snprintf(id, sizeof id, "big%04zu", i);
+    if (i < 1340) {
+      vecs.push_back(unit32(gen));
+      texts.push_back("The user noted the topic " + letters(i) + ".");
+    } else if (i < 1350) {
+      const std::vector<float> copy = vecs[i - 1340];
+      vecs.push_back(copy);
+      texts.push_back(texts[i - 1340]);
+    } else {
+      vecs.push_back(near_copy(vecs[i - 1250], gen));
+      texts.push_back("The user really noted the topic " + letters(i - 1250) + ".");
+    }
+    v.push_back(rec(id, texts.back(), vecs.back(), "user:big"));
+  }
+  v.push_back(rec("z1", "The user plays the cello.", unit32(gen), "user:z"));
+  v.push_back(rec("z2", "The user plays the violin.", unit32(gen), "user:z"));
+  return v;
+}
+
+default_check_settings big_settings() {
+  default_check_settings s;
+  s.block_scopes_above = 1000;
+  return s;
+}
+
+// The single-process check document (as check_json) of the same rows exported to JSONL.
+template <class S>
+std::string check_json_settings_via_jsonl(const S& s, const std::string& name,
+                                          const default_check_settings& settings) {
+  const fs::path p = fs::temp_directory_path() /
+                     ("memhealth-pg-test-" + std::to_string(::getpid()) + "-" + name + ".jsonl");
+  write_jsonl(p, s);
+  auto lr = read_jsonl(p);
+  fs::remove(p);
+  REQUIRE(lr.issues.empty());
+  const auto store = memory_store<>::from_records(std::move(lr.records));
+  const auto d = check_options();
+  return check_report_json(make_default_pipeline(settings).run(store, d), "store", d, {}).dump(2);
+}
+
+}  // namespace
+
+TEST_CASE("pg workers: a k-means join in parts, merged, is the whole join, scores bit for bit") {
+  // no server needed: kmeans_part, and the block jobs' pieces through block_collector and
+  // block_supply as the workers hand them over. 1400 random 32-d rows, rows 1300..1399 near
+  // copies (cosine about 0.997) of rows 0..99.
+  std::mt19937 gen(7);
+  const std::size_t n = 1400;
+  std::vector<std::vector<float>> vecs;
+  for (std::size_t i = 0; i < n; ++i)
+    vecs.push_back(i < 1300 ? unit32(gen) : near_copy(vecs[i - 1300], gen));
+  row_matrix m(static_cast<Eigen::Index>(n), 32);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t k = 0; k < 32; ++k)
+      m(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(k)) = vecs[i][k];
+  const rows_cref x(m);
+  std::vector<std::uint32_t> rows(n);
+  for (std::size_t i = 0; i < n; ++i) rows[i] = static_cast<std::uint32_t>(i);
+  kmeans_blocking_options o;
+  o.min_partitioned = 0;  // as scope_size_blocking partitions
+  auto unique_sorted = [](std::vector<scored_pair> u) {
+    std::sort(u.begin(), u.end(), detail::pair_less);
+    u.erase(std::unique(u.begin(), u.end(),
+                        [](const scored_pair& a, const scored_pair& b) {
+                          return a.i == b.i && a.j == b.j;
+                        }),
+            u.end());
+    return u;
+  };
+  for (const float t : {0.6f, 0.92f}) {
+    CAPTURE(t);
+    std::vector<scored_pair> whole;
+    const auto st = detail::kmeans_pairs(x, rows, t, o, 0, cosine_kernel{}, whole);
+    CHECK(st.partitions == 3);  // ceil(1400 / 512)
+    CHECK(!st.truncated);
+    CHECK(whole.size() >= 90);  // most of the 100 planted pairs (k-means recall is not 1)
+    std::size_t most = 0;       // the largest of the three parts
+    for (const std::size_t parts : {1u, 2u, 3u, 5u}) {
+      CAPTURE(parts);
+      std::vector<scored_pair> u;
+      std::size_t nonempty = 0;
+      for (std::size_t b = 0; b < parts; ++b) {
+        std::vector<scored_pair> piece;
+        (void)detail::kmeans_pairs(x, rows, t, o, 0, cosine_kernel{}, piece, kmeans_part{b, parts});
+        nonempty += piece.empty() ? 0 : 1;
+        if (parts == 3) most = std::max(most, piece.size());
+        u.insert(u.end(), piece.begin(), piece.end());
+      }
+      CHECK(nonempty == std::min<std::size_t>(parts, 3));  // parts beyond 3 partitions: empty
+      CHECK(unique_sorted(std::move(u)) == whole);  // scored_pair's == compares scores exactly
+    }
+    // the same through the workers' pieces: three block results, then the scope job's supply
+    std::vector<std::string> results;
+    for (std::size_t b = 0; b < 3; ++b) {
+      detail::pgw::block_collector col(kmeans_part{b, 3});
+      std::vector<scored_pair> none;
+      CHECK_THROWS_AS((void)col.pairs(x, rows, t, o, 0, none), detail::pgw::block_stop);
+      CHECK_THROWS_AS((void)col.pairs(x, rows, t, o, 0, none), detail::pgw::block_stop);
+      CHECK(col.result().at("pieces").size() == 1);  // the second ask computed nothing more
+      results.push_back(col.result().dump());
+    }
+    detail::pgw::block_supply sup(results, "test");
+    std::vector<scored_pair> got;
+    const auto cut = sup.pairs(x, rows, t, o, 0, got);
+    REQUIRE(cut.has_value());
+    CHECK(!*cut);
+    CHECK(got == whole);
+    // another threshold, other rows or another budget: not in the blocks (the caller computes)
+    CHECK(!sup.pairs(x, rows, t + 0.01f, o, 0, got).has_value());
+    CHECK(
+        !sup.pairs(x, std::span<const std::uint32_t>(rows).first(n - 1), t, o, 0, got).has_value());
+    CHECK(!sup.pairs(x, rows, t, o, whole.size(), got).has_value());
+    CHECK(sup.use().joins == 1);
+    CHECK(sup.use().misses == 3);
+    // a pair budget every block keeps but the union exceeds: the whole join is over it, and so
+    // is the supplied one (nothing given)
+    REQUIRE(most < whole.size());
+    std::vector<scored_pair> none;
+    CHECK(detail::kmeans_pairs(x, rows, t, o, most, cosine_kernel{}, none).truncated);
+    std::vector<std::string> capped;
+    for (std::size_t b = 0; b < 3; ++b) {
+      detail::pgw::block_collector col(kmeans_part{b, 3});
+      CHECK_THROWS_AS((void)col.pairs(x, rows, t, o, most, none), detail::pgw::block_stop);
+      CHECK(col.result().at("pieces").at(0).at("truncated") == false);
+      capped.push_back(col.result().dump());
+    }
+    detail::pgw::block_supply sup2(capped, "test");
+    got.push_back({});
+    const auto over = sup2.pairs(x, rows, t, o, most, got);
+    REQUIRE(over.has_value());
+    CHECK(*over);
+    CHECK(got.empty());
+  }
+  // a block result of another shape is a clear error
+  CHECK_THROWS_AS(detail::pgw::block_supply({"[1, 2]"}, "test"), memhealth::error);
+}
+
+TEST_CASE("pg workers: a scope above job_records is split into k-means blocks; same report") {
+  const auto uri = server();
+  if (!uri) return;
+  const auto db = fresh_schema(*uri, "workers_blocks");
+  { auto s = pg_store<>::create(db, big_scope_records()); }
+  auto s = pg_store<>::open(db, pg_own_mapping());
+  const auto settings = big_settings();
+  const std::string single = check_json_settings_via_jsonl(s, "workers-blocks", settings);
+  conn c(db);
+  for (const unsigned n : {1u, 2u, 4u}) {
+    CAPTURE(n);
+    pg_run_options ro;
+    ro.workers = n;
+    ro.job_records = 500;
+    ro.poll = std::chrono::milliseconds(20);
+    ro.keep_tables = true;
+    ro.run_id = "blocks" + std::to_string(n);
+    const auto res = pg_parallel_check(db, pg_own_mapping(), settings, check_options(), ro);
+    CHECK(res.jobs == 6);
+    CHECK(res.block_jobs == 3);
+    CHECK(res.job_claims == 6);
+    // the scope's job took its one partitioned join from the blocks (duplicates and conflicts
+    // ask for the same rows at 0.6; the shared cache answers the second), none computed itself
+    CHECK(res.blocks_used.joins == 1);
+    CHECK(res.blocks_used.misses == 0);
+    CHECK(parallel_json(res) == single);
+    const std::string t = "memhealth_jobs_" + ro.run_id, r = "memhealth_results_" + ro.run_id;
+    // user:big had four jobs: three blocks (claimed first) and its own, done after them
+    CHECK(c.dump("SELECT job, coalesce(parent, -1), coalesce(block, -1), blocks, records, state "
+                 "FROM " +
+                 t + " WHERE scopes = '[\"user:big\"]'::jsonb ORDER BY job") ==
+          "0|4|0|3|1400|done\n1|4|1|3|1400|done\n2|4|2|3|1400|done\n4|-1|-1|3|1400|done\n");
+    CHECK(c.dump("SELECT count(*) FROM " + t +
+                 " j WHERE j.parent IS NOT NULL AND j.finished_at > "
+                 "(SELECT finished_at FROM " +
+                 t + " WHERE job = 4)") == "0\n");
+    // each block handed in its share of the join's pairs; together at least the 50 planted near
+    // pairs, and none of them all
+    CHECK(c.dump("SELECT bool_and(jsonb_array_length(r.findings::jsonb->'pieces') = 1) FROM " + r +
+                 " r JOIN " + t + " j USING (job) WHERE j.parent IS NOT NULL") == "t\n");
+    const std::string shares =
+        c.dump("SELECT jsonb_array_length(r.findings::jsonb->'pieces'->0->'pairs') / 3 FROM " + r +
+               " r JOIN " + t + " j USING (job) WHERE j.parent IS NOT NULL ORDER BY job");
+    std::size_t total = 0, nonzero = 0;
+    for (std::size_t at = 0, nl; (nl = shares.find('\n', at)) != std::string::npos; at = nl + 1) {
+      const auto k = std::stoul(shares.substr(at, nl - at));
+      total += k;
+      nonzero += k > 0;
+    }
+    CHECK(total >= 50);
+    CHECK(nonzero >= 2);
+    c.run("DROP TABLE " + r + ", " + t + ", memhealth_run_" + ro.run_id);
+    // planted findings, by hand: a1/a2 and the ten copies in user:big, near copies found
+    CHECK(res.findings.count("exact_duplicate") == 11);
+    CHECK(res.findings.count("near_duplicate") >= 40);
+  }
+}
+
+TEST_CASE("pg workers: a block job whose worker dies is redone by another, its scope after it") {
+  const auto uri = server();
+  if (!uri) return;
+  const auto db = fresh_schema(*uri, "workers_blockkill");
+  { auto s = pg_store<>::create(db, big_scope_records()); }
+  auto s = pg_store<>::open(db, pg_own_mapping());
+  const auto settings = big_settings();
+  const std::string single = check_json_settings_via_jsonl(s, "workers-blockkill", settings);
+  conn c(db);
+  pg_run_options ro;
+  ro.workers = 0;
+  ro.job_records = 500;
+  ro.lease = std::chrono::milliseconds(1500);
+  ro.poll = std::chrono::milliseconds(20);
+  ro.keep_tables = true;
+  ro.run_id = "blockkill";
+  std::promise<void> ready;
+  ro.on_ready = [&](const std::string&) { ready.set_value(); };
+  auto coordinator = std::async(std::launch::async, [&] {
+    return pg_parallel_check(db, pg_own_mapping(), settings, check_options(), ro);
+  });
+  REQUIRE(ready.get_future().wait_for(std::chrono::seconds(60)) == std::future_status::ready);
+  // a worker claims block 0 of user:big and dies
+  conn dead(db);
+  const auto claim = pg_claim_job(dead.c, "blockkill", "dead", std::chrono::milliseconds(1500));
+  REQUIRE(claim);
+  CHECK(claim->job == 0);
+  CHECK(claim->parent == 4);
+  CHECK(claim->block == 0);
+  CHECK(claim->blocks == 3);
+  CHECK(claim->records == 1400);
+  // a live worker does blocks 1, 2 and the jobs of user:a and user:z; user:big's job waits for
+  // block 0, which the live worker takes once the dead worker's lease expired
+  pg_worker_options live;
+  live.name = "live";
+  live.poll = std::chrono::milliseconds(20);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto wr = pg_run_worker(db, "blockkill", settings, live);
+  CHECK(wr.jobs_done == 6);
+  CHECK(wr.results_refused == 0);
+  CHECK(wr.blocks_used.joins == 1);
+  CHECK(wr.blocks_used.misses == 0);
+  CHECK(std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(1000));
+  const auto res = coordinator.get();
+  CHECK(res.jobs == 6);
+  CHECK(res.job_claims == 7);           // 6 jobs + the dead claim
+  CHECK(parallel_json(res) == single);  // nothing twice, nothing lost
+  CHECK(!pg_finish_job(dead.c, "blockkill", *claim, "dead", "{\"pieces\": []}"));
+  CHECK(c.dump("SELECT job, worker, attempts, state FROM memhealth_jobs_blockkill ORDER BY job") ==
+        "0|live|2|done\n1|live|1|done\n2|live|1|done\n3|live|1|done\n4|live|1|done\n"
+        "5|live|1|done\n");
+  // user:big's job was done after every one of its blocks, the redone block 0 included
+  CHECK(c.dump("SELECT (SELECT finished_at FROM memhealth_jobs_blockkill WHERE job = 4) > "
+               "max(finished_at) FROM memhealth_jobs_blockkill WHERE parent = 4") == "t\n");
+  CHECK(c.dump("SELECT count(*), count(DISTINCT job) FROM memhealth_results_blockkill") == "6|6\n");
+  c.run(
+      "DROP TABLE memhealth_results_blockkill, memhealth_jobs_blockkill, memhealth_run_blockkill");
 }
 }  // namespace pg_store_test

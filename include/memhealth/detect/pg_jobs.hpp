@@ -12,7 +12,11 @@
 ///   the mapping file's JSON, `pg_mapping_json`), `mapping_name`, `lease_ms`, `jobs`;
 /// - `memhealth_jobs_RUN (job int PRIMARY KEY, scopes jsonb (an array of scope texts; NULL =
 ///   every row), records int, state text ('pending', 'claimed', 'done', 'failed'), worker text,
-///   token text, attempts int, claimed_at, expires_at, finished_at timestamptz, error text)`;
+///   token text, attempts int, claimed_at, expires_at, finished_at timestamptz, error text,
+///   parent int, block int, blocks int)`: `parent`/`block` NULL and `blocks` 0 for an ordinary
+///   job; a large scope split into blocks (detect/pg_workers.hpp, "Blocks") has `blocks` block
+///   jobs (`parent` = the scope's job, `block` = 0 .. blocks-1) and its own job, with `blocks`
+///   set, which is claimable only once every one of its block jobs is done;
 /// - `memhealth_results_RUN (job int PRIMARY KEY REFERENCES memhealth_jobs_RUN, worker text,
 ///   token text, records int, findings text, accepted_at timestamptz)`: one row per job (the
 ///   primary key accepts one result per job). `findings` is a JSON array, one object per
@@ -20,13 +24,17 @@
 ///   `record_ids`, `evidence` (an array of [key, value] pairs; a double as {"d": number} or
 ///   {"d": "nan" | "inf" | "-inf"}, so that integers, doubles and non-finite values come back
 ///   exactly), `suggested_repair`, and `rows` (the store keys, `pg_store::store_key`, of the
-///   records it names).
+///   records it names). A block job's `findings` is instead `{"pieces": [...]}`, one object per
+///   partitioned join it took part in: `key` (rows, checksum of their vectors, threshold, pair
+///   budget), `truncated`, and `pairs`, a flat array i, j, score, ... (positions in the scope's
+///   rows; the score as its float32 bit pattern, so it comes back exactly).
 ///
 /// **Claims and leases.** `pg_claim_job` takes the lowest pending job, or one whose lease expired,
 /// with `UPDATE ... WHERE job = (SELECT job ... ORDER BY job LIMIT 1 FOR UPDATE SKIP LOCKED)`
 /// (PostgreSQL docs, SELECT, "The Locking Clause": concurrent claimers skip each other's rows
 /// instead of waiting, and never take the same job) and gives it a new random token and
-/// `expires_at` = now + the lease. `pg_finish_job` marks the job done and stores the result in
+/// `expires_at` = now + the lease; a job with blocks waits until they are all done.
+/// `pg_finish_job` marks the job done and stores the result in
 /// one transaction, only while the token still holds the job and the lease has not expired: a
 /// worker that was killed, or stalled past its lease while another took the job, has its result
 /// refused. A working worker renews its lease (`detail::pgw::lease_keeper`) every third of it.
@@ -265,17 +273,22 @@ inline pg_mapping run_mapping(const std::map<std::string, std::string>& kv) {
 
 }  // namespace detail::pgw
 
-/// A job a worker holds: its number, scopes (nullopt = every row), record count and claim token.
+/// A job a worker holds: its number, scopes (nullopt = every row), record count and claim token,
+/// and for a large scope split into blocks, its place among them.
 struct pg_job_claim {
   int job = -1;                                    ///< the job's number (0-based)
   std::optional<std::vector<std::string>> scopes;  ///< its scopes; nullopt = every row
   std::size_t records = 0;                         ///< records the coordinator counted in it
   std::string token;                               ///< this claim's token (16 hex digits)
+  int parent = -1;                                 ///< a block job: the job of its scope; else -1
+  int block = -1;          ///< a block job: its index among the scope's blocks; else -1
+  std::size_t blocks = 0;  ///< the scope's blocks (a block job, or the job that waits for them)
 };
 
 /// Claims one job of run `run` over `c` (autocommit): a pending one, or one whose lease expired,
 /// lowest number first, with `FOR UPDATE SKIP LOCKED` (concurrent claimers never wait for each
-/// other or take the same job). The lease ends `lease` from now (server clock).
+/// other or take the same job); a job with blocks only once all of them are done. The lease ends
+/// `lease` from now (server clock).
 /// @return the claim, or nullopt when no job is claimable now. @throws error(io) on SQL failure.
 [[nodiscard]] inline std::optional<pg_job_claim> pg_claim_job(PGconn* c, const std::string& run,
                                                               const std::string& worker,
@@ -290,10 +303,13 @@ struct pg_job_claim {
       "UPDATE " + jobs +
           " SET state = 'claimed', worker = $1, token = $2, attempts = attempts + 1, "
           "claimed_at = clock_timestamp(), expires_at = clock_timestamp() + $3::bigint * "
-          "interval '1 millisecond' WHERE job = (SELECT job FROM " +
+          "interval '1 millisecond' WHERE job = (SELECT j.job FROM " +
           jobs +
-          " WHERE state = 'pending' OR (state = 'claimed' AND expires_at < clock_timestamp()) "
-          "ORDER BY job LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING job, scopes::text, records",
+          " j WHERE (j.state = 'pending' OR (j.state = 'claimed' AND j.expires_at < "
+          "clock_timestamp())) AND NOT EXISTS (SELECT 1 FROM " +
+          jobs +
+          " b WHERE b.parent = j.job AND b.state <> 'done') ORDER BY j.job LIMIT 1 FOR UPDATE "
+          "SKIP LOCKED) RETURNING job, scopes::text, records, parent, block, blocks",
       {worker, cl.token, std::to_string(lease.count())}, where, "cannot claim a job");
   if (PQntuples(r.get()) == 0) return std::nullopt;
   cl.job = std::stoi(detail::pg::cell(r.get(), 0, 0));
@@ -301,6 +317,9 @@ struct pg_job_claim {
     cl.scopes =
         nlohmann::json::parse(detail::pg::cell(r.get(), 0, 1)).get<std::vector<std::string>>();
   cl.records = std::stoul(detail::pg::cell(r.get(), 0, 2));
+  if (!PQgetisnull(r.get(), 0, 3)) cl.parent = std::stoi(detail::pg::cell(r.get(), 0, 3));
+  if (!PQgetisnull(r.get(), 0, 4)) cl.block = std::stoi(detail::pg::cell(r.get(), 0, 4));
+  cl.blocks = std::stoul(detail::pg::cell(r.get(), 0, 5));
   return cl;
 }
 

@@ -12,8 +12,8 @@
 ///    missing privilege fails here, before any table is created or any job runs;
 /// 3. creates the run's three tables (below) in the first schema of the connection's
 ///    search_path and fills the job table: scopes in byte order, batched into jobs of at most
-///    `pg_run_options::job_records` records; a scope larger than that is one job of its own (its
-///    k-means blocks are not spread across workers);
+///    `pg_run_options::job_records` records; a scope larger than that is one job of its own, and
+///    when the check partitions it by k-means its join is also split into block jobs ("Blocks");
 /// 4. starts `pg_run_options::workers` worker threads (`pg_run_worker`) and, meanwhile, runs the
 ///    store-wide detectors itself (below); then waits until every job is done;
 /// 5. merges the results in a fixed order (below), drops the run's tables and ends the snapshot.
@@ -44,6 +44,28 @@
 /// in two or more scopes (all of them, in store order) and keeps only its cross_scope_duplicate
 /// findings (a cluster found there is also found by a worker).
 ///
+/// **Blocks.** The single-process check joins a scope of more than
+/// `default_check_settings::block_scopes_above` usable records by k-means blocking
+/// (`scope_size_blocking`, kmeans_blocking.hpp): seeded spherical k-means on the scope's rows in
+/// store order, every row assigned an owner partition and probes, then exact joins inside each
+/// partition (owners with owners, probers with owners), the union sorted by (i, j). A job of one
+/// scope with more than `job_records` records and more than `block_scopes_above` (the check's
+/// setting, part of the run's fingerprint) gets B = ceil(records / job_records) block jobs (at
+/// most ceil(records / 512), the partitions), numbered before the scope-level jobs so they are
+/// claimed first. Block job b reads the whole scope in the snapshot, trains and assigns exactly
+/// as the single-process check (same rows, same order, same seed), and joins only the partitions
+/// whose place in the join order is b modulo B (`kmeans_part`), for each partitioned join the
+/// duplicate and conflict detectors ask for (`partitioned_pair_source`; at the check's
+/// thresholds and pair budget); its result is those pairs with their exact scores. The scope's
+/// own job is claimable only when all B blocks are done; it runs every scope-local detector as
+/// any job, but takes each such join from the union of its blocks' pairs (sorted, made unique:
+/// a pair seen by two partitions is kept once; over the pair budget when any block or the union
+/// is), so the duplicate clusters, conflict judgements and the rest see the pairs, the scores
+/// and the whole scope exactly as the single-process check does. A join no block computed (the
+/// budget fallback of the duplicate detector after the union went over the budget) is computed
+/// by the scope's job itself. Block jobs are claimed, leased, renewed and accepted once as any
+/// job: a block whose worker dies is redone by another worker, and a late result is refused.
+///
 /// **Merge order** (the single-process order, in pipeline order, detector by detector): a
 /// store-wide detector's findings as the coordinator found them; a scope-local detector's
 /// findings other than check_skipped sorted by the store indices of their records (sorted
@@ -71,6 +93,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -80,9 +103,11 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -112,7 +137,11 @@ namespace memhealth {
 /// Knobs of `pg_parallel_check`.
 struct pg_run_options {
   unsigned workers = 1;  ///< worker threads in this process (0 = none: only external workers)
-  std::size_t job_records = 20'000;  ///< most records per job (a larger scope is one job)
+  /// Most records per job: scopes are batched into jobs up to this; a scope larger than this is
+  /// a job of its own, and when the check partitions it (more than
+  /// `default_check_settings::block_scopes_above` records) its k-means join is also split into
+  /// ceil(records / job_records) block jobs (at most one per partition; see "Blocks").
+  std::size_t job_records = 20'000;
   std::chrono::milliseconds lease{std::chrono::minutes{2}};  ///< a claim's lease (renewed)
   std::chrono::milliseconds poll{100};      ///< how often the coordinator and idle workers look
   std::chrono::milliseconds wait_limit{0};  ///< give up waiting after this (0 = never)
@@ -122,6 +151,10 @@ struct pg_run_options {
   /// Called with the run id once the job table is filled, before the coordinator waits (e.g. to
   /// print it for `memhealth worker --run ID`).
   std::function<void(const std::string&)> on_ready;
+  /// Called once the report is merged, before the snapshot ends, with the coordinator's store:
+  /// every row of the run's snapshot, in store order (`memhealth plan --workers` plans from
+  /// these rows, so that the plan and the findings see one state). Not called on failure.
+  std::function<void(const pg_store<>&)> on_rows;
 };
 
 /// Knobs of `pg_run_worker`.
@@ -134,10 +167,17 @@ struct pg_worker_options {
   std::function<void(int job)> after_claim;
 };
 
+/// What the jobs of split scopes took from their blocks (see "Blocks").
+struct pg_block_use {
+  std::size_t joins = 0;   ///< partitioned joins answered from the blocks' pairs
+  std::size_t misses = 0;  ///< partitioned joins the blocks had not computed (done by the job)
+};
+
 /// What one worker did.
 struct pg_worker_result {
   std::size_t jobs_done = 0;        ///< results accepted
   std::size_t results_refused = 0;  ///< results refused (the lease was lost)
+  pg_block_use blocks_used;         ///< over the split scopes' jobs it checked
 };
 
 /// What `pg_parallel_check` gives back.
@@ -145,19 +185,159 @@ struct pg_run_result {
   report findings;             ///< the merged report (see the file comment, "Merge order")
   std::size_t dimension = 0;   ///< the store-wide embedding dimension the run used
   std::string run_id;          ///< the run's id
-  std::size_t jobs = 0;        ///< jobs in the run
+  std::size_t jobs = 0;        ///< jobs in the run (block jobs included)
+  std::size_t block_jobs = 0;  ///< of them, block jobs (parts of large scopes' joins)
   std::size_t job_claims = 0;  ///< claims made (> jobs when leases expired)
   std::map<std::string, std::size_t> jobs_by_worker;  ///< accepted results per worker name
+  pg_block_use blocks_used;  ///< summed over this process's worker threads (not external ones)
 };
+
+namespace detail::pgw {
+
+// Thrown by block_collector once a block job has the pairs it came for (stops that detector).
+struct block_stop {};
+
+// The key of one partitioned join: its rows (count and a checksum of their vectors, in order),
+// threshold (bit pattern) and pair budget. A block job and its scope's job read the same rows in
+// the same order, so they compute the same key for the same join.
+inline std::string piece_key(const rows_cref& x, std::span<const std::uint32_t> rows, float t,
+                             std::size_t budget) {
+  return std::to_string(rows.size()) + ":" + std::to_string(kmeans_rows_checksum(x, rows)) + ":" +
+         std::to_string(std::bit_cast<std::uint32_t>(t)) + ":" + std::to_string(budget);
+}
+
+// A block job's source: computes its part (kmeans_part) of each partitioned join asked for,
+// once per key, then stops the detector that asked (block_stop); exact joins are skipped.
+class block_collector final : public partitioned_pair_source {
+ public:
+  explicit block_collector(kmeans_part part) : part_(part) {}
+  std::optional<bool> pairs(const rows_cref& x, std::span<const std::uint32_t> rows, float t,
+                            const kmeans_blocking_options& o, std::size_t budget,
+                            std::vector<scored_pair>& out) override {
+    const std::string key = piece_key(x, rows, t, budget);
+    if (std::none_of(pieces_.begin(), pieces_.end(),
+                     [&](const piece& p) { return p.key == key; })) {
+      piece p;
+      p.key = key;
+      p.truncated =
+          detail::kmeans_pairs(x, rows, t, o, budget, cosine_kernel{}, p.pairs, part_).truncated;
+      pieces_.push_back(std::move(p));
+    }
+    out.clear();
+    throw block_stop{};
+  }
+  [[nodiscard]] bool skip_exact() const override { return true; }
+  // The block job's result (see pg_jobs.hpp, "Tables").
+  [[nodiscard]] nlohmann::json result() const {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& p : pieces_) {
+      nlohmann::json flat = nlohmann::json::array();
+      for (const auto& q : p.pairs) {
+        flat.push_back(q.i);
+        flat.push_back(q.j);
+        flat.push_back(std::bit_cast<std::uint32_t>(q.score));
+      }
+      arr.push_back({{"key", p.key}, {"truncated", p.truncated}, {"pairs", std::move(flat)}});
+    }
+    return {{"pieces", std::move(arr)}};
+  }
+
+ private:
+  struct piece {
+    std::string key;
+    bool truncated = false;
+    std::vector<scored_pair> pairs;
+  };
+  kmeans_part part_;
+  std::vector<piece> pieces_;
+};
+
+// A scope job's source: the union of its block jobs' pieces. A join that every block computed
+// is answered from them (pairs sorted by (i, j), unique; over the budget when a block was or the
+// union is); any other join (none of the blocks reached it) is computed by the caller.
+class block_supply final : public partitioned_pair_source {
+ public:
+  // `results`: the block jobs' results, one per block. @throws error(parse) for another shape.
+  block_supply(const std::vector<std::string>& results, const std::string& where) {
+    std::map<std::string, std::pair<std::size_t, merged>> acc;  // key -> (blocks seen, union)
+    for (const auto& text : results) {
+      const auto j = nlohmann::json::parse(text, nullptr, false);
+      try {
+        for (const auto& p : j.at("pieces")) {
+          auto& [seen, m] = acc[p.at("key").get<std::string>()];
+          ++seen;
+          m.truncated = m.truncated || p.at("truncated").get<bool>();
+          const auto& flat = p.at("pairs");
+          if (flat.size() % 3 != 0) throw error(error_code::parse, "pairs not in threes");
+          for (std::size_t k = 0; k < flat.size(); k += 3)
+            m.pairs.push_back({flat.at(k).get<std::uint32_t>(), flat.at(k + 1).get<std::uint32_t>(),
+                               std::bit_cast<float>(flat.at(k + 2).get<std::uint32_t>())});
+        }
+      } catch (const std::exception& ex) {
+        throw error(error_code::parse,
+                    where + ": a block job's result is not a list of pair pieces: " + ex.what());
+      }
+    }
+    for (auto& [key, sm] : acc) {
+      auto& [seen, m] = sm;
+      if (seen != results.size()) continue;  // not computed by every block: not the whole join
+      std::sort(m.pairs.begin(), m.pairs.end(), detail::pair_less);
+      m.pairs.erase(std::unique(m.pairs.begin(), m.pairs.end(),
+                                [](const scored_pair& a, const scored_pair& b) {
+                                  return a.i == b.i && a.j == b.j;
+                                }),
+                    m.pairs.end());
+      if (m.truncated) m.pairs.clear();
+      joins_.emplace(key, std::move(m));
+    }
+  }
+  std::optional<bool> pairs(const rows_cref& x, std::span<const std::uint32_t> rows, float t,
+                            const kmeans_blocking_options&, std::size_t budget,
+                            std::vector<scored_pair>& out) override {
+    const auto it = joins_.find(piece_key(x, rows, t, budget));
+    out.clear();
+    if (it == joins_.end()) {
+      ++use_.misses;
+      return std::nullopt;
+    }
+    ++use_.joins;
+    const merged& m = it->second;
+    if (m.truncated || (budget != 0 && m.pairs.size() > budget)) return true;
+    for (const auto& q : m.pairs)
+      if (!(q.i < q.j && q.j < rows.size()))
+        throw error(error_code::parse, "a block job's pair names a row outside its scope");
+    out = m.pairs;
+    return false;
+  }
+  // Joins asked for so far: answered from the blocks, or not there.
+  [[nodiscard]] const pg_block_use& use() const noexcept { return use_; }
+
+ private:
+  struct merged {
+    bool truncated = false;
+    std::vector<scored_pair> pairs;
+  };
+  std::map<std::string, merged> joins_;
+  pg_block_use use_;
+};
+
+}  // namespace detail::pgw
 
 /// Checks the records of one claimed job (see the file comment, "Workers") and gives the
 /// findings as the result table holds them. `kv` is the run's table (`snapshot`, `now_ms`,
-/// `dimension`, mapping). @throws as pg_store::open; error(io) when the rows read are not the
-/// job's (another record count or scope: the snapshot or the scope expression disagrees).
+/// `dimension`, mapping). A block job (`cl.block` >= 0) gives its part of the scope's
+/// partitioned joins instead (see "Blocks"); the job of a split scope (`cl.blocks` > 0,
+/// `cl.block` < 0) is given its blocks' results in `block_results` (one per block, any order)
+/// and takes those joins from them (`use`, when given, counts them). @throws as pg_store::open;
+/// error(io) when the rows read are not the job's (another record count or scope: the snapshot or
+/// the scope expression disagrees) or a split scope's job is not given one result per block;
+/// error(parse) for a block result of another shape.
 inline std::string pg_check_job(const std::string& conninfo,
                                 const std::map<std::string, std::string>& kv,
                                 const pg_job_claim& cl, const default_check_settings& settings,
-                                std::size_t fetch_rows = 1000) {
+                                std::size_t fetch_rows = 1000,
+                                const std::vector<std::string>& block_results = {},
+                                pg_block_use* use = nullptr) {
   pg_store_options so;
   so.read_only = true;
   so.snapshot = kv.at("snapshot");
@@ -176,6 +356,27 @@ inline std::string pg_check_job(const std::string& conninfo,
                                         " read a row of scope '" + store.record(i).scope +
                                         "', not one of the job's");
   }
+  // a block job computes its part of the partitioned joins; a split scope's job is supplied
+  std::shared_ptr<detail::pgw::block_collector> collect;
+  std::shared_ptr<detail::pgw::block_supply> supply;
+  std::shared_ptr<partitioned_pair_source> source;
+  if (cl.block >= 0) {
+    if (static_cast<std::size_t>(cl.block) >= cl.blocks)
+      throw error(error_code::io, store.description() + ": job " + std::to_string(cl.job) +
+                                      " is block " + std::to_string(cl.block) + " of " +
+                                      std::to_string(cl.blocks));
+    collect = std::make_shared<detail::pgw::block_collector>(
+        kmeans_part{static_cast<std::size_t>(cl.block), cl.blocks});
+    source = collect;
+  } else if (cl.blocks > 0) {
+    if (block_results.size() != cl.blocks)
+      throw error(error_code::io, store.description() + ": job " + std::to_string(cl.job) +
+                                      " waits for " + std::to_string(cl.blocks) +
+                                      " blocks, but has " + std::to_string(block_results.size()) +
+                                      " results of them");
+    supply = std::make_shared<detail::pgw::block_supply>(block_results, store.description());
+    source = supply;
+  }
   detect_options d;
   d.now = utc_time(std::chrono::milliseconds(std::stoll(kv.at("now_ms"))));
   d.dimension = std::stoul(kv.at("dimension"));
@@ -187,25 +388,43 @@ inline std::string pg_check_job(const std::string& conninfo,
   auto one = [&](const auto& det) {
     using D = std::remove_cvref_t<decltype(det)>;
     if constexpr (scope_local_detector<D>::value) {
+      constexpr bool hooked = requires(D & x) {
+        x.candidates.source = std::shared_ptr<partitioned_pair_source>();
+      };
+      if (collect && !hooked) {  // a block job runs the detectors that join pairs only
+        ++position;
+        return;
+      }
       found.clear();
-      if constexpr (requires { det.cross_scope_check; }) {
+      if constexpr (hooked || requires { det.cross_scope_check; }) {
         D local = det;
-        local.cross_scope_check = false;  // store-wide: the coordinator's
-        local.run(ctx, found);
+        if constexpr (requires { local.cross_scope_check; })
+          local.cross_scope_check = false;  // store-wide: the coordinator's
+        if constexpr (hooked) local.candidates.source = source;
+        try {
+          local.run(ctx, found);
+        } catch (const detail::pgw::block_stop&) {
+          if (!collect) throw;
+        }
       } else {
         det.run(ctx, found);
       }
-      for (const auto& f : found) {
-        std::vector<std::string> rows;
-        for (const auto& id : f.record_ids)
-          if (auto i = store.find(id)) rows.push_back(store.store_key(*i));
-        out.push_back(detail::pgw::encode_finding(f, position, rows));
-      }
+      if (!collect)
+        for (const auto& f : found) {
+          std::vector<std::string> rows;
+          for (const auto& id : f.record_ids)
+            if (auto i = store.find(id)) rows.push_back(store.store_key(*i));
+          out.push_back(detail::pgw::encode_finding(f, position, rows));
+        }
     }
     ++position;
   };
   std::apply([&](const auto&... det) { (one(det), ...); }, p.detectors());
-  return out.dump();
+  if (use && supply) {
+    use->joins += supply->use().joins;
+    use->misses += supply->use().misses;
+  }
+  return collect ? collect->result().dump() : out.dump();
 }
 
 /// Runs a worker of run `run` until every job of the run is done or failed: claims jobs, checks
@@ -247,7 +466,18 @@ inline pg_worker_result pg_run_worker(const std::string& conninfo, const std::st
     }
     if (opt.after_claim) opt.after_claim(cl->job);
     std::string findings;
+    pg_block_use used;
     try {
+      std::vector<std::string> block_results;  // a split scope's job: its blocks' results
+      if (cl->block < 0 && cl->blocks > 0) {
+        auto br = detail::pg::exec(
+            c,
+            "SELECT r.findings FROM " + detail::pg::ident(c, detail::pgw::results_table(run)) +
+                " r JOIN " + jobs + " j USING (job) WHERE j.parent = $1 ORDER BY j.block",
+            {std::to_string(cl->job)}, where, "cannot read the results of a scope's blocks");
+        for (int k = 0; k < PQntuples(br.get()); ++k)
+          block_results.push_back(detail::pg::cell(br.get(), k, 0));
+      }
       detail::pgw::lease_keeper keep(
           conninfo,
           "UPDATE " + jobs +
@@ -255,7 +485,7 @@ inline pg_worker_result pg_run_worker(const std::string& conninfo, const std::st
               "WHERE job = $1 AND token = $2 AND state = 'claimed' AND expires_at >= "
               "clock_timestamp()",
           {std::to_string(cl->job), cl->token, std::to_string(lease.count())}, lease);
-      findings = pg_check_job(conninfo, kv, *cl, settings, opt.fetch_rows);
+      findings = pg_check_job(conninfo, kv, *cl, settings, opt.fetch_rows, block_results, &used);
     } catch (const std::exception& ex) {
       try {
         detail::pg::exec(
@@ -266,9 +496,11 @@ inline pg_worker_result pg_run_worker(const std::string& conninfo, const std::st
       }
       throw;
     }
-    if (pg_finish_job(c, run, *cl, name, findings, where))
+    if (pg_finish_job(c, run, *cl, name, findings, where)) {
       ++res.jobs_done;
-    else
+      res.blocks_used.joins += used.joins;
+      res.blocks_used.misses += used.misses;
+    } else
       ++res.results_refused;
   }
 }
@@ -331,6 +563,28 @@ inline void merge_local(std::vector<std::vector<decoded>>& by_job, std::size_t p
   for (auto* x : other) out.push_back(std::move(x->f));
 }
 
+// Block jobs per scope-level job (see "Blocks"): a job of one scope with more than
+// `job_records` records that the check partitions (more than s.block_scopes_above records;
+// block_scopes_above != 0) gets ceil(records / job_records) blocks, at most the partitions its
+// k-means blocking makes of that many rows (ceil(records / partition_size)); else 0 (not split).
+inline std::vector<std::size_t> plan_blocks(
+    const std::vector<std::pair<std::optional<std::vector<std::string>>, std::size_t>>& jobs,
+    std::size_t job_records, const default_check_settings& s) {
+  const std::size_t per = std::max<std::size_t>(job_records, 1);
+  const std::size_t part = std::max<std::size_t>(scope_size_blocking{}.kmeans.partition_size, 1);
+  std::vector<std::size_t> out(jobs.size(), 0);
+  for (std::size_t t = 0; t < jobs.size(); ++t) {
+    const auto& scopes = jobs[t].first;
+    const std::size_t n = jobs[t].second;
+    if (!scopes || scopes->size() != 1 || n <= per || s.block_scopes_above == 0 ||
+        n <= s.block_scopes_above)
+      continue;
+    const std::size_t b = std::min((n + per - 1) / per, (n + part - 1) / part);
+    if (b >= 2) out[t] = b;
+  }
+  return out;
+}
+
 }  // namespace detail::pgw
 
 /// Checks the table `mapping` describes with the default pipeline spread across workers (see
@@ -366,7 +620,7 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
   auto store = pg_store<>::open(conninfo, mapping, so);
   if (d.dimension == 0) d.dimension = store.dimension();
   res.dimension = d.dimension;
-  // 3. jobs: scopes in byte order, batched
+  // 3. jobs: scopes in byte order, batched; then large scopes split into blocks
   std::vector<std::pair<std::optional<std::vector<std::string>>, std::size_t>> jobs;
   if (store.scope_selectable()) {
     std::map<std::string, std::size_t> count;
@@ -386,7 +640,12 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
   } else {
     jobs.emplace_back(std::nullopt, store.size());
   }
-  res.jobs = jobs.size();
+  // blocks[t]: block jobs of scope-level job t (0 = not split); block jobs are numbered first
+  const std::vector<std::size_t> blocks = detail::pgw::plan_blocks(jobs, opt.job_records, settings);
+  std::size_t block_jobs = 0;
+  for (std::size_t b : blocks) block_jobs += b;
+  res.block_jobs = block_jobs;
+  res.jobs = jobs.size() + block_jobs;
   auto conn = detail::pg::connect(conninfo);
   PGconn* c = conn.get();
   const std::string run_t = detail::pg::ident(c, detail::pgw::run_table(res.run_id));
@@ -413,7 +672,7 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
              " (job int PRIMARY KEY, scopes jsonb, records int NOT NULL, state text NOT NULL "
              "DEFAULT 'pending', worker text, token text, attempts int NOT NULL DEFAULT 0, "
              "claimed_at timestamptz, expires_at timestamptz, finished_at timestamptz, error "
-             "text); CREATE TABLE " +
+             "text, parent int, block int, blocks int NOT NULL DEFAULT 0); CREATE TABLE " +
              results_t + " (job int PRIMARY KEY REFERENCES " + jobs_t +
              ", worker text NOT NULL, token text NOT NULL, records int NOT NULL, findings text "
              "NOT NULL, accepted_at timestamptz NOT NULL)",
@@ -430,14 +689,25 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
         {"mapping", own ? mapping.table : pg_mapping_json(mapping).dump()},
         {"mapping_name", mapping.name},
         {"lease_ms", std::to_string(opt.lease.count())},
-        {"jobs", std::to_string(jobs.size())}};
+        {"jobs", std::to_string(res.jobs)}};
     for (const auto& [k, v] : kv)
       exec(c, "INSERT INTO " + run_t + " VALUES ($1, $2)", {k, v}, where, "cannot write the run");
+    const std::string insert_job =
+        "INSERT INTO " + jobs_t +
+        " (job, scopes, records, parent, block, blocks) VALUES ($1, $2::jsonb, $3, $4, $5, $6)";
+    std::size_t next_block = 0;
     for (std::size_t j = 0; j < jobs.size(); ++j) {
       std::optional<std::string> scopes;
       if (jobs[j].first) scopes = nlohmann::json(*jobs[j].first).dump();
-      exec(c, "INSERT INTO " + jobs_t + " (job, scopes, records) VALUES ($1, $2::jsonb, $3)",
-           {std::to_string(j), scopes, std::to_string(jobs[j].second)}, where,
+      const std::string number = std::to_string(block_jobs + j),
+                        records = std::to_string(jobs[j].second);
+      for (std::size_t b = 0; b < blocks[j]; ++b)
+        exec(c, insert_job,
+             {std::to_string(next_block++), scopes, records, number, std::to_string(b),
+              std::to_string(blocks[j])},
+             where, "cannot write a job");
+      exec(c, insert_job,
+           {number, scopes, records, std::nullopt, std::nullopt, std::to_string(blocks[j])}, where,
            "cannot write a job");
     }
     exec(c, "COMMIT", {}, where, "cannot commit the job table");
@@ -451,7 +721,10 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
           wo.name = detail::pgw::host_pid() + ":" + std::to_string(w);
           wo.poll = opt.poll;
           wo.fetch_rows = opt.fetch_rows;
-          (void)pg_run_worker(conninfo, res.run_id, settings, wo);
+          const auto wr = pg_run_worker(conninfo, res.run_id, settings, wo);
+          std::lock_guard lock(err_m);
+          res.blocks_used.joins += wr.blocks_used.joins;
+          res.blocks_used.misses += wr.blocks_used.misses;
         } catch (...) {
           std::lock_guard lock(err_m);
           if (!worker_error) worker_error = std::current_exception();
@@ -508,7 +781,7 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
                      {}, where, "cannot read the job table");
       if (cell(st.get(), 0, 1) != "0")
         throw error(error_code::io, where + ": a job failed: " + cell(st.get(), 0, 2));
-      if (cell(st.get(), 0, 0) == std::to_string(jobs.size())) break;
+      if (cell(st.get(), 0, 0) == std::to_string(res.jobs)) break;
       if (opt.workers > 0 && running == 0) {
         std::lock_guard lock(err_m);
         if (worker_error) std::rethrow_exception(worker_error);
@@ -521,24 +794,26 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
     join_all();
     // 5. merge
     auto rr = exec(c,
-                   "SELECT r.job, r.worker, r.findings, j.attempts FROM " + results_t + " r JOIN " +
-                       jobs_t + " j USING (job) ORDER BY r.job",
+                   "SELECT r.job, r.worker, r.findings, j.attempts, j.parent IS NOT NULL FROM " +
+                       results_t + " r JOIN " + jobs_t + " j USING (job) ORDER BY r.job",
                    {}, where, "cannot read the results");
-    if (PQntuples(rr.get()) != static_cast<int>(jobs.size()))
+    if (PQntuples(rr.get()) != static_cast<int>(res.jobs))
       throw error(error_code::io, where + ": " + std::to_string(PQntuples(rr.get())) +
-                                      " results for " + std::to_string(jobs.size()) + " jobs");
+                                      " results for " + std::to_string(res.jobs) + " jobs");
     std::unordered_map<std::string, std::size_t> at;
     at.reserve(store.size());
     for (std::size_t i = 0; i < store.size(); ++i) at.emplace(store.store_key(i), i);
-    std::vector<std::vector<detail::pgw::decoded>> by_job(jobs.size());
+    std::vector<std::vector<detail::pgw::decoded>> by_job;  // scope-level jobs, in job order
+    by_job.reserve(jobs.size());
     for (int k = 0; k < PQntuples(rr.get()); ++k) {
       ++res.jobs_by_worker[cell(rr.get(), k, 1)];
       res.job_claims += std::stoul(cell(rr.get(), k, 3));
+      if (cell(rr.get(), k, 4) == "t") continue;  // a block job: its pairs went to its scope's job
       const auto arr = nlohmann::json::parse(cell(rr.get(), k, 2), nullptr, false);
       if (!arr.is_array())
         throw error(error_code::parse,
                     where + ": the result of job " + cell(rr.get(), k, 0) + " is not a JSON array");
-      auto& dst = by_job[static_cast<std::size_t>(k)];
+      auto& dst = by_job.emplace_back();
       for (const auto& e : arr) {
         detail::pgw::decoded x;
         std::vector<std::string> rows;
@@ -581,6 +856,7 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
       ++position;
     };
     std::apply([&](const auto&... det) { (put(det), ...); }, p.detectors());
+    if (opt.on_rows) opt.on_rows(store);
   } catch (...) {
     // stop the workers: without the run's tables they end with an error
     drop();

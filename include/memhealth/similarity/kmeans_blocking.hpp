@@ -57,10 +57,12 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <typeindex>
 #include <typeinfo>
 #include <utility>
@@ -334,15 +336,30 @@ template <class Derived>
   return detail::kmeans_train(xs, detail::kmeans_finite_rows(xs), k, opt, 0).centroids;
 }
 
+/// One part of a partitioned join spread over several processes (detect/pg_workers.hpp): part
+/// `index` of `count` joins only the partitions whose place in the join order (largest first,
+/// ties by partition number) is `index` modulo `count`; the unpartitioned (small group) join is
+/// all in part 0. Training and assignment are the same in every part (seeded), so the pairs of
+/// the `count` parts together, sorted by (i, j) and made unique, are exactly the pairs of the
+/// whole join, with the same scores; a part over the pair budget means the whole join is.
+struct kmeans_part {
+  std::size_t index = 0;  ///< this part, in [0, count)
+  std::size_t count = 1;  ///< parts in all (>= 1; 1 = the whole join)
+};
+
 namespace detail {
 
 // The partitioned join over `rows` of X (see the file comment); pairs as local indices
 // (positions in `rows`, or rows of X when `rows` is empty), sorted by (i, j), unique. With
 // budget > 0 and more qualifying pairs than that, `out` is left empty and truncated is set.
+// `part`: only that part of the partitions (see kmeans_part).
 template <class Kernel>
 kmeans_join_stats kmeans_pairs(const rows_cref& X, std::span<const std::uint32_t> rows, float t,
                                const kmeans_blocking_options& opt, std::size_t budget,
-                               const Kernel& kernel, std::vector<scored_pair>& out) {
+                               const Kernel& kernel, std::vector<scored_pair>& out,
+                               const kmeans_part& part = {}) {
+  MEMHEALTH_ASSERT(part.count >= 1 && part.index < part.count,
+                   "kmeans_blocking: a part must be one of count >= 1 parts");
   MEMHEALTH_ASSERT(opt.partition_size >= 1, "kmeans_blocking: partition_size must be >= 1");
   MEMHEALTH_ASSERT(opt.probes >= 1, "kmeans_blocking: probes must be >= 1");
   MEMHEALTH_ASSERT(opt.threads >= 1, "kmeans_blocking: threads must be >= 1");
@@ -359,6 +376,7 @@ kmeans_join_stats kmeans_pairs(const rows_cref& X, std::span<const std::uint32_t
   k = std::min(k, valid.size());
   row_matrix buffer;
   if (k <= 1 || valid.size() < opt.min_partitioned) {  // small group: one exact join
+    if (part.index != 0) return stats;                 // (all of it in part 0)
     stats.partitions = 1;
     stats.max_partition = valid.size();
     xs.gather(valid, buffer);
@@ -448,9 +466,9 @@ kmeans_join_stats kmeans_pairs(const rows_cref& X, std::span<const std::uint32_t
   }
   for (std::size_t j = 0; j < k; ++j)
     stats.max_partition = std::max(stats.max_partition, own_off[j + 1] - own_off[j]);
-  auto probes_of = [&](std::uint32_t v, std::uint32_t part) {
+  auto probes_of = [&](std::uint32_t v, std::uint32_t pt) {
     for (std::size_t q = 0; q < p; ++q)
-      if (probe[v * p + q] == part) return true;
+      if (probe[v * p + q] == pt) return true;
     return false;
   };
   // Joins, partition by partition; the largest partitions first (better balance over threads).
@@ -465,14 +483,14 @@ kmeans_join_stats kmeans_pairs(const rows_cref& X, std::span<const std::uint32_t
   std::atomic<bool> cut{false};
   const join_options jo{opt.tile, 1, raw_cap};
   kmeans_parallel(k, opt.threads, [&](std::size_t task, std::size_t w) {
-    if (cut.load(std::memory_order_relaxed)) return;
-    const std::uint32_t part = order[task];
-    const std::span<const std::uint32_t> own(owners.data() + own_off[part],
-                                             own_off[part + 1] - own_off[part]);
-    const std::span<const std::uint32_t> ext(extras.data() + ext_off[part],
-                                             ext_off[part + 1] - ext_off[part]);
+    if (cut.load(std::memory_order_relaxed) || task % part.count != part.index) return;
+    const std::uint32_t pn = order[task];
+    const std::span<const std::uint32_t> own(owners.data() + own_off[pn],
+                                             own_off[pn + 1] - own_off[pn]);
+    const std::span<const std::uint32_t> ext(extras.data() + ext_off[pn],
+                                             ext_off[pn + 1] - ext_off[pn]);
     if (own.empty() || (own.size() < 2 && ext.empty())) return;
-    auto& hits = found[part];
+    auto& hits = found[pn];
     std::vector<std::uint32_t> local(own.size());
     for (std::size_t r = 0; r < own.size(); ++r) local[r] = valid[own[r]];
     xs.gather(local, own_rows[w]);
@@ -671,6 +689,34 @@ inline std::uint64_t kmeans_rows_checksum(const rows_cref& x, std::span<const st
 
 }  // namespace detail
 
+/// Where `scope_size_blocking` takes the pairs of a partitioned scope from instead of computing
+/// them (`scope_size_blocking::source`): the hook that spreads one scope's partitioned join over
+/// several processes (detect/pg_workers.hpp: block jobs compute their `kmeans_part`, the scope's
+/// job is supplied with the union). Only the cosine kernel's joins are asked (the default
+/// pipeline's); other kernels always compute their pairs. Implementations need not be
+/// thread-safe: a pipeline asks from one thread at a time.
+class partitioned_pair_source {
+ public:
+  virtual ~partitioned_pair_source() = default;
+  /// The pairs of `detail::kmeans_pairs(x, rows, t, o, budget, cosine_kernel{}, out)`: local
+  /// indices (positions in `rows`), sorted by (i, j), unique, each with its score; `out` empty
+  /// when over the budget. @return whether the join went over the pair budget (true: `out`
+  /// empty), or nullopt when this source does not have these pairs (then the caller computes
+  /// them itself). May throw to stop the detection that asked (a block job does, once it has
+  /// what it came for).
+  virtual std::optional<bool> pairs(const rows_cref& x, std::span<const std::uint32_t> rows,
+                                    float t, const kmeans_blocking_options& o, std::size_t budget,
+                                    std::vector<scored_pair>& out) = 0;
+  /// True when scopes joined exactly (not partitioned) are to be left out: nothing is emitted for
+  /// them (a block job wants the partitioned joins only). Default false.
+  [[nodiscard]] virtual bool skip_exact() const { return false; }
+
+ protected:
+  partitioned_pair_source() = default;
+  partitioned_pair_source(const partitioned_pair_source&) = default;
+  partitioned_pair_source& operator=(const partitioned_pair_source&) = default;
+};
+
 /// Candidate policy (blocking.hpp shape) that picks the candidate generation per scope by its
 /// size, so one pipeline type serves small and very large stores: a scope with at most
 /// `block_above` eligible embedded records (or any scope when `block_above` is 0) gets the exact
@@ -717,6 +763,11 @@ struct scope_size_blocking {
   /// at most one scope's pairs (at most the pair budget) until taken. Thread-safe.
   std::shared_ptr<detail::kmeans_scope_cache> share{};
   float share_threshold = 1.0f;  ///< lowest threshold the shared pairs are computed down to
+  /// Where the pairs of a partitioned scope come from (null = computed here, the default): each
+  /// partitioned join this policy would run (with the cosine kernel) is asked of the source
+  /// first, and computed here only when the source does not have it (see
+  /// `partitioned_pair_source`). The cache above works as without a source.
+  std::shared_ptr<partitioned_pair_source> source{};
 
   /// True when a scope of `members` eligible embedded records is partitioned.
   [[nodiscard]] constexpr bool partitions(std::size_t members) const noexcept {
@@ -732,7 +783,7 @@ struct scope_size_blocking {
     });
     for (const auto& g : groups) {
       if (!partitions(g.size())) {
-        detail::join_group(ctx, g, req, kernel, join, emit);
+        if (!(source && source->skip_exact())) detail::join_group(ctx, g, req, kernel, join, emit);
         continue;
       }
       if (std::none_of(g.begin(), g.end(), [&](std::size_t i) { return ctx.is_changed(i); }))
@@ -764,12 +815,18 @@ struct scope_size_blocking {
     o.min_partitioned = 0;
     o.threads = std::max(1u, o.threads);
     const std::size_t budget = req.max_pairs_per_group;
+    // the join at threshold t into `pairs` (from the source when it has it); true = truncated
+    auto joined = [&](float t) {
+      if constexpr (std::is_same_v<Kernel, cosine_kernel>)
+        if (source)
+          if (const auto cut = source->pairs(x, rows, t, o, budget, pairs)) return *cut;
+      return detail::kmeans_pairs(x, rows, t, o, budget, kernel, pairs).truncated;
+    };
     auto within_budget = [&] {
       std::erase_if(pairs, [&](const scored_pair& q) { return !(q.score >= req.threshold); });
       return budget == 0 || pairs.size() <= budget;
     };
-    if (!share)
-      return !detail::kmeans_pairs(x, rows, req.threshold, o, budget, kernel, pairs).truncated;
+    if (!share) return !joined(req.threshold);
     detail::kmeans_scope_cache::entry e;
     e.data = x.data();
     e.n = x.rows();
@@ -788,7 +845,7 @@ struct scope_size_blocking {
     }
     // Computes the pairs down to t and keeps them for the next request; false when truncated.
     auto compute = [&](float t) {
-      if (detail::kmeans_pairs(x, rows, t, o, budget, kernel, pairs).truncated) return false;
+      if (joined(t)) return false;
       e.threshold = t;
       e.pairs = pairs;
       std::lock_guard lock(share->mutex);
