@@ -3,7 +3,9 @@
 # table checked, planned, previewed (--dry-run prints SQL, writes nothing), repaired in place,
 # rolled back to the exact rows (unmapped columns never change), recovered clean; a URI with a
 # password is refused without printing it; a mapping naming a missing column is a clear error;
-# check --workers 1|2, and --workers 0 with a `memhealth worker` process, give the same report.
+# check --workers 1|2, and --workers 0 with a `memhealth worker` process, give the same report;
+# plan --workers gives the same plan; a scope split into k-means blocks gives the same report and
+# plan.
 # usage: tests/cli_pg.sh MEMHEALTH CLUSTER_DIR WORK_DIR
 set -euo pipefail
 mh="$1"
@@ -104,6 +106,20 @@ grep -q "table 'mem0' has no column 'kind'" badw.err || fail "a missing column, 
   fail "a failed --workers check left tables behind"
 
 "$mh" plan "$uri" --mapping mem0 --now 2024-03-10T00:00:00Z --out plan.json 2>plan.err
+# plan --workers: the plan made from the workers' merged findings (on the rows of the run's
+# snapshot) is the single-process plan, byte for byte
+for n in 1 2; do
+  "$mh" plan "$uri" --mapping mem0 --now 2024-03-10T00:00:00Z --out "plan-w$n.json" \
+    --workers "$n" --job-records 1 2>"pw$n.err" || fail "plan --workers $n: $(cat "pw$n.err")"
+  cmp -s plan.json "plan-w$n.json" || fail "plan --workers $n: another plan than the single-process plan"
+  grep -q "2 jobs, 2 claims" "pw$n.err" || fail "plan --workers $n: $(cat "pw$n.err")"
+done
+set +e
+"$mh" plan before.txt --out plan-x.json --workers 1 >px.out 2>px.err
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "plan --workers on a file: exit $rc, expected 2"
+grep -q "needs a postgresql:// store" px.err || fail "plan --workers on a file: $(cat px.err)"
 # dry run: the SQL on stdout, nothing written
 "$mh" apply "$uri" --mapping mem0 --plan plan.json --wal run.wal --out "$uri" --approve tier2 --dry-run >dry.sql 2>dry.err
 grep -q '^UPDATE "mem0" AS t SET "payload" = jsonb_set(' dry.sql || fail "dry run printed no UPDATE: $(cat dry.sql dry.err)"
@@ -123,6 +139,29 @@ grep -q "search_path" apply.err run.wal && fail "the connection string was logge
 sql "$dump" | cmp -s - after.txt || fail "recover changed a clean store"
 "$mh" rollback "$uri" --mapping mem0 --wal run.wal --out "$uri" 2>rollback.err || fail "rollback: $(cat rollback.err)"
 sql "$dump" | cmp -s - before.txt || fail "rollback did not restore the rows exactly"
+
+# a scope above --job-records that the check partitions (--block-above 1000: 1100 rows, 3
+# k-means partitions) is split into 3 block jobs beside its own: check and plan with workers are
+# the single-process ones, byte for byte. Rows 1-10 repeat rows 11-20 (10 exact duplicates).
+bigdb="$base&options=-csearch_path%3Dcliblocks"
+psql -X -q -v ON_ERROR_STOP=1 "$base" -c "DROP SCHEMA IF EXISTS cliblocks CASCADE" -c "CREATE SCHEMA cliblocks" 2>/dev/null
+psql -X -q -v ON_ERROR_STOP=1 "$bigdb" \
+  -c "CREATE TABLE mem0 (id uuid PRIMARY KEY, vector real[], payload jsonb)" \
+  -c "INSERT INTO mem0 SELECT md5(i::text)::uuid, ARRAY(SELECT (('x' || substr(md5(CASE WHEN i <= 10 THEN i + 10 ELSE i END || ':' || k), 1, 8))::bit(32)::int)::real / 2147483648 FROM generate_series(1, 32) k), jsonb_build_object('data', 'The user noted the topic ' || translate(md5(CASE WHEN i <= 10 THEN i + 10 ELSE i END::text), '0123456789', 'ghijklmnop') || '.', 'user_id', 'big', 'created_at', '2024-03-01T09:30:00.000Z', 'updated_at', '2024-03-02T09:00:00.000Z') FROM generate_series(1, 1100) i"
+opts=(--mapping mem0 --now 2024-03-10T00:00:00Z --block-above 1000)
+"$mh" check "$bigdb" "${opts[@]}" --format json --out big.json --exit-zero 2>big.err || fail "big check: $(cat big.err)"
+[ "$(grep -c '"kind": "exact_duplicate"' big.json)" = "10" ] || fail "big check: not the 10 planted exact duplicates"
+"$mh" plan "$bigdb" "${opts[@]}" --out bigplan.json 2>bigplan.err || fail "big plan: $(cat bigplan.err)"
+for n in 1 2; do
+  "$mh" check "$bigdb" "${opts[@]}" --format json --out "big-w$n.json" --exit-zero --workers "$n" \
+    --job-records 500 2>"bw$n.err" || fail "big --workers $n: $(cat "bw$n.err")"
+  grep -q "4 jobs, 4 claims" "bw$n.err" || fail "big --workers $n: not 3 blocks and the scope's job: $(cat "bw$n.err")"
+  cmp -s big.json "big-w$n.json" || fail "big --workers $n: another report than the single-process check"
+  "$mh" plan "$bigdb" "${opts[@]}" --out "bigplan-w$n.json" --workers "$n" --job-records 500 \
+    2>"bpw$n.err" || fail "big plan --workers $n: $(cat "bpw$n.err")"
+  cmp -s bigplan.json "bigplan-w$n.json" || fail "big plan --workers $n: another plan than the single-process plan"
+done
+psql -X -q -v ON_ERROR_STOP=1 "$base" -c "DROP SCHEMA cliblocks CASCADE" 2>/dev/null
 
 # --out elsewhere is refused (repairs are in place)
 set +e

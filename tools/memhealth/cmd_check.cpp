@@ -445,7 +445,7 @@ void add_check(CLI::App& app, int& rc) {
       ->check(CLI::Range(0, 256));
   cmd->add_option("--job-records", o->job_records,
                   "With --workers: most records per job (scopes are batched; a larger scope is "
-                  "one job)")
+                  "one job, and its k-means join is split into blocks when it is partitioned)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--lease", o->lease,
                   "With --workers: seconds a claimed job is held without renewal before another "

@@ -10,6 +10,9 @@
 #include <sstream>
 
 #include "cli.hpp"
+#if MEMHEALTH_CLI_HAVE_PG
+#include "memhealth/detect/pg_workers.hpp"
+#endif
 #include <unistd.h>
 
 namespace memhealth::cli {
@@ -46,7 +49,52 @@ struct plan_options {
   std::vector<std::string> approve;
   std::vector<std::string> defaults;  // KEY=VALUE metadata defaults
   detection_cli_options detect;
+  int workers = -1;                 // --workers N (postgresql:// only); -1 = one process
+  std::size_t job_records = 20000;  // --job-records
+  double lease = 120;               // --lease seconds
 };
+
+// plan --workers N: the findings of a check spread across workers (detect/pg_workers.hpp) and
+// the rows of the run's snapshot they were found in; the plan is made from both, so it is the
+// single-process plan of those rows. @throws error(invalid_argument) for a store that is not
+// postgresql:// or with --embedder; what pg_parallel_check throws.
+memory_store<> plan_rows_by_workers(const plan_options& o, const default_check_settings& settings,
+                                    const detect_options& d, report& merged) {
+  if (!is_pg_store(o.store))
+    throw error(error_code::invalid_argument,
+                "--workers: a plan from workers' findings needs a postgresql:// store");
+  if (!o.detect.embedder.empty())
+    throw error(error_code::invalid_argument,
+                "--workers: not with --embedder (workers check the rows as stored)");
+  if (!(o.lease >= 1)) throw error(error_code::invalid_argument, "--lease: at least 1 second");
+#if MEMHEALTH_CLI_HAVE_PG
+  pg_run_options ro;
+  ro.workers = static_cast<unsigned>(o.workers);
+  ro.job_records = o.job_records;
+  ro.lease = std::chrono::milliseconds(static_cast<std::int64_t>(o.lease * 1000));
+  ro.on_ready = [](const std::string& id) {
+    std::cerr << "memhealth plan: run " << id << " (more workers: memhealth worker URI --run " << id
+              << ", with the same detection options)\n";
+  };
+  std::vector<memory_record> rows;
+  ro.on_rows = [&rows](const pg_store<>& s) {
+    rows.reserve(s.size());
+    for (std::size_t i = 0; i < s.size(); ++i) rows.push_back(s.record(i));
+  };
+  detect_options dd = d;
+  dd.dimension = o.detect.dim;
+  auto res = pg_parallel_check(o.store, load_pg_mapping(pg_mapping_option()), settings, dd, ro);
+  std::cerr << "memhealth plan: " << res.jobs << " jobs, " << res.job_claims << " claims, by "
+            << res.jobs_by_worker.size() << " worker(s)\n";
+  merged = std::move(res.findings);
+  return memory_store<>::from_records(std::move(rows), o.detect.dim);
+#else
+  (void)settings;
+  (void)d;
+  (void)merged;
+  no_pg_support();
+#endif
+}
 
 apply_options approvals(const std::vector<std::string>& approve) {
   apply_options a;
@@ -139,7 +187,14 @@ int run_plan(const plan_options& po_cli) {
   }
   kept_lines
       damaged;  // lines that cannot be parsed: apply carries them through, so planning goes ahead
-  auto store = load_memory_store(o.store, o.detect.dim, &damaged);
+  std::optional<report> merged;  // --workers: the workers' findings, on the rows they saw
+  auto store = [&] {
+    if (o.workers < 0) return load_memory_store(o.store, o.detect.dim, &damaged);
+    auto s = detection_settings(o.detect);
+    s.first.migration_to = declared_migration_to(o.store);
+    merged.emplace();
+    return plan_rows_by_workers(o, s.first, s.second, *merged);
+  }();
   warn_if_empty("plan", o.store, store.size());
   if (!o.detect.embedder.empty()) {
     // records without an embedding get one for detection only: the plan's edits apply to the
@@ -171,6 +226,11 @@ int run_plan(const plan_options& po_cli) {
   const plan_file_summary p = make_plan_file(
       store,
       [&](const auto& add) {
+        if (merged) {  // --workers: the merged findings, in the single-process order
+          findings += merged->findings.size();
+          for (const finding& f : merged->findings) add(f);
+          return;
+        }
         (void)detectors.run_each(
             store,
             [&](std::vector<finding>& part) {
@@ -1272,6 +1332,18 @@ void add_plan(CLI::App& app, int& rc) {
                   "Metadata default for fill_metadata_defaults, KEY=VALUE (repeatable)");
   add_detection_options(cmd, o->detect);
   add_embedder_options(cmd, o->detect, false);
+  cmd->add_option("--workers", o->workers,
+                  "postgresql:// stores: detect with N worker threads through a job table in the "
+                  "database, as check --workers (0 = only `memhealth worker` processes); the plan "
+                  "is the same")
+      ->check(CLI::Range(0, 256));
+  cmd->add_option("--job-records", o->job_records,
+                  "With --workers: most records per job (scopes are batched; a larger scope is "
+                  "one job, and its k-means join is split into blocks when it is partitioned)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--lease", o->lease,
+                  "With --workers: seconds a claimed job is held without renewal before another "
+                  "worker may take it (default 120)");
   cmd->callback([o, &rc] { rc = run_plan(*o); });
 }
 

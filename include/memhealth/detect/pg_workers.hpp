@@ -430,6 +430,8 @@ inline std::string pg_check_job(const std::string& conninfo,
 /// Runs a worker of run `run` until every job of the run is done or failed: claims jobs, checks
 /// them (`pg_check_job`), hands in results (`pg_finish_job`), renewing each lease meanwhile;
 /// while other workers hold the remaining jobs it waits, and takes a job whose lease expired.
+/// The job of a split scope (claimable once its blocks are done) is checked with its blocks'
+/// results, read from the result table (see "Blocks").
 /// A job whose check throws is marked failed (its error text in the job table) and the
 /// exception propagates. @throws error(precondition) when `settings` differ from the run's
 /// (`pg_settings_fingerprint`) or there is no such run; as pg_check_job.
