@@ -6,7 +6,8 @@
 /// template for a host's own policy over FAISS, hnswlib, pgvector or a vector database.
 ///
 /// ## File format (JSONL, UTF-8)
-/// Line 1, the header: `{"memhealth_flat_index":1,"dimension":D,"embedding_version":"V"}`;
+/// Line 1, the header: `{"memhealth_flat_index":1,"dimension":D,"embedding_version":"V"}` (keys
+/// in any order; `save` writes them sorted);
 /// then one line per entry, sorted by id: `{"id":"m1","vector":[0.6,0.8]}` (every vector of
 /// length D; floats written as the shortest decimal of their double value, so they read back to
 /// the same bits). An empty index has the header only (D may be 0).
