@@ -423,3 +423,140 @@ foreach(f IN LISTS outputs)
     endif()
   endforeach()
 endforeach()
+
+# ---- retrieval alarms that lead to repairs (issue 21, item 3): plan --events, apply --index ----
+# Store: k1 (0.6,0,0.8), k2 (0,1,0), k3 (0.8,0,-0.6), k5 (0,0.6,0.8; scope user:2) active;
+# k4 (0.6,0.8,0) archived; all model m1. The largest cosine is 0.8 (k2-k4): no duplicates; at most
+# one trailing zero (two would look zero-padded in 3 dimensions). "gone" is in no record.
+set(AS "${WORK}/alarm-store.jsonl")
+set(arec_tail "\"embedding_version\":\"m1\",\"created_at\":\"2024-07-14T00:00:00Z\",\"updated_at\":\"2024-07-14T00:00:00Z\",\"source\":\"user_declared\",\"kind\":\"fact\"")
+file(WRITE "${AS}"
+  "{\"id\":\"k1\",\"content\":\"Alice drinks green tea every morning.\",\"embedding\":[0.6,0,0.8],\"scope\":\"user:1\",\"status\":\"active\",${arec_tail}}\n"
+  "{\"id\":\"k2\",\"content\":\"Bob rides his bike to the office.\",\"embedding\":[0,1,0],\"scope\":\"user:1\",\"status\":\"active\",${arec_tail}}\n"
+  "{\"id\":\"k3\",\"content\":\"Carol reads crime novels on weekends.\",\"embedding\":[0.8,0,-0.6],\"scope\":\"user:1\",\"status\":\"active\",${arec_tail}}\n"
+  "{\"id\":\"k4\",\"content\":\"Dave sold his sailing boat.\",\"embedding\":[0.6,0.8,0],\"scope\":\"user:1\",\"status\":\"archived\",${arec_tail}}\n"
+  "{\"id\":\"k5\",\"content\":\"Erin plays chess at the club.\",\"embedding\":[0,0.6,0.8],\"scope\":\"user:2\",\"status\":\"active\",${arec_tail}}\n")
+# Events of user:1, 10 ms each from 09:00: i 0-2 serve [k1, gone] (3 ghost slots, missing),
+# i 3-4 [k1, k4] (2, archived), i 5-9 [k1, k2], i 10 [k1, k2] with a query on model m2
+# (a query-model mismatch), i 11 [k1, k5] (k5 is user:2's: a scope leak); then 10 retrievals of
+# 2000 ms from 10:00 (P95 > 1000 ms: a latency regression against the absolute threshold).
+set(AE "${WORK}/alarm-events.jsonl")
+set(AE2 "${WORK}/alarm-events-after.jsonl")
+file(WRITE "${AE}" "")
+file(WRITE "${AE2}" "")
+foreach(i RANGE 0 21)
+  if(i LESS 12)
+    math(EXPR mm "${i} + 10")
+    set(t "2024-07-14T09:${mm}:00Z")
+    set(lat 10)
+  else()
+    math(EXPR mm "${i} + 10")
+    set(t "2024-07-14T10:${mm}:00Z")
+    set(lat 2000)
+  endif()
+  set(second k2)
+  set(qv m1)
+  if(i LESS 3)
+    set(second gone)
+  elseif(i LESS 5)
+    set(second k4)
+  elseif(i EQUAL 10)
+    set(qv m2)
+  elseif(i EQUAL 11)
+    set(second k5)
+  endif()
+  file(APPEND "${AE}" "{\"type\":\"retrieval\",\"time\":\"${t}\",\"partition\":\"user:1\",\"requested_scopes\":[\"user:1\"],\"query_embedding_version\":\"${qv}\",\"latency_ms\":${lat},\"results\":[{\"id\":\"k1\",\"similarity\":0.9,\"rank\":1},{\"id\":\"${second}\",\"similarity\":0.5,\"rank\":2}]}\n")
+  # after the repair: the same queries, 10 ms, served [k1, k3] on model m1
+  file(APPEND "${AE2}" "{\"type\":\"retrieval\",\"time\":\"${t}\",\"partition\":\"user:1\",\"requested_scopes\":[\"user:1\"],\"query_embedding_version\":\"m1\",\"latency_ms\":10,\"results\":[{\"id\":\"k1\",\"similarity\":0.9,\"rank\":1},{\"id\":\"k3\",\"similarity\":0.5,\"rank\":2}]}\n")
+endforeach()
+# The flat index (5 vectors): k1 k2 k3 and the two ghosts; k5 (a live record) is missing from it.
+set(AIX "${WORK}/alarm-index.jsonl")
+file(WRITE "${AIX}"
+  "{\"memhealth_flat_index\":1,\"dimension\":3,\"embedding_version\":\"m1\"}\n"
+  "{\"id\":\"gone\",\"vector\":[0,1,0]}\n"
+  "{\"id\":\"k1\",\"vector\":[0.6,0,0.8]}\n"
+  "{\"id\":\"k2\",\"vector\":[0,1,0]}\n"
+  "{\"id\":\"k3\",\"vector\":[0.8,0,-0.6]}\n"
+  "{\"id\":\"k4\",\"vector\":[0.6,0.8,0]}\n")
+run("1" "${MEMHEALTH}" index check "${AS}" --index "flat:${AIX}" --format json)
+string(JSON ix_extra GET "${last_out}" extra)
+string(JSON ix_missing GET "${last_out}" missing)
+string(JSON ix_entries GET "${last_out}" entries)
+if(NOT ix_extra EQUAL 2 OR NOT ix_missing EQUAL 1 OR NOT ix_entries EQUAL 5)
+  message(FATAL_ERROR "index check before: extra ${ix_extra}, missing ${ix_missing}, entries ${ix_entries} (expected 2, 1, 5)")
+endif()
+run("2" "${MEMHEALTH}" index check "${AS}" --index "faiss:${AIX}")
+run("2" "${MEMHEALTH}" index check "${AS}" --index "flat:${WORK}/no-such-index.jsonl")
+# plan: the store check and the monitor's alarms
+run("0" "${MEMHEALTH}" plan "${AS}" --out "${WORK}/alarm-plan.json" --now 2024-07-15T00:00:00Z --events "${AE}")
+expect_in("${last_err}" "retrieval alarms" "plan --events")
+file(READ "${WORK}/alarm-plan.json" aplan)  # JSON Lines: a header, then one action per line
+string(REGEX MATCHALL "\\{\"type\":\"[a-z_]+\",\"tier\":[0-9]" heads "${aplan}")
+set(types "")
+foreach(h IN LISTS heads)
+  string(REGEX REPLACE "^\\{\"type\":\"([a-z_]+)\",\"tier\":([0-9])$" "\\1/\\2" h "${h}")
+  list(APPEND types "${h}")
+endforeach()
+# exactly the four alarm actions (the store itself is clean), in execution order
+if(NOT types STREQUAL "clean_index/1;check_rebuild_index/1;send_to_review/3;start_migration/3")
+  message(FATAL_ERROR "alarm plan actions: ${types}")
+endif()
+if(NOT aplan MATCHES "\"type\":\"clean_index\"[^\n]*\"targets\":\\[\"gone\",\"k4\"\\]")
+  message(FATAL_ERROR "clean_index should target exactly gone and k4:\n${aplan}")
+endif()
+expect_in("${aplan}" "critical: scope_leak in user:1" "scope leak review")
+expect_in("${aplan}" "proposed: memhealth migrate start STORE --to m2 " "migration proposal")
+# apply without --index: both index actions go to the manual queue (exit 3)
+run("3" "${MEMHEALTH}" apply "${AS}" --plan "${WORK}/alarm-plan.json" --wal "${WORK}/alarm-noix.wal"
+    --out "${WORK}/alarm-noix.jsonl" --max-runs-per-day 100)
+run("2" "${MEMHEALTH}" apply "${AS}" --plan "${WORK}/alarm-plan.json" --wal "${WORK}/alarm-bad.wal"
+    --out "${WORK}/alarm-bad.jsonl" --index "hnsw:${AIX}" --max-runs-per-day 100)
+# apply with the flat index: ghosts removed (5 -> 3 entries), then the check finds k5 missing and
+# rebuilds (4 entries); the retrieval figures before (the plan's events) and after
+run("0" "${MEMHEALTH}" apply "${AS}" --plan "${WORK}/alarm-plan.json" --wal "${WORK}/alarm.wal"
+    --out "${WORK}/alarm-out.jsonl" --index "flat:${AIX}" --events-after "${AE2}"
+    --report "${WORK}/alarm-report.json" --max-runs-per-day 100)
+expect_in("${last_err}" "retrieval before" "apply: figures before")
+expect_in("${last_err}" "ghost results 5, scope leaks 1, query-model mismatches 1, over 22 retrievals" "apply: figures before")
+expect_in("${last_err}" "ghost results 0, scope leaks 0, query-model mismatches 0, over 22 retrievals" "apply: figures after")
+file(READ "${WORK}/alarm-report.json" arep)
+string(JSON rchanged GET "${arep}" records_changed)
+if(NOT rchanged EQUAL 0)
+  message(FATAL_ERROR "alarm apply changed ${rchanged} records (expected 0: index actions only)")
+endif()
+foreach(i RANGE 0 3)
+  string(JSON ty GET "${arep}" actions ${i} type)
+  string(JSON st GET "${arep}" actions ${i} status)
+  string(JSON why GET "${arep}" actions ${i} reason)
+  if(ty STREQUAL "clean_index" AND NOT (st STREQUAL "applied" AND why STREQUAL "removed 2 of 2 ids from the index"))
+    message(FATAL_ERROR "clean_index: ${st}: ${why}")
+  endif()
+  if(ty STREQUAL "check_rebuild_index" AND NOT (st STREQUAL "applied" AND why STREQUAL "index inconsistent (1 live records not in the index); rebuilt: 4 entries"))
+    message(FATAL_ERROR "check_rebuild_index: ${st}: ${why}")
+  endif()
+  if(ty MATCHES "send_to_review|start_migration" AND NOT st STREQUAL "unapproved")
+    message(FATAL_ERROR "${ty} should wait for a person: ${st}")
+  endif()
+endforeach()
+string(JSON b_ghosts GET "${arep}" retrieval_before ghost_results)
+string(JSON b_p95 GET "${arep}" retrieval_before p95_latency_ms)
+string(JSON a_ghosts GET "${arep}" retrieval_after ghost_results)
+string(JSON a_p95 GET "${arep}" retrieval_after p95_latency_ms)
+# before: 22 latencies, 12 of 10 ms and 10 of 2000 ms; P95 = the 20th smallest (r = floor(0.95 x 21)
+# = 19): 2000 ms within 1%; after: every one 10 ms
+if(NOT b_ghosts EQUAL 5 OR NOT a_ghosts EQUAL 0 OR b_p95 LESS 1980 OR b_p95 GREATER 2020
+   OR a_p95 LESS 9.9 OR a_p95 GREATER 10.1)
+  message(FATAL_ERROR "retrieval figures: ghosts ${b_ghosts} -> ${a_ghosts}, P95 ${b_p95} -> ${a_p95}")
+endif()
+file(STRINGS "${AIX}" ix_lines)
+list(LENGTH ix_lines ix_n)
+if(NOT ix_n EQUAL 5)  # the header and k1 k2 k3 k5
+  message(FATAL_ERROR "the flat index holds ${ix_n} lines after apply (expected 5: header + 4)")
+endif()
+run("0" "${MEMHEALTH}" index check "${WORK}/alarm-out.jsonl" --index "flat:${AIX}")
+# the log holds no intent: no record changed
+run("0" "${MEMHEALTH}" wal verify "${WORK}/alarm.wal" --format json)
+expect_in("${last_out}" "\"intents\": 0" "wal verify after an index-only run")
+# index build writes the index the store expects: 4 live records (k4 archived is left out)
+run("0" "${MEMHEALTH}" index build "${AS}" --index "flat:${WORK}/built-index.jsonl")
+expect_in("${last_err}" "4 entries, dimension 3, model version 'm1'" "index build")

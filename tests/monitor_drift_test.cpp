@@ -20,8 +20,12 @@
 #include "memhealth/monitor/latency_sketch.hpp"
 #include "memhealth/monitor/retrieval_monitor.hpp"
 #include "memhealth/record/memory_record.hpp"
+#include "memhealth/repair/executor.hpp"
+#include "memhealth/repair/planner.hpp"
 #include "memhealth/store/memory_store.hpp"
 
+#include "../examples/flat_index.hpp"
+#include "repair_test_support.hpp"
 #include "test_data.hpp"
 
 namespace monitor_drift_test {
@@ -324,6 +328,121 @@ TEST_CASE(
   CHECK(res.windows[3].topk_compared == 250);
   CHECK(res.windows[4].scope_leaks == 3);
   CHECK(res.windows[5].ghost_results == 6);
+}
+
+TEST_CASE("summarize_retrievals: pooled P95, duplicate share and integrity counts by hand") {
+  const auto store = make_store();
+  // 20 retrievals, latency i+1 ms (1..20). i<5: [m0, d0] (d0 a near copy of m0: 1 duplicate of 2
+  // compared); i 5..7: [gone-1, m1] (a ghost, not compared; m1 compared); i 8,9: [m31] (scope
+  // user:2 for a user:1 query: a leak); i>=10: [m<i>]. Query model-v2 at i=19 (m19 is v1).
+  std::vector<retrieval_event> ev;
+  for (int i = 0; i < 20; ++i) {
+    retrieval_event e;
+    e.time = timestamp_from_epoch_ms(epoch_ms(t0) + i * 60'000LL);
+    e.partition = "user:1";
+    e.requested_scopes = {"user:1"};
+    e.query_embedding_version = i == 19 ? "model-v2" : "model-v1";
+    e.latency_ms = i + 1;
+    std::vector<std::string> ids;
+    if (i < 5)
+      ids = {"m0", "d0"};
+    else if (i < 8)
+      ids = {"gone-1", "m1"};
+    else if (i < 10)
+      ids = {"m31"};
+    else
+      ids = {"m" + std::to_string(i)};
+    for (std::size_t r = 0; r < ids.size(); ++r)
+      e.results.push_back(
+          {ids[r], 0.9 - 0.1 * static_cast<double>(r), static_cast<std::uint32_t>(r + 1)});
+    ev.push_back(std::move(e));
+  }
+  const auto f = summarize_retrievals(store, std::span(ev));
+  CHECK(f.retrievals == 20);
+  // P95 = x_r, r = floor(0.95 x 19) = 18: the 19th smallest, 19 ms (within 1%)
+  CHECK(f.p95_latency_ms == doctest::Approx(19.0).epsilon(0.01));
+  CHECK(f.topk_compared == 25);  // 5 x 2 + 3 x 1 + 2 x 1 + 10 x 1
+  CHECK(f.duplicate_results == 5);
+  CHECK(f.duplicate_share == doctest::Approx(0.2));
+  CHECK(f.ghost_results == 3);
+  CHECK(f.scope_leaks == 2);
+  CHECK(f.version_mismatches == 1);
+  const auto none = summarize_retrievals(store, std::span<const retrieval_event>{});
+  CHECK(none.retrievals == 0);
+  CHECK(none.p95_latency_ms == 0.0);
+  CHECK(none.duplicate_share == 0.0);
+}
+
+TEST_CASE("alarms end to end: ghost results served -> clean-up planned -> flat index cleaned") {
+  // k1 (1,0), k2 (0,1), k3 (0.6,0.8) active; k4 (1,0) archived; "gone" is not in the store.
+  auto krec = [](std::string id, std::vector<float> e, std::string status) {
+    memory_record r = rec(std::move(id), "user:1", {}, std::move(status));
+    r.embedding = std::move(e);
+    return r;
+  };
+  auto store = memory_store<>::from_records(
+      {krec("k1", {1.0f, 0.0f}, "active"), krec("k2", {0.0f, 1.0f}, "active"),
+       krec("k3", {0.6f, 0.8f}, "active"), krec("k4", {1.0f, 0.0f}, "archived")},
+      2);
+  // 12 retrievals in one hour, 10 ms each: i<3 serve [k1, gone], i 3,4 serve [k1, k4], the rest
+  // [k1, k2]. Ghost slots 3 + 2 = 5; compared 12 x 2 - 3 = 21, duplicates 2 (k4 = k1).
+  std::vector<retrieval_event> ev;
+  for (int i = 0; i < 12; ++i) {
+    retrieval_event e;
+    e.time = timestamp_from_epoch_ms(epoch_ms(t0) + i * 60'000LL);
+    e.partition = "user:1";
+    e.query_embedding_version = "model-v1";
+    e.latency_ms = 10;
+    const std::string second = i < 3 ? "gone" : i < 5 ? "k4" : "k2";
+    e.results = {{"k1", 0.95, 1}, {second, 0.5, 2}};
+    ev.push_back(std::move(e));
+  }
+  const auto mon = monitor_retrievals(store, std::span(ev), std::span<const feedback_event>{});
+  REQUIRE(mon.findings.findings.size() == 2);  // two ghost findings (missing, archived), no alert
+  const auto plan = make_plan(store, mon.findings, planner_options{});
+  REQUIRE(plan.actions.size() == 1);
+  CHECK(plan.actions[0].type == action_types::clean_index);
+  CHECK(plan.actions[0].targets == std::vector<std::string>{"gone", "k4"});
+  const auto before = summarize_retrievals(store, std::span(ev));
+  CHECK(before.ghost_results == 5);
+  CHECK(before.duplicate_results == 2);
+  CHECK(before.topk_compared == 21);
+
+  memhealth::test::scratch_dir dir("alarms-e2e", "memhealth-monitor-test");
+  const auto ix_path = dir.path / "index.jsonl";
+  examples::flat_index ix(2, "model-v1");  // 5 vectors: the 3 live records and the 2 ghosts
+  ix.upsert("k1", {1.0f, 0.0f});
+  ix.upsert("k2", {0.0f, 1.0f});
+  ix.upsert("k3", {0.6f, 0.8f});
+  ix.upsert("gone", {0.0f, 1.0f});
+  ix.upsert("k4", {1.0f, 0.0f});
+  ix.save(ix_path);
+  examples::flat_index_policy<memory_store<>> policy(ix_path, store);
+  {
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    apply_options opt;
+    opt.index = make_index_hooks(policy);
+    const auto res = apply_plan(store, plan, wal, opt);
+    CHECK(res.applied.size() == 1);
+    CHECK(res.records_changed == 0);
+  }
+  const auto cleaned = examples::flat_index::load(ix_path);
+  CHECK(cleaned.ids() == std::vector<std::string>{"k1", "k2", "k3"});  // exactly the 2 removed
+  // after: the same queries (1,0) served by the cleaned index, top 2: k1 (1.0), k3 (0.6)
+  std::vector<retrieval_event> after_ev;
+  for (int i = 0; i < 12; ++i) {
+    retrieval_event e = ev[static_cast<std::size_t>(i)];
+    e.results.clear();
+    std::uint32_t rank = 1;
+    for (const auto& [id, sim] : cleaned.search(std::vector<float>{1.0f, 0.0f}, 2))
+      e.results.push_back({id, sim, rank++});
+    after_ev.push_back(std::move(e));
+  }
+  const auto after = summarize_retrievals(store, std::span(after_ev));
+  CHECK(after.ghost_results == 0);
+  CHECK(after.duplicate_results == 0);  // cos(k1, k3) = 0.6 < 0.92
+  CHECK(after.topk_compared == 24);
+  CHECK(after.p95_latency_ms == doctest::Approx(10.0).epsilon(0.01));
 }
 
 TEST_CASE("monitor: a window that alerted stays out of the rolling baseline") {

@@ -25,6 +25,7 @@
 #include <memhealth/repair/wal_compact.hpp>
 #include <memhealth/store/memory_store.hpp>
 
+#include "../examples/flat_index.hpp"
 #include "repair_test_support.hpp"
 #include <unistd.h>
 
@@ -561,6 +562,313 @@ TEST_CASE(
     CHECK(res2.applied.size() == 3);
     CHECK(fx.store.record(1).embedding_version == "m3");
   }
+}
+
+// ---------------------------------------------------------------- retrieval alarms (issue 21)
+
+namespace {
+
+// a1 (1,0), a2 (0,1), a3 (0.6,0.8) active; "old" (1,0) archived; all on model m1, scope user:1.
+store_t alarm_store() {
+  std::vector<memory_record> v;
+  const std::vector<std::pair<std::string, std::vector<float>>> rows = {
+      {"a1", {1.0f, 0.0f}}, {"a2", {0.0f, 1.0f}}, {"a3", {0.6f, 0.8f}}, {"old", {1.0f, 0.0f}}};
+  for (const auto& [id, e] : rows) {
+    memory_record r = make_rec(0);
+    r.id = id;
+    r.content = "alarm memory " + id;
+    r.embedding = e;
+    if (id == "old") r.status = "archived";
+    v.push_back(std::move(r));
+  }
+  return store_t::from_records(std::move(v), 2);
+}
+
+finding alarm(std::string_view kind, std::vector<std::string> ids) {
+  finding f;
+  f.kind = std::string(kind);
+  f.detector = "retrieval_monitor";
+  f.record_ids = std::move(ids);
+  f.with("partition", std::string("user:1"))
+      .with("window_start", std::string("2024-07-14T09:00:00.000Z"))
+      .with("window_end", std::string("2024-07-14T10:00:00.000Z"));
+  return f;
+}
+
+// The monitor's alarms of one window, as it writes them (retrieval_monitor.hpp): two ghosts (one
+// missing, one archived), a ghost that is live (a1), a latency regression, a similarity drop, a
+// scope leak (a2), queries on m2 (the store holds m1) and on m1.
+report alarm_report() {
+  report r;
+  auto g1 = alarm(finding_kinds::ghost_result, {"ghost"});
+  g1.with("reason", std::string("missing")).with("distinct_ids", std::int64_t{1});
+  auto g2 = alarm(finding_kinds::ghost_result, {"old"});
+  g2.with("reason", std::string("archived")).with("distinct_ids", std::int64_t{1});
+  auto g3 = alarm(finding_kinds::ghost_result, {"a1"});
+  g3.with("reason", std::string("missing")).with("distinct_ids", std::int64_t{1});
+  auto lat = alarm(finding_kinds::latency_regression, {});
+  lat.with("p95_latency_ms", 340.0).with("baseline_p95_latency_ms", 33.0);
+  auto sim = alarm(finding_kinds::similarity_drop, {});
+  sim.with("mean_top1_similarity", 0.5).with("baseline_median_top1_similarity", 0.8);
+  auto leak = alarm(finding_kinds::scope_leak, {"a2"});
+  leak.with("reason", std::string("outside_requested_scopes"))
+      .with("record_scope", std::string("user:1"));
+  auto q2 = alarm(finding_kinds::query_version_mismatch, {"a3"});
+  q2.with("reason", std::string("query m2 vs stored m1"))
+      .with("query_embedding_version", std::string("m2"));
+  auto q1 = alarm(finding_kinds::query_version_mismatch, {"a3"});
+  q1.with("reason", std::string("query m1 vs stored m0"))
+      .with("query_embedding_version", std::string("m1"));
+  r.findings = {g1, g2, g3, lat, sim, leak, q2, q1};
+  return r;
+}
+
+// Writes a flat index file of this dimension and model version with the given entries.
+void write_index(const fs::path& p, std::size_t dim, const std::string& version,
+                 const std::vector<std::pair<std::string, std::vector<float>>>& entries) {
+  examples::flat_index ix(dim, version);
+  for (const auto& [id, v] : entries) ix.upsert(id, v);
+  ix.save(p);
+}
+
+std::size_t intents(const fs::path& wal) {
+  std::size_t n = 0;
+  for (const auto& e : read_wal_file(wal).entries) n += e.type == wal_frame_type::intent;
+  return n;
+}
+
+}  // namespace
+
+static_assert(index_policy<examples::flat_index_policy<store_t>> &&
+              partial_index_policy<examples::flat_index_policy<store_t>> &&
+              cleanable_index_policy<examples::flat_index_policy<store_t>> &&
+              checkable_index_policy<examples::flat_index_policy<store_t>>);
+static_assert(!cleanable_index_policy<full_index> && !checkable_index_policy<full_index>);
+
+TEST_CASE("alarms: the planner turns retrieval alarms into index actions and review items") {
+  const auto store = alarm_store();
+  const auto plan = make_plan(store, alarm_report(), planner_options{});
+  // priorities: clean_index 7, check_rebuild_index 4, critical review 1, start_migration 0
+  REQUIRE(plan.actions.size() == 4);
+  const auto& clean = plan.actions[0];
+  CHECK(clean.type == action_types::clean_index);
+  CHECK(clean.tier == 1);
+  CHECK(clean.automation == automation::automatic);
+  CHECK(clean.targets == std::vector<std::string>{"ghost", "old"});  // a1 is live: not a target
+  CHECK(clean.edits.empty());
+  const auto& check = plan.actions[1];
+  CHECK(check.type == action_types::check_rebuild_index);
+  CHECK(check.tier == 1);
+  CHECK(check.targets.empty());
+  REQUIRE(check.reasons.size() == 3);  // one per alarm, then what the action does
+  CHECK(check.reasons[0] ==
+        "latency_regression in user:1 [2024-07-14T09:00:00.000Z, 2024-07-14T10:00:00.000Z) "
+        "p95_latency_ms=340 baseline_p95_latency_ms=33");
+  CHECK(check.reasons[1].find("mean_top1_similarity=0.5 baseline_median_top1_similarity=0.8") !=
+        std::string::npos);
+  const auto& leak = plan.actions[2];
+  CHECK(leak.type == action_types::send_to_review);
+  CHECK(leak.tier == 3);
+  CHECK(leak.automation == automation::manual);
+  CHECK(leak.priority == action_priority::critical_review);
+  CHECK(leak.targets == std::vector<std::string>{"a2"});
+  CHECK(leak.edits.empty());
+  REQUIRE(!leak.reasons.empty());
+  CHECK(leak.reasons[0].starts_with("critical: scope_leak in user:1"));
+  const auto& mig = plan.actions[3];
+  CHECK(mig.type == action_types::start_migration);
+  CHECK(mig.tier == 3);
+  CHECK(mig.targets == std::vector<std::string>{"a3"});
+  CHECK(std::any_of(mig.reasons.begin(), mig.reasons.end(), [](const std::string& r) {
+    return r.starts_with("proposed: memhealth migrate start STORE --to m2 ");
+  }));
+  // the live ghost and the queries on the store's own majority version are notes, not actions
+  CHECK(std::any_of(plan.deferred.begin(), plan.deferred.end(), [](const std::string& d) {
+    return d.find("'a1' is a live record of the store now") != std::string::npos;
+  }));
+  CHECK(std::any_of(plan.deferred.begin(), plan.deferred.end(), [](const std::string& d) {
+    return d.starts_with("query_version_mismatch: queries on m1, which most records already hold");
+  }));
+  // during a declared migration to m2, queries on m2 are its progress: no proposal
+  planner_options po;
+  po.migration_to = "m2";
+  const auto during = make_plan(store, alarm_report(), po);
+  CHECK(during.actions.size() == 3);
+  CHECK(std::none_of(during.actions.begin(), during.actions.end(), [](const repair_action& a) {
+    return a.type == action_types::start_migration;
+  }));
+  // the plan JSON keeps the new action types
+  CHECK(plan_from_json(plan_to_json(plan)) == plan);
+}
+
+TEST_CASE(
+    "alarms: apply cleans ghosts out of a flat index and checks it, writing nothing to the log") {
+  scratch_dir dir("alarms");
+  const fs::path ix = dir.path / "index.flat.jsonl";
+  auto store = alarm_store();
+  const auto before = images(store);
+  const auto plan = make_plan(store, alarm_report(), planner_options{});
+  REQUIRE(plan.actions.size() == 4);
+  // 5 entries: the 3 live records, "ghost" (no record) and "old" (archived)
+  write_index(ix, 2, "m1",
+              {{"a1", {1.0f, 0.0f}},
+               {"a2", {0.0f, 1.0f}},
+               {"a3", {0.6f, 0.8f}},
+               {"ghost", {0.0f, 1.0f}},
+               {"old", {1.0f, 0.0f}}});
+  examples::flat_index_policy<store_t> policy(ix, store);
+  REQUIRE(examples::flat_index::load(ix).size() == 5);
+  // before: 2 ids without a live record
+  const auto c0 = policy.check(expected_index(store));
+  CHECK_FALSE(c0.consistent);
+  CHECK(c0.entries == 5);
+  CHECK(c0.expected == 3);
+  CHECK(c0.extra == 2);
+  CHECK(c0.missing == 0);
+  CHECK(c0.stale == 0);
+
+  SUBCASE("clean-up removes exactly the 2 ghosts; the check then finds the index consistent") {
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    apply_options opt;
+    opt.rebuild_index = make_index_rebuilder(policy);
+    opt.index = make_index_hooks(policy);
+    const auto res = apply_plan(store, plan, wal, opt);
+    CHECK(res.outcomes[0].status == action_status::applied);
+    CHECK(res.outcomes[0].reason == "removed 2 of 2 ids from the index");
+    CHECK(res.outcomes[1].status == action_status::noop);  // consistent after the clean-up
+    CHECK(res.outcomes[1].reason.starts_with("index consistent with the store (3 entries"));
+    CHECK(res.outcomes[2].status == action_status::unapproved);  // the scope leak: a person
+    CHECK(res.outcomes[3].status == action_status::unapproved);  // the migration: a person
+    const auto after = examples::flat_index::load(ix);
+    CHECK(after.ids() == std::vector<std::string>{"a1", "a2", "a3"});
+    CHECK(policy.check(expected_index(store)).consistent);
+    CHECK(res.records_changed == 0);
+    CHECK(images(store) == before);
+    wal.sync();
+    CHECK(intents(dir.path / "run.wal") == 0);  // no record changed: nothing logged
+  }
+  SUBCASE("an index with a stale vector is rebuilt, then consistent") {
+    // the index holds a3 = (1,0) while the store has (0.6,0.8): 1 stale vector besides the ghosts
+    write_index(ix, 2, "m1",
+                {{"a1", {1.0f, 0.0f}},
+                 {"a2", {0.0f, 1.0f}},
+                 {"a3", {1.0f, 0.0f}},
+                 {"ghost", {0.0f, 1.0f}},
+                 {"old", {1.0f, 0.0f}}});
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    apply_options opt;
+    opt.index = make_index_hooks(policy);
+    const auto res = apply_plan(store, plan, wal, opt);
+    CHECK(res.outcomes[0].status == action_status::applied);
+    CHECK(res.outcomes[1].status == action_status::applied);
+    CHECK(res.outcomes[1].reason ==
+          "index inconsistent (1 vectors differ from the store's); rebuilt: 3 entries");
+    const auto after = examples::flat_index::load(ix);
+    REQUIRE(after.size() == 3);
+    const auto hits = after.search(std::vector<float>{0.6f, 0.8f}, 1);
+    REQUIRE(hits.size() == 1);
+    CHECK(hits[0].first == "a3");
+    CHECK(hits[0].second == doctest::Approx(1.0));
+  }
+  SUBCASE("a ghost that became a live record again is kept in the index") {
+    // "old" is active again by apply time: only "ghost" is removed
+    const std::size_t at = *store.find("old");
+    auto r = store.extract(at);
+    r.status = "active";
+    store.restore(at, r);
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    apply_options opt;
+    opt.index = make_index_hooks(policy);
+    const auto res = apply_plan(store, plan, wal, opt);
+    CHECK(res.outcomes[0].reason ==
+          "removed 1 of 1 ids from the index (1 ids are live records now: kept)");
+    CHECK(examples::flat_index::load(ix).ids() ==
+          std::vector<std::string>{"a1", "a2", "a3", "old"});
+  }
+  SUBCASE("without an index policy both index actions go to the manual queue") {
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    const auto res = apply_plan(store, plan, wal, apply_options{});
+    CHECK(res.failed.size() == 2);
+    CHECK(res.outcomes[0].reason.starts_with("no index clean-up"));
+    CHECK(res.outcomes[1].reason.starts_with("no index policy"));
+    CHECK(examples::flat_index::load(ix).size() == 5);  // untouched
+  }
+  SUBCASE("a policy with only rebuild(): no clean-up, a rebuild without a check") {
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    full_index idx;
+    apply_options opt;
+    opt.index = make_index_hooks(idx);
+    const auto res = apply_plan(store, plan, wal, opt);
+    CHECK(res.outcomes[0].status == action_status::failed);
+    CHECK(res.outcomes[1].status == action_status::applied);
+    CHECK(res.outcomes[1].reason == "index rebuilt (the index policy has no check)");
+    CHECK(idx.calls == 1);
+  }
+  SUBCASE("approved, the migration proposal is a no-op: apply never starts a migration") {
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    apply_options opt;
+    opt.approve_tier3 = true;
+    opt.index = make_index_hooks(policy);
+    const auto res = apply_plan(store, plan, wal, opt);
+    CHECK(res.outcomes[3].status == action_status::noop);
+    CHECK(res.outcomes[3].reason.find("memhealth migrate start") != std::string::npos);
+    CHECK(res.outcomes[2].status == action_status::noop);  // the review carries no edit
+    CHECK(images(store) == before);
+  }
+}
+
+TEST_CASE("flat index: file round trip, exact cosine search, and bad files as errors") {
+  scratch_dir dir("flat-index");
+  const fs::path p = dir.path / "ix.jsonl";
+  const auto store = alarm_store();
+  // built from the store: the 3 live records (the archived one is left out), dimension 2, m1
+  const auto built = examples::flat_index::build(store);
+  CHECK(built.ids() == std::vector<std::string>{"a1", "a2", "a3"});
+  CHECK(built.dimension() == 2);
+  CHECK(built.embedding_version() == "m1");
+  built.save(p);
+  const auto back = examples::flat_index::load(p);
+  CHECK(back.ids() == built.ids());
+  CHECK(back.check(expected_index(store)).consistent);  // the floats read back bit for bit
+  // query (1,0): cosines a1 1, a3 0.6, a2 0
+  const auto hits = back.search(std::vector<float>{1.0f, 0.0f}, 2);
+  REQUIRE(hits.size() == 2);
+  CHECK(hits[0].first == "a1");
+  CHECK(hits[0].second == doctest::Approx(1.0));
+  CHECK(hits[1].first == "a3");
+  CHECK(hits[1].second == doctest::Approx(0.6).epsilon(1e-6));
+  auto code_of = [](const fs::path& f) {
+    try {
+      (void)examples::flat_index::load(f);
+    } catch (const memhealth::error& e) {
+      return std::make_pair(e.code(), std::string(e.what()));
+    }
+    return std::make_pair(error_code::precondition, std::string("no error"));
+  };
+  const auto header =
+      std::string("{\"memhealth_flat_index\":1,\"dimension\":2,\"embedding_version\":\"m1\"}\n");
+  std::ofstream(dir.path / "long.jsonl") << header << "{\"id\":\"x\",\"vector\":[1,2,3]}\n";
+  auto [c1, m1] = code_of(dir.path / "long.jsonl");
+  CHECK(c1 == error_code::parse);
+  CHECK(m1.find("long.jsonl:2: vector of length 3") != std::string::npos);
+  std::ofstream(dir.path / "twice.jsonl")
+      << header << "{\"id\":\"x\",\"vector\":[1,2]}\n{\"id\":\"x\",\"vector\":[2,1]}\n";
+  auto [c2, m2] = code_of(dir.path / "twice.jsonl");
+  CHECK(c2 == error_code::parse);
+  CHECK(m2.find("twice.jsonl:3: id 'x' given twice") != std::string::npos);
+  std::ofstream(dir.path / "nohead.jsonl") << "{\"id\":\"x\",\"vector\":[1,2]}\n";
+  CHECK(code_of(dir.path / "nohead.jsonl").first == error_code::parse);
+  CHECK(code_of(dir.path / "missing.jsonl").first == error_code::io);
+  // an index of another model version and dimension: both named
+  examples::flat_index other;
+  other.upsert("a1", {1.0f, 0.0f, 0.0f});
+  const auto c = other.check(expected_index(store));
+  CHECK_FALSE(c.consistent);
+  REQUIRE(c.problems.size() == 4);
+  CHECK(c.problems[0] == "dimension 3, the store's is 2");
+  CHECK(c.problems[1] == "model version '', the store's is 'm1'");
+  CHECK(c.problems[2] == "2 live records not in the index");
+  CHECK(c.problems[3] == "1 vectors differ from the store's");
 }
 
 TEST_CASE("compact_wal: a log holding re-embeddings keeps its old vectors at least 14 days") {

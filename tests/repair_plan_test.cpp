@@ -1180,6 +1180,36 @@ TEST_CASE("vocabulary: every finding kind has one planner table row, and the nam
 // json::out_of_range (406, number overflow), not parse_error, for a number beyond double; it
 // escaped parse_plan / read_plan as a foreign exception. Now error(parse), like any text that is
 // not JSON.
+TEST_CASE("vocabulary: the retrieval alarms the planner repairs, and the ones it only notes") {
+  // 8 retrieval kinds; 5 have a row (ghosts, latency, similarity, scope leak, query model)
+  const std::set<std::string_view> rk(all_retrieval_finding_kinds.begin(),
+                                      all_retrieval_finding_kinds.end());
+  CHECK(rk.size() == 8);
+  for (auto k : all_finding_kinds) CHECK(!rk.count(k));  // no store-check kind among them
+  std::size_t rows = 0;
+  for (auto k : all_retrieval_finding_kinds) rows += find_kind_plan(k) != nullptr;
+  CHECK(rows == 5);
+  for (const auto& e : retrieval_plan_table) {
+    CAPTURE(e.kind);
+    CHECK(rk.count(e.kind));
+    CHECK(find_kind_plan(e.kind) == &e);
+    CHECK(e.automation == (e.tier == 1 ? automation::automatic : automation::manual));
+  }
+  CHECK(find_kind_plan(finding_kinds::ghost_result)->action == action_types::clean_index);
+  CHECK(find_kind_plan(finding_kinds::latency_regression)->action ==
+        action_types::check_rebuild_index);
+  CHECK(find_kind_plan(finding_kinds::similarity_drop)->action ==
+        action_types::check_rebuild_index);
+  CHECK(find_kind_plan(finding_kinds::scope_leak)->tier == 3);  // never automatic
+  CHECK(find_kind_plan(finding_kinds::query_version_mismatch)->action ==
+        action_types::start_migration);
+  CHECK(find_kind_plan(finding_kinds::duplicate_share_high) == nullptr);
+  CHECK(is_index_action(action_types::rebuild_index));
+  CHECK(is_index_action(action_types::clean_index));
+  CHECK(is_index_action(action_types::check_rebuild_index));
+  CHECK_FALSE(is_index_action(action_types::start_migration));
+}
+
 TEST_CASE("parse_plan: fuzz regression: a number beyond double is error(parse)") {
   for (const char* text : {"2.8e444", R"({"schema_version": 1, "actions": [], "x": -1e999})"}) {
     try {

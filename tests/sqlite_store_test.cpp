@@ -2605,4 +2605,46 @@ TEST_CASE("planner: a mixed-version finding re-embeds every record off the targe
   CHECK(store.embedding(*store.find("b3"))[1] == -0.5f);
   CHECK(store.embedding(*store.find("a3"))[1] == 0.5f);
 }
+
+TEST_CASE("repair_watch_findings: retrieval alarms go to the review queue, nothing is applied") {
+  sq_dir dir("watch-alarms");
+  const auto db = dir.path / "live.db";
+  std::vector<memory_record> recs{rec("a", "User drinks oat milk.", {0.6f, 0.8f}),
+                                  rec("b", "User has a cat named Tom.", {0.8f, -0.6f})};
+  { auto s = sqlite_store<>::create(db, recs); }
+  auto state = sqlite_state::open(dir.path / "state.db");
+  const auto snapshot = memory_store<>::from_records(recs);
+  // the monitor's alarms: a ghost ("gone"), a latency regression, a scope leak (b), queries on
+  // model m2 (the store holds m1)
+  auto alarm = [](std::string_view kind, std::vector<std::string> ids) {
+    finding f;
+    f.kind = std::string(kind);
+    f.detector = "retrieval_monitor";
+    f.record_ids = std::move(ids);
+    f.with("partition", std::string("user:1"));
+    return f;
+  };
+  std::vector<finding> findings{
+      alarm(finding_kinds::ghost_result, {"gone"}), alarm(finding_kinds::latency_regression, {}),
+      alarm(finding_kinds::scope_leak, {"b"}), alarm(finding_kinds::query_version_mismatch, {"a"})};
+  findings[3].with("query_embedding_version", std::string("m2"));
+  watch_repair_options o;
+  o.history_scope = "sqlite:" + db.string();
+  const utc_time now = parse_timestamp("2024-07-15T00:00:00Z")->instant;
+  {
+    auto live = sqlite_store<>::open(db);
+    wal_writer wal(dir.path / "watch.wal", wal_sync::none);
+    const auto r = repair_watch_findings(snapshot, findings, live, wal, state, o, now);
+    CHECK(r.applied == 0);  // the watch has no index policy: even tier 1 waits
+    CHECK(r.failed == 0);
+    CHECK(r.queued == 4);
+  }
+  std::set<std::string> types;
+  for (const auto& it : state.review_items()) types.insert(it.type);
+  CHECK(types == std::set<std::string>{"check_rebuild_index", "clean_index", "send_to_review",
+                                       "start_migration"});
+  auto s = sqlite_store<>::open(db);
+  CHECK(s.record(*s.find("a")).status == "active");
+  CHECK(s.record(*s.find("b")).status == "active");
+}
 }  // namespace sqlite_store_test

@@ -1052,6 +1052,8 @@ void add_rollback(CLI::App& app, int& rc);
 void add_recover(CLI::App& app, int& rc);
 void add_diff(CLI::App& app, int& rc);
 void add_wal(CLI::App& app, int& rc);
+/// `memhealth index build|check STORE --index flat:PATH` (cmd_repair.cpp).
+void add_index(CLI::App& app, int& rc);
 #if MEMHEALTH_CLI_HAVE_WATCH
 void add_watch(CLI::App& app, int& rc);
 #endif

@@ -9,6 +9,7 @@
 #include <span>
 #include <sstream>
 
+#include "../../examples/flat_index.hpp"
 #include "cli.hpp"
 #if MEMHEALTH_CLI_HAVE_PG
 #include "memhealth/detect/pg_workers.hpp"
@@ -52,6 +53,10 @@ struct plan_options {
   int workers = -1;                 // --workers N (postgresql:// only); -1 = one process
   std::size_t job_records = 20000;  // --job-records
   double lease = 120;               // --lease seconds
+  // retrieval alarms (issue 21): the monitor's findings over these events are planned too
+  std::string events;
+  std::string monitor_window = "1h";
+  std::string baseline;
 };
 
 // plan --workers N: the findings of a check spread across workers (detect/pg_workers.hpp) and
@@ -94,6 +99,82 @@ memory_store<> plan_rows_by_workers(const plan_options& o, const default_check_s
   (void)merged;
   no_pg_support();
 #endif
+}
+
+// ------------------------------------------------------------------------- retrieval alarms
+
+// The retrieval monitor's options for planning and verifying repairs: `window` (a positive
+// duration), every distinct id listed (a clean-up needs all of them).
+monitor_options alarm_monitor_options(const std::string& window) {
+  monitor_options mo;
+  const auto w = parse_duration(window);
+  if (!w || w->count() <= 0)
+    throw error(error_code::invalid_argument,
+                "--monitor-window: expected a positive duration such as 30m, 1h, 1d: " + window);
+  mo.window = *w;
+  mo.max_listed_ids = static_cast<std::size_t>(-1);
+  return mo;
+}
+
+// Retrieval events of a file (load issues printed). @throws error(io/parse) for a directory or
+// an SQLite file, error(io) for an unreadable one.
+event_load_result read_alarm_events(const std::string& path) {
+  check_jsonl_input(path, "retrieval events");
+  auto ev = read_events_jsonl(path);
+  print_issues(ev.issues);
+  return ev;
+}
+
+// The monitor's findings over `events_path` served from `store` (a rolling baseline, or the
+// pooled `baseline_path`).
+std::vector<finding> retrieval_alarms(const memory_store<>& store, const std::string& events_path,
+                                      const std::string& window, const std::string& baseline_path) {
+  const monitor_options mo = alarm_monitor_options(window);
+  const auto ev = read_alarm_events(events_path);
+  std::optional<baseline_map> base;
+  if (!baseline_path.empty()) {
+    const auto b = read_alarm_events(baseline_path);
+    base = compute_baseline(store, std::span(b.retrievals), std::span(b.feedback), mo);
+  }
+  auto res = monitor_retrievals(store, std::span(ev.retrievals), std::span(ev.feedback), mo,
+                                base ? &*base : nullptr);
+  return std::move(res.findings.findings);
+}
+
+// "P95 340.0 ms, duplicate share 0.355 (11 of 31), ghost results 3, scope leaks 2, query-model
+// mismatches 6, over 192 retrievals"
+std::string figures_text(const retrieval_figures& f) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "P95 latency %.1f ms, duplicate share of top-k %.3f (%zu of %zu), ghost results "
+                "%zu, scope leaks %zu, query-model mismatches %zu, over %zu retrievals",
+                f.p95_latency_ms, f.duplicate_share, f.duplicate_results, f.topk_compared,
+                f.ghost_results, f.scope_leaks, f.version_mismatches, f.retrievals);
+  return buf;
+}
+
+nlohmann::ordered_json figures_json(const retrieval_figures& f, const std::string& events) {
+  nlohmann::ordered_json j;
+  j["events"] = events;
+  j["retrievals"] = f.retrievals;
+  j["p95_latency_ms"] = f.p95_latency_ms;
+  j["duplicate_share"] = f.duplicate_share;
+  j["duplicate_results"] = f.duplicate_results;
+  j["topk_compared"] = f.topk_compared;
+  j["ghost_results"] = f.ghost_results;
+  j["scope_leaks"] = f.scope_leaks;
+  j["query_model_mismatches"] = f.version_mismatches;
+  return j;
+}
+
+// `--index KIND:PATH`: the index policy of the tool. Only `flat:PATH` (examples/flat_index.hpp).
+// @throws error(invalid_argument) for another kind or an empty path.
+std::filesystem::path flat_index_path(const std::string& spec) {
+  if (!spec.starts_with("flat:") || spec.size() == 5)
+    throw error(
+        error_code::invalid_argument,
+        "--index: expected flat:PATH (a file-backed flat index, examples/flat_index.hpp): " + spec);
+  return spec.substr(5);
 }
 
 apply_options approvals(const std::vector<std::string>& approve) {
@@ -221,7 +302,14 @@ int run_plan(const plan_options& po_cli) {
   settings.first.migration_to = declared_migration_to(o.store);
   detect_options d = settings.second;  // not a structured binding: lambdas capture it
   if (d.dimension == 0) d.dimension = store.dimension();
+  po.migration_to = settings.first.migration_to;
   const auto detectors = make_default_pipeline(settings.first);
+  std::vector<finding> alarms;  // the retrieval monitor's, when --events is given
+  if (!o.events.empty()) alarms = retrieval_alarms(store, o.events, o.monitor_window, o.baseline);
+  detection_provenance prov =
+      detection_record(o.detect, o.detect.dim ? o.detect.dim : store.dimension());
+  if (!o.events.empty())  // apply shows the retrieval figures of these events before repair
+    prov.other["events"] = std::filesystem::absolute(o.events).lexically_normal().string();
   std::size_t findings = 0;
   const plan_file_summary p = make_plan_file(
       store,
@@ -229,6 +317,7 @@ int run_plan(const plan_options& po_cli) {
         if (merged) {  // --workers: the merged findings, in the single-process order
           findings += merged->findings.size();
           for (const finding& f : merged->findings) add(f);
+          for (const finding& f : alarms) add(f);
           return;
         }
         (void)detectors.run_each(
@@ -238,10 +327,12 @@ int run_plan(const plan_options& po_cli) {
               for (const finding& f : part) add(f);
             },
             d);
+        for (const finding& f : alarms) add(f);
       },
-      po, o.out, detection_record(o.detect, o.detect.dim ? o.detect.dim : store.dimension()));
-  std::cerr << "memhealth plan: " << findings << " findings -> " << o.out << "\n"
-            << plan_summary(p);
+      po, o.out, prov);
+  std::cerr << "memhealth plan: " << findings << " findings";
+  if (!o.events.empty()) std::cerr << " and " << alarms.size() << " retrieval alarms";
+  std::cerr << " -> " << o.out << "\n" << plan_summary(p);
   if (!o.approve
            .empty()) {  // what apply would run with these approvals (a dry run, nothing written)
     auto opt = approvals(o.approve);
@@ -259,6 +350,61 @@ int run_plan(const plan_options& po_cli) {
     }
   }
   return exit_ok;
+}
+
+// ------------------------------------------------------------------------- index build | check
+
+struct index_cli_options {
+  std::string store;
+  std::string index;
+  std::string format = "text";
+};
+
+// memhealth index build: the flat index the store expects (live records with a usable vector).
+int run_index_build(const index_cli_options& o) {
+  const auto path = flat_index_path(o.index);
+  probe_output(path.string(), "--index");
+  const auto store = load_memory_store(o.store);
+  warn_if_empty("index build", o.store, store.size());
+  const auto e = expected_index(store);
+  examples::flat_index::build(store).save(path);
+  std::cerr << "memhealth index build: " << e.ids.size() << " entries, dimension " << e.dimension
+            << ", model version '" << e.embedding_version << "' -> " << path.string() << "\n";
+  if (e.left_out)
+    std::cerr << "memhealth index build: " << e.left_out
+              << " live records with a vector of another dimension or version (or a duplicate "
+                 "id) left out; re-embed them (memhealth plan)\n";
+  return exit_ok;
+}
+
+// memhealth index check: the flat index against the store; exit 1 when inconsistent.
+int run_index_check(const index_cli_options& o) {
+  const auto path = flat_index_path(o.index);
+  const auto store = load_memory_store(o.store);
+  const auto ix = examples::flat_index::load(path);
+  const auto c = ix.check(expected_index(store));
+  if (o.format == "json") {
+    nlohmann::ordered_json j;
+    j["schema_version"] = 1;
+    j["command"] = "index check";
+    j["store"] = o.store;
+    j["index"] = path.string();
+    j["consistent"] = c.consistent;
+    j["entries"] = c.entries;
+    j["expected"] = c.expected;
+    j["missing"] = c.missing;
+    j["extra"] = c.extra;
+    j["stale"] = c.stale;
+    j["dimension"] = c.dimension;
+    j["embedding_version"] = c.embedding_version;
+    j["problems"] = c.problems;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << "index " << path.string() << ": " << c.entries << " entries, the store expects "
+              << c.expected << ": " << (c.consistent ? "consistent" : "INCONSISTENT") << "\n";
+    for (const auto& p : c.problems) std::cout << "  " << p << "\n";
+  }
+  return c.consistent ? exit_ok : exit_findings;
 }
 
 // ------------------------------------------------------------------------- apply
@@ -284,6 +430,10 @@ struct apply_cli_options {
   std::size_t max_in_flight = execution_limits{}.max_in_flight;
   std::size_t max_records = apply_options{}.max_records;
   bool dry_run = false;  // postgresql:// stores: print the SQL each action would run
+  // retrieval alarms (issue 21)
+  std::string index;         // flat:PATH, the index policy for index actions
+  std::string events;        // retrieval events before the repair (default: the plan's)
+  std::string events_after;  // retrieval events served after the repair
 };
 
 // The runs-per-day budget of `apply`: the store's state database, or a JSON ledger file.
@@ -707,6 +857,10 @@ int run_apply_pg(const apply_cli_options& o) {
   if (!o.report.empty())
     throw error(error_code::invalid_argument,
                 "--report is not available for postgresql:// stores yet");
+  if (!o.index.empty() || !o.events.empty() || !o.events_after.empty())
+    throw error(error_code::invalid_argument,
+                "--index, --events and --events-after are not available for postgresql:// stores "
+                "yet");
   const repair_plan plan = read_plan(o.plan);
   auto opt = approvals(o.approve);
   opt.batch_size = o.batch;
@@ -818,6 +972,33 @@ int run_apply(const apply_cli_options& o) {
                 << ", the store's most common version is " << top
                 << ": re-embedded records join neither (a model switch is `memhealth migrate`)\n";
   }
+  // The index policy (--index flat:PATH) for rebuild_index, clean_index, check_rebuild_index.
+  // It reads `store` as the run changes it; a missing file is an error now, not mid-run (the
+  // tool can build one: memhealth index build).
+  std::optional<examples::flat_index_policy<memory_store<>>> flat_policy;
+  if (!o.index.empty()) {
+    flat_policy.emplace(flat_index_path(o.index), store);
+    (void)examples::flat_index::load(flat_policy->path());
+    opt.rebuild_index = make_index_rebuilder(*flat_policy);
+    opt.index = make_index_hooks(*flat_policy);
+  }
+  // Retrieval figures before the repair, of --events or of the events the plan was made from.
+  std::string events_before = o.events;
+  if (events_before.empty() && header.detection.other.count("events")) {
+    events_before = header.detection.other.at("events");
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(events_before, ec)) {
+      std::cerr << "memhealth apply: warning: the plan's events file " << events_before
+                << " is gone: no retrieval figures before the repair (--events names one)\n";
+      events_before.clear();
+    }
+  }
+  std::optional<retrieval_figures> figures_before, figures_after;
+  if (!events_before.empty()) {
+    const auto ev = read_alarm_events(events_before);
+    figures_before = summarize_retrievals(store, std::span(ev.retrievals));
+  }
+  if (!o.events_after.empty()) check_jsonl_input(o.events_after, "retrieval events");
   // Detection before: the whole report only for an audit report (it attributes root causes on
   // the findings and a copy of the store as it was); otherwise counts, in bounded memory.
   std::optional<report> before;
@@ -897,6 +1078,15 @@ int run_apply(const apply_cli_options& o) {
                                    : std::string())
             << "; findings " << before_counts.total << " -> " << after_counts.total << "; wrote "
             << o.out << "\n";
+  if (figures_before)
+    std::cerr << "memhealth apply: retrieval before (" << events_before
+              << "): " << figures_text(*figures_before) << "\n";
+  if (!o.events_after.empty()) {  // events served after the repair, against the repaired store
+    const auto ev = read_alarm_events(o.events_after);
+    figures_after = summarize_retrievals(store, std::span(ev.retrievals));
+    std::cerr << "memhealth apply: retrieval after (" << o.events_after
+              << "): " << figures_text(*figures_after) << "\n";
+  }
   if (header.suspended && !opt.approve_suspended)
     std::cerr << "memhealth apply: the plan is suspended (" << header.suspend_reason
               << "), so nothing ran; review it (memhealth plan prints it) and pass --approve "
@@ -917,12 +1107,22 @@ int run_apply(const apply_cli_options& o) {
         make_audit_report(*before_store, store, *before, *after, *whole, res, ao);
     if (o.report.ends_with(".json")) {
       auto j = apply_report_json(o, *whole, res, *before, *after);
+      if (figures_before) j["retrieval_before"] = figures_json(*figures_before, events_before);
+      if (figures_after) j["retrieval_after"] = figures_json(*figures_after, o.events_after);
       j["audit"] = to_json(audit);
       emit(j.dump(2), o.report);
     } else if (o.report.ends_with(".html") || o.report.ends_with(".htm")) {
       emit(to_html(audit), o.report);
     } else {
-      emit(to_markdown(audit), o.report);
+      std::string md = to_markdown(audit);
+      if (figures_before || figures_after) {
+        md += "\n## Retrieval\n\n";
+        if (figures_before)
+          md += "- before (" + events_before + "): " + figures_text(*figures_before) + "\n";
+        if (figures_after)
+          md += "- after (" + o.events_after + "): " + figures_text(*figures_after) + "\n";
+      }
+      emit(md, o.report);
     }
   }
   if (!held.empty())
@@ -1314,6 +1514,26 @@ void add_wal(CLI::App& app, int& rc) {
   ver->callback([v, &rc] { rc = run_wal_verify(v->first, v->second); });
 }
 
+void add_index(CLI::App& app, int& rc) {
+  auto* ix = app.add_subcommand(
+      "index", "The reference vector index (a file-backed flat index): build, check");
+  ix->require_subcommand(1);
+  auto o = std::make_shared<index_cli_options>();
+  auto* b = ix->add_subcommand(
+      "build", "Write the flat index the store expects (live records with a usable vector)");
+  b->add_option("store", o->store, "Store (JSONL or sqlite:PATH)")->required();
+  b->add_option("--index", o->index, "The index: flat:PATH")->required();
+  b->callback([o, &rc] { rc = run_index_build(*o); });
+  auto* c = ix->add_subcommand(
+      "check",
+      "Compare a flat index with the store (ids, vectors, dimension, model version); "
+      "exit 1 when inconsistent");
+  c->add_option("store", o->store, "Store (JSONL or sqlite:PATH)")->required();
+  c->add_option("--index", o->index, "The index: flat:PATH")->required();
+  c->add_option("--format", o->format, "Output format")->check(CLI::IsMember(text_json));
+  c->callback([o, &rc] { rc = run_index_check(*o); });
+}
+
 void add_plan(CLI::App& app, int& rc) {
   auto o = std::make_shared<plan_options>();
   auto* cmd =
@@ -1344,6 +1564,14 @@ void add_plan(CLI::App& app, int& rc) {
   cmd->add_option("--lease", o->lease,
                   "With --workers: seconds a claimed job is held without renewal before another "
                   "worker may take it (default 120)");
+  cmd->add_option("--events", o->events,
+                  "Retrieval events (JSONL): the retrieval monitor's alarms are planned too (ghost "
+                  "results: an index clean-up; latency or similarity: an index check and rebuild; "
+                  "scope leaks: a critical review; a query-model mismatch: a migration proposal)");
+  cmd->add_option("--monitor-window", o->monitor_window,
+                  "Window of the retrieval monitor for --events (30m, 1h, 1d)");
+  cmd->add_option("--baseline", o->baseline,
+                  "Reference retrieval events for the monitor's baseline (default: rolling)");
   cmd->callback([o, &rc] { rc = run_plan(*o); });
 }
 
@@ -1400,6 +1628,16 @@ void add_apply(CLI::App& app, int& rc) {
                   "openai:URL with --embedding-model (an OpenAI-compatible API; key from "
                   "--api-key-env); without it reembed actions fail (manual queue)");
   cmd->add_option("--embedding-model", o->detect.embedding_model, "Model name for --embedder");
+  cmd->add_option("--index", o->index,
+                  "Index policy for the index actions (rebuild_index, clean_index, "
+                  "check_rebuild_index): flat:PATH, a file-backed flat index (memhealth index "
+                  "build makes one); without it they fail (manual queue)");
+  cmd->add_option("--events", o->events,
+                  "Retrieval events before the repair: their P95 latency and duplicate share are "
+                  "reported (default: the events the plan was made from)");
+  cmd->add_option("--events-after", o->events_after,
+                  "Retrieval events served after the repair: the same figures against the "
+                  "repaired store");
   cmd->callback([o, cmd, &rc] {
     // outputs probed before any work (writable, not a directory; stale temporaries reported)
     probe_store_output(o->out, "--out");

@@ -215,11 +215,16 @@ int run_approve(const review_cli_options& o) {
     if (it.status == "approved")
       throw error(error_code::invalid_argument,
                   "item " + short_id(it.key) + " is already approved (by " + it.decided_by + ")");
-    if (it.type == action_types::rebuild_index)
+    if (is_index_action(it.type))
+      throw error(error_code::invalid_argument,
+                  "item " + short_id(it.key) + " is an index action (" + it.type +
+                      "): review has no index policy to run it (run it with memhealth apply "
+                      "--index, or in the host, then reject or defer the item with a reason)");
+    if (it.type == action_types::start_migration)
       throw error(error_code::invalid_argument,
                   "item " + short_id(it.key) +
-                      " is an index rebuild: the tool has no index policy to run it (rebuild the "
-                      "index in the host, then reject or defer the item with a reason)");
+                      " proposes an embedding-model migration: start it with memhealth migrate "
+                      "start (see `review show`), then reject or defer the item with a reason");
   }
   auto live = open_sqlite_store(o.store, false);
   const std::string wal_path =

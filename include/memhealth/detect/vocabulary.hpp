@@ -81,6 +81,28 @@ inline constexpr std::array<std::string_view, 29> all_finding_kinds{
     finding_kinds::content_time_mismatch,
     finding_kinds::check_skipped};
 
+/// Level-3 finding kinds of the retrieval monitor (monitor/retrieval_monitor.hpp, raised by
+/// `monitor_retrievals` over retrieval events, not by the store check). Declared here so the
+/// planner can name the alarms it turns into repairs (plan_table.hpp, `retrieval_plan_table`)
+/// without including the monitor.
+namespace finding_kinds {
+inline constexpr std::string_view latency_regression = "latency_regression";
+inline constexpr std::string_view similarity_drop = "similarity_drop";
+inline constexpr std::string_view duplicate_share_high = "duplicate_share_high";
+inline constexpr std::string_view empty_results = "empty_results";
+inline constexpr std::string_view feedback_negative = "feedback_negative";
+inline constexpr std::string_view ghost_result = "ghost_result";
+inline constexpr std::string_view scope_leak = "scope_leak";
+inline constexpr std::string_view query_version_mismatch = "query_version_mismatch";
+}  // namespace finding_kinds
+
+/// Every retrieval-monitor kind, in declaration order (for tables and tests).
+inline constexpr std::array<std::string_view, 8> all_retrieval_finding_kinds{
+    finding_kinds::latency_regression,   finding_kinds::similarity_drop,
+    finding_kinds::duplicate_share_high, finding_kinds::empty_results,
+    finding_kinds::feedback_negative,    finding_kinds::ghost_result,
+    finding_kinds::scope_leak,           finding_kinds::query_version_mismatch};
+
 /// The kinds of change `diff_snapshots` (audit/snapshot_diff.hpp) reports between two snapshots
 /// of a store: changes that the write-ahead log of the operations between them does not explain.
 namespace diff_kinds {

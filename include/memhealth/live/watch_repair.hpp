@@ -8,7 +8,8 @@
 ///   with a `tier2_veto_window` it is applied by a later run once the window has passed unless
 ///   a person rejected or deferred it ("or a short time window"); without one it waits for a
 ///   person;
-/// - **tier 3** (`automation::manual`), `rebuild_index` (the watch has no index policy) and
+/// - **tier 3** (`automation::manual`), the index actions (`rebuild_index`, and `clean_index` /
+///   `check_rebuild_index` from retrieval alarms: the watch has no index policy) and
 ///   every action of a suspended plan (blast radius over the threshold) go to the review queue
 ///   (`sqlite_state::queue_review`, table `review_items`), once per idempotency key.
 ///
@@ -368,8 +369,10 @@ watch_repair_result repair_watch_findings(const memory_store<>& snapshot,
   for (auto& a : plan.actions) {
     if (plan.suspended) {
       queue(a, "plan suspended: " + plan.suspend_reason);
-    } else if (a.type == action_types::rebuild_index) {
-      queue(a, "index rebuild: the watch has no index policy");
+    } else if (is_index_action(a.type)) {
+      queue(a, a.type == action_types::rebuild_index
+                   ? "index rebuild: the watch has no index policy"
+                   : a.type + ": the watch has no index policy (memhealth apply --index runs it)");
     } else if (a.automation == automation::manual) {
       queue(a, "tier 3: a person decides");
     } else if (a.automation == automation::confirm && !o.tier2_apply.contains(a.type) &&

@@ -53,6 +53,12 @@
 /// `max_listed_ids`), evidence `occurrences` (result slots), `events` (retrievals), `reason`.
 /// Checks that need a field the record type lacks (scope, status, version) are compiled out.
 ///
+/// `suggested_repair` names what `make_plan` does with a finding (plan_table.hpp,
+/// `retrieval_plan_table`): ghost_result "clean_index", latency_regression and similarity_drop
+/// "check_rebuild_index", scope_leak "manual_review", query_version_mismatch "start_migration";
+/// the kinds the planner only notes: duplicate_share_high "merge_duplicates", empty_results
+/// "rebuild_index", feedback_negative "manual_review".
+///
 /// Errors: bad input never throws (events are data); a window length <= 0 throws
 /// memhealth::error(invalid_argument).
 
@@ -77,6 +83,7 @@
 #include "memhealth/config.hpp"
 #include "memhealth/detect/finding.hpp"
 #include "memhealth/detect/scope.hpp"
+#include "memhealth/detect/vocabulary.hpp"
 #include "memhealth/monitor/events.hpp"
 #include "memhealth/monitor/latency_sketch.hpp"
 #include "memhealth/record/time.hpp"
@@ -86,17 +93,8 @@
 
 namespace memhealth {
 
-namespace finding_kinds {
-// level 3, retrieval quality (monitor/retrieval_monitor.hpp)
-inline constexpr std::string_view latency_regression = "latency_regression";
-inline constexpr std::string_view similarity_drop = "similarity_drop";
-inline constexpr std::string_view duplicate_share_high = "duplicate_share_high";
-inline constexpr std::string_view empty_results = "empty_results";
-inline constexpr std::string_view feedback_negative = "feedback_negative";
-inline constexpr std::string_view ghost_result = "ghost_result";
-inline constexpr std::string_view scope_leak = "scope_leak";
-inline constexpr std::string_view query_version_mismatch = "query_version_mismatch";
-}  // namespace finding_kinds
+// The finding kinds of this monitor (latency_regression ... query_version_mismatch) are declared
+// in detect/vocabulary.hpp (`all_retrieval_finding_kinds`), so the planner can name them.
 
 /// Knobs of the retrieval monitor (see the file comment for how each is used). Similarities are
 /// in the store's kernel units (cosine in [-1, 1] by default); rates and shares in [0, 1].
@@ -465,6 +463,51 @@ baseline_map compute_baseline(const S& store, std::span<const retrieval_event> r
   return out;
 }
 
+/// The retrieval figures of a whole event stream, pooled over partitions and windows: what
+/// `memhealth apply` shows before and after a repair (issue 21, "verification includes the
+/// retrieval metrics"). Latencies in ms; shares in [0, 1].
+struct retrieval_figures {
+  std::size_t retrievals = 0;     ///< retrieval events
+  double p95_latency_ms = 0;      ///< pooled P95 latency (relative error latency_relative_error)
+  std::size_t topk_compared = 0;  ///< top-k results with a usable store embedding
+  std::size_t duplicate_results = 0;   ///< of those, near duplicates of a higher-ranked result
+  double duplicate_share = 0;          ///< duplicate_results / topk_compared (0 when none compared)
+  std::size_t ghost_results = 0;       ///< result slots serving an id without a live record
+  std::size_t scope_leaks = 0;         ///< result slots outside the requested scopes
+  std::size_t version_mismatches = 0;  ///< retrievals whose query model differs from a result's
+};
+
+/// Pools `retrievals` served from `store` into one `retrieval_figures` (the same definitions as
+/// the per-window metrics of `monitor_retrievals`, see the file comment). Empty input: all zero.
+/// @throws memhealth::error(invalid_argument) for a window length <= 0 (the window does not
+/// change the pooled figures). @complexity O(events x top_k^2 x d).
+template <record_store S, similarity_kernel Kernel = cosine_kernel>
+retrieval_figures summarize_retrievals(const S& store, std::span<const retrieval_event> retrievals,
+                                       const monitor_options& options = {},
+                                       const Kernel& kernel = {}) {
+  detail::monitor_engine<S, Kernel> eng(store, options, kernel);
+  for (const auto& e : retrievals) eng.add(e);
+  detail::window_accum all(options.latency_relative_error);
+  for (const auto& entry : eng.windows()) all.merge(entry.second);
+  retrieval_figures out;
+  out.retrievals = all.retrievals;
+  out.p95_latency_ms = all.retrievals ? all.sketch.quantile(0.95) : 0.0;
+  out.topk_compared = all.compared;
+  out.duplicate_results = all.dups;
+  out.duplicate_share =
+      all.compared ? static_cast<double>(all.dups) / static_cast<double>(all.compared) : 0.0;
+  for (const auto& entry : eng.integrity_findings()) {
+    const std::string_view kind = std::get<2>(entry.first);
+    if (kind == finding_kinds::ghost_result)
+      out.ghost_results += entry.second.occurrences;
+    else if (kind == finding_kinds::scope_leak)
+      out.scope_leaks += entry.second.occurrences;
+    else if (kind == finding_kinds::query_version_mismatch)
+      out.version_mismatches += entry.second.events;
+  }
+  return out;
+}
+
 /// Runs the retrieval monitor over events served from `store` (see the file comment).
 /// @param retrievals, feedback events in any order. @param baseline explicit baselines per
 ///        partition; nullptr (or a partition missing from it) = rolling baseline.
@@ -550,7 +593,7 @@ monitor_result monitor_retrievals(const S& store, std::span<const retrieval_even
             base && base->p95_latency_ms > 0 &&
                 m.p95_latency_ms >= o.p95_ratio * base->p95_latency_ms,
             "p95_latency_ms", m.p95_latency_ms, o.max_p95_latency_ms, "baseline_p95_latency_ms",
-            base ? base->p95_latency_ms : 0.0, "rebuild_index", {});
+            base ? base->p95_latency_ms : 0.0, "check_rebuild_index", {});
       if (!a.top1.empty()) {
         bool base_hit = false;
         if (base) {
@@ -561,7 +604,7 @@ monitor_result monitor_retrievals(const S& store, std::span<const retrieval_even
         alert(finding_kinds::similarity_drop, m.mean_top1_similarity < o.min_mean_top1_similarity,
               base_hit, "mean_top1_similarity", m.mean_top1_similarity, o.min_mean_top1_similarity,
               "baseline_median_top1_similarity", base ? base->median_top1_similarity : 0.0,
-              "manual_review", {});
+              "check_rebuild_index", {});
       }
       alert(finding_kinds::duplicate_share_high, m.duplicate_share > o.max_duplicate_share,
             base && m.duplicate_share - base->duplicate_share >= o.duplicate_share_increase,
@@ -599,9 +642,10 @@ monitor_result monitor_retrievals(const S& store, std::span<const retrieval_even
           .with("events", static_cast<std::int64_t>(ia.events));
       f.with("distinct_ids", static_cast<std::int64_t>(ia.seen.size()));
       if (!ia.detail_key.empty()) f.with(ia.detail_key, ia.detail_value);
+      // what make_plan does with it (plan_table.hpp, retrieval_plan_table)
       f.suggested_repair = kind == finding_kinds::scope_leak     ? "manual_review"
-                           : kind == finding_kinds::ghost_result ? "rebuild_index"
-                                                                 : "reembed";
+                           : kind == finding_kinds::ghost_result ? "clean_index"
+                                                                 : "start_migration";
       if (kind == finding_kinds::ghost_result)
         m.ghost_results += ia.occurrences;
       else if (kind == finding_kinds::scope_leak)

@@ -131,7 +131,24 @@ inline constexpr std::string_view resolve_conflict = "resolve_conflict";        
 inline constexpr std::string_view downweight = "downweight";                      ///< tier 2
 inline constexpr std::string_view send_to_review = "send_to_review";              ///< tier 3
 inline constexpr std::string_view reembed = "reembed";                            ///< tier 3
+/// Tier 1, from `ghost_result` alarms: remove served ids without a live record from the index
+/// (index_policy.hpp; no record edit).
+inline constexpr std::string_view clean_index = "clean_index";
+/// Tier 1, from `latency_regression` / `similarity_drop` alarms: check the index against the
+/// store, rebuild it when inconsistent (index_policy.hpp; no record edit).
+inline constexpr std::string_view check_rebuild_index = "check_rebuild_index";
+/// Tier 3, from `query_version_mismatch` alarms: a person starts the embedding-model migration
+/// (`memhealth migrate start --to VERSION`); `apply` never starts one (no record edit).
+inline constexpr std::string_view start_migration = "start_migration";
 }  // namespace action_types
+
+/// True for the action types that act on the user's vector index rather than on records
+/// (`rebuild_index`, `clean_index`, `check_rebuild_index`): they need an index policy, change no
+/// record and write nothing to the write-ahead log.
+constexpr bool is_index_action(std::string_view type) noexcept {
+  return type == action_types::rebuild_index || type == action_types::clean_index ||
+         type == action_types::check_rebuild_index;
+}
 
 /// How many records and scopes an action (or plan) touches.
 struct blast_radius {

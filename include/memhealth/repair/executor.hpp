@@ -25,6 +25,9 @@
 ///    else the action and every later one are *deferred*; a batch holds at most `max_in_flight`
 ///    actions and `max_records_in_flight` records. A `rebuild_index` action calls
 ///    `apply_options::rebuild_index` after the batches before it are committed (index_policy.hpp);
+///    so do `clean_index` and `check_rebuild_index` through `apply_options::index`, and a
+///    `start_migration` proposal (approved) is a no-op naming the command a person runs: none of
+///    them changes a record or writes to the log;
 /// 5. the intent (before + after images of the changed records) is appended and made durable
 ///    (group commit: `batch_size` actions per `fdatasync`), then each record is written with
 ///    `store.restore(i, after)`, then a commit frame is appended; a `transactional_record_store`
@@ -113,6 +116,10 @@ struct apply_options {
   /// The user's index policy for `rebuild_index` actions (index_policy.hpp,
   /// `make_index_rebuilder`); unset: such actions go to the manual queue.
   index_rebuilder rebuild_index;
+  /// The user's index policy for the actions of retrieval alarms, `clean_index` and
+  /// `check_rebuild_index` (index_policy.hpp, `make_index_hooks`); an unset operation sends such
+  /// an action to the manual queue (a policy without `check` is rebuilt without one).
+  index_hooks index;
   /// The repair history that spans runs (repair_history.hpp; not owned, must outlive the run):
   /// attempts, the manual queue, done actions and replaced images of earlier runs. nullptr: none.
   repair_history* history = nullptr;
@@ -443,12 +450,21 @@ class plan_run {
       pending_.pop_front();
       const repair_action& act = action_of(a);
       if (!approved(a, act)) continue;
-      if (act.type == action_types::rebuild_index) {  // index_policy.hpp
-        if (!batch.empty()) {  // the re-embeddings before it are committed first
+      if (is_index_action(act.type)) {  // index_policy.hpp
+        if (!batch.empty()) {           // the record changes before it are committed first
           pending_.push_front(a);
           break;
         }
-        rebuild_index(a, act);
+        if (act.type == action_types::rebuild_index)
+          rebuild_index(a, act);
+        else
+          alarm_index_action(a, act);
+        continue;
+      }
+      if (act.type == action_types::start_migration) {
+        set(a, action_status::noop,
+            "a migration is started by a person (memhealth migrate start --to VERSION), never by "
+            "apply: see the action's reasons");
         continue;
       }
       if (!runnable(a, act)) continue;
@@ -534,6 +550,92 @@ class plan_run {
         else
           set(a, action_status::failed, std::string("attempts exhausted: ") + ex.what());
       }
+    }
+  }
+
+  // clean_index / check_rebuild_index (index_policy.hpp, "Retrieval alarms"): through
+  // `apply_options::index`, never logged (no record changes); an exception is retried like a
+  // failed action (index actions are not in the history), then the manual queue.
+  void alarm_index_action(std::size_t a, const repair_action& act) {
+    const bool clean = act.type == action_types::clean_index;
+    std::vector<std::string> ghosts;  // targets without a live record now
+    std::size_t live_now = 0;
+    if (clean) {
+      for (const auto& id : act.targets) {
+        if (auto i = store_.find(id); i && index_live(store_, *i))
+          ++live_now;
+        else
+          ghosts.push_back(id);
+      }
+      std::sort(ghosts.begin(), ghosts.end());
+      ghosts.erase(std::unique(ghosts.begin(), ghosts.end()), ghosts.end());
+    }
+    const std::string kept =
+        live_now ? " (" + std::to_string(live_now) + " ids are live records now: kept)" : "";
+    if (clean && ghosts.empty()) {
+      set(a, action_status::noop, "every target is a live record now: nothing removed" + kept);
+      return;
+    }
+    if (clean ? !opt_.index.remove : !opt_.index.rebuild) {
+      set(a, action_status::failed,
+          clean ? "no index clean-up (apply_options::index.remove): remove " +
+                      std::to_string(ghosts.size()) + " ids from the index by hand"
+                : std::string("no index policy (apply_options::index.rebuild): check and rebuild "
+                              "the index by hand"));
+      return;
+    }
+    if (opt_.dry_run) {
+      set(a, action_status::applied,
+          clean ? "dry run: would remove " + std::to_string(ghosts.size()) + " ids from the index"
+                : std::string("dry run: would check the index and rebuild it when inconsistent"));
+      return;
+    }
+    ++attempts(a);
+    try {
+      if (clean) {
+        const std::size_t removed = opt_.index.remove(ghosts);
+        set(a, action_status::applied,
+            "removed " + std::to_string(removed) + " of " + std::to_string(ghosts.size()) +
+                " ids from the index" +
+                (removed < ghosts.size()
+                     ? " (" + std::to_string(ghosts.size() - removed) + " were not in it)"
+                     : std::string()) +
+                kept);
+        return;
+      }
+      if (!opt_.index.check) {
+        opt_.index.rebuild();
+        set(a, action_status::applied, "index rebuilt (the index policy has no check)");
+        return;
+      }
+      const index_expectation expected = expected_index(store_);
+      const index_check first = opt_.index.check(expected);
+      if (first.consistent) {
+        set(a, action_status::noop,
+            "index consistent with the store (" + std::to_string(first.entries) +
+                " entries, dimension " + std::to_string(first.dimension) +
+                "): nothing rebuilt; the alarm's cause is elsewhere");
+        return;
+      }
+      opt_.index.rebuild();
+      const index_check second = opt_.index.check(expected);
+      std::string found;
+      for (const auto& p : first.problems) found += (found.empty() ? "" : "; ") + p;
+      if (!second.consistent) {
+        std::string still;
+        for (const auto& p : second.problems) still += (still.empty() ? "" : "; ") + p;
+        set(a, action_status::failed,
+            "index inconsistent (" + found + "), still inconsistent after a rebuild: " + still);
+        return;
+      }
+      set(a, action_status::applied,
+          "index inconsistent (" + found + "); rebuilt: " + std::to_string(second.entries) +
+              " entries");
+    } catch (const std::exception& ex) {
+      if (attempts(a) <= opt_.retry_limit)
+        pending_.push_front(a);
+      else
+        set(a, action_status::failed, std::string("attempts exhausted: ") + ex.what());
     }
   }
 

@@ -6,6 +6,7 @@
 /// suspension), and the helpers they share. Internal: include planner.hpp and call `make_plan`.
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -29,6 +30,7 @@
 #include "memhealth/repair/action.hpp"
 #include "memhealth/repair/conflict_rules.hpp"
 #include "memhealth/repair/idempotency.hpp"
+#include "memhealth/repair/index_policy.hpp"
 #include "memhealth/repair/plan_order.hpp"
 #include "memhealth/repair/plan_table.hpp"
 #include "memhealth/store/store.hpp"
@@ -147,6 +149,10 @@ class plan_builder {
   // Routes one finding to the step of its table row (`row`; nullptr: a kind with no row).
   void add(const finding& f, const kind_plan_entry* row) {
     if (row && row->step == plan_step::skip) return;
+    // retrieval alarms that need no record ids (a metric alarm has none; an empty result's
+    // version mismatch has none)
+    if (row && row->step == plan_step::index_check) return step_index_check(f, row);
+    if (row && row->step == plan_step::migration) return step_migration(f, row);
     if (f.record_ids.empty()) {
       deferred.push_back(f.kind + ": finding without record ids; not planned");
       return;
@@ -181,6 +187,14 @@ class plan_builder {
         return step_review(f, row);
       case plan_step::quarantine:
         return step_quarantine(f, row);
+      case plan_step::index_cleanup:
+        return step_index_cleanup(f, row);
+      case plan_step::index_check:
+        return step_index_check(f, row);
+      case plan_step::critical_review:
+        return step_critical_review(f, row);
+      case plan_step::migration:
+        return step_migration(f, row);
     }
   }
 
@@ -461,9 +475,175 @@ class plan_builder {
     emit(std::move(a));
   }
 
+  // ---- retrieval alarms (retrieval_plan_table)
+
+  // "kind partition [start, end) reason": where and when a retrieval alarm was raised.
+  static std::string alarm_where(const finding& f) {
+    std::string s = f.kind;
+    if (const auto* p = detail::evidence_text(f, "partition")) s += " in " + *p;
+    const auto* ws = detail::evidence_text(f, "window_start");
+    const auto* we = detail::evidence_text(f, "window_end");
+    if (ws && we) s += " [" + *ws + ", " + *we + ")";
+    if (const auto* r = detail::evidence_text(f, evidence_keys::reason)) s += " (" + *r + ")";
+    return s;
+  }
+  static std::string number_text(double x) {
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, x);
+    return std::string(buf, r.ptr);
+  }
+  // Adds `reason` to `list` once, keeping at most `max_alarm_reasons` lines (then a count).
+  static void add_reason(std::vector<std::string>& list, std::size_t& more, std::string reason) {
+    if (std::find(list.begin(), list.end(), reason) != list.end()) return;
+    if (list.size() < max_alarm_reasons)
+      list.push_back(std::move(reason));
+    else
+      ++more;
+  }
+  static void close_reasons(std::vector<std::string>& list, std::size_t more) {
+    if (more) list.push_back("... and " + std::to_string(more) + " more alarms");
+  }
+
+  // Ghost results: the served ids without a live record are queued for one clean_index action
+  // (`collect_actions`). An id whose record is live now stays in the index (a note says so).
+  void step_index_cleanup(const finding& f, [[maybe_unused]] const kind_plan_entry* row) {
+    for (const auto& id : f.record_ids) {
+      if (auto i = store.find(id); i && index_live(store, *i)) {
+        if (live_ghosts_.insert(id).second)
+          deferred.push_back(f.kind + ": '" + id +
+                             "' is a live record of the store now; not removed from the index");
+        continue;
+      }
+      ghosts_.insert(id);
+    }
+    if (auto n = detail::evidence_number(f, "distinct_ids");
+        n && *n > static_cast<double>(f.record_ids.size()))
+      deferred.push_back(alarm_where(f) + ": " + number_text(*n) + " distinct ids served, " +
+                         std::to_string(f.record_ids.size()) +
+                         " listed (monitor_options::max_listed_ids); the rest are cleaned up "
+                         "once a later run lists them");
+    add_reason(ghost_reasons_, ghost_more_, alarm_where(f) + ": " + detail::join_ids(f.record_ids));
+  }
+
+  // A latency regression or a similarity drop: one check_rebuild_index action per plan, whose
+  // reasons name each alarm with its figure and the baseline's.
+  void step_index_check(const finding& f, [[maybe_unused]] const kind_plan_entry* row) {
+    std::string s = alarm_where(f);
+    for (std::string_view key : {"p95_latency_ms", "baseline_p95_latency_ms",
+                                 "mean_top1_similarity", "baseline_median_top1_similarity"})
+      if (auto v = detail::evidence_number(f, key))
+        s += " " + std::string(key) + "=" + number_text(*v);
+    add_reason(check_reasons_, check_more_, std::move(s));
+  }
+
+  // A scope leak: a critical review item for a person (the records were served outside the
+  // scopes the caller may read: a retrieval filter or a record's scope is wrong). Never repaired
+  // automatically; the action carries no edit.
+  void step_critical_review(const finding& f, const kind_plan_entry* row) {
+    repair_action a = detail::new_action(*row);
+    a.targets = f.record_ids;
+    std::string s = "critical: " + alarm_where(f) + ": " + detail::join_ids(f.record_ids);
+    if (const auto* rs = detail::evidence_text(f, "record_scope"); rs && !rs->empty())
+      s += " (record scope " + *rs + ")";
+    a.reasons.push_back(std::move(s));
+    a.reasons.push_back(
+        "a person decides: check the retrieval's scope filter and these records' scopes "
+        "(never repaired automatically)");
+    emit(std::move(a));
+  }
+
+  // Queries embedded by another model than the records served: grouped by the query's version
+  // for one start_migration proposal each (`collect_actions`).
+  void step_migration(const finding& f, [[maybe_unused]] const kind_plan_entry* row) {
+    const auto* q = detail::evidence_text(f, "query_embedding_version");
+    if (!q || q->empty()) {
+      deferred.push_back(alarm_where(f) + ": no query_embedding_version in evidence; not planned");
+      return;
+    }
+    auto& m = migrations_[*q];
+    m.ids.insert(f.record_ids.begin(), f.record_ids.end());
+    add_reason(m.reasons, m.more, alarm_where(f) + ": " + detail::join_ids(f.record_ids));
+  }
+
+  // The store's most common embedding version among records with a vector ("" = none).
+  std::pair<std::string, std::size_t> majority_version() const {
+    std::map<std::string, std::size_t, std::less<>> counts;
+    if constexpr (versioned_embedding_record<R>)
+      for (std::size_t i = 0; i < store.size(); ++i)
+        if (!store.embedding(i).empty())
+          ++counts[std::string(field::embedding_version(store.record(i)))];
+    std::pair<std::string, std::size_t> best{std::string(), 0};
+    for (const auto& [v, n] : counts)
+      if (n > best.second) best = {v, n};
+    return best;
+  }
+
+  // The actions of the retrieval alarms, once every finding was added.
+  void collect_alarm_actions() {
+    if (!ghosts_.empty()) {
+      repair_action a = detail::new_action(action_types::clean_index, 1, automation::automatic,
+                                           action_priority::index_cleanup);
+      a.rollback_method = "rebuild_index_again";
+      a.targets.assign(ghosts_.begin(), ghosts_.end());
+      a.reasons = std::move(ghost_reasons_);
+      close_reasons(a.reasons, ghost_more_);
+      a.reasons.push_back("remove " + std::to_string(ghosts_.size()) +
+                          " served ids without a live record from the vector index");
+      emit(std::move(a));
+    }
+    if (!check_reasons_.empty()) {
+      repair_action a = detail::new_action(action_types::check_rebuild_index, 1,
+                                           automation::automatic, action_priority::index_check);
+      a.rollback_method = "rebuild_index_again";
+      a.reasons = std::move(check_reasons_);
+      close_reasons(a.reasons, check_more_);
+      a.reasons.push_back(
+          "check the vector index against the store (ids, vectors, dimension, model version); "
+          "rebuild it when inconsistent");
+      emit(std::move(a));
+    }
+    if (migrations_.empty()) return;
+    const auto [majority, held] = majority_version();
+    for (auto& [q, m] : migrations_) {
+      if (!opt.migration_to.empty() && q == opt.migration_to) {
+        deferred.push_back("query_version_mismatch: queries on " + q +
+                           ", the target of the declared migration: its progress (memhealth "
+                           "migrate run, gate, switch)");
+        continue;
+      }
+      if (q == majority) {
+        deferred.push_back("query_version_mismatch: queries on " + q +
+                           ", which most records already hold; the records on other versions are "
+                           "re-embedded by the mixed_embedding_version repair");
+        continue;
+      }
+      repair_action a = detail::new_action(action_types::start_migration, 3, automation::manual,
+                                           action_priority::review);
+      a.rollback_method = "migrate_rollback";
+      a.targets.assign(m.ids.begin(), m.ids.end());
+      a.reasons = std::move(m.reasons);
+      close_reasons(a.reasons, m.more);
+      a.reasons.push_back(
+          "queries are embedded by " + q + "; the store holds " +
+          (majority.empty() ? std::string("no versioned vectors")
+                            : majority + " (" + std::to_string(held) + " records with a vector)"));
+      a.reasons.push_back("proposed: memhealth migrate start STORE --to " + q +
+                          " --embedder EMBEDDER (an embedder whose version is " + q +
+                          "), then migrate run, gate and switch; or, if " + q +
+                          " is not the intended model, embed the queries with " +
+                          (majority.empty() ? std::string("the store's model") : majority) +
+                          " again");
+      a.reasons.push_back(
+          "a person starts it: apply never starts a migration (the host must tag new writes "
+          "with the new version)");
+      emit(std::move(a));
+    }
+  }
+
   // Tier-1 actions (one per type and record) and the re-embedding batches with their index rebuild.
   void collect_actions() {
     close_tier1();
+    collect_alarm_actions();
     {
       const std::size_t batch = std::max<std::size_t>(1, opt.reembed_batch_size);
       auto it = reembed.begin();
@@ -546,6 +726,17 @@ class plan_builder {
   std::map<std::string, std::vector<std::string>>
       reembed;  // id -> the kinds asking for it (ids sorted)
   std::vector<std::size_t> idx;
+  // retrieval alarms
+  static constexpr std::size_t max_alarm_reasons = 20;  // reason lines per alarm action
+  std::set<std::string> ghosts_, live_ghosts_;          // served ids without / with a live record
+  std::vector<std::string> ghost_reasons_, check_reasons_;
+  std::size_t ghost_more_ = 0, check_more_ = 0;
+  struct migration_alarm {
+    std::set<std::string> ids;
+    std::vector<std::string> reasons;
+    std::size_t more = 0;
+  };
+  std::map<std::string, migration_alarm> migrations_;  // query version -> its alarms
 };
 
 }  // namespace detail

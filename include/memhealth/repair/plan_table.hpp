@@ -30,8 +30,11 @@ inline constexpr int conflict = 300;     ///< resolve_conflict
 inline constexpr int merge = 200;        ///< merge_duplicates
 inline constexpr int downweight = 100;   ///< downweight
 inline constexpr int reembed = 10;       ///< reembed batches (tier 3)
+inline constexpr int index_cleanup = 7;  ///< clean_index (ghost results), after the reembed batches
 inline constexpr int index_rebuild = 5;  ///< rebuild_index, after the reembed batches (tier 1)
-inline constexpr int review = 0;         ///< send_to_review (tier 3)
+inline constexpr int index_check = 4;    ///< check_rebuild_index, after the other index actions
+inline constexpr int critical_review = 1;  ///< send_to_review of a critical alarm (scope leak)
+inline constexpr int review = 0;           ///< send_to_review, start_migration (tier 3)
 }  // namespace action_priority
 
 /// Options of `make_plan` (named option pack).
@@ -60,6 +63,10 @@ struct planner_options {
   bool note_metadata_on_merge = true;
   /// Normaliser deciding whether a merged record's text differs from the primary's.
   text_normalizer normalizer{};
+  /// The embedding version a declared migration moves to ("" = none; the tool reads it from the
+  /// store's state database): a `query_version_mismatch` whose queries are on it is progress of
+  /// that migration, not a reason to propose one.
+  std::string migration_to{};
 };
 
 // ---------------------------------------------------------------- the finding-kind table
@@ -78,6 +85,10 @@ enum class plan_step : std::uint8_t {
   reembed,          ///< queue the record for re-embedding batches (+ one rebuild_index)
   review,           ///< send to a person (tier 3)
   quarantine,       ///< send to a person (tier 3) and, once approved, set pending_review
+  index_cleanup,    ///< ghost ids served: one `clean_index` action over all of them (tier 1)
+  index_check,      ///< a retrieval metric alarm: one `check_rebuild_index` action (tier 1)
+  critical_review,  ///< send to a person (tier 3) as a critical item, never automatic
+  migration,        ///< queries on another model: a `start_migration` proposal (tier 3)
 };
 
 /// One row of the planner's finding-kind-to-action table (the file comment's table, as code).
@@ -153,14 +164,39 @@ inline constexpr std::array<kind_plan_entry, 29> kind_plan_table{{
     {finding_kinds::check_skipped, plan_step::skip, {}, 0, automation::automatic, 0},
 }};
 
+/// What `make_plan` does with the alarms of the retrieval monitor (`all_retrieval_finding_kinds`;
+/// kinds without a row, duplicate_share_high, empty_results and feedback_negative, get a
+/// `deferred` note: the store check's duplicate detectors and a person handle them):
+/// | alarm | action | tier |
+/// |---|---|---|
+/// | ghost_result | clean_index over every served id without a live record (one per plan) | 1 |
+/// | latency_regression, similarity_drop | check_rebuild_index (one per plan, no targets) | 1 |
+/// | scope_leak | send_to_review, reasons starting "critical:", priority `critical_review` | 3 |
+/// | query_version_mismatch | start_migration proposing `memhealth migrate start --to Q` | 3 |
+inline constexpr std::array<kind_plan_entry, 5> retrieval_plan_table{{
+    {finding_kinds::latency_regression, plan_step::index_check, action_types::check_rebuild_index,
+     1, automation::automatic, action_priority::index_check},
+    {finding_kinds::similarity_drop, plan_step::index_check, action_types::check_rebuild_index, 1,
+     automation::automatic, action_priority::index_check},
+    {finding_kinds::ghost_result, plan_step::index_cleanup, action_types::clean_index, 1,
+     automation::automatic, action_priority::index_cleanup},
+    {finding_kinds::scope_leak, plan_step::critical_review, action_types::send_to_review, 3,
+     automation::manual, action_priority::critical_review},
+    {finding_kinds::query_version_mismatch, plan_step::migration, action_types::start_migration, 3,
+     automation::manual, action_priority::review},
+}};
+
 /// The review action that replaces a conflict's row when the rules cannot decide it.
 inline constexpr kind_plan_entry review_action{
     finding_kinds::conflict, plan_step::review,      action_types::send_to_review, 3,
     automation::manual,      action_priority::review};
 
-/// The table row of `kind`, or nullptr for a kind the planner does not know. @complexity O(table).
+/// The table row of `kind` (`kind_plan_table`, then `retrieval_plan_table`), or nullptr for a
+/// kind the planner does not know. @complexity O(table).
 constexpr const kind_plan_entry* find_kind_plan(std::string_view kind) noexcept {
   for (const auto& e : kind_plan_table)
+    if (e.kind == kind) return &e;
+  for (const auto& e : retrieval_plan_table)
     if (e.kind == kind) return &e;
   return nullptr;
 }

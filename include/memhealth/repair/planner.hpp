@@ -36,6 +36,24 @@
 /// check_skipped | nothing (information only) | | | | | any other kind | nothing; a `deferred` note
 /// names it | | | |
 ///
+/// ## Retrieval alarms (issue 21; `retrieval_plan_table`)
+/// Findings of the retrieval monitor (monitor/retrieval_monitor.hpp) given to `make_plan` with
+/// the store check's become index actions and review items; none edits a record:
+/// | alarm | action | tier | automation |
+/// |---|---|---|---|
+/// | ghost_result | clean_index, one per plan, targets = every served id whose record is missing,
+/// archived or pending_review now (a live one gets a `deferred` note) | 1 | auto |
+/// | latency_regression, similarity_drop | check_rebuild_index, one per plan, no targets, a reason
+/// per alarm with its figure and the baseline's | 1 | auto |
+/// | scope_leak | send_to_review, reasons starting "critical:", priority `critical_review` | 3 |
+/// manual |
+/// | query_version_mismatch | start_migration per query version Q, proposing `memhealth migrate
+/// start --to Q`; nothing when Q is the target of a declared migration
+/// (`planner_options::migration_to`) or already the store's majority (the
+/// mixed_embedding_version repair re-embeds the rest): a `deferred` note | 3 | manual |
+/// The executor runs them through the index policy (index_policy.hpp, "Retrieval alarms");
+/// `start_migration` is never run by `apply` (a person starts the migration).
+///
 /// ## Invariants
 /// - **Nothing is deleted**: there is no delete edit, and the only statuses the planner sets are
 ///   "archived" and "pending_review".
@@ -87,8 +105,8 @@
 ///
 /// ## Priorities
 /// tier 1 = 400, conflicts = 300, merges = 200, down-weights = 100, re-embedding = 10, index
-/// rebuild = 5, review = 0. The executor runs actions in this order (guardrails.hpp,
-/// `execution_order`).
+/// clean-up = 7, index rebuild = 5, index check = 4, critical review = 1, review = 0. The executor
+/// runs actions in this order (guardrails.hpp, `execution_order`).
 ///
 /// ## Re-embedding and the index
 /// These finding kinds say a record's vector is unusable or from another model: missing,
