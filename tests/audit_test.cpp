@@ -1,6 +1,7 @@
 // Tests of audit/: the fault drill (drill.hpp: what each fault does, which ones the default tiers
 // repair, its measurements on the sample store and LoCoMo), threshold tuning (tune.hpp), the claim
-// judge's sweep (tune_judge.hpp) and the snapshot diff (snapshot_diff.hpp).
+// judge's sweep (tune_judge.hpp), the snapshot diff (snapshot_diff.hpp) and the figures that span
+// runs (run_history.hpp: repair success by recurrence, uptime).
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,7 @@
 
 #include "memhealth/audit/drill.hpp"
 #include "memhealth/audit/report.hpp"
+#include "memhealth/audit/run_history.hpp"
 #include "memhealth/audit/snapshot_diff.hpp"
 #include "memhealth/audit/tune.hpp"
 #include "memhealth/audit/tune_judge.hpp"
@@ -1375,4 +1377,213 @@ TEST_CASE("secrets are masked in every output: findings, plan, audit report JSON
     }
   }
 }
+
+// ---------------------------------------------------------------- across runs (run_history.hpp)
+
+namespace {
+
+// t0 + h hours.
+mh::utc_time hours_after(double h) {
+  return at("2026-01-01T00:00:00Z") +
+         std::chrono::milliseconds{static_cast<std::int64_t>(h * 3'600'000.0)};
+}
+
+// Ten full runs over five days (hours 0 ... 110), an error open after runs 3 and 4 (24 h, 30 h).
+std::vector<mh::history_run> ten_runs() {
+  std::vector<mh::history_run> v;
+  const double hs[] = {0, 10, 24, 30, 50, 60, 72, 90, 100, 110};
+  for (int k = 0; k < 10; ++k) v.push_back({hours_after(hs[k]), true, k == 2 || k == 3 ? 1u : 0u});
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("uptime: 10 runs over 5 days with an error in runs 3-4") {
+  using namespace std::chrono;
+  auto runs = ten_runs();
+  std::reverse(runs.begin(), runs.end());  // any order
+  SUBCASE("the whole five days") {
+    // the error is open from the run at 24 h to the run at 50 h: 26 h of 120 h; clean 94 h
+    const auto u = mh::uptime(runs, hours_after(0), hours_after(120));
+    CHECK(u.measured == hours{120});
+    CHECK(u.clean == hours{94});
+    REQUIRE(u.time_share);
+    CHECK(*u.time_share == doctest::Approx(94.0 / 120.0));  // 78.33 %
+    CHECK(u.runs == 10);
+    CHECK(u.clean_runs == 8);
+    REQUIRE(u.run_share);
+    CHECK(*u.run_share == doctest::Approx(0.8));
+    CHECK(u.measured_from == hours_after(0));
+  }
+  SUBCASE("a window that opens while the error is open") {
+    // [27 h, 120 h]: the run at 24 h left an error open: dirty 27-50 (23 h), clean 50-120 (70 h);
+    // full runs inside: 30 (dirty), 50, 60, 72, 90, 100, 110
+    const auto u = mh::uptime(runs, hours_after(27), hours_after(120));
+    CHECK(u.measured == hours{93});
+    CHECK(u.clean == hours{70});
+    CHECK(*u.time_share == doctest::Approx(70.0 / 93.0));
+    CHECK(u.runs == 7);
+    CHECK(u.clean_runs == 6);
+    CHECK(u.measured_from == hours_after(27));
+  }
+  SUBCASE("a window before the first run: nothing is known") {
+    // from -10 h to 5 h: the state starts with the run at 0 h (clean): 5 h measured, all clean
+    const auto u = mh::uptime(runs, hours_after(-10), hours_after(5));
+    CHECK(u.measured_from == hours_after(0));
+    CHECK(u.measured == hours{5});
+    CHECK(*u.time_share == doctest::Approx(1.0));
+    CHECK(u.runs == 1);
+    const auto none = mh::uptime(runs, hours_after(-10), hours_after(-5));
+    CHECK(!none.time_share);
+    CHECK(!none.run_share);
+    CHECK(none.measured.count() == 0);
+  }
+  SUBCASE("a state change between full runs counts in the time, not in the runs") {
+    runs.push_back({hours_after(80), false, 2});  // errors from 80 h to the full run at 90 h
+    const auto u = mh::uptime(runs, hours_after(0), hours_after(120));
+    CHECK(u.clean == hours{84});  // 94 - 10
+    CHECK(*u.time_share == doctest::Approx(0.7));
+    CHECK(u.runs == 10);
+    CHECK(u.clean_runs == 8);
+  }
+}
+
+TEST_CASE("repair success: held, recurred, too early to say; never a success inside the window") {
+  using namespace std::chrono;
+  const auto runs = ten_runs();
+  const mh::recurrence_window two_days{hours{48}, 0};
+  mh::repaired_fault f{"k", "near_duplicate", "act", hours_after(12), std::nullopt};
+  // the window closes at 12 + 48 = 60 h
+  CHECK(mh::window_close(f.repaired_at, runs, two_days) == hours_after(60));
+  CHECK(mh::judge_repair(f, runs, two_days, hours_after(59)) == mh::repair_verdict::too_early);
+  CHECK(mh::judge_repair(f, runs, two_days, hours_after(60)) == mh::repair_verdict::held);
+  // three full runs after 12 h: 24, 30, 50 -> closes at 50 h; with 2 days too: max(60, 50) = 60
+  const mh::recurrence_window three_runs{hours{0}, 3};
+  CHECK(mh::window_close(f.repaired_at, runs, three_runs) == hours_after(50));
+  CHECK(mh::window_close(f.repaired_at, runs, {hours{48}, 3}) == hours_after(60));
+  CHECK(mh::judge_repair(f, runs, three_runs, hours_after(50)) == mh::repair_verdict::held);
+  // ten full runs after 100 h have not happened: no close, too early
+  CHECK(!mh::window_close(hours_after(100), runs, {hours{0}, 10}));
+  // found again at 30 h: recurred (inside both windows)
+  f.recurred_at = hours_after(30);
+  CHECK(mh::judge_repair(f, runs, two_days, hours_after(40)) == mh::repair_verdict::recurred);
+  // found again at 70 h, after the 2-day window closed at 60 h: it held for the window
+  f.recurred_at = hours_after(70);
+  CHECK(mh::judge_repair(f, runs, two_days, hours_after(80)) == mh::repair_verdict::held);
+  CHECK(mh::judge_repair(f, runs, three_runs, hours_after(80)) == mh::repair_verdict::held);
+
+  // four faults at 120 h, 2-day window: held (12 h, never seen), recurred (12 h, seen at 30 h),
+  // too early (100 h, window to 148 h), recurred while the window is open (100 h, seen at 110 h)
+  const std::vector<mh::repaired_fault> faults{
+      {"k1", "near_duplicate", "a1", hours_after(12), std::nullopt},
+      {"k2", "conflict", "a1", hours_after(12), hours_after(30)},
+      {"k3", "stale", "a2", hours_after(100), std::nullopt},
+      {"k4", "conflict", "a3", hours_after(100), hours_after(110)}};
+  const auto s = mh::repair_success(faults, runs, two_days, hours_after(120));
+  CHECK(s.repaired == 4);
+  CHECK(s.held == 1);
+  CHECK(s.recurred == 2);
+  CHECK(s.too_early == 1);
+  REQUIRE(s.success_rate);
+  CHECK(*s.success_rate == doctest::Approx(1.0 / 3.0));
+  // only faults inside their window: no rate at all (never 100 %)
+  const auto early = mh::repair_success({faults[2]}, runs, two_days, hours_after(120));
+  CHECK(early.too_early == 1);
+  CHECK(!early.success_rate);
+
+  // the audit report shows the counts and the rates in every format
+  mh::audit_report rep;
+  rep.history =
+      mh::history_figures("store-a", faults, runs, two_days, hours{120}, hours_after(120));
+  CHECK(rep.history->faults.front().finding_key == "k3");  // newest first (k3, k4 at 100 h)
+  const std::string md = mh::to_markdown(rep);
+  CHECK(md.find("## Across runs") != std::string::npos);
+  CHECK(md.find("4 faults repaired, 1 held, 2 recurred, 1 too early to say; success rate 33.3% "
+                "(1 of 3 with a verdict") != std::string::npos);
+  CHECK(md.find("stayed away 2d)") != std::string::npos);
+  CHECK(md.find("Uptime over the last 5d: 78.3% of the time without an open error or critical "
+                "finding (94.0 h of 120.0 h measured since 2026-01-01T00:00:00") !=
+        std::string::npos);
+  CHECK(md.find("80.0% of full check runs (8 of 10)") != std::string::npos);
+  CHECK(md.find("| conflict | too early to say |") == std::string::npos);
+  CHECK(md.find("| stale | too early to say |") != std::string::npos);
+  const auto j = mh::to_json(rep)["across_runs"];
+  CHECK(j["repaired"] == 4);
+  CHECK(j["held"] == 1);
+  CHECK(j["recurred"] == 2);
+  CHECK(j["too_early"] == 1);
+  CHECK(j["success_rate"].get<double>() == doctest::Approx(1.0 / 3.0));
+  CHECK(j["window"]["ms"] == 48 * 3'600'000);
+  CHECK(j["uptime"]["clean_ms"] == 94 * 3'600'000);
+  CHECK(j["uptime"]["measured_ms"] == 120 * 3'600'000);
+  CHECK(j["uptime"]["runs"] == 10);
+  CHECK(j["uptime"]["clean_runs"] == 8);
+  CHECK(j["faults"].size() == 4);
+  CHECK(j["faults"][0]["verdict"] == "too early to say");
+  CHECK(j["faults"][0]["recurred_at"].is_null());
+  const std::string html = mh::to_html(rep);
+  CHECK(html.find("id=\"across-runs\" data-repaired=\"4\" data-held=\"1\" data-recurred=\"2\" "
+                  "data-too-early=\"1\"") != std::string::npos);
+  // nothing repaired yet: the JSON says so with nulls, the text with words
+  rep.history = mh::history_figures("store-b", {}, {}, two_days, hours{120}, hours_after(120));
+  const auto j2 = mh::to_json(rep)["across_runs"];
+  CHECK(j2["success_rate"].is_null());
+  CHECK(j2["uptime"]["time_share"].is_null());
+  CHECK(mh::to_markdown(rep).find("no success rate yet") != std::string::npos);
+}
+
+TEST_CASE("finding_key and findings_addressed link a repair to the faults it repaired") {
+  mh::finding f;
+  f.detector = "duplicates";
+  f.kind = "near_duplicate";
+  f.record_ids = {"b", "a"};
+  f.with("field", std::string("x"));
+  CHECK(mh::finding_key(f) ==
+        "duplicates\x1fnear_duplicate\x1f"
+        "a\x1f"
+        "b\x1f"
+        "field=x");
+  mh::finding g = f;
+  g.record_ids = {"a"};
+  g.detector.clear();
+  mh::repair_action act;
+  act.reasons = {"near_duplicate: b a (duplicates)", "suggested: merge"};
+  // f's reason is "near_duplicate: b a (duplicates)"; g's is "near_duplicate: a" (not a prefix
+  // of any reason followed by a space or the end)
+  CHECK(mh::findings_addressed(act, {f, g}) == std::vector<std::size_t>{0});
+  act.reasons = {"near_duplicate: a -> b"};
+  CHECK(mh::findings_addressed(act, {f, g}) == std::vector<std::size_t>{1});
+  // with the planner's own reasons: an illegal status on r1 is addressed by the action planned
+  // for it, and the finding about r2 is not
+  std::vector<mh::memory_record> recs(2);
+  for (std::size_t k = 0; k < 2; ++k) {
+    recs[k].id = "r" + std::to_string(k + 1);
+    recs[k].content = "the user has pet number " + std::to_string(k + 1);
+    recs[k].embedding = {1.0f, 0.0f};
+    recs[k].scope = "user:1";
+    recs[k].source = "user_declared";
+    recs[k].kind = "fact";
+    recs[k].status = "bogus";
+  }
+  auto store = mh::memory_store<>::from_records(std::move(recs));
+  mh::report rep;
+  for (const char* id : {"r1", "r2"}) {
+    mh::finding s;
+    s.detector = "structural";
+    s.kind = std::string(mh::finding_kinds::illegal_status);
+    s.severity = mh::severity::error;
+    s.record_ids = {id};
+    rep.findings.push_back(s);
+  }
+  const auto plan = mh::make_plan(store, rep, mh::planner_options{});
+  std::set<std::size_t> addressed;
+  for (const auto& a : plan.actions) {
+    const auto hit = mh::findings_addressed(a, rep.findings);
+    REQUIRE(hit.size() == 1);  // each action addresses the finding of its own record
+    CHECK(rep.findings[hit[0]].record_ids == a.targets);
+    addressed.insert(hit[0]);
+  }
+  CHECK(addressed == std::set<std::size_t>{0, 1});
+}
+
 }  // namespace audit_test

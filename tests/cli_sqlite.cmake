@@ -203,3 +203,76 @@ run("3" "${MEMHEALTH}" apply "${H}" --plan "${WORK}/hist/bad.json" --wal "${WORK
 expect_in("${last_err}" "1 actions held in the manual queue by an earlier run, not tried again: bad-weight"
           "the next run names the held action")
 expect_in("${last_err}" "hist/memhealth-state.db" "and the state database")
+expect_in("${last_err}" "memhealth review release ${H} ID --state" "and how a person releases it")
+
+# a person releases it (`memhealth review release`, recorded with the reviewer and the reason):
+# the next run tries it again, 1 + 3 attempts, instead of holding it; refusals change nothing
+set(HS "${WORK}/hist/memhealth-state.db")
+run("2" "${MEMHEALTH}" review release "${H}" bad-weight --state "${HS}" --reason "fixed")
+run("2" "${MEMHEALTH}" review release "${H}" bad-w --state "${HS}" --reviewer ana --reason "fixed")
+expect_in("${last_err}" "at least 6 characters" "a release by a too short ID")
+run("2" "${MEMHEALTH}" review release "${H}" nosuchaction --state "${HS}" --reviewer ana --reason "x")
+expect_in("${last_err}" "holds no action nosuchaction" "a release of an action not in the history")
+run("0" "${MEMHEALTH}" review release "${H}" bad-wei --state "${HS}" --reviewer ana
+    --reason "the weight is fixed upstream")
+expect_in("${last_err}" "released bad-weight (was manual, 4 attempts, 4 failures" "the release")
+run("3" "${MEMHEALTH}" apply "${H}" --plan "${WORK}/hist/bad.json" --wal "${WORK}/hist/a3.wal"
+    --out "${H}" --now ${NOW})
+expect_in("${last_err}" "0 applied, 0 awaiting approval, 0 deferred, 1 failed" "the released run")
+if(last_err MATCHES "held in the manual queue by an earlier run")
+  message(FATAL_ERROR "a released action was still held:\n${last_err}")
+endif()
+
+# the findings history of the same state database: each of the three runs checked the store
+# before and after (6 full check runs; with --now, at ${NOW} and 1 ms later), nothing was repaired
+# (so no success rate), and the repair windows are validated
+set(HNOW 2024-07-15T00:00:01Z)
+run("0" "${MEMHEALTH}" history "${H}" --state "${HS}" --format json --now ${HNOW})
+string(JSON runs GET "${last_out}" uptime runs)
+string(JSON repaired GET "${last_out}" repaired)
+string(JSON rate TYPE "${last_out}" success_rate)
+if(NOT runs EQUAL 6 OR NOT repaired EQUAL 0 OR NOT rate STREQUAL "NULL")
+  message(FATAL_ERROR "history after three failed runs: ${last_out}")
+endif()
+run("2" "${MEMHEALTH}" history "${H}" --state "${HS}" --recur-for 0s)
+expect_in("${last_err}" "--recur-for 0 needs --recur-runs" "a window that decides at once")
+run("2" "${MEMHEALTH}" history "${H}" --state "${WORK}/hist/none.db")
+expect_in("${last_err}" "no such file" "a missing state database")
+
+# repair success in the audit report: a run that repairs the sample store notes the faults its
+# actions addressed; with a window of one full check run (its own check after the repairs) each
+# has a verdict, held or recurred
+run("0" "${MEMHEALTH}" plan "${H}" --out "${WORK}/hist/plan.json" --now ${NOW})
+run("0;1;3" "${MEMHEALTH}" apply "${H}" --plan "${WORK}/hist/plan.json" --wal "${WORK}/hist/a4.wal"
+    --out "${WORK}/hist/fixed.jsonl" --now ${NOW} --report "${WORK}/hist/r.json"
+    --recur-for 0s --recur-runs 1)
+file(READ "${WORK}/hist/r.json" rj)
+string(JSON repaired GET "${rj}" audit across_runs repaired)
+string(JSON held GET "${rj}" audit across_runs held)
+string(JSON recurred GET "${rj}" audit across_runs recurred)
+string(JSON early GET "${rj}" audit across_runs too_early)
+math(EXPR judged "${held} + ${recurred}")
+if(repaired LESS 1 OR NOT early EQUAL 0 OR NOT judged EQUAL repaired)
+  message(FATAL_ERROR "report across runs (1-run window): repaired ${repaired}, held ${held}, "
+                      "recurred ${recurred}, too early ${early}")
+endif()
+# the same faults judged now with the default window (7 days): a fault found again by the check
+# after the repairs has recurred, every other one is too early to say (none is counted as held)
+math(EXPR r1 "${recurred}")
+run("0" "${MEMHEALTH}" history "${WORK}/hist/fixed.jsonl" --state "${HS}" --format json
+    --now ${HNOW})
+string(JSON early GET "${last_out}" too_early)
+string(JSON held GET "${last_out}" held)
+string(JSON recurred GET "${last_out}" recurred)
+string(JSON runs GET "${last_out}" uptime runs)
+math(EXPR want_early "${repaired} - ${r1}")
+if(NOT early EQUAL want_early OR NOT held EQUAL 0 OR NOT recurred EQUAL r1 OR NOT runs EQUAL 1)
+  message(FATAL_ERROR "history of the repaired copy (7-day window): ${last_out}")
+endif()
+run("0" "${MEMHEALTH}" history "${WORK}/hist/fixed.jsonl" --state "${HS}" --now ${HNOW})
+expect_in("${last_out}"
+          "${repaired} faults repaired, 0 held, ${r1} recurred, ${want_early} too early to say; "
+          "the text form")
+if(r1 EQUAL 0)
+  expect_in("${last_out}" "no success rate yet" "no verdict, no rate")
+endif()

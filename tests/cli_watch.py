@@ -23,7 +23,9 @@ what memhealth writes. Checked here:
   (exit 2, nothing changed) a record not in the item, an empty text, a secret, a text the tool
   cannot re-embed, an item that is not a conflict, and an item already decided; with `--text`
   on a lexical store the kept record is re-embedded from the new text, and `memhealth rollback`
-  restores both records exactly.
+  restores both records exactly;
+- `memhealth history` shows the merge's fault as repaired and not (yet) held, with no success
+  rate claimed inside its 7-day window.
 """
 import json
 import math
@@ -420,6 +422,18 @@ def main():
             not " 0 applied (" in r.stderr:
         fail(f"second run with --repair: exit {r.returncode}, queue {len(queue)} -> {queue2}\n"
              f"{r.stderr}")
+    # the findings history: the merge repaired the exact duplicate's fault; no 7 days have passed,
+    # so it is not counted as held (too early to say, or recurred if a check found it again) and
+    # no success rate is claimed; the watch's full check runs are counted for the uptime
+    r = run([mh, "history", "sqlite:" + store, "--state", state, "--format", "json"])
+    if r.returncode != 0:
+        fail(f"history: exit {r.returncode}\n{r.stderr}")
+    hist = json.loads(r.stdout)
+    verdicts = {f["kind"]: f["verdict"] for f in hist["faults"]}
+    if verdicts.get("exact_duplicate") not in ("too early to say", "recurred") or \
+            hist["held"] != 0 or (hist["recurred"] == 0 and hist["success_rate"] is not None) or \
+            hist["uptime"]["runs"] < 1:
+        fail(f"the findings history after the merge: {r.stdout}")
     # the review queue, worked item by item: approving the conflict's item applies it through the
     # log (one record archived, the other superseding it), re-embedding without an embedder stays
     # pending (exit 3), a rejection is recorded, a decision needs a reviewer and a reason

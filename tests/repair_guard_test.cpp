@@ -1,5 +1,6 @@
 // Tests of the executor's guardrails (priority order, token-bucket rate limit with a fake clock,
-// concurrency cap, runs-per-day ledger), WAL compaction, index rebuild and re-embedding tags.
+// concurrency cap, runs-per-day ledger), WAL compaction, index rebuild and re-embedding tags, and
+// the repair history's hold on an action proposed a third time over the same before-images.
 // Every expected number is worked out by hand in the comment next to it.
 #include <doctest/doctest.h>
 
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,7 @@
 #include <memhealth/repair/index_policy.hpp>
 #include <memhealth/repair/plan_json.hpp>
 #include <memhealth/repair/planner.hpp>
+#include <memhealth/repair/repair_history.hpp>
 #include <memhealth/repair/rollback.hpp>
 #include <memhealth/repair/run_ledger.hpp>
 #include <memhealth/repair/wal.hpp>
@@ -946,5 +949,57 @@ TEST_CASE(
   CHECK(message(R"({"now":"yesterday"})").find("/detection/now: expected an ISO-8601 time") !=
         std::string::npos);
   CHECK(message(R"(["now"])").find("/detection: expected an object") != std::string::npos);
+}
+
+TEST_CASE(
+    "repair history: the third proposal over the same before-images is held, whatever its key") {
+  scratch_dir dir("proposals");
+  store_t store = make_store(2);
+  const memory_record g0 = store.extract(0);
+  memory_repair_history hist;
+  // a down-weight whose key changes every run (its weight is computed from the clock)
+  const auto weight = [](std::string key, const char* id, double w) {
+    repair_action a;
+    a.type = "downweight";
+    a.tier = 1;
+    a.automation = automation::automatic;
+    a.targets = {id};
+    a.edits.push_back({id, edit_set_weight{w}});
+    a.idempotency_key = std::move(key);
+    return a;
+  };
+  int runs = 0;
+  const auto run = [&](const repair_action& a) {
+    repair_plan p;
+    p.actions.push_back(a);
+    wal_writer w(dir.path / ("r" + std::to_string(++runs) + ".wal"), wal_sync::none);
+    apply_options o;
+    o.history = &hist;
+    return apply_plan(store, p, w, o);
+  };
+  // runs 1 and 2 apply it; another writer puts g0 back into the same image after each
+  CHECK(run(weight("w-1", "g0", 0.5)).applied == std::vector<std::string>{"w-1"});
+  (void)store.restore(0, g0);
+  CHECK(run(weight("w-2", "g0", 0.45)).applied == std::vector<std::string>{"w-2"});
+  (void)store.restore(0, g0);
+  std::vector<repair_image_note> before{{"g0", repair_image_checksum(to_json(g0))}};
+  CHECK(hist.proposals(repair_proposal_key("downweight", before)) == 2);
+  // run 3: proposed a third time over that image: held (manual queue), nothing written
+  const auto r3 = run(weight("w-3", "g0", 0.4));
+  CHECK(r3.failed == std::vector<std::string>{"w-3"});
+  CHECK(r3.outcomes[0].reason.find("proposed again over the same before-images, after 2 "
+                                   "applications") != std::string::npos);
+  CHECK(!store.record(0).effective_weight);
+  CHECK(to_json(store.extract(0)) == to_json(g0));
+  CHECK(hist.manual_queue() == std::set<std::string>{"w-3"});
+  // and held in the next run too (the history's manual queue)
+  CHECK(run(weight("w-3", "g0", 0.4)).failed == std::vector<std::string>{"w-3"});
+  // another record, and another type over g0's image, have counts of their own
+  CHECK(run(weight("w-g1", "g1", 0.5)).applied == std::vector<std::string>{"w-g1"});
+  CHECK(repair_proposal_key("downweight", before) != repair_proposal_key("archive", before));
+  // the key does not depend on the order of the records
+  const std::vector<repair_image_note> ab{{"a", 1}, {"b", 2}}, ba{{"b", 2}, {"a", 1}};
+  CHECK(repair_proposal_key("t", ab) == repair_proposal_key("t", ba));
+  CHECK(repair_proposal_key("t", ab).size() == 16);
 }
 }  // namespace repair_guard_test

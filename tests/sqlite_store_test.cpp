@@ -1480,6 +1480,132 @@ TEST_CASE("sqlite_repair_history: failures, loops and done actions are kept acro
     wal_writer wal(dir.path / "r3", wal_sync::none);
     CHECK(apply_plan(store, plan, wal, opt).applied == std::vector<std::string>{"weight-b"});
   }
+  SUBCASE("proposed a third time over the same before-image: held; a release lets it run") {
+    const auto b0 = store.extract(1);
+    // three down-weights of b with keys of their own (weights from the clock); another writer
+    // puts b back after each of the first two
+    CHECK(
+        history_run(store, history_action("w1", "b", edit_set_weight{0.5}), state, dir.path / "r1")
+            .applied.size() == 1);
+    (void)store.restore(1, b0);
+    CHECK(
+        history_run(store, history_action("w2", "b", edit_set_weight{0.45}), state, dir.path / "r2")
+            .applied.size() == 1);
+    (void)store.restore(1, b0);
+    const auto w3 = history_action("w3", "b", edit_set_weight{0.4});
+    const auto r3 = history_run(store, w3, state, dir.path / "r3");
+    CHECK(r3.failed == std::vector<std::string>{"w3"});
+    CHECK(r3.outcomes[0].reason.find("after 2 applications") != std::string::npos);
+    CHECK(!store.record(1).effective_weight);
+    const std::string k3 = sqlite_repair_history::scoped("store-a", "w3");
+    {
+      auto st = sqlite_state::open(state);
+      REQUIRE(st.attempt(k3));
+      CHECK(st.attempt(k3)->state == "manual");
+      const std::vector<repair_image_note> img{{"b", repair_image_checksum(to_json(b0))}};
+      const std::string pk =
+          sqlite_repair_history::scoped("store-a", repair_proposal_key("test", img));
+      CHECK(st.proposals(pk) == 2);
+      // a release needs a reviewer and a reason; an unknown key is not found
+      CHECK_THROWS_AS((void)st.release_action(k3, "", "why", 5), memhealth::error);
+      CHECK_THROWS_AS((void)st.release_action("store-a\x1fnope", "ana", "why", 5),
+                      memhealth::error);
+      const auto was = st.release_action(k3, "ana", "the writer that reset b is fixed", 1000);
+      CHECK(was.state == "manual");
+      CHECK(was.failures == 1);
+      CHECK(st.attempt(k3)->state == "retry");
+      CHECK(st.attempt(k3)->failures == 0);
+      CHECK(st.attempt(k3)->last_error == "released by ana: the writer that reset b is fixed");
+      CHECK(st.proposals(pk) == 0);
+      const auto rel = st.releases("store-a\x1f");
+      REQUIRE(rel.size() == 1);
+      CHECK(rel[0].action_key == k3);
+      CHECK(rel[0].reviewer == "ana");
+      CHECK(rel[0].released_ms == 1000);
+      CHECK(rel[0].before.state == "manual");
+      CHECK(st.repair_attempts_with_prefix("store-a\x1f").size() == 3);  // w1, w2, w3
+      CHECK(st.repair_attempts_with_prefix("store-b\x1f").empty());
+    }
+    // released: the next run applies it
+    CHECK(history_run(store, w3, state, dir.path / "r4").applied == std::vector<std::string>{"w3"});
+    CHECK(store.record(1).effective_weight == 0.4);
+  }
+}
+
+TEST_CASE("sqlite_state: the findings history gives recurrence and uptime") {
+  using namespace std::chrono;
+  sq_dir dir("state-findings-history");
+  auto st = sqlite_state::open(dir.path / "memhealth-state.db");
+  const auto h = [](double x) {
+    return memhealth::utc_time{milliseconds{1'767'225'600'000}} +  // 2026-01-01T00:00:00Z
+           milliseconds{static_cast<std::int64_t>(x * 3'600'000.0)};
+  };
+  const auto run = [&](double at, bool full, std::size_t errors, std::vector<std::string> found) {
+    return st.note_history_run("s", h(at), full, errors, found);
+  };
+  // ten full runs over five days, an error open after the runs at 24 h and 30 h
+  CHECK(run(0, true, 0, {}));
+  CHECK(run(10, true, 0, {}));
+  // faults k1 and k2 repaired at 12 h by one action
+  const std::vector<std::pair<std::string, std::string>> f12{{"k1", "near_duplicate"},
+                                                             {"k2", "conflict"}};
+  st.note_repaired_faults("s",
+                          "s\x1f"
+                          "act1",
+                          f12, h(12));
+  CHECK(run(24, true, 1, {"x"}));
+  CHECK(run(30, true, 1, {"k1", "x"}));  // k1 came back
+  CHECK(!run(40, false, 1, {}));         // same state, not full: not kept
+  CHECK(run(50, true, 0, {}));
+  CHECK(!run(55, false, 0, {}));
+  CHECK(run(60, true, 0, {}));
+  CHECK(run(72, true, 0, {}));
+  CHECK(run(80, false, 2, {}));  // errors open from 80 h: kept (a state change)
+  CHECK(run(90, true, 0, {}));
+  const std::vector<std::pair<std::string, std::string>> f100{{"k3", "stale"}, {"k4", "conflict"}};
+  st.note_repaired_faults("s",
+                          "s\x1f"
+                          "act2",
+                          f100, h(100));
+  CHECK(run(100, true, 0, {"k4"}));        // at the repair's own time: before it, not a recurrence
+  CHECK(run(110, true, 0, {"k4", "k1"}));  // k4 came back; k1 keeps its first recurrence
+  CHECK(st.pending_fault_keys("s") == std::vector<std::string>{"k2", "k3"});
+  const auto faults = st.repaired_faults("s");
+  REQUIRE(faults.size() == 4);
+  std::map<std::string, std::optional<memhealth::utc_time>> back;
+  for (const auto& f : faults) back[f.finding_key] = f.recurred_at;
+  CHECK(back["k1"] == h(30));
+  CHECK(!back["k2"]);
+  CHECK(!back["k3"]);
+  CHECK(back["k4"] == h(110));
+  // runs kept: the ten full ones and the state change at 80 h; from 27 h: the one at 24 h first
+  CHECK(st.history_runs("s", h(0), h(120)).size() == 11);
+  CHECK(st.history_runs("s", h(27), h(120)).front().at == h(24));
+
+  // at 120 h, a 2-day window: k2 held (12 h + 48 h = 60 h passed), k1 and k4 recurred, k3 too
+  // early (100 h + 48 h = 148 h); uptime over 5 days: errors 24-50 h and 80-90 h, so 84 h of
+  // 120 h clean (70 %), 8 of 10 full runs clean (80 %)
+  const auto fig = st.history_figures_of("s", {hours{48}, 0}, hours{120}, h(120));
+  CHECK(fig.repair.repaired == 4);
+  CHECK(fig.repair.held == 1);
+  CHECK(fig.repair.recurred == 2);
+  CHECK(fig.repair.too_early == 1);
+  CHECK(*fig.repair.success_rate == doctest::Approx(1.0 / 3.0));
+  CHECK(fig.uptime.clean == hours{84});
+  CHECK(fig.uptime.measured == hours{120});
+  CHECK(*fig.uptime.time_share == doctest::Approx(0.7));
+  CHECK(fig.uptime.runs == 10);
+  CHECK(fig.uptime.clean_runs == 8);
+  // three full runs instead of two days: k2's window closes at the third full run after 12 h
+  // (50 h): held; k3 has one full run after it (110 h): too early
+  const auto by_runs = st.history_figures_of("s", {hours{0}, 3}, hours{120}, h(120));
+  CHECK(by_runs.repair.held == 1);
+  CHECK(by_runs.repair.too_early == 1);
+  // another store of the same database knows nothing
+  const auto other = st.history_figures_of("t", {hours{48}, 0}, hours{120}, h(120));
+  CHECK(other.repair.repaired == 0);
+  CHECK(!other.repair.success_rate);
+  CHECK(!other.uptime.time_share);
 }
 
 // ---------------------------------------------------------------- watch (live/watch.hpp)
@@ -1810,6 +1936,18 @@ TEST_CASE("repair_watch_findings: tier 1 applied, tier 2 by rule, tier 3 queued 
   CHECK(queued_types.count("merge_duplicates") == 1);
   CHECK(queued_types.count("send_to_review") == 1);
   const std::size_t queued = state.review_count();
+  // the applied action's fault goes to the findings history: c's illegal status, repaired now
+  {
+    const auto faults = state.repaired_faults(o.history_scope);
+    REQUIRE(faults.size() == 1);
+    CHECK(faults[0].kind == "illegal_status");
+    CHECK(faults[0].repaired_at == now);
+    CHECK(faults[0].action_key.starts_with(o.history_scope + '\x1f'));
+    CHECK(faults[0].finding_key.find("\x1f"
+                                     "illegal_status\x1f"
+                                     "c") != std::string::npos);
+    CHECK(!faults[0].recurred_at);
+  }
   {
     auto s = sqlite_store<>::open(db);
     CHECK(s.record(*s.find("c")).status == "pending_review");
@@ -1826,6 +1964,12 @@ TEST_CASE("repair_watch_findings: tier 1 applied, tier 2 by rule, tier 3 queued 
     CHECK(r.applied == 1);            // the merge, now that a rule applies it
   }
   CHECK(state.review_count() == queued);
+  {  // and the merge's: the exact duplicate a/b
+    std::set<std::string> kinds;
+    for (const auto& f : state.repaired_faults(o.history_scope)) kinds.insert(f.kind);
+    CHECK(kinds.count("exact_duplicate") == 1);
+    CHECK(kinds.count("illegal_status") == 1);
+  }
   auto s = sqlite_store<>::open(db);
   const auto& a = s.record(*s.find("a"));
   const auto& b = s.record(*s.find("b"));

@@ -25,6 +25,7 @@
 
 #include "memhealth/audit/drill.hpp"
 #include "memhealth/audit/report.hpp"
+#include "memhealth/audit/run_history.hpp"
 #include "memhealth/audit/snapshot_diff.hpp"
 #include "memhealth/audit/tune.hpp"
 #include "memhealth/audit/tune_judge.hpp"

@@ -594,6 +594,44 @@ inline std::string time_text(std::int64_t ms) {
   return format_timestamp(timestamp{utc_time{std::chrono::milliseconds{ms}}, 0});
 }
 
+/// The windows of the figures that span runs (audit/run_history.hpp), as `apply --report` and
+/// `memhealth history` take them: --recur-for, --recur-runs, --uptime-window.
+struct history_window_cli {
+  std::string recur_for = "7d";       ///< time a repaired fault must stay away to count as held
+  std::size_t recur_runs = 0;         ///< full runs after the repair it must stay away (0 = none)
+  std::string uptime_window = "30d";  ///< the uptime's window, ending now
+
+  /// Registers the three options on `c`.
+  void add_to(CLI::App* c) {
+    c->add_option("--recur-for", recur_for,
+                  "Repair success: a repaired fault counts as held once it stayed away this long "
+                  "(default 7d) ...");
+    c->add_option("--recur-runs", recur_runs,
+                  "... and for this many full check runs after the repair (default 0: time only)");
+    c->add_option("--uptime-window", uptime_window,
+                  "Uptime over this window ending now (default 30d)");
+  }
+  /// The recurrence window. @throws error(invalid_argument) for a bad duration, or when both
+  /// are 0 (every repair would count as held at once).
+  [[nodiscard]] recurrence_window recurrence() const {
+    const auto d = parse_duration(recur_for);
+    if (!d) throw error(error_code::invalid_argument, "--recur-for: expected e.g. 7d, 36h");
+    if (d->count() == 0 && recur_runs == 0)
+      throw error(error_code::invalid_argument,
+                  "--recur-for 0 needs --recur-runs N > 0 (else every repair would count as held "
+                  "at once)");
+    return recurrence_window{*d, recur_runs};
+  }
+  /// The uptime window. @throws error(invalid_argument) for a bad or zero duration.
+  [[nodiscard]] std::chrono::milliseconds uptime() const {
+    const auto d = parse_duration(uptime_window);
+    if (!d || d->count() <= 0)
+      throw error(error_code::invalid_argument,
+                  "--uptime-window: expected a duration > 0, e.g. 30d");
+    return *d;
+  }
+};
+
 #if MEMHEALTH_CLI_HAVE_HTTP
 /// The options of an OpenAI-compatible embedder from the tool's model flags (--embedding-model,
 /// --model-cache, --api-key-env, --model-rate, --model-timeout in seconds, --model-retries):
@@ -1059,6 +1097,7 @@ void add_watch(CLI::App& app, int& rc);
 #endif
 #if MEMHEALTH_CLI_HAVE_SQLITE
 void add_review(CLI::App& app, int& rc);
+void add_history(CLI::App& app, int& rc);
 void add_migrate(CLI::App& app, int& rc);
 #endif
 

@@ -429,7 +429,8 @@ struct apply_cli_options {
   std::string max_wait = "10m";
   std::size_t max_in_flight = execution_limits{}.max_in_flight;
   std::size_t max_records = apply_options{}.max_records;
-  bool dry_run = false;  // postgresql:// stores: print the SQL each action would run
+  bool dry_run = false;               // postgresql:// stores: print the SQL each action would run
+  history_window_cli history_window;  // --recur-for, --recur-runs, --uptime-window (--report)
   // retrieval alarms (issue 21)
   std::string index;         // flat:PATH, the index policy for index actions
   std::string events;        // retrieval events before the repair (default: the plan's)
@@ -508,16 +509,29 @@ class apply_history final : public repair_history {
     images_.emplace_back(std::string(key),
                          std::vector<repair_image_note>(images.begin(), images.end()));
   }
-  // The run's output is written: its done actions and replaced images go to the database.
+  std::int64_t proposals(std::string_view proposal_key) override {
+    return inner_.proposals(proposal_key);
+  }
+  void note_proposal(std::string_view proposal_key, std::string_view key, bool applied) override {
+    if (applied)
+      proposals_.emplace_back(std::string(proposal_key), std::string(key));
+    else
+      inner_.note_proposal(proposal_key, key, false);
+  }
+  // The run's output is written: its done actions, replaced images and applications go to the
+  // database.
   void flush() {
     for (const auto& k : done_) inner_.note_attempt(k, true, {});
     for (const auto& [k, v] : images_) inner_.note_images(k, v);
+    for (const auto& [pk, k] : proposals_) inner_.note_proposal(pk, k, true);
     done_.clear();
     images_.clear();
+    proposals_.clear();
   }
 
  private:
   sqlite_repair_history inner_;
+  std::vector<std::pair<std::string, std::string>> proposals_;  // (proposal key, action key)
   std::vector<std::string> done_;
   std::vector<std::pair<std::string, std::vector<repair_image_note>>> images_;
 };
@@ -539,6 +553,14 @@ std::string name_list(const std::vector<std::string>& names, std::size_t shown =
   return t;
 }
 
+#if MEMHEALTH_CLI_HAVE_SQLITE
+// The state database of `apply`: --state, else memhealth-state.db in the log's directory.
+std::filesystem::path state_path_of(const apply_cli_options& o) {
+  return o.state.empty() ? std::filesystem::path(o.wal).parent_path() / "memhealth-state.db"
+                         : std::filesystem::path(o.state);
+}
+#endif
+
 run_counter open_run_counter(const apply_cli_options& o) {
   run_counter c;
   if (!o.ledger.empty()) {
@@ -548,9 +570,7 @@ run_counter open_run_counter(const apply_cli_options& o) {
 #if MEMHEALTH_CLI_HAVE_SQLITE
   // by default in the log's directory, as the JSON ledger was: logs in other directories (other
   // deployments, other tests) have their own budget, and a store in a read-only place still runs
-  c.state.emplace(sqlite_state::open(o.state.empty() ? std::filesystem::path(o.wal).parent_path() /
-                                                           "memhealth-state.db"
-                                                     : std::filesystem::path(o.state)));
+  c.state.emplace(sqlite_state::open(state_path_of(o)));
 #else
   c.ledger = std::filesystem::path(o.wal).parent_path() / std::string(run_ledger_file_name);
 #endif
@@ -755,14 +775,20 @@ struct shared_log_lock {
   }
 };
 
-/// Findings per kind and in total of a detection run whose findings are counted, not kept.
+/// Findings per kind and in total of a detection run whose findings are counted, not kept; the
+/// error or critical ones; and the `finding_key`s found among those watched (the repaired faults
+/// of the findings history not seen again, so a recurrence is noticed in bounded memory).
 struct finding_counts {
   std::map<std::string, std::size_t> by_kind;
   std::size_t total = 0;
+  std::size_t errors = 0;               // severity error or critical
+  std::vector<std::string> found_keys;  // watched keys found
 };
 
 /// Runs the default pipeline and counts its findings (pipeline::run_each: bounded memory).
-finding_counts count_findings(const memory_store<>& store, const detection_cli_options& o) {
+/// `watched` (sorted) names the finding keys to collect in `found_keys`.
+finding_counts count_findings(const memory_store<>& store, const detection_cli_options& o,
+                              const std::vector<std::string>& watched = {}) {
   const auto settings = detection_settings(o);
   detect_options d = settings.second;
   if (d.dimension == 0) d.dimension = store.dimension();
@@ -772,7 +798,13 @@ finding_counts count_findings(const memory_store<>& store, const detection_cli_o
           store,
           [&](std::vector<finding>& part) {
             c.total += part.size();
-            for (const auto& f : part) ++c.by_kind[f.kind];
+            for (const auto& f : part) {
+              ++c.by_kind[f.kind];
+              c.errors += f.severity >= severity::error;
+              if (!watched.empty())
+                if (auto k = finding_key(f); std::binary_search(watched.begin(), watched.end(), k))
+                  c.found_keys.push_back(std::move(k));
+            }
           },
           d);
   return c;
@@ -782,6 +814,10 @@ finding_counts counts_of(const report& r) {
   finding_counts c;
   c.by_kind = counts(r);
   c.total = r.findings.size();
+  for (const auto& f : r.findings) {
+    c.errors += f.severity >= severity::error;
+    c.found_keys.push_back(finding_key(f));
+  }
   return c;
 }
 
@@ -933,6 +969,8 @@ int run_apply(const apply_cli_options& o) {
   // The plan is read twice: once whole here (checked line by line, in bounded memory), then
   // action by action while it runs. Only an audit report (which lists every action) or a plan
   // not in execution order is held in memory whole.
+  const recurrence_window recur = o.history_window.recurrence();  // bad values: before any work
+  const std::chrono::milliseconds uptime_span = o.history_window.uptime();
   const auto [header, in_order] = scan_plan(o.plan);
   std::optional<repair_plan> whole;
   if (!o.report.empty() || !in_order) whole = read_plan(o.plan);
@@ -1001,10 +1039,32 @@ int run_apply(const apply_cli_options& o) {
   if (!o.events_after.empty()) check_jsonl_input(o.events_after, "retrieval events");
   // Detection before: the whole report only for an audit report (it attributes root causes on
   // the findings and a copy of the store as it was); otherwise counts, in bounded memory.
+  // The findings history (state database, not with --ledger): this detection is a full check run
+  // of the store read, and a repaired fault an earlier run noted that it finds again recurred.
+  // Its clock is --now when given on this command line (a run replayed at a fixed time, as the
+  // tests do: its history is then reproducible), else the wall clock.
+  std::optional<utc_time> history_clock;
+  if (o.given.count("--now"))
+    if (const auto t = parse_timestamp(o.detect.now)) history_clock = t->instant;
+  const auto history_now = [&history_clock] {
+    return history_clock
+               ? *history_clock
+               : std::chrono::floor<std::chrono::milliseconds>(std::chrono::system_clock::now());
+  };
+  const utc_time checked_before = history_now();
+  std::vector<std::string> watched_before;
+#if MEMHEALTH_CLI_HAVE_SQLITE
+  std::error_code ec_state;
+  if (o.ledger.empty())
+    if (const auto sp = state_path_of(o); std::filesystem::is_regular_file(sp, ec_state))
+      watched_before =
+          sqlite_state::open(sp, {.read_only = true}).pending_fault_keys(history_scope(o.store));
+#endif
   std::optional<report> before;
   std::optional<memory_store<>> before_store;
   if (!o.report.empty()) before = run_detection(store, detect), before_store = store;
-  const finding_counts before_counts = before ? counts_of(*before) : count_findings(store, detect);
+  const finding_counts before_counts =
+      before ? counts_of(*before) : count_findings(store, detect, watched_before);
   // Nothing touches the log before these checks: --out (and --report) must be writable, and the
   // run must fit the runs-per-day budget (the ledger counts it).
   check_writable(store_file_path(o.out), "--out");
@@ -1064,13 +1124,47 @@ int run_apply(const apply_cli_options& o) {
   if (c.records_changed == 0) budget.give_back(started);
   write_store(o.out, store, damaged,
               database_id);  // JSONL: atomic (temporary file + rename); sqlite: a new database
+  std::vector<std::string> watched_after;
+  utc_time repaired_at = checked_before;  // when the run's repairs count as made
 #if MEMHEALTH_CLI_HAVE_SQLITE
-  if (history) history->flush();  // the repairs are in --out now: done
+  if (history) {
+    history->flush();  // the repairs are in --out now: done
+    // the findings history: the check before, then the faults the applied actions repaired
+    // (known when the findings are held: with --report) under the store written
+    auto& st = *budget.state;
+    repaired_at = std::max(checked_before, history_clock ? *history_clock : started);
+    (void)st.note_history_run(history_scope(o.store), checked_before, true, before_counts.errors,
+                              before_counts.found_keys);
+    if (before && whole)
+      for (std::size_t i = 0; i < whole->actions.size() && i < res.outcomes.size(); ++i) {
+        if (res.outcomes[i].status != action_status::applied) continue;
+        std::vector<std::pair<std::string, std::string>> faults;
+        for (const std::size_t k : findings_addressed(whole->actions[i], before->findings))
+          faults.emplace_back(finding_key(before->findings[k]), before->findings[k].kind);
+        st.note_repaired_faults(
+            history_scope(o.out),
+            sqlite_repair_history::scoped(history_scope(o.out), whole->actions[i].idempotency_key),
+            faults, repaired_at);
+      }
+    watched_after = st.pending_fault_keys(history_scope(o.out));
+  }
 #endif
   // verify: detection again, same options as before
   std::optional<report> after;
   if (before) after = run_detection(store, detect);
-  const finding_counts after_counts = after ? counts_of(*after) : count_findings(store, detect);
+  const finding_counts after_counts =
+      after ? counts_of(*after) : count_findings(store, detect, watched_after);
+  // a full check run of the store written, after the repairs (a fault they did not remove has
+  // recurred at once)
+  const utc_time checked_after =
+      std::max(repaired_at + std::chrono::milliseconds{1}, history_now());
+#if MEMHEALTH_CLI_HAVE_SQLITE
+  if (history)
+    (void)budget.state->note_history_run(history_scope(o.out), checked_after, true,
+                                         after_counts.errors, after_counts.found_keys);
+#else
+  (void)checked_before, (void)checked_after, (void)recur, (void)uptime_span;
+#endif
   std::cerr << "memhealth apply: " << c.applied << " applied, " << c.unapproved
             << " awaiting approval, " << c.deferred << " deferred, " << c.failed << " failed"
             << (c.rate_limit_waits ? " (waited " + std::to_string(c.rate_limit_waited.count()) +
@@ -1103,8 +1197,12 @@ int run_apply(const apply_cli_options& o) {
     audit_options ao;
     ao.title = "memhealth repair run: " + o.store + " -> " + o.out;
     ao.threshold = detect.settings.near_duplicate_threshold;
-    const audit_report audit =
-        make_audit_report(*before_store, store, *before, *after, *whole, res, ao);
+    audit_report audit = make_audit_report(*before_store, store, *before, *after, *whole, res, ao);
+#if MEMHEALTH_CLI_HAVE_SQLITE
+    if (history)  // repair success by recurrence and uptime, from the findings history
+      audit.history =
+          budget.state->history_figures_of(history_scope(o.out), recur, uptime_span, checked_after);
+#endif
     if (o.report.ends_with(".json")) {
       auto j = apply_report_json(o, *whole, res, *before, *after);
       if (figures_before) j["retrieval_before"] = figures_json(*figures_before, events_before);
@@ -1129,8 +1227,13 @@ int run_apply(const apply_cli_options& o) {
     std::cerr << "memhealth apply: " << held.size()
               << " actions held in the manual queue by an earlier run, not tried again: "
               << name_list(held) << " (" << budget.where()
-              << "; a person decides: fix the cause, then delete its row of table repair_attempts "
-                 "to let it run again)\n";
+              << "; a person decides: fix the cause, then let it run again with memhealth review "
+                 "release "
+              << o.store << " ID"
+#if MEMHEALTH_CLI_HAVE_SQLITE
+              << " --state " << state_path_of(o).string()
+#endif
+              << " --reviewer NAME --reason TEXT)\n";
   if (c.failed > 0) {
     std::cerr
         << "memhealth apply: " << c.failed
@@ -1611,6 +1714,7 @@ void add_apply(CLI::App& app, int& rc) {
                   "State database that counts the runs per day and keeps the repair history "
                   "across runs: attempts, the manual queue, done actions (default: "
                   "memhealth-state.db next to the WAL)");
+  o->history_window.add_to(cmd);  // the --report's figures across runs
   cmd->add_option("--rate", o->rate, "Rate limit: actions started per second (token refill)");
   cmd->add_option("--burst", o->burst, "Rate limit: actions that may start at once (bucket size)");
   cmd->add_option("--max-wait", o->max_wait,

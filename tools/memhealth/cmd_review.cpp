@@ -1,5 +1,7 @@
-// memhealth review list|show|approve|reject|defer|resolve: works the review queue that `memhealth
-// watch` fills in the state database (live/sqlite_review.hpp). Built with SQLite only.
+// memhealth review list|show|approve|reject|defer|resolve|release: works the review queue that
+// `memhealth watch` fills in the state database (live/sqlite_review.hpp), and releases actions the
+// repair history holds; memhealth history: repair success by recurrence and uptime from the
+// findings history (audit/run_history.hpp). Built with SQLite only.
 #include "cli.hpp"
 
 #if MEMHEALTH_CLI_HAVE_SQLITE
@@ -29,10 +31,12 @@ struct review_cli_options {
   std::string reviewer;
   std::string reason;
   std::string until = "7d";
-  std::string keep;                 // resolve --keep
-  std::optional<std::string> text;  // resolve --text (nullopt: not given)
-  std::string text_value;           // what --text gave
-  detection_cli_options models;     // resolve --embedder, --embedding-model, --model-cache
+  std::string keep;                   // resolve --keep
+  std::optional<std::string> text;    // resolve --text (nullopt: not given)
+  std::string text_value;             // what --text gave
+  detection_cli_options models;       // resolve --embedder, --embedding-model, --model-cache
+  history_window_cli history_window;  // history --recur-for, --recur-runs, --uptime-window
+  std::string now;                    // history --now ("" = the wall clock)
 };
 
 utc_time now_ms() {
@@ -380,14 +384,118 @@ int run_resolve(const review_cli_options& o) {
   return took ? exit_ok : exit_incomplete;
 }
 
+// The store's name in the repair and findings histories as `apply` and `watch` write it: the
+// absolute path, "sqlite:" kept for a database (a JSONL store has no prefix).
+std::string any_history_scope(const std::string& store) {
+  const std::string file =
+      std::filesystem::absolute(store_file_path(store)).lexically_normal().string();
+  return is_sqlite_store(store) ? "sqlite:" + file : file;
+}
+
+// The state database of any store (JSONL or sqlite:), which must exist.
+sqlite_state open_history_state(const review_cli_options& o, bool read_only) {
+  const auto path = o.state.empty() ? default_state_path(o.store) : std::filesystem::path(o.state);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw error(error_code::io, "state database " + path.string() +
+                                    ": no such file (memhealth apply keeps it next to its --wal "
+                                    "as memhealth-state.db unless --state names it; the watch "
+                                    "beside the store: name it with --state)");
+  return sqlite_state::open(path, {.read_only = read_only});
+}
+
+// review release: the held actions named (a unique prefix of 6+ characters of their id) get
+// their attempts back; the release is recorded with reviewer, reason and time.
+int run_release(const review_cli_options& o) {
+  require_decision(o);
+  if (o.ids.empty()) throw error(error_code::invalid_argument, "name at least one action ID");
+  auto state = open_history_state(o, false);
+  const std::string scope = any_history_scope(o.store) + '\x1f';
+  const auto rows = state.repair_attempts_with_prefix(scope);
+  std::vector<repair_attempt_state> chosen;
+  for (const auto& id : o.ids) {
+    if (id.size() < 6)
+      throw error(error_code::invalid_argument,
+                  "action ID '" + id + "': give at least 6 characters");
+    std::vector<const repair_attempt_state*> hits;
+    for (const auto& r : rows)
+      if (short_id(r.action_key).starts_with(id)) hits.push_back(&r);
+    if (hits.empty())
+      throw error(error_code::not_found, "the repair history of " + o.store + " (" + state.path() +
+                                             ") holds no action " + id);
+    if (hits.size() > 1)
+      throw error(error_code::invalid_argument, "action ID '" + id + "' is ambiguous (" +
+                                                    std::to_string(hits.size()) +
+                                                    " actions): give more characters");
+    if (std::none_of(chosen.begin(), chosen.end(), [&](const repair_attempt_state& c) {
+          return c.action_key == hits[0]->action_key;
+        }))
+      chosen.push_back(*hits[0]);
+  }
+  const auto now = ms_of(now_ms());
+  for (const auto& c : chosen) {
+    const auto before = state.release_action(c.action_key, o.reviewer, o.reason, now);
+    std::cerr << "memhealth review: released " << short_id(c.action_key) << " (was " << before.state
+              << ", " << before.attempts << " attempts, " << before.failures << " failures"
+              << (before.last_error.empty() ? "" : "; last: " + before.last_error)
+              << "): the next run may try it again\n";
+  }
+  return exit_ok;
+}
+
+// memhealth history: repair success and uptime of one store from the findings history.
+int run_history(const review_cli_options& o) {
+  const recurrence_window w = o.history_window.recurrence();
+  const auto span = o.history_window.uptime();
+  utc_time at = now_ms();
+  if (!o.now.empty()) {
+    const auto t = parse_timestamp(o.now);
+    if (!t) throw error(error_code::invalid_argument, "--now: not an RFC 3339 time: " + o.now);
+    at = t->instant;
+  }
+  auto state = open_history_state(o, true);
+  const auto h = state.history_figures_of(any_history_scope(o.store), w, span, at);
+  if (o.format == "json") {
+    std::cout << history_json(h).dump(2) << "\n";
+    return exit_ok;
+  }
+  for (const auto& line : history_sentences(h)) std::cout << line << "\n";
+  for (std::size_t k = 0; k < h.faults.size() && k < 20; ++k)
+    std::cout << "  " << format_timestamp(timestamp{h.faults[k].repaired_at, 0}) << "  "
+              << h.faults[k].kind << "  " << to_string(h.verdicts[k]) << "\n";
+  if (h.faults.size() > 20)
+    std::cout << "  (" << h.faults.size() - 20 << " older repaired faults not listed)\n";
+  return exit_ok;
+}
+
 }  // namespace
+
+void add_history(CLI::App& app, int& rc) {
+  auto o = std::make_shared<review_cli_options>();
+  auto* c = app.add_subcommand(
+      "history",
+      "Repair success (repaired faults that held, recurred, or are too early to say) and uptime "
+      "(time and full check runs without an open error or critical finding) from the findings "
+      "history that watch and apply keep in the state database");
+  c->add_option("store", o->store, "The store (JSONL or sqlite:PATH) as watch or apply named it")
+      ->required();
+  c->add_option("--state", o->state,
+                "State database (default: STORE.memhealth-state.db beside the store, the "
+                "watch's; apply's is memhealth-state.db next to its --wal)");
+  o->history_window.add_to(c);
+  c->add_option("--now", o->now,
+                "Judge as of this time (RFC 3339; default: now), e.g. the --now of runs replayed "
+                "at a fixed time");
+  c->add_option("--format", o->format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  c->callback([o, &rc] { rc = run_history(*o); });
+}
 
 void add_review(CLI::App& app, int& rc) {
   auto* cmd =
       app.add_subcommand("review",
                          "Work the review queue that `memhealth watch --repair` fills: list, show, "
                          "approve (applied through the log), reject, defer, resolve (a "
-                         "conflict's winner)");
+                         "conflict's winner), release (an action the repair history holds)");
   cmd->require_subcommand(1);
   const auto common = [](CLI::App* c, review_cli_options& o) {
     c->add_option("store", o.store, "The sqlite: store the queue belongs to")->required();
@@ -444,6 +552,22 @@ void add_review(CLI::App& app, int& rc) {
     decision(c, *o);
     c->add_option("--for", o->until, "How long (e.g. 2d, 12h)");
     c->callback([o, &rc] { rc = run_decide(*o, "deferred"); });
+  }
+  {
+    auto o = std::make_shared<review_cli_options>();
+    auto* c = cmd->add_subcommand(
+        "release",
+        "Release actions the repair history holds (failed 1 + retry-limit times, a repair loop, "
+        "or proposed a third time over the same records): the next run may try them again; the "
+        "release is recorded with reviewer, reason and time");
+    c->add_option("store", o->store,
+                  "The store the actions were held for (JSONL or sqlite:PATH; apply: its input)")
+        ->required();
+    c->add_option("--state", o->state,
+                  "State database (default: STORE.memhealth-state.db; apply keeps "
+                  "memhealth-state.db next to its --wal)");
+    decision(c, *o);
+    c->callback([o, &rc] { rc = run_release(*o); });
   }
   {
     auto o = std::make_shared<review_cli_options>();

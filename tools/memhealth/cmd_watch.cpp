@@ -571,6 +571,11 @@ int run_watch(const watch_cli_options& o) {
     std::cerr << "memhealth watch: [repair] tier2_apply is set but repairs are off (no --repair, "
                  "no [repair] enabled = true): nothing is repaired\n";
   c.opt.collect_findings = c.repair;
+  {  // the store's name in the findings history, as apply and the repair history name it
+    const std::string file =
+        std::filesystem::absolute(store_file_path(o.store)).lexically_normal().string();
+    c.opt.history_scope = is_sqlite_store(o.store) ? "sqlite:" + file : file;
+  }
 
   const auto state_path =
       o.state.empty() ? default_state_path(o.store) : std::filesystem::path(o.state);

@@ -1,10 +1,10 @@
 // memhealth: the command-line tool. Subcommands: import, stats, check, worker, claims, plan, apply,
-// rollback, recover, diff, wal, index, monitor, drift, gate, drill, tune, watch, review, migrate.
-// Exit codes (cli.hpp): 0 success; 1 done with something to act on (check: findings of warning or
-// above, an empty store; diff: unexplained changes; import: records with an empty id or content); 2
-// usage, unusable input or output; 3 incomplete (rollback/recover left work undone, apply with
-// failed actions); 4 apply ran nothing (suspended plan, approval needed); 5 the log or store is
-// locked by another memhealth process.
+// rollback, recover, diff, wal, index, monitor, drift, gate, drill, tune, watch, review, history,
+// migrate. Exit codes (cli.hpp): 0 success; 1 done with something to act on (check: findings of
+// warning or above, an empty store; diff: unexplained changes; import: records with an empty id or
+// content); 2 usage, unusable input or output; 3 incomplete (rollback/recover left work undone,
+// apply with failed actions); 4 apply ran nothing (suspended plan, approval needed); 5 the log or
+// store is locked by another memhealth process.
 #include <exception>
 #include <iostream>
 
@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
 #endif
 #if MEMHEALTH_CLI_HAVE_SQLITE
   memhealth::cli::add_review(app, rc);
+  memhealth::cli::add_history(app, rc);
   memhealth::cli::add_migrate(app, rc);
 #endif
   // postgresql:// stores: which table and columns (memhealth's own schema unless given)

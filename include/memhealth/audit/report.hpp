@@ -37,12 +37,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "memhealth/audit/run_history.hpp"
 #include "memhealth/detect/finding.hpp"
 #include "memhealth/detect/secrets.hpp"
 #include "memhealth/record/memory_record.hpp"
@@ -124,6 +126,10 @@ struct audit_report {
   std::vector<std::string> prevention;  ///< prevention notes for the kinds found
   std::vector<float> nn_cosines;        ///< nearest-neighbour cosine per sampled record (after)
   float threshold = 0.92f;              ///< the threshold drawn on the chart
+  /// The figures that span runs (repair success by recurrence, uptime) from the state
+  /// database's findings history, when the caller has one (`sqlite_state::history_figures_of`;
+  /// `memhealth apply --report` with a state database); nullopt: the section is left out.
+  std::optional<run_history_figures> history;
 };
 
 /// The prevention note for a finding kind (empty when there is none).
@@ -313,6 +319,113 @@ inline std::string pct(double x) {
 }
 
 }  // namespace detail::audit
+
+/// A duration as people write it: "7d", "36h", "90m", "45s" (the largest unit that divides it;
+/// milliseconds as "250ms").
+inline std::string span_text(std::chrono::milliseconds d) {
+  const auto n = d.count();
+  if (n != 0 && n % 86'400'000 == 0) return std::to_string(n / 86'400'000) + "d";
+  if (n != 0 && n % 3'600'000 == 0) return std::to_string(n / 3'600'000) + "h";
+  if (n != 0 && n % 60'000 == 0) return std::to_string(n / 60'000) + "m";
+  if (n % 1000 == 0) return std::to_string(n / 1000) + "s";
+  return std::to_string(n) + "ms";
+}
+
+/// The figures that span runs in two sentences (Markdown and `memhealth history`): repair
+/// success, then uptime. Faults still inside their window are named as such and never counted as
+/// successes; a figure without data says so instead of a rate.
+inline std::vector<std::string> history_sentences(const run_history_figures& h) {
+  using detail::audit::pct;
+  std::vector<std::string> out;
+  const auto& rs = h.repair;
+  std::string window;
+  if (rs.window.span.count() > 0) window = span_text(rs.window.span);
+  if (rs.window.runs > 0)
+    window += (window.empty() ? "for " : " and ") + std::to_string(rs.window.runs) +
+              (rs.window.runs == 1 ? " full check run" : " full check runs");
+  if (window.empty()) window = "0s";
+  std::string a = "Repair success (a repaired fault counts as held once it stayed away " + window +
+                  "): " + std::to_string(rs.repaired) + " faults repaired, " +
+                  std::to_string(rs.held) + " held, " + std::to_string(rs.recurred) +
+                  " recurred, " + std::to_string(rs.too_early) + " too early to say; ";
+  if (rs.success_rate)
+    a += "success rate " + pct(*rs.success_rate) + " (" + std::to_string(rs.held) + " of " +
+         std::to_string(rs.held + rs.recurred) +
+         " with a verdict; faults still inside their window are not counted).";
+  else
+    a += "no success rate yet (no repaired fault has a verdict).";
+  out.push_back(std::move(a));
+  const auto& u = h.uptime;
+  const auto window_len = std::chrono::duration_cast<std::chrono::milliseconds>(u.to - u.from);
+  std::string b = "Uptime over the last " + span_text(window_len) + ": ";
+  if (u.time_share) {
+    std::ostringstream hours;
+    hours.setf(std::ios::fixed);
+    hours.precision(1);
+    hours << static_cast<double>(u.clean.count()) / 3.6e6 << " h of "
+          << static_cast<double>(u.measured.count()) / 3.6e6 << " h";
+    b += pct(*u.time_share) + " of the time without an open error or critical finding (" +
+         hours.str() + " measured since " + format_timestamp(timestamp{u.measured_from, 0}) + ")";
+  } else {
+    b += "no time measured yet (no check run before the last moment of the window)";
+  }
+  if (u.run_share)
+    b += ", " + pct(*u.run_share) + " of full check runs (" + std::to_string(u.clean_runs) +
+         " of " + std::to_string(u.runs) + ").";
+  else
+    b += ", no full check run in the window.";
+  out.push_back(std::move(b));
+  return out;
+}
+
+/// The figures that span runs as JSON: `store`, `window` (`ms`, `runs`), `repaired`, `held`,
+/// `recurred`, `too_early`, `success_rate` (null without a verdict), `uptime` (`from`, `to`,
+/// `measured_from` as RFC 3339; `measured_ms`, `clean_ms`, `time_share`, `runs`, `clean_runs`,
+/// `run_share`; shares null when nothing was measured) and `faults` (newest first: `kind`,
+/// `finding` (its key, fields joined by " | "), `action_key` (without the store's scope),
+/// `repaired_at`, `recurred_at` (null when not seen again), `verdict`).
+template <class = void>  // deferred instantiation, see memhealth.hpp
+nlohmann::ordered_json history_json(const run_history_figures& h) {
+  const auto when = [](utc_time t) { return format_timestamp(timestamp{t, 0}); };
+  const auto share = [](const std::optional<double>& x) {
+    return x ? nlohmann::ordered_json(*x) : nlohmann::ordered_json(nullptr);
+  };
+  nlohmann::ordered_json j;
+  j["store"] = h.store;
+  j["window"] = {{"ms", h.repair.window.span.count()}, {"runs", h.repair.window.runs}};
+  j["repaired"] = h.repair.repaired;
+  j["held"] = h.repair.held;
+  j["recurred"] = h.repair.recurred;
+  j["too_early"] = h.repair.too_early;
+  j["success_rate"] = share(h.repair.success_rate);
+  const auto& u = h.uptime;
+  j["uptime"] = {{"from", when(u.from)},
+                 {"to", when(u.to)},
+                 {"measured_from", when(u.measured_from)},
+                 {"measured_ms", u.measured.count()},
+                 {"clean_ms", u.clean.count()},
+                 {"time_share", share(u.time_share)},
+                 {"runs", u.runs},
+                 {"clean_runs", u.clean_runs},
+                 {"run_share", share(u.run_share)}};
+  j["faults"] = nlohmann::ordered_json::array();
+  for (std::size_t k = 0; k < h.faults.size(); ++k) {
+    const auto& f = h.faults[k];
+    std::string key = f.finding_key;
+    for (std::size_t p = key.find('\x1f'); p != std::string::npos; p = key.find('\x1f', p + 3))
+      key.replace(p, 1, " | ");
+    j["faults"].push_back(
+        {{"kind", f.kind},
+         {"finding", key},
+         {"action_key", f.action_key.substr(f.action_key.rfind('\x1f') + 1)},
+         {"repaired_at", when(f.repaired_at)},
+         {"recurred_at", f.recurred_at ? nlohmann::ordered_json(when(*f.recurred_at))
+                                       : nlohmann::ordered_json(nullptr)},
+         {"verdict", std::string(to_string(k < h.verdicts.size() ? h.verdicts[k]
+                                                                 : repair_verdict::too_early))}});
+  }
+  return j;
+}
 
 /// Builds the audit report of one run.
 /// @param before_store the store the plan was made from (root causes are attributed on it).
@@ -514,6 +627,7 @@ nlohmann::ordered_json to_json(const audit_report& r) {
                      {"bin_width", 0.05},
                      {"records", r.nn_cosines.size()},
                      {"threshold", r.threshold}};
+  if (r.history) j["across_runs"] = history_json(*r.history);
   return j;
 }
 
@@ -551,6 +665,20 @@ std::string to_markdown(const audit_report& r) {
     s << "| " << st.kind << " | " << st.before << " | " << st.after << " | "
       << (acts.empty() ? "-" : acts) << " | " << (tiers.empty() ? "-" : tiers) << " | "
       << st.applied << " / " << st.planned << " |\n";
+  }
+  if (r.history) {
+    s << "\n## Across runs\n\n";
+    for (const auto& line : history_sentences(*r.history)) s << line << "\n\n";
+    if (!r.history->faults.empty()) {
+      s << "| repaired | fault | verdict |\n|---|---|---|\n";
+      for (std::size_t k = 0; k < r.history->faults.size() && k < 20; ++k) {
+        const auto& f = r.history->faults[k];
+        s << "| " << format_timestamp(timestamp{f.repaired_at, 0}) << " | " << f.kind << " | "
+          << to_string(r.history->verdicts[k]) << " |\n";
+      }
+      if (r.history->faults.size() > 20)
+        s << "\n(" << r.history->faults.size() - 20 << " older repaired faults not listed)\n";
+    }
   }
   s << "\n## Pending review\n\n";
   if (r.pending.empty()) s << "nothing\n";
@@ -682,7 +810,30 @@ std::string to_html(const audit_report& r) {
       << "</td><td>" << html_escape(acts.empty() ? "-" : acts) << "</td><td>" << st.applied << " / "
       << st.planned << "</td></tr>\n";
   }
-  s << "</table>\n<h2>Pending review</h2>\n<ul id=\"pending\">\n";
+  s << "</table>\n";
+  if (r.history) {
+    const auto& h = *r.history;
+    const auto share = [](const std::optional<double>& x) {
+      return x ? std::to_string(*x) : std::string();
+    };
+    s << "<h2>Across runs</h2>\n<p id=\"across-runs\" data-repaired=\"" << h.repair.repaired
+      << "\" data-held=\"" << h.repair.held << "\" data-recurred=\"" << h.repair.recurred
+      << "\" data-too-early=\"" << h.repair.too_early << "\" data-success-rate=\""
+      << share(h.repair.success_rate) << "\" data-uptime-time=\"" << share(h.uptime.time_share)
+      << "\" data-uptime-runs=\"" << share(h.uptime.run_share) << "\">";
+    for (const auto& line : history_sentences(h)) s << html_escape(line) << "<br>\n";
+    s << "</p>\n";
+    if (!h.faults.empty()) {
+      s << "<table "
+           "id=\"repaired-faults\"><tr><th>repaired</th><th>fault</th><th>verdict</th></tr>\n";
+      for (std::size_t k = 0; k < h.faults.size() && k < 20; ++k)
+        s << "<tr><td>" << html_escape(format_timestamp(timestamp{h.faults[k].repaired_at, 0}))
+          << "</td><td>" << html_escape(h.faults[k].kind) << "</td><td>"
+          << html_escape(to_string(h.verdicts[k])) << "</td></tr>\n";
+      s << "</table>\n";
+    }
+  }
+  s << "<h2>Pending review</h2>\n<ul id=\"pending\">\n";
   if (r.pending.empty()) s << "<li>nothing</li>\n";
   for (const auto& p : r.pending)
     s << "<li><code>" << html_escape(p.id) << "</code>: " << html_escape(p.reason)

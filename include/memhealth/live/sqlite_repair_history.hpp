@@ -12,6 +12,8 @@
 /// place, both are the same; repairing into a copy, a later run on the copy sees what this run
 /// did to it, and a run again from the same original starts over (it is not the repaired copy).
 /// With both scopes empty, keys are stored as they are (`sqlite_state::manual_queue` lists them).
+/// Proposals over the same before-images (`repair_proposal_key`) are counted in table
+/// `repair_proposals` under the same scopes as replaced images.
 ///
 /// Not thread-safe (one `sqlite_state` connection); processes may share the database.
 
@@ -67,6 +69,16 @@ class sqlite_repair_history final : public repair_history {
     rows.reserve(images.size());
     for (const auto& im : images) rows.emplace_back(scoped(write_, im.record_id), im.checksum);
     state_.note_replaced_images(scoped(write_, key), rows, now());
+  }
+  /// Applications over `proposal_key` noted under the read scope (`sqlite_state::proposals`).
+  [[nodiscard]] std::int64_t proposals(std::string_view proposal_key) override {
+    return state_.proposals(scoped(read_, proposal_key));
+  }
+  /// An application is noted under the write scope (where the repaired records now are); a held
+  /// proposal tags the read scope's count with the held key (what `release_action` is given).
+  void note_proposal(std::string_view proposal_key, std::string_view key, bool applied) override {
+    const std::string& scope = applied ? write_ : read_;
+    state_.note_proposal(scoped(scope, proposal_key), scoped(scope, key), applied, now());
   }
 
   /// The scoped form of a key or record id as stored: `scope + '\x1f' + name` (or the name).

@@ -52,7 +52,10 @@ using detail::review_item_action;
 
 /// Applies the actions of `items` to `live` through `wal` (tiers 2 and 3 approved: a person
 /// approved them) with the repair history of `state` under `history_scope`, and marks each item
-/// that took effect "approved" by `reviewer` for `note` at `now`.
+/// that took effect "approved" by `reviewer` for `note` at `now`. An item whose action the
+/// history holds (state "manual": failed, a loop, a third proposal over the same before-images;
+/// or "done" in an earlier run) is released first (`sqlite_state::release_action`, recorded with
+/// `reviewer` and "approved in review: " + `note`), so the approval runs it.
 /// @param opt apply options to start from (embedder, index policy, limits); approvals and the
 ///        history are set here. @return one outcome per item, in order.
 /// @throws error(invalid_argument) for an empty reviewer or note; as the file comment says.
@@ -65,6 +68,14 @@ std::vector<review_outcome> approve_review_items(S& live, const std::vector<revi
   if (reviewer.empty() || note.empty())
     throw error(error_code::invalid_argument,
                 "approve_review_items: a reviewer name and a reason are required");
+  // a person's approval releases what the repair history holds the action for (failed, a loop,
+  // a third proposal, done before): recorded as a release by the same reviewer
+  const auto now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  for (const auto& it : items)
+    if (const auto a = state.attempt(it.key); a && a->state != "retry")
+      (void)state.release_action(it.key, reviewer, "approved in review: " + std::string(note),
+                                 now_ms);
   return detail::apply_review_items(live, items, wal, state, history_scope, reviewer, note, now,
                                     std::move(opt));
 }

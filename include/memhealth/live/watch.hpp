@@ -30,7 +30,9 @@
 /// reported findings and batch ids in `watch_state`. A restart resumes from them: a task whose
 /// run did not complete runs again, and what it finds again is not reported twice (findings
 /// are keyed by `finding_key`). The records' fingerprints are also kept in memory between polls
-/// (the long-running process's cache), so a poll writes only what changed.
+/// (the long-running process's cache), so a poll writes only what changed. Each task run is also
+/// noted in the findings history of `sqlite_state` (`watch_options::history_scope`): uptime and
+/// the recurrence of repaired faults are computed from it (audit/run_history.hpp).
 ///
 /// Cost of a poll: O(n x (record size + d)) to fingerprint the snapshot, plus the due tasks;
 /// an incremental task checks only its changed records (compared with their scope): its
@@ -56,6 +58,7 @@
 #include <utility>
 #include <vector>
 
+#include "memhealth/audit/run_history.hpp"
 #include "memhealth/config.hpp"
 #include "memhealth/detect/default_pipeline.hpp"
 #include "memhealth/detect/finding.hpp"
@@ -115,23 +118,13 @@ struct watch_options {
   /// Keep every finding of a poll's task runs (new and already open) in
   /// `watch_poll_result::findings`, for a caller that plans repairs from them (watch_repair.hpp).
   bool collect_findings = false;
+  /// The store's name in the findings history of the state database (`memhealth watch`: its
+  /// absolute path, "sqlite:" kept, as the repair history scopes it). After each task run the
+  /// watcher notes it there (`sqlite_state::note_history_run`): a `full` run, or one that changed
+  /// whether an error or critical finding is open, with the findings it found (a repaired fault
+  /// found again has recurred).
+  std::string history_scope;
 };
-
-/// The identity of a finding across runs: detector, kind, the sorted record ids and the string
-/// evidence that tells two findings of the same records apart (field, scope, partition,
-/// window_start, reference_version, current_version), joined with U+001F.
-inline std::string finding_key(const finding& f) {
-  std::vector<std::string> ids = f.record_ids;
-  std::sort(ids.begin(), ids.end());
-  std::string k = f.detector + '\x1f' + f.kind;
-  for (const auto& id : ids) k += '\x1f' + id;
-  static constexpr std::string_view keyed[] = {
-      "field", "scope", "partition", "window_start", "reference_version", "current_version"};
-  for (const auto& [name, v] : f.evidence)
-    if (std::find(std::begin(keyed), std::end(keyed), name) != std::end(keyed))
-      if (const auto* s = std::get_if<std::string>(&v)) k += '\x1f' + name + '=' + *s;
-  return k;
-}
 
 /// One thing the watcher hands to the sink.
 struct watch_event {
@@ -524,6 +517,14 @@ class watcher {
     wstate_.note_findings(opened, resolved, ms(now));
     for (auto& f : opened) open_.emplace(f.key, std::move(f));
     for (const auto& k : resolved) open_.erase(k);
+    {  // the findings history (uptime, recurrence of repaired faults)
+      std::size_t open_errors = 0;
+      for (const auto& [k, f] : open_)
+        open_errors += f.severity == "error" || f.severity == "critical";
+      const std::vector<std::string> found_keys(seen.begin(), seen.end());
+      (void)state_.note_history_run(opt_.history_scope, now, task == watch_tasks::full, open_errors,
+                                    found_keys);
+    }
     if (task == watch_tasks::risk_window) risk_scopes_.clear();
     if (task == watch_tasks::drift) {
       for (const auto& v : new_versions_) {

@@ -26,6 +26,10 @@
 /// `memhealth recover` is not run on the watch's log (it would roll back what the agent wrote
 /// since); the open intents stay in the log as an unfinished run.
 ///
+/// Every applied action's faults (the findings it addresses, `findings_addressed`) go to the
+/// findings history (`sqlite_state::note_repaired_faults`, under `history_scope`), so the watch's
+/// later runs measure whether they come back (audit/run_history.hpp).
+///
 /// Errors: `memhealth::error` from the log (io, busy, precondition for a log of another store),
 /// the state database and the store propagate; whatever committed before stays committed and
 /// logged.
@@ -186,6 +190,12 @@ class watch_history final : public repair_history {
   }
   void note_images(std::string_view key, std::span<const repair_image_note> images) override {
     inner_.note_images(key, images);
+  }
+  std::int64_t proposals(std::string_view proposal_key) override {
+    return inner_.proposals(proposal_key);
+  }
+  void note_proposal(std::string_view proposal_key, std::string_view key, bool applied) override {
+    inner_.note_proposal(proposal_key, key, applied);
   }
 
  private:
@@ -396,6 +406,14 @@ watch_repair_result repair_watch_findings(const memory_store<>& snapshot,
   ao.retry_limit = 0;  // a retry would apply the edit to content the plan never saw
   ao.batch_size = 1;
   ao.history = &history;
+  // the faults an applied action repaired, to the findings history (a later run that finds one
+  // again marks it recurred: repair success is measured by what does not come back)
+  const auto note_faults = [&](const repair_action& act) {
+    std::vector<std::pair<std::string, std::string>> faults;
+    for (const std::size_t i : findings_addressed(act, r.findings))
+      faults.emplace_back(finding_key(r.findings[i]), r.findings[i].kind);
+    state.note_repaired_faults(o.history_scope, scoped(act.idempotency_key), faults, now);
+  };
   std::size_t used = 0;
   for (std::size_t k = 0; k < run.size(); ++k) {
     const repair_action& a = run[k];
@@ -422,6 +440,7 @@ watch_repair_result repair_watch_findings(const memory_store<>& snapshot,
           ++res.applied;
           res.records_changed += oc.records_changed;
           used += oc.records_changed;
+          note_faults(a);
           break;
         case action_status::already_applied:
         case action_status::noop:

@@ -43,9 +43,11 @@
 /// `retry_limit + 1` times in earlier runs, is *failed* at once (no attempt); one that failed
 /// fewer times gets the attempts left. After step 3, an action done in an earlier run whose
 /// records changed since is *already applied* (not re-applied), and an after-image equal to an
-/// image an earlier run's action replaced is a loop across runs (manual queue). Every attempt's
-/// end, every loop, and the before-images of every committed action are written to the history
-/// (not in a dry run).
+/// image an earlier run's action replaced is a loop across runs (manual queue), and so is an
+/// action proposed a third time over the same before-images (`repair_proposal_key`: two earlier
+/// applications of its type to these records in these states were undone each time). Every
+/// attempt's end, every loop, the before-images of every committed action and its proposal key
+/// are written to the history (not in a dry run).
 ///
 /// Record images are compared as canonical JSON (`append_json`), so timestamp offsets, NaN
 /// embeddings and unknown fields count as differences exactly as they are written.
@@ -815,6 +817,14 @@ class plan_run {
                     " would return to an image an earlier run's repair replaced");
         return false;
       }
+      // the third proposal over the same before-images: its records came back twice
+      const std::string pk = proposal_key(a, p);
+      if (const std::int64_t n = opt_.history->proposals(pk); n >= repair_proposal_limit) {
+        if (!opt_.dry_run) opt_.history->note_proposal(pk, action_of(a).idempotency_key, false);
+        hold(a, "proposed again over the same before-images, after " + std::to_string(n) +
+                    " applications whose records came back each time: a person decides");
+        return false;
+      }
     }
     if (used_ + p.records.size() > opt_.max_records) {
       over_budget_ = true;
@@ -848,6 +858,7 @@ class plan_run {
         for (const auto& m : p.records)
           replaced.push_back({m.id, repair_image_checksum(m.before_json)});
       const std::string key = act.idempotency_key;  // `act` leaves the run when settled
+      const std::string type = opt_.history ? act.type : std::string();
       try {
         if constexpr (transactional_record_store<S>)
           store_.begin_action();  // one transaction per action
@@ -868,6 +879,7 @@ class plan_run {
       if (opt_.history) {  // committed: outside the try (a history error must not undo it)
         opt_.history->note_attempt(key, true, {});
         opt_.history->note_images(key, replaced);
+        opt_.history->note_proposal(repair_proposal_key(type, replaced), key, true);
       }
     }
   }
@@ -943,6 +955,13 @@ class plan_run {
     l.prior_failures = static_cast<int>(h->failures);
     l.done_before = h->done;
     return true;
+  }
+  // `repair_proposal_key` of action `a` over the before-images of its prepared records.
+  std::string proposal_key(std::size_t a, const prepared<R>& p) {
+    std::vector<repair_image_note> before;
+    before.reserve(p.records.size());
+    for (const auto& m : p.records) before.push_back({m.id, repair_image_checksum(m.before_json)});
+    return repair_proposal_key(action_of(a).type, before);
   }
   // Whether action `a` has attempts left (this run's plus earlier runs' failures).
   bool may_retry(std::size_t a) {

@@ -11,7 +11,13 @@
 ///   since (another writer undid it), it is reported *already applied* with a note, not re-applied
 ///   (the executor does not fight the writer);
 /// - sends to the manual queue an action that would put a record back into an image an earlier
-///   run's action replaced (a loop across runs: run 1 sets X, run 2 sets it back).
+///   run's action replaced (a loop across runs: run 1 sets X, run 2 sets it back);
+/// - sends to the manual queue (the watch: the review queue) an action proposed a third time
+///   over the same before-images: actions of one type were applied twice to exactly these
+///   records in exactly these states, and they came back each time (another writer, or a rule,
+///   undoes the repair). The count is per `repair_proposal_key` (type, record ids and
+///   before-image checksums), so it holds even when the action's own key changes between runs
+///   (edits that carry a time, such as a down-weight computed from the clock).
 ///
 /// Images are identified by `repair_image_checksum`, FNV-1a 64 of the record's canonical image
 /// (`encode_image`, record_image.hpp): stable across builds and machines.
@@ -22,6 +28,7 @@
 /// Without a history (`apply_options::history == nullptr`) every run starts from nothing, as
 /// before.
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -30,6 +37,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "memhealth/repair/idempotency.hpp"
 
@@ -55,6 +63,28 @@ inline std::uint64_t repair_image_checksum(std::string_view image) noexcept {
   return fnv1a_64(image);
 }
 
+/// Applications over the same before-images after which the next proposal is held (the third
+/// proposal goes to a person).
+inline constexpr std::int64_t repair_proposal_limit = 2;
+
+/// The identity of "an action of type `type` over these records in these states": 16 hex
+/// digits of FNV-1a 64 over the type and the (record id, before-image checksum) pairs sorted by
+/// id (length-prefixed, so no two inputs share a text).
+inline std::string repair_proposal_key(std::string_view type,
+                                       std::span<const repair_image_note> before) {
+  std::vector<std::pair<std::string_view, std::uint64_t>> v;
+  v.reserve(before.size());
+  for (const auto& b : before) v.emplace_back(b.record_id, b.checksum);
+  std::sort(v.begin(), v.end());
+  std::string text;
+  detail::put_field(text, type);
+  for (const auto& [id, sum] : v) {
+    detail::put_field(text, id);
+    text += detail::hex64(sum);
+  }
+  return detail::hex64(fnv1a_64(text));
+}
+
 /// The history policy of the executor (see the file comment). Implementations may throw
 /// `memhealth::error` (the run then stops; what was committed stays committed and logged).
 class repair_history {
@@ -70,6 +100,13 @@ class repair_history {
   [[nodiscard]] virtual bool replaced_image(std::string_view record_id, std::uint64_t checksum) = 0;
   /// Action `key` was applied and replaced these before-images.
   virtual void note_images(std::string_view key, std::span<const repair_image_note> images) = 0;
+  /// Times an action was applied over the before-images of `proposal_key`
+  /// (`repair_proposal_key`) in earlier runs. The default keeps no count (0).
+  [[nodiscard]] virtual std::int64_t proposals(std::string_view /*proposal_key*/) { return 0; }
+  /// Action `key` over `proposal_key`: `applied` counts one application; false tags the count
+  /// with `key` only (a held proposal, so releasing `key` resets it). The default does nothing.
+  virtual void note_proposal(std::string_view /*proposal_key*/, std::string_view /*key*/,
+                             bool /*applied*/) {}
 
  protected:
   repair_history() = default;
@@ -112,6 +149,15 @@ class memory_repair_history final : public repair_history {
   void note_images(std::string_view, std::span<const repair_image_note> images) override {
     for (const auto& im : images) images_.emplace(im.record_id, im.checksum);
   }
+  [[nodiscard]] std::int64_t proposals(std::string_view proposal_key) override {
+    const auto it = proposals_.find(proposal_key);
+    return it == proposals_.end() ? 0 : it->second;
+  }
+  void note_proposal(std::string_view proposal_key, std::string_view, bool applied) override {
+    auto it = proposals_.find(proposal_key);
+    if (it == proposals_.end()) it = proposals_.emplace(std::string(proposal_key), 0).first;
+    it->second += applied ? 1 : 0;
+  }
   /// The keys held in the manual queue, sorted.
   [[nodiscard]] std::set<std::string> manual_queue() const {
     std::set<std::string> out;
@@ -129,6 +175,7 @@ class memory_repair_history final : public repair_history {
   std::int64_t max_failures_;
   std::map<std::string, repair_history_entry, std::less<>> entries_;
   std::set<std::pair<std::string, std::uint64_t>> images_;
+  std::map<std::string, std::int64_t, std::less<>> proposals_;
 };
 
 }  // namespace memhealth

@@ -38,6 +38,17 @@
 ///   version, kept for the retention window (store/sqlite_migrations.hpp reads them and
 ///   live/sqlite_migration.hpp writes them through `handle()`); added to version 1 the same way.
 ///
+/// - `history_runs(scope, at_ms, full, open_errors)`: the findings history of each store (scope:
+///   its name as the repair history scopes it), one row per full check run and per run that
+///   changed whether an error or critical finding is open (`note_history_run`);
+///   `repaired_faults(scope, finding_key, kind, action_key, repaired_ms, recurred_ms)`: the faults
+///   repairs addressed and the first run that found them again (audit/run_history.hpp judges
+///   them); `repair_proposals(proposal_key PRIMARY KEY, action_key, proposals, first_ms,
+///   last_ms)`: how often an action of one type was applied over the same before-images (the
+///   third proposal is held, repair_history.hpp); `repair_releases(action_key, released_ms,
+///   reviewer, note, attempts, failures, last_error, state)`: who released a held action, why,
+///   and its history row as it was (`release_action`). Added to version 1 the same way.
+///
 /// Errors: `memhealth::error` with `io` (cannot open or write), `busy` (locked by another process
 /// beyond the busy timeout),
 /// `parse` (not an SQLite database, or corrupt) or `schema` (an SQLite database of another kind,
@@ -46,6 +57,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -57,6 +69,7 @@
 #include <utility>
 #include <vector>
 
+#include "memhealth/audit/run_history.hpp"
 #include "memhealth/config.hpp"
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/record/time.hpp"
@@ -431,6 +444,268 @@ class sqlite_state {
     return out;
   }
 
+  /// The repair history rows whose key starts with `prefix` (a store's scope and U+001F, or ""
+  /// for all), by key.
+  [[nodiscard]] std::vector<repair_attempt_state> repair_attempts_with_prefix(
+      std::string_view prefix) const {
+    std::vector<repair_attempt_state> out;
+    auto st = prepare(
+        "SELECT action_key, attempts, failures, last_error, state FROM repair_attempts "
+        "WHERE substr(action_key, 1, length(?1)) = ?1 ORDER BY action_key");
+    bind(st.get(), 1, prefix);
+    while (step(st.get()) == SQLITE_ROW)
+      out.push_back({detail::sqlite::column_text(st.get(), 0), sqlite3_column_int64(st.get(), 1),
+                     sqlite3_column_int64(st.get(), 2), detail::sqlite::column_text(st.get(), 3),
+                     detail::sqlite::column_text(st.get(), 4)});
+    return out;
+  }
+
+  /// Releases action `key` from the repair history (a person fixed the cause): its row of
+  /// `repair_attempts` as it was is copied to `repair_releases` with `reviewer`, `note` and
+  /// `now_ms`, then its failures are set to 0 and its state to "retry" (so the next run tries it
+  /// again with every attempt; nothing is deleted), and the proposals counted for it
+  /// (`repair_proposals` rows tagged with it) start again at 0. One transaction.
+  /// @return the row before the release. @throws error(invalid_argument) for an empty reviewer
+  /// or note; error(not_found) when the history has no row `key`; error(io/busy) on a write
+  /// failure.
+  repair_attempt_state release_action(std::string_view key, std::string_view reviewer,
+                                      std::string_view note, std::int64_t now_ms) {
+    if (reviewer.empty() || note.empty())
+      throw error(error_code::invalid_argument,
+                  "release_action: a reviewer name and a reason are required");
+    auto t = begin_immediate();
+    const auto prev = attempt(key);
+    if (!prev)
+      throw error(error_code::not_found,
+                  path_ + ": the repair history has no action '" + std::string(key) + "'");
+    auto ins = prepare(
+        "INSERT INTO repair_releases(action_key, released_ms, reviewer, note, attempts, "
+        "failures, last_error, state) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+    bind(ins.get(), 1, key);
+    sqlite3_bind_int64(ins.get(), 2, now_ms);
+    bind(ins.get(), 3, reviewer);
+    bind(ins.get(), 4, note);
+    sqlite3_bind_int64(ins.get(), 5, prev->attempts);
+    sqlite3_bind_int64(ins.get(), 6, prev->failures);
+    bind(ins.get(), 7, prev->last_error);
+    bind(ins.get(), 8, prev->state);
+    done(ins.get(), "cannot record the release");
+    auto up = prepare(
+        "UPDATE repair_attempts SET failures=0, state='retry', last_ms=?2, "
+        "last_error='released by ' || ?3 || ': ' || ?4 WHERE action_key=?1");
+    bind(up.get(), 1, key);
+    sqlite3_bind_int64(up.get(), 2, now_ms);
+    bind(up.get(), 3, reviewer);
+    bind(up.get(), 4, note);
+    done(up.get(), "cannot release the action");
+    auto pr = prepare("UPDATE repair_proposals SET proposals=0 WHERE action_key=?1");
+    bind(pr.get(), 1, key);
+    done(pr.get(), "cannot release the action's proposals");
+    t.commit();
+    return *prev;
+  }
+
+  /// One release (`release_action`) as recorded.
+  struct release_record {
+    std::string action_key;        ///< the released action's key
+    std::int64_t released_ms = 0;  ///< when (UTC ms)
+    std::string reviewer;          ///< who released it
+    std::string note;              ///< why
+    repair_attempt_state before;   ///< its history row before the release
+  };
+  /// The releases of actions whose key starts with `prefix` ("" = all), oldest first.
+  [[nodiscard]] std::vector<release_record> releases(std::string_view prefix = {}) const {
+    std::vector<release_record> out;
+    if (!has_history_) return out;
+    auto st = prepare(
+        "SELECT action_key, released_ms, reviewer, note, attempts, failures, last_error, state "
+        "FROM repair_releases WHERE substr(action_key, 1, length(?1)) = ?1 "
+        "ORDER BY released_ms, rowid");
+    bind(st.get(), 1, prefix);
+    using detail::sqlite::column_text;
+    while (step(st.get()) == SQLITE_ROW) {
+      release_record r;
+      r.action_key = column_text(st.get(), 0);
+      r.released_ms = sqlite3_column_int64(st.get(), 1);
+      r.reviewer = column_text(st.get(), 2);
+      r.note = column_text(st.get(), 3);
+      r.before = {r.action_key, sqlite3_column_int64(st.get(), 4),
+                  sqlite3_column_int64(st.get(), 5), column_text(st.get(), 6),
+                  column_text(st.get(), 7)};
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
+  /// Times an action was applied over the before-images named by `proposal_key` (0 = never).
+  [[nodiscard]] std::int64_t proposals(std::string_view proposal_key) const {
+    if (!has_history_) return 0;
+    auto st = prepare("SELECT proposals FROM repair_proposals WHERE proposal_key=?1");
+    bind(st.get(), 1, proposal_key);
+    return step(st.get()) == SQLITE_ROW ? sqlite3_column_int64(st.get(), 0) : 0;
+  }
+  /// Notes action `action_key` over the before-images `proposal_key`: `applied` counts one
+  /// application; false only tags the row with the action (a held third proposal, so that
+  /// releasing that action resets the count).
+  void note_proposal(std::string_view proposal_key, std::string_view action_key, bool applied,
+                     utc_time now) {
+    auto st = prepare(
+        "INSERT INTO repair_proposals(proposal_key, action_key, proposals, first_ms, last_ms) "
+        "VALUES(?1, ?2, ?3, ?4, ?4) ON CONFLICT(proposal_key) DO UPDATE SET "
+        "action_key=excluded.action_key, proposals=proposals+excluded.proposals, "
+        "last_ms=excluded.last_ms");
+    bind(st.get(), 1, proposal_key);
+    bind(st.get(), 2, action_key);
+    sqlite3_bind_int64(st.get(), 3, applied ? 1 : 0);
+    sqlite3_bind_int64(st.get(), 4, ms(now));
+    done(st.get(), "cannot write the repair proposals");
+  }
+
+  // ------------------------------------------------------------------ findings history
+
+  /// Notes a check run of store `scope` (its history scope) at `at`: `full` when every detector
+  /// ran over every record, `open_errors` the error or critical findings open after it, and
+  /// `found` the `finding_key`s it found (every one, or at least those of `pending_fault_keys`).
+  /// The run is kept when it is full, is the scope's first, or changes whether an error is open
+  /// (the uptime's step function needs no more); each repaired fault of the scope repaired
+  /// before `at`, not yet recurred, whose key is in `found` is marked recurred at `at`. One
+  /// transaction. @return true when the run was kept. @throws error(io/busy) on a write failure.
+  bool note_history_run(std::string_view scope, utc_time at, bool full, std::size_t open_errors,
+                        std::span<const std::string> found) {
+    auto t = begin_immediate();
+    bool keep = full;
+    {
+      auto last = prepare(
+          "SELECT open_errors FROM history_runs WHERE scope=?1 ORDER BY at_ms DESC, rowid DESC "
+          "LIMIT 1");
+      bind(last.get(), 1, scope);
+      if (step(last.get()) != SQLITE_ROW)
+        keep = true;
+      else
+        keep = keep || (sqlite3_column_int64(last.get(), 0) > 0) != (open_errors > 0);
+    }
+    if (keep) {
+      auto ins = prepare(
+          "INSERT INTO history_runs(scope, at_ms, full, open_errors) VALUES(?1, ?2, ?3, ?4)");
+      bind(ins.get(), 1, scope);
+      sqlite3_bind_int64(ins.get(), 2, ms(at));
+      sqlite3_bind_int(ins.get(), 3, full ? 1 : 0);
+      sqlite3_bind_int64(ins.get(), 4, static_cast<std::int64_t>(open_errors));
+      done(ins.get(), "cannot write the findings history");
+    }
+    if (!found.empty()) {
+      std::vector<std::string> pending;
+      {
+        auto st = prepare(
+            "SELECT DISTINCT finding_key FROM repaired_faults WHERE scope=?1 AND recurred_ms=0 "
+            "AND repaired_ms < ?2");
+        bind(st.get(), 1, scope);
+        sqlite3_bind_int64(st.get(), 2, ms(at));
+        while (step(st.get()) == SQLITE_ROW)
+          pending.push_back(detail::sqlite::column_text(st.get(), 0));
+      }
+      std::sort(pending.begin(), pending.end());
+      auto up = prepare(
+          "UPDATE repaired_faults SET recurred_ms=?3 WHERE scope=?1 AND finding_key=?2 AND "
+          "recurred_ms=0 AND repaired_ms < ?3");
+      for (const auto& k : found) {
+        if (!std::binary_search(pending.begin(), pending.end(), k)) continue;
+        sqlite3_reset(up.get());
+        bind(up.get(), 1, scope);
+        bind(up.get(), 2, k);
+        sqlite3_bind_int64(up.get(), 3, ms(at));
+        done(up.get(), "cannot write a recurrence");
+      }
+    }
+    t.commit();
+    return keep;
+  }
+  /// The keys of the repaired faults of `scope` not yet seen again, sorted (what a run must look
+  /// for; `note_history_run`).
+  [[nodiscard]] std::vector<std::string> pending_fault_keys(std::string_view scope) const {
+    std::vector<std::string> out;
+    if (!has_history_) return out;
+    auto st = prepare(
+        "SELECT DISTINCT finding_key FROM repaired_faults WHERE scope=?1 AND recurred_ms=0 "
+        "ORDER BY finding_key");
+    bind(st.get(), 1, scope);
+    while (step(st.get()) == SQLITE_ROW) out.push_back(detail::sqlite::column_text(st.get(), 0));
+    return out;
+  }
+  /// Notes that action `action_key`, applied at `at`, repaired the faults `faults` ((finding_key,
+  /// kind) pairs) of store `scope`. A fault noted before at the same time is kept as it was.
+  void note_repaired_faults(std::string_view scope, std::string_view action_key,
+                            std::span<const std::pair<std::string, std::string>> faults,
+                            utc_time at) {
+    if (faults.empty()) return;
+    auto t = begin_immediate();
+    auto st = prepare(
+        "INSERT OR IGNORE INTO repaired_faults(scope, finding_key, kind, action_key, repaired_ms, "
+        "recurred_ms) VALUES(?1, ?2, ?3, ?4, ?5, 0)");
+    for (const auto& [key, kind] : faults) {
+      sqlite3_reset(st.get());
+      bind(st.get(), 1, scope);
+      bind(st.get(), 2, key);
+      bind(st.get(), 3, kind);
+      bind(st.get(), 4, action_key);
+      sqlite3_bind_int64(st.get(), 5, ms(at));
+      done(st.get(), "cannot write a repaired fault");
+    }
+    t.commit();
+  }
+  /// The repaired faults of store `scope`, newest first.
+  [[nodiscard]] std::vector<repaired_fault> repaired_faults(std::string_view scope) const {
+    std::vector<repaired_fault> out;
+    if (!has_history_) return out;
+    auto st = prepare(
+        "SELECT finding_key, kind, action_key, repaired_ms, recurred_ms FROM repaired_faults "
+        "WHERE scope=?1 ORDER BY repaired_ms DESC, finding_key");
+    bind(st.get(), 1, scope);
+    while (step(st.get()) == SQLITE_ROW) {
+      repaired_fault f;
+      f.finding_key = detail::sqlite::column_text(st.get(), 0);
+      f.kind = detail::sqlite::column_text(st.get(), 1);
+      f.action_key = detail::sqlite::column_text(st.get(), 2);
+      f.repaired_at = utc_time{std::chrono::milliseconds{sqlite3_column_int64(st.get(), 3)}};
+      if (const auto r = sqlite3_column_int64(st.get(), 4); r != 0)
+        f.recurred_at = utc_time{std::chrono::milliseconds{r}};
+      out.push_back(std::move(f));
+    }
+    return out;
+  }
+  /// The check runs of store `scope` from the last one before `from` (the state in force at
+  /// `from`) up to `to`, oldest first.
+  [[nodiscard]] std::vector<history_run> history_runs(std::string_view scope, utc_time from,
+                                                      utc_time to) const {
+    std::vector<history_run> out;
+    if (!has_history_) return out;
+    auto st = prepare(
+        "SELECT at_ms, full, open_errors FROM history_runs WHERE scope=?1 AND at_ms <= ?3 AND "
+        "at_ms >= coalesce((SELECT max(at_ms) FROM history_runs WHERE scope=?1 AND at_ms < ?2), "
+        "?2) ORDER BY at_ms, rowid");
+    bind(st.get(), 1, scope);
+    sqlite3_bind_int64(st.get(), 2, ms(from));
+    sqlite3_bind_int64(st.get(), 3, ms(to));
+    while (step(st.get()) == SQLITE_ROW)
+      out.push_back({utc_time{std::chrono::milliseconds{sqlite3_column_int64(st.get(), 0)}},
+                     sqlite3_column_int(st.get(), 1) != 0,
+                     static_cast<std::size_t>(sqlite3_column_int64(st.get(), 2))});
+    return out;
+  }
+  /// The figures that span runs of store `scope` at `now` (audit/run_history.hpp): repair
+  /// success of every repaired fault against `window`, and uptime over [now - uptime_window,
+  /// now]. The runs read reach back to the oldest repair (for the run-count window).
+  [[nodiscard]] run_history_figures history_figures_of(std::string_view scope,
+                                                       const recurrence_window& window,
+                                                       std::chrono::milliseconds uptime_window,
+                                                       utc_time now) const {
+    auto faults = repaired_faults(scope);
+    utc_time from = now - uptime_window;
+    for (const auto& f : faults) from = std::min(from, f.repaired_at);
+    const auto runs = history_runs(scope, from, now);
+    return history_figures(std::string(scope), std::move(faults), runs, window, uptime_window, now);
+  }
+
   // ------------------------------------------------------------------ review queue
 
   /// Queues `item` for a person. An item with the same key is not queued twice: it is left as it
@@ -659,6 +934,30 @@ class sqlite_state {
           " after_checksum INTEGER NOT NULL, batch INTEGER NOT NULL, at_ms INTEGER NOT NULL,"
           " PRIMARY KEY(migration, record_id))",
           "cannot create the migration tables");
+    // Added within version 1: the findings history, repaired faults, proposals and releases.
+    if (!read_only)
+      exec(
+          "CREATE TABLE IF NOT EXISTS history_runs(scope TEXT NOT NULL, at_ms INTEGER NOT NULL,"
+          " full INTEGER NOT NULL, open_errors INTEGER NOT NULL);"
+          "CREATE INDEX IF NOT EXISTS history_runs_at ON history_runs(scope, at_ms);"
+          "CREATE TABLE IF NOT EXISTS repaired_faults(scope TEXT NOT NULL,"
+          " finding_key TEXT NOT NULL, kind TEXT NOT NULL, action_key TEXT NOT NULL,"
+          " repaired_ms INTEGER NOT NULL, recurred_ms INTEGER NOT NULL,"
+          " PRIMARY KEY(scope, finding_key, repaired_ms));"
+          "CREATE TABLE IF NOT EXISTS repair_proposals(proposal_key TEXT PRIMARY KEY NOT NULL,"
+          " action_key TEXT NOT NULL, proposals INTEGER NOT NULL, first_ms INTEGER NOT NULL,"
+          " last_ms INTEGER NOT NULL);"
+          "CREATE TABLE IF NOT EXISTS repair_releases(action_key TEXT NOT NULL,"
+          " released_ms INTEGER NOT NULL, reviewer TEXT NOT NULL, note TEXT NOT NULL,"
+          " attempts INTEGER NOT NULL, failures INTEGER NOT NULL, last_error TEXT NOT NULL,"
+          " state TEXT NOT NULL)",
+          "cannot create the findings history tables");
+    has_history_ =
+        !detail::sqlite::query_text(db_.get(),
+                                    "SELECT name FROM sqlite_master WHERE type='table' AND "
+                                    "name='repair_releases'",
+                                    path_, "cannot read the schema")
+             .empty();
     has_migrations_ =
         !detail::sqlite::query_text(db_.get(),
                                     "SELECT name FROM sqlite_master WHERE type='table' AND "
@@ -684,6 +983,7 @@ class sqlite_state {
   bool has_images_ = false;      // the repair_images table exists
   bool has_reviews_ = false;     // the review_items table exists
   bool has_migrations_ = false;  // the migrations and migration_previous tables exist
+  bool has_history_ = false;     // history_runs, repaired_faults, repair_proposals, repair_releases
 };
 
 }  // namespace memhealth
