@@ -665,6 +665,17 @@ TEST_CASE("conflict judge: cue rules") {
       verdict("I love Italian food", "Had pizza yesterday").conflict);  // no restriction cue
 }
 
+namespace {
+// A claim extractor that counts the texts it reads.
+struct counting_extractor {
+  std::size_t* reads = nullptr;
+  mh::claim_analysis operator()(std::string_view text) const {
+    ++*reads;
+    return mh::default_claim_extractor{}(text);
+  }
+};
+}  // namespace
+
 TEST_CASE("conflicts: text pairs through the detector, and a plugged-in judge") {
   const std::size_t d = 6;
   std::vector<mh::memory_record> v;
@@ -712,6 +723,35 @@ TEST_CASE("conflicts: text pairs through the detector, and a plugged-in judge") 
   custom.run(ctx, out);
   CHECK(calls == 6);
   CHECK(out.size() == 2);  // t1-t2 and t1-t3 at 0.958
+
+  // The claim judge runs in two phases (analysing_conflict_judge): the detector reads each
+  // record once per run, not once per pair. The 6 candidate pairs involve t1, t2, t3 and t5: 4
+  // reads (12 when each pair reads both sides), and the findings are those of the run above.
+  static_assert(mh::analysing_conflict_judge<mh::claim_conflict_judge<>, mh::memory_record>);
+  static_assert(!mh::analysing_conflict_judge<decltype(counting), mh::memory_record>);
+  std::size_t reads = 0;
+  mh::conflict_detector<mh::claim_conflict_judge<counting_extractor>> once{
+      .judge = {.extractor = {&reads}}};
+  std::vector<mh::finding> out2;
+  mh::detection_context ctx2(store);
+  once.run(ctx2, out2);
+  CHECK(reads == 4);
+  REQUIRE(out2.size() == r.findings.size());
+  for (std::size_t i = 0; i < out2.size(); ++i) {
+    CHECK(out2[i].record_ids == r.findings[i].record_ids);
+    CHECK(out2[i].evidence_of("reason") != nullptr);
+    CHECK(std::get<std::string>(*out2[i].evidence_of("reason")) ==
+          std::get<std::string>(*r.findings[i].evidence_of("reason")));
+  }
+  // the same judge called once per pair reads both sides of each: 12
+  reads = 0;
+  const mh::claim_conflict_judge<counting_extractor> per_pair{.extractor = {&reads}};
+  const mh::text_normalizer norm;
+  const std::pair<std::size_t, std::size_t> pairs[] = {{0, 1}, {0, 2}, {1, 2},
+                                                       {0, 4}, {1, 4}, {2, 4}};
+  for (const auto& [x, y] : pairs)
+    (void)per_pair(v[x], norm(v[x].content), v[y], norm(v[y].content), 0.9f);
+  CHECK(reads == 12);
 }
 
 // --------------------------------------------------------- detection context: unit embeddings

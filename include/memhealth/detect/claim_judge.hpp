@@ -713,7 +713,27 @@ struct claim_conflict_judge {
   [[nodiscard]] conflict_verdict operator()(const R& a, std::string_view norm_a, const R& b,
                                             std::string_view norm_b, float cosine) const {
     if (norm_a == norm_b) return {false, false, "identical_text"};
-    conflict_verdict v = by_rules(a, norm_a, b, norm_b, cosine);
+    return judge_analysed(a, norm_a, analyse(a), b, norm_b, analyse(b), cosine);
+  }
+
+  /// The judge in two phases, for `conflict_detector` (the `analysing_conflict_judge` concept of
+  /// conflicts.hpp): `analyse(r)` reads a record's content once per run, and `judge_analysed`
+  /// judges a pair from the two analyses, with the same verdict as `operator()` (which is
+  /// `judge_analysed(a, na, analyse(a), b, nb, analyse(b), cos)`). A record is in several
+  /// candidate pairs, so reading each text once saves the extractor's work on every other pair.
+  template <class R>
+  [[nodiscard]] claim_analysis analyse(const R& r) const {
+    return read(field::content(r));
+  }
+
+  /// Judges one pair from analyses made by `analyse` of the same records (see there).
+  template <class R>
+  [[nodiscard]] conflict_verdict judge_analysed(const R& a, std::string_view norm_a,
+                                                const claim_analysis& ca, const R& b,
+                                                std::string_view norm_b, const claim_analysis& cb,
+                                                float cosine) const {
+    if (norm_a == norm_b) return {false, false, "identical_text"};
+    conflict_verdict v = by_rules_analysed(a, norm_a, ca, b, norm_b, cb, cosine);
     if (model && (model->ask_all() || model_judge::left_open(v)))
       if (auto m = model->judge(field::content(a), field::content(b), v)) return std::move(*m);
     return v;
@@ -724,8 +744,16 @@ struct claim_conflict_judge {
   [[nodiscard]] conflict_verdict by_rules(const R& a, std::string_view norm_a, const R& b,
                                           std::string_view norm_b, float cosine) const {
     if (norm_a == norm_b) return {false, false, "identical_text"};
-    const claim_analysis ca = read(field::content(a));
-    const claim_analysis cb = read(field::content(b));
+    return by_rules_analysed(a, norm_a, analyse(a), b, norm_b, analyse(b), cosine);
+  }
+
+  /// The rules' verdict alone (no model), from analyses made by `analyse`.
+  template <class R>
+  [[nodiscard]] conflict_verdict by_rules_analysed(const R& a, std::string_view norm_a,
+                                                   const claim_analysis& ca, const R& b,
+                                                   std::string_view norm_b,
+                                                   const claim_analysis& cb, float cosine) const {
+    if (norm_a == norm_b) return {false, false, "identical_text"};
     if (!ca.parsed() || !cb.parsed()) return fallback(a, norm_a, b, norm_b, cosine);
     if (!lexicon) return rules(ca, cb);
     claim_rules r = rules;

@@ -100,6 +100,20 @@ concept conflict_judge_for = requires(const J& j, const R& r, std::string_view s
   { j(r, s, r, s, c) } -> std::convertible_to<conflict_verdict>;
 };
 
+/// Concept for a conflict judge that also runs in two phases: `j.analyse(r)` reads one record
+/// (any copyable result, e.g. claim_judge.hpp's `claim_analysis`) and `j.judge_analysed(a, na,
+/// analysis_a, b, nb, analysis_b, cosine)` judges a pair from two such analyses with the verdict
+/// `j(a, na, b, nb, cosine)` would give. `conflict_detector` then analyses each record once per
+/// run instead of once per candidate pair.
+template <class J, class R>
+concept analysing_conflict_judge = conflict_judge_for<J, R> &&
+    requires(const J& j, const R& r, std::string_view s, float c) {
+  j.analyse(r);
+  {
+    j.judge_analysed(r, s, j.analyse(r), r, s, j.analyse(r), c)
+    } -> std::convertible_to<conflict_verdict>;
+};
+
 namespace detail::cue {
 
 using sv = std::string_view;

@@ -37,6 +37,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -46,6 +47,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -178,19 +180,48 @@ struct conflict_detector {
       skipped.insert(skipped.end(), cut_groups.begin(), cut_groups.end());
     }
 
-    for (const auto& [i, j] : to_judge) {
-      const auto& a = store.record(i);
-      const auto& b = store.record(j);
-      if (detail::semantic_scope_of(a) != detail::semantic_scope_of(b)) continue;
-      const float cos = cosine(ctx, i, j);
-      const conflict_verdict v =
-          judge(a, std::string_view(texts[i]), b, std::string_view(texts[j]), cos);
-      if (!v.conflict) continue;
-      finding f = base_finding(ctx, i, j, v.needs_human);
-      f.with(evidence_keys::reason, v.reason);
-      if (!std::isnan(cos)) f.with("cosine", static_cast<double>(cos));
-      f.with(evidence_keys::needs_human, v.needs_human);
-      keep(i, j, std::move(f));
+    // judge_all(verdict): judges every pair of to_judge in the same scope with verdict(i, j, cos).
+    const auto judge_all = [&](auto&& verdict) {
+      for (const auto& [i, j] : to_judge) {
+        if (detail::semantic_scope_of(store.record(i)) !=
+            detail::semantic_scope_of(store.record(j)))
+          continue;
+        const float cos = cosine(ctx, i, j);
+        const conflict_verdict v = verdict(i, j, cos);
+        if (!v.conflict) continue;
+        finding f = base_finding(ctx, i, j, v.needs_human);
+        f.with(evidence_keys::reason, v.reason);
+        if (!std::isnan(cos)) f.with("cosine", static_cast<double>(cos));
+        f.with(evidence_keys::needs_human, v.needs_human);
+        keep(i, j, std::move(f));
+      }
+    };
+    if constexpr (analysing_conflict_judge<Judge, R>) {
+      // A judge in two phases reads each record once, the first time it is in a pair (a record
+      // is in several pairs); slot[i] indexes its analysis.
+      using analysis = std::decay_t<decltype(judge.analyse(store.record(0)))>;
+      constexpr auto none = std::numeric_limits<std::size_t>::max();
+      std::vector<std::size_t> slot(n, none);
+      std::deque<analysis> analyses;
+      const auto analysis_of = [&](std::size_t i) -> const analysis& {
+        if (slot[i] == none) {
+          slot[i] = analyses.size();
+          analyses.push_back(judge.analyse(store.record(i)));
+        }
+        return analyses[slot[i]];
+      };
+      judge_all([&](std::size_t i, std::size_t j, float cos) {
+        const std::string_view na(texts[i]), nb(texts[j]);
+        if (na == nb) return judge(store.record(i), na, store.record(j), nb, cos);
+        const analysis& ai = analysis_of(i);
+        const analysis& aj = analysis_of(j);
+        return judge.judge_analysed(store.record(i), na, ai, store.record(j), nb, aj, cos);
+      });
+    } else {
+      judge_all([&](std::size_t i, std::size_t j, float cos) {
+        return judge(store.record(i), std::string_view(texts[i]), store.record(j),
+                     std::string_view(texts[j]), cos);
+      });
     }
     std::sort(found_order.begin(), found_order.end());  // the position breaks ties: stable
     for (const auto& [i, j, at] : found_order) out.push_back(std::move(found[at]));
