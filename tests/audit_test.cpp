@@ -20,7 +20,6 @@
 
 #include "memhealth/audit/drill.hpp"
 #include "memhealth/audit/report.hpp"
-#include "memhealth/audit/run_history.hpp"
 #include "memhealth/audit/snapshot_diff.hpp"
 #include "memhealth/audit/tune.hpp"
 #include "memhealth/audit/tune_judge.hpp"
@@ -32,8 +31,10 @@
 #include "memhealth/io/import_locomo.hpp"
 #include "memhealth/io/jsonl.hpp"
 #include "memhealth/io/metadata_schema_json.hpp"
+#include "memhealth/repair/finding_identity.hpp"
 #include "memhealth/repair/plan_json.hpp"
 #include "memhealth/repair/planner.hpp"
+#include "memhealth/store/run_history.hpp"
 
 #include "repair_test_support.hpp"
 #include "test_data.hpp"

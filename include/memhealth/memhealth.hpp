@@ -25,7 +25,6 @@
 
 #include "memhealth/audit/drill.hpp"
 #include "memhealth/audit/report.hpp"
-#include "memhealth/audit/run_history.hpp"
 #include "memhealth/audit/snapshot_diff.hpp"
 #include "memhealth/audit/tune.hpp"
 #include "memhealth/audit/tune_judge.hpp"
@@ -75,6 +74,7 @@
 #include "memhealth/repair/checksum.hpp"
 #include "memhealth/repair/conflict_rules.hpp"
 #include "memhealth/repair/executor.hpp"
+#include "memhealth/repair/finding_identity.hpp"
 #include "memhealth/repair/guardrails.hpp"
 #include "memhealth/repair/index_policy.hpp"
 #include "memhealth/repair/plan_file.hpp"
@@ -95,6 +95,7 @@
 #include "memhealth/similarity/lsh.hpp"
 #include "memhealth/similarity/quantized_join.hpp"
 #include "memhealth/store/memory_store.hpp"
+#include "memhealth/store/run_history.hpp"
 #include "memhealth/store/store.hpp"
 #include "memhealth/store/subset_store.hpp"
 #include "memhealth/text/claims.hpp"

@@ -594,7 +594,7 @@ inline std::string time_text(std::int64_t ms) {
   return format_timestamp(timestamp{utc_time{std::chrono::milliseconds{ms}}, 0});
 }
 
-/// The windows of the figures that span runs (audit/run_history.hpp), as `apply --report` and
+/// The windows of the figures that span runs (store/run_history.hpp), as `apply --report` and
 /// `memhealth history` take them: --recur-for, --recur-runs, --uptime-window.
 struct history_window_cli {
   std::string recur_for = "7d";       ///< time a repaired fault must stay away to count as held

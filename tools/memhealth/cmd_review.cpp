@@ -1,7 +1,7 @@
 // memhealth review list|show|approve|reject|defer|resolve|release: works the review queue that
 // `memhealth watch` fills in the state database (live/sqlite_review.hpp), and releases actions the
 // repair history holds; memhealth history: repair success by recurrence and uptime from the
-// findings history (audit/run_history.hpp). Built with SQLite only.
+// findings history (store/run_history.hpp). Built with SQLite only.
 #include "cli.hpp"
 
 #if MEMHEALTH_CLI_HAVE_SQLITE

@@ -44,13 +44,13 @@
 #include <string_view>
 #include <vector>
 
-#include "memhealth/audit/run_history.hpp"
 #include "memhealth/detect/finding.hpp"
 #include "memhealth/detect/secrets.hpp"
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/record/time.hpp"
 #include "memhealth/repair/action.hpp"
 #include "memhealth/repair/executor.hpp"
+#include "memhealth/store/run_history.hpp"
 #include "memhealth/store/store.hpp"
 
 namespace memhealth {

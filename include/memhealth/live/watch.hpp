@@ -32,7 +32,7 @@
 /// are keyed by `finding_key`). The records' fingerprints are also kept in memory between polls
 /// (the long-running process's cache), so a poll writes only what changed. Each task run is also
 /// noted in the findings history of `sqlite_state` (`watch_options::history_scope`): uptime and
-/// the recurrence of repaired faults are computed from it (audit/run_history.hpp).
+/// the recurrence of repaired faults are computed from it (store/run_history.hpp).
 ///
 /// Cost of a poll: O(n x (record size + d)) to fingerprint the snapshot, plus the due tasks;
 /// an incremental task checks only its changed records (compared with their scope): its
@@ -58,7 +58,6 @@
 #include <utility>
 #include <vector>
 
-#include "memhealth/audit/run_history.hpp"
 #include "memhealth/config.hpp"
 #include "memhealth/detect/default_pipeline.hpp"
 #include "memhealth/detect/finding.hpp"
@@ -70,7 +69,9 @@
 #include "memhealth/monitor/events.hpp"
 #include "memhealth/monitor/retrieval_monitor.hpp"
 #include "memhealth/record/memory_record.hpp"
+#include "memhealth/repair/finding_identity.hpp"
 #include "memhealth/similarity/kernels.hpp"
+#include "memhealth/store/run_history.hpp"
 #include "memhealth/store/sqlite_state.hpp"
 #include "memhealth/text/normalize.hpp"
 

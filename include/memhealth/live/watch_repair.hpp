@@ -28,7 +28,7 @@
 ///
 /// Every applied action's faults (the findings it addresses, `findings_addressed`) go to the
 /// findings history (`sqlite_state::note_repaired_faults`, under `history_scope`), so the watch's
-/// later runs measure whether they come back (audit/run_history.hpp).
+/// later runs measure whether they come back (store/run_history.hpp).
 ///
 /// Errors: `memhealth::error` from the log (io, busy, precondition for a log of another store),
 /// the state database and the store propagate; whatever committed before stays committed and
@@ -50,6 +50,7 @@
 #include "memhealth/live/sqlite_repair_history.hpp"
 #include "memhealth/record/time.hpp"
 #include "memhealth/repair/executor.hpp"
+#include "memhealth/repair/finding_identity.hpp"
 #include "memhealth/repair/plan_json.hpp"
 #include "memhealth/repair/planner.hpp"
 #include "memhealth/repair/wal_read.hpp"

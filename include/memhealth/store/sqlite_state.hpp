@@ -42,7 +42,7 @@
 ///   its name as the repair history scopes it), one row per full check run and per run that
 ///   changed whether an error or critical finding is open (`note_history_run`);
 ///   `repaired_faults(scope, finding_key, kind, action_key, repaired_ms, recurred_ms)`: the faults
-///   repairs addressed and the first run that found them again (audit/run_history.hpp judges
+///   repairs addressed and the first run that found them again (store/run_history.hpp judges
 ///   them); `repair_proposals(proposal_key PRIMARY KEY, action_key, proposals, first_ms,
 ///   last_ms)`: how often an action of one type was applied over the same before-images (the
 ///   third proposal is held, repair_history.hpp); `repair_releases(action_key, released_ms,
@@ -69,10 +69,10 @@
 #include <utility>
 #include <vector>
 
-#include "memhealth/audit/run_history.hpp"
 #include "memhealth/config.hpp"
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/record/time.hpp"
+#include "memhealth/store/run_history.hpp"
 #include "memhealth/store/sqlite_schema.hpp"
 
 namespace memhealth {
@@ -692,7 +692,7 @@ class sqlite_state {
                      static_cast<std::size_t>(sqlite3_column_int64(st.get(), 2))});
     return out;
   }
-  /// The figures that span runs of store `scope` at `now` (audit/run_history.hpp): repair
+  /// The figures that span runs of store `scope` at `now` (store/run_history.hpp): repair
   /// success of every repaired fault against `window`, and uptime over [now - uptime_window,
   /// now]. The runs read reach back to the oldest repair (for the run-count window).
   [[nodiscard]] run_history_figures history_figures_of(std::string_view scope,
