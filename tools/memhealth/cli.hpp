@@ -12,8 +12,10 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -420,6 +422,30 @@ inline void probe_output(const std::string& path, std::string_view what) {
   ::unlink(probe.c_str());
 }
 
+/// Refuses an output that is the same file as the store read (`--out` or `--report` naming the
+/// input store; hard links and `sqlite:` included): writing it would replace the input. Either
+/// empty, a postgresql:// input or an output that does not exist yet passes.
+/// @throws memhealth::error(invalid_argument) naming both; nothing has been written.
+inline void refuse_output_over_input(const std::string& out, const std::string& in,
+                                     std::string_view what) {
+  if (out.empty() || in.empty() || is_pg_store(in) || is_pg_store(out)) return;
+  std::error_code ec;
+  if (std::filesystem::equivalent(store_file_path(out), store_file_path(in), ec) && !ec)
+    throw error(
+        error_code::invalid_argument,
+        std::string(what) + " " + out + ": is the store read (" + in + "); nothing was written");
+}
+
+/// Checks before any work that an input file exists and can be opened for reading.
+/// @throws memhealth::error(io) naming `what` and the reason; nothing has been done.
+inline void require_readable_file(const std::string& path, std::string_view what) {
+  refuse_directory(path, what);
+  std::ifstream f(path, std::ios::binary);
+  if (!f)
+    throw error(error_code::io, std::string(what) + " " + path + ": cannot open (" +
+                                    std::strerror(errno) + "); nothing was done");
+}
+
 /// Probes a store output: the file behind `sqlite:PATH` or a JSONL path (see `probe_output`);
 /// an sqlite: output must also be new (`check_new_store_output`).
 inline void probe_store_output(const std::string& out, std::string_view what) {
@@ -461,6 +487,13 @@ inline std::optional<std::chrono::milliseconds> parse_duration(std::string_view 
   std::int64_t n = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size() - 1, n);
   if (ec != std::errc{} || p != s.data() + s.size() - 1 || n < 0) return std::nullopt;
+  // a count whose milliseconds do not fit (e.g. 999999999999d) is no duration, not a wrap
+  const std::int64_t ms_per = s.back() == 's'   ? 1000
+                              : s.back() == 'm' ? 60'000
+                              : s.back() == 'h' ? 3'600'000
+                              : s.back() == 'd' ? 86'400'000
+                                                : 604'800'000;
+  if (n > std::numeric_limits<std::int64_t>::max() / ms_per / 2) return std::nullopt;
   switch (s.back()) {
     case 's':
       return std::chrono::seconds{n};
@@ -598,7 +631,7 @@ inline std::string time_text(std::int64_t ms) {
 /// `memhealth history` take them: --recur-for, --recur-runs, --uptime-window.
 struct history_window_cli {
   std::string recur_for = "7d";       ///< time a repaired fault must stay away to count as held
-  std::size_t recur_runs = 0;         ///< full runs after the repair it must stay away (0 = none)
+  std::int64_t recur_runs = 0;        ///< full runs after the repair it must stay away (0 = none)
   std::string uptime_window = "30d";  ///< the uptime's window, ending now
 
   /// Registers the three options on `c`.
@@ -607,7 +640,8 @@ struct history_window_cli {
                   "Repair success: a repaired fault counts as held once it stayed away this long "
                   "(default 7d) ...");
     c->add_option("--recur-runs", recur_runs,
-                  "... and for this many full check runs after the repair (default 0: time only)");
+                  "... and for this many full check runs after the repair (default 0: time only)")
+        ->check(CLI::Range(std::int64_t{0}, std::int64_t{1'000'000}));
     c->add_option("--uptime-window", uptime_window,
                   "Uptime over this window ending now (default 30d)");
   }
@@ -620,7 +654,9 @@ struct history_window_cli {
       throw error(error_code::invalid_argument,
                   "--recur-for 0 needs --recur-runs N > 0 (else every repair would count as held "
                   "at once)");
-    return recurrence_window{*d, recur_runs};
+    if (recur_runs < 0 || recur_runs > 1'000'000)
+      throw error(error_code::invalid_argument, "--recur-runs: expected 0 to 1000000");
+    return recurrence_window{*d, static_cast<std::size_t>(recur_runs)};
   }
   /// The uptime window. @throws error(invalid_argument) for a bad or zero duration.
   [[nodiscard]] std::chrono::milliseconds uptime() const {

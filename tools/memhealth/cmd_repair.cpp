@@ -258,6 +258,7 @@ detection_provenance detection_record(const detection_cli_options& d, std::size_
 
 int run_plan(const plan_options& po_cli) {
   probe_output(po_cli.out, "--out");  // before any work: writable, not a directory
+  refuse_output_over_input(po_cli.out, po_cli.store, "--out");
   plan_options o = po_cli;
   if (!o.detect.now_given &&
       o.detect.now.empty()) {  // fix the clock so apply can verify with the same one
@@ -364,6 +365,21 @@ struct index_cli_options {
 int run_index_build(const index_cli_options& o) {
   const auto path = flat_index_path(o.index);
   probe_output(path.string(), "--index");
+  refuse_output_over_input(path.string(), o.store, "--index");
+  // an existing file is replaced only when it is a flat index (not a store, a plan, a log)
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) > 0 &&
+      !ec) {
+    try {
+      (void)examples::flat_index::load(path);
+    } catch (const error& e) {
+      throw error(error_code::invalid_argument,
+                  "--index " + path.string() +
+                      ": exists and is not a flat index; nothing was written (remove it or name "
+                      "another file): " +
+                      e.what());
+    }
+  }
   const auto store = load_memory_store(o.store);
   warn_if_empty("index build", o.store, store.size());
   const auto e = expected_index(store);
@@ -951,6 +967,10 @@ int run_apply_pg(const apply_cli_options& o) {
 #endif
 
 int run_apply(const apply_cli_options& o) {
+  refuse_output_over_input(o.report, o.store, "--report");
+  refuse_output_over_input(o.report, o.out, "--report");
+  if (!o.events_after.empty()) require_readable_file(o.events_after, "--events-after");
+  if (!o.events.empty()) require_readable_file(o.events, "--events");
   if (is_pg_store(o.store) || is_pg_store(o.out)) {
 #if MEMHEALTH_CLI_HAVE_PG
     return run_apply_pg(o);
