@@ -883,6 +883,20 @@ inline void add_model_access_options(CLI::App* cmd, detection_cli_options& o) {
                   "OPENAI_API_KEY; never pass a key on the command line)");
 }
 
+/// Registers the job options of `--workers` (check and plan over postgresql://) on `cmd`:
+/// --job-records (records per job, > 0; a larger scope is one job, its k-means join split into
+/// blocks) into `job_records`, and --lease (seconds a claimed job is held without renewal) into
+/// `lease`.
+inline void add_worker_job_options(CLI::App* cmd, std::size_t& job_records, double& lease) {
+  cmd->add_option("--job-records", job_records,
+                  "With --workers: most records per job (scopes are batched; a larger scope is "
+                  "one job, and its k-means join is split into blocks when it is partitioned)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--lease", lease,
+                  "With --workers: seconds a claimed job is held without renewal before another "
+                  "worker may take it (default 120)");
+}
+
 /// Registers --embedder and --embedding-model (and --model-cache when `cache` is true) on a
 /// subcommand that fills missing embeddings.
 inline void add_embedder_options(CLI::App* cmd, detection_cli_options& o, bool cache) {

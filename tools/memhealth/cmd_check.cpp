@@ -443,13 +443,7 @@ void add_check(CLI::App& app, int& rc) {
                   "postgresql:// stores: check with N worker threads through a job table in the "
                   "database (0 = only `memhealth worker` processes); the report is the same")
       ->check(CLI::Range(0, 256));
-  cmd->add_option("--job-records", o->job_records,
-                  "With --workers: most records per job (scopes are batched; a larger scope is "
-                  "one job, and its k-means join is split into blocks when it is partitioned)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--lease", o->lease,
-                  "With --workers: seconds a claimed job is held without renewal before another "
-                  "worker may take it (default 120)");
+  add_worker_job_options(cmd, o->job_records, o->lease);
   cmd->callback([o, &rc] { rc = run_check(*o); });
 }
 

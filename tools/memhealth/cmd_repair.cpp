@@ -1680,13 +1680,7 @@ void add_plan(CLI::App& app, int& rc) {
                   "database, as check --workers (0 = only `memhealth worker` processes); the plan "
                   "is the same")
       ->check(CLI::Range(0, 256));
-  cmd->add_option("--job-records", o->job_records,
-                  "With --workers: most records per job (scopes are batched; a larger scope is "
-                  "one job, and its k-means join is split into blocks when it is partitioned)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--lease", o->lease,
-                  "With --workers: seconds a claimed job is held without renewal before another "
-                  "worker may take it (default 120)");
+  add_worker_job_options(cmd, o->job_records, o->lease);
   cmd->add_option("--events", o->events,
                   "Retrieval events (JSONL): the retrieval monitor's alarms are planned too (ghost "
                   "results: an index clean-up; latency or similarity: an index check and rebuild; "
