@@ -207,6 +207,7 @@ grep -q "1 records left" mig-run1.err || fail "migrate run part 1: $(cat mig-run
   fail "after part 1 the table does not hold 4 rows of 8-d vectors of the new version"
 "$mh" migrate run "$migdb" "${m[@]}" --embedder lexical:8 --batch 2 2>mig-run2.err || fail "migrate run part 2: $(cat mig-run2.err)"
 grep -q "1 batches, 1 records re-embedded" mig-run2.err || fail "migrate run part 2: $(cat mig-run2.err)"
+grep -q "search_path" mig-run1.err mig-run2.err mig-state.db.migrate.wal && fail "migrate run printed or logged the connection string"
 "$mh" migrate status "$migdb" "${m[@]}" --format json >mig-status.json
 python3 -c "import json,sys; j=json.load(open('mig-status.json')); m=j['migration']; sys.exit(0 if (m['status'], m['batches'], m['left'], m['previous_vectors_kept'], j['versions']) == ('running', 3, 0, 5, {'lexical-v1-d8-s0': 5}) else 1)" ||
   fail "migrate status: $(cat mig-status.json)"

@@ -223,8 +223,8 @@ int run_batches(const migrate_cli_options& o, const cli_embedder& e,
               << "; run again to continue\n";
     return exit_incomplete;
   }
-  std::cerr << "memhealth migrate: 0 records left; next: memhealth migrate gate " << o.store
-            << "\n";
+  std::cerr << "memhealth migrate: 0 records left; next: memhealth migrate gate "
+            << store_label(o.store) << "\n";
   return exit_ok;
 }
 
@@ -235,8 +235,8 @@ int run_run(const migrate_cli_options& o) {
   // refusals before the store and the log are opened (nothing is written on a refusal)
   const auto m = current_migration(state);
   if (!m)
-    throw error(error_code::precondition,
-                "no migration is running on " + o.store + " (memhealth migrate start)");
+    throw error(error_code::precondition, "no migration is running on " + store_label(o.store) +
+                                              " (memhealth migrate start)");
   if (m->to_version != e->ver)
     throw error(
         error_code::invalid_argument,
@@ -430,6 +430,9 @@ void add_migrate(CLI::App& app, int& rc) {
                   "State database (default: STORE.memhealth-state.db beside the store)");
     c->add_option("--now", o.now,
                   "Clock (ISO-8601; default: now), for drills of the retention window");
+    c->add_option("--mapping", pg_mapping_option(),
+                  "postgresql:// stores: the column mapping, a JSON file or a built-in name "
+                  "(mem0, langgraph; default: memhealth's own schema)");
   };
   const auto embedder = [](CLI::App* c, migrate_cli_options& o) {
     c->add_option("--embedder", o.models.embedder,
