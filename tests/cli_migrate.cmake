@@ -156,3 +156,77 @@ run("0" "${MEMHEALTH}" migrate status "sqlite:${WORK}/c2.db" --format json)
 string(JSON nver LENGTH "${last_out}" versions)
 string(JSON on_s2 GET "${last_out}" versions lexical-v1-d384-s2)
 expect_eq("${nver}/${on_s2}" "1/51" "versions after apply --embedder")
+
+# ---- a JSONL store (issue 21: migrate from the tool on JSONL): the file is read whole and
+# written back atomically after each step; the previous vectors live in its state database
+# (J.memhealth-state.db). To the 128-d embedder: start, run in two resumed parts (40 + 11),
+# check (progress), gate, switch, then rollback within the window: the file is byte-identical to
+# the one before the migration (every old 384-d vector and version back, nothing else changed).
+set(J "${WORK}/j.jsonl")
+run("0" "${MEMHEALTH}" import jsonl "${S}" --out "${J}")  # canonical JSONL, as the tool writes it
+file(COPY_FILE "${J}" "${WORK}/j-before.jsonl")
+run("2" "${MEMHEALTH}" migrate start "${WORK}/a.db" --embedder lexical:128)  # a database, no sqlite:
+expect_in("${last_err}" "pass it as sqlite:" "migrate start on a database named without sqlite:")
+run("0" "${MEMHEALTH}" migrate start "${J}" --embedder lexical:128)
+expect_in("${last_err}" "51 records from lexical-v1-d384-s1, lexical-v1-d384-s2 to ${NEW}" "JSONL start")
+execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${J}" "${WORK}/j-before.jsonl"
+                RESULT_VARIABLE differ)
+expect_eq("${differ}" "0" "JSONL start left the file as it was")
+run("3" "${MEMHEALTH}" migrate run "${J}" --embedder lexical:128 --batch 20 --max-batches 2)
+expect_in("${last_err}" "2 batches, 40 records re-embedded through ${J}.memhealth-migrate.wal"
+          "JSONL run part 1")
+expect_in("${last_err}" "11 records left" "JSONL run part 1")
+# the file holds what the two batches wrote: 40 records of 128 dimensions on the new version
+run("0" "${MEMHEALTH}" stats "${J}" --format json)
+string(JSON d128 GET "${last_out}" by_dimension 128)
+string(JSON d384 GET "${last_out}" by_dimension 384)
+string(JSON on_new GET "${last_out}" by_embedding_version ${NEW})
+expect_eq("${d128}/${d384}/${on_new}" "40/11/40" "JSONL file after part 1")
+run("0" "${MEMHEALTH}" migrate status "${J}" --format json)
+string(JSON st GET "${last_out}" migration status)
+string(JSON batches GET "${last_out}" migration batches)
+string(JSON left GET "${last_out}" migration left)
+string(JSON kept GET "${last_out}" migration previous_vectors_kept)
+expect_eq("${st}/${batches}/${left}/${kept}" "running/2/11/40" "JSONL status after part 1")
+run("0" "${MEMHEALTH}" check "${J}" --format json --exit-zero)
+mixed_severity("${last_out}" sev)
+expect_eq("${sev}" "info" "mixed versions during the JSONL store's migration")
+run("0" "${MEMHEALTH}" migrate run "${J}" --embedder lexical:128 --batch 20)
+expect_in("${last_err}" "1 batches, 11 records re-embedded" "JSONL run part 2")
+run("2" "${MEMHEALTH}" migrate switch "${J}")  # the gate has not run
+# the same vectors as the sqlite: store's migration above: the same gate figures
+run("1" "${MEMHEALTH}" migrate gate "${J}")
+expect_in("${last_out}" "FAIL on 26 of 26 records re-embedded from lexical-v1-d384-s2" "JSONL gate")
+run("0" "${MEMHEALTH}" migrate gate "${J}" --min-overlap 0.55 --min-rank-correlation 0.2)
+expect_in("${last_out}" "PASS on 26 of 26" "JSONL gate with a lower bar")
+run("0" "${MEMHEALTH}" migrate switch "${J}")
+run("0" "${MEMHEALTH}" stats "${J}" --format json)
+string(JSON on_new GET "${last_out}" by_embedding_version ${NEW})
+string(JSON nver LENGTH "${last_out}" by_embedding_version)
+string(JSON d128 GET "${last_out}" by_dimension 128)
+expect_eq("${on_new}/${nver}/${d128}" "51/1/51" "JSONL file after the switch")
+# within the window the old space comes back, byte for byte (batches of 20: 3 actions)
+run("0" "${MEMHEALTH}" migrate rollback "${J}" --batch 20)
+expect_in("${last_err}" "51 records given their previous vector and version back" "JSONL rollback")
+expect_in("${last_err}" "(3 actions)" "JSONL rollback batches")
+execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${J}" "${WORK}/j-before.jsonl"
+                RESULT_VARIABLE differ)
+if(NOT differ EQUAL 0)
+  message(FATAL_ERROR "after the rollback the JSONL store differs from before the migration")
+endif()
+run("0" "${MEMHEALTH}" migrate status "${J}" --format json)
+string(JSON st GET "${last_out}" migration status)
+expect_eq("${st}" "rolled_back" "JSONL status after the rollback")
+
+# a JSONL line that cannot be parsed is carried through every rewrite in its place
+file(READ "${WORK}/j-before.jsonl" jtext)
+file(WRITE "${WORK}/k.jsonl" "{\"id\": \"broken\", \"content\": \n${jtext}")
+run("0" "${MEMHEALTH}" migrate start "${WORK}/k.jsonl" --embedder lexical:64)
+run("0" "${MEMHEALTH}" migrate run "${WORK}/k.jsonl" --embedder lexical:64 --batch 100)
+expect_in("${last_err}" "1 batches, 51 records re-embedded" "run on a JSONL store with a damaged line")
+file(READ "${WORK}/k.jsonl" ktext)
+string(FIND "${ktext}" "{\"id\": \"broken\", \"content\": \n" at)
+expect_eq("${at}" "0" "the damaged line kept in its place")
+run("0" "${MEMHEALTH}" stats "${WORK}/k.jsonl" --format json)
+string(JSON on64 GET "${last_out}" by_embedding_version lexical-v1-d64-s0)
+expect_eq("${on64}" "51" "records of the store with a damaged line on the new version")

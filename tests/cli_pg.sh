@@ -170,4 +170,53 @@ rc=$?
 set -e
 [ "$rc" -eq 2 ] || fail "--out elsewhere: exit $rc, expected 2"
 grep -q "repaired in place" out.err || fail "--out elsewhere: $(cat out.err)"
+
+# migrate on a postgresql:// store (in place, --state required): five mem0 rows with 4-d vectors
+# of version old-v1 (payload->memhealth holds the version) are re-embedded by the 8-d lexical
+# stand-in in two resumed runs (batches of 2: 2 + 1 batches), gated, switched, and rolled back
+# within the window to the exact rows; the previous vectors live in the state database
+migdb="$base&options=-csearch_path%3Dclimig"
+psql -X -q -v ON_ERROR_STOP=1 "$base" -c "DROP SCHEMA IF EXISTS climig CASCADE" -c "CREATE SCHEMA climig" 2>/dev/null
+msql() { psql -X -q -v ON_ERROR_STOP=1 -At "$migdb" -c "$1"; }
+msql "CREATE TABLE mem0 (id uuid PRIMARY KEY, vector real[], payload jsonb)"
+texts=("The user lives in Berlin." "The user likes green tea." "The user plays the cello." "The user has a cat named Tom." "The user works as a nurse.")
+vecs=("{0.5,0.5,0.5,0.5}" "{0.5,-0.5,0.5,-0.5}" "{0.6,0.8,0,0}" "{0,0.6,0.8,0}" "{0,0,0.6,0.8}")
+for i in 0 1 2 3 4; do
+  msql "INSERT INTO mem0 VALUES ('00000000-0000-0000-0000-00000000010$i', '${vecs[$i]}', jsonb_build_object('data', '${texts[$i]}', 'user_id', 'alice', 'created_at', '2024-03-01T09:30:00.000Z', 'memhealth', jsonb_build_object('embedding_version', 'old-v1')))"
+done
+mdump="SELECT id, vector::text, payload::text FROM mem0 ORDER BY id"
+msql "$mdump" >mig-before.txt
+m=(--mapping mem0 --state mig-state.db)
+set +e
+"$mh" migrate start "$migdb" --mapping mem0 --embedder lexical:8 >/dev/null 2>mig-nostate.err
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "migrate start without --state: exit $rc, expected 2"
+grep -q -- "--state: a postgresql:// store" mig-nostate.err || fail "migrate without --state: $(cat mig-nostate.err)"
+"$mh" migrate start "$migdb" "${m[@]}" --embedder lexical:8 2>mig-start.err || fail "migrate start: $(cat mig-start.err)"
+grep -q "5 records from old-v1 to lexical-v1-d8-s0" mig-start.err || fail "migrate start: $(cat mig-start.err)"
+grep -q "search_path" mig-start.err && fail "migrate start printed the connection string"
+set +e
+"$mh" migrate run "$migdb" "${m[@]}" --embedder lexical:8 --batch 2 --max-batches 2 2>mig-run1.err
+rc=$?
+set -e
+[ "$rc" -eq 3 ] || fail "migrate run part 1: exit $rc, expected 3: $(cat mig-run1.err)"
+grep -q "2 batches, 4 records re-embedded" mig-run1.err || fail "migrate run part 1: $(cat mig-run1.err)"
+grep -q "1 records left" mig-run1.err || fail "migrate run part 1: $(cat mig-run1.err)"
+[ "$(msql "SELECT count(*) FROM mem0 WHERE payload->'memhealth'->>'embedding_version' = 'lexical-v1-d8-s0' AND array_length(vector, 1) = 8")" = "4" ] ||
+  fail "after part 1 the table does not hold 4 rows of 8-d vectors of the new version"
+"$mh" migrate run "$migdb" "${m[@]}" --embedder lexical:8 --batch 2 2>mig-run2.err || fail "migrate run part 2: $(cat mig-run2.err)"
+grep -q "1 batches, 1 records re-embedded" mig-run2.err || fail "migrate run part 2: $(cat mig-run2.err)"
+grep -q "search_path" mig-run1.err mig-run2.err mig-state.db.migrate.wal && fail "migrate run printed or logged the connection string"
+"$mh" migrate status "$migdb" "${m[@]}" --format json >mig-status.json
+python3 -c "import json,sys; j=json.load(open('mig-status.json')); m=j['migration']; sys.exit(0 if (m['status'], m['batches'], m['left'], m['previous_vectors_kept'], j['versions']) == ('running', 3, 0, 5, {'lexical-v1-d8-s0': 5}) else 1)" ||
+  fail "migrate status: $(cat mig-status.json)"
+"$mh" migrate gate "$migdb" "${m[@]}" --sample 5 --k 2 --min-overlap 0 --min-rank-correlation -1 >mig-gate.out 2>&1 || fail "migrate gate: $(cat mig-gate.out)"
+grep -q "PASS on 5 of 5 records re-embedded from old-v1" mig-gate.out || fail "migrate gate: $(cat mig-gate.out)"
+"$mh" migrate switch "$migdb" "${m[@]}" 2>mig-switch.err || fail "migrate switch: $(cat mig-switch.err)"
+"$mh" migrate rollback "$migdb" "${m[@]}" --batch 2 2>mig-rb.err || fail "migrate rollback: $(cat mig-rb.err)"
+grep -q "5 records given their previous vector and version back through mig-state.db.migrate.wal (3 actions)" mig-rb.err ||
+  fail "migrate rollback: $(cat mig-rb.err)"
+msql "$mdump" | cmp -s - mig-before.txt || fail "migrate rollback did not restore the rows exactly"
+psql -X -q -v ON_ERROR_STOP=1 "$base" -c "DROP SCHEMA climig CASCADE" 2>/dev/null
 echo "cli_pg: ok"

@@ -287,6 +287,42 @@ run("0" "${MEMHEALTH}" drill "${S}" --now ${NOW} --schema "${SCHEMA}" --default 
     --kinds exact_duplicate,conflicting_claim,dimension_error,nan_vector,missing_metadata,dangling_link,scope_leak,mixed_embedding_version,zero_padded_vector,stale_record,junk_content)
 run("2" "${MEMHEALTH}" drill "${S}" --kinds no_such_kind)
 
+# the drill's text embedder from the tool's --embedder: a LoCoMo store embedded by the 64-d
+# lexical model but tagged with a version the drill cannot run ("acme-embed-v3", as a store of
+# an outside model would be). Without --embedder the injected text is embedded by
+# lexical-v1-d64-s0 with a limitation note; with --embedder lexical:64 (the store's model) the
+# drill checks that it reproduces the store's vectors and uses it, no note; another model
+# (lexical:64:7) does not reproduce them (0 of the 8 checked) and the note says so.
+run("0" "${MEMHEALTH}" import locomo "${DATA_DIR}/locomo/26.json" --out "${WORK}/loc64.jsonl"
+    --embed lexical --dim 64)
+file(READ "${WORK}/loc64.jsonl" loc64)
+string(REPLACE "\"lexical-v1-d64-s0\"" "\"acme-embed-v3\"" loc64 "${loc64}")
+file(WRITE "${WORK}/acme.jsonl" "${loc64}")
+foreach(variant "none" "lexical:64" "lexical:64:7")
+  set(extra "")
+  if(NOT variant STREQUAL "none")
+    set(extra --embedder ${variant})
+  endif()
+  run("0;1" "${MEMHEALTH}" drill "${WORK}/acme.jsonl" --seed 1 --now 2023-12-31T00:00:00Z
+      --kinds paraphrased_duplicate,free_text_conflict --format json --out "${WORK}/drill-e.json"
+      ${extra})
+  file(READ "${WORK}/drill-e.json" de)
+  string(JSON used GET "${de}" text_embedder)
+  string(JSON note ERROR_VARIABLE no_note GET "${de}" text_embedder_note)
+  if(variant STREQUAL "lexical:64")
+    if(NOT used STREQUAL "lexical-v1-d64-s0" OR NOT no_note)
+      message(FATAL_ERROR "drill --embedder lexical:64: text embedder ${used}, note '${note}'")
+    endif()
+  elseif(variant STREQUAL "none")
+    if(NOT used STREQUAL "lexical-v1-d64-s0" OR NOT note MATCHES "version 'acme-embed-v3'")
+      message(FATAL_ERROR "drill without --embedder: text embedder ${used}, note '${note}'")
+    endif()
+  elseif(NOT used STREQUAL "lexical-v1-d64-s0" OR
+         NOT note MATCHES "^lexical-v1-d64-s7 reproduced 0 of 8 checked records' vectors")
+    message(FATAL_ERROR "drill --embedder lexical:64:7: text embedder ${used}, note '${note}'")
+  endif()
+endforeach()
+
 # migration gate on two texts: not evaluated, so FAIL with the reason (exit 1), never a k = 0 table
 file(STRINGS "${S}" two_records LIMIT_COUNT 2)
 list(JOIN two_records "\n" two_text)

@@ -25,11 +25,20 @@ what memhealth writes. Checked here:
   on a lexical store the kept record is re-embedded from the new text, and `memhealth rollback`
   restores both records exactly;
 - `memhealth history` shows the merge's fault as repaired and not (yet) held, with no success
-  rate claimed inside its 7-day window.
+  rate claimed inside its 7-day window;
+- a review pass on a LoCoMo import (tests/data/locomo/26.json, else ../shared/data): the agent
+  writes a later observation that contradicts an imported one, the watch queues the conflict
+  and the stale records' down-weights; `review list` (JSON), approve the conflict, reject one
+  down-weight, defer another: exactly the conflict's two records change, through the log (one
+  committed action, the approved one); the next full check proposes neither the rejected nor the
+  deferred down-weight again (their keys follow the clock) and changes nothing; `memhealth
+  rollback` restores every record exactly.
 """
 import json
 import math
 import os
+import re
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -233,6 +242,173 @@ def resolve_with_text(mh, work):
              f"{r.stderr}")
 
 
+def locomo_data():
+    """tests/data/locomo/26.json (bundled), else ../shared/data/locomo/26.json; None if neither."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for base in (os.path.join(here, "data"), os.path.join(here, "..", "..", "shared", "data")):
+        path = os.path.join(base, "locomo", "26.json")
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+def locomo_review_pass(mh, work):
+    """Issue 21's review pass on a LoCoMo import, end to end (see the module comment). Returns a
+    summary line, or None when the data is in neither folder."""
+    src = locomo_data()
+    if src is None:
+        print("note: LoCoMo data (locomo/26.json) is in neither tests/data nor ../shared/data: "
+              "the LoCoMo review pass is skipped")
+        return None
+    work = os.path.join(work, "locomo")
+    os.makedirs(work, exist_ok=True)
+    store, stage = os.path.join(work, "locomo.db"), os.path.join(work, "stage.db")
+    wal = store + ".memhealth-watch.wal"
+    conf = os.path.join(work, "watch.toml")
+    with open(conf, "w") as f:  # a full check at every run at least 1 s apart
+        f.write('[cadence]\nfull = "1s"\n')
+    r = run([mh, "import", "locomo", src, "--out", "sqlite:" + store, "--embed", "lexical",
+             "--dim", "384"])
+    if r.returncode != 0 or "184 records" not in r.stderr:
+        fail(f"import locomo: exit {r.returncode}\n{r.stderr}")
+    # the agent writes a later observation of session 20 that contradicts session 3's "Melanie has
+    # been married for 5 years." (locomo-26-s3-Melanie-5): a row as memhealth writes it (imported
+    # into a staging store, embedded by the same lexical model), inserted by the agent
+    old_id = "locomo-26-s3-Melanie-5"
+    planted = {"id": "agent-1", "content": "Melanie has been married for 3 years.",
+               "metadata": {"conversation": "26", "speaker": "Melanie"},
+               "created_at": "2023-12-20T10:00:00.000Z", "updated_at": "2023-12-20T10:00:00.000Z",
+               "source": "model_extracted", "scope": "conv:26/speaker:Melanie",
+               "status": "active", "kind": "fact"}
+    write_jsonl(os.path.join(work, "agent.jsonl"), [planted])
+    r = run([mh, "import", "jsonl", os.path.join(work, "agent.jsonl"), "--out", "sqlite:" + stage,
+             "--embed", "lexical", "--dim", "384"])
+    if r.returncode != 0:
+        fail("import agent.jsonl: " + r.stderr)
+    db = sqlite3.connect(store)
+    db.execute("ATTACH DATABASE ? AS stage", (stage,))
+    cols = ("id, scope, status, kind, updated_at, metadata, claim, embedding, embedding_dim, "
+            "embedding_version, record")
+    db.execute(f"INSERT INTO records({cols}) SELECT {cols} FROM stage.records")
+    db.commit()
+    db.close()
+
+    def rows(path):
+        con = sqlite3.connect(path)
+        out = {rid: (status, version, emb, text) for rid, status, version, emb, text in
+               con.execute("SELECT id, status, embedding_version, embedding, record FROM records")}
+        con.close()
+        return out
+
+    def items(status="all"):
+        r = run([mh, "review", "list", "sqlite:" + store, "--status", status, "--format", "json"])
+        if r.returncode != 0:
+            fail(f"review list --status {status}: exit {r.returncode}\n{r.stderr}")
+        return json.loads(r.stdout)["items"]
+
+    r = run([mh, "watch", "sqlite:" + store, "--once", "--repair", "--config", conf])
+    if r.returncode != 0:
+        fail(f"watch --repair on the LoCoMo store: exit {r.returncode}\n{r.stderr}")
+    queued = items("pending")
+    # the conflict: a single value that differs; decided by the rule chain for the newer record
+    # (agent-1, updated 2023-12-20, over 2023-06-09), tier 2 with no rule applying it at once
+    cons = [it for it in queued if sorted(it["targets"]) == ["agent-1", old_id]]
+    if len(cons) != 1 or cons[0]["type"] != "resolve_conflict" or cons[0]["tier"] != 2 or \
+            "decided by newer_updated_at: agent-1 wins" not in cons[0]["action"]["reasons"]:
+        fail(f"the planted conflict is not queued as one resolve_conflict item: {cons}")
+    con = cons[0]
+    # the LoCoMo records are from 2023, long before the watch's clock: stale, down-weights queued
+    down = sorted((it for it in queued if it["type"] == "downweight" and
+                   it["targets"][0] not in ("agent-1", old_id)), key=lambda it: it["targets"][0])
+    if len(down) < 2:
+        fail(f"fewer than two down-weights queued on the LoCoMo store: {len(down)}")
+    rej, dfr = down[0], down[1]
+    before = rows(store)
+    if len(before) != 185:
+        fail(f"the store holds {len(before)} records, not 184 imported + 1 written by the agent")
+
+    # the pass: approve the conflict, reject one down-weight, defer another
+    r = run([mh, "review", "approve", "sqlite:" + store, con["id"][:8], "--reviewer", "ana",
+             "--reason", "session 20 is the later statement"])
+    if r.returncode != 0 or " applied (2 records)" not in r.stderr:
+        fail(f"review approve on the LoCoMo store: exit {r.returncode}\n{r.stderr}")
+    r = run([mh, "review", "reject", "sqlite:" + store, rej["id"], "--reviewer", "bo",
+             "--reason", "an old fact is still true"])
+    if r.returncode != 0:
+        fail(f"review reject: exit {r.returncode}\n{r.stderr}")
+    r = run([mh, "review", "defer", "sqlite:" + store, dfr["id"], "--reviewer", "cy",
+             "--reason", "ask the user", "--for", "30d"])
+    if r.returncode != 0:
+        fail(f"review defer: exit {r.returncode}\n{r.stderr}")
+    after = rows(store)
+    changed = sorted(rid for rid in before if before[rid] != after.get(rid))
+    if changed != ["agent-1", old_id] or set(after) != set(before):
+        fail(f"the review pass changed {changed}, not agent-1 and {old_id} only")
+    # what the conflict's edits make of the two records, and nothing else of them
+    want_new = json.loads(before["agent-1"][3])
+    want_new["supersedes"] = [old_id]
+    want_old = json.loads(before[old_id][3])
+    want_old["status"] = "archived"
+    if json.loads(after["agent-1"][3]) != want_new or after["agent-1"][0] != "active" or \
+            json.loads(after[old_id][3]) != want_old or after[old_id][0] != "archived" or \
+            after["agent-1"][2] != before["agent-1"][2] or after[old_id][2] != before[old_id][2]:
+        fail(f"the approved resolution: {after['agent-1']}, {after[old_id]}")
+    # through the log: one committed action, the approved one
+    log = open(wal, "rb").read().decode("utf-8", "replace")
+    commits = [json.loads(m) for m in re.findall(r'\{"type":"commit"[^{}]*\}', log)]
+    if [c["idempotency_key"] for c in commits] != [con["id"]]:
+        fail(f"the log's committed actions are {commits}, not the approved {con['id']}")
+    decided = {it["id"]: it for it in items("all")}
+    if (decided[con["id"]]["status"], decided[con["id"]]["decided_by"]) != ("approved", "ana") or \
+            (decided[rej["id"]]["status"], decided[rej["id"]]["decided_by"]) != ("rejected", "bo") or \
+            (decided[dfr["id"]]["status"], decided[dfr["id"]]["decided_by"]) != ("deferred", "cy"):
+        fail("the decisions are not recorded: " +
+             str([(decided[k]["status"], decided[k].get("decided_by")) for k in
+                  (con["id"], rej["id"], dfr["id"])]))
+
+    # the next plan (a full check, more than a second later: every down-weight's weight and so
+    # its key is another) proposes neither the rejected nor the deferred one again, queues no
+    # record's down-weight twice, and applies nothing
+    time.sleep(1.5)
+    r = run([mh, "watch", "sqlite:" + store, "--once", "--repair", "--config", conf])
+    if r.returncode != 0 or "full: " not in r.stderr:
+        fail(f"the second watch run: exit {r.returncode}\n{r.stderr}")
+    if rows(store) != after:
+        fail("the second watch run changed the store")
+    every = items("all")
+    per_record = {}
+    for it in every:
+        if it["type"] == "downweight":
+            per_record.setdefault(it["targets"][0], []).append(it)
+    twice = sorted(rid for rid, its in per_record.items()
+                   if len(its) > 1 and rid not in ("agent-1", old_id))
+    if twice:
+        fail(f"down-weights queued again under a new key for {len(twice)} unchanged records, "
+             f"e.g. {twice[:3]}")
+    again = [(it["id"], it["status"]) for it in per_record[rej["targets"][0]]]
+    if again != [(rej["id"], "rejected")]:
+        fail(f"the rejected down-weight came back: {again}")
+    if [(it["id"], it["status"]) for it in per_record[dfr["targets"][0]]] != \
+            [(dfr["id"], "deferred")]:
+        fail(f"the deferred down-weight: {per_record[dfr['targets'][0]]}")
+    if dfr["id"] not in [it["id"] for it in items("deferred")] or \
+            any(it["id"] in (rej["id"], dfr["id"]) for it in items("pending")):
+        fail("the deferred item is not listed as deferred, or a decided item is pending again")
+
+    # rollback (into a new database, as every CLI rollback) restores every record exactly
+    back = os.path.join(work, "back.db")
+    r = run([mh, "rollback", "sqlite:" + store, "--wal", wal, "--out", "sqlite:" + back])
+    if r.returncode != 0:
+        fail(f"rollback of the review pass: exit {r.returncode}\n{r.stderr}")
+    restored = rows(back)
+    if restored != before:
+        diff = sorted(rid for rid in set(before) | set(restored)
+                      if before.get(rid) != restored.get(rid))
+        fail(f"rollback did not restore {len(diff)} records exactly, e.g. {diff[:3]}")
+    return (f"LoCoMo review pass: {len(before)} records, {len(queued)} items queued, 1 approved "
+            f"(2 records changed), 1 rejected and 1 deferred not proposed again, rollback exact")
+
+
 def main():
     if len(sys.argv) >= 2 and sys.argv[1] == "agent":
         agent(*sys.argv[2:5])
@@ -240,7 +416,8 @@ def main():
     mh, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
     for f in os.listdir(work):
-        os.remove(os.path.join(work, f))
+        path = os.path.join(work, f)
+        shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
     store = os.path.join(work, "store.db")
     stage = os.path.join(work, "stage.db")
     state = os.path.join(work, "state.db")
@@ -474,6 +651,9 @@ def main():
     if decided[con["type"]] != ("approved", "ana") or decided["reembed"] != ("rejected", "bo"):
         fail(f"decisions not recorded: {decided}")
     resolve_with_text(mh, work)
+    loc = locomo_review_pass(mh, work)
+    if loc:
+        print(loc)
     print(f"ok: {len(keys)} findings reported once each; latency after the write "
           f"{', '.join(f'{x:.1f}' for x in lat)} s; restart reported nothing again; repairs: "
           f"1 merge applied, {len(queue)} items queued for review, none twice")

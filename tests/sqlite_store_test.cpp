@@ -2262,6 +2262,52 @@ TEST_CASE("repair_watch_findings: tier 2 under a veto window, on a fake clock") 
   CHECK(status("b") == "active");
 }
 
+TEST_CASE(
+    "review queue: the same proposal under another key (a down-weight at a later clock) is not "
+    "queued again while an earlier item waits or was rejected") {
+  sq_dir dir("review-proposal");
+  auto state = sqlite_state::open(dir.path / "state.db");
+  const utc_time now = parse_timestamp("2024-07-15T00:00:00Z")->instant;
+  const std::int64_t now_ms = 1721001600000;  // 2024-07-15T00:00:00Z
+  // a down-weight of r1 as the watch queues it; its weight (and so its key) follows the clock
+  const auto downweight = [&](double weight, const std::string& scope, const std::string& fp) {
+    repair_action a;
+    a.type = "downweight";
+    a.tier = 2;
+    a.automation = automation::confirm;
+    a.priority = 100;
+    a.rollback_method = "restore_before_images";
+    a.targets = {"r1"};
+    a.edits.push_back({"r1", edit_set_weight{weight}});
+    a.blast = {1, {"user:1"}};
+    a.idempotency_key = compute_idempotency_key(a);
+    auto item = detail::to_review_item(a, "tier 2: no rule applies downweight at once", now);
+    item.key = sqlite_repair_history::scoped(scope, item.key);
+    item.fingerprint = fp;
+    return item;
+  };
+  const auto first = downweight(0.50, "sqlite:/s.db", "f1");
+  const auto later = downweight(0.49, "sqlite:/s.db", "f1");  // a day on: another weight
+  REQUIRE(first.key != later.key);
+  CHECK(state.queue_review(first));
+  CHECK_FALSE(state.queue_review(later));  // pending: the one item stays
+  CHECK(state.review_count("") == 1);
+  state.decide_review(first.key, "rejected", "ana", "the fact still holds", now_ms);
+  CHECK_FALSE(state.queue_review(later));  // rejected: not proposed again
+  CHECK(state.review_count("") == 1);
+  state.decide_review(first.key, "deferred", "ana", "ask later", now_ms, now_ms + 1000);
+  CHECK_FALSE(state.queue_review(later));  // deferred: it stays the item
+  CHECK(state.review_count("") == 1);
+  // another store's item, records changed since (another fingerprint), or no fingerprint: queued
+  CHECK(state.queue_review(downweight(0.49, "sqlite:/other.db", "f1")));
+  CHECK(state.queue_review(downweight(0.48, "sqlite:/s.db", "f2")));
+  CHECK(state.queue_review(downweight(0.30, "sqlite:/s.db", "")));
+  CHECK(state.queue_review(downweight(0.29, "sqlite:/s.db", "")));
+  CHECK(state.review_count("") == 5);
+  CHECK(state.review(first.key)->status == "deferred");
+  CHECK_FALSE(state.review(later.key));
+}
+
 namespace {
 // A review item as the watch queues a conflict nobody's rule decided (planner: send_to_review,
 // pending_review on each record), for `targets` of `live`, under `scope`.

@@ -740,12 +740,12 @@ inline std::size_t fill_missing_embeddings(std::vector<memory_record>& records,
 
 /// The target version of the embedding-model migration running on `store` (`memhealth migrate
 /// start`), read from its state database (`state`, default: beside the store), or "" when there
-/// is none (no state database, no running migration, a postgresql:// store, a build without
-/// SQLite). Detection then reports mixed versions as progress (`structural_detector::
+/// is none (no state database, no running migration, a postgresql:// store without `state`, a
+/// build without SQLite). Detection then reports mixed versions as progress (`structural_detector::
 /// migration_to`). @throws the state database's errors (a damaged or foreign database).
 inline std::string declared_migration_to(const std::string& store, const std::string& state = {}) {
 #if MEMHEALTH_CLI_HAVE_SQLITE
-  if (is_pg_store(store)) return {};
+  if (is_pg_store(store) && state.empty()) return {};
   const std::filesystem::path path =
       state.empty() ? default_state_path(store) : std::filesystem::path(state);
   std::error_code ec;

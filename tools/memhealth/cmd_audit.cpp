@@ -168,9 +168,28 @@ int run_drill_command(const drill_cli_options& o) {
   auto lr = load_store_file(o.store);
   print_issues(lr.issues);
   warn_if_empty("drill", o.store, lr.records.size());
-  fill_missing_embeddings(lr.records, o.detect, false, o.detect.dim);
+  // --embedder: the store's own model. It embeds the injected real text (used when it reproduces
+  // the store's vectors, see the drill's "Real text"; otherwise the drill says so) and the
+  // records without a vector.
+  std::shared_ptr<const cli_embedder> text_model;
+  if (!o.detect.embedder.empty())
+    text_model = make_cli_embedder(
+        o.detect,
+        o.detect.dim != 0 ? o.detect.dim : memory_store<>::most_common_dimension(lr.records));
+  if (text_model && o.detect.embedder.starts_with("lexical:"))
+    (void)embed_missing(lr.records, *text_model);
+  else
+    fill_missing_embeddings(lr.records, o.detect, false, o.detect.dim);
   auto [settings, d] = detection_settings(o.detect);
   drill_options opt;
+  if (text_model) {
+    opt.embed = [text_model](std::string_view text) {
+      std::vector<float> v(text_model->dimension());
+      text_model->embed(text, v);
+      return v;
+    };
+    opt.embed_version = text_model->ver;
+  }
   opt.seed = o.seed;
   opt.rate = o.rate;
   opt.check = settings;
@@ -567,7 +586,12 @@ void add_drill(CLI::App& app, int& rc) {
                   "CONTRADICTION rows only; repeatable; default: the built-in "
                   "tests/data/judge_pairs rows)");
   add_detection_options(cmd, o->detect);
-  add_embedder_options(cmd, o->detect, false);
+  add_embedder_options(cmd, o->detect, false);  // model access: add_detection_options
+  cmd->get_option("--embedder")
+      ->description(
+          "The store's embedding model, lexical:DIM[:SEED] or openai:URL (with "
+          "--embedding-model): it embeds the injected paraphrases and contradictions (when it "
+          "reproduces the store's vectors; else the drill says so) and records without a vector");
   cmd->callback([o, &rc] { rc = run_drill_command(*o); });
 }
 

@@ -1,6 +1,9 @@
 // memhealth migrate start|run|status|gate|switch|rollback|compact: the embedding-model switch of
-// an sqlite: store, carried through (live/sqlite_migration.hpp; the state in the store's state
-// database, every batch through a write-ahead log). Built with SQLite only.
+// a store, carried through (live/sqlite_migration.hpp; the state in the store's state database,
+// every batch through a write-ahead log): an sqlite: store in place (one transaction per batch),
+// a JSONL store read whole and written back atomically after the step (damaged lines kept in
+// their places; refused when another writer changed the file meanwhile), a postgresql:// store
+// in place (--mapping; --state names its state database). Built with SQLite only.
 #include "cli.hpp"
 
 #if MEMHEALTH_CLI_HAVE_SQLITE
@@ -40,23 +43,41 @@ utc_time clock_of(const migrate_cli_options& o) {
   return t->instant;
 }
 
+// The store's name in its state database and log: the absolute path of a file store; for a
+// postgresql:// store the server and database (never the connection string's password or
+// options) and the mapping.
 std::string store_key(const std::string& store) {
+  if (is_pg_store(store)) return store_label(store) + " (mapping " + pg_mapping_option() + ")";
   return std::filesystem::absolute(store_file_path(store)).lexically_normal().string();
 }
 
+// The state database's path: --state, else beside the store (a postgresql:// store has no file
+// beside it: require_store asks for --state).
+std::filesystem::path migrate_state_path(const migrate_cli_options& o) {
+  return o.state.empty() ? default_state_path(o.store) : std::filesystem::path(o.state);
+}
+
 void require_store(const migrate_cli_options& o) {
-  if (!is_sqlite_store(o.store))
-    throw error(error_code::invalid_argument,
-                "migrate: an sqlite: store is migrated in place (convert a JSONL store with "
-                "`memhealth import FILE --out sqlite:PATH` first); got " +
-                    o.store);
+  if (is_pg_store(o.store)) {
+#if !MEMHEALTH_CLI_HAVE_PG
+    no_pg_support();
+#endif
+    if (o.state.empty())
+      throw error(error_code::invalid_argument,
+                  "--state: a postgresql:// store has no file beside it for the migration's state "
+                  "database (its previous vectors are kept there): name one, e.g. --state "
+                  "mem.memhealth-state.db");
+    return;
+  }
   if (!std::filesystem::exists(store_file_path(o.store)))
     throw error(error_code::io, "store " + o.store + ": no such file");
+  if (!is_sqlite_store(o.store))
+    check_jsonl_input(o.store);  // a directory, or a database given without sqlite:, is refused
 }
 
 // The state database (created for start; must exist otherwise), tied to the store.
 sqlite_state open_state(const migrate_cli_options& o, bool create) {
-  const auto path = o.state.empty() ? default_state_path(o.store) : std::filesystem::path(o.state);
+  const auto path = migrate_state_path(o);
   if (!create && !std::filesystem::exists(path))
     throw error(error_code::precondition, "state database " + path.string() +
                                               ": no such file (no migration was declared for "
@@ -66,12 +87,93 @@ sqlite_state open_state(const migrate_cli_options& o, bool create) {
   return s;
 }
 
-wal_writer open_wal(const migrate_cli_options& o, sqlite_store<>& live, std::string& path) {
-  path = o.wal.empty() ? store_file_path(o.store) + ".memhealth-migrate.wal" : o.wal;
+// The migration's log: --wal, else beside the store (STORE.memhealth-migrate.wal; for a
+// postgresql:// store beside its state database, STATE.migrate.wal), tied to the store (its
+// record ids, and its own id when it has one).
+template <class S>
+wal_writer open_wal(const migrate_cli_options& o, S& live, std::string& path) {
+  if (!o.wal.empty())
+    path = o.wal;
+  else if (is_pg_store(o.store))
+    path = migrate_state_path(o).string() + ".migrate.wal";
+  else
+    path = store_file_path(o.store) + ".memhealth-migrate.wal";
   wal_writer_options wo;
-  wo.store = identify_store(live, store_key(o.store));
-  wo.store->database_id = live.database_id();
+  wo.store = identify_store(live, store_key(o.store));  // with the store's database_id, if any
   return wal_writer(path, wo);
+}
+
+// A JSONL store held for one migration step: locked against other memhealth processes
+// (exclusively when the step writes it), read whole into memory (lines that cannot be parsed
+// are kept in their places), and written back in place atomically, after checking that no other
+// writer changed the file meanwhile (an agent appending to it would otherwise lose its lines).
+class migrate_jsonl_store {
+ public:
+  migrate_jsonl_store(const std::string& path, bool write)
+      : path_(path),
+        lock_(path, "the store", write ? lock_mode::exclusive : lock_mode::shared),
+        read_hash_(content_hash()),
+        store_(load_memory_store(path, 0, &keep_)) {}
+
+  memory_store<>& store() noexcept { return store_; }
+
+  // Writes the store back (see the class comment). @throws error(precondition) when the file
+  // changed since it was read: nothing is written.
+  void write_back() {
+    if (content_hash() != read_hash_)
+      throw error(error_code::precondition,
+                  path_ +
+                      ": changed by another writer while this step ran: not written back (their "
+                      "lines are not lost). The step's batches are in the log and the state "
+                      "database; run it again (records still on the old version are re-embedded)");
+    write_store(path_, store_, keep_);
+  }
+
+ private:
+  std::size_t content_hash() const {
+    return std::hash<std::string>{}(memhealth::detail::read_whole_file(path_));
+  }
+  std::string path_;
+  file_lock lock_;
+  std::size_t read_hash_;
+  kept_lines keep_;
+  memory_store<> store_;
+};
+
+// Runs `step(live)` on the store `o.store` opened for reading, or for writing when `write`: an
+// sqlite: or postgresql:// store is written in place by the step itself (a transaction per
+// action); a JSONL store is written back after the step, and also when the step throws (what
+// it applied is in the log: the file must hold it too), then the error propagates.
+template <class F>
+int with_migrate_store(const migrate_cli_options& o, bool write, F&& step) {
+  if (is_pg_store(o.store)) {
+#if MEMHEALTH_CLI_HAVE_PG
+    auto live = open_pg_store(o.store, !write);
+    return step(live);
+#else
+    no_pg_support();
+#endif
+  }
+  if (is_sqlite_store(o.store)) {
+    auto live = open_sqlite_store(o.store, !write);
+    return step(live);
+  }
+  migrate_jsonl_store file(o.store, write);
+  int rc = 0;
+  try {
+    rc = step(file.store());
+  } catch (...) {
+    if (write) {
+      try {
+        file.write_back();
+      } catch (const std::exception& e) {
+        std::cerr << "memhealth migrate: " << e.what() << "\n";
+      }
+    }
+    throw;
+  }
+  if (write) file.write_back();
+  return rc;
 }
 
 std::shared_ptr<const cli_embedder> embedder_of(const migrate_cli_options& o) {
@@ -88,15 +190,41 @@ int run_start(const migrate_cli_options& o) {
   if (!o.to.empty() && o.to != e->ver)
     throw error(error_code::invalid_argument, "--to " + o.to + ": the embedder writes '" + e->ver +
                                                   "' (the version is the embedder's)");
-  auto live = open_sqlite_store(o.store, true);
-  auto state = open_state(o, true);
-  const auto m =
-      start_migration(state, live, e->ver, e->description, o.retention_days, clock_of(o));
-  std::cerr << "memhealth migrate: migration " << m.id
-            << " declared: " << records_left(live, m.to_version) << " records from "
-            << (m.from_versions.empty() ? "(none)" : m.from_versions) << " to " << m.to_version
-            << " (" << m.embedder << "); previous vectors kept " << m.retention_days
-            << " days after the switch\n";
+  return with_migrate_store(o, false, [&](auto& live) {
+    auto state = open_state(o, true);
+    const auto m =
+        start_migration(state, live, e->ver, e->description, o.retention_days, clock_of(o));
+    std::cerr << "memhealth migrate: migration " << m.id
+              << " declared: " << records_left(live, m.to_version) << " records from "
+              << (m.from_versions.empty() ? "(none)" : m.from_versions) << " to " << m.to_version
+              << " (" << m.embedder << "); previous vectors kept " << m.retention_days
+              << " days after the switch\n";
+    return int{exit_ok};
+  });
+}
+
+template <class S>
+int run_batches(const migrate_cli_options& o, const cli_embedder& e,
+                const migration_run_options& ro, sqlite_state& state, S& live) {
+  std::string wal_path;
+  auto w = open_wal(o, live, wal_path);
+  const auto r = run_migration(live, state, e, w, ro, clock_of(o));
+  w.sync();
+  std::cerr << "memhealth migrate: migration " << r.migration << ": " << r.batches << " batches, "
+            << r.reembedded << " records re-embedded through " << wal_path << " (" << r.embed_calls
+            << " embedding calls" << (e.stats ? ", " + e.stats() : std::string())
+            << (r.rate_waited.count()
+                    ? ", waited " + std::to_string(r.rate_waited.count()) + " ms for the rate limit"
+                    : std::string())
+            << ")\n";
+  if (r.left > 0) {
+    std::cerr << "memhealth migrate: " << r.left << " records left"
+              << (r.stopped.empty() ? std::string() : " (" + r.stopped + ")")
+              << "; run again to continue\n";
+    return exit_incomplete;
+  }
+  std::cerr << "memhealth migrate: 0 records left; next: memhealth migrate gate "
+            << store_label(o.store) << "\n";
   return exit_ok;
 }
 
@@ -104,12 +232,11 @@ int run_run(const migrate_cli_options& o) {
   require_store(o);
   const auto e = embedder_of(o);
   auto state = open_state(o, false);
-  auto live = open_sqlite_store(o.store, false);
-  // refusals before the log is opened (nothing is written on a refusal)
+  // refusals before the store and the log are opened (nothing is written on a refusal)
   const auto m = current_migration(state);
   if (!m)
-    throw error(error_code::precondition,
-                "no migration is running on " + o.store + " (memhealth migrate start)");
+    throw error(error_code::precondition, "no migration is running on " + store_label(o.store) +
+                                              " (memhealth migrate start)");
   if (m->to_version != e->ver)
     throw error(
         error_code::invalid_argument,
@@ -128,32 +255,13 @@ int run_run(const migrate_cli_options& o) {
   } else {
     ro.limits.rate_limited = false;
   }
-  std::string wal_path;
-  auto w = open_wal(o, live, wal_path);
-  const auto r = run_migration(live, state, *e, w, ro, clock_of(o));
-  w.sync();
-  std::cerr << "memhealth migrate: migration " << r.migration << ": " << r.batches << " batches, "
-            << r.reembedded << " records re-embedded through " << wal_path << " (" << r.embed_calls
-            << " embedding calls" << (e->stats ? ", " + e->stats() : std::string())
-            << (r.rate_waited.count()
-                    ? ", waited " + std::to_string(r.rate_waited.count()) + " ms for the rate limit"
-                    : std::string())
-            << ")\n";
-  if (r.left > 0) {
-    std::cerr << "memhealth migrate: " << r.left << " records left"
-              << (r.stopped.empty() ? std::string() : " (" + r.stopped + ")")
-              << "; run again to continue\n";
-    return exit_incomplete;
-  }
-  std::cerr << "memhealth migrate: 0 records left; next: memhealth migrate gate " << o.store
-            << "\n";
-  return exit_ok;
+  return with_migrate_store(o, true,
+                            [&](auto& live) { return run_batches(o, *e, ro, state, live); });
 }
 
-int run_status(const migrate_cli_options& o) {
-  require_store(o);
-  auto live = open_sqlite_store(o.store, true);
-  const auto path = o.state.empty() ? default_state_path(o.store) : std::filesystem::path(o.state);
+template <class S>
+int print_status(const migrate_cli_options& o, const S& live) {
+  const auto path = migrate_state_path(o);
   std::optional<migration_info> m;
   std::size_t kept = 0;
   if (std::filesystem::exists(path)) {
@@ -167,7 +275,7 @@ int run_status(const migrate_cli_options& o) {
   const std::size_t left = m ? records_left(live, m->to_version) : 0;
   if (o.format == "json") {
     nlohmann::ordered_json j;
-    j["store"] = o.store;
+    j["store"] = store_label(o.store);
     j["records"] = live.size();
     j["versions"] = nlohmann::ordered_json::object();
     for (const auto& [v, n] : counts.per_version) j["versions"][v] = n;
@@ -198,7 +306,7 @@ int run_status(const migrate_cli_options& o) {
     std::cout << j.dump(2) << "\n";
     return exit_ok;
   }
-  std::cout << "store " << o.store << ": " << live.size() << " records\n";
+  std::cout << "store " << store_label(o.store) << ": " << live.size() << " records\n";
   for (const auto& [v, n] : counts.per_version)
     std::cout << "  " << (v.empty() ? "(no version)" : v) << ": " << n << "\n";
   if (counts.without_vector) std::cout << "  (no vector): " << counts.without_vector << "\n";
@@ -224,28 +332,35 @@ int run_status(const migrate_cli_options& o) {
   return exit_ok;
 }
 
+int run_status(const migrate_cli_options& o) {
+  require_store(o);
+  return with_migrate_store(o, false, [&](const auto& live) { return print_status(o, live); });
+}
+
 int run_gate(const migrate_cli_options& o) {
   require_store(o);
   auto state = open_state(o, false);
-  auto live = open_sqlite_store(o.store, true);
-  const auto g = gate_migration(live, state, o.sample, o.gate, clock_of(o));
-  std::cout << "migration " << g.migration << " gate: " << (g.gate.passed ? "PASS" : "FAIL")
-            << " on " << g.gate.n << " of " << g.eligible << " records re-embedded from "
-            << g.old_version << ": k " << g.gate.k << ", mean overlap@k " << g.gate.mean_overlap
-            << " (min " << o.gate.min_overlap << "), mean rank correlation "
-            << g.gate.mean_rank_correlation << " (min " << o.gate.min_rank_correlation << ")\n";
-  return g.gate.passed ? exit_ok : exit_findings;
+  return with_migrate_store(o, false, [&](const auto& live) {
+    const auto g = gate_migration(live, state, o.sample, o.gate, clock_of(o));
+    std::cout << "migration " << g.migration << " gate: " << (g.gate.passed ? "PASS" : "FAIL")
+              << " on " << g.gate.n << " of " << g.eligible << " records re-embedded from "
+              << g.old_version << ": k " << g.gate.k << ", mean overlap@k " << g.gate.mean_overlap
+              << " (min " << o.gate.min_overlap << "), mean rank correlation "
+              << g.gate.mean_rank_correlation << " (min " << o.gate.min_rank_correlation << ")\n";
+    return int{g.gate.passed ? exit_ok : exit_findings};
+  });
 }
 
 int run_switch(const migrate_cli_options& o) {
   require_store(o);
   auto state = open_state(o, false);
-  auto live = open_sqlite_store(o.store, true);
-  const auto m = switch_migration(live, state, clock_of(o));
-  std::cerr << "memhealth migrate: migration " << m.id << " switched: " << m.to_version
-            << " is the current version; previous vectors kept until "
-            << time_text(m.retention_end_ms()) << " (migrate rollback until then)\n";
-  return exit_ok;
+  return with_migrate_store(o, false, [&](const auto& live) {
+    const auto m = switch_migration(live, state, clock_of(o));
+    std::cerr << "memhealth migrate: migration " << m.id << " switched: " << m.to_version
+              << " is the current version; previous vectors kept until "
+              << time_text(m.retention_end_ms()) << " (migrate rollback until then)\n";
+    return int{exit_ok};
+  });
 }
 
 int run_rollback(const migrate_cli_options& o) {
@@ -263,17 +378,18 @@ int run_rollback(const migrate_cli_options& o) {
                 "migration " + std::to_string(m->id) + " was switched more than " +
                     std::to_string(m->retention_days) +
                     " days ago: its retention window is over, the old space cannot be restored");
-  auto live = open_sqlite_store(o.store, false);
-  std::string wal_path;
-  auto w = open_wal(o, live, wal_path);
-  const auto r = rollback_migration(live, state, w, o.batch, now);
-  w.sync();
-  std::cerr << "memhealth migrate: migration " << r.migration << " rolled back: " << r.restored
-            << " records given their previous vector and version back through " << wal_path << " ("
-            << r.batches << " actions), " << r.already << " held it already, " << r.changed_since
-            << " changed since by another writer (left as they are), " << r.missing
-            << " no longer in the store\n";
-  return r.changed_since || r.missing ? exit_incomplete : exit_ok;
+  return with_migrate_store(o, true, [&](auto& live) {
+    std::string wal_path;
+    auto w = open_wal(o, live, wal_path);
+    const auto r = rollback_migration(live, state, w, o.batch, now);
+    w.sync();
+    std::cerr << "memhealth migrate: migration " << r.migration << " rolled back: " << r.restored
+              << " records given their previous vector and version back through " << wal_path
+              << " (" << r.batches << " actions), " << r.already << " held it already, "
+              << r.changed_since << " changed since by another writer (left as they are), "
+              << r.missing << " no longer in the store\n";
+    return int{r.changed_since || r.missing ? exit_incomplete : exit_ok};
+  });
 }
 
 int run_compact(const migrate_cli_options& o) {
@@ -301,15 +417,22 @@ int run_compact(const migrate_cli_options& o) {
 void add_migrate(CLI::App& app, int& rc) {
   auto* cmd = app.add_subcommand(
       "migrate",
-      "Switch an sqlite: store to a new embedding model: start, run (batches through the "
-      "write-ahead log), status, gate, switch, rollback, compact");
+      "Switch a store (sqlite:PATH, a JSONL file, or postgresql://URI with --mapping and "
+      "--state) to a new embedding model: start, run (batches through the write-ahead log), "
+      "status, gate, switch, rollback, compact");
   cmd->require_subcommand(1);
   const auto common = [](CLI::App* c, migrate_cli_options& o) {
-    c->add_option("store", o.store, "The sqlite: store")->required();
+    c->add_option("store", o.store,
+                  "The store: sqlite:PATH (in place), a JSONL file (written back atomically after "
+                  "each step) or postgresql://URI (in place; --mapping, and --state required)")
+        ->required();
     c->add_option("--state", o.state,
                   "State database (default: STORE.memhealth-state.db beside the store)");
     c->add_option("--now", o.now,
                   "Clock (ISO-8601; default: now), for drills of the retention window");
+    c->add_option("--mapping", pg_mapping_option(),
+                  "postgresql:// stores: the column mapping, a JSON file or a built-in name "
+                  "(mem0, langgraph; default: memhealth's own schema)");
   };
   const auto embedder = [](CLI::App* c, migrate_cli_options& o) {
     c->add_option("--embedder", o.models.embedder,
@@ -320,7 +443,9 @@ void add_migrate(CLI::App& app, int& rc) {
     add_model_access_options(c, o.models);
   };
   const auto wal = [](CLI::App* c, migrate_cli_options& o) {
-    c->add_option("--wal", o.wal, "Write-ahead log (default: STORE.memhealth-migrate.wal)");
+    c->add_option("--wal", o.wal,
+                  "Write-ahead log (default: STORE.memhealth-migrate.wal; postgresql://: "
+                  "STATE.migrate.wal)");
   };
   {
     auto o = std::make_shared<migrate_cli_options>();

@@ -11,7 +11,9 @@
 /// - **tier 3** (`automation::manual`), the index actions (`rebuild_index`, and `clean_index` /
 ///   `check_rebuild_index` from retrieval alarms: the watch has no index policy) and
 ///   every action of a suspended plan (blast radius over the threshold) go to the review queue
-///   (`sqlite_state::queue_review`, table `review_items`), once per idempotency key.
+///   (`sqlite_state::queue_review`, table `review_items`), once per idempotency key, and once
+///   per proposal (type, targets, their images) while an earlier item of it waits or was
+///   rejected (a down-weight's key changes with the clock).
 ///
 /// Applying runs `apply_plan` on the live store through a write-ahead log, one action at a time
 /// and one store transaction per action, with the repair history of the state database (the

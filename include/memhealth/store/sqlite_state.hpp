@@ -29,7 +29,8 @@
 ///   status, fingerprint, decided_by, decided_ms, decision_note, defer_until_ms, apply_after_ms)`:
 ///   the review queue, repairs a person decides (`memhealth watch` queues tier-3 actions, tier-2
 ///   ones no rule applies and failed ones; `memhealth review` works it); added to version 1 the
-///   same way (`apply_after_ms`, the veto window, by ALTER TABLE on a writable open).
+///   same way (`apply_after_ms`, the veto window, by ALTER TABLE on a writable open; index
+///   `review_items_proposal(type, fingerprint)` the same way).
 /// - `migrations(id INTEGER PRIMARY KEY, to_version, from_versions, embedder, started_ms,
 ///   retention_days, status, batches, gate_ms, gate_passed, gate_batches, gate_summary,
 ///   ended_ms)` and `migration_previous(migration, record_id, prev_version, prev_embedding,
@@ -711,9 +712,16 @@ class sqlite_state {
   /// Queues `item` for a person. An item with the same key is not queued twice: it is left as it
   /// is while its records are the same (`fingerprint`); when they changed, a pending item takes
   /// the new fingerprint and action, and a rejected one is proposed again (pending, the old
-  /// decision kept in `decision_note`); approved and deferred items are left alone. @return true
-  /// when the item was added or updated. @throws error(io/busy) on a write failure.
+  /// decision kept in `decision_note`); approved and deferred items are left alone.
+  /// The same proposal under another key is not queued either: while an item of the same store
+  /// scope (the key's part before its last '\x1f'), type and targets over the same records (a
+  /// non-empty, equal `fingerprint`) is pending, rejected or deferred, `item` is not added (an
+  /// action whose key depends on the clock, such as a down-weight's weight, would otherwise come
+  /// back under a new key at every run: a rejection or a deferral would not hold, and the queue
+  /// would grow by one item per run). @return true when the item was added or updated.
+  /// @throws error(io/busy) on a write failure.
   bool queue_review(const review_item& item) {
+    if (!item.fingerprint.empty() && !review(item.key) && same_proposal_waiting(item)) return false;
     auto st = prepare(
         "INSERT INTO review_items(action_key, type, tier, targets, action, reason, queued_ms, "
         "status, fingerprint, decided_by, decided_ms, decision_note, defer_until_ms, "
@@ -797,6 +805,31 @@ class sqlite_state {
 
  private:
   sqlite_state() = default;
+
+  // Scope of a review item's key: the part before its last '\x1f' ("" when it has none).
+  static std::string_view review_key_scope(std::string_view key) noexcept {
+    const auto p = key.rfind('\x1f');
+    return p == std::string_view::npos ? std::string_view{} : key.substr(0, p);
+  }
+
+  // True when an item of `item`'s key scope, type, targets and fingerprint is pending, rejected
+  // or deferred under another key (see queue_review).
+  bool same_proposal_waiting(const review_item& item) const {
+    if (!has_reviews_) return false;
+    auto st = prepare(
+        "SELECT action_key FROM review_items WHERE type = ?1 AND fingerprint = ?2 AND "
+        "targets = ?3 AND status IN ('pending', 'rejected', 'deferred') AND action_key <> ?4");
+    bind(st.get(), 1, item.type);
+    bind(st.get(), 2, item.fingerprint);
+    bind(st.get(), 3, item.targets);
+    bind(st.get(), 4, item.key);
+    const auto scope = review_key_scope(item.key);
+    while (step(st.get()) == SQLITE_ROW) {
+      const std::string key = detail::sqlite::column_text(st.get(), 0);
+      if (review_key_scope(key) == scope) return true;
+    }
+    return false;
+  }
 
   // The columns `review_row` reads, in its order.
   static constexpr const char* review_select =
@@ -911,6 +944,10 @@ class sqlite_state {
           " decided_ms INTEGER NOT NULL, decision_note TEXT NOT NULL,"
           " defer_until_ms INTEGER NOT NULL, apply_after_ms INTEGER NOT NULL DEFAULT 0)",
           "cannot create the review queue table");
+    // the same proposal under another key (queue_review) is looked up by type and fingerprint
+    if (!read_only)
+      exec("CREATE INDEX IF NOT EXISTS review_items_proposal ON review_items(type, fingerprint)",
+           "cannot index the review queue");
     // Added within version 1 (queues created before it get it here): the veto window's time.
     if (!read_only &&
         detail::sqlite::query_text(db_.get(),
