@@ -53,6 +53,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <optional>
@@ -60,6 +61,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 #include "memhealth/detect/conflict_judge.hpp"
@@ -252,6 +254,27 @@ struct claim_rules {
     detail::claims::sort_unique(out);
     return out;
   }
+  // characters() of each Chinese word of claim_words::chinese_antonyms and
+  // claim_words::degree_scales, made once (the rules ask for them on every comparison).
+  static const std::vector<std::string>& table_characters(std::string_view w) {
+    static const auto table = [] {
+      std::unordered_map<std::string_view, std::vector<std::string>> t;
+      auto add = [&t](std::string_view x) {
+        if (!x.empty() && static_cast<unsigned char>(x[0]) >= 0x80 && !t.contains(x))
+          t.emplace(x, characters(x));
+      };
+      for (const auto& [a, b] : claim_words::chinese_antonyms) {
+        add(a);
+        add(b);
+      }
+      for (const auto& scale : claim_words::degree_scales) {
+        for (const auto x : scale.high) add(x);
+        for (const auto x : scale.low) add(x);
+      }
+      return t;
+    }();
+    return table.at(w);
+  }
   // Two Chinese claims that differ by one pair of claim_words::chinese_antonyms and agree on
   // every other character ("性格外向" / "性格内向", "习惯早起" / "习惯晚起").
   static bool chinese_antonyms(const std::vector<std::string>& x,
@@ -266,7 +289,8 @@ struct claim_rules {
       return r;
     };
     for (const auto& [a, b] : claim_words::chinese_antonyms) {
-      const auto ca = characters(a), cb = characters(b);
+      const auto& ca = table_characters(a);
+      const auto& cb = table_characters(b);
       for (const auto* p : {&x, &y}) {
         const auto& q = p == &x ? y : x;
         // (one side may say a little more: "很节俭" / "花钱很奢侈")
@@ -390,15 +414,16 @@ struct claim_rules {
     auto has = [&](std::string_view w) {
       if (w.empty()) return false;
       if (static_cast<unsigned char>(w[0]) < 0x80)
-        return std::binary_search(terms.begin(), terms.end(), std::string(w));
-      const auto cs = characters(w);
+        return std::binary_search(terms.begin(), terms.end(), w, std::less<>());
+      const auto& cs = table_characters(w);
       return std::includes(terms.begin(), terms.end(), cs.begin(), cs.end());
     };
     auto add = [&](std::string_view w) {
       if (static_cast<unsigned char>(w[0]) < 0x80) {
         used.emplace_back(w);
       } else {
-        for (auto& ch : characters(w)) used.push_back(std::move(ch));
+        const auto& cs = table_characters(w);
+        used.insert(used.end(), cs.begin(), cs.end());
       }
     };
     int end = 0;
@@ -724,6 +749,13 @@ struct claim_conflict_judge {
   template <class R>
   [[nodiscard]] claim_analysis analyse(const R& r) const {
     return read(field::content(r));
+  }
+
+  /// What `analyse` reads of a record: its content (records with one content have one
+  /// analysis; the `keyed_analysing_conflict_judge` concept of conflict_judge.hpp).
+  template <class R>
+  [[nodiscard]] std::string_view analysis_key(const R& r) const {
+    return field::content(r);
   }
 
   /// Judges one pair from analyses made by `analyse` of the same records (see there).
