@@ -492,14 +492,14 @@ struct claim_rules {
         std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now())};
     return static_cast<int>(today.year());
   }
-  std::optional<rule_verdict> numeric_attribute(const text_claim& x,
-                                                const text_claim& y) const {
+  std::optional<rule_verdict> numeric_attribute(const text_claim& x, const text_claim& y) const {
     if (x.value.size() != 1 || y.value.size() != 1) return std::nullopt;
     const std::string& a = x.attribute;
     const std::string& b = y.attribute;
     const std::string_view reason = x.change || y.change ? "change_statement" : "single_value";
     auto verdict = [&](bool conflict) {
-      return conflict ? rule_verdict{true, false, reason} : rule_verdict{false, false, "same_value"};
+      return conflict ? rule_verdict{true, false, reason}
+                      : rule_verdict{false, false, "same_value"};
     };
     const double vx = std::atof(x.value.front().c_str()), vy = std::atof(y.value.front().c_str());
     if ((a == "age" && b == "birth year") || (a == "birth year" && b == "age")) {
@@ -558,8 +558,7 @@ struct claim_rules {
     return n.empty() || matched(lex, n, p) == n.size();
   }
 
-  rule_verdict compare(const claim_lexicon& lex, const text_claim& x,
-                           const text_claim& y) const {
+  rule_verdict compare(const claim_lexicon& lex, const text_claim& x, const text_claim& y) const {
     if (!x.holder.empty() && !y.holder.empty() && x.holder != y.holder)
       return {false, false, "different_holders"};
     if (!x.scene.empty() && !y.scene.empty() && !subset_or_empty(lex, x.scene, y.scene) &&

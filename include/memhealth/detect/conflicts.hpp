@@ -209,9 +209,8 @@ struct conflict_detector {
       const auto analysis_of = [&](std::size_t i) -> const analysis& {
         if (slot[i] == none) {
           if constexpr (keyed_analysing_conflict_judge<Judge, R>) {
-            const auto [at, fresh] =
-                by_key.try_emplace(std::string_view(judge.analysis_key(store.record(i))),
-                                   analyses.size());
+            const auto [at, fresh] = by_key.try_emplace(
+                std::string_view(judge.analysis_key(store.record(i))), analyses.size());
             if (fresh) analyses.push_back(judge.analyse(store.record(i)));
             slot[i] = at->second;
           } else {
