@@ -752,6 +752,31 @@ TEST_CASE("conflicts: text pairs through the detector, and a plugged-in judge") 
   for (const auto& [x, y] : pairs)
     (void)per_pair(v[x], norm(v[x].content), v[y], norm(v[y].content), 0.9f);
   CHECK(reads == 12);
+
+  // Records with one content share one reading (keyed_analysing_conflict_judge): the same two
+  // statements in three scopes are read twice, not six times, and each scope keeps its finding.
+  static_assert(mh::keyed_analysing_conflict_judge<mh::claim_conflict_judge<>, mh::memory_record>);
+  static_assert(
+      !mh::keyed_analysing_conflict_judge<decltype(counting), mh::memory_record>);  // one phase
+  std::vector<mh::memory_record> same;
+  for (const char* scope : {"s1", "s2", "s3"}) {
+    const std::string s = scope;
+    same.push_back(rec("veg-" + s, "I am vegetarian", basis(d, 0), s));
+    same.push_back(rec("not-" + s, "I am not vegetarian", basis(d, 0, 1.0f, 1, 0.3f), s));
+  }
+  const auto same_store = mh::memory_store<>::from_records(same);
+  reads = 0;
+  std::vector<mh::finding> out3;
+  mh::detection_context ctx3(same_store);
+  once.run(ctx3, out3);
+  CHECK(reads == 2);
+  REQUIRE(out3.size() == 3);
+  for (std::size_t k = 0; k < 3; ++k) {
+    const std::string s = "s" + std::to_string(k + 1);
+    CHECK(out3[k].record_ids == std::vector<std::string>{"veg-" + s, "not-" + s});
+    CHECK(std::get<std::string>(*out3[k].evidence_of("reason")) ==
+          std::get<std::string>(*r.findings[0].evidence_of("reason")));
+  }
 }
 
 // --------------------------------------------------------- detection context: unit embeddings

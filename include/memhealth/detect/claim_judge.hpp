@@ -53,6 +53,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <optional>
@@ -60,6 +61,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 #include "memhealth/detect/conflict_judge.hpp"
@@ -95,18 +97,18 @@ struct claim_rules {
       if (swapped_comparison(a.claims.front(), b.claims.front())) return {true, false, "role_swap"};
       return {false, false, "different_holders"};
     }
-    conflict_verdict review{false, false, ""};
-    std::string last_reason = "no_claim_conflict";
+    rule_verdict review{false, false, ""};
+    std::string_view last_reason = "no_claim_conflict";
     for (const auto& x : a.claims)
       for (const auto& y : b.claims) {
-        conflict_verdict v = compare(lex, x, y);
-        if (v.conflict && !v.needs_human) return v;
+        const rule_verdict v = compare(lex, x, y);
+        if (v.conflict && !v.needs_human) return v.made();
         if (v.conflict && !review.conflict)
-          review = std::move(v);
+          review = v;
         else if (!v.conflict && v.reason != "no_claim_conflict")
-          last_reason = std::move(v.reason);
+          last_reason = v.reason;
       }
-    if (review.conflict) return review;
+    if (review.conflict) return review.made();
     // a denial against what several clauses of the other statement assert together ("no hiker
     // dancing on top of the mountain" / "a hiker is on top of the mountain and is dancing")
     for (const auto* side : {&a, &b}) {
@@ -127,14 +129,24 @@ struct claim_rules {
       detail::claims::sort_unique(joined.time);
       for (const auto& n : side->claims)
         if (n.polarity < 0 && n.attribute.empty()) {
-          conflict_verdict v = compare(lex, n, joined);
-          if (v.conflict) return v;
+          const rule_verdict v = compare(lex, n, joined);
+          if (v.conflict) return v.made();
         }
     }
-    return {false, false, last_reason};
+    return {false, false, std::string(last_reason)};
   }
 
  private:
+  // A verdict of one comparison; its reason is one of the string literals of these rules, so a
+  // comparison allocates no reason (`made()` makes the conflict_verdict of the pair).
+  struct rule_verdict {
+    bool conflict = false;
+    bool needs_human = false;
+    std::string_view reason;
+    [[nodiscard]] conflict_verdict made() const {
+      return {conflict, needs_human, std::string(reason)};
+    }
+  };
   static bool ascii(const std::string& s) noexcept {
     return !s.empty() && static_cast<unsigned char>(s[0]) < 0x80;
   }
@@ -252,6 +264,27 @@ struct claim_rules {
     detail::claims::sort_unique(out);
     return out;
   }
+  // characters() of each Chinese word of claim_words::chinese_antonyms and
+  // claim_words::degree_scales, made once (the rules ask for them on every comparison).
+  static const std::vector<std::string>& table_characters(std::string_view w) {
+    static const auto table = [] {
+      std::unordered_map<std::string_view, std::vector<std::string>> t;
+      auto add = [&t](std::string_view x) {
+        if (!x.empty() && static_cast<unsigned char>(x[0]) >= 0x80 && !t.contains(x))
+          t.emplace(x, characters(x));
+      };
+      for (const auto& [a, b] : claim_words::chinese_antonyms) {
+        add(a);
+        add(b);
+      }
+      for (const auto& scale : claim_words::degree_scales) {
+        for (const auto x : scale.high) add(x);
+        for (const auto x : scale.low) add(x);
+      }
+      return t;
+    }();
+    return table.at(w);
+  }
   // Two Chinese claims that differ by one pair of claim_words::chinese_antonyms and agree on
   // every other character ("性格外向" / "性格内向", "习惯早起" / "习惯晚起").
   static bool chinese_antonyms(const std::vector<std::string>& x,
@@ -266,7 +299,8 @@ struct claim_rules {
       return r;
     };
     for (const auto& [a, b] : claim_words::chinese_antonyms) {
-      const auto ca = characters(a), cb = characters(b);
+      const auto& ca = table_characters(a);
+      const auto& cb = table_characters(b);
       for (const auto* p : {&x, &y}) {
         const auto& q = p == &x ? y : x;
         // (one side may say a little more: "很节俭" / "花钱很奢侈")
@@ -387,18 +421,22 @@ struct claim_rules {
   // collects the terms (Chinese: characters) of the words found.
   static int scale_end(const claim_words::degree_scale& scale,
                        const std::vector<std::string>& terms, std::vector<std::string>& used) {
+    // (terms are sorted: Chinese characters, of bytes >= 0x80, come last)
+    const bool chinese = !terms.empty() && !ascii(terms.back());
     auto has = [&](std::string_view w) {
       if (w.empty()) return false;
       if (static_cast<unsigned char>(w[0]) < 0x80)
-        return std::binary_search(terms.begin(), terms.end(), std::string(w));
-      const auto cs = characters(w);
+        return std::binary_search(terms.begin(), terms.end(), w, std::less<>());
+      if (!chinese) return false;  // (a Chinese word has characters, none among the terms)
+      const auto& cs = table_characters(w);
       return std::includes(terms.begin(), terms.end(), cs.begin(), cs.end());
     };
     auto add = [&](std::string_view w) {
       if (static_cast<unsigned char>(w[0]) < 0x80) {
         used.emplace_back(w);
       } else {
-        for (auto& ch : characters(w)) used.push_back(std::move(ch));
+        const auto& cs = table_characters(w);
+        used.insert(used.end(), cs.begin(), cs.end());
       }
     };
     int end = 0;
@@ -421,8 +459,10 @@ struct claim_rules {
       // (a time of day needs one act: "arrives early" / "leaves late" are two)
       if (scale.name == "punctuality" && !predicates_agree) continue;
       std::vector<std::string> used;
-      const int ex = scale_end(scale, x.terms, used), ey = scale_end(scale, y.terms, used);
-      if (ex == 0 || ey == 0 || ex == ey) continue;
+      const int ex = scale_end(scale, x.terms, used);
+      if (ex == 0) continue;  // (then ey is not needed)
+      const int ey = scale_end(scale, y.terms, used);
+      if (ey == 0 || ex == ey) continue;
       detail::claims::sort_unique(used);
       auto content = [&](const text_claim& c) {
         std::vector<std::string> v;
@@ -452,15 +492,14 @@ struct claim_rules {
         std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now())};
     return static_cast<int>(today.year());
   }
-  std::optional<conflict_verdict> numeric_attribute(const text_claim& x,
-                                                    const text_claim& y) const {
+  std::optional<rule_verdict> numeric_attribute(const text_claim& x, const text_claim& y) const {
     if (x.value.size() != 1 || y.value.size() != 1) return std::nullopt;
     const std::string& a = x.attribute;
     const std::string& b = y.attribute;
-    const std::string reason = x.change || y.change ? "change_statement" : "single_value";
+    const std::string_view reason = x.change || y.change ? "change_statement" : "single_value";
     auto verdict = [&](bool conflict) {
-      return conflict ? conflict_verdict{true, false, reason}
-                      : conflict_verdict{false, false, "same_value"};
+      return conflict ? rule_verdict{true, false, reason}
+                      : rule_verdict{false, false, "same_value"};
     };
     const double vx = std::atof(x.value.front().c_str()), vy = std::atof(y.value.front().c_str());
     if ((a == "age" && b == "birth year") || (a == "birth year" && b == "age")) {
@@ -519,8 +558,7 @@ struct claim_rules {
     return n.empty() || matched(lex, n, p) == n.size();
   }
 
-  conflict_verdict compare(const claim_lexicon& lex, const text_claim& x,
-                           const text_claim& y) const {
+  rule_verdict compare(const claim_lexicon& lex, const text_claim& x, const text_claim& y) const {
     if (!x.holder.empty() && !y.holder.empty() && x.holder != y.holder)
       return {false, false, "different_holders"};
     if (!x.scene.empty() && !y.scene.empty() && !subset_or_empty(lex, x.scene, y.scene) &&
@@ -724,6 +762,13 @@ struct claim_conflict_judge {
   template <class R>
   [[nodiscard]] claim_analysis analyse(const R& r) const {
     return read(field::content(r));
+  }
+
+  /// What `analyse` reads of a record: its content (records with one content have one
+  /// analysis; the `keyed_analysing_conflict_judge` concept of conflict_judge.hpp).
+  template <class R>
+  [[nodiscard]] std::string_view analysis_key(const R& r) const {
+    return field::content(r);
   }
 
   /// Judges one pair from analyses made by `analyse` of the same records (see there).

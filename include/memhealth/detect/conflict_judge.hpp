@@ -114,6 +114,17 @@ concept analysing_conflict_judge = conflict_judge_for<J, R> &&
     } -> std::convertible_to<conflict_verdict>;
 };
 
+/// Concept for a two-phase judge (`analysing_conflict_judge`) whose analysis of a record depends
+/// on one text of it alone: `j.analysis_key(r)` (a string view into the record, e.g. its
+/// content) is equal for two records only when `j.analyse` gives them equal analyses.
+/// `conflict_detector` and `duplicate_detector` then read each distinct text once per run,
+/// however many records hold it.
+template <class J, class R>
+concept keyed_analysing_conflict_judge = analysing_conflict_judge<J, R> &&
+    requires(const J& j, const R& r) {
+  { j.analysis_key(r) } -> std::convertible_to<std::string_view>;
+};
+
 namespace detail::cue {
 
 using sv = std::string_view;

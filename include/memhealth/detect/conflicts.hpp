@@ -48,6 +48,7 @@
 #include <string_view>
 #include <tuple>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -198,15 +199,24 @@ struct conflict_detector {
     };
     if constexpr (analysing_conflict_judge<Judge, R>) {
       // A judge in two phases reads each record once, the first time it is in a pair (a record
-      // is in several pairs); slot[i] indexes its analysis.
+      // is in several pairs); slot[i] indexes its analysis. A keyed judge reads each distinct
+      // text once: records with one key share an analysis.
       using analysis = std::decay_t<decltype(judge.analyse(store.record(0)))>;
       constexpr auto none = std::numeric_limits<std::size_t>::max();
       std::vector<std::size_t> slot(n, none);
       std::deque<analysis> analyses;
+      std::unordered_map<std::string_view, std::size_t> by_key;
       const auto analysis_of = [&](std::size_t i) -> const analysis& {
         if (slot[i] == none) {
-          slot[i] = analyses.size();
-          analyses.push_back(judge.analyse(store.record(i)));
+          if constexpr (keyed_analysing_conflict_judge<Judge, R>) {
+            const auto [at, fresh] = by_key.try_emplace(
+                std::string_view(judge.analysis_key(store.record(i))), analyses.size());
+            if (fresh) analyses.push_back(judge.analyse(store.record(i)));
+            slot[i] = at->second;
+          } else {
+            slot[i] = analyses.size();
+            analyses.push_back(judge.analyse(store.record(i)));
+          }
         }
         return analyses[slot[i]];
       };

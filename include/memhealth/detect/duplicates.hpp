@@ -228,6 +228,18 @@ struct duplicate_detector {
     };
     claim_conflict_judge<> judge;
     judge.lexicon = lexicon;
+    // the judge's reading of each distinct content, once per run (records share it by content)
+    std::vector<const claim_analysis*> reading(n, nullptr);
+    std::unordered_map<std::string_view, claim_analysis> readings;
+    auto read = [&](std::size_t i) -> const claim_analysis& {
+      if (reading[i] == nullptr) {
+        const auto& r = store.record(i);
+        auto [at, fresh] = readings.try_emplace(judge.analysis_key(r));
+        if (fresh) at->second = judge.analyse(r);
+        reading[i] = &at->second;  // (nodes of an unordered_map stay put)
+      }
+      return *reading[i];
+    };
     std::vector<std::tuple<std::size_t, std::size_t, float>> near;
     std::vector<std::vector<std::size_t>> cut_groups;
     candidate_request req{threshold, std::span<const std::uint8_t>(active), max_pairs_per_scope,
@@ -240,7 +252,9 @@ struct duplicate_detector {
       if (texts[i] == texts[j]) return;
       if (skip_negation_mismatch && negated(i) != negated(j)) return;
       if (skip_guarded && near_duplicate_guard(texts[i], texts[j]) != duplicate_guard::none) return;
-      if (skip_judged_conflicts && judge(a, texts[i], b, texts[j], s).conflict) return;
+      if (skip_judged_conflicts &&
+          judge.judge_analysed(a, texts[i], read(i), b, texts[j], read(j), s).conflict)
+        return;
       if (window) {
         const auto ca = detail::semantic_created_at(a), cb = detail::semantic_created_at(b);
         if (ca && cb && (*ca > *cb ? *ca - *cb : *cb - *ca) > *window) return;
