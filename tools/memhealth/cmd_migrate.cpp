@@ -45,6 +45,10 @@ std::string store_key(const std::string& store) {
 }
 
 void require_store(const migrate_cli_options& o) {
+  if (is_pg_store(o.store))
+    throw error(error_code::invalid_argument,
+                "migrate: postgresql:// stores are not supported yet (" + store_label(o.store) +
+                    "); migrate runs on an sqlite: store");
   if (!is_sqlite_store(o.store))
     throw error(error_code::invalid_argument,
                 "migrate: an sqlite: store is migrated in place (convert a JSONL store with "
