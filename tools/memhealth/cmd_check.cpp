@@ -242,7 +242,9 @@ int run_worker(const worker_options& o) {
 
 int run_check(const check_options& o) {
   probe_output(o.out, "--out");  // before any work: writable, not a directory
+#if MEMHEALTH_CLI_HAVE_SQLITE
   if (!o.since.empty() && o.since != "last") (void)since_time(o.since);  // before the state opens
+#endif
   if (!o.since.empty() && is_pg_store(o.store) && o.state.empty())
     throw error(error_code::invalid_argument,
                 "--since: a postgresql:// store keeps the incremental check's cursor and the "
