@@ -277,6 +277,19 @@ import json; d = {i['id']: i for i in json.load(open('rv-all.json'))['items']}
 assert d['$key']['status'] == 'approved' and d['$key']['decided_by'] == 'ana', d
 assert d['feedfacefeedface']['status'] == 'rejected' and d['feedfacefeedface']['decision_note'] == 'not this one', d" ||
   fail "review list --status all: $(cat rv-all.json)"
+"$mh" review defer "$uri" --mapping mem0 --state hist/memhealth-state.db feedface --for 2d --reviewer ana --reason "later" 2>rv-d.err ||
+  fail "review defer: $(cat rv-d.err)"
+"$mh" review list "$uri" --mapping mem0 --state hist/memhealth-state.db --status deferred --format json >rv-def.json
+python3 -c "
+import json; d = json.load(open('rv-def.json'))['items']
+assert [i['id'] for i in d] == ['feedfacefeedface'] and d[0]['decision_note'] == 'later', d" ||
+  fail "review defer: $(cat rv-def.json)"
+set +e
+"$mh" review defer "$uri" --mapping mem0 --state hist/memhealth-state.db "${key:0:10}" --reviewer ana --reason x >rv-d2.out 2>rv-d2.err
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "deferring an approved item: exit $rc, expected 2"
+grep -q "was approved and applied" rv-d2.err || fail "deferring an approved item: $(cat rv-d2.err)"
 "$mh" rollback "$uri" --mapping mem0 --wal hist/review.wal --out "$uri" 2>rv-rb.err || fail "rollback of the approval: $(cat rv-rb.err)"
 sql "$dump" | cmp -s - before.txt || fail "rollback of the approval did not restore the rows"
 
