@@ -5,7 +5,8 @@
 # password is refused without printing it; a mapping naming a missing column is a clear error;
 # check --workers 1|2, and --workers 0 with a `memhealth worker` process, give the same report;
 # plan --workers gives the same plan; a scope split into k-means blocks gives the same report and
-# plan.
+# plan; apply --report and the repair history across runs (history, review release); review
+# list|show|approve|reject; check --since; import into memhealth's own schema.
 # usage: tests/cli_pg.sh MEMHEALTH CLUSTER_DIR WORK_DIR
 set -euo pipefail
 mh="$1"
@@ -140,6 +141,239 @@ sql "$dump" | cmp -s - after.txt || fail "recover changed a clean store"
 "$mh" rollback "$uri" --mapping mem0 --wal run.wal --out "$uri" 2>rollback.err || fail "rollback: $(cat rollback.err)"
 sql "$dump" | cmp -s - before.txt || fail "rollback did not restore the rows exactly"
 
+# apply --report and the repair history across runs (state database hist/memhealth-state.db, next
+# to the logs): run 1 repairs and reports; rollback; run 2 a day later sees the faults back
+# (recurred) and does not fight the rollback (the action was done before: manual queue, exit 3,
+# nothing written); `memhealth history` gives 0 % success; `review release` lets run 3 apply it.
+pyjson() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); $2" "$1"; }
+mkdir -p hist
+"$mh" check "$uri" --mapping mem0 --format json --now 2024-03-10T00:00:00Z --out check-before.json --exit-zero
+"$mh" apply "$uri" --mapping mem0 --plan plan.json --wal hist/r1.wal --out "$uri" --approve tier2 \
+  --now 2024-03-10T00:00:00Z --report hist/r1.json 2>hist/r1.err || fail "apply --report: $(cat hist/r1.err)"
+sql "$dump" >hist/after1.txt
+"$mh" check "$uri" --mapping mem0 --format json --now 2024-03-10T00:00:00Z --out check-after.json --exit-zero
+grep -q "search_path" hist/r1.json hist/r1.err && fail "the report shows the connection string"
+# rows written by run 1 = lines of the dump that differ; counts before/after = the check's
+changed="$(diff before.txt hist/after1.txt | grep -c '^>' || true)"
+[ "$changed" -ge 1 ] || fail "apply --report changed no row"
+pyjson hist/r1.json "
+b = json.load(open('check-before.json')); a = json.load(open('check-after.json'))
+def kinds(r):
+    k = {}
+    for f in r['findings']: k[f['kind']] = k.get(f['kind'], 0) + 1
+    return k
+def errs(r): return sum(f['severity'] in ('error', 'critical') for f in r['findings'])
+assert d['store'].startswith('postgresql://memhealth@'), d['store']
+assert d['store'] == d['out'], (d['store'], d['out'])
+assert d['failed'] == 0 and d['applied'] >= 1, d
+assert d['records_changed'] == $changed, (d['records_changed'], $changed)
+assert d['findings_before'] == kinds(b), (d['findings_before'], kinds(b))
+assert d['findings_after'] == kinds(a), (d['findings_after'], kinds(a))
+assert 'exact_duplicate' in d['findings_before'] and 'exact_duplicate' not in d['findings_after']
+h = d['audit']['across_runs']
+assert ' table cli.mem0' in h['store'] and 'memhealth@' not in h['store'], h['store']
+assert h['repaired'] >= 1 and h['too_early'] == h['repaired'], h
+assert h['held'] == 0 and h['recurred'] == 0 and h['success_rate'] is None, h
+assert h['uptime']['runs'] == 2, h['uptime']
+assert h['uptime']['clean_runs'] == (errs(b) == 0) + (errs(a) == 0), h['uptime']
+assert {f['kind'] for f in h['faults']} >= {'exact_duplicate'}, h['faults']
+" || fail "apply --report: $(cat hist/r1.json)"
+"$mh" rollback "$uri" --mapping mem0 --wal hist/r1.wal --out "$uri" 2>hist/rb1.err || fail "rollback 1: $(cat hist/rb1.err)"
+sql "$dump" | cmp -s - before.txt || fail "rollback 1 did not restore the rows"
+set +e
+"$mh" apply "$uri" --mapping mem0 --plan plan.json --wal hist/r2.wal --out "$uri" --approve tier2 \
+  --now 2024-03-11T00:00:00Z --report hist/r2.md 2>hist/r2.err
+rc=$?
+set -e
+[ "$rc" -eq 3 ] || fail "run 2 after the rollback: exit $rc, expected 3: $(cat hist/r2.err)"
+grep -q "done in an earlier run" hist/r2.err || fail "run 2: no word of the earlier run: $(cat hist/r2.err)"
+sql "$dump" | cmp -s - before.txt || fail "run 2 wrote rows an earlier run repaired and a rollback undid"
+grep -q "^## Across runs" hist/r2.md || fail "run 2's Markdown report has no Across runs"
+"$mh" history "$uri" --mapping mem0 --state hist/memhealth-state.db --now 2024-03-11T00:00:00.001Z \
+  --format json >hist/h.json 2>hist/h.err || fail "history: $(cat hist/h.err)"
+pyjson hist/h.json "
+r1 = json.load(open('hist/r1.json'))['audit']['across_runs']
+assert d['store'] == r1['store'], (d['store'], r1['store'])
+assert d['repaired'] == r1['repaired'] and d['recurred'] == d['repaired'], d
+assert d['held'] == 0 and d['too_early'] == 0 and d['success_rate'] == 0.0, d
+assert all(f['recurred_at'] == '2024-03-11T00:00:00.000Z' for f in d['faults']), d['faults']
+assert d['uptime']['runs'] == 4, d['uptime']
+" || fail "history after the rollback: $(cat hist/h.json)"
+# release the action (its id from the plan), then run 3 applies it again
+key="$(python3 -c "
+import json
+acts = [json.loads(l) for l in open('plan.json') if l.strip()][1:]
+print([a['idempotency_key'] for a in acts if a['type'] == 'merge_duplicates'][0])")"
+set +e
+"$mh" review release "$uri" --mapping mem0 "${key:0:12}" --reviewer ana --reason "rolled back on purpose" >rel.out 2>rel.err
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "review release without --state: exit $rc, expected 2"
+grep -q "name it with --state FILE" rel.err || fail "review release without --state: $(cat rel.err)"
+"$mh" review release "$uri" --mapping mem0 --state hist/memhealth-state.db "${key:0:12}" \
+  --reviewer ana --reason "rolled back on purpose" 2>hist/rel.err || fail "review release: $(cat hist/rel.err)"
+grep -q "released ${key:0:16}" hist/rel.err || fail "review release: $(cat hist/rel.err)"
+"$mh" apply "$uri" --mapping mem0 --plan plan.json --wal hist/r3.wal --out "$uri" --approve tier2 \
+  --now 2024-03-12T00:00:00Z 2>hist/r3.err || fail "run 3 after the release: $(cat hist/r3.err)"
+sql "$dump" | cmp -s - hist/after1.txt || fail "run 3 did not make run 1's rows"
+"$mh" rollback "$uri" --mapping mem0 --wal hist/r3.wal --out "$uri" 2>hist/rb3.err || fail "rollback 3: $(cat hist/rb3.err)"
+sql "$dump" | cmp -s - before.txt || fail "rollback 3 did not restore the rows"
+set +e
+"$mh" apply "$uri" --mapping mem0 --plan plan.json --wal hist/dry.wal --out "$uri" --dry-run --report hist/dry.md >/dev/null 2>hist/dry.err
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "--dry-run --report: exit $rc, expected 2"
+grep -q "not with --dry-run" hist/dry.err || fail "--dry-run --report: $(cat hist/dry.err)"
+
+# review on a postgresql:// store: the queue in the state database (--state), an approved item
+# applied through the store's per-action transactions and the log (--wal). Nothing in the tool
+# queues items for a postgresql:// store yet (the watch does for sqlite: stores), so the test
+# queues two as the watch would (review_items rows).
+python3 - "$key" <<'PY' || fail "cannot queue review items"
+import json, sqlite3, sys, time
+scope = json.load(open('hist/r1.json'))['audit']['across_runs']['store']
+acts = [json.loads(l) for l in open('plan.json') if l.strip()][1:]
+act = [a for a in acts if a['idempotency_key'] == sys.argv[1]][0]
+db = sqlite3.connect('hist/memhealth-state.db')
+for key in (sys.argv[1], 'feedfacefeedface'):
+    db.execute("INSERT INTO review_items(action_key, type, tier, targets, action, reason, queued_ms, status, "
+               "fingerprint, decided_by, decided_ms, decision_note, defer_until_ms, apply_after_ms) "
+               "VALUES(?, ?, ?, ?, ?, 'queued by the test', ?, 'pending', '', '', 0, '', 0, 0)",
+               (scope + '\x1f' + key, act['type'], act['tier'], json.dumps(act['targets']), json.dumps(act),
+                int(time.time() * 1000)))
+db.commit()
+PY
+"$mh" review list "$uri" --mapping mem0 --state hist/memhealth-state.db --format json >rv-list.json 2>rv-list.err ||
+  fail "review list: $(cat rv-list.err)"
+python3 -c "
+import json; d = json.load(open('rv-list.json'))
+assert d['store'].startswith('postgresql://memhealth@') and 'search_path' not in d['store'], d['store']
+assert sorted(i['id'] for i in d['items']) == sorted(['$key', 'feedfacefeedface']), d['items']
+assert all(i['status'] == 'pending' and i['type'] == 'merge_duplicates' for i in d['items'])" ||
+  fail "review list: $(cat rv-list.json)"
+"$mh" review show "$uri" --mapping mem0 --state hist/memhealth-state.db "${key:0:10}" >rv-show.json 2>rv-show.err ||
+  fail "review show: $(cat rv-show.err)"
+python3 -c "
+import json; d = json.load(open('rv-show.json'))
+now = d['records_now']
+assert now['00000000-0000-0000-0000-000000000001']['content'] == 'The user lives in Berlin.', now
+assert now['00000000-0000-0000-0000-000000000002']['status'] == 'active', now" || fail "review show: $(cat rv-show.json)"
+set +e
+"$mh" review approve "$uri" --mapping mem0 --state hist/memhealth-state.db "${key:0:10}" --reviewer ana --reason ok >rv-a.out 2>rv-a.err
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "review approve without --wal: exit $rc, expected 2"
+grep -q "name the write-ahead log with --wal FILE" rv-a.err || fail "review approve without --wal: $(cat rv-a.err)"
+sql "$dump" | cmp -s - before.txt || fail "a refused approval wrote rows"
+"$mh" review approve "$uri" --mapping mem0 --state hist/memhealth-state.db "${key:0:10}" --reviewer ana \
+  --reason "checked the rows" --wal hist/review.wal 2>rv-a2.err || fail "review approve: $(cat rv-a2.err)"
+grep -q "1 approved and applied through hist/review.wal, 0 not applied" rv-a2.err || fail "review approve: $(cat rv-a2.err)"
+sql "$dump" | cmp -s - hist/after1.txt || fail "review approve did not make run 1's rows"
+"$mh" review reject "$uri" --mapping mem0 --state hist/memhealth-state.db feedface --reviewer ana --reason "not this one" 2>rv-r.err ||
+  fail "review reject: $(cat rv-r.err)"
+"$mh" review list "$uri" --mapping mem0 --state hist/memhealth-state.db --status all --format json >rv-all.json
+python3 -c "
+import json; d = {i['id']: i for i in json.load(open('rv-all.json'))['items']}
+assert d['$key']['status'] == 'approved' and d['$key']['decided_by'] == 'ana', d
+assert d['feedfacefeedface']['status'] == 'rejected' and d['feedfacefeedface']['decision_note'] == 'not this one', d" ||
+  fail "review list --status all: $(cat rv-all.json)"
+"$mh" review defer "$uri" --mapping mem0 --state hist/memhealth-state.db feedface --for 2d --reviewer ana --reason "later" 2>rv-d.err ||
+  fail "review defer: $(cat rv-d.err)"
+"$mh" review list "$uri" --mapping mem0 --state hist/memhealth-state.db --status deferred --format json >rv-def.json
+python3 -c "
+import json; d = json.load(open('rv-def.json'))['items']
+assert [i['id'] for i in d] == ['feedfacefeedface'] and d[0]['decision_note'] == 'later', d" ||
+  fail "review defer: $(cat rv-def.json)"
+set +e
+"$mh" review defer "$uri" --mapping mem0 --state hist/memhealth-state.db "${key:0:10}" --reviewer ana --reason x >rv-d2.out 2>rv-d2.err
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "deferring an approved item: exit $rc, expected 2"
+grep -q "was approved and applied" rv-d2.err || fail "deferring an approved item: $(cat rv-d2.err)"
+"$mh" rollback "$uri" --mapping mem0 --wal hist/review.wal --out "$uri" 2>rv-rb.err || fail "rollback of the approval: $(cat rv-rb.err)"
+sql "$dump" | cmp -s - before.txt || fail "rollback of the approval did not restore the rows"
+
+# check --since on a postgresql:// store (state in --state FILE, bound to the table): the first
+# run is a full run; an unchanged table reports nothing; a row whose text now duplicates others
+# (its mapped updated_at moved) is the only one checked, and its findings are reported (every one
+# names it: rows 1 and 2 were exact duplicates before, and only now with row 3).
+sincedb="$base&options=-csearch_path%3Dclisince"
+psql -X -q -v ON_ERROR_STOP=1 "$base" -c "DROP SCHEMA IF EXISTS clisince CASCADE" -c "CREATE SCHEMA clisince" \
+  -c "CREATE TABLE clisince.mem0 AS SELECT id, vector, payload FROM cli.mem0" \
+  -c "ALTER TABLE clisince.mem0 ADD PRIMARY KEY (id)" 2>/dev/null
+set +e
+"$mh" check "$sincedb" --mapping mem0 --since last >since0.out 2>since0.err
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "check --since without --state: exit $rc, expected 2"
+grep -q "name it with --state FILE" since0.err || fail "check --since without --state: $(cat since0.err)"
+"$mh" check "$sincedb" --mapping mem0 --since last --state since.db --now 2024-03-10T00:00:00Z \
+  --format json --out since1.json --exit-zero 2>since1.err || fail "check --since (first): $(cat since1.err)"
+grep -q "no cursor yet, a full run; 4 of 4 records" since1.err || fail "check --since (first): $(cat since1.err)"
+"$mh" check "$sincedb" --mapping mem0 --format json --now 2024-03-10T00:00:00Z --out since-full.json --exit-zero
+python3 -c "
+import json; a = json.load(open('since1.json')); b = json.load(open('since-full.json'))
+assert a['findings'] == b['findings'], 'the first --since run is not the full run'
+assert len(a['findings']) > 0" || fail "check --since (first): another report than the full check"
+"$mh" check "$sincedb" --mapping mem0 --since last --state since.db --now 2024-03-10T01:00:00Z \
+  --format json --out since2.json 2>since2.err || fail "check --since (unchanged): $(cat since2.err)"
+grep -q "; 0 of 4 records to check" since2.err || fail "check --since (unchanged): $(cat since2.err)"
+python3 -c "
+import json; a = json.load(open('since2.json'))
+assert a['findings'] == [], a['findings']" || fail "check --since (unchanged) reported findings"
+psql -X -q -v ON_ERROR_STOP=1 "$sincedb" -c "UPDATE mem0 SET payload = payload || jsonb_build_object('data', 'The user lives in Berlin.', 'updated_at', '2024-03-10T00:30:00.000Z') WHERE id = '00000000-0000-0000-0000-000000000003'"
+"$mh" check "$sincedb" --mapping mem0 --since last --state since.db --now 2024-03-10T02:00:00Z \
+  --format json --out since3.json --exit-zero 2>since3.err || fail "check --since (one changed): $(cat since3.err)"
+grep -q "; 1 of 4 records to check" since3.err || fail "check --since (one changed): $(cat since3.err)"
+python3 -c "
+import json; a = json.load(open('since3.json'))
+ids = '00000000-0000-0000-0000-00000000000'
+assert a['findings'], 'no finding for the changed row'
+assert all(ids + '3' in f['record_ids'] for f in a['findings']), a['findings']
+dups = [f for f in a['findings'] if f['kind'] == 'exact_duplicate']
+assert any({ids + '1', ids + '2', ids + '3'} <= set(f['record_ids']) for f in dups), dups
+" || fail "check --since (one changed): $(cat since3.json)"
+# the state belongs to this table: another table is refused (the scope names server and table)
+set +e
+"$mh" check "$uri" --mapping mem0 --since last --state since.db >since4.out 2>since4.err
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "check --since on another table: exit $rc, expected 2"
+grep -q "table clisince.mem0', not of 'postgresql://.* table cli.mem0'" since4.err ||
+  fail "check --since on another table: $(cat since4.err)"
+psql -X -q -v ON_ERROR_STOP=1 "$base" -c "DROP SCHEMA clisince CASCADE" 2>/dev/null
+
+# import into memhealth's own schema (a new store in that database; an existing one is refused)
+importdb="$base&options=-csearch_path%3Dcliimport"
+psql -X -q -v ON_ERROR_STOP=1 "$base" -c "DROP SCHEMA IF EXISTS cliimport CASCADE" -c "CREATE SCHEMA cliimport" 2>/dev/null
+srcjsonl="$work/import-src.jsonl"
+cat >"$srcjsonl" <<'JSONL'
+{"id":"m1","content":"The user lives in Berlin.","embedding":[0.5,0.5,0.5,0.5],"scope":"user:alice","status":"active","updated_at":"2024-03-02T09:00:00.000Z","metadata":{"topic":"home"}}
+{"id":"m2","content":"The user lives in Berlin.","embedding":[0.5,0.5,0.5,0.5],"scope":"user:alice","status":"active","updated_at":"2024-03-02T09:00:00.000Z"}
+{"id":"m3","content":"The user likes green tea.","embedding":[0.5,-0.5,0.5,-0.5],"scope":"user:alice","status":"active","updated_at":"2024-03-02T09:00:00.000Z"}
+{"id":"m4","content":"The user plays the cello.","embedding":[0.6,0.8,0,0],"scope":"user:bob","status":"active","updated_at":"2024-03-02T09:00:00.000Z","related_ids":["m9"]}
+JSONL
+"$mh" import jsonl "$srcjsonl" --out "$importdb" 2>imp.err || fail "import into PostgreSQL: $(cat imp.err)"
+grep -q "search_path" imp.err && fail "import printed the connection string"
+[ "$(psql -X -q -At "$importdb" -c "SELECT count(*) FROM memhealth_records")" = "$(grep -c . "$srcjsonl")" ] ||
+  fail "import: not every record is in memhealth_records"
+"$mh" check "$importdb" --format json --now 2024-03-10T00:00:00Z --out imp-check.json --exit-zero 2>/dev/null ||
+  fail "check of the imported store"
+"$mh" check "$srcjsonl" --format json --now 2024-03-10T00:00:00Z --out imp-file.json --exit-zero 2>/dev/null
+python3 -c "
+import json; a = json.load(open('imp-check.json')); b = json.load(open('imp-file.json'))
+assert a['findings'] == b['findings'], 'the imported store is checked otherwise than its source file'
+assert a['summary']['records_total'] == b['summary']['records_total']" || fail "import: another check than the source's"
+set +e
+"$mh" import jsonl "$srcjsonl" --out "$importdb" >imp2.out 2>imp2.err
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "import into an existing memhealth store: exit $rc, expected 2"
+grep -q "memhealth_records already exists" imp2.err || fail "import again: $(cat imp2.err)"
+[ "$(psql -X -q -At "$importdb" -c "SELECT count(*) FROM memhealth_records")" = "$(grep -c . "$srcjsonl")" ] ||
+  fail "import again changed the store"
+psql -X -q -v ON_ERROR_STOP=1 "$base" -c "DROP SCHEMA cliimport CASCADE" 2>/dev/null
+
 # a scope above --job-records that the check partitions (--block-above 1000: 1100 rows, 3
 # k-means partitions) is split into 3 block jobs beside its own: check and plan with workers are
 # the single-process ones, byte for byte. Rows 1-10 repeat rows 11-20 (10 exact duplicates).
@@ -162,6 +396,25 @@ for n in 1 2; do
   cmp -s bigplan.json "bigplan-w$n.json" || fail "big plan --workers $n: another plan than the single-process plan"
 done
 psql -X -q -v ON_ERROR_STOP=1 "$base" -c "DROP SCHEMA cliblocks CASCADE" 2>/dev/null
+
+# watch on a postgresql:// store: a clear refusal (exit 2); migrate without --state: refused
+# (exit 2); the URI is not printed
+if "$mh" --help | grep -q "^  watch"; then
+  set +e
+  "$mh" watch "$uri" >wt.out 2>wt.err
+  rc=$?
+  set -e
+  [ "$rc" -eq 2 ] || fail "watch on postgresql://: exit $rc, expected 2"
+  grep -q "postgresql:// stores are not supported yet" wt.err || fail "watch on postgresql://: $(cat wt.err)"
+  grep -q "search_path" wt.err && fail "watch printed the connection string"
+fi
+set +e
+"$mh" migrate status "$uri" >mg.out 2>mg.err
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "migrate status on postgresql:// without --state: exit $rc, expected 2"
+grep -q -- "--state: a postgresql:// store" mg.err || fail "migrate status without --state: $(cat mg.err)"
+grep -q "search_path" mg.err && fail "migrate printed the connection string"
 
 # --out elsewhere is refused (repairs are in place)
 set +e

@@ -191,6 +191,39 @@ inline pg_store<> open_pg_store(const std::string& uri, bool read_only) {
   o.read_only = read_only;
   return pg_store<>::open(uri, load_pg_mapping(pg_mapping_option()), o);
 }
+
+/// The name of a PostgreSQL store in the state database (repair and findings histories, review
+/// queue, the incremental check's fingerprints): `postgresql://HOST:PORT/DB table
+/// SCHEMA.TABLE`, as the server `c` is connected to reports them (PQhost, PQport, PQdb) and
+/// with the table resolved by the server (search_path applied). No user, no options, no
+/// secret: two URIs that reach one table by the same host name share one history.
+/// @throws error(schema) when the table does not exist; error(io) when the catalog cannot be
+///         read.
+inline std::string pg_history_scope(PGconn* c, const std::string& table) {
+  namespace pg = memhealth::detail::pg;
+  const std::string server = std::string("postgresql://") + (PQhost(c) ? PQhost(c) : "") + ":" +
+                             (PQport(c) ? PQport(c) : "") + "/" + (PQdb(c) ? PQdb(c) : "");
+  auto r = pg::exec(c,
+                    "SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON "
+                    "n.oid = c.relnamespace WHERE c.oid = to_regclass($1)",
+                    {pg::table_ident(c, table)}, server, "cannot look up the table");
+  if (PQntuples(r.get()) != 1) throw error(error_code::schema, server + ": no table " + table);
+  return server + " table " + pg::cell(r.get(), 0, 0);
+}
+
+/// `pg_history_scope` of an open store.
+inline std::string pg_history_scope(const pg_store<>& s) {
+  return pg_history_scope(s.native_handle(), s.mapping().table);
+}
+
+/// `pg_history_scope` of a store argument and the `--mapping` given: connects (no row is read).
+/// @throws as `detail::pg::connect` (a password in the URI, an unreachable server), a bad
+///         mapping, and as `pg_history_scope`.
+inline std::string pg_history_scope(const std::string& uri) {
+  const pg_mapping m = load_pg_mapping(pg_mapping_option());
+  const auto c = memhealth::detail::pg::connect(uri);
+  return pg_history_scope(c.get(), m.table);
+}
 #endif
 
 /// The first 16 bytes of every SQLite 3 database.

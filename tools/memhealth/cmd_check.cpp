@@ -68,8 +68,15 @@ incremental_check start_incremental(const check_options& o, const Store& store, 
   incremental_check ic;
   const auto path = o.state.empty() ? default_state_path(o.store) : std::filesystem::path(o.state);
   ic.state.emplace(sqlite_state::open(path));
-  ic.state->bind_store(
-      std::filesystem::absolute(store_file_path(o.store)).lexically_normal().string());
+  // the store the state belongs to: a file by its absolute path, a postgresql:// store by its
+  // table on its server (pg_history_scope)
+#if MEMHEALTH_CLI_HAVE_PG
+  if (is_pg_store(o.store))
+    ic.state->bind_store(pg_history_scope(o.store));
+  else
+#endif
+    ic.state->bind_store(
+        std::filesystem::absolute(store_file_path(o.store)).lexically_normal().string());
   ic.ids.reserve(store.size());
   ic.fingerprints.reserve(store.size());
   for (std::size_t i = 0; i < store.size(); ++i) {
@@ -235,7 +242,13 @@ int run_worker(const worker_options& o) {
 
 int run_check(const check_options& o) {
   probe_output(o.out, "--out");  // before any work: writable, not a directory
+#if MEMHEALTH_CLI_HAVE_SQLITE
   if (!o.since.empty() && o.since != "last") (void)since_time(o.since);  // before the state opens
+#endif
+  if (!o.since.empty() && is_pg_store(o.store) && o.state.empty())
+    throw error(error_code::invalid_argument,
+                "--since: a postgresql:// store keeps the incremental check's cursor and the "
+                "records' fingerprints in a state database file; name it with --state FILE");
   auto [settings, d] = detection_settings(o.detect);
   settings.migration_to = declared_migration_to(o.store, o.state);  // mixed versions: progress
 #if MEMHEALTH_CLI_HAVE_SQLITE
@@ -264,10 +277,6 @@ int run_check(const check_options& o) {
                 "--since needs the state database, and this build has no SQLite");
 #endif
   if (o.workers >= 0) return run_parallel_check(o, settings, d);
-  if (is_pg_store(o.store) && !o.since.empty())
-    throw error(error_code::invalid_argument,
-                "--since: incremental checks keep their state next to a file store; not available "
-                "for postgresql:// stores yet");
   auto lr = load_store_file(o.store);
   fill_missing_embeddings(lr.records, o.detect, o.embed == "lexical", o.detect.dim);
   auto store = memory_store<>::from_records(std::move(lr.records), o.detect.dim);
@@ -437,7 +446,7 @@ void add_check(CLI::App& app, int& rc) {
               "last|TIME"));
   cmd->add_option("--state", o->state,
                   "State database for --since (default: STORE.memhealth-state.db beside the "
-                  "store)")
+                  "store; a postgresql:// store needs it)")
       ->needs(since);
   cmd->add_option("--workers", o->workers,
                   "postgresql:// stores: check with N worker threads through a job table in the "

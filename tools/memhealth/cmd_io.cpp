@@ -63,9 +63,34 @@ empty_fields count_empty_fields(const std::vector<memory_record>& records) {
   return e;
 }
 
+// A postgresql:// --out of import: memhealth's own schema, created new in that database.
+// Checked before any work: the URI (no password), the server, and that the database holds no
+// memhealth_records table yet (pg_store::create refuses one again in its transaction).
+// @throws error(invalid_argument) for a password in the URI or a build without libpq;
+//         error(io) when the server cannot be reached; error(precondition) when the table exists.
+void check_new_pg_store(const std::string& uri) {
+#if MEMHEALTH_CLI_HAVE_PG
+  const auto c = memhealth::detail::pg::connect(uri);
+  const std::string where = describe_conninfo(uri);
+  auto r =
+      memhealth::detail::pg::exec(c.get(), "SELECT to_regclass('memhealth_records') IS NOT NULL",
+                                  {}, where, "cannot look up a table");
+  if (memhealth::detail::pg::cell(r.get(), 0, 0) == "t")
+    throw error(error_code::precondition,
+                where +
+                    ": table memhealth_records already exists; import writes a new memhealth "
+                    "store (its own schema) and never adds to or replaces one; nothing written");
+#else
+  (void)uri;
+  no_pg_support();
+#endif
+}
+
 int run_import(const import_options& o) {
   probe_store_output(
       o.out, "--out");  // before any work: writable, not a directory; an sqlite: output must be new
+  if (is_pg_store(o.out)) check_new_pg_store(o.out);
+  const std::string out_label = store_label(o.out);
   load_result all;
   std::size_t directories = 0;  // prefeval sources given as a directory of topic files
   for (const auto& src : o.sources) {
@@ -110,7 +135,16 @@ int run_import(const import_options& o) {
         ++unread;
     }
   }
-  write_store(o.out, all.records);
+  if (is_pg_store(o.out)) {
+#if MEMHEALTH_CLI_HAVE_PG
+    // memhealth's own schema (memhealth_meta, memhealth_records), all rows in one transaction
+    (void)pg_store<>::create(o.out, all.records);
+#else
+    no_pg_support();
+#endif
+  } else {
+    write_store(o.out, all.records);
+  }
   print_issues(all.issues);
   if (o.extract_claims)
     std::cerr << "memhealth import: claims extracted for " << claimed << " record(s), " << unread
@@ -120,9 +154,9 @@ int run_import(const import_options& o) {
   if (files != 0) std::cerr << files << " file(s)" << (directories != 0 ? " and " : "");
   if (directories != 0)
     std::cerr << directories << (directories == 1 ? " directory" : " directories");
-  std::cerr << " -> " << o.out << " (" << all.issues.size() << " issues, " << embedded
+  std::cerr << " -> " << out_label << " (" << all.issues.size() << " issues, " << embedded
             << " embedded)\n";
-  warn_if_empty("import", o.out, all.records.size());
+  warn_if_empty("import", out_label, all.records.size());
   // never written silently: records without an id cannot be addressed by repairs, rollback or
   // diff; empty content is a content_empty finding of check. (Moving a store, jsonl <-> sqlite,
   // carries it as it is: its load issues and check already report such records.)
@@ -217,7 +251,8 @@ void add_import(CLI::App& app, int& rc) {
                   "them, a memhealth JSONL store, an SQLite store as PATH or sqlite:PATH)")
       ->required();
   cmd->add_option("--out", o->out,
-                  "Output store: JSONL (written atomically) or sqlite:PATH (a new database)")
+                  "Output store: JSONL (written atomically), sqlite:PATH (a new database) or "
+                  "postgresql://... (memhealth's own schema, created in that database)")
       ->required();
   cmd->add_option("--embed", o->embed,
                   "Embed records without embeddings: lexical (built-in stand-in model) or none")

@@ -599,13 +599,14 @@ std::map<std::string, std::size_t> counts(const report& r) {
   return m;
 }
 
+// `store` and `out` as the report names them (a PostgreSQL URI: store_label).
 nlohmann::ordered_json apply_report_json(const apply_cli_options& o, const repair_plan& p,
                                          const apply_result& res, const report& before,
                                          const report& after) {
   nlohmann::ordered_json j;
   j["schema_version"] = 1;
-  j["store"] = o.store;
-  j["out"] = o.out;
+  j["store"] = store_label(o.store);
+  j["out"] = store_label(o.out);
   j["wal"] = o.wal;
   j["plan_actions"] = p.actions.size();
   j["suspended"] = p.suspended;
@@ -870,6 +871,34 @@ std::pair<plan_header, bool> scan_plan(const std::string& path) {
   return {r.header(), in_order};
 }
 
+/// Writes the audit report of `apply` to `o.report`: FILE.json (the run's JSON with `audit`),
+/// FILE.html/.htm (self-contained), else Markdown; retrieval figures when there are any.
+void emit_apply_report(const apply_cli_options& o, const audit_report& audit,
+                       const repair_plan& plan, const apply_result& res, const report& before,
+                       const report& after, const std::optional<retrieval_figures>& figures_before,
+                       const std::string& events_before,
+                       const std::optional<retrieval_figures>& figures_after) {
+  if (o.report.ends_with(".json")) {
+    auto j = apply_report_json(o, plan, res, before, after);
+    if (figures_before) j["retrieval_before"] = figures_json(*figures_before, events_before);
+    if (figures_after) j["retrieval_after"] = figures_json(*figures_after, o.events_after);
+    j["audit"] = to_json(audit);
+    emit(j.dump(2), o.report);
+  } else if (o.report.ends_with(".html") || o.report.ends_with(".htm")) {
+    emit(to_html(audit), o.report);
+  } else {
+    std::string md = to_markdown(audit);
+    if (figures_before || figures_after) {
+      md += "\n## Retrieval\n\n";
+      if (figures_before)
+        md += "- before (" + events_before + "): " + figures_text(*figures_before) + "\n";
+      if (figures_after)
+        md += "- after (" + o.events_after + "): " + figures_text(*figures_after) + "\n";
+    }
+    emit(md, o.report);
+  }
+}
+
 // ------------------------------------------------------------------------- PostgreSQL stores
 
 // A postgresql:// store is repaired in place: --out must name the same URI (nothing else is
@@ -906,13 +935,16 @@ struct pg_preview_store {
 
 int run_apply_pg(const apply_cli_options& o) {
   check_pg_in_place(o.store, o.out);
-  if (!o.report.empty())
-    throw error(error_code::invalid_argument,
-                "--report is not available for postgresql:// stores yet");
   if (!o.index.empty() || !o.events.empty() || !o.events_after.empty())
     throw error(error_code::invalid_argument,
                 "--index, --events and --events-after are not available for postgresql:// stores "
                 "yet");
+  if (o.dry_run && !o.report.empty())
+    throw error(error_code::invalid_argument,
+                "--report: not with --dry-run (a dry run writes nothing and only prints the SQL "
+                "it would run; report a real run)");
+  const recurrence_window recur = o.history_window.recurrence();  // bad values: before any work
+  const std::chrono::milliseconds uptime_span = o.history_window.uptime();
   const repair_plan plan = read_plan(o.plan);
   auto opt = approvals(o.approve);
   opt.batch_size = o.batch;
@@ -925,6 +957,8 @@ int run_apply_pg(const apply_cli_options& o) {
     throw error(error_code::invalid_argument,
                 "--max-wait: expected a duration such as 90s, 10m: " + o.max_wait);
   opt.limits.max_wait = *wait;
+  if (!(o.burst >= 1) || !(o.rate >= 0))
+    throw error(error_code::invalid_argument, "--burst must be >= 1 and --rate >= 0");
   auto store = open_pg_store(o.store, o.dry_run);
   if (!o.detect.embedder.empty())  // reembed actions embed through it
     set_apply_embedder(opt, make_cli_embedder(o.detect, store.dimension()));
@@ -947,19 +981,152 @@ int run_apply_pg(const apply_cli_options& o) {
               << " failed; nothing written (the SQL is on stdout)\n";
     return c.failed > 0 ? exit_incomplete : exit_ok;
   }
+  // As for files: a check before and after (the findings history, the report), the run budget
+  // and the repair history across runs in the state database (memhealth-state.db next to the
+  // log, or --state), under the table's name (pg_history_scope): the store is read and written
+  // in place, so every run sees every earlier one.
+  const detection_cli_options detect = apply_detection(o, plan.detection);
+  if (!o.report.empty()) check_writable(o.report, "--report");
+  const std::string scope = pg_history_scope(store);
+  std::optional<utc_time> history_clock;
+  if (o.given.count("--now"))
+    if (const auto t = parse_timestamp(o.detect.now)) history_clock = t->instant;
+  const auto history_now = [&history_clock] {
+    return history_clock
+               ? *history_clock
+               : std::chrono::floor<std::chrono::milliseconds>(std::chrono::system_clock::now());
+  };
+  // the rows as this store holds them now, for detection (pg_store keeps them in memory)
+  const auto rows_now = [&store, &detect] {
+    std::vector<memory_record> rows;
+    rows.reserve(store.size());
+    for (std::size_t i = 0; i < store.size(); ++i) rows.push_back(store.record(i));
+    return memory_store<>::from_records(std::move(rows), detect.dim);
+  };
+  const utc_time checked_before = history_now();
+  std::vector<std::string> watched_before;
+#if MEMHEALTH_CLI_HAVE_SQLITE
+  std::error_code ec_state;
+  if (o.ledger.empty())
+    if (const auto sp = state_path_of(o); std::filesystem::is_regular_file(sp, ec_state))
+      watched_before = sqlite_state::open(sp, {.read_only = true}).pending_fault_keys(scope);
+#endif
+  std::optional<report> before;
+  std::optional<memory_store<>> before_store;
+  finding_counts before_counts;
+  {
+    memory_store<> snap = rows_now();
+    if (!o.report.empty()) {
+      before = run_detection(snap, detect);
+      before_counts = counts_of(*before);
+      before_store.emplace(std::move(snap));
+    } else {
+      before_counts = count_findings(snap, detect, watched_before);
+    }
+  }
   wal_writer_options wo;
   wo.store = identify_store(store, label);
   wo.store->database_id = store.database_id();
   wal_writer w(o.wal, wo);
-  const apply_result res = apply_plan(store, plan, w, opt);
-  w.sync();
+  const utc_time started =
+      std::chrono::floor<std::chrono::milliseconds>(std::chrono::system_clock::now());
+  run_counter budget = open_run_counter(o);
+  budget.take(o.max_runs_per_day, started);
+#if MEMHEALTH_CLI_HAVE_SQLITE
+  std::optional<apply_history> history;
+  if (budget.state) {
+    history.emplace(*budget.state, opt.retry_limit, scope, scope);
+    opt.history = &*history;
+  }
+#endif
+  apply_result res;
+  try {
+    res = apply_plan(store, plan, w, opt);
+    w.sync();
+  } catch (...) {
+    // every action that committed before the failure is in the database (one transaction per
+    // action): the history notes it as done, and the run counts against the budget
+#if MEMHEALTH_CLI_HAVE_SQLITE
+    try {
+      if (history) history->flush();
+    } catch (...) {
+    }
+#endif
+    throw;
+  }
   c = counts_of(res);
+  if (c.records_changed == 0) budget.give_back(started);
+  std::vector<std::string> held;  // actions held in the manual queue by an earlier run
+  for (const auto& out : res.outcomes)
+    if (out.status == action_status::failed &&
+        out.reason.starts_with("manual queue since an earlier run"))
+      held.push_back(out.idempotency_key);
+  std::vector<std::string> watched_after;
+  utc_time repaired_at = checked_before;
+#if MEMHEALTH_CLI_HAVE_SQLITE
+  if (history) {
+    history->flush();  // each applied action committed in its own transaction: done
+    auto& st = *budget.state;
+    repaired_at = std::max(checked_before, history_clock ? *history_clock : started);
+    (void)st.note_history_run(scope, checked_before, true, before_counts.errors,
+                              before_counts.found_keys);
+    if (before)
+      for (std::size_t i = 0; i < plan.actions.size() && i < res.outcomes.size(); ++i) {
+        if (res.outcomes[i].status != action_status::applied) continue;
+        std::vector<std::pair<std::string, std::string>> faults;
+        for (const std::size_t k : findings_addressed(plan.actions[i], before->findings))
+          faults.emplace_back(finding_key(before->findings[k]), before->findings[k].kind);
+        st.note_repaired_faults(
+            scope, sqlite_repair_history::scoped(scope, plan.actions[i].idempotency_key), faults,
+            repaired_at);
+      }
+    watched_after = st.pending_fault_keys(scope);
+  }
+#endif
+  const memory_store<> after_store = rows_now();
+  std::optional<report> after;
+  if (before) after = run_detection(after_store, detect);
+  const finding_counts after_counts =
+      after ? counts_of(*after) : count_findings(after_store, detect, watched_after);
+  const utc_time checked_after =
+      std::max(repaired_at + std::chrono::milliseconds{1}, history_now());
+#if MEMHEALTH_CLI_HAVE_SQLITE
+  if (history)
+    (void)budget.state->note_history_run(scope, checked_after, true, after_counts.errors,
+                                         after_counts.found_keys);
+#else
+  (void)checked_after, (void)recur, (void)uptime_span;
+#endif
   std::cerr << "memhealth apply: " << c.applied << " applied, " << c.unapproved
             << " awaiting approval, " << c.deferred << " deferred, " << c.failed << " failed; "
-            << c.records_changed << " records changed in " << label << "\n";
+            << c.records_changed << " records changed in " << label << "; findings "
+            << before_counts.total << " -> " << after_counts.total << "\n";
   for (const auto& out : res.outcomes)
     if (out.status == action_status::failed)
       std::cerr << "  failed: " << out.idempotency_key << ": " << out.reason << "\n";
+  if (!o.report.empty()) {
+    audit_options ao;
+    ao.title = "memhealth repair run: " + label + " (in place)";
+    ao.threshold = detect.settings.near_duplicate_threshold;
+    audit_report audit =
+        make_audit_report(*before_store, after_store, *before, *after, plan, res, ao);
+#if MEMHEALTH_CLI_HAVE_SQLITE
+    if (history)
+      audit.history = budget.state->history_figures_of(scope, recur, uptime_span, checked_after);
+#endif
+    emit_apply_report(o, audit, plan, res, *before, *after, std::nullopt, {}, std::nullopt);
+  }
+  if (!held.empty())
+    std::cerr << "memhealth apply: " << held.size()
+              << " actions held in the manual queue by an earlier run, not tried again: "
+              << name_list(held) << " (" << budget.where()
+              << "; a person decides: fix the cause, then let it run again with memhealth review "
+                 "release URI --mapping "
+              << pg_mapping_option() << " ID"
+#if MEMHEALTH_CLI_HAVE_SQLITE
+              << " --state " << state_path_of(o).string()
+#endif
+              << " --reviewer NAME --reason TEXT)\n";
   if (c.failed > 0) return exit_incomplete;
   if (c.applied == 0 && c.unapproved > 0) return exit_not_run;
   return exit_ok;
@@ -1223,25 +1390,8 @@ int run_apply(const apply_cli_options& o) {
       audit.history =
           budget.state->history_figures_of(history_scope(o.out), recur, uptime_span, checked_after);
 #endif
-    if (o.report.ends_with(".json")) {
-      auto j = apply_report_json(o, *whole, res, *before, *after);
-      if (figures_before) j["retrieval_before"] = figures_json(*figures_before, events_before);
-      if (figures_after) j["retrieval_after"] = figures_json(*figures_after, o.events_after);
-      j["audit"] = to_json(audit);
-      emit(j.dump(2), o.report);
-    } else if (o.report.ends_with(".html") || o.report.ends_with(".htm")) {
-      emit(to_html(audit), o.report);
-    } else {
-      std::string md = to_markdown(audit);
-      if (figures_before || figures_after) {
-        md += "\n## Retrieval\n\n";
-        if (figures_before)
-          md += "- before (" + events_before + "): " + figures_text(*figures_before) + "\n";
-        if (figures_after)
-          md += "- after (" + o.events_after + "): " + figures_text(*figures_after) + "\n";
-      }
-      emit(md, o.report);
-    }
+    emit_apply_report(o, audit, *whole, res, *before, *after, figures_before, events_before,
+                      figures_after);
   }
   if (!held.empty())
     std::cerr << "memhealth apply: " << held.size()

@@ -37,6 +37,7 @@ struct review_cli_options {
   detection_cli_options models;       // resolve --embedder, --embedding-model, --model-cache
   history_window_cli history_window;  // history --recur-for, --recur-runs, --uptime-window
   std::string now;                    // history --now ("" = the wall clock)
+  mutable std::string scope_memo;     // the store's name in the state database, once computed
 };
 
 utc_time now_ms() {
@@ -46,9 +47,64 @@ std::int64_t ms_of(utc_time t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
 
-// The store's name in the state database (as `watch` scopes its keys and history).
-std::string history_scope_of(const std::string& store) {
-  return "sqlite:" + std::filesystem::absolute(store_file_path(store)).lexically_normal().string();
+// The store's name in the repair and findings histories and the review queue, as `apply` and
+// `watch` write it: the absolute path ("sqlite:" kept for a database; a JSONL store has no
+// prefix), or for a postgresql:// store its table on its server (pg_history_scope: connects).
+std::string any_history_scope(const review_cli_options& o) {
+  if (!o.scope_memo.empty()) return o.scope_memo;
+  if (is_pg_store(o.store)) {
+#if MEMHEALTH_CLI_HAVE_PG
+    o.scope_memo = pg_history_scope(o.store);
+#else
+    no_pg_support();
+#endif
+  } else {
+    const std::string file =
+        std::filesystem::absolute(store_file_path(o.store)).lexically_normal().string();
+    o.scope_memo = is_sqlite_store(o.store) ? "sqlite:" + file : file;
+  }
+  return o.scope_memo;
+}
+
+// The state database named by --state, which a postgresql:// store needs (there is no file
+// beside which it could live). @throws error(invalid_argument) without --state.
+std::filesystem::path state_path_for(const review_cli_options& o) {
+  if (!o.state.empty()) return o.state;
+  if (is_pg_store(o.store))
+    throw error(error_code::invalid_argument,
+                "--state: a postgresql:// store keeps its repair history and review queue in a "
+                "state database file; name it with --state FILE (apply's is memhealth-state.db "
+                "next to its --wal)");
+  return default_state_path(o.store);
+}
+
+// The write-ahead log of approve and resolve: --wal, else STORE.memhealth-watch.wal beside an
+// sqlite: store. @throws error(invalid_argument) for a postgresql:// store without --wal.
+std::string review_wal_path(const review_cli_options& o) {
+  if (!o.wal.empty()) return o.wal;
+  if (is_pg_store(o.store))
+    throw error(error_code::invalid_argument,
+                "--wal: a postgresql:// store has no file beside which the log could live; name "
+                "the write-ahead log with --wal FILE");
+  return store_file_path(o.store) + ".memhealth-watch.wal";
+}
+
+// Runs f(live store, its name in logs) on the store the queue belongs to: an sqlite: store, or
+// a postgresql:// store (--mapping; its repairs run one transaction per action through the
+// same log). @return what f returns.
+template <class F>
+int on_live_store(const review_cli_options& o, bool read_only, F&& f) {
+  if (is_pg_store(o.store)) {
+#if MEMHEALTH_CLI_HAVE_PG
+    auto live = open_pg_store(o.store, read_only);
+    const std::string label = live.description();
+    return f(live, label);
+#else
+    no_pg_support();
+#endif
+  }
+  auto live = open_sqlite_store(o.store, read_only);
+  return f(live, std::filesystem::absolute(store_file_path(o.store)).lexically_normal().string());
 }
 
 // An item's id as people type it: its idempotency key without the store scope.
@@ -58,14 +114,14 @@ std::string short_id(const std::string& key) {
 }
 
 sqlite_state open_review_state(const review_cli_options& o) {
-  if (!is_sqlite_store(o.store))
+  if (!is_sqlite_store(o.store) && !is_pg_store(o.store))
     throw error(error_code::invalid_argument,
                 "review: the queue belongs to an sqlite: store (the one `memhealth watch "
-                "--repair` checks); got " +
+                "--repair` checks) or a postgresql:// store with --state; got " +
                     o.store);
-  if (!std::filesystem::exists(store_file_path(o.store)))
+  if (is_sqlite_store(o.store) && !std::filesystem::exists(store_file_path(o.store)))
     throw error(error_code::io, "store " + o.store + ": no such file");
-  const auto path = o.state.empty() ? default_state_path(o.store) : std::filesystem::path(o.state);
+  const auto path = state_path_for(o);
   if (!std::filesystem::exists(path))
     throw error(error_code::io, "state database " + path.string() +
                                     ": no such file (no watch has queued anything for this "
@@ -75,7 +131,7 @@ sqlite_state open_review_state(const review_cli_options& o) {
 
 // The items of this store, filtered as asked.
 std::vector<review_item> select_items(const sqlite_state& state, const review_cli_options& o) {
-  const std::string scope = history_scope_of(o.store) + '\x1f';
+  const std::string scope = any_history_scope(o) + '\x1f';
   std::optional<std::chrono::milliseconds> older;
   if (!o.older_than.empty()) {
     older = parse_duration(o.older_than);
@@ -100,7 +156,7 @@ std::vector<review_item> select_items(const sqlite_state& state, const review_cl
 // The items named by ids (a unique prefix of at least 6 characters each), in the order given.
 std::vector<review_item> named_items(const sqlite_state& state, const review_cli_options& o) {
   if (o.ids.empty()) throw error(error_code::invalid_argument, "name at least one item ID");
-  const std::string scope = history_scope_of(o.store) + '\x1f';
+  const std::string scope = any_history_scope(o) + '\x1f';
   const auto all = state.review_items("", 0);
   std::vector<review_item> out;
   std::set<std::string> seen;
@@ -111,7 +167,8 @@ std::vector<review_item> named_items(const sqlite_state& state, const review_cli
     for (const auto& it : all)
       if (it.key.starts_with(scope) && short_id(it.key).starts_with(id)) hits.push_back(&it);
     if (hits.empty())
-      throw error(error_code::not_found, "no review item " + id + " for store " + o.store +
+      throw error(error_code::not_found, "no review item " + id + " for store " +
+                                             store_label(o.store) +
                                              " (memhealth review list shows them)");
     if (hits.size() > 1)
       throw error(error_code::invalid_argument, "item ID '" + id + "' is ambiguous (" +
@@ -160,7 +217,7 @@ int run_list(const review_cli_options& o) {
   const auto items = select_items(state, o);
   if (o.format == "json") {
     nlohmann::ordered_json j;
-    j["store"] = o.store;
+    j["store"] = store_label(o.store);
     j["status"] = o.status;
     j["items"] = nlohmann::ordered_json::array();
     for (const auto& it : items) j["items"].push_back(item_json(it));
@@ -178,31 +235,32 @@ int run_list(const review_cli_options& o) {
 int run_show(const review_cli_options& o) {
   auto state = open_review_state(o);
   const auto items = named_items(state, o);
-  auto store = open_sqlite_store(o.store, true);
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
-  for (const auto& it : items) {
-    auto j = item_json(it);
-    // the records as they are now, so the reviewer sees what the action would change
-    nlohmann::ordered_json recs = nlohmann::ordered_json::object();
-    for (const auto& id : review_item_action(it).targets) {
-      const auto i = store.find(id);
-      if (!i) {
-        recs[id] = nullptr;
-        continue;
+  return on_live_store(o, true, [&](const auto& store, const std::string&) {
+    for (const auto& it : items) {
+      auto j = item_json(it);
+      // the records as they are now, so the reviewer sees what the action would change
+      nlohmann::ordered_json recs = nlohmann::ordered_json::object();
+      for (const auto& id : review_item_action(it).targets) {
+        const auto i = store.find(id);
+        if (!i) {
+          recs[id] = nullptr;
+          continue;
+        }
+        const auto& r = store.record(*i);
+        nlohmann::ordered_json rj;
+        rj["content"] = mask_secrets(r.content);  // a secret is never printed in full
+        rj["scope"] = r.scope;
+        rj["status"] = r.status;
+        if (r.updated_at) rj["updated_at"] = format_timestamp(*r.updated_at);
+        recs[id] = rj;
       }
-      const auto& r = store.record(*i);
-      nlohmann::ordered_json rj;
-      rj["content"] = mask_secrets(r.content);  // a secret is never printed in full
-      rj["scope"] = r.scope;
-      rj["status"] = r.status;
-      if (r.updated_at) rj["updated_at"] = format_timestamp(*r.updated_at);
-      recs[id] = rj;
+      j["records_now"] = recs;
+      all.push_back(j);
     }
-    j["records_now"] = recs;
-    all.push_back(j);
-  }
-  std::cout << (o.format == "json" || items.size() != 1 ? all.dump(2) : all[0].dump(2)) << "\n";
-  return exit_ok;
+    std::cout << (o.format == "json" || items.size() != 1 ? all.dump(2) : all[0].dump(2)) << "\n";
+    return static_cast<int>(exit_ok);
+  });
 }
 
 void require_decision(const review_cli_options& o) {
@@ -230,29 +288,30 @@ int run_approve(const review_cli_options& o) {
                       " proposes an embedding-model migration: start it with memhealth migrate "
                       "start (see `review show`), then reject or defer the item with a reason");
   }
-  auto live = open_sqlite_store(o.store, false);
-  const std::string wal_path =
-      o.wal.empty() ? store_file_path(o.store) + ".memhealth-watch.wal" : o.wal;
-  wal_writer_options wo;
-  wo.store = identify_store(
-      live, std::filesystem::absolute(store_file_path(o.store)).lexically_normal().string());
-  wo.store->database_id = live.database_id();
-  wal_writer w(wal_path, wo);
-  const auto res = approve_review_items(live, items, w, state, history_scope_of(o.store),
-                                        o.reviewer, o.reason, now_ms());
-  w.sync();
-  std::size_t ok = 0, failed = 0;
-  for (const auto& r : res) {
-    const bool took = r.status == action_status::applied ||
-                      r.status == action_status::already_applied || r.status == action_status::noop;
-    (took ? ok : failed) += 1;
-    std::cerr << "memhealth review: " << short_id(r.key) << " " << to_string(r.status)
-              << (r.records_changed ? " (" + std::to_string(r.records_changed) + " records)" : "")
-              << (took ? "" : ", still pending: " + r.reason) << "\n";
-  }
-  std::cerr << "memhealth review: " << ok << " approved and applied through " << wal_path << ", "
-            << failed << " not applied\n";
-  return failed ? exit_incomplete : exit_ok;
+  const std::string wal_path = review_wal_path(o);
+  const std::string scope = any_history_scope(o);
+  return on_live_store(o, false, [&](auto& live, const std::string& name) {
+    wal_writer_options wo;
+    wo.store = identify_store(live, name);
+    wo.store->database_id = live.database_id();
+    wal_writer w(wal_path, wo);
+    const auto res =
+        approve_review_items(live, items, w, state, scope, o.reviewer, o.reason, now_ms());
+    w.sync();
+    std::size_t ok = 0, failed = 0;
+    for (const auto& r : res) {
+      const bool took = r.status == action_status::applied ||
+                        r.status == action_status::already_applied ||
+                        r.status == action_status::noop;
+      (took ? ok : failed) += 1;
+      std::cerr << "memhealth review: " << short_id(r.key) << " " << to_string(r.status)
+                << (r.records_changed ? " (" + std::to_string(r.records_changed) + " records)" : "")
+                << (took ? "" : ", still pending: " + r.reason) << "\n";
+    }
+    std::cerr << "memhealth review: " << ok << " approved and applied through " << wal_path << ", "
+              << failed << " not applied\n";
+    return static_cast<int>(failed ? exit_incomplete : exit_ok);
+  });
 }
 
 int run_decide(const review_cli_options& o, const std::string& status) {
@@ -351,50 +410,44 @@ int run_resolve(const review_cli_options& o) {
     throw error(error_code::invalid_argument,
                 "resolve: name one item (got " + std::to_string(items.size()) + ")");
   const review_item& it = items.front();
-  auto live = open_sqlite_store(o.store, false);
-  apply_options ao;
-  ao.batch_size = 1;
-  // the item, the winner and the text are checked before any embedder is reached
-  (void)check_review_resolution(live, it, o.keep, std::nullopt, ao, o.reviewer, o.reason, now_ms());
-  check_resolution_text(o.text);
-  if (o.text) {
-    const auto i = live.find(o.keep);
-    if (!i)
-      throw error(error_code::not_found, "record " + o.keep + " is not in the store " + o.store);
-    set_text_embedder(o, live.extract(*i), ao);
-  }
-  const std::string wal_path =
-      o.wal.empty() ? store_file_path(o.store) + ".memhealth-watch.wal" : o.wal;
-  // the checks of resolve_review_item, before the log is opened (nothing changes on a refusal)
-  (void)check_review_resolution(live, it, o.keep, o.text, ao, o.reviewer, o.reason, now_ms());
-  wal_writer_options wo;
-  wo.store = identify_store(
-      live, std::filesystem::absolute(store_file_path(o.store)).lexically_normal().string());
-  wo.store->database_id = live.database_id();
-  wal_writer w(wal_path, wo);
-  const auto r = resolve_review_item(live, it, o.keep, o.text, w, state, history_scope_of(o.store),
-                                     o.reviewer, o.reason, now_ms(), std::move(ao));
-  w.sync();
-  const bool took = r.status == action_status::applied ||
-                    r.status == action_status::already_applied || r.status == action_status::noop;
-  std::cerr << "memhealth review: " << short_id(r.key) << " resolved: " << o.keep << " kept"
-            << (o.text ? " with a new text (re-embedded)" : "") << ", " << to_string(r.status)
-            << (r.records_changed ? " (" + std::to_string(r.records_changed) + " records)" : "")
-            << (took ? " through " + wal_path : ", still pending: " + r.reason) << "\n";
-  return took ? exit_ok : exit_incomplete;
-}
-
-// The store's name in the repair and findings histories as `apply` and `watch` write it: the
-// absolute path, "sqlite:" kept for a database (a JSONL store has no prefix).
-std::string any_history_scope(const std::string& store) {
-  const std::string file =
-      std::filesystem::absolute(store_file_path(store)).lexically_normal().string();
-  return is_sqlite_store(store) ? "sqlite:" + file : file;
+  const std::string scope = any_history_scope(o);
+  return on_live_store(o, false, [&](auto& live, const std::string& name) {
+    apply_options ao;
+    ao.batch_size = 1;
+    // the item, the winner and the text are checked before any embedder is reached
+    (void)check_review_resolution(live, it, o.keep, std::nullopt, ao, o.reviewer, o.reason,
+                                  now_ms());
+    check_resolution_text(o.text);
+    if (o.text) {
+      const auto i = live.find(o.keep);
+      if (!i)
+        throw error(error_code::not_found,
+                    "record " + o.keep + " is not in the store " + store_label(o.store));
+      set_text_embedder(o, live.extract(*i), ao);
+    }
+    const std::string wal_path = review_wal_path(o);
+    // the checks of resolve_review_item, before the log is opened (nothing changes on a refusal)
+    (void)check_review_resolution(live, it, o.keep, o.text, ao, o.reviewer, o.reason, now_ms());
+    wal_writer_options wo;
+    wo.store = identify_store(live, name);
+    wo.store->database_id = live.database_id();
+    wal_writer w(wal_path, wo);
+    const auto r = resolve_review_item(live, it, o.keep, o.text, w, state, scope, o.reviewer,
+                                       o.reason, now_ms(), std::move(ao));
+    w.sync();
+    const bool took = r.status == action_status::applied ||
+                      r.status == action_status::already_applied || r.status == action_status::noop;
+    std::cerr << "memhealth review: " << short_id(r.key) << " resolved: " << o.keep << " kept"
+              << (o.text ? " with a new text (re-embedded)" : "") << ", " << to_string(r.status)
+              << (r.records_changed ? " (" + std::to_string(r.records_changed) + " records)" : "")
+              << (took ? " through " + wal_path : ", still pending: " + r.reason) << "\n";
+    return static_cast<int>(took ? exit_ok : exit_incomplete);
+  });
 }
 
 // The state database of any store (JSONL or sqlite:), which must exist.
 sqlite_state open_history_state(const review_cli_options& o, bool read_only) {
-  const auto path = o.state.empty() ? default_state_path(o.store) : std::filesystem::path(o.state);
+  const auto path = state_path_for(o);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
     throw error(error_code::io, "state database " + path.string() +
@@ -410,7 +463,7 @@ int run_release(const review_cli_options& o) {
   require_decision(o);
   if (o.ids.empty()) throw error(error_code::invalid_argument, "name at least one action ID");
   auto state = open_history_state(o, false);
-  const std::string scope = any_history_scope(o.store) + '\x1f';
+  const std::string scope = any_history_scope(o) + '\x1f';
   const auto rows = state.repair_attempts_with_prefix(scope);
   std::vector<repair_attempt_state> chosen;
   for (const auto& id : o.ids) {
@@ -421,8 +474,8 @@ int run_release(const review_cli_options& o) {
     for (const auto& r : rows)
       if (short_id(r.action_key).starts_with(id)) hits.push_back(&r);
     if (hits.empty())
-      throw error(error_code::not_found, "the repair history of " + o.store + " (" + state.path() +
-                                             ") holds no action " + id);
+      throw error(error_code::not_found, "the repair history of " + store_label(o.store) + " (" +
+                                             state.path() + ") holds no action " + id);
     if (hits.size() > 1)
       throw error(error_code::invalid_argument, "action ID '" + id + "' is ambiguous (" +
                                                     std::to_string(hits.size()) +
@@ -454,7 +507,7 @@ int run_history(const review_cli_options& o) {
     at = t->instant;
   }
   auto state = open_history_state(o, true);
-  const auto h = state.history_figures_of(any_history_scope(o.store), w, span, at);
+  const auto h = state.history_figures_of(any_history_scope(o), w, span, at);
   if (o.format == "json") {
     std::cout << history_json(h).dump(2) << "\n";
     return exit_ok;
@@ -468,6 +521,14 @@ int run_history(const review_cli_options& o) {
   return exit_ok;
 }
 
+// --mapping on a command that takes a postgresql:// store (the table whose history or queue
+// it is; pg_mapping_option).
+void add_review_mapping_option(CLI::App* c) {
+  c->add_option("--mapping", pg_mapping_option(),
+                "postgresql:// stores: the column mapping, a JSON file or a built-in name (mem0, "
+                "langgraph; default: memhealth's own schema)");
+}
+
 }  // namespace
 
 void add_history(CLI::App& app, int& rc) {
@@ -477,11 +538,14 @@ void add_history(CLI::App& app, int& rc) {
       "Repair success (repaired faults that held, recurred, or are too early to say) and uptime "
       "(time and full check runs without an open error or critical finding) from the findings "
       "history that watch and apply keep in the state database");
-  c->add_option("store", o->store, "The store (JSONL or sqlite:PATH) as watch or apply named it")
+  c->add_option("store", o->store,
+                "The store (JSONL, sqlite:PATH or postgresql://...) as watch or apply named it")
       ->required();
   c->add_option("--state", o->state,
                 "State database (default: STORE.memhealth-state.db beside the store, the "
-                "watch's; apply's is memhealth-state.db next to its --wal)");
+                "watch's; apply's is memhealth-state.db next to its --wal; a postgresql:// "
+                "store needs it)");
+  add_review_mapping_option(c);
   o->history_window.add_to(c);
   c->add_option("--now", o->now,
                 "Judge as of this time (RFC 3339; default: now), e.g. the --now of runs replayed "
@@ -498,9 +562,13 @@ void add_review(CLI::App& app, int& rc) {
                          "conflict's winner), release (an action the repair history holds)");
   cmd->require_subcommand(1);
   const auto common = [](CLI::App* c, review_cli_options& o) {
-    c->add_option("store", o.store, "The sqlite: store the queue belongs to")->required();
+    c->add_option("store", o.store,
+                  "The store the queue belongs to: sqlite:PATH, or postgresql://... with --state")
+        ->required();
     c->add_option("--state", o.state,
-                  "State database (default: STORE.memhealth-state.db beside the store)");
+                  "State database (default: STORE.memhealth-state.db beside an sqlite: store; a "
+                  "postgresql:// store needs it)");
+    add_review_mapping_option(c);
   };
   const auto decision = [](CLI::App* c, review_cli_options& o) {
     c->add_option("ids", o.ids, "Item IDs (a unique prefix of 6+ characters)")->required();
@@ -561,11 +629,13 @@ void add_review(CLI::App& app, int& rc) {
         "or proposed a third time over the same records): the next run may try them again; the "
         "release is recorded with reviewer, reason and time");
     c->add_option("store", o->store,
-                  "The store the actions were held for (JSONL or sqlite:PATH; apply: its input)")
+                  "The store the actions were held for (JSONL, sqlite:PATH or postgresql://...; "
+                  "apply: its input)")
         ->required();
     c->add_option("--state", o->state,
                   "State database (default: STORE.memhealth-state.db; apply keeps "
-                  "memhealth-state.db next to its --wal)");
+                  "memhealth-state.db next to its --wal; a postgresql:// store needs it)");
+    add_review_mapping_option(c);
     decision(c, *o);
     c->callback([o, &rc] { rc = run_release(*o); });
   }

@@ -524,6 +524,11 @@ utc_time clock_now() {
 int run_watch(const watch_cli_options& o) {
   if (o.detect.now_given)
     throw error(error_code::invalid_argument, "watch runs on the real clock: --now is not taken");
+  if (is_pg_store(o.store))
+    throw error(error_code::invalid_argument,
+                "watch: postgresql:// stores are not supported yet (" + store_label(o.store) +
+                    "); run `memhealth check URI --mapping M --since last --state FILE` on a "
+                    "schedule instead");
   refuse_directory(store_file_path(o.store), "store");
   if (!std::filesystem::exists(store_file_path(o.store)))
     throw error(error_code::io, "store " + o.store + ": no such file");
