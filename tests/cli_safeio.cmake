@@ -251,6 +251,25 @@ run("4" "${MEMHEALTH}" apply "${FS}" --plan "${WORK}/fp-susp.json" --wal "${WORK
     --out "${WORK}/fp-susp-out.jsonl" --index "flat:${FIX}" --max-runs-per-day 100)
 expect_in("${last_err}" "the plan is suspended" "apply of a suspended clean-up")
 expect_index_untouched("apply of a suspended clean-up")
+# under the threshold at plan time (2 entries, threshold 3), but at apply time the index holds 4
+# more ids without a record: the rebuild would remove them, more than 3, so it is held (the
+# clean-up of the plan's 2 runs); --approve suspended runs it
+file(COPY_FILE "${FIX}" "${WORK}/fp-index-held.jsonl")
+file(APPEND "${WORK}/fp-index-held.jsonl" "{\"id\":\"x1\",\"vector\":[0,1,0]}\n{\"id\":\"x2\",\"vector\":[0,1,0]}\n"
+     "{\"id\":\"x3\",\"vector\":[0,1,0]}\n{\"id\":\"x4\",\"vector\":[0,1,0]}\n")
+run("0" "${MEMHEALTH}" plan "${FS}" --out "${WORK}/fp-held.json" --now ${NOW} --events "${FE}" --blast-radius 3)
+run("0" "${MEMHEALTH}" apply "${FS}" --plan "${WORK}/fp-held.json" --wal "${WORK}/fp-held.wal"
+    --out "${WORK}/fp-held-out.jsonl" --index "flat:${WORK}/fp-index-held.jsonl" --max-runs-per-day 100)
+expect_in("${last_err}" "held for review: it would rebuild the index, removing or rewriting 4 of its 7 entries (4 index entries, more than the blast-radius threshold of 3)" "a rebuild over the threshold")
+file(STRINGS "${WORK}/fp-index-held.jsonl" held_lines)
+list(LENGTH held_lines held_n)
+if(NOT held_n EQUAL 8)  # the header, k1 k2 k3 and x1..x4: the clean-up ran, the rebuild did not
+  message(FATAL_ERROR "held rebuild: the index has ${held_n} lines (expected 8)")
+endif()
+run("0" "${MEMHEALTH}" apply "${FS}" --plan "${WORK}/fp-held.json" --wal "${WORK}/fp-held2.wal"
+    --out "${WORK}/fp-held-out.jsonl" --index "flat:${WORK}/fp-index-held.jsonl" --max-runs-per-day 100
+    --approve suspended)
+run("0" "${MEMHEALTH}" index check "${FS}" --index "flat:${WORK}/fp-index-held.jsonl")
 # an older plan (no fingerprint) still applies, with a warning; here to the store it came from
 string(REGEX REPLACE ",\"blast_radius_threshold\":500,\"store\":{[^}]*}" "" fp_old "${fp_plan}")
 file(WRITE "${WORK}/fp-old-plan.json" "${fp_old}")

@@ -1316,8 +1316,7 @@ int run_apply(const apply_cli_options& o) {
               << "), so nothing ran; review it (memhealth plan prints it) and pass --approve "
                  "suspended to run it\n";
   for (const auto& h : held_index)
-    std::cerr << "memhealth apply: index action " << h
-              << " (check the index and the store, then pass --approve suspended to run it)\n";
+    std::cerr << "memhealth apply: index action " << h << " (--approve suspended)\n";
   const bool others_wait = c.unapproved > held_index.size();  // not only held index actions
   if (!suspended_now && others_wait && opt.approve_tier2)     // only tier-3 actions can be waiting
     std::cerr << "memhealth apply: the actions awaiting approval run with --approve tier3; "
