@@ -1587,4 +1587,52 @@ TEST_CASE("finding_key and findings_addressed link a repair to the faults it rep
   CHECK(addressed == std::set<std::size_t>{0, 1});
 }
 
+TEST_CASE("audit report: retrieval figures before and after in Markdown, JSON and HTML") {
+  mh::audit_report r;
+  r.title = "t";
+  CHECK(mh::to_markdown(r).find("## Retrieval") == std::string::npos);  // no events: no section
+  CHECK(mh::to_html(r).find("<h2>Retrieval</h2>") == std::string::npos);
+  CHECK_FALSE(mh::to_json(r).contains("retrieval"));
+  mh::audit_retrieval b;
+  b.when = "before";
+  b.events = "ev.jsonl";
+  b.retrievals = 192;
+  b.p95_latency_ms = 340.0;
+  b.duplicate_share = 11.0 / 31.0;  // 0.3548...: "0.355"
+  b.duplicate_results = 11;
+  b.topk_compared = 31;
+  b.ghost_results = 3;
+  b.scope_leaks = 2;
+  b.version_mismatches = 6;
+  mh::audit_retrieval a;
+  a.when = "after";
+  a.events = "<after>.jsonl";
+  a.retrievals = 10;
+  a.p95_latency_ms = 10.04;  // "10.0"
+  r.retrieval = {b, a};
+  CHECK(mh::retrieval_text(b) ==
+        "P95 latency 340.0 ms, duplicate share of top-k 0.355 (11 of 31), ghost results 3, scope "
+        "leaks 2, query-model mismatches 6, over 192 retrievals");
+  const std::string md = mh::to_markdown(r);
+  CHECK(
+      md.ends_with("\n## Retrieval\n\n- before (ev.jsonl): P95 latency 340.0 ms, duplicate "
+                   "share of top-k 0.355 (11 of 31), ghost results 3, scope leaks 2, query-model "
+                   "mismatches 6, over 192 retrievals\n- after (<after>.jsonl): P95 latency 10.0 "
+                   "ms, duplicate share of top-k 0.000 (0 of 0), ghost results 0, scope leaks 0, "
+                   "query-model mismatches 0, over 10 retrievals\n"));
+  const std::string html = mh::to_html(r);
+  CHECK(html.find("<h2>Retrieval</h2>\n<table id=\"retrieval\">") != std::string::npos);
+  CHECK(html.find("<tr data-when=\"before\" data-ghost-results=\"3\" data-p95-latency-ms=\"340.0\">"
+                  "<td>before</td><td>ev.jsonl</td><td>192</td><td>340.0</td><td>0.355 (11 of "
+                  "31)</td><td>3</td><td>2</td><td>6</td></tr>") != std::string::npos);
+  // the file name is escaped
+  CHECK(html.find("<td>&lt;after&gt;.jsonl</td>") != std::string::npos);
+  const auto j = mh::to_json(r);
+  REQUIRE(j["retrieval"].size() == 2);
+  CHECK(j["retrieval"][0]["when"] == "before");
+  CHECK(j["retrieval"][0]["ghost_results"] == 3);
+  CHECK(j["retrieval"][1]["events"] == "<after>.jsonl");
+  CHECK(j["retrieval"][1]["p95_latency_ms"] == 10.04);
+}
+
 }  // namespace audit_test

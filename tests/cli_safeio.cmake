@@ -154,6 +154,196 @@ expect_in("${last_out}" "EMPTY STORE" "check text of an empty store")
 run("0" "${MEMHEALTH}" stats "${WORK}/empty.jsonl")
 expect_in("${last_err}" "is empty (0 records)" "stats of an empty store")
 
+# ---------------------------------------------------------------- A3: a plan applies to the store it was made for
+# (found by a tester: a plan with index actions applied to another store, or to an emptied one,
+# emptied the flat index: nothing checked the store, and index actions had blast radius 0)
+# Store: k1 (0.6,0,0.8), k2 (0,1,0), k3 (0.8,0,-0.6), k5 (0,0.6,0.8) active; k4 (0.6,0.8,0)
+# archived; model m1. Events of user:1: i 0-2 serve [k1, gone] (gone: no record), i 3-4 [k1, k4]
+# (archived), then [k1, k2]; from 10:00 ten retrievals of 2000 ms (a latency regression). The
+# plan: clean_index of gone and k4 (2 index entries), check_rebuild_index.
+set(fp_tail "\"embedding_version\":\"m1\",\"created_at\":\"2024-07-14T00:00:00Z\",\"updated_at\":\"2024-07-14T00:00:00Z\",\"source\":\"user_declared\",\"kind\":\"fact\",\"scope\":\"user:1\"")
+string(CONCAT fp_store
+  "{\"id\":\"k1\",\"content\":\"Alice drinks green tea every morning.\",\"embedding\":[0.6,0,0.8],\"status\":\"active\",${fp_tail}}\n"
+  "{\"id\":\"k2\",\"content\":\"Bob rides his bike to the office.\",\"embedding\":[0,1,0],\"status\":\"active\",${fp_tail}}\n"
+  "{\"id\":\"k3\",\"content\":\"Carol reads crime novels on weekends.\",\"embedding\":[0.8,0,-0.6],\"status\":\"active\",${fp_tail}}\n"
+  "{\"id\":\"k4\",\"content\":\"Dave sold his sailing boat.\",\"embedding\":[0.6,0.8,0],\"status\":\"archived\",${fp_tail}}\n"
+  "{\"id\":\"k5\",\"content\":\"Erin plays chess at the club.\",\"embedding\":[0,0.6,0.8],\"status\":\"active\",${fp_tail}}\n")
+set(FS "${WORK}/fp-store.jsonl")
+file(WRITE "${FS}" "${fp_store}")
+set(FE "${WORK}/fp-events.jsonl")
+set(fe_text "")
+foreach(i RANGE 0 21)
+  math(EXPR mm "${i} + 10")
+  if(i LESS 12)
+    set(t "2024-07-14T09:${mm}:00Z")
+    set(lat 10)
+  else()
+    set(t "2024-07-14T10:${mm}:00Z")
+    set(lat 2000)
+  endif()
+  set(second k2)
+  if(i LESS 3)
+    set(second gone)
+  elseif(i LESS 5)
+    set(second k4)
+  endif()
+  string(APPEND fe_text "{\"type\":\"retrieval\",\"time\":\"${t}\",\"partition\":\"user:1\",\"requested_scopes\":[\"user:1\"],\"query_embedding_version\":\"m1\",\"latency_ms\":${lat},\"results\":[{\"id\":\"k1\",\"similarity\":0.9,\"rank\":1},{\"id\":\"${second}\",\"similarity\":0.5,\"rank\":2}]}\n")
+endforeach()
+file(WRITE "${FE}" "${fe_text}")
+# the index: k1 k2 k3 and the two ghosts (k5 is missing from it)
+set(FIX "${WORK}/fp-index.jsonl")
+file(WRITE "${FIX}"
+  "{\"memhealth_flat_index\":1,\"dimension\":3,\"embedding_version\":\"m1\"}\n"
+  "{\"id\":\"gone\",\"vector\":[0,1,0]}\n"
+  "{\"id\":\"k1\",\"vector\":[0.6,0,0.8]}\n"
+  "{\"id\":\"k2\",\"vector\":[0,1,0]}\n"
+  "{\"id\":\"k3\",\"vector\":[0.8,0,-0.6]}\n"
+  "{\"id\":\"k4\",\"vector\":[0.6,0.8,0]}\n")
+file(SHA256 "${FIX}" fix_sum)
+# Fails unless the index file is byte for byte what it was.
+function(expect_index_untouched what)
+  file(SHA256 "${FIX}" now_sum)
+  if(NOT now_sum STREQUAL fix_sum)
+    file(READ "${FIX}" now_text)
+    message(FATAL_ERROR "${what} changed the index:\n${now_text}")
+  endif()
+endfunction()
+run("0" "${MEMHEALTH}" plan "${FS}" --out "${WORK}/fp-plan.json" --now ${NOW} --events "${FE}")
+expect_in("${last_err}" "blast radius 0 records and 2 index entries" "plan: the clean-up's blast radius")
+file(READ "${WORK}/fp-plan.json" fp_plan)
+expect_in("${fp_plan}" "\"blast_radius_threshold\":500,\"store\":{\"id_sample\":[" "plan: the store fingerprint")
+expect_in("${fp_plan}" "\"ids\":5,\"ids_crc64\":\"" "plan: 5 distinct ids")
+expect_in("${fp_plan}" "\"live\":4,\"records\":5}" "plan: 4 live of 5 records")
+# another store (other ids, same shape): refused before anything is written
+string(REPLACE "\"id\":\"k" "\"id\":\"b" fp_other "${fp_store}")
+file(WRITE "${WORK}/fp-other.jsonl" "${fp_other}")
+run("2" "${MEMHEALTH}" apply "${WORK}/fp-other.jsonl" --plan "${WORK}/fp-plan.json" --wal "${WORK}/fp-other.wal"
+    --out "${WORK}/fp-other-out.jsonl" --index "flat:${FIX}" --max-runs-per-day 100)
+expect_in("${last_err}" "was made for another store: most record ids differ: 0% of the plan's sampled record ids are in it and 100% of its ids" "apply to another store")
+expect_in("${last_err}" "nothing was written" "apply to another store")
+foreach(f fp-other.wal fp-other-out.jsonl)
+  if(EXISTS "${WORK}/${f}")
+    message(FATAL_ERROR "apply of a plan made for another store wrote ${f}")
+  endif()
+endforeach()
+expect_index_untouched("apply to another store")
+# the store emptied since the plan: the index actions are refused (manual queue, exit 3)
+file(WRITE "${WORK}/fp-empty.jsonl" "")
+run("3" "${MEMHEALTH}" apply "${WORK}/fp-empty.jsonl" --plan "${WORK}/fp-plan.json" --wal "${WORK}/fp-empty.wal"
+    --out "${WORK}/fp-empty-out.jsonl" --index "flat:${FIX}" --max-runs-per-day 100)
+expect_in("${last_err}" "the store has no live record" "apply to an emptied store")
+expect_in("${last_err}" "the plan's 2 index actions are refused" "apply to an emptied store")
+expect_index_untouched("apply to an emptied store")
+# cut to k1 alone: 1 of the plan's 5 ids kept, nothing new: refused the same way
+file(STRINGS "${FS}" fp_lines)
+list(GET fp_lines 0 fp_k1)
+file(WRITE "${WORK}/fp-cut.jsonl" "${fp_k1}\n")
+run("3" "${MEMHEALTH}" apply "${WORK}/fp-cut.jsonl" --plan "${WORK}/fp-plan.json" --wal "${WORK}/fp-cut.wal"
+    --out "${WORK}/fp-cut-out.jsonl" --index "flat:${FIX}" --max-runs-per-day 100 --report "${WORK}/fp-cut.json")
+expect_in("${last_err}" "the store lost most of its records since the plan (20% of the plan's sampled record ids are in it" "apply to a cut store")
+file(READ "${WORK}/fp-cut.json" fp_cut)
+expect_in("${fp_cut}" "index actions refused: the store lost most of its records" "the refused actions' reason")
+expect_index_untouched("apply to a cut store")
+# a clean-up over the blast-radius threshold: the plan is suspended, nothing runs (exit 4)
+run("0" "${MEMHEALTH}" plan "${FS}" --out "${WORK}/fp-susp.json" --now ${NOW} --events "${FE}" --blast-radius 1)
+expect_in("${last_err}" "SUSPENDED: blast radius 0 records in 0 scopes and 2 index entries exceeds the threshold of 1" "plan: index entries suspend")
+run("4" "${MEMHEALTH}" apply "${FS}" --plan "${WORK}/fp-susp.json" --wal "${WORK}/fp-susp.wal"
+    --out "${WORK}/fp-susp-out.jsonl" --index "flat:${FIX}" --max-runs-per-day 100)
+expect_in("${last_err}" "the plan is suspended" "apply of a suspended clean-up")
+expect_index_untouched("apply of a suspended clean-up")
+# under the threshold at plan time (2 entries, threshold 3), but at apply time the index holds 4
+# more ids without a record: the rebuild would remove them, more than 3, so it is held (the
+# clean-up of the plan's 2 runs); --approve suspended runs it
+file(COPY_FILE "${FIX}" "${WORK}/fp-index-held.jsonl")
+file(APPEND "${WORK}/fp-index-held.jsonl" "{\"id\":\"x1\",\"vector\":[0,1,0]}\n{\"id\":\"x2\",\"vector\":[0,1,0]}\n"
+     "{\"id\":\"x3\",\"vector\":[0,1,0]}\n{\"id\":\"x4\",\"vector\":[0,1,0]}\n")
+run("0" "${MEMHEALTH}" plan "${FS}" --out "${WORK}/fp-held.json" --now ${NOW} --events "${FE}" --blast-radius 3)
+run("0" "${MEMHEALTH}" apply "${FS}" --plan "${WORK}/fp-held.json" --wal "${WORK}/fp-held.wal"
+    --out "${WORK}/fp-held-out.jsonl" --index "flat:${WORK}/fp-index-held.jsonl" --max-runs-per-day 100)
+expect_in("${last_err}" "held for review: it would rebuild the index, removing or rewriting 4 of its 7 entries (4 index entries, more than the blast-radius threshold of 3)" "a rebuild over the threshold")
+file(STRINGS "${WORK}/fp-index-held.jsonl" held_lines)
+list(LENGTH held_lines held_n)
+if(NOT held_n EQUAL 8)  # the header, k1 k2 k3 and x1..x4: the clean-up ran, the rebuild did not
+  message(FATAL_ERROR "held rebuild: the index has ${held_n} lines (expected 8)")
+endif()
+run("0" "${MEMHEALTH}" apply "${FS}" --plan "${WORK}/fp-held.json" --wal "${WORK}/fp-held2.wal"
+    --out "${WORK}/fp-held-out.jsonl" --index "flat:${WORK}/fp-index-held.jsonl" --max-runs-per-day 100
+    --approve suspended)
+run("0" "${MEMHEALTH}" index check "${FS}" --index "flat:${WORK}/fp-index-held.jsonl")
+# an older plan (no fingerprint) still applies, with a warning; here to the store it came from
+string(REGEX REPLACE ",\"blast_radius_threshold\":500,\"store\":{[^}]*}" "" fp_old "${fp_plan}")
+file(WRITE "${WORK}/fp-old-plan.json" "${fp_old}")
+file(COPY_FILE "${FIX}" "${WORK}/fp-index-old.jsonl")
+run("0" "${MEMHEALTH}" apply "${FS}" --plan "${WORK}/fp-old-plan.json" --wal "${WORK}/fp-old.wal"
+    --out "${WORK}/fp-old-out.jsonl" --index "flat:${WORK}/fp-index-old.jsonl" --max-runs-per-day 100)
+expect_in("${last_err}" "records no store fingerprint (made by an older memhealth)" "apply of an older plan")
+# a small edit since the plan (a record added): it applies; the ghosts go, the rebuild adds k5, k6
+file(WRITE "${WORK}/fp-edited.jsonl" "${fp_store}"
+  "{\"id\":\"k6\",\"content\":\"Frank walks his dog at noon.\",\"embedding\":[0,-1,0],\"status\":\"active\",${fp_tail}}\n")
+# (and the HTML audit report shows the retrieval figures before and after, as Markdown and JSON do)
+string(REPLACE "\"id\":\"gone\"" "\"id\":\"k2\"" fe_after "${fe_text}")
+string(REPLACE "\"id\":\"k4\"" "\"id\":\"k3\"" fe_after "${fe_after}")
+file(WRITE "${WORK}/fp-events-after.jsonl" "${fe_after}")
+run("0" "${MEMHEALTH}" apply "${WORK}/fp-edited.jsonl" --plan "${WORK}/fp-plan.json" --wal "${WORK}/fp-edit.wal"
+    --out "${WORK}/fp-edit-out.jsonl" --index "flat:${FIX}" --max-runs-per-day 100
+    --events-after "${WORK}/fp-events-after.jsonl" --report "${WORK}/fp-edit.html")
+expect_in("${last_err}" "the store changed since the plan (100% of the plan's sampled record ids are in it" "apply after a small edit")
+file(READ "${WORK}/fp-edit.html" fp_html)
+expect_in("${fp_html}" "<h2>Retrieval</h2>" "HTML report: retrieval section")
+expect_in("${fp_html}" "<tr data-when=\"before\" data-ghost-results=\"5\" data-p95-latency-ms=\"" "HTML report: retrieval before")
+expect_in("${fp_html}" "<tr data-when=\"after\" data-ghost-results=\"0\" data-p95-latency-ms=\"" "HTML report: retrieval after")
+file(STRINGS "${FIX}" fix_lines)
+list(LENGTH fix_lines fix_n)
+file(READ "${FIX}" fix_text)
+if(NOT fix_n EQUAL 6 OR fix_text MATCHES "\"(gone|k4)\"")
+  message(FATAL_ERROR "after the edit's apply the index should hold k1 k2 k3 k5 k6:\n${fix_text}")
+endif()
+run("0" "${MEMHEALTH}" index check "${WORK}/fp-edit-out.jsonl" --index "flat:${FIX}")
+
+# ---------------------------------------------------------------- B2: partial and foreign inputs say so
+# (found by a tester) plan, apply and index build of an empty store exit 1, as check does
+run("1" "${MEMHEALTH}" plan "${WORK}/empty.jsonl" --out "${WORK}/empty-plan.json" --now ${NOW})
+expect_in("${last_err}" "is empty (0 records)" "plan of an empty store")
+run("1" "${MEMHEALTH}" apply "${WORK}/empty.jsonl" --plan "${WORK}/empty-plan.json" --wal "${WORK}/empty.wal"
+    --out "${WORK}/empty-out.jsonl" --now ${NOW} --max-runs-per-day 100)
+expect_in("${last_err}" "is empty (0 records)" "apply to an empty store")
+run("1" "${MEMHEALTH}" index build "${WORK}/empty.jsonl" --index "flat:${WORK}/empty-index.jsonl")
+expect_in("${last_err}" "is empty (0 records)" "index build of an empty store")
+# ... and an index build from it never empties an index that has entries
+file(SHA256 "${FIX}" fix_sum)
+run("2" "${MEMHEALTH}" index build "${WORK}/empty.jsonl" --index "flat:${FIX}")
+expect_in("${last_err}" "holds 5 entries and ${WORK}/empty.jsonl has no live record with a usable vector: the build would empty the index; nothing was written" "index build of an empty store over an index")
+expect_index_untouched("index build of an empty store")
+# index build / check write no store: a damaged line is refused for their own reason
+file(WRITE "${WORK}/fp-damaged.jsonl" "${fp_store}" "{not json\n")
+run("2" "${MEMHEALTH}" index build "${WORK}/fp-damaged.jsonl" --index "flat:${WORK}/fp-damaged-index.jsonl")
+expect_in("${last_err}" "line 6 could not be parsed: an index built without its record would not serve it" "index build of a damaged store")
+if(last_err MATCHES "written back")
+  message(FATAL_ERROR "index build speaks of writing the store back:\n${last_err}")
+endif()
+if(last_err MATCHES "line skipped \\(line skipped\\)")
+  message(FATAL_ERROR "a skipped line is told twice:\n${last_err}")
+endif()
+run("2" "${MEMHEALTH}" index check "${WORK}/fp-damaged.jsonl" --index "flat:${FIX}")
+expect_in("${last_err}" "line 6 could not be parsed: the index cannot be checked against a record that cannot be read" "index check of a damaged store")
+# plan --events: a file of another kind (a store) is an error; skipped event lines exit 1
+run("2" "${MEMHEALTH}" plan "${FS}" --out "${WORK}/fp-ev-store.json" --now ${NOW} --events "${FS}")
+expect_in("${last_err}" "none of its 5 lines is a retrieval or feedback event" "plan --events STORE")
+if(EXISTS "${WORK}/fp-ev-store.json")
+  message(FATAL_ERROR "plan --events of a store wrote a plan")
+endif()
+file(WRITE "${WORK}/fp-ev-bad.jsonl" "${fe_text}" "{\"type\":\"retrieval\"}\n")
+run("1" "${MEMHEALTH}" plan "${FS}" --out "${WORK}/fp-ev-bad.json" --now ${NOW} --events "${WORK}/fp-ev-bad.jsonl")
+expect_in("${last_err}" "1 of 23 lines are not events and were skipped" "plan --events with a bad line")
+expect_in("${last_err}" "1 lines of the events were skipped (see above); exit 1" "plan --events with a bad line")
+# a subcommand that does not exist is named
+run("2" "${MEMHEALTH}" index frob)
+expect_in("${last_err}" "memhealth index: unknown subcommand 'frob'; expected one of: build, check" "index frob")
+if(HAVE_SQLITE)
+  run("2" "${MEMHEALTH}" history "${FS}" --state "${WORK}")
+  expect_in("${last_err}" "is a directory, not a state database file" "history --state DIR")
+endif()
+
 # ---------------------------------------------------------------- A: stale temporaries of a killed run
 file(MAKE_DIRECTORY "${WORK}/stale")
 file(WRITE "${WORK}/stale/.memhealth-tmp-${dead_pid}-0-report.json" "{\"half\":")

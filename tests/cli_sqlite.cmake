@@ -216,6 +216,10 @@ expect_in("${last_err}" "holds no action nosuchaction" "a release of an action n
 run("0" "${MEMHEALTH}" review release "${H}" bad-wei --state "${HS}" --reviewer ana
     --reason "the weight is fixed upstream")
 expect_in("${last_err}" "released bad-weight (was manual, 4 attempts, 4 failures" "the release")
+# released, it is no longer held: a second release is refused (found by a tester: it succeeded
+# and changed nothing), and records nothing
+run("2" "${MEMHEALTH}" review release "${H}" bad-wei --state "${HS}" --reviewer ana --reason "again")
+expect_in("${last_err}" "action bad-weight is not held (state retry, 4 attempts, 0 failures): nothing to release" "a release of an action not held")
 run("3" "${MEMHEALTH}" apply "${H}" --plan "${WORK}/hist/bad.json" --wal "${WORK}/hist/a3.wal"
     --out "${H}" --now ${NOW})
 expect_in("${last_err}" "0 applied, 0 awaiting approval, 0 deferred, 1 failed" "the released run")

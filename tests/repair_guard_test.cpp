@@ -19,11 +19,13 @@
 #include <memhealth/repair/executor.hpp>
 #include <memhealth/repair/guardrails.hpp>
 #include <memhealth/repair/index_policy.hpp>
+#include <memhealth/repair/plan_file.hpp>
 #include <memhealth/repair/plan_json.hpp>
 #include <memhealth/repair/planner.hpp>
 #include <memhealth/repair/repair_history.hpp>
 #include <memhealth/repair/rollback.hpp>
 #include <memhealth/repair/run_ledger.hpp>
+#include <memhealth/repair/store_identity.hpp>
 #include <memhealth/repair/wal.hpp>
 #include <memhealth/repair/wal_compact.hpp>
 #include <memhealth/store/memory_store.hpp>
@@ -702,6 +704,35 @@ TEST_CASE("alarms: the planner turns retrieval alarms into index actions and rev
   }));
   // the plan JSON keeps the new action types
   CHECK(plan_from_json(plan_to_json(plan)) == plan);
+  // the clean-up's blast radius: the 2 index entries it removes; the plan records its store
+  // (4 records, 3 live) and the threshold it was made with
+  CHECK(clean.blast.records == 0);
+  CHECK(clean.blast.index_entries == 2);
+  CHECK(check.blast.index_entries == 0);  // unknown until apply checks the index
+  CHECK(plan_blast_radius(plan).index_entries == 2);
+  CHECK_FALSE(plan.suspended);
+  CHECK(plan.blast_radius_threshold == std::optional<std::size_t>(500));
+  REQUIRE(plan.store.has_value());
+  CHECK(plan.store->records == 4);
+  CHECK(plan.store->ids == 4);
+  CHECK(plan.store->live == 3);
+  CHECK(plan.store->sample.size() == 4);  // a store of 4 ids: every id sampled
+  // the plan file keeps them too ("index_entries" in the action line, "store" in the header)
+  const std::string text = plan_to_text(plan);
+  CHECK(text.find("\"blast_radius\":{\"records\":0,\"index_entries\":2,\"scopes\":[]}") !=
+        std::string::npos);
+  CHECK(text.find("\"blast_radius_threshold\":500,\"store\":{") != std::string::npos);
+  CHECK(parse_plan(text) == plan);
+  // counted by the suspension with the records: a threshold of 1 suspends the plan
+  planner_options tight;
+  tight.blast_radius_threshold = 1;
+  const auto held = make_plan(store, alarm_report(), tight);
+  CHECK(held.suspended);
+  CHECK(held.suspend_reason ==
+        "blast radius 0 records in 0 scopes and 2 index entries exceeds the threshold of 1 "
+        "(records and index entries together); approve the plan to run it");
+  tight.blast_radius_threshold = 2;  // 2 entries do not exceed 2
+  CHECK_FALSE(make_plan(store, alarm_report(), tight).suspended);
 }
 
 TEST_CASE(
@@ -807,6 +838,53 @@ TEST_CASE(
     CHECK(res.outcomes[1].reason == "index rebuilt (the index policy has no check)");
     CHECK(idx.calls == 1);
   }
+  SUBCASE("index actions refused (a store emptied or cut since the plan): the index untouched") {
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    apply_options opt;
+    opt.index = make_index_hooks(policy);
+    opt.index_refused = "the store has no live record";
+    const auto res = apply_plan(store, plan, wal, opt);
+    CHECK(res.outcomes[0].status == action_status::failed);
+    CHECK(res.outcomes[0].reason == "index actions refused: the store has no live record");
+    CHECK(res.outcomes[1].status == action_status::failed);
+    CHECK(res.outcomes[1].reason == "index actions refused: the store has no live record");
+    CHECK(slurp(ix).find("\"ghost\"") != std::string::npos);
+    CHECK(examples::flat_index::load(ix).size() == 5);
+  }
+  SUBCASE("blast radius: an index action removing more entries than the limit is held") {
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    apply_options opt;
+    opt.index = make_index_hooks(policy);
+    opt.index_blast_limit = 1;  // the clean-up removes 2; the rebuild would remove those 2
+    const std::string file_before = slurp(ix);
+    const auto res = apply_plan(store, plan, wal, opt);
+    CHECK(res.outcomes[0].status == action_status::unapproved);
+    CHECK(res.outcomes[0].reason ==
+          "held for review: it would remove 2 ids from the index (2 index entries, more than the "
+          "blast-radius threshold of 1); approve suspended work to run it");
+    CHECK(res.outcomes[1].status == action_status::unapproved);
+    CHECK(res.outcomes[1].reason ==
+          "held for review: it would rebuild the index, removing or rewriting 2 of its 5 entries "
+          "(2 index entries, more than the blast-radius threshold of 1); approve suspended work "
+          "to run it");
+    CHECK(slurp(ix) == file_before);  // byte for byte
+    // 2 is not more than a limit of 2; and an approval of suspended work runs it over 1
+    opt.index_blast_limit = 2;
+    wal_writer wal2(dir.path / "run2.wal", wal_sync::none);
+    CHECK(apply_plan(store, plan, wal2, opt).outcomes[0].status == action_status::applied);
+    write_index(ix, 2, "m1",
+                {{"a1", {1.0f, 0.0f}},
+                 {"a2", {0.0f, 1.0f}},
+                 {"a3", {0.6f, 0.8f}},
+                 {"ghost", {0.0f, 1.0f}},
+                 {"old", {1.0f, 0.0f}}});
+    opt.index_blast_limit = 1;
+    opt.approve_suspended = true;
+    wal_writer wal3(dir.path / "run3.wal", wal_sync::none);
+    const auto res3 = apply_plan(store, plan, wal3, opt);
+    CHECK(res3.outcomes[0].status == action_status::applied);
+    CHECK(examples::flat_index::load(ix).size() == 3);
+  }
   SUBCASE("approved, the migration proposal is a no-op: apply never starts a migration") {
     wal_writer wal(dir.path / "run.wal", wal_sync::none);
     apply_options opt;
@@ -818,6 +896,166 @@ TEST_CASE(
     CHECK(res.outcomes[2].status == action_status::noop);  // the review carries no edit
     CHECK(images(store) == before);
   }
+}
+
+// ---------------------------------------------------------------- which store a plan was made for
+
+namespace {
+
+// A store of these ids (make_rec's records renamed), every record active unless in `archived`.
+store_t store_of_ids(const std::vector<std::string>& ids,
+                     const std::set<std::string>& archived = {}) {
+  std::vector<memory_record> v;
+  for (const auto& id : ids) {
+    memory_record r = make_rec(0, archived.count(id) ? "archived" : "active");
+    r.id = id;
+    v.push_back(std::move(r));
+  }
+  return store_t::from_records(std::move(v));
+}
+
+// "p0" .. "p<n-1>"
+std::vector<std::string> ids_of(const std::string& prefix, int n, int from = 0) {
+  std::vector<std::string> out;
+  for (int i = from; i < from + n; ++i) out.push_back(prefix + std::to_string(i));
+  return out;
+}
+
+std::vector<std::string> joined(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("plan store fingerprint: counts, the digest of the sorted ids and a sample of them") {
+  // g0..g9 (make_store): sorted byte-wise g0 < g1 < ... < g9
+  const auto s = make_store(10);
+  const plan_store_fingerprint f = plan_store_of(s);
+  CHECK(f.records == 10);
+  CHECK(f.ids == 10);
+  CHECK(f.live == 10);
+  CHECK(f.ids_crc64 == hex16(crc64("g0\ng1\ng2\ng3\ng4\ng5\ng6\ng7\ng8\ng9\n")));
+  REQUIRE(f.sample.size() == 10);  // fewer ids than plan_store_sample_size: all of them
+  std::vector<std::uint64_t> want;
+  for (int i = 0; i < 10; ++i) want.push_back(id_sample_hash("g" + std::to_string(i)));
+  std::sort(want.begin(), want.end());
+  CHECK(f.sample == want);
+  // the hash: FNV-1a 64 of "g0" finalised by SplitMix64 (worked out step by step here)
+  std::uint64_t x = 0xcbf29ce484222325ULL;
+  for (const unsigned char c : std::string("g0")) x = (x ^ c) * 0x100000001b3ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  x ^= x >> 31;
+  CHECK(id_sample_hash("g0") == x);
+  // a duplicate id counts as a record, not as an id; archived records are not live
+  const auto dup = store_of_ids({"a", "a", "b"}, {"b"});
+  const auto fd = plan_store_of(dup);
+  CHECK(fd.records == 3);
+  CHECK(fd.ids == 2);
+  CHECK(fd.live == 2);
+  CHECK(fd.sample.size() == 2);
+  // a large store samples 128 ids: the 128 smallest hashes
+  const auto big = store_of_ids(ids_of("g", 1000));
+  const auto fb = plan_store_of(big);
+  REQUIRE(fb.sample.size() == plan_store_sample_size);
+  std::vector<std::uint64_t> all;
+  for (const auto& id : ids_of("g", 1000)) all.push_back(id_sample_hash(id));
+  std::sort(all.begin(), all.end());
+  all.resize(128);
+  CHECK(fb.sample == all);
+}
+
+TEST_CASE("plan store fingerprint: the same store, an edited one, another one, a cut one") {
+  const auto ten = ids_of("g", 10);
+  const plan_store_fingerprint f = plan_store_of(store_of_ids(ten));
+  SUBCASE("the same ids and counts") {
+    const auto c = check_plan_store(f, store_of_ids(ten));
+    CHECK(c.verdict == plan_store_verdict::same);
+    CHECK(c.kept == 1.0);
+    CHECK(c.foreign == 0.0);
+    CHECK(c.reason.empty());
+  }
+  SUBCASE("a record added: changed (10 of 10 kept; 1 of the 11 ids new)") {
+    const auto c = check_plan_store(f, store_of_ids(joined(ten, {"g10"})));
+    CHECK(c.verdict == plan_store_verdict::changed);
+    CHECK(c.kept == 1.0);
+    CHECK(c.in_range == 11);  // the sample holds every plan id: every id is in its range
+    CHECK(c.foreign == doctest::Approx(1.0 / 11));
+  }
+  SUBCASE("a record removed: changed (9 of 10 kept)") {
+    const auto c = check_plan_store(f, store_of_ids(ids_of("g", 9)));
+    CHECK(c.verdict == plan_store_verdict::changed);
+    CHECK(c.kept == doctest::Approx(0.9));
+    CHECK(c.reason.starts_with("the store changed since the plan (90% of the plan's sampled"));
+  }
+  SUBCASE("half the ids replaced: 5 of 10 kept is not 'most gone', so still changed") {
+    const auto c = check_plan_store(f, store_of_ids(joined(ids_of("g", 5), ids_of("h", 5))));
+    CHECK(c.kept == doctest::Approx(0.5));
+    CHECK(c.foreign == doctest::Approx(0.5));
+    CHECK(c.verdict == plan_store_verdict::changed);
+  }
+  SUBCASE("another store: no plan id in it, every id new") {
+    const auto c = check_plan_store(f, store_of_ids(ids_of("h", 10)));
+    CHECK(c.verdict == plan_store_verdict::other);
+    CHECK(c.kept == 0.0);
+    CHECK(c.foreign == 1.0);
+    CHECK(
+        c.reason.starts_with("most record ids differ: 0% of the plan's sampled record ids are "
+                             "in it and "
+                             "100% of its ids (of 10 in the sample's range)"));
+  }
+  SUBCASE("6 of 10 ids replaced: another store") {
+    const auto c = check_plan_store(f, store_of_ids(joined(ids_of("g", 4), ids_of("h", 6))));
+    CHECK(c.kept == doctest::Approx(0.4));
+    CHECK(c.foreign == doctest::Approx(0.6));
+    CHECK(c.verdict == plan_store_verdict::other);
+  }
+  SUBCASE("emptied: shrunk (no live record)") {
+    const auto c = check_plan_store(f, store_of_ids({}));
+    CHECK(c.verdict == plan_store_verdict::shrunk);
+    CHECK(c.reason ==
+          "the store has no live record (the plan was made from a store of 10 records (10 "
+          "live), this one has 0 (0 live))");
+  }
+  SUBCASE("cut to 3 records: shrunk (3 of 10 kept, nothing new)") {
+    const auto c = check_plan_store(f, store_of_ids(ids_of("g", 3)));
+    CHECK(c.verdict == plan_store_verdict::shrunk);
+    CHECK(c.kept == doctest::Approx(0.3));
+    CHECK(c.foreign == 0.0);
+  }
+  SUBCASE("every id kept but 6 of 10 archived: shrunk (4 live of the plan's 10)") {
+    const auto c = check_plan_store(f, store_of_ids(ten, {"g0", "g1", "g2", "g3", "g4", "g5"}));
+    CHECK(c.verdict == plan_store_verdict::shrunk);
+    CHECK(c.kept == 1.0);
+  }
+  SUBCASE("5 of 10 archived: 5 live is half, not fewer: changed") {
+    const auto c = check_plan_store(f, store_of_ids(ten, {"g0", "g1", "g2", "g3", "g4"}));
+    CHECK(c.verdict == plan_store_verdict::changed);
+  }
+}
+
+TEST_CASE("plan store fingerprint: a sample of 128 ids tells large stores apart") {
+  const auto g = ids_of("g", 1000);
+  const plan_store_fingerprint f = plan_store_of(store_of_ids(g));
+  // another store of 1000 ids: none of the 128 sampled ids in it, and of its ids in the sample's
+  // range (about 128 expected) none was sampled
+  const auto other = check_plan_store(f, store_of_ids(ids_of("x", 1000)));
+  CHECK(other.verdict == plan_store_verdict::other);
+  CHECK(other.kept == 0.0);
+  CHECK(other.in_range > 0);
+  CHECK(other.foreign == 1.0);
+  // cut to its first 100 records: every id in the sample's range was sampled (foreign exactly
+  // 0, whatever the sample), about 10% kept
+  const auto cut = check_plan_store(f, store_of_ids(ids_of("g", 100)));
+  CHECK(cut.verdict == plan_store_verdict::shrunk);
+  CHECK(cut.foreign == 0.0);
+  CHECK(cut.kept < 0.5);
+  // grown to 4000 ids: every sampled id kept (exactly 1), most of the ids in range new
+  const auto grown = check_plan_store(f, store_of_ids(joined(g, ids_of("y", 3000))));
+  CHECK(grown.verdict == plan_store_verdict::changed);
+  CHECK(grown.kept == 1.0);
+  CHECK(grown.foreign > 0.5);
 }
 
 TEST_CASE("flat index: file round trip, exact cosine search, and bad files as errors") {

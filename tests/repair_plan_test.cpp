@@ -492,6 +492,37 @@ TEST_CASE("planner: tier 1 automatic fixes") {
   CHECK(deferred_contains(plan, "no repair planned for finding kind 'user_kind'"));
 }
 
+TEST_CASE("planner: one deferred note per distinct text, in the order they came, counted") {
+  // the same unplanned finding three times (e.g. one per window or detector pass), and another
+  fixture fx;
+  report r;
+  for (int k = 0; k < 3; ++k) {
+    finding f;
+    f.kind = "user_kind";
+    f.record_ids = {"m1"};
+    r.findings.push_back(f);
+  }
+  finding g;
+  g.kind = "other_kind";
+  g.record_ids = {"m2"};
+  r.findings.push_back(g);
+  r.findings.push_back(r.findings.front());
+  const auto plan = make_plan(fx.store, r, fx.options());
+  CHECK(plan.deferred ==
+        std::vector<std::string>{"no repair planned for finding kind 'user_kind': m1 (4 times)",
+                                 "no repair planned for finding kind 'other_kind': m2"});
+  // alarms without record ids, one per monitor window: one note, counted
+  report w;
+  for (int k = 0; k < 3; ++k) {
+    finding f;
+    f.kind = "empty_results";
+    w.findings.push_back(f);
+  }
+  CHECK(
+      make_plan(fx.store, w, fx.options()).deferred ==
+      std::vector<std::string>{"empty_results: finding without record ids; not planned (3 times)"});
+}
+
 TEST_CASE(
     "planner: broken vectors are re-embedded in tier-3 batches; review kinds carry no edits") {
   fixture fx;

@@ -377,8 +377,10 @@ inline void print_issues(const std::vector<load_issue>& issues, std::size_t limi
     }
     std::cerr << i.file;
     if (i.line != 0) std::cerr << ":" << i.line;  // 0: not line-based (a JSON dataset file)
+    // a reason that already says the line was skipped is not told so twice
+    const bool says_skipped = i.reason.find("skipped") != std::string::npos;
     std::cerr << ": " << (i.field.empty() ? "" : i.field + ": ") << i.reason
-              << (i.record_kept ? "" : " (line skipped)") << "\n";
+              << (i.record_kept || says_skipped ? "" : " (line skipped)") << "\n";
   }
 }
 
@@ -1078,10 +1080,12 @@ struct kept_lines {
 
 /// Reads a store into memory. Lines that cannot be parsed are an error (they would be lost when
 /// the store is written back) unless `keep` is given: then they are kept there (JSONL only) and
-/// `write_store(out, store, *keep)` puts them back in place.
+/// `write_store(out, store, *keep)` puts them back in place. A command that writes no store
+/// names its own reason to refuse such lines in `refusal` (what follows "line N could not be
+/// parsed"; empty: the write-back reason).
 /// @throws memhealth::error(parse) for such lines without `keep`, and what load_store_file throws.
 inline memory_store<> load_memory_store(const std::string& path, std::size_t dim = 0,
-                                        kept_lines* keep = nullptr) {
+                                        kept_lines* keep = nullptr, std::string_view refusal = {}) {
   auto lr = load_store_file(path);
   print_issues(lr.issues);
   std::vector<std::size_t> bad;
@@ -1089,10 +1093,13 @@ inline memory_store<> load_memory_store(const std::string& path, std::size_t dim
     if (!i.record_kept) bad.push_back(i.line);
   if (!bad.empty()) {
     if (!keep || is_sqlite_store(path) || std::count(bad.begin(), bad.end(), std::size_t{0}) > 0)
-      throw error(error_code::parse, path + ": line " + std::to_string(bad.front()) +
-                                         " could not be parsed and would be lost if the store were "
-                                         "written back; fix or remove "
-                                         "such lines first (memhealth check lists them)");
+      throw error(
+          error_code::parse,
+          path + ": line " + std::to_string(bad.front()) + " could not be parsed" +
+              (refusal.empty() ? std::string(" and would be lost if the store were written back; "
+                                             "fix or remove such lines first (memhealth check "
+                                             "lists them)")
+                               : std::string(refusal)));
     kept_lines k;
     const std::string text = memhealth::detail::read_whole_file(path);
     std::size_t start = 0;

@@ -116,24 +116,41 @@ monitor_options alarm_monitor_options(const std::string& window) {
   return mo;
 }
 
-// Retrieval events of a file (load issues printed). @throws error(io/parse) for a directory or
-// an SQLite file, error(io) for an unreadable one.
-event_load_result read_alarm_events(const std::string& path) {
+// Retrieval events of a file (load issues printed; skipped lines named in a warning, counted in
+// `*skipped` when given). @throws error(io/parse) for a directory or an SQLite file, error(io)
+// for an unreadable one, error(parse) for a file with lines none of which is an event (a store,
+// a plan: another kind of file).
+event_load_result read_alarm_events(const std::string& path, std::size_t* skipped = nullptr) {
   check_jsonl_input(path, "retrieval events");
   auto ev = read_events_jsonl(path);
   print_issues(ev.issues);
+  const auto n = static_cast<std::size_t>(std::count_if(
+      ev.issues.begin(), ev.issues.end(), [](const load_issue& i) { return !i.record_kept; }));
+  if (ev.lines_read > 0 && ev.retrievals.empty() && ev.feedback.empty())
+    throw error(error_code::parse,
+                path + ": none of its " + std::to_string(ev.lines_read) +
+                    " lines is a retrieval or feedback event (is it the events file? a store or "
+                    "a plan is another kind of file); nothing was written");
+  if (n)
+    std::cerr << "memhealth: warning: " << path << ": " << n << " of " << ev.lines_read
+              << " lines are not events and were skipped; the retrieval figures and alarms are "
+                 "of the other "
+              << (ev.lines_read - n) << "\n";
+  if (skipped) *skipped += n;
   return ev;
 }
 
 // The monitor's findings over `events_path` served from `store` (a rolling baseline, or the
 // pooled `baseline_path`).
+// Event lines skipped (not events) are added to `skipped`.
 std::vector<finding> retrieval_alarms(const memory_store<>& store, const std::string& events_path,
-                                      const std::string& window, const std::string& baseline_path) {
+                                      const std::string& window, const std::string& baseline_path,
+                                      std::size_t& skipped) {
   const monitor_options mo = alarm_monitor_options(window);
-  const auto ev = read_alarm_events(events_path);
+  const auto ev = read_alarm_events(events_path, &skipped);
   std::optional<baseline_map> base;
   if (!baseline_path.empty()) {
-    const auto b = read_alarm_events(baseline_path);
+    const auto b = read_alarm_events(baseline_path, &skipped);
     base = compute_baseline(store, std::span(b.retrievals), std::span(b.feedback), mo);
   }
   auto res = monitor_retrievals(store, std::span(ev.retrievals), std::span(ev.feedback), mo,
@@ -141,16 +158,25 @@ std::vector<finding> retrieval_alarms(const memory_store<>& store, const std::st
   return std::move(res.findings.findings);
 }
 
-// "P95 340.0 ms, duplicate share 0.355 (11 of 31), ghost results 3, scope leaks 2, query-model
-// mismatches 6, over 192 retrievals"
+// The figures as the audit report holds them (audit/report.hpp, `audit_retrieval`).
+audit_retrieval audit_figures(const retrieval_figures& f, std::string when, std::string events) {
+  audit_retrieval a;
+  a.when = std::move(when);
+  a.events = std::move(events);
+  a.retrievals = f.retrievals;
+  a.p95_latency_ms = f.p95_latency_ms;
+  a.duplicate_share = f.duplicate_share;
+  a.duplicate_results = f.duplicate_results;
+  a.topk_compared = f.topk_compared;
+  a.ghost_results = f.ghost_results;
+  a.scope_leaks = f.scope_leaks;
+  a.version_mismatches = f.version_mismatches;
+  return a;
+}
+
+// "P95 latency 340.0 ms, duplicate share of top-k 0.355 (11 of 31), ghost results 3, ..."
 std::string figures_text(const retrieval_figures& f) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf,
-                "P95 latency %.1f ms, duplicate share of top-k %.3f (%zu of %zu), ghost results "
-                "%zu, scope leaks %zu, query-model mismatches %zu, over %zu retrievals",
-                f.p95_latency_ms, f.duplicate_share, f.duplicate_results, f.topk_compared,
-                f.ghost_results, f.scope_leaks, f.version_mismatches, f.retrievals);
-  return buf;
+  return retrieval_text(audit_figures(f, {}, {}));
 }
 
 nlohmann::ordered_json figures_json(const retrieval_figures& f, const std::string& events) {
@@ -190,6 +216,7 @@ apply_options approvals(const std::vector<std::string>& approve) {
 std::string plan_summary(const plan_file_summary& p) {
   std::ostringstream s;
   s << p.header.actions << " actions, blast radius " << p.blast_records << " records";
+  if (p.blast_index_entries) s << " and " << p.blast_index_entries << " index entries";
   if (p.header.suspended) s << " (SUSPENDED: " << p.header.suspend_reason << ")";
   s << "\n";
   for (const auto& [k, n] : p.by_tier_and_type)
@@ -306,7 +333,9 @@ int run_plan(const plan_options& po_cli) {
   po.migration_to = settings.first.migration_to;
   const auto detectors = make_default_pipeline(settings.first);
   std::vector<finding> alarms;  // the retrieval monitor's, when --events is given
-  if (!o.events.empty()) alarms = retrieval_alarms(store, o.events, o.monitor_window, o.baseline);
+  std::size_t skipped_events = 0;
+  if (!o.events.empty())
+    alarms = retrieval_alarms(store, o.events, o.monitor_window, o.baseline, skipped_events);
   detection_provenance prov =
       detection_record(o.detect, o.detect.dim ? o.detect.dim : store.dimension());
   if (!o.events.empty())  // apply shows the retrieval figures of these events before repair
@@ -350,7 +379,12 @@ int run_plan(const plan_options& po_cli) {
                 << res.unapproved << " need more approval, " << res.deferred << " deferred\n";
     }
   }
-  return exit_ok;
+  // done, with something to act on (README, exit codes): an empty store, or event lines that
+  // were not events (as `check` exits 1 for store lines it could not read)
+  if (skipped_events)
+    std::cerr << "memhealth plan: " << skipped_events
+              << " lines of the events were skipped (see above); exit 1\n";
+  return store.size() == 0 || skipped_events ? exit_findings : exit_ok;
 }
 
 // ------------------------------------------------------------------------- index build | check
@@ -380,9 +414,21 @@ int run_index_build(const index_cli_options& o) {
                       e.what());
     }
   }
-  const auto store = load_memory_store(o.store);
-  warn_if_empty("index build", o.store, store.size());
+  const auto store = load_memory_store(o.store, 0, nullptr,
+                                       ": an index built without its record would not serve it; "
+                                       "fix or remove such lines first (memhealth check lists "
+                                       "them); nothing was written");
+  const bool empty = warn_if_empty("index build", o.store, store.size());
   const auto e = expected_index(store);
+  // an index is never emptied by a build from a store that has nothing for it
+  if (e.ids.empty() && std::filesystem::is_regular_file(path, ec))
+    if (const std::size_t held = examples::flat_index::load(path).size(); held > 0)
+      throw error(error_code::precondition,
+                  "--index " + path.string() + ": holds " + std::to_string(held) + " entries and " +
+                      o.store +
+                      " has no live record with a usable vector: the build would empty the "
+                      "index; nothing was written (is it the right store? remove the index file "
+                      "first to build an empty one)");
   examples::flat_index::build(store).save(path);
   std::cerr << "memhealth index build: " << e.ids.size() << " entries, dimension " << e.dimension
             << ", model version '" << e.embedding_version << "' -> " << path.string() << "\n";
@@ -390,13 +436,16 @@ int run_index_build(const index_cli_options& o) {
     std::cerr << "memhealth index build: " << e.left_out
               << " live records with a vector of another dimension or version (or a duplicate "
                  "id) left out; re-embed them (memhealth plan)\n";
-  return exit_ok;
+  return empty ? exit_findings : exit_ok;  // an empty store: done, with something to act on
 }
 
 // memhealth index check: the flat index against the store; exit 1 when inconsistent.
 int run_index_check(const index_cli_options& o) {
   const auto path = flat_index_path(o.index);
-  const auto store = load_memory_store(o.store);
+  const auto store = load_memory_store(o.store, 0, nullptr,
+                                       ": the index cannot be checked against a record that "
+                                       "cannot be read; fix or remove such lines first "
+                                       "(memhealth check lists them)");
   const auto ix = examples::flat_index::load(path);
   const auto c = ix.check(expected_index(store));
   if (o.format == "json") {
@@ -855,24 +904,72 @@ apply_counts counts_of(const apply_result& r) {
   return c;
 }
 
+/// What one pass over a plan file found (`scan_plan`).
+struct plan_scan {
+  plan_header header;
+  bool in_order = true;           // the actions are in execution order
+  std::size_t index_actions = 0;  // rebuild_index, clean_index, check_rebuild_index
+};
+
 /// One pass over a plan file before anything runs: every line parsed (a damaged line stops the
-/// command here, not in the middle of a run) and whether the actions are in execution order.
-/// @return the header and that flag. @throws what plan_reader throws.
-std::pair<plan_header, bool> scan_plan(const std::string& path) {
+/// command here, not in the middle of a run), whether the actions are in execution order, and
+/// how many act on the index. @throws what plan_reader throws.
+plan_scan scan_plan(const std::string& path) {
   plan_reader r(path);
   repair_action a;
-  bool in_order = true, first = true;
+  plan_scan out;
+  bool first = true;
   int last = 0;
   while (r.next(a)) {
-    in_order = in_order && (first || a.priority <= last);
+    out.in_order = out.in_order && (first || a.priority <= last);
+    out.index_actions += is_index_action(a.type) ? 1 : 0;
     last = a.priority;
     first = false;
   }
-  return {r.header(), in_order};
+  out.header = r.header();
+  return out;
 }
 
-/// Writes the audit report of `apply` to `o.report`: FILE.json (the run's JSON with `audit`),
-/// FILE.html/.htm (self-contained), else Markdown; retrieval figures when there are any.
+/// Checks that the plan at `plan_path` (its header `h`) was made for `store` (its fingerprint,
+/// `check_plan_store`), before anything is written. Another store: error(precondition), exit 2.
+/// A store with no live record, or that lost most of the plan's records (or live records): the
+/// reason index actions are refused (returned; `apply_options::index_refused`), with a warning
+/// when the plan has `index_actions`. A plan without a fingerprint (an older memhealth): a
+/// warning. @return "" or that reason.
+template <record_store S>
+std::string check_plan_made_for(const std::string& plan_path, const plan_header& h, const S& store,
+                                std::size_t index_actions) {
+  if (!h.store) {
+    std::cerr << "memhealth apply: warning: " << plan_path
+              << " records no store fingerprint (made by an older memhealth): it cannot be "
+                 "checked against this store; make a new plan to have it checked\n";
+    return {};
+  }
+  const plan_store_check c = check_plan_store(*h.store, store);
+  switch (c.verdict) {
+    case plan_store_verdict::other:
+      throw error(error_code::precondition,
+                  "--plan " + plan_path + " was made for another store: " + c.reason +
+                      "; nothing was written (make a plan from this store: memhealth plan)");
+    case plan_store_verdict::shrunk:
+      if (index_actions)
+        std::cerr << "memhealth apply: warning: " << c.reason << ": the plan's " << index_actions
+                  << " index actions are refused (a clean-up or rebuild from what is left would "
+                     "empty the index); record actions are checked one by one\n";
+      return c.reason;
+    case plan_store_verdict::changed:
+      std::cerr << "memhealth apply: note: " << c.reason
+                << "; each action is checked against the records as they are now\n";
+      return {};
+    case plan_store_verdict::same:
+      return {};
+  }
+  return {};
+}
+
+/// Writes the audit report of `apply` to `o.report`: FILE.json (the run's JSON with `audit`,
+/// plus `retrieval_before` / `retrieval_after` when given), FILE.html/.htm (self-contained), else
+/// Markdown. The Markdown and HTML reports show the retrieval figures of `audit.retrieval`.
 void emit_apply_report(const apply_cli_options& o, const audit_report& audit,
                        const repair_plan& plan, const apply_result& res, const report& before,
                        const report& after, const std::optional<retrieval_figures>& figures_before,
@@ -887,15 +984,7 @@ void emit_apply_report(const apply_cli_options& o, const audit_report& audit,
   } else if (o.report.ends_with(".html") || o.report.ends_with(".htm")) {
     emit(to_html(audit), o.report);
   } else {
-    std::string md = to_markdown(audit);
-    if (figures_before || figures_after) {
-      md += "\n## Retrieval\n\n";
-      if (figures_before)
-        md += "- before (" + events_before + "): " + figures_text(*figures_before) + "\n";
-      if (figures_after)
-        md += "- after (" + o.events_after + "): " + figures_text(*figures_after) + "\n";
-    }
-    emit(md, o.report);
+    emit(to_markdown(audit), o.report);
   }
 }
 
@@ -960,7 +1049,8 @@ int run_apply_pg(const apply_cli_options& o) {
   if (!(o.burst >= 1) || !(o.rate >= 0))
     throw error(error_code::invalid_argument, "--burst must be >= 1 and --rate >= 0");
   auto store = open_pg_store(o.store, o.dry_run);
-  if (!o.detect.embedder.empty())  // reembed actions embed through it
+  (void)check_plan_made_for(o.plan, header_of(plan), store, 0);  // no index policy here
+  if (!o.detect.embedder.empty())                                // reembed actions embed through it
     set_apply_embedder(opt, make_cli_embedder(o.detect, store.dimension()));
   const std::string label = store.description();
   apply_counts c;
@@ -1158,9 +1248,10 @@ int run_apply(const apply_cli_options& o) {
   // not in execution order is held in memory whole.
   const recurrence_window recur = o.history_window.recurrence();  // bad values: before any work
   const std::chrono::milliseconds uptime_span = o.history_window.uptime();
-  const auto [header, in_order] = scan_plan(o.plan);
+  const plan_scan scanned = scan_plan(o.plan);
+  const plan_header& header = scanned.header;
   std::optional<repair_plan> whole;
-  if (!o.report.empty() || !in_order) whole = read_plan(o.plan);
+  if (!o.report.empty() || !scanned.in_order) whole = read_plan(o.plan);
   const detection_cli_options detect = apply_detection(o, header.detection);
   // One writer per store and per log: the store is locked before it is read and for the whole
   // run (exclusively when repaired in place), and the log is locked by its writer and tied to
@@ -1169,7 +1260,13 @@ int run_apply(const apply_cli_options& o) {
   kept_lines damaged;  // lines that cannot be parsed, written back in place
   auto store = load_memory_store(o.store, detect.dim, &damaged);
   check_keepable(o.out, damaged);
+  warn_if_empty("apply", o.store, store.size());
+  const std::string index_refusal =
+      check_plan_made_for(o.plan, header, store, scanned.index_actions);
   auto opt = approvals(o.approve);
+  opt.index_refused = index_refusal;
+  opt.index_blast_limit =
+      header.blast_radius_threshold.value_or(planner_options{}.blast_radius_threshold);
   opt.batch_size = o.batch;
   opt.max_records = o.max_records;
   opt.limits.per_second = o.rate;
@@ -1223,7 +1320,10 @@ int run_apply(const apply_cli_options& o) {
     const auto ev = read_alarm_events(events_before);
     figures_before = summarize_retrievals(store, std::span(ev.retrievals));
   }
-  if (!o.events_after.empty()) check_jsonl_input(o.events_after, "retrieval events");
+  // the events after the repair are read now: a file that is not events stops the run before
+  // anything is written
+  std::optional<event_load_result> ev_after;
+  if (!o.events_after.empty()) ev_after = read_alarm_events(o.events_after);
   // Detection before: the whole report only for an audit report (it attributes root causes on
   // the findings and a copy of the store as it was); otherwise counts, in bounded memory.
   // The findings history (state database, not with --ledger): this detection is a full check run
@@ -1281,11 +1381,14 @@ int run_apply(const apply_cli_options& o) {
     opt.history = &*history;
   }
 #endif
-  std::vector<std::string> held;  // actions held in the manual queue by an earlier run
-  const auto note_held = [&held](const action_outcome& out) {
+  std::vector<std::string> held;        // actions held in the manual queue by an earlier run
+  std::vector<std::string> held_index;  // index actions held by their blast radius (reasons)
+  const auto note_held = [&held, &held_index](const action_outcome& out) {
     if (out.status == action_status::failed &&
         out.reason.starts_with("manual queue since an earlier run"))
       held.push_back(out.idempotency_key);
+    if (out.status == action_status::unapproved && out.reason.starts_with("held for review"))
+      held_index.push_back(out.idempotency_key + ": " + out.reason);
   };
   apply_result res;  // per action, for the audit report (whole plans only)
   apply_counts c;
@@ -1362,21 +1465,24 @@ int run_apply(const apply_cli_options& o) {
   if (figures_before)
     std::cerr << "memhealth apply: retrieval before (" << events_before
               << "): " << figures_text(*figures_before) << "\n";
-  if (!o.events_after.empty()) {  // events served after the repair, against the repaired store
-    const auto ev = read_alarm_events(o.events_after);
-    figures_after = summarize_retrievals(store, std::span(ev.retrievals));
+  if (ev_after) {  // events served after the repair, against the repaired store
+    figures_after = summarize_retrievals(store, std::span(ev_after->retrievals));
     std::cerr << "memhealth apply: retrieval after (" << o.events_after
               << "): " << figures_text(*figures_after) << "\n";
   }
-  if (header.suspended && !opt.approve_suspended)
+  const bool suspended_now = header.suspended && !opt.approve_suspended;
+  if (suspended_now)
     std::cerr << "memhealth apply: the plan is suspended (" << header.suspend_reason
               << "), so nothing ran; review it (memhealth plan prints it) and pass --approve "
                  "suspended to run it\n";
-  else if (c.unapproved > 0 && opt.approve_tier2)  // only tier-3 actions can be waiting
+  for (const auto& h : held_index)
+    std::cerr << "memhealth apply: index action " << h << " (--approve suspended)\n";
+  const bool others_wait = c.unapproved > held_index.size();  // not only held index actions
+  if (!suspended_now && others_wait && opt.approve_tier2)     // only tier-3 actions can be waiting
     std::cerr << "memhealth apply: the actions awaiting approval run with --approve tier3; "
                  "memhealth plan lists "
                  "each action's tier\n";
-  else if (c.unapproved > 0)
+  else if (!suspended_now && others_wait)
     std::cerr << "memhealth apply: the actions awaiting approval run with --approve tier2 (tier-2 "
                  "actions) or "
                  "--approve tier3 (tier 2 and 3); memhealth plan lists each action's tier\n";
@@ -1390,6 +1496,10 @@ int run_apply(const apply_cli_options& o) {
       audit.history =
           budget.state->history_figures_of(history_scope(o.out), recur, uptime_span, checked_after);
 #endif
+    if (figures_before)
+      audit.retrieval.push_back(audit_figures(*figures_before, "before", events_before));
+    if (figures_after)
+      audit.retrieval.push_back(audit_figures(*figures_after, "after", o.events_after));
     emit_apply_report(o, audit, *whole, res, *before, *after, figures_before, events_before,
                       figures_after);
   }
@@ -1417,7 +1527,8 @@ int run_apply(const apply_cli_options& o) {
               << "); exit 4\n";
     return exit_not_run;
   }
-  return exit_ok;
+  // an empty store: done, with something to act on (README, exit codes)
+  return store.size() == 0 ? exit_findings : exit_ok;
 }
 
 // ------------------------------------------------------------------------- rollback, recover

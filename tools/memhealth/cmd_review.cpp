@@ -449,6 +449,10 @@ int run_resolve(const review_cli_options& o) {
 sqlite_state open_history_state(const review_cli_options& o, bool read_only) {
   const auto path = state_path_for(o);
   std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw error(error_code::io, "state database " + path.string() +
+                                    ": is a directory, not a state database file (--state names "
+                                    "the file, e.g. DIR/memhealth-state.db)");
   if (!std::filesystem::is_regular_file(path, ec))
     throw error(error_code::io, "state database " + path.string() +
                                     ": no such file (memhealth apply keeps it next to its --wal "
@@ -485,6 +489,15 @@ int run_release(const review_cli_options& o) {
         }))
       chosen.push_back(*hits[0]);
   }
+  // only a held action is released: one the history does not hold has its attempts already
+  for (const auto& c : chosen)
+    if (c.state != "manual")
+      throw error(error_code::precondition,
+                  "action " + short_id(c.action_key) + " is not held (state " + c.state + ", " +
+                      std::to_string(c.attempts) + " attempts, " + std::to_string(c.failures) +
+                      " failures): nothing to release; release is for an action the repair "
+                      "history holds in the manual queue (failed every attempt, a repair loop, "
+                      "or proposed a third time); nothing was recorded");
   const auto now = ms_of(now_ms());
   for (const auto& c : chosen) {
     const auto before = state.release_action(c.action_key, o.reviewer, o.reason, now);

@@ -7,10 +7,38 @@
 // store is locked by another memhealth process.
 #include <exception>
 #include <iostream>
+#include <string>
 
 #include "cli.hpp"
 #include "cmd_audit.hpp"
 #include "cmd_monitor.hpp"
+
+namespace {
+
+// `memhealth index frob`: CLI11 answers "A subcommand is required" for a command whose
+// subcommands are required and whose next word is none of them; this names the word and the
+// subcommands there are. @return the message, or "" when there is nothing to say here.
+std::string unknown_subcommand(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return {};
+  const CLI::App* cmd = nullptr;
+  try {
+    cmd = app.get_subcommand(argv[1]);
+  } catch (const CLI::OptionNotFound&) {
+    return {};  // an unknown command: CLI11's own message names it
+  }
+  if (cmd->get_require_subcommand_min() == 0) return {};
+  const auto subs = cmd->get_subcommands([](const CLI::App*) { return true; });
+  std::string names;
+  for (const CLI::App* sub : subs) names += (names.empty() ? "" : ", ") + sub->get_name();
+  const std::string who = "memhealth " + cmd->get_name();
+  if (argc < 3) return who + ": a subcommand is required: " + names;
+  if (argv[2][0] == '-') return {};  // --help and the like
+  for (const CLI::App* sub : subs)
+    if (sub->check_name(argv[2])) return {};
+  return who + ": unknown subcommand '" + argv[2] + "'; expected one of: " + names;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   // an interrupted run removes its temporary files (outputs appear complete or not at all)
@@ -51,6 +79,10 @@ int main(int argc, char** argv) {
         "--mapping", memhealth::cli::pg_mapping_option(),
         "postgresql:// stores: the column mapping, a JSON file or a built-in name "
         "(mem0, langgraph; default: memhealth's own schema)");
+  if (const std::string m = unknown_subcommand(app, argc, argv); !m.empty()) {
+    std::cerr << m << "\n";
+    return memhealth::cli::exit_usage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -36,6 +36,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <set>
@@ -110,6 +111,35 @@ struct pending_item {
   std::string content;  ///< the record's text, when known, secrets masked (`mask_secrets`)
 };
 
+/// Retrieval figures of the events served before or after a repair run, pooled over the events
+/// file (`summarize_retrievals` in monitor/retrieval_monitor.hpp; `memhealth apply` fills them
+/// from `--events` or the plan's events, and `--events-after`).
+struct audit_retrieval {
+  std::string when;                    ///< "before" or "after"
+  std::string events;                  ///< the events file
+  std::size_t retrievals = 0;          ///< retrieval events
+  double p95_latency_ms = 0;           ///< pooled P95 latency
+  double duplicate_share = 0;          ///< near-duplicate results of top-k (share)
+  std::size_t duplicate_results = 0;   ///< near-duplicate results of top-k (count)
+  std::size_t topk_compared = 0;       ///< top-k results compared
+  std::size_t ghost_results = 0;       ///< results serving an id without a live record
+  std::size_t scope_leaks = 0;         ///< results outside the requested scopes
+  std::size_t version_mismatches = 0;  ///< retrievals whose query model differs from a result's
+};
+
+/// "P95 latency 340.0 ms, duplicate share of top-k 0.355 (11 of 31), ghost results 3, scope
+/// leaks 2, query-model mismatches 6, over 192 retrievals": the figures in one line (Markdown,
+/// and the tool's messages).
+inline std::string retrieval_text(const audit_retrieval& f) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "P95 latency %.1f ms, duplicate share of top-k %.3f (%zu of %zu), ghost results "
+                "%zu, scope leaks %zu, query-model mismatches %zu, over %zu retrievals",
+                f.p95_latency_ms, f.duplicate_share, f.duplicate_results, f.topk_compared,
+                f.ghost_results, f.scope_leaks, f.version_mismatches, f.retrievals);
+  return buf;
+}
+
 /// The audit report of one repair run.
 struct audit_report {
   std::string title;                           ///< heading
@@ -130,6 +160,10 @@ struct audit_report {
   /// database's findings history, when the caller has one (`sqlite_state::history_figures_of`;
   /// `memhealth apply --report` with a state database); nullopt: the section is left out.
   std::optional<run_history_figures> history;
+  /// Retrieval figures before and after the repair (in that order), when the caller has events
+  /// (`memhealth apply --events/--events-after`, or the events the plan was made from); empty:
+  /// the section is left out.
+  std::vector<audit_retrieval> retrieval;
 };
 
 /// The prevention note for a finding kind (empty when there is none).
@@ -566,7 +600,10 @@ audit_report make_audit_report(const S1& before_store, const S2& after_store, co
 /// The report as JSON: `title`, `before`/`after` metrics, `strategies`, `automation`
 /// (`auto`/`confirm`/`manual` planned counts), `outcomes`, `pending`, `root_causes`,
 /// `prevention`, `similarity` (histogram of nearest-neighbour cosines in 20 bins over [0,1] and
-/// the threshold).
+/// the threshold), and `across_runs` / `retrieval` (the figures before and after: `when`,
+/// `events`, `retrievals`, `p95_latency_ms`, `duplicate_share`, `duplicate_results`,
+/// `topk_compared`, `ghost_results`, `scope_leaks`, `query_model_mismatches`) when the report
+/// has them.
 template <class = void>  // deferred instantiation, see memhealth.hpp
 nlohmann::ordered_json to_json(const audit_report& r) {
   auto metrics = [](const audit_metrics& m) {
@@ -628,6 +665,20 @@ nlohmann::ordered_json to_json(const audit_report& r) {
                      {"records", r.nn_cosines.size()},
                      {"threshold", r.threshold}};
   if (r.history) j["across_runs"] = history_json(*r.history);
+  if (!r.retrieval.empty()) {
+    j["retrieval"] = nlohmann::ordered_json::array();
+    for (const auto& f : r.retrieval)
+      j["retrieval"].push_back({{"when", f.when},
+                                {"events", f.events},
+                                {"retrievals", f.retrievals},
+                                {"p95_latency_ms", f.p95_latency_ms},
+                                {"duplicate_share", f.duplicate_share},
+                                {"duplicate_results", f.duplicate_results},
+                                {"topk_compared", f.topk_compared},
+                                {"ghost_results", f.ghost_results},
+                                {"scope_leaks", f.scope_leaks},
+                                {"query_model_mismatches", f.version_mismatches}});
+  }
   return j;
 }
 
@@ -692,6 +743,11 @@ std::string to_markdown(const audit_report& r) {
   s << "\n## Prevention\n\n";
   if (r.prevention.empty()) s << "nothing to add\n";
   for (const auto& p : r.prevention) s << "- " << p << "\n";
+  if (!r.retrieval.empty()) {
+    s << "\n## Retrieval\n\n";
+    for (const auto& f : r.retrieval)
+      s << "- " << f.when << " (" << f.events << "): " << retrieval_text(f) << "\n";
+  }
   return s.str();
 }
 
@@ -832,6 +888,23 @@ std::string to_html(const audit_report& r) {
           << html_escape(to_string(h.verdicts[k])) << "</td></tr>\n";
       s << "</table>\n";
     }
+  }
+  if (!r.retrieval.empty()) {
+    s << "<h2>Retrieval</h2>\n<table id=\"retrieval\"><tr><th></th><th>events</th>"
+         "<th>retrievals</th><th>P95 latency (ms)</th><th>duplicate share of top-k</th>"
+         "<th>ghost results</th><th>scope leaks</th><th>query-model mismatches</th></tr>\n";
+    for (const auto& f : r.retrieval) {
+      char p95[32], dup[32];
+      std::snprintf(p95, sizeof p95, "%.1f", f.p95_latency_ms);
+      std::snprintf(dup, sizeof dup, "%.3f", f.duplicate_share);
+      s << "<tr data-when=\"" << html_escape(f.when) << "\" data-ghost-results=\""
+        << f.ghost_results << "\" data-p95-latency-ms=\"" << p95 << "\"><td>" << html_escape(f.when)
+        << "</td><td>" << html_escape(f.events) << "</td><td>" << f.retrievals << "</td><td>" << p95
+        << "</td><td>" << dup << " (" << f.duplicate_results << " of " << f.topk_compared
+        << ")</td><td>" << f.ghost_results << "</td><td>" << f.scope_leaks << "</td><td>"
+        << f.version_mismatches << "</td></tr>\n";
+    }
+    s << "</table>\n";
   }
   s << "<h2>Pending review</h2>\n<ul id=\"pending\">\n";
   if (r.pending.empty()) s << "<li>nothing</li>\n";

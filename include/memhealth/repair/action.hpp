@@ -150,10 +150,15 @@ constexpr bool is_index_action(std::string_view type) noexcept {
          type == action_types::check_rebuild_index;
 }
 
-/// How many records and scopes an action (or plan) touches.
+/// How many records, index entries and scopes an action (or plan) touches.
 struct blast_radius {
   std::size_t records = 0;          ///< distinct records edited
   std::vector<std::string> scopes;  ///< distinct scopes of those records, sorted
+  /// Entries of the user's vector index the action removes or rewrites (`clean_index`: its
+  /// targets, the served ids without a live record); 0 for record actions. Written in a plan
+  /// only when not 0 (`"index_entries"`); the planner's blast-radius suspension counts them with
+  /// the records (planner.hpp, "Limits").
+  std::size_t index_entries = 0;
   friend bool operator==(const blast_radius&, const blast_radius&) = default;
 };
 
@@ -195,6 +200,23 @@ struct detection_provenance {
   friend bool operator==(const detection_provenance&, const detection_provenance&) = default;
 };
 
+/// Which store a plan was made from (the plan's `"store"`; `plan_store_of` and
+/// `check_plan_store` in store_identity.hpp compute and compare it): counts, a digest of the
+/// record ids, and a sample of them by hash, so that `apply` can tell the store the plan was made
+/// for (perhaps edited since) from another store or an emptied one.
+struct plan_store_fingerprint {
+  std::size_t records = 0;  ///< records (a duplicate id counted each time)
+  std::size_t ids = 0;      ///< distinct record ids
+  std::size_t live = 0;     ///< records an index may serve (`index_live`, index_policy.hpp)
+  /// CRC-64/XZ of the distinct ids in byte order, each followed by '\n', as 16 lower-case hex
+  /// digits (the `store_identity::fingerprint` of a log header).
+  std::string ids_crc64;
+  /// The smallest `id_sample_hash` values of the distinct ids, ascending, at most
+  /// `plan_store_sample_size` (all of them for a smaller store): a uniform sample of the ids.
+  std::vector<std::uint64_t> sample;
+  friend bool operator==(const plan_store_fingerprint&, const plan_store_fingerprint&) = default;
+};
+
 /// A repair plan: actions in execution order, plus guardrail outcomes.
 struct repair_plan {
   std::vector<repair_action> actions;  ///< in execution order
@@ -206,6 +228,13 @@ struct repair_plan {
   /// The detection options the plan was made from, so `apply` can verify with the same
   /// detection; empty when unknown.
   detection_provenance detection;
+  /// The store the plan was made from (`make_plan` and `make_plan_file` record it); unset for a
+  /// plan made before fingerprints existed (apply then cannot tell stores apart).
+  std::optional<plan_store_fingerprint> store;
+  /// `planner_options::blast_radius_threshold` the plan was made with (records and index entries
+  /// past which it was suspended); `apply` holds an index action that would remove or rewrite
+  /// more index entries than this (executor.hpp). Unset for older plans.
+  std::optional<std::size_t> blast_radius_threshold;
   friend bool operator==(const repair_plan&, const repair_plan&) = default;
 };
 

@@ -27,7 +27,11 @@
 ///    `apply_options::rebuild_index` after the batches before it are committed (index_policy.hpp);
 ///    so do `clean_index` and `check_rebuild_index` through `apply_options::index`, and a
 ///    `start_migration` proposal (approved) is a no-op naming the command a person runs: none of
-///    them changes a record or writes to the log;
+///    them changes a record or writes to the log. An index action goes to the manual queue
+///    without touching the index when `apply_options::index_refused` says why (a store emptied
+///    or cut since the plan, `check_plan_store`), and is held (*unapproved*) when it would
+///    remove or rewrite more index entries than `index_blast_limit` (its blast radius) without
+///    `approve_suspended`;
 /// 5. the intent (before + after images of the changed records) is appended and made durable
 ///    (group commit: `batch_size` actions per `fdatasync`), then each record is written with
 ///    `store.restore(i, after)`, then a commit frame is appended; a `transactional_record_store`
@@ -122,6 +126,19 @@ struct apply_options {
   /// `check_rebuild_index` (index_policy.hpp, `make_index_hooks`); an unset operation sends such
   /// an action to the manual queue (a policy without `check` is rebuilt without one).
   index_hooks index;
+  /// Why index actions must not run against this store (empty: they may). Set it from
+  /// `check_plan_store` (store_identity.hpp) when the store has no live record or lost most of
+  /// the records of the store the plan was made from: a clean-up or a rebuild from what is left
+  /// would empty the index. Set: a `rebuild_index`, `clean_index` or `check_rebuild_index` that
+  /// would act goes to the manual queue (failed) with this reason; the index is not touched.
+  std::string index_refused;
+  /// The most index entries one index action may remove or rewrite without `approve_suspended`
+  /// (its blast radius; the plan's `blast_radius_threshold`, the planner's default 500 unset):
+  /// a `clean_index` with more ids to remove, or a `check_rebuild_index` whose rebuild would
+  /// remove or rewrite more entries (the check's extra and stale entries; every entry when the
+  /// dimension or model version differs), is held (unapproved), not run. A policy without
+  /// `check` cannot say what a rebuild changes: its rebuild is not held.
+  std::size_t index_blast_limit = 500;
   /// The repair history that spans runs (repair_history.hpp; not owned, must outlive the run):
   /// attempts, the manual queue, done actions and replaced images of earlier runs. nullptr: none.
   repair_history* history = nullptr;
@@ -533,6 +550,8 @@ class plan_run {
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     if (ids.empty()) {
       set(a, action_status::noop, "no target record changed in this run: nothing to re-index");
+    } else if (!opt_.index_refused.empty()) {
+      set(a, action_status::failed, "index actions refused: " + opt_.index_refused);
     } else if (!opt_.rebuild_index) {
       set(a, action_status::failed,
           "no index policy (apply_options::rebuild_index): rebuild the index by hand for " +
@@ -578,6 +597,16 @@ class plan_run {
       set(a, action_status::noop, "every target is a live record now: nothing removed" + kept);
       return;
     }
+    if (!opt_.index_refused.empty()) {
+      set(a, action_status::failed, "index actions refused: " + opt_.index_refused);
+      return;
+    }
+    if (clean && ghosts.size() > opt_.index_blast_limit && !opt_.approve_suspended) {
+      set(a, action_status::unapproved,
+          held_text("remove " + std::to_string(ghosts.size()) + " ids from the index",
+                    ghosts.size()));
+      return;
+    }
     if (clean ? !opt_.index.remove : !opt_.index.rebuild) {
       set(a, action_status::failed,
           clean ? "no index clean-up (apply_options::index.remove): remove " +
@@ -619,6 +648,19 @@ class plan_run {
                 "): nothing rebuilt; the alarm's cause is elsewhere");
         return;
       }
+      // what a rebuild would remove or rewrite: the extra and stale entries, every entry when
+      // the dimension or model version is not the store's
+      const bool other_space =
+          first.entries > 0 && (first.dimension != expected.dimension ||
+                                first.embedding_version != expected.embedding_version);
+      const std::size_t changes = other_space ? first.entries : first.extra + first.stale;
+      if (changes > opt_.index_blast_limit && !opt_.approve_suspended) {
+        set(a, action_status::unapproved,
+            held_text("rebuild the index, removing or rewriting " + std::to_string(changes) +
+                          " of its " + std::to_string(first.entries) + " entries",
+                      changes));
+        return;
+      }
       opt_.index.rebuild();
       const index_check second = opt_.index.check(expected);
       std::string found;
@@ -639,6 +681,13 @@ class plan_run {
       else
         set(a, action_status::failed, std::string("attempts exhausted: ") + ex.what());
     }
+  }
+
+  // The reason of an index action held by its blast radius (`entries` over the limit).
+  std::string held_text(const std::string& what, std::size_t entries) const {
+    return "held for review: it would " + what + " (" + std::to_string(entries) +
+           " index entries, more than the blast-radius threshold of " +
+           std::to_string(opt_.index_blast_limit) + "); approve suspended work to run it";
   }
 
   // Step 1, budgets: an action without edits is a no-op; past the record budget or a spent

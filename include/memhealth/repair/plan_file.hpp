@@ -13,6 +13,10 @@
 /// m1 (structural)"]}
 /// {"type":"merge_duplicates","tier":2,...}
 /// @endcode
+/// The header may also hold `blast_radius_threshold` (the planner's threshold) and `store` (the
+/// fingerprint of the store the plan was made from: counts, a digest and a sample of the record
+/// ids, `store_fingerprint_to_json`); `make_plan` and `make_plan_file` write both, and a plan
+/// without them (an older one) still reads.
 /// An action line has the fields of an action of the schema_version 1 document (plan_json.hpp:
 /// the same names, edit ops and metadata value forms, non-finite numbers as "nan", "inf", "-inf"),
 /// written in the order above; a reader accepts them in any order. `detection` is written only
@@ -69,12 +73,14 @@ inline constexpr int plan_file_version = 2;
 
 /// Everything of a plan but its actions: what the header line of a plan file holds.
 struct plan_header {
-  int schema_version = plan_file_version;  ///< 2 (JSON Lines) or 1 (a 0.1 JSON document)
-  std::size_t actions = 0;                 ///< number of actions that follow
-  bool suspended = false;                  ///< see `repair_plan::suspended`
-  std::string suspend_reason;              ///< see `repair_plan::suspend_reason`
-  std::vector<std::string> deferred;       ///< see `repair_plan::deferred`
-  detection_provenance detection;          ///< see `repair_plan::detection`
+  int schema_version = plan_file_version;             ///< 2 (JSON Lines) or 1 (a 0.1 JSON document)
+  std::size_t actions = 0;                            ///< number of actions that follow
+  bool suspended = false;                             ///< see `repair_plan::suspended`
+  std::string suspend_reason;                         ///< see `repair_plan::suspend_reason`
+  std::vector<std::string> deferred;                  ///< see `repair_plan::deferred`
+  detection_provenance detection;                     ///< see `repair_plan::detection`
+  std::optional<std::size_t> blast_radius_threshold;  ///< see `repair_plan::blast_radius_threshold`
+  std::optional<plan_store_fingerprint> store;        ///< see `repair_plan::store`
   friend bool operator==(const plan_header&, const plan_header&) = default;
 };
 
@@ -86,6 +92,8 @@ inline plan_header header_of(const repair_plan& p) {
   h.suspend_reason = p.suspend_reason;
   h.deferred = p.deferred;
   h.detection = p.detection;
+  h.blast_radius_threshold = p.blast_radius_threshold;
+  h.store = p.store;
   return h;
 }
 
@@ -204,6 +212,14 @@ void append_plan_header_line(std::string& out, const plan_header& h) {
     out += ",\"detection\":";
     out += detection_to_json(h.detection).dump();
   }
+  if (h.blast_radius_threshold) {
+    out += ",\"blast_radius_threshold\":";
+    detail::json_text::append_int(out, static_cast<std::int64_t>(*h.blast_radius_threshold));
+  }
+  if (h.store) {
+    out += ",\"store\":";
+    out += store_fingerprint_to_json(*h.store).dump();
+  }
   out += "}\n";
 }
 
@@ -229,6 +245,10 @@ inline void append_plan_action_line(std::string& out, const repair_action& a) {
   }
   out += "],\"blast_radius\":{\"records\":";
   jt::append_int(out, static_cast<std::int64_t>(a.blast.records));
+  if (a.blast.index_entries) {
+    out += ",\"index_entries\":";
+    jt::append_int(out, static_cast<std::int64_t>(a.blast.index_entries));
+  }
   out += ",\"scopes\":";
   pl::append_strings(out, a.blast.scopes);
   out += "},\"rollback_method\":";
@@ -458,6 +478,13 @@ class basic_plan_reader {
       header_.deferred = detail::plan_strings(detail::plan_member(j, "", "deferred"), "/deferred");
       if (auto it = j.find("detection"); it != j.end())
         header_.detection = detection_from_json(*it);
+      if (auto it = j.find("blast_radius_threshold"); it != j.end()) {
+        const std::int64_t t = detail::plan_integer(*it, "/blast_radius_threshold");
+        if (t < 0) detail::plan_fail("/blast_radius_threshold", "expected a count >= 0");
+        header_.blast_radius_threshold = static_cast<std::size_t>(t);
+      }
+      if (auto it = j.find("store"); it != j.end())
+        header_.store = store_fingerprint_from_json(*it);
     } catch (const error& e) {
       rethrow_here(e);
     }
@@ -507,6 +534,8 @@ repair_plan read_whole_plan(Reader& r) {
   p.suspend_reason = h.suspend_reason;
   p.deferred = h.deferred;
   p.detection = h.detection;
+  p.blast_radius_threshold = h.blast_radius_threshold;
+  p.store = h.store;
   // the header's count is not trusted for a reservation (a damaged file could claim 2^60)
   p.actions.reserve(std::min<std::size_t>(h.actions, std::size_t{1} << 16));
   repair_action a;

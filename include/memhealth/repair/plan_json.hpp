@@ -29,7 +29,10 @@
 /// double (float32 embedding values read back to the same float); non-finite numbers, which JSON
 /// cannot hold, are written as the strings "nan", "inf", "-inf". `detection` (an object of
 /// strings: the detection options the plan was made from, `detection_provenance`; see
-/// `detection_to_json`) is written only when not empty and is optional when read.
+/// `detection_to_json`) is written only when not empty and is optional when read; so are
+/// `blast_radius_threshold` (the planner's threshold, an integer) and `store` (the fingerprint of
+/// the store the plan was made from, `store_fingerprint_to_json`), and an action's
+/// `blast_radius.index_entries` (written when not 0).
 ///
 /// ## Errors
 /// `plan_from_json` throws `memhealth::error(error_code::parse)` naming the JSON
@@ -280,6 +283,11 @@ repair_action plan_read_action(const nlohmann::json& j, const std::string& path)
   const std::int64_t n = plan_integer(plan_member(blast, bp, "records"), bp + "/records");
   if (n < 0) plan_fail(bp + "/records", "expected a count >= 0");
   a.blast.records = static_cast<std::size_t>(n);
+  if (const auto ie = blast.find("index_entries"); ie != blast.end()) {
+    const std::int64_t m = plan_integer(*ie, bp + "/index_entries");
+    if (m < 0) plan_fail(bp + "/index_entries", "expected a count >= 0");
+    a.blast.index_entries = static_cast<std::size_t>(m);
+  }
   a.blast.scopes = plan_strings(plan_member(blast, bp, "scopes"), bp + "/scopes");
   a.rollback_method = plan_string_member(j, path, "rollback_method");
   a.idempotency_key = plan_string_member(j, path, "idempotency_key");
@@ -366,6 +374,60 @@ detection_provenance detection_from_json(const nlohmann::json& j,
   return d;
 }
 
+/// The JSON form of a plan's store fingerprint (`plan_store_fingerprint`): `{"records": N,
+/// "ids": N, "live": N, "ids_crc64": "16 hex digits", "id_sample": ["16 hex digits", ...]}`
+/// (the sample's hashes as hex text: JSON numbers above 2^53 lose digits in many readers).
+template <class = void>  // deferred instantiation, see memhealth.hpp
+nlohmann::json store_fingerprint_to_json(const plan_store_fingerprint& f) {
+  nlohmann::json j = nlohmann::json::object();
+  j["records"] = f.records;
+  j["ids"] = f.ids;
+  j["live"] = f.live;
+  j["ids_crc64"] = f.ids_crc64;
+  nlohmann::json sample = nlohmann::json::array();
+  for (const std::uint64_t h : f.sample) {
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+    sample.push_back(std::string(hex));
+  }
+  j["id_sample"] = std::move(sample);
+  return j;
+}
+
+/// Reads a store fingerprint from its JSON form (`store_fingerprint_to_json`; `path` is the JSON
+/// pointer used in errors). @throws error(parse) naming the field when `j` is not an object, a
+/// count is not an integer >= 0, `ids_crc64` is not a string, or a sample entry is not 1 to 16
+/// hex digits.
+template <class = void>  // deferred instantiation, see memhealth.hpp
+plan_store_fingerprint store_fingerprint_from_json(const nlohmann::json& j,
+                                                   const std::string& path = "/store") {
+  if (!j.is_object()) detail::plan_fail(path, "expected an object");
+  plan_store_fingerprint f;
+  auto count = [&](const char* key) {
+    const std::int64_t n =
+        detail::plan_integer(detail::plan_member(j, path, key), path + "/" + key);
+    if (n < 0) detail::plan_fail(path + "/" + key, "expected a count >= 0");
+    return static_cast<std::size_t>(n);
+  };
+  f.records = count("records");
+  f.ids = count("ids");
+  f.live = count("live");
+  f.ids_crc64 = detail::plan_string_member(j, path, "ids_crc64");
+  const std::vector<std::string> sample =
+      detail::plan_strings(detail::plan_member(j, path, "id_sample"), path + "/id_sample");
+  f.sample.reserve(sample.size());
+  for (std::size_t i = 0; i < sample.size(); ++i) {
+    const std::string& t = sample[i];
+    std::uint64_t h = 0;
+    const auto r = std::from_chars(t.data(), t.data() + t.size(), h, 16);
+    if (t.empty() || t.size() > 16 || r.ec != std::errc{} || r.ptr != t.data() + t.size())
+      detail::plan_fail(path + "/id_sample/" + std::to_string(i),
+                        "expected 16 hex digits: '" + t + "'");
+    f.sample.push_back(h);
+  }
+  return f;
+}
+
 /// The JSON form of a plan (see the file comment). Keys of each object are written in sorted
 /// order (nlohmann's default object), so `plan_to_json(p).dump()` is byte-for-byte stable.
 /// @complexity O(size of the plan).
@@ -377,6 +439,8 @@ nlohmann::json plan_to_json(const repair_plan& p) {
   j["suspend_reason"] = p.suspend_reason;
   j["deferred"] = p.deferred;
   if (!p.detection.empty()) j["detection"] = detection_to_json(p.detection);
+  if (p.blast_radius_threshold) j["blast_radius_threshold"] = *p.blast_radius_threshold;
+  if (p.store) j["store"] = store_fingerprint_to_json(*p.store);
   nlohmann::json actions = nlohmann::json::array();
   for (const auto& a : p.actions) {
     nlohmann::json x = nlohmann::json::object();
@@ -388,6 +452,7 @@ nlohmann::json plan_to_json(const repair_plan& p) {
     for (const auto& e : a.edits) edits.push_back(detail::plan_edit(e));
     x["edits"] = std::move(edits);
     x["blast_radius"] = {{"records", a.blast.records}, {"scopes", a.blast.scopes}};
+    if (a.blast.index_entries) x["blast_radius"]["index_entries"] = a.blast.index_entries;
     x["rollback_method"] = a.rollback_method;
     x["idempotency_key"] = a.idempotency_key;
     x["reasons"] = a.reasons;
@@ -413,6 +478,12 @@ repair_plan plan_from_json(const nlohmann::json& j) {
   p.suspend_reason = detail::plan_string_member(j, "", "suspend_reason");
   p.deferred = detail::plan_strings(detail::plan_member(j, "", "deferred"), "/deferred");
   if (auto it = j.find("detection"); it != j.end()) p.detection = detection_from_json(*it);
+  if (auto it = j.find("blast_radius_threshold"); it != j.end()) {
+    const std::int64_t t = detail::plan_integer(*it, "/blast_radius_threshold");
+    if (t < 0) detail::plan_fail("/blast_radius_threshold", "expected a count >= 0");
+    p.blast_radius_threshold = static_cast<std::size_t>(t);
+  }
+  if (auto it = j.find("store"); it != j.end()) p.store = store_fingerprint_from_json(*it);
   const auto& actions = detail::plan_member(j, "", "actions");
   if (!actions.is_array()) detail::plan_fail("/actions", "expected an array");
   p.actions.reserve(actions.size());

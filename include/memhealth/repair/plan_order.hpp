@@ -204,6 +204,11 @@ class plan_index {
   // Distinct records the kept actions edit (the plan's blast radius); valid after `finish`.
   [[nodiscard]] std::size_t records_used() const noexcept { return used_count_; }
 
+  // Index entries the plan's index actions remove or rewrite (`blast_radius::index_entries`):
+  // counted with the records by the blast-radius suspension. Set before `finish`.
+  void add_index_entries(std::size_t n) noexcept { index_entries_ += n; }
+  [[nodiscard]] std::size_t index_entries() const noexcept { return index_entries_; }
+
  private:
   struct entry {               // 24 bytes
     std::uint64_t keys = 0;    // arena position (chunk << 32 | offset): targets, key, records
@@ -364,16 +369,19 @@ class plan_index {
                               ": " + std::to_string(left_out) + " actions deferred in total (" +
                               by + ")");
     }
-    if (used_count_ > opt.blast_radius_threshold) {
+    if (used_count_ + index_entries_ > opt.blast_radius_threshold) {
       std::set<std::string_view> scopes;  // the kept actions' blast scopes: their records' scopes
       for (std::size_t r = 0; r < store_.size(); ++r)
         if (used[r])
           if (const auto sc = scope_at(store_, r); !sc.empty()) scopes.insert(sc);
       plan.suspended = true;
-      plan.suspend_reason = "blast radius " + std::to_string(used_count_) + " records in " +
-                            std::to_string(scopes.size()) + " scopes exceeds the threshold of " +
-                            std::to_string(opt.blast_radius_threshold) +
-                            " records; approve the plan to run it";
+      plan.suspend_reason =
+          "blast radius " + std::to_string(used_count_) + " records in " +
+          std::to_string(scopes.size()) + " scopes" +
+          (index_entries_ ? " and " + std::to_string(index_entries_) + " index entries" : "") +
+          " exceeds the threshold of " + std::to_string(opt.blast_radius_threshold) +
+          (index_entries_ ? " (records and index entries together)" : " records") +
+          "; approve the plan to run it";
     }
     return kept;
   }
@@ -388,6 +396,7 @@ class plan_index {
   std::vector<std::uint32_t> rank_;
   std::map<std::string, std::size_t, std::less<>> unknown_;
   std::size_t used_count_ = 0;
+  std::size_t index_entries_ = 0;  // index entries the index actions remove or rewrite
 };
 
 // Finished actions kept in memory (make_plan).

@@ -33,6 +33,7 @@
 #include "memhealth/repair/index_policy.hpp"
 #include "memhealth/repair/plan_order.hpp"
 #include "memhealth/repair/plan_table.hpp"
+#include "memhealth/repair/store_identity.hpp"
 #include "memhealth/store/store.hpp"
 #include "memhealth/text/normalize.hpp"
 
@@ -204,6 +205,26 @@ class plan_builder {
     collect_actions();
     index.merge_tier1(actions, [&](repair_action& a) { finalize_action(store, a); });
     std::vector<std::size_t> kept = index.finish(opt, plan);
+    // one note per distinct text, in the order they came, with how often it came when more
+    // than once (several findings, e.g. one per monitor window, can give one note)
+    std::map<std::string_view, std::size_t> seen;
+    std::vector<std::string> notes;
+    std::vector<std::size_t> times;
+    notes.reserve(deferred.size());
+    for (const auto& n : deferred) {
+      const auto [it, fresh] = seen.try_emplace(n, notes.size());
+      if (fresh) {
+        notes.push_back(n);
+        times.push_back(1);
+      } else {
+        ++times[it->second];
+      }
+    }
+    for (std::size_t k = 0; k < notes.size(); ++k)
+      if (times[k] > 1) notes[k] += " (" + std::to_string(times[k]) + " times)";
+    deferred = std::move(notes);
+    plan.store = plan_store_of(store);
+    plan.blast_radius_threshold = opt.blast_radius_threshold;
     return {std::move(plan), std::move(kept)};
   }
 
@@ -212,6 +233,8 @@ class plan_builder {
 
   // Distinct records the plan's actions edit (its blast radius); valid after `finish`.
   [[nodiscard]] std::size_t blast_records() const noexcept { return index.records_used(); }
+  // Index entries the plan's index actions remove or rewrite (counted by the suspension too).
+  [[nodiscard]] std::size_t blast_index_entries() const noexcept { return index.index_entries(); }
 
  private:
   // Merges a duplicate cluster into its first record (same scope only; a cross-scope cluster is
@@ -589,7 +612,13 @@ class plan_builder {
       close_reasons(a.reasons, ghost_more_);
       a.reasons.push_back("remove " + std::to_string(ghosts_.size()) +
                           " served ids without a live record from the vector index");
-      emit(std::move(a));
+      // its blast radius: the index entries it removes (at most its targets), counted with the
+      // records by the suspension (set after `finalize_action`, which counts edited records)
+      finalize_action(store, a);
+      a.blast.index_entries = ghosts_.size();
+      index.add_index_entries(ghosts_.size());
+      index.add(a);
+      index.set_handle(actions.put(std::move(a)));
     }
     if (!check_reasons_.empty()) {
       repair_action a = detail::new_action(action_types::check_rebuild_index, 1,

@@ -36,8 +36,9 @@ namespace memhealth {
 struct plan_file_summary {
   plan_header header;  ///< the file's header (count of actions, suspension, deferred notes, ...)
   std::map<std::pair<int, std::string>, std::size_t>
-      by_tier_and_type;           ///< number of actions per (tier, type)
-  std::size_t blast_records = 0;  ///< distinct records the plan's actions edit
+      by_tier_and_type;                 ///< number of actions per (tier, type)
+  std::size_t blast_records = 0;        ///< distinct records the plan's actions edit
+  std::size_t blast_index_entries = 0;  ///< index entries its index actions remove or rewrite
 };
 
 namespace detail {
@@ -151,6 +152,7 @@ plan_file_summary make_plan_file(const S& store, Feed&& feed, const planner_opti
   out.header = header_of(plan);
   out.header.actions = order.size();
   out.blast_records = b.blast_records();
+  out.blast_index_entries = b.blast_index_entries();
   for (std::size_t h : order) ++out.by_tier_and_type[actions.kind(h)];
   write_plan_stream(path, out.header, [&](const auto& emit) {
     for (std::size_t h : order) emit(std::string_view(actions.line(h)));

@@ -99,9 +99,24 @@
 /// ## Limits (guardrails at planning time)
 /// Actions are taken in execution order while the distinct records they edit fit in
 /// `max_records_per_run`; the others are left out with `deferred` notes (the next run plans them
-/// again). When the records edited by the kept actions exceed `blast_radius_threshold`, the plan is
-/// `suspended` with a reason: nothing may run without approval. Rate limits, concurrency, retries
-/// and runs per day are enforced while executing (guardrails.hpp).
+/// again). When the records edited by the kept actions, plus the index entries its index actions
+/// remove or rewrite (`blast_radius::index_entries`: a `clean_index` counts its targets), exceed
+/// `blast_radius_threshold`, the plan is `suspended` with a reason: nothing may run without
+/// approval. The plan records the threshold (`repair_plan::blast_radius_threshold`), and the
+/// executor holds an index action that would remove or rewrite more entries than it at apply time
+/// (executor.hpp, `apply_options::index_blast_limit`). Rate limits, concurrency, retries and runs
+/// per day are enforced while executing (guardrails.hpp).
+///
+/// `repair_plan::deferred` holds each note once, in the order the notes came; a note given
+/// several times (several findings of one kind and records, e.g. an alarm without record ids in
+/// three monitor windows) ends with " (N times)".
+///
+/// ## The store a plan was made for
+/// Every plan records the fingerprint of the store it was made from (`repair_plan::store`,
+/// `plan_store_of`: record counts, a digest and a sample of the record ids); `check_plan_store`
+/// (store_identity.hpp) tells the caller of `apply_plan` whether a store is that one (perhaps
+/// edited since), another store, or one emptied or cut since (then index actions must not run:
+/// `apply_options::index_refused`).
 ///
 /// ## Priorities
 /// tier 1 = 400, conflicts = 300, merges = 200, down-weights = 100, re-embedding = 10, index
@@ -189,15 +204,17 @@ repair_plan make_plan(const S& store, const report& r, const planner_options& op
   return std::move(plan);
 }
 
-/// Blast radius of a whole plan: distinct records edited by its actions and their scopes
-/// (the union of the actions' `blast` scopes), sorted. @complexity O(E log E).
+/// Blast radius of a whole plan: distinct records edited by its actions, the index entries its
+/// index actions remove or rewrite (the sum of theirs), and their scopes (the union of the
+/// actions' `blast` scopes), sorted. @complexity O(E log E).
 inline blast_radius plan_blast_radius(const repair_plan& p) {
   std::set<std::string_view> ids, scopes;
+  blast_radius b;
   for (const auto& a : p.actions) {
     for (const auto& e : a.edits) ids.insert(e.record_id);
     scopes.insert(a.blast.scopes.begin(), a.blast.scopes.end());
+    b.index_entries += a.blast.index_entries;
   }
-  blast_radius b;
   b.records = ids.size();
   b.scopes.assign(scopes.begin(), scopes.end());
   return b;
