@@ -72,6 +72,23 @@ TEST_SUITE("net") {
     CHECK(openai_endpoint("http://h:1", "chat/completions") == "http://h:1/v1/chat/completions");
     CHECK(openai_endpoint("http://h:1/api/v1/embeddings", "embeddings") ==
           "http://h:1/api/v1/embeddings");
+    // a query string stays at the end (it used to get the path appended after it)
+    CHECK(openai_endpoint("http://h:1/v1?api_key=k", "embeddings") ==
+          "http://h:1/v1/embeddings?api_key=k");
+    CHECK(openai_endpoint("http://h:1/?a=b#f", "chat/completions") ==
+          "http://h:1/v1/chat/completions?a=b#f");
+  }
+
+  TEST_CASE("url_for_messages: user information and query hidden") {
+    CHECK(url_for_messages("http://bob:Hunter2@127.0.0.1:9/v1?api_key=sk-QUERY") ==
+          "http://***@127.0.0.1:9/v1?***");
+    CHECK(url_for_messages("https://h/v1/embeddings") == "https://h/v1/embeddings");
+    CHECK(url_for_messages("http://h:8080") == "http://h:8080");
+    CHECK(url_for_messages("http://u@h#frag") == "http://***@h?***");
+    // an '@' in the path is not user information
+    CHECK(url_for_messages("http://h/a@b") == "http://h/a@b");
+    CHECK(url_for_messages("no scheme user:pw@host/x") == "***@host/x");
+    CHECK(url_for_messages("") == "");
   }
 
   TEST_CASE("openai_embedder: the probe learns the dimension; batches of batch_size; index order") {
@@ -226,6 +243,19 @@ TEST_SUITE("net") {
     } catch (const error& x) {
       CHECK(x.code() == error_code::io);
       CHECK(std::string(x.what()).find("127.0.0.1:9/v1/embeddings") != std::string::npos);
+    }
+    // credentials in the URL never reach the message
+    o.url = "http://bob:Hunter2Secret@127.0.0.1:9/v1?api_key=sk-QUERYKEY123456";
+    openai_embedder e2(o);
+    try {
+      e2.embed("x", v);
+      FAIL("no error");
+    } catch (const error& x) {
+      const std::string m = x.what();
+      CHECK(m.find("http://***@127.0.0.1:9/v1/embeddings?***") != std::string::npos);
+      CHECK(m.find("Hunter2Secret") == std::string::npos);
+      CHECK(m.find("QUERYKEY") == std::string::npos);
+      CHECK(m.find("bob") == std::string::npos);
     }
   }
 

@@ -609,7 +609,7 @@ inline std::string openai_option_url(const std::string& value, const std::string
                 std::string(what) +
                     ": expected openai:URL (an OpenAI-compatible API base such as "
                     "openai:http://localhost:11434/v1), got '" +
-                    value + "'");
+                    url_for_messages(value) + "'");
   if (model.empty())
     throw error(error_code::invalid_argument, std::string(what) + " needs " + model_option +
                                                   " (the model name the server knows)");
@@ -867,7 +867,7 @@ inline std::shared_ptr<const cli_embedder> make_cli_embedder(const detection_cli
   const auto e = std::make_shared<openai_embedder>(eo);
   out->dim = e->dimension();
   out->ver = std::string(e->version());
-  out->description = "openai " + url + " model " + o.embedding_model;
+  out->description = "openai " + url_for_messages(url) + " model " + o.embedding_model;
   out->batch = [e](std::span<const std::string_view> t, std::span<float> o2) {
     e->embed_batch(t, o2);
   };

@@ -346,6 +346,32 @@ inline std::string mask_secret(std::string_view value) {
   return std::string(value.substr(0, shown)) + "…(" + std::to_string(value.size()) + ")";
 }
 
+/// `url` as it may be shown in a message, a log or a state database: the user information
+/// ("user:password@") becomes "***@" and a query string or fragment becomes "?***" (both may
+/// hold credentials: `?api_key=...`). "http://bob:pw@h:9/v1?key=x" -> "http://***@h:9/v1?***".
+/// Never throws (a string that is not a URL is returned with the same rules applied).
+inline std::string url_for_messages(std::string_view url) {
+  std::string out;
+  const std::size_t scheme = url.find("://");
+  const std::size_t authority = scheme == std::string_view::npos ? 0 : scheme + 3;
+  const std::size_t rest = url.find_first_of("/?#", authority);
+  const std::string_view host_part =
+      url.substr(authority, rest == std::string_view::npos ? std::string_view::npos : rest - authority);
+  out.append(url.substr(0, authority));
+  if (const std::size_t at = host_part.rfind('@'); at != std::string_view::npos) {
+    out += "***@";
+    out.append(host_part.substr(at + 1));
+  } else {
+    out.append(host_part);
+  }
+  if (rest == std::string_view::npos) return out;
+  const std::string_view tail = url.substr(rest);
+  const std::size_t q = tail.find_first_of("?#");
+  out.append(tail.substr(0, q));
+  if (q != std::string_view::npos) out += "?***";
+  return out;
+}
+
 /// `text` with every secret of `find_secrets(text, rules)` replaced by "[secret <rule>
 /// <mask_secret(value)>]". Text without secrets is returned unchanged.
 inline std::string mask_secrets(std::string_view text, const secret_rules& rules = {}) {

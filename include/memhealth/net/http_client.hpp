@@ -12,7 +12,8 @@
 /// counters are synchronised). Not copyable.
 ///
 /// Errors: `memhealth::error(io)` when a request fails for good (a 4xx other than 408 and 429,
-/// or every attempt failed), naming the URL, the status or the curl error, and the first 200
+/// or every attempt failed), naming the URL (user information and query hidden:
+/// `url_for_messages`), the status or the curl error, and the first 200
 /// bytes of the reply body with any secret in it masked (`mask_secrets`). Request bodies are
 /// never put in messages (they hold user text); the API key is never put in messages or logs.
 
@@ -194,14 +195,16 @@ class http_client {
       const CURLcode rc = perform(url, body, headers, r, curl_error);
       long wait_hint = -1;
       if (rc != CURLE_OK) {
-        last = url + ": " + curl_error;
+        last = url_for_messages(url) + ": " + curl_error;
       } else if (r.status >= 200 && r.status < 300) {
         std::string why = accept(r);
         if (why.empty()) return r;
-        last = url + ": malformed reply (" + why + "): " + detail::http::excerpt(r.body);
+        last = url_for_messages(url) + ": malformed reply (" + why + "): " +
+               detail::http::excerpt(r.body);
         last_parse = true;
       } else {
-        last = url + ": HTTP " + std::to_string(r.status) + ": " + detail::http::excerpt(r.body);
+        last = url_for_messages(url) + ": HTTP " + std::to_string(r.status) + ": " +
+               detail::http::excerpt(r.body);
         const bool retryable = r.status == 408 || r.status == 429 || r.status >= 500;
         if (!retryable) {
           ++failures_;
@@ -312,14 +315,20 @@ inline std::vector<std::string> bearer_headers(const std::string& name) {
 
 /// The endpoint URL for `path` ("embeddings", "chat/completions") under an OpenAI-style API base:
 /// a base already ending in "/" + path is used as is; one ending in "/v1" gets "/" + path; any
-/// other gets "/v1/" + path ("http://localhost:11434" -> ".../v1/embeddings").
+/// other gets "/v1/" + path ("http://localhost:11434" -> ".../v1/embeddings"). A query string or
+/// fragment of the base stays at the end ("http://h/v1?k=x" -> "http://h/v1/embeddings?k=x").
 inline std::string openai_endpoint(std::string base, std::string_view path) {
+  std::string query;  // "?..." / "#...": kept after the path, not before it
+  if (const std::size_t q = base.find_first_of("?#"); q != std::string::npos) {
+    query = base.substr(q);
+    base.resize(q);
+  }
   while (!base.empty() && base.back() == '/') base.pop_back();
   const std::string tail = "/" + std::string(path);
   if (base.size() >= tail.size() && base.compare(base.size() - tail.size(), tail.size(), tail) == 0)
-    return base;
-  if (base.size() >= 3 && base.compare(base.size() - 3, 3, "/v1") == 0) return base + tail;
-  return base + "/v1" + tail;
+    return base + query;
+  if (base.size() >= 3 && base.compare(base.size() - 3, 3, "/v1") == 0) return base + tail + query;
+  return base + "/v1" + tail + query;
 }
 
 }  // namespace memhealth
