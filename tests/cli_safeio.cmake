@@ -467,6 +467,17 @@ if(HAVE_SQLITE AND TIMEOUT)
 endif()
 
 # ---------------------------------------------------------------- B: an SQLite file without sqlite:
+# records with an empty id or content are written as they are, never silently: exit 1 (README's
+# exit-code table), also when a store is moved (import jsonl) and not only for datasets
+file(WRITE "${WORK}/blank_fields.jsonl" "{\"id\":\"\",\"content\":\"x\"}\n{\"id\":\"a\",\"content\":\"\"}\n")
+run("1" "${MEMHEALTH}" import jsonl "${WORK}/blank_fields.jsonl" --out "${WORK}/blank_fields_out.jsonl")
+expect_in("${last_err}" "written with 1 empty id(s) and 1 empty content(s), first record 1 (no id)" "import jsonl of records with an empty id and an empty content")
+file(STRINGS "${WORK}/blank_fields_out.jsonl" _blank_lines)
+list(LENGTH _blank_lines _blank_count)
+if(NOT _blank_count EQUAL 2)
+  message(FATAL_ERROR "import jsonl of records with empty fields wrote ${_blank_count} lines, expected 2")
+endif()
+
 if(HAVE_SQLITE)
   run("0" "${MEMHEALTH}" import jsonl "${S}" --out "sqlite:${WORK}/s.db")
   expect_no_temporaries("${WORK}" "import to sqlite:")

@@ -158,10 +158,10 @@ int run_import(const import_options& o) {
             << " embedded)\n";
   warn_if_empty("import", out_label, all.records.size());
   // never written silently: records without an id cannot be addressed by repairs, rollback or
-  // diff; empty content is a content_empty finding of check. (Moving a store, jsonl <-> sqlite,
-  // carries it as it is: its load issues and check already report such records.)
-  const bool dataset = o.format != "jsonl" && o.format != "sqlite";
-  const auto empty = dataset ? count_empty_fields(all.records) : empty_fields{};
+  // diff; empty content is a content_empty finding of check. Moving a store (jsonl <-> sqlite)
+  // carries such records as they are, and says so too (exit 1): an events file or another JSON
+  // Lines file read as a store gives records without ids.
+  const auto empty = count_empty_fields(all.records);
   if (empty.ids != 0 || empty.contents != 0) {
     std::cerr << "memhealth import: warning: written with " << empty.ids << " empty id(s) and "
               << empty.contents << " empty content(s), first " << empty.first
