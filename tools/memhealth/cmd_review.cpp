@@ -489,15 +489,19 @@ int run_release(const review_cli_options& o) {
         }))
       chosen.push_back(*hits[0]);
   }
-  // only a held action is released: one the history does not hold has its attempts already
+  // only an action the history holds is released: one in the manual queue (failed every
+  // attempt, a repair loop, proposed a third time) or one done in an earlier run (applied, then
+  // rolled back on purpose: released, it may be applied again); one in state "retry" has its
+  // attempts already
   for (const auto& c : chosen)
-    if (c.state != "manual")
+    if (c.state != "manual" && c.state != "done")
       throw error(error_code::precondition,
                   "action " + short_id(c.action_key) + " is not held (state " + c.state + ", " +
                       std::to_string(c.attempts) + " attempts, " + std::to_string(c.failures) +
                       " failures): nothing to release; release is for an action the repair "
                       "history holds in the manual queue (failed every attempt, a repair loop, "
-                      "or proposed a third time); nothing was recorded");
+                      "or proposed a third time) or as done in an earlier run; nothing was "
+                      "recorded");
   const auto now = ms_of(now_ms());
   for (const auto& c : chosen) {
     const auto before = state.release_action(c.action_key, o.reviewer, o.reason, now);
