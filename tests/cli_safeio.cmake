@@ -78,6 +78,112 @@ if(HAVE_SQLITE)
   expect_in("${last_err}" "--recur-runs" "history with a negative --recur-runs")
 endif()
 
+# ---------------------------------------------------------------- A3: no output over any input
+# (found by a tester: read-only commands given --out naming their own input replaced it with the
+# report: check, stats, drill, claims, monitor, an SQLite store; apply --out over the plan or the
+# events, plan --out over the events). Each refusal exits 2 before any work, names both files,
+# and leaves the input byte for byte as it was.
+set(O "${WORK}/own.jsonl")
+set(OE "${WORK}/own-events.jsonl")
+file(COPY_FILE "${S}" "${O}")
+file(COPY_FILE "${SOURCE_DIR}/data/sample_events.jsonl" "${OE}")
+file(SHA256 "${O}" own_sum)
+file(SHA256 "${OE}" own_events_sum)
+# Fails unless `path` still hashes to `sum` (byte for byte what it was).
+function(expect_unchanged path sum what)
+  file(SHA256 "${path}" now)
+  if(NOT now STREQUAL sum)
+    message(FATAL_ERROR "${what} changed ${path}")
+  endif()
+endfunction()
+# Runs a command that must be refused (exit 2) for writing `out` over the input named by `read`
+# (a phrase of the message); `path`/`sum` is the input that must be unchanged.
+function(expect_refused what out read path sum)
+  run("2" ${ARGN})
+  expect_in("${last_err}" "${out}: is ${read}" "${what}")
+  expect_in("${last_err}" "nothing was written" "${what}")
+  expect_unchanged("${path}" "${sum}" "${what}")
+endfunction()
+set(store_read "the store read (")
+expect_refused("check --out over its store" "--out ${O}" "${store_read}${O})" "${O}" "${own_sum}"
+               "${MEMHEALTH}" check "${O}" --out "${O}")
+expect_refused("stats --out over its store" "--out ${O}" "${store_read}${O})" "${O}" "${own_sum}"
+               "${MEMHEALTH}" stats "${O}" --out "${O}")
+expect_refused("drill --out over its store" "--out ${O}" "${store_read}${O})" "${O}" "${own_sum}"
+               "${MEMHEALTH}" drill "${O}" --now ${NOW} --out "${O}")
+expect_refused("claims --out over its store" "--out ${O}" "${store_read}${O})" "${O}" "${own_sum}"
+               "${MEMHEALTH}" claims "${O}" --out "${O}")
+expect_refused("monitor --out over its --store" "--out ${O}" "the --store file (${O})" "${O}" "${own_sum}"
+               "${MEMHEALTH}" monitor "${OE}" --store "${O}" --out "${O}")
+expect_refused("monitor --out over its events" "--out ${OE}" "the events file (${OE})" "${OE}"
+               "${own_events_sum}" "${MEMHEALTH}" monitor "${OE}" --store "${O}" --out "${OE}")
+expect_refused("drift --out over --current" "--out ${O}" "the --current file (${O})" "${O}" "${own_sum}"
+               "${MEMHEALTH}" drift --reference "${S}" --current "${O}" --out "${O}")
+expect_refused("gate --out over --new" "--out ${O}" "the --new file (${O})" "${O}" "${own_sum}"
+               "${MEMHEALTH}" gate --old "${S}" --new "${O}" --out "${O}")
+expect_refused("tune --out over its pairs" "--out ${O}" "the pairs file (${O})" "${O}" "${own_sum}"
+               "${MEMHEALTH}" tune "${O}" --out "${O}")
+expect_refused("import --out over its source" "--out ${O}" "the source file (${O})" "${O}" "${own_sum}"
+               "${MEMHEALTH}" import jsonl "${O}" --out "${O}")
+# a hard link and a symbolic link to the store are the store
+file(CREATE_LINK "${O}" "${WORK}/own-hard.jsonl")
+file(CREATE_LINK "${O}" "${WORK}/own-sym.jsonl" SYMBOLIC)
+expect_refused("stats --out over a hard link to its store" "--out ${WORK}/own-hard.jsonl"
+               "${store_read}${O})" "${O}" "${own_sum}"
+               "${MEMHEALTH}" stats "${O}" --out "${WORK}/own-hard.jsonl")
+expect_refused("check --out over a symbolic link to its store" "--out ${WORK}/own-sym.jsonl"
+               "${store_read}${O})" "${O}" "${own_sum}"
+               "${MEMHEALTH}" check "${O}" --out "${WORK}/own-sym.jsonl")
+# plan and apply: the plan, the events, the WAL are inputs too
+run("0" "${MEMHEALTH}" plan "${O}" --out "${WORK}/own-plan.json" --now ${NOW})
+file(SHA256 "${WORK}/own-plan.json" own_plan_sum)
+expect_refused("plan --out over its --events" "--out ${OE}" "the --events file (${OE})" "${OE}"
+               "${own_events_sum}" "${MEMHEALTH}" plan "${O}" --out "${OE}" --events "${OE}" --now ${NOW})
+expect_refused("apply --out over its --plan" "--out ${WORK}/own-plan.json"
+               "the --plan file (${WORK}/own-plan.json)" "${WORK}/own-plan.json" "${own_plan_sum}"
+               "${MEMHEALTH}" apply "${O}" --plan "${WORK}/own-plan.json" --wal "${WORK}/own.wal"
+               --out "${WORK}/own-plan.json" --now ${NOW})
+expect_refused("apply --out over its --events" "--out ${OE}" "the --events file (${OE})" "${OE}"
+               "${own_events_sum}" "${MEMHEALTH}" apply "${O}" --plan "${WORK}/own-plan.json"
+               --wal "${WORK}/own.wal" --out "${OE}" --events "${OE}" --now ${NOW})
+expect_refused("apply --report over its --plan" "--report ${WORK}/own-plan.json"
+               "the --plan file (${WORK}/own-plan.json)" "${WORK}/own-plan.json" "${own_plan_sum}"
+               "${MEMHEALTH}" apply "${O}" --plan "${WORK}/own-plan.json" --wal "${WORK}/own.wal"
+               --out "${WORK}/own-out.jsonl" --report "${WORK}/own-plan.json" --now ${NOW})
+foreach(f own.wal own-out.jsonl)
+  if(EXISTS "${WORK}/${f}")
+    message(FATAL_ERROR "a refused apply wrote ${f}")
+  endif()
+endforeach()
+file(WRITE "${WORK}/own-log.wal" "not a log\n")
+file(SHA256 "${WORK}/own-log.wal" own_log_sum)
+expect_refused("rollback --out over its --wal" "--out ${WORK}/own-log.wal"
+               "the --wal file (${WORK}/own-log.wal)" "${WORK}/own-log.wal" "${own_log_sum}"
+               "${MEMHEALTH}" rollback "${O}" --wal "${WORK}/own-log.wal" --out "${WORK}/own-log.wal")
+expect_refused("recover --out over its --wal" "--out ${WORK}/own-log.wal"
+               "the --wal file (${WORK}/own-log.wal)" "${WORK}/own-log.wal" "${own_log_sum}"
+               "${MEMHEALTH}" recover "${O}" --wal "${WORK}/own-log.wal" --out "${WORK}/own-log.wal")
+if(HAVE_SQLITE)
+  run("0" "${MEMHEALTH}" import jsonl "${S}" --out "sqlite:${WORK}/own.db")
+  file(SHA256 "${WORK}/own.db" own_db_sum)
+  expect_refused("check --out over its SQLite store" "--out ${WORK}/own.db"
+                 "${store_read}sqlite:${WORK}/own.db)" "${WORK}/own.db" "${own_db_sum}"
+                 "${MEMHEALTH}" check "sqlite:${WORK}/own.db" --out "${WORK}/own.db")
+  expect_refused("stats --out over its SQLite store" "--out ${WORK}/own.db"
+                 "${store_read}sqlite:${WORK}/own.db)" "${WORK}/own.db" "${own_db_sum}"
+                 "${MEMHEALTH}" stats "sqlite:${WORK}/own.db" --out "${WORK}/own.db")
+  execute_process(COMMAND "${MEMHEALTH}" watch --help RESULT_VARIABLE watch_rc OUTPUT_QUIET ERROR_QUIET)
+  if(TIMEOUT AND watch_rc EQUAL 0)  # watch is built only with its dependencies
+    expect_refused("watch --findings-log over its store" "findings log ${WORK}/own.db"
+                   "${store_read}sqlite:${WORK}/own.db)" "${WORK}/own.db" "${own_db_sum}"
+                   "${TIMEOUT}" 60 "${MEMHEALTH}" watch "sqlite:${WORK}/own.db"
+                   --findings-log "${WORK}/own.db")
+  endif()
+endif()
+# the same commands with an output of their own still work
+run("0" "${MEMHEALTH}" stats "${O}" --out "${WORK}/own-stats.txt")
+expect_unchanged("${O}" "${own_sum}" "stats to another file")
+
 # ---------------------------------------------------------------- B: importers check the format
 run("2" "${MEMHEALTH}" import mem0 "${D}/locomo/26.json" --out "${WORK}/w1.jsonl")
 expect_in("${last_err}" "looks like LoCoMo" "import mem0 of a LoCoMo file")

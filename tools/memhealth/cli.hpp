@@ -457,18 +457,37 @@ inline void probe_output(const std::string& path, std::string_view what) {
   ::unlink(probe.c_str());
 }
 
-/// Refuses an output that is the same file as the store read (`--out` or `--report` naming the
-/// input store; hard links and `sqlite:` included): writing it would replace the input. Either
-/// empty, a postgresql:// input or an output that does not exist yet passes.
+/// Refuses an output that is the same file as an input (`--out` or `--report` naming the store
+/// read, the --plan, the --events file...; hard links, symlinks and `sqlite:PATH` included):
+/// writing it would replace the input. `what` names the output option ("--out"), `in_what` the
+/// input ("" or "store": the store; else an option such as "--plan"). Either empty, a
+/// postgresql:// path or an output that does not exist yet passes.
 /// @throws memhealth::error(invalid_argument) naming both; nothing has been written.
 inline void refuse_output_over_input(const std::string& out, const std::string& in,
-                                     std::string_view what) {
+                                     std::string_view what, std::string_view in_what = {}) {
   if (out.empty() || in.empty() || is_pg_store(in) || is_pg_store(out)) return;
   std::error_code ec;
-  if (std::filesystem::equivalent(store_file_path(out), store_file_path(in), ec) && !ec)
-    throw error(
-        error_code::invalid_argument,
-        std::string(what) + " " + out + ": is the store read (" + in + "); nothing was written");
+  if (!std::filesystem::equivalent(store_file_path(out), store_file_path(in), ec) || ec) return;
+  const std::string read = in_what.empty() || in_what == "store"
+                               ? std::string("the store read")
+                               : "the " + std::string(in_what) + " file";
+  throw error(error_code::invalid_argument, std::string(what) + " " + out + ": is " + read + " (" +
+                                                in + "); nothing was written");
+}
+
+/// One file a command reads or writes: the option naming it ("--out", "--plan", "store") and
+/// the path as given ("" = not given; `sqlite:PATH` stands for PATH).
+struct cli_file {
+  std::string_view option;  ///< option or argument name, for messages
+  std::string path;         ///< the path as given
+};
+
+/// `refuse_output_over_input` for every output against every input, before any work.
+/// @throws memhealth::error(invalid_argument) at the first output that is an input.
+inline void refuse_outputs_over_inputs(const std::vector<cli_file>& outputs,
+                                       const std::vector<cli_file>& inputs) {
+  for (const auto& o : outputs)
+    for (const auto& i : inputs) refuse_output_over_input(o.path, i.path, o.option, i.option);
 }
 
 /// Checks before any work that an input file exists and can be opened for reading.
@@ -579,6 +598,16 @@ struct detection_cli_options {
   std::string embedding_model;  ///< --embedding-model
   std::vector<std::string> hygiene_off;  ///< --hygiene-off names (secrets, mojibake, ...)
 };
+
+/// The inputs of a command that detects: `store`, --schema, --lexicon and, for a postgresql://
+/// store, the --mapping file (read only then), as `cli_file`s for `refuse_outputs_over_inputs`.
+inline std::vector<cli_file> detection_inputs(const std::string& store,
+                                              const detection_cli_options& d) {
+  return {{"store", store},
+          {"--schema", d.schema},
+          {"--lexicon", d.lexicon},
+          {"--mapping", is_pg_store(store) ? pg_mapping_option() : std::string()}};
+}
 
 /// The model answer cache file: `o_path` unless "" ("none" = no cache, an empty path), else
 /// $XDG_CACHE_HOME/memhealth/model-cache.sqlite or ~/.cache/memhealth/model-cache.sqlite (its

@@ -165,6 +165,11 @@ std::string to_text(const drill_result& r) {
 
 int run_drill_command(const drill_cli_options& o) {
   probe_output(o.out, "--out");
+  {
+    std::vector<cli_file> inputs{{"store", o.store}};
+    for (const auto& f : o.pairs) inputs.push_back({"--pairs", f});
+    refuse_outputs_over_inputs({{"--out", o.out}}, inputs);
+  }
   auto lr = load_store_file(o.store);
   print_issues(lr.issues);
   warn_if_empty("drill", o.store, lr.records.size());
@@ -425,6 +430,11 @@ int run_tune_judge_command(const tune_cli_options& o) {
 
 int run_tune_command(const tune_cli_options& o) {
   probe_output(o.out, "--out");
+  {
+    std::vector<cli_file> inputs{{"--lexicon", o.lexicon}};
+    for (const auto& f : o.files) inputs.push_back({"pairs", f});
+    refuse_outputs_over_inputs({{"--out", o.out}}, inputs);
+  }
   for (const auto& f : o.files) refuse_directory(f, "labelled pairs");
   if (o.judge) return run_tune_judge_command(o);
   const auto parts = [&] {

@@ -242,6 +242,8 @@ int run_worker(const worker_options& o) {
 
 int run_check(const check_options& o) {
   probe_output(o.out, "--out");  // before any work: writable, not a directory
+  refuse_outputs_over_inputs({{"--out", o.out}, {"--model-cache", o.detect.model_cache}},
+                             detection_inputs(o.store, o.detect));
 #if MEMHEALTH_CLI_HAVE_SQLITE
   if (!o.since.empty() && o.since != "last") (void)since_time(o.since);  // before the state opens
 #endif
@@ -361,6 +363,11 @@ void claim_text(std::ostringstream& s, const text_claim& c) {
 
 int run_claims(const claims_options& o) {
   probe_output(o.out, "--out");
+  refuse_outputs_over_inputs(
+      {{"--out", o.out}},
+      {{"store", o.store},
+       {"--lexicon", o.lexicon},
+       {"--mapping", is_pg_store(o.store) ? pg_mapping_option() : std::string()}});
   const auto lexicon = load_claim_lexicon(o.lexicon);
   const default_claim_extractor read{lexicon.get()};
   const auto lr = load_store_file(o.store);

@@ -90,6 +90,11 @@ int run_import(const import_options& o) {
   probe_store_output(
       o.out, "--out");  // before any work: writable, not a directory; an sqlite: output must be new
   if (is_pg_store(o.out)) check_new_pg_store(o.out);
+  {
+    std::vector<cli_file> inputs{{"--lexicon", o.lexicon}};
+    for (const auto& src : o.sources) inputs.push_back({"source", src});
+    refuse_outputs_over_inputs({{"--out", o.out}}, inputs);
+  }
   const std::string out_label = store_label(o.out);
   load_result all;
   std::size_t directories = 0;  // prefeval sources given as a directory of topic files
@@ -206,6 +211,7 @@ std::string stats_text(const std::string& file, const load_result& lr,
 
 int run_stats(const stats_options& o) {
   probe_output(o.out, "--out");
+  refuse_output_over_input(o.out, o.store, "--out");
   const auto lr = load_store_file(o.store);
   warn_if_empty("stats", o.store, lr.records.size());
   std::map<std::string, counter> groups;

@@ -74,6 +74,8 @@ int run_monitor(const monitor_cli& o) {
     throw error(error_code::invalid_argument, "--threshold must be in [-1, 1]");
   mo.duplicate_threshold = o.threshold;
   probe_output(o.out, "--out");
+  refuse_outputs_over_inputs(
+      {{"--out", o.out}}, {{"events", o.events}, {"--store", o.store}, {"--baseline", o.baseline}});
   check_jsonl_input(o.events, "retrieval events");
   if (!o.baseline.empty()) check_jsonl_input(o.baseline, "retrieval events");
   auto lr = load_store_file(o.store);
@@ -173,6 +175,8 @@ int run_drift(const drift_cli& o) {
   if (!(o.alpha > 0.0 && o.alpha < 1.0))
     throw error(error_code::invalid_argument, "--alpha must be in (0, 1)");
   probe_output(o.out, "--out");
+  refuse_outputs_over_inputs({{"--out", o.out}},
+                             {{"--reference", o.reference}, {"--current", o.current}});
   auto a = load_store_file(o.reference);
   auto b = load_store_file(o.current);
   warn_if_empty("drift", o.reference, a.records.size());
@@ -250,6 +254,7 @@ struct gate_cli {
 int run_gate(const gate_cli& o) {
   if (o.k == 0) throw error(error_code::invalid_argument, "--k must be positive");
   probe_output(o.out, "--out");
+  refuse_outputs_over_inputs({{"--out", o.out}}, {{"--old", o.old_store}, {"--new", o.new_store}});
   auto a = load_store_file(o.old_store);
   auto b = load_store_file(o.new_store);
   warn_if_empty("gate", o.old_store, a.records.size());

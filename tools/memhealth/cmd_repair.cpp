@@ -285,7 +285,13 @@ detection_provenance detection_record(const detection_cli_options& d, std::size_
 
 int run_plan(const plan_options& po_cli) {
   probe_output(po_cli.out, "--out");  // before any work: writable, not a directory
-  refuse_output_over_input(po_cli.out, po_cli.store, "--out");
+  {
+    auto inputs = detection_inputs(po_cli.store, po_cli.detect);
+    inputs.push_back({"--events", po_cli.events});
+    inputs.push_back({"--baseline", po_cli.baseline});
+    refuse_outputs_over_inputs(
+        {{"--out", po_cli.out}, {"--model-cache", po_cli.detect.model_cache}}, inputs);
+  }
   plan_options o = po_cli;
   if (!o.detect.now_given &&
       o.detect.now.empty()) {  // fix the clock so apply can verify with the same one
@@ -1224,8 +1230,21 @@ int run_apply_pg(const apply_cli_options& o) {
 #endif
 
 int run_apply(const apply_cli_options& o) {
-  refuse_output_over_input(o.report, o.store, "--report");
-  refuse_output_over_input(o.report, o.out, "--report");
+  {  // no output may replace an input (--out over the store is an in-place repair: allowed)
+    const std::string index_file = o.index.starts_with("flat:") ? o.index.substr(5) : o.index;
+    auto inputs = detection_inputs(o.store, o.detect);
+    inputs.insert(inputs.end(),
+                  {{"--plan", o.plan}, {"--events", o.events}, {"--events-after", o.events_after}});
+    refuse_outputs_over_inputs({{"--out", o.out},
+                                {"--wal", o.wal},
+                                {"--report", o.report},
+                                {"--index", index_file},
+                                {"--ledger", o.ledger},
+                                {"--model-cache", o.detect.model_cache}},
+                               inputs);
+    refuse_outputs_over_inputs({{"--report", o.report}, {"--ledger", o.ledger}},
+                               {{"--out", o.out}, {"--wal", o.wal}, {"--index", index_file}});
+  }
   if (!o.events_after.empty()) require_readable_file(o.events_after, "--events-after");
   if (!o.events.empty()) require_readable_file(o.events, "--events");
   if (is_pg_store(o.store) || is_pg_store(o.out)) {
@@ -2046,6 +2065,7 @@ void add_rollback(CLI::App& app, int& rc) {
   cmd->callback([o, &rc] {
     refuse_directory(o->wal, "write-ahead log");
     probe_store_output(o->out, "--out");  // before any work
+    refuse_output_over_input(o->out, o->wal, "--out", "--wal");
     rc = run_rollback(*o);
   });
 }
@@ -2070,6 +2090,7 @@ void add_recover(CLI::App& app, int& rc) {
   cmd->callback([o, &rc] {
     refuse_directory(o->wal, "write-ahead log");
     probe_store_output(o->out, "--out");  // before any work
+    refuse_output_over_input(o->out, o->wal, "--out", "--wal");
     rc = run_recover(*o);
   });
 }

@@ -572,6 +572,10 @@ int run_watch(const watch_cli_options& o) {
                 "cannot be rewritten without losing its writes (check it here, and repair a copy "
                 "with memhealth plan and apply)");
   if (c.repair_log.empty()) c.repair_log = store_file_path(o.store) + ".memhealth-watch.wal";
+  refuse_outputs_over_inputs({{"findings log", c.findings_log},
+                              {"metrics file", c.metrics_file},
+                              {"repair log", c.repair_log}},
+                             {{"store", o.store}, {"--events", o.events}, {"--config", o.config}});
   if (!c.repair && !c.repair_opt.tier2_apply.empty())
     std::cerr << "memhealth watch: [repair] tier2_apply is set but repairs are off (no --repair, "
                  "no [repair] enabled = true): nothing is repaired\n";
