@@ -572,6 +572,43 @@ if(HAVE_SQLITE AND TIMEOUT)
   endforeach()
 endif()
 
+# ---------------------------------------------------------------- A4: records changed since the plan
+# The tester's case: two records' texts changed between plan and apply. The actions that decided
+# on them (the cilantro conflict, the berlin duplicates) are skipped as stale, not run on the new
+# texts; the other actions run; exit 3 (partial work).
+run("0" "${MEMHEALTH}" plan "${S}" --now ${NOW} --out "${WORK}/st-plan.json")
+file(READ "${WORK}/st-plan.json" st_plan)
+expect_in("${st_plan}" "\"seen\":{\"mem-1000\":\"" "plan: the records an action decided on")
+file(READ "${S}" st_text)
+string(REPLACE "\"content\":\"Alice never eats cilantro.\"" "\"content\":\"Alice adopted a dog named Rex.\"" st_text "${st_text}")
+string(REPLACE "\"content\":\"alice lives in berlin\"" "\"content\":\"alice works at ACME corp\"" st_text "${st_text}")
+file(WRITE "${WORK}/st-z.jsonl" "${st_text}")
+run("3" "${MEMHEALTH}" apply "${WORK}/st-z.jsonl" --plan "${WORK}/st-plan.json" --wal "${WORK}/st-z.wal"
+    --out "${WORK}/st-new.jsonl" --approve tier2 --now ${NOW} --max-runs-per-day 100
+    --report "${WORK}/st-report.json")
+expect_in("${last_err}" "stale: 2 actions skipped because their records changed since the plan (make a new plan)" "apply of a stale plan")
+expect_in("${last_err}" "memhealth apply: 9 applied, 3 awaiting approval, 2 deferred, 0 failed" "apply of a stale plan")
+file(READ "${WORK}/st-report.json" st_report)
+expect_in("${st_report}" "\"stale\": 2" "apply report: the stale count")
+expect_in("${st_report}" "stale: its records changed since the plan (mem-1000" "apply report: the cilantro conflict's reason")
+# the two edited records are in the output exactly as the writer left them
+file(STRINGS "${WORK}/st-z.jsonl" st_in REGEX "\"id\":\"mem-100[03]\"")
+file(STRINGS "${WORK}/st-new.jsonl" st_out REGEX "\"id\":\"mem-100[03]\"")
+list(LENGTH st_out st_n)
+if(NOT st_n EQUAL 2 OR NOT st_in STREQUAL st_out)
+  message(FATAL_ERROR "stale apply changed an edited record:\n${st_in}\n->\n${st_out}")
+endif()
+# the same plan on the store it was made from: every action runs, exit 0
+run("0" "${MEMHEALTH}" apply "${S}" --plan "${WORK}/st-plan.json" --wal "${WORK}/st-s.wal"
+    --out "${WORK}/st-s.jsonl" --approve tier2 --now ${NOW} --max-runs-per-day 100)
+expect_in("${last_err}" "memhealth apply: 11 applied, 3 awaiting approval, 0 deferred, 0 failed" "apply of a fresh plan")
+# a plan from an older memhealth (no "seen"): applies as before, with a warning
+string(REGEX REPLACE ",\"seen\":{[^}]*}" "" st_old "${st_plan}")
+file(WRITE "${WORK}/st-old-plan.json" "${st_old}")
+run("0" "${MEMHEALTH}" apply "${WORK}/st-z.jsonl" --plan "${WORK}/st-old-plan.json" --wal "${WORK}/st-old.wal"
+    --out "${WORK}/st-old.jsonl" --approve tier2 --now ${NOW} --max-runs-per-day 100)
+expect_in("${last_err}" "carry no record checksums (a plan made by an older memhealth)" "apply of an older plan")
+
 # ---------------------------------------------------------------- B: an SQLite file without sqlite:
 # records with an empty id or content are written as they are, never silently: exit 1 (README's
 # exit-code table), also when a store is moved (import jsonl) and not only for datasets

@@ -1240,4 +1240,96 @@ TEST_CASE(
   CHECK(repair_proposal_key("t", ab) == repair_proposal_key("t", ba));
   CHECK(repair_proposal_key("t", ab).size() == 16);
 }
+TEST_CASE("apply skips an action whose records changed since the plan (stale); the rest run") {
+  scratch_dir dir("stale");
+  store_t store = make_store(4, "actve");  // illegal status: one tier-1 action per record
+  report rep;
+  for (int i = 0; i < 4; ++i) {
+    finding f;
+    f.kind = std::string(finding_kinds::illegal_status);
+    f.detector = "structural";
+    f.record_ids = {"g" + std::to_string(i)};
+    rep.findings.push_back(std::move(f));
+  }
+  const repair_plan plan = make_plan(store, rep, planner_options{});
+  REQUIRE(plan.actions.size() == 4);
+  std::map<std::string, std::size_t> action_of;  // target -> plan index
+  for (std::size_t a = 0; a < plan.actions.size(); ++a) {
+    const auto& act = plan.actions[a];
+    REQUIRE(act.targets.size() == 1);
+    action_of[act.targets[0]] = a;
+    // the plan saw exactly the record it edits, as it was
+    REQUIRE(act.seen.size() == 1);
+    CHECK(act.seen.begin()->first == act.targets[0]);
+    CHECK(act.seen.begin()->second ==
+          record_decision_digest(store.record(*store.find(act.targets[0]))));
+  }
+  // the digests survive the plan's JSON and plan-file line forms
+  CHECK(plan_from_json(plan_to_json(plan)).actions == plan.actions);
+  std::string line;
+  append_plan_action_line(line, plan.actions[0]);
+  CHECK(line.find("\"seen\":{\"g") != std::string::npos);
+  CHECK(parse_plan_action_line(line, "/actions/0") == plan.actions[0]);
+
+  SUBCASE("g1's text and g2's updated_at changed: those two skipped, g0 and g3 applied") {
+    memory_record g1 = store.extract(*store.find("g1"));
+    g1.content = "Alice adopted a dog named Rex.";
+    store.restore(*store.find("g1"), g1);
+    memory_record g2 = store.extract(*store.find("g2"));
+    g2.updated_at = parse_timestamp("2024-07-15T00:00:00Z");
+    store.restore(*store.find("g2"), g2);
+    const std::string g1_before = to_json(store.extract(*store.find("g1")));
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    const auto res = apply_plan(store, plan, wal);
+    CHECK(res.applied.size() == 2);
+    CHECK(res.deferred.size() == 2);
+    CHECK(res.failed.empty());
+    for (const char* id : {"g1", "g2"}) {
+      const auto& o = res.outcomes[action_of.at(id)];
+      CHECK(o.status == action_status::deferred);
+      CHECK(o.stale());
+      CHECK(o.attempts == 0);
+      CHECK(o.reason == std::string("stale: its records changed since the plan (") + id +
+                            "): not run; make a new plan");
+    }
+    for (const char* id : {"g0", "g3"}) {
+      CHECK(res.outcomes[action_of.at(id)].status == action_status::applied);
+      CHECK_FALSE(res.outcomes[action_of.at(id)].stale());
+      CHECK(store.record(*store.find(id)).status == "pending_review");
+    }
+    // the changed records are untouched: byte for byte as the writer left them
+    CHECK(to_json(store.extract(*store.find("g1"))) == g1_before);
+    CHECK(store.record(*store.find("g1")).content == "Alice adopted a dog named Rex.");
+    CHECK(store.record(*store.find("g2")).status == "actve");
+    // nothing of the skipped actions is in the log: two intents, two commits
+    std::size_t intents = 0;
+    for (const auto& e : read_wal_file(dir.path / "run.wal").entries)
+      intents += e.type == wal_frame_type::intent;
+    CHECK(intents == 2);
+  }
+  SUBCASE("status, weight and metadata are not in the digest: a rerun after a run is idempotent") {
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    CHECK(apply_plan(store, plan, wal).applied.size() == 4);
+    const auto again = apply_plan(store, plan, wal);
+    CHECK(again.skipped_already_applied.size() == 4);
+    CHECK(again.deferred.empty());
+  }
+  SUBCASE("a plan without digests (an older memhealth's) applies as before, changes unseen") {
+    repair_plan old = plan_from_json(plan_to_json(plan));
+    for (auto& a : old.actions) a.seen.clear();
+    CHECK_FALSE(plan_to_json(old)["actions"][0].contains("seen"));
+    memory_record g1 = store.extract(*store.find("g1"));
+    g1.content = "changed";
+    store.restore(*store.find("g1"), g1);
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    CHECK(apply_plan(store, old, wal).applied.size() == 4);
+  }
+  SUBCASE("a \"seen\" value that is not 16 hex digits is a parse error naming it") {
+    auto j = plan_to_json(plan);
+    j["actions"][0]["seen"]["g0"] = "xyz";
+    CHECK_THROWS_WITH_AS(plan_from_json(j), doctest::Contains("/actions/0/seen/g0"),
+                         memhealth::error);
+  }
+}
+
 }  // namespace repair_guard_test

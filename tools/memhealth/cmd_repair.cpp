@@ -670,6 +670,9 @@ nlohmann::ordered_json apply_report_json(const apply_cli_options& o, const repai
   j["unapproved"] = res.skipped_unapproved.size();
   j["deferred"] = res.deferred.size();
   j["failed"] = res.failed.size();
+  std::size_t stale = 0;
+  for (const auto& out : res.outcomes) stale += out.stale() ? 1 : 0;
+  j["stale"] = stale;  // of "deferred": records changed since the plan
   j["records_changed"] = res.records_changed;
   auto& outs = j["actions"];
   outs = nlohmann::ordered_json::array();
@@ -976,6 +979,21 @@ std::string check_plan_made_for(const std::string& plan_path, const plan_header&
 /// Writes the audit report of `apply` to `o.report`: FILE.json (the run's JSON with `audit`,
 /// plus `retrieval_before` / `retrieval_after` when given), FILE.html/.htm (self-contained), else
 /// Markdown. The Markdown and HTML reports show the retrieval figures of `audit.retrieval`.
+// The apply summary's lines on plan actions whose records changed since the plan (`stale`,
+// skipped) and on record actions of an older plan that carry no per-record digests
+// (`unchecked`, applied as before: nothing could be checked).
+void note_stale_actions(std::size_t stale, std::size_t unchecked) {
+  if (stale > 0)
+    std::cerr << "memhealth apply: stale: " << stale
+              << " actions skipped because their records changed since the plan (make a new "
+                 "plan)\n";
+  if (unchecked > 0)
+    std::cerr << "memhealth apply: warning: " << unchecked
+              << " actions of the plan carry no record checksums (a plan made by an older "
+                 "memhealth): records changed since the plan cannot be detected; make a new "
+                 "plan to have them checked\n";
+}
+
 void emit_apply_report(const apply_cli_options& o, const audit_report& audit,
                        const repair_plan& plan, const apply_result& res, const report& before,
                        const report& after, const std::optional<retrieval_figures>& figures_before,
@@ -1152,6 +1170,13 @@ int run_apply_pg(const apply_cli_options& o) {
   }
   c = counts_of(res);
   if (c.records_changed == 0) budget.give_back(started);
+  std::size_t stale = 0;      // actions skipped: their records changed since the plan
+  std::size_t unchecked = 0;  // record actions of an older plan, without per-record digests
+  for (const auto& out : res.outcomes) {
+    const repair_action& act = plan.actions.at(out.action);
+    stale += out.stale() ? 1 : 0;
+    unchecked += act.seen.empty() && !act.edits.empty() && !is_index_action(act.type) ? 1 : 0;
+  }
   std::vector<std::string> held;  // actions held in the manual queue by an earlier run
   for (const auto& out : res.outcomes)
     if (out.status == action_status::failed &&
@@ -1197,6 +1222,7 @@ int run_apply_pg(const apply_cli_options& o) {
             << " awaiting approval, " << c.deferred << " deferred, " << c.failed << " failed; "
             << c.records_changed << " records changed in " << label << "; findings "
             << before_counts.total << " -> " << after_counts.total << "\n";
+  note_stale_actions(stale, unchecked);
   for (const auto& out : res.outcomes)
     if (out.status == action_status::failed)
       std::cerr << "  failed: " << out.idempotency_key << ": " << out.reason << "\n";
@@ -1223,7 +1249,7 @@ int run_apply_pg(const apply_cli_options& o) {
               << " --state " << state_path_of(o).string()
 #endif
               << " --reviewer NAME --reason TEXT)\n";
-  if (c.failed > 0) return exit_incomplete;
+  if (c.failed > 0 || stale > 0) return exit_incomplete;
   if (c.applied == 0 && c.unapproved > 0) return exit_not_run;
   return exit_ok;
 }
@@ -1402,7 +1428,12 @@ int run_apply(const apply_cli_options& o) {
 #endif
   std::vector<std::string> held;        // actions held in the manual queue by an earlier run
   std::vector<std::string> held_index;  // index actions held by their blast radius (reasons)
-  const auto note_held = [&held, &held_index](const action_outcome& out) {
+  std::size_t stale = 0;                // actions skipped: their records changed since the plan
+  std::size_t unchecked = 0;  // record actions of an older plan, without per-record digests
+  const auto note_held = [&held, &held_index, &stale, &unchecked](const action_outcome& out,
+                                                                  const repair_action& act) {
+    stale += out.stale() ? 1 : 0;
+    unchecked += act.seen.empty() && !act.edits.empty() && !is_index_action(act.type) ? 1 : 0;
     if (out.status == action_status::failed &&
         out.reason.starts_with("manual queue since an earlier run"))
       held.push_back(out.idempotency_key);
@@ -1415,12 +1446,12 @@ int run_apply(const apply_cli_options& o) {
     if (whole) {
       res = apply_plan(store, *whole, w, opt);
       c = counts_of(res);
-      for (const auto& out : res.outcomes) note_held(out);
+      for (const auto& out : res.outcomes) note_held(out, whole->actions.at(out.action));
     } else {
       plan_reader reader(o.plan);
       c = apply_plan_stream(
           store, reader, w, opt,
-          [&](const action_outcome& out, const repair_action&) { note_held(out); });
+          [&](const action_outcome& out, const repair_action& act) { note_held(out, act); });
     }
     w.sync();
   } catch (...) {
@@ -1481,6 +1512,7 @@ int run_apply(const apply_cli_options& o) {
                                    : std::string())
             << "; findings " << before_counts.total << " -> " << after_counts.total << "; wrote "
             << o.out << "\n";
+  note_stale_actions(stale, unchecked);
   if (figures_before)
     std::cerr << "memhealth apply: retrieval before (" << events_before
               << "): " << figures_text(*figures_before) << "\n";
@@ -1537,6 +1569,10 @@ int run_apply(const apply_cli_options& o) {
     std::cerr
         << "memhealth apply: " << c.failed
         << " actions failed and wait in the manual queue (see the report or the log); exit 3\n";
+    return exit_incomplete;
+  }
+  if (stale > 0) {
+    std::cerr << "memhealth apply: exit 3 (stale actions not run)\n";
     return exit_incomplete;
   }
   if (c.applied == 0 && (header.suspended ? !opt.approve_suspended : c.unapproved > 0)) {

@@ -148,8 +148,11 @@ struct audit_report {
   std::size_t actions = 0;                     ///< planned actions
   std::array<std::size_t, 3> by_automation{};  ///< planned actions that are auto, confirm, manual
   std::size_t applied = 0, already_applied = 0, unapproved = 0, deferred = 0,
-              failed = 0;               ///< outcomes
-  std::size_t records_changed = 0;      ///< record writes committed
+              failed = 0;           ///< outcomes
+  std::size_t records_changed = 0;  ///< record writes committed
+  /// Of `deferred`: actions skipped because their records changed since the plan
+  /// (`action_outcome::stale()`); written (JSON "stale", a Markdown note) only when not 0.
+  std::size_t stale = 0;
   bool suspended = false;               ///< the plan's blast radius suspended it
   std::vector<pending_item> pending;    ///< what waits for a person
   std::vector<root_cause_hint> hints;   ///< root-cause hints, strongest first
@@ -490,6 +493,7 @@ audit_report make_audit_report(const S1& before_store, const S2& after_store, co
   rep.deferred = res.deferred.size();
   rep.failed = res.failed.size();
   rep.records_changed = res.records_changed;
+  for (const auto& o : res.outcomes) rep.stale += o.stale() ? 1 : 0;
 
   // strategies: the kinds behind each action come from its reasons ("kind: ...")
   std::map<std::string, kind_strategy> by_kind;
@@ -641,6 +645,7 @@ nlohmann::ordered_json to_json(const audit_report& r) {
                    {"failed", r.failed},
                    {"records_changed", r.records_changed},
                    {"suspended", r.suspended}};
+  if (r.stale) j["outcomes"]["stale"] = r.stale;
   j["pending"] = nlohmann::ordered_json::array();
   for (const auto& p : r.pending)
     j["pending"].push_back({{"id", p.id}, {"reason", p.reason}, {"content", p.content}});
@@ -694,6 +699,9 @@ std::string to_markdown(const audit_report& r) {
   s << "- applied " << r.applied << ", already applied " << r.already_applied
     << ", awaiting approval " << r.unapproved << ", deferred " << r.deferred
     << ", failed (manual queue) " << r.failed << "; records changed " << r.records_changed << "\n";
+  if (r.stale)
+    s << "- stale: " << r.stale
+      << " actions skipped because their records changed since the plan (make a new plan)\n";
   if (r.actions)
     s << "- automatic share: "
       << da::pct(static_cast<double>(r.by_automation[0]) / static_cast<double>(r.actions))

@@ -174,6 +174,13 @@ struct repair_action {
   std::string idempotency_key;       ///< stable hash of type, targets and edits (hex)
   std::vector<std::string> reasons;  ///< the findings behind it ("kind: ids ...")
   int priority = 0;                  ///< higher runs first under the rate limiter
+  /// The records the plan decided on, as it saw them: record id -> `record_decision_digest`
+  /// (store_identity.hpp; content, scope, created_at and updated_at). `apply_plan` skips the
+  /// action (deferred, reason "stale: ...") when a record's digest differs now. Plan JSON
+  /// `"seen"`: an object of id -> 16 hex digits, written only when not empty; empty for index
+  /// actions and for plans made before it existed (then nothing is checked). Not part of the
+  /// idempotency key.
+  std::map<std::string, std::uint64_t> seen;
   friend bool operator==(const repair_action&, const repair_action&) = default;
 };
 

@@ -14,6 +14,10 @@
 ///    (duplicate) id, an illegal status in an edit, or a merge whose records are in different
 ///    scopes (a plan made for another store) sends the action to
 ///    the manual queue (*failed*) with the store untouched;
+/// 2b. stale records: an action whose `seen` digests (`record_decision_digest`, store_identity.hpp:
+///    id, content, scope, created_at, updated_at) differ from its records now is *deferred* with
+///    a reason starting with `stale_reason_prefix` (`action_outcome::stale()`), not run: the plan
+///    decided on other records. A plan without digests (made before them) is not checked;
 /// 3. before-images come from `store.extract(i)`; after-images are computed by `apply_edit` on
 ///    copies (no store change yet). If no record changes, the action is *already applied*: edits
 ///    are applied to the current state, so "already done" and "nothing to do" are the same
@@ -92,6 +96,7 @@
 #include "memhealth/repair/index_policy.hpp"
 #include "memhealth/repair/record_image.hpp"
 #include "memhealth/repair/repair_history.hpp"
+#include "memhealth/repair/store_identity.hpp"
 #include "memhealth/repair/wal.hpp"
 #include "memhealth/store/store.hpp"
 
@@ -163,6 +168,11 @@ constexpr std::string_view to_string(action_status s) noexcept {
   return names[static_cast<int>(s)];
 }
 
+/// The start of the reason of an action `apply_plan` skipped because a record it names changed
+/// since the plan was made (its `record_decision_digest` differs from `repair_action::seen`):
+/// such an action is *deferred* and not run; a new plan decides it from the records as they are.
+inline constexpr std::string_view stale_reason_prefix = "stale:";
+
 /// Outcome of one plan action.
 struct action_outcome {
   std::size_t action = 0;                          ///< index in the plan
@@ -171,6 +181,11 @@ struct action_outcome {
   int attempts = 0;                                ///< attempts made (0 when never tried)
   std::size_t records_changed = 0;                 ///< records written (applied only)
   std::string reason;                              ///< why it was skipped or failed, or a note
+  /// True when the action was skipped because its records changed since the plan (deferred,
+  /// reason starting with `stale_reason_prefix`).
+  [[nodiscard]] bool stale() const noexcept {
+    return status == action_status::deferred && reason.starts_with(stale_reason_prefix);
+  }
 };
 
 /// Result of `apply_plan`. The key lists hold idempotency keys in plan order; their sizes are
@@ -491,6 +506,12 @@ class plan_run {
         set(a, action_status::failed, refusal);
         continue;
       }
+      if (std::string changed = stale_of(act); !changed.empty()) {
+        set(a, action_status::deferred,
+            std::string(stale_reason_prefix) + " its records changed since the plan (" + changed +
+                "): not run; make a new plan");
+        continue;
+      }
       if (!from_history(a, act)) continue;
       ++attempts(a);
       std::optional<prepared<R>> p = prepare(a, act, overlay);
@@ -761,6 +782,18 @@ class plan_run {
       }
     }
     return refusal;
+  }
+
+  // Step 2b: the records the plan decided on (`repair_action::seen`) whose decision digest
+  // differs now, comma-separated (empty: none, or a plan without digests).
+  std::string stale_of(const repair_action& act) const {
+    std::string changed;
+    for (const auto& [id, digest] : act.seen) {
+      const auto i = store_.find(id);
+      if (i && record_decision_digest(store_.record(*i)) == digest) continue;
+      changed += (changed.empty() ? "" : ", ") + id;
+    }
+    return changed;
   }
 
   // Step 3: before-images (from the store, or from earlier members of the batch), after-images

@@ -257,6 +257,19 @@ inline void append_plan_action_line(std::string& out, const repair_action& a) {
   jt::append_escaped(out, a.idempotency_key);
   out += ",\"reasons\":";
   pl::append_strings(out, a.reasons);
+  if (!a.seen.empty()) {  // optional: id -> record_decision_digest, 16 hex digits
+    out += ",\"seen\":{";
+    bool first = true;
+    for (const auto& [id, h] : a.seen) {
+      if (!first) out.push_back(',');
+      first = false;
+      jt::append_escaped(out, id);
+      out += ":\"";
+      for (int sh = 60; sh >= 0; sh -= 4) out.push_back("0123456789abcdef"[(h >> sh) & 0xF]);
+      out.push_back('"');
+    }
+    out.push_back('}');
+  }
   out += "}\n";
 }
 

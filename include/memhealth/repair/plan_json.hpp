@@ -31,8 +31,11 @@
 /// strings: the detection options the plan was made from, `detection_provenance`; see
 /// `detection_to_json`) is written only when not empty and is optional when read; so are
 /// `blast_radius_threshold` (the planner's threshold, an integer) and `store` (the fingerprint of
-/// the store the plan was made from, `store_fingerprint_to_json`), and an action's
-/// `blast_radius.index_entries` (written when not 0).
+/// the store the plan was made from, `store_fingerprint_to_json`), an action's
+/// `blast_radius.index_entries` (written when not 0), and an action's `seen` (an object of record
+/// id -> `record_decision_digest` as 16 lower-case hex digits: the records it decided on, as the
+/// plan saw them; `apply_plan` skips the action as stale when one differs; written when not
+/// empty, absent in plans made before it).
 ///
 /// ## Errors
 /// `plan_from_json` throws `memhealth::error(error_code::parse)` naming the JSON
@@ -296,6 +299,21 @@ repair_action plan_read_action(const nlohmann::json& j, const std::string& path)
   if (pri < std::numeric_limits<int>::min() || pri > std::numeric_limits<int>::max())
     plan_fail(path + "/priority", "out of range");
   a.priority = static_cast<int>(pri);
+  if (const auto seen = j.find("seen"); seen != j.end()) {  // optional (plans before it: none)
+    const std::string sp = path + "/seen";
+    if (!seen->is_object()) plan_fail(sp, "expected an object of id -> 16 hex digits");
+    for (const auto& [id, v] : seen->items()) {
+      const std::string at = sp + "/" + id;
+      const std::string text = plan_string(v, at);
+      std::uint64_t h = 0;
+      const char* b = text.data();
+      const char* e = text.data() + text.size();
+      const auto r = std::from_chars(b, e, h, 16);
+      if (text.size() != 16 || r.ec != std::errc{} || r.ptr != e)
+        plan_fail(at, "expected 16 hex digits: '" + text + "'");
+      a.seen[id] = h;
+    }
+  }
   return a;
 }
 
@@ -457,6 +475,15 @@ nlohmann::json plan_to_json(const repair_plan& p) {
     x["idempotency_key"] = a.idempotency_key;
     x["reasons"] = a.reasons;
     x["priority"] = a.priority;
+    if (!a.seen.empty()) {
+      nlohmann::json seen = nlohmann::json::object();
+      for (const auto& [id, h] : a.seen) {
+        char hex[17];
+        std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+        seen[id] = std::string(hex);
+      }
+      x["seen"] = std::move(seen);
+    }
     actions.push_back(std::move(x));
   }
   j["actions"] = std::move(actions);

@@ -37,6 +37,7 @@
 #include "memhealth/repair/action.hpp"
 #include "memhealth/repair/idempotency.hpp"
 #include "memhealth/repair/plan_table.hpp"
+#include "memhealth/repair/store_identity.hpp"
 #include "memhealth/store/store.hpp"
 
 namespace memhealth {
@@ -77,6 +78,7 @@ void finalize_action(const S& store, repair_action& a) {
   a.blast.records = ids.size();
   a.blast.scopes.assign(scopes.begin(), scopes.end());
   a.idempotency_key = compute_idempotency_key(a);
+  note_seen_records(store, a);  // what apply checks the records against (store_identity.hpp)
 }
 
 // The compact index of a plan's actions and the finishing steps over it (see the file comment).

@@ -48,10 +48,12 @@
 /// most); for a plan's store of 128 ids or fewer it is exact.
 
 #include <algorithm>
+#include <chrono>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -237,6 +239,62 @@ template <record_store S>
                " of the plan's sampled record ids are in it; " + counts + ")";
   }
   return c;
+}
+
+/// The digest of what a plan's decision about one record rests on, recorded per record an action
+/// reads (`repair_action::seen`) and compared by `apply_plan` before it runs the action: CRC-64/XZ
+/// over the record's id, content, scope, and the instants (UTC milliseconds) of created_at and
+/// updated_at, for the fields the record type has (an absent optional field counts as "-").
+/// Status, effective_weight, links, metadata and the embedding are left out on purpose: the
+/// plan's own actions write them (an earlier run's tier-1 action must not make a later run's
+/// tier-2 action over the same record look stale), and a writer that changes them normally
+/// bumps updated_at, which is in. @complexity O(size of those fields).
+template <class R>
+requires basic_record<R>
+[[nodiscard]] std::uint64_t record_decision_digest(const R& r) {
+  crc64_engine e;
+  const auto put = [&](std::string_view tag, std::string_view v) {
+    e.process_bytes(tag.data(), tag.size());
+    e.process_byte('=');
+    const std::string n = std::to_string(v.size());
+    e.process_bytes(n.data(), n.size());  // length first: no two field lists give one stream
+    e.process_byte(':');
+    e.process_bytes(v.data(), v.size());
+    e.process_byte('\n');
+  };
+  const auto put_time = [&](std::string_view tag, const std::optional<timestamp>& t) {
+    put(tag, t ? std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    t->instant.time_since_epoch())
+                                    .count())
+               : std::string("-"));
+  };
+  put("id", field::id(r));
+  put("content", field::content(r));
+  if constexpr (detail::field_scope::available<const R>) put("scope", field::scope(r));
+  if constexpr (detail::field_created_at::available<const R>) {
+    const std::optional<timestamp> t = field::created_at(r);
+    put_time("created_at", t);
+  }
+  if constexpr (detail::field_updated_at::available<const R>) {
+    const std::optional<timestamp> t = field::updated_at(r);
+    put_time("updated_at", t);
+  }
+  return e.checksum();
+}
+
+/// Records in `a.seen` the `record_decision_digest` of every record of `store` the action names
+/// (its targets and its edits' records; an id not in the store is left out). Index actions
+/// (`is_index_action`) and actions without edits record nothing: they change no record.
+template <record_store S>
+void note_seen_records(const S& store, repair_action& a) {
+  a.seen.clear();
+  if (is_index_action(a.type) || a.edits.empty()) return;
+  const auto note = [&](const std::string& id) {
+    if (a.seen.count(id)) return;
+    if (const auto i = store.find(id)) a.seen[id] = record_decision_digest(store.record(*i));
+  };
+  for (const auto& id : a.targets) note(id);
+  for (const auto& e : a.edits) note(e.record_id);
 }
 
 }  // namespace memhealth
