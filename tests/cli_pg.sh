@@ -373,23 +373,6 @@ grep -q "memhealth_records already exists" imp2.err || fail "import again: $(cat
 [ "$(psql -X -q -At "$importdb" -c "SELECT count(*) FROM memhealth_records")" = "$(grep -c . "$srcjsonl")" ] ||
   fail "import again changed the store"
 psql -X -q -v ON_ERROR_STOP=1 "$base" -c "DROP SCHEMA cliimport CASCADE" 2>/dev/null
-# a mem0 export whose "metadata" is a string ("oops", kept as an extra field with a warning):
-# into PostgreSQL as into JSONL (same exit code, every record; the metadata column NULL there)
-psql -X -q -v ON_ERROR_STOP=1 "$base" -c "DROP SCHEMA IF EXISTS cliimport CASCADE" -c "CREATE SCHEMA cliimport" 2>/dev/null
-mem0src="$(dirname "$0")/data/mem0/export.jsonl"
-set +e
-"$mh" import mem0 "$mem0src" --out "$work/imp-mem0.jsonl" >/dev/null 2>imp-m0j.err
-rcj=$?
-"$mh" import mem0 "$mem0src" --out "$importdb" >/dev/null 2>imp-m0p.err
-rcp=$?
-set -e
-[ "$rcp" -eq "$rcj" ] && [ "$rcj" -le 1 ] || fail "import mem0 into PostgreSQL: exit $rcp, into JSONL $rcj: $(cat imp-m0p.err)"
-grep -q "is not an object; kept as an extra field" imp-m0p.err || fail "import mem0: no warning: $(cat imp-m0p.err)"
-[ "$(psql -X -q -At "$importdb" -c "SELECT count(*) FROM memhealth_records")" = "$(grep -c . "$work/imp-mem0.jsonl")" ] ||
-  fail "import mem0: another number of records than into JSONL"
-[ "$(psql -X -q -At "$importdb" -c "SELECT count(*) FROM memhealth_records WHERE record LIKE '%\"metadata\":\"oops\"%' AND metadata IS NULL")" = 1 ] ||
-  fail "import mem0: the string metadata is not kept in record alone"
-psql -X -q -v ON_ERROR_STOP=1 "$base" -c "DROP SCHEMA cliimport CASCADE" 2>/dev/null
 
 # a scope above --job-records that the check partitions (--block-above 1000: 1100 rows, 3
 # k-means partitions) is split into 3 block jobs beside its own: check and plan with workers are

@@ -191,6 +191,10 @@ TEST_CASE("pg_store: memhealth's own schema keeps every field byte for byte") {
   // a timestamp kept only as its unparsable original ("yesterday")
   orig.push_back(
       parse_jsonl(R"({"id":"m-4","content":"y","updated_at":"yesterday"})").records.at(0));
+  // metadata that is not an object (a mem0 export's "oops", kept as an extra field): the
+  // metadata jsonb column stays NULL (it was a server error: not JSON), `record` keeps it
+  orig.push_back(parse_jsonl(R"({"id":"m-5","content":"z","metadata":"oops"})").records.at(0));
+  REQUIRE(orig.back().extra.size() == 1);
   pg_store_options o;
   o.fetch_rows = 2;  // several FETCH batches
   {
@@ -212,6 +216,8 @@ TEST_CASE("pg_store: memhealth's own schema keeps every field byte for byte") {
         "m-2|<null>|<null>|<null>|<null>|<null>|user|<null>\n"
         "f|user:1|bogus|fact|2024-03-02 09:00:00|<null>|<null>|4\n"
         "m-4|<null>|<null>|<null>|<null>|<null>|<null>|<null>\n");
+  CHECK(c.dump("SELECT metadata IS NULL, record FROM memhealth_records WHERE id = 'm-5'") ==
+        "t|{\"id\":\"m-5\",\"content\":\"z\",\"metadata\":\"oops\"}\n");
   // create refuses an existing store
   error_code code{};
   CHECK(error_of([&] { (void)pg_store<>::create(db, orig); }, &code).find("already exists") !=
