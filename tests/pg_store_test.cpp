@@ -191,6 +191,10 @@ TEST_CASE("pg_store: memhealth's own schema keeps every field byte for byte") {
   // a timestamp kept only as its unparsable original ("yesterday")
   orig.push_back(
       parse_jsonl(R"({"id":"m-4","content":"y","updated_at":"yesterday"})").records.at(0));
+  // metadata that is not an object (a mem0 export's "oops", kept as an extra field): the
+  // metadata jsonb column stays NULL (it was a server error: not JSON), `record` keeps it
+  orig.push_back(parse_jsonl(R"({"id":"m-5","content":"z","metadata":"oops"})").records.at(0));
+  REQUIRE(orig.back().extra.size() == 1);
   pg_store_options o;
   o.fetch_rows = 2;  // several FETCH batches
   {
@@ -212,6 +216,8 @@ TEST_CASE("pg_store: memhealth's own schema keeps every field byte for byte") {
         "m-2|<null>|<null>|<null>|<null>|<null>|user|<null>\n"
         "f|user:1|bogus|fact|2024-03-02 09:00:00|<null>|<null>|4\n"
         "m-4|<null>|<null>|<null>|<null>|<null>|<null>|<null>\n");
+  CHECK(c.dump("SELECT metadata IS NULL, record FROM memhealth_records WHERE id = 'm-5'") ==
+        "t|{\"id\":\"m-5\",\"content\":\"z\",\"metadata\":\"oops\"}\n");
   // create refuses an existing store
   error_code code{};
   CHECK(error_of([&] { (void)pg_store<>::create(db, orig); }, &code).find("already exists") !=
@@ -367,6 +373,13 @@ TEST_CASE("pg_store: apply then rollback on a mem0 table restores every row exac
   c.run(mem0_row(3, "The user likes green tea.", "alice", "'{0.5,-0.5,0.5,-0.5}'",
                  "2024-03-01T11:30:00.000+02:00"));
   c.run(mem0_row(4, "The user plays the cello.", "bob", "'{0.6,0.8,0,0}'"));
+  // a row whose payload->memhealth holds a default-valued status, an empty list and a key
+  // memhealth does not know
+  c.run(
+      "INSERT INTO mem0 VALUES ('00000000-0000-0000-0000-000000000005', '{0.1,0.2,0.3,0.4}', "
+      "'{\"data\": \"The user collects stamps.\", \"user_id\": \"carol\", \"created_at\": "
+      "\"2024-03-01T09:30:00.000Z\", \"hash\": \"h5\", \"memhealth\": {\"related_ids\": [], "
+      "\"origin\": \"seed\", \"status\": \"active\"}}', 'note 5')");
   const std::string before = c.dump(mem0_dump);
   const fs::path wal_path = fs::temp_directory_path() /
                             ("memhealth-pg-test-" + std::to_string(::getpid()) + "-repair.wal");
@@ -381,10 +394,25 @@ TEST_CASE("pg_store: apply then rollback on a mem0 table restores every row exac
     auto img = s.extract(i2);
     img.status = "archived";
     const std::string sql = s.preview_restore(i2, img);
-    CHECK(sql.find("UPDATE \"mem0\" AS t SET \"payload\" = jsonb_set(COALESCE(t.\"payload\", "
-                   "'{}'::jsonb), ARRAY['memhealth']::text[], CAST('{\"status\":\"archived\"}' "
-                   "AS jsonb), true) WHERE t.\"id\" = CAST('00000000-0000-0000-0000-000000000002' "
-                   "AS uuid);") != std::string::npos);
+    // (the rest place made an object first, then only the changed key set)
+    CHECK(sql ==
+          "UPDATE \"mem0\" AS t SET \"payload\" = jsonb_set(jsonb_set(COALESCE(t.\"payload\", "
+          "'{}'::jsonb), ARRAY['memhealth']::text[], CASE WHEN jsonb_typeof(t.\"payload\" #> "
+          "ARRAY['memhealth']::text[]) = 'object' THEN t.\"payload\" #> "
+          "ARRAY['memhealth']::text[] ELSE '{}'::jsonb END, true), ARRAY['memhealth', "
+          "'status']::text[], CAST('\"archived\"' AS jsonb), true) WHERE t.\"id\" = "
+          "CAST('00000000-0000-0000-0000-000000000002' AS uuid);\n");
+    // a row whose payload->memhealth already holds keys: a downweight writes only its own key;
+    // "status":"active" (the default), the empty list and the unknown key stay as they are
+    const std::size_t i5 = *s.find("00000000-0000-0000-0000-000000000005");
+    auto img5 = s.extract(i5);
+    CHECK(img5.status == "active");
+    img5.effective_weight = 0.5;
+    CHECK(
+        s.preview_restore(i5, img5).find(
+            "ARRAY['memhealth', 'effective_weight']::text[], CAST('0.5' AS jsonb), true) WHERE") !=
+        std::string::npos);
+    CHECK(s.preview_restore(i5, img5).find("status") == std::string::npos);
     CHECK(c.dump(mem0_dump) == before);  // a preview writes nothing
     wal_writer wal(wal_path, wal_sync::none);
     apply_options ao;
@@ -401,11 +429,29 @@ TEST_CASE("pg_store: apply then rollback on a mem0 table restores every row exac
                "'00000000-0000-0000-0000-000000000002'") ==
         "00000000-0000-0000-0000-000000000001|archived|h2|bot|note 2\n");
   CHECK(c.dump("SELECT note, payload->>'hash' FROM mem0 ORDER BY id") ==
-        "note 1|h1\nnote 2|h2\nnote 3|h3\nnote 4|h4\n");
+        "note 1|h1\nnote 2|h2\nnote 3|h3\nnote 4|h4\nnote 5|h5\n");
+  // row 5 keeps its memhealth keys (status "active" included)
+  CHECK(c.dump("SELECT payload->'memhealth'->>'status', payload->'memhealth'->>'origin', "
+               "payload->'memhealth'->'related_ids' FROM mem0 WHERE id = "
+               "'00000000-0000-0000-0000-000000000005'") == "active|seed|[]\n");
   {
     auto s = pg_store<>::open(db, pg_mem0_mapping());
     const auto rb = rollback(s, read_wal_file(wal_path));
     CHECK(rb.complete());
+  }
+  CHECK(c.dump(mem0_dump) == before);
+  {
+    // a change and its before-image written back through the same writer: byte-identical
+    auto s = pg_store<>::open(db, pg_mem0_mapping());
+    const std::size_t i5 = *s.find("00000000-0000-0000-0000-000000000005");
+    const auto orig = s.extract(i5);
+    auto img = orig;
+    img.effective_weight = 0.25;
+    (void)s.restore(i5, img);
+    CHECK(c.dump("SELECT payload->'memhealth'->>'status', payload->'memhealth'->>'origin', "
+                 "payload->'memhealth'->>'effective_weight' FROM mem0 WHERE id = "
+                 "'00000000-0000-0000-0000-000000000005'") == "active|seed|0.25\n");
+    (void)s.restore(i5, orig);
   }
   CHECK(c.dump(mem0_dump) == before);
   fs::remove(wal_path);

@@ -160,6 +160,13 @@ class pg_store {
           if (it == j.end()) return std::nullopt;
           return it->is_string() ? it->get<std::string>() : it->dump();
         };
+        // jsonb columns: an object as JSON text; anything else (such as a metadata string an
+        // import kept as an extra field) NULL, the original staying in `record`
+        auto object = [&](const char* f) -> std::optional<std::string> {
+          auto it = j.find(f);
+          if (it == j.end() || !it->is_object()) return std::nullopt;
+          return it->dump();
+        };
         std::optional<std::string> emb, updated;
         if (!rec.embedding.empty()) emb = detail::pg::vector_text(rec.embedding, false);
         if (rec.updated_at) updated = format_timestamp(*rec.updated_at);
@@ -169,8 +176,8 @@ class pg_store {
              "INSERT INTO memhealth_records(id, scope, status, kind, updated_at, metadata, claim, "
              "embedding, embedding_version, record) VALUES ($1, $2, $3, $4, CAST($5 AS "
              "timestamptz), CAST($6 AS jsonb), CAST($7 AS jsonb), CAST($8 AS real[]), $9, $10)",
-             {rec.id, text("scope"), text("status"), text("kind"), updated, text("metadata"),
-              text("claim"), emb, text("embedding_version"), canon},
+             {rec.id, text("scope"), text("status"), text("kind"), updated, object("metadata"),
+              object("claim"), emb, text("embedding_version"), canon},
              where, "cannot insert a record");
       }
       exec(c.get(), "COMMIT", {}, where, "cannot commit");

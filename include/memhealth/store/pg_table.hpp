@@ -258,7 +258,12 @@ class table_access {
 
   // The statements that turn a row holding `before` (canonical JSON `cb` without embedding,
   // vector `vb`) into `after` (`ca`, `va`): only the mapped places whose value differs are
-  // written. @throws error(precondition) when the id would change or a changed field has no
+  // written. A `rest` place inside a jsonb column is written key by key (jsonb_set / #- of
+  // rest->key), so keys the change does not touch (unknown ones, ones at their default) keep
+  // their exact JSON; a key changed back to its default, or removed, is removed (and the whole
+  // place when only defaults would be left in it): a row that held the default explicitly in a
+  // key the repair itself changed gets it back as absent, which reads the same.
+  // @throws error(precondition) when the id would change or a changed field has no
   // place in the mapping (nothing is written).
   std::vector<statement> updates(const std::vector<std::string>& key, const std::string& cb,
                                  std::span<const float> vb, const std::string& ca,
@@ -285,6 +290,36 @@ class table_access {
     // assignments: column -> (whole value | list of path edits)
     std::map<std::string, std::optional<nlohmann::json>> whole;
     std::map<std::string, std::vector<std::pair<std::vector<std::string>, nlohmann::json>>> paths;
+    bool ensure_rest = false;  // a key is set inside the rest place
+    // the rest place: one edit per key whose value changes (keys the repair does not change,
+    // unknown ones and ones at their default included, are never written); a key going to its
+    // default is removed (a field at its default is not written); when no key but defaults is
+    // left, the whole place is removed (as a row without it reads)
+    auto rest_edits = [&](const nlohmann::json& fa, const nlohmann::json& fb,
+                          const nlohmann::json& ra, const nlohmann::json& rb, auto& out) {
+      auto& edits = out[m_.rest.column];
+      if (ra.empty() && !rb.empty()) {
+        edits.emplace_back(m_.rest.path, nlohmann::json());
+        return;
+      }
+      std::set<std::string> names;
+      for (auto& [k, v] : fa.items()) names.insert(k);
+      for (auto& [k, v] : fb.items()) names.insert(k);
+      for (const auto& k : names) {
+        if (k == "id" || k == "embedding" || m_.fields.count(k)) continue;
+        const nlohmann::json a = val(fa, k), b = val(fb, k);
+        if (a == b) continue;
+        auto path = m_.rest.path;
+        path.push_back(k);
+        auto d = m_.defaults.find(k);
+        if (a.is_null() || (d != m_.defaults.end() && a == nlohmann::json(d->second))) {
+          edits.emplace_back(std::move(path), nlohmann::json());
+        } else {
+          edits.emplace_back(std::move(path), a);
+          ensure_rest = true;
+        }
+      }
+    };
     auto assign = [&](const pg_source& s, nlohmann::json v) {
       if (s.path.empty())
         whole[s.column] = std::move(v);
@@ -311,7 +346,10 @@ class table_access {
                           " this repair changes (map them, or name a \"rest\" JSONB "
                           "place); nothing written");
         }
-        assign(m_.rest, ra.empty() ? nlohmann::json() : ra);
+        if (m_.rest.path.empty())  // a column of its own: the whole object
+          assign(m_.rest, ra.empty() ? nlohmann::json() : ra);
+        else
+          rest_edits(ja, jb, ra, rb, paths);
       }
     }
     const bool vec_changed = !same_bits(va, vb);
@@ -330,6 +368,16 @@ class table_access {
     }
     for (auto& [col, edits] : paths) {
       std::string e = "COALESCE(t." + q(col) + ", '{}'::jsonb)";
+      if (col == m_.rest.column && !m_.rest.path.empty() && ensure_rest) {
+        // jsonb_set creates only the last key of a path: make the rest place an object first
+        // (an object there is kept as it is)
+        std::string arr = "ARRAY[";
+        for (std::size_t k = 0; k < m_.rest.path.size(); ++k)
+          arr += (k ? ", " : "") + param(m_.rest.path[k]);
+        arr += "]::text[]";
+        e = "jsonb_set(" + e + ", " + arr + ", CASE WHEN jsonb_typeof(t." + q(col) + " #> " + arr +
+            ") = 'object' THEN t." + q(col) + " #> " + arr + " ELSE '{}'::jsonb END, true)";
+      }
       for (auto& [path, v] : edits) {
         std::string arr = "ARRAY[";
         for (std::size_t k = 0; k < path.size(); ++k) arr += (k ? ", " : "") + param(path[k]);
@@ -424,8 +472,13 @@ class table_access {
     whole["status"] = str("status");
     whole["kind"] = str("kind");
     whole["embedding_version"] = str("embedding_version");
-    whole["metadata"] = str("metadata");
-    whole["claim"] = str("claim");
+    // jsonb columns hold objects only (a metadata string kept as an extra field: NULL)
+    auto object = [&](const char* f) -> nlohmann::json {
+      auto v = str(f);
+      return v.is_object() ? v : nlohmann::json();
+    };
+    whole["metadata"] = object("metadata");
+    whole["claim"] = object("claim");
     // only a timestamp memhealth reads (an unparsable original stays in `record` alone)
     auto updated = str("updated_at");
     if (!updated.is_string() || !parse_timestamp(updated.get<std::string>())) updated = nullptr;
