@@ -355,8 +355,8 @@ inline std::string url_for_messages(std::string_view url) {
   const std::size_t scheme = url.find("://");
   const std::size_t authority = scheme == std::string_view::npos ? 0 : scheme + 3;
   const std::size_t rest = url.find_first_of("/?#", authority);
-  const std::string_view host_part =
-      url.substr(authority, rest == std::string_view::npos ? std::string_view::npos : rest - authority);
+  const std::string_view host_part = url.substr(
+      authority, rest == std::string_view::npos ? std::string_view::npos : rest - authority);
   out.append(url.substr(0, authority));
   if (const std::size_t at = host_part.rfind('@'); at != std::string_view::npos) {
     out += "***@";

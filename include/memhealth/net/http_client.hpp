@@ -199,8 +199,8 @@ class http_client {
       } else if (r.status >= 200 && r.status < 300) {
         std::string why = accept(r);
         if (why.empty()) return r;
-        last = url_for_messages(url) + ": malformed reply (" + why + "): " +
-               detail::http::excerpt(r.body);
+        last = url_for_messages(url) + ": malformed reply (" + why +
+               "): " + detail::http::excerpt(r.body);
         last_parse = true;
       } else {
         last = url_for_messages(url) + ": HTTP " + std::to_string(r.status) + ": " +
