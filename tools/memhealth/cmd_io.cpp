@@ -50,11 +50,13 @@ struct empty_fields {
   std::string first;
 };
 
-empty_fields count_empty_fields(const std::vector<memory_record>& records) {
+// `contents`: count empty contents too (a dataset's import; a moved store's empty content is a
+// content_empty finding of check, carried as it is).
+empty_fields count_empty_fields(const std::vector<memory_record>& records, bool contents) {
   empty_fields e;
   for (std::size_t i = 0; i < records.size(); ++i) {
     const auto& r = records[i];
-    const bool no_id = r.id.empty(), no_content = r.content.empty();
+    const bool no_id = r.id.empty(), no_content = contents && r.content.empty();
     e.ids += no_id ? 1 : 0;
     e.contents += no_content ? 1 : 0;
     if ((no_id || no_content) && e.first.empty())
@@ -163,10 +165,11 @@ int run_import(const import_options& o) {
             << " embedded)\n";
   warn_if_empty("import", out_label, all.records.size());
   // never written silently: records without an id cannot be addressed by repairs, rollback or
-  // diff; empty content is a content_empty finding of check. Moving a store (jsonl <-> sqlite)
-  // carries such records as they are, and says so too (exit 1): an events file or another JSON
-  // Lines file read as a store gives records without ids.
-  const auto empty = count_empty_fields(all.records);
+  // diff, also when a store is moved (jsonl <-> sqlite: an events file or another JSON Lines file
+  // read as a store gives records without ids); an empty content is counted for datasets (a
+  // moved store's is a content_empty finding of check, carried as it is)
+  const bool dataset = o.format != "jsonl" && o.format != "sqlite";
+  const auto empty = count_empty_fields(all.records, dataset);
   if (empty.ids != 0 || empty.contents != 0) {
     std::cerr << "memhealth import: warning: written with " << empty.ids << " empty id(s) and "
               << empty.contents << " empty content(s), first " << empty.first
