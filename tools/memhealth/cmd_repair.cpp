@@ -1261,8 +1261,9 @@ int run_apply(const apply_cli_options& o) {
     auto inputs = detection_inputs(o.store, o.detect);
     inputs.insert(inputs.end(),
                   {{"--plan", o.plan}, {"--events", o.events}, {"--events-after", o.events_after}});
-    refuse_outputs_over_inputs({{"--out", o.out},
-                                {"--wal", o.wal},
+    // --out against every input but the store (inputs[0]): an in-place repair names the store
+    refuse_outputs_over_inputs({{"--out", o.out}}, {inputs.begin() + 1, inputs.end()});
+    refuse_outputs_over_inputs({{"--wal", o.wal},
                                 {"--report", o.report},
                                 {"--index", index_file},
                                 {"--ledger", o.ledger},
