@@ -205,12 +205,14 @@ struct conflict_detector {
       constexpr auto none = std::numeric_limits<std::size_t>::max();
       std::vector<std::size_t> slot(n, none);
       std::deque<analysis> analyses;
-      std::unordered_map<std::string_view, std::size_t> by_key;
+      // keys are copies: a store may return records by value (record_store only asks for
+      // something convertible to const R&), so a view into one would not outlive the call
+      std::unordered_map<std::string, std::size_t> by_key;
       const auto analysis_of = [&](std::size_t i) -> const analysis& {
         if (slot[i] == none) {
           if constexpr (keyed_analysing_conflict_judge<Judge, R>) {
             const auto [at, fresh] = by_key.try_emplace(
-                std::string_view(judge.analysis_key(store.record(i))), analyses.size());
+                std::string(judge.analysis_key(store.record(i))), analyses.size());
             if (fresh) analyses.push_back(judge.analyse(store.record(i)));
             slot[i] = at->second;
           } else {

@@ -230,11 +230,13 @@ struct duplicate_detector {
     judge.lexicon = lexicon;
     // the judge's reading of each distinct content, once per run (records share it by content)
     std::vector<const claim_analysis*> reading(n, nullptr);
-    std::unordered_map<std::string_view, claim_analysis> readings;
+    // keys are copies: a store may return records by value (record_store only asks for
+    // something convertible to const R&), so a view into one would not outlive the call
+    std::unordered_map<std::string, claim_analysis> readings;
     auto read = [&](std::size_t i) -> const claim_analysis& {
       if (reading[i] == nullptr) {
         const auto& r = store.record(i);
-        auto [at, fresh] = readings.try_emplace(judge.analysis_key(r));
+        auto [at, fresh] = readings.try_emplace(std::string(judge.analysis_key(r)));
         if (fresh) at->second = judge.analyse(r);
         reading[i] = &at->second;  // (nodes of an unordered_map stay put)
       }
