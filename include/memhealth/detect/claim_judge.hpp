@@ -318,12 +318,26 @@ struct claim_rules {
   // musical instrument" / "the piano", "dairy products" / "ice cream".
   std::size_t denied_in(const claim_lexicon& lex, const std::vector<std::string>& n,
                         const std::vector<std::string>& p) const {
+    // what the asserted side says it is free of ("lactose-free milk", "gluten-free bread"), and
+    // a plant milk ("oat milk", "soy milk"): no dairy, no lactose
+    const bool plant_milk =
+        std::binary_search(p.begin(), p.end(), std::string_view("milk"), std::less<>()) &&
+        std::any_of(p.begin(), p.end(), [](const std::string& u) {
+          return std::find(claim_words::plant_milks.begin(), claim_words::plant_milks.end(), u) !=
+                 claim_words::plant_milks.end();
+        });
+    auto free_of = [&](const std::string& t) {
+      if (plant_milk && (t == "lactose" || t == "dairy")) return true;
+      return std::any_of(p.begin(), p.end(), [&](const std::string& u) {
+        return u.size() == t.size() + 5 && u.starts_with(t) && u.ends_with("-free");
+      });
+    };
     auto states = [&](const std::string& t, const std::string& u) {
       // ("never drinks alcohol" / "has a beer now and then": having food or drink is
       // consuming it)
       return match(lex, t, u) || (u == "have" && (t == "eat" || t == "drink")) ||
              compound_of(u, t) ||
-             (ascii(t) && ascii(u) && lex.english().is_a(u, t, max_is_a_depth));
+             (ascii(t) && ascii(u) && lex.english().is_a(u, t, max_is_a_depth) && !free_of(t));
     };
     std::vector<char> done(n.size(), 0);
     std::size_t k = 0;

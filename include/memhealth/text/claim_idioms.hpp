@@ -40,7 +40,8 @@ inline constexpr auto english_idioms = std::to_array<idiom>({
     {"is a bookworm", "loves reading"},
     {"is a foodie", "loves food"},
     {"is a homebody", "likes staying at home"},
-    {"is a teetotaller", "does not drink alcohol"},
+    {"is a teetotaller", "is teetotal"},
+    {"is a teetotaler", "is teetotal"},
     {"is a chain smoker", "smokes every day"},
     {"is a heavy smoker", "smokes every day"},
     {"is a heavy drinker", "drinks alcohol every day"},
@@ -52,7 +53,6 @@ inline constexpr auto english_idioms = std::to_array<idiom>({
     {"is an extrovert", "is extroverted"},
     {"is an extravert", "is extroverted"},
     {"cant get enough of", "loves"},
-    {"is fluent in", "speaks"},
     {"is an only child", "has no siblings"},
     {"is childless", "has no children"},
     {"is car-free", "has no car"},
@@ -84,6 +84,28 @@ inline constexpr auto english_idioms = std::to_array<idiom>({
     {"keeps track of", "tracks"},
     {"keep track of", "track"},
     {"kept track of", "tracked"},
+    // abilities: "knows how to swim" / "never learned to swim" read as "can" / "cannot"
+    {"knows how to", "can"},
+    {"know how to", "can"},
+    {"is able to", "can"},
+    {"are able to", "can"},
+    {"is unable to", "cannot"},
+    {"are unable to", "cannot"},
+    {"isnt able to", "cannot"},
+    {"is not able to", "cannot"},
+    {"doesnt know how to", "cannot"},
+    {"does not know how to", "cannot"},
+    {"never learned to", "cannot"},
+    {"never learned how to", "cannot"},
+    {"never learnt to", "cannot"},
+    {"never learnt how to", "cannot"},
+    {"is a non-smoker", "does not smoke"},
+    {"is a nonsmoker", "does not smoke"},
+    {"is a non smoker", "does not smoke"},
+    // degree and rate phrasings the scales and rates read
+    {"is fluent in", "speaks fluent"},
+    {"every single", "every"},
+    {"at most", "only"},
 });
 
 /// Chinese idioms (成语 and colloquial phrases) of habits, traits and attitudes.
@@ -98,6 +120,10 @@ inline constexpr auto chinese_idioms = std::to_array<idiom>({
     {"敬而远之", "避免"},         {"乐此不疲", "特别喜欢"},
     {"爱不释手", "特别喜欢"},     {"深恶痛绝", "讨厌"},
     {"一窍不通", "不会"},         {"三天打鱼两天晒网", "很少坚持"},
+    {"会讲", "会说"},             {"雷打不动", ""},
+    {"不在话下", ""},             {"现居", "住在"},
+    {"目前居住在", "住在"},       {"一句", ""},
+    {"不了几", "几"},             {"好几", "几"},
 });
 
 }  // namespace memhealth::claim_words

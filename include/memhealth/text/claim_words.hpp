@@ -789,6 +789,30 @@ inline constexpr auto service_is_a = std::to_array<std::pair<std::string_view, s
     {"hulu", "stream service"},
 });
 
+/// Foods and drinks by a kind or an ingredient a restriction names, where WordNet does not reach
+/// them (added as is-a pairs, written for memhealth 2026-12): "is lactose intolerant" denies
+/// milk and cheese, "is allergic to shellfish" denies shrimp, "is a teetotaler" denies an IPA.
+/// English lemmas as the claim reader keeps them.
+inline constexpr auto food_is_a = std::to_array<std::pair<std::string_view, std::string_view>>({
+    {"milk", "lactose"},    {"cheese", "lactose"},   {"yogurt", "lactose"},
+    {"yoghurt", "lactose"}, {"cream", "lactose"},    {"butter", "lactose"},
+    {"milk", "dairy"},      {"cheese", "dairy"},     {"yogurt", "dairy"},
+    {"yoghurt", "dairy"},   {"butter", "dairy"},     {"cream", "dairy"},
+    {"latte", "milk"},      {"cappuccino", "milk"},  {"milkshake", "milk"},
+    {"bread", "gluten"},    {"pasta", "gluten"},     {"wheat", "gluten"},
+    {"bagel", "gluten"},    {"noodle", "gluten"},    {"pizza", "gluten"},
+    {"shrimp", "shellfish"}, {"prawn", "shellfish"}, {"crab", "shellfish"},
+    {"oyster", "shellfish"}, {"mussel", "shellfish"}, {"clam", "shellfish"},
+    {"scallop", "shellfish"}, {"ipa", "beer"},       {"prosecco", "wine"},
+    {"champagne", "wine"},  {"cashew", "tree nut"},  {"almond", "tree nut"},
+    {"walnut", "tree nut"}, {"pecan", "tree nut"},   {"pistachio", "tree nut"},
+    {"hazelnut", "tree nut"},
+});
+
+/// Plants a milk is made of ("oat milk", "soy milk"): such a milk holds no dairy and no lactose.
+inline constexpr auto plant_milks = std::to_array<std::string_view>(
+    {"oat", "soy", "soya", "almond", "rice", "coconut", "cashew", "hemp", "pea", "plant"});
+
 /// Values of marital status (a copula followed by one of them states it).
 inline constexpr auto english_marital =
     std::to_array<std::string_view>({"married", "single", "divorced", "widowed", "engaged",
@@ -889,6 +913,8 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"小时", stop},
     {"任何", stop},
     {"名下", stop},
+    {"左右", stop},
+    {"够", stop},
     {"不碰", aversion},
     {"戒了", terminate},
     {"戒掉", terminate},
@@ -1115,6 +1141,9 @@ inline constexpr auto chinese_antonyms =
         {"高", "矮"},     {"守时", "拖延"},   {"健谈", "寡言"},   {"干净", "邋遢"},
         {"整洁", "邋遢"}, {"清淡", "重口味"}, {"好", "差"},       {"强", "弱"},
         {"富", "穷"},     {"忙", "闲"},
+        {"急性子", "慢性子"}, {"热闹", "清静"}, {"热闹", "清净"}, {"外向", "腼腆"},
+        {"开朗", "内向"},   {"健谈", "话少"}, {"勤快", "懒散"}, {"早起", "赖床"},
+        {"节俭", "大手大脚"}, {"细心", "马虎"}, {"耐心", "没耐心"}, {"准时", "迟到"},
     });
 
 /// Chinese single-character surnames, for a holder named at the start ("王芳喜欢…").

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <iterator>
@@ -46,6 +47,19 @@ inline std::size_t chinese_titled_name(sv s) noexcept {
     if (s.substr(3).starts_with(title) && s.size() > 3 + title.size()) return 3 + title.size();
   return 0;
 }
+
+// The value of a Chinese digit character (零 .. 九, 两 2, 十 10), or -1.
+inline double chinese_digit(sv ch) noexcept {
+  constexpr sv digits[] = {"零", "一", "二", "三", "四", "五", "六", "七", "八", "九", "十", "两"};
+  for (std::size_t d = 0; d < std::size(digits); ++d)
+    if (ch == digits[d]) return d == 11 ? 2 : static_cast<double>(d);
+  return -1;
+}
+
+// Classifiers and measure words right after a count ("一包烟", "五只猫", "两瓶酒"): no term.
+inline constexpr sv chinese_classifiers[] = {"个", "只", "包", "根", "杯", "瓶", "碗", "辆",
+                                             "套", "条", "双", "位", "块", "片", "口", "顿",
+                                             "本", "次", "支", "盒", "张", "台", "部", "间"};
 
 // Reads one Chinese clause (no clause punctuation inside).
 inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::string& inherited,
@@ -418,12 +432,35 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
         (in_scene ? scene : terms).push_back(word);
         continue;
       }
-      // Chinese numerals
-      constexpr sv digits[] = {"零", "一", "二", "三", "四", "五",
-                               "六", "七", "八", "九", "十", "两"};
-      double v = -1;
-      for (std::size_t d = 0; d < std::size(digits); ++d)
-        if (ch == digits[d]) v = d == 11 ? 2 : static_cast<double>(d);
+      // Chinese numerals, a run of them read as one number ("三十五" 35, "一万" 10000, "八千"
+      // 8000; "两三千" about 3000, the larger of a range)
+      double v = chinese_digit(ch);
+      std::size_t run = len;  // bytes of the numeral's characters
+      if (v >= 0) {
+        double total = 0, section = ch == "十" ? 10 : 0, num = ch == "十" ? 0 : v;
+        for (std::size_t q = i + len; q + 3 <= s.size(); q += 3) {
+          const sv n = s.substr(q, 3);
+          const double d = chinese_digit(n);
+          if (d >= 0) {
+            if (n == "十") {
+              section += (num > 0 ? num : 1) * 10;
+              num = 0;
+            } else {
+              num = d;
+            }
+          } else if (n == "百" || n == "千") {
+            section += (num > 0 ? num : 1) * (n == "百" ? 100 : 1000);
+            num = 0;
+          } else if (n == "万") {
+            total += (section + num > 0 ? section + num : 1) * 10000;
+            section = num = 0;
+          } else {
+            break;
+          }
+          run = q + 3 - i;
+        }
+        v = total + section + num;
+      }
       if (v >= 0 && ch == "一" && s.substr(i + len).starts_with("点") &&
           (find_text(s, "都", i) != sv::npos || find_text(s, "也不", i) != sv::npos ||
            find_text(s, "也没", i) != sv::npos)) {
@@ -431,14 +468,21 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
         continue;
       }
       if (v >= 0) {
-        i += len;
-        if (s.substr(i).starts_with("岁") && c.attribute.empty()) {
+        const std::string numeral(s.substr(i, run));
+        i += run;
+        // an age: "二十八岁", and "今年三十五了" (this year's number, nothing counted)
+        const bool this_year =
+            std::find(time.begin(), time.end(), "今年") != time.end() &&
+            (i == s.size() || s.substr(i) == "了" || s.substr(i).starts_with("了，"));
+        if ((s.substr(i).starts_with("岁") || this_year) && c.attribute.empty() && v < 150 &&
+            v == std::floor(v)) {
           c.attribute = "age";
           c.kind = predicate_class::state;
-          c.value.push_back(std::string(ch));
+          c.value.push_back(std::to_string(static_cast<int>(v)));
+          if (this_year) std::erase(time, "今年");
         }
         if (s.substr(i).starts_with("月") || s.substr(i).starts_with("点")) {
-          time.push_back(std::string(ch));
+          time.push_back(numeral);
           continue;
         }
         // a span that divides a rate ("一个月一次", "一周三次"): no quantity of its own
@@ -453,7 +497,23 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
           }
         if (span) continue;
         c.quantities.push_back(v);
+        // the classifier after a count is no term ("一包烟", "五只猫")
+        for (const sv unit : chinese_classifiers)
+          if (s.substr(i).starts_with(unit)) {
+            i += unit.size();
+            break;
+          }
         continue;
+      }
+      if (ch == "几") {  // "几根烟", "几次": a few, no number (not "几句", a degree)
+        bool counted = false;
+        for (const sv unit : chinese_classifiers)
+          if (s.substr(i + len).starts_with(unit)) {
+            i += len + unit.size();
+            counted = true;
+            break;
+          }
+        if (counted) continue;
       }
       if (ch == "点" && i >= 3 && (s.substr(i - 3, 3) == "喝" || s.substr(i - 3, 3) == "吃")) {
         i += len;  // "喝点酒": drinks a little
