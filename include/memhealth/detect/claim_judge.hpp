@@ -218,6 +218,11 @@ struct claim_rules {
     if (!match(lex, x.predicate, y.predicate) && !light(x.predicate) && !light(y.predicate))
       return false;
     const auto ox = what(x), oy = what(y);
+    // a measure alone under one verb that is not light ("smokes a pack a day" / "smokes one
+    // cigarette a month"): the measure is of what the verb takes
+    if ((ox.empty() && !x.object.empty()) != (oy.empty() && !y.object.empty()))
+      return (ox.empty() || oy.empty()) && match(lex, x.predicate, y.predicate) &&
+             !light(x.predicate) && !light(y.predicate);
     return !ox.empty() && !oy.empty() && contained(lex, ox, oy) && contained(lex, oy, ox);
   }
   // "Mia is taller than Leo" / "Leo is taller than Mia": one comparison with the two named

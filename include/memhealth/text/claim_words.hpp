@@ -666,6 +666,7 @@ inline constexpr auto english_occupations = std::to_array<std::string_view>({
     "tailor",     "teacher",    "therapist",    "translator", "vet",          "veterinarian",
     "waiter",     "waitress",   "writer",       "student",    "retiree",      "freelancer",
     "paramedic",  "midwife",    "optician",     "analyst",    "officer",      "clerk",
+    "auditor",    "manager",    "administrator", "coordinator", "technician", "intern",
 });
 
 /// Common occupations in Chinese: "是医生" states the occupation.
@@ -914,6 +915,8 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"任何", stop},
     {"名下", stop},
     {"左右", stop},
+    {"直属", stop},
+    {"顶头", stop},
     {"够", stop},
     {"不碰", aversion},
     {"戒了", terminate},
@@ -1105,7 +1108,9 @@ inline constexpr auto chinese_attributes = std::to_array<chinese_attribute_cue>(
     {"结婚", "marital_status", true},  {"跳槽到", "employer", true},
     {"入职", "employer", true},        {"搬回", "residence", true},
     {"定居", "residence", false},      {"出生在", "birthplace", false},
-    {"出生于", "birthplace", false},
+    {"出生于", "birthplace", false},   {"领导是", "manager", false},
+    {"上司是", "manager", false},      {"主管是", "manager", false},
+    {"上级是", "manager", false},
 });
 
 /// Canonical Chinese marital status values: 结婚 (married) is 已婚, 离异 is 离婚.

@@ -280,9 +280,20 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
   // the first cue in the clause names the attribute ("搬回老家": a move, whose value is 老家)
   const cw::chinese_attribute_cue* first = nullptr;
   std::size_t first_at = sv::npos;
+  // (属 of a zodiac sign, not of 直属 "direct", 下属 "subordinate", 家属 "family", 所属 ...)
+  auto zodiac_word = [&](std::size_t p) {
+    if (p < 3) return false;
+    const sv before = s.substr(p - 3, 3);
+    return before == "直" || before == "下" || before == "家" || before == "所" || before == "归" ||
+           before == "隶" || before == "附" || before == "亲" || before == "专" || before == "金";
+  };
   for (const auto& a : cw::chinese_attributes)
-    if (const std::size_t p = present.may_contain(a.cue) ? find_text(s, a.cue, i) : sv::npos;
-        p != sv::npos && (p < first_at || (p == first_at && a.cue.size() > first->cue.size()))) {
+    if (std::size_t p = present.may_contain(a.cue) ? find_text(s, a.cue, i) : sv::npos;
+        (a.cue == "属" && p != sv::npos && zodiac_word(p) &&
+         (p = find_text(s, a.cue, p + 3)) == sv::npos) ||
+        (p != sv::npos &&
+         (p < first_at || (p == first_at && a.cue.size() > first->cue.size())))) {
+      if (p == sv::npos) continue;
       first = &a;
       first_at = p;
     }

@@ -1224,6 +1224,44 @@ inline std::size_t introduction_end(sv clause) {
   return holder ? comma + 1 : 0;
 }
 
+// Where a statement of a job names both the employer and the occupation, the index of the
+// second of "as" / "at" (or "for"), or 0: "works at Deloitte as an auditor" (at "as"), "works as
+// a nurse at St Mary's" (at "at"), "is employed by KPMG as an analyst", "is an auditor at KPMG"
+// (an occupation of claim_words::english_occupations right after "is a").
+inline std::size_t job_split(const claim_lexicon& lex, const std::vector<token>& t) {
+  const std::size_t n = t.size();
+  auto occupation = [&](const std::string& w) {
+    const std::string o = lex.english().lemma(w, word_pos::noun);
+    return std::find(cw::english_occupations.begin(), cw::english_occupations.end(), o) !=
+           cw::english_occupations.end();
+  };
+  // (a place of work after "at": not a time or a scene, "at night", "at home", "at heart")
+  auto place = [&](std::size_t k) {
+    if (k + 1 >= n) return false;
+    const sv w = t[k + 1].w == "the" && k + 2 < n ? t[k + 2].w : t[k + 1].w;
+    return w != "heart" && w != "night" && w != "weekend" && w != "weekends" &&
+           !(lex.en(w) & (cw::time | cw::scene | cw::frequency));
+  };
+  for (std::size_t v = 0; v + 3 < n && v < 6; ++v) {
+    if ((t[v].w == "is" || t[v].w == "am" || t[v].w == "are") &&
+        (t[v + 1].w == "a" || t[v + 1].w == "an") && v + 4 < n && occupation(t[v + 2].w) &&
+        (t[v + 3].w == "at" || t[v + 3].w == "for") && n - v - 4 <= 5 && place(v + 3))
+      return v + 3;
+    const std::string lemma = lex.english().lemma(t[v].w, word_pos::verb);
+    if (lemma != "work" && lemma != "employ") continue;
+    if (t[v + 1].w != "as" && t[v + 1].w != "at" && t[v + 1].w != "for" && t[v + 1].w != "by")
+      return 0;
+    const bool as_first = t[v + 1].w == "as";
+    for (std::size_t k = v + 3; k + 1 < n && k <= v + 6; ++k) {
+      const bool second = as_first ? (t[k].w == "at" || t[k].w == "for") : t[k].w == "as";
+      if (second) return n - k - 1 <= 5 && (t[k].w == "as" || place(k)) ? k : 0;
+      if (lex.en(t[k].w) & (cw::negator | cw::change | cw::terminate)) return 0;
+    }
+    return 0;
+  }
+  return 0;
+}
+
 // Reads one English clause, split once more where "and" joins two clauses.
 inline void read_english_clause(const claim_lexicon& lex, sv clause, const std::string& inherited,
                                 std::vector<text_claim>& out, std::string& first_holder) {
@@ -1250,6 +1288,26 @@ inline void read_english_clause(const claim_lexicon& lex, sv clause, const std::
   }
   auto t = tokenize(clause);
   rewrite_english_idioms(t, [](const std::string& w) { return token{w, false}; });
+  // "Ethiopian is the user's favourite cuisine": the value first, read as "the user's favourite
+  // cuisine is Ethiopian" (a value of one to three words)
+  for (std::size_t k = 1; k <= 3 && k + 3 < t.size(); ++k) {
+    if (t[k].w != "is") continue;
+    std::size_t h = k + 1;
+    if (t[h].w == "the") ++h;
+    if (h + 1 < t.size() && (t[h].w == "my" || t[h].w == "his" || t[h].w == "her" ||
+                             t[h].w == "their" || t[h].w == "our"))
+      ++h;
+    else if (h + 2 < t.size() && t[h + 1].w == "s")
+      h += 2;
+    else
+      break;
+    if (t[h].w != "favourite" && t[h].w != "favorite") break;
+    std::vector<token> r(t.begin() + static_cast<std::ptrdiff_t>(k) + 1, t.end());
+    r.push_back(t[k]);
+    r.insert(r.end(), t.begin(), t.begin() + static_cast<std::ptrdiff_t>(k));
+    t = std::move(r);
+    break;
+  }
   // "swapped green tea for coffee", "traded the car for a bike": switched from X to Y
   for (std::size_t i = 0; i + 3 < t.size(); ++i) {
     const std::string lemma = lex.english().lemma(t[i].w, word_pos::verb);
@@ -1261,6 +1319,17 @@ inline void read_english_clause(const claim_lexicon& lex, sv clause, const std::
     t[i].w = "switched";
     t.insert(t.begin() + static_cast<std::ptrdiff_t>(i) + 1, token{"from", false});
     break;
+  }
+  // "works at Deloitte as an auditor", "works as a nurse at St Mary's", "is employed by KPMG as
+  // an analyst", "is an auditor at KPMG": two claims, the employer and the occupation
+  if (const std::size_t cut = job_split(lex, t); cut > 0) {
+    const std::vector<token> head(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(cut));
+    read_english_tokens(lex, head, inherited, out, first_holder);
+    const std::string holder = out.empty() ? inherited : out.back().holder;
+    std::vector<token> tail{token{"works", false}, token{t[cut].w == "as" ? "as" : "at", false}};
+    tail.insert(tail.end(), t.begin() + static_cast<std::ptrdiff_t>(cut) + 1, t.end());
+    read_english_tokens(lex, tail, holder, out, first_holder);
+    return;
   }
   // "now uses a Pixel after switching from iPhone": two claims, the second a switch
   for (std::size_t i = 1; i + 2 < t.size(); ++i)
@@ -1289,6 +1358,25 @@ inline void read_english_clause(const claim_lexicon& lex, sv clause, const std::
   read_english_clause(lex, std::string(detail::claims::join(tail)), holder, out, first_holder);
 }
 
+// A label of a key-value statement: one to three words, the first of them an attribute head
+// (claim_words::attribute_heads: "Hometown", "Favorite band", "Blood type").
+inline bool attribute_label(sv s) {
+  const std::size_t b = s.find_first_not_of(' ');
+  if (b == sv::npos) return false;
+  s.remove_prefix(b);
+  std::size_t words = 1;
+  for (const char ch : s) {
+    if (ch == ' ') ++words;
+    else if (!std::isalpha(static_cast<unsigned char>(ch))) return false;
+  }
+  if (words > 3) return false;
+  const std::size_t e = std::min(s.find(' '), s.size());
+  std::string first(s.substr(0, e));
+  for (auto& x : first) x = static_cast<char>(std::tolower(static_cast<unsigned char>(x)));
+  return std::find(cw::attribute_heads.begin(), cw::attribute_heads.end(), first) !=
+         cw::attribute_heads.end();
+}
+
 // Splits English text into clauses at ; . ! ? and the words but/however/whereas/although/though.
 inline std::vector<std::string> english_clauses(const claim_lexicon& lex, sv text) {
   std::vector<std::string> out;
@@ -1308,6 +1396,13 @@ inline std::vector<std::string> english_clauses(const claim_lexicon& lex, sv tex
       return w == "Dr" || w == "Mr" || w == "Mrs" || w == "Ms" || w == "Prof" || w == "St" ||
              w == "dr" || w == "mr" || w == "mrs" || w == "ms";
     };
+    // "Hometown: Glasgow", "Favorite band: Radiohead": an attribute head of up to three words
+    // and its value, read as "Hometown is Glasgow"
+    if (ch == ':' && i + 1 < text.size() && text[i + 1] == ' ' && attribute_label(cur)) {
+      cur += " is";
+      ++i;
+      continue;
+    }
     if (ch == ';' || ch == '!' || ch == '?' ||
         (ch == '.' && !title_before() &&
          !(i > 0 && i + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[i - 1])) &&
