@@ -76,6 +76,7 @@ inline constexpr auto english_idioms = std::to_array<idiom>({
     {"is done with", "quit"},
     {"gave up on", "quit"},
     {"the odd", "occasionally"},
+    {"cold turkey", ""},
     {"once in a blue moon", "rarely"},
     {"every now and again", "sometimes"},
     {"day in day out", "every day"},
@@ -84,6 +85,14 @@ inline constexpr auto english_idioms = std::to_array<idiom>({
     {"keeps track of", "tracks"},
     {"keep track of", "track"},
     {"kept track of", "tracked"},
+    {"looks forward to", "likes"},
+    {"look forward to", "like"},
+    {"thrives in", "loves"},
+    {"thrives on", "loves"},
+    {"refuses to touch", "refuses"},
+    {"wont touch", "avoids"},
+    {"will not touch", "avoids"},
+    {"never touches", "avoids"},
     // abilities: "knows how to swim" / "never learned to swim" read as "can" / "cannot"
     {"knows how to", "can"},
     {"know how to", "can"},
@@ -180,8 +189,12 @@ bool rewrite_english_idioms(std::vector<Token>& words, Make make) {
       words.erase(words.begin() + static_cast<std::ptrdiff_t>(i),
                   words.begin() + static_cast<std::ptrdiff_t>(i + e.phrase.size()));
       words.insert(words.begin() + static_cast<std::ptrdiff_t>(i), plain.begin(), plain.end());
-      i += plain.size() - 1;
       changed = true;
+      if (plain.empty()) {  // a phrase that says nothing ("cold turkey"): read position i again
+        --i;
+        break;
+      }
+      i += plain.size() - 1;
       break;
     }
   }

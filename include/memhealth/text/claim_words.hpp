@@ -261,6 +261,9 @@ inline constexpr auto english = std::to_array<entry>({
     {"graduate", terminate},
     {"graduated", terminate},
     {"retired", terminate},
+    {"rehome", terminate},
+    {"rehomed", terminate},
+    {"rehomes", terminate},
     {"leave", terminate},
     {"left", terminate},
     // additive
@@ -813,6 +816,16 @@ inline constexpr auto food_is_a = std::to_array<std::pair<std::string_view, std:
 /// Plants a milk is made of ("oat milk", "soy milk"): such a milk holds no dairy and no lactose.
 inline constexpr auto plant_milks = std::to_array<std::string_view>(
     {"oat", "soy", "soya", "almond", "rice", "coconut", "cashew", "hemp", "pea", "plant"});
+
+/// Words that name one thing in memory statements though WordNet keeps them apart (added as
+/// synonyms, written for memhealth 2026-12): "loves Sichuan food" / "loathes Sichuan cuisine".
+inline constexpr auto english_synonyms =
+    std::to_array<std::pair<std::string_view, std::string_view>>({
+        {"food", "cuisine"},
+        {"cooking", "cuisine"},
+        {"dish", "cuisine"},
+        {"show", "series"},
+    });
 
 /// Values of marital status (a copula followed by one of them states it).
 inline constexpr auto english_marital =

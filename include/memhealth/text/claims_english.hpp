@@ -233,6 +233,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       ((lex.en(t[i].w) & cw::stop) || all_digits(t[i].w) || number_word(t[i].w) >= 0);
   bool prefer_seen = false;
   bool handed_over = false;
+  bool rehoming = false;  // "rehomed the parrot with a friend": the friend was not given away
   bool perfect = false;      // "has played": a present perfect, no one-off event  // a termination
                              // ("sold", "gave"): its object ends at "to <whom>"
   bool past_copula = false;  // the copula was "was" / "were": "was married to Dan" is over
@@ -433,6 +434,17 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     if (w == "ago") {
       c.event = true;
       time.push_back("ago");
+      // "three months ago": the span is part of the time, no term and no count
+      if (i >= 1 && unit_days(t[i - 1].w) > 0) {
+        const std::string unit = term_of(english, t[i - 1].w);
+        if (const auto u = std::find(terms.rbegin(), terms.rend(), unit); u != terms.rend())
+          terms.erase(std::next(u).base());
+        if (const auto u = std::find(object.rbegin(), object.rend(), unit); u != object.rend())
+          object.erase(std::next(u).base());
+        if (i >= 2 && !quantities.empty() &&
+            (all_digits(t[i - 2].w) || number_word(t[i - 2].w) >= 0))
+          quantities.pop_back();
+      }
       continue;
     }
     if (copula && !predicate_set && c.attribute.empty() && i + 1 == n && all_digits(w) &&
@@ -457,6 +469,15 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
         quantities.push_back(std::atof(t[i].w.c_str()));
       else if (!in_value)
         terms.push_back(std::string(w));
+      continue;
+    }
+    // "in March", "since May", "last March": the month (not the verb or the modal)
+    const bool month_after = (w == "may" || w == "march") && i > 0 &&
+                             (t[i - 1].w == "in" || t[i - 1].w == "since" ||
+                              t[i - 1].w == "until" || t[i - 1].w == "early" ||
+                              t[i - 1].w == "late" || t[i - 1].w == "mid" || t[i - 1].w == "of");
+    if (month_after) {
+      time.push_back(std::string(w));
       continue;
     }
     if ((w == "may" || w == "march") && !(i > 0 && all_digits(t[i - 1].w)) &&
@@ -604,7 +625,8 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       predicate_set = true;
       continue;
     }
-    if (w == "to" && handed_over && !object.empty() && c.attribute.empty()) {
+    if ((w == "to" || (w == "with" && rehoming)) && handed_over && !object.empty() &&
+        c.attribute.empty()) {
       object_open = false;  // "sold the car to a cousin": the cousin is not what was sold
       break;
     }
@@ -764,6 +786,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       }
       if ((lc & cw::terminate) && !copula) {
         handed_over = true;
+        rehoming = w.starts_with("rehom");
         c.any_predicate = true;
         c.change = true;
         c.polarity = -c.polarity;
