@@ -294,7 +294,10 @@ struct claim_rules {
   // every other character ("性格外向" / "性格内向", "习惯早起" / "习惯晚起").
   static bool chinese_antonyms(const std::vector<std::string>& x,
                                const std::vector<std::string>& y) {
-    if (x.empty() || y.empty() || ascii(x.front()) || ascii(y.front())) return false;
+    if (x.empty() || y.empty() || ascii(x.back()) || ascii(y.back())) return false;
+    // an attitude toward the quality itself ("喜欢热闹" / "喜欢清静"), not toward two things
+    // of opposite qualities ("喜欢外向的人" / "喜欢内向的人")
+    const bool attitude = ascii(x.front()) || ascii(y.front());
     auto has_all = [](const std::vector<std::string>& v, const std::vector<std::string>& w) {
       return std::includes(v.begin(), v.end(), w.begin(), w.end());
     };
@@ -311,7 +314,8 @@ struct claim_rules {
         // (one side may say a little more: "很节俭" / "花钱很奢侈")
         const auto rp = without(*p, ca), rq = without(q, cb);
         if (has_all(*p, ca) && has_all(q, cb) && !has_all(*p, cb) && !has_all(q, ca) &&
-            (has_all(rp, rq) || has_all(rq, rp)))
+            (attitude ? rp == rq && std::all_of(rp.begin(), rp.end(), ascii)
+                      : (has_all(rp, rq) || has_all(rq, rp))))
           return true;
       }
     }

@@ -141,6 +141,8 @@ inline constexpr auto chinese_idioms = std::to_array<idiom>({
     {"味就", "就"},               {"就想吐", "就反胃"},
     {"那股味儿", ""},             {"那股味", ""},
     {"的味道", ""},
+    {"没装", "没有"},             {"人多的场合", "热闹的场合"},
+    {"人多的地方", "热闹的地方"},
 });
 
 }  // namespace memhealth::claim_words

@@ -1077,6 +1077,7 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"儿子", relative},
     {"女儿", relative},
     {"父母", relative},
+    {"爸妈", relative},
     {"室友", relative},
     {"孩子", relative},
     {"老板", relative},

@@ -727,6 +727,16 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       c.value = {*y};
       terms = c.value;
       time.clear();
+    } else if (const std::size_t b = find_text(s, "出生", body_at);
+               b != sv::npos && b > body_at) {
+      // "是5月20日出生的", "五月二十号出生": the date before 出生 is the birthday
+      if (const auto md = chinese_month_day(s.substr(body_at, b - body_at))) {
+        c.attribute = "birthday";
+        c.kind = predicate_class::state;
+        c.value = {*md};
+        terms = c.value;
+        time.clear();
+      }
     }
   }
   // a scene word that is all the clause says is what it says ("经常出差": travels for work often)

@@ -475,8 +475,13 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     const bool month_after = (w == "may" || w == "march") && i > 0 &&
                              (t[i - 1].w == "in" || t[i - 1].w == "since" ||
                               t[i - 1].w == "until" || t[i - 1].w == "early" ||
-                              t[i - 1].w == "late" || t[i - 1].w == "mid" || t[i - 1].w == "of");
-    if (month_after) {
+                              t[i - 1].w == "late" || t[i - 1].w == "mid" || t[i - 1].w == "of" ||
+                              t[i - 1].w == "the" || t[i - 1].w == "last" ||
+                              t[i - 1].w == "next");
+    // (inside a value a month is a time only as "the March checkup": "blood pressure was 140/90
+    // at the March checkup"; "birthday is in March" keeps it)
+    if ((month_after && !in_value) ||
+        (in_value && i > 0 && t[i - 1].w == "the" && english_month(w) > 0)) {
       time.push_back(std::string(w));
       continue;
     }
