@@ -77,6 +77,7 @@ inline constexpr auto english_idioms = std::to_array<idiom>({
     {"gave up on", "quit"},
     {"the odd", "occasionally"},
     {"cold turkey", ""},
+    {"set foot in", "been to"},
     {"once in a blue moon", "rarely"},
     {"every now and again", "sometimes"},
     {"day in day out", "every day"},

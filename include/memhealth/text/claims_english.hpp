@@ -1229,6 +1229,22 @@ inline std::size_t conjoined_clause(const claim_lexicon& lex, const std::vector<
     if (lemma != x && !x.ends_with('s') && verb_use &&
         lex.english().is_lemma(lemma, word_pos::verb))
       return i;
+    // after an ending or a denial ("quit", "does not"), a verb begins what holds now ("resigned from Shopify and
+    // joined Stripe", "is no longer vegetarian and eats chicken again"); not a noun's plural
+    // ("doesn't eat cats and dogs")
+    if (lemma != x && lex.english().is_lemma(lemma, word_pos::verb) &&
+        !(x.ends_with('s') && lex.english().is_lemma(lex.english().lemma(x, word_pos::noun),
+                                                     word_pos::noun)) &&
+        std::any_of(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(i), [&](const token& y) {
+          // (a verb's negation, not a noun's: "there is no man holding a sign and ...")
+          const bool verb_negator = (lex.en(y.w) & cw::negator) && y.w != "no" &&
+                                    y.w != "none" && y.w != "nobody" && y.w != "nothing" &&
+                                    y.w != "without";
+          return (lex.en(y.w) & cw::terminate) || verb_negator || y.w == "longer" ||
+                 y.w == "anymore" ||
+                 (lex.en(lex.english().lemma(y.w, word_pos::verb)) & cw::terminate);
+        }))
+      return i;
   }
   return t.size();
 }
