@@ -158,10 +158,22 @@ struct claim_rules {
     return stem.size() == verb.size() + 1 && stem.back() == stem[stem.size() - 2] &&
            stem.substr(0, verb.size()) == verb;
   }
+  // "vaping" / "vape", "running" / "run": a gerund the lemmatizer left (a verb WordNet does not
+  // list) and its verb
+  static bool gerund_of(const std::string& g, const std::string& verb) {
+    if (g.size() < verb.size() + 2 || !g.ends_with("ing") || verb.size() < 3) return false;
+    const std::string_view stem(g.data(), g.size() - 3);
+    if (stem == verb || (verb.back() == 'e' && stem == std::string_view(verb).substr(
+                                                             0, verb.size() - 1)))
+      return true;
+    return stem.size() == verb.size() + 1 && stem.back() == stem[stem.size() - 2] &&
+           stem.substr(0, verb.size()) == verb;
+  }
   static bool match(const claim_lexicon& lex, const std::string& p, const std::string& q) {
     if (p == q) return true;
     if (!ascii(p) || !ascii(q)) return false;
-    return lex.english().synonyms(p, q) || agent_of(p, q) || agent_of(q, p);
+    return lex.english().synonyms(p, q) || agent_of(p, q) || agent_of(q, p) ||
+           gerund_of(p, q) || gerund_of(q, p);
   }
   // `r` replaced what the holder had of its kind ("switched to tea", "换成了支付宝", "改喝茶")
   // and `p` asserts another thing of that kind ("drinks coffee every morning": tea and coffee
@@ -615,7 +627,15 @@ struct claim_rules {
         holds = subset_or_empty(lex, n.value, p.value);
       } else if (n.any_predicate) {
         const auto& obj = n.object.empty() ? n.terms : n.object;
-        const std::size_t m = denied_in(lex, obj, p.terms);
+        // (the unit of a rate names its occasion: "quit the morning tea" / "drinks tea every
+        // morning")
+        std::size_t m = denied_in(lex, obj, p.terms);
+        if (m + 1 == obj.size() && !p.routine.empty()) {
+          std::vector<std::string> with_routine = p.terms;
+          with_routine.push_back(p.routine);
+          detail::claims::sort_unique(with_routine);
+          m = denied_in(lex, obj, with_routine);
+        }
         // (a diet restriction's denial, predicate "eat" (claim_implications.hpp), denies
         // consuming only)
         holds = !obj.empty() && m == obj.size() && (n.predicate != "eat" || consumes(p));

@@ -793,9 +793,10 @@ inline constexpr auto service_is_a = std::to_array<std::pair<std::string_view, s
     {"hulu", "stream service"},
 });
 
-/// Foods and drinks by a kind or an ingredient a restriction names, where WordNet does not reach
-/// them (added as is-a pairs, written for memhealth 2026-12): "is lactose intolerant" denies
-/// milk and cheese, "is allergic to shellfish" denies shrimp, "is a teetotaler" denies an IPA.
+/// Foods and drinks by a kind or an ingredient a restriction names, and devices by brand, where
+/// WordNet does not reach them (added as is-a pairs, written for memhealth 2026-12): "is lactose
+/// intolerant" denies milk and cheese, "is allergic to shellfish" denies shrimp, "is a
+/// teetotaler" denies an IPA, "switched to an iPhone" replaces an Android phone.
 /// English lemmas as the claim reader keeps them.
 inline constexpr auto food_is_a = std::to_array<std::pair<std::string_view, std::string_view>>({
     {"milk", "lactose"},    {"cheese", "lactose"},   {"yogurt", "lactose"},
@@ -811,6 +812,10 @@ inline constexpr auto food_is_a = std::to_array<std::pair<std::string_view, std:
     {"champagne", "wine"},  {"cashew", "tree nut"},  {"almond", "tree nut"},
     {"walnut", "tree nut"}, {"pecan", "tree nut"},   {"pistachio", "tree nut"},
     {"hazelnut", "tree nut"},
+    // devices by brand or system: "switched to an iPhone" / "uses an Android phone"
+    {"iphone", "smartphone"},    {"android", "smartphone"}, {"pixel", "smartphone"},
+    {"galaxy", "smartphone"},    {"macbook", "laptop"},     {"thinkpad", "laptop"},
+    {"chromebook", "laptop"},
 });
 
 /// Plants a milk is made of ("oat milk", "soy milk"): such a milk holds no dairy and no lactose.
@@ -936,6 +941,8 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"戒掉", terminate},
     {"戒", terminate},
     {"辞职", terminate},
+    {"辞去", terminate},
+    {"辞掉", terminate},
     {"离职", terminate},
     {"退出", terminate},
     {"退了", terminate},

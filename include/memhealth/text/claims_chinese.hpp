@@ -57,7 +57,7 @@ inline double chinese_digit(sv ch) noexcept {
 }
 
 // Classifiers and measure words right after a count ("一包烟", "五只猫", "两瓶酒"): no term.
-inline constexpr sv chinese_classifiers[] = {"个", "只", "包", "根", "杯", "瓶", "碗", "辆",
+inline constexpr sv chinese_classifiers[] = {"个", "名", "只", "包", "根", "杯", "瓶", "碗", "辆",
                                              "套", "条", "双", "位", "块", "片", "口", "顿",
                                              "本", "次", "支", "盒", "张", "台", "部", "间"};
 
@@ -489,6 +489,10 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
         }
         v = total + section + num;
       }
+      if (v >= 0 && ch == "一" && s.substr(i + len).starts_with("点点")) {
+        i += len + 6;  // "一点点微辣": a little, no time and no count
+        continue;
+      }
       if (v >= 0 && ch == "一" && s.substr(i + len).starts_with("点") &&
           (find_text(s, "都", i) != sv::npos || find_text(s, "也不", i) != sv::npos ||
            find_text(s, "也没", i) != sv::npos)) {
@@ -742,9 +746,19 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
   // a scene word that is all the clause says is what it says ("经常出差": travels for work often)
   if (terms.empty() && c.attribute.empty() && !scene.empty()) terms.swap(scene);
   if (c.any_predicate && c.change) {
-    // "退了健身卡", "钢琴课停了": the card or the class stands for the thing used
+    // "退了健身卡", "钢琴课停了": the card or the class stands for the thing used; "辞去了老师的
+    // 工作": the job of a teacher (a service noun of several characters, when more is said)
     std::vector<std::string> none;
     drop_service_nouns(terms, none);
+    for (const sv noun : cw::service_nouns) {
+      if (noun.size() < 6 || static_cast<unsigned char>(noun[0]) < 0x80) continue;
+      std::size_t have = 0;
+      for (std::size_t q = 0; q < noun.size(); q += 3)
+        have += std::find(terms.begin(), terms.end(), noun.substr(q, 3)) != terms.end() ? 1 : 0;
+      if (have * 3 != noun.size() || terms.size() <= have) continue;
+      for (std::size_t q = 0; q < noun.size(); q += 3)
+        std::erase(terms, std::string(noun.substr(q, 3)));
+    }
   }
   if (c.kind == predicate_class::unknown && !terms.empty())
     c.kind = c.frequency >= 0 ? predicate_class::habit : predicate_class::state;

@@ -422,7 +422,8 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     }
     if ((w == "last" || w == "next" || w == "this") && i + 1 < n &&
         (lex.en(next) & cw::time || next == "week" || next == "month" || next == "year" ||
-         next == "fall" || next == "semester" || next == "term" || next == "season" ||
+         next == "fall" || next == "autumn" || next == "spring" || next == "summer" ||
+         next == "winter" || next == "semester" || next == "term" || next == "season" ||
          next == "night" || next == "weekend" || next == "morning" || next == "evening" ||
          next == "afternoon")) {
       time.push_back(std::string(w) + " " + std::string(next));
@@ -869,6 +870,10 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
                   rest_scene.push_back(term_of(english, t[q].w));
               break;
             }
+            // ("switched to an iPhone last autumn": the time is no part of the new thing)
+            if (x == "last" || x == "this" || x == "since" || x == "ago" ||
+                ((lex.en(x) & cw::time) && x != "am"))
+              break;
             if (lex.en(x) & (cw::stop | cw::aux)) continue;
             (in_to ? to : from).push_back(term_of(english, x));
           }
@@ -1349,6 +1354,29 @@ inline void read_english_clause(const claim_lexicon& lex, sv clause, const std::
     std::vector<token> r(t.begin() + static_cast<std::ptrdiff_t>(k) + 1, t.end());
     r.push_back(t[k]);
     r.insert(r.end(), t.begin(), t.begin() + static_cast<std::ptrdiff_t>(k));
+    t = std::move(r);
+    break;
+  }
+  // "wears UK size 9 shoes", "wears a size 44": the shoe size ("<holder>'s shoe size is UK 9")
+  for (std::size_t v = 1; v + 2 < t.size() && v < 5; ++v) {
+    if (t[v].w != "wears" && t[v].w != "wear" && t[v].w != "wore") continue;
+    std::size_t k = v + 1;
+    if (t[k].w == "a") ++k;
+    std::string region;
+    if (k < t.size() && (t[k].w == "uk" || t[k].w == "eu" || t[k].w == "us")) region = t[k++].w;
+    if (k + 1 >= t.size() || t[k].w != "size" || !all_digits(t[k + 1].w)) break;
+    const std::string number = t[k + 1].w;
+    k += 2;
+    if (k < t.size() && (t[k].w == "shoes" || t[k].w == "shoe")) ++k;
+    if (k != t.size()) break;
+    std::vector<token> r(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(v));
+    if (r.size() == 1 && r[0].w == "i")
+      r[0].w = "my";
+    else
+      r.push_back(token{"s", false});
+    for (const char* w : {"shoe", "size", "is"}) r.push_back(token{w, false});
+    if (!region.empty()) r.push_back(token{region, false});
+    r.push_back(token{number, false});
     t = std::move(r);
     break;
   }
