@@ -657,6 +657,21 @@ TEST_CASE("claim judge: fifth round of issue 18 (abilities, ingredients, numeral
                      "User's blood pressure was 120/80 at the July checkup")
                     .conflict);
   }
+  SUBCASE("shoe sizes, gerunds, a rate's occasion, devices by brand, a switch's time") {
+    CHECK(both("User wears UK size 9 shoes", "User's shoe size is UK 11").conflict);
+    CHECK(both("I wear a size 44", "My shoe size is 41").conflict);
+    CHECK(both("User vapes", "User gave up vaping in January").conflict);
+    CHECK(both("User drinks black tea every morning",
+               "User swapped the morning black tea for green tea")
+              .conflict);
+    CHECK(both("User uses an Android phone", "User switched to an iPhone last autumn").conflict);
+    CHECK_FALSE(both("User wears UK size 9 shoes", "User's shoe size is UK 9").conflict);
+    CHECK_FALSE(both("User wears UK size 9 shoes", "User's son's shoe size is UK 4").conflict);
+    CHECK_FALSE(both("User vapes", "User gave up smoking in January").conflict);
+    CHECK_FALSE(both("User drinks black tea every evening", "User quit the morning coffee").conflict);
+    CHECK_FALSE(both("User uses an Android phone", "User's wife switched to an iPhone").conflict);
+    CHECK_FALSE(both("User uses an Android phone", "User switched to a new bank").conflict);
+  }
   SUBCASE("attitudes: looks forward to, thrives in, won't touch; food and cuisine") {
     CHECK(both("Leo hates his piano lessons", "Leo looks forward to his piano lessons").conflict);
     CHECK(both("Leo loves broccoli", "Leo won't touch broccoli").conflict);
@@ -675,6 +690,9 @@ TEST_CASE("claim judge: fifth round of issue 18 (abilities, ingredients, numeral
     CHECK_FALSE(both("小林的领导是张姐", "小林的顶头上司是张姐").conflict);
     CHECK_FALSE(both("小林的领导很严格", "小林的领导是张姐").conflict);
     CHECK_FALSE(both("用户今年28岁", "用户的儿子今年三岁了").conflict);
+    // an ending of a job names the job ("辞去了老师的工作": 工作 is the service noun)
+    CHECK(both("用户是一名中学老师", "用户辞去了老师的工作").conflict);
+    CHECK_FALSE(both("用户是一名中学老师", "用户辞去了银行的工作").conflict);
     // a run of numerals is one number
     const auto r = read("用户每天走一万多步");
     REQUIRE(r.claims.size() == 1);
@@ -708,16 +726,16 @@ TEST_CASE("claim judge: labelled memory-statement pairs (tests/data/judge_pairs)
   // 104 fp 0 fn 27 tn 128 (precision 1.0, recall 0.79; en 0.78, zh 0.81); 2026-12-05: tp 102
   // (recall 0.78); before issue 18's recall work: tp 88 (0.67); the cue judge before the claim
   // judge: tp 24 fp 8 (precision 0.75, recall 0.18); after the fifth round (2026-12-06): tp 106
-  // fp 0 fn 25 (recall 0.81; en 67/83, zh 39/48)
+  // fp 0 fn 24 (recall 0.82; en 68/83, zh 39/48)
   CHECK(by["all"].precision() >= 0.97);
-  CHECK(by["all"].recall() >= 0.80);
-  CHECK(by["en"].recall() >= 0.80);
+  CHECK(by["all"].recall() >= 0.81);
+  CHECK(by["en"].recall() >= 0.81);
   CHECK(by["zh"].recall() >= 0.81);
   // per category (recall of the conflict categories, measured 2026-12-06 after the fifth
-  // round): antonym 18/23, change_statement 20/25, degree_quantity 17/25, negation 22/25,
+  // round): antonym 18/23, change_statement 21/25, degree_quantity 17/25, negation 22/25,
   // single_value 20/24, role_swap 9/9
   CHECK(by["antonym/conflict"].recall() >= 0.78);
-  CHECK(by["change_statement/conflict"].recall() >= 0.80);
+  CHECK(by["change_statement/conflict"].recall() >= 0.83);
   CHECK(by["degree_quantity/conflict"].recall() >= 0.68);
   CHECK(by["negation/conflict"].recall() >= 0.88);
   CHECK(by["single_value/conflict"].recall() >= 0.83);
@@ -791,11 +809,11 @@ TEST_CASE("claim judge: held-out set C, kept as a regression set (judge_pairs/he
   // measured once on 2026-12-06, after the third round of recall work and before this file was
   // in the repository: tp 66 fp 3 fn 64 tn 77 (precision 0.957, recall 0.508; en 0.52, zh
   // 0.49); the rules before that round: tp 58 fp 3 (0.951, 0.446); after the fourth round tp 67
-  // fp 3; after the fifth (2026-12-06): tp 84 fp 1 fn 46 tn 79 (precision 0.988, recall 0.646;
-  // en 50/71, zh 34/59)
+  // fp 3; after the fifth (2026-12-06): tp 85 fp 1 fn 45 tn 79 (precision 0.988, recall 0.654;
+  // en 51/71, zh 34/59)
   CHECK(by["all"].precision() >= 0.98);
-  CHECK(by["all"].recall() >= 0.64);
-  CHECK(by["en"].recall() >= 0.70);
+  CHECK(by["all"].recall() >= 0.65);
+  CHECK(by["en"].recall() >= 0.71);
   CHECK(by["zh"].recall() >= 0.57);
   CHECK(by["all"].fp <= 1);
 }
@@ -831,12 +849,12 @@ TEST_CASE("claim judge: held-out set E, kept as a regression set (judge_pairs/he
   // zh 40/60); per category recall: negation 24/26, role swap 15/17, change statement 19/27,
   // single value 16/27, degree and quantity 13/26, antonym 11/26. After the fifth round, which
   // was worked out on the misses of this set and the others (so no longer a held-out figure):
-  // tp 118 fp 1 fn 31 tn 100 (precision 0.992, recall 0.792; en 69/89, zh 49/60); negation
-  // 26/26, role swap 15/17, change statement 21/27, single value 21/27, degree and quantity
+  // tp 122 fp 1 fn 27 tn 100 (precision 0.992, recall 0.819; en 73/89, zh 49/60); negation
+  // 26/26, role swap 15/17, change statement 24/27, single value 22/27, degree and quantity
   // 17/26, antonym 18/26
   CHECK(by["all"].precision() >= 0.99);
-  CHECK(by["all"].recall() >= 0.79);
-  CHECK(by["en"].recall() >= 0.77);
+  CHECK(by["all"].recall() >= 0.81);
+  CHECK(by["en"].recall() >= 0.82);
   CHECK(by["zh"].recall() >= 0.81);
   CHECK(by["all"].fp <= 1);
 }
