@@ -596,8 +596,7 @@ TEST_CASE("claim judge: fifth round of issue 18 (abilities, ingredients, numeral
     CHECK(both("Omar is allergic to shellfish", "Omar orders prawn curry every Friday").conflict);
     CHECK(both("Nina is a teetotaller", "Nina has a glass of prosecco most evenings").conflict);
     CHECK_FALSE(
-        both("User is lactose intolerant", "User drinks lactose-free milk every morning")
-            .conflict);
+        both("User is lactose intolerant", "User drinks lactose-free milk every morning").conflict);
     CHECK_FALSE(both("User is lactose intolerant", "User drinks soy milk with breakfast").conflict);
     CHECK_FALSE(both("Omar is allergic to shellfish", "Omar orders salmon every Friday").conflict);
     CHECK_FALSE(
@@ -609,8 +608,7 @@ TEST_CASE("claim judge: fifth round of issue 18 (abilities, ingredients, numeral
               .conflict);
     CHECK(both("Nina drinks four cups of tea a day", "Nina has one tea a day at most").conflict);
     CHECK(both("Omar smokes a pack a day", "Omar smokes about one cigarette a month").conflict);
-    CHECK_FALSE(
-        both("Nina is fluent in Italian", "Nina knows only a few words of Greek").conflict);
+    CHECK_FALSE(both("Nina is fluent in Italian", "Nina knows only a few words of Greek").conflict);
     CHECK_FALSE(
         both("Omar smokes a pack a day", "Omar's father smokes one cigarette a month").conflict);
     CHECK_FALSE(both("Omar drinks a glass a day", "Omar drinks tea every morning").conflict);
@@ -628,29 +626,29 @@ TEST_CASE("claim judge: fifth round of issue 18 (abilities, ingredients, numeral
     CHECK_FALSE(both("Ethiopian is the user's favourite cuisine",
                      "User's sister's favourite cuisine is Thai")
                     .conflict);
-    CHECK_FALSE(both("User works as a nurse at St Mary's Hospital",
-                     "User is a nurse at St Mary's Hospital")
-                    .conflict);
-    CHECK_FALSE(both("User works at Deloitte as an auditor", "User's wife is an auditor at KPMG")
-                    .conflict);
+    CHECK_FALSE(
+        both("User works as a nurse at St Mary's Hospital", "User is a nurse at St Mary's Hospital")
+            .conflict);
+    CHECK_FALSE(
+        both("User works at Deloitte as an auditor", "User's wife is an auditor at KPMG").conflict);
     CHECK_FALSE(both("Nadia is a pharmacist at Boots", "Nadia works at Boots").conflict);
   }
   SUBCASE("endings: rehomed, cold turkey, months and spans as times, a new clause after them") {
-    CHECK(both("User sings in a community choir", "User quit the community choir in March")
-              .conflict);
+    CHECK(
+        both("User sings in a community choir", "User quit the community choir in March").conflict);
     CHECK(both("User smokes about half a pack a day", "User quit smoking cold turkey in January")
               .conflict);
     CHECK(both("User has a parrot named Kiwi", "User rehomed Kiwi the parrot with a friend")
               .conflict);
     CHECK(both("User works at Shopify", "User resigned from Shopify and joined Stripe").conflict);
-    CHECK(both("User is vegetarian", "User is no longer vegetarian and eats chicken again")
-              .conflict);
+    CHECK(
+        both("User is vegetarian", "User is no longer vegetarian and eats chicken again").conflict);
     CHECK(both("User has visited Japan twice", "User has never set foot in Japan").conflict);
-    CHECK_FALSE(both("User has a parrot named Kiwi", "User's sister rehomed her parrot with a friend")
-                    .conflict);
-    CHECK_FALSE(both("Omar may join the orchestra", "Omar plays the cello").conflict);
     CHECK_FALSE(
-        both("User quit smoking and started running", "User runs every morning").conflict);
+        both("User has a parrot named Kiwi", "User's sister rehomed her parrot with a friend")
+            .conflict);
+    CHECK_FALSE(both("Omar may join the orchestra", "Omar plays the cello").conflict);
+    CHECK_FALSE(both("User quit smoking and started running", "User runs every morning").conflict);
     CHECK_FALSE(both("User doesn't eat cats and dogs", "User eats chicken").conflict);
     // two dated measurements ("at the March checkup" is a time, not a value)
     CHECK_FALSE(both("User's blood pressure was 140/90 at the March checkup",
@@ -668,7 +666,8 @@ TEST_CASE("claim judge: fifth round of issue 18 (abilities, ingredients, numeral
     CHECK_FALSE(both("User wears UK size 9 shoes", "User's shoe size is UK 9").conflict);
     CHECK_FALSE(both("User wears UK size 9 shoes", "User's son's shoe size is UK 4").conflict);
     CHECK_FALSE(both("User vapes", "User gave up smoking in January").conflict);
-    CHECK_FALSE(both("User drinks black tea every evening", "User quit the morning coffee").conflict);
+    CHECK_FALSE(
+        both("User drinks black tea every evening", "User quit the morning coffee").conflict);
     CHECK_FALSE(both("User uses an Android phone", "User's wife switched to an iPhone").conflict);
     CHECK_FALSE(both("User uses an Android phone", "User switched to a new bank").conflict);
   }
@@ -676,7 +675,8 @@ TEST_CASE("claim judge: fifth round of issue 18 (abilities, ingredients, numeral
     CHECK(both("Leo hates his piano lessons", "Leo looks forward to his piano lessons").conflict);
     CHECK(both("Leo loves broccoli", "Leo won't touch broccoli").conflict);
     CHECK(both("User is fond of Greek food", "User loathes Greek cuisine").conflict);
-    CHECK_FALSE(both("Leo hates his piano lessons", "Leo looks forward to his chess club").conflict);
+    CHECK_FALSE(
+        both("Leo hates his piano lessons", "Leo looks forward to his chess club").conflict);
     CHECK_FALSE(both("User is fond of Greek food", "User loathes Greek wine").conflict);
   }
   SUBCASE("Chinese: numerals, classifiers, ages, birthdays, managers") {

@@ -163,8 +163,8 @@ struct claim_rules {
   static bool gerund_of(const std::string& g, const std::string& verb) {
     if (g.size() < verb.size() + 2 || !g.ends_with("ing") || verb.size() < 3) return false;
     const std::string_view stem(g.data(), g.size() - 3);
-    if (stem == verb || (verb.back() == 'e' && stem == std::string_view(verb).substr(
-                                                             0, verb.size() - 1)))
+    if (stem == verb ||
+        (verb.back() == 'e' && stem == std::string_view(verb).substr(0, verb.size() - 1)))
       return true;
     return stem.size() == verb.size() + 1 && stem.back() == stem[stem.size() - 2] &&
            stem.substr(0, verb.size()) == verb;
@@ -172,8 +172,8 @@ struct claim_rules {
   static bool match(const claim_lexicon& lex, const std::string& p, const std::string& q) {
     if (p == q) return true;
     if (!ascii(p) || !ascii(q)) return false;
-    return lex.english().synonyms(p, q) || agent_of(p, q) || agent_of(q, p) ||
-           gerund_of(p, q) || gerund_of(q, p);
+    return lex.english().synonyms(p, q) || agent_of(p, q) || agent_of(q, p) || gerund_of(p, q) ||
+           gerund_of(q, p);
   }
   // `r` replaced what the holder had of its kind ("switched to tea", "换成了支付宝", "改喝茶")
   // and `p` asserts another thing of that kind ("drinks coffee every morning": tea and coffee

@@ -58,8 +58,8 @@ inline double chinese_digit(sv ch) noexcept {
 
 // Classifiers and measure words right after a count ("一包烟", "五只猫", "两瓶酒"): no term.
 inline constexpr sv chinese_classifiers[] = {"个", "名", "只", "包", "根", "杯", "瓶", "碗", "辆",
-                                             "套", "条", "双", "位", "块", "片", "口", "顿",
-                                             "本", "次", "支", "盒", "张", "台", "部", "间"};
+                                             "套", "条", "双", "位", "块", "片", "口", "顿", "本",
+                                             "次", "支", "盒", "张", "台", "部", "间"};
 
 // Reads one Chinese clause (no clause punctuation inside).
 inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::string& inherited,
@@ -308,8 +308,7 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     if (std::size_t p = present.may_contain(a.cue) ? find_text(s, a.cue, i) : sv::npos;
         (a.cue == "属" && p != sv::npos && zodiac_word(p) &&
          (p = find_text(s, a.cue, p + 3)) == sv::npos) ||
-        (p != sv::npos &&
-         (p < first_at || (p == first_at && a.cue.size() > first->cue.size())))) {
+        (p != sv::npos && (p < first_at || (p == first_at && a.cue.size() > first->cue.size())))) {
       if (p == sv::npos) continue;
       first = &a;
       first_at = p;
@@ -731,8 +730,7 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       c.value = {*y};
       terms = c.value;
       time.clear();
-    } else if (const std::size_t b = find_text(s, "出生", body_at);
-               b != sv::npos && b > body_at) {
+    } else if (const std::size_t b = find_text(s, "出生", body_at); b != sv::npos && b > body_at) {
       // "是5月20日出生的", "五月二十号出生": the date before 出生 is the birthday
       if (const auto md = chinese_month_day(s.substr(body_at, b - body_at))) {
         c.attribute = "birthday";

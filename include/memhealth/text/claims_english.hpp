@@ -233,7 +233,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       ((lex.en(t[i].w) & cw::stop) || all_digits(t[i].w) || number_word(t[i].w) >= 0);
   bool prefer_seen = false;
   bool handed_over = false;
-  bool rehoming = false;  // "rehomed the parrot with a friend": the friend was not given away
+  bool rehoming = false;     // "rehomed the parrot with a friend": the friend was not given away
   bool perfect = false;      // "has played": a present perfect, no one-off event  // a termination
                              // ("sold", "gave"): its object ends at "to <whom>"
   bool past_copula = false;  // the copula was "was" / "were": "was married to Dan" is over
@@ -473,12 +473,11 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       continue;
     }
     // "in March", "since May", "last March": the month (not the verb or the modal)
-    const bool month_after = (w == "may" || w == "march") && i > 0 &&
-                             (t[i - 1].w == "in" || t[i - 1].w == "since" ||
-                              t[i - 1].w == "until" || t[i - 1].w == "early" ||
-                              t[i - 1].w == "late" || t[i - 1].w == "mid" || t[i - 1].w == "of" ||
-                              t[i - 1].w == "the" || t[i - 1].w == "last" ||
-                              t[i - 1].w == "next");
+    const bool month_after =
+        (w == "may" || w == "march") && i > 0 &&
+        (t[i - 1].w == "in" || t[i - 1].w == "since" || t[i - 1].w == "until" ||
+         t[i - 1].w == "early" || t[i - 1].w == "late" || t[i - 1].w == "mid" ||
+         t[i - 1].w == "of" || t[i - 1].w == "the" || t[i - 1].w == "last" || t[i - 1].w == "next");
     // (inside a value a month is a time only as "the March checkup": "blood pressure was 140/90
     // at the March checkup"; "birthday is in March" keeps it)
     if ((month_after && !in_value) ||
@@ -1234,17 +1233,17 @@ inline std::size_t conjoined_clause(const claim_lexicon& lex, const std::vector<
     if (lemma != x && !x.ends_with('s') && verb_use &&
         lex.english().is_lemma(lemma, word_pos::verb))
       return i;
-    // after an ending or a denial ("quit", "does not"), a verb begins what holds now ("resigned from Shopify and
-    // joined Stripe", "is no longer vegetarian and eats chicken again"); not a noun's plural
+    // after an ending or a denial ("quit", "does not"), a verb begins what holds now ("resigned
+    // from Shopify and joined Stripe", "is no longer vegetarian and eats chicken again"); not a
+    // noun's plural
     // ("doesn't eat cats and dogs")
     if (lemma != x && lex.english().is_lemma(lemma, word_pos::verb) &&
-        !(x.ends_with('s') && lex.english().is_lemma(lex.english().lemma(x, word_pos::noun),
-                                                     word_pos::noun)) &&
+        !(x.ends_with('s') &&
+          lex.english().is_lemma(lex.english().lemma(x, word_pos::noun), word_pos::noun)) &&
         std::any_of(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(i), [&](const token& y) {
           // (a verb's negation, not a noun's: "there is no man holding a sign and ...")
-          const bool verb_negator = (lex.en(y.w) & cw::negator) && y.w != "no" &&
-                                    y.w != "none" && y.w != "nobody" && y.w != "nothing" &&
-                                    y.w != "without";
+          const bool verb_negator = (lex.en(y.w) & cw::negator) && y.w != "no" && y.w != "none" &&
+                                    y.w != "nobody" && y.w != "nothing" && y.w != "without";
           return (lex.en(y.w) & cw::terminate) || verb_negator || y.w == "longer" ||
                  y.w == "anymore" ||
                  (lex.en(lex.english().lemma(y.w, word_pos::verb)) & cw::terminate);
@@ -1293,13 +1292,15 @@ inline std::size_t job_split(const claim_lexicon& lex, const std::vector<token>&
   };
   for (std::size_t v = 0; v + 3 < n && v < 6; ++v) {
     if ((t[v].w == "is" || t[v].w == "am" || t[v].w == "are") &&
-        (t[v + 1].w == "a" || t[v + 1].w == "an") && v + 4 < n && occupation(t[v + 2].w) &&
-        (t[v + 3].w == "at" || t[v + 3].w == "for") && n - v - 4 <= 5 && place(v + 3))
+        (t[v + 1].w == "a" || t[v + 1].w == "an") && v + 4 < n &&
+        (t[v + 3].w == "at" || t[v + 3].w == "for") && n - v - 4 <= 5 && place(v + 3) &&
+        occupation(t[v + 2].w))
       return v + 3;
+    // (the cheap test first: a verb of work is followed by one of these)
+    if (t[v + 1].w != "as" && t[v + 1].w != "at" && t[v + 1].w != "for" && t[v + 1].w != "by")
+      continue;
     const std::string lemma = lex.english().lemma(t[v].w, word_pos::verb);
     if (lemma != "work" && lemma != "employ") continue;
-    if (t[v + 1].w != "as" && t[v + 1].w != "at" && t[v + 1].w != "for" && t[v + 1].w != "by")
-      return 0;
     const bool as_first = t[v + 1].w == "as";
     for (std::size_t k = v + 3; k + 1 < n && k <= v + 6; ++k) {
       const bool second = as_first ? (t[k].w == "at" || t[k].w == "for") : t[k].w == "as";
@@ -1438,8 +1439,10 @@ inline bool attribute_label(sv s) {
   s.remove_prefix(b);
   std::size_t words = 1;
   for (const char ch : s) {
-    if (ch == ' ') ++words;
-    else if (!std::isalpha(static_cast<unsigned char>(ch))) return false;
+    if (ch == ' ')
+      ++words;
+    else if (!std::isalpha(static_cast<unsigned char>(ch)))
+      return false;
   }
   if (words > 3) return false;
   const std::size_t e = std::min(s.find(' '), s.size());
