@@ -94,6 +94,9 @@ inline constexpr auto english_idioms = std::to_array<idiom>({
     {"wont touch", "avoids"},
     {"will not touch", "avoids"},
     {"never touches", "avoids"},
+    {"reports directly to", "reports to"},
+    {"report directly to", "report to"},
+    {"reports straight to", "reports to"},
     // abilities: "knows how to swim" / "never learned to swim" read as "can" / "cannot"
     {"knows how to", "can"},
     {"know how to", "can"},

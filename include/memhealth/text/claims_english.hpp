@@ -1358,6 +1358,19 @@ inline void read_english_clause(const claim_lexicon& lex, sv clause, const std::
     t = std::move(r);
     break;
   }
+  // "is more of a cat person than a dog person": prefers cats over dogs
+  for (std::size_t k = 1; k + 10 <= t.size(); ++k) {
+    if (t[k].w != "is" || t[k + 1].w != "more" || t[k + 2].w != "of" || t[k + 3].w != "a" ||
+        t[k + 5].w != "person" || t[k + 6].w != "than" || t[k + 7].w != "a" ||
+        t[k + 9].w != "person")
+      continue;
+    const std::string x = t[k + 4].w, y = t[k + 8].w;
+    t.erase(t.begin() + static_cast<std::ptrdiff_t>(k),
+            t.begin() + static_cast<std::ptrdiff_t>(k) + 10);
+    const token r[] = {{"prefers", false}, {x, false}, {"over", false}, {y, false}};
+    t.insert(t.begin() + static_cast<std::ptrdiff_t>(k), std::begin(r), std::end(r));
+    break;
+  }
   // "wears UK size 9 shoes", "wears a size 44": the shoe size ("<holder>'s shoe size is UK 9")
   for (std::size_t v = 1; v + 2 < t.size() && v < 5; ++v) {
     if (t[v].w != "wears" && t[v].w != "wear" && t[v].w != "wore") continue;
