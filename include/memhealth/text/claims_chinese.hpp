@@ -411,6 +411,32 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
         c.value.push_back(std::string(v.substr(q, 3)));
     }
   }
+  // 向 X 汇报 (X of one to five characters): the holder's manager ("直接向刘经理汇报工作")
+  if (c.attribute.empty() && present.may_contain("汇报")) {
+    const std::size_t to = find_text(s, "向", i);
+    const std::size_t rep = to == sv::npos ? sv::npos : find_text(s, "汇报", to + 3);
+    // (what is reported is the work, or nothing; the one reported to is no relative: "向父母
+    // 汇报" is no manager)
+    auto relative_in = [&](std::size_t from, std::size_t end) {
+      for (std::size_t q = from; q < end; q += 3)
+        for (std::size_t l = 3; l <= 9 && q + l <= end; l += 3)
+          if (lex.zh(s.substr(q, l)) & cw::relative) return true;
+      return false;
+    };
+    const sv after = rep == sv::npos ? sv() : s.substr(rep + 6);
+    if (rep != sv::npos && rep > to + 3 && rep - to - 3 <= 15 &&
+        (after.empty() || after == "工作" || after == "工作了" || after == "了") &&
+        !relative_in(to + 3, rep) && find_text(s.substr(i, to - i), "不") == sv::npos &&
+        find_text(s.substr(i, to - i), "没") == sv::npos) {
+      c.attribute = "manager";
+      c.kind = predicate_class::state;
+      for (std::size_t q = to + 3; q + 3 <= rep; q += 3) c.value.emplace_back(s.substr(q, 3));
+      sort_unique(c.value);
+      c.terms = c.value;
+      out.push_back(std::move(c));
+      return;
+    }
+  }
   // N岁: age
   std::vector<std::string> terms, scene, time;
   bool in_scene = false;
