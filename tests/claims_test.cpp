@@ -671,6 +671,25 @@ TEST_CASE("claim judge: fifth round of issue 18 (abilities, ingredients, numeral
     CHECK_FALSE(both("User uses an Android phone", "User's wife switched to an iPhone").conflict);
     CHECK_FALSE(both("User uses an Android phone", "User switched to a new bank").conflict);
   }
+  SUBCASE("preference and manager phrasings") {
+    CHECK(both("Maya prefers dogs to cats", "Maya is more of a cat person than a dog person")
+              .conflict);
+    CHECK(both("Kenji's manager is Ms. Alvarez", "Kenji reports directly to Tom Becker").conflict);
+    CHECK(both("用户的直属领导是刘经理", "用户直接向赵总汇报工作").conflict);
+    CHECK_FALSE(both("Maya prefers cats to dogs", "Maya is more of a cat person than a dog person")
+                    .conflict);
+    CHECK_FALSE(
+        both("Kenji's manager is Tom Becker", "Kenji reports directly to Tom Becker").conflict);
+    CHECK_FALSE(both("用户的直属领导是刘经理", "用户直接向刘经理汇报工作").conflict);
+    CHECK_FALSE(both("用户的直属领导是刘经理", "用户每周向父母汇报学习情况").conflict);
+    CHECK_FALSE(both("用户的直属领导是刘经理", "用户的同事直接向赵总汇报").conflict);
+  }
+  SUBCASE("Chinese rates over a year (一年到头)") {
+    CHECK(both("我每个周末都回爸妈家吃饭", "我一年到头只回爸妈家两三次").conflict);
+    CHECK(both("用户的老公一周要出差好几次", "用户的老公一年到头几乎不出差").conflict);
+    CHECK_FALSE(both("我每个周末都回爸妈家吃饭", "我一年到头只去两三次电影院").conflict);
+    CHECK_FALSE(both("用户的老公一周要出差好几次", "用户一年到头几乎不出差").conflict);
+  }
   SUBCASE("attitudes: looks forward to, thrives in, won't touch; food and cuisine") {
     CHECK(both("Leo hates his piano lessons", "Leo looks forward to his piano lessons").conflict);
     CHECK(both("Leo loves broccoli", "Leo won't touch broccoli").conflict);
@@ -784,11 +803,11 @@ TEST_CASE("claim judge: development set C (tests/data/judge_pairs/dev_pairs_c.ts
   // lexicon (minor nouns, multiword nouns: shellfish / lobster, musical instrument / piano,
   // sweet tooth / desserts): tp 122 fp 0 fn 38 (recall 0.762; en 0.76); with trait idioms
   // before a "who" clause and online services of a kind: tp 124 fp 0 fn 36 (recall 0.775); after
-  // the fifth round (2026-12-06): tp 129 fp 0 fn 31 (recall 0.806; en 77/96, zh 52/64)
+  // the fifth round (2026-12-06): tp 132 fp 0 fn 28 (recall 0.825; en 78/96, zh 54/64)
   CHECK(by["all"].precision() >= 0.97);
-  CHECK(by["all"].recall() >= 0.80);
-  CHECK(by["en"].recall() >= 0.80);
-  CHECK(by["zh"].recall() >= 0.81);
+  CHECK(by["all"].recall() >= 0.82);
+  CHECK(by["en"].recall() >= 0.81);
+  CHECK(by["zh"].recall() >= 0.84);
   for (const char* k :
        {"different_holder/no_conflict", "additive/no_conflict", "agreeing_negation/no_conflict",
         "scene/no_conflict", "role_swap/no_conflict", "different_object/no_conflict",
@@ -809,12 +828,12 @@ TEST_CASE("claim judge: held-out set C, kept as a regression set (judge_pairs/he
   // measured once on 2026-12-06, after the third round of recall work and before this file was
   // in the repository: tp 66 fp 3 fn 64 tn 77 (precision 0.957, recall 0.508; en 0.52, zh
   // 0.49); the rules before that round: tp 58 fp 3 (0.951, 0.446); after the fourth round tp 67
-  // fp 3; after the fifth (2026-12-06): tp 85 fp 1 fn 45 tn 79 (precision 0.988, recall 0.654;
-  // en 51/71, zh 34/59)
+  // fp 3; after the fifth (2026-12-06): tp 86 fp 1 fn 44 tn 79 (precision 0.989, recall 0.662;
+  // en 51/71, zh 35/59)
   CHECK(by["all"].precision() >= 0.98);
-  CHECK(by["all"].recall() >= 0.65);
+  CHECK(by["all"].recall() >= 0.66);
   CHECK(by["en"].recall() >= 0.71);
-  CHECK(by["zh"].recall() >= 0.57);
+  CHECK(by["zh"].recall() >= 0.59);
   CHECK(by["all"].fp <= 1);
 }
 
@@ -828,11 +847,11 @@ TEST_CASE("claim judge: held-out set D, kept as a regression set (judge_pairs/he
   // measured once on 2026-12-06 before the fourth round of recall work (tp 87 fp 3: precision
   // 0.967, recall 0.580) and once after it, before this file was in the repository: tp 89 fp 3
   // fn 61 tn 97 (precision 0.967, recall 0.593; en 54/84, zh 35/66); after the fifth round
-  // (2026-12-06): tp 108 fp 2 fn 42 tn 98 (precision 0.982, recall 0.720; en 65/84, zh 43/66)
+  // (2026-12-06): tp 109 fp 2 fn 41 tn 98 (precision 0.982, recall 0.727; en 65/84, zh 44/66)
   CHECK(by["all"].precision() >= 0.98);
-  CHECK(by["all"].recall() >= 0.719);
+  CHECK(by["all"].recall() >= 0.72);
   CHECK(by["en"].recall() >= 0.77);
-  CHECK(by["zh"].recall() >= 0.65);
+  CHECK(by["zh"].recall() >= 0.66);
   CHECK(by["all"].fp <= 2);
 }
 
@@ -849,12 +868,12 @@ TEST_CASE("claim judge: held-out set E, kept as a regression set (judge_pairs/he
   // zh 40/60); per category recall: negation 24/26, role swap 15/17, change statement 19/27,
   // single value 16/27, degree and quantity 13/26, antonym 11/26. After the fifth round, which
   // was worked out on the misses of this set and the others (so no longer a held-out figure):
-  // tp 122 fp 1 fn 27 tn 100 (precision 0.992, recall 0.819; en 73/89, zh 49/60); negation
-  // 26/26, role swap 15/17, change statement 24/27, single value 22/27, degree and quantity
+  // tp 123 fp 1 fn 26 tn 100 (precision 0.992, recall 0.826; en 74/89, zh 49/60); negation
+  // 26/26, role swap 16/17, change statement 24/27, single value 22/27, degree and quantity
   // 17/26, antonym 18/26
   CHECK(by["all"].precision() >= 0.99);
-  CHECK(by["all"].recall() >= 0.81);
-  CHECK(by["en"].recall() >= 0.82);
+  CHECK(by["all"].recall() >= 0.82);
+  CHECK(by["en"].recall() >= 0.83);
   CHECK(by["zh"].recall() >= 0.81);
   CHECK(by["all"].fp <= 1);
 }
