@@ -725,6 +725,8 @@ TEST_CASE("claim judge: fifth round of issue 18 (abilities, ingredients, numeral
     CHECK(both("我会说粤语", "我一句粤语都不会讲").conflict);
     CHECK(both("用户喜欢热闹", "用户喜欢清静").conflict);
     CHECK(both("老陈是个急性子", "老陈是个慢性子").conflict);
+    CHECK(both("我喜欢热闹的聚会", "我最怕人多的场合").conflict);
+    CHECK_FALSE(both("我喜欢热闹的聚会", "我最怕蛇").conflict);
     CHECK_FALSE(both("小王比起米饭更爱吃面条", "小王喜欢吃面条").conflict);
     CHECK_FALSE(both("小王比起米饭更爱吃面条", "小王的妈妈比起面条更爱吃米饭").conflict);
     CHECK_FALSE(both("小王特别爱吃臭豆腐", "小王一闻到香菜就想吐").conflict);
@@ -744,14 +746,14 @@ TEST_CASE("claim judge: labelled memory-statement pairs (tests/data/judge_pairs)
   // measured 2026-12-06 (issue 18, third round; this set was not tuned on in that round): tp
   // 104 fp 0 fn 27 tn 128 (precision 1.0, recall 0.79; en 0.78, zh 0.81); 2026-12-05: tp 102
   // (recall 0.78); before issue 18's recall work: tp 88 (0.67); the cue judge before the claim
-  // judge: tp 24 fp 8 (precision 0.75, recall 0.18); after the fifth round (2026-12-06): tp 106
-  // fp 0 fn 24 (recall 0.82; en 68/83, zh 39/48)
+  // judge: tp 24 fp 8 (precision 0.75, recall 0.18); after the fifth round (2026-12-06): tp 108
+  // fp 0 fn 23 (recall 0.82; en 68/83, zh 40/48)
   CHECK(by["all"].precision() >= 0.97);
   CHECK(by["all"].recall() >= 0.81);
   CHECK(by["en"].recall() >= 0.81);
-  CHECK(by["zh"].recall() >= 0.81);
+  CHECK(by["zh"].recall() >= 0.83);
   // per category (recall of the conflict categories, measured 2026-12-06 after the fifth
-  // round): antonym 18/23, change_statement 21/25, degree_quantity 17/25, negation 22/25,
+  // round): antonym 19/23, change_statement 21/25, degree_quantity 17/25, negation 22/25,
   // single_value 20/24, role_swap 9/9
   CHECK(by["antonym/conflict"].recall() >= 0.78);
   CHECK(by["change_statement/conflict"].recall() >= 0.83);
@@ -803,7 +805,7 @@ TEST_CASE("claim judge: development set C (tests/data/judge_pairs/dev_pairs_c.ts
   // lexicon (minor nouns, multiword nouns: shellfish / lobster, musical instrument / piano,
   // sweet tooth / desserts): tp 122 fp 0 fn 38 (recall 0.762; en 0.76); with trait idioms
   // before a "who" clause and online services of a kind: tp 124 fp 0 fn 36 (recall 0.775); after
-  // the fifth round (2026-12-06): tp 132 fp 0 fn 28 (recall 0.825; en 78/96, zh 54/64)
+  // the fifth round (2026-12-06): tp 133 fp 0 fn 27 (recall 0.831; en 78/96, zh 55/64)
   CHECK(by["all"].precision() >= 0.97);
   CHECK(by["all"].recall() >= 0.82);
   CHECK(by["en"].recall() >= 0.81);
@@ -828,12 +830,12 @@ TEST_CASE("claim judge: held-out set C, kept as a regression set (judge_pairs/he
   // measured once on 2026-12-06, after the third round of recall work and before this file was
   // in the repository: tp 66 fp 3 fn 64 tn 77 (precision 0.957, recall 0.508; en 0.52, zh
   // 0.49); the rules before that round: tp 58 fp 3 (0.951, 0.446); after the fourth round tp 67
-  // fp 3; after the fifth (2026-12-06): tp 86 fp 1 fn 44 tn 79 (precision 0.989, recall 0.662;
-  // en 51/71, zh 35/59)
+  // fp 3; after the fifth (2026-12-06): tp 87 fp 1 fn 43 tn 79 (precision 0.989, recall 0.669;
+  // en 51/71, zh 36/59)
   CHECK(by["all"].precision() >= 0.98);
   CHECK(by["all"].recall() >= 0.66);
   CHECK(by["en"].recall() >= 0.71);
-  CHECK(by["zh"].recall() >= 0.59);
+  CHECK(by["zh"].recall() >= 0.61);
   CHECK(by["all"].fp <= 1);
 }
 

@@ -168,8 +168,8 @@ inline constexpr auto chinese_idioms = std::to_array<idiom>({
     {"的味道", ""},
     {"一年到头", "一年"},
     {"没装", "没有"},
-    {"人多的场合", "热闹的场合"},
-    {"人多的地方", "热闹的地方"},
+    {"人多的场合", "热闹"},
+    {"人多的地方", "热闹"},
 });
 
 }  // namespace memhealth::claim_words

@@ -954,6 +954,7 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"过敏", aversion | restrictive},
     {"怕", aversion},
     {"害怕", aversion},
+    {"最怕", aversion},
     {"恐惧", aversion},
     {"最讨厌", att_negative},
     {"早就", change},
