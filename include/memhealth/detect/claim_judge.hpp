@@ -158,10 +158,22 @@ struct claim_rules {
     return stem.size() == verb.size() + 1 && stem.back() == stem[stem.size() - 2] &&
            stem.substr(0, verb.size()) == verb;
   }
+  // "vaping" / "vape", "running" / "run": a gerund the lemmatizer left (a verb WordNet does not
+  // list) and its verb
+  static bool gerund_of(const std::string& g, const std::string& verb) {
+    if (g.size() < verb.size() + 2 || !g.ends_with("ing") || verb.size() < 3) return false;
+    const std::string_view stem(g.data(), g.size() - 3);
+    if (stem == verb ||
+        (verb.back() == 'e' && stem == std::string_view(verb).substr(0, verb.size() - 1)))
+      return true;
+    return stem.size() == verb.size() + 1 && stem.back() == stem[stem.size() - 2] &&
+           stem.substr(0, verb.size()) == verb;
+  }
   static bool match(const claim_lexicon& lex, const std::string& p, const std::string& q) {
     if (p == q) return true;
     if (!ascii(p) || !ascii(q)) return false;
-    return lex.english().synonyms(p, q) || agent_of(p, q) || agent_of(q, p);
+    return lex.english().synonyms(p, q) || agent_of(p, q) || agent_of(q, p) || gerund_of(p, q) ||
+           gerund_of(q, p);
   }
   // `r` replaced what the holder had of its kind ("switched to tea", "换成了支付宝", "改喝茶")
   // and `p` asserts another thing of that kind ("drinks coffee every morning": tea and coffee
@@ -218,6 +230,11 @@ struct claim_rules {
     if (!match(lex, x.predicate, y.predicate) && !light(x.predicate) && !light(y.predicate))
       return false;
     const auto ox = what(x), oy = what(y);
+    // a measure alone under one verb that is not light ("smokes a pack a day" / "smokes one
+    // cigarette a month"): the measure is of what the verb takes
+    if ((ox.empty() && !x.object.empty()) != (oy.empty() && !y.object.empty()))
+      return (ox.empty() || oy.empty()) && match(lex, x.predicate, y.predicate) &&
+             !light(x.predicate) && !light(y.predicate);
     return !ox.empty() && !oy.empty() && contained(lex, ox, oy) && contained(lex, oy, ox);
   }
   // "Mia is taller than Leo" / "Leo is taller than Mia": one comparison with the two named
@@ -289,7 +306,10 @@ struct claim_rules {
   // every other character ("性格外向" / "性格内向", "习惯早起" / "习惯晚起").
   static bool chinese_antonyms(const std::vector<std::string>& x,
                                const std::vector<std::string>& y) {
-    if (x.empty() || y.empty() || ascii(x.front()) || ascii(y.front())) return false;
+    if (x.empty() || y.empty() || ascii(x.back()) || ascii(y.back())) return false;
+    // an attitude toward the quality itself ("喜欢热闹" / "喜欢清静"), not toward two things
+    // of opposite qualities ("喜欢外向的人" / "喜欢内向的人")
+    const bool attitude = ascii(x.front()) || ascii(y.front());
     auto has_all = [](const std::vector<std::string>& v, const std::vector<std::string>& w) {
       return std::includes(v.begin(), v.end(), w.begin(), w.end());
     };
@@ -306,7 +326,8 @@ struct claim_rules {
         // (one side may say a little more: "很节俭" / "花钱很奢侈")
         const auto rp = without(*p, ca), rq = without(q, cb);
         if (has_all(*p, ca) && has_all(q, cb) && !has_all(*p, cb) && !has_all(q, ca) &&
-            (has_all(rp, rq) || has_all(rq, rp)))
+            (attitude ? rp == rq && std::all_of(rp.begin(), rp.end(), ascii)
+                      : (has_all(rp, rq) || has_all(rq, rp))))
           return true;
       }
     }
@@ -318,12 +339,26 @@ struct claim_rules {
   // musical instrument" / "the piano", "dairy products" / "ice cream".
   std::size_t denied_in(const claim_lexicon& lex, const std::vector<std::string>& n,
                         const std::vector<std::string>& p) const {
+    // what the asserted side says it is free of ("lactose-free milk", "gluten-free bread"), and
+    // a plant milk ("oat milk", "soy milk"): no dairy, no lactose
+    const bool plant_milk =
+        std::binary_search(p.begin(), p.end(), std::string_view("milk"), std::less<>()) &&
+        std::any_of(p.begin(), p.end(), [](const std::string& u) {
+          return std::find(claim_words::plant_milks.begin(), claim_words::plant_milks.end(), u) !=
+                 claim_words::plant_milks.end();
+        });
+    auto free_of = [&](const std::string& t) {
+      if (plant_milk && (t == "lactose" || t == "dairy")) return true;
+      return std::any_of(p.begin(), p.end(), [&](const std::string& u) {
+        return u.size() == t.size() + 5 && u.starts_with(t) && u.ends_with("-free");
+      });
+    };
     auto states = [&](const std::string& t, const std::string& u) {
       // ("never drinks alcohol" / "has a beer now and then": having food or drink is
       // consuming it)
       return match(lex, t, u) || (u == "have" && (t == "eat" || t == "drink")) ||
              compound_of(u, t) ||
-             (ascii(t) && ascii(u) && lex.english().is_a(u, t, max_is_a_depth));
+             (ascii(t) && ascii(u) && lex.english().is_a(u, t, max_is_a_depth) && !free_of(t));
     };
     std::vector<char> done(n.size(), 0);
     std::size_t k = 0;
@@ -592,7 +627,15 @@ struct claim_rules {
         holds = subset_or_empty(lex, n.value, p.value);
       } else if (n.any_predicate) {
         const auto& obj = n.object.empty() ? n.terms : n.object;
-        const std::size_t m = denied_in(lex, obj, p.terms);
+        // (the unit of a rate names its occasion: "quit the morning tea" / "drinks tea every
+        // morning")
+        std::size_t m = denied_in(lex, obj, p.terms);
+        if (m + 1 == obj.size() && !p.routine.empty()) {
+          std::vector<std::string> with_routine = p.terms;
+          with_routine.push_back(p.routine);
+          detail::claims::sort_unique(with_routine);
+          m = denied_in(lex, obj, with_routine);
+        }
         // (a diet restriction's denial, predicate "eat" (claim_implications.hpp), denies
         // consuming only)
         holds = !obj.empty() && m == obj.size() && (n.predicate != "eat" || consumes(p));

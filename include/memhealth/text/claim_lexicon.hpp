@@ -37,6 +37,8 @@ class claim_lexicon {
     for (const auto& [a, b] : claim_words::english_antonyms) english_.add_antonym(a, b);
     for (const auto& [a, b] : claim_words::kinship_is_a) english_.add_is_a(a, b);
     for (const auto& [a, b] : claim_words::service_is_a) english_.add_is_a(a, b);
+    for (const auto& [a, b] : claim_words::food_is_a) english_.add_is_a(a, b);
+    for (const auto& [a, b] : claim_words::english_synonyms) english_.add_synonym(a, b);
     for (const auto& [w, c] : claim_words::english) en_[std::string(w)] |= c;
     for (const auto& [w, c] : claim_words::chinese) {
       zh_[std::string(w)] |= c;

@@ -261,6 +261,9 @@ inline constexpr auto english = std::to_array<entry>({
     {"graduate", terminate},
     {"graduated", terminate},
     {"retired", terminate},
+    {"rehome", terminate},
+    {"rehomed", terminate},
+    {"rehomes", terminate},
     {"leave", terminate},
     {"left", terminate},
     // additive
@@ -655,17 +658,18 @@ inline constexpr auto english_religions = std::to_array<std::string_view>({
 
 /// English occupation nouns ("is a nurse" reads as the single-valued attribute occupation).
 inline constexpr auto english_occupations = std::to_array<std::string_view>({
-    "accountant", "actor",      "architect",    "artist",     "baker",        "banker",
-    "barista",    "bartender",  "carpenter",    "cashier",    "chef",         "cleaner",
-    "consultant", "cook",       "dentist",      "designer",   "developer",    "doctor",
-    "driver",     "economist",  "electrician",  "engineer",   "farmer",       "firefighter",
-    "journalist", "judge",      "lawyer",       "librarian",  "mechanic",     "musician",
-    "nurse",      "pharmacist", "photographer", "physician",  "physicist",    "pilot",
-    "plumber",    "policeman",  "professor",    "programmer", "psychologist", "receptionist",
-    "researcher", "salesman",   "scientist",    "secretary",  "soldier",      "surgeon",
-    "tailor",     "teacher",    "therapist",    "translator", "vet",          "veterinarian",
-    "waiter",     "waitress",   "writer",       "student",    "retiree",      "freelancer",
-    "paramedic",  "midwife",    "optician",     "analyst",    "officer",      "clerk",
+    "accountant", "actor",      "architect",     "artist",      "baker",        "banker",
+    "barista",    "bartender",  "carpenter",     "cashier",     "chef",         "cleaner",
+    "consultant", "cook",       "dentist",       "designer",    "developer",    "doctor",
+    "driver",     "economist",  "electrician",   "engineer",    "farmer",       "firefighter",
+    "journalist", "judge",      "lawyer",        "librarian",   "mechanic",     "musician",
+    "nurse",      "pharmacist", "photographer",  "physician",   "physicist",    "pilot",
+    "plumber",    "policeman",  "professor",     "programmer",  "psychologist", "receptionist",
+    "researcher", "salesman",   "scientist",     "secretary",   "soldier",      "surgeon",
+    "tailor",     "teacher",    "therapist",     "translator",  "vet",          "veterinarian",
+    "waiter",     "waitress",   "writer",        "student",     "retiree",      "freelancer",
+    "paramedic",  "midwife",    "optician",      "analyst",     "officer",      "clerk",
+    "auditor",    "manager",    "administrator", "coordinator", "technician",   "intern",
 });
 
 /// Common occupations in Chinese: "是医生" states the occupation.
@@ -789,6 +793,73 @@ inline constexpr auto service_is_a = std::to_array<std::pair<std::string_view, s
     {"hulu", "stream service"},
 });
 
+/// Foods and drinks by a kind or an ingredient a restriction names, and devices by brand, where
+/// WordNet does not reach them (added as is-a pairs, written for memhealth 2026-12): "is lactose
+/// intolerant" denies milk and cheese, "is allergic to shellfish" denies shrimp, "is a
+/// teetotaler" denies an IPA, "switched to an iPhone" replaces an Android phone.
+/// English lemmas as the claim reader keeps them.
+inline constexpr auto food_is_a = std::to_array<std::pair<std::string_view, std::string_view>>({
+    {"milk", "lactose"},
+    {"cheese", "lactose"},
+    {"yogurt", "lactose"},
+    {"yoghurt", "lactose"},
+    {"cream", "lactose"},
+    {"butter", "lactose"},
+    {"milk", "dairy"},
+    {"cheese", "dairy"},
+    {"yogurt", "dairy"},
+    {"yoghurt", "dairy"},
+    {"butter", "dairy"},
+    {"cream", "dairy"},
+    {"latte", "milk"},
+    {"cappuccino", "milk"},
+    {"milkshake", "milk"},
+    {"bread", "gluten"},
+    {"pasta", "gluten"},
+    {"wheat", "gluten"},
+    {"bagel", "gluten"},
+    {"noodle", "gluten"},
+    {"pizza", "gluten"},
+    {"shrimp", "shellfish"},
+    {"prawn", "shellfish"},
+    {"crab", "shellfish"},
+    {"oyster", "shellfish"},
+    {"mussel", "shellfish"},
+    {"clam", "shellfish"},
+    {"scallop", "shellfish"},
+    {"ipa", "beer"},
+    {"prosecco", "wine"},
+    {"champagne", "wine"},
+    {"cashew", "tree nut"},
+    {"almond", "tree nut"},
+    {"walnut", "tree nut"},
+    {"pecan", "tree nut"},
+    {"pistachio", "tree nut"},
+    {"hazelnut", "tree nut"},
+    // devices by brand or system: "switched to an iPhone" / "uses an Android phone"
+    {"iphone", "smartphone"},
+    {"android", "smartphone"},
+    {"pixel", "smartphone"},
+    {"galaxy", "smartphone"},
+    {"macbook", "laptop"},
+    {"thinkpad", "laptop"},
+    {"chromebook", "laptop"},
+});
+
+/// Plants a milk is made of ("oat milk", "soy milk"): such a milk holds no dairy and no lactose.
+inline constexpr auto plant_milks = std::to_array<std::string_view>(
+    {"oat", "soy", "soya", "almond", "rice", "coconut", "cashew", "hemp", "pea", "plant"});
+
+/// Words that name one thing in memory statements though WordNet keeps them apart (added as
+/// synonyms, written for memhealth 2026-12): "loves Sichuan food" / "loathes Sichuan cuisine".
+inline constexpr auto english_synonyms =
+    std::to_array<std::pair<std::string_view, std::string_view>>({
+        {"food", "cuisine"},
+        {"cooking", "cuisine"},
+        {"dish", "cuisine"},
+        {"show", "series"},
+    });
+
 /// Values of marital status (a copula followed by one of them states it).
 inline constexpr auto english_marital =
     std::to_array<std::string_view>({"married", "single", "divorced", "widowed", "engaged",
@@ -883,17 +954,24 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"过敏", aversion | restrictive},
     {"怕", aversion},
     {"害怕", aversion},
+    {"最怕", aversion},
     {"恐惧", aversion},
     {"最讨厌", att_negative},
     {"早就", change},
     {"小时", stop},
     {"任何", stop},
     {"名下", stop},
+    {"左右", stop},
+    {"直属", stop},
+    {"顶头", stop},
+    {"够", stop},
     {"不碰", aversion},
     {"戒了", terminate},
     {"戒掉", terminate},
     {"戒", terminate},
     {"辞职", terminate},
+    {"辞去", terminate},
+    {"辞掉", terminate},
     {"离职", terminate},
     {"退出", terminate},
     {"退了", terminate},
@@ -1035,6 +1113,7 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"儿子", relative},
     {"女儿", relative},
     {"父母", relative},
+    {"爸妈", relative},
     {"室友", relative},
     {"孩子", relative},
     {"老板", relative},
@@ -1079,7 +1158,9 @@ inline constexpr auto chinese_attributes = std::to_array<chinese_attribute_cue>(
     {"结婚", "marital_status", true},  {"跳槽到", "employer", true},
     {"入职", "employer", true},        {"搬回", "residence", true},
     {"定居", "residence", false},      {"出生在", "birthplace", false},
-    {"出生于", "birthplace", false},
+    {"出生于", "birthplace", false},   {"领导是", "manager", false},
+    {"上司是", "manager", false},      {"主管是", "manager", false},
+    {"上级是", "manager", false},
 });
 
 /// Canonical Chinese marital status values: 结婚 (married) is 已婚, 离异 is 离婚.
@@ -1108,13 +1189,16 @@ inline constexpr auto chinese_place_verbs =
 /// the same polarity that differ by one such pair ("性格外向" / "性格内向") conflict.
 inline constexpr auto chinese_antonyms =
     std::to_array<std::pair<std::string_view, std::string_view>>({
-        {"外向", "内向"}, {"乐观", "悲观"},   {"积极", "消极"},   {"勤快", "懒惰"},
-        {"勤快", "懒"},   {"节俭", "奢侈"},   {"热闹", "安静"},   {"热闹", "冷清"},
-        {"早睡", "晚睡"}, {"早起", "晚起"},   {"早起", "睡懒觉"}, {"自信", "自卑"},
-        {"大方", "小气"}, {"细心", "粗心"},   {"耐心", "急躁"},   {"胖", "瘦"},
-        {"高", "矮"},     {"守时", "拖延"},   {"健谈", "寡言"},   {"干净", "邋遢"},
-        {"整洁", "邋遢"}, {"清淡", "重口味"}, {"好", "差"},       {"强", "弱"},
-        {"富", "穷"},     {"忙", "闲"},
+        {"外向", "内向"},   {"乐观", "悲观"},   {"积极", "消极"},     {"勤快", "懒惰"},
+        {"勤快", "懒"},     {"节俭", "奢侈"},   {"热闹", "安静"},     {"热闹", "冷清"},
+        {"早睡", "晚睡"},   {"早起", "晚起"},   {"早起", "睡懒觉"},   {"自信", "自卑"},
+        {"大方", "小气"},   {"细心", "粗心"},   {"耐心", "急躁"},     {"胖", "瘦"},
+        {"高", "矮"},       {"守时", "拖延"},   {"健谈", "寡言"},     {"干净", "邋遢"},
+        {"整洁", "邋遢"},   {"清淡", "重口味"}, {"好", "差"},         {"强", "弱"},
+        {"富", "穷"},       {"忙", "闲"},       {"急性子", "慢性子"}, {"热闹", "清静"},
+        {"热闹", "清净"},   {"外向", "腼腆"},   {"开朗", "内向"},     {"健谈", "话少"},
+        {"勤快", "懒散"},   {"早起", "赖床"},   {"节俭", "大手大脚"}, {"细心", "马虎"},
+        {"耐心", "没耐心"}, {"准时", "迟到"},
     });
 
 /// Chinese single-character surnames, for a holder named at the start ("王芳喜欢…").

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <iterator>
@@ -46,6 +47,19 @@ inline std::size_t chinese_titled_name(sv s) noexcept {
     if (s.substr(3).starts_with(title) && s.size() > 3 + title.size()) return 3 + title.size();
   return 0;
 }
+
+// The value of a Chinese digit character (零 .. 九, 两 2, 十 10), or -1.
+inline double chinese_digit(sv ch) noexcept {
+  constexpr sv digits[] = {"零", "一", "二", "三", "四", "五", "六", "七", "八", "九", "十", "两"};
+  for (std::size_t d = 0; d < std::size(digits); ++d)
+    if (ch == digits[d]) return d == 11 ? 2 : static_cast<double>(d);
+  return -1;
+}
+
+// Classifiers and measure words right after a count ("一包烟", "五只猫", "两瓶酒"): no term.
+inline constexpr sv chinese_classifiers[] = {"个", "名", "只", "包", "根", "杯", "瓶", "碗", "辆",
+                                             "套", "条", "双", "位", "块", "片", "口", "顿", "本",
+                                             "次", "支", "盒", "张", "台", "部", "间"};
 
 // Reads one Chinese clause (no clause punctuation inside).
 inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::string& inherited,
@@ -174,6 +188,23 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
   // "比起X" names the rejected option of the next one
   if (starts(i, "比起") || starts(i, "相比")) {
     const std::size_t from = i + 6;
+    // "比起米饭更爱吃面条": the option before 更 is the rejected one, the rest the preferred
+    if (const std::size_t g = find_text(s, "更", from);
+        g != sv::npos && g > from && g - from <= 18) {
+      read_chinese_clause(lex, s.substr(g), c.holder, out, first_holder);
+      const std::string holder = out.empty() ? c.holder : out.back().holder;
+      const std::size_t before = out.size();
+      read_chinese_clause(lex, s.substr(from, g - from), holder, out, first_holder);
+      if (out.size() > before) {
+        auto& r = out.back();
+        r.polarity = -r.polarity;
+        r.terms.push_back("like");
+        r.predicate = "like";
+        r.kind = predicate_class::preference;
+        sort_unique(r.terms);
+      }
+      return;
+    }
     read_chinese_clause(lex, s.substr(from), c.holder, out, first_holder);
     if (!out.empty()) {
       auto& r = out.back();
@@ -266,9 +297,19 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
   // the first cue in the clause names the attribute ("搬回老家": a move, whose value is 老家)
   const cw::chinese_attribute_cue* first = nullptr;
   std::size_t first_at = sv::npos;
+  // (属 of a zodiac sign, not of 直属 "direct", 下属 "subordinate", 家属 "family", 所属 ...)
+  auto zodiac_word = [&](std::size_t p) {
+    if (p < 3) return false;
+    const sv before = s.substr(p - 3, 3);
+    return before == "直" || before == "下" || before == "家" || before == "所" || before == "归" ||
+           before == "隶" || before == "附" || before == "亲" || before == "专" || before == "金";
+  };
   for (const auto& a : cw::chinese_attributes)
-    if (const std::size_t p = present.may_contain(a.cue) ? find_text(s, a.cue, i) : sv::npos;
-        p != sv::npos && (p < first_at || (p == first_at && a.cue.size() > first->cue.size()))) {
+    if (std::size_t p = present.may_contain(a.cue) ? find_text(s, a.cue, i) : sv::npos;
+        (a.cue == "属" && p != sv::npos && zodiac_word(p) &&
+         (p = find_text(s, a.cue, p + 3)) == sv::npos) ||
+        (p != sv::npos && (p < first_at || (p == first_at && a.cue.size() > first->cue.size())))) {
+      if (p == sv::npos) continue;
       first = &a;
       first_at = p;
     }
@@ -370,6 +411,32 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
         c.value.push_back(std::string(v.substr(q, 3)));
     }
   }
+  // 向 X 汇报 (X of one to five characters): the holder's manager ("直接向刘经理汇报工作")
+  if (c.attribute.empty() && present.may_contain("汇报")) {
+    const std::size_t to = find_text(s, "向", i);
+    const std::size_t rep = to == sv::npos ? sv::npos : find_text(s, "汇报", to + 3);
+    // (what is reported is the work, or nothing; the one reported to is no relative: "向父母
+    // 汇报" is no manager)
+    auto relative_in = [&](std::size_t from, std::size_t end) {
+      for (std::size_t q = from; q < end; q += 3)
+        for (std::size_t l = 3; l <= 9 && q + l <= end; l += 3)
+          if (lex.zh(s.substr(q, l)) & cw::relative) return true;
+      return false;
+    };
+    const sv after = rep == sv::npos ? sv() : s.substr(rep + 6);
+    if (rep != sv::npos && rep > to + 3 && rep - to - 3 <= 15 &&
+        (after.empty() || after == "工作" || after == "工作了" || after == "了") &&
+        !relative_in(to + 3, rep) && find_text(s.substr(i, to - i), "不") == sv::npos &&
+        find_text(s.substr(i, to - i), "没") == sv::npos) {
+      c.attribute = "manager";
+      c.kind = predicate_class::state;
+      for (std::size_t q = to + 3; q + 3 <= rep; q += 3) c.value.emplace_back(s.substr(q, 3));
+      sort_unique(c.value);
+      c.terms = c.value;
+      out.push_back(std::move(c));
+      return;
+    }
+  }
   // N岁: age
   std::vector<std::string> terms, scene, time;
   bool in_scene = false;
@@ -418,12 +485,39 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
         (in_scene ? scene : terms).push_back(word);
         continue;
       }
-      // Chinese numerals
-      constexpr sv digits[] = {"零", "一", "二", "三", "四", "五",
-                               "六", "七", "八", "九", "十", "两"};
-      double v = -1;
-      for (std::size_t d = 0; d < std::size(digits); ++d)
-        if (ch == digits[d]) v = d == 11 ? 2 : static_cast<double>(d);
+      // Chinese numerals, a run of them read as one number ("三十五" 35, "一万" 10000, "八千"
+      // 8000; "两三千" about 3000, the larger of a range)
+      double v = chinese_digit(ch);
+      std::size_t run = len;  // bytes of the numeral's characters
+      if (v >= 0) {
+        double total = 0, section = ch == "十" ? 10 : 0, num = ch == "十" ? 0 : v;
+        for (std::size_t q = i + len; q + 3 <= s.size(); q += 3) {
+          const sv n = s.substr(q, 3);
+          const double d = chinese_digit(n);
+          if (d >= 0) {
+            if (n == "十") {
+              section += (num > 0 ? num : 1) * 10;
+              num = 0;
+            } else {
+              num = d;
+            }
+          } else if (n == "百" || n == "千") {
+            section += (num > 0 ? num : 1) * (n == "百" ? 100 : 1000);
+            num = 0;
+          } else if (n == "万") {
+            total += (section + num > 0 ? section + num : 1) * 10000;
+            section = num = 0;
+          } else {
+            break;
+          }
+          run = q + 3 - i;
+        }
+        v = total + section + num;
+      }
+      if (v >= 0 && ch == "一" && s.substr(i + len).starts_with("点点")) {
+        i += len + 6;  // "一点点微辣": a little, no time and no count
+        continue;
+      }
       if (v >= 0 && ch == "一" && s.substr(i + len).starts_with("点") &&
           (find_text(s, "都", i) != sv::npos || find_text(s, "也不", i) != sv::npos ||
            find_text(s, "也没", i) != sv::npos)) {
@@ -431,14 +525,21 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
         continue;
       }
       if (v >= 0) {
-        i += len;
-        if (s.substr(i).starts_with("岁") && c.attribute.empty()) {
+        const std::string numeral(s.substr(i, run));
+        i += run;
+        // an age: "二十八岁", and "今年三十五了" (this year's number, nothing counted)
+        const bool this_year =
+            std::find(time.begin(), time.end(), "今年") != time.end() &&
+            (i == s.size() || s.substr(i) == "了" || s.substr(i).starts_with("了，"));
+        if ((s.substr(i).starts_with("岁") || this_year) && c.attribute.empty() && v < 150 &&
+            v == std::floor(v)) {
           c.attribute = "age";
           c.kind = predicate_class::state;
-          c.value.push_back(std::string(ch));
+          c.value.push_back(std::to_string(static_cast<int>(v)));
+          if (this_year) std::erase(time, "今年");
         }
         if (s.substr(i).starts_with("月") || s.substr(i).starts_with("点")) {
-          time.push_back(std::string(ch));
+          time.push_back(numeral);
           continue;
         }
         // a span that divides a rate ("一个月一次", "一周三次"): no quantity of its own
@@ -453,7 +554,23 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
           }
         if (span) continue;
         c.quantities.push_back(v);
+        // the classifier after a count is no term ("一包烟", "五只猫")
+        for (const sv unit : chinese_classifiers)
+          if (s.substr(i).starts_with(unit)) {
+            i += unit.size();
+            break;
+          }
         continue;
+      }
+      if (ch == "几") {  // "几根烟", "几次": a few, no number (not "几句", a degree)
+        bool counted = false;
+        for (const sv unit : chinese_classifiers)
+          if (s.substr(i + len).starts_with(unit)) {
+            i += len + unit.size();
+            counted = true;
+            break;
+          }
+        if (counted) continue;
       }
       if (ch == "点" && i >= 3 && (s.substr(i - 3, 3) == "喝" || s.substr(i - 3, 3) == "吃")) {
         i += len;  // "喝点酒": drinks a little
@@ -639,14 +756,33 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       c.value = {*y};
       terms = c.value;
       time.clear();
+    } else if (const std::size_t b = find_text(s, "出生", body_at); b != sv::npos && b > body_at) {
+      // "是5月20日出生的", "五月二十号出生": the date before 出生 is the birthday
+      if (const auto md = chinese_month_day(s.substr(body_at, b - body_at))) {
+        c.attribute = "birthday";
+        c.kind = predicate_class::state;
+        c.value = {*md};
+        terms = c.value;
+        time.clear();
+      }
     }
   }
   // a scene word that is all the clause says is what it says ("经常出差": travels for work often)
   if (terms.empty() && c.attribute.empty() && !scene.empty()) terms.swap(scene);
   if (c.any_predicate && c.change) {
-    // "退了健身卡", "钢琴课停了": the card or the class stands for the thing used
+    // "退了健身卡", "钢琴课停了": the card or the class stands for the thing used; "辞去了老师的
+    // 工作": the job of a teacher (a service noun of several characters, when more is said)
     std::vector<std::string> none;
     drop_service_nouns(terms, none);
+    for (const sv noun : cw::service_nouns) {
+      if (noun.size() < 6 || static_cast<unsigned char>(noun[0]) < 0x80) continue;
+      std::size_t have = 0;
+      for (std::size_t q = 0; q < noun.size(); q += 3)
+        have += std::find(terms.begin(), terms.end(), noun.substr(q, 3)) != terms.end() ? 1 : 0;
+      if (have * 3 != noun.size() || terms.size() <= have) continue;
+      for (std::size_t q = 0; q < noun.size(); q += 3)
+        std::erase(terms, std::string(noun.substr(q, 3)));
+    }
   }
   if (c.kind == predicate_class::unknown && !terms.empty())
     c.kind = c.frequency >= 0 ? predicate_class::habit : predicate_class::state;

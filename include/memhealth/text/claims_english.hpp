@@ -233,6 +233,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       ((lex.en(t[i].w) & cw::stop) || all_digits(t[i].w) || number_word(t[i].w) >= 0);
   bool prefer_seen = false;
   bool handed_over = false;
+  bool rehoming = false;     // "rehomed the parrot with a friend": the friend was not given away
   bool perfect = false;      // "has played": a present perfect, no one-off event  // a termination
                              // ("sold", "gave"): its object ends at "to <whom>"
   bool past_copula = false;  // the copula was "was" / "were": "was married to Dan" is over
@@ -421,7 +422,8 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     }
     if ((w == "last" || w == "next" || w == "this") && i + 1 < n &&
         (lex.en(next) & cw::time || next == "week" || next == "month" || next == "year" ||
-         next == "fall" || next == "semester" || next == "term" || next == "season" ||
+         next == "fall" || next == "autumn" || next == "spring" || next == "summer" ||
+         next == "winter" || next == "semester" || next == "term" || next == "season" ||
          next == "night" || next == "weekend" || next == "morning" || next == "evening" ||
          next == "afternoon")) {
       time.push_back(std::string(w) + " " + std::string(next));
@@ -433,6 +435,17 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     if (w == "ago") {
       c.event = true;
       time.push_back("ago");
+      // "three months ago": the span is part of the time, no term and no count
+      if (i >= 1 && unit_days(t[i - 1].w) > 0) {
+        const std::string unit = term_of(english, t[i - 1].w);
+        if (const auto u = std::find(terms.rbegin(), terms.rend(), unit); u != terms.rend())
+          terms.erase(std::next(u).base());
+        if (const auto u = std::find(object.rbegin(), object.rend(), unit); u != object.rend())
+          object.erase(std::next(u).base());
+        if (i >= 2 && !quantities.empty() &&
+            (all_digits(t[i - 2].w) || number_word(t[i - 2].w) >= 0))
+          quantities.pop_back();
+      }
       continue;
     }
     if (copula && !predicate_set && c.attribute.empty() && i + 1 == n && all_digits(w) &&
@@ -457,6 +470,19 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
         quantities.push_back(std::atof(t[i].w.c_str()));
       else if (!in_value)
         terms.push_back(std::string(w));
+      continue;
+    }
+    // "in March", "since May", "last March": the month (not the verb or the modal)
+    const bool month_after =
+        (w == "may" || w == "march") && i > 0 &&
+        (t[i - 1].w == "in" || t[i - 1].w == "since" || t[i - 1].w == "until" ||
+         t[i - 1].w == "early" || t[i - 1].w == "late" || t[i - 1].w == "mid" ||
+         t[i - 1].w == "of" || t[i - 1].w == "the" || t[i - 1].w == "last" || t[i - 1].w == "next");
+    // (inside a value a month is a time only as "the March checkup": "blood pressure was 140/90
+    // at the March checkup"; "birthday is in March" keeps it)
+    if ((month_after && !in_value) ||
+        (in_value && i > 0 && t[i - 1].w == "the" && english_month(w) > 0)) {
+      time.push_back(std::string(w));
       continue;
     }
     if ((w == "may" || w == "march") && !(i > 0 && all_digits(t[i - 1].w)) &&
@@ -604,7 +630,8 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       predicate_set = true;
       continue;
     }
-    if (w == "to" && handed_over && !object.empty() && c.attribute.empty()) {
+    if ((w == "to" || (w == "with" && rehoming)) && handed_over && !object.empty() &&
+        c.attribute.empty()) {
       object_open = false;  // "sold the car to a cousin": the cousin is not what was sold
       break;
     }
@@ -764,6 +791,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       }
       if ((lc & cw::terminate) && !copula) {
         handed_over = true;
+        rehoming = w.starts_with("rehom");
         c.any_predicate = true;
         c.change = true;
         c.polarity = -c.polarity;
@@ -841,6 +869,10 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
                   rest_scene.push_back(term_of(english, t[q].w));
               break;
             }
+            // ("switched to an iPhone last autumn": the time is no part of the new thing)
+            if (x == "last" || x == "this" || x == "since" || x == "ago" ||
+                ((lex.en(x) & cw::time) && x != "am"))
+              break;
             if (lex.en(x) & (cw::stop | cw::aux)) continue;
             (in_to ? to : from).push_back(term_of(english, x));
           }
@@ -1201,6 +1233,22 @@ inline std::size_t conjoined_clause(const claim_lexicon& lex, const std::vector<
     if (lemma != x && !x.ends_with('s') && verb_use &&
         lex.english().is_lemma(lemma, word_pos::verb))
       return i;
+    // after an ending or a denial ("quit", "does not"), a verb begins what holds now ("resigned
+    // from Shopify and joined Stripe", "is no longer vegetarian and eats chicken again"); not a
+    // noun's plural
+    // ("doesn't eat cats and dogs")
+    if (lemma != x && lex.english().is_lemma(lemma, word_pos::verb) &&
+        !(x.ends_with('s') &&
+          lex.english().is_lemma(lex.english().lemma(x, word_pos::noun), word_pos::noun)) &&
+        std::any_of(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(i), [&](const token& y) {
+          // (a verb's negation, not a noun's: "there is no man holding a sign and ...")
+          const bool verb_negator = (lex.en(y.w) & cw::negator) && y.w != "no" && y.w != "none" &&
+                                    y.w != "nobody" && y.w != "nothing" && y.w != "without";
+          return (lex.en(y.w) & cw::terminate) || verb_negator || y.w == "longer" ||
+                 y.w == "anymore" ||
+                 (lex.en(lex.english().lemma(y.w, word_pos::verb)) & cw::terminate);
+        }))
+      return i;
   }
   return t.size();
 }
@@ -1222,6 +1270,46 @@ inline std::size_t introduction_end(sv clause) {
                       h == "they" || h == "my" || h == "our" || h == "his" || h == "her" ||
                       h == "their" || (h == "the" && rest[1].w == "user") || rest[0].cap;
   return holder ? comma + 1 : 0;
+}
+
+// Where a statement of a job names both the employer and the occupation, the index of the
+// second of "as" / "at" (or "for"), or 0: "works at Deloitte as an auditor" (at "as"), "works as
+// a nurse at St Mary's" (at "at"), "is employed by KPMG as an analyst", "is an auditor at KPMG"
+// (an occupation of claim_words::english_occupations right after "is a").
+inline std::size_t job_split(const claim_lexicon& lex, const std::vector<token>& t) {
+  const std::size_t n = t.size();
+  auto occupation = [&](const std::string& w) {
+    const std::string o = lex.english().lemma(w, word_pos::noun);
+    return std::find(cw::english_occupations.begin(), cw::english_occupations.end(), o) !=
+           cw::english_occupations.end();
+  };
+  // (a place of work after "at": not a time or a scene, "at night", "at home", "at heart")
+  auto place = [&](std::size_t k) {
+    if (k + 1 >= n) return false;
+    const sv w = t[k + 1].w == "the" && k + 2 < n ? t[k + 2].w : t[k + 1].w;
+    return w != "heart" && w != "night" && w != "weekend" && w != "weekends" &&
+           !(lex.en(w) & (cw::time | cw::scene | cw::frequency));
+  };
+  for (std::size_t v = 0; v + 3 < n && v < 6; ++v) {
+    if ((t[v].w == "is" || t[v].w == "am" || t[v].w == "are") &&
+        (t[v + 1].w == "a" || t[v + 1].w == "an") && v + 4 < n &&
+        (t[v + 3].w == "at" || t[v + 3].w == "for") && n - v - 4 <= 5 && place(v + 3) &&
+        occupation(t[v + 2].w))
+      return v + 3;
+    // (the cheap test first: a verb of work is followed by one of these)
+    if (t[v + 1].w != "as" && t[v + 1].w != "at" && t[v + 1].w != "for" && t[v + 1].w != "by")
+      continue;
+    const std::string lemma = lex.english().lemma(t[v].w, word_pos::verb);
+    if (lemma != "work" && lemma != "employ") continue;
+    const bool as_first = t[v + 1].w == "as";
+    for (std::size_t k = v + 3; k + 1 < n && k <= v + 6; ++k) {
+      const bool second = as_first ? (t[k].w == "at" || t[k].w == "for") : t[k].w == "as";
+      if (second) return n - k - 1 <= 5 && (t[k].w == "as" || place(k)) ? k : 0;
+      if (lex.en(t[k].w) & (cw::negator | cw::change | cw::terminate)) return 0;
+    }
+    return 0;
+  }
+  return 0;
 }
 
 // Reads one English clause, split once more where "and" joins two clauses.
@@ -1250,6 +1338,62 @@ inline void read_english_clause(const claim_lexicon& lex, sv clause, const std::
   }
   auto t = tokenize(clause);
   rewrite_english_idioms(t, [](const std::string& w) { return token{w, false}; });
+  // "Ethiopian is the user's favourite cuisine": the value first, read as "the user's favourite
+  // cuisine is Ethiopian" (a value of one to three words)
+  for (std::size_t k = 1; k <= 3 && k + 3 < t.size(); ++k) {
+    if (t[k].w != "is") continue;
+    std::size_t h = k + 1;
+    if (t[h].w == "the") ++h;
+    if (h + 1 < t.size() && (t[h].w == "my" || t[h].w == "his" || t[h].w == "her" ||
+                             t[h].w == "their" || t[h].w == "our"))
+      ++h;
+    else if (h + 2 < t.size() && t[h + 1].w == "s")
+      h += 2;
+    else
+      break;
+    if (t[h].w != "favourite" && t[h].w != "favorite") break;
+    std::vector<token> r(t.begin() + static_cast<std::ptrdiff_t>(k) + 1, t.end());
+    r.push_back(t[k]);
+    r.insert(r.end(), t.begin(), t.begin() + static_cast<std::ptrdiff_t>(k));
+    t = std::move(r);
+    break;
+  }
+  // "is more of a cat person than a dog person": prefers cats over dogs
+  for (std::size_t k = 1; k + 10 <= t.size(); ++k) {
+    if (t[k].w != "is" || t[k + 1].w != "more" || t[k + 2].w != "of" || t[k + 3].w != "a" ||
+        t[k + 5].w != "person" || t[k + 6].w != "than" || t[k + 7].w != "a" ||
+        t[k + 9].w != "person")
+      continue;
+    const std::string x = t[k + 4].w, y = t[k + 8].w;
+    t.erase(t.begin() + static_cast<std::ptrdiff_t>(k),
+            t.begin() + static_cast<std::ptrdiff_t>(k) + 10);
+    const token r[] = {{"prefers", false}, {x, false}, {"over", false}, {y, false}};
+    t.insert(t.begin() + static_cast<std::ptrdiff_t>(k), std::begin(r), std::end(r));
+    break;
+  }
+  // "wears UK size 9 shoes", "wears a size 44": the shoe size ("<holder>'s shoe size is UK 9")
+  for (std::size_t v = 1; v + 2 < t.size() && v < 5; ++v) {
+    if (t[v].w != "wears" && t[v].w != "wear" && t[v].w != "wore") continue;
+    std::size_t k = v + 1;
+    if (t[k].w == "a") ++k;
+    std::string region;
+    if (k < t.size() && (t[k].w == "uk" || t[k].w == "eu" || t[k].w == "us")) region = t[k++].w;
+    if (k + 1 >= t.size() || t[k].w != "size" || !all_digits(t[k + 1].w)) break;
+    const std::string number = t[k + 1].w;
+    k += 2;
+    if (k < t.size() && (t[k].w == "shoes" || t[k].w == "shoe")) ++k;
+    if (k != t.size()) break;
+    std::vector<token> r(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(v));
+    if (r.size() == 1 && r[0].w == "i")
+      r[0].w = "my";
+    else
+      r.push_back(token{"s", false});
+    for (const char* w : {"shoe", "size", "is"}) r.push_back(token{w, false});
+    if (!region.empty()) r.push_back(token{region, false});
+    r.push_back(token{number, false});
+    t = std::move(r);
+    break;
+  }
   // "swapped green tea for coffee", "traded the car for a bike": switched from X to Y
   for (std::size_t i = 0; i + 3 < t.size(); ++i) {
     const std::string lemma = lex.english().lemma(t[i].w, word_pos::verb);
@@ -1261,6 +1405,17 @@ inline void read_english_clause(const claim_lexicon& lex, sv clause, const std::
     t[i].w = "switched";
     t.insert(t.begin() + static_cast<std::ptrdiff_t>(i) + 1, token{"from", false});
     break;
+  }
+  // "works at Deloitte as an auditor", "works as a nurse at St Mary's", "is employed by KPMG as
+  // an analyst", "is an auditor at KPMG": two claims, the employer and the occupation
+  if (const std::size_t cut = job_split(lex, t); cut > 0) {
+    const std::vector<token> head(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(cut));
+    read_english_tokens(lex, head, inherited, out, first_holder);
+    const std::string holder = out.empty() ? inherited : out.back().holder;
+    std::vector<token> tail{token{"works", false}, token{t[cut].w == "as" ? "as" : "at", false}};
+    tail.insert(tail.end(), t.begin() + static_cast<std::ptrdiff_t>(cut) + 1, t.end());
+    read_english_tokens(lex, tail, holder, out, first_holder);
+    return;
   }
   // "now uses a Pixel after switching from iPhone": two claims, the second a switch
   for (std::size_t i = 1; i + 2 < t.size(); ++i)
@@ -1289,6 +1444,27 @@ inline void read_english_clause(const claim_lexicon& lex, sv clause, const std::
   read_english_clause(lex, std::string(detail::claims::join(tail)), holder, out, first_holder);
 }
 
+// A label of a key-value statement: one to three words, the first of them an attribute head
+// (claim_words::attribute_heads: "Hometown", "Favorite band", "Blood type").
+inline bool attribute_label(sv s) {
+  const std::size_t b = s.find_first_not_of(' ');
+  if (b == sv::npos) return false;
+  s.remove_prefix(b);
+  std::size_t words = 1;
+  for (const char ch : s) {
+    if (ch == ' ')
+      ++words;
+    else if (!std::isalpha(static_cast<unsigned char>(ch)))
+      return false;
+  }
+  if (words > 3) return false;
+  const std::size_t e = std::min(s.find(' '), s.size());
+  std::string first(s.substr(0, e));
+  for (auto& x : first) x = static_cast<char>(std::tolower(static_cast<unsigned char>(x)));
+  return std::find(cw::attribute_heads.begin(), cw::attribute_heads.end(), first) !=
+         cw::attribute_heads.end();
+}
+
 // Splits English text into clauses at ; . ! ? and the words but/however/whereas/although/though.
 inline std::vector<std::string> english_clauses(const claim_lexicon& lex, sv text) {
   std::vector<std::string> out;
@@ -1308,6 +1484,13 @@ inline std::vector<std::string> english_clauses(const claim_lexicon& lex, sv tex
       return w == "Dr" || w == "Mr" || w == "Mrs" || w == "Ms" || w == "Prof" || w == "St" ||
              w == "dr" || w == "mr" || w == "mrs" || w == "ms";
     };
+    // "Hometown: Glasgow", "Favorite band: Radiohead": an attribute head of up to three words
+    // and its value, read as "Hometown is Glasgow"
+    if (ch == ':' && i + 1 < text.size() && text[i + 1] == ' ' && attribute_label(cur)) {
+      cur += " is";
+      ++i;
+      continue;
+    }
     if (ch == ';' || ch == '!' || ch == '?' ||
         (ch == '.' && !title_before() &&
          !(i > 0 && i + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[i - 1])) &&
