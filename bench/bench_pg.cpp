@@ -11,7 +11,9 @@
 //   read to the end: the time to read the rows alone, the floor of any check.
 // - pg/check_single: pg_store::open (the whole table, one cursor) + the default pipeline.
 // - pg/check_workers/W: pg_parallel_check with W worker threads (jobs of min(20,000, N / 20)
-//   records); its report must equal check_single's (an error otherwise).
+//   records); its report must equal check_single's (an error otherwise). Counter head_s: seconds
+//   from the call until the job table is filled (`pg_run_options::on_ready`): the serial stretch
+//   before any worker can claim a job.
 // - sqlite/check: the same records in an SQLite store (sqlite_store::open + the default pipeline).
 // Counter records_per_s per wall-clock second. Each runs once (Iterations(1)).
 #include <benchmark/benchmark.h>
@@ -175,10 +177,13 @@ void BM_pg_check_workers(benchmark::State& st) {
     pg_run_options ro;
     ro.workers = static_cast<unsigned>(st.range(0));
     ro.job_records = std::clamp<std::size_t>(fx().n / 20, 1, 20000);  // >= 20 jobs
+    double head = 0;  // seconds until the job table is filled (no worker can start before)
+    ro.on_ready = [&](const std::string&) { head = memhealth_bench::seconds_since(t); };
     const auto d = bench_options();
     const auto res = pg_parallel_check(fx().uri, pg_own_mapping(), {}, d, ro);
     finish(st, memhealth_bench::seconds_since(t));
     st.counters["jobs"] = static_cast<double>(res.jobs);
+    st.counters["head_s"] = head;
     if (fx().single_report &&
         check_report_json(res.findings, "bench", d, {}).dump() != *fx().single_report)
       return st.SkipWithError("the workers' report differs from the single-process check's");

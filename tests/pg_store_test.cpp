@@ -12,6 +12,7 @@
 #include <functional>
 #include <future>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <random>
 #include <span>
@@ -694,6 +695,72 @@ std::string run_tables(conn& c) {
 }
 
 }  // namespace
+
+TEST_CASE("pg_store: census counts rows per scope and vector length, in a snapshot") {
+  const auto uri = server();
+  if (!uri) return;
+  SUBCASE("own schema: a tie of dimensions goes to the smaller, as the store's own count") {
+    const auto db = fresh_schema(*uri, "census_own");
+    std::vector<memory_record> v;
+    v.push_back(rec("b1", "The user likes tea.", {1, 0, 0}, "s:b"));
+    v.push_back(rec("b2", "The user likes coffee.", {0, 1, 0}, "s:b"));
+    v.push_back(rec("a1", "The user owns a cat.", {1, 0, 0, 0}, "s:a"));
+    v.push_back(rec("a2", "The user owns a dog.", {0, 1, 0, 0}, "s:a"));
+    v.push_back(rec("n1", "The user reads novels.", {}, "s:a"));
+    { auto s = pg_store<>::create(db, v); }
+    const auto c = pg_store<>::census(db, pg_own_mapping());
+    CHECK(c.rows == 5);
+    CHECK(c.dimension == 3);  // two of 3, two of 4, one without: the smaller of the tie
+    REQUIRE(c.scopes);
+    CHECK(*c.scopes == std::map<std::string, std::size_t>{{"s:a", 3}, {"s:b", 2}});
+    CHECK(pg_store<>::open(db, pg_own_mapping()).dimension() == 3);
+  }
+  SUBCASE("mem0 table: an exported snapshot hides later rows; a mapping without a scope") {
+    const auto db = fresh_schema(*uri, "census_mem0");
+    conn m(db);
+    m.run(mem0_table);
+    m.run(mem0_row(1, "The user lives in Berlin.", "alice", "'{0.5,0.5,0.5,0.5}'"));
+    m.run(mem0_row(2, "The user plays the cello.", "alice", "'{0.6,0.8,0}'"));
+    m.run(mem0_row(3, "The user lives in Berlin.", "bob", "'{0.5,0.5,0.5,0.5}'"));
+    m.run(mem0_row(4, "The user plays the cello.", "carol o", "NULL"));
+    conn snap(db);
+    snap.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    std::string id = snap.dump("SELECT pg_export_snapshot()");
+    REQUIRE(!id.empty());
+    id.pop_back();                // the row's '\n'
+    for (int k = 5; k <= 7; ++k)  // three more rows of 3 floats, scope dave, after the snapshot
+      m.run(mem0_row(k, "The user jogs.", "dave", "'{0,0.6,0.8}'"));
+    pg_store_options o;
+    o.snapshot = id;
+    const auto before = pg_store<>::census(db, pg_mem0_mapping(), o);
+    CHECK(before.rows == 4);
+    CHECK(before.dimension == 4);  // two of 4, one of 3, one NULL
+    REQUIRE(before.scopes);
+    CHECK(*before.scopes ==
+          std::map<std::string, std::size_t>{{"alice", 2}, {"bob", 1}, {"carol o", 1}});
+    const auto now = pg_store<>::census(db, pg_mem0_mapping());
+    CHECK(now.rows == 7);
+    CHECK(now.dimension == 3);  // four of 3 now
+    REQUIRE(now.scopes);
+    CHECK(now.scopes->at("dave") == 3);
+    snap.run("COMMIT");
+    // no place of its own for the scope: no per-scope counts, and the run is one job
+    auto plain = pg_mem0_mapping();
+    plain.fields.erase("scope");
+    const auto whole = pg_store<>::census(db, plain);
+    CHECK(whole.rows == 7);
+    CHECK(whole.dimension == 3);
+    CHECK(!whole.scopes);
+    pg_run_options ro;
+    ro.workers = 2;
+    ro.poll = std::chrono::milliseconds(20);
+    const auto res = pg_parallel_check(db, plain, {}, check_options(), ro);
+    CHECK(res.jobs == 1);
+    CHECK(res.dimension == 3);
+    CHECK(parallel_json(res) ==
+          check_json_via_jsonl(pg_store<>::open(db, plain), "census-noscope"));
+  }
+}
 
 TEST_CASE("pg workers: the report is the single-process check's, byte for byte, for 1, 2, 4") {
   const auto uri = server();

@@ -116,7 +116,9 @@ struct conflict_detector {
     auto decided = [&](std::size_t i, std::size_t j) {
       return !claim_key[i].empty() && claim_key[i] == claim_key[j];
     };
-    std::set<std::pair<std::size_t, std::size_t>> to_judge;
+    // Text pairs to judge (i < j); sorted and made unique before judging, so they are judged
+    // in (i, j) order, each once (a vector: far cheaper than a node-based set per pair).
+    std::vector<std::pair<std::size_t, std::size_t>> to_judge;
     std::vector<std::vector<std::size_t>> skipped;  // groups over the pair budget
     auto changed_pair = [&](std::size_t i, std::size_t j) {
       return ctx.is_changed(i) || ctx.is_changed(j);
@@ -163,7 +165,7 @@ struct conflict_detector {
         for (std::size_t a = 0; a < members.size(); ++a)
           for (std::size_t b = a + 1; b < members.size(); ++b)
             if (!decided(members[a], members[b]) && changed_pair(members[a], members[b]))
-              to_judge.emplace(members[a], members[b]);
+              to_judge.emplace_back(members[a], members[b]);
       }
     }
 
@@ -171,8 +173,10 @@ struct conflict_detector {
     candidate_request req{candidate_threshold, std::span<const std::uint8_t>(active),
                           max_pairs_per_scope, &cut_groups};
     candidates(ctx, req, kernel, [&](std::size_t i, std::size_t j, float) {
-      if (!decided(i, j)) to_judge.emplace(i, j);
+      if (!decided(i, j)) to_judge.emplace_back(i, j);
     });
+    std::sort(to_judge.begin(), to_judge.end());
+    to_judge.erase(std::unique(to_judge.begin(), to_judge.end()), to_judge.end());
     if (!cut_groups.empty()) {
       std::vector<std::uint8_t> cut(n, 0);
       for (const auto& g : cut_groups)

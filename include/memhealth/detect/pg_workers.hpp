@@ -7,15 +7,22 @@
 /// 1. opens a REPEATABLE READ READ ONLY transaction and exports its snapshot
 ///    (`pg_export_snapshot()`, PostgreSQL docs 9.27.5 "Snapshot Synchronization Functions"); the
 ///    transaction stays open until every job is done, so every reader can import it;
-/// 2. reads the whole table in that snapshot (`pg_store_options::snapshot`); the mapping is
-///    checked against the catalog first, so a missing column, a vector of the wrong type or a
-///    missing privilege fails here, before any table is created or any job runs;
+/// 2. counts the table's rows in that snapshot without reading them (`pg_store::census`: one
+///    `GROUP BY` query giving the rows per scope and per vector length); the mapping is checked
+///    against the catalog first, so a missing column, a vector of the wrong type or a missing
+///    privilege fails here, before any table is created or any job runs. The run's store-wide
+///    embedding dimension (`d.dimension` 0) is the most common vector length counted there;
 /// 3. creates the run's three tables (below) in the first schema of the connection's
 ///    search_path and fills the job table: scopes in byte order, batched into jobs of at most
 ///    `pg_run_options::job_records` records; a scope larger than that is one job of its own, and
 ///    when the check partitions it by k-means its join is also split into block jobs ("Blocks");
-/// 4. starts `pg_run_options::workers` worker threads (`pg_run_worker`) and, meanwhile, runs the
-///    store-wide detectors itself (below); then waits until every job is done;
+/// 4. starts `pg_run_options::workers` - 1 worker threads (`pg_run_worker`) and, meanwhile,
+///    reads the whole table in the snapshot (`pg_store_options::snapshot`), checks that it holds
+///    the rows, dimension and per-scope counts of step 2 (error(io) otherwise), and runs the
+///    store-wide detectors itself (below); then its own thread is the last worker (worker 0),
+///    claiming jobs like the others until none is left, and it waits until every job is done.
+///    So `workers` N keeps N threads busy in this process (the store-wide pass is, in effect,
+///    worker 0's first job), and nothing but the count of step 2 comes before the first claim;
 /// 5. merges the results in a fixed order (below), drops the run's tables and ends the snapshot.
 ///
 /// **Workers** (`pg_run_worker`, a thread of the coordinator or `memhealth worker URI --run ID` on
@@ -136,7 +143,9 @@ namespace memhealth {
 
 /// Knobs of `pg_parallel_check`.
 struct pg_run_options {
-  unsigned workers = 1;  ///< worker threads in this process (0 = none: only external workers)
+  /// Workers in this process (0 = none: only external workers): `workers` - 1 threads, and the
+  /// calling thread, which first runs the store-wide detectors (see the file comment).
+  unsigned workers = 1;
   /// Most records per job: scopes are batched into jobs up to this; a scope larger than this is
   /// a job of its own, and when the check partitions it (more than
   /// `default_check_settings::block_scopes_above` records) its k-means join is also split into
@@ -614,22 +623,21 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
   auto sr =
       exec(snap_conn.get(), "SELECT pg_export_snapshot()", {}, where, "cannot export a snapshot");
   const std::string snapshot = cell(sr.get(), 0, 0);
-  // 2. the whole table in it (the mapping checked first)
+  // 2. the table counted in it, per scope and vector length (the mapping checked first); the
+  //    rows themselves are read in step 4, while the workers run
   pg_store_options so;
   so.read_only = true;
   so.snapshot = snapshot;
   so.fetch_rows = opt.fetch_rows;
-  auto store = pg_store<>::open(conninfo, mapping, so);
-  if (d.dimension == 0) d.dimension = store.dimension();
+  const pg_table_census census = pg_store<>::census(conninfo, mapping, so);
+  if (d.dimension == 0) d.dimension = census.dimension;
   res.dimension = d.dimension;
   // 3. jobs: scopes in byte order, batched; then large scopes split into blocks
   std::vector<std::pair<std::optional<std::vector<std::string>>, std::size_t>> jobs;
-  if (store.scope_selectable()) {
-    std::map<std::string, std::size_t> count;
-    for (std::size_t i = 0; i < store.size(); ++i) ++count[store.record(i).scope];
+  if (census.scopes) {
     std::vector<std::string> batch;
     std::size_t n = 0;
-    for (const auto& [scope, k] : count) {
+    for (const auto& [scope, k] : *census.scopes) {
       if (!batch.empty() && n + k > std::max<std::size_t>(opt.job_records, 1)) {
         jobs.emplace_back(std::move(batch), n);
         batch.clear();
@@ -640,7 +648,7 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
     }
     if (!batch.empty()) jobs.emplace_back(std::move(batch), n);
   } else {
-    jobs.emplace_back(std::nullopt, store.size());
+    jobs.emplace_back(std::nullopt, census.rows);
   }
   // blocks[t]: block jobs of scope-level job t (0 = not split); block jobs are numbered first
   const std::vector<std::size_t> blocks = detail::pgw::plan_blocks(jobs, opt.job_records, settings);
@@ -714,25 +722,50 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
     }
     exec(c, "COMMIT", {}, where, "cannot commit the job table");
     if (opt.on_ready) opt.on_ready(res.run_id);
-    // 4. workers, and the store-wide detectors meanwhile
-    for (unsigned w = 0; w < opt.workers; ++w) {
+    // 4. workers: the coordinator's thread is worker 0, after its store-wide pass (below); the
+    //    other workers start now
+    auto work = [&](unsigned w) {
+      try {
+        pg_worker_options wo;
+        wo.name = detail::pgw::host_pid() + ":" + std::to_string(w);
+        wo.poll = opt.poll;
+        wo.fetch_rows = opt.fetch_rows;
+        const auto wr = pg_run_worker(conninfo, res.run_id, settings, wo);
+        std::lock_guard lock(err_m);
+        res.blocks_used.joins += wr.blocks_used.joins;
+        res.blocks_used.misses += wr.blocks_used.misses;
+      } catch (...) {
+        std::lock_guard lock(err_m);
+        if (!worker_error) worker_error = std::current_exception();
+      }
+      --running;
+    };
+    if (opt.workers > 0) ++running;  // worker 0, this thread, later
+    for (unsigned w = 1; w < opt.workers; ++w) {
       ++running;
-      threads.emplace_back([&, w] {
-        try {
-          pg_worker_options wo;
-          wo.name = detail::pgw::host_pid() + ":" + std::to_string(w);
-          wo.poll = opt.poll;
-          wo.fetch_rows = opt.fetch_rows;
-          const auto wr = pg_run_worker(conninfo, res.run_id, settings, wo);
-          std::lock_guard lock(err_m);
-          res.blocks_used.joins += wr.blocks_used.joins;
-          res.blocks_used.misses += wr.blocks_used.misses;
-        } catch (...) {
-          std::lock_guard lock(err_m);
-          if (!worker_error) worker_error = std::current_exception();
-        }
-        --running;
-      });
+      threads.emplace_back(work, w);
+    }
+    // the whole table, read while the workers check their jobs; it must be what was counted
+    auto store = pg_store<>::open(conninfo, mapping, so);
+    if (store.size() != census.rows || store.dimension() != census.dimension)
+      throw error(error_code::io, where + ": the rows read (" + std::to_string(store.size()) +
+                                      ", most common dimension " +
+                                      std::to_string(store.dimension()) +
+                                      ") are not the rows counted in the same snapshot (" +
+                                      std::to_string(census.rows) + ", dimension " +
+                                      std::to_string(census.dimension) + ")");
+    if (census.scopes) {  // the jobs were cut by the scope expression: it must be the records'
+      std::unordered_map<std::string_view, std::size_t> per;
+      for (std::size_t i = 0; i < store.size(); ++i) ++per[store.record(i).scope];
+      bool same = per.size() == census.scopes->size();
+      for (const auto& [scope, k] : *census.scopes) {
+        const auto it = per.find(scope);
+        same = same && it != per.end() && it->second == k;
+      }
+      if (!same)
+        throw error(error_code::io, where +
+                                        ": the records' scopes are not the scopes counted by the "
+                                        "mapping's scope expression in the same snapshot");
     }
     const auto p = make_default_pipeline(settings);
     detection_context<pg_store<>> whole(store, d);
@@ -772,6 +805,12 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
       };
       std::apply([&](const auto&... det) { (one(det), ...); }, p.detectors());
     }
+    // the store index of every row key, for the merge (made while the workers still run)
+    std::unordered_map<std::string, std::size_t> at;
+    at.reserve(store.size());
+    for (std::size_t i = 0; i < store.size(); ++i) at.emplace(store.store_key(i), i);
+    // worker 0: this thread checks jobs too, until none is left
+    if (opt.workers > 0) work(0);
     // wait for every job
     const auto start = std::chrono::steady_clock::now();
     while (true) {
@@ -802,9 +841,6 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
     if (PQntuples(rr.get()) != static_cast<int>(res.jobs))
       throw error(error_code::io, where + ": " + std::to_string(PQntuples(rr.get())) +
                                       " results for " + std::to_string(res.jobs) + " jobs");
-    std::unordered_map<std::string, std::size_t> at;
-    at.reserve(store.size());
-    for (std::size_t i = 0; i < store.size(); ++i) at.emplace(store.store_key(i), i);
     std::vector<std::vector<detail::pgw::decoded>> by_job;  // scope-level jobs, in job order
     by_job.reserve(jobs.size());
     for (int k = 0; k < PQntuples(rr.get()); ++k) {

@@ -47,6 +47,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <optional>
 #include <random>
 #include <span>
@@ -91,6 +92,19 @@ struct pg_store_options {
   std::optional<std::vector<std::string>> scopes;
 };
 
+/// What `pg_store::census` counts in a table without reading its records: one grouped pass on
+/// the server (detect/pg_workers.hpp sizes its jobs and fixes the run's dimension with it before
+/// the records are read).
+struct pg_table_census {
+  std::size_t rows = 0;  ///< rows (records) in the table
+  /// The most common non-zero vector length, ties to the smaller (what `pg_store::dimension()`
+  /// gives after reading the same rows); 0 = no vectors.
+  std::size_t dimension = 0;
+  /// Rows per record scope text, in byte order of the scopes; nullopt when the mapping gives
+  /// the scope no place of its own (`pg_store::scope_selectable()` false).
+  std::optional<std::map<std::string, std::size_t>> scopes;
+};
+
 /// The first key of the advisory locks that serialise repairs of one scope (`restore` takes
 /// `pg_advisory_xact_lock(pg_scope_lock_class, hashtext(scope))` in the action's transaction):
 /// 0x6d68 ("mh"). Another application using two-key advisory locks should avoid this class.
@@ -123,6 +137,51 @@ class pg_store {
     s.table_ = detail::pg::table_access(s.conn_.get(), std::move(mapping), opt.read_only, s.where_);
     s.load();
     return s;
+  }
+
+  /// Counts the rows of the table `mapping` describes, per scope and per vector length, in one
+  /// grouped query (`pg_table_census`), after the same checks as `open` (memhealth_meta, the
+  /// mapping against the catalog), in a REPEATABLE READ READ ONLY transaction that imports
+  /// `opt.snapshot` when set. Reads no record: a row that `open` would refuse (a malformed
+  /// vector or record) is counted here and fails only there.
+  /// @throws as `open` (`opt.scopes` is ignored); nothing is written.
+  static pg_table_census census(const std::string& conninfo, pg_mapping mapping,
+                                pg_store_options opt = {}) {
+    pg_store s;
+    s.where_ = describe_conninfo(conninfo) + " table " + mapping.table;
+    s.conn_ = detail::pg::connect(conninfo);
+    if (!mapping.record_column.empty()) s.read_meta();
+    s.table_ = detail::pg::table_access(s.conn_.get(), std::move(mapping), true, s.where_);
+    using detail::pg::exec;
+    PGconn* c = s.conn_.get();
+    exec(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", {}, s.where_, "cannot begin");
+    pg_table_census out;
+    try {
+      if (!opt.snapshot.empty())
+        exec(c, "SET TRANSACTION SNAPSHOT " + detail::pg::literal(c, opt.snapshot), {}, s.where_,
+             "cannot import the exported snapshot (has its transaction ended?)");
+      auto r = exec(c, s.table_.census_query(), {}, s.where_, "cannot count the table's rows");
+      const bool by_scope = !s.table_.scope_expression().empty();
+      if (by_scope) out.scopes.emplace();
+      std::map<std::size_t, std::size_t> by_dim;
+      for (int k = 0; k < PQntuples(r.get()); ++k) {
+        const std::size_t n = std::stoull(detail::pg::cell(r.get(), k, 2));
+        out.rows += n;
+        if (by_scope) (*out.scopes)[detail::pg::cell(r.get(), k, 0)] += n;
+        if (!PQgetisnull(r.get(), k, 1)) {
+          const long long d = std::stoll(detail::pg::cell(r.get(), k, 1));
+          if (d > 0) by_dim[static_cast<std::size_t>(d)] += n;
+        }
+      }
+      std::size_t best_count = 0;  // as memory_store::most_common_dimension: ties to the smaller
+      for (const auto& [d, n] : by_dim)
+        if (n > best_count) out.dimension = d, best_count = n;
+      exec(c, "COMMIT", {}, s.where_, "cannot end the count");
+    } catch (...) {
+      PQclear(PQexec(c, "ROLLBACK"));
+      throw;
+    }
+    return out;
   }
 
   /// Creates memhealth's own schema (`memhealth_meta`, `memhealth_records`) in the database

@@ -186,6 +186,16 @@ class table_access {
            ") ORDER BY " + order_;
   }
 
+  // One pass over the table's rows, grouped: (scope text, or NULL when scope_expression() is
+  // empty; the vector's element count, NULL when there is no vector; rows). The vector is cast
+  // as the selects cast it (`::real[]`), so a count is the length of the record's embedding.
+  [[nodiscard]] std::string census_query() const {
+    return "SELECT " + (scope_sql_.empty() ? std::string("NULL::text") : scope_sql_) + ", " +
+           (vector_sql_.empty() ? std::string("NULL::int")
+                                : "cardinality(" + vector_sql_ + "::real[])") +
+           ", count(*) FROM " + from_ + " GROUP BY 1, 2";
+  }
+
   // The canonical record JSON (one line, no embedding) of row `row` of a result of one of the
   // selects, and its vector (empty when NULL). @throws error(parse) for a vector that is not a
   // one-dimensional numeric array, a rest or record value that is not a JSON object.
@@ -550,10 +560,14 @@ class table_access {
     if (!m_.rest.empty()) add(source_json(c, m_.rest));
     for (const auto& [f, s] : m_.fields) add(source_json(c, s));
     std::string from = main_ + " AS t";
-    if (!m_.vector.empty()) add("t." + q(m_.vector.column) + "::real[]::text");
+    if (!m_.vector.empty()) {
+      vector_sql_ = "t." + q(m_.vector.column);
+      add(vector_sql_ + "::real[]::text");
+    }
     if (m_.vector_table) {
       const auto& vt = *m_.vector_table;
-      add("v." + ident(c, vt.column) + "::real[]::text");
+      vector_sql_ = "v." + ident(c, vt.column);
+      add(vector_sql_ + "::real[]::text");
       from += " LEFT JOIN " + vt_ + " AS v ON ";
       for (std::size_t k = 0; k < vt.key.size(); ++k)
         from += std::string(k ? " AND " : "") + "v." + ident(c, vt.key[k]) + " = t." + q(m_.key[k]);
@@ -601,6 +615,7 @@ class table_access {
   column_info vector_type_;
   std::string select_all_, select_one_;
   std::string cols_, from_, order_, scope_sql_;  // parts of select_all_; the scope expression
+  std::string vector_sql_;  // the vector column as the selects name it ("" = none)
 };
 
 }  // namespace memhealth::detail::pg
