@@ -139,10 +139,11 @@ std::vector<std::string> close_unfinished_runs(const std::string& path, const wa
     }
     w.append_run_end(committed + closed_commit, 0, 0, closed_abort);
     w.sync();
-    out.push_back("run " + run + " of " + path + " was interrupted: closed (" +
-                  std::to_string(committed) + " batches committed, " +
-                  std::to_string(closed_commit) + " open batches found in the store and " +
-                  std::to_string(closed_abort) + " not: those re-embedded now)");
+    out.push_back("run " + run + " of " + path +
+                  " was interrupted; closed it: " + std::to_string(committed) +
+                  " batches committed in the log, " + std::to_string(closed_commit) +
+                  " open ones found in the store (committed now), " + std::to_string(closed_abort) +
+                  " open ones not in the store (aborted; their records are re-embedded)");
   }
   return out;
 }
