@@ -294,14 +294,16 @@ void require_migration_store(const sqlite_state& state, const migration_info& m,
 /// `holding_previous` hold their previous vector and version again (a batch the log holds but
 /// the store never got: an interrupted run, a JSONL file not written back; or, after a rollback,
 /// the restored records), `changed` hold neither (changed since by another writer), `missing` are
-/// gone. `batches_written` counts the distinct batches of the `written` ones.
+/// gone. `batches_written` counts the distinct batches of the rows not holding their previous
+/// vector (written, changed or missing: the batches the store got), as `reconcile_migration`
+/// counts them.
 struct migration_progress {
   std::size_t kept = 0;              ///< previous vectors kept (rows)
   std::size_t written = 0;           ///< records holding the image the migration wrote
   std::size_t holding_previous = 0;  ///< records holding their kept previous vector and version
   std::size_t changed = 0;           ///< records holding neither
   std::size_t missing = 0;           ///< records no longer in the store
-  std::size_t batches_written = 0;   ///< distinct batches of the `written` records
+  std::size_t batches_written = 0;   ///< distinct batches the store got (see above)
 };
 
 namespace detail::migration {
@@ -349,16 +351,17 @@ migration_progress migration_progress_of(const S& live, const sqlite_state& stat
       state, id, [&](const detail::migration::previous& p, std::int64_t batch) {
         ++g.kept;
         const auto i = live.find(p.record_id);
-        if (!i) {
-          ++g.missing;
-        } else if (detail::migration::holds_previous(live, *i, p)) {
+        if (i && detail::migration::holds_previous(live, *i, p)) {
           ++g.holding_previous;
-        } else if (repair_image_checksum(encode_image(live.extract(*i))) == p.after_checksum) {
-          ++g.written;
-          written_batches.insert(batch);
-        } else {
-          ++g.changed;
+          return;
         }
+        written_batches.insert(batch);  // as `reconcile_migration` counts them
+        if (!i)
+          ++g.missing;
+        else if (repair_image_checksum(encode_image(live.extract(*i))) == p.after_checksum)
+          ++g.written;
+        else
+          ++g.changed;
       });
   g.batches_written = written_batches.size();
   return g;
