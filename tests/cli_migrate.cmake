@@ -230,3 +230,148 @@ expect_eq("${at}" "0" "the damaged line kept in its place")
 run("0" "${MEMHEALTH}" stats "${WORK}/k.jsonl" --format json)
 string(JSON on64 GET "${last_out}" by_embedding_version lexical-v1-d64-s0)
 expect_eq("${on64}" "51" "records of the store with a damaged line on the new version")
+
+# ---- issue 21, the tester's items on migrate (each exit code and count worked out by hand)
+set(L64 "lexical-v1-d64-s0")
+# 1. start on a store with nothing to re-embed: declared (exit 0: declaring is all start says it
+# does), and it says there is nothing to re-embed; the gate has nothing to compare (exit 2) and
+# the switch needs no gate
+file(WRITE "${WORK}/empty.jsonl" "")
+run("0" "${MEMHEALTH}" migrate start "${WORK}/empty.jsonl" --embedder lexical:64)
+expect_in("${last_err}" "declared: 0 records from (none) to ${L64}" "start on an empty store")
+expect_in("${last_err}" "nothing to re-embed: the store has no records" "start on an empty store")
+run("0" "${MEMHEALTH}" migrate run "${WORK}/empty.jsonl" --embedder lexical:64)
+expect_in("${last_err}" "0 records left; next: memhealth migrate switch" "run on an empty store")
+run("2" "${MEMHEALTH}" migrate gate "${WORK}/empty.jsonl")
+expect_in("${last_err}" "nothing to compare: the migration re-embedded no record" "empty gate")
+run("0" "${MEMHEALTH}" migrate switch "${WORK}/empty.jsonl")
+file(SIZE "${WORK}/empty.jsonl" esize)
+expect_eq("${esize}" "0" "the empty store stays empty")
+
+# 2. the gate before anything was re-embedded: a clear refusal, exit 2, nothing recorded
+file(COPY_FILE "${WORK}/j-before.jsonl" "${WORK}/g.jsonl")
+run("0" "${MEMHEALTH}" migrate start "${WORK}/g.jsonl" --embedder lexical:64)
+run("2" "${MEMHEALTH}" migrate gate "${WORK}/g.jsonl")
+expect_in("${last_err}" "nothing re-embedded yet: 51 records are left off ${L64}; run the migration first (memhealth migrate run)" "gate before run")
+run("0" "${MEMHEALTH}" migrate status "${WORK}/g.jsonl" --format json)
+string(JSON gate_type TYPE "${last_out}" migration gate)
+expect_eq("${gate_type}" "NULL" "no gate recorded by the refused gate")
+
+# 3. status after the rollback of the JSONL store J above: rolled back, what is restored, no
+# "left" (it was 51 of 51 "left" before)
+run("0" "${MEMHEALTH}" migrate status "${J}")
+expect_in("${last_out}" "migration 1: rolled_back" "status after rollback")
+expect_in("${last_out}" "51 of the 51 records it re-embedded hold their previous vector and version" "status after rollback")
+string(FIND "${last_out}" "left" at)
+expect_eq("${at}" "-1" "no records 'left' after a rollback")
+run("0" "${MEMHEALTH}" migrate status "${J}" --format json)
+string(JSON restored GET "${last_out}" migration restored)
+string(JSON left_type TYPE "${last_out}" migration left)
+expect_eq("${restored}/${left_type}" "51/NULL" "status JSON after rollback")
+
+# 4 and 8. another writer appends a record while `migrate run` runs (10 embeddings per second,
+# batches of 10: about 5 s; the append at 1 s): nothing written back, exit 2, no "0 records left";
+# the file is the original plus the appended line, byte for byte. The next run re-embeds the 51
+# records the file still has on the old versions (the log and the state database held them as
+# done) and keeps the appended record's line (no vector, untouched) byte for byte.
+file(COPY_FILE "${WORK}/j-before.jsonl" "${WORK}/w.jsonl")
+set(AGENT_LINE "{\"content\": \"agent note\", \"id\": \"agent-1\", \"created_at\": \"2024-05-01T10:00:00Z\"}")
+run("0" "${MEMHEALTH}" migrate start "${WORK}/w.jsonl" --embedder lexical:64)
+execute_process(
+  COMMAND "${MEMHEALTH}" migrate run "${WORK}/w.jsonl" --embedder lexical:64 --batch 10 --rate 10
+  COMMAND sh -c "sleep 1; printf '%s\\n' '${AGENT_LINE}' >> '${WORK}/w.jsonl'; cat >/dev/null"
+  RESULTS_VARIABLE rcs ERROR_VARIABLE err OUTPUT_QUIET)
+expect_eq("${rcs}" "2;0" "run while another writer appends: exit codes")
+expect_in("${err}" "changed by another writer while this step ran: nothing was written back" "run while another writer appends")
+expect_in("${err}" "this step re-embedded 51 records in 6 batches in memory only" "run while another writer appends")
+string(FIND "${err}" "records left" at)
+expect_eq("${at}" "-1" "no progress claimed for a run not written back")
+file(READ "${WORK}/j-before.jsonl" before_text)
+file(READ "${WORK}/w.jsonl" w_text)
+expect_eq("${w_text}" "${before_text}${AGENT_LINE}\n" "the file after a refused write-back")
+run("0" "${MEMHEALTH}" migrate status "${WORK}/w.jsonl" --format json)
+string(JSON batches GET "${last_out}" migration batches)
+string(JSON left GET "${last_out}" migration left)
+string(JSON missing GET "${last_out}" migration not_in_store)
+expect_eq("${batches}/${left}/${missing}" "0/51/51" "status after a refused write-back")
+# 5. the default log was made before the agent's record was added: continued (matched by id)
+run("0" "${MEMHEALTH}" migrate run "${WORK}/w.jsonl" --embedder lexical:64 --batch 100)
+expect_in("${last_err}" "51 records of batches logged earlier were not in the store" "run after a refused write-back")
+expect_in("${last_err}" "1 batches, 51 records re-embedded" "run after a refused write-back")
+file(READ "${WORK}/w.jsonl" w_text)
+string(REGEX MATCHALL "\n" newlines "${w_text}")
+list(LENGTH newlines nw)
+expect_eq("${nw}" "52" "lines in the file after the run")
+string(LENGTH "${w_text}" wlen)
+string(LENGTH "${AGENT_LINE}\n" alen)
+math(EXPR at "${wlen} - ${alen}")
+string(SUBSTRING "${w_text}" ${at} -1 tail)
+expect_eq("${tail}" "${AGENT_LINE}\n" "the untouched record's line kept byte for byte")
+run("0" "${MEMHEALTH}" stats "${WORK}/w.jsonl" --format json)
+string(JSON on64 GET "${last_out}" by_embedding_version ${L64})
+expect_eq("${on64}" "51" "records on the new version after the second run")
+run("0" "${MEMHEALTH}" wal verify "${WORK}/w.jsonl.memhealth-migrate.wal")
+# 5. a log of another store is refused with the way out (--wal)
+file(WRITE "${WORK}/t.jsonl" "{\"id\":\"t-1\",\"content\":\"one\"}\n{\"id\":\"t-2\",\"content\":\"two\"}\n")
+run("0" "${MEMHEALTH}" migrate start "${WORK}/t.jsonl" --embedder lexical:64)
+run("2" "${MEMHEALTH}" migrate run "${WORK}/t.jsonl" --embedder lexical:64
+    --wal "${WORK}/w.jsonl.memhealth-migrate.wal")
+expect_in("${last_err}" "the log was made for another store" "a log of another store")
+expect_in("${last_err}" "name a new log for this store with --wal NEW.wal" "a log of another store")
+
+# 6. the path holds another store now: refused, exit 2, nothing written (file, log, state)
+file(COPY_FILE "${WORK}/j-before.jsonl" "${WORK}/x.jsonl")
+run("0" "${MEMHEALTH}" migrate start "${WORK}/x.jsonl" --embedder lexical:64)
+file(COPY_FILE "${WORK}/t.jsonl" "${WORK}/x.jsonl")
+run("2" "${MEMHEALTH}" migrate run "${WORK}/x.jsonl" --embedder lexical:64)
+expect_in("${last_err}" "migration 1 to ${L64} was declared on another store: 0% of the record ids sampled then are in this store and 100% of this store's ids (of 2 in the sample's range) were not in it; it had 51 records, this store has 2" "run on another store")
+execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${WORK}/x.jsonl" "${WORK}/t.jsonl"
+                RESULT_VARIABLE differ)
+expect_eq("${differ}" "0" "the other store is left as it was")
+if(EXISTS "${WORK}/x.jsonl.memhealth-migrate.wal")
+  message(FATAL_ERROR "a log was made for a refused run")
+endif()
+run("2" "${MEMHEALTH}" migrate gate "${WORK}/x.jsonl")
+expect_in("${last_err}" "was declared on another store" "gate on another store")
+# an sqlite: database replaced by another one (another database id) at the same path
+run("0" "${MEMHEALTH}" import jsonl "${S}" --out "sqlite:${WORK}/y.db")
+run("0" "${MEMHEALTH}" migrate start "sqlite:${WORK}/y.db" --embedder lexical:64)
+file(REMOVE "${WORK}/y.db")
+run("0" "${MEMHEALTH}" import jsonl "${S}" --out "sqlite:${WORK}/y.db")
+run("2" "${MEMHEALTH}" migrate run "sqlite:${WORK}/y.db" --embedder lexical:64)
+expect_in("${last_err}" "was declared on another store: database id" "run on another database")
+
+# 7. SIGINT during `migrate run` (10 embeddings per second, batches of 10: a batch at once, then
+# one a second; the interrupt at 1.5 s): exit 130, the JSONL file untouched, the log has an
+# unfinished run (`wal verify` exit 1) and status counts no batch in the file. The next run
+# closes the log's run, re-embeds what the file lacks (6 batches of 10, 10, ..., 1), and `wal
+# verify` passes.
+file(COPY_FILE "${WORK}/j-before.jsonl" "${WORK}/s.jsonl")
+run("0" "${MEMHEALTH}" migrate start "${WORK}/s.jsonl" --embedder lexical:64)
+run("130" timeout -s INT --preserve-status 1.5 "${MEMHEALTH}" migrate run "${WORK}/s.jsonl"
+    --embedder lexical:64 --batch 10 --rate 10)
+execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${WORK}/s.jsonl"
+                        "${WORK}/j-before.jsonl" RESULT_VARIABLE differ)
+expect_eq("${differ}" "0" "the file after SIGINT")
+run("1" "${MEMHEALTH}" wal verify "${WORK}/s.jsonl.memhealth-migrate.wal")
+expect_in("${last_out}" "UNFINISHED RUN" "the log after SIGINT")
+run("0" "${MEMHEALTH}" migrate status "${WORK}/s.jsonl" --format json)
+string(JSON batches GET "${last_out}" migration batches)
+string(JSON left GET "${last_out}" migration left)
+string(JSON missing GET "${last_out}" migration not_in_store)
+string(JSON kept GET "${last_out}" migration previous_vectors_kept)
+expect_eq("${batches}/${left}/${missing}" "0/51/${kept}" "status after SIGINT")
+if(missing EQUAL 0)
+  message(FATAL_ERROR "SIGINT came before the first batch: nothing to reconcile")
+endif()
+run("0" "${MEMHEALTH}" migrate run "${WORK}/s.jsonl" --embedder lexical:64 --batch 10)
+expect_in("${last_err}" "was interrupted; closed it:" "run after SIGINT")
+expect_in("${last_err}" "${missing} records of batches logged earlier were not in the store" "run after SIGINT")
+expect_in("${last_err}" "6 batches, 51 records re-embedded" "run after SIGINT")
+run("0" "${MEMHEALTH}" wal verify "${WORK}/s.jsonl.memhealth-migrate.wal")
+run("0" "${MEMHEALTH}" migrate status "${WORK}/s.jsonl" --format json)
+string(JSON batches GET "${last_out}" migration batches)
+string(JSON left GET "${last_out}" migration left)
+string(JSON kept GET "${last_out}" migration previous_vectors_kept)
+string(JSON missing GET "${last_out}" migration not_in_store)
+expect_eq("${batches}/${left}/${kept}/${missing}" "6/0/51/0" "status after the run that reconciled")

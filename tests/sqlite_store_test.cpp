@@ -2723,6 +2723,102 @@ TEST_CASE("migration: a rollback restores every record byte for byte through the
   for (std::size_t i = 1; i < after.size(); ++i) CHECK(after[i] == before[i]);
 }
 
+TEST_CASE(
+    "migration: the store is recorded and another one refused; batches the store never got are "
+    "re-embedded; nothing re-embedded: no gate to run, none needed") {
+  sq_dir dir("migration-identity");
+  const lexical_embedder old_e(16, 0), new_e(8, 0);
+  const auto records = migration_records(old_e, 6);  // r0..r5 on the old version, z no vector
+  auto state = sqlite_state::open(dir.path / "state.db");
+  const utc_time t0 = parse_timestamp("2024-07-15T00:00:00Z")->instant;
+  auto live = memory_store<>::from_records(records, 16);
+  const auto m = start_migration(state, live, new_e.version(), "lexical d=8", 7, t0);
+  const auto recorded = migration_store_of(state, m.id);
+  REQUIRE(recorded);
+  CHECK(recorded->fingerprint == plan_store_of(live));
+  CHECK(recorded->database_id.empty());
+  // the gate before anything was re-embedded: refused, saying what to do, nothing recorded
+  try {
+    (void)gate_migration(live, state, 500, gate_options{}, t0);
+    FAIL("the gate ran with nothing re-embedded");
+  } catch (const error& e) {
+    CHECK(e.code() == error_code::precondition);
+    CHECK(std::string(e.what()).find("nothing re-embedded yet: 6 records are left") !=
+          std::string::npos);
+  }
+  CHECK(latest_migration(state)->gate_ms == 0);
+  migration_run_options ro;
+  ro.batch_size = 3;
+  ro.limits.rate_limited = false;
+  // one batch of 3 applied to a copy that never becomes the store (a JSONL file not written
+  // back): the state holds it, the store does not
+  {
+    auto copy = memory_store<>::from_records(records, 16);
+    wal_writer wal(dir.path / "a.wal", wal_sync::none);
+    ro.max_batches = 1;
+    const auto r = run_migration(copy, state, new_e, wal, ro, t0);
+    CHECK(r.batches == 1);
+    CHECK(r.reembedded == 3);
+  }
+  auto g = migration_progress_of(live, state, m.id);
+  CHECK(g.kept == 3);
+  CHECK(g.holding_previous == 3);
+  CHECK(g.written == 0);
+  CHECK(g.batches_written == 0);
+  // the next run drops those 3 rows, re-embeds all 6 records (2 batches) and counts 2 batches
+  ro.max_batches = 0;
+  wal_writer wal(dir.path / "b.wal", wal_sync::none);
+  const auto r = run_migration(live, state, new_e, wal, ro, t0);
+  CHECK(r.reconciled == 3);
+  CHECK(r.batches == 2);
+  CHECK(r.reembedded == 6);
+  CHECK(r.left == 0);
+  CHECK(latest_migration(state)->batches == 2);
+  g = migration_progress_of(live, state, m.id);
+  CHECK(g.kept == 6);
+  CHECK(g.written == 6);
+  CHECK(g.holding_previous == 0);
+  CHECK(g.batches_written == 2);
+  CHECK(reconcile_migration(live, state) == 0);  // in line now: nothing to do
+  // records added by an agent: the same store; a store of other ids: refused, nothing changed
+  auto grown_records = records;
+  grown_records.push_back(rec("a1", "User added a note", {}));
+  grown_records.back().embedding_version.clear();
+  const auto grown = memory_store<>::from_records(grown_records, 16);
+  CHECK_NOTHROW(require_migration_store(state, m, grown));
+  std::vector<memory_record> others;
+  for (int k = 0; k < 5; ++k) {
+    others.push_back(records[static_cast<std::size_t>(k)]);
+    others.back().id = "o" + std::to_string(k);
+  }
+  auto other = memory_store<>::from_records(others, 16);
+  const auto other_before = images_of(other);
+  try {
+    (void)run_migration(other, state, new_e, wal, ro, t0);
+    FAIL("a run on another store");
+  } catch (const error& e) {
+    CHECK(e.code() == error_code::precondition);
+    CHECK(std::string(e.what()).find("was declared on another store: 0% of the record ids") !=
+          std::string::npos);
+  }
+  CHECK(images_of(other) == other_before);
+  CHECK(latest_migration(state)->batches == 2);
+  CHECK_THROWS_AS((void)gate_migration(other, state, 500, gate_options{}, t0), error);
+
+  // a store with nothing to re-embed (every vector on the target): declared; the gate has
+  // nothing to compare (refused) and the switch needs none
+  auto state2 = sqlite_state::open(dir.path / "state2.db");
+  const auto m2 = start_migration(state2, live, new_e.version(), "lexical d=8", 7, t0);
+  CHECK(records_left(live, m2.to_version) == 0);
+  try {
+    (void)gate_migration(live, state2, 500, gate_options{}, t0);
+    FAIL("the gate ran with nothing to compare");
+  } catch (const error& e) {
+    CHECK(std::string(e.what()).find("nothing to compare") != std::string::npos);
+  }
+  CHECK(switch_migration(live, state2, t0).status == "switched");
+}
+
 TEST_CASE("planner: a mixed-version finding re-embeds every record off the target, in batches") {
   std::vector<memory_record> recs;
   for (int k = 0; k < 30; ++k) {

@@ -9,9 +9,12 @@
 #if MEMHEALTH_CLI_HAVE_SQLITE
 
 #include <memory>
+#include <sstream>
 
 #include "memhealth/live/sqlite_migration.hpp"
+#include "memhealth/repair/rollback.hpp"
 #include "memhealth/repair/store_identity.hpp"
+#include "memhealth/repair/wal_read.hpp"
 
 namespace memhealth::cli {
 
@@ -87,11 +90,74 @@ sqlite_state open_state(const migrate_cli_options& o, bool create) {
   return s;
 }
 
+// Closes the runs of `log` (at `path`) that have no run_end frame: a run killed mid-way (SIGINT,
+// a crash). An intent that no commit or abort closes gets a commit when the store holds all its
+// after-images (the batch reached the store before the kill) and an abort otherwise (it did not:
+// the next run re-embeds those records); then the run gets its run_end frame (applied: the
+// intents committed, skipped: those aborted), so `wal verify` passes. Committed batches a JSONL
+// file never got stay committed in the log (`reconcile_migration` re-embeds their records).
+// Returns one sentence per run closed.
+template <class S>
+std::vector<std::string> close_unfinished_runs(const std::string& path, const wal_contents& log,
+                                               const S& live,
+                                               const std::optional<store_identity>& ident) {
+  using R = typename S::record_type;
+  std::vector<std::string> open_runs;
+  for (const auto& e : log.entries) {
+    if (e.type == wal_frame_type::run_begin) open_runs.push_back(e.run);
+    if (e.type == wal_frame_type::run_end) std::erase(open_runs, e.run);
+  }
+  std::vector<std::string> out;
+  if (open_runs.empty()) return out;
+  const auto acts = logged_actions(log);
+  for (const auto& run : open_runs) {
+    std::size_t committed = 0, closed_commit = 0, closed_abort = 0;
+    wal_writer_options wo;
+    wo.run_id = run;
+    wo.store = ident;
+    wal_writer w(path, wo);
+    for (const auto& a : acts) {
+      if (a.intent->run != run) continue;
+      if (a.state == logged_state::committed) ++committed;
+      if (a.state != logged_state::open) continue;
+      bool reached = !a.intent->records.empty();
+      for (const auto& img : a.intent->records) {
+        const auto i = live.find(img.id);
+        reached =
+            reached && i &&
+            memhealth::detail::undo::same_image<R>(encode_image(live.extract(*i)), img.after_json);
+      }
+      if (reached) {
+        w.append_commit(a.intent->seq, a.intent->action, a.intent->idempotency_key);
+        ++closed_commit;
+      } else {
+        w.append_abort(a.intent->seq, a.intent->action, a.intent->idempotency_key,
+                       "the run was interrupted before this batch reached the store; the next "
+                       "migrate run re-embeds its records");
+        ++closed_abort;
+      }
+    }
+    w.append_run_end(committed + closed_commit, 0, 0, closed_abort);
+    w.sync();
+    out.push_back("run " + run + " of " + path +
+                  " was interrupted; closed it: " + std::to_string(committed) +
+                  " batches committed in the log, " + std::to_string(closed_commit) +
+                  " open ones found in the store (committed now), " + std::to_string(closed_abort) +
+                  " open ones not in the store (aborted; their records are re-embedded)");
+  }
+  return out;
+}
+
 // The migration's log: --wal, else beside the store (STORE.memhealth-migrate.wal; for a
 // postgresql:// store beside its state database, STATE.migrate.wal), tied to the store (its
-// record ids, and its own id when it has one).
+// record ids, and its own id when it has one). An existing log is read first: runs left
+// unfinished by a killed run are closed (close_unfinished_runs), and a log made for this store
+// before records were added or removed (its id fingerprint differs; `check_log_store` finds
+// most of the records it changed) is continued under the identity in its header. A log of
+// another store is refused, naming --wal.
 template <class S>
-wal_writer open_wal(const migrate_cli_options& o, S& live, std::string& path) {
+wal_writer open_wal(const migrate_cli_options& o, S& live, std::string& path,
+                    std::vector<std::string>* notes = nullptr) {
   if (!o.wal.empty())
     path = o.wal;
   else if (is_pg_store(o.store))
@@ -100,52 +166,122 @@ wal_writer open_wal(const migrate_cli_options& o, S& live, std::string& path) {
     path = store_file_path(o.store) + ".memhealth-migrate.wal";
   wal_writer_options wo;
   wo.store = identify_store(live, store_key(o.store));  // with the store's database_id, if any
-  return wal_writer(path, wo);
+  const std::string hint =
+      ": name a new log for this store with --wal NEW.wal (the migration's state is in its "
+      "state database, not in the log; the old log still rolls back what it holds)";
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && std::filesystem::file_size(path, ec) > 0) {
+    const auto log = read_wal_file(path);
+    if (log.store) {
+      const auto c = check_log_store(log, live);
+      if (!c.same_store) throw error(error_code::precondition, path + ": " + c.reason + hint);
+      const bool by_id = !log.store->database_id.empty() && !wo.store->database_id.empty();
+      if (!by_id && log.store->fingerprint != wo.store->fingerprint)
+        wo.store = *log.store;  // the same store with records added or removed since
+    }
+    auto closed = close_unfinished_runs(path, log, live, wo.store);
+    if (notes) notes->insert(notes->end(), closed.begin(), closed.end());
+  }
+  try {
+    return wal_writer(path, wo);
+  } catch (const error& e) {
+    if (e.code() != error_code::precondition) throw;
+    throw error(error_code::precondition, std::string(e.what()) + hint);
+  }
 }
 
 // A JSONL store held for one migration step: locked against other memhealth processes
 // (exclusively when the step writes it), read whole into memory (lines that cannot be parsed
 // are kept in their places), and written back in place atomically, after checking that no other
 // writer changed the file meanwhile (an agent appending to it would otherwise lose its lines).
+// The write-back keeps the line of every record the step did not change byte for byte (its key
+// order, its timestamps as written); only the records it changed are written in canonical form.
 class migrate_jsonl_store {
  public:
   migrate_jsonl_store(const std::string& path, bool write)
       : path_(path),
         lock_(path, "the store", write ? lock_mode::exclusive : lock_mode::shared),
-        read_hash_(content_hash()),
-        store_(load_memory_store(path, 0, &keep_)) {}
+        text_(memhealth::detail::read_whole_file(path)),
+        store_(load_memory_store(path, 0, &keep_)) {
+    if (memhealth::detail::read_whole_file(path) != text_)
+      throw error(error_code::busy,
+                  path + ": changed by another writer while it was read; run the step again");
+    loaded_ = split_lines(to_jsonl(store_));
+    // the record lines of the file (load_memory_store fills `keep_` only for damaged lines)
+    if (keep_.damaged.empty()) {
+      keep_ = kept_lines{};
+      for (std::size_t start = 0; start < text_.size();) {
+        std::size_t end = std::min(text_.find('\n', start), text_.size());
+        keep_.lines.emplace_back(text_, start, end - start);
+        start = end + 1;
+      }
+      for (const auto& l : keep_.lines)
+        keep_.is_record.push_back(l.find_first_not_of(" \t\r") != std::string::npos);
+      keep_.records = static_cast<std::size_t>(
+          std::count(keep_.is_record.begin(), keep_.is_record.end(), char{1}));
+    }
+    raw_ = keep_.records == store_.size() && loaded_.size() == store_.size();
+  }
 
   memory_store<>& store() noexcept { return store_; }
 
-  // Writes the store back (see the class comment). @throws error(precondition) when the file
-  // changed since it was read: nothing is written.
-  void write_back() {
-    if (content_hash() != read_hash_)
+  // Writes the store back (see the class comment): nothing when no record changed. `work` says
+  // what the step did and what to do now, for the refusal ("" = nothing said).
+  // @throws error(precondition) when the file changed since it was read: nothing is written.
+  void write_back(const std::string& work) {
+    const auto now = split_lines(to_jsonl(store_));
+    if (now == loaded_) return;  // nothing changed: the file stays as it is, byte for byte
+    if (memhealth::detail::read_whole_file(path_) != text_)
       throw error(error_code::precondition,
                   path_ +
-                      ": changed by another writer while this step ran: not written back (their "
-                      "lines are not lost). The step's batches are in the log and the state "
-                      "database; run it again (records still on the old version are re-embedded)");
-    write_store(path_, store_, keep_);
+                      ": changed by another writer while this step ran: nothing was written "
+                      "back (the other writer's lines are as it wrote them)" +
+                      work);
+    if (!raw_) return write_store(path_, store_, keep_);
+    std::string text;
+    text.reserve(text_.size() + text_.size() / 2);
+    std::size_t k = 0;  // record index
+    for (std::size_t n = 0; n < keep_.lines.size(); ++n) {
+      if (keep_.is_record[n]) {
+        text += now[k] == loaded_[k] ? keep_.lines[n] : now[k];
+        ++k;
+      } else {
+        text += keep_.lines[n];
+      }
+      if (n + 1 < keep_.lines.size() || text_.ends_with('\n')) text.push_back('\n');
+    }
+    atomic_write(path_, text);
   }
 
  private:
-  std::size_t content_hash() const {
-    return std::hash<std::string>{}(memhealth::detail::read_whole_file(path_));
+  static std::vector<std::string> split_lines(const std::string& t) {
+    std::vector<std::string> out;
+    for (std::size_t start = 0; start < t.size();) {
+      const std::size_t end = std::min(t.find('\n', start), t.size());
+      out.emplace_back(t, start, end - start);
+      start = end + 1;
+    }
+    return out;
   }
   std::string path_;
   file_lock lock_;
-  std::size_t read_hash_;
+  std::string text_;  // the file as read
   kept_lines keep_;
   memory_store<> store_;
+  std::vector<std::string> loaded_;  // each record's canonical line as read
+  bool raw_ = false;  // the file's record lines map one to one onto the store's records
 };
 
 // Runs `step(live)` on the store `o.store` opened for reading, or for writing when `write`: an
 // sqlite: or postgresql:// store is written in place by the step itself (a transaction per
 // action); a JSONL store is written back after the step, and also when the step throws (what
-// it applied is in the log: the file must hold it too), then the error propagates.
+// it applied is in the log: the file must hold it too), then the error propagates. The step
+// may say what it did in `work` (for the refusal when the file changed meanwhile).
 template <class F>
-int with_migrate_store(const migrate_cli_options& o, bool write, F&& step) {
+int with_migrate_store(const migrate_cli_options& o, bool write, F&& step,
+                       const std::string* work = nullptr) {
+  const std::string none;
+  if (!work) work = &none;
   if (is_pg_store(o.store)) {
 #if MEMHEALTH_CLI_HAVE_PG
     auto live = open_pg_store(o.store, !write);
@@ -165,14 +301,14 @@ int with_migrate_store(const migrate_cli_options& o, bool write, F&& step) {
   } catch (...) {
     if (write) {
       try {
-        file.write_back();
+        file.write_back(*work);
       } catch (const std::exception& e) {
         std::cerr << "memhealth migrate: " << e.what() << "\n";
       }
     }
     throw;
   }
-  if (write) file.write_back();
+  if (write) file.write_back(*work);
   return rc;
 }
 
@@ -194,37 +330,69 @@ int run_start(const migrate_cli_options& o) {
     auto state = open_state(o, true);
     const auto m =
         start_migration(state, live, e->ver, e->description, o.retention_days, clock_of(o));
-    std::cerr << "memhealth migrate: migration " << m.id
-              << " declared: " << records_left(live, m.to_version) << " records from "
-              << (m.from_versions.empty() ? "(none)" : m.from_versions) << " to " << m.to_version
-              << " (" << m.embedder << "); previous vectors kept " << m.retention_days
-              << " days after the switch\n";
+    const std::size_t left = records_left(live, m.to_version);
+    std::cerr << "memhealth migrate: migration " << m.id << " declared: " << left
+              << " records from " << (m.from_versions.empty() ? "(none)" : m.from_versions)
+              << " to " << m.to_version << " (" << m.embedder << "); previous vectors kept "
+              << m.retention_days << " days after the switch\n";
+    if (left == 0) {
+      const auto c = count_versions(live);
+      const auto on = c.per_version.find(m.to_version);
+      std::cerr << "memhealth migrate: nothing to re-embed: "
+                << (live.size() == 0 ? std::string("the store has no records")
+                    : on == c.per_version.end()
+                        ? "none of its " + std::to_string(live.size()) + " records has a vector"
+                        : "its " + std::to_string(on->second) + " records with a vector are on " +
+                              m.to_version + " already")
+                << ". The migration is declared all the same: new writes are tagged with "
+                << m.to_version << " from now on; `migrate run` will re-embed records written "
+                << "on another version meanwhile, and `migrate switch` needs no gate while "
+                   "nothing was re-embedded\n";
+    }
     return int{exit_ok};
   });
 }
 
+// One `migrate run` step on `live`: what it did goes to `report` (printed once the store holds
+// it: a JSONL file is written back after the step) and `work` (for a refused write-back).
 template <class S>
 int run_batches(const migrate_cli_options& o, const cli_embedder& e,
-                const migration_run_options& ro, sqlite_state& state, S& live) {
+                const migration_run_options& ro, sqlite_state& state, S& live,
+                std::ostringstream& report, std::string& work) {
+  // refusals before the log is opened or closed (nothing is written on a refusal)
+  if (const auto m = current_migration(state)) require_migration_store(state, *m, live);
   std::string wal_path;
-  auto w = open_wal(o, live, wal_path);
+  std::vector<std::string> notes;
+  auto w = open_wal(o, live, wal_path, &notes);
+  for (const auto& n : notes) std::cerr << "memhealth migrate: " << n << "\n";
   const auto r = run_migration(live, state, e, w, ro, clock_of(o));
   w.sync();
-  std::cerr << "memhealth migrate: migration " << r.migration << ": " << r.batches << " batches, "
-            << r.reembedded << " records re-embedded through " << wal_path << " (" << r.embed_calls
-            << " embedding calls" << (e.stats ? ", " + e.stats() : std::string())
-            << (r.rate_waited.count()
-                    ? ", waited " + std::to_string(r.rate_waited.count()) + " ms for the rate limit"
-                    : std::string())
-            << ")\n";
+  work = "; this step re-embedded " + std::to_string(r.reembedded) + " records in " +
+         std::to_string(r.batches) +
+         " batches in memory only. The log and the state database hold those batches: run "
+         "`memhealth migrate run` again; it finds the records the file still has on the old "
+         "version and re-embeds them";
+  auto& out = report;
+  if (r.reconciled)
+    out << "memhealth migrate: " << r.reconciled
+        << " records of batches logged earlier were not in the store (an interrupted run, or a "
+           "file not written back): re-embedded again\n";
+  out << "memhealth migrate: migration " << r.migration << ": " << r.batches << " batches, "
+      << r.reembedded << " records re-embedded through " << wal_path << " (" << r.embed_calls
+      << " embedding calls" << (e.stats ? ", " + e.stats() : std::string())
+      << (r.rate_waited.count()
+              ? ", waited " + std::to_string(r.rate_waited.count()) + " ms for the rate limit"
+              : std::string())
+      << ")\n";
   if (r.left > 0) {
-    std::cerr << "memhealth migrate: " << r.left << " records left"
-              << (r.stopped.empty() ? std::string() : " (" + r.stopped + ")")
-              << "; run again to continue\n";
+    out << "memhealth migrate: " << r.left << " records left"
+        << (r.stopped.empty() ? std::string() : " (" + r.stopped + ")")
+        << "; run again to continue\n";
     return exit_incomplete;
   }
-  std::cerr << "memhealth migrate: 0 records left; next: memhealth migrate gate "
-            << store_label(o.store) << "\n";
+  out << "memhealth migrate: 0 records left; next: memhealth migrate "
+      << (r.reembedded == 0 && migration_kept(state, r.migration) == 0 ? "switch " : "gate ")
+      << store_label(o.store) << "\n";
   return exit_ok;
 }
 
@@ -255,24 +423,34 @@ int run_run(const migrate_cli_options& o) {
   } else {
     ro.limits.rate_limited = false;
   }
-  return with_migrate_store(o, true,
-                            [&](auto& live) { return run_batches(o, *e, ro, state, live); });
+  std::ostringstream report;
+  std::string work;
+  const int rc = with_migrate_store(
+      o, true, [&](auto& live) { return run_batches(o, *e, ro, state, live, report, work); },
+      &work);
+  std::cerr << report.str();  // only now: the store holds what it says
+  return rc;
 }
 
 template <class S>
 int print_status(const migrate_cli_options& o, const S& live) {
   const auto path = migrate_state_path(o);
   std::optional<migration_info> m;
-  std::size_t kept = 0;
+  migration_progress g;  // the kept previous vectors against the store as it is
   if (std::filesystem::exists(path)) {
     sqlite_state_options so;
     so.read_only = true;
     const auto state = sqlite_state::open(path, so);
     m = latest_migration(state);
-    if (m) kept = migration_kept(state, m->id);
+    if (m) g = migration_progress_of(live, state, m->id);
   }
+  const std::size_t kept = g.kept;
   const auto counts = count_versions(live);
-  const std::size_t left = m ? records_left(live, m->to_version) : 0;
+  const bool running = m && m->status == "running";
+  const std::size_t left = running ? records_left(live, m->to_version) : 0;
+  // batches as the store holds them: a killed run, or a JSONL file not written back, leaves
+  // batches in the log and the state database that the store never got
+  const auto batches = running ? static_cast<std::int64_t>(g.batches_written) : m ? m->batches : 0;
   if (o.format == "json") {
     nlohmann::ordered_json j;
     j["store"] = store_label(o.store);
@@ -288,9 +466,14 @@ int print_status(const migrate_cli_options& o, const S& live) {
       mj["from"] = m->from_versions;
       mj["embedder"] = m->embedder;
       mj["started_at"] = time_text(m->started_ms);
-      mj["batches"] = m->batches;
+      mj["batches"] = batches;
       mj["previous_vectors_kept"] = kept;
-      mj["left"] = left;
+      // records on another version: what a running migration has left (none once switched;
+      // null after a rollback, which put the records back on their previous versions)
+      mj["left"] = m->status == "rolled_back" ? nlohmann::ordered_json(nullptr)
+                                              : nlohmann::ordered_json(left);
+      if (running) mj["not_in_store"] = g.holding_previous;
+      if (m->status == "rolled_back") mj["restored"] = g.holding_previous;
       mj["gate"] = m->gate_ms ? nlohmann::ordered_json{{"passed", m->gate_passed},
                                                        {"at", time_text(m->gate_ms)},
                                                        {"after_batches", m->gate_batches},
@@ -316,10 +499,27 @@ int print_status(const migrate_cli_options& o, const S& live) {
   }
   std::cout << "migration " << m->id << ": " << m->status << ", to " << m->to_version << " from "
             << (m->from_versions.empty() ? "(none)" : m->from_versions) << " (" << m->embedder
-            << "), started " << time_text(m->started_ms) << "\n"
-            << "  batches done " << m->batches << ", previous vectors kept " << kept << ", left "
-            << left << "\n"
-            << "  gate: "
+            << "), started " << time_text(m->started_ms) << "\n";
+  if (m->status == "rolled_back") {
+    std::cout << "  rolled back at " << time_text(m->ended_ms) << ": the store is on its "
+              << "previous versions again (listed above); " << g.holding_previous << " of the "
+              << kept << " records it re-embedded hold their previous vector and version"
+              << (g.changed ? ", " + std::to_string(g.changed) + " were changed by another writer"
+                            : std::string())
+              << (g.missing ? ", " + std::to_string(g.missing) + " are no longer in the store"
+                            : std::string())
+              << "\n  previous vectors kept " << kept
+              << (kept ? " (memhealth migrate compact drops them)" : std::string()) << "\n";
+    return exit_ok;
+  }
+  std::cout << "  batches done " << batches << ", previous vectors kept " << kept << ", left "
+            << left << "\n";
+  if (running && g.holding_previous)
+    std::cout << "  " << g.holding_previous
+              << " records of batches in the log are not in the store (a run was interrupted, "
+                 "or a JSONL file was not written back): the next `memhealth migrate run` "
+                 "re-embeds them\n";
+  std::cout << "  gate: "
             << (m->gate_ms == 0
                     ? std::string("not run")
                     : std::string(m->gate_passed ? "passed" : "FAILED") + " at " +
@@ -378,18 +578,43 @@ int run_rollback(const migrate_cli_options& o) {
                 "migration " + std::to_string(m->id) + " was switched more than " +
                     std::to_string(m->retention_days) +
                     " days ago: its retention window is over, the old space cannot be restored");
-  return with_migrate_store(o, true, [&](auto& live) {
-    std::string wal_path;
-    auto w = open_wal(o, live, wal_path);
-    const auto r = rollback_migration(live, state, w, o.batch, now);
-    w.sync();
-    std::cerr << "memhealth migrate: migration " << r.migration << " rolled back: " << r.restored
-              << " records given their previous vector and version back through " << wal_path
-              << " (" << r.batches << " actions), " << r.already << " held it already, "
-              << r.changed_since << " changed since by another writer (left as they are), "
-              << r.missing << " no longer in the store\n";
-    return int{r.changed_since || r.missing ? exit_incomplete : exit_ok};
-  });
+  std::string work;
+  std::ostringstream report;
+  bool rolled = false;  // rollback_migration returned: the state says "rolled_back"
+  int rc = 0;
+  try {
+    rc = with_migrate_store(
+        o, true,
+        [&](auto& live) {
+          // another store: refused before the log is touched
+          require_migration_store(state, *m, live);
+          std::string wal_path;
+          std::vector<std::string> notes;
+          auto w = open_wal(o, live, wal_path, &notes);
+          for (const auto& n : notes) std::cerr << "memhealth migrate: " << n << "\n";
+          const auto r = rollback_migration(live, state, w, o.batch, now);
+          rolled = true;
+          work = "; this rollback restored " + std::to_string(r.restored) +
+                 " records in memory only, and migration " + std::to_string(r.migration) +
+                 " stays " + m->status + ": run `memhealth migrate rollback` again";
+          w.sync();
+          report << "memhealth migrate: migration " << r.migration << " rolled back: " << r.restored
+                 << " records given their previous vector and version back through " << wal_path
+                 << " (" << r.batches << " actions), " << r.already << " held it already, "
+                 << r.changed_since << " changed since by another writer (left as they are), "
+                 << r.missing << " no longer in the store\n";
+          return int{r.changed_since || r.missing ? exit_incomplete : exit_ok};
+        },
+        &work);
+  } catch (const error&) {
+    // a JSONL file not written back (another writer changed it): the store was not rolled back,
+    // so neither is the migration's state
+    if (rolled && !is_sqlite_store(o.store) && !is_pg_store(o.store))
+      memhealth::detail::migration::set_status(state, m->id, m->status, m->ended_ms);
+    throw;
+  }
+  std::cerr << report.str();  // only now: the store holds what it says
+  return rc;
 }
 
 int run_compact(const migrate_cli_options& o) {

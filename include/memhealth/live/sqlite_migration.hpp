@@ -11,7 +11,10 @@
 ///    store held besides it (`from_versions`), a description of the embedder (never a key), the
 ///    retention window in days (`min_retention_days` to `max_retention_days`). One migration
 ///    runs at a time. While it runs `current_embedding_version` is the target: new writes are
-///    tagged with the new version (the host's writer asks for it).
+///    tagged with the new version (the host's writer asks for it). The store is recorded with it
+///    (`migration_store_record`: its id fingerprint, and its database id if it has one); every
+///    later step refuses another store (`require_migration_store`). A store with nothing to
+///    re-embed can be declared too (new writes are then tagged; the switch needs no gate).
 /// 2. `run_migration`: every record with a vector whose `embedding_version` is neither the target
 ///    nor empty is "left"; they are taken in store order, `batch_size` at a time. Per batch:
 ///    one token of the rate limiter (`action_rate_gate`, guardrails.hpp) per text embedded,
@@ -22,14 +25,17 @@
 ///    the write-ahead log; the batches of one call are one executor run (`apply_plan_stream`,
 ///    each batch made when the one before it committed), so `memhealth rollback` and `recover`
 ///    work on it as on any repair. A second run continues with what is left (the records still
-///    off the target). The run stops early at `max_batches`, when the rate limiter's wait budget is
-///    spent, or when an action fails; `left` says how many records remain.
+///    off the target). Before its first batch a run reconciles the state with the store
+///    (`reconcile_migration`): the records of batches an earlier run logged but the store never
+///    got (a killed run, a JSONL file not written back) are re-embedded. The run stops early at
+///    `max_batches`, when the rate limiter's wait budget is spent, or when an action fails; `left`
+///    says how many records remain.
 /// 3. `gate_migration`: the migration gate (drift/migration_gate.hpp) on a sample of records
 ///    that hold their new vector as the migration wrote it and a kept previous vector of the
 ///    most common previous version; the result is recorded with the batch count it saw.
 /// 4. `switch_migration`: refused unless no record is left and the gate passed after the last
-///    batch; status "switched", `ended_ms` = now. The previous vectors stay for the retention
-///    window from then.
+///    batch (or nothing was re-embedded at all: then there is nothing to compare); status
+///    "switched", `ended_ms` = now. The previous vectors stay for the retention window from then.
 /// 5. `rollback_migration` (status "running", or "switched" within the window): every record
 ///    that still holds the image the migration wrote gets its previous vector and version back,
 ///    in batches through the write-ahead log; records changed since by another writer are left
@@ -77,6 +83,7 @@
 #include "memhealth/repair/plan_table.hpp"
 #include "memhealth/repair/record_image.hpp"
 #include "memhealth/repair/repair_history.hpp"
+#include "memhealth/repair/store_identity.hpp"
 #include "memhealth/repair/wal_writer.hpp"
 #include "memhealth/similarity/kernels.hpp"
 #include "memhealth/store/sqlite_migrations.hpp"
@@ -158,6 +165,250 @@ inline bool took_effect(const action_outcome& o) {
 
 }  // namespace detail::migration
 
+/// The store a migration was declared on, as recorded by `start_migration` (table
+/// `migration_stores` of the state database, created by the first start that records one):
+/// the store's `plan_store_fingerprint` (store_identity.hpp: record count, distinct ids, the
+/// CRC-64 of the ids and a sample of 128 id hashes) and its own database id, if it has one.
+struct migration_store_record {
+  plan_store_fingerprint fingerprint;  ///< the store's ids when the migration was declared
+  std::string database_id;             ///< `S::database_id()` then, "" when the store has none
+};
+
+namespace detail::migration {
+
+inline bool has_store_table(const sqlite_state& s) {
+  return !sqlite::query_text(s.handle(),
+                             "SELECT name FROM sqlite_master WHERE type='table' AND "
+                             "name='migration_stores'",
+                             s.path(), "cannot read the schema")
+              .empty();
+}
+
+// "records ids live crc64 h1 h2 ..." (decimal hashes): the text form of a fingerprint.
+inline std::string encode_fingerprint(const plan_store_fingerprint& f) {
+  std::string t = std::to_string(f.records) + " " + std::to_string(f.ids) + " " +
+                  std::to_string(f.live) + " " + f.ids_crc64;
+  for (const std::uint64_t h : f.sample) t += " " + std::to_string(h);
+  return t;
+}
+
+inline std::optional<plan_store_fingerprint> decode_fingerprint(const std::string& t) {
+  std::vector<std::string> w;
+  for (std::size_t at = 0; at < t.size();) {
+    const std::size_t end = std::min(t.find(' ', at), t.size());
+    w.emplace_back(t, at, end - at);
+    at = end + 1;
+  }
+  if (w.size() < 4) return std::nullopt;
+  try {
+    plan_store_fingerprint f;
+    f.records = std::stoull(w[0]);
+    f.ids = std::stoull(w[1]);
+    f.live = std::stoull(w[2]);
+    f.ids_crc64 = w[3];
+    for (std::size_t k = 4; k < w.size(); ++k) f.sample.push_back(std::stoull(w[k]));
+    return f;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+template <class S>
+std::string database_id_of(const S& store) {
+  if constexpr (requires {
+                  { store.database_id() } -> std::convertible_to<std::string_view>;
+                })
+    return std::string(std::string_view(store.database_id()));
+  else
+    return {};
+}
+
+template <class S>
+void record_store_of(sqlite_state& s, std::int64_t id, const S& store) {
+  sqlite::exec(s.handle(),
+               "CREATE TABLE IF NOT EXISTS migration_stores(migration INTEGER PRIMARY KEY NOT "
+               "NULL, fingerprint TEXT NOT NULL, database_id TEXT NOT NULL)",
+               s.path(), "cannot create the migration_stores table");
+  auto st = prepare(s,
+                    "INSERT OR REPLACE INTO migration_stores(migration, fingerprint, database_id) "
+                    "VALUES(?1, ?2, ?3)");
+  sqlite3_bind_int64(st.get(), 1, id);
+  sqlite::bind_text(st.get(), 2, encode_fingerprint(plan_store_of(store)));
+  sqlite::bind_text(st.get(), 3, database_id_of(store));
+  sqlite::step_done(s.handle(), st.get(), s.path(), "cannot record the migration's store");
+}
+
+}  // namespace detail::migration
+
+/// The store recorded for migration `id`, or nullopt (a migration declared by an older build, or
+/// a state database without the table). @throws error(io/busy) from the state database.
+inline std::optional<migration_store_record> migration_store_of(const sqlite_state& state,
+                                                                std::int64_t id) {
+  if (!detail::migration::has_store_table(state)) return std::nullopt;
+  auto st = detail::migration::prepare(
+      state, "SELECT fingerprint, database_id FROM migration_stores WHERE migration=?1");
+  sqlite3_bind_int64(st.get(), 1, id);
+  if (detail::sqlite::step(state.handle(), st.get(), state.path()) != SQLITE_ROW)
+    return std::nullopt;
+  auto f = detail::migration::decode_fingerprint(detail::sqlite::column_text(st.get(), 0));
+  if (!f) return std::nullopt;
+  return migration_store_record{std::move(*f), detail::sqlite::column_text(st.get(), 1)};
+}
+
+/// Refuses a store that is not the one migration `m` was declared on: when both have a database
+/// id, another id is another store; else `check_plan_store` of the recorded fingerprint says
+/// `other` (most of the recorded ids gone and most of the store's ids new). Records added or
+/// removed since (an agent writing) are the same store. A migration without a recorded store is
+/// accepted. @throws error(precondition) naming both stores (nothing is changed); what the state
+/// database throws. @complexity O(n log n) in the store's records.
+template <record_store S>
+void require_migration_store(const sqlite_state& state, const migration_info& m, const S& store) {
+  const auto rec = migration_store_of(state, m.id);
+  if (!rec) return;
+  const std::string id = detail::migration::database_id_of(store);
+  const std::string head = "migration " + std::to_string(m.id) + " to " + m.to_version +
+                           " was declared on another store: ";
+  const std::string tail =
+      "; nothing was done (a store at this path now is not the one migrated: restore it, or "
+      "name another --state for this store and start a migration there)";
+  if (!id.empty() && !rec->database_id.empty()) {
+    if (id != rec->database_id)
+      throw error(error_code::precondition,
+                  head + "database id " + rec->database_id + ", this store's is " + id + tail);
+    return;
+  }
+  const auto c = check_plan_store(rec->fingerprint, store);
+  if (c.verdict == plan_store_verdict::other) {
+    const auto pct = [](double x) { return std::to_string(static_cast<int>(x * 100 + 0.5)) + "%"; };
+    throw error(error_code::precondition,
+                head + pct(c.kept) + " of the record ids sampled then are in this store and " +
+                    pct(c.foreign) + " of this store's ids (of " + std::to_string(c.in_range) +
+                    " in the sample's range) were not in it; it had " +
+                    std::to_string(rec->fingerprint.records) + " records, this store has " +
+                    std::to_string(c.now.records) + tail);
+  }
+}
+
+/// How the previous vectors a migration kept compare with the store now (one pass over the kept
+/// rows): `written` records hold the image the migration wrote (their batch is in the store),
+/// `holding_previous` hold their previous vector and version again (a batch the log holds but
+/// the store never got: an interrupted run, a JSONL file not written back; or, after a rollback,
+/// the restored records), `changed` hold neither (changed since by another writer), `missing` are
+/// gone. `batches_written` counts the distinct batches of the rows not holding their previous
+/// vector (written, changed or missing: the batches the store got), as `reconcile_migration`
+/// counts them.
+struct migration_progress {
+  std::size_t kept = 0;              ///< previous vectors kept (rows)
+  std::size_t written = 0;           ///< records holding the image the migration wrote
+  std::size_t holding_previous = 0;  ///< records holding their kept previous vector and version
+  std::size_t changed = 0;           ///< records holding neither
+  std::size_t missing = 0;           ///< records no longer in the store
+  std::size_t batches_written = 0;   ///< distinct batches the store got (see above)
+};
+
+namespace detail::migration {
+
+// Calls `fn(row, batch)` for every kept row of migration `id`, one at a time (a store's worth of
+// previous vectors is never held in memory at once).
+template <class F>
+void for_each_previous(const sqlite_state& s, std::int64_t id, F&& fn) {
+  auto st = prepare(s,
+                    "SELECT record_id, prev_version, prev_embedding, after_checksum, batch FROM "
+                    "migration_previous WHERE migration=?1 ORDER BY record_id");
+  sqlite3_bind_int64(st.get(), 1, id);
+  previous p;
+  while (sqlite::step(s.handle(), st.get(), s.path()) == SQLITE_ROW) {
+    p.record_id = sqlite::column_text(st.get(), 0);
+    p.version = sqlite::column_text(st.get(), 1);
+    const auto bytes = static_cast<std::size_t>(sqlite3_column_bytes(st.get(), 2));
+    p.embedding.resize(bytes / 4);
+    if (bytes) sqlite::decode_floats(sqlite3_column_blob(st.get(), 2), bytes, p.embedding.data());
+    p.after_checksum = static_cast<std::uint64_t>(sqlite3_column_int64(st.get(), 3));
+    fn(static_cast<const previous&>(p), sqlite3_column_int64(st.get(), 4));
+  }
+}
+
+// True when record `i` holds the kept previous vector and version `p` again.
+template <class S>
+bool holds_previous(const S& live, std::size_t i, const previous& p) {
+  const auto r = live.extract(i);
+  if (field::embedding_version(r) != p.version) return false;
+  const auto v = field::embedding(r);
+  return std::equal(v.begin(), v.end(), p.embedding.begin(), p.embedding.end());
+}
+
+}  // namespace detail::migration
+
+/// Compares the kept rows of migration `id` with `live` (see `migration_progress`).
+/// @throws what the state database throws. @complexity O(kept x record size + n).
+template <record_store S>
+migration_progress migration_progress_of(const S& live, const sqlite_state& state,
+                                         std::int64_t id) {
+  migration_progress g;
+  if (!state.has_migrations()) return g;
+  std::set<std::int64_t> written_batches;
+  detail::migration::for_each_previous(
+      state, id, [&](const detail::migration::previous& p, std::int64_t batch) {
+        ++g.kept;
+        const auto i = live.find(p.record_id);
+        if (i && detail::migration::holds_previous(live, *i, p)) {
+          ++g.holding_previous;
+          return;
+        }
+        written_batches.insert(batch);  // as `reconcile_migration` counts them
+        if (!i)
+          ++g.missing;
+        else if (repair_image_checksum(encode_image(live.extract(*i))) == p.after_checksum)
+          ++g.written;
+        else
+          ++g.changed;
+      });
+  g.batches_written = written_batches.size();
+  return g;
+}
+
+/// Brings the running migration's state in line with the store after a run that did not reach
+/// it (killed mid-run, or a JSONL file not written back because another writer changed it): the
+/// kept rows of records that hold their previous vector and version again are dropped (the next
+/// `run_migration` re-embeds those records and keeps them anew) and the batch count becomes the
+/// number of batches the store holds (`migration_progress::batches_written`; batches whose
+/// records were all changed since by another writer are counted too).
+/// @return the rows dropped (0: the state matched the store; nothing written then).
+/// @throws error(precondition) without a running migration; what the state database throws.
+template <record_store S>
+std::size_t reconcile_migration(const S& live, sqlite_state& state) {
+  detail::migration::require_tables(state);
+  const auto m = current_migration(state);
+  if (!m) throw error(error_code::precondition, "no migration is running");
+  std::vector<std::string> drop;
+  std::set<std::int64_t> counted;
+  detail::migration::for_each_previous(
+      state, m->id, [&](const detail::migration::previous& p, std::int64_t batch) {
+        const auto i = live.find(p.record_id);
+        if (i && detail::migration::holds_previous(live, *i, p))
+          drop.push_back(p.record_id);
+        else
+          counted.insert(batch);
+      });
+  if (drop.empty() && static_cast<std::int64_t>(counted.size()) == m->batches) return 0;
+  detail::sqlite::immediate_transaction t(state.handle(), state.path());
+  auto del = detail::migration::prepare(
+      state, "DELETE FROM migration_previous WHERE migration=?1 AND record_id=?2");
+  for (const auto& id : drop) {
+    sqlite3_reset(del.get());
+    sqlite3_bind_int64(del.get(), 1, m->id);
+    detail::sqlite::bind_text(del.get(), 2, id);
+    detail::sqlite::step_done(state.handle(), del.get(), state.path(),
+                              "cannot drop a previous vector");
+  }
+  auto up = detail::migration::prepare(state, "UPDATE migrations SET batches=?2 WHERE id=?1");
+  sqlite3_bind_int64(up.get(), 1, m->id);
+  sqlite3_bind_int64(up.get(), 2, static_cast<std::int64_t>(counted.size()));
+  detail::sqlite::step_done(state.handle(), up.get(), state.path(), "cannot count the batches");
+  t.commit();
+  return drop.size();
+}
+
 /// Records of `store` with a vector off version `to` (what a migration to `to` has left).
 template <record_store S>
 std::size_t records_left(const S& store, std::string_view to) {
@@ -213,7 +464,13 @@ migration_info start_migration(sqlite_state& state, const S& store, std::string_
   detail::sqlite::bind_text(st.get(), 3, embedder_description);
   sqlite3_bind_int64(st.get(), 4, detail::migration::ms_of(now));
   sqlite3_bind_int(st.get(), 5, retention_days);
-  detail::sqlite::step_done(state.handle(), st.get(), state.path(), "cannot declare the migration");
+  {
+    detail::sqlite::immediate_transaction t(state.handle(), state.path());
+    detail::sqlite::step_done(state.handle(), st.get(), state.path(),
+                              "cannot declare the migration");
+    detail::migration::record_store_of(state, sqlite3_last_insert_rowid(state.handle()), store);
+    t.commit();
+  }
   return *latest_migration(state);
 }
 
@@ -235,12 +492,16 @@ struct migration_run_result {
   std::size_t untagged = 0;     ///< records with a vector and no version (never migrated)
   std::size_t embed_calls = 0;  ///< embedding calls (one per batch)
   std::string stopped;          ///< why it stopped before `left` reached 0 ("" = it did not)
+  /// Kept rows dropped first by `reconcile_migration`: records of batches an earlier run logged
+  /// that the store never got (re-embedded by this run).
+  std::size_t reconciled = 0;
   std::chrono::milliseconds rate_waited{0};  ///< time waited for tokens
 };
 
 /// Runs the running migration of `state` on `live` with embedder `e` through `wal` (see the
 /// file comment, step 2), at `now`.
-/// @throws error(precondition) without a running migration; error(invalid_argument) when
+/// @throws error(precondition) without a running migration or for another store
+///         (`require_migration_store`: nothing written); error(invalid_argument) when
 ///         `e.version()` is not the target or `batch_size` is 0; what the embedder, the store,
 ///         the log and the state database throw (batches committed before stay committed).
 template <mutable_record_store S, embedder E>
@@ -249,7 +510,7 @@ migration_run_result run_migration(S& live, sqlite_state& state, const E& e, wal
   using R = typename S::record_type;
   static_assert(versioned_embedding_record<R>, "run_migration: records need embedding fields");
   detail::migration::require_tables(state);
-  const auto m = current_migration(state);
+  auto m = current_migration(state);
   if (!m) throw error(error_code::precondition, "no migration is running (migrate start first)");
   if (std::string_view(e.version()) != m->to_version)
     throw error(error_code::invalid_argument,
@@ -257,7 +518,11 @@ migration_run_result run_migration(S& live, sqlite_state& state, const E& e, wal
                     "', the migration's target is '" + m->to_version + "'");
   if (opt.batch_size == 0)
     throw error(error_code::invalid_argument, "run_migration: batch_size must be >= 1");
+  require_migration_store(state, *m, live);
+  const std::size_t dropped = reconcile_migration(live, state);
+  if (dropped) m = current_migration(state);
   migration_run_result res;
+  res.reconciled = dropped;
   res.migration = m->id;
   std::vector<std::size_t> todo;
   for (std::size_t i = 0; i < live.size(); ++i) {
@@ -381,8 +646,11 @@ struct migration_gate_outcome {
 /// over the eligible ones in record-id order; eligible: the record holds the image the migration
 /// wrote, and its kept previous vector is of the most common previous version), old space = the
 /// kept previous vectors, new space = the store's, and records the verdict with the current
-/// batch count at `now`. @throws error(precondition) without a running migration;
-/// error(invalid_argument) for `sample` < 3; what the state database throws.
+/// batch count at `now`. @throws error(precondition) without a running migration, for another
+/// store (`require_migration_store`), or when no record is eligible (nothing re-embedded yet,
+/// nothing to compare, or every re-embedded record changed since: the message says which;
+/// nothing is recorded); error(invalid_argument) for `sample` < 3; what the state database
+/// throws.
 template <record_store S>
 migration_gate_outcome gate_migration(const S& live, sqlite_state& state, std::size_t sample,
                                       const gate_options& go, utc_time now) {
@@ -390,6 +658,7 @@ migration_gate_outcome gate_migration(const S& live, sqlite_state& state, std::s
   const auto m = current_migration(state);
   if (!m) throw error(error_code::precondition, "no migration is running");
   if (sample < 3) throw error(error_code::invalid_argument, "gate_migration: sample must be >= 3");
+  require_migration_store(state, *m, live);
   auto prev = detail::migration::previous_of(state, m->id);
   std::vector<std::pair<const detail::migration::previous*, std::size_t>> ok;  // (row, index)
   std::map<std::string, std::size_t> by_version;
@@ -400,6 +669,23 @@ migration_gate_outcome gate_migration(const S& live, sqlite_state& state, std::s
     if (repair_image_checksum(encode_image(live.extract(*i))) != p.after_checksum) continue;
     ok.emplace_back(&p, *i);
     ++by_version[p.version];
+  }
+  if (ok.empty()) {
+    const std::size_t left = records_left(live, m->to_version);
+    std::string why;
+    if (prev.empty() && left > 0)
+      why = "nothing re-embedded yet: " + std::to_string(left) + " records are left off " +
+            m->to_version + "; run the migration first (memhealth migrate run), then the gate";
+    else if (prev.empty())
+      why =
+          "nothing to compare: the migration re-embedded no record (none was on another "
+          "version); the switch needs no gate then (memhealth migrate switch)";
+    else
+      why = "none of the " + std::to_string(prev.size()) +
+            " records the migration re-embedded holds the vector it wrote now (changed since, "
+            "removed, or never written to the store): nothing to compare; run the migration "
+            "(memhealth migrate run) to re-embed what is left";
+    throw error(error_code::precondition, "migration " + std::to_string(m->id) + " gate: " + why);
   }
   migration_gate_outcome out;
   out.migration = m->id;
@@ -445,17 +731,21 @@ migration_gate_outcome gate_migration(const S& live, sqlite_state& state, std::s
 
 /// Switches the running migration: its target becomes the current version, at `now`.
 /// @return the migration as switched. @throws error(precondition) without a running migration,
-///         when records are left on other versions, or when the gate has not passed after the
-///         last batch (run `gate_migration` again); what the state database throws.
+///         for another store, when records are left on other versions, or when the gate has not
+///         passed after the last batch (run `gate_migration` again) though records were
+///         re-embedded; what the state database throws.
 template <record_store S>
 migration_info switch_migration(const S& live, sqlite_state& state, utc_time now) {
   detail::migration::require_tables(state);
   const auto m = current_migration(state);
   if (!m) throw error(error_code::precondition, "no migration is running");
+  require_migration_store(state, *m, live);
   if (const auto left = records_left(live, m->to_version))
     throw error(error_code::precondition, std::to_string(left) + " records are not on " +
                                               m->to_version + " yet (migrate run): not switched");
-  if (!m->gate_passed || m->gate_batches != m->batches)
+  // nothing was re-embedded (the store held no record on another version): nothing to gate
+  const bool nothing_to_compare = m->batches == 0 && migration_kept(state, m->id) == 0;
+  if (!nothing_to_compare && (!m->gate_passed || m->gate_batches != m->batches))
     throw error(error_code::precondition,
                 m->gate_ms == 0 ? std::string("the migration gate has not run: not switched")
                 : !m->gate_passed
@@ -497,6 +787,7 @@ migration_rollback_result rollback_migration(S& live, sqlite_state& state, wal_w
                     " days ago: its retention window is over, the old space cannot be restored");
   if (batch_size == 0)
     throw error(error_code::invalid_argument, "rollback_migration: batch_size must be >= 1");
+  require_migration_store(state, *m, live);
   migration_rollback_result res;
   res.migration = m->id;
   repair_plan plan;
