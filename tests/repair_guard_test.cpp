@@ -1335,6 +1335,32 @@ TEST_CASE("compact_wal: a log holding re-embeddings keeps its old vectors at lea
   CHECK(old.old_vectors_kept == 3);
 }
 
+TEST_CASE("read_plan: a store or other JSON given as a plan is 'not a plan file', error(parse)") {
+  const auto refused = [](const std::string& text, const std::string& why) {
+    try {
+      (void)parse_plan(text, "s.jsonl");
+      FAIL("accepted as a plan: " << text);
+    } catch (const error& e) {
+      CHECK(e.code() == error_code::parse);
+      CHECK_MESSAGE(std::string(e.what()).find("read_plan: 's.jsonl' is not a plan file (" + why) !=
+                        std::string::npos,
+                    e.what());
+      CHECK(std::string(e.what()).find("json.exception") == std::string::npos);
+    }
+  };
+  // a store of two records, and of one
+  refused("{\"id\":\"a\",\"content\":\"x\"}\n{\"id\":\"b\",\"content\":\"y\"}\n",
+          "its first line is a memory record: is it a store?");
+  refused("{\"id\":\"a\",\"content\":\"x\"}\n", "its first line is a memory record");
+  refused("{\"x\":1}\n", "its first line is JSON without \"actions\" or \"schema_version\"");
+  refused("[1,2]\n", "its first line is JSON without");
+  // an indented document (first line "{") without actions; text that is not JSON
+  refused("{\n  \"x\": 1\n}\n", "a JSON document without \"actions\"");
+  refused("{\n  not json\n", "not JSON: ");
+  // an indented plan of schema_version 1 still reads
+  CHECK(parse_plan(plan_to_json(repair_plan{}).dump(2)) == repair_plan{});
+}
+
 TEST_CASE("plan JSON: detection options round-trip; absent means empty") {
   repair_plan p;
   p.detection.now = parse_timestamp("2024-07-15T00:00:00Z")->instant;
