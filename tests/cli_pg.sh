@@ -48,6 +48,9 @@ sql "$dump" >before.txt
 grep -q '"exact_duplicate"' check.json || fail "check found no exact_duplicate"
 grep -q 'search_path' check.json && fail "check.json shows the connection string"
 grep -q '"store": "postgresql://memhealth@' check.json || fail "check.json does not name the server"
+grep -q '"store": "postgresql://memhealth@[^"]* table mem0"' check.json || fail "check.json does not name the table"
+"$mh" check "$uri" --mapping mem0 --now 2024-03-10T00:00:00Z --exit-zero >check.txt 2>/dev/null
+head -1 check.txt | grep -q '^memhealth check postgresql://memhealth@.* table mem0$' || fail "the check's header does not name the table: $(head -1 check.txt)"
 
 # --workers: the report of 1 and 2 worker threads is the single-process report, byte for byte
 # (--job-records 1: one job per scope, alice and bob: 2 jobs)
@@ -126,6 +129,26 @@ grep -q "needs a postgresql:// store" px.err || fail "plan --workers on a file: 
 grep -q '^UPDATE "mem0" AS t SET "payload" = jsonb_set(' dry.sql || fail "dry run printed no UPDATE: $(cat dry.sql dry.err)"
 [ ! -e run.wal ] || fail "the dry run wrote the log"
 sql "$dump" | cmp -s - before.txt || fail "the dry run changed the table"
+
+# the plan applied to another table (schema cli2: the same shape, other ids) is refused before
+# anything is written: exit 2, no log, no row changed (the plan's store fingerprint)
+psql -X -q -v ON_ERROR_STOP=1 "$base" -c "DROP SCHEMA IF EXISTS cli2 CASCADE" -c "CREATE SCHEMA cli2" 2>/dev/null
+uri2="$base&options=-csearch_path%3Dcli2"
+psql -X -q -v ON_ERROR_STOP=1 -At "$uri2" -c "CREATE TABLE mem0 (id uuid PRIMARY KEY, vector real[], payload jsonb, note text)"
+for n in 5 6 7 8; do
+  psql -X -q -v ON_ERROR_STOP=1 -At "$uri2" -c "INSERT INTO mem0 VALUES ('00000000-0000-0000-0000-00000000009$n', '{0.5,0.5,0.5,0.5}', jsonb_build_object('data', 'The user lives in Berlin.', 'user_id', 'alice', 'created_at', '2024-03-01T09:30:00.000Z', 'updated_at', '2024-03-02T09:00:00.000Z', 'hash', 'h$n'), 'note $n')"
+done
+psql -X -q -v ON_ERROR_STOP=1 -At "$uri2" -c "$dump" >other-before.txt
+set +e
+"$mh" apply "$uri2" --mapping mem0 --plan plan.json --wal other.wal --out "$uri2" --approve tier2 >other.out 2>other.err
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "a plan of another table: exit $rc, expected 2: $(cat other.err)"
+grep -q "was made for another store" other.err || fail "a plan of another table: $(cat other.err)"
+grep -q "nothing was written" other.err || fail "a plan of another table: $(cat other.err)"
+[ ! -e other.wal ] || fail "a plan of another table: the log was written"
+psql -X -q -v ON_ERROR_STOP=1 -At "$uri2" -c "$dump" | cmp -s - other-before.txt || fail "a plan of another table changed its rows"
+psql -X -q -v ON_ERROR_STOP=1 "$base" -c "DROP SCHEMA cli2 CASCADE" 2>/dev/null
 
 # apply in place, then rollback to the exact rows
 "$mh" apply "$uri" --mapping mem0 --plan plan.json --wal run.wal --out "$uri" --approve tier2 2>apply.err

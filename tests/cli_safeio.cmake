@@ -643,3 +643,79 @@ if(HAVE_SQLITE)
   run("1" "${MEMHEALTH}" check "sqlite:${WORK}/empty.db" --now ${NOW})
   expect_in("${last_out}" "store_empty: 1" "check of an empty SQLite store")
 endif()
+
+# ---------------------------------------------------------------- plan/apply inputs (issue 21 tester)
+# every count of plan/apply takes decimal digits only (CLI11 alone wraps "-5" to 2^64-5 and
+# reads "0x10" as 16): a negative, a non-number, trailing junk or hex is exit 2 naming the option
+foreach(bad "-5" "abc" "5x" "0x10" "+5")
+  run("2" "${MEMHEALTH}" plan "${S}" --out "${WORK}/bad-num.json" --blast-radius "${bad}" --now ${NOW})
+  expect_in("${last_err}" "--blast-radius" "plan --blast-radius '${bad}'")
+  expect_in("${last_err}" "expected a whole number >= 0" "plan --blast-radius '${bad}'")
+endforeach()
+if(EXISTS "${WORK}/bad-num.json")
+  message(FATAL_ERROR "plan with a bad --blast-radius wrote a plan")
+endif()
+foreach(opt --max-records --dim --max-content-bytes --block-above)
+  run("2" "${MEMHEALTH}" plan "${S}" --out "${WORK}/bad-num.json" ${opt} -3 --now ${NOW})
+  expect_in("${last_err}" "expected a whole number >= 0" "plan ${opt} -3")
+endforeach()
+run("0" "${MEMHEALTH}" plan "${S}" --out "${WORK}/num-plan.json" --blast-radius 7 --max-records 1000 --now ${NOW})
+file(READ "${WORK}/num-plan.json" num_plan)
+string(FIND "${num_plan}" "\"blast_radius_threshold\":7," at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "plan --blast-radius 7 did not record the threshold 7")
+endif()
+foreach(opt --batch --max-records --max-in-flight --max-runs-per-day)
+  run("2" "${MEMHEALTH}" apply "${S}" --plan "${WORK}/num-plan.json" --wal "${WORK}/num.wal"
+      --out "${WORK}/num-out.jsonl" ${opt} -1 --now ${NOW})
+  expect_in("${last_err}" "expected a whole number >= 0" "apply ${opt} -1")
+endforeach()
+foreach(opt --rate --burst)
+  run("2" "${MEMHEALTH}" apply "${S}" --plan "${WORK}/num-plan.json" --wal "${WORK}/num.wal"
+      --out "${WORK}/num-out.jsonl" ${opt} -1 --now ${NOW})
+  expect_in("${last_err}" "${opt}" "apply ${opt} -1")
+endforeach()
+if(EXISTS "${WORK}/num.wal" OR EXISTS "${WORK}/num-out.jsonl")
+  message(FATAL_ERROR "apply with a bad count wrote its log or its output")
+endif()
+
+# an events file without any event: a warning and exit 1 (no retrieval alarm could be
+# evaluated), the plan of the store's findings still written
+file(WRITE "${WORK}/no-events.jsonl" "")
+run("1" "${MEMHEALTH}" plan "${S}" --out "${WORK}/no-events-plan.json" --events "${WORK}/no-events.jsonl" --now ${NOW})
+expect_in("${last_err}" "holds no retrieval or feedback event (0 lines): no retrieval alarm could be evaluated" "plan --events of an empty file")
+if(NOT EXISTS "${WORK}/no-events-plan.json")
+  message(FATAL_ERROR "plan --events of an empty file wrote no plan")
+endif()
+
+# a store given as the plan: "is not a plan file", exit 2, nothing written
+run("2" "${MEMHEALTH}" apply "${S}" --plan "${S}" --wal "${WORK}/store-as-plan.wal"
+    --out "${WORK}/store-as-plan.jsonl" --now ${NOW})
+expect_in("${last_err}" "sample_store.jsonl' is not a plan file (its first line is a memory record" "a store as --plan")
+string(FIND "${last_err}" "json.exception" at)
+if(NOT at EQUAL -1)
+  message(FATAL_ERROR "a store as --plan printed a raw JSON exception:\n${last_err}")
+endif()
+if(EXISTS "${WORK}/store-as-plan.wal" OR EXISTS "${WORK}/store-as-plan.jsonl")
+  message(FATAL_ERROR "apply with a store as --plan wrote something")
+endif()
+
+# the report's format comes from its extension; another one needs --report-format
+run("2" "${MEMHEALTH}" apply "${S}" --plan "${WORK}/num-plan.json" --wal "${WORK}/rep.wal"
+    --out "${WORK}/rep-out.jsonl" --report "${WORK}/rep.txt" --now ${NOW})
+expect_in("${last_err}" "cannot tell the report format from the extension '.txt'" "apply --report x.txt")
+if(EXISTS "${WORK}/rep.wal" OR EXISTS "${WORK}/rep.txt" OR EXISTS "${WORK}/rep-out.jsonl")
+  message(FATAL_ERROR "apply --report x.txt wrote something")
+endif()
+run("0;3;4" "${MEMHEALTH}" apply "${S}" --plan "${WORK}/num-plan.json" --wal "${WORK}/rep.wal"
+    --out "${WORK}/rep-out.jsonl" --report "${WORK}/rep.txt" --report-format json --now ${NOW}
+    --max-runs-per-day 100)
+file(READ "${WORK}/rep.txt" rep_txt)
+string(FIND "${rep_txt}" "\"audit\"" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "apply --report rep.txt --report-format json did not write JSON")
+endif()
+# monitor treats an events file without any event the same way (exit 1, --exit-zero: 0)
+run("1" "${MEMHEALTH}" monitor "${WORK}/no-events.jsonl" --store "${S}")
+expect_in("${last_err}" "holds no retrieval or feedback event (0 lines): no window could be evaluated" "monitor of an empty events file")
+run("0" "${MEMHEALTH}" monitor "${WORK}/no-events.jsonl" --store "${S}" --exit-zero)

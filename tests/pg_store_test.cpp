@@ -219,6 +219,21 @@ TEST_CASE("pg_store: memhealth's own schema keeps every field byte for byte") {
         "m-4|<null>|<null>|<null>|<null>|<null>|<null>|<null>\n");
   CHECK(c.dump("SELECT metadata IS NULL, record FROM memhealth_records WHERE id = 'm-5'") ==
         "t|{\"id\":\"m-5\",\"content\":\"z\",\"metadata\":\"oops\"}\n");
+  {  // a status change writes `record` and `status` only, not every derived column
+    const std::size_t fi = *s.find("f");
+    auto img = s.extract(fi);
+    img.status = "archived";
+    const std::string sql = s.preview_restore(fi, img);
+    CHECK(sql.find(" AS t SET \"record\" = CAST(") != std::string::npos);
+    CHECK(sql.find("\"status\" = CAST('archived' AS ") != std::string::npos);
+    // (the JSON in `record` holds "scope":..., so a column is looked for as it is assigned)
+    for (const std::string col :
+         {"scope", "kind", "metadata", "claim", "updated_at", "embedding_version"})
+      CHECK_MESSAGE(sql.find("\"" + col + "\" = CAST(") == std::string::npos, col << " in " << sql);
+    // and a change of scope writes that column too
+    img.scope = "user:2";
+    CHECK(s.preview_restore(fi, img).find("\"scope\" = CAST('user:2' AS ") != std::string::npos);
+  }
   // create refuses an existing store
   error_code code{};
   CHECK(error_of([&] { (void)pg_store<>::create(db, orig); }, &code).find("already exists") !=

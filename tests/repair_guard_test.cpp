@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -1058,6 +1059,204 @@ TEST_CASE("plan store fingerprint: a sample of 128 ids tells large stores apart"
   CHECK(grown.foreign > 0.5);
 }
 
+namespace {
+
+// An index that only removes: records what it was asked to remove.
+struct ghost_index {
+  std::vector<std::string> removed;
+  void rebuild() {}
+  std::size_t remove(std::span<const std::string> ids) {
+    removed.insert(removed.end(), ids.begin(), ids.end());
+    return ids.size();
+  }
+};
+
+// A plan made from g0..g9: a weight of 0.5 for g1 (tier 1), then a clean-up of "ghost".
+repair_plan fingerprinted_plan() {
+  repair_plan plan;
+  repair_action w = weight_action("k-weight", "g1", 0.5);
+  w.priority = action_priority::tier1;
+  repair_action c;
+  c.type = std::string(action_types::clean_index);
+  c.priority = action_priority::index_cleanup;
+  c.targets = {"ghost"};
+  c.idempotency_key = "k-clean";
+  plan.actions = {w, c};
+  plan.store = plan_store_of(store_of_ids(ids_of("g", 10)));
+  return plan;
+}
+
+}  // namespace
+
+TEST_CASE("apply_plan checks the plan's store itself: another store, a cut one, an opt-out") {
+  scratch_dir dir("plan-store");
+  const repair_plan plan = fingerprinted_plan();
+  ghost_index idx;
+  apply_options opt;
+  opt.index = make_index_hooks(idx);
+  SUBCASE("another store (h0..h9): error(precondition), nothing written, index untouched") {
+    auto other = store_of_ids(ids_of("h", 10));
+    const auto before = images(other);
+    const fs::path log = dir.path / "run.wal";
+    {
+      wal_writer wal(log, wal_sync::none);
+      try {
+        (void)apply_plan(other, plan, wal, opt);
+        FAIL("apply_plan accepted a plan of another store");
+      } catch (const error& e) {
+        CHECK(e.code() == error_code::precondition);
+        CHECK(std::string(e.what()).find(
+                  "apply_plan: the plan was made for another store: most record ids differ: 0% "
+                  "of the plan's sampled record ids are in it and 100% of its ids") !=
+              std::string::npos);
+        CHECK(std::string(e.what()).find("nothing was written") != std::string::npos);
+      }
+      apply_options dry = opt;  // a dry run is refused the same way
+      dry.dry_run = true;
+      CHECK_THROWS_AS((void)apply_plan(other, plan, wal, dry), error);
+      // the plan file, applied action by action, is refused before its first action
+      write_plan((dir.path / "p.jsonl").string(), plan);
+      plan_reader reader((dir.path / "p.jsonl").string());
+      std::size_t seen = 0;
+      CHECK_THROWS_AS(
+          (void)apply_plan_stream(other, reader, wal, opt,
+                                  [&](const action_outcome&, const repair_action&) { ++seen; }),
+          error);
+      CHECK(seen == 0);
+      wal.sync();
+    }
+    CHECK(read_wal_file(log).entries.empty());  // no run_begin, no intent
+    CHECK(images(other) == before);
+    CHECK(idx.removed.empty());
+  }
+  SUBCASE("cut to g0..g2 (3 of 10 ids kept): the record action runs, the clean-up is refused") {
+    auto cut = store_of_ids(ids_of("g", 3));
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    const auto res = apply_plan(cut, plan, wal, opt);
+    CHECK(res.outcomes[0].status == action_status::applied);
+    CHECK(cut.record(*cut.find("g1")).effective_weight == 0.5);
+    CHECK(res.outcomes[1].status == action_status::failed);
+    CHECK(res.outcomes[1].reason ==
+          "index actions refused: the store lost most of its records since the plan (30% of the "
+          "plan's sampled record ids are in it; the plan was made from a store of 10 records (10 "
+          "live), this one has 3 (3 live))");
+    CHECK(idx.removed.empty());
+    // a reason the caller set wins
+    auto cut2 = store_of_ids(ids_of("g", 3));
+    apply_options mine = opt;
+    mine.index_refused = "host says no";
+    wal_writer wal2(dir.path / "run2.wal", wal_sync::none);
+    CHECK(apply_plan(cut2, plan, wal2, mine).outcomes[1].reason ==
+          "index actions refused: host says no");
+  }
+  SUBCASE("the same store: both run") {
+    auto same = store_of_ids(ids_of("g", 10));
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    const auto res = apply_plan(same, plan, wal, opt);
+    CHECK(res.outcomes[0].status == action_status::applied);
+    CHECK(res.outcomes[1].status == action_status::applied);
+    CHECK(idx.removed == std::vector<std::string>{"ghost"});
+  }
+  SUBCASE("skip_store_check: the host checked itself; another store is not refused") {
+    auto other = store_of_ids(ids_of("h", 10));
+    opt.skip_store_check = true;
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    const auto res = apply_plan(other, plan, wal, opt);
+    CHECK(res.outcomes[0].status == action_status::failed);  // g1 is not in it
+    CHECK(res.outcomes[1].status == action_status::applied);
+    CHECK(idx.removed == std::vector<std::string>{"ghost"});
+  }
+  SUBCASE("a plan without a fingerprint (an older plan) is not checked") {
+    repair_plan old = plan;
+    old.store.reset();
+    auto other = store_of_ids(ids_of("h", 10));
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    CHECK_NOTHROW((void)apply_plan(other, old, wal, opt));
+  }
+}
+
+TEST_CASE("re-embedding under the index blast-radius limit: batches held, rebuild within it") {
+  // g1 g3 g4 to re-embed in batches {g1,g3} {g4}, then rebuild_index over what changed
+  reembed_fixture fx;
+  scratch_dir dir("reembed-blast");
+  const auto plan = fx.plan("m2");
+  REQUIRE(plan.actions.size() == 3);
+  partial_index idx;
+  apply_options opt;
+  opt.approve_tier3 = true;
+  opt.embed = unit_x;
+  opt.rebuild_index = make_index_rebuilder(idx);
+  SUBCASE("limit 2: the first batch (2 records) runs, the second would make 3: held") {
+    opt.index_blast_limit = 2;
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    const auto res = apply_plan(fx.store, plan, wal, opt);
+    CHECK(res.outcomes[0].status == action_status::applied);
+    CHECK(res.outcomes[1].status == action_status::unapproved);
+    CHECK(res.outcomes[1].attempts == 0);
+    CHECK(res.outcomes[1].reason ==
+          "held for review: it would re-embed 1 records, and the index rebuild after the "
+          "re-embedding would then rewrite the entries of 3 records (3 index entries, more than "
+          "the blast-radius threshold of 2); approve suspended work to run it");
+    CHECK(res.outcomes[2].status == action_status::applied);
+    REQUIRE(idx.partial.size() == 1);
+    CHECK(idx.partial[0] == std::vector<std::string>{"g1", "g3"});
+    CHECK(fx.store.record(4).embedding_version == "m1");  // g4 not re-embedded
+  }
+  SUBCASE("limit 1: the 2-record batch is held, the 1-record batch runs and is re-indexed") {
+    opt.index_blast_limit = 1;
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    const auto res = apply_plan(fx.store, plan, wal, opt);
+    CHECK(res.outcomes[0].status == action_status::unapproved);
+    CHECK(res.outcomes[1].status == action_status::applied);
+    REQUIRE(idx.partial.size() == 1);
+    CHECK(idx.partial[0] == std::vector<std::string>{"g4"});
+    CHECK(fx.store.record(1).embedding_version == "m1");
+  }
+  SUBCASE("limit 1 without an index policy: nothing rewrites the index, nothing is held") {
+    opt.rebuild_index = nullptr;
+    opt.index_blast_limit = 1;
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    const auto res = apply_plan(fx.store, plan, wal, opt);
+    CHECK(res.outcomes[0].status == action_status::applied);
+    CHECK(res.outcomes[1].status == action_status::applied);
+    CHECK(res.outcomes[2].status == action_status::failed);
+    CHECK(res.outcomes[2].reason ==
+          "no index policy (apply_options::rebuild_index): rebuild the index by hand for 3 "
+          "re-embedded records");
+  }
+  SUBCASE("limit 1 with approve_suspended: everything runs") {
+    opt.index_blast_limit = 1;
+    opt.approve_suspended = true;
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    const auto res = apply_plan(fx.store, plan, wal, opt);
+    CHECK(res.applied.size() == 3);
+    REQUIRE(idx.partial.size() == 1);
+    CHECK(idx.partial[0] == std::vector<std::string>{"g1", "g3", "g4"});
+  }
+  SUBCASE("vectors changed by another action type: the rebuild itself is held") {
+    // one action (not a reembed) replaces the vectors of g1 and g3, then a rebuild over both
+    repair_plan p;
+    repair_action e;
+    e.type = "test";
+    e.targets = {"g1", "g3"};
+    e.edits = {{"g1", edit_replace_embedding{{0.0f, 1.0f, 0.0f, 0.0f}, "m2"}},
+               {"g3", edit_replace_embedding{{0.0f, 1.0f, 0.0f, 0.0f}, "m2"}}};
+    e.idempotency_key = "k-vec";
+    e.priority = action_priority::tier1;
+    p.actions = {e, plan.actions[2]};
+    opt.index_blast_limit = 1;
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    const auto res = apply_plan(fx.store, p, wal, opt);
+    CHECK(res.outcomes[0].status == action_status::applied);
+    CHECK(res.outcomes[1].status == action_status::unapproved);
+    CHECK(res.outcomes[1].reason ==
+          "held for review: it would rewrite the index entries of 2 re-embedded records (they "
+          "stay stale in the index until it is rebuilt) (2 index entries, more than the "
+          "blast-radius threshold of 1); approve suspended work to run it");
+    CHECK(idx.partial.empty());
+  }
+}
+
 TEST_CASE("flat index: file round trip, exact cosine search, and bad files as errors") {
   scratch_dir dir("flat-index");
   const fs::path p = dir.path / "ix.jsonl";
@@ -1134,6 +1333,32 @@ TEST_CASE("compact_wal: a log holding re-embeddings keeps its old vectors at lea
   const auto old = compact_wal(path, created + std::chrono::days{15}, o);
   CHECK(old.refused.empty());
   CHECK(old.old_vectors_kept == 3);
+}
+
+TEST_CASE("read_plan: a store or other JSON given as a plan is 'not a plan file', error(parse)") {
+  const auto refused = [](const std::string& text, const std::string& why) {
+    try {
+      (void)parse_plan(text, "s.jsonl");
+      FAIL("accepted as a plan: " << text);
+    } catch (const error& e) {
+      CHECK(e.code() == error_code::parse);
+      CHECK_MESSAGE(std::string(e.what()).find("read_plan: 's.jsonl' is not a plan file (" + why) !=
+                        std::string::npos,
+                    e.what());
+      CHECK(std::string(e.what()).find("json.exception") == std::string::npos);
+    }
+  };
+  // a store of two records, and of one
+  refused("{\"id\":\"a\",\"content\":\"x\"}\n{\"id\":\"b\",\"content\":\"y\"}\n",
+          "its first line is a memory record: is it a store?");
+  refused("{\"id\":\"a\",\"content\":\"x\"}\n", "its first line is a memory record");
+  refused("{\"x\":1}\n", "its first line is JSON without \"actions\" or \"schema_version\"");
+  refused("[1,2]\n", "its first line is JSON without");
+  // an indented document (first line "{") without actions; text that is not JSON
+  refused("{\n  \"x\": 1\n}\n", "a JSON document without \"actions\"");
+  refused("{\n  not json\n", "not JSON: ");
+  // an indented plan of schema_version 1 still reads
+  CHECK(parse_plan(plan_to_json(repair_plan{}).dump(2)) == repair_plan{});
 }
 
 TEST_CASE("plan JSON: detection options round-trip; absent means empty") {

@@ -2308,6 +2308,68 @@ TEST_CASE(
   CHECK_FALSE(state.review(later.key));
 }
 
+TEST_CASE(
+    "review queue: a pending item whose records changed since is superseded by the new proposal "
+    "(kept, not deleted); decisions and other stores are left alone") {
+  sq_dir dir("review-supersede");
+  auto state = sqlite_state::open(dir.path / "state.db");
+  const utc_time now = parse_timestamp("2024-07-15T00:00:00Z")->instant;
+  const std::int64_t now_ms = 1721001600000;  // 2024-07-15T00:00:00Z
+  const auto downweight = [&](double weight, const std::string& scope, const std::string& fp) {
+    repair_action a;
+    a.type = "downweight";
+    a.tier = 2;
+    a.automation = automation::confirm;
+    a.priority = 100;
+    a.rollback_method = "restore_before_images";
+    a.targets = {"r1"};
+    a.edits.push_back({"r1", edit_set_weight{weight}});
+    a.blast = {1, {"user:1"}};
+    a.idempotency_key = compute_idempotency_key(a);
+    auto item = detail::to_review_item(a, "tier 2: no rule applies downweight at once", now);
+    item.key = sqlite_repair_history::scoped(scope, item.key);
+    item.fingerprint = fp;
+    return item;
+  };
+  const auto rejected = downweight(0.52, "sqlite:/s.db", "f0");
+  CHECK(state.queue_review(rejected));
+  state.decide_review(rejected.key, "rejected", "ana", "keep it", now_ms);
+  const auto old = downweight(0.50, "sqlite:/s.db", "f1");  // r1 as it was
+  CHECK(state.queue_review(old));
+  CHECK(state.review(rejected.key)->status == "rejected");  // a decision is not superseded
+  const auto elsewhere = downweight(0.49, "sqlite:/other.db", "f1");
+  CHECK(state.queue_review(elsewhere));
+  auto fresh = downweight(0.48, "sqlite:/s.db", "f2");  // r1 changed: a new proposal
+  fresh.queued_ms = now_ms + 5000;
+  CHECK(state.queue_review(fresh));
+  const auto o = state.review(old.key);
+  REQUIRE(o);
+  CHECK(o->status == "superseded");
+  CHECK(o->decided_by == "memhealth");
+  CHECK(o->decided_ms == now_ms + 5000);
+  const std::string fresh_id = fresh.key.substr(fresh.key.rfind('\x1f') + 1);
+  CHECK(o->decision_note ==
+        "superseded by " + fresh_id + ": its records changed since it was queued");
+  CHECK(state.review(rejected.key)->status == "rejected");
+  CHECK(state.review(elsewhere.key)->status == "pending");  // another store's item
+  CHECK(state.review(fresh.key)->status == "pending");
+  // nothing deleted; "pending" lists the current items only
+  CHECK(state.review_count("") == 4);
+  CHECK(state.review_count("superseded") == 1);
+  std::vector<std::string> pending;
+  for (const auto& it : state.review_items("pending")) pending.push_back(it.key);
+  std::sort(pending.begin(), pending.end());
+  std::vector<std::string> want{elsewhere.key, fresh.key};
+  std::sort(want.begin(), want.end());
+  CHECK(pending == want);
+  // an item without a fingerprint supersedes nothing; the superseded one is not proposed again
+  // by a later proposal (it is no longer pending)
+  CHECK(state.queue_review(downweight(0.30, "sqlite:/s.db", "")));
+  CHECK(state.review(fresh.key)->status == "pending");
+  CHECK(state.supersede_reviews(fresh) == 0);  // nothing else pending over other records
+  CHECK(state.review(old.key)->decided_ms == now_ms + 5000);
+}
+
 namespace {
 // A review item as the watch queues a conflict nobody's rule decided (planner: send_to_review,
 // pending_review on each record), for `targets` of `live`, under `scope`.
@@ -2400,6 +2462,16 @@ TEST_CASE(
   REQUIRE_FALSE(find_secrets("my token is " + token).empty());
   refused(conflict3, "d1", std::nullopt, ao, "is not a target");
   refused(junk, "j1", std::nullopt, ao, "not a conflict's");
+  {  // the item is named "ID of STORE": the key's unit separator never reaches a message
+    const std::string id = junk.key.substr(junk.key.rfind('\x1f') + 1);
+    refused(junk, "j1", std::nullopt, ao, "review item " + id + " of " + scope + " is a ");
+    try {
+      (void)resolve(junk, "j1", std::nullopt, ao);
+    } catch (const error& e) {
+      CHECK(std::string(e.what()).find('\x1f') == std::string::npos);
+    }
+    CHECK(detail::review_item_label("plain-key") == "plain-key");
+  }
   refused(lonely, "d1", std::nullopt, ao, "fewer than two records");
   refused(conflict2, "d1", "my token is " + token, ao, "holds a secret (github_token");
   refused(conflict2, "d1", std::string(""), ao, "the new text is empty");

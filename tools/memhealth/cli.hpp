@@ -52,6 +52,19 @@
 
 namespace memhealth::cli {
 
+/// Validator of an option holding a count: decimal digits only, so "-5" (which CLI11 would wrap
+/// to a huge unsigned value), "5x", "abc", "0x10" and "" are refused with the option's name
+/// (CLI::ValidationError: exit 2). Combine it with a CLI::Range for bounds.
+inline CLI::Validator whole_number() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        if (s.empty() || s.size() > 19 || s.find_first_not_of("0123456789") != std::string::npos)
+          return "expected a whole number >= 0 (decimal digits, at most 19), got '" + s + "'";
+        return {};
+      },
+      "UINT", "whole_number");
+}
+
 /// Exit codes of every subcommand.
 enum exit_code : int {
   exit_ok = 0,          ///< success, nothing of warning or above
@@ -705,6 +718,7 @@ struct history_window_cli {
                   "(default 7d) ...");
     c->add_option("--recur-runs", recur_runs,
                   "... and for this many full check runs after the repair (default 0: time only)")
+        ->check(whole_number())
         ->check(CLI::Range(std::int64_t{0}, std::int64_t{1'000'000}));
     c->add_option("--uptime-window", uptime_window,
                   "Uptime over this window ending now (default 30d)");
@@ -955,10 +969,12 @@ inline void add_worker_job_options(CLI::App* cmd, std::size_t& job_records, doub
   cmd->add_option("--job-records", job_records,
                   "With --workers: most records per job (scopes are batched; a larger scope is "
                   "one job, and its k-means join is split into blocks when it is partitioned)")
+      ->check(whole_number())
       ->check(CLI::PositiveNumber);
   cmd->add_option("--lease", lease,
                   "With --workers: seconds a claimed job is held without renewal before another "
-                  "worker may take it (default 120)");
+                  "worker may take it (default 120)")
+      ->check(CLI::PositiveNumber);
 }
 
 /// Registers --embedder and --embedding-model (and --model-cache when `cache` is true) on a
@@ -1013,19 +1029,21 @@ inline void add_detection_options(CLI::App* cmd, detection_cli_options& o) {
   cmd->add_option("--lexicon", o.lexicon,
                   "Claim lexicon additions for the conflict judge (TSV: cue/synonym/antonym/is_a "
                   "lines, see README)");
-  cmd->add_option("--dim", o.dim, "Expected embedding dimension (default: the most common one)");
+  cmd->add_option("--dim", o.dim, "Expected embedding dimension (default: the most common one)")
+      ->check(whole_number());
   cmd->add_option("--threads", o.settings.threads,
                   "Worker threads for the structural scan and the similarity joins (same findings)")
+      ->check(whole_number())
       ->check(CLI::Range(1, 256));
   cmd->add_option("--block-above", o.settings.block_scopes_above,
                   "Compare scopes of more than N embedded records by k-means blocking with "
                   "multi-probe instead of the exact join (a few similar pairs may be missed; 0 = "
                   "always the exact join; default 50000)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number());
   cmd->add_option("--max-content-bytes", o.settings.content_size.max_bytes,
                   "Content longer than this many UTF-8 bytes is an oversized_content finding (0 = "
                   "no store-wide limit; default 8192; metadata max_bytes / max_chars still apply)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number());
   cmd->add_option("--hygiene-off", o.hygiene_off,
                   "Turn content hygiene checks off: secrets, mojibake, content_size, content_time "
                   "(repeat or separate by commas)")

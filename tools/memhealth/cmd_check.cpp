@@ -130,12 +130,22 @@ void finish_incremental(incremental_check& ic, const detect_options& d) {
 }
 #endif
 
+// The store as the report's header names it: a postgresql:// store with its table (the
+// --mapping's), as `PgStore::description()` says it.
+std::string checked_store_label(const std::string& store) {
+#if MEMHEALTH_CLI_HAVE_PG
+  if (is_pg_store(store))
+    return store_label(store) + " table " + load_pg_mapping(pg_mapping_option()).table;
+#endif
+  return store_label(store);
+}
+
 std::string report_text(const report& r, const check_options& o, const detect_options& d,
                         std::size_t n_issues, bool markdown) {
   std::ostringstream s;
   const auto counts = r.counts_by_kind();
   if (markdown) {
-    s << "# memhealth check: " << store_label(o.store) << "\n\n";
+    s << "# memhealth check: " << checked_store_label(o.store) << "\n\n";
     s << "- records: " << r.records_total << " (" << r.records_checked << " checked"
       << (d.since ? ", incremental since " + format_timestamp(timestamp{*d.since, 0}) : "")
       << (r.records_total == 0 ? ", EMPTY STORE" : "") << ")\n";
@@ -145,7 +155,7 @@ std::string report_text(const report& r, const check_options& o, const detect_op
     s << "| kind | count |\n|---|---:|\n";
     for (const auto& [k, n] : counts) s << "| " << k << " | " << n << " |\n";
   } else {
-    s << "memhealth check " << store_label(o.store) << "\n";
+    s << "memhealth check " << checked_store_label(o.store) << "\n";
     s << "records: " << r.records_total << " (" << r.records_checked << " checked"
       << (d.since ? ", incremental since " + format_timestamp(timestamp{*d.since, 0}) : "")
       << (r.records_total == 0 ? ", EMPTY STORE" : "") << "), clock "
@@ -199,9 +209,9 @@ int run_parallel_check(const check_options& o, const default_check_settings& set
   std::cerr << "memhealth check: " << res.jobs << " jobs, " << res.job_claims << " claims, by "
             << res.jobs_by_worker.size() << " worker(s)\n";
   report& r = res.findings;
-  note_empty_store(r, store_label(o.store));
+  note_empty_store(r, checked_store_label(o.store));
   if (o.format == "json")
-    emit(check_report_json(r, store_label(o.store), d, {}).dump(2), o.out);
+    emit(check_report_json(r, checked_store_label(o.store), d, {}).dump(2), o.out);
   else
     emit(report_text(r, o, d, 0, o.format == "md"), o.out);
   return r.has_at_least(severity::warning) && !o.exit_zero ? exit_findings : exit_ok;
@@ -289,9 +299,9 @@ int run_check(const check_options& o) {
 #endif
   report r = run_incremental(make_default_pipeline(settings), store, d);
   print_issues(lr.issues);
-  note_empty_store(r, store_label(o.store));
+  note_empty_store(r, checked_store_label(o.store));
   if (o.format == "json")
-    emit(check_report_json(r, store_label(o.store), d, lr.issues).dump(2), o.out);
+    emit(check_report_json(r, checked_store_label(o.store), d, lr.issues).dump(2), o.out);
   else
     emit(report_text(r, o, d, lr.issues.size(), o.format == "md"), o.out);
 #if MEMHEALTH_CLI_HAVE_SQLITE

@@ -84,6 +84,13 @@ int run_monitor(const monitor_cli& o) {
   const auto store = memory_store<>::from_records(std::move(lr.records));
   const auto ev = read_events_jsonl(o.events);
   print_issues(ev.issues);
+  // an events file without a single event (empty, blank lines only): nothing could be evaluated
+  // (`plan --events` treats it the same way)
+  const bool no_events = ev.retrievals.empty() && ev.feedback.empty();
+  if (no_events)
+    std::cerr << "memhealth monitor: warning: " << o.events
+              << " holds no retrieval or feedback event (" << ev.lines_read
+              << " lines): no window could be evaluated; is it the right file?\n";
   std::optional<baseline_map> base;
   std::vector<load_issue> base_issues;
   if (!o.baseline.empty()) {
@@ -137,6 +144,7 @@ int run_monitor(const monitor_cli& o) {
     findings_text(s, res.findings);
     emit(s.str(), o.out);
   }
+  if (no_events && !o.exit_zero) return exit_findings;
   return exit_for(res.findings, o.exit_zero);
 }
 

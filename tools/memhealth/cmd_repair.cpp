@@ -142,12 +142,20 @@ event_load_result read_alarm_events(const std::string& path, std::size_t* skippe
 
 // The monitor's findings over `events_path` served from `store` (a rolling baseline, or the
 // pooled `baseline_path`).
-// Event lines skipped (not events) are added to `skipped`.
+// Event lines skipped (not events) are added to `skipped`; an events file without a single
+// event (empty, or only blank lines) is a warning and counted in `empty_files` (no alarm could
+// be evaluated: `plan` exits 1).
 std::vector<finding> retrieval_alarms(const memory_store<>& store, const std::string& events_path,
                                       const std::string& window, const std::string& baseline_path,
-                                      std::size_t& skipped) {
+                                      std::size_t& skipped, std::size_t& empty_files) {
   const monitor_options mo = alarm_monitor_options(window);
   const auto ev = read_alarm_events(events_path, &skipped);
+  if (ev.retrievals.empty() && ev.feedback.empty()) {
+    std::cerr << "memhealth plan: warning: " << events_path
+              << " holds no retrieval or feedback event (" << ev.lines_read
+              << " lines): no retrieval alarm could be evaluated; is it the right file?\n";
+    ++empty_files;
+  }
   std::optional<baseline_map> base;
   if (!baseline_path.empty()) {
     const auto b = read_alarm_events(baseline_path, &skipped);
@@ -340,8 +348,10 @@ int run_plan(const plan_options& po_cli) {
   const auto detectors = make_default_pipeline(settings.first);
   std::vector<finding> alarms;  // the retrieval monitor's, when --events is given
   std::size_t skipped_events = 0;
+  std::size_t empty_events = 0;  // an events file without any event
   if (!o.events.empty())
-    alarms = retrieval_alarms(store, o.events, o.monitor_window, o.baseline, skipped_events);
+    alarms = retrieval_alarms(store, o.events, o.monitor_window, o.baseline, skipped_events,
+                              empty_events);
   detection_provenance prov =
       detection_record(o.detect, o.detect.dim ? o.detect.dim : store.dimension());
   if (!o.events.empty())  // apply shows the retrieval figures of these events before repair
@@ -373,6 +383,7 @@ int run_plan(const plan_options& po_cli) {
            .empty()) {  // what apply would run with these approvals (a dry run, nothing written)
     auto opt = approvals(o.approve);
     opt.dry_run = true;
+    opt.skip_store_check = true;  // the plan was just made from this store
     // the dry run's log is a temporary next to the plan, removed on every path (and on a signal)
     const dry_run_log log(o.out);
     const std::filesystem::path& tmp = log.path();
@@ -390,7 +401,10 @@ int run_plan(const plan_options& po_cli) {
   if (skipped_events)
     std::cerr << "memhealth plan: " << skipped_events
               << " lines of the events were skipped (see above); exit 1\n";
-  return store.size() == 0 || skipped_events ? exit_findings : exit_ok;
+  if (empty_events)
+    std::cerr << "memhealth plan: the events file held no event: the plan has no retrieval "
+                 "alarm (see above); exit 1\n";
+  return store.size() == 0 || skipped_events || empty_events ? exit_findings : exit_ok;
 }
 
 // ------------------------------------------------------------------------- index build | check
@@ -486,6 +500,7 @@ struct apply_cli_options {
   std::string wal;
   std::string out;
   std::string report;
+  std::string report_format;  // --report-format: markdown, json or html ("" = by extension)
   std::vector<std::string> approve;
   std::size_t batch = 16;
   detection_cli_options detect;
@@ -994,18 +1009,96 @@ void note_stale_actions(std::size_t stale, std::size_t unchecked) {
                  "plan to have them checked\n";
 }
 
+/// What `apply` verifies after a run, for a file and a postgresql:// store alike.
+struct apply_verification {
+  std::optional<report> after;  ///< the findings after (with --report, else unset)
+  finding_counts after_counts;  ///< their counts
+  utc_time checked_after;       ///< the clock of the check after (findings history)
+};
+
+/// After a run: the findings history in the state database when the run keeps one (`history`
+/// set: the check before under `scope_before`, the faults each applied action of `plan`
+/// addressed (known with `before`, the whole findings) and the check after under `scope_after`),
+/// then detection again over `repaired` with the same options (whole with `before`, else counts
+/// with the watched fault keys). `repaired_at` is when the run's repairs count as made (with a
+/// history); `history_now` the history's clock.
+apply_verification verify_apply_run(
+#if MEMHEALTH_CLI_HAVE_SQLITE
+    apply_history* history, sqlite_state* state,
+#endif
+    const std::string& scope_before, const std::string& scope_after, const repair_plan* plan,
+    const apply_result& res, const std::optional<report>& before,
+    const finding_counts& before_counts, const memory_store<>& repaired,
+    const detection_cli_options& detect, utc_time checked_before, utc_time repaired_at,
+    const std::function<utc_time()>& history_now) {
+  std::vector<std::string> watched_after;
+  utc_time made = checked_before;  // when the run's repairs count as made
+#if MEMHEALTH_CLI_HAVE_SQLITE
+  if (history) {
+    history->flush();  // each applied action is in the store now: done
+    made = repaired_at;
+    (void)state->note_history_run(scope_before, checked_before, true, before_counts.errors,
+                                  before_counts.found_keys);
+    if (before && plan)
+      for (std::size_t i = 0; i < plan->actions.size() && i < res.outcomes.size(); ++i) {
+        if (res.outcomes[i].status != action_status::applied) continue;
+        std::vector<std::pair<std::string, std::string>> faults;
+        for (const std::size_t k : findings_addressed(plan->actions[i], before->findings))
+          faults.emplace_back(finding_key(before->findings[k]), before->findings[k].kind);
+        state->note_repaired_faults(
+            scope_after,
+            sqlite_repair_history::scoped(scope_after, plan->actions[i].idempotency_key), faults,
+            made);
+      }
+    watched_after = state->pending_fault_keys(scope_after);
+  }
+#else
+  (void)scope_before, (void)plan, (void)res, (void)before_counts, (void)repaired_at;
+#endif
+  apply_verification v;
+  if (before) v.after = run_detection(repaired, detect);
+  v.after_counts = v.after ? counts_of(*v.after) : count_findings(repaired, detect, watched_after);
+  // a full check run of the store written, after the repairs (a fault they did not remove has
+  // recurred at once)
+  v.checked_after = std::max(made + std::chrono::milliseconds{1}, history_now());
+#if MEMHEALTH_CLI_HAVE_SQLITE
+  if (history)
+    (void)state->note_history_run(scope_after, v.checked_after, true, v.after_counts.errors,
+                                  v.after_counts.found_keys);
+#endif
+  return v;
+}
+
+/// The format of the apply report: --report-format when given, else the extension of --report
+/// (.md / .markdown: "markdown", .json: "json", .html / .htm: "html", case as written).
+/// @throws error(invalid_argument) for another extension without --report-format (checked
+/// before any work, so nothing is written in a format the name does not say).
+std::string apply_report_format(const apply_cli_options& o) {
+  if (!o.report_format.empty()) return o.report_format;
+  const std::string ext = std::filesystem::path(o.report).extension().string();
+  if (ext == ".md" || ext == ".markdown") return "markdown";
+  if (ext == ".json") return "json";
+  if (ext == ".html" || ext == ".htm") return "html";
+  throw error(error_code::invalid_argument,
+              "--report " + o.report + ": cannot tell the report format from " +
+                  (ext.empty() ? std::string("a name without an extension")
+                               : "the extension '" + ext + "'") +
+                  " (.md, .json, .html or .htm); name one with --report-format markdown|json|html");
+}
+
 void emit_apply_report(const apply_cli_options& o, const audit_report& audit,
                        const repair_plan& plan, const apply_result& res, const report& before,
                        const report& after, const std::optional<retrieval_figures>& figures_before,
                        const std::string& events_before,
                        const std::optional<retrieval_figures>& figures_after) {
-  if (o.report.ends_with(".json")) {
+  const std::string format = apply_report_format(o);
+  if (format == "json") {
     auto j = apply_report_json(o, plan, res, before, after);
     if (figures_before) j["retrieval_before"] = figures_json(*figures_before, events_before);
     if (figures_after) j["retrieval_after"] = figures_json(*figures_after, o.events_after);
     j["audit"] = to_json(audit);
     emit(j.dump(2), o.report);
-  } else if (o.report.ends_with(".html") || o.report.ends_with(".htm")) {
+  } else if (format == "html") {
     emit(to_html(audit), o.report);
   } else {
     emit(to_markdown(audit), o.report);
@@ -1073,8 +1166,10 @@ int run_apply_pg(const apply_cli_options& o) {
   if (!(o.burst >= 1) || !(o.rate >= 0))
     throw error(error_code::invalid_argument, "--burst must be >= 1 and --rate >= 0");
   auto store = open_pg_store(o.store, o.dry_run);
-  (void)check_plan_made_for(o.plan, header_of(plan), store, 0);  // no index policy here
-  if (!o.detect.embedder.empty())                                // reembed actions embed through it
+  // checked here (with the tool's messages), so not again by apply_plan
+  opt.index_refused = check_plan_made_for(o.plan, header_of(plan), store, 0);
+  opt.skip_store_check = true;
+  if (!o.detect.embedder.empty())  // reembed actions embed through it
     set_apply_embedder(opt, make_cli_embedder(o.detect, store.dimension()));
   const std::string label = store.description();
   apply_counts c;
@@ -1182,40 +1277,19 @@ int run_apply_pg(const apply_cli_options& o) {
     if (out.status == action_status::failed &&
         out.reason.starts_with("manual queue since an earlier run"))
       held.push_back(out.idempotency_key);
-  std::vector<std::string> watched_after;
-  utc_time repaired_at = checked_before;
-#if MEMHEALTH_CLI_HAVE_SQLITE
-  if (history) {
-    history->flush();  // each applied action committed in its own transaction: done
-    auto& st = *budget.state;
-    repaired_at = std::max(checked_before, history_clock ? *history_clock : started);
-    (void)st.note_history_run(scope, checked_before, true, before_counts.errors,
-                              before_counts.found_keys);
-    if (before)
-      for (std::size_t i = 0; i < plan.actions.size() && i < res.outcomes.size(); ++i) {
-        if (res.outcomes[i].status != action_status::applied) continue;
-        std::vector<std::pair<std::string, std::string>> faults;
-        for (const std::size_t k : findings_addressed(plan.actions[i], before->findings))
-          faults.emplace_back(finding_key(before->findings[k]), before->findings[k].kind);
-        st.note_repaired_faults(
-            scope, sqlite_repair_history::scoped(scope, plan.actions[i].idempotency_key), faults,
-            repaired_at);
-      }
-    watched_after = st.pending_fault_keys(scope);
-  }
-#endif
+  // the findings history and the check after (shared with files: verify_apply_run); each
+  // applied action committed in its own transaction
   const memory_store<> after_store = rows_now();
-  std::optional<report> after;
-  if (before) after = run_detection(after_store, detect);
-  const finding_counts after_counts =
-      after ? counts_of(*after) : count_findings(after_store, detect, watched_after);
-  const utc_time checked_after =
-      std::max(repaired_at + std::chrono::milliseconds{1}, history_now());
+  const apply_verification verified = verify_apply_run(
 #if MEMHEALTH_CLI_HAVE_SQLITE
-  if (history)
-    (void)budget.state->note_history_run(scope, checked_after, true, after_counts.errors,
-                                         after_counts.found_keys);
-#else
+      history ? &*history : nullptr, budget.state ? &*budget.state : nullptr,
+#endif
+      scope, scope, &plan, res, before, before_counts, after_store, detect, checked_before,
+      std::max(checked_before, history_clock ? *history_clock : started), history_now);
+  const std::optional<report>& after = verified.after;
+  const finding_counts& after_counts = verified.after_counts;
+  const utc_time checked_after = verified.checked_after;
+#if !MEMHEALTH_CLI_HAVE_SQLITE
   (void)checked_after, (void)recur, (void)uptime_span;
 #endif
   std::cerr << "memhealth apply: " << c.applied << " applied, " << c.unapproved
@@ -1272,6 +1346,10 @@ int run_apply(const apply_cli_options& o) {
     refuse_outputs_over_inputs({{"--report", o.report}, {"--ledger", o.ledger}},
                                {{"--out", o.out}, {"--wal", o.wal}, {"--index", index_file}});
   }
+  if (!o.report.empty())
+    (void)apply_report_format(o);  // an unknown format: before any work
+  else if (!o.report_format.empty())
+    throw error(error_code::invalid_argument, "--report-format needs --report FILE");
   if (!o.events_after.empty()) require_readable_file(o.events_after, "--events-after");
   if (!o.events.empty()) require_readable_file(o.events, "--events");
   if (is_pg_store(o.store) || is_pg_store(o.out)) {
@@ -1311,6 +1389,7 @@ int run_apply(const apply_cli_options& o) {
       check_plan_made_for(o.plan, header, store, scanned.index_actions);
   auto opt = approvals(o.approve);
   opt.index_refused = index_refusal;
+  opt.skip_store_check = true;  // checked above, with the tool's messages
   opt.index_blast_limit =
       header.blast_radius_threshold.value_or(planner_options{}.blast_radius_threshold);
   opt.batch_size = o.batch;
@@ -1465,46 +1544,20 @@ int run_apply(const apply_cli_options& o) {
   if (c.records_changed == 0) budget.give_back(started);
   write_store(o.out, store, damaged,
               database_id);  // JSONL: atomic (temporary file + rename); sqlite: a new database
-  std::vector<std::string> watched_after;
-  utc_time repaired_at = checked_before;  // when the run's repairs count as made
+  // the findings history (the repairs are in --out now) and the check after, with the same
+  // detection options as before (shared with postgresql:// stores: verify_apply_run)
+  const apply_verification verified = verify_apply_run(
 #if MEMHEALTH_CLI_HAVE_SQLITE
-  if (history) {
-    history->flush();  // the repairs are in --out now: done
-    // the findings history: the check before, then the faults the applied actions repaired
-    // (known when the findings are held: with --report) under the store written
-    auto& st = *budget.state;
-    repaired_at = std::max(checked_before, history_clock ? *history_clock : started);
-    (void)st.note_history_run(history_scope(o.store), checked_before, true, before_counts.errors,
-                              before_counts.found_keys);
-    if (before && whole)
-      for (std::size_t i = 0; i < whole->actions.size() && i < res.outcomes.size(); ++i) {
-        if (res.outcomes[i].status != action_status::applied) continue;
-        std::vector<std::pair<std::string, std::string>> faults;
-        for (const std::size_t k : findings_addressed(whole->actions[i], before->findings))
-          faults.emplace_back(finding_key(before->findings[k]), before->findings[k].kind);
-        st.note_repaired_faults(
-            history_scope(o.out),
-            sqlite_repair_history::scoped(history_scope(o.out), whole->actions[i].idempotency_key),
-            faults, repaired_at);
-      }
-    watched_after = st.pending_fault_keys(history_scope(o.out));
-  }
+      history ? &*history : nullptr, budget.state ? &*budget.state : nullptr,
 #endif
-  // verify: detection again, same options as before
-  std::optional<report> after;
-  if (before) after = run_detection(store, detect);
-  const finding_counts after_counts =
-      after ? counts_of(*after) : count_findings(store, detect, watched_after);
-  // a full check run of the store written, after the repairs (a fault they did not remove has
-  // recurred at once)
-  const utc_time checked_after =
-      std::max(repaired_at + std::chrono::milliseconds{1}, history_now());
-#if MEMHEALTH_CLI_HAVE_SQLITE
-  if (history)
-    (void)budget.state->note_history_run(history_scope(o.out), checked_after, true,
-                                         after_counts.errors, after_counts.found_keys);
-#else
-  (void)checked_before, (void)checked_after, (void)recur, (void)uptime_span;
+      history_scope(o.store), history_scope(o.out), whole ? &*whole : nullptr, res, before,
+      before_counts, store, detect, checked_before,
+      std::max(checked_before, history_clock ? *history_clock : started), history_now);
+  const std::optional<report>& after = verified.after;
+  const finding_counts& after_counts = verified.after_counts;
+  const utc_time checked_after = verified.checked_after;
+#if !MEMHEALTH_CLI_HAVE_SQLITE
+  (void)checked_after, (void)recur, (void)uptime_span;
 #endif
   std::cerr << "memhealth apply: " << c.applied << " applied, " << c.unapproved
             << " awaiting approval, " << c.deferred << " deferred, " << c.failed << " failed"
@@ -1538,7 +1591,7 @@ int run_apply(const apply_cli_options& o) {
     std::cerr << "memhealth apply: the actions awaiting approval run with --approve tier2 (tier-2 "
                  "actions) or "
                  "--approve tier3 (tier 2 and 3); memhealth plan lists each action's tier\n";
-  if (!o.report.empty()) {  // audit report (audit/report.hpp): .json, .html/.htm, else Markdown
+  if (!o.report.empty()) {  // audit report (audit/report.hpp): apply_report_format
     audit_options ao;
     ao.title = "memhealth repair run: " + o.store + " -> " + o.out;
     ao.threshold = detect.settings.near_duplicate_threshold;
@@ -1982,9 +2035,11 @@ void add_plan(CLI::App& app, int& rc) {
                   "Store (JSONL, sqlite:PATH or postgresql://URI with --mapping)")
       ->required();
   cmd->add_option("--out", o->out, "Plan file (JSON)")->required();
-  cmd->add_option("--max-records", o->max_records, "Most records the plan may change in one run");
+  cmd->add_option("--max-records", o->max_records, "Most records the plan may change in one run")
+      ->check(whole_number());
   cmd->add_option("--blast-radius", o->blast_radius,
-                  "Suspend the whole plan when it changes more records than this");
+                  "Suspend the whole plan when it changes more records than this")
+      ->check(whole_number());
   cmd->add_option("--approve", o->approve,
                   "Also report what apply would run with this approval: tier2, tier3")
       ->check(CLI::IsMember({"tier2", "tier3", "suspended"}));
@@ -1996,6 +2051,7 @@ void add_plan(CLI::App& app, int& rc) {
                   "postgresql:// stores: detect with N worker threads through a job table in the "
                   "database, as check --workers (0 = only `memhealth worker` processes); the plan "
                   "is the same")
+      ->check(whole_number())
       ->check(CLI::Range(0, 256));
   add_worker_job_options(cmd, o->job_records, o->lease);
   cmd->add_option("--events", o->events,
@@ -2026,17 +2082,24 @@ void add_apply(CLI::App& app, int& rc) {
       ->required();
   cmd->add_option(
       "--report", o->report,
-      "Audit report: FILE.md (Markdown), FILE.json or FILE.html (self-contained, with charts)");
+      "Audit report: FILE.md (Markdown), FILE.json or FILE.html (self-contained, with charts); "
+      "another name needs --report-format");
+  cmd->add_option("--report-format", o->report_format,
+                  "Format of --report when its extension does not say: markdown, json or html")
+      ->check(CLI::IsMember({"markdown", "json", "html"}));
   cmd->add_option("--approve", o->approve,
                   "Run tier-2 (tier2) or tier-2 and tier-3 (tier3) actions; 'suspended' runs a "
                   "suspended plan")
       ->check(CLI::IsMember({"tier2", "tier3", "suspended"}));
   cmd->add_option("--batch", o->batch, "Actions per group commit (one fdatasync each)")
+      ->check(whole_number())
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--max-records", o->max_records,
-                  "Most records this run may change; actions beyond are deferred");
+                  "Most records this run may change; actions beyond are deferred")
+      ->check(whole_number());
   cmd->add_option("--max-runs-per-day", o->max_runs_per_day,
                   "Refuse a run beyond this many per UTC day (counted in the state database)")
+      ->check(whole_number())
       ->check(CLI::Range(1u, 1000000u));
   cmd->add_option("--ledger", o->ledger,
                   "Count runs in this JSON ledger file instead of the state database (then no "
@@ -2046,13 +2109,16 @@ void add_apply(CLI::App& app, int& rc) {
                   "across runs: attempts, the manual queue, done actions (default: "
                   "memhealth-state.db next to the WAL)");
   o->history_window.add_to(cmd);  // the --report's figures across runs
-  cmd->add_option("--rate", o->rate, "Rate limit: actions started per second (token refill)");
-  cmd->add_option("--burst", o->burst, "Rate limit: actions that may start at once (bucket size)");
+  cmd->add_option("--rate", o->rate, "Rate limit: actions started per second (token refill)")
+      ->check(CLI::Range(0.0, 1e9));
+  cmd->add_option("--burst", o->burst, "Rate limit: actions that may start at once (bucket size)")
+      ->check(CLI::Range(1.0, 1e9));
   cmd->add_option("--max-wait", o->max_wait,
                   "Most time to wait for the rate limit in this run; later actions are deferred "
                   "(90s, 10m, 1h)");
   cmd->add_option("--max-in-flight", o->max_in_flight,
                   "Concurrency cap: actions with open intents at once (caps --batch)")
+      ->check(whole_number())
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
   cmd->add_flag("--dry-run", o->dry_run,
                 "postgresql:// stores: print the SQL each action would run (stdout); write "

@@ -209,10 +209,11 @@ std::string targets_text(const review_item& it) {
 }
 
 int run_list(const review_cli_options& o) {
-  static const std::set<std::string> statuses{"pending", "approved", "rejected", "deferred", "all"};
+  static const std::set<std::string> statuses{"pending",  "approved",   "rejected",
+                                              "deferred", "superseded", "all"};
   if (!statuses.count(o.status))
     throw error(error_code::invalid_argument,
-                "--status: pending, approved, rejected, deferred or all");
+                "--status: pending, approved, rejected, deferred, superseded or all");
   auto state = open_review_state(o);
   const auto items = select_items(state, o);
   if (o.format == "json") {
@@ -263,6 +264,15 @@ int run_show(const review_cli_options& o) {
   });
 }
 
+// A superseded item (a newer proposal for its records replaced it) is not decided: the current
+// one is.
+void refuse_superseded(const review_item& it) {
+  if (it.status == "superseded")
+    throw error(error_code::invalid_argument,
+                "item " + short_id(it.key) + " was " + it.decision_note +
+                    ": decide the current item (memhealth review list)");
+}
+
 void require_decision(const review_cli_options& o) {
   if (o.reviewer.empty() || o.reason.empty())
     throw error(error_code::invalid_argument,
@@ -274,6 +284,7 @@ int run_approve(const review_cli_options& o) {
   auto state = open_review_state(o);
   const auto items = named_items(state, o);
   for (const auto& it : items) {
+    refuse_superseded(it);
     if (it.status == "approved")
       throw error(error_code::invalid_argument,
                   "item " + short_id(it.key) + " is already approved (by " + it.decided_by + ")");
@@ -327,6 +338,7 @@ int run_decide(const review_cli_options& o, const std::string& status) {
     until = now + d->count();
   }
   for (const auto& it : items) {
+    refuse_superseded(it);
     if (it.status == "approved")
       throw error(error_code::invalid_argument,
                   "item " + short_id(it.key) + " was approved and applied (by " + it.decided_by +
@@ -598,7 +610,8 @@ void add_review(CLI::App& app, int& rc) {
     common(c, *o);
     c->add_option("--status", o->status,
                   "pending (default; deferred items whose time came included), approved, "
-                  "rejected, deferred or all");
+                  "rejected, deferred, superseded (replaced by a newer proposal for the same "
+                  "records, which changed since) or all");
     c->add_option("--type", o->type, "Only this action type (e.g. merge_duplicates)");
     c->add_option("--scope", o->scope, "Only actions touching this scope");
     c->add_option("--older-than", o->older_than, "Only items queued at least this long ago");

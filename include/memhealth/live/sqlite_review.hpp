@@ -109,22 +109,22 @@ repair_action make_resolution_action(const S& live, const review_item& item,
   const repair_action queued = review_item_action(item);
   if (!is_conflict_action(queued))
     throw error(error_code::invalid_argument,
-                "review item " + item.key + " is a " + queued.type +
+                "review item " + detail::review_item_label(item.key) + " is a " + queued.type +
                     " action, not a conflict's: only a conflict is resolved by choosing a winner "
                     "(approve, reject or defer it)");
   std::vector<std::string> targets;
   for (const auto& t : queued.targets)
     if (std::find(targets.begin(), targets.end(), t) == targets.end()) targets.push_back(t);
   if (targets.size() < 2)
-    throw error(
-        error_code::invalid_argument,
-        "review item " + item.key + " names fewer than two records: nothing to choose from");
+    throw error(error_code::invalid_argument,
+                "review item " + detail::review_item_label(item.key) +
+                    " names fewer than two records: nothing to choose from");
   if (std::find(targets.begin(), targets.end(), keep_id) == targets.end()) {
     std::string names;
     for (const auto& t : targets) names += (names.empty() ? "" : ", ") + t;
-    throw error(error_code::invalid_argument, "record '" + keep_id +
-                                                  "' is not a target of review item " + item.key +
-                                                  " (its records: " + names + ")");
+    throw error(error_code::invalid_argument,
+                "record '" + keep_id + "' is not a target of review item " +
+                    detail::review_item_label(item.key) + " (its records: " + names + ")");
   }
   std::vector<std::string> others;
   for (const auto& t : targets)
@@ -198,7 +198,7 @@ repair_action check_review_resolution(const S& live, const review_item& item,
       item.status == "pending" || (item.status == "deferred" && item.defer_until_ms <= now_ms);
   if (!open)
     throw error(error_code::invalid_argument,
-                "review item " + item.key + " is " + item.status +
+                "review item " + detail::review_item_label(item.key) + " is " + item.status +
                     (item.decided_by.empty() ? std::string() : " (by " + item.decided_by + ")") +
                     ": only a pending item is resolved");
   check_resolution_text(new_text);

@@ -228,6 +228,15 @@ struct review_apply_outcome {
   std::string reason;                              ///< why it failed or was skipped
 };
 
+/// A review item's key as messages name it: "ID of STORE" for a key scoped by its store
+/// (`STORE` '\x1f' `ID`, the watch's keys), else the key as it is; the unit separator never
+/// reaches a message (a terminal shows it as nothing, running store and id together).
+inline std::string review_item_label(std::string_view key) {
+  const auto p = key.rfind('\x1f');
+  if (p == std::string_view::npos) return std::string(key);
+  return std::string(key.substr(p + 1)) + " of " + std::string(key.substr(0, p));
+}
+
 /// Reads the action a review item holds (plan JSON form). @throws error(parse) naming the key.
 inline repair_action review_item_action(const review_item& item) {
   try {
@@ -238,15 +247,15 @@ inline repair_action review_item_action(const review_item& item) {
     if (p.actions.size() != 1) throw error(error_code::parse, "not one action");
     return std::move(p.actions.front());
   } catch (const std::exception& e) {
-    throw error(error_code::parse,
-                "review item " + item.key + ": its stored action does not parse: " + e.what());
+    throw error(error_code::parse, "review item " + review_item_label(item.key) +
+                                       ": its stored action does not parse: " + e.what());
   }
 }
 
 /// Applies the actions of `items` one at a time through `wal` (tiers 2 and 3 approved, no
 /// retry, the state's history under `history_scope`) and marks each that took effect
 /// "approved" by `reviewer` for `note`; an item whose records changed since it was queued (its
-/// fingerprint) is not applied.
+/// fingerprint), or that a newer proposal superseded (status "superseded"), is not applied.
 template <transactional_record_store S>
 std::vector<review_apply_outcome> apply_review_items(S& live, const std::vector<review_item>& items,
                                                      wal_writer& wal, sqlite_state& state,
@@ -267,6 +276,12 @@ std::vector<review_apply_outcome> apply_review_items(S& live, const std::vector<
   std::vector<review_apply_outcome> out;
   for (std::size_t k = 0; k < items.size(); ++k) {
     review_apply_outcome r{items[k].key, action_status::failed, 0, {}};
+    if (items[k].status == "superseded") {  // a newer proposal replaced it (queue_review)
+      r.reason = items[k].decision_note.empty() ? std::string("superseded by a newer proposal")
+                                                : items[k].decision_note;
+      out.push_back(std::move(r));
+      continue;
+    }
     // the fingerprint is over the targets as queued (`review_item::targets`, in their order): a
     // person's replacement action (`resolve_review_item`) may list them in another order
     std::vector<std::string> queued_targets = actions[k].targets;

@@ -35,7 +35,12 @@
 ///    without touching the index when `apply_options::index_refused` says why (a store emptied
 ///    or cut since the plan, `check_plan_store`), and is held (*unapproved*) when it would
 ///    remove or rewrite more index entries than `index_blast_limit` (its blast radius) without
-///    `approve_suspended`;
+///    `approve_suspended`. For a `rebuild_index` that is the records re-embedded before it: a
+///    `reembed` action whose changed vectors would take the run's re-embedded records past
+///    `index_blast_limit` is held itself (*unapproved*, the next run plans it again) when
+///    `apply_options::rebuild_index` is set (without a policy apply rewrites no index entry), so
+///    the rebuild never has to be held after the store changed; a `rebuild_index` over more
+///    changed records than the limit (vectors changed by other actions) is held;
 /// 5. the intent (before + after images of the changed records) is appended and made durable
 ///    (group commit: `batch_size` actions per `fdatasync`), then each record is written with
 ///    `store.restore(i, after)`, then a commit frame is appended; a `transactional_record_store`
@@ -56,6 +61,17 @@
 /// applications of its type to these records in these states were undone each time). Every
 /// attempt's end, every loop, the before-images of every committed action and its proposal key
 /// are written to the history (not in a dry run).
+///
+/// **The store a plan was made for.** Before anything is written, `apply_plan` and
+/// `apply_plan_stream` compare the plan's store fingerprint (`repair_plan::store`; a plan file's
+/// header) with `store` (`check_plan_store`, store_identity.hpp), unless
+/// `apply_options::skip_store_check`: another store (verdict `other`) throws
+/// error(precondition) naming why, with nothing written to the log or the store (a dry run
+/// too); a store with no live record or that lost most of the plan's records (`shrunk`) runs the
+/// record actions (each checked against its records as they are) and sends every index action
+/// that would act to the manual queue with the reason "index actions refused: ..." (as
+/// `apply_options::index_refused`; a reason the caller set there wins). A plan without a
+/// fingerprint (made before them) is not checked.
 ///
 /// Record images are compared as canonical JSON (`append_json`), so timestamp offsets, NaN
 /// embeddings and unknown fields count as differences exactly as they are written.
@@ -137,12 +153,20 @@ struct apply_options {
   /// would empty the index. Set: a `rebuild_index`, `clean_index` or `check_rebuild_index` that
   /// would act goes to the manual queue (failed) with this reason; the index is not touched.
   std::string index_refused;
+  /// Skip the check of the plan's store (`repair_plan::store`, a plan file's header `store`)
+  /// that `apply_plan` and `apply_plan_stream` make before anything is written (see "The store
+  /// a plan was made for" in the file comment). Set it only when the caller made the same check
+  /// itself (`check_plan_store`, store_identity.hpp) and set `index_refused` from it.
+  bool skip_store_check = false;
   /// The most index entries one index action may remove or rewrite without `approve_suspended`
   /// (its blast radius; the plan's `blast_radius_threshold`, the planner's default 500 unset):
   /// a `clean_index` with more ids to remove, or a `check_rebuild_index` whose rebuild would
   /// remove or rewrite more entries (the check's extra and stale entries; every entry when the
   /// dimension or model version differs), is held (unapproved), not run. A policy without
-  /// `check` cannot say what a rebuild changes: its rebuild is not held.
+  /// `check` cannot say what a rebuild changes: its rebuild is not held. A `rebuild_index`
+  /// rewrites the entries of the records the run re-embedded: with `rebuild_index` set, a
+  /// `reembed` action that would take them past the limit is held (unapproved) before it changes
+  /// anything, and a `rebuild_index` over more changed records than the limit is held.
   std::size_t index_blast_limit = 500;
   /// The repair history that spans runs (repair_history.hpp; not owned, must outlive the run):
   /// attempts, the manual queue, done actions and replaced images of earlier runs. nullptr: none.
@@ -577,6 +601,11 @@ class plan_run {
       set(a, action_status::failed,
           "no index policy (apply_options::rebuild_index): rebuild the index by hand for " +
               std::to_string(ids.size()) + " re-embedded records");
+    } else if (ids.size() > opt_.index_blast_limit && !opt_.approve_suspended) {
+      set(a, action_status::unapproved,
+          held_text("rewrite the index entries of " + std::to_string(ids.size()) +
+                        " re-embedded records (they stay stale in the index until it is rebuilt)",
+                    ids.size()));
     } else if (opt_.dry_run) {
       set(a, action_status::applied,
           "dry run: would rebuild the index for " + std::to_string(ids.size()) + " records");
@@ -913,6 +942,28 @@ class plan_run {
       set(a, action_status::deferred, "record budget of the run (max_records) reached");
       return false;
     }
+    // a re-embedding batch whose vectors would take the index rebuild after it (rebuild_index)
+    // past the blast-radius limit is held: holding only the rebuild would leave those records
+    // re-embedded in the store and stale in the index
+    // (with an index policy only: without one apply rewrites no index entry, and a run that
+    // re-embeds many records on purpose, such as a migration's, sets none)
+    if (action_of(a).type == action_types::reembed && opt_.rebuild_index &&
+        !opt_.approve_suspended) {
+      std::size_t fresh = 0;  // records whose vector this action changes for the first time
+      for (const auto& m : p.records)
+        fresh += !vector_before_.count(m.index) && !same_vector(m.before, m.after);
+      if (fresh > 0 && reembedded_ + fresh > opt_.index_blast_limit) {
+        --attempts(a);  // nothing was tried
+        set(a, action_status::unapproved,
+            held_text("re-embed " + std::to_string(fresh) +
+                          " records, and the index rebuild after the re-embedding would then "
+                          "rewrite the entries of " +
+                          std::to_string(reembedded_ + fresh) + " records",
+                      reembedded_ + fresh));
+        return false;
+      }
+      reembedded_ += fresh;
+    }
     return true;
   }
 
@@ -1084,15 +1135,41 @@ class plan_run {
   std::string rate_stop_;  // set once the rate limit's wait budget is spent: the rest is deferred
   std::map<std::size_t, R>
       vector_before_;  // records whose vector a prepared action changes: first before-image
+  std::size_t reembedded_ = 0;    // records whose vector the run's reembed actions change
   image_history earlier_before_;  // loop guard
 };
+
+}  // namespace detail::exec
+
+namespace detail::exec {
+
+// The check of the plan's store (file comment, "The store a plan was made for"): throws for
+// another store; for a store emptied or cut since the plan, the options with `index_refused`
+// set (a reason the caller set stays); else nullopt (run with the caller's options).
+template <record_store S>
+std::optional<apply_options> checked_store_options(
+    const S& store, const std::optional<plan_store_fingerprint>& planned, const apply_options& opt,
+    std::string_view fn) {
+  if (opt.skip_store_check || !planned) return std::nullopt;
+  const plan_store_check c = check_plan_store(*planned, store);
+  if (c.verdict == plan_store_verdict::other)
+    throw error(error_code::precondition,
+                std::string(fn) + ": the plan was made for another store: " + c.reason +
+                    "; nothing was written (make a plan from this store)");
+  if (c.verdict != plan_store_verdict::shrunk || !opt.index_refused.empty()) return std::nullopt;
+  apply_options out = opt;
+  out.index_refused = c.reason;
+  return out;
+}
 
 }  // namespace detail::exec
 
 /// Applies `plan` to `store`, logging to `wal` (see the file comment for the exact sequence).
 /// @return per-action outcomes and key lists; the store holds exactly the committed actions.
 /// @throws memhealth::error(io) when the log cannot be written or synced (the current batch's
-///         actions are then not applied); memhealth::error(precondition) for `batch_size == 0`.
+///         actions are then not applied); memhealth::error(precondition) for `batch_size == 0`,
+///         and for a plan made for another store (nothing written; see "The store a plan was
+///         made for").
 ///         If undoing a failed action itself throws, that exception propagates and the action's
 ///         intent stays open in the log: run `recover` before using the store.
 /// @complexity O(total edited records x record size) plus one fdatasync per batch.
@@ -1103,6 +1180,9 @@ apply_result apply_plan(S& store, const repair_plan& plan, wal_writer& wal,
   MEMHEALTH_REQUIRE_IMAGE(R, "apply_plan");
   if constexpr (imaged_record<R>) {
     MEMHEALTH_ASSERT(opt.batch_size >= 1, "apply_plan: batch_size must be >= 1");
+    const std::optional<apply_options> checked =
+        detail::exec::checked_store_options(store, plan.store, opt, "apply_plan");
+    const apply_options& run_opt = checked ? *checked : opt;
     apply_result res;
     res.outcomes.resize(plan.actions.size());
     for (std::size_t a = 0; a < plan.actions.size(); ++a) {
@@ -1112,7 +1192,7 @@ apply_result apply_plan(S& store, const repair_plan& plan, wal_writer& wal,
     auto keep = [&](const action_outcome& o, const repair_action&) { res.outcomes[o.action] = o; };
     detail::exec::plan_source src{plan};
     const apply_counts c = detail::exec::plan_run<S, detail::exec::plan_source, decltype(keep)>(
-                               store, src, wal, opt, keep)
+                               store, src, wal, run_opt, keep)
                                .run();
     res.records_changed = c.records_changed;
     res.dry_run = c.dry_run;
@@ -1155,6 +1235,7 @@ apply_result apply_plan(S& store, const repair_plan& plan, wal_writer& wal,
 /// @pre the file lists its actions in execution order (priority never rises), as `make_plan`,
 ///      `make_plan_file` and `write_plan` of a `make_plan` result write them.
 /// @return the counts of the run.
+/// The plan's store check is the header's (`plan_header::store`), as `apply_plan`'s.
 /// @throws as `apply_plan`; what `reader.next` throws (a damaged line: the run stops there, with
 ///         what was committed before it in the log); error(precondition) when an action of a
 ///         higher priority follows a lower one (the actions before it have run: check the order
@@ -1166,10 +1247,15 @@ apply_counts apply_plan_stream(S& store, Reader& reader, wal_writer& wal, const 
   MEMHEALTH_REQUIRE_IMAGE(R, "apply_plan_stream");
   if constexpr (imaged_record<R>) {
     MEMHEALTH_ASSERT(opt.batch_size >= 1, "apply_plan_stream: batch_size must be >= 1");
+    std::optional<apply_options> checked;
+    if constexpr (requires { reader.header().store; })
+      checked = detail::exec::checked_store_options(store, reader.header().store, opt,
+                                                    "apply_plan_stream");
+    const apply_options& run_opt = checked ? *checked : opt;
     detail::exec::reader_source<Reader> src{reader};
     using On = std::remove_reference_t<OnOutcome>;
-    return detail::exec::plan_run<S, detail::exec::reader_source<Reader>, On>(store, src, wal, opt,
-                                                                              on_outcome)
+    return detail::exec::plan_run<S, detail::exec::reader_source<Reader>, On>(store, src, wal,
+                                                                              run_opt, on_outcome)
         .run();
   } else {
     return {};

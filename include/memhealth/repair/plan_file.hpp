@@ -503,8 +503,29 @@ class basic_plan_reader {
     }
   }
 
+  // nlohmann's message without its "[json.exception.parse_error.101] " tag.
+  static std::string json_reason(const nlohmann::json::exception& e) {
+    std::string_view m = e.what();
+    if (m.starts_with("[json.exception.")) {
+      const auto p = m.find("] ");
+      if (p != std::string_view::npos) m.remove_prefix(p + 2);
+    }
+    return std::string(m);
+  }
+
   // A schema_version 1 document: the whole text (the first line already read, then the rest).
   void read_v1(const std::optional<nlohmann::json>& first) {
+    // a JSON object on the first line without "actions" or "schema_version" is no plan of
+    // either version (a memory record: a store given as the plan)
+    if (first && (!first->is_object() ||
+                  (!first->contains("actions") && !first->contains("schema_version"))))
+      throw error(error_code::parse,
+                  "read_plan: '" + name_ + "' is not a plan file (its first line is " +
+                      (first->is_object() && first->contains("id") && first->contains("content")
+                           ? std::string("a memory record: is it a store? memhealth plan makes a "
+                                         "plan from a store")
+                           : std::string("JSON without \"actions\" or \"schema_version\"")) +
+                      ")");
     std::string text = line_;
     text.push_back('\n');
     std::ostringstream rest_stream;
@@ -517,10 +538,20 @@ class basic_plan_reader {
               ? *first
               : nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {
-      throw error(error_code::parse, "read_plan: '" + name_ + "' is not JSON: " + e.what());
+      throw error(error_code::parse, "read_plan: '" + name_ +
+                                         "' is not a plan file (not JSON: " + json_reason(e) + ")");
     }
     if (const auto v = version_of(j); v && *v != 1) unsupported(j);
-    v1_ = plan_from_json(j);
+    if (!j.is_object() || !j.contains("actions"))
+      throw error(error_code::parse, "read_plan: '" + name_ +
+                                         "' is not a plan file (a JSON document without "
+                                         "\"actions\")");
+    try {
+      v1_ = plan_from_json(j);
+    } catch (const nlohmann::json::exception& e) {  // a member of the wrong JSON type
+      throw error(error_code::parse,
+                  "read_plan: '" + name_ + "' is not a plan file (" + json_reason(e) + ")");
+    }
     header_ = header_of(*v1_);
     header_.schema_version = 1;
   }

@@ -268,11 +268,12 @@ class table_access {
 
   // The statements that turn a row holding `before` (canonical JSON `cb` without embedding,
   // vector `vb`) into `after` (`ca`, `va`): only the mapped places whose value differs are
-  // written. A `rest` place inside a jsonb column is written key by key (jsonb_set / #- of
-  // rest->key), so keys the change does not touch (unknown ones, ones at their default) keep
-  // their exact JSON; a key changed back to its default, or removed, is removed (and the whole
-  // place when only defaults would be left in it): a row that held the default explicitly in a
-  // key the repair itself changed gets it back as absent, which reads the same.
+  // written (own schema: `record` and the derived columns whose value differs). A `rest` place
+  // inside a jsonb column is written key by key (jsonb_set / #- of rest->key), so keys the change
+  // does not touch (unknown ones, ones at their default) keep their exact JSON; a key changed back
+  // to its default, or removed, is removed (and the whole place when only defaults would be left in
+  // it): a row that held the default explicitly in a key the repair itself changed gets it back as
+  // absent, which reads the same.
   // @throws error(precondition) when the id would change or a changed field has no
   // place in the mapping (nothing is written).
   std::vector<statement> updates(const std::vector<std::string>& key, const std::string& cb,
@@ -337,8 +338,15 @@ class table_access {
         paths[s.column].emplace_back(s.path, std::move(v));
     };
     if (!m_.record_column.empty()) {
-      // own schema: the record column and the columns derived from it
-      if (ca != cb) own_columns(ca, ja, whole);
+      // own schema: the record column and those of the columns derived from it whose value
+      // changes (a status change writes `record` and `status`, not every derived column)
+      if (ca != cb) {
+        std::map<std::string, std::optional<nlohmann::json>> now, was;
+        own_columns(ca, ja, now);
+        own_columns(cb, jb, was);
+        for (auto& [col, v] : now)
+          if (col == "record" || was.at(col) != v) whole[col] = std::move(v);
+      }
     } else {
       for (const auto& [f, s] : m_.fields)
         if (val(ja, f) != val(jb, f)) assign(s, val(ja, f));

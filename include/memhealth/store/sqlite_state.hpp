@@ -135,7 +135,8 @@ struct review_item {
   std::string action_json;  ///< the whole action (plan JSON form, plan_json.hpp)
   std::string reason;       ///< why it waits for a person (tier 3, tier 2 not applied by rule, ...)
   std::int64_t queued_ms = 0;  ///< when it was (last) queued (UTC ms since epoch)
-  /// "pending", "approved" (applied), "rejected" or "deferred" (until `defer_until_ms`)
+  /// "pending", "approved" (applied), "rejected", "deferred" (until `defer_until_ms`) or
+  /// "superseded" (a newer proposal for the same records replaced it: `queue_review`)
   std::string status = "pending";
   std::string fingerprint;      ///< checksum of its records' images when queued (see queue_review)
   std::string decided_by;       ///< reviewer of the last decision ("" = none)
@@ -718,7 +719,13 @@ class sqlite_state {
   /// non-empty, equal `fingerprint`) is pending, rejected or deferred, `item` is not added (an
   /// action whose key depends on the clock, such as a down-weight's weight, would otherwise come
   /// back under a new key at every run: a rejection or a deferral would not hold, and the queue
-  /// would grow by one item per run). @return true when the item was added or updated.
+  /// would grow by one item per run).
+  /// When `item` is added or updated, every other *pending* item of the same store scope, type
+  /// and targets whose `fingerprint` differs (both non-empty: its records changed since it was
+  /// queued) is marked "superseded" (`supersede_reviews`): kept with its decision note
+  /// "superseded by KEY: its records changed since it was queued", `decided_by` "memhealth",
+  /// `decided_ms` the new item's `queued_ms`; a person's decision (rejected, deferred, approved)
+  /// is left alone. @return true when the item was added or updated.
   /// @throws error(io/busy) on a write failure.
   bool queue_review(const review_item& item) {
     if (!item.fingerprint.empty() && !review(item.key) && same_proposal_waiting(item)) return false;
@@ -744,7 +751,47 @@ class sqlite_state {
     bind(st.get(), 8, item.fingerprint);
     sqlite3_bind_int64(st.get(), 9, item.apply_after_ms);
     done(st.get(), "cannot write the review queue");
-    return sqlite3_changes(db_.get()) > 0;
+    const bool changed = sqlite3_changes(db_.get()) > 0;
+    if (changed) (void)supersede_reviews(item);
+    return changed;
+  }
+  /// Marks "superseded" the pending items of `item`'s store scope (the key's part before its
+  /// last '\x1f'), type and targets, under another key, whose non-empty `fingerprint` differs
+  /// from `item`'s (non-empty): the proposal `item` replaces, made over records as they were.
+  /// Decision note "superseded by KEY: its records changed since it was queued" (KEY without its
+  /// scope), `decided_by` "memhealth", `decided_ms` = `item.queued_ms`. Nothing is deleted.
+  /// @return the items marked. @throws error(io/busy) on a write failure.
+  std::size_t supersede_reviews(const review_item& item) {
+    if (!has_reviews_ || item.fingerprint.empty()) return 0;
+    std::vector<std::string> keys;
+    {
+      auto st = prepare(
+          "SELECT action_key FROM review_items WHERE type = ?1 AND targets = ?2 AND "
+          "status = 'pending' AND fingerprint <> ?3 AND fingerprint <> '' AND action_key <> ?4");
+      bind(st.get(), 1, item.type);
+      bind(st.get(), 2, item.targets);
+      bind(st.get(), 3, item.fingerprint);
+      bind(st.get(), 4, item.key);
+      const auto scope = review_key_scope(item.key);
+      while (step(st.get()) == SQLITE_ROW) {
+        std::string key = detail::sqlite::column_text(st.get(), 0);
+        if (review_key_scope(key) == scope) keys.push_back(std::move(key));
+      }
+    }
+    const auto p = item.key.rfind('\x1f');
+    const std::string note = "superseded by " +
+                             (p == std::string::npos ? item.key : item.key.substr(p + 1)) +
+                             ": its records changed since it was queued";
+    for (const auto& key : keys) {
+      auto up = prepare(
+          "UPDATE review_items SET status='superseded', decided_by='memhealth', decided_ms=?2, "
+          "decision_note=?3 WHERE action_key=?1 AND status='pending'");
+      bind(up.get(), 1, key);
+      sqlite3_bind_int64(up.get(), 2, item.queued_ms);
+      bind(up.get(), 3, note);
+      done(up.get(), "cannot write the review queue");
+    }
+    return keys.size();
   }
   /// Items of the review queue with status `status` ("" = every item), oldest first. "pending"
   /// includes deferred items whose time came (at `now_ms`; 0 = deferred items stay deferred).
