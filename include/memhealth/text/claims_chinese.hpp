@@ -220,13 +220,35 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     const std::size_t m = present.may_contain(marker) ? find_text(s, marker, i) : sv::npos;
     if (m == sv::npos || m == i) continue;
     const std::string head(s.substr(0, m));
-    const std::string tail(s.substr(m + marker.size()));
-    bool prefers = false;
+    std::string tail(s.substr(m + marker.size()));
+    // "宁可X也不愿Y": the modal after 也不 is part of the negation cut off with it
+    if (marker == "也不")
+      for (sv modal : {sv("愿意"), sv("愿"), sv("想"), sv("肯"), sv("要")})
+        if (sv(tail).substr(0, modal.size()) == modal) {
+          tail.erase(0, modal.size());
+          break;
+        }
+    // "X多过Y" states the order itself; 更 before the verb ("更看重X而不是Y") marks one too
+    // (not 更换, 更新, 更改, 更正: a change)
+    bool prefers = marker == "多过";
+    for (std::size_t g = find_text(head, "更", i); g != sv::npos && !prefers;
+         g = find_text(head, "更", g + 3)) {
+      const sv after = sv(head).substr(g + 3, 3);
+      prefers = !after.empty() && after != "换" && after != "新" && after != "改" && after != "正";
+    }
     for (std::size_t q = 0; q + 3 <= head.size(); q += 3)
       for (std::size_t l = 3; l <= 9 && q + l <= head.size(); l += 3)
         if (lex.zh(head.substr(q, l)) & (cw::att_positive | cw::prefer)) prefers = true;
     if (!prefers) continue;
+    const std::size_t head_at = out.size();
     read_chinese_clause(lex, head, inherited, out, first_holder);
+    if (out.size() > head_at && out.back().predicate.empty()) {
+      auto& h = out.back();  // "更看重拍照": the preferred option, a like
+      h.terms.push_back("like");
+      h.predicate = "like";
+      h.kind = predicate_class::preference;
+      sort_unique(h.terms);
+    }
     const std::string holder = out.empty() ? inherited : out.back().holder;
     const std::size_t before = out.size();
     read_chinese_clause(lex, tail, holder, out, first_holder);

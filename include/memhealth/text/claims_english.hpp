@@ -403,6 +403,11 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
           for (; q < n; ++q) {
             const sv x = t[q].w;
             if ((lex.en(x) & cw::frequency) || rate_at(t, q).first >= 0) break;
+            // ... or to the rejected option of a preference ("would rather cook at home than
+            // eat out", "eats at home instead of eating out")
+            if (comparing && comparative_at == n &&
+                (x == "than" || (x == "instead" && q + 1 < n && t[q + 1].w == "of")))
+              break;
             if (lex.en(x) & (cw::stop | cw::aux)) continue;
             scene.push_back(term_of(english, x));
           }
