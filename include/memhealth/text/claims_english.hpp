@@ -462,7 +462,11 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       continue;
     }
     if (all_digits(w) || w.find(':') != sv::npos || (w.size() > 2 && w[0] >= '0' && w[0] <= '9')) {
-      if (is_time_number(t, i) && !in_value) {
+      // (inside a value, a year after "in" once a value or a rate was read is its date: "rent
+      // was $1,200 a month in 2022"; "wedding was in 2019" keeps the year as the value)
+      const bool dated = in_value && w.size() == 4 && all_digits(w) && i > 0 &&
+                         t[i - 1].w == "in" && (!value.empty() || c.frequency >= 0);
+      if (is_time_number(t, i) && (!in_value || dated)) {
         time.push_back(std::string(w));
         continue;
       }
@@ -1504,6 +1508,11 @@ inline std::vector<std::string> english_clauses(const claim_lexicon& lex, sv tex
          !(i > 0 && i + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[i - 1])) &&
            std::isdigit(static_cast<unsigned char>(text[i + 1]))))) {
       flush();
+      ++i;
+      continue;
+    }
+    if (ch == ',' && thousands_comma(text, i)) {  // "$1,200": one number, no clause break
+      cur += ch;
       ++i;
       continue;
     }

@@ -25,8 +25,16 @@ struct token {
   bool cap = false;  // first letter capitalised in the text
 };
 
+// Whether the comma at `i` of `s` separates thousands: a digit before it and exactly three
+// digits after it ("1,200", "24,000"; not "3,4" nor "1, 2").
+inline bool thousands_comma(sv s, std::size_t i) {
+  auto digit = [&](std::size_t k) { return k < s.size() && s[k] >= '0' && s[k] <= '9'; };
+  return s[i] == ',' && i > 0 && digit(i - 1) && digit(i + 1) && digit(i + 2) && digit(i + 3) &&
+         !digit(i + 4);
+}
+
 // Splits a clause into tokens: ASCII letters and digits, with '-' inside a word, ':' and '.'
-// between digits; "'s" "'m" "'re" "'ve" "'ll" "'d" split off; "n't" kept ("doesnt").
+// between digits, ',' between thousands ("1,200" is 1200); "'s" "'m" "'re" "'ve" "'ll" "'d" split off; "n't" kept ("doesnt").
 inline std::vector<token> tokenize(sv s) {
   std::vector<token> out;
   std::size_t i = 0;
@@ -52,6 +60,8 @@ inline std::vector<token> tokenize(sv s) {
                   (t.w.back() >= '0' && t.w.back() <= '9' && s[i + 1] >= '0' && s[i + 1] <= '9'))) {
         t.w.push_back(c);
         ++i;
+      } else if (c == ',' && thousands_comma(s, i)) {
+        ++i;  // "1,200": a thousands separator, one number
       } else if (c == '\'' && i + 1 < s.size() && alnum(s[i + 1]) && !t.w.empty()) {
         apos = t.w.size();
         ++i;
