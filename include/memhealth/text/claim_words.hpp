@@ -1160,7 +1160,7 @@ inline constexpr auto chinese_attributes = std::to_array<chinese_attribute_cue>(
     {"定居", "residence", false},      {"出生在", "birthplace", false},
     {"出生于", "birthplace", false},   {"领导是", "manager", false},
     {"上司是", "manager", false},      {"主管是", "manager", false},
-    {"上级是", "manager", false},
+    {"上级是", "manager", false},      {"土生土长的", "hometown", false},
 });
 
 /// Canonical Chinese marital status values: 结婚 (married) is 已婚, 离异 is 离婚.

@@ -156,13 +156,13 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
   if (c.holder.empty()) c.holder = inherited;
   if (first_holder.empty()) first_holder = c.holder;
 
-  // ---- a purpose says nothing of the claim ("为了减肥已经不喝奶茶了"): 为了 up to the
-  // negation, change marker or adverb that starts the predicate
+  // ---- a purpose says nothing of the claim ("为了减肥已经不喝奶茶了", "为了减肥把奶茶戒了"): 为了
+  // up to the negation, change marker, adverb or 把 that starts the predicate
   if (const std::size_t p = present.may_contain("为了") ? find_text(s, "为了", i) : sv::npos;
       p != sv::npos) {
     std::size_t e = sv::npos;
     for (sv m : {sv("已经"), sv("不"), sv("没"), sv("就"), sv("才"), sv("每"), sv("开始"),
-                 sv("决定"), sv("专门"), sv("特意")})
+                 sv("决定"), sv("专门"), sv("特意"), sv("把")})
       if (const std::size_t at = find_text(s, m, p + 6); at != sv::npos && at < e) e = at;
     if (e != sv::npos) {
       const std::string rest = std::string(s.substr(0, p)) + std::string(s.substr(e));
@@ -355,6 +355,7 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       if (s.substr(q).starts_with("是") || s.substr(q).starts_with("在")) q += 3;
       v = std::string(s.substr(q));
       if (a.cue == "型血") v = std::string(s.substr(i, p - i));
+      if (a.cue == "土生土长的" && v.ends_with("人")) v.resize(v.size() - 3);  // 广东人: 广东
     }
     for (std::size_t q = 0; q < v.size();) {
       std::size_t l = utf8_len(static_cast<unsigned char>(v[q]));
