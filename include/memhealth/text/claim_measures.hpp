@@ -77,8 +77,8 @@ inline std::optional<measure> english_measure(const std::vector<token>& t) {
 }
 
 /// A Chinese number at byte `i` of `s`: digits ("175", "1.85", "4万") or numerals with 十, 百,
-/// 千 and 万 ("六", "十二", "二十", "两", "一百六十", "一百零五", "八千", "四万"). Two numerals in a
-/// row end the number ("七五" reads 七: the caller reads decimals one numeral at a time).
+/// 千 and 万 ("六", "十二", "二十", "两", "一百六十", "一百零五", "八千", "四万"). Two numerals in
+/// a row end the number ("七五" reads 七: the caller reads decimals one numeral at a time).
 /// @return {value, bytes read}; {-1, 0} when there is none.
 inline std::pair<double, std::size_t> chinese_number_at(sv s, std::size_t i) {
   auto unit = [&](std::size_t at) -> double {

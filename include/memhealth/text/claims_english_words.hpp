@@ -34,7 +34,8 @@ inline bool thousands_comma(sv s, std::size_t i) {
 }
 
 // Splits a clause into tokens: ASCII letters and digits, with '-' inside a word, ':' and '.'
-// between digits, ',' between thousands ("1,200" is 1200); "'s" "'m" "'re" "'ve" "'ll" "'d" split off; "n't" kept ("doesnt").
+// between digits, ',' between thousands ("1,200" is 1200); "'s" "'m" "'re" "'ve" "'ll" "'d" split
+// off; "n't" kept ("doesnt").
 inline std::vector<token> tokenize(sv s) {
   std::vector<token> out;
   std::size_t i = 0;
