@@ -127,8 +127,11 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     std::size_t k = i;
     if (starts(k, "的")) k += 3;
     for (std::size_t l = 9; l >= 6; l -= 3)
-      if (k + l <= s.size() && (lex.zh(s.substr(k, l)) & cw::relative) &&
-          !s.substr(k + l).starts_with("是")) {  // "用户的老板是王总": an attribute
+      // ("用户的老板是王总": an attribute; "用户的爸爸是个路痴": a description, the relative's)
+      if (const sv after = s.substr(std::min(k + l, s.size()));
+          k + l <= s.size() && (lex.zh(s.substr(k, l)) & cw::relative) &&
+          (!after.starts_with("是") || after.starts_with("是个") || after.starts_with("是一个") ||
+           after.starts_with("是一名") || after.starts_with("是一位") || after.starts_with("是位"))) {
         c.holder = (base == "self" ? "" : base + "/") +
                    "rel:" + std::string(chinese_relative_name(s.substr(k, l)));
         i = k + l;
