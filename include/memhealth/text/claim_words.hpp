@@ -943,6 +943,7 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"恨", att_negative},
     {"烦", att_negative},
     {"嫌弃", att_negative},
+    {"嫌", att_negative},  // "嫌京剧太吵": finds it too noisy, a dislike
     {"反胃", att_negative},
     {"热衷", att_positive},
     {"避免", aversion},

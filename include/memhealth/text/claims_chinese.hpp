@@ -173,6 +173,18 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       return;
     }
   }
+  // ---- "嫌X太吵", "嫌X又酸又难喝": what 嫌 finds fault with is X; the fault after 太, 又, 很,
+  // 那么 or 这么 is the reason, no part of the claim (not 嫌弃, which takes its object whole)
+  if (const std::size_t p = present.may_contain("嫌") ? find_text(s, "嫌", i) : sv::npos;
+      p != sv::npos && !s.substr(p + 3).starts_with("弃")) {
+    std::size_t e = sv::npos;
+    for (sv m : {sv("太"), sv("又"), sv("很"), sv("那么"), sv("这么")})
+      if (const std::size_t at = find_text(s, m, p + 6); at != sv::npos && at < e) e = at;
+    if (e != sv::npos) {
+      read_chinese_clause(lex, s.substr(0, e), inherited, out, first_holder);
+      return;
+    }
+  }
   // ---- 既 X 也/又 Y: two clauses, each with its own negation ("既不抽烟也不喝酒")
   if (const std::size_t both = find_text(s, "既", i); both != sv::npos) {
     std::size_t also = sv::npos;
