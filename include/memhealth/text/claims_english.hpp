@@ -337,7 +337,11 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       bool counted = false;
       for (std::size_t q = i + 1; q + 2 < i + used; ++q) {
         const sv x = t[q].w;
-        if (x == "times" || x == "time" || (lex.en(x) & (cw::stop | cw::aux))) continue;
+        // (nor the words of a count: "once or twice", "two to three", "a couple of")
+        if (x == "times" || x == "time" || (lex.en(x) & (cw::stop | cw::aux)) || x == "or" ||
+            x == "to" || x == "couple" || x == "few" || x == "twice" || x == "once" ||
+            (q <= i + 2 && (all_digits(x) || number_word(x) >= 0)))
+          continue;
         terms.push_back(term_of(english, x));
         if (object_open) object.push_back(terms.back());
         counted = true;

@@ -133,20 +133,30 @@ inline std::pair<double, std::size_t> rate_at(const std::vector<token>& t, std::
     if (const double d = unit_days(t[i + 1].w); d > 0) return {0.7 / d, 2};
     return {-1, 0};
   }
+  auto count_of = [&](sv x) -> double {
+    if (x == "once") return 1;
+    if (x == "twice") return 2;
+    if (x == "several" || x == "few") return 3;
+    if (all_digits(x)) return std::atof(std::string(x).c_str());
+    return number_word(x);
+  };
   double count = -1;
-  if (w == "once")
-    count = 1;
+  if ((w == "a" || w == "an") && i + 2 < n && t[i + 1].w == "couple")
+    count = 2;  // "a couple of times a month"
+  else if ((w == "a" || w == "an") && i + 2 < n && t[i + 1].w == "few")
+    count = 3;
   else if ((w == "a" || w == "an") && i + 2 < n && t[i + 1].w != "day" && t[i + 1].w != "week")
     count = 1;  // "a litre of water a day"
-  else if (w == "twice")
-    count = 2;
-  else if (w == "several" || w == "few")
-    count = 3;
-  else if (all_digits(w))
-    count = std::atof(t[i].w.c_str());
   else
-    count = number_word(w);
+    count = count_of(w);
   if (count < 0) return {-1, 0};
+  // a range: "once or twice a year", "two to three times a week" (the mean of the two)
+  if (i + 2 < n && (t[i + 1].w == "or" || t[i + 1].w == "to") && w != "a" && w != "an")
+    if (const double high = count_of(t[i + 2].w); high > count) {
+      count = (count + high) / 2;
+      const auto [rate, used] = rate_at(t, i + 2);
+      if (rate >= 0) return {rate * count / high, used + 2};
+    }
   // up to three words (times, books, cups of coffee) before "a" / "per" / "each" / "every" + unit
   for (std::size_t k = i + 1; k < n && k <= i + 4; ++k) {
     const sv x = t[k].w;
