@@ -713,7 +713,7 @@ inline constexpr auto measure_nouns = std::to_array<std::string_view>(
 /// Verbs that say little by themselves ("has a glass of wine", "takes the stairs", "gets
 /// through a bottle"): two statements about one object with one of these compare by the object.
 inline constexpr auto light_verbs =
-    std::to_array<std::string_view>({"have", "get", "take", "do", "make", "go", "consume"});
+    std::to_array<std::string_view>({"have", "get", "take", "do", "make", "go", "consume", "grab"});
 
 /// English antonyms of traits and habits that WordNet does not pair (added to the lexicon's
 /// antonyms): "is shy" / "is outgoing".
