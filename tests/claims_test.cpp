@@ -737,7 +737,7 @@ TEST_CASE("claim judge: fifth round of issue 18 (abilities, ingredients, numeral
   }
 }
 
-TEST_CASE("claim judge: sixth round of issue 18 (preference orders, numerals, hometown idiom)") {
+TEST_CASE("claim judge: sixth round of issue 18 (preference orders, numerals, rates, dislikes)") {
   // Pairs written for this test, conflicts and look-alikes per rule; both directions must agree.
   auto both = [](const std::string& a, const std::string& b) {
     const auto v = judge(a, b), w = judge(b, a);
@@ -800,6 +800,47 @@ TEST_CASE("claim judge: sixth round of issue 18 (preference orders, numerals, ho
     CHECK(both("用户每天抽烟", "用户为了身体把烟戒了").conflict);
     CHECK_FALSE(both("用户每天喝咖啡", "用户为了身体把烟戒了").conflict);
   }
+  SUBCASE("Chinese: 用户的<relative>是个... is the relative's; 嫌X太Y a dislike of X") {
+    CHECK(both("用户的妻子是个素食主义者", "用户的妻子最爱吃红烧肉").conflict);
+    CHECK_FALSE(both("用户的妻子是个素食主义者", "用户最爱吃红烧肉").conflict);
+    CHECK(both("用户的老板是王总", "用户的老板是李总").conflict);  // still an attribute
+    CHECK(both("用户的妈妈爱吃榴莲", "用户的妈妈嫌榴莲太臭").conflict);
+    CHECK_FALSE(both("用户的妈妈爱吃榴莲", "用户的爸爸嫌榴莲太臭").conflict);
+    CHECK_FALSE(both("用户的妈妈爱吃榴莲", "用户的妈妈嫌弃榴莲太贵").conflict);
+  }
+  SUBCASE("English: evaluative adjectives, rate ranges, seeing and visiting") {
+    CHECK(both("User finds techno music energizing", "User finds techno music grating").conflict);
+    CHECK_FALSE(both("User finds techno music grating", "User finds jazz relaxing").conflict);
+    const auto r = read("User sees their parents once or twice a year").claims;
+    REQUIRE(r.size() == 1);
+    CHECK(r[0].terms == strings{"parent", "see"});  // no "twice"
+    CHECK(r[0].frequency == doctest::Approx(1.5 / 365));
+    CHECK(read("User goes running two to three times a week").claims.at(0).frequency ==
+          doctest::Approx(2.5 / 7));
+    CHECK(read("User grabs fast food a couple of times a month").claims.at(0).frequency ==
+          doctest::Approx(2.0 / 30));
+    CHECK(both("User visits their grandmother every weekend",
+               "User sees their grandmother once or twice a year")
+              .conflict);
+    CHECK(both("User goes running two to three times a week",
+               "User goes running once or twice a month")
+              .conflict);
+    CHECK(both("User grabs a coffee every morning", "User has coffee about once a month").conflict);
+    CHECK_FALSE(both("User visits their grandmother every weekend",
+                     "User sees their grandmother every Sunday")
+                    .conflict);
+    CHECK_FALSE(both("User sees their friends every day", "User calls their friends once a month")
+                    .conflict);
+    CHECK_FALSE(
+        both("User sees a therapist every week", "User's sister sees a therapist once a year")
+            .conflict);
+    CHECK_FALSE(
+        both("User goes running two to three times a week", "User goes running three times a week")
+            .conflict);
+    CHECK_FALSE(
+        both("User sees a dentist once or twice a year", "User visits the dentist twice a year")
+            .conflict);
+  }
 }
 
 TEST_CASE("claim judge: labelled memory-statement pairs (tests/data/judge_pairs)") {
@@ -813,8 +854,8 @@ TEST_CASE("claim judge: labelled memory-statement pairs (tests/data/judge_pairs)
   // 104 fp 0 fn 27 tn 128 (precision 1.0, recall 0.79; en 0.78, zh 0.81); 2026-12-05: tp 102
   // (recall 0.78); before issue 18's recall work: tp 88 (0.67); the cue judge before the claim
   // judge: tp 24 fp 8 (precision 0.75, recall 0.18); after the fifth round (2026-12-06): tp 108
-  // fp 0 fn 23 (recall 0.82; en 68/83, zh 40/48); after the sixth (2026-12-07): tp 109 fp 0 fn 22
-  // (recall 0.832; en 68/83, zh 41/48; single_value 20/24 -> 21/24)
+  // fp 0 fn 23 (recall 0.82; en 68/83, zh 40/48); after the sixth (2026-12-07): tp 110 fp 0 fn 21
+  // (recall 0.840; en 69/83, zh 41/48; single_value 20/24 -> 21/24, degree_quantity 17/25 -> 18/25)
   CHECK(by["all"].precision() >= 0.97);
   CHECK(by["all"].recall() >= 0.83);
   CHECK(by["en"].recall() >= 0.81);
@@ -898,7 +939,7 @@ TEST_CASE("claim judge: held-out set C, kept as a regression set (judge_pairs/he
   // in the repository: tp 66 fp 3 fn 64 tn 77 (precision 0.957, recall 0.508; en 0.52, zh
   // 0.49); the rules before that round: tp 58 fp 3 (0.951, 0.446); after the fourth round tp 67
   // fp 3; after the fifth (2026-12-06): tp 87 fp 1 fn 43 tn 79 (precision 0.989, recall 0.669;
-  // en 51/71, zh 36/59)
+  // en 51/71, zh 36/59); after the sixth (2026-12-07): tp 88 fp 1 fn 42 (recall 0.677; zh 37/59)
   CHECK(by["all"].precision() >= 0.98);
   CHECK(by["all"].recall() >= 0.66);
   CHECK(by["en"].recall() >= 0.71);
@@ -917,12 +958,12 @@ TEST_CASE("claim judge: held-out set D, kept as a regression set (judge_pairs/he
   // 0.967, recall 0.580) and once after it, before this file was in the repository: tp 89 fp 3
   // fn 61 tn 97 (precision 0.967, recall 0.593; en 54/84, zh 35/66); after the fifth round
   // (2026-12-06): tp 109 fp 2 fn 41 tn 98 (precision 0.982, recall 0.727; en 65/84, zh 44/66);
-  // after the sixth (2026-12-07): tp 111 fp 2 fn 39 tn 98 (precision 0.982, recall 0.740; en
-  // 65/84, zh 46/66)
+  // after the sixth (2026-12-07): tp 112 fp 2 fn 38 tn 98 (precision 0.982, recall 0.747; en
+  // 65/84, zh 47/66)
   CHECK(by["all"].precision() >= 0.98);
   CHECK(by["all"].recall() >= 0.74);
   CHECK(by["en"].recall() >= 0.77);
-  CHECK(by["zh"].recall() >= 0.69);
+  CHECK(by["zh"].recall() >= 0.71);
   CHECK(by["all"].fp <= 2);
 }
 
@@ -941,7 +982,8 @@ TEST_CASE("claim judge: held-out set E, kept as a regression set (judge_pairs/he
   // was worked out on the misses of this set and the others (so no longer a held-out figure):
   // tp 123 fp 1 fn 26 tn 100 (precision 0.992, recall 0.826; en 74/89, zh 49/60); negation
   // 26/26, role swap 16/17, change statement 24/27, single value 22/27, degree and quantity
-  // 17/26, antonym 18/26
+  // 17/26, antonym 18/26. After the sixth (2026-12-07): tp 124 fp 1 fn 25 (recall 0.832; en
+  // 75/89; degree and quantity 18/26)
   CHECK(by["all"].precision() >= 0.99);
   CHECK(by["all"].recall() >= 0.82);
   CHECK(by["en"].recall() >= 0.83);
@@ -963,14 +1005,14 @@ TEST_CASE("claim judge: held-out set F, kept as a regression set (judge_pairs/he
   // recall 0.733; en 69/90, zh 41/60); per category recall after: negation 25/25, single value
   // 21/25, change statement 19/25, degree and quantity 16/25, role swap 16/25, antonym 13/25;
   // false positives: different_attribute 2, different_holder 1, paraphrase 1. After the sixth
-  // round (2026-12-07), worked out on this set's misses among others (no longer held out): tp 117
-  // fp 4 fn 33 tn 96 (precision 0.967, recall 0.780; en 70/90, zh 47/60); role swap 16 -> 20/25,
-  // change statement 19 -> 20, single value 21 -> 22, degree and quantity 16 -> 17; the same
-  // four false positives
+  // round (2026-12-07), worked out on this set's misses among others (no longer held out): tp 120
+  // fp 4 fn 30 tn 96 (precision 0.968, recall 0.800; en 72/90, zh 48/60); role swap 16 -> 20/25,
+  // change statement 19 -> 20, single value 21 -> 22, degree and quantity 16 -> 18, antonym 13
+  // -> 15; the same four false positives
   CHECK(by["all"].precision() >= 0.96);
-  CHECK(by["all"].recall() >= 0.78);
-  CHECK(by["en"].recall() >= 0.77);
-  CHECK(by["zh"].recall() >= 0.78);
+  CHECK(by["all"].recall() >= 0.79);
+  CHECK(by["en"].recall() >= 0.79);
+  CHECK(by["zh"].recall() >= 0.79);
   CHECK(by["all"].fp <= 4);
 }
 

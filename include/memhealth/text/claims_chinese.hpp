@@ -131,7 +131,8 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       if (const sv after = s.substr(std::min(k + l, s.size()));
           k + l <= s.size() && (lex.zh(s.substr(k, l)) & cw::relative) &&
           (!after.starts_with("是") || after.starts_with("是个") || after.starts_with("是一个") ||
-           after.starts_with("是一名") || after.starts_with("是一位") || after.starts_with("是位"))) {
+           after.starts_with("是一名") || after.starts_with("是一位") ||
+           after.starts_with("是位"))) {
         c.holder = (base == "self" ? "" : base + "/") +
                    "rel:" + std::string(chinese_relative_name(s.substr(k, l)));
         i = k + l;
