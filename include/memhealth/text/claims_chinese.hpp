@@ -278,6 +278,40 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     }
     return;
   }
+  // 把X放在Y前面 / 之前 ("把家庭放在事业前面"): X comes before Y, a preference; 后面 / 之后 the
+  // other way. Two claims, like X and not like Y, so that the swapped order conflicts.
+  if (const std::size_t ba = present.may_contain("放在") ? find_text(s, "把", i) : sv::npos;
+      ba != sv::npos) {
+    const std::size_t put = find_text(s, "放在", ba + 3);
+    std::size_t end = sv::npos;
+    bool before = true;
+    for (sv m : {sv("前面"), sv("之前"), sv("前头"), sv("后面"), sv("之后")})
+      if (const std::size_t at = put == sv::npos ? sv::npos : find_text(s, m, put + 6);
+          at != sv::npos && at + m.size() == s.size() && at > put + 6) {
+        end = at;
+        before = m == "前面" || m == "之前" || m == "前头";
+      }
+    if (put != sv::npos && end != sv::npos && put > ba + 3) {
+      const sv xs = s.substr(ba + 3, put - ba - 3), ys = s.substr(put + 6, end - put - 6);
+      for (int side = 0; side < 2; ++side) {
+        text_claim k;
+        k.holder = c.holder;
+        k.kind = predicate_class::preference;
+        k.predicate = "like";
+        k.polarity = (side == 0) == before ? 1 : -1;
+        const sv w = side == 0 ? xs : ys;
+        for (std::size_t q = 0; q < w.size();) {
+          const std::size_t l = utf8_len(static_cast<unsigned char>(w[q]));
+          k.terms.emplace_back(w.substr(q, l));
+          q += l;
+        }
+        k.terms.emplace_back("like");
+        sort_unique(k.terms);
+        out.push_back(std::move(k));
+      }
+      return;
+    }
+  }
   // X比Y<adj> ("觉得猫比狗可爱"): X has the quality, Y less so; two claims, the second denied,
   // so that "狗比猫可爱" conflicts. X and Y are taken to be of one length (1 to 4 characters).
   if (const std::size_t bi = present.may_contain("比") ? find_text(s, "比", i) : sv::npos;
