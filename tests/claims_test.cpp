@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "memhealth/detect/claim_judge.hpp"
@@ -736,6 +737,119 @@ TEST_CASE("claim judge: fifth round of issue 18 (abilities, ingredients, numeral
   }
 }
 
+TEST_CASE("claim judge: sixth round of issue 18 (preference orders, numerals, rates, dislikes)") {
+  // Pairs written for this test, conflicts and look-alikes per rule; both directions must agree.
+  auto both = [](const std::string& a, const std::string& b) {
+    const auto v = judge(a, b), w = judge(b, a);
+    CHECK(v.conflict == w.conflict);
+    return v;
+  };
+  SUBCASE("Chinese preference orders: 更<verb>X而不是Y, 宁可X也不愿Y, X多过Y") {
+    CHECK(both("小周选电脑更看重性能而不是外观", "小周选电脑更看重外观而不是性能").conflict);
+    CHECK(
+        both("用户假期宁可在家看书也不愿出去旅游", "用户假期宁可出去旅游也不愿在家看书").conflict);
+    CHECK(both("用户更喜欢喝茶，不喜欢喝咖啡", "用户喝咖啡多过喝茶").conflict);
+    CHECK_FALSE(both("小周选电脑更看重性能而不是外观", "小周选电脑看重性能").conflict);
+    CHECK_FALSE(both("用户假期宁可在家看书也不愿出去旅游", "用户假期喜欢在家看书").conflict);
+    CHECK_FALSE(both("用户喝咖啡多过喝茶", "用户每天早上喝咖啡").conflict);
+    // 更换 is a change, no preference
+    CHECK_FALSE(both("用户最近更换了手机而不是电脑", "用户更喜欢电脑").conflict);
+  }
+  SUBCASE("English: a scene phrase ends at the rejected option of 'would rather X than Y'") {
+    CHECK(both("User would rather cook at home than order takeaway",
+               "User prefers ordering takeaway to cooking at home")
+              .conflict);
+    CHECK(both("User would rather cook at home than order takeaway",
+               "User would rather order takeaway than cook at home")
+              .conflict);
+    CHECK_FALSE(
+        both("User would rather cook at home than order takeaway", "User likes cooking at home")
+            .conflict);
+    CHECK_FALSE(both("User would rather cook at home than order takeaway",
+                     "User would rather cook at home than eat at a restaurant")
+                    .conflict);
+  }
+  SUBCASE("Chinese numerals with 百, 千 and 万; weights in 斤 against 公斤") {
+    using memhealth::detail::claims::chinese_number_at;
+    CHECK(chinese_number_at("一百六十斤", 0) == std::pair<double, std::size_t>{160, 12});
+    CHECK(chinese_number_at("一百零五", 0) == std::pair<double, std::size_t>{105, 12});
+    CHECK(chinese_number_at("八千", 0) == std::pair<double, std::size_t>{8000, 6});
+    CHECK(chinese_number_at("四万左右", 0) == std::pair<double, std::size_t>{40000, 6});
+    CHECK(chinese_number_at("4万", 0) == std::pair<double, std::size_t>{40000, 4});
+    CHECK(chinese_number_at("十二", 0) == std::pair<double, std::size_t>{12, 6});
+    CHECK(chinese_number_at("七五", 0) == std::pair<double, std::size_t>{7, 3});  // decimals
+    CHECK(chinese_number_at("万一", 0).first < 0);
+    CHECK(both("用户体重五十公斤", "用户体重一百四十斤").conflict);  // 50 kg / 70 kg
+    CHECK_FALSE(both("用户体重五十公斤", "用户体重一百斤").conflict);
+    CHECK_FALSE(both("用户体重一百零六斤", "用户体重五十三公斤").conflict);
+  }
+  SUBCASE("English thousands separators; a rated value's year is its date") {
+    CHECK_FALSE(
+        both("User's rent was $1,500 a month in 2021", "User's rent was $1,900 a month in 2024")
+            .conflict);
+    CHECK_FALSE(both("User's salary is $85,000 a year", "User earns $85,000 a year").conflict);
+    CHECK_FALSE(both("User's wedding was in 2019", "User got married in 2019").conflict);
+    const auto c = read("User's rent is $1,200 a month").claims;
+    REQUIRE(c.size() == 1);
+    CHECK(c[0].attribute == "rent");
+    CHECK(c[0].frequency == doctest::Approx(40));  // $1200 over 30 days
+  }
+  SUBCASE("Chinese: 土生土长的X人 a hometown; 为了... ends at 把") {
+    CHECK(both("用户的老家在四川", "用户是土生土长的湖南人").conflict);
+    CHECK_FALSE(both("用户的老家在四川", "用户是土生土长的四川人").conflict);
+    CHECK(both("用户每天抽烟", "用户为了身体把烟戒了").conflict);
+    CHECK_FALSE(both("用户每天喝咖啡", "用户为了身体把烟戒了").conflict);
+  }
+  SUBCASE("Chinese: 把X放在Y前面 an order of preference (后面 the other way)") {
+    CHECK(both("用户把健康放在工作前面", "用户把工作放在健康前面").conflict);
+    CHECK(both("用户把健康放在工作前面", "用户把健康放在工作后面").conflict);
+    CHECK_FALSE(both("用户把健康放在工作前面", "用户很重视健康").conflict);
+    CHECK_FALSE(both("用户把健康放在工作前面", "用户的同事把工作放在健康前面").conflict);
+    CHECK_FALSE(both("用户把书放在桌子上", "用户把书放在床上").conflict);  // a place
+  }
+  SUBCASE("Chinese: 用户的<relative>是个... is the relative's; 嫌X太Y a dislike of X") {
+    CHECK(both("用户的妻子是个素食主义者", "用户的妻子最爱吃红烧肉").conflict);
+    CHECK_FALSE(both("用户的妻子是个素食主义者", "用户最爱吃红烧肉").conflict);
+    CHECK(both("用户的老板是王总", "用户的老板是李总").conflict);  // still an attribute
+    CHECK(both("用户的妈妈爱吃榴莲", "用户的妈妈嫌榴莲太臭").conflict);
+    CHECK_FALSE(both("用户的妈妈爱吃榴莲", "用户的爸爸嫌榴莲太臭").conflict);
+    CHECK_FALSE(both("用户的妈妈爱吃榴莲", "用户的妈妈嫌弃榴莲太贵").conflict);
+  }
+  SUBCASE("English: evaluative adjectives, rate ranges, seeing and visiting") {
+    CHECK(both("User finds techno music energizing", "User finds techno music grating").conflict);
+    CHECK_FALSE(both("User finds techno music grating", "User finds jazz relaxing").conflict);
+    const auto r = read("User sees their parents once or twice a year").claims;
+    REQUIRE(r.size() == 1);
+    CHECK(r[0].terms == strings{"parent", "see"});  // no "twice"
+    CHECK(r[0].frequency == doctest::Approx(1.5 / 365));
+    CHECK(read("User goes running two to three times a week").claims.at(0).frequency ==
+          doctest::Approx(2.5 / 7));
+    CHECK(read("User grabs fast food a couple of times a month").claims.at(0).frequency ==
+          doctest::Approx(2.0 / 30));
+    CHECK(both("User visits their grandmother every weekend",
+               "User sees their grandmother once or twice a year")
+              .conflict);
+    CHECK(both("User goes running two to three times a week",
+               "User goes running once or twice a month")
+              .conflict);
+    CHECK(both("User grabs a coffee every morning", "User has coffee about once a month").conflict);
+    CHECK_FALSE(both("User visits their grandmother every weekend",
+                     "User sees their grandmother every Sunday")
+                    .conflict);
+    CHECK_FALSE(both("User sees their friends every day", "User calls their friends once a month")
+                    .conflict);
+    CHECK_FALSE(
+        both("User sees a therapist every week", "User's sister sees a therapist once a year")
+            .conflict);
+    CHECK_FALSE(
+        both("User goes running two to three times a week", "User goes running three times a week")
+            .conflict);
+    CHECK_FALSE(
+        both("User sees a dentist once or twice a year", "User visits the dentist twice a year")
+            .conflict);
+  }
+}
+
 TEST_CASE("claim judge: labelled memory-statement pairs (tests/data/judge_pairs)") {
   MEMHEALTH_TEST_DATA(path, "judge_pairs/pairs.tsv");
   const auto rows = memhealth::test::read_tsv_rows(path);
@@ -747,9 +861,10 @@ TEST_CASE("claim judge: labelled memory-statement pairs (tests/data/judge_pairs)
   // 104 fp 0 fn 27 tn 128 (precision 1.0, recall 0.79; en 0.78, zh 0.81); 2026-12-05: tp 102
   // (recall 0.78); before issue 18's recall work: tp 88 (0.67); the cue judge before the claim
   // judge: tp 24 fp 8 (precision 0.75, recall 0.18); after the fifth round (2026-12-06): tp 108
-  // fp 0 fn 23 (recall 0.82; en 68/83, zh 40/48)
+  // fp 0 fn 23 (recall 0.82; en 68/83, zh 40/48); after the sixth (2026-12-07): tp 110 fp 0 fn 21
+  // (recall 0.840; en 69/83, zh 41/48; single_value 20/24 -> 21/24, degree_quantity 17/25 -> 18/25)
   CHECK(by["all"].precision() >= 0.97);
-  CHECK(by["all"].recall() >= 0.81);
+  CHECK(by["all"].recall() >= 0.83);
   CHECK(by["en"].recall() >= 0.81);
   CHECK(by["zh"].recall() >= 0.83);
   // per category (recall of the conflict categories, measured 2026-12-06 after the fifth
@@ -831,7 +946,7 @@ TEST_CASE("claim judge: held-out set C, kept as a regression set (judge_pairs/he
   // in the repository: tp 66 fp 3 fn 64 tn 77 (precision 0.957, recall 0.508; en 0.52, zh
   // 0.49); the rules before that round: tp 58 fp 3 (0.951, 0.446); after the fourth round tp 67
   // fp 3; after the fifth (2026-12-06): tp 87 fp 1 fn 43 tn 79 (precision 0.989, recall 0.669;
-  // en 51/71, zh 36/59)
+  // en 51/71, zh 36/59); after the sixth (2026-12-07): tp 88 fp 1 fn 42 (recall 0.677; zh 37/59)
   CHECK(by["all"].precision() >= 0.98);
   CHECK(by["all"].recall() >= 0.66);
   CHECK(by["en"].recall() >= 0.71);
@@ -849,11 +964,13 @@ TEST_CASE("claim judge: held-out set D, kept as a regression set (judge_pairs/he
   // measured once on 2026-12-06 before the fourth round of recall work (tp 87 fp 3: precision
   // 0.967, recall 0.580) and once after it, before this file was in the repository: tp 89 fp 3
   // fn 61 tn 97 (precision 0.967, recall 0.593; en 54/84, zh 35/66); after the fifth round
-  // (2026-12-06): tp 109 fp 2 fn 41 tn 98 (precision 0.982, recall 0.727; en 65/84, zh 44/66)
+  // (2026-12-06): tp 109 fp 2 fn 41 tn 98 (precision 0.982, recall 0.727; en 65/84, zh 44/66);
+  // after the sixth (2026-12-07): tp 112 fp 2 fn 38 tn 98 (precision 0.982, recall 0.747; en
+  // 65/84, zh 47/66)
   CHECK(by["all"].precision() >= 0.98);
-  CHECK(by["all"].recall() >= 0.72);
+  CHECK(by["all"].recall() >= 0.74);
   CHECK(by["en"].recall() >= 0.77);
-  CHECK(by["zh"].recall() >= 0.66);
+  CHECK(by["zh"].recall() >= 0.71);
   CHECK(by["all"].fp <= 2);
 }
 
@@ -872,7 +989,8 @@ TEST_CASE("claim judge: held-out set E, kept as a regression set (judge_pairs/he
   // was worked out on the misses of this set and the others (so no longer a held-out figure):
   // tp 123 fp 1 fn 26 tn 100 (precision 0.992, recall 0.826; en 74/89, zh 49/60); negation
   // 26/26, role swap 16/17, change statement 24/27, single value 22/27, degree and quantity
-  // 17/26, antonym 18/26
+  // 17/26, antonym 18/26. After the sixth (2026-12-07): tp 124 fp 1 fn 25 (recall 0.832; en
+  // 75/89; degree and quantity 18/26)
   CHECK(by["all"].precision() >= 0.99);
   CHECK(by["all"].recall() >= 0.82);
   CHECK(by["en"].recall() >= 0.83);
@@ -893,11 +1011,15 @@ TEST_CASE("claim judge: held-out set F, kept as a regression set (judge_pairs/he
   // it, before anything was changed for this set: tp 110 fp 4 fn 40 tn 96 (precision 0.965,
   // recall 0.733; en 69/90, zh 41/60); per category recall after: negation 25/25, single value
   // 21/25, change statement 19/25, degree and quantity 16/25, role swap 16/25, antonym 13/25;
-  // false positives: different_attribute 2, different_holder 1, paraphrase 1
+  // false positives: different_attribute 2, different_holder 1, paraphrase 1. After the sixth
+  // round (2026-12-07), worked out on this set's misses among others (no longer held out): tp 121
+  // fp 4 fn 29 tn 96 (precision 0.968, recall 0.807; en 72/90, zh 49/60); role swap 16 -> 21/25,
+  // change statement 19 -> 20, single value 21 -> 22, degree and quantity 16 -> 18, antonym 13
+  // -> 15; the same four false positives
   CHECK(by["all"].precision() >= 0.96);
-  CHECK(by["all"].recall() >= 0.73);
-  CHECK(by["en"].recall() >= 0.76);
-  CHECK(by["zh"].recall() >= 0.68);
+  CHECK(by["all"].recall() >= 0.79);
+  CHECK(by["en"].recall() >= 0.79);
+  CHECK(by["zh"].recall() >= 0.79);
   CHECK(by["all"].fp <= 4);
 }
 

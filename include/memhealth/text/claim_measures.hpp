@@ -76,13 +76,22 @@ inline std::optional<measure> english_measure(const std::vector<token>& t) {
   return std::nullopt;
 }
 
-/// A Chinese number at byte `i` of `s`: digits ("175", "1.85") or numerals up to 99 ("六",
-/// "十二", "二十", "两"). @return {value, bytes read}; {-1, 0} when there is none.
+/// A Chinese number at byte `i` of `s`: digits ("175", "1.85", "4万") or numerals with 十, 百,
+/// 千 and 万 ("六", "十二", "二十", "两", "一百六十", "一百零五", "八千", "四万"). Two numerals in
+/// a row end the number ("七五" reads 七: the caller reads decimals one numeral at a time).
+/// @return {value, bytes read}; {-1, 0} when there is none.
 inline std::pair<double, std::size_t> chinese_number_at(sv s, std::size_t i) {
+  auto unit = [&](std::size_t at) -> double {
+    if (at + 3 > s.size()) return 0;
+    const sv ch = s.substr(at, 3);
+    return ch == "十" ? 10 : ch == "百" ? 100 : ch == "千" ? 1000 : ch == "万" ? 10000 : 0;
+  };
   if (i < s.size() && s[i] >= '0' && s[i] <= '9') {
     std::size_t k = i;
     while (k < s.size() && ((s[k] >= '0' && s[k] <= '9') || s[k] == '.')) ++k;
-    return {std::atof(std::string(s.substr(i, k - i)).c_str()), k - i};
+    double v = std::atof(std::string(s.substr(i, k - i)).c_str());
+    if (const double u = unit(k); u >= 1000) v *= u, k += 3;  // "4万", "8千"
+    return {v, k - i};
   }
   constexpr sv digits[] = {"零", "一", "二", "三", "四", "五", "六", "七", "八", "九"};
   auto digit = [&](std::size_t at) -> int {
@@ -93,23 +102,42 @@ inline std::pair<double, std::size_t> chinese_number_at(sv s, std::size_t i) {
       if (ch == digits[d]) return d;
     return -1;
   };
-  auto ten = [&](std::size_t at) { return at + 3 <= s.size() && s.substr(at, 3) == "十"; };
   std::size_t k = i;
-  double v = -1;
-  if (const int d = digit(k); d >= 0) {
-    v = d;
-    k += 3;
-    if (ten(k)) {
-      v = d * 10;
+  double total = 0, section = 0;
+  int pending = -1;  // a numeral not yet multiplied by a unit
+  bool any = false, zero = false;
+  while (k + 3 <= s.size()) {
+    if (const int d = digit(k); d >= 0) {
+      if (pending >= 0) break;  // two numerals in a row: the number ends at the first
+      if (d == 0) {             // "一百零五": a place left empty
+        if (!any) break;
+        zero = true;
+        k += 3;
+        continue;
+      }
+      pending = d;
+      any = true;
       k += 3;
-      if (const int e = digit(k); e > 0) v += e, k += 3;
+      continue;
     }
-  } else if (ten(k)) {
-    v = 10;
+    const double u = unit(k);
+    if (u == 0) break;
+    if (u == 10000) {
+      if (!any) break;
+      total = (total + section + std::max(pending, 0)) * 10000;
+      section = 0;
+    } else {
+      if (pending < 0 && !(u == 10 && (!any || zero))) break;  // 十 alone is 10, 百 alone none
+      section += (pending < 0 ? 1 : pending) * u;
+    }
+    pending = -1;
+    zero = false;
+    any = true;
     k += 3;
-    if (const int e = digit(k); e > 0) v += e, k += 3;
   }
-  return v < 0 ? std::pair<double, std::size_t>{-1, 0} : std::pair{v, k - i};
+  if (!any) return {-1, 0};
+  if (zero && pending < 0) k -= 3;  // a trailing 零 is not part of the number
+  return {total + section + std::max(pending, 0), k - i};
 }
 
 /// A height or weight stated in a Chinese clause: "身高175厘米", "身高一米六" (1.6 m), "一米七五"

@@ -222,6 +222,16 @@ inline constexpr auto english = std::to_array<entry>({
     {"intolerable", evaluation_neg},
     {"repulsive", evaluation_neg},
     {"revolting", evaluation_neg},
+    {"grating", evaluation_neg},
+    {"irritating", evaluation_neg},
+    {"jarring", evaluation_neg},
+    {"tiring", evaluation_neg},
+    {"depressing", evaluation_neg},
+    {"dreary", evaluation_neg},
+    {"wearisome", evaluation_neg},
+    {"energizing", evaluation_pos},
+    {"energising", evaluation_pos},
+    {"inspiring", evaluation_pos},
     // aversions: negative towards the object whatever the verb
     {"avoid", aversion},
     {"refuse", aversion},
@@ -703,7 +713,7 @@ inline constexpr auto measure_nouns = std::to_array<std::string_view>(
 /// Verbs that say little by themselves ("has a glass of wine", "takes the stairs", "gets
 /// through a bottle"): two statements about one object with one of these compare by the object.
 inline constexpr auto light_verbs =
-    std::to_array<std::string_view>({"have", "get", "take", "do", "make", "go", "consume"});
+    std::to_array<std::string_view>({"have", "get", "take", "do", "make", "go", "consume", "grab"});
 
 /// English antonyms of traits and habits that WordNet does not pair (added to the lexicon's
 /// antonyms): "is shy" / "is outgoing".
@@ -943,6 +953,7 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"恨", att_negative},
     {"烦", att_negative},
     {"嫌弃", att_negative},
+    {"嫌", att_negative},  // "嫌京剧太吵": finds it too noisy, a dislike
     {"反胃", att_negative},
     {"热衷", att_positive},
     {"避免", aversion},
@@ -1160,7 +1171,7 @@ inline constexpr auto chinese_attributes = std::to_array<chinese_attribute_cue>(
     {"定居", "residence", false},      {"出生在", "birthplace", false},
     {"出生于", "birthplace", false},   {"领导是", "manager", false},
     {"上司是", "manager", false},      {"主管是", "manager", false},
-    {"上级是", "manager", false},
+    {"上级是", "manager", false},      {"土生土长的", "hometown", false},
 });
 
 /// Canonical Chinese marital status values: 结婚 (married) is 已婚, 离异 is 离婚.

@@ -127,8 +127,12 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     std::size_t k = i;
     if (starts(k, "的")) k += 3;
     for (std::size_t l = 9; l >= 6; l -= 3)
-      if (k + l <= s.size() && (lex.zh(s.substr(k, l)) & cw::relative) &&
-          !s.substr(k + l).starts_with("是")) {  // "用户的老板是王总": an attribute
+      // ("用户的老板是王总": an attribute; "用户的爸爸是个路痴": a description, the relative's)
+      if (const sv after = s.substr(std::min(k + l, s.size()));
+          k + l <= s.size() && (lex.zh(s.substr(k, l)) & cw::relative) &&
+          (!after.starts_with("是") || after.starts_with("是个") || after.starts_with("是一个") ||
+           after.starts_with("是一名") || after.starts_with("是一位") ||
+           after.starts_with("是位"))) {
         c.holder = (base == "self" ? "" : base + "/") +
                    "rel:" + std::string(chinese_relative_name(s.substr(k, l)));
         i = k + l;
@@ -156,17 +160,29 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
   if (c.holder.empty()) c.holder = inherited;
   if (first_holder.empty()) first_holder = c.holder;
 
-  // ---- a purpose says nothing of the claim ("为了减肥已经不喝奶茶了"): 为了 up to the
-  // negation, change marker or adverb that starts the predicate
+  // ---- a purpose says nothing of the claim ("为了减肥已经不喝奶茶了", "为了减肥把奶茶戒了"): 为了
+  // up to the negation, change marker, adverb or 把 that starts the predicate
   if (const std::size_t p = present.may_contain("为了") ? find_text(s, "为了", i) : sv::npos;
       p != sv::npos) {
     std::size_t e = sv::npos;
     for (sv m : {sv("已经"), sv("不"), sv("没"), sv("就"), sv("才"), sv("每"), sv("开始"),
-                 sv("决定"), sv("专门"), sv("特意")})
+                 sv("决定"), sv("专门"), sv("特意"), sv("把")})
       if (const std::size_t at = find_text(s, m, p + 6); at != sv::npos && at < e) e = at;
     if (e != sv::npos) {
       const std::string rest = std::string(s.substr(0, p)) + std::string(s.substr(e));
       read_chinese_clause(lex, rest, inherited, out, first_holder);
+      return;
+    }
+  }
+  // ---- "嫌X太吵", "嫌X又酸又难喝": what 嫌 finds fault with is X; the fault after 太, 又, 很,
+  // 那么 or 这么 is the reason, no part of the claim (not 嫌弃, which takes its object whole)
+  if (const std::size_t p = present.may_contain("嫌") ? find_text(s, "嫌", i) : sv::npos;
+      p != sv::npos && !s.substr(p + 3).starts_with("弃")) {
+    std::size_t e = sv::npos;
+    for (sv m : {sv("太"), sv("又"), sv("很"), sv("那么"), sv("这么")})
+      if (const std::size_t at = find_text(s, m, p + 6); at != sv::npos && at < e) e = at;
+    if (e != sv::npos) {
+      read_chinese_clause(lex, s.substr(0, e), inherited, out, first_holder);
       return;
     }
   }
@@ -220,13 +236,35 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     const std::size_t m = present.may_contain(marker) ? find_text(s, marker, i) : sv::npos;
     if (m == sv::npos || m == i) continue;
     const std::string head(s.substr(0, m));
-    const std::string tail(s.substr(m + marker.size()));
-    bool prefers = false;
+    std::string tail(s.substr(m + marker.size()));
+    // "宁可X也不愿Y": the modal after 也不 is part of the negation cut off with it
+    if (marker == "也不")
+      for (sv modal : {sv("愿意"), sv("愿"), sv("想"), sv("肯"), sv("要")})
+        if (sv(tail).substr(0, modal.size()) == modal) {
+          tail.erase(0, modal.size());
+          break;
+        }
+    // "X多过Y" states the order itself; 更 before the verb ("更看重X而不是Y") marks one too
+    // (not 更换, 更新, 更改, 更正: a change)
+    bool prefers = marker == "多过";
+    for (std::size_t g = find_text(head, "更", i); g != sv::npos && !prefers;
+         g = find_text(head, "更", g + 3)) {
+      const sv after = sv(head).substr(g + 3, 3);
+      prefers = !after.empty() && after != "换" && after != "新" && after != "改" && after != "正";
+    }
     for (std::size_t q = 0; q + 3 <= head.size(); q += 3)
       for (std::size_t l = 3; l <= 9 && q + l <= head.size(); l += 3)
         if (lex.zh(head.substr(q, l)) & (cw::att_positive | cw::prefer)) prefers = true;
     if (!prefers) continue;
+    const std::size_t head_at = out.size();
     read_chinese_clause(lex, head, inherited, out, first_holder);
+    if (out.size() > head_at && out.back().predicate.empty()) {
+      auto& h = out.back();  // "更看重拍照": the preferred option, a like
+      h.terms.push_back("like");
+      h.predicate = "like";
+      h.kind = predicate_class::preference;
+      sort_unique(h.terms);
+    }
     const std::string holder = out.empty() ? inherited : out.back().holder;
     const std::size_t before = out.size();
     read_chinese_clause(lex, tail, holder, out, first_holder);
@@ -239,6 +277,40 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       sort_unique(r.terms);
     }
     return;
+  }
+  // 把X放在Y前面 / 之前 ("把家庭放在事业前面"): X comes before Y, a preference; 后面 / 之后 the
+  // other way. Two claims, like X and not like Y, so that the swapped order conflicts.
+  if (const std::size_t ba = present.may_contain("放在") ? find_text(s, "把", i) : sv::npos;
+      ba != sv::npos) {
+    const std::size_t put = find_text(s, "放在", ba + 3);
+    std::size_t end = sv::npos;
+    bool before = true;
+    for (sv m : {sv("前面"), sv("之前"), sv("前头"), sv("后面"), sv("之后")})
+      if (const std::size_t at = put == sv::npos ? sv::npos : find_text(s, m, put + 6);
+          at != sv::npos && at + m.size() == s.size() && at > put + 6) {
+        end = at;
+        before = m == "前面" || m == "之前" || m == "前头";
+      }
+    if (put != sv::npos && end != sv::npos && put > ba + 3) {
+      const sv xs = s.substr(ba + 3, put - ba - 3), ys = s.substr(put + 6, end - put - 6);
+      for (int side = 0; side < 2; ++side) {
+        text_claim k;
+        k.holder = c.holder;
+        k.kind = predicate_class::preference;
+        k.predicate = "like";
+        k.polarity = (side == 0) == before ? 1 : -1;
+        const sv w = side == 0 ? xs : ys;
+        for (std::size_t q = 0; q < w.size();) {
+          const std::size_t l = utf8_len(static_cast<unsigned char>(w[q]));
+          k.terms.emplace_back(w.substr(q, l));
+          q += l;
+        }
+        k.terms.emplace_back("like");
+        sort_unique(k.terms);
+        out.push_back(std::move(k));
+      }
+      return;
+    }
   }
   // X比Y<adj> ("觉得猫比狗可爱"): X has the quality, Y less so; two claims, the second denied,
   // so that "狗比猫可爱" conflicts. X and Y are taken to be of one length (1 to 4 characters).
@@ -333,6 +405,7 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       if (s.substr(q).starts_with("是") || s.substr(q).starts_with("在")) q += 3;
       v = std::string(s.substr(q));
       if (a.cue == "型血") v = std::string(s.substr(i, p - i));
+      if (a.cue == "土生土长的" && v.ends_with("人")) v.resize(v.size() - 3);  // 广东人: 广东
     }
     for (std::size_t q = 0; q < v.size();) {
       std::size_t l = utf8_len(static_cast<unsigned char>(v[q]));

@@ -337,7 +337,11 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       bool counted = false;
       for (std::size_t q = i + 1; q + 2 < i + used; ++q) {
         const sv x = t[q].w;
-        if (x == "times" || x == "time" || (lex.en(x) & (cw::stop | cw::aux))) continue;
+        // (nor the words of a count: "once or twice", "two to three", "a couple of")
+        if (x == "times" || x == "time" || (lex.en(x) & (cw::stop | cw::aux)) || x == "or" ||
+            x == "to" || x == "couple" || x == "few" || x == "twice" || x == "once" ||
+            (q <= i + 2 && (all_digits(x) || number_word(x) >= 0)))
+          continue;
         terms.push_back(term_of(english, x));
         if (object_open) object.push_back(terms.back());
         counted = true;
@@ -403,6 +407,11 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
           for (; q < n; ++q) {
             const sv x = t[q].w;
             if ((lex.en(x) & cw::frequency) || rate_at(t, q).first >= 0) break;
+            // ... or to the rejected option of a preference ("would rather cook at home than
+            // eat out", "eats at home instead of eating out")
+            if (comparing && comparative_at == n &&
+                (x == "than" || (x == "instead" && q + 1 < n && t[q + 1].w == "of")))
+              break;
             if (lex.en(x) & (cw::stop | cw::aux)) continue;
             scene.push_back(term_of(english, x));
           }
@@ -457,7 +466,11 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       continue;
     }
     if (all_digits(w) || w.find(':') != sv::npos || (w.size() > 2 && w[0] >= '0' && w[0] <= '9')) {
-      if (is_time_number(t, i) && !in_value) {
+      // (inside a value, a year after "in" once a value or a rate was read is its date: "rent
+      // was $1,200 a month in 2022"; "wedding was in 2019" keeps the year as the value)
+      const bool dated = in_value && w.size() == 4 && all_digits(w) && i > 0 &&
+                         t[i - 1].w == "in" && (!value.empty() || c.frequency >= 0);
+      if (is_time_number(t, i) && (!in_value || dated)) {
         time.push_back(std::string(w));
         continue;
       }
@@ -1499,6 +1512,11 @@ inline std::vector<std::string> english_clauses(const claim_lexicon& lex, sv tex
          !(i > 0 && i + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[i - 1])) &&
            std::isdigit(static_cast<unsigned char>(text[i + 1]))))) {
       flush();
+      ++i;
+      continue;
+    }
+    if (ch == ',' && thousands_comma(text, i)) {  // "$1,200": one number, no clause break
+      cur += ch;
       ++i;
       continue;
     }

@@ -25,8 +25,17 @@ struct token {
   bool cap = false;  // first letter capitalised in the text
 };
 
+// Whether the comma at `i` of `s` separates thousands: a digit before it and exactly three
+// digits after it ("1,200", "24,000"; not "3,4" nor "1, 2").
+inline bool thousands_comma(sv s, std::size_t i) {
+  auto digit = [&](std::size_t k) { return k < s.size() && s[k] >= '0' && s[k] <= '9'; };
+  return s[i] == ',' && i > 0 && digit(i - 1) && digit(i + 1) && digit(i + 2) && digit(i + 3) &&
+         !digit(i + 4);
+}
+
 // Splits a clause into tokens: ASCII letters and digits, with '-' inside a word, ':' and '.'
-// between digits; "'s" "'m" "'re" "'ve" "'ll" "'d" split off; "n't" kept ("doesnt").
+// between digits, ',' between thousands ("1,200" is 1200); "'s" "'m" "'re" "'ve" "'ll" "'d" split
+// off; "n't" kept ("doesnt").
 inline std::vector<token> tokenize(sv s) {
   std::vector<token> out;
   std::size_t i = 0;
@@ -52,6 +61,8 @@ inline std::vector<token> tokenize(sv s) {
                   (t.w.back() >= '0' && t.w.back() <= '9' && s[i + 1] >= '0' && s[i + 1] <= '9'))) {
         t.w.push_back(c);
         ++i;
+      } else if (c == ',' && thousands_comma(s, i)) {
+        ++i;  // "1,200": a thousands separator, one number
       } else if (c == '\'' && i + 1 < s.size() && alnum(s[i + 1]) && !t.w.empty()) {
         apos = t.w.size();
         ++i;
@@ -122,20 +133,30 @@ inline std::pair<double, std::size_t> rate_at(const std::vector<token>& t, std::
     if (const double d = unit_days(t[i + 1].w); d > 0) return {0.7 / d, 2};
     return {-1, 0};
   }
+  auto count_of = [&](sv x) -> double {
+    if (x == "once") return 1;
+    if (x == "twice") return 2;
+    if (x == "several" || x == "few") return 3;
+    if (all_digits(x)) return std::atof(std::string(x).c_str());
+    return number_word(x);
+  };
   double count = -1;
-  if (w == "once")
-    count = 1;
+  if ((w == "a" || w == "an") && i + 2 < n && t[i + 1].w == "couple")
+    count = 2;  // "a couple of times a month"
+  else if ((w == "a" || w == "an") && i + 2 < n && t[i + 1].w == "few")
+    count = 3;
   else if ((w == "a" || w == "an") && i + 2 < n && t[i + 1].w != "day" && t[i + 1].w != "week")
     count = 1;  // "a litre of water a day"
-  else if (w == "twice")
-    count = 2;
-  else if (w == "several" || w == "few")
-    count = 3;
-  else if (all_digits(w))
-    count = std::atof(t[i].w.c_str());
   else
-    count = number_word(w);
+    count = count_of(w);
   if (count < 0) return {-1, 0};
+  // a range: "once or twice a year", "two to three times a week" (the mean of the two)
+  if (i + 2 < n && (t[i + 1].w == "or" || t[i + 1].w == "to") && w != "a" && w != "an")
+    if (const double high = count_of(t[i + 2].w); high > count) {
+      count = (count + high) / 2;
+      const auto [rate, used] = rate_at(t, i + 2);
+      if (rate >= 0) return {rate * count / high, used + 2};
+    }
   // up to three words (times, books, cups of coffee) before "a" / "per" / "each" / "every" + unit
   for (std::size_t k = i + 1; k < n && k <= i + 4; ++k) {
     const sv x = t[k].w;
