@@ -318,12 +318,7 @@ void for_each_previous(const sqlite_state& s, std::int64_t id, F&& fn) {
   sqlite3_bind_int64(st.get(), 1, id);
   previous p;
   while (sqlite::step(s.handle(), st.get(), s.path()) == SQLITE_ROW) {
-    p.record_id = sqlite::column_text(st.get(), 0);
-    p.version = sqlite::column_text(st.get(), 1);
-    const auto bytes = static_cast<std::size_t>(sqlite3_column_bytes(st.get(), 2));
-    p.embedding.resize(bytes / 4);
-    if (bytes) sqlite::decode_floats(sqlite3_column_blob(st.get(), 2), bytes, p.embedding.data());
-    p.after_checksum = static_cast<std::uint64_t>(sqlite3_column_int64(st.get(), 3));
+    read_previous(st.get(), p);
     fn(static_cast<const previous&>(p), sqlite3_column_int64(st.get(), 4));
   }
 }

@@ -94,6 +94,17 @@ struct previous {
   std::uint64_t after_checksum = 0;
 };
 
+// Reads columns 0-3 of a migration_previous row (record_id, prev_version, prev_embedding,
+// after_checksum) into `p`, reusing its buffers.
+inline void read_previous(sqlite3_stmt* st, previous& p) {
+  p.record_id = sqlite::column_text(st, 0);
+  p.version = sqlite::column_text(st, 1);
+  const auto bytes = static_cast<std::size_t>(sqlite3_column_bytes(st, 2));
+  p.embedding.resize(bytes / 4);
+  if (bytes) sqlite::decode_floats(sqlite3_column_blob(st, 2), bytes, p.embedding.data());
+  p.after_checksum = static_cast<std::uint64_t>(sqlite3_column_int64(st, 3));
+}
+
 inline std::vector<previous> previous_of(const sqlite_state& s, std::int64_t id) {
   std::vector<previous> out;
   auto st = prepare(s,
@@ -102,12 +113,7 @@ inline std::vector<previous> previous_of(const sqlite_state& s, std::int64_t id)
   sqlite3_bind_int64(st.get(), 1, id);
   while (sqlite::step(s.handle(), st.get(), s.path()) == SQLITE_ROW) {
     previous p;
-    p.record_id = sqlite::column_text(st.get(), 0);
-    p.version = sqlite::column_text(st.get(), 1);
-    const auto bytes = static_cast<std::size_t>(sqlite3_column_bytes(st.get(), 2));
-    p.embedding.resize(bytes / 4);
-    if (bytes) sqlite::decode_floats(sqlite3_column_blob(st.get(), 2), bytes, p.embedding.data());
-    p.after_checksum = static_cast<std::uint64_t>(sqlite3_column_int64(st.get(), 3));
+    read_previous(st.get(), p);
     out.push_back(std::move(p));
   }
   return out;

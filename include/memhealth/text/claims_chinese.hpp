@@ -204,6 +204,15 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
   // "比起X" names the rejected option of the next one
   if (starts(i, "比起") || starts(i, "相比")) {
     const std::size_t from = i + 6;
+    // the rejected option's claim: the opposite of a liking
+    const auto reject_last = [&out] {
+      auto& r = out.back();
+      r.polarity = -r.polarity;
+      r.terms.push_back("like");
+      r.predicate = "like";
+      r.kind = predicate_class::preference;
+      sort_unique(r.terms);
+    };
     // "比起米饭更爱吃面条": the option before 更 is the rejected one, the rest the preferred
     if (const std::size_t g = find_text(s, "更", from);
         g != sv::npos && g > from && g - from <= 18) {
@@ -211,25 +220,11 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       const std::string holder = out.empty() ? c.holder : out.back().holder;
       const std::size_t before = out.size();
       read_chinese_clause(lex, s.substr(from, g - from), holder, out, first_holder);
-      if (out.size() > before) {
-        auto& r = out.back();
-        r.polarity = -r.polarity;
-        r.terms.push_back("like");
-        r.predicate = "like";
-        r.kind = predicate_class::preference;
-        sort_unique(r.terms);
-      }
+      if (out.size() > before) reject_last();
       return;
     }
     read_chinese_clause(lex, s.substr(from), c.holder, out, first_holder);
-    if (!out.empty()) {
-      auto& r = out.back();
-      r.polarity = -r.polarity;
-      r.terms.push_back("like");
-      r.predicate = "like";
-      r.kind = predicate_class::preference;
-      sort_unique(r.terms);
-    }
+    if (!out.empty()) reject_last();
     return;
   }
   for (sv marker : {sv("胜过"), sv("而不是"), sv("也不"), sv("而非"), sv("多过")}) {
