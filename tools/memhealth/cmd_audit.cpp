@@ -86,10 +86,11 @@ nlohmann::json to_json_report(const drill_result& r, const drill_cli_options& o)
   if (!r.schema_note.empty()) j["schema_note"] = r.schema_note;
   auto per = nlohmann::json::object();
   for (const auto& k : r.per_kind) {
+    // a kind with nothing injected was not tested: no coverage (null), not 0
     nlohmann::json e{{"injected", k.injected},
                      {"detected", k.detected},
-                     {"coverage", k.coverage},
-                     {"coverage_ci95", ci_json(k.coverage_ci)},
+                     {"coverage", k.injected == 0 ? nlohmann::json() : nlohmann::json(k.coverage)},
+                     {"coverage_ci95", k.injected == 0 ? nlohmann::json() : ci_json(k.coverage_ci)},
                      {"attempted", k.attempted},
                      {"repaired", k.repaired},
                      {"expected_finding", expected_finding(k.kind)}};
@@ -134,11 +135,18 @@ std::string to_text(const drill_result& r) {
     << std::setw(11) << "attempted" << std::setw(10) << "repaired"
     << "\n";
   for (const auto& k : r.per_kind) {
-    std::ostringstream ci;
-    ci << std::fixed << std::setprecision(3) << "[" << k.coverage_ci.low << ", "
-       << k.coverage_ci.high << "]";
+    std::ostringstream ci, cov;
+    cov << std::fixed << std::setprecision(3);
+    if (k.injected == 0) {  // not tested: no coverage to show
+      ci << "-";
+      cov << "-";
+    } else {
+      ci << std::fixed << std::setprecision(3) << "[" << k.coverage_ci.low << ", "
+         << k.coverage_ci.high << "]";
+      cov << k.coverage;
+    }
     s << "  " << std::left << std::setw(25) << to_string(k.kind) << std::right << std::setw(9)
-      << k.injected << std::setw(9) << k.detected << std::setw(10) << k.coverage << std::setw(17)
+      << k.injected << std::setw(9) << k.detected << std::setw(10) << cov.str() << std::setw(17)
       << ci.str() << std::setw(11) << k.attempted << std::setw(10) << k.repaired;
     if (!k.note.empty()) s << "  (" << k.note << ")";
     s << "\n";
@@ -234,6 +242,23 @@ int run_drill_command(const drill_cli_options& o) {
   }
   const drill_result r = run_drill(std::move(lr.records), opt);
   emit(o.format == "json" ? to_json_report(r, o).dump(2) : to_text(r), o.out);
+  // the kinds not tested, grouped by why ("why: kind, kind; why: kind"); running out of targets
+  // is the clock's or the store's doing, a cap or a missing field the kind's own
+  std::vector<std::pair<std::string, std::string>> by_note;  // note -> kinds, in kind order
+  for (const auto& k : r.per_kind) {
+    if (k.injected != 0) continue;
+    const std::string why = k.note.empty() ? std::string("none injected") : k.note;
+    auto it =
+        std::find_if(by_note.begin(), by_note.end(), [&](const auto& e) { return e.first == why; });
+    if (it == by_note.end()) it = by_note.insert(by_note.end(), {why, std::string()});
+    it->second += (it->second.empty() ? "" : ", ") + std::string(to_string(k.kind));
+  }
+  std::string untested;
+  bool ran_out = false;
+  for (const auto& [why, kinds] : by_note) {
+    untested += (untested.empty() ? "" : "; ") + why + ": " + kinds;
+    ran_out = ran_out || why == "ran out of eligible records";
+  }
   if (r.injected == 0) {
     // a drill that injected nothing tested nothing: say why instead of reporting a clean pass
     std::string kinds;
@@ -243,12 +268,22 @@ int run_drill_command(const drill_cli_options& o) {
     std::cerr << "memhealth drill: no fault injected: " << r.eligible << " of " << r.records
               << " records are eligible targets (records already named by a finding are not); "
                  "baseline findings: "
-              << (kinds.empty() ? std::string("none") : kinds) << ".";
-    if (r.findings_baseline.count("stale") != 0)
+              << (kinds.empty() ? std::string("none") : kinds) << ". Not injected: " << untested
+              << ".";
+    if (ran_out && r.findings_baseline.count("stale") != 0)
       std::cerr << " Stale records under the clock " << format_timestamp(timestamp{d.now, 0})
                 << ": pass --now near the store's own dates.";
     std::cerr << "\n";
     return exit_findings;
+  }
+  if (!untested.empty()) {
+    // kinds named with --kinds must all be tested; of the default set, the ones a store cannot
+    // take are reported (the exit code is the gates')
+    std::cerr << "memhealth drill: not tested: " << untested << "\n";
+    if (!o.kinds.empty()) {
+      std::cerr << "memhealth drill: a kind named with --kinds was not injected: exit 1\n";
+      return exit_findings;
+    }
   }
   // the false-positive gate is on the net rate: what the injection made the detectors flag (the
   // baseline's flags are the store's own, reported beside it)

@@ -10,7 +10,9 @@
 ///    a finite embedding of the store's dimension, are not *eligible* as targets. The embedder
 ///    of injected text is chosen here (see "Real text").
 /// 2. **Inject.** The eligible records are shuffled with the seed; each fault kind takes the next
-///    `max(1, round(rate x eligible))` of them as targets (targets never overlap). Faults either
+///    `max(1, round(rate x eligible))` of them as targets (targets never overlap), at most
+///    `max(1, eligible / kinds)` so that at a high rate every kind gets its share (the kind's
+///    `note` says when it was capped). Faults either
 ///    change the target or add new records next to it (table below). New ids start with
 ///    "drill-". mixed_embedding_version takes at most a quarter of the eligible records, and
 ///    fewer when renaming them would hand the majority to another version the store already
@@ -585,8 +587,12 @@ struct session {
 
   /// Places every requested kind on its share of the eligible records; added records go last.
   void inject_all() {
-    const std::size_t per_kind = std::max<std::size_t>(
+    const std::size_t asked = std::max<std::size_t>(
         1, static_cast<std::size_t>(std::llround(opt.rate * static_cast<double>(eligible.size()))));
+    // at a rate above 1 / kinds the kinds would take each other's targets in order (the first
+    // ones all of them): every requested kind gets an equal share of the eligible records
+    const std::size_t share = std::max<std::size_t>(1, eligible.size() / opt.kinds.size());
+    const std::size_t per_kind = std::min(asked, share);
     std::size_t next = 0;
     std::vector<R> added;
     auto new_id = [this](fault_kind k) {
@@ -604,6 +610,10 @@ struct session {
       drill_kind_result kr;
       kr.kind = kind;
       const std::size_t want = wanted(kind, per_kind, kr.note);
+      if (kr.note.empty() && per_kind < asked)
+        kr.note = "capped at " + std::to_string(per_kind) + " of the " + std::to_string(asked) +
+                  " the rate asks: " + std::to_string(eligible.size()) +
+                  " eligible records shared by " + std::to_string(opt.kinds.size()) + " kinds";
       for (std::size_t c = 0; c < want; ++c) {
         if (next == eligible.size()) {
           kr.note = "ran out of eligible records";
