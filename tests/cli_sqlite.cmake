@@ -198,6 +198,9 @@ file(WRITE "${WORK}/hist/bad.json"
 run("3" "${MEMHEALTH}" apply "${H}" --plan "${WORK}/hist/bad.json" --wal "${WORK}/hist/a1.wal"
     --out "${H}" --now ${NOW})
 expect_in("${last_err}" "0 applied, 0 awaiting approval, 0 deferred, 1 failed" "the failing run")
+# the run that fails it names it (the key `review release` takes) and how a person releases it
+expect_in("${last_err}" "1 actions failed in this run and wait in the manual queue: bad-weight (" "the failing run names the action")
+expect_in("${last_err}" "memhealth review release ${H} ID --state" "and how a person releases it")
 run("3" "${MEMHEALTH}" apply "${H}" --plan "${WORK}/hist/bad.json" --wal "${WORK}/hist/a2.wal"
     --out "${H}" --now ${NOW})
 expect_in("${last_err}" "1 actions held in the manual queue by an earlier run, not tried again: bad-weight"

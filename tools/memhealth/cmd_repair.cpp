@@ -1508,15 +1508,18 @@ int run_apply(const apply_cli_options& o) {
 #endif
   std::vector<std::string> held;        // actions held in the manual queue by an earlier run
   std::vector<std::string> held_index;  // index actions held by their blast radius (reasons)
+  std::vector<std::string> failed_now;  // actions that failed in this run: "KEY (reason)"
   std::size_t stale = 0;                // actions skipped: their records changed since the plan
   std::size_t unchecked = 0;  // record actions of an older plan, without per-record digests
-  const auto note_held = [&held, &held_index, &stale, &unchecked](const action_outcome& out,
-                                                                  const repair_action& act) {
+  const auto note_held = [&held, &held_index, &failed_now, &stale, &unchecked](
+                             const action_outcome& out, const repair_action& act) {
     stale += out.stale() ? 1 : 0;
     unchecked += act.seen.empty() && !act.edits.empty() && !is_index_action(act.type) ? 1 : 0;
     if (out.status == action_status::failed &&
         out.reason.starts_with("manual queue since an earlier run"))
       held.push_back(out.idempotency_key);
+    else if (out.status == action_status::failed)
+      failed_now.push_back(out.idempotency_key.substr(0, 12) + " (" + out.reason + ")");
     if (out.status == action_status::unapproved && out.reason.starts_with("held for review"))
       held_index.push_back(out.idempotency_key + ": " + out.reason);
   };
@@ -1620,9 +1623,21 @@ int run_apply(const apply_cli_options& o) {
 #endif
               << " --reviewer NAME --reason TEXT)\n";
   if (c.failed > 0) {
-    std::cerr
-        << "memhealth apply: " << c.failed
-        << " actions failed and wait in the manual queue (see the report or the log); exit 3\n";
+    // name them (a prefix of the idempotency key is what `review release` takes): each failed
+    // after its retries, or at once for a loop or a third proposal, and waits in the manual queue
+    if (!failed_now.empty()) {
+      std::cerr << "memhealth apply: " << failed_now.size()
+                << " actions failed in this run and wait in the manual queue: "
+                << name_list(failed_now, 5) << " (the report and the log list them all)";
+#if MEMHEALTH_CLI_HAVE_SQLITE
+      if (history)
+        std::cerr << "; a person decides: fix the cause, then memhealth review release " << o.store
+                  << " ID --state " << state_path_of(o).string()
+                  << " --reviewer NAME --reason TEXT";
+#endif
+      std::cerr << "\n";
+    }
+    std::cerr << "memhealth apply: " << c.failed << " actions failed; exit 3\n";
     return exit_incomplete;
   }
   if (stale > 0) {
