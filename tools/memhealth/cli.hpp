@@ -27,6 +27,7 @@
 #include "memhealth/io/temp_files.hpp"
 #include "memhealth/memhealth.hpp"
 
+#include "option_values.hpp"
 #include <CLI/CLI.hpp>
 #include <fcntl.h>
 #include <sys/file.h>
@@ -51,19 +52,6 @@
 #include <unistd.h>
 
 namespace memhealth::cli {
-
-/// Validator of an option holding a count: decimal digits only, so "-5" (which CLI11 would wrap
-/// to a huge unsigned value), "5x", "abc", "0x10" and "" are refused with the option's name
-/// (CLI::ValidationError: exit 2). Combine it with a CLI::Range for bounds.
-inline CLI::Validator whole_number() {
-  return CLI::Validator(
-      [](std::string& s) -> std::string {
-        if (s.empty() || s.size() > 19 || s.find_first_not_of("0123456789") != std::string::npos)
-          return "expected a whole number >= 0 (decimal digits, at most 19), got '" + s + "'";
-        return {};
-      },
-      "UINT", "whole_number");
-}
 
 /// Exit codes of every subcommand.
 enum exit_code : int {
@@ -548,35 +536,6 @@ inline void install_temp_cleanup_handlers() {
   }
 }
 
-/// Parses "90s", "30m", "12h", "7d", "2w" (a non-negative integer and a unit) into milliseconds.
-inline std::optional<std::chrono::milliseconds> parse_duration(std::string_view s) {
-  if (s.size() < 2) return std::nullopt;
-  std::int64_t n = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size() - 1, n);
-  if (ec != std::errc{} || p != s.data() + s.size() - 1 || n < 0) return std::nullopt;
-  // a count whose milliseconds do not fit (e.g. 999999999999d) is no duration, not a wrap
-  const std::int64_t ms_per = s.back() == 's'   ? 1000
-                              : s.back() == 'm' ? 60'000
-                              : s.back() == 'h' ? 3'600'000
-                              : s.back() == 'd' ? 86'400'000
-                                                : 604'800'000;
-  if (n > std::numeric_limits<std::int64_t>::max() / ms_per / 2) return std::nullopt;
-  switch (s.back()) {
-    case 's':
-      return std::chrono::seconds{n};
-    case 'm':
-      return std::chrono::minutes{n};
-    case 'h':
-      return std::chrono::hours{n};
-    case 'd':
-      return std::chrono::days{n};
-    case 'w':
-      return std::chrono::weeks{n};
-    default:
-      return std::nullopt;
-  }
-}
-
 /// Detection options shared by check, plan, apply and drill (the pipeline they run must agree).
 /// The settings are the library's own type (`default_check_settings`): --threshold and --threads
 /// write `settings.near_duplicate_threshold` and `settings.threads` directly. The options parsed
@@ -715,13 +674,14 @@ struct history_window_cli {
   void add_to(CLI::App* c) {
     c->add_option("--recur-for", recur_for,
                   "Repair success: a repaired fault counts as held once it stayed away this long "
-                  "(default 7d) ...");
+                  "(default 7d) ...")
+        ->transform(duration());
     c->add_option("--recur-runs", recur_runs,
                   "... and for this many full check runs after the repair (default 0: time only)")
-        ->check(whole_number())
-        ->check(CLI::Range(std::int64_t{0}, std::int64_t{1'000'000}));
+        ->transform(whole_number(0, 1'000'000));
     c->add_option("--uptime-window", uptime_window,
-                  "Uptime over this window ending now (default 30d)");
+                  "Uptime over this window ending now (default 30d)")
+        ->transform(duration(true));
   }
   /// The recurrence window. @throws error(invalid_argument) for a bad duration, or when both
   /// are 0 (every repair would count as held at once).
@@ -948,14 +908,14 @@ inline void add_model_access_options(CLI::App* cmd, detection_cli_options& o) {
                   "none = no cache)");
   cmd->add_option("--model-rate", o.model_rate,
                   "Most requests per second to --judge / --embedder (0 = no limit)")
-      ->check(CLI::NonNegativeNumber);
+      ->transform(real_number(0, std::numeric_limits<double>::infinity()));
   cmd->add_option("--model-timeout", o.model_timeout,
                   "Seconds one request to --judge / --embedder may take (default 60)")
-      ->check(CLI::Range(0.1, 3600.0));
+      ->transform(real_number(0.1, 3600));
   cmd->add_option("--model-retries", o.model_retries,
                   "Attempts after the first for a failed or malformed reply (default 4; backoff "
                   "0.5 s doubling, or the server's Retry-After)")
-      ->check(CLI::Range(0, 20));
+      ->transform(whole_number(0, 20));
   cmd->add_option("--api-key-env", o.api_key_env,
                   "Environment variable holding the API key for --judge / --embedder (default "
                   "OPENAI_API_KEY; never pass a key on the command line)");
@@ -969,12 +929,11 @@ inline void add_worker_job_options(CLI::App* cmd, std::size_t& job_records, doub
   cmd->add_option("--job-records", job_records,
                   "With --workers: most records per job (scopes are batched; a larger scope is "
                   "one job, and its k-means join is split into blocks when it is partitioned)")
-      ->check(whole_number())
-      ->check(CLI::PositiveNumber);
+      ->transform(whole_number(1));
   cmd->add_option("--lease", lease,
                   "With --workers: seconds a claimed job is held without renewal before another "
-                  "worker may take it (default 120)")
-      ->check(CLI::PositiveNumber);
+                  "worker may take it (default 120; 1 to 86400)")
+      ->transform(real_number(1, 86400));
 }
 
 /// Registers --embedder and --embedding-model (and --model-cache when `cache` is true) on a
@@ -1022,28 +981,28 @@ inline std::shared_ptr<const claim_lexicon> load_claim_lexicon(const std::string
 inline void add_detection_options(CLI::App* cmd, detection_cli_options& o) {
   cmd->add_option("--threshold", o.settings.near_duplicate_threshold,
                   "Near-duplicate cosine threshold")
-      ->check(CLI::Range(-1.0, 1.0));
+      ->transform(real_number(-1, 1));
   cmd->add_option("--window", o.window,
-                  "Near duplicates only within this created_at window (90s, 30m, 12h, 7d, 2w)");
+                  "Near duplicates only within this created_at window (90s, 30m, 12h, 7d, 2w)")
+      ->transform(duration(false, true));
   cmd->add_option("--schema", o.schema, "Metadata schema (JSON, see docs/cli.md)");
   cmd->add_option("--lexicon", o.lexicon,
                   "Claim lexicon additions for the conflict judge (TSV: cue/synonym/antonym/is_a "
                   "lines, see README)");
   cmd->add_option("--dim", o.dim, "Expected embedding dimension (default: the most common one)")
-      ->check(whole_number());
+      ->transform(whole_number());
   cmd->add_option("--threads", o.settings.threads,
                   "Worker threads for the structural scan and the similarity joins (same findings)")
-      ->check(whole_number())
-      ->check(CLI::Range(1, 256));
+      ->transform(whole_number(1, 256));
   cmd->add_option("--block-above", o.settings.block_scopes_above,
                   "Compare scopes of more than N embedded records by k-means blocking with "
                   "multi-probe instead of the exact join (a few similar pairs may be missed; 0 = "
                   "always the exact join; default 50000)")
-      ->check(whole_number());
+      ->transform(whole_number());
   cmd->add_option("--max-content-bytes", o.settings.content_size.max_bytes,
                   "Content longer than this many UTF-8 bytes is an oversized_content finding (0 = "
                   "no store-wide limit; default 8192; metadata max_bytes / max_chars still apply)")
-      ->check(whole_number());
+      ->transform(whole_number());
   cmd->add_option("--hygiene-off", o.hygiene_off,
                   "Turn content hygiene checks off: secrets, mojibake, content_size, content_time "
                   "(repeat or separate by commas)")

@@ -3,10 +3,13 @@
 // settings on labelled conflict pairs).
 #include "cmd_audit.hpp"
 
+#include <array>
 #include <iomanip>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "memhealth/audit/drill.hpp"
@@ -292,6 +295,34 @@ int run_drill_command(const drill_cli_options& o) {
   return pass ? exit_ok : exit_findings;
 }
 
+// --sweep START:END:STEP: three plain decimals (parse_plain_decimal) with START <= END, STEP > 0
+// and at most 100000 thresholds. @return nullopt for anything else.
+std::optional<std::array<double, 3>> parse_sweep_text(std::string_view s) {
+  std::array<double, 3> v{};
+  for (std::size_t k = 0; k < 3; ++k) {
+    const auto colon = s.find(':');
+    if ((k < 2) == (colon == std::string_view::npos)) return std::nullopt;
+    const auto x = parse_plain_decimal(s.substr(0, colon), true);
+    if (!x) return std::nullopt;
+    v[k] = *x;
+    s = k < 2 ? s.substr(colon + 1) : std::string_view{};
+  }
+  if (!(v[0] <= v[1] && v[2] > 0 && (v[1] - v[0]) / v[2] <= 100000)) return std::nullopt;
+  return v;
+}
+
+// Validator of --sweep (parse_sweep_text), with the message shape of every numeric option.
+CLI::Validator threshold_sweep_option() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        if (parse_sweep_text(s)) return {};
+        return "'" + s +
+               "' is not START:END:STEP with START <= END, STEP > 0 and at most 100000 steps "
+               "(plain decimal notation, e.g. 0.80:0.99:0.01)";
+      },
+      "START:END:STEP", "sweep");
+}
+
 struct tune_cli_options {
   std::vector<std::string> files;
   std::string sweep = "0.80:0.99:0.01";
@@ -472,26 +503,10 @@ int run_tune_command(const tune_cli_options& o) {
   }
   for (const auto& f : o.files) refuse_directory(f, "labelled pairs");
   if (o.judge) return run_tune_judge_command(o);
-  const auto parts = [&] {
-    std::vector<double> v;
-    std::size_t start = 0;
-    for (int k = 0; k < 3; ++k) {
-      const auto colon = o.sweep.find(':', start);
-      if ((k < 2) == (colon == std::string::npos))
-        throw error(error_code::invalid_argument,
-                    "--sweep expects START:END:STEP, e.g. 0.80:0.99:0.01");
-      const std::string piece =
-          o.sweep.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-      char* end = nullptr;
-      v.push_back(std::strtod(piece.c_str(), &end));
-      if (piece.empty() || end != piece.c_str() + piece.size())
-        throw error(error_code::invalid_argument, "--sweep: not a number: " + piece);
-      start = colon + 1;
-    }
-    return v;
-  }();
+  const auto parts = parse_sweep_text(o.sweep);  // the option's validator refused a bad one
+  if (!parts) throw error(error_code::invalid_argument, "--sweep: not START:END:STEP: " + o.sweep);
   tune_options opt;
-  opt.thresholds = threshold_sweep(parts[0], parts[1], parts[2]);
+  opt.thresholds = threshold_sweep((*parts)[0], (*parts)[1], (*parts)[2]);
   opt.target_fpr = o.target_fpr;
   opt.negation_guard = !o.no_guard;
   opt.duplicate_guards = !o.no_duplicate_guards;
@@ -567,14 +582,18 @@ void add_tune(CLI::App& app, int& rc) {
                               "min_frequency_ratio) instead of the duplicate threshold");
   // options of the duplicate-threshold sweep; not with --judge
   for (auto* opt :
-       {cmd->add_option("--sweep", o->sweep, "Thresholds START:END:STEP (inclusive)"),
+       {cmd->add_option("--sweep", o->sweep, "Thresholds START:END:STEP (inclusive)")
+            ->transform(threshold_sweep_option()),
         cmd->add_option("--target-fpr", o->target_fpr,
                         "Report the lowest threshold at or under this false-positive rate")
-            ->check(CLI::Range(0.0, 1.0)),
+            ->transform(real_number(0, 1)),
         cmd->add_option("--positive-at", o->positive_at,
                         "Score at or above which a pair is a duplicate (STS score; "
-                        "SICK relatedness of ENTAILMENT pairs)"),
-        cmd->add_option("--dim", o->dim, "Lexical embedder dimension")->check(CLI::Range(1, 65536)),
+                        "SICK relatedness of ENTAILMENT pairs)")
+            ->transform(real_number(-std::numeric_limits<double>::infinity(),
+                                    std::numeric_limits<double>::infinity())),
+        cmd->add_option("--dim", o->dim, "Lexical embedder dimension")
+            ->transform(whole_number(1, 65536)),
         cmd->add_flag("--no-negation-guard", o->no_guard,
                       "Do not drop pairs that differ by a negation or change cue"),
         cmd->add_flag("--no-duplicate-guards", o->no_duplicate_guards,
@@ -586,14 +605,14 @@ void add_tune(CLI::App& app, int& rc) {
        {cmd->add_option("--is-a-depths", o->is_a_depths,
                         "Values of max_is_a_depth to sweep (comma-separated, >= 0)")
             ->delimiter(',')
-            ->check(CLI::Range(0, 64)),
+            ->transform(whole_number(0, 64)),
         cmd->add_option("--frequency-ratios", o->frequency_ratios,
                         "Values of min_frequency_ratio to sweep (comma-separated, >= 1)")
             ->delimiter(',')
-            ->check(CLI::Range(1.0, 1e9)),
+            ->transform(real_number(1, 1e9)),
         cmd->add_option("--target-precision", o->target_precision,
                         "Report the setting with the most recall at or above this precision")
-            ->check(CLI::Range(0.0, 1.0)),
+            ->transform(real_number(0, 1)),
         cmd->add_option("--lexicon", o->lexicon,
                         "Claim lexicon additions for the judge (TSV: cue/synonym/antonym/is_a "
                         "lines, see README)")})
@@ -610,9 +629,10 @@ void add_drill(CLI::App& app, int& rc) {
       "Inject known faults into a copy of a store, then detect, plan and apply; report coverage, "
       "false-positive rate, repair success and harm (the store itself is never changed)");
   cmd->add_option("store", o->store, "Store (JSONL or sqlite:PATH)")->required();
-  cmd->add_option("--seed", o->seed, "Random seed (same seed, same drill)");
+  cmd->add_option("--seed", o->seed, "Random seed (same seed, same drill)")
+      ->transform(whole_number());
   cmd->add_option("--rate", o->rate, "Share of eligible records given each fault kind, in (0, 1]")
-      ->check(CLI::Range(0.0, 1.0));
+      ->transform(real_number(0, 1, open_ends::low));
   cmd->add_option("--kinds", o->kinds, "Fault kinds to inject (comma-separated; default: all)")
       ->delimiter(',');
   cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember(text_json));
@@ -620,11 +640,11 @@ void add_drill(CLI::App& app, int& rc) {
   cmd->add_option("--default", o->defaults,
                   "Metadata default for fill_metadata_defaults, KEY=VALUE (repeatable)");
   cmd->add_option("--min-coverage", o->min_coverage, "Exit 1 when coverage is below this")
-      ->check(CLI::Range(0.0, 1.0));
+      ->transform(real_number(0, 1));
   cmd->add_option("--max-fpr", o->max_fpr,
                   "Exit 1 when the false-positive rate net of the baseline (untouched records "
                   "flagged in the drilled copy and not on the original) is above this")
-      ->check(CLI::Range(0.0, 1.0));
+      ->transform(real_number(0, 1));
   cmd->add_option("--pairs", o->pairs,
                   "Labelled text pairs to inject as paraphrased duplicates and free-text "
                   "contradictions (judge-pair TSV: category paraphrase / label conflict; SICK: "

@@ -468,7 +468,7 @@ void add_check(CLI::App& app, int& rc) {
   cmd->add_option("--workers", o->workers,
                   "postgresql:// stores: check with N worker threads through a job table in the "
                   "database (0 = only `memhealth worker` processes); the report is the same")
-      ->check(CLI::Range(0, 256));
+      ->transform(whole_number(0, 256));
   add_worker_job_options(cmd, o->job_records, o->lease);
   cmd->callback([o, &rc] { rc = run_check(*o); });
 }

@@ -270,7 +270,7 @@ void add_import(CLI::App& app, int& rc) {
          "--dim", o->dim,
          "Embedding dimension for --embed lexical (default 384) or --embedder (default: the "
          "model's)")
-      ->check(CLI::Range(1, 65536));
+      ->transform(whole_number(1, 65536));
   add_embedder_options(cmd, o->models, true);
   cmd->add_flag("--extract-claims", o->extract_claims,
                 "Write the claim read from each record's text into its claim field (records "

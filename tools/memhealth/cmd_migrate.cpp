@@ -680,7 +680,7 @@ void add_migrate(CLI::App& app, int& rc) {
     c->add_option("--to", o->to, "The target version (must be the embedder's; default: it)");
     c->add_option("--retention-days", o->retention_days,
                   "Days the previous vectors are kept after the switch (7 to 15; default 7)")
-        ->check(CLI::Range(min_retention_days, max_retention_days));
+        ->transform(whole_number(min_retention_days, max_retention_days));
     c->callback([o, &rc] { rc = run_start(*o); });
   }
   {
@@ -693,15 +693,20 @@ void add_migrate(CLI::App& app, int& rc) {
     embedder(c, *o);
     wal(c, *o);
     c->add_option("--batch", o->batch, "Records per batch (one embedding call, one logged action)")
-        ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
-    c->add_option("--max-batches", o->max_batches, "Stop after this many batches (0 = no limit)");
+        ->transform(whole_number(1, 100000));
+    c->add_option("--max-batches", o->max_batches,
+                  "Stop after this many batches, at least 1 (default: no limit, every batch "
+                  "left)")
+        ->transform(whole_number(1));
     c->add_option("--rate", o->rate,
                   "Most embeddings per second (token bucket, one token per text; 0 = no limit)")
-        ->check(CLI::NonNegativeNumber);
-    c->add_option("--burst", o->burst, "Embeddings that may start at once (default: --batch)")
-        ->check(CLI::NonNegativeNumber);
+        ->transform(real_number(0, 1e9));
+    c->add_option("--burst", o->burst,
+                  "Embeddings that may start at once (0 = the default: --batch)")
+        ->transform(real_number(0, 1e9));
     c->add_option("--max-wait", o->max_wait,
-                  "Most time to wait for the rate limit in this run (default 10m); then it stops");
+                  "Most time to wait for the rate limit in this run (default 10m); then it stops")
+        ->transform(duration());
     c->callback([o, &rc] { rc = run_run(*o); });
   }
   {
@@ -717,14 +722,14 @@ void add_migrate(CLI::App& app, int& rc) {
         "gate", "Run the migration gate on a sample holding both vectors (exit 1 when it fails)");
     common(c, *o);
     c->add_option("--sample", o->sample, "Most records compared (default 500)")
-        ->check(CLI::Range(std::size_t{3}, std::size_t{100000}));
+        ->transform(whole_number(3, 100000));
     c->add_option("--k", o->gate.k, "Neighbours per text (default 10)")
-        ->check(CLI::Range(std::size_t{1}, std::size_t{1000}));
+        ->transform(whole_number(1, 1000));
     c->add_option("--min-overlap", o->gate.min_overlap, "Least mean overlap@k (default 0.8)")
-        ->check(CLI::Range(0.0, 1.0));
+        ->transform(real_number(0, 1));
     c->add_option("--min-rank-correlation", o->gate.min_rank_correlation,
                   "Least mean Spearman rho (default 0.5)")
-        ->check(CLI::Range(-1.0, 1.0));
+        ->transform(real_number(-1, 1));
     c->callback([o, &rc] { rc = run_gate(*o); });
   }
   {
@@ -745,7 +750,7 @@ void add_migrate(CLI::App& app, int& rc) {
     common(c, *o);
     wal(c, *o);
     c->add_option("--batch", o->batch, "Records per logged action")
-        ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
+        ->transform(whole_number(1, 100000));
     c->callback([o, &rc] { rc = run_rollback(*o); });
   }
   {

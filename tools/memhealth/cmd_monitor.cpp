@@ -355,14 +355,17 @@ void add_monitor(CLI::App& app, int& rc) {
       ->required();
   cmd->add_option("--store", o->store, "The store the results were served from (JSONL)")
       ->required();
-  cmd->add_option("--window", o->window, "Window length (30m, 1h, 1d)");
+  cmd->add_option("--window", o->window, "Window length (30m, 1h, 1d)")->transform(duration(true));
   cmd->add_option("--baseline", o->baseline,
                   "Events of a reference period (JSONL); default: earlier clean windows");
-  cmd->add_option("--top-k", o->top_k, "Results per retrieval used for top-k metrics (0 = all)");
+  cmd->add_option("--top-k", o->top_k, "Results per retrieval used for top-k metrics (0 = all)")
+      ->transform(whole_number());
   cmd->add_option("--threshold", o->threshold,
-                  "Near-duplicate cosine threshold for the duplicate share");
+                  "Near-duplicate cosine threshold for the duplicate share")
+      ->transform(real_number(-1, 1));
   cmd->add_option("--min-retrievals", o->min_retrievals,
-                  "Fewest retrievals in a window for a metric alert");
+                  "Fewest retrievals in a window for a metric alert")
+      ->transform(whole_number());
   cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember(text_json));
   cmd->add_option("--out", o->out, "Write the report to this file instead of stdout");
   cmd->add_flag("--exit-zero", o->exit_zero,
@@ -377,8 +380,10 @@ void add_drift(CLI::App& app, int& rc) {
       "Embedding drift between a reference and a current store (norms, MMD test, versions)");
   cmd->add_option("--reference", o->reference, "Reference store (JSONL)")->required();
   cmd->add_option("--current", o->current, "Current store (JSONL)")->required();
-  cmd->add_option("--alpha", o->alpha, "Significance level of the MMD permutation test");
-  cmd->add_option("--noise-cosine", o->noise_cosine, "Re-embedding noise to ignore (pair cosine)");
+  cmd->add_option("--alpha", o->alpha, "Significance level of the MMD permutation test")
+      ->transform(real_number(0, 1, open_ends::both));
+  cmd->add_option("--noise-cosine", o->noise_cosine, "Re-embedding noise to ignore (pair cosine)")
+      ->transform(real_number(-1, 1, open_ends::low));
   cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember(text_json));
   cmd->add_option("--out", o->out, "Write the report to this file instead of stdout");
   cmd->add_flag("--exit-zero", o->exit_zero,
@@ -396,12 +401,12 @@ void add_gate(CLI::App& app, int& rc) {
   cmd->add_option("--new", o->new_store,
                   "The same texts (same ids) embedded by the new model (JSONL store)")
       ->required();
-  cmd->add_option("--k", o->k, "Neighbours per text");
+  cmd->add_option("--k", o->k, "Neighbours per text")->transform(whole_number(1));
   cmd->add_option("--min-overlap", o->min_overlap, "Least mean overlap@k to pass")
-      ->check(CLI::Range(0.0, 1.0));
+      ->transform(real_number(0, 1));
   cmd->add_option("--min-rank-correlation", o->min_rank_correlation,
                   "Least mean Spearman rho to pass")
-      ->check(CLI::Range(-1.0, 1.0));
+      ->transform(real_number(-1, 1));
   cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember(text_json));
   cmd->add_option("--out", o->out, "Write the report to this file instead of stdout");
   cmd->add_flag("--exit-zero", o->exit_zero,

@@ -2007,9 +2007,11 @@ void add_wal(CLI::App& app, int& rc) {
   cmd->add_option("--now", o->now, "Clock for the log's age (ISO-8601; default: now)");
   cmd->add_option("--retention", o->retention,
                   "Refuse logs younger than this (default 30d, never below 30d without "
-                  "--allow-short-retention)");
+                  "--allow-short-retention)")
+      ->transform(duration());
   cmd->add_option("--old-vector-retention", o->old_vector_retention,
-                  "Logs holding re-embeddings are refused while younger than this (default 14d)");
+                  "Logs holding re-embeddings are refused while younger than this (default 14d)")
+      ->transform(duration());
   cmd->add_flag("--allow-short-retention", o->allow_short_retention,
                 "Permit a retention below 30 days (prints a warning)");
   cmd->add_flag("--dry-run", o->dry_run, "Report what would be dropped; write nothing");
@@ -2051,10 +2053,10 @@ void add_plan(CLI::App& app, int& rc) {
       ->required();
   cmd->add_option("--out", o->out, "Plan file (JSON)")->required();
   cmd->add_option("--max-records", o->max_records, "Most records the plan may change in one run")
-      ->check(whole_number());
+      ->transform(whole_number());
   cmd->add_option("--blast-radius", o->blast_radius,
                   "Suspend the whole plan when it changes more records than this")
-      ->check(whole_number());
+      ->transform(whole_number());
   cmd->add_option("--approve", o->approve,
                   "Also report what apply would run with this approval: tier2, tier3")
       ->check(CLI::IsMember({"tier2", "tier3", "suspended"}));
@@ -2066,15 +2068,15 @@ void add_plan(CLI::App& app, int& rc) {
                   "postgresql:// stores: detect with N worker threads through a job table in the "
                   "database, as check --workers (0 = only `memhealth worker` processes); the plan "
                   "is the same")
-      ->check(whole_number())
-      ->check(CLI::Range(0, 256));
+      ->transform(whole_number(0, 256));
   add_worker_job_options(cmd, o->job_records, o->lease);
   cmd->add_option("--events", o->events,
                   "Retrieval events (JSONL): the retrieval monitor's alarms are planned too (ghost "
                   "results: an index clean-up; latency or similarity: an index check and rebuild; "
                   "scope leaks: a critical review; a query-model mismatch: a migration proposal)");
   cmd->add_option("--monitor-window", o->monitor_window,
-                  "Window of the retrieval monitor for --events (30m, 1h, 1d)");
+                  "Window of the retrieval monitor for --events (30m, 1h, 1d)")
+      ->transform(duration(true));
   cmd->add_option("--baseline", o->baseline,
                   "Reference retrieval events for the monitor's baseline (default: rolling)");
   cmd->callback([o, &rc] { rc = run_plan(*o); });
@@ -2107,15 +2109,13 @@ void add_apply(CLI::App& app, int& rc) {
                   "suspended plan")
       ->check(CLI::IsMember({"tier2", "tier3", "suspended"}));
   cmd->add_option("--batch", o->batch, "Actions per group commit (one fdatasync each)")
-      ->check(whole_number())
-      ->check(CLI::Range(1, 100000));
+      ->transform(whole_number(1, 100000));
   cmd->add_option("--max-records", o->max_records,
                   "Most records this run may change; actions beyond are deferred")
-      ->check(whole_number());
+      ->transform(whole_number());
   cmd->add_option("--max-runs-per-day", o->max_runs_per_day,
                   "Refuse a run beyond this many per UTC day (counted in the state database)")
-      ->check(whole_number())
-      ->check(CLI::Range(1u, 1000000u));
+      ->transform(whole_number(1, 1'000'000));
   cmd->add_option("--ledger", o->ledger,
                   "Count runs in this JSON ledger file instead of the state database (then no "
                   "repair history is kept across runs)");
@@ -2124,17 +2124,19 @@ void add_apply(CLI::App& app, int& rc) {
                   "across runs: attempts, the manual queue, done actions (default: "
                   "memhealth-state.db next to the WAL)");
   o->history_window.add_to(cmd);  // the --report's figures across runs
-  cmd->add_option("--rate", o->rate, "Rate limit: actions started per second (token refill)")
-      ->check(CLI::Range(0.0, 1e9));
+  cmd->add_option("--rate", o->rate,
+                  "Rate limit: actions started per second (token refill; 0 = no refill: only "
+                  "--burst actions start)")
+      ->transform(real_number(0, 1e9));
   cmd->add_option("--burst", o->burst, "Rate limit: actions that may start at once (bucket size)")
-      ->check(CLI::Range(1.0, 1e9));
+      ->transform(real_number(1, 1e9));
   cmd->add_option("--max-wait", o->max_wait,
                   "Most time to wait for the rate limit in this run; later actions are deferred "
-                  "(90s, 10m, 1h)");
+                  "(90s, 10m, 1h)")
+      ->transform(duration());
   cmd->add_option("--max-in-flight", o->max_in_flight,
                   "Concurrency cap: actions with open intents at once (caps --batch)")
-      ->check(whole_number())
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
+      ->transform(whole_number(1, 1'000'000));
   cmd->add_flag("--dry-run", o->dry_run,
                 "postgresql:// stores: print the SQL each action would run (stdout); write "
                 "nothing");

@@ -614,7 +614,8 @@ void add_review(CLI::App& app, int& rc) {
                   "records, which changed since) or all");
     c->add_option("--type", o->type, "Only this action type (e.g. merge_duplicates)");
     c->add_option("--scope", o->scope, "Only actions touching this scope");
-    c->add_option("--older-than", o->older_than, "Only items queued at least this long ago");
+    c->add_option("--older-than", o->older_than, "Only items queued at least this long ago")
+        ->transform(duration(false, true));
     c->add_option("--format", o->format, "text or json")->check(CLI::IsMember({"text", "json"}));
     c->callback([o, &rc] { rc = run_list(*o); });
   }
@@ -648,7 +649,7 @@ void add_review(CLI::App& app, int& rc) {
     auto* c = cmd->add_subcommand("defer", "Defer items: pending again after --for (default 7d)");
     common(c, *o);
     decision(c, *o);
-    c->add_option("--for", o->until, "How long (e.g. 2d, 12h)");
+    c->add_option("--for", o->until, "How long (e.g. 2d, 12h)")->transform(duration(true));
     c->callback([o, &rc] { rc = run_decide(*o, "deferred"); });
   }
   {

@@ -798,8 +798,9 @@ void add_watch(CLI::App& app, int& rc) {
                   "Prometheus textfile (text format), rewritten atomically after each poll");
   cmd->add_option("--metrics-port", o->metrics_port,
                   "Serve Prometheus metrics on 127.0.0.1:PORT (/metrics); 0 or absent: no port")
-      ->check(CLI::Range(0, 65535));
-  cmd->add_option("--poll", o->poll, "Poll period (default 10s; overrides the configuration)");
+      ->transform(whole_number(0, 65535));
+  cmd->add_option("--poll", o->poll, "Poll period (default 10s; overrides the configuration)")
+      ->transform(duration(true));
   cmd->add_flag("--repair", o->repair,
                 "Plan and apply repairs (sqlite: stores only): tier 1 at once, tier 2 by the "
                 "configuration's [repair] tier2_apply, the rest to the review queue");
