@@ -63,8 +63,21 @@ struct default_claim_extractor {
     if (detail::claims::has_cjk(text)) {
       r.lang = "zh";
       const std::string plain = detail::claims::rewrite_chinese_idioms(text);
-      for (const auto& clause : detail::claims::chinese_clauses(plain))
+      for (const auto& clause : detail::claims::chinese_clauses(plain)) {
+        const std::size_t before = r.claims.size();
         detail::claims::read_chinese_clause(lex, clause, holder, r.claims, holder);
+        // "比起米饭，用户更喜欢面条": a clause of 比起 alone is the rejected option (order -2,
+        // waiting) of the next one, whose holder it takes
+        if (before > 0 && r.claims[before - 1].order == -2 && r.claims.size() > before) {
+          auto& rejected = r.claims[before - 1];
+          rejected.order = -1;
+          if (rejected.holder.empty()) rejected.holder = r.claims[before].holder;
+          if (r.claims[before].order == 0 && r.claims[before].polarity > 0)
+            r.claims[before].order = 1;
+        }
+      }
+      for (auto& c : r.claims)
+        if (c.order == -2) c.order = -1;
     } else {
       r.lang = "en";
       for (const auto& clause : detail::claims::english_clauses(lex, text))
