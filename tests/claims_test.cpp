@@ -860,7 +860,7 @@ TEST_CASE("claim judge: seventh round of issue 18 (orders, past states, rates pe
   };
   SUBCASE("the rejected option of an order is no dislike; the reversed order conflicts") {
     // one may like both options: an order says only which comes first
-    for (const auto& [a, b] : std::vector<std::pair<std::string, std::string>>{
+    for (const auto& [x, y] : std::vector<std::pair<std::string, std::string>>{
              {"User prefers tea over coffee", "User likes coffee"},
              {"User would rather read than watch TV", "User enjoys watching TV"},
              {"User prefers trains to planes", "User likes planes"},
@@ -868,6 +868,7 @@ TEST_CASE("claim judge: seventh round of issue 18 (orders, past states, rates pe
              {"用户更喜欢喝茶而不是咖啡", "用户喜欢喝咖啡"},
              {"用户喝咖啡多过喝茶", "用户爱喝茶"},
              {"用户看球更喜欢篮球，足球其次", "用户喜欢足球"}}) {
+      const std::string a = x, b = y;  // (clang 14 captures no structured binding)
       CAPTURE(a);
       CAPTURE(b);
       const auto v = both(a, b);
@@ -875,12 +876,13 @@ TEST_CASE("claim judge: seventh round of issue 18 (orders, past states, rates pe
       CHECK(v.reason == "preference_order");
     }
     // the reversed order, and a denial of the preferred option
-    for (const auto& [a, b] : std::vector<std::pair<std::string, std::string>>{
+    for (const auto& [x, y] : std::vector<std::pair<std::string, std::string>>{
              {"User prefers tea over coffee", "User prefers coffee over tea"},
              {"User prefers tea over coffee", "User prefers coffee"},
              {"比起米饭，用户更喜欢面条", "比起面条，用户更喜欢米饭"},
              {"用户更喜欢喝茶而不是咖啡", "用户更喜欢喝咖啡而不是茶"},
              {"用户看球更喜欢篮球，足球其次", "比起篮球，用户更喜欢看足球"}}) {
+      const std::string a = x, b = y;  // (clang 14 captures no structured binding)
       CAPTURE(a);
       CAPTURE(b);
       const auto v = both(a, b);
@@ -903,7 +905,7 @@ TEST_CASE("claim judge: seventh round of issue 18 (orders, past states, rates pe
     CHECK(r[1].order == 1);
   }
   SUBCASE("a past value (以前, 原来, used to, previously, formerly) agrees with the current one") {
-    for (const auto& [a, b] : std::vector<std::pair<std::string, std::string>>{
+    for (const auto& [x, y] : std::vector<std::pair<std::string, std::string>>{
              {"用户以前住在上海，现在住在北京", "用户住在北京"},
              {"用户原来在银行上班，现在在学校上班", "用户在学校上班"},
              {"User used to live in Shanghai but now lives in Beijing", "User lives in Beijing"},
@@ -913,17 +915,19 @@ TEST_CASE("claim judge: seventh round of issue 18 (orders, past states, rates pe
              {"用户过去三年住在上海", "用户住在上海"},  // a span, no past state
              {"User previously mentioned liking jazz", "User likes jazz"},  // a past report
              {"用户之前说喜欢爵士乐", "用户喜欢爵士乐"}}) {
+      const std::string a = x, b = y;  // (clang 14 captures no structured binding)
       CAPTURE(a);
       CAPTURE(b);
       CHECK_FALSE(both(a, b).conflict);
     }
     // the old value stated as the current one
-    for (const auto& [a, b] : std::vector<std::pair<std::string, std::string>>{
+    for (const auto& [x, y] : std::vector<std::pair<std::string, std::string>>{
              {"用户以前住在上海，现在住在北京", "用户住在上海"},
              {"用户以前住在上海", "用户住在上海"},
              {"用户原来在银行上班", "用户在银行上班"},
              {"User formerly lived in Shanghai", "User lives in Shanghai"},
              {"User previously worked at Google and now works at Meta", "User works at Google"}}) {
+      const std::string a = x, b = y;  // (clang 14 captures no structured binding)
       CAPTURE(a);
       CAPTURE(b);
       const auto v = both(a, b);
@@ -939,12 +943,13 @@ TEST_CASE("claim judge: seventh round of issue 18 (orders, past states, rates pe
   SUBCASE("amounts over periods are compared per day: one rate within 5 %, else a conflict") {
     // 5,000 a month = 166.7 a day, 60,000 a year = 164.4 (1.4 % apart); 5 km a day = 35 a week;
     // 300 a week = 42.9 a day, 1,290 a month = 43.0
-    for (const auto& [a, b] : std::vector<std::pair<std::string, std::string>>{
+    for (const auto& [x, y] : std::vector<std::pair<std::string, std::string>>{
              {"用户每个月存五千块", "用户一年存六万块"},
              {"User saves $500 a month", "User saves $6,000 a year"},
              {"The user's rent is 5000 yuan a month", "The user's rent is 60000 yuan a year"},
              {"用户每天跑五公里", "用户每周跑三十五公里"},
              {"用户每周花三百块买菜", "用户每个月花一千二百九十块买菜"}}) {
+      const std::string a = x, b = y;  // (clang 14 captures no structured binding)
       CAPTURE(a);
       CAPTURE(b);
       const auto v = both(a, b);
@@ -952,13 +957,14 @@ TEST_CASE("claim judge: seventh round of issue 18 (orders, past states, rates pe
       CHECK(v.reason == "same_rate");
     }
     // the same amount over another period, or another amount over the same period
-    for (const auto& [a, b] : std::vector<std::pair<std::string, std::string>>{
+    for (const auto& [x, y] : std::vector<std::pair<std::string, std::string>>{
              {"用户每月房租五千元", "用户每年房租五千元"},
              {"用户每月花三千元买衣服", "用户每年花三千元买衣服"},
              {"The user's rent is 5000 yuan a month", "The user's rent is 5000 yuan a year"},
              {"User saves $500 a month", "User saves $500 a year"},
              {"User spends $200 a week on groceries", "User spends $200 a month on groceries"},
              {"用户每个月存五千块", "用户每个月存八千块"}}) {
+      const std::string a = x, b = y;  // (clang 14 captures no structured binding)
       CAPTURE(a);
       CAPTURE(b);
       const auto v = both(a, b);

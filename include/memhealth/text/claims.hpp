@@ -21,8 +21,11 @@
 ///   switched, quit, 现在, 不再, 搬到, 换成, 戒了), **additive** (also, too, 也, 还), **event** (a
 ///   one-off past event: yesterday, ate, 昨天, 吃了), **scene** (when/while/during ..., at home,
 ///   in the morning, 在家, 出差时) and **time** (dates, clock times, last week, 上周).
-/// "prefers X over Y" gives two claims: like X (+1) and like Y (-1); "switched from X to Y" gives
-/// X negated and Y asserted.
+/// "prefers X over Y" gives two claims: like X (+1) and like Y (-1), the preferred and the
+/// rejected option of an order (`text_claim::order`); "switched from X to Y" gives X negated
+/// and Y asserted. A past state ("used to", "previously", "formerly", 以前, 原来, 过去, 曾经,
+/// 之前 after the holder) is denied now and a change. An amount over a period ("$500 a month",
+/// "每个月存五千块") is a rate per day (`text_claim::amount`).
 ///
 /// Before a clause is read, idioms become plain words (claim_idioms.hpp: "is a night owl",
 /// "steers clear of", 滴酒不沾); a statement without a subject ("Loves jazz", "Name is John") is
