@@ -874,6 +874,7 @@ TEST_CASE("claim judge: seventh round of issue 18 (orders, past states, rates pe
       const auto v = both(a, b);
       CHECK_FALSE(v.conflict);
       CHECK(v.reason == "preference_order");
+      CHECK(mh::keeps_apart(v));  // two different things: never a near-duplicate merge
     }
     // the reversed order, and a denial of the preferred option
     for (const auto& [x, y] : std::vector<std::pair<std::string, std::string>>{
@@ -971,6 +972,7 @@ TEST_CASE("claim judge: seventh round of issue 18 (orders, past states, rates pe
       CHECK(v.conflict);
       CHECK_FALSE(v.needs_human);
       CHECK(v.reason == "degree");
+      CHECK(mh::keeps_apart(v));
     }
     // a possessed attribute with an amount and a period carries both
     const auto rent = read("The user's rent is 5000 yuan a month").claims;

@@ -60,6 +60,14 @@ struct conflict_verdict {
   std::string reason;        ///< short machine-readable reason, e.g. "negation_cue"
 };
 
+/// True when a verdict keeps a near-duplicate pair from being merged (the duplicate detector's
+/// and the write gate's `skip_judged_conflicts`): a conflict, or a pair that says two different
+/// things without contradicting ("preference_order": "prefers tea over coffee" / "likes coffee",
+/// an order against a liking of its rejected option; merging would lose one of them).
+inline bool keeps_apart(const conflict_verdict& v) noexcept {
+  return v.conflict || v.reason == "preference_order";
+}
+
 /// A second opinion for the pairs a rule judge leaves open: a model (an LLM behind an API, an
 /// NLI classifier) asked about two statements. `claim_conflict_judge::model` and
 /// `default_check_settings::conflict_model` take one; net/openai_judge.hpp implements it over an
