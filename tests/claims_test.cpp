@@ -875,6 +875,7 @@ TEST_CASE("claim judge: seventh round of issue 18 (orders, past states, rates pe
       CHECK_FALSE(v.conflict);
       CHECK(v.reason == "preference_order");
       CHECK(mh::keeps_apart(v));  // two different things: never a near-duplicate merge
+      CHECK_FALSE(mh::model_judge::left_open(v));  // a rule settled it
     }
     // the reversed order, and a denial of the preferred option
     for (const auto& [x, y] : std::vector<std::pair<std::string, std::string>>{

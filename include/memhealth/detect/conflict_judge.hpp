@@ -87,15 +87,17 @@ struct model_judge {
   /// True when the rules did not settle the pair: no conflict found, and no rule established
   /// that the two are compatible. Settled are every conflict and the compatible reasons of the
   /// claim and cue rules: "identical_text", "different_holders", "different_scene",
-  /// "different_time", "two_events", "refinement", "same_polarity", "same_value", "additive".
+  /// "different_time", "two_events", "refinement", "same_polarity", "same_value", "additive",
+  /// "preference_order", "same_rate", "two_denials".
   /// Open are "no_claim_conflict" and "no_cue" (no rule applied), "not_contained" (opposite
   /// polarity about terms the rules could not match: "doesn't enjoy opera" / "enjoys
   /// musicals") and any reason of a user's judge not listed here.
   [[nodiscard]] static bool left_open(const conflict_verdict& v) noexcept {
     if (v.conflict) return false;
     constexpr std::string_view settled[] = {
-        "identical_text", "different_holders", "different_scene", "different_time", "two_events",
-        "refinement",     "same_polarity",     "same_value",      "additive"};
+        "identical_text", "different_holders", "different_scene", "different_time",
+        "two_events",     "refinement",        "same_polarity",   "same_value",
+        "additive",       "preference_order",  "same_rate",       "two_denials"};
     for (auto s : settled)
       if (v.reason == s) return false;
     return true;
