@@ -319,8 +319,8 @@ TEST_CASE("claim judge: verdicts and reasons") {
       {"小陈的老婆叫李娜", "小陈的妻子名叫王芳", true, "single_value"},
       {"王阿姨在小学当语文老师", "王阿姨前年退休了", true, "change_statement"},
       {"用户爱喝奶茶", "用户为了减肥已经不喝奶茶了", true, "change_statement"},
-      {"用户觉得猫比狗可爱", "用户觉得狗比猫可爱", true, "opposite_polarity"},
-      {"出差时用户更愿意坐飞机", "出差时用户宁可坐高铁也不坐飞机", true, "opposite_polarity"},
+      {"用户觉得猫比狗可爱", "用户觉得狗比猫可爱", true, "role_swap"},
+      {"出差时用户更愿意坐飞机", "出差时用户宁可坐高铁也不坐飞机", true, "role_swap"},
       // a termination against the state it ends
       {"User plays in a jazz band", "User quit the jazz band", true, "change_statement"},
       // frequencies far apart
@@ -336,7 +336,7 @@ TEST_CASE("claim judge: verdicts and reasons") {
       // a specific scene against a general rule: a person decides
       {"User doesn't drink beer", "User drinks beer at parties", true, "scene_specific"},
       // role swap
-      {"User prefers tea over coffee", "User prefers coffee over tea", true, "opposite_polarity"},
+      {"User prefers tea over coffee", "User prefers coffee over tea", true, "role_swap"},
       // Chinese
       {"用户不吃香菜", "用户喜欢吃香菜", true, "opposite_polarity"},
       {"用户不吃香菜", "用户讨厌香菜", false, "no_claim_conflict"},
@@ -378,7 +378,7 @@ TEST_CASE("claim judge: verdicts and reasons") {
       {"用户的车是特斯拉", "用户的车是比亚迪", true, "single_value"},
       {"用户在腾讯工作", "用户跳槽到了字节跳动", true, "change_statement"},
       // amounts per period; a name is given in the passive
-      {"User sleeps 9 hours a night", "User sleeps 5 hours a night", true, "quantity"},
+      {"User sleeps 9 hours a night", "User sleeps 5 hours a night", true, "degree"},
       {"User calls their mother daily", "User calls their mother daily too", false,
        "no_claim_conflict"},
       // negation scope: "not ... anymore" negates once; a negated copula is a copula
@@ -850,6 +850,157 @@ TEST_CASE("claim judge: sixth round of issue 18 (preference orders, numerals, ra
   }
 }
 
+TEST_CASE("claim judge: seventh round of issue 18 (orders, past states, rates per period)") {
+  // Pairs written for this test, conflicts and look-alikes per rule; both directions must agree.
+  auto both = [](const std::string& a, const std::string& b) {
+    const auto v = judge(a, b), w = judge(b, a);
+    CHECK(v.conflict == w.conflict);
+    CHECK(v.reason == w.reason);
+    return v;
+  };
+  SUBCASE("the rejected option of an order is no dislike; the reversed order conflicts") {
+    // one may like both options: an order says only which comes first
+    for (const auto& [x, y] : std::vector<std::pair<std::string, std::string>>{
+             {"User prefers tea over coffee", "User likes coffee"},
+             {"User would rather read than watch TV", "User enjoys watching TV"},
+             {"User prefers trains to planes", "User likes planes"},
+             {"比起米饭，用户更喜欢面条", "用户喜欢米饭"},
+             {"用户更喜欢喝茶而不是咖啡", "用户喜欢喝咖啡"},
+             {"用户喝咖啡多过喝茶", "用户爱喝茶"},
+             {"用户看球更喜欢篮球，足球其次", "用户喜欢足球"}}) {
+      const std::string a = x, b = y;  // (clang 14 captures no structured binding)
+      CAPTURE(a);
+      CAPTURE(b);
+      const auto v = both(a, b);
+      CHECK_FALSE(v.conflict);
+      CHECK(v.reason == "preference_order");
+      CHECK(mh::keeps_apart(v));  // two different things: never a near-duplicate merge
+      CHECK_FALSE(mh::model_judge::left_open(v));  // a rule settled it
+    }
+    // the reversed order, and a denial of the preferred option
+    for (const auto& [x, y] : std::vector<std::pair<std::string, std::string>>{
+             {"User prefers tea over coffee", "User prefers coffee over tea"},
+             {"User prefers tea over coffee", "User prefers coffee"},
+             {"比起米饭，用户更喜欢面条", "比起面条，用户更喜欢米饭"},
+             {"用户更喜欢喝茶而不是咖啡", "用户更喜欢喝咖啡而不是茶"},
+             {"用户看球更喜欢篮球，足球其次", "比起篮球，用户更喜欢看足球"}}) {
+      const std::string a = x, b = y;  // (clang 14 captures no structured binding)
+      CAPTURE(a);
+      CAPTURE(b);
+      const auto v = both(a, b);
+      CHECK(v.conflict);
+      CHECK_FALSE(v.needs_human);
+      CHECK(v.reason == "role_swap");
+    }
+    CHECK(both("User prefers tea over coffee", "User can't stand tea").reason ==
+          "opposite_polarity");
+    CHECK(both("比起米饭，用户更喜欢面条", "用户不喜欢面条").reason == "opposite_polarity");
+    // a clause of 比起 alone: the user's rejected option, and the preferred one of the next
+    const auto r = read("比起米饭，用户更喜欢面条。").claims;
+    REQUIRE(r.size() == 2);
+    CHECK(r[0].holder == "self");
+    CHECK(r[0].polarity == -1);
+    CHECK(r[0].order == -1);
+    CHECK(r[0].terms == strings{"like", "米", "饭"});
+    CHECK(r[1].holder == "self");
+    CHECK(r[1].polarity == 1);
+    CHECK(r[1].order == 1);
+  }
+  SUBCASE("a past value (以前, 原来, used to, previously, formerly) agrees with the current one") {
+    for (const auto& [x, y] : std::vector<std::pair<std::string, std::string>>{
+             {"用户以前住在上海，现在住在北京", "用户住在北京"},
+             {"用户原来在银行上班，现在在学校上班", "用户在学校上班"},
+             {"User used to live in Shanghai but now lives in Beijing", "User lives in Beijing"},
+             {"User previously worked at Google and now works at Meta", "User works at Meta"},
+             {"用户以前住在上海", "用户以前住在广州"},  // two past values
+             {"用户曾经去过日本", "用户去年去了日本"},  // an experience, no past state
+             {"用户过去三年住在上海", "用户住在上海"},  // a span, no past state
+             {"User previously mentioned liking jazz", "User likes jazz"},  // a past report
+             {"用户之前说喜欢爵士乐", "用户喜欢爵士乐"}}) {
+      const std::string a = x, b = y;  // (clang 14 captures no structured binding)
+      CAPTURE(a);
+      CAPTURE(b);
+      CHECK_FALSE(both(a, b).conflict);
+    }
+    // the old value stated as the current one
+    for (const auto& [x, y] : std::vector<std::pair<std::string, std::string>>{
+             {"用户以前住在上海，现在住在北京", "用户住在上海"},
+             {"用户以前住在上海", "用户住在上海"},
+             {"用户原来在银行上班", "用户在银行上班"},
+             {"User formerly lived in Shanghai", "User lives in Shanghai"},
+             {"User previously worked at Google and now works at Meta", "User works at Google"}}) {
+      const std::string a = x, b = y;  // (clang 14 captures no structured binding)
+      CAPTURE(a);
+      CAPTURE(b);
+      const auto v = both(a, b);
+      CHECK(v.conflict);
+      CHECK(v.reason == "change_statement");
+    }
+    const auto r = read("用户以前住在上海").claims;
+    REQUIRE(r.size() == 1);
+    CHECK(r[0].attribute == "residence");
+    CHECK(r[0].polarity == -1);
+    CHECK(r[0].change);
+  }
+  SUBCASE("amounts over periods are compared per day: one rate within 5 %, else a conflict") {
+    // 5,000 a month = 166.7 a day, 60,000 a year = 164.4 (1.4 % apart); 5 km a day = 35 a week;
+    // 300 a week = 42.9 a day, 1,290 a month = 43.0
+    for (const auto& [x, y] : std::vector<std::pair<std::string, std::string>>{
+             {"用户每个月存五千块", "用户一年存六万块"},
+             {"User saves $500 a month", "User saves $6,000 a year"},
+             {"The user's rent is 5000 yuan a month", "The user's rent is 60000 yuan a year"},
+             {"用户每天跑五公里", "用户每周跑三十五公里"},
+             {"用户每周花三百块买菜", "用户每个月花一千二百九十块买菜"}}) {
+      const std::string a = x, b = y;  // (clang 14 captures no structured binding)
+      CAPTURE(a);
+      CAPTURE(b);
+      const auto v = both(a, b);
+      CHECK_FALSE(v.conflict);
+      CHECK(v.reason == "same_rate");
+    }
+    // the same amount over another period, or another amount over the same period
+    for (const auto& [x, y] : std::vector<std::pair<std::string, std::string>>{
+             {"用户每月房租五千元", "用户每年房租五千元"},
+             {"用户每月花三千元买衣服", "用户每年花三千元买衣服"},
+             {"The user's rent is 5000 yuan a month", "The user's rent is 5000 yuan a year"},
+             {"User saves $500 a month", "User saves $500 a year"},
+             {"User spends $200 a week on groceries", "User spends $200 a month on groceries"},
+             {"用户每个月存五千块", "用户每个月存八千块"}}) {
+      const std::string a = x, b = y;  // (clang 14 captures no structured binding)
+      CAPTURE(a);
+      CAPTURE(b);
+      const auto v = both(a, b);
+      CHECK(v.conflict);
+      CHECK_FALSE(v.needs_human);
+      CHECK(v.reason == "degree");
+      CHECK(mh::keeps_apart(v));
+    }
+    // a possessed attribute with an amount and a period carries both
+    const auto rent = read("The user's rent is 5000 yuan a month").claims;
+    REQUIRE(rent.size() == 1);
+    CHECK(rent[0].attribute == "rent");
+    CHECK(rent[0].value == strings{"5000", "per month", "yuan"});
+    CHECK(rent[0].amount);
+    CHECK(rent[0].frequency == doctest::Approx(5000.0 / 30));
+    const auto zh = read("用户每月房租五千元").claims;
+    REQUIRE(zh.size() == 1);
+    CHECK(zh[0].amount);
+    CHECK(zh[0].frequency == doctest::Approx(5000.0 / 30));
+    CHECK(zh[0].terms == strings{"元", "房", "租"});  // no 每, no 月
+    // a count of occasions is no amount
+    CHECK_FALSE(read("User runs twice a week").claims.at(0).amount);
+    CHECK_FALSE(read("User works six days a week").claims.at(0).amount);
+  }
+  SUBCASE("an end of having a thing against getting a new one of its kind") {
+    CHECK_FALSE(both("User sold his car", "User bought a new car").conflict);
+    CHECK_FALSE(both("用户把车卖了", "用户买了一辆新车").conflict);
+    CHECK(both("User sold his car", "User drives his car to work every day").conflict);
+    const auto v = both("User sold his car", "User bought a car last week");  // no "new": open
+    CHECK(v.conflict);
+    CHECK(v.needs_human);
+  }
+}
+
 TEST_CASE("claim judge: labelled memory-statement pairs (tests/data/judge_pairs)") {
   MEMHEALTH_TEST_DATA(path, "judge_pairs/pairs.tsv");
   const auto rows = memhealth::test::read_tsv_rows(path);
@@ -920,7 +1071,10 @@ TEST_CASE("claim judge: development set C (tests/data/judge_pairs/dev_pairs_c.ts
   // lexicon (minor nouns, multiword nouns: shellfish / lobster, musical instrument / piano,
   // sweet tooth / desserts): tp 122 fp 0 fn 38 (recall 0.762; en 0.76); with trait idioms
   // before a "who" clause and online services of a kind: tp 124 fp 0 fn 36 (recall 0.775); after
-  // the fifth round (2026-12-06): tp 133 fp 0 fn 27 (recall 0.831; en 78/96, zh 55/64)
+  // the fifth round (2026-12-06): tp 133 fp 0 fn 27 (recall 0.831; en 78/96, zh 55/64); after
+  // the seventh (2026-12-07): tp 132 (recall 0.825; zh 54/64): c-zh-rsw-004 "小陈爱吃米饭，面食吃
+  // 得少" / "比起米饭，小陈更偏爱面条" was found as liking rice against rice the rejected option,
+  // which is no conflict now (its conflict is 面食吃得少, which the reader does not take)
   CHECK(by["all"].precision() >= 0.97);
   CHECK(by["all"].recall() >= 0.82);
   CHECK(by["en"].recall() >= 0.81);
@@ -946,7 +1100,9 @@ TEST_CASE("claim judge: held-out set C, kept as a regression set (judge_pairs/he
   // in the repository: tp 66 fp 3 fn 64 tn 77 (precision 0.957, recall 0.508; en 0.52, zh
   // 0.49); the rules before that round: tp 58 fp 3 (0.951, 0.446); after the fourth round tp 67
   // fp 3; after the fifth (2026-12-06): tp 87 fp 1 fn 43 tn 79 (precision 0.989, recall 0.669;
-  // en 51/71, zh 36/59); after the sixth (2026-12-07): tp 88 fp 1 fn 42 (recall 0.677; zh 37/59)
+  // en 51/71, zh 36/59); after the sixth (2026-12-07): tp 88 fp 1 fn 42 (recall 0.677; zh 37/59);
+  // after the seventh (2026-12-07): tp 89 (recall 0.685; zh 38/59: h-zh-deg-006, 每月房贷八千 /
+  // 每年还房贷四万左右: 每月 and 每年 are no longer terms, so two amounts of one thing)
   CHECK(by["all"].precision() >= 0.98);
   CHECK(by["all"].recall() >= 0.66);
   CHECK(by["en"].recall() >= 0.71);

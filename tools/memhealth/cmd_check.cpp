@@ -330,6 +330,8 @@ nlohmann::json claim_json(const text_claim& c) {
   if (!c.attribute.empty()) j["attribute"] = c.attribute, j["value"] = c.value;
   if (c.any_predicate) j["any_predicate"] = true, j["object"] = c.object;
   if (c.frequency >= 0) j["per_day"] = c.frequency;
+  if (c.amount) j["amount"] = true;
+  if (c.order != 0) j["order"] = c.order > 0 ? "preferred" : "rejected";
   if (!c.routine.empty()) j["routine"] = c.routine;
   if (!c.quantities.empty()) j["quantities"] = c.quantities;
   if (c.change) j["change"] = true;
@@ -358,7 +360,8 @@ void claim_text(std::ostringstream& s, const text_claim& c) {
           : c.predicate.empty() ? "(is)"
                                 : c.predicate)
       << ": " << joined(c.terms);
-  if (c.frequency >= 0) s << " | per day " << c.frequency;
+  if (c.frequency >= 0) s << " | " << (c.amount ? "amount per day " : "per day ") << c.frequency;
+  if (c.order != 0) s << (c.order > 0 ? " | preferred option" : " | rejected option");
   if (!c.quantities.empty()) {
     s << " | quantities";
     for (double q : c.quantities) s << " " << q;

@@ -296,7 +296,7 @@ tune_result tune_pairs(std::span<const labelled_pair> pairs, const E& e,
         ra.content = p.a;
         rb.content = p.b;
         if (near_duplicate_guard(na, nb) != duplicate_guard::none ||
-            claim_conflict_judge<>{}(ra, na, rb, nb, static_cast<float>(s)).conflict)
+            keeps_apart(claim_conflict_judge<>{}(ra, na, rb, nb, static_cast<float>(s))))
           s = -std::numeric_limits<double>::infinity();
       }
     }

@@ -8,10 +8,16 @@
 /// 2. scenes that are both given and neither contains the other -> no conflict
 ///    ("different_scene"); times that are both given and differ -> no conflict
 ///    ("different_time"): two dated events or measurements, not a contradiction;
-/// 3. the same single-valued attribute (residence, employer, name, age, "<noun> is <value>")
+/// 3. two amounts over periods of one thing (`text_claim::amount`: "saves $500 a month",
+///    "每个月存五千块", "rent is 5000 yuan a month") are compared per day: within
+///    `rate_tolerance` (5 %) one rate ("same_rate": "$500 a month" / "$6,000 a year"), else
+///    "degree" ("5000 yuan a month" / "5000 yuan a year");
+///    the same single-valued attribute (residence, employer, name, age, "<noun> is <value>")
 ///    with values neither of which contains the other -> conflict ("single_value", or
 ///    "change_statement" when one side states a change: "moved to Madrid"); a value added with
-///    "also" is none ("is also a part-time photographer");
+///    "also" is none ("is also a part-time photographer"), nor are two denied values ("used to
+///    live in Porto" / "previously lived in Lisbon": a past value is denied now, as "used to",
+///    "previously", 以前, 原来 are read);
 /// 4. opposite polarity, the negative side N and the positive side P: a conflict when what N
 ///    denies is contained in what P asserts: every term of N (synonyms count, WordNet) is among
 ///    P's terms ("doesn't eat pork" / "eats pork and beef"; "can't stand jazz" / "loves jazz";
@@ -25,6 +31,12 @@
 ///    products" / "eats ice cream").
 ///    A diet restriction's denials ("is vegetarian": no meat, no fish ...; claim_implications.hpp)
 ///    deny consuming only ("eats salmon", not "cooks chicken for the kids").
+///    The rejected option of an order of preference (`text_claim::order`: "prefers tea over
+///    coffee", 比起米饭更喜欢面条) denies only the preferred option of another order ("prefers
+///    coffee over tea", "prefers coffee": "role_swap") or a claim that states an order the
+///    reader did not split ("thinks iOS is better than Android"); "likes coffee" agrees with it.
+///    An end of having a thing against getting a new one of its kind ("sold his car" / "bought
+///    a new car") is two events, no conflict.
 ///    Reasons: "change_statement" (a change marker on either side), else "opposite_polarity".
 ///    When one side is a one-off event and the other a lasting state -> conflict needing a person
 ///    ("state_vs_event"); when only P has a scene, P is a specific exception to N: conflict
@@ -83,6 +95,9 @@ struct claim_rules {
   /// Most hypernym steps from each of two objects up to a common kind, for "switched to X"
   /// against another X-like thing ("tea" / "coffee": beverage, 1 step).
   int max_kin_depth = 2;
+  /// Most relative difference of two amounts per day that is one rate ("5,000 a month" and
+  /// "60,000 a year" are 1.4 % apart: the same; "5,000 a month" and "5,000 a year" differ).
+  double rate_tolerance = 0.05;
   /// The year in which an age and a year of birth are compared ("is 28" / "was born in 1985");
   /// 0 = the current year (system clock, UTC).
   int reference_year = 0;
@@ -147,6 +162,30 @@ struct claim_rules {
       return {conflict, needs_human, std::string(reason)};
     }
   };
+  // A claim that states an order the reader did not split into its options ("thinks iOS is
+  // better than Android", "goes for Thai food over Indian", "Python a distant second"): a
+  // word of comparison among its terms (or value).
+  static bool unread_order(const text_claim& p) {
+    auto has = [](const std::vector<std::string>& v) {
+      for (const std::string_view w : {"than", "over", "ahead", "before", "preferable", "better",
+                                       "worse", "second", "rather", "instead", "其", "胜", "比"})
+        if (std::find(v.begin(), v.end(), w) != v.end()) return true;
+      return false;
+    };
+    return p.order == 0 && (has(p.terms) || has(p.value));
+  }
+  // A one-off getting of a new or another thing ("bought a new car", "adopted another dog",
+  // "买了一辆新车"): a verb of acquiring and a word of newness.
+  static bool acquires_anew(const text_claim& p) {
+    auto has = [&](std::string_view w) {
+      return std::find(p.terms.begin(), p.terms.end(), w) != p.terms.end();
+    };
+    const bool acquiring = p.predicate == "buy" || p.predicate == "purchase" ||
+                           p.predicate == "get" || p.predicate == "adopt" ||
+                           p.predicate == "acquire" || p.predicate == "lease" || has("买") ||
+                           has("购") || has("领");
+    return acquiring && (has("new") || has("another") || has("新") || has("又"));
+  }
   static bool ascii(const std::string& s) noexcept {
     return !s.empty() && static_cast<unsigned char>(s[0]) < 0x80;
   }
@@ -606,6 +645,18 @@ struct claim_rules {
     if (!x.time.empty() && !y.time.empty() && x.time != y.time)
       return {false, false, "different_time"};
     const bool change = x.change || y.change;
+    // two amounts over periods of one thing (text_claim::amount): compared per day, so that
+    // "每个月存五千块" / "一年存六万块" is one rate and "rent is 5000 yuan a month" / "... a
+    // year" two ("degree")
+    if (x.amount && y.amount && x.polarity == y.polarity && x.frequency > 0 && y.frequency > 0 &&
+        !x.additive && !y.additive &&
+        (x.attribute.empty() && y.attribute.empty()
+             ? contained(lex, x.terms, y.terms) || contained(lex, y.terms, x.terms)
+             : same_attribute(lex, x.attribute, y.attribute))) {
+      const double hi = std::max(x.frequency, y.frequency), lo = std::min(x.frequency, y.frequency);
+      if (hi - lo <= rate_tolerance * hi) return {false, false, "same_rate"};
+      return {true, false, change ? "change_statement" : "degree"};
+    }
     // numbers of one measure: an age against a year of birth, two heights (3 % apart), two
     // weights (5 %), two birthdays (month, and day when both give one)
     if (x.polarity > 0 && y.polarity > 0 && !x.additive && !y.additive)
@@ -614,6 +665,9 @@ struct claim_rules {
     if (same_attribute(lex, x.attribute, y.attribute)) {
       // "is also a part-time photographer": a second value, added
       if (x.polarity == y.polarity && (x.additive || y.additive)) return {false, false, "additive"};
+      // two denials (or two past values: "used to live in Porto" / "previously lived in
+      // Lisbon") of one attribute deny two values, which may both be false now
+      if (x.polarity < 0 && y.polarity < 0) return {false, false, "two_denials"};
       if (x.polarity == y.polarity) {
         if (!x.value.empty() && !y.value.empty() && !subset_or_empty(lex, x.value, y.value) &&
             !subset_or_empty(lex, y.value, x.value))
@@ -625,6 +679,11 @@ struct claim_rules {
     if (x.polarity != y.polarity) {
       const text_claim& n = x.polarity < 0 ? x : y;
       const text_claim& p = x.polarity < 0 ? y : x;
+      // the rejected option of an order of preference is no dislike: "prefers tea over coffee"
+      // agrees with "likes coffee" (one may like both); it is denied only by the preferred
+      // option of another order ("prefers coffee over tea": "role_swap")
+      if (n.order < 0 && p.order <= 0 && !unread_order(p))
+        return {false, false, "preference_order"};
       bool holds;
       if (same_attribute(lex, n.attribute, p.attribute)) {
         // "no longer lives in Porto" / "lives in Porto"; "辞职了" / "在银行上班"
@@ -652,12 +711,19 @@ struct claim_rules {
       std::vector<std::string> p_scene = p.scene;
       if (!p.routine.empty()) p_scene.push_back(p.routine);
       if (!subset_or_empty(lex, n.scene, p_scene)) return {false, false, "different_scene"};
+      // an end of having a thing against getting a new one of its kind ("sold his car" /
+      // "bought a new car", "把车卖了" / "买了一辆新车"): two events, no contradiction
+      if (n.any_predicate && n.change && p.event && acquires_anew(p))
+        return {false, false, "two_events"};
       if (n.event != p.event) return {true, true, "state_vs_event"};
       // a rule against an exception in one scene (not a change: "quit tennis" ends "plays
       // tennis on weekends" too)
       if (n.scene.empty() && !p.scene.empty() && !n.change && !p.change)
         return {true, true, "scene_specific"};
-      return {true, false, change ? "change_statement" : "opposite_polarity"};
+      return {true, false,
+              change        ? "change_statement"
+              : n.order < 0 ? "role_swap"
+                            : "opposite_polarity"};
     }
     // a lasting restriction against a one-off event ("is vegetarian" / "ate a burger")
     if (x.event != y.event && (x.restrictive || y.restrictive))

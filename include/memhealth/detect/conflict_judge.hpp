@@ -60,6 +60,14 @@ struct conflict_verdict {
   std::string reason;        ///< short machine-readable reason, e.g. "negation_cue"
 };
 
+/// True when a verdict keeps a near-duplicate pair from being merged (the duplicate detector's
+/// and the write gate's `skip_judged_conflicts`): a conflict, or a pair that says two different
+/// things without contradicting ("preference_order": "prefers tea over coffee" / "likes coffee",
+/// an order against a liking of its rejected option; merging would lose one of them).
+inline bool keeps_apart(const conflict_verdict& v) noexcept {
+  return v.conflict || v.reason == "preference_order";
+}
+
 /// A second opinion for the pairs a rule judge leaves open: a model (an LLM behind an API, an
 /// NLI classifier) asked about two statements. `claim_conflict_judge::model` and
 /// `default_check_settings::conflict_model` take one; net/openai_judge.hpp implements it over an
@@ -79,15 +87,17 @@ struct model_judge {
   /// True when the rules did not settle the pair: no conflict found, and no rule established
   /// that the two are compatible. Settled are every conflict and the compatible reasons of the
   /// claim and cue rules: "identical_text", "different_holders", "different_scene",
-  /// "different_time", "two_events", "refinement", "same_polarity", "same_value", "additive".
+  /// "different_time", "two_events", "refinement", "same_polarity", "same_value", "additive",
+  /// "preference_order", "same_rate", "two_denials".
   /// Open are "no_claim_conflict" and "no_cue" (no rule applied), "not_contained" (opposite
   /// polarity about terms the rules could not match: "doesn't enjoy opera" / "enjoys
   /// musicals") and any reason of a user's judge not listed here.
   [[nodiscard]] static bool left_open(const conflict_verdict& v) noexcept {
     if (v.conflict) return false;
     constexpr std::string_view settled[] = {
-        "identical_text", "different_holders", "different_scene", "different_time", "two_events",
-        "refinement",     "same_polarity",     "same_value",      "additive"};
+        "identical_text", "different_holders", "different_scene", "different_time",
+        "two_events",     "refinement",        "same_polarity",   "same_value",
+        "additive",       "preference_order",  "same_rate",       "two_denials"};
     for (auto s : settled)
       if (v.reason == s) return false;
     return true;

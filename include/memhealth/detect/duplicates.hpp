@@ -13,8 +13,9 @@
 ///   pairs and are not repeated; pairs whose texts differ by a negation/change cue are dropped
 ///   (`skip_negation_mismatch`), and so are pairs a duplicate guard keeps apart (numbers, dates
 ///   or times differ, roles swapped, opposite polarity: `skip_guarded`) and pairs the claim
-///   conflict judge calls a conflict (`skip_judged_conflicts`): all three on by default, as such
-///   pairs say different things and a merge would archive one of them.
+///   conflict judge calls a conflict or keeps apart (`skip_judged_conflicts`, `keeps_apart`:
+///   "prefers tea over coffee" / "likes coffee"): all three on by default, as such pairs say
+///   different things and a merge would archive one of them.
 /// - Pairs become **clusters** (union-find): one finding per cluster, kind exact_duplicate when
 ///   all members share one normalised text, else near_duplicate. `record_ids` lists the primary
 ///   first (highest `information_score`, ties by smaller id), then the others in the same order.
@@ -255,7 +256,7 @@ struct duplicate_detector {
       if (skip_negation_mismatch && negated(i) != negated(j)) return;
       if (skip_guarded && near_duplicate_guard(texts[i], texts[j]) != duplicate_guard::none) return;
       if (skip_judged_conflicts &&
-          judge.judge_analysed(a, texts[i], read(i), b, texts[j], read(j), s).conflict)
+          keeps_apart(judge.judge_analysed(a, texts[i], read(i), b, texts[j], read(j), s)))
         return;
       if (window) {
         const auto ca = detail::semantic_created_at(a), cb = detail::semantic_created_at(b);

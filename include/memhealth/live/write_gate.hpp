@@ -392,8 +392,9 @@ class write_gate {
       if (settings_.skip_negation_mismatch && candidate_negated() != x.negated) continue;
       if (settings_.skip_guarded && near_duplicate_guard(norm, x.norm) != duplicate_guard::none)
         continue;
-      if (settings_.skip_judged_conflicts && !jv) {
-        if (judge_(candidate, norm, x.record, x.norm, cos).conflict) continue;
+      if (settings_.skip_judged_conflicts) {
+        if (jv ? keeps_apart(*jv) : keeps_apart(judge_(candidate, norm, x.record, x.norm, cos)))
+          continue;
       }
       near_of = x.id;
       near_cos = cos;

@@ -52,6 +52,14 @@ struct text_claim {
   bool restrictive = false;  ///< a lasting restriction (vegetarian, allergic, 素食)
   bool replaces = false;     ///< the object replaced what the holder had of its kind
                              ///< ("switched to tea", "换成了支付宝", "改喝茶")
+  /// An order of preference this claim is one side of: +1 the preferred option, -1 the rejected
+  /// one ("prefers tea over coffee": like tea +1, like coffee -1 and polarity -1; 比起米饭更喜欢
+  /// 面条, 更X而不是Y, X多过Y, 把X放在Y前面); 0 = none. A rejected option says only that the other
+  /// is preferred: it is no dislike ("likes coffee" agrees with it).
+  int order = 0;
+  /// `frequency` is an amount per day (a number of something over a period: "saves $500 a
+  /// month" 16.7, "每个月存五千块" 166.7, "rent is 5000 yuan a month"), not a count of occasions.
+  bool amount = false;
   std::string routine;  ///< the unit of a stated rate ("morning" of "every morning"); "" = none
   std::vector<std::string> scene;  ///< scene terms (sorted, unique); empty = none
   std::vector<std::string> time;   ///< time-qualifier words (sorted, unique); empty = none

@@ -21,8 +21,11 @@
 ///   switched, quit, 现在, 不再, 搬到, 换成, 戒了), **additive** (also, too, 也, 还), **event** (a
 ///   one-off past event: yesterday, ate, 昨天, 吃了), **scene** (when/while/during ..., at home,
 ///   in the morning, 在家, 出差时) and **time** (dates, clock times, last week, 上周).
-/// "prefers X over Y" gives two claims: like X (+1) and like Y (-1); "switched from X to Y" gives
-/// X negated and Y asserted.
+/// "prefers X over Y" gives two claims: like X (+1) and like Y (-1), the preferred and the
+/// rejected option of an order (`text_claim::order`); "switched from X to Y" gives X negated
+/// and Y asserted. A past state ("used to", "previously", "formerly", 以前, 原来, 过去, 曾经,
+/// 之前 after the holder) is denied now and a change. An amount over a period ("$500 a month",
+/// "每个月存五千块") is a rate per day (`text_claim::amount`).
 ///
 /// Before a clause is read, idioms become plain words (claim_idioms.hpp: "is a night owl",
 /// "steers clear of", 滴酒不沾); a statement without a subject ("Loves jazz", "Name is John") is
@@ -63,8 +66,21 @@ struct default_claim_extractor {
     if (detail::claims::has_cjk(text)) {
       r.lang = "zh";
       const std::string plain = detail::claims::rewrite_chinese_idioms(text);
-      for (const auto& clause : detail::claims::chinese_clauses(plain))
+      for (const auto& clause : detail::claims::chinese_clauses(plain)) {
+        const std::size_t before = r.claims.size();
         detail::claims::read_chinese_clause(lex, clause, holder, r.claims, holder);
+        // "比起米饭，用户更喜欢面条": a clause of 比起 alone is the rejected option (order -2,
+        // waiting) of the next one, whose holder it takes
+        if (before > 0 && r.claims[before - 1].order == -2 && r.claims.size() > before) {
+          auto& rejected = r.claims[before - 1];
+          rejected.order = -1;
+          if (rejected.holder.empty()) rejected.holder = r.claims[before].holder;
+          if (r.claims[before].order == 0 && r.claims[before].polarity > 0)
+            r.claims[before].order = 1;
+        }
+      }
+      for (auto& c : r.claims)
+        if (c.order == -2) c.order = -1;
     } else {
       r.lang = "en";
       for (const auto& clause : detail::claims::english_clauses(lex, text))

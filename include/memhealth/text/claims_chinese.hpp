@@ -159,6 +159,24 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
   }
   if (c.holder.empty()) c.holder = inherited;
   if (first_holder.empty()) first_holder = c.holder;
+  // ---- a past state right after the holder ("用户以前住在上海", "原来在银行上班"): it held and
+  // holds no longer, read as English "used to" is: denied now, a change. Not an experience
+  // (曾经去过日本: 过 after the marker) nor a span (过去三年, 之前两周).
+  for (const sv past : {sv("以前"), sv("原来"), sv("过去"), sv("曾经"), sv("之前"), sv("从前")}) {
+    if (!starts(i, past)) continue;
+    const std::size_t after = i + past.size();
+    // (nor a past report: 之前说, 以前提到)
+    bool report = false;
+    for (const sv said : {sv("说"), sv("提到"), sv("表示"), sv("告诉"), sv("讲"), sv("聊")})
+      report = report || starts(after, said);
+    if (after < s.size() && !report && find_text(s, "过", after) == sv::npos &&
+        chinese_digit(s.substr(after, 3)) < 0 && !starts(after, "几")) {
+      c.polarity = -c.polarity;
+      c.change = true;
+      i = after;
+    }
+    break;
+  }
 
   // ---- a purpose says nothing of the claim ("为了减肥已经不喝奶茶了", "为了减肥把奶茶戒了"): 为了
   // up to the negation, change marker, adverb or 把 that starts the predicate
@@ -200,6 +218,25 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       return;
     }
   }
+  // ---- "足球其次", "咸的次之": X comes second, the rejected option of the liking before it
+  // ("更喜欢篮球，足球其次")
+  for (const sv second : {sv("其次"), sv("次之")}) {
+    if (!s.ends_with(second) || s.size() < i + second.size() + 3) continue;
+    const std::size_t before = out.size();
+    read_chinese_clause(lex, s.substr(0, s.size() - second.size()), inherited, out, first_holder);
+    if (out.size() == before) return;
+    auto& r = out.back();
+    r.polarity = -r.polarity;
+    r.order = -1;
+    r.predicate = "like";
+    r.kind = predicate_class::preference;
+    r.terms.push_back("like");
+    sort_unique(r.terms);
+    if (before > 0 && out[before - 1].polarity > 0 && out[before - 1].predicate == "like" &&
+        out[before - 1].order == 0)
+      out[before - 1].order = 1;
+    return;
+  }
   // ---- a preference between two options: "X胜过Y", "宁愿X也不Y", "X而不是Y"; a clause
   // "比起X" names the rejected option of the next one
   if (starts(i, "比起") || starts(i, "相比")) {
@@ -208,6 +245,7 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     const auto reject_last = [&out] {
       auto& r = out.back();
       r.polarity = -r.polarity;
+      r.order = -1;
       r.terms.push_back("like");
       r.predicate = "like";
       r.kind = predicate_class::preference;
@@ -216,15 +254,23 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     // "比起米饭更爱吃面条": the option before 更 is the rejected one, the rest the preferred
     if (const std::size_t g = find_text(s, "更", from);
         g != sv::npos && g > from && g - from <= 18) {
+      const std::size_t preferred = out.size();
       read_chinese_clause(lex, s.substr(g), c.holder, out, first_holder);
+      if (out.size() > preferred) out.back().order = 1;
       const std::string holder = out.empty() ? c.holder : out.back().holder;
       const std::size_t before = out.size();
       read_chinese_clause(lex, s.substr(from, g - from), holder, out, first_holder);
       if (out.size() > before) reject_last();
       return;
     }
+    // (a clause of 比起 alone, "比起米饭，用户更喜欢面条": the next clause is the preferred
+    // option and names the holder; order -2 waits for it, default_claim_extractor pairs them)
+    const std::size_t before = out.size();
     read_chinese_clause(lex, s.substr(from), c.holder, out, first_holder);
-    if (!out.empty()) reject_last();
+    if (out.size() > before) {
+      reject_last();
+      out.back().order = -2;
+    }
     return;
   }
   for (sv marker : {sv("胜过"), sv("而不是"), sv("也不"), sv("而非"), sv("多过")}) {
@@ -253,6 +299,8 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     if (!prefers) continue;
     const std::size_t head_at = out.size();
     read_chinese_clause(lex, head, inherited, out, first_holder);
+    // (an order of preference; 也不 of 宁可X也不Y too)
+    if (out.size() > head_at) out.back().order = 1;
     if (out.size() > head_at && out.back().predicate.empty()) {
       auto& h = out.back();  // "更看重拍照": the preferred option, a like
       h.terms.push_back("like");
@@ -266,6 +314,7 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     if (out.size() > before) {
       auto& r = out.back();
       r.polarity = -r.polarity;  // the rejected option (也不's negation was cut off with it)
+      r.order = -1;
       r.terms.push_back("like");
       r.predicate = "like";
       r.kind = predicate_class::preference;
@@ -294,6 +343,7 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
         k.kind = predicate_class::preference;
         k.predicate = "like";
         k.polarity = (side == 0) == before ? 1 : -1;
+        k.order = k.polarity;
         const sv w = side == 0 ? xs : ys;
         for (std::size_t q = 0; q < w.size();) {
           const std::size_t l = utf8_len(static_cast<unsigned char>(w[q]));
@@ -330,6 +380,7 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
         k.holder = c.holder;
         k.kind = predicate_class::state;
         k.polarity = side == 0 ? 1 : -1;
+        k.order = k.polarity;  // (an order: "狗可爱" agrees with it, "狗比猫可爱" does not)
         chars(side == 0 ? xs : ys, k.object);
         k.terms = k.object;
         chars(adj, k.terms);
@@ -695,6 +746,8 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       terms.push_back("like");
       c.predicate = "like";
       c.kind = predicate_class::preference;
+      // (更喜欢, 偏爱, 宁可: the preferred option of an order, the other one unsaid)
+      if ((cue & cw::prefer) && c.polarity > 0 && c.order == 0) c.order = 1;
       continue;
     }
     if (cue & cw::att_negative) {
@@ -756,6 +809,14 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     for (const auto& [span, d] : spans)
       if (present.may_contain(span) && find_text(s, span) != sv::npos) {
         days = d;
+        // (a span that is no cue word left its characters among the terms: "每月房租" /
+        // "每年房租" are one thing over two periods)
+        if (span == "每月" || span == "每个月" || span == "每年" || span == "每星期" ||
+            span == "每个星期")
+          for (std::size_t q = 0; q < span.size(); q += 3)
+            if (const auto at = std::find(terms.begin(), terms.end(), span.substr(q, 3));
+                at != terms.end())
+              terms.erase(at);
         break;
       }
     double count = -1;
@@ -771,6 +832,13 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
             if (q != c.quantities.end()) c.quantities.erase(q);
           }
     if (days > 0) c.frequency = (count > 0 ? count : 1) / days;
+    // an amount over the span, no count of occasions ("每个月存五千块", "每月房租五千元",
+    // "每天喝两杯咖啡"): the amount per day, compared as one rate ("一年存六万块" is the same)
+    if (days > 0 && count < 0 && c.quantities.size() == 1 && c.quantities.front() > 0 &&
+        c.attribute.empty()) {
+      c.frequency = c.quantities.front() / days;
+      c.amount = true;
+    }
   }
   // one term for one restriction: 吃素, 素食, 素食者 -> 素食
   for (sv veg : {sv("吃素"), sv("素食者"), sv("素食")})

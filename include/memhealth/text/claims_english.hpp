@@ -241,6 +241,8 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
   bool relative = false;     // inside a relative clause (after "that", "which", "who")
   bool relative_negated = false;   // ... and negated there: its terms are written "not:<term>"
   std::size_t comparative_at = n;  // where "over"/"than"/"instead of" starts the rejected option
+  bool instead = false;            // ... and it was "instead of": an exclusion, no mere order
+  bool preferring = false;         // an attitude of preference ("prefers", "favours")
 
   // ---- a possessed attribute: "<holder>'s <attribute words> is <value>"
   if (possessive) {
@@ -278,10 +280,17 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       ++i;
       continue;
     }
-    if ((w == "used" && next == "to") && !predicate_set) {
+    // a past state, "used to", "previously", "formerly": it held and holds no longer (denied
+    // now, a change: "used to live in Shanghai" agrees with "lives in Beijing")
+    // (not a past report: "previously mentioned liking jazz")
+    if (((w == "used" && next == "to") ||
+         ((w == "previously" || w == "formerly") && next != "mentioned" && next != "said" &&
+          next != "stated" && next != "noted" && next != "told" && next != "shared" &&
+          next != "reported" && next != "indicated" && next != "expressed")) &&
+        !predicate_set) {
       c.polarity = -c.polarity;
       c.change = true;
-      ++i;
+      i += w == "used" ? 1 : 0;
       continue;
     }
     if ((w == "now" && next == "and" && i + 2 < n && t[i + 2].w == "then") ||
@@ -348,6 +357,22 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       }
       if (counted && w != "every" && w != "each" && w != "most")
         quantities.push_back(rate * unit_days(t[i + used - 1].w));
+      // an amount over a period ("$500 a month", "5000 yuan a month", "50 books a year"), not
+      // a count of occasions ("twice a week", "six days a week"): its rate is compared as one
+      // amount per day; inside a value ("rent is 5000 yuan a month") it is the value
+      bool amount = all_digits(w) || (number_word(w) >= 0 && w != "couple");
+      for (std::size_t q = i + 1; q + 2 < i + used && amount; ++q)
+        amount = t[q].w != "times" && t[q].w != "time" && unit_days(t[q].w) < 0;
+      if (amount) {
+        c.amount = true;
+        if (in_value) {
+          value.push_back(all_digits(w) ? std::string(w)
+                                        : std::to_string(static_cast<long long>(number_word(w))));
+          for (std::size_t q = i + 1; q + 2 < i + used; ++q)
+            if (!(lex.en(t[q].w) & (cw::stop | cw::aux))) value.push_back(term_of(english, t[q].w));
+          value.push_back("per " + term_of(english, t[i + used - 1].w));
+        }
+      }
       if (w == "every" || w == "each" || w == "most") c.routine = term_of(english, next);
       i += used - 1;
       continue;
@@ -361,6 +386,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
          (w == "more" && next == "than") || (w == "ahead" && next == "of")) &&
         comparing && comparative_at == n && terms.size() > named) {
       comparative_at = terms.size();
+      instead = w == "instead";
       ++i;
       continue;
     }
@@ -778,7 +804,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
         c.predicate = "like";
         c.kind = predicate_class::preference;
         terms.push_back("like");
-        if (lc & cw::prefer) prefer_seen = true;
+        if (lc & cw::prefer) prefer_seen = preferring = true;
         continue;
       }
       if (lc & cw::prefer) prefer_seen = true;  // an ordering verb: "values X above Y"
@@ -1046,6 +1072,9 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     c.kind = c.frequency >= 0 ? predicate_class::habit : predicate_class::state;
   if (c.event && !c.change && c.kind != predicate_class::preference)
     c.kind = predicate_class::event;
+  // "prefers X" with no other option named: X is the preferred option of an order whose
+  // rejected option is unsaid ("prefers coffee" denies "prefers tea over coffee")
+  if (preferring && comparative_at == n && c.polarity > 0) c.order = 1;
   // "prefers X over Y": like X, and Y rejected
   if (comparative_at < terms.size()) {
     if (c.predicate != "like") {  // an ordering verb or "would rather": both sides are likes
@@ -1066,6 +1095,11 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     rejected.kind = predicate_class::preference;
     rejected.predicate = "like";
     rejected.polarity = -c.polarity;
+    // (an order of preference; "X instead of Y" excludes Y)
+    if (!instead) {
+      rejected.order = -1;
+      c.order = 1;
+    }
     rejected.terms.assign(terms.begin() + static_cast<std::ptrdiff_t>(comparative_at), terms.end());
     rejected.terms.push_back("like");
     rejected.object = rejected.terms;
