@@ -413,7 +413,7 @@ expect_eq("${batches}/${left}/${kept}/${missing}" "6/0/51/0" "status after the r
 file(COPY_FILE "${WORK}/j-before.jsonl" "${WORK}/s2.jsonl")
 run("0" "${MEMHEALTH}" migrate start "${WORK}/s2.jsonl" --embedder lexical:64)
 execute_process(
-  COMMAND sh -c "'${MEMHEALTH}' migrate run '${WORK}/s2.jsonl' --embedder lexical:64 --batch 10 --rate 2 & pid=$!; while [ ! -s '${WORK}/s2.jsonl.memhealth-migrate.wal' ]; do sleep 0.05; done; sleep 0.3; kill -TERM $pid; wait $pid; echo \"rc=$?\""
+  COMMAND sh -c "'${MEMHEALTH}' migrate run '${WORK}/s2.jsonl' --embedder lexical:64 --batch 10 --rate 2 & pid=$!; i=0; while [ ! -s '${WORK}/s2.jsonl.memhealth-migrate.wal' ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; sleep 0.3; kill -TERM $pid; wait $pid; echo \"rc=$?\""
   OUTPUT_VARIABLE out ERROR_VARIABLE err)
 expect_in("${out}" "rc=143" "exit after a real SIGTERM")
 expect_in("${err}" "interrupted (SIGTERM): migration 1 stopped after" "the hint after a real SIGTERM")
