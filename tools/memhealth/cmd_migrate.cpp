@@ -538,8 +538,8 @@ int run_run(const migrate_cli_options& o) {
 }
 
 // The last gate of migration `m` in a line (its per-version figures in `groups`, when recorded).
-std::string gate_line(const migration_info& m,
-                      const std::vector<migration_gate_group_record>& groups) {
+std::string migrate_gate_line(const migration_info& m,
+                              const std::vector<migration_gate_group_record>& groups) {
   if (m.gate_ms == 0) return "not run";
   std::string t = std::string(m.gate_passed ? "passed" : "did not pass") + " at " +
                   time_text(m.gate_ms) + " after batch " + std::to_string(m.gate_batches);
@@ -689,7 +689,7 @@ int print_status(const migrate_cli_options& o, const S& live) {
     std::cout << "  NOT THIS STORE: " << other_store << "\n"
               << "  as the state database records it (not compared with this store): batches "
               << "done " << m->batches << ", previous vectors kept " << kept
-              << "\n  gate: " << gate_line(*m, groups) << "\n";
+              << "\n  gate: " << migrate_gate_line(*m, groups) << "\n";
     std::cerr << "memhealth migrate: " << other_store << "\n";
     return rc;
   }
@@ -730,7 +730,7 @@ int print_status(const migrate_cli_options& o, const S& live) {
               << " records of batches in the log are not in the store (a run was interrupted, "
                  "or a JSONL file was not written back): the next `memhealth migrate run` "
                  "re-embeds them\n";
-  std::cout << "  gate: " << gate_line(*m, groups) << "\n  retention: " << m->retention_days
+  std::cout << "  gate: " << migrate_gate_line(*m, groups) << "\n  retention: " << m->retention_days
             << " days after the switch"
             << (m->status == "switched" ? " (until " + time_text(m->retention_end_ms()) + ")"
                                         : std::string())
