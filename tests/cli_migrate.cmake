@@ -3,7 +3,7 @@
 #   cmake -DMEMHEALTH=<tool> -DSOURCE_DIR=<repo> -DWORK=<scratch dir> -P cli_migrate.cmake
 # On the sample store (51 records with 384-d lexical vectors: 26 of lexical-v1-d384-s2, 25 of
 # lexical-v1-d384-s1), a migration to the 128-d lexical embedder runs start, run in two resumed
-# parts (40 + 11), status, gate, switch, compaction; a second one to the 64-d embedder runs start,
+# parts (40 + 11), status, gate (per previous version), switch, compaction; a second one to the 64-d embedder runs start,
 # run, rollback, and the store is byte-identical to before (exported as canonical JSONL). Also
 # `apply --embedder` giving the embedder to the plan's reembed actions (all 25 minority records,
 # more than the 20 the finding lists).
@@ -77,14 +77,38 @@ expect_in("${last_err}" "gate has not run" "switch before the gate")
 # The lexical stand-ins are not semantic: from the 384-d to the 128-d one, neighbours of unrelated
 # texts are ordered by hash noise, and the default gate (overlap@10 >= 0.8, rank correlation >=
 # 0.5) fails (measured: 0.6 and 0.22): exit 1, and the switch is refused.
+# Each previous version is gated apart (two old spaces, never compared with each other): the 25
+# records from lexical-v1-d384-s1 and the 26 from -s2 (measured: overlap 0.688 and 0.6, rank
+# correlation 0.33 and 0.22).
 run("1" "${MEMHEALTH}" migrate gate "${A}")
-# the sample: the 26 records of the most common previous version (lexical-v1-d384-s2)
-expect_in("${last_out}" "FAIL on 26 of 26 records re-embedded from lexical-v1-d384-s2" "gate")
+expect_in("${last_out}" "migration 1 gate: FAIL (2 previous versions, each gated apart; 2 failed)" "gate")
+expect_in("${last_out}" "from lexical-v1-d384-s1: FAIL on 25 of 25 records re-embedded: k 10, mean overlap@k 0.688" "gate, first version")
+expect_in("${last_out}" "from lexical-v1-d384-s2: FAIL on 26 of 26 records re-embedded: k 10, mean overlap@k 0.6 " "gate, second version")
 run("2" "${MEMHEALTH}" migrate switch "${A}")
-expect_in("${last_err}" "the migration gate failed (n=26 k=10" "switch after a failed gate")
-# a lower bar, as a person may set it for a known-noisy pair of models, passes
-run("0" "${MEMHEALTH}" migrate gate "${A}" --min-overlap 0.55 --min-rank-correlation 0.2)
-expect_in("${last_out}" "PASS on 26 of 26" "gate with a lower bar")
+expect_in("${last_err}" "the migration gate did not pass (from lexical-v1-d384-s1: FAIL n=25 k=10" "switch after a failed gate")
+# a bar one version meets and the other does not: the gate fails, the switch is refused, naming
+# the version that failed
+run("1" "${MEMHEALTH}" migrate gate "${A}" --min-overlap 0.65 --min-rank-correlation 0.2)
+expect_in("${last_out}" "FAIL (2 previous versions, each gated apart; 1 failed)" "gate, one version failing")
+expect_in("${last_out}" "from lexical-v1-d384-s1: PASS on 25 of 25" "gate, one version failing")
+expect_in("${last_out}" "from lexical-v1-d384-s2: FAIL on 26 of 26" "gate, one version failing")
+run("2" "${MEMHEALTH}" migrate switch "${A}")
+expect_in("${last_err}" "; from lexical-v1-d384-s2: FAIL n=26 k=10" "switch after one version failed")
+# a lower bar, as a person may set it for a known-noisy pair of models, passes for both
+run("0" "${MEMHEALTH}" migrate gate "${A}" --min-overlap 0.55 --min-rank-correlation 0.2
+    --format json)
+string(JSON passed GET "${last_out}" passed)
+string(JSON ngroups LENGTH "${last_out}" groups)
+string(JSON g0 GET "${last_out}" groups 0 from)
+string(JSON n0 GET "${last_out}" groups 0 n)
+string(JSON g1 GET "${last_out}" groups 1 from)
+string(JSON n1 GET "${last_out}" groups 1 n)
+expect_eq("${passed}/${ngroups}/${g0}/${n0}/${g1}/${n1}"
+          "ON/2/lexical-v1-d384-s1/25/lexical-v1-d384-s2/26" "gate JSON with a lower bar")
+run("0" "${MEMHEALTH}" migrate status "${A}" --format json)
+string(JSON ngroups LENGTH "${last_out}" migration gate groups)
+string(JSON p1 GET "${last_out}" migration gate groups 1 passed)
+expect_eq("${ngroups}/${p1}" "2/ON" "status JSON: the gate per previous version")
 run("0" "${MEMHEALTH}" migrate switch "${A}")
 expect_in("${last_err}" "${NEW} is the current version" "switch")
 run("0" "${MEMHEALTH}" migrate status "${A}" --format json)
@@ -196,9 +220,10 @@ expect_in("${last_err}" "1 batches, 11 records re-embedded" "JSONL run part 2")
 run("2" "${MEMHEALTH}" migrate switch "${J}")  # the gate has not run
 # the same vectors as the sqlite: store's migration above: the same gate figures
 run("1" "${MEMHEALTH}" migrate gate "${J}")
-expect_in("${last_out}" "FAIL on 26 of 26 records re-embedded from lexical-v1-d384-s2" "JSONL gate")
+expect_in("${last_out}" "from lexical-v1-d384-s1: FAIL on 25 of 25 records re-embedded: k 10, mean overlap@k 0.688" "JSONL gate")
+expect_in("${last_out}" "from lexical-v1-d384-s2: FAIL on 26 of 26 records re-embedded: k 10, mean overlap@k 0.6 " "JSONL gate")
 run("0" "${MEMHEALTH}" migrate gate "${J}" --min-overlap 0.55 --min-rank-correlation 0.2)
-expect_in("${last_out}" "PASS on 26 of 26" "JSONL gate with a lower bar")
+expect_in("${last_out}" "migration 1 gate: PASS (2 previous versions, each gated apart)" "JSONL gate with a lower bar")
 run("0" "${MEMHEALTH}" migrate switch "${J}")
 run("0" "${MEMHEALTH}" stats "${J}" --format json)
 string(JSON on_new GET "${last_out}" by_embedding_version ${NEW})
@@ -333,6 +358,16 @@ if(EXISTS "${WORK}/x.jsonl.memhealth-migrate.wal")
 endif()
 run("2" "${MEMHEALTH}" migrate gate "${WORK}/x.jsonl")
 expect_in("${last_err}" "was declared on another store" "gate on another store")
+# status too: exit 2, the migration's figures labelled as the state database's, not this store's
+run("2" "${MEMHEALTH}" migrate status "${WORK}/x.jsonl")
+expect_in("${last_out}" "NOT THIS STORE: migration 1 to ${L64} was declared on another store" "status on another store")
+expect_in("${last_out}" "as the state database records it (not compared with this store)" "status on another store")
+expect_in("${last_err}" "was declared on another store" "status on another store")
+run("2" "${MEMHEALTH}" migrate status "${WORK}/x.jsonl" --format json)
+string(JSON other GET "${last_out}" migration another_store)
+expect_in("${other}" "was declared on another store" "status JSON on another store")
+string(JSON left_type TYPE "${last_out}" migration left)
+expect_eq("${left_type}" "NULL" "no 'left' for another store")
 # an sqlite: database replaced by another one (another database id) at the same path
 run("0" "${MEMHEALTH}" import jsonl "${S}" --out "sqlite:${WORK}/y.db")
 run("0" "${MEMHEALTH}" migrate start "sqlite:${WORK}/y.db" --embedder lexical:64)
@@ -341,42 +376,104 @@ run("0" "${MEMHEALTH}" import jsonl "${S}" --out "sqlite:${WORK}/y.db")
 run("2" "${MEMHEALTH}" migrate run "sqlite:${WORK}/y.db" --embedder lexical:64)
 expect_in("${last_err}" "was declared on another store: database id" "run on another database")
 
-# 7. SIGINT during `migrate run` (10 embeddings per second, batches of 10: a batch at once, then
-# one a second; the interrupt at 1.5 s): exit 130, the JSONL file untouched, the log has an
-# unfinished run (`wal verify` exit 1) and status counts no batch in the file. The next run
-# closes the log's run, re-embeds what the file lacks (6 batches of 10, 10, ..., 1), and `wal
-# verify` passes.
+# 7. SIGINT during `migrate run` stops it after the batch in hand: the batches done reach the
+# store (the JSONL file is written back), the log's run is closed (`wal verify` passes), and it
+# says what was done and how to go on; exit 130 (128 + SIGINT). Deterministic: the test hook
+# MEMHEALTH_TEST_MIGRATE_SIGNAL_AFTER raises SIGINT once 2 batches of 10 are committed.
 file(COPY_FILE "${WORK}/j-before.jsonl" "${WORK}/s.jsonl")
 run("0" "${MEMHEALTH}" migrate start "${WORK}/s.jsonl" --embedder lexical:64)
-run("130" timeout -s INT --preserve-status 1.5 "${MEMHEALTH}" migrate run "${WORK}/s.jsonl"
-    --embedder lexical:64 --batch 10 --rate 10)
-execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${WORK}/s.jsonl"
-                        "${WORK}/j-before.jsonl" RESULT_VARIABLE differ)
-expect_eq("${differ}" "0" "the file after SIGINT")
-run("1" "${MEMHEALTH}" wal verify "${WORK}/s.jsonl.memhealth-migrate.wal")
-expect_in("${last_out}" "UNFINISHED RUN" "the log after SIGINT")
+run("130" "${CMAKE_COMMAND}" -E env MEMHEALTH_TEST_MIGRATE_SIGNAL_AFTER=2
+    "${MEMHEALTH}" migrate run "${WORK}/s.jsonl" --embedder lexical:64 --batch 10)
+expect_in("${last_err}" "2 batches, 20 records re-embedded" "run interrupted by SIGINT")
+expect_in("${last_err}" "interrupted (SIGINT): migration 1 stopped after 2 batches of this run, each committed and in the store; 31 records left. Run `memhealth migrate run ${WORK}/s.jsonl --embedder lexical:64` again to continue, or `memhealth migrate rollback ${WORK}/s.jsonl`" "the hint after SIGINT")
+run("0" "${MEMHEALTH}" stats "${WORK}/s.jsonl" --format json)
+string(JSON on64 GET "${last_out}" by_embedding_version ${L64})
+expect_eq("${on64}" "20" "records on the new version in the file after SIGINT")
+run("0" "${MEMHEALTH}" wal verify "${WORK}/s.jsonl.memhealth-migrate.wal")
 run("0" "${MEMHEALTH}" migrate status "${WORK}/s.jsonl" --format json)
 string(JSON batches GET "${last_out}" migration batches)
 string(JSON left GET "${last_out}" migration left)
 string(JSON missing GET "${last_out}" migration not_in_store)
 string(JSON kept GET "${last_out}" migration previous_vectors_kept)
-expect_eq("${batches}/${left}/${missing}" "0/51/${kept}" "status after SIGINT")
-if(missing EQUAL 0)
-  message(FATAL_ERROR "SIGINT came before the first batch: nothing to reconcile")
-endif()
+expect_eq("${batches}/${left}/${missing}/${kept}" "2/31/0/20" "status after SIGINT")
 run("0" "${MEMHEALTH}" migrate run "${WORK}/s.jsonl" --embedder lexical:64 --batch 10)
-expect_in("${last_err}" "was interrupted; closed it:" "run after SIGINT")
-expect_in("${last_err}" "${missing} records of batches logged earlier were not in the store" "run after SIGINT")
-expect_in("${last_err}" "6 batches, 51 records re-embedded" "run after SIGINT")
+expect_in("${last_err}" "4 batches, 31 records re-embedded" "run after SIGINT")
 run("0" "${MEMHEALTH}" wal verify "${WORK}/s.jsonl.memhealth-migrate.wal")
 run("0" "${MEMHEALTH}" migrate status "${WORK}/s.jsonl" --format json)
 string(JSON batches GET "${last_out}" migration batches)
 string(JSON left GET "${last_out}" migration left)
 string(JSON kept GET "${last_out}" migration previous_vectors_kept)
 string(JSON missing GET "${last_out}" migration not_in_store)
-expect_eq("${batches}/${left}/${kept}/${missing}" "6/0/51/0" "status after the run that reconciled")
+expect_eq("${batches}/${left}/${kept}/${missing}" "6/0/51/0" "status after the run that went on")
 
-# 8. Issue 21's migration on a LoCoMo import (tests/data/locomo/26.json: 184 observation records,
+# A real signal from outside (not the hook; SIGTERM, as a background job of a shell without job
+# control ignores SIGINT): the run waits 5 s for the rate limiter after its first batch (2
+# embeddings per second, 10 per batch); the signal comes once the log exists. It stops within one
+# token's wait (0.5 s) with exit 143 (128 + SIGTERM) and the hint, wherever it landed.
+file(COPY_FILE "${WORK}/j-before.jsonl" "${WORK}/s2.jsonl")
+run("0" "${MEMHEALTH}" migrate start "${WORK}/s2.jsonl" --embedder lexical:64)
+execute_process(
+  COMMAND sh -c "'${MEMHEALTH}' migrate run '${WORK}/s2.jsonl' --embedder lexical:64 --batch 10 --rate 2 & pid=$!; i=0; while [ ! -s '${WORK}/s2.jsonl.memhealth-migrate.wal' ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; sleep 0.3; kill -TERM $pid; wait $pid; echo \"rc=$?\""
+  OUTPUT_VARIABLE out ERROR_VARIABLE err)
+expect_in("${out}" "rc=143" "exit after a real SIGTERM")
+expect_in("${err}" "interrupted (SIGTERM): migration 1 stopped after" "the hint after a real SIGTERM")
+run("0" "${MEMHEALTH}" wal verify "${WORK}/s2.jsonl.memhealth-migrate.wal")
+
+# 8. a hard kill (SIGKILL, through the hook) after 2 committed batches of 10: the JSONL file never
+# got them. The rollback closes the log's run and restores nothing (it says the 20 records never
+# reached the store, and no "re-embedded"); status then counts nothing restored that never left.
+file(COPY_FILE "${WORK}/j-before.jsonl" "${WORK}/h.jsonl")
+run("0" "${MEMHEALTH}" migrate start "${WORK}/h.jsonl" --embedder lexical:64)
+execute_process(COMMAND "${CMAKE_COMMAND}" -E env MEMHEALTH_TEST_MIGRATE_SIGNAL_AFTER=2:KILL
+                        "${MEMHEALTH}" migrate run "${WORK}/h.jsonl" --embedder lexical:64 --batch 10
+                RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+if(rc EQUAL 0)
+  message(FATAL_ERROR "the killed run exited 0")
+endif()
+execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${WORK}/h.jsonl"
+                        "${WORK}/j-before.jsonl" RESULT_VARIABLE differ)
+expect_eq("${differ}" "0" "the file after SIGKILL")
+run("0" "${MEMHEALTH}" migrate status "${WORK}/h.jsonl" --format json)
+string(JSON missing GET "${last_out}" migration not_in_store)
+expect_eq("${missing}" "20" "status after SIGKILL: batches in the log, not in the file")
+run("0" "${MEMHEALTH}" migrate rollback "${WORK}/h.jsonl")
+expect_in("${last_err}" "rolled back: 0 records given their previous vector and version back" "rollback after SIGKILL")
+expect_in("${last_err}" "20 records of batches the log holds never reached the store" "rollback after SIGKILL")
+string(FIND "${last_err}" "re-embedded" at)
+expect_eq("${at}" "-1" "a rollback re-embeds nothing")
+run("0" "${MEMHEALTH}" wal verify "${WORK}/h.jsonl.memhealth-migrate.wal")
+run("0" "${MEMHEALTH}" migrate status "${WORK}/h.jsonl" --format json)
+string(JSON restored GET "${last_out}" migration restored)
+string(JSON kept GET "${last_out}" migration previous_vectors_kept)
+string(JSON complete GET "${last_out}" migration rollback_complete)
+expect_eq("${restored}/${kept}/${complete}" "0/0/ON" "status after the rollback of a killed run")
+
+# 9. a rollback that leaves a record as another writer changed it: exit 3, and status says so
+# (50 restored, 1 not, and why), exit 3 as well
+file(COPY_FILE "${WORK}/j-before.jsonl" "${WORK}/p.jsonl")
+run("0" "${MEMHEALTH}" migrate start "${WORK}/p.jsonl" --embedder lexical:64)
+run("0" "${MEMHEALTH}" migrate run "${WORK}/p.jsonl" --embedder lexical:64)
+file(READ "${WORK}/p.jsonl" ptext)
+string(REPLACE "Alice never eats cilantro." "Alice never eats coriander." ptext2 "${ptext}")
+if(ptext2 STREQUAL ptext)
+  message(FATAL_ERROR "the record to change was not found")
+endif()
+file(WRITE "${WORK}/p.jsonl" "${ptext2}")
+run("3" "${MEMHEALTH}" migrate rollback "${WORK}/p.jsonl")
+expect_in("${last_err}" "rolled back: 50 records given their previous vector and version back" "partial rollback")
+expect_in("${last_err}" "1 changed since by another writer (left as they are)" "partial rollback")
+run("3" "${MEMHEALTH}" migrate status "${WORK}/p.jsonl")
+expect_in("${last_out}" "rolled back at" "status after a partial rollback")
+expect_in("${last_out}" ", PARTLY: 50 of the 51 records it re-embedded hold their previous vector and version again; not restored: 1 changed by another writer after the migration wrote them" "status after a partial rollback")
+string(FIND "${last_out}" "the store is on its previous versions" at)
+expect_eq("${at}" "-1" "no claim that the store is back after a partial rollback")
+run("3" "${MEMHEALTH}" migrate status "${WORK}/p.jsonl" --format json)
+string(JSON restored GET "${last_out}" migration restored)
+string(JSON not_restored GET "${last_out}" migration not_restored)
+string(JSON complete GET "${last_out}" migration rollback_complete)
+expect_eq("${restored}/${not_restored}/${complete}" "50/1/OFF" "status JSON after a partial rollback")
+
+# 10. Issue 21's migration on a LoCoMo import (tests/data/locomo/26.json: 184 observation records,
 # counted in cli_roundtrip.cmake), from the 384-d to the 128-d lexical embedder: start, run in
 # batches (2 of 50, stopped: 84 left; then the rest), gate, switch, rollback. Nothing is lost at
 # any step (184 records throughout), the switch leaves one version, and after the rollback the

@@ -488,7 +488,7 @@ grep -q "search_path" mig-run1.err mig-run2.err mig-state.db.migrate.wal && fail
 python3 -c "import json,sys; j=json.load(open('mig-status.json')); m=j['migration']; sys.exit(0 if (m['status'], m['batches'], m['left'], m['previous_vectors_kept'], j['versions']) == ('running', 3, 0, 5, {'lexical-v1-d8-s0': 5}) else 1)" ||
   fail "migrate status: $(cat mig-status.json)"
 "$mh" migrate gate "$migdb" "${m[@]}" --sample 5 --k 2 --min-overlap 0 --min-rank-correlation -1 >mig-gate.out 2>&1 || fail "migrate gate: $(cat mig-gate.out)"
-grep -q "PASS on 5 of 5 records re-embedded from old-v1" mig-gate.out || fail "migrate gate: $(cat mig-gate.out)"
+grep -q "from old-v1: PASS on 5 of 5 records re-embedded" mig-gate.out || fail "migrate gate: $(cat mig-gate.out)"
 "$mh" migrate switch "$migdb" "${m[@]}" 2>mig-switch.err || fail "migrate switch: $(cat mig-switch.err)"
 "$mh" migrate rollback "$migdb" "${m[@]}" --batch 2 2>mig-rb.err || fail "migrate rollback: $(cat mig-rb.err)"
 grep -q "5 records given their previous vector and version back through mig-state.db.migrate.wal (3 actions)" mig-rb.err ||

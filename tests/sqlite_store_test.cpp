@@ -2695,9 +2695,10 @@ TEST_CASE(
   // not switched while records are left; the gate on what is there so far
   CHECK_THROWS_AS((void)switch_migration(live, state, t0), error);
   auto g1 = gate_migration(live, state, 500, gate_options{}, t0);
-  CHECK(g1.eligible == 8);
-  CHECK(g1.gate.n == 8);
-  CHECK(g1.old_version == "lexical-v1-d128-s0");
+  REQUIRE(g1.groups.size() == 1);
+  CHECK(g1.groups[0].eligible == 8);
+  CHECK(g1.groups[0].gate.n == 8);
+  CHECK(g1.groups[0].old_version == "lexical-v1-d128-s0");
 
   // part 2 resumes: the 2 left, one batch
   ro.max_batches = 0;
@@ -2715,16 +2716,18 @@ TEST_CASE(
   // rank correlation 1/3 here, measured, below 0.5) and the switch is refused; a gate with a
   // lower bar passes on the same sample.
   auto g2 = gate_migration(live, state, 500, gate_options{}, t0);
-  CHECK(g2.eligible == 10);
-  CHECK(g2.gate.n == 10);
-  CHECK(g2.gate.k == 9);               // k = 10 clamped to n - 1
-  CHECK(g2.gate.mean_overlap == 1.0);  // with k = n - 1 every top-k is all the others
-  CHECK_FALSE(g2.gate.passed);
-  CHECK(latest_migration(state)->gate_summary.find("n=10 k=9") == 0);
+  REQUIRE(g2.groups.size() == 1);
+  CHECK(g2.groups[0].eligible == 10);
+  CHECK(g2.groups[0].gate.n == 10);
+  CHECK(g2.groups[0].gate.k == 9);               // k = 10 clamped to n - 1
+  CHECK(g2.groups[0].gate.mean_overlap == 1.0);  // with k = n - 1 every top-k is all the others
+  CHECK_FALSE(g2.groups[0].gate.passed);
+  CHECK_FALSE(g2.passed);
+  CHECK(latest_migration(state)->gate_summary.find("from lexical-v1-d128-s0: FAIL n=10 k=9") == 0);
   CHECK_THROWS_AS((void)switch_migration(live, state, t0), error);
   gate_options low;
   low.min_rank_correlation = 0.3;
-  CHECK(gate_migration(live, state, 500, low, t0).gate.passed);
+  CHECK(gate_migration(live, state, 500, low, t0).passed);
   const auto sw = switch_migration(live, state, t0);
   CHECK(sw.status == "switched");
   CHECK(sw.retention_end_ms() == 1721001600000 + 10 * 86'400'000LL);
@@ -2889,6 +2892,202 @@ TEST_CASE(
     CHECK(std::string(e.what()).find("nothing to compare") != std::string::npos);
   }
   CHECK(switch_migration(live, state2, t0).status == "switched");
+}
+
+namespace {
+
+// A 2-d embedder for the gate tests: migration text k goes to the unit vector at angle
+// `degrees[k]` (cosine order = order of angular distance, for distances below 180 degrees).
+struct angle_embedder {
+  std::vector<double> degrees;
+  [[nodiscard]] std::size_t dimension() const noexcept { return 2; }
+  [[nodiscard]] std::string_view version() const noexcept { return "angles-v1"; }
+  void embed(std::string_view text, std::span<float> out) const {
+    const auto k = static_cast<std::size_t>(
+        std::find(migration_texts.begin(), migration_texts.end(), text) - migration_texts.begin());
+    const double rad = degrees.at(k) * 3.14159265358979323846 / 180.0;
+    out[0] = static_cast<float>(std::cos(rad));
+    out[1] = static_cast<float>(std::sin(rad));
+  }
+};
+
+// Records r0 .. r(n-1) of the first n migration texts, embedded at `degrees` by angle_embedder,
+// version `va` before index `split` and `vb` from it.
+std::vector<memory_record> angle_records(const std::vector<double>& degrees, std::size_t n,
+                                         std::size_t split, const std::string& va,
+                                         const std::string& vb) {
+  const angle_embedder e{degrees};
+  std::vector<memory_record> out;
+  for (std::size_t k = 0; k < n; ++k) {
+    std::vector<float> v(2);
+    e.embed(migration_texts[k], v);
+    auto r = rec("r" + std::to_string(k), migration_texts[k], v);
+    r.embedding_version = k < split ? va : vb;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "migration: the gate compares every previous version apart; the switch needs each to pass") {
+  sq_dir dir("migration-groups");
+  // The new space puts r0..r5 at 200, 215, 235, 260, 290, 325 degrees and r6..r9 at 0, 10, 90,
+  // 100 (nearest neighbours r6-r7 and r8-r9). On "model-a" r0..r5 hold exactly their new
+  // vectors: overlap 1 and rank correlation 1, a pass. On "model-b" r6..r9 sit at 0, 90, 10,
+  // 100 (nearest neighbours r6-r8 and r7-r9). With k = 1 every query's nearest neighbour
+  // differs between the spaces (overlap 0), and the two neighbours compared (old top-1 ranked
+  // 1 old and 2 new, new top-1 ranked 2 old and 1 new) give rho = -1: a fail. The old code gated
+  // only the most common previous version (model-a, 6 records) and passed.
+  const std::vector<double> now_deg{200, 215, 235, 260, 290, 325, 0, 10, 90, 100};
+  std::vector<double> was_deg = now_deg;
+  was_deg[7] = 90;
+  was_deg[8] = 10;
+  const angle_embedder new_e{now_deg};
+  const utc_time t0 = parse_timestamp("2024-07-15T00:00:00Z")->instant;
+  migration_run_options ro;
+  ro.batch_size = 4;
+  ro.limits.rate_limited = false;
+  gate_options k1;
+  k1.k = 1;
+  {
+    auto state = sqlite_state::open(dir.path / "state.db");
+    auto live =
+        memory_store<>::from_records(angle_records(was_deg, 10, 6, "model-a", "model-b"), 2);
+    (void)start_migration(state, live, new_e.version(), "angles", 7, t0);
+    wal_writer wal(dir.path / "a.wal", wal_sync::none);
+    REQUIRE(run_migration(live, state, new_e, wal, ro, t0).reembedded == 10);
+    const auto g = gate_migration(live, state, 500, k1, t0);
+    REQUIRE(g.groups.size() == 2);
+    CHECK(g.groups[0].old_version == "model-a");
+    CHECK(g.groups[0].eligible == 6);
+    CHECK(g.groups[0].gated);
+    CHECK(g.groups[0].gate.n == 6);
+    CHECK(g.groups[0].gate.k == 1);
+    CHECK(g.groups[0].gate.mean_overlap == doctest::Approx(1.0));
+    CHECK(g.groups[0].gate.mean_rank_correlation == doctest::Approx(1.0));
+    CHECK(g.groups[0].gate.passed);
+    CHECK(g.groups[1].old_version == "model-b");
+    CHECK(g.groups[1].eligible == 4);
+    CHECK(g.groups[1].gate.n == 4);
+    CHECK(g.groups[1].gate.k == 1);
+    CHECK(g.groups[1].gate.mean_overlap == doctest::Approx(0.0));
+    CHECK(g.groups[1].gate.mean_rank_correlation == doctest::Approx(-1.0));
+    CHECK_FALSE(g.groups[1].gate.passed);
+    CHECK_FALSE(g.passed);
+    const auto m = latest_migration(state);
+    CHECK_FALSE(m->gate_passed);
+    CHECK(m->gate_summary.find("from model-a: PASS n=6 k=1") == 0);
+    CHECK(m->gate_summary.find("; from model-b: FAIL n=4 k=1") != std::string::npos);
+    const auto rows = migration_gate_groups_of(state, m->id);
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0].old_version == "model-a");
+    CHECK(rows[0].n == 6);
+    CHECK(rows[0].passed);
+    CHECK(rows[1].old_version == "model-b");
+    CHECK(rows[1].eligible == 4);
+    CHECK(rows[1].mean_rank_correlation == doctest::Approx(-1.0));
+    CHECK_FALSE(rows[1].passed);
+    try {
+      (void)switch_migration(live, state, t0);
+      FAIL("switched though model-b failed the gate");
+    } catch (const error& e) {
+      CHECK(std::string(e.what()).find("from model-b: FAIL") != std::string::npos);
+    }
+    // a bar model-b meets too: both pass, the switch goes ahead
+    gate_options none = k1;
+    none.min_overlap = 0.0;
+    none.min_rank_correlation = -1.0;
+    CHECK(gate_migration(live, state, 500, none, t0).passed);
+    CHECK(switch_migration(live, state, t0).status == "switched");
+  }
+  // r7 and r8 alone on "model-b", both faithful: 2 records cannot be gated (neighbours within
+  // one space need 3), so the gate does not pass and the switch is refused, naming the group
+  {
+    auto state = sqlite_state::open(dir.path / "state2.db");
+    auto live = memory_store<>::from_records(angle_records(now_deg, 9, 7, "model-a", "model-b"), 2);
+    (void)start_migration(state, live, new_e.version(), "angles", 7, t0);
+    wal_writer wal(dir.path / "b.wal", wal_sync::none);
+    REQUIRE(run_migration(live, state, new_e, wal, ro, t0).reembedded == 9);
+    const auto g = gate_migration(live, state, 500, gate_options{}, t0);
+    REQUIRE(g.groups.size() == 2);
+    CHECK(g.groups[0].gated);
+    CHECK(g.groups[0].gate.n == 7);
+    CHECK(g.groups[0].gate.passed);  // the same vectors in both spaces
+    CHECK_FALSE(g.groups[1].gated);
+    CHECK(g.groups[1].eligible == 2);
+    CHECK(g.groups[1].note ==
+          "2 of its 2 re-embedded records hold both vectors; comparing neighbours within one "
+          "space needs at least 3");
+    CHECK_FALSE(g.passed);
+    CHECK(migration_gate_groups_of(state, 1)[1].n == 0);
+    try {
+      (void)switch_migration(live, state, t0);
+      FAIL("switched though model-b was not gated");
+    } catch (const error& e) {
+      CHECK(std::string(e.what()).find("from model-b: not gated (2 of its 2") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE(
+    "migration: a run stops when asked, after the batch in hand; a rollback does not count "
+    "batches the store never got") {
+  sq_dir dir("migration-stop");
+  const lexical_embedder old_e(16, 0), new_e(8, 0);
+  const auto records = migration_records(old_e, 10);  // r0..r9, and z without a vector
+  const utc_time t0 = parse_timestamp("2024-07-15T00:00:00Z")->instant;
+  auto state = sqlite_state::open(dir.path / "state.db");
+  auto live = memory_store<>::from_records(records, 16);
+  (void)start_migration(state, live, new_e.version(), "lexical d=8", 7, t0);
+  // asked to stop once the first batch is committed: 1 batch of 4, 6 left
+  bool asked = false;
+  std::vector<std::size_t> seen;
+  migration_run_options ro;
+  ro.batch_size = 4;
+  ro.limits.rate_limited = false;
+  ro.stop_requested = [&] { return asked; };
+  ro.on_batch = [&](std::size_t done) {
+    seen.push_back(done);
+    asked = true;
+  };
+  wal_writer wal(dir.path / "a.wal", wal_sync::none);
+  const auto r = run_migration(live, state, new_e, wal, ro, t0);
+  CHECK(r.batches == 1);
+  CHECK(r.reembedded == 4);
+  CHECK(r.left == 6);
+  CHECK(r.interrupted);
+  CHECK(r.stopped == "interrupted");
+  CHECK(seen == std::vector<std::size_t>{1});
+  CHECK(latest_migration(state)->batches == 1);
+  // a second batch of 4 applied to a copy that never becomes the store (a killed JSONL run):
+  // the state holds 8 rows, the store 4 re-embedded records
+  {
+    auto copy = memory_store<>::from_records(records, 16);
+    for (const char* id : {"r0", "r1", "r2", "r3"}) {
+      const auto i = *live.find(id);
+      (void)change(copy, *copy.find(id), [&](memory_record& x) { x = live.extract(i); });
+    }
+    migration_run_options one;
+    one.batch_size = 4;
+    one.max_batches = 1;
+    one.limits.rate_limited = false;
+    REQUIRE(run_migration(copy, state, new_e, wal, one, t0).reembedded == 4);
+  }
+  CHECK(migration_kept(state, 1) == 8);
+  // the rollback: the 4 records of batch 2 never reached the store (nothing to restore, not
+  // "held it already"); the 4 of batch 1 are restored
+  const auto rb = rollback_migration(live, state, wal, 100, t0);
+  CHECK(rb.never_written == 4);
+  CHECK(rb.restored == 4);
+  CHECK(rb.already == 0);
+  CHECK(rb.complete());
+  CHECK(migration_kept(state, 1) == 4);
+  CHECK(images_of(live) == images_of(memory_store<>::from_records(records, 16)));
+  const auto g = migration_progress_of(live, state, 1);
+  CHECK(g.kept == 4);
+  CHECK(g.holding_previous == 4);
 }
 
 TEST_CASE("planner: a mixed-version finding re-embeds every record off the target, in batches") {

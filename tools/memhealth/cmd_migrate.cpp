@@ -8,6 +8,10 @@
 
 #if MEMHEALTH_CLI_HAVE_SQLITE
 
+#include <atomic>
+#include <charconv>
+#include <csignal>
+#include <cstdlib>
 #include <memory>
 #include <sstream>
 
@@ -15,6 +19,9 @@
 #include "memhealth/repair/rollback.hpp"
 #include "memhealth/repair/store_identity.hpp"
 #include "memhealth/repair/wal_read.hpp"
+
+#include <signal.h>
+#include <unistd.h>
 
 namespace memhealth::cli {
 
@@ -44,6 +51,69 @@ utc_time clock_of(const migrate_cli_options& o) {
   const auto t = parse_timestamp(o.now);
   if (!t) throw error(error_code::invalid_argument, "--now: not an ISO-8601 time: " + o.now);
   return t->instant;
+}
+
+// SIGINT/SIGTERM during `migrate run`: the first one asks the run to stop after the batch in
+// hand (migration_run_options::stop_requested), so what it committed reaches the store (a JSONL
+// file is written back) and the tool says what was done and what is left; a second one acts as
+// if this handler were not there (the handler installed before it: temporaries removed, then
+// the process dies of the signal).
+std::atomic<int> g_migrate_signal{0};
+struct sigaction g_migrate_old_int {};
+struct sigaction g_migrate_old_term {};
+
+extern "C" void migrate_run_on_signal(int sig) {
+  if (g_migrate_signal.exchange(sig) != 0) {
+    ::sigaction(sig, sig == SIGINT ? &g_migrate_old_int : &g_migrate_old_term, nullptr);
+    ::raise(sig);
+    return;
+  }
+  static const char msg[] =
+      "memhealth migrate: interrupted: stopping after the batch in hand (interrupt again to "
+      "stop at once)\n";
+  if (::write(2, msg, sizeof msg - 1) < 0) return;
+}
+
+// Installs migrate_run_on_signal for SIGINT and SIGTERM while it lives (not for a signal that
+// is ignored, e.g. under nohup), and puts the handlers before it back.
+class migrate_signal_guard {
+ public:
+  migrate_signal_guard() {
+    g_migrate_signal.store(0);
+    struct sigaction sa {};
+    sa.sa_handler = &migrate_run_on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;
+    for (const int sig : {SIGINT, SIGTERM}) {
+      auto& old = sig == SIGINT ? g_migrate_old_int : g_migrate_old_term;
+      if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler == SIG_IGN) continue;
+      ::sigaction(sig, &sa, nullptr);
+      (sig == SIGINT ? int_ : term_) = true;
+    }
+  }
+  ~migrate_signal_guard() {
+    if (int_) ::sigaction(SIGINT, &g_migrate_old_int, nullptr);
+    if (term_) ::sigaction(SIGTERM, &g_migrate_old_term, nullptr);
+  }
+  migrate_signal_guard(const migrate_signal_guard&) = delete;
+  migrate_signal_guard& operator=(const migrate_signal_guard&) = delete;
+
+ private:
+  bool int_ = false, term_ = false;
+};
+
+// A test hook (tests/cli_migrate.cmake): MEMHEALTH_TEST_MIGRATE_SIGNAL_AFTER="N" raises SIGINT
+// in `migrate run` once N batches of the run are committed, "N:KILL" raises SIGKILL (a hard
+// kill: a JSONL file is then not written back). Unset in normal use. Returns the batch count
+// (0 = no hook) and whether to kill.
+std::pair<std::size_t, bool> migrate_signal_hook() {
+  const char* v = std::getenv("MEMHEALTH_TEST_MIGRATE_SIGNAL_AFTER");
+  if (!v || !*v) return {0, false};
+  const std::string_view t(v);
+  std::size_t n = 0;
+  const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), n);
+  if (ec != std::errc{}) return {0, false};
+  return {n, std::string_view(p, static_cast<std::size_t>(t.data() + t.size() - p)) == ":KILL"};
 }
 
 // The store's name in its state database and log: the absolute path of a file store; for a
@@ -100,7 +170,8 @@ sqlite_state open_state(const migrate_cli_options& o, bool create) {
 template <class S>
 std::vector<std::string> close_unfinished_runs(const std::string& path, const wal_contents& log,
                                                const S& live,
-                                               const std::optional<store_identity>& ident) {
+                                               const std::optional<store_identity>& ident,
+                                               bool for_rollback) {
   using R = typename S::record_type;
   std::vector<std::string> open_runs;
   for (const auto& e : log.entries) {
@@ -132,8 +203,10 @@ std::vector<std::string> close_unfinished_runs(const std::string& path, const wa
         ++closed_commit;
       } else {
         w.append_abort(a.intent->seq, a.intent->action, a.intent->idempotency_key,
-                       "the run was interrupted before this batch reached the store; the next "
-                       "migrate run re-embeds its records");
+                       for_rollback ? "the run was interrupted before this batch reached the "
+                                      "store; its records kept their previous vectors"
+                                    : "the run was interrupted before this batch reached the "
+                                      "store; the next migrate run re-embeds its records");
         ++closed_abort;
       }
     }
@@ -143,7 +216,11 @@ std::vector<std::string> close_unfinished_runs(const std::string& path, const wa
                   " was interrupted; closed it: " + std::to_string(committed) +
                   " batches committed in the log, " + std::to_string(closed_commit) +
                   " open ones found in the store (committed now), " + std::to_string(closed_abort) +
-                  " open ones not in the store (aborted; their records are re-embedded)");
+                  " open ones not in the store (aborted: " +
+                  (for_rollback ? std::string("their records kept their previous vectors, "
+                                              "nothing to restore")
+                                : std::string("this run re-embeds their records")) +
+                  ")");
   }
   return out;
 }
@@ -157,7 +234,7 @@ std::vector<std::string> close_unfinished_runs(const std::string& path, const wa
 // another store is refused, naming --wal.
 template <class S>
 wal_writer open_wal(const migrate_cli_options& o, S& live, std::string& path,
-                    std::vector<std::string>* notes = nullptr) {
+                    std::vector<std::string>* notes = nullptr, bool for_rollback = false) {
   if (!o.wal.empty())
     path = o.wal;
   else if (is_pg_store(o.store))
@@ -179,7 +256,7 @@ wal_writer open_wal(const migrate_cli_options& o, S& live, std::string& path,
       if (!by_id && log.store->fingerprint != wo.store->fingerprint)
         wo.store = *log.store;  // the same store with records added or removed since
     }
-    auto closed = close_unfinished_runs(path, log, live, wo.store);
+    auto closed = close_unfinished_runs(path, log, live, wo.store, for_rollback);
     if (notes) notes->insert(notes->end(), closed.begin(), closed.end());
   }
   try {
@@ -384,6 +461,23 @@ int run_batches(const migrate_cli_options& o, const cli_embedder& e,
               ? ", waited " + std::to_string(r.rate_waited.count()) + " ms for the rate limit"
               : std::string())
       << ")\n";
+  if (r.interrupted) {
+    // the command lines to go on with (the store as shown: no password of a connection string)
+    std::string where = store_label(o.store);
+    if (!o.state.empty()) where += " --state " + o.state;
+    if (!o.wal.empty()) where += " --wal " + o.wal;
+    std::string model = " --embedder " + o.models.embedder;
+    if (!o.models.embedding_model.empty())
+      model += " --embedding-model " + o.models.embedding_model;
+    const int sig = g_migrate_signal.load();
+    out << "memhealth migrate: interrupted (" << (sig == SIGTERM ? "SIGTERM" : "SIGINT")
+        << "): migration " << r.migration << " stopped after " << r.batches
+        << " batches of this run, each committed and in the store; " << r.left
+        << " records left. Run `memhealth migrate run " << where << model
+        << "` again to continue, or `memhealth migrate rollback " << where
+        << "` to give the re-embedded records their previous vectors back\n";
+    return 128 + (sig ? sig : SIGINT);
+  }
   if (r.left > 0) {
     out << "memhealth migrate: " << r.left << " records left"
         << (r.stopped.empty() ? std::string() : " (" + r.stopped + ")")
@@ -423,6 +517,17 @@ int run_run(const migrate_cli_options& o) {
   } else {
     ro.limits.rate_limited = false;
   }
+  // the first SIGINT or SIGTERM stops the run after the batch in hand (see
+  // migrate_run_on_signal); the test hook raises one after a given batch
+  const migrate_signal_guard signals;
+  ro.stop_requested = [] { return g_migrate_signal.load() != 0; };
+  if (const auto [after, kill] = migrate_signal_hook(); after > 0) {
+    const bool hard = kill;  // clang 14: no structured binding in a lambda's capture
+    const std::size_t at = after;
+    ro.on_batch = [at, hard](std::size_t done) {
+      if (done == at) ::raise(hard ? SIGKILL : SIGINT);
+    };
+  }
   std::ostringstream report;
   std::string work;
   const int rc = with_migrate_store(
@@ -432,22 +537,72 @@ int run_run(const migrate_cli_options& o) {
   return rc;
 }
 
+// The last gate of migration `m` in a line (its per-version figures in `groups`, when recorded).
+std::string migrate_gate_line(const migration_info& m,
+                              const std::vector<migration_gate_group_record>& groups) {
+  if (m.gate_ms == 0) return "not run";
+  std::string t = std::string(m.gate_passed ? "passed" : "did not pass") + " at " +
+                  time_text(m.gate_ms) + " after batch " + std::to_string(m.gate_batches);
+  if (groups.empty()) return t + " (" + m.gate_summary + ")";
+  for (const auto& x : groups) {
+    t += "\n    from " + x.old_version + ": ";
+    if (x.n == 0) {
+      t += "NOT GATED: " + x.note;
+      continue;
+    }
+    std::ostringstream f;
+    f << (x.passed ? "PASS" : "FAIL") << " on " << x.n << " of " << x.eligible << ", k " << x.k
+      << ", mean overlap@k " << x.mean_overlap << ", mean rank correlation "
+      << x.mean_rank_correlation;
+    t += f.str();
+  }
+  return t;
+}
+
+// `migrate status`: exit 0; 2 when the migration was declared on another store (what the state
+// database holds is shown, labelled); 3 after a rollback that left records as they were (changed
+// by another writer, or gone), as the rollback itself exited.
 template <class S>
 int print_status(const migrate_cli_options& o, const S& live) {
   const auto path = migrate_state_path(o);
   std::optional<migration_info> m;
   migration_progress g;  // the kept previous vectors against the store as it is
+  std::size_t kept = 0;
+  std::string other_store;  // why the migration is not this store's ("" = it is)
+  std::vector<migration_gate_group_record> groups;
   if (std::filesystem::exists(path)) {
     sqlite_state_options so;
     so.read_only = true;
     const auto state = sqlite_state::open(path, so);
     m = latest_migration(state);
-    if (m) g = migration_progress_of(live, state, m->id);
+    if (m) {
+      try {
+        require_migration_store(state, *m, live);
+      } catch (const error& e) {
+        if (e.code() != error_code::precondition) throw;
+        other_store = e.what();
+        const std::string code = std::string(to_string(e.code())) + ": ";
+        if (other_store.starts_with(code)) other_store.erase(0, code.size());
+      }
+      groups = migration_gate_groups_of(state, m->id);
+      if (other_store.empty()) {
+        g = migration_progress_of(live, state, m->id);
+        kept = g.kept;
+      } else {
+        kept = migration_kept(state, m->id);
+      }
+    }
   }
-  const std::size_t kept = g.kept;
   const auto counts = count_versions(live);
-  const bool running = m && m->status == "running";
+  const bool ours = m && other_store.empty();
+  const bool running = ours && m->status == "running";
+  const bool rolled_back = m && m->status == "rolled_back";
   const std::size_t left = running ? records_left(live, m->to_version) : 0;
+  // after a rollback: the records it did not restore (still on the migration's vector, or
+  // changed since by another writer) and those gone from the store
+  const std::size_t not_restored = g.written + g.changed;
+  const bool partial = ours && rolled_back && (not_restored || g.missing);
+  const int rc = !other_store.empty() ? int{exit_usage} : partial ? int{exit_incomplete} : exit_ok;
   // batches as the store holds them: a killed run, or a JSONL file not written back, leaves
   // batches in the log and the state database that the store never got
   const auto batches = running ? static_cast<std::int64_t>(g.batches_written) : m ? m->batches : 0;
@@ -466,19 +621,48 @@ int print_status(const migrate_cli_options& o, const S& live) {
       mj["from"] = m->from_versions;
       mj["embedder"] = m->embedder;
       mj["started_at"] = time_text(m->started_ms);
+      // null: this store is not the one migrated; the figures below are the state database's
+      mj["another_store"] = other_store.empty() ? nlohmann::ordered_json(nullptr)
+                                                : nlohmann::ordered_json(other_store);
       mj["batches"] = batches;
       mj["previous_vectors_kept"] = kept;
       // records on another version: what a running migration has left (none once switched;
-      // null after a rollback, which put the records back on their previous versions)
-      mj["left"] = m->status == "rolled_back" ? nlohmann::ordered_json(nullptr)
-                                              : nlohmann::ordered_json(left);
+      // null after a rollback, which put the records back on their previous versions, and for
+      // another store)
+      mj["left"] =
+          !ours || rolled_back ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(left);
       if (running) mj["not_in_store"] = g.holding_previous;
-      if (m->status == "rolled_back") mj["restored"] = g.holding_previous;
-      mj["gate"] = m->gate_ms ? nlohmann::ordered_json{{"passed", m->gate_passed},
-                                                       {"at", time_text(m->gate_ms)},
-                                                       {"after_batches", m->gate_batches},
-                                                       {"summary", m->gate_summary}}
-                              : nlohmann::ordered_json(nullptr);
+      if (ours && rolled_back) {
+        mj["restored"] = g.holding_previous;
+        mj["not_restored"] = not_restored;
+        mj["missing"] = g.missing;
+        mj["rollback_complete"] = !partial;
+      }
+      if (m->gate_ms) {
+        nlohmann::ordered_json gj{{"passed", m->gate_passed},
+                                  {"at", time_text(m->gate_ms)},
+                                  {"after_batches", m->gate_batches},
+                                  {"summary", m->gate_summary}};
+        gj["groups"] = nlohmann::ordered_json::array();
+        for (const auto& x : groups) {
+          nlohmann::ordered_json xj{{"from", x.old_version},
+                                    {"eligible", x.eligible},
+                                    {"gated", x.n > 0},
+                                    {"passed", x.passed}};
+          if (x.n) {
+            xj["n"] = x.n;
+            xj["k"] = x.k;
+            xj["mean_overlap"] = x.mean_overlap;
+            xj["mean_rank_correlation"] = x.mean_rank_correlation;
+          } else {
+            xj["reason"] = x.note;
+          }
+          gj["groups"].push_back(xj);
+        }
+        mj["gate"] = gj;
+      } else {
+        mj["gate"] = nullptr;
+      }
       mj["retention_days"] = m->retention_days;
       if (m->ended_ms) mj["ended_at"] = time_text(m->ended_ms);
       if (m->status == "switched") mj["kept_until"] = time_text(m->retention_end_ms());
@@ -487,7 +671,8 @@ int print_status(const migrate_cli_options& o, const S& live) {
       j["migration"] = nullptr;
     }
     std::cout << j.dump(2) << "\n";
-    return exit_ok;
+    if (!other_store.empty()) std::cerr << "memhealth migrate: " << other_store << "\n";
+    return rc;
   }
   std::cout << "store " << store_label(o.store) << ": " << live.size() << " records\n";
   for (const auto& [v, n] : counts.per_version)
@@ -500,17 +685,43 @@ int print_status(const migrate_cli_options& o, const S& live) {
   std::cout << "migration " << m->id << ": " << m->status << ", to " << m->to_version << " from "
             << (m->from_versions.empty() ? "(none)" : m->from_versions) << " (" << m->embedder
             << "), started " << time_text(m->started_ms) << "\n";
-  if (m->status == "rolled_back") {
-    std::cout << "  rolled back at " << time_text(m->ended_ms) << ": the store is on its "
-              << "previous versions again (listed above); " << g.holding_previous << " of the "
-              << kept << " records it re-embedded hold their previous vector and version"
-              << (g.changed ? ", " + std::to_string(g.changed) + " were changed by another writer"
-                            : std::string())
-              << (g.missing ? ", " + std::to_string(g.missing) + " are no longer in the store"
-                            : std::string())
-              << "\n  previous vectors kept " << kept
-              << (kept ? " (memhealth migrate compact drops them)" : std::string()) << "\n";
-    return exit_ok;
+  if (!other_store.empty()) {
+    std::cout << "  NOT THIS STORE: " << other_store << "\n"
+              << "  as the state database records it (not compared with this store): batches "
+              << "done " << m->batches << ", previous vectors kept " << kept
+              << "\n  gate: " << migrate_gate_line(*m, groups) << "\n";
+    std::cerr << "memhealth migrate: " << other_store << "\n";
+    return rc;
+  }
+  if (rolled_back) {
+    std::cout << "  rolled back at " << time_text(m->ended_ms);
+    if (kept == 0) {
+      std::cout << ": no previous vector is kept (dropped by memhealth migrate compact, or "
+                   "nothing the migration re-embedded reached the store)\n";
+      return rc;
+    }
+    std::cout << (partial ? ", PARTLY: " : ": ") << g.holding_previous << " of the " << kept
+              << " records it re-embedded hold their previous vector and version again";
+    if (!partial) {
+      std::cout << "; the store is on its previous versions (listed above)\n  previous vectors "
+                   "kept "
+                << kept << " (memhealth migrate compact drops them)\n";
+      return rc;
+    }
+    std::cout << "; not restored:";
+    if (g.changed)
+      std::cout << " " << g.changed
+                << " changed by another writer after the migration wrote them (the rollback "
+                   "leaves such a record as that writer left it: its vector is not its "
+                   "previous one)";
+    if (g.written)
+      std::cout << (g.changed ? "," : "") << " " << g.written
+                << " still hold the vector the migration wrote";
+    if (g.missing)
+      std::cout << (not_restored ? "," : "") << " " << g.missing << " are no longer in the store";
+    std::cout << "\n  previous vectors kept " << kept
+              << " (memhealth migrate compact drops them)\n";
+    return rc;
   }
   std::cout << "  batches done " << batches << ", previous vectors kept " << kept << ", left "
             << left << "\n";
@@ -519,17 +730,12 @@ int print_status(const migrate_cli_options& o, const S& live) {
               << " records of batches in the log are not in the store (a run was interrupted, "
                  "or a JSONL file was not written back): the next `memhealth migrate run` "
                  "re-embeds them\n";
-  std::cout << "  gate: "
-            << (m->gate_ms == 0
-                    ? std::string("not run")
-                    : std::string(m->gate_passed ? "passed" : "FAILED") + " at " +
-                          time_text(m->gate_ms) + " after batch " +
-                          std::to_string(m->gate_batches) + " (" + m->gate_summary + ")")
-            << "\n  retention: " << m->retention_days << " days after the switch"
+  std::cout << "  gate: " << migrate_gate_line(*m, groups) << "\n  retention: " << m->retention_days
+            << " days after the switch"
             << (m->status == "switched" ? " (until " + time_text(m->retention_end_ms()) + ")"
                                         : std::string())
             << "\n";
-  return exit_ok;
+  return rc;
 }
 
 int run_status(const migrate_cli_options& o) {
@@ -542,12 +748,63 @@ int run_gate(const migrate_cli_options& o) {
   auto state = open_state(o, false);
   return with_migrate_store(o, false, [&](const auto& live) {
     const auto g = gate_migration(live, state, o.sample, o.gate, clock_of(o));
-    std::cout << "migration " << g.migration << " gate: " << (g.gate.passed ? "PASS" : "FAIL")
-              << " on " << g.gate.n << " of " << g.eligible << " records re-embedded from "
-              << g.old_version << ": k " << g.gate.k << ", mean overlap@k " << g.gate.mean_overlap
-              << " (min " << o.gate.min_overlap << "), mean rank correlation "
-              << g.gate.mean_rank_correlation << " (min " << o.gate.min_rank_correlation << ")\n";
-    return int{g.gate.passed ? exit_ok : exit_findings};
+    std::size_t failed = 0, not_gated = 0;
+    for (const auto& x : g.groups) {
+      not_gated += !x.gated;
+      failed += x.gated && !x.gate.passed;
+    }
+    if (o.format == "json") {
+      nlohmann::ordered_json j;
+      j["migration"] = g.migration;
+      j["passed"] = g.passed;
+      j["min_overlap"] = o.gate.min_overlap;
+      j["min_rank_correlation"] = o.gate.min_rank_correlation;
+      j["groups"] = nlohmann::ordered_json::array();
+      for (const auto& x : g.groups) {
+        nlohmann::ordered_json gj;
+        gj["from"] = x.old_version;
+        gj["eligible"] = x.eligible;
+        gj["gated"] = x.gated;
+        gj["passed"] = x.gated && x.gate.passed;
+        if (x.gated) {
+          gj["n"] = x.gate.n;
+          gj["k"] = x.gate.k;
+          gj["mean_overlap"] = x.gate.mean_overlap;
+          gj["mean_rank_correlation"] = x.gate.mean_rank_correlation;
+        } else {
+          gj["reason"] = x.note;
+        }
+        j["groups"].push_back(gj);
+      }
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << "migration " << g.migration << " gate: " << (g.passed ? "PASS" : "FAIL") << " ("
+                << g.groups.size() << " previous version" << (g.groups.size() == 1 ? "" : "s")
+                << ", each gated apart";
+      if (failed) std::cout << "; " << failed << " failed";
+      if (not_gated) std::cout << "; " << not_gated << " could not be gated";
+      std::cout << ")\n";
+      for (const auto& x : g.groups) {
+        if (!x.gated) {
+          std::cout << "  from " << x.old_version << ": NOT GATED: " << x.note << "\n";
+          continue;
+        }
+        std::cout << "  from " << x.old_version << ": " << (x.gate.passed ? "PASS" : "FAIL")
+                  << " on " << x.gate.n << " of " << x.eligible << " records re-embedded: k "
+                  << x.gate.k << ", mean overlap@k " << x.gate.mean_overlap << " (min "
+                  << o.gate.min_overlap << "), mean rank correlation "
+                  << x.gate.mean_rank_correlation << " (min " << o.gate.min_rank_correlation
+                  << ")\n";
+      }
+    }
+    if (!g.passed)
+      std::cerr << "memhealth migrate: the gate did not pass"
+                << (not_gated ? ": a previous version with fewer than 3 re-embedded records "
+                                "holding both vectors cannot be compared"
+                              : std::string())
+                << "; `memhealth migrate switch` refuses until every previous version passes "
+                   "(or `memhealth migrate rollback` restores the previous vectors)\n";
+    return int{g.passed ? exit_ok : exit_findings};
   });
 }
 
@@ -590,7 +847,7 @@ int run_rollback(const migrate_cli_options& o) {
           require_migration_store(state, *m, live);
           std::string wal_path;
           std::vector<std::string> notes;
-          auto w = open_wal(o, live, wal_path, &notes);
+          auto w = open_wal(o, live, wal_path, &notes, true);
           for (const auto& n : notes) std::cerr << "memhealth migrate: " << n << "\n";
           const auto r = rollback_migration(live, state, w, o.batch, now);
           rolled = true;
@@ -603,6 +860,11 @@ int run_rollback(const migrate_cli_options& o) {
                  << " (" << r.batches << " actions), " << r.already << " held it already, "
                  << r.changed_since << " changed since by another writer (left as they are), "
                  << r.missing << " no longer in the store\n";
+          if (r.never_written)
+            report << "memhealth migrate: " << r.never_written
+                   << " records of batches the log holds never reached the store (an "
+                      "interrupted run, or a JSONL file not written back): they kept their "
+                      "previous vector and version, nothing to restore\n";
           return int{r.changed_since || r.missing ? exit_incomplete : exit_ok};
         },
         &work);
@@ -688,7 +950,7 @@ void add_migrate(CLI::App& app, int& rc) {
     auto* c = cmd->add_subcommand(
         "run",
         "Re-embed the records left, in batches through the log (resumable; exit 3 while "
-        "records are left)");
+        "records are left; SIGINT or SIGTERM stops it after the batch in hand, exit 130 or 143)");
     common(c, *o);
     embedder(c, *o);
     wal(c, *o);
@@ -711,7 +973,10 @@ void add_migrate(CLI::App& app, int& rc) {
   }
   {
     auto o = std::make_shared<migrate_cli_options>();
-    auto* c = cmd->add_subcommand("status", "Records per version, batches done, records left");
+    auto* c = cmd->add_subcommand(
+        "status",
+        "Records per version, batches done, records left (exit 2 when the migration was declared "
+        "on another store, 3 after a rollback that left records as they were)");
     common(c, *o);
     c->add_option("--format", o->format, "text or json")->check(CLI::IsMember(text_json));
     c->callback([o, &rc] { rc = run_status(*o); });
@@ -719,9 +984,12 @@ void add_migrate(CLI::App& app, int& rc) {
   {
     auto o = std::make_shared<migrate_cli_options>();
     auto* c = cmd->add_subcommand(
-        "gate", "Run the migration gate on a sample holding both vectors (exit 1 when it fails)");
+        "gate",
+        "Run the migration gate per previous version on a sample holding both vectors (exit 1 "
+        "unless every previous version passes)");
     common(c, *o);
-    c->add_option("--sample", o->sample, "Most records compared (default 500)")
+    c->add_option("--format", o->format, "text or json")->check(CLI::IsMember(text_json));
+    c->add_option("--sample", o->sample, "Most records compared per previous version (default 500)")
         ->transform(whole_number(3, 100000));
     c->add_option("--k", o->gate.k, "Neighbours per text (default 10)")
         ->transform(whole_number(1, 1000));

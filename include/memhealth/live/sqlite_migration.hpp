@@ -28,18 +28,22 @@
 ///    off the target). Before its first batch a run reconciles the state with the store
 ///    (`reconcile_migration`): the records of batches an earlier run logged but the store never
 ///    got (a killed run, a JSONL file not written back) are re-embedded. The run stops early at
-///    `max_batches`, when the rate limiter's wait budget is spent, or when an action fails; `left`
-///    says how many records remain.
-/// 3. `gate_migration`: the migration gate (drift/migration_gate.hpp) on a sample of records
-///    that hold their new vector as the migration wrote it and a kept previous vector of the
-///    most common previous version; the result is recorded with the batch count it saw.
+///    `max_batches`, when the rate limiter's wait budget is spent, when an action fails, or when
+///    `stop_requested` says so (e.g. after SIGINT: the batch in hand is finished); `left` says
+///    how many records remain.
+/// 3. `gate_migration`: the migration gate (drift/migration_gate.hpp), once per previous
+///    version (each old space apart), on a sample of the records that hold their new vector as
+///    the migration wrote it; it passes when every group was gated (at least 3 records) and
+///    passed. The verdict and each group's figures are recorded with the batch count it saw.
 /// 4. `switch_migration`: refused unless no record is left and the gate passed after the last
 ///    batch (or nothing was re-embedded at all: then there is nothing to compare); status
 ///    "switched", `ended_ms` = now. The previous vectors stay for the retention window from then.
 /// 5. `rollback_migration` (status "running", or "switched" within the window): every record
 ///    that still holds the image the migration wrote gets its previous vector and version back,
 ///    in batches through the write-ahead log; records changed since by another writer are left
-///    as they are and counted (`changed_since`). Status "rolled_back".
+///    as they are and counted (`changed_since`). A running migration is reconciled with the
+///    store first (batches the store never got restore nothing: `never_written`). Status
+///    "rolled_back".
 /// 6. `compact_migrations`: drops the kept previous vectors of rolled-back migrations and of
 ///    switched ones whose window ended; nothing else. Nothing is dropped automatically.
 ///
@@ -476,6 +480,14 @@ struct migration_run_options {
   /// The rate limiter: one token per text embedded (not per action). `rate_limited` false or
   /// `per_second` 0 with a full bucket: see guardrails.hpp; `max_wait` bounds the run's waiting.
   execution_limits limits{};
+  /// Asked before each batch and between the rate limiter's tokens (empty = never): true stops
+  /// the run there, after the batches committed so far (`stopped` = "interrupted",
+  /// `interrupted` set); e.g. a flag a SIGINT handler sets. Tokens taken for a batch that is not
+  /// made are not given back.
+  std::function<bool()> stop_requested;
+  /// Called after each batch is committed and counted, with the batches this run committed so
+  /// far (empty = nothing called); e.g. progress, or a test's interruption.
+  std::function<void(std::size_t)> on_batch;
 };
 
 /// What `run_migration` did.
@@ -487,6 +499,7 @@ struct migration_run_result {
   std::size_t untagged = 0;     ///< records with a vector and no version (never migrated)
   std::size_t embed_calls = 0;  ///< embedding calls (one per batch)
   std::string stopped;          ///< why it stopped before `left` reached 0 ("" = it did not)
+  bool interrupted = false;     ///< `stop_requested` said so (see migration_run_options)
   /// Kept rows dropped first by `reconcile_migration`: records of batches an earlier run logged
   /// that the store never got (re-embedded by this run).
   std::size_t reconciled = 0;
@@ -542,13 +555,23 @@ migration_run_result run_migration(S& live, sqlite_state& state, const E& e, wal
   std::size_t made = 0;
   reader.produce = [&](repair_action& a) {
     if (stop || at >= todo.size()) return false;
+    const auto interrupt = [&] {
+      if (!opt.stop_requested || !opt.stop_requested()) return false;
+      res.stopped = "interrupted";
+      res.interrupted = stop = true;
+      return true;
+    };
+    if (interrupt()) return false;
     if (opt.max_batches && made == opt.max_batches) {
       res.stopped = "--max-batches " + std::to_string(opt.max_batches) + " reached";
       return false;
     }
     const std::size_t want = std::min(opt.batch_size, todo.size() - at);
     std::size_t got = 0;  // tokens taken: one per text
-    while (got < want && gate.admit()) ++got;
+    while (got < want && gate.admit()) {
+      ++got;
+      if (got < want && interrupt()) return false;
+    }
     if (got < want) {
       res.stopped = "rate limit: waiting for the next token would exceed the run's max_wait of " +
                     std::to_string(opt.limits.max_wait.count()) + " ms";
@@ -618,6 +641,7 @@ migration_run_result run_migration(S& live, sqlite_state& state, const E& e, wal
     detail::sqlite::step_done(state.handle(), up.get(), state.path(), "cannot count a batch");
     ++res.batches;
     res.reembedded += a.edits.size();
+    if (opt.on_batch) opt.on_batch(res.batches);
   };
   if (!todo.empty())
     (void)apply_plan_stream(live, reader, wal, detail::migration::apply_opts(opt.batch_size),
@@ -629,23 +653,98 @@ migration_run_result run_migration(S& live, sqlite_state& state, const E& e, wal
   return res;
 }
 
-/// Outcome of `gate_migration`.
-struct migration_gate_outcome {
-  std::int64_t migration = 0;  ///< the migration's id
-  std::string old_version;     ///< the previous version the sample was drawn from
-  std::size_t eligible = 0;    ///< records holding both vectors of that version (sample pool)
-  gate_result gate;            ///< the gate's result on the sample (`gate.n` texts)
+/// The gate's figures for one previous version (one old space) of a migration.
+struct migration_gate_group {
+  std::string old_version;   ///< the previous version the records were re-embedded from
+  std::size_t eligible = 0;  ///< its records holding both vectors (the sample pool)
+  /// False when the group could not be gated (fewer than 3 eligible records: neighbours within
+  /// one space need at least 3 texts); `note` says why, and the group counts as not passed.
+  bool gated = false;
+  gate_result gate;  ///< the gate's result on the group's sample (`gate.n` texts; when `gated`)
+  std::string note;  ///< why the group was not gated ("" when it was)
 };
 
-/// Runs the migration gate of the running migration on up to `sample` records (evenly spaced
-/// over the eligible ones in record-id order; eligible: the record holds the image the migration
-/// wrote, and its kept previous vector is of the most common previous version), old space = the
-/// kept previous vectors, new space = the store's, and records the verdict with the current
-/// batch count at `now`. @throws error(precondition) without a running migration, for another
-/// store (`require_migration_store`), or when no record is eligible (nothing re-embedded yet,
+/// Outcome of `gate_migration`: one group per previous version of the records the migration
+/// re-embedded that are still in the store, in version order.
+struct migration_gate_outcome {
+  std::int64_t migration = 0;                ///< the migration's id
+  std::vector<migration_gate_group> groups;  ///< per previous version
+  bool passed = false;                       ///< every group gated and passed
+};
+
+/// A group's figures as `gate_migration` recorded them (table `migration_gate_groups` of the
+/// state database): the last gate of the migration, one row per previous version.
+struct migration_gate_group_record {
+  std::string old_version;           ///< the previous version
+  std::size_t eligible = 0;          ///< records holding both vectors then
+  std::size_t n = 0;                 ///< records compared (0: not gated)
+  std::size_t k = 0;                 ///< effective k
+  double mean_overlap = 0;           ///< mean overlap@k
+  double mean_rank_correlation = 0;  ///< mean Spearman rho
+  bool passed = false;               ///< this group's verdict
+  std::string note;                  ///< why it was not gated ("" when it was)
+};
+
+namespace detail::migration {
+
+inline bool has_gate_groups_table(const sqlite_state& s) {
+  return !sqlite::query_text(s.handle(),
+                             "SELECT name FROM sqlite_master WHERE type='table' AND "
+                             "name='migration_gate_groups'",
+                             s.path(), "cannot read the schema")
+              .empty();
+}
+
+// "from V: PASS n=.. k=.. mean_overlap=.. mean_rank_correlation=.." or "from V: not gated (why)"
+inline std::string group_summary(const migration_gate_group& g) {
+  if (!g.gated) return "from " + g.old_version + ": not gated (" + g.note + ")";
+  return "from " + g.old_version + ": " + (g.gate.passed ? "PASS" : "FAIL") +
+         " n=" + std::to_string(g.gate.n) + " k=" + std::to_string(g.gate.k) +
+         " mean_overlap=" + std::to_string(g.gate.mean_overlap) +
+         " mean_rank_correlation=" + std::to_string(g.gate.mean_rank_correlation);
+}
+
+}  // namespace detail::migration
+
+/// The per-version figures of the last gate of migration `id` (empty: never gated, gated by an
+/// older build, or a state database without the table). @throws what the state database throws.
+inline std::vector<migration_gate_group_record> migration_gate_groups_of(const sqlite_state& state,
+                                                                         std::int64_t id) {
+  std::vector<migration_gate_group_record> out;
+  if (!detail::migration::has_gate_groups_table(state)) return out;
+  auto st = detail::migration::prepare(
+      state,
+      "SELECT version, eligible, n, k, mean_overlap, mean_rank_correlation, passed, note FROM "
+      "migration_gate_groups WHERE migration=?1 ORDER BY version");
+  sqlite3_bind_int64(st.get(), 1, id);
+  while (detail::sqlite::step(state.handle(), st.get(), state.path()) == SQLITE_ROW) {
+    migration_gate_group_record r;
+    r.old_version = detail::sqlite::column_text(st.get(), 0);
+    r.eligible = static_cast<std::size_t>(sqlite3_column_int64(st.get(), 1));
+    r.n = static_cast<std::size_t>(sqlite3_column_int64(st.get(), 2));
+    r.k = static_cast<std::size_t>(sqlite3_column_int64(st.get(), 3));
+    r.mean_overlap = sqlite3_column_double(st.get(), 4);
+    r.mean_rank_correlation = sqlite3_column_double(st.get(), 5);
+    r.passed = sqlite3_column_int(st.get(), 6) != 0;
+    r.note = detail::sqlite::column_text(st.get(), 7);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+/// Runs the migration gate of the running migration once per previous version (each old space
+/// apart: vectors of two versions are not comparable). The groups: the previous versions of
+/// the kept rows whose record is still in the store. Per group, up to `sample` records (evenly
+/// spaced over its eligible ones in record-id order; eligible: the record holds the image the
+/// migration wrote), old space = the kept previous vectors, new space = the store's. A group
+/// with fewer than 3 eligible records is not gated (`note` says why) and does not pass. The
+/// verdict (every group gated and passed), the per-group figures (`migration_gate_groups_of`)
+/// and the current batch count are recorded at `now`.
+/// @throws error(precondition) without a running migration, for another store
+/// (`require_migration_store`), or when no record is eligible at all (nothing re-embedded yet,
 /// nothing to compare, or every re-embedded record changed since: the message says which;
-/// nothing is recorded); error(invalid_argument) for `sample` < 3; what the state database
-/// throws.
+/// nothing is recorded); error(invalid_argument) for `sample` < 3, or a record whose vector has
+/// another dimension than its group's; what the state database throws.
 template <record_store S>
 migration_gate_outcome gate_migration(const S& live, sqlite_state& state, std::size_t sample,
                                       const gate_options& go, utc_time now) {
@@ -655,17 +754,22 @@ migration_gate_outcome gate_migration(const S& live, sqlite_state& state, std::s
   if (sample < 3) throw error(error_code::invalid_argument, "gate_migration: sample must be >= 3");
   require_migration_store(state, *m, live);
   auto prev = detail::migration::previous_of(state, m->id);
-  std::vector<std::pair<const detail::migration::previous*, std::size_t>> ok;  // (row, index)
-  std::map<std::string, std::size_t> by_version;
+  using pool = std::vector<std::pair<const detail::migration::previous*, std::size_t>>;
+  std::map<std::string, pool> by_version;       // eligible (row, index) per previous version
+  std::map<std::string, std::size_t> in_store;  // rows whose record is in the store
+  std::size_t eligible_all = 0;
   for (const auto& p : prev) {
     const auto i = live.find(p.record_id);
-    if (!i || p.embedding.empty()) continue;
+    if (!i) continue;
+    ++in_store[p.version];
+    auto& group = by_version[p.version];
+    if (p.embedding.empty()) continue;
     // extract: a whole record (a store may hand out records without their vector)
     if (repair_image_checksum(encode_image(live.extract(*i))) != p.after_checksum) continue;
-    ok.emplace_back(&p, *i);
-    ++by_version[p.version];
+    group.emplace_back(&p, *i);
+    ++eligible_all;
   }
-  if (ok.empty()) {
+  if (eligible_all == 0) {
     const std::size_t left = records_left(live, m->to_version);
     std::string why;
     if (prev.empty() && left > 0)
@@ -684,43 +788,94 @@ migration_gate_outcome gate_migration(const S& live, sqlite_state& state, std::s
   }
   migration_gate_outcome out;
   out.migration = m->id;
-  for (const auto& [v, n] : by_version)
-    if (n > out.eligible) out.old_version = v, out.eligible = n;
-  std::erase_if(ok, [&](const auto& x) { return x.first->version != out.old_version; });
-  std::vector<std::size_t> pick;
-  const std::size_t n = std::min(sample, ok.size());
-  for (std::size_t k = 0; k < n; ++k) pick.push_back(k * ok.size() / n);
-  const std::size_t d_old = n ? ok[0].first->embedding.size() : 0;
-  const std::size_t d_new = n ? live.embedding(ok[0].second).size() : 0;
-  row_matrix X(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d_old));
-  row_matrix Y(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d_new));
-  std::vector<std::string> ids;
-  for (std::size_t r = 0; r < n; ++r) {
-    const auto& [p, i] = ok[pick[r]];
-    const auto nv = live.embedding(i);
-    if (p->embedding.size() != d_old || nv.size() != d_new)
-      throw error(error_code::invalid_argument,
-                  "gate_migration: record " + p->record_id + " has another dimension in a space");
-    for (std::size_t c = 0; c < d_old; ++c)
-      X(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = p->embedding[c];
-    for (std::size_t c = 0; c < d_new; ++c)
-      Y(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = nv[c];
-    ids.push_back(p->record_id);
+  out.passed = true;
+  for (auto& [version, ok] : by_version) {
+    migration_gate_group g;
+    g.old_version = version;
+    g.eligible = ok.size();
+    if (ok.size() < 3) {
+      const std::size_t changed = in_store[version] - ok.size();
+      g.note = std::to_string(ok.size()) + " of its " + std::to_string(in_store[version]) +
+               " re-embedded records hold both vectors" +
+               (changed ? " (" + std::to_string(changed) +
+                              " changed since, or not yet written to the store)"
+                        : std::string()) +
+               "; comparing neighbours within one space needs at least 3";
+      out.passed = false;
+      out.groups.push_back(std::move(g));
+      continue;
+    }
+    std::vector<std::size_t> pick;
+    const std::size_t n = std::min(sample, ok.size());
+    for (std::size_t k = 0; k < n; ++k) pick.push_back(k * ok.size() / n);
+    const std::size_t d_old = ok[0].first->embedding.size();
+    const std::size_t d_new = live.embedding(ok[0].second).size();
+    row_matrix X(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d_old));
+    row_matrix Y(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d_new));
+    std::vector<std::string> ids;
+    for (std::size_t r = 0; r < n; ++r) {
+      const auto& [p, i] = ok[pick[r]];
+      const auto nv = live.embedding(i);
+      if (p->embedding.size() != d_old || nv.size() != d_new)
+        throw error(error_code::invalid_argument,
+                    "gate_migration: record " + p->record_id + " has another dimension in a space");
+      for (std::size_t c = 0; c < d_old; ++c)
+        X(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = p->embedding[c];
+      for (std::size_t c = 0; c < d_new; ++c)
+        Y(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = nv[c];
+      ids.push_back(p->record_id);
+    }
+    g.gate = migration_gate(X, Y, go, ids);
+    g.gated = true;
+    out.passed = out.passed && g.gate.passed;
+    out.groups.push_back(std::move(g));
   }
-  out.gate = migration_gate(X, Y, go, ids);
-  const std::string summary =
-      "n=" + std::to_string(out.gate.n) + " k=" + std::to_string(out.gate.k) +
-      " mean_overlap=" + std::to_string(out.gate.mean_overlap) +
-      " mean_rank_correlation=" + std::to_string(out.gate.mean_rank_correlation);
+  std::string summary;
+  for (const auto& g : out.groups)
+    summary += (summary.empty() ? "" : "; ") + detail::migration::group_summary(g);
+  detail::sqlite::immediate_transaction t(state.handle(), state.path());
+  detail::sqlite::exec(state.handle(),
+                       "CREATE TABLE IF NOT EXISTS migration_gate_groups(migration INTEGER NOT "
+                       "NULL, version TEXT NOT NULL, eligible INTEGER NOT NULL, n INTEGER NOT "
+                       "NULL, k INTEGER NOT NULL, mean_overlap REAL NOT NULL, "
+                       "mean_rank_correlation REAL NOT NULL, passed INTEGER NOT NULL, note TEXT "
+                       "NOT NULL, PRIMARY KEY(migration, version))",
+                       state.path(), "cannot create the migration_gate_groups table");
+  {
+    auto del =
+        detail::migration::prepare(state, "DELETE FROM migration_gate_groups WHERE migration=?1");
+    sqlite3_bind_int64(del.get(), 1, m->id);
+    detail::sqlite::step_done(state.handle(), del.get(), state.path(),
+                              "cannot replace the gate's figures");
+  }
+  auto ins = detail::migration::prepare(
+      state,
+      "INSERT INTO migration_gate_groups(migration, version, eligible, n, k, mean_overlap, "
+      "mean_rank_correlation, passed, note) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+  for (const auto& g : out.groups) {
+    sqlite3_reset(ins.get());
+    sqlite3_bind_int64(ins.get(), 1, m->id);
+    detail::sqlite::bind_text(ins.get(), 2, g.old_version);
+    sqlite3_bind_int64(ins.get(), 3, static_cast<std::int64_t>(g.eligible));
+    sqlite3_bind_int64(ins.get(), 4, static_cast<std::int64_t>(g.gated ? g.gate.n : 0));
+    sqlite3_bind_int64(ins.get(), 5, static_cast<std::int64_t>(g.gated ? g.gate.k : 0));
+    sqlite3_bind_double(ins.get(), 6, g.gate.mean_overlap);
+    sqlite3_bind_double(ins.get(), 7, g.gate.mean_rank_correlation);
+    sqlite3_bind_int(ins.get(), 8, g.gated && g.gate.passed ? 1 : 0);
+    detail::sqlite::bind_text(ins.get(), 9, g.note);
+    detail::sqlite::step_done(state.handle(), ins.get(), state.path(),
+                              "cannot record the gate's figures");
+  }
   auto st = detail::migration::prepare(
       state,
       "UPDATE migrations SET gate_ms=?2, gate_passed=?3, gate_batches=batches, "
       "gate_summary=?4 WHERE id=?1");
   sqlite3_bind_int64(st.get(), 1, m->id);
   sqlite3_bind_int64(st.get(), 2, detail::migration::ms_of(now));
-  sqlite3_bind_int(st.get(), 3, out.gate.passed ? 1 : 0);
+  sqlite3_bind_int(st.get(), 3, out.passed ? 1 : 0);
   detail::sqlite::bind_text(st.get(), 4, summary);
   detail::sqlite::step_done(state.handle(), st.get(), state.path(), "cannot record the gate");
+  t.commit();
   return out;
 }
 
@@ -728,7 +883,8 @@ migration_gate_outcome gate_migration(const S& live, sqlite_state& state, std::s
 /// @return the migration as switched. @throws error(precondition) without a running migration,
 ///         for another store, when records are left on other versions, or when the gate has not
 ///         passed after the last batch (run `gate_migration` again) though records were
-///         re-embedded; what the state database throws.
+///         re-embedded: it passes only when every previous version's group was gated and
+///         passed (the message lists each group's figures); what the state database throws.
 template <record_store S>
 migration_info switch_migration(const S& live, sqlite_state& state, utc_time now) {
   detail::migration::require_tables(state);
@@ -744,7 +900,8 @@ migration_info switch_migration(const S& live, sqlite_state& state, utc_time now
     throw error(error_code::precondition,
                 m->gate_ms == 0 ? std::string("the migration gate has not run: not switched")
                 : !m->gate_passed
-                    ? "the migration gate failed (" + m->gate_summary + "): not switched"
+                    ? "the migration gate did not pass (" + m->gate_summary +
+                          "): not switched; every previous version must pass the gate"
                     : std::string("batches ran after the gate passed: run the gate again"));
   detail::migration::set_status(state, m->id, "switched", detail::migration::ms_of(now));
   return *latest_migration(state);
@@ -758,11 +915,21 @@ struct migration_rollback_result {
   std::size_t changed_since = 0;  ///< records changed by another writer since: left as they are
   std::size_t missing = 0;        ///< records no longer in the store
   std::size_t batches = 0;        ///< actions logged
+  /// Kept rows of a running migration dropped first by `reconcile_migration`: records of
+  /// batches the log and the state hold but the store never got (a killed run, a JSONL file not
+  /// written back). They hold their previous vector already: nothing to restore, not counted
+  /// in `already`.
+  std::size_t never_written = 0;
+  /// True when every record the migration re-embedded holds its previous vector and version
+  /// again (nothing changed since, nothing missing).
+  [[nodiscard]] bool complete() const noexcept { return changed_since == 0 && missing == 0; }
 };
 
 /// Rolls the latest migration back (status "running", or "switched" with `now` before the end of
 /// its retention window): see the file comment, step 5; `batch_size` records per logged action.
-/// The kept previous vectors stay (until `compact_migrations`).
+/// A running migration is reconciled with the store first (`reconcile_migration`: rows of
+/// batches the store never got are dropped, counted in `never_written`). The kept previous
+/// vectors stay (until `compact_migrations`).
 /// @throws error(precondition) when there is no such migration or its window ended;
 ///         error(invalid_argument) for `batch_size` 0; error(io) when an action does not take
 ///         effect, naming it (the migration stays as it was; what was restored before stays
@@ -785,6 +952,9 @@ migration_rollback_result rollback_migration(S& live, sqlite_state& state, wal_w
   require_migration_store(state, *m, live);
   migration_rollback_result res;
   res.migration = m->id;
+  // batches the store never got are not the migration's work: their rows go first, so the
+  // counts here and in `migration_progress_of` afterwards are of what the store held
+  if (m->status == "running") res.never_written = reconcile_migration(live, state);
   repair_plan plan;
   repair_action a;
   const auto flush = [&] {
