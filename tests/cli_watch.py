@@ -612,8 +612,8 @@ def main():
             hist["uptime"]["runs"] < 1:
         fail(f"the findings history after the merge: {r.stdout}")
     # the review queue, worked item by item: approving the conflict's item applies it through the
-    # log (one record archived, the other superseding it), re-embedding without an embedder stays
-    # pending (exit 3), a rejection is recorded, a decision needs a reviewer and a reason
+    # log (one record archived, the other superseding it), re-embedding is refused (exit 2: review
+    # has no embedder; the message names the commands that re-embed), a rejection is recorded, a decision needs a reviewer and a reason
     r = run([mh, "review", "list", "sqlite:" + store, "--state", state, "--format", "json"])
     if r.returncode != 0:
         fail(f"review list: exit {r.returncode}\n{r.stderr}")
@@ -638,7 +638,8 @@ def main():
         fail(f"the approved conflict resolution did not archive one side: {st3}")
     r = run([mh, "review", "approve", "sqlite:" + store, items["reembed"]["id"], "--state", state,
              "--reviewer", "ana", "--reason", "new model"])
-    if r.returncode != 3 or "still pending" not in r.stderr:
+    if r.returncode != 2 or "review approve has no embedder" not in r.stderr or \
+            "memhealth migrate start" not in r.stderr or "planner_options" in r.stderr:
         fail(f"approving a re-embedding without an embedder: exit {r.returncode}\n{r.stderr}")
     r = run([mh, "review", "reject", "sqlite:" + store, items["reembed"]["id"], "--state", state,
              "--reviewer", "bo", "--reason", "wait for the migration"])

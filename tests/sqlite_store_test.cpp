@@ -2096,11 +2096,17 @@ TEST_CASE(
   state.decide_review(review->key, "deferred", "ana", "ask the user", now_ms, now_ms + 1000);
   CHECK(state.review_items("pending", now_ms + 999).empty());
   CHECK(state.review_items("pending", now_ms + 1000).size() == 1);
-  // b changes (a new note in its metadata): the rejected merge is proposed again
-  recs[1].metadata["source_app"] = std::string("chat");
+  // the agent writes b (a new note in its metadata, updated_at bumped as a writer does): the
+  // rejected merge is proposed again (metadata alone, like the weight, is not what the decision
+  // rests on: review_fingerprint)
+  const auto agent_edit = [](memory_record& x) {
+    x.metadata["source_app"] = std::string("chat");
+    x.updated_at = parse_timestamp("2024-07-14T09:00:00Z");
+  };
+  agent_edit(recs[1]);
   {
     auto s = sqlite_store<>::open(db);
-    (void)change(s, 1, [](memory_record& x) { x.metadata["source_app"] = std::string("chat"); });
+    (void)change(s, 1, agent_edit);
   }
   snapshot = memory_store<>::from_records(recs);
   CHECK(queue_all(snapshot).queued == 1);
@@ -2216,23 +2222,26 @@ TEST_CASE("repair_watch_findings: tier 2 under a veto window, on a fake clock") 
     CHECK(by_first[first].reason.find("unless vetoed") != std::string::npos);
   }
   CHECK(by_first["d"].apply_after_ms == 0);  // tier 3: never by the clock
-  // a person vetoes f/g; the agent changes i
+  // a person vetoes f/g; the agent changes i (its metadata, updated_at bumped)
   state.decide_review(by_first["f"].key, "rejected", "ana", "two chess clubs", t0_ms + hour_ms);
   {
     auto agent = sqlite_store<>::open(db);
-    (void)change(agent, *agent.find("i"),
-                 [](memory_record& x) { x.metadata["source_app"] = std::string("chat"); });
+    (void)change(agent, *agent.find("i"), [](memory_record& x) {
+      x.metadata["source_app"] = std::string("chat");
+      x.updated_at = parse_timestamp("2024-07-15T01:00:00Z");
+    });
   }
-  // 23 h: nothing yet
+  // 23 h: nothing applied yet; h/i can never be applied as queued: closed (obsolete)
   r = run_at(23);
   CHECK(r.veto_applied == 0);
   CHECK(r.veto_failed == 0);
+  CHECK(r.closed == 1);
   CHECK(status("a") == "active");
   CHECK(status("b") == "active");
-  // 24 h: a/b merged by the window; f/g vetoed; h/i changed since queued: not applied
+  // 24 h: a/b merged by the window; f/g vetoed; h/i closed before
   r = run_at(24);
   CHECK(r.veto_applied == 1);
-  CHECK(r.veto_failed == 1);
+  CHECK(r.veto_failed == 0);
   CHECK(((status("a") == "archived") != (status("b") == "archived")));
   const auto merged = state.review(by_first["a"].key);
   REQUIRE(merged);
@@ -2242,7 +2251,8 @@ TEST_CASE("repair_watch_findings: tier 2 under a veto window, on a fake clock") 
   CHECK(state.review(by_first["f"].key)->status == "rejected");
   CHECK(status("f") == "active");
   CHECK(status("g") == "active");
-  CHECK(state.review(by_first["h"].key)->status == "pending");
+  CHECK(state.review(by_first["h"].key)->status == "obsolete");
+  CHECK(state.review(by_first["h"].key)->decided_by == "memhealth");
   CHECK(status("h") == "active");
   CHECK(status("i") == "active");
   CHECK(state.review(by_first["d"].key)->status == "pending");
@@ -2260,6 +2270,301 @@ TEST_CASE("repair_watch_findings: tier 2 under a veto window, on a fake clock") 
   CHECK(rb.conflicts.empty());
   CHECK(status("a") == "active");
   CHECK(status("b") == "active");
+}
+
+// The live store's records as a snapshot (what a poll reads).
+memory_store<> snapshot_of(const std::filesystem::path& db) {
+  auto live = sqlite_store<>::open(db);
+  std::vector<memory_record> out;
+  for (std::size_t i = 0; i < live.size(); ++i) out.push_back(detail::whole_record(live, i));
+  return memory_store<>::from_records(out);
+}
+
+TEST_CASE(
+    "veto window: a rejection holds against memhealth's own weight changes; proposed again it "
+    "waits for a person, the rejection kept; the approval counts in repair success") {
+  sq_dir dir("veto-reject");
+  const auto db = dir.path / "live.db";
+  {
+    auto s = sqlite_store<>::create(db, {rec("a", "User drinks oat milk.", {0.6f, 0.8f}),
+                                         rec("b", "User drinks oat milk.", {0.6f, 0.8f})});
+  }
+  auto state = sqlite_state::open(dir.path / "state.db");
+  const utc_time t0 = parse_timestamp("2024-07-15T00:00:00Z")->instant;
+  constexpr std::int64_t t0_ms = 1721001600000, hour_ms = 3'600'000;
+  watch_repair_options o;
+  o.history_scope = "sqlite:" + db.string();
+  o.tier2_veto_window = std::chrono::hours(1);
+  const auto poll = [&](std::int64_t hours) {
+    const auto snap = snapshot_of(db);
+    auto live = sqlite_store<>::open(db);
+    wal_writer wal(dir.path / "watch.wal", wal_sync::none);
+    return repair_watch_findings(snap, check_at_test_clock(snap).findings, live, wal, state, o,
+                                 t0 + std::chrono::hours(hours));
+  };
+  const auto status = [&](const char* id) {
+    auto s = sqlite_store<>::open(db);
+    return s.record(*s.find(id)).status;
+  };
+  const auto agent = [&](const char* id, auto edit) {
+    auto s = sqlite_store<>::open(db);
+    (void)change(s, *s.find(id), edit);
+  };
+  CHECK(poll(0).queued == 1);
+  const auto items = state.review_items();
+  REQUIRE(items.size() == 1);
+  const std::string key = items[0].key;
+  CHECK(items[0].type == "merge_duplicates");
+  CHECK(items[0].apply_after_ms == t0_ms + hour_ms);
+  state.decide_review(key, "rejected", "ana", "asked the user: keep both", t0_ms + 1000);
+  // memhealth's own down-weight of a and b (weight only): not "records changed"
+  agent("a", [](memory_record& x) { x.effective_weight = 0.05; });
+  agent("b", [](memory_record& x) { x.effective_weight = 0.05; });
+  auto r = poll(2);
+  CHECK(r.queued == 0);
+  CHECK(r.veto_applied == 0);
+  CHECK(state.review(key)->status == "rejected");
+  CHECK(state.review(key)->decision_note == "asked the user: keep both");
+  CHECK(status("a") == "active");
+  CHECK(status("b") == "active");
+  // the agent writes b (updated_at bumped): proposed again, for a person (no veto window), the
+  // rejection kept
+  agent("b", [](memory_record& x) { x.updated_at = parse_timestamp("2024-07-15T02:30:00Z"); });
+  r = poll(3);
+  CHECK(r.queued == 1);
+  // the same key, or another one when the newer b changes the merge's primary
+  const auto pending = state.review_items();
+  REQUIRE(pending.size() == 1);
+  const auto& again = pending[0];
+  CHECK(again.type == "merge_duplicates");
+  CHECK(again.apply_after_ms == 0);
+  CHECK(again.decided_by == "ana");
+  CHECK(again.decision_note.starts_with("rejected by ana (asked the user: keep both)"));
+  CHECK(again.decision_note.ends_with(", proposed again: its records changed"));
+  // long past any window: never applied by the clock
+  r = poll(30);
+  CHECK(r.veto_applied == 0);
+  CHECK(status("a") == "active");
+  CHECK(status("b") == "active");
+  CHECK(state.review(again.key)->status == "pending");
+  // a person approves it: applied, the whole trail kept, its fault in the findings history
+  {
+    auto live = sqlite_store<>::open(db);
+    wal_writer wal(dir.path / "review.wal", wal_sync::none);
+    const auto out =
+        approve_review_items(live, {*state.review(again.key)}, wal, state, o.history_scope, "bob",
+                             "asked again: one fact", t0 + std::chrono::hours(31));
+    REQUIRE(out.size() == 1);
+    CHECK(out[0].status == action_status::applied);
+  }
+  CHECK((status("a") == "archived") != (status("b") == "archived"));
+  const auto decided = state.review(again.key);
+  CHECK(decided->status == "approved");
+  CHECK(decided->decided_by == "bob");
+  CHECK(decided->decision_note.starts_with(
+      "asked again: one fact; earlier: pending by ana (rejected by ana (asked the user: keep "
+      "both)"));
+  const auto faults = state.repaired_faults(o.history_scope);
+  REQUIRE(faults.size() == 1);
+  CHECK(faults[0].kind == "exact_duplicate");
+  CHECK(faults[0].action_key == again.key);
+  CHECK(faults[0].repaired_at == t0 + std::chrono::hours(31));
+}
+
+TEST_CASE("veto window: a deferral that ends leaves the item to a person, the deferral kept") {
+  sq_dir dir("veto-defer");
+  const auto db = dir.path / "live.db";
+  {
+    auto s = sqlite_store<>::create(db, {rec("f", "User plays chess.", {0.8f, 0.6f}, "user:4"),
+                                         rec("g", "User plays chess.", {0.8f, 0.6f}, "user:4"),
+                                         rec("h", "User owns a red car.", {0.0f, 1.0f}, "user:5"),
+                                         rec("i", "User owns a red car.", {0.0f, 1.0f}, "user:5")});
+  }
+  auto state = sqlite_state::open(dir.path / "state.db");
+  const utc_time t0 = parse_timestamp("2024-07-15T00:00:00Z")->instant;
+  constexpr std::int64_t t0_ms = 1721001600000, hour_ms = 3'600'000;
+  watch_repair_options o;
+  o.history_scope = "sqlite:" + db.string();
+  o.tier2_veto_window = std::chrono::hours(1);
+  const auto poll = [&](std::int64_t hours) {
+    const auto snap = snapshot_of(db);
+    auto live = sqlite_store<>::open(db);
+    wal_writer wal(dir.path / "watch.wal", wal_sync::none);
+    return repair_watch_findings(snap, check_at_test_clock(snap).findings, live, wal, state, o,
+                                 t0 + std::chrono::hours(hours));
+  };
+  CHECK(poll(0).queued == 2);
+  std::string fg, hi;
+  for (const auto& it : state.review_items())
+    (nlohmann::json::parse(it.targets)[0] == "f" || nlohmann::json::parse(it.targets)[0] == "g"
+         ? fg
+         : hi) = it.key;
+  REQUIRE(!fg.empty());
+  REQUIRE(!hi.empty());
+  state.decide_review(fg, "deferred", "ana", "ask the user first", t0_ms + 1000,
+                      t0_ms + 2 * hour_ms);
+  const auto r = poll(5);      // past the window and the deferral
+  CHECK(r.veto_applied == 1);  // h/i only
+  CHECK(state.review(hi)->status == "approved");
+  CHECK(state.review(hi)->decided_by == "veto-window");
+  const auto d = state.review(fg);
+  CHECK(d->status == "deferred");
+  CHECK(d->decided_by == "ana");
+  CHECK(d->decision_note == "ask the user first");
+  auto s = sqlite_store<>::open(db);
+  CHECK(s.record(*s.find("f")).status == "active");
+  CHECK(s.record(*s.find("g")).status == "active");
+  // pending for a person again
+  const auto open = state.review_items("pending", t0_ms + 5 * hour_ms);
+  REQUIRE(open.size() == 1);
+  CHECK(open[0].key == fg);
+}
+
+TEST_CASE(
+    "veto window: applied in the plan's order (merges before down-weights); an item whose "
+    "records a repair retired is closed, not left pending") {
+  sq_dir dir("veto-order");
+  const auto db = dir.path / "live.db";
+  {
+    auto s = sqlite_store<>::create(db, {rec("a", "User drinks oat milk.", {0.6f, 0.8f}),
+                                         rec("b", "User drinks oat milk.", {0.6f, 0.8f})});
+  }
+  auto state = sqlite_state::open(dir.path / "state.db");
+  const utc_time t0 = parse_timestamp("2024-07-15T00:00:00Z")->instant;
+  watch_repair_options o;
+  o.history_scope = "sqlite:" + db.string();
+  o.tier2_veto_window = std::chrono::hours(1);
+  // two years on: a and b are stale (down-weights, priority 100) and duplicates (a merge, 200)
+  const auto check_late = [](const memory_store<>& s) {
+    detect_options d;
+    d.now = parse_timestamp("2026-07-15T00:00:00Z")->instant;
+    return make_default_pipeline().run(s, d).findings;
+  };
+  const auto poll = [&](std::int64_t hours) {
+    const auto snap = snapshot_of(db);
+    auto live = sqlite_store<>::open(db);
+    wal_writer wal(dir.path / "watch.wal", wal_sync::none);
+    return repair_watch_findings(snap, check_late(snap), live, wal, state, o,
+                                 t0 + std::chrono::hours(hours));
+  };
+  (void)poll(0);
+  std::size_t merges = 0, downweights = 0;
+  for (const auto& it : state.review_items()) {
+    merges += it.type == "merge_duplicates" ? 1 : 0;
+    downweights += it.type == "downweight" ? 1 : 0;
+  }
+  REQUIRE(merges == 1);
+  REQUIRE(downweights == 2);  // a and b
+  const auto r = poll(2);
+  CHECK(r.veto_applied == 2);  // the merge, then the kept record's down-weight
+  CHECK(r.veto_failed == 1);   // the archived record's down-weight: its record was retired
+  CHECK(r.closed == 1);
+  auto s = sqlite_store<>::open(db);
+  const std::string kept = s.record(*s.find("a")).status == "archived" ? "b" : "a";
+  const std::string gone = kept == "a" ? "b" : "a";
+  CHECK(s.record(*s.find(gone)).status == "archived");
+  CHECK(s.record(*s.find(kept)).status == "active");
+  CHECK(s.record(*s.find(kept)).effective_weight.value_or(1.0) < 1.0);
+  for (const auto& it : state.review_items("")) {
+    const auto target = nlohmann::json::parse(it.targets)[0].get<std::string>();
+    if (it.type == "merge_duplicates") {
+      CHECK(it.status == "approved");
+    } else if (target == gone) {
+      CHECK(it.status == "obsolete");
+      CHECK(it.decision_note.find("retired") != std::string::npos);
+    } else {
+      CHECK(it.status == "approved");
+    }
+  }
+  CHECK(state.review_count("pending") == 0);
+  // the next poll proposes nothing new and leaves nothing pending
+  CHECK(poll(3).veto_failed == 0);
+  CHECK(state.review_count("pending") == 0);
+}
+
+TEST_CASE(
+    "repair_watch_findings: a fault the agent writes back after an approved repair goes to a "
+    "person again, and the run says why it did not apply it") {
+  sq_dir dir("watch-came-back");
+  const auto db = dir.path / "live.db";
+  std::vector<memory_record> recs{rec("c", "User has a cat named Tom.", {0.8f, -0.6f})};
+  recs[0].status = "bogus";
+  { auto s = sqlite_store<>::create(db, recs); }
+  auto state = sqlite_state::open(dir.path / "state.db");
+  const utc_time t0 = parse_timestamp("2024-07-15T00:00:00Z")->instant;
+  watch_repair_options o;
+  o.history_scope = "sqlite:" + db.string();
+  const auto poll = [&](std::int64_t hours) {
+    const auto snap = snapshot_of(db);
+    auto live = sqlite_store<>::open(db);
+    wal_writer wal(dir.path / "watch.wal", wal_sync::none);
+    return repair_watch_findings(snap, check_at_test_clock(snap).findings, live, wal, state, o,
+                                 t0 + std::chrono::hours(hours));
+  };
+  const auto revert = [&] {
+    auto s = sqlite_store<>::open(db);
+    (void)change(s, *s.find("c"), [](memory_record& x) { x.status = "bogus"; });
+  };
+  CHECK(poll(0).applied == 1);  // tier 1: c to pending_review
+  revert();
+  auto r = poll(1);
+  CHECK(r.failed == 1);
+  CHECK(r.queued == 1);
+  const auto items = state.review_items();
+  REQUIRE(items.size() == 1);
+  const std::string key = items[0].key;
+  {
+    auto live = sqlite_store<>::open(db);
+    wal_writer wal(dir.path / "review.wal", wal_sync::none);
+    const auto out = approve_review_items(live, items, wal, state, o.history_scope, "ana",
+                                          "pending_review it is", t0 + std::chrono::hours(2));
+    CHECK(out[0].status == action_status::applied);
+  }
+  CHECK(state.review(key)->status == "approved");
+  revert();  // again
+  r = poll(3);
+  CHECK(r.failed == 1);
+  CHECK(r.queued == 1);
+  REQUIRE(r.failures.size() == 1);
+  CHECK(r.failures[0].find("done in an earlier run") != std::string::npos);
+  const auto reopened = state.review(key);
+  CHECK(reopened->status == "pending");
+  CHECK(reopened->decision_note.starts_with(
+      "approved by ana (pending_review it is), proposed again: the fault came back"));
+  // the next poll: the item waits; the run still says why
+  r = poll(4);
+  CHECK(r.failed == 1);
+  CHECK(r.queued == 0);
+  CHECK(r.failures.empty());
+  CHECK(r.failures_waiting.size() == 1);
+}
+
+TEST_CASE("review queue: an approved item is reopened by a new fault, not by the same one") {
+  sq_dir dir("review-new-fault");
+  auto state = sqlite_state::open(dir.path / "state.db");
+  constexpr std::int64_t now_ms = 1721001600000;
+  review_item it;
+  it.key =
+      "s\x1f"
+      "k1";
+  it.type = "send_to_review";
+  it.targets = R"(["r1"])";
+  it.action_json = "{}";
+  it.fingerprint = "f1";
+  it.faults = R"([["leak-window-1", "scope_leak"]])";
+  CHECK(state.queue_review(it));
+  state.decide_review(it.key, "approved", "ana", "seen, told the team", now_ms);
+  CHECK_FALSE(state.queue_review(it));  // the same leak window: nothing new
+  CHECK(state.review(it.key)->status == "approved");
+  it.faults = R"([["leak-window-2", "scope_leak"]])";
+  it.apply_after_ms = now_ms + 1000;
+  CHECK(state.queue_review(it));
+  const auto r = state.review(it.key);
+  CHECK(r->status == "pending");
+  CHECK(r->apply_after_ms == 0);  // a person decided it before: a person again
+  CHECK(r->decision_note ==
+        "approved by ana (seen, told the team), proposed again: a new fault (leak-window-2)");
+  CHECK(r->faults == it.faults);
 }
 
 TEST_CASE(

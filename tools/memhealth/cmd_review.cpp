@@ -208,26 +208,69 @@ std::string targets_text(const review_item& it) {
   return s;
 }
 
+// The action types a review item can hold (`--type` names one of them).
+const std::vector<std::string_view>& review_action_types() {
+  static const std::vector<std::string_view> types{action_types::fill_metadata_defaults,
+                                                   action_types::set_status_pending_review,
+                                                   action_types::normalize_timestamps,
+                                                   action_types::drop_dangling_links,
+                                                   action_types::archive_merged,
+                                                   action_types::rebuild_index,
+                                                   action_types::merge_duplicates,
+                                                   action_types::resolve_conflict,
+                                                   action_types::downweight,
+                                                   action_types::send_to_review,
+                                                   action_types::reembed,
+                                                   action_types::clean_index,
+                                                   action_types::check_rebuild_index,
+                                                   action_types::start_migration};
+  return types;
+}
+
+// A critical item (the planner's critical review, e.g. a scope leak: reasons "critical: ..."),
+// which a person sees before the other reviews.
+bool critical_item(const review_item& it) {
+  const auto a = nlohmann::json::parse(it.action_json, nullptr, false);
+  if (!a.is_object() || !a.contains("reasons") || !a["reasons"].is_array()) return false;
+  return std::any_of(a["reasons"].begin(), a["reasons"].end(), [](const auto& r) {
+    return r.is_string() && r.template get<std::string>().starts_with("critical:");
+  });
+}
+
 int run_list(const review_cli_options& o) {
-  static const std::set<std::string> statuses{"pending",  "approved",   "rejected",
-                                              "deferred", "superseded", "all"};
+  if (!o.type.empty() && std::find(review_action_types().begin(), review_action_types().end(),
+                                   o.type) == review_action_types().end()) {
+    std::string names;
+    for (const auto t : review_action_types())
+      names += (names.empty() ? "" : ", ") + std::string(t);
+    throw error(error_code::invalid_argument,
+                "--type: unknown action type '" + o.type + "' (one of: " + names + ")");
+  }
+  static const std::set<std::string> statuses{"pending",    "approved", "rejected", "deferred",
+                                              "superseded", "obsolete", "all"};
   if (!statuses.count(o.status))
     throw error(error_code::invalid_argument,
-                "--status: pending, approved, rejected, deferred, superseded or all");
+                "--status: pending, approved, rejected, deferred, superseded, obsolete or all");
   auto state = open_review_state(o);
-  const auto items = select_items(state, o);
+  auto items = select_items(state, o);
+  // critical items (a scope leak) first: a person sees them before the other reviews
+  std::stable_partition(items.begin(), items.end(), critical_item);
   if (o.format == "json") {
     nlohmann::ordered_json j;
     j["store"] = store_label(o.store);
     j["status"] = o.status;
     j["items"] = nlohmann::ordered_json::array();
-    for (const auto& it : items) j["items"].push_back(item_json(it));
+    for (const auto& it : items) {
+      auto one = item_json(it);
+      one["critical"] = critical_item(it);
+      j["items"].push_back(std::move(one));
+    }
     std::cout << j.dump(2) << "\n";
   } else {
     for (const auto& it : items)
-      std::cout << short_id(it.key) << "  " << it.status << "  tier " << it.tier << "  " << it.type
-                << "  [" << targets_text(it) << "]  queued " << time_text(it.queued_ms) << "  "
-                << it.reason << "\n";
+      std::cout << short_id(it.key) << "  " << (critical_item(it) ? "CRITICAL  " : "") << it.status
+                << "  tier " << it.tier << "  " << it.type << "  [" << targets_text(it)
+                << "]  queued " << time_text(it.queued_ms) << "  " << it.reason << "\n";
     std::cerr << "memhealth review: " << items.size() << " items (" << o.status << ")\n";
   }
   return exit_ok;
@@ -267,7 +310,7 @@ int run_show(const review_cli_options& o) {
 // A superseded item (a newer proposal for its records replaced it) is not decided: the current
 // one is.
 void refuse_superseded(const review_item& it) {
-  if (it.status == "superseded")
+  if (it.status == "superseded" || it.status == "obsolete")
     throw error(error_code::invalid_argument,
                 "item " + short_id(it.key) + " was " + it.decision_note +
                     ": decide the current item (memhealth review list)");
@@ -293,6 +336,13 @@ int run_approve(const review_cli_options& o) {
                   "item " + short_id(it.key) + " is an index action (" + it.type +
                       "): review has no index policy to run it (run it with memhealth apply "
                       "--index, or in the host, then reject or defer the item with a reason)");
+    if (it.type == action_types::reembed)
+      throw error(error_code::invalid_argument,
+                  "item " + short_id(it.key) +
+                      " re-embeds records, and review approve has no embedder: re-embed them "
+                      "with memhealth migrate start STORE --to VERSION --embedder E, then "
+                      "memhealth migrate run STORE --embedder E (see `review show` for the "
+                      "records and version), then reject or defer the item with a reason");
     if (it.type == action_types::start_migration)
       throw error(error_code::invalid_argument,
                   "item " + short_id(it.key) +

@@ -731,25 +731,39 @@ int run_watch(const watch_cli_options& o) {
         m.count("repair_skipped_changed", static_cast<double>(rr.changed_meanwhile));
         m.gauge("review_queue_depth", static_cast<double>(state.review_count()));
         if (rr.actions > 0) {
-          line << "; repairs: " << rr.actions << " planned, " << rr.applied << " applied ("
-               << rr.records_changed << " records), " << rr.already_applied << " already applied, "
-               << rr.queued << " queued for review (new or updated)";
+          line << "; repairs: " << rr.actions << " planned, " << rr.applied + rr.veto_applied
+               << " applied (" << rr.records_changed << " records"
+               << (rr.veto_applied ? ", " + std::to_string(rr.veto_applied) + " by the veto window"
+                                   : std::string())
+               << "), " << rr.already_applied << " already applied, " << rr.queued
+               << " queued for review (new or updated)";
           if (rr.deferred + rr.plan_deferred)
             line << ", " << rr.deferred + rr.plan_deferred
                  << " more deferred to the next poll (record budget)";
           if (rr.changed_meanwhile)
             line << ", " << rr.changed_meanwhile
                  << " skipped (the agent changed their records since the snapshot)";
+          if (rr.changed_by_repairs)
+            line << ", " << rr.changed_by_repairs
+                 << " left to the next poll (this poll's earlier repairs changed their records)";
           if (rr.not_run) line << ", " << rr.not_run << " not run (stopping)";
           if (rr.suspended) line << ", plan suspended: " << rr.suspend_reason;
           for (const auto& f : rr.failures) line << "; repair failed, queued for review: " << f;
+          for (const auto& f : rr.failures_waiting)
+            line << "; repair failed, its review item still waits for a person: " << f;
         }
         if (rr.veto_applied + rr.veto_failed > 0) {
           line << "; veto window: " << rr.veto_applied << " tier-2 review items applied (no veto)";
           if (rr.veto_failed)
-            line << ", " << rr.veto_failed << " not applied (records changed since, or failed)";
+            line << ", " << rr.veto_failed << " not applied (" << rr.veto_held
+                 << " failed and wait for a person; the others' records changed since: closed)";
         }
+        if (rr.closed)
+          line << "; " << rr.closed
+               << " review items closed as obsolete (their records changed or were retired since "
+                  "they were queued)";
         m.count("repair_veto_applied", static_cast<double>(rr.veto_applied));
+        m.count("review_closed", static_cast<double>(rr.closed));
         if (rr.failed > 0 && o.once) rc = exit_incomplete;
         if (rr.applied + rr.veto_applied > 0)
           snap.store.reset();  // the store changed: read it again next poll

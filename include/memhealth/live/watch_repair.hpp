@@ -7,7 +7,10 @@
 ///   `watch_repair_options::tier2_apply` (the reference's "confirmed by a rule"), else queued:
 ///   with a `tier2_veto_window` it is applied by a later run once the window has passed unless
 ///   a person rejected or deferred it ("or a short time window"); without one it waits for a
-///   person;
+///   person. The window applies the due items in the plan's order (priority, highest first:
+///   merges before down-weights), and never an item a person decided before (a deferral that
+///   ended, a rejection or an approval proposed again: `review_items_past_veto`); an item that
+///   failed for another reason than its records waits for a person from then on;
 /// - **tier 3** (`automation::manual`), the index actions (`rebuild_index`, and `clean_index` /
 ///   `check_rebuild_index` from retrieval alarms: the watch has no index policy) and
 ///   every action of a suspended plan (blast radius over the threshold) go to the review queue
@@ -28,9 +31,19 @@
 /// `memhealth recover` is not run on the watch's log (it would roll back what the agent wrote
 /// since); the open intents stay in the log as an unfinished run.
 ///
+/// **Review items that can no longer apply.** A pending item whose records changed in what it
+/// rests on (`review_fingerprint`: content, scope, times, status; not the weight, links,
+/// metadata or embedding that memhealth's own repairs write) or were retired since it was queued
+/// is closed as "obsolete" at the start of each run (`close_changed_review_items`); an action
+/// whose records this run's own repairs changed that way is not queued (planned again by the
+/// next poll). A failed action done in an earlier run (the agent wrote the fault back) reopens
+/// its approved review item for a person (`sqlite_state::queue_review`).
+///
 /// Every applied action's faults (the findings it addresses, `findings_addressed`) go to the
 /// findings history (`sqlite_state::note_repaired_faults`, under `history_scope`), so the watch's
-/// later runs measure whether they come back (store/run_history.hpp).
+/// later runs measure whether they come back (store/run_history.hpp); a queued item keeps its
+/// faults (`review_item::faults`), noted the same way when a person's approval, a resolution or
+/// the veto window applies it.
 ///
 /// Errors: `memhealth::error` from the log (io, busy, precondition for a log of another store),
 /// the state database and the store propagate; whatever committed before stays committed and
@@ -55,6 +68,7 @@
 #include "memhealth/repair/finding_identity.hpp"
 #include "memhealth/repair/plan_json.hpp"
 #include "memhealth/repair/planner.hpp"
+#include "memhealth/repair/store_identity.hpp"
 #include "memhealth/repair/wal_read.hpp"
 #include "memhealth/repair/wal_writer.hpp"
 #include "memhealth/store/memory_store.hpp"
@@ -115,6 +129,18 @@ struct watch_repair_result {
   std::string suspend_reason;  ///< why
   /// "type key: reason" of each failed action newly queued for review
   std::vector<std::string> failures;
+  /// "type key: reason" of each failed action whose review item already waits for a person
+  /// (queued by an earlier run, not changed): the run still says why it did not apply it
+  std::vector<std::string> failures_waiting;
+  /// actions skipped, or not queued for review, because this run's own earlier repairs changed
+  /// their records after the snapshot (planned again from the new content by a later poll)
+  std::size_t changed_by_repairs = 0;
+  /// pending review items closed as "obsolete" (their records changed or were retired since
+  /// they were queued: `close_changed_review_items`)
+  std::size_t closed = 0;
+  /// veto-window items that failed for another reason than changed records: no longer applied
+  /// by the window, they wait for a person (`sqlite_state::hold_review`)
+  std::size_t veto_held = 0;
 };
 
 namespace detail {
@@ -132,8 +158,14 @@ typename S::record_type whole_record(const S& store, std::size_t i) {
   }
 }
 
-/// Checksum of the current images of the records `ids` in `store` (a missing record counts as
-/// "-"), so a rejected review item is proposed again only when its records changed.
+/// Checksum of what a review item's decision rests on, over the records `ids` of `store`: per
+/// record its `record_decision_digest` (id, content, scope, created_at, updated_at) and its
+/// status (a missing record counts as "-"). The effective weight, links, metadata and the
+/// embedding are left out, as the executor's stale check leaves them out: memhealth's own
+/// repairs write them (a down-weight applied by the watch must not make a merge or a conflict
+/// over the same records look changed, nor reopen a rejection); a status change (a record
+/// archived by a later repair, or set active again by the agent) counts. So a rejected item is
+/// proposed again only when its records changed in what it was decided on.
 template <record_store S>
 std::string review_fingerprint(const S& store, const std::vector<std::string>& ids) {
   std::string all;
@@ -143,7 +175,13 @@ std::string review_fingerprint(const S& store, const std::vector<std::string>& i
       all += "-\n";
       continue;
     }
-    all += std::to_string(repair_image_checksum(encode_image(whole_record(store, *i)))) + "\n";
+    const auto& rec = store.record(*i);
+    all += std::to_string(record_decision_digest(rec));
+    if constexpr (status_record<typename S::record_type>) {
+      all += ' ';
+      all += field::status(rec);
+    }
+    all += "\n";
   }
   return std::to_string(repair_image_checksum(all));
 }
@@ -220,6 +258,38 @@ inline review_item to_review_item(const repair_action& a, std::string reason, ut
   return it;
 }
 
+/// The faults of `item` (`review_item::faults`, JSON [[finding_key, kind], ...]) as pairs;
+/// none when it is empty or does not parse (an item queued before the column).
+inline std::vector<std::pair<std::string, std::string>> review_item_faults(
+    const review_item& item) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const auto j = nlohmann::json::parse(item.faults, nullptr, false);
+  if (!j.is_array()) return out;
+  for (const auto& f : j)
+    if (f.is_array() && f.size() == 2 && f[0].is_string() && f[1].is_string())
+      out.emplace_back(f[0].get<std::string>(), f[1].get<std::string>());
+  return out;
+}
+
+/// Notes the faults of applied review item `item` as repaired (`note_repaired_faults` under
+/// `history_scope`, action key the item's), so repair success and uptime count a repair a
+/// person approved or resolved, or the veto window applied, like the watch's own.
+inline void note_item_faults(sqlite_state& state, const std::string& history_scope,
+                             const review_item& item, utc_time now) {
+  const auto faults = review_item_faults(item);
+  state.note_repaired_faults(history_scope, item.key, faults, now);
+}
+
+/// The faults `a` addresses among `findings` (`findings_addressed`), as `review_item::faults`
+/// JSON ([[finding_key, kind], ...]).
+inline std::string review_faults_json(const repair_action& a,
+                                      const std::vector<finding>& findings) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const std::size_t i : findings_addressed(a, findings))
+    j.push_back({finding_key(findings[i]), findings[i].kind});
+  return j.dump();
+}
+
 /// What applying one review item did (`approve_review_items`, the veto window).
 struct review_apply_outcome {
   std::string key;                                 ///< the item's key
@@ -276,9 +346,9 @@ std::vector<review_apply_outcome> apply_review_items(S& live, const std::vector<
   std::vector<review_apply_outcome> out;
   for (std::size_t k = 0; k < items.size(); ++k) {
     review_apply_outcome r{items[k].key, action_status::failed, 0, {}};
-    if (items[k].status == "superseded") {  // a newer proposal replaced it (queue_review)
-      r.reason = items[k].decision_note.empty() ? std::string("superseded by a newer proposal")
-                                                : items[k].decision_note;
+    if (items[k].status == "superseded" || items[k].status == "obsolete") {  // closed
+      r.reason =
+          items[k].decision_note.empty() ? "it is " + items[k].status : items[k].decision_note;
       out.push_back(std::move(r));
       continue;
     }
@@ -307,6 +377,8 @@ std::vector<review_apply_outcome> apply_review_items(S& live, const std::vector<
     if (oc.status == action_status::applied || oc.status == action_status::already_applied ||
         oc.status == action_status::noop)
       state.decide_review(r.key, "approved", reviewer, note, now_ms);
+    // an applied repair counts in repair success like the watch's own (the findings history)
+    if (oc.status == action_status::applied) note_item_faults(state, history_scope, items[k], now);
     out.push_back(std::move(r));
   }
   return out;
@@ -315,18 +387,66 @@ std::vector<review_apply_outcome> apply_review_items(S& live, const std::vector<
 }  // namespace detail
 
 /// The pending tier-2 items of `history_scope` in `state` whose veto window has passed at
-/// `now` (`review_item::apply_after_ms` in (0, now]), oldest first.
+/// `now` (`review_item::apply_after_ms` in (0, now]) and that no person decided before (status
+/// "pending", not a deferred item whose time came: a deferral ends pending for a person; not an
+/// item a person rejected, deferred or approved before and that was proposed again:
+/// `review_decided_by_person`), in the plan's order: by the action's priority, highest first
+/// (merges 200 before down-weights 100), then oldest first. Items whose action does not parse
+/// come last (applying them reports it).
 inline std::vector<review_item> review_items_past_veto(const sqlite_state& state,
                                                        const std::string& history_scope,
                                                        utc_time now) {
   const auto now_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
   const std::string prefix = history_scope.empty() ? std::string() : history_scope + '\x1f';
+  std::vector<std::pair<int, review_item>> due;
+  for (auto& it : state.review_items("pending", 0))
+    if (it.status == "pending" && it.apply_after_ms > 0 && it.apply_after_ms <= now_ms &&
+        it.key.starts_with(prefix) && !review_decided_by_person(it.decided_by)) {
+      int priority = -1;
+      try {
+        priority = detail::review_item_action(it).priority;
+      } catch (const error&) {
+      }
+      due.emplace_back(priority, std::move(it));
+    }
+  std::stable_sort(due.begin(), due.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
   std::vector<review_item> out;
-  for (auto& it : state.review_items("pending", now_ms))
-    if (it.apply_after_ms > 0 && it.apply_after_ms <= now_ms && it.key.starts_with(prefix))
-      out.push_back(std::move(it));
+  out.reserve(due.size());
+  for (auto& d : due) out.push_back(std::move(d.second));
   return out;
+}
+
+/// Closes the pending items of `history_scope` in `state` whose records changed in what they
+/// were decided on since they were queued (`review_fingerprint` of `live` differs from the
+/// item's; items without a fingerprint are left alone): status "obsolete" (`close_review`),
+/// note "its records changed or were retired since it was queued (by the agent or a repair):
+/// proposed again while its fault holds". Such an item can never be applied as queued (approving
+/// it fails); the watch queues the fault again from the records as they are, when it holds.
+/// @return the items closed.
+template <record_store S>
+std::size_t close_changed_review_items(const S& live, sqlite_state& state,
+                                       const std::string& history_scope, utc_time now) {
+  const auto now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  const std::string prefix = history_scope.empty() ? std::string() : history_scope + '\x1f';
+  std::size_t closed = 0;
+  for (const auto& it : state.review_items("pending", 0)) {
+    if (it.fingerprint.empty() || !it.key.starts_with(prefix)) continue;
+    std::vector<std::string> targets;
+    if (const auto t = nlohmann::json::parse(it.targets, nullptr, false); t.is_array())
+      for (const auto& x : t)
+        if (x.is_string()) targets.push_back(x.get<std::string>());
+    if (detail::review_fingerprint(live, targets) == it.fingerprint) continue;
+    closed += state.close_review(it.key, "obsolete",
+                                 "its records changed or were retired since it was queued (by "
+                                 "the agent or a repair): proposed again while its fault holds",
+                                 now_ms)
+                  ? 1
+                  : 0;
+  }
+  return closed;
 }
 
 /// Plans repairs for `findings` over `snapshot` (the poll's copy of the store) and carries them
@@ -353,21 +473,40 @@ watch_repair_result repair_watch_findings(const memory_store<>& snapshot,
   static_assert(std::is_same_v<typename S::record_type, memory_record>,
                 "repair_watch_findings: the live store's records must be memory_record");
   watch_repair_result res;
+  const auto now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
   // first the tier-2 items whose veto window passed without a veto (a person rejects or defers
-  // one to stop it)
+  // one to stop it), in the plan's order (merges before down-weights)
+  std::set<std::string, std::less<>> touched;  // records this run's repairs changed
   if (auto due = review_items_past_veto(state, o.history_scope, now); !due.empty()) {
     apply_options vo;
     vo.batch_size = 1;
-    for (const auto& out :
-         detail::apply_review_items(live, due, wal, state, o.history_scope, "veto-window",
-                                    "no veto within the window", now, vo)) {
+    const auto outs =
+        detail::apply_review_items(live, due, wal, state, o.history_scope, "veto-window",
+                                   "no veto within the window", now, vo);
+    for (std::size_t k = 0; k < outs.size(); ++k) {
+      const auto& out = outs[k];
       const bool ok = out.status == action_status::applied ||
                       out.status == action_status::already_applied ||
                       out.status == action_status::noop;
       ++(ok ? res.veto_applied : res.veto_failed);
       res.records_changed += out.records_changed;
+      if (out.records_changed > 0)
+        for (const auto& id : detail::review_item_action(due[k]).targets) touched.insert(id);
+      // failed for another reason than its records (those are closed just below): a person
+      // decides, the window does not try it again at every poll
+      if (!ok && out.status == action_status::failed &&
+          !out.reason.starts_with("its records changed since it was queued") &&
+          state.hold_review(
+              out.key,
+              "not applied when its veto window passed (" + out.reason + "): a person decides",
+              now_ms))
+        ++res.veto_held;
     }
   }
+  // pending items whose records changed or were retired since (by the agent, the veto window or
+  // an earlier repair) can never be applied as queued: closed, proposed again while they hold
+  res.closed += close_changed_review_items(live, state, o.history_scope, now);
   if (findings.empty()) return res;
   report r;
   r.findings = std::move(findings);
@@ -385,38 +524,76 @@ watch_repair_result repair_watch_findings(const memory_store<>& snapshot,
   const auto scoped = [&](const std::string& key) {
     return sqlite_repair_history::scoped(o.history_scope, key);
   };
-  const auto queue = [&](const repair_action& a, std::string reason,
-                         std::int64_t apply_after_ms = 0) {
+  const auto queue = [&](const repair_action& a, std::string reason, std::int64_t apply_after_ms,
+                         bool fault_came_back) {
     auto item = detail::to_review_item(a, std::move(reason), now);
     item.key = scoped(item.key);
     item.apply_after_ms = apply_after_ms;
     item.fingerprint = detail::review_fingerprint(snapshot, a.targets);
-    res.queued += state.queue_review(item) ? 1 : 0;
+    item.faults = detail::review_faults_json(a, r.findings);
+    res.queued += state.queue_review(item, fault_came_back) ? 1 : 0;
+  };
+  // review items are queued after the run's own repairs: one whose records those changed (in
+  // what `review_fingerprint` covers) was planned on content that is gone (it could never apply)
+  // and is planned again by a later poll
+  struct to_queue {
+    const repair_action* a;
+    std::string reason;
+    std::int64_t apply_after_ms;
+  };
+  std::vector<to_queue> later;
+  const auto enqueue = [&](const repair_action& a, std::string reason,
+                           std::int64_t apply_after_ms = 0) {
+    later.push_back({&a, std::move(reason), apply_after_ms});
+  };
+  const auto touches = [&](const repair_action& a) {
+    return std::any_of(a.targets.begin(), a.targets.end(),
+                       [&](const std::string& id) { return touched.contains(id); });
+  };
+  const auto queue_later = [&] {
+    for (auto& q : later) {
+      // changed by this run in what the item rests on (not only a weight): it could never be
+      // applied as queued
+      if (touches(*q.a) && detail::review_fingerprint(live, q.a->targets) !=
+                               detail::review_fingerprint(snapshot, q.a->targets)) {
+        ++res.changed_by_repairs;
+        continue;
+      }
+      queue(*q.a, std::move(q.reason), q.apply_after_ms, false);
+    }
   };
   std::vector<repair_action> run;
   for (auto& a : plan.actions) {
     if (plan.suspended) {
-      queue(a, "plan suspended: " + plan.suspend_reason);
+      enqueue(a, "plan suspended: " + plan.suspend_reason);
     } else if (is_index_action(a.type)) {
-      queue(a, a.type == action_types::rebuild_index
-                   ? "index rebuild: the watch has no index policy"
-                   : a.type + ": the watch has no index policy (memhealth apply --index runs it)");
+      enqueue(a,
+              a.type == action_types::rebuild_index
+                  ? "index rebuild: the watch has no index policy"
+                  : a.type + ": the watch has no index policy (memhealth apply --index runs it)");
     } else if (a.automation == automation::manual) {
-      queue(a, "tier 3: a person decides");
+      const bool critical =
+          std::any_of(a.reasons.begin(), a.reasons.end(),
+                      [](const std::string& why) { return why.starts_with("critical:"); });
+      enqueue(a, critical ? "tier 3, critical: a person decides, before the other reviews"
+                          : "tier 3: a person decides");
     } else if (a.automation == automation::confirm && !o.tier2_apply.contains(a.type) &&
                o.tier2_veto_window.count() > 0) {
       const auto at = now + o.tier2_veto_window;
-      queue(a,
-            "tier 2: applied at " + format_timestamp(timestamp{at, 0}) +
-                " unless vetoed (memhealth review reject) ([repair] tier2_veto_window)",
-            std::chrono::duration_cast<std::chrono::milliseconds>(at.time_since_epoch()).count());
+      enqueue(a,
+              "tier 2: applied at " + format_timestamp(timestamp{at, 0}) +
+                  " unless vetoed (memhealth review reject) ([repair] tier2_veto_window)",
+              std::chrono::duration_cast<std::chrono::milliseconds>(at.time_since_epoch()).count());
     } else if (a.automation == automation::confirm && !o.tier2_apply.contains(a.type)) {
-      queue(a, "tier 2: no rule applies " + a.type + " at once ([repair] tier2_apply)");
+      enqueue(a, "tier 2: no rule applies " + a.type + " at once ([repair] tier2_apply)");
     } else {
       run.push_back(std::move(a));
     }
   }
-  if (run.empty()) return res;
+  if (run.empty()) {
+    queue_later();
+    return res;
+  }
   detail::watch_history history(state, o.retry_limit + 1, o.history_scope);
   apply_options ao;
   ao.approve_tier2 = true;  // only the tier-2 types named by the rule are in `run`
@@ -444,7 +621,7 @@ watch_repair_result repair_watch_findings(const memory_store<>& snapshot,
       break;
     }
     if (!detail::same_as_snapshot(snapshot, live, a.targets)) {
-      ++res.changed_meanwhile;
+      ++(touches(a) ? res.changed_by_repairs : res.changed_meanwhile);
       continue;
     }
     repair_plan one;
@@ -459,6 +636,8 @@ watch_repair_result repair_watch_findings(const memory_store<>& snapshot,
           res.records_changed += oc.records_changed;
           used += oc.records_changed;
           note_faults(a);
+          for (const auto& e : a.edits) touched.insert(e.record_id);
+          touched.insert(a.targets.begin(), a.targets.end());
           break;
         case action_status::already_applied:
         case action_status::noop:
@@ -470,18 +649,21 @@ watch_repair_result repair_watch_findings(const memory_store<>& snapshot,
         case action_status::unapproved:  // not expected: only approved actions are in `run`
         case action_status::failed:
           if (detail::concurrent_change(oc.reason)) {
-            ++res.changed_meanwhile;
+            ++(touches(a) ? res.changed_by_repairs : res.changed_meanwhile);
             break;
           }
           ++res.failed;
           const std::size_t before = res.queued;
-          queue(a, "failed: " + oc.reason);
-          if (res.queued > before)  // a failure already queued by an earlier run is not repeated
-            res.failures.push_back(a.type + " " + a.idempotency_key + ": " + oc.reason);
+          // done before and failed now: the fault came back after the repair (the agent wrote
+          // it back): an approved item of it is reopened for a person
+          queue(a, "failed: " + oc.reason, 0, oc.reason.starts_with("done in an earlier run"));
+          (res.queued > before ? res.failures : res.failures_waiting)
+              .push_back(a.type + " " + a.idempotency_key + ": " + oc.reason);
           break;
       }
     }
   }
+  queue_later();
   return res;
 }
 

@@ -26,10 +26,12 @@
 ///   writable open, so databases created before it get it; a read-only database without it has
 ///   no replaced images.
 /// - `review_items(action_key PRIMARY KEY, type, tier, targets, action, reason, queued_ms,
-///   status, fingerprint, decided_by, decided_ms, decision_note, defer_until_ms, apply_after_ms)`:
+///   status, fingerprint, decided_by, decided_ms, decision_note, defer_until_ms, apply_after_ms,
+///   faults)`:
 ///   the review queue, repairs a person decides (`memhealth watch` queues tier-3 actions, tier-2
 ///   ones no rule applies and failed ones; `memhealth review` works it); added to version 1 the
-///   same way (`apply_after_ms`, the veto window, by ALTER TABLE on a writable open; index
+///   same way (`apply_after_ms`, the veto window, and `faults`, by ALTER TABLE on a writable
+///   open; index
 ///   `review_items_proposal(type, fingerprint)` the same way).
 /// - `migrations(id INTEGER PRIMARY KEY, to_version, from_versions, embedder, started_ms,
 ///   retention_days, status, batches, gate_ms, gate_passed, gate_batches, gate_summary,
@@ -56,6 +58,7 @@
 /// or a state database of another schema version), naming the path. Link SQLite (CMake:
 /// `memhealth::sqlite`).
 
+#include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -136,7 +139,8 @@ struct review_item {
   std::string reason;       ///< why it waits for a person (tier 3, tier 2 not applied by rule, ...)
   std::int64_t queued_ms = 0;  ///< when it was (last) queued (UTC ms since epoch)
   /// "pending", "approved" (applied), "rejected", "deferred" (until `defer_until_ms`) or
-  /// "superseded" (a newer proposal for the same records replaced it: `queue_review`)
+  /// "superseded" (a newer proposal for the same records replaced it: `queue_review`) or
+  /// "obsolete" (its records changed or were retired since it was queued: `close_review`)
   std::string status = "pending";
   std::string fingerprint;      ///< checksum of its records' images when queued (see queue_review)
   std::string decided_by;       ///< reviewer of the last decision ("" = none)
@@ -146,7 +150,18 @@ struct review_item {
   /// Tier 2 under a veto window (`watch_repair_options::tier2_veto_window`): applied by the
   /// watch from then (UTC ms) unless a person rejected it; 0 = only a person applies it.
   std::int64_t apply_after_ms = 0;
+  /// The faults the action addresses, a JSON array of [finding_key, kind] pairs ("" = not
+  /// known: an item queued before the column); noted as repaired faults (the findings history)
+  /// when the item is applied, and a fault not listed here reopens an approved item
+  /// (`queue_review`).
+  std::string faults;
 };
+
+/// True when `who` (a review item's `decided_by`) names a person, not memhealth itself ("",
+/// "memhealth", "veto-window").
+inline bool review_decided_by_person(std::string_view who) noexcept {
+  return !who.empty() && who != "memhealth" && who != "veto-window";
+}
 
 /// The state database (see the file comment). Move-only; one connection.
 class sqlite_state {
@@ -710,50 +725,150 @@ class sqlite_state {
 
   // ------------------------------------------------------------------ review queue
 
-  /// Queues `item` for a person. An item with the same key is not queued twice: it is left as it
-  /// is while its records are the same (`fingerprint`); when they changed, a pending item takes
-  /// the new fingerprint and action, and a rejected one is proposed again (pending, the old
-  /// decision kept in `decision_note`); approved and deferred items are left alone.
-  /// The same proposal under another key is not queued either: while an item of the same store
-  /// scope (the key's part before its last '\x1f'), type and targets over the same records (a
-  /// non-empty, equal `fingerprint`) is pending, rejected or deferred, `item` is not added (an
-  /// action whose key depends on the clock, such as a down-weight's weight, would otherwise come
-  /// back under a new key at every run: a rejection or a deferral would not hold, and the queue
-  /// would grow by one item per run).
-  /// When `item` is added or updated, every other *pending* item of the same store scope, type
-  /// and targets whose `fingerprint` differs (both non-empty: its records changed since it was
-  /// queued) is marked "superseded" (`supersede_reviews`): kept with its decision note
-  /// "superseded by KEY: its records changed since it was queued", `decided_by` "memhealth",
-  /// `decided_ms` the new item's `queued_ms`; a person's decision (rejected, deferred, approved)
-  /// is left alone. @return true when the item was added or updated.
+  /// Queues `item` for a person. An item with the same key is not queued twice; when one exists:
+  /// - pending or "obsolete" (closed by `close_review`): left as it is while its records are the
+  ///   same (`fingerprint`); when they changed it takes the new fingerprint, action, reason and
+  ///   faults (an obsolete one is pending again, its old note kept: "obsolete by WHO (NOTE),
+  ///   proposed again: its records changed");
+  /// - rejected: proposed again (pending) only when its records changed, the old decision kept
+  ///   in `decision_note` ("rejected by WHO (NOTE), proposed again: its records changed");
+  /// - approved: reopened (pending, "approved by WHO (NOTE), proposed again: REASON") when
+  ///   `fault_came_back` (the watch's action failed as done in an earlier run: the agent wrote
+  ///   the fault back) or `item.faults` lists a fault the approved item's did not (a new fault
+  ///   over the same action, e.g. a new scope-leak window);
+  /// - deferred or superseded: left alone.
+  /// An item a person decided before (`review_decided_by_person(decided_by)`: rejected,
+  /// approved, or a deferral) that is proposed again waits for a person: its `apply_after_ms`
+  /// is 0 (no veto window), and `decided_by` stays who decided. So does a new item of the same
+  /// store scope, type and targets (in any order) as one a person rejected or deferred under
+  /// another key (the latest such; `decided_by` that person, note "STATUS by WHO (NOTE) as ID,
+  /// proposed again: its records changed"). The same proposal under another key is not queued
+  /// either: while an item of the same store scope (the key's part before its last '\x1f'), type
+  /// and targets over the same records (a non-empty, equal `fingerprint`) is pending, rejected or
+  /// deferred, `item` is not added (an action whose key depends on the clock, such as a
+  /// down-weight's weight, would otherwise come back under a new key at every run: a rejection or a
+  /// deferral would not hold, and the queue would grow by one item per run). When `item` is added
+  /// or updated, every other *pending* item of the same store scope, type and targets whose
+  /// `fingerprint` differs (both non-empty: its records changed since it was queued) is marked
+  /// "superseded" (`supersede_reviews`): kept with its decision note "superseded by KEY: its
+  /// records changed since it was queued", `decided_by` "memhealth", `decided_ms` the new item's
+  /// `queued_ms`; a person's decision (rejected, deferred, approved) is left alone. @return true
+  /// when the item was added, updated or reopened.
   /// @throws error(io/busy) on a write failure.
-  bool queue_review(const review_item& item) {
-    if (!item.fingerprint.empty() && !review(item.key) && same_proposal_waiting(item)) return false;
+  bool queue_review(const review_item& item, bool fault_came_back = false) {
+    const auto old = review(item.key);
+    if (!old) {
+      if (!item.fingerprint.empty() && same_proposal_waiting(item)) return false;
+      // a person rejected or deferred this proposal under another key (a down-weight's key
+      // follows the clock): the new one waits for a person too, that decision noted
+      std::string who, note;
+      std::int64_t apply_after = item.apply_after_ms;
+      if (const auto earlier = person_decided_proposal(item)) {
+        who = earlier->decided_by;
+        const auto p = earlier->key.rfind('\x1f');
+        note = earlier->status + " by " + who + " (" + earlier->decision_note + ") as " +
+               (p == std::string::npos ? earlier->key : earlier->key.substr(p + 1)) +
+               ", proposed again: its records changed";
+        apply_after = 0;
+      }
+      auto st = prepare(
+          "INSERT INTO review_items(action_key, type, tier, targets, action, reason, queued_ms, "
+          "status, fingerprint, decided_by, decided_ms, decision_note, defer_until_ms, "
+          "apply_after_ms, faults) "
+          "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, ?11, 0, ?12, 0, ?9, ?10)");
+      bind(st.get(), 1, item.key);
+      bind(st.get(), 2, item.type);
+      sqlite3_bind_int(st.get(), 3, item.tier);
+      bind(st.get(), 4, item.targets);
+      bind(st.get(), 5, item.action_json);
+      bind(st.get(), 6, item.reason);
+      sqlite3_bind_int64(st.get(), 7, item.queued_ms);
+      bind(st.get(), 8, item.fingerprint);
+      sqlite3_bind_int64(st.get(), 9, apply_after);
+      bind(st.get(), 10, item.faults);
+      bind(st.get(), 11, who);
+      bind(st.get(), 12, note);
+      done(st.get(), "cannot write the review queue");
+      (void)supersede_reviews(item);
+      return true;
+    }
+    const bool changed = old->fingerprint != item.fingerprint;
+    std::string note = old->decision_note;
+    const auto trail = [&](std::string_view why) {
+      note = old->status + " by " + (old->decided_by.empty() ? "memhealth" : old->decided_by) +
+             " (" + old->decision_note + "), proposed again: " + std::string(why);
+    };
+    if (old->status == "pending") {
+      if (!changed) return false;
+    } else if (old->status == "rejected" || old->status == "obsolete") {
+      if (!changed) return false;
+      trail("its records changed");
+    } else if (old->status == "approved") {
+      std::string fresh;  // a fault the approved item did not address
+      if (!fault_came_back) fresh = new_fault(old->faults, item.faults);
+      if (!fault_came_back && fresh.empty()) return false;
+      trail(fault_came_back ? "the fault came back after it was applied"
+                            : "a new fault (" + fresh + ")");
+    } else {
+      return false;  // deferred (a person's time), superseded
+    }
     auto st = prepare(
-        "INSERT INTO review_items(action_key, type, tier, targets, action, reason, queued_ms, "
-        "status, fingerprint, decided_by, decided_ms, decision_note, defer_until_ms, "
-        "apply_after_ms) "
-        "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, '', 0, '', 0, ?9) "
-        "ON CONFLICT(action_key) DO UPDATE SET reason=excluded.reason, "
-        "queued_ms=excluded.queued_ms, fingerprint=excluded.fingerprint, action=excluded.action, "
-        "apply_after_ms=excluded.apply_after_ms, "
-        "decision_note=CASE WHEN status='rejected' THEN 'rejected by ' || decided_by || ' (' || "
-        "decision_note || '), proposed again: its records changed' ELSE decision_note END, "
-        "status='pending' "
-        "WHERE status IN ('pending', 'rejected') AND fingerprint <> excluded.fingerprint");
+        "UPDATE review_items SET reason=?2, queued_ms=?3, fingerprint=?4, action=?5, "
+        "apply_after_ms=?6, decision_note=?7, status='pending', faults=?8 WHERE action_key=?1");
     bind(st.get(), 1, item.key);
-    bind(st.get(), 2, item.type);
-    sqlite3_bind_int(st.get(), 3, item.tier);
-    bind(st.get(), 4, item.targets);
+    bind(st.get(), 2, item.reason);
+    sqlite3_bind_int64(st.get(), 3, item.queued_ms);
+    bind(st.get(), 4, item.fingerprint);
     bind(st.get(), 5, item.action_json);
-    bind(st.get(), 6, item.reason);
-    sqlite3_bind_int64(st.get(), 7, item.queued_ms);
-    bind(st.get(), 8, item.fingerprint);
-    sqlite3_bind_int64(st.get(), 9, item.apply_after_ms);
+    sqlite3_bind_int64(st.get(), 6,
+                       review_decided_by_person(old->decided_by) ? 0 : item.apply_after_ms);
+    bind(st.get(), 7, note);
+    bind(st.get(), 8, item.faults.empty() ? old->faults : item.faults);
     done(st.get(), "cannot write the review queue");
-    const bool changed = sqlite3_changes(db_.get()) > 0;
-    if (changed) (void)supersede_reviews(item);
-    return changed;
+    (void)supersede_reviews(item);
+    return true;
+  }
+  /// Closes pending item `key` that can no longer be applied as queued (its records changed or
+  /// were retired since): status `status` ("obsolete" or "superseded"), `note` ahead of the old
+  /// decision note (kept: "NOTE; earlier: OLD"), at `now_ms`; `decided_by` stays a person's
+  /// name when one decided it before, else "memhealth". Nothing is deleted; the watch proposes
+  /// it again (`queue_review`) while its fault holds. @return false when `key` is not pending.
+  /// @throws error(invalid_argument) for another status; error(io/busy) on a write failure.
+  bool close_review(std::string_view key, std::string_view status, std::string_view note,
+                    std::int64_t now_ms) {
+    if (status != "obsolete" && status != "superseded")
+      throw error(error_code::invalid_argument,
+                  "close_review: status must be obsolete or superseded");
+    auto st = prepare(
+        "UPDATE review_items SET status=?2, decided_ms=?4, "
+        "decided_by=CASE WHEN decided_by IN ('', 'memhealth', 'veto-window') THEN 'memhealth' "
+        "ELSE decided_by END, "
+        "decision_note=CASE WHEN decision_note='' THEN ?3 ELSE ?3 || '; earlier: ' || "
+        "decision_note END WHERE action_key=?1 AND status='pending'");
+    bind(st.get(), 1, key);
+    bind(st.get(), 2, status);
+    bind(st.get(), 3, note);
+    sqlite3_bind_int64(st.get(), 4, now_ms);
+    done(st.get(), "cannot write the review queue");
+    return sqlite3_changes(db_.get()) > 0;
+  }
+  /// Takes pending item `key` out of its veto window: `apply_after_ms` 0 (only a person applies
+  /// it now), `note` ahead of the old decision note ("NOTE; earlier: OLD"), `decided_by`
+  /// "veto-window" unless a person decided it before, at `now_ms`; its status stays pending.
+  /// @return false when `key` is not a pending item under a veto window.
+  /// @throws error(io/busy) on a write failure.
+  bool hold_review(std::string_view key, std::string_view note, std::int64_t now_ms) {
+    auto st = prepare(
+        "UPDATE review_items SET apply_after_ms=0, decided_ms=?3, "
+        "decided_by=CASE WHEN decided_by IN ('', 'memhealth', 'veto-window') THEN 'veto-window' "
+        "ELSE decided_by END, "
+        "decision_note=CASE WHEN decision_note='' THEN ?2 ELSE ?2 || '; earlier: ' || "
+        "decision_note END WHERE action_key=?1 AND status='pending' AND apply_after_ms > 0");
+    bind(st.get(), 1, key);
+    bind(st.get(), 2, note);
+    sqlite3_bind_int64(st.get(), 3, now_ms);
+    done(st.get(), "cannot write the review queue");
+    return sqlite3_changes(db_.get()) > 0;
   }
   /// Marks "superseded" the pending items of `item`'s store scope (the key's part before its
   /// last '\x1f'), type and targets, under another key, whose non-empty `fingerprint` differs
@@ -817,9 +932,11 @@ class sqlite_state {
     return review_row(st.get());
   }
   /// Records a person's decision on item `key`: `status` "approved", "rejected", "deferred" (then
-  /// pending again from `defer_until_ms`) or "pending" (a decision undone), by `reviewer`, for
-  /// `note`, at `now_ms`. @throws error(not_found) for an unknown key; error(invalid_argument) for
-  /// another status or an empty reviewer; error(io/busy) on a write failure.
+  /// pending again from `defer_until_ms`, for a person: the veto window never applies it) or
+  /// "pending" (a decision undone), by `reviewer`, for `note`, at `now_ms`. An earlier decision
+  /// is kept in the note: "NOTE; earlier: STATUS by WHO (OLD NOTE)". @throws error(not_found) for
+  /// an unknown key; error(invalid_argument) for another status or an empty reviewer;
+  /// error(io/busy) on a write failure.
   void decide_review(std::string_view key, std::string_view status, std::string_view reviewer,
                      std::string_view note, std::int64_t now_ms, std::int64_t defer_until_ms = 0) {
     if (status != "approved" && status != "rejected" && status != "deferred" && status != "pending")
@@ -827,9 +944,12 @@ class sqlite_state {
                   "decide_review: status must be approved, rejected, deferred or pending");
     if (reviewer.empty())
       throw error(error_code::invalid_argument, "decide_review: a reviewer name is required");
+    // the earlier decision stays in the note (an audit trail: who rejected or deferred, and why)
     auto st = prepare(
-        "UPDATE review_items SET status=?2, decided_by=?3, decision_note=?4, decided_ms=?5, "
-        "defer_until_ms=?6 WHERE action_key=?1");
+        "UPDATE review_items SET status=?2, decided_by=?3, "
+        "decision_note=CASE WHEN decided_by='' OR decision_note='' THEN ?4 ELSE ?4 || "
+        "'; earlier: ' || status || ' by ' || decided_by || ' (' || decision_note || ')' END, "
+        "decided_ms=?5, defer_until_ms=?6 WHERE action_key=?1");
     bind(st.get(), 1, key);
     bind(st.get(), 2, status);
     bind(st.get(), 3, reviewer);
@@ -859,6 +979,48 @@ class sqlite_state {
     return p == std::string_view::npos ? std::string_view{} : key.substr(0, p);
   }
 
+  // The first fault of `now` (a JSON array of [finding_key, kind]) not in `before` (""
+  // when none, or when either does not parse: an item queued before the column knows none).
+  static std::string new_fault(const std::string& before, const std::string& now) {
+    const auto b = nlohmann::json::parse(before, nullptr, false);
+    const auto n = nlohmann::json::parse(now, nullptr, false);
+    if (!b.is_array() || !n.is_array()) return {};
+    for (const auto& f : n)
+      if (std::find(b.begin(), b.end(), f) == b.end())
+        return f.is_array() && !f.empty() && f[0].is_string() ? f[0].get<std::string>() : f.dump();
+    return {};
+  }
+
+  // The latest item of `item`'s key scope, type and targets (in any order) under another key
+  // that a person rejected or deferred (nullopt: none).
+  std::optional<review_item> person_decided_proposal(const review_item& item) const {
+    if (!has_reviews_) return std::nullopt;
+    // the targets as a set: a merge's primary (its first target) may change with the records
+    const auto target_set = [](const std::string& json) {
+      std::vector<std::string> ids;
+      const auto j = nlohmann::json::parse(json, nullptr, false);
+      if (j.is_array())
+        for (const auto& x : j)
+          if (x.is_string()) ids.push_back(x.get<std::string>());
+      std::sort(ids.begin(), ids.end());
+      return ids;
+    };
+    const auto mine = target_set(item.targets);
+    auto st = prepare(std::string(review_select) +
+                      "WHERE type = ?1 AND action_key <> ?2 AND status IN "
+                      "('rejected', 'deferred') ORDER BY decided_ms DESC");
+    bind(st.get(), 1, item.type);
+    bind(st.get(), 2, item.key);
+    const auto scope = review_key_scope(item.key);
+    while (step(st.get()) == SQLITE_ROW) {
+      auto r = review_row(st.get());
+      if (review_key_scope(r.key) == scope && review_decided_by_person(r.decided_by) &&
+          target_set(r.targets) == mine)
+        return r;
+    }
+    return std::nullopt;
+  }
+
   // True when an item of `item`'s key scope, type, targets and fingerprint is pending, rejected
   // or deferred under another key (see queue_review).
   bool same_proposal_waiting(const review_item& item) const {
@@ -881,7 +1043,8 @@ class sqlite_state {
   // The columns `review_row` reads, in its order.
   static constexpr const char* review_select =
       "SELECT action_key, type, tier, targets, action, reason, queued_ms, status, fingerprint, "
-      "decided_by, decided_ms, decision_note, defer_until_ms, apply_after_ms FROM review_items ";
+      "decided_by, decided_ms, decision_note, defer_until_ms, apply_after_ms, faults "
+      "FROM review_items ";
 
   static review_item review_row(sqlite3_stmt* st) {
     using detail::sqlite::column_text;
@@ -900,6 +1063,7 @@ class sqlite_state {
     r.decision_note = column_text(st, 11);
     r.defer_until_ms = sqlite3_column_int64(st, 12);
     r.apply_after_ms = sqlite3_column_int64(st, 13);
+    r.faults = column_text(st, 14);
     return r;
   }
 
@@ -989,7 +1153,8 @@ class sqlite_state {
           " action TEXT NOT NULL, reason TEXT NOT NULL, queued_ms INTEGER NOT NULL,"
           " status TEXT NOT NULL, fingerprint TEXT NOT NULL, decided_by TEXT NOT NULL,"
           " decided_ms INTEGER NOT NULL, decision_note TEXT NOT NULL,"
-          " defer_until_ms INTEGER NOT NULL, apply_after_ms INTEGER NOT NULL DEFAULT 0)",
+          " defer_until_ms INTEGER NOT NULL, apply_after_ms INTEGER NOT NULL DEFAULT 0,"
+          " faults TEXT NOT NULL DEFAULT '')",
           "cannot create the review queue table");
     // the same proposal under another key (queue_review) is looked up by type and fingerprint
     if (!read_only)
@@ -1004,6 +1169,15 @@ class sqlite_state {
             .empty())
       exec("ALTER TABLE review_items ADD COLUMN apply_after_ms INTEGER NOT NULL DEFAULT 0",
            "cannot add the veto window column to the review queue");
+    // Added within version 1: the faults a review item's action addresses.
+    if (!read_only &&
+        detail::sqlite::query_text(db_.get(),
+                                   "SELECT name FROM pragma_table_info('review_items') WHERE "
+                                   "name='faults'",
+                                   path_, "cannot read the schema")
+            .empty())
+      exec("ALTER TABLE review_items ADD COLUMN faults TEXT NOT NULL DEFAULT ''",
+           "cannot add the faults column to the review queue");
     // Added within version 1 (databases created before them get them here): migrations.
     if (!read_only)
       exec(
