@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cstddef>
@@ -172,7 +173,10 @@ class table_access {
   [[nodiscard]] const std::string& scope_expression() const noexcept { return scope_sql_; }
 
   // select_all() restricted to the rows whose scope is one of `scopes` (texts quoted as SQL
-  // literals over `c`). @throws error(precondition) when scope_expression() is empty.
+  // literals over `c`). The condition names the scope's place without COALESCE (`place =
+  // ANY(...)`, `OR place IS NULL` when "" is one of them: the same rows), so an index on the
+  // scope column (memhealth's schema has one) selects them instead of a scan of the whole table
+  // per job. @throws error(precondition) when scope_expression() is empty.
   [[nodiscard]] std::string select_scopes(PGconn* c, const std::vector<std::string>& scopes) const {
     if (scope_sql_.empty())
       throw error(error_code::precondition,
@@ -182,8 +186,10 @@ class table_access {
     std::string list = "ARRAY[";
     for (std::size_t k = 0; k < scopes.size(); ++k) list += (k ? ", " : "") + literal(c, scopes[k]);
     list += "]::text[]";
-    return "SELECT " + cols_ + " FROM " + from_ + " WHERE " + scope_sql_ + " = ANY(" + list +
-           ") ORDER BY " + order_;
+    const bool none = std::find(scopes.begin(), scopes.end(), std::string()) != scopes.end();
+    return "SELECT " + cols_ + " FROM " + from_ + " WHERE (" + scope_place_ + " = ANY(" + list +
+           ")" + (none ? " OR " + scope_place_ + " IS NULL" : std::string()) + ") ORDER BY " +
+           order_;
   }
 
   // One pass over the table's rows, grouped: (scope text, or NULL when scope_expression() is
@@ -199,7 +205,11 @@ class table_access {
   // The canonical record JSON (one line, no embedding) of row `row` of a result of one of the
   // selects, and its vector (empty when NULL). @throws error(parse) for a vector that is not a
   // one-dimensional numeric array, a rest or record value that is not a JSON object.
-  std::string row_json(const PGresult* r, int row, std::vector<float>& vec) const {
+  // `check_record` false (memhealth's schema only): the record column is only checked to be on
+  // one line and to begin as an object, not parsed; the caller parses it anyway (parse_jsonl)
+  // and calls again with true for a row that did not become a record, to throw the exact error.
+  std::string row_json(const PGresult* r, int row, std::vector<float>& vec,
+                       bool check_record = true) const {
     int col = static_cast<int>(m_.key.size());
     nlohmann::json j = nlohmann::json::object();
     const std::string at = where_ + ": row " + row_label(r, row);
@@ -218,8 +228,10 @@ class table_access {
     }
     if (!m_.record_column.empty()) {  // own schema: the canonical JSON itself (lossless)
       std::string text = cell(r, row, col++);
-      const auto v = nlohmann::json::parse(text, nullptr, false);
-      if (!v.is_object() || text.find('\n') != std::string::npos)
+      const std::size_t first = text.find_first_not_of(" \t\r");
+      const bool object = check_record ? nlohmann::json::parse(text, nullptr, false).is_object()
+                                       : first != std::string::npos && text[first] == '{';
+      if (!object || text.find('\n') != std::string::npos)
         throw error(error_code::parse,
                     at + ": column '" + m_.record_column + "' is not one JSON object on one line");
       read_vector(r, row, col, vec, at);
@@ -591,16 +603,17 @@ class table_access {
     // the scope as a record read from the row holds it: the text of a JSON string (to_jsonb of a
     // column, as row_json reads it), "" for NULL or a missing key
     if (!m_.record_column.empty()) {
-      scope_sql_ = "COALESCE(t." + q("scope") + ", '')";
+      scope_place_ = "t." + q("scope");
     } else if (auto it = m_.fields.find("scope"); it != m_.fields.end()) {
       const pg_source& s = it->second;
       std::string arr = "ARRAY[";
       for (std::size_t k = 0; k < s.path.size(); ++k)
         arr += (k ? ", " : "") + literal(c, s.path[k]);
       arr += "]::text[]";
-      scope_sql_ = s.path.empty() ? "COALESCE(to_jsonb(t." + q(s.column) + ") #>> '{}', '')"
-                                  : "COALESCE(t." + q(s.column) + " #>> " + arr + ", '')";
+      scope_place_ = s.path.empty() ? "(to_jsonb(t." + q(s.column) + ") #>> '{}')"
+                                    : "(t." + q(s.column) + " #>> " + arr + ")";
     }
+    if (!scope_place_.empty()) scope_sql_ = "COALESCE(" + scope_place_ + ", '')";
     std::string where;
     for (std::size_t k = 0; k < m_.key.size(); ++k)
       where += (k ? " AND t." : "t.") + q(m_.key[k]) + " = CAST($" + std::to_string(k + 1) +
@@ -623,6 +636,7 @@ class table_access {
   column_info vector_type_;
   std::string select_all_, select_one_;
   std::string cols_, from_, order_, scope_sql_;  // parts of select_all_; the scope expression
+  std::string scope_place_;  // the scope's text without COALESCE (NULL when absent); "" = none
   std::string vector_sql_;  // the vector column as the selects name it ("" = none)
 };
 
