@@ -30,8 +30,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "memhealth/detect/default_pipeline.hpp"
@@ -44,10 +47,6 @@
 #include <libpq-fe.h>
 #include <sys/resource.h>
 #include <unistd.h>
-
-#include <fstream>
-#include <sstream>
-#include <thread>
 
 namespace {
 

@@ -16,7 +16,12 @@
 /// are real[], double precision[] or pgvector, the role may SELECT them and, unless read-only,
 /// UPDATE the written ones) before anything is read, then reads the table in key order through
 /// a server-side cursor (`DECLARE ... NO SCROLL CURSOR`, `FETCH fetch_rows`) in one
-/// REPEATABLE READ transaction, so libpq never holds more than one batch of rows. The decoded
+/// REPEATABLE READ transaction, so libpq never holds more than one batch of rows; the rows come
+/// in binary format (the vector as floats, not as text the server formats and the client parses
+/// again; every other column is text). memhealth's own `record` column is parsed once (by the
+/// JSONL reader). A read of some scopes (`pg_store_options::scopes`) is planned for all of its
+/// rows (`cursor_tuple_fraction` 1), so it uses an index on the scope where there is one instead
+/// of walking the whole table in key order. The decoded
 /// records (embeddings included) stay in memory, in key order: what detection reads anyway.
 ///
 /// **Writing.** A repair writes through `restore` only: inside the action's transaction the
@@ -477,7 +482,9 @@ class pg_store {
                                 std::to_string(std::max<std::size_t>(opt_.fetch_rows, 1)) +
                                 " FROM memhealth_read";
       while (true) {
-        auto r = exec(c, fetch, {}, where_, "cannot read the table");
+        // binary results: the vector comes as floats, not as text the server formats and this
+        // process parses again (every other column is text: the same bytes either way)
+        auto r = exec(c, fetch, {}, where_, "cannot read the table", true);
         const int n = PQntuples(r.get());
         if (n == 0) break;
         std::string text;
