@@ -15,7 +15,13 @@
 //   from the call until the job table is filled (`pg_run_options::on_ready`): the serial stretch
 //   before any worker can claim a job.
 // - sqlite/check: the same records in an SQLite store (sqlite_store::open + the default pipeline).
-// Counter records_per_s per wall-clock second. Each runs once (Iterations(1)).
+// Counter records_per_s per wall-clock second; cpu_s: user + system CPU seconds of this process
+// (every thread) during the benchmark; server_cpu_s: of the server's backends that ended
+// meanwhile (the postmaster's reaped children, read from /proc when the server runs on this
+// machine; -1 otherwise). The workers' benchmarks also give the coordinator's phases
+// (pg_run_timings: read_s, wide_s, own_jobs_s, wait_s, merge_s) and the workers' seconds
+// reading and checking jobs (jobs_read_s, jobs_check_s, summed over threads).
+// Each runs once (Iterations(1)).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -24,8 +30,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "memhealth/detect/default_pipeline.hpp"
@@ -36,6 +45,7 @@
 
 #include "bench_common.hpp"
 #include <libpq-fe.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace {
@@ -48,6 +58,7 @@ struct pg_fixture {
   std::string why;  // why there is none
   fs::path sqlite;  // the same records in an SQLite store
   std::size_t n = 0;
+  long postmaster = 0;  // the server's postmaster pid when it runs here (0 = unknown)
   std::optional<std::string> single_report;  // check_single's report (for the workers' check)
 
   pg_fixture() {
@@ -68,6 +79,7 @@ struct pg_fixture {
         return;
       }
       PQclear(PQexec(c, "DROP SCHEMA IF EXISTS memhealth_bench CASCADE"));
+      postmaster = parent_of(PQbackendPID(c));
       PGresult* r = PQexec(c, "CREATE SCHEMA memhealth_bench");
       const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
       PQclear(r);
@@ -108,6 +120,17 @@ struct pg_fixture {
     fs::remove(sqlite);
     (void)sqlite_store<>::create(sqlite, recs);
   }
+  // The parent pid of process `pid` (/proc/PID/stat field 4), 0 when it cannot be read.
+  static long parent_of(long pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(in, line) || line.rfind(')') == std::string::npos) return 0;
+    std::istringstream rest(line.substr(line.rfind(')') + 2));
+    std::string state;
+    long ppid = 0;
+    rest >> state >> ppid;
+    return ppid;
+  }
   ~pg_fixture() {
     std::error_code ec;
     if (!sqlite.empty()) fs::remove(sqlite, ec);
@@ -118,6 +141,41 @@ pg_fixture& fx() {
   static pg_fixture f;
   return f;
 }
+
+// User + system CPU seconds of this process so far (every thread).
+double self_cpu() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+// CPU seconds of the postmaster's reaped children (the backends that ended), -1 when unknown.
+double server_cpu() {
+  if (fx().postmaster == 0) return -1;
+  std::ifstream in("/proc/" + std::to_string(fx().postmaster) + "/stat");
+  std::string line;
+  if (!std::getline(in, line) || line.rfind(')') == std::string::npos) return -1;
+  std::istringstream rest(line.substr(line.rfind(')') + 2));
+  std::vector<std::string> f;  // fields 3.. of stat
+  for (std::string x; rest >> x;) f.push_back(x);
+  if (f.size() < 15) return -1;
+  // fields 16 (cutime) and 17 (cstime): f[13], f[14]
+  return static_cast<double>(std::stoll(f[13]) + std::stoll(f[14])) /
+         static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+// Measures the CPU of this process and of the server's backends over one benchmark iteration.
+struct cpu_meter {
+  double self = self_cpu(), server = server_cpu();
+  void report(benchmark::State& st) const {
+    st.counters["cpu_s"] = self_cpu() - self;
+    if (server >= 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));  // backends reaped
+      st.counters["server_cpu_s"] = server_cpu() - server;
+    }
+  }
+};
 
 detect_options bench_options() {
   detect_options d;
@@ -159,13 +217,18 @@ void BM_pg_copy_floor(benchmark::State& st) {
 void BM_pg_check_single(benchmark::State& st) {
   if (!fx().why.empty()) return st.SkipWithError(fx().why.c_str());
   for (auto _ : st) {
+    const cpu_meter cpu;
     const auto t = std::chrono::steady_clock::now();
-    pg_store_options o;
-    o.read_only = true;
-    auto s = pg_store<>::open(fx().uri, pg_own_mapping(), o);
     const auto d = bench_options();
-    const auto r = make_default_pipeline().run(s, d);
+    report r;
+    {
+      pg_store_options o;
+      o.read_only = true;
+      auto s = pg_store<>::open(fx().uri, pg_own_mapping(), o);
+      r = make_default_pipeline().run(s, d);
+    }  // the connection closed: its backend's CPU is counted
     finish(st, memhealth_bench::seconds_since(t));
+    cpu.report(st);
     fx().single_report = check_report_json(r, "bench", d, {}).dump();
   }
 }
@@ -173,6 +236,7 @@ void BM_pg_check_single(benchmark::State& st) {
 void BM_pg_check_workers(benchmark::State& st) {
   if (!fx().why.empty()) return st.SkipWithError(fx().why.c_str());
   for (auto _ : st) {
+    const cpu_meter cpu;
     const auto t = std::chrono::steady_clock::now();
     pg_run_options ro;
     ro.workers = static_cast<unsigned>(st.range(0));
@@ -184,6 +248,15 @@ void BM_pg_check_workers(benchmark::State& st) {
     finish(st, memhealth_bench::seconds_since(t));
     st.counters["jobs"] = static_cast<double>(res.jobs);
     st.counters["head_s"] = head;
+    cpu.report(st);
+    const auto& tm = res.timings;
+    st.counters["read_s"] = tm.read_s;
+    st.counters["wide_s"] = tm.store_wide_s;
+    st.counters["own_jobs_s"] = tm.own_jobs_s;
+    st.counters["wait_s"] = tm.wait_s;
+    st.counters["merge_s"] = tm.merge_s;
+    st.counters["jobs_read_s"] = tm.jobs.read_s;
+    st.counters["jobs_check_s"] = tm.jobs.check_s;
     if (fx().single_report &&
         check_report_json(res.findings, "bench", d, {}).dump() != *fx().single_report)
       return st.SkipWithError("the workers' report differs from the single-process check's");
@@ -193,11 +266,13 @@ void BM_pg_check_workers(benchmark::State& st) {
 void BM_sqlite_check(benchmark::State& st) {
   if (!fx().why.empty()) return st.SkipWithError(fx().why.c_str());
   for (auto _ : st) {
+    const cpu_meter cpu;
     const auto t = std::chrono::steady_clock::now();
     auto s = sqlite_store<>::open(fx().sqlite);
     const auto r = make_default_pipeline().run(s, bench_options());
     benchmark::DoNotOptimize(r.findings.size());
     finish(st, memhealth_bench::seconds_since(t));
+    cpu.report(st);
   }
 }
 

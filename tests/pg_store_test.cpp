@@ -5,7 +5,9 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -775,6 +777,109 @@ TEST_CASE("pg_store: census counts rows per scope and vector length, in a snapsh
     CHECK(parallel_json(res) ==
           check_json_via_jsonl(pg_store<>::open(db, plain), "census-noscope"));
   }
+}
+
+namespace {
+// array_send's bytes of a real[]: ndim, has-nulls, element oid 700, per dimension (size, lower
+// bound), per element (length, big-endian bits); `len` -1 writes a NULL element.
+std::string real_array_bytes(std::vector<std::uint32_t> header, std::vector<std::int32_t> lens,
+                             std::vector<std::uint32_t> bits) {
+  std::string b;
+  auto put = [&](std::uint32_t x) {
+    for (int k = 3; k >= 0; --k) b += static_cast<char>((x >> (8 * k)) & 0xff);
+  };
+  for (auto h : header) put(h);
+  for (std::size_t k = 0; k < lens.size(); ++k) {
+    put(static_cast<std::uint32_t>(lens[k]));
+    if (lens[k] >= 0) put(bits[k]);
+  }
+  return b;
+}
+std::uint32_t bits_of(float f) {
+  return std::bit_cast<std::uint32_t>(f);
+}
+}  // namespace
+
+TEST_CASE("pg_store: vectors read in binary format are the text format's, bit for bit") {
+  using memhealth::detail::pg::parse_vector_binary;
+  std::vector<float> v;
+  // one dimension from 1: 1.5, -0 (0x80000000), a signalling-payload NaN (0x7fa00001) that
+  // becomes quiet_NaN (0x7fc00000), as the text "NaN" reads
+  auto ok = real_array_bytes({1, 0, 700, 3, 1}, {4, 4, 4}, {0x3fc00000u, 0x80000000u, 0x7fa00001u});
+  REQUIRE(parse_vector_binary(ok.data(), ok.size(), v));
+  REQUIRE(v.size() == 3);
+  CHECK(bits_of(v[0]) == 0x3fc00000u);
+  CHECK(bits_of(v[1]) == 0x80000000u);
+  CHECK(bits_of(v[2]) == 0x7fc00000u);
+  auto empty = real_array_bytes({0, 0, 700}, {}, {});
+  CHECK(parse_vector_binary(empty.data(), empty.size(), v));
+  CHECK(v.empty());
+  // what the text reader refuses too: a lower bound other than 1 ("[0:1]={..}"), a NULL
+  // element, two dimensions, bytes cut short
+  auto lb0 = real_array_bytes({1, 0, 700, 2, 0}, {4, 4}, {0, 0});
+  CHECK_FALSE(parse_vector_binary(lb0.data(), lb0.size(), v));
+  auto null = real_array_bytes({1, 1, 700, 2, 1}, {4, -1}, {0, 0});
+  CHECK_FALSE(parse_vector_binary(null.data(), null.size(), v));
+  auto two = real_array_bytes({2, 0, 700, 1, 1, 2, 1}, {4, 4}, {0, 0});
+  CHECK_FALSE(parse_vector_binary(two.data(), two.size(), v));
+  CHECK_FALSE(parse_vector_binary(ok.data(), ok.size() - 1, v));
+
+  const auto uri = server();
+  if (!uri) return;
+  const auto db = fresh_schema(*uri, "binary_vec");
+  std::vector<memory_record> recs;
+  recs.push_back(rec("v1", "The user likes tea.", {1, 0}, "s:a"));
+  recs.push_back(rec("v2", "The user likes coffee.", {1, 0}, ""));
+  recs.push_back(rec("v3", "The user owns a cat.", {1, 0}, ""));
+  recs.push_back(rec("v4", "The user owns a dog.", {1, 0}, "s:b"));
+  { auto s = pg_store<>::create(db, recs); }
+  conn c(db);
+  c.run(
+      "UPDATE memhealth_records SET embedding = '{1.5,-0,NaN,Infinity,-Infinity}' WHERE id = "
+      "'v1'; UPDATE memhealth_records SET embedding = '{1e-45,3.4028235e38}' WHERE id = 'v2'; "
+      "UPDATE memhealth_records SET embedding = '{}' WHERE id = 'v3'; UPDATE "
+      "memhealth_records SET embedding = NULL WHERE id = 'v4'; UPDATE memhealth_records SET "
+      "scope = NULL WHERE id = 'v2'; UPDATE memhealth_records SET scope = '' WHERE id = 'v3'");
+  {
+    const auto s = pg_store<>::open(db, pg_own_mapping());
+    REQUIRE(s.size() == 4);
+    const auto e1 = s.embedding(0);
+    REQUIRE(e1.size() == 5);
+    CHECK(bits_of(e1[0]) == 0x3fc00000u);
+    CHECK(bits_of(e1[1]) == 0x80000000u);  // -0 keeps its sign
+    CHECK(bits_of(e1[2]) == 0x7fc00000u);
+    CHECK(bits_of(e1[3]) == 0x7f800000u);
+    CHECK(bits_of(e1[4]) == 0xff800000u);
+    const auto e2 = s.embedding(1);
+    REQUIRE(e2.size() == 2);
+    CHECK(bits_of(e2[0]) == 0x00000001u);  // the smallest subnormal
+    CHECK(bits_of(e2[1]) == 0x7f7fffffu);  // FLT_MAX
+    CHECK(s.embedding(2).empty());
+    CHECK(s.embedding(3).empty());
+  }
+  // a job's scopes: "" selects the rows whose scope column is NULL and those where it is ''
+  pg_store_options o;
+  o.scopes = std::vector<std::string>{""};
+  {
+    const auto s = pg_store<>::open(db, pg_own_mapping(), o);
+    REQUIRE(s.size() == 2);
+    CHECK(s.record(0).id == "v2");
+    CHECK(s.record(1).id == "v3");
+  }
+  o.scopes = std::vector<std::string>{"s:b", "s:a"};
+  {
+    const auto s = pg_store<>::open(db, pg_own_mapping(), o);
+    REQUIRE(s.size() == 2);
+    CHECK(s.record(0).id == "v1");
+    CHECK(s.record(1).id == "v4");
+  }
+  // a vector the text reader refuses is refused in binary too
+  c.run("UPDATE memhealth_records SET embedding = '[0:1]={1,2}' WHERE id = 'v4'");
+  error_code code{};
+  const auto msg = error_of([&] { (void)pg_store<>::open(db, pg_own_mapping()); }, &code);
+  CHECK(code == error_code::parse);
+  CHECK(msg.find("the vector is not a one-dimensional array of numbers without NULLs") !=
+        std::string::npos);
 }
 
 TEST_CASE("pg workers: the report is the single-process check's, byte for byte, for 1, 2, 4") {

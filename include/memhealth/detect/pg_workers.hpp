@@ -182,11 +182,32 @@ struct pg_block_use {
   std::size_t misses = 0;  ///< partitioned joins the blocks had not computed (done by the job)
 };
 
+/// Where a worker's time went, in wall-clock seconds summed over the jobs it checked (a
+/// profile, not part of any result).
+struct pg_job_times {
+  double read_s = 0;   ///< reading the jobs' rows (`pg_store::open` with the job's scopes)
+  double check_s = 0;  ///< running the detectors and encoding the findings
+};
+
 /// What one worker did.
 struct pg_worker_result {
   std::size_t jobs_done = 0;        ///< results accepted
   std::size_t results_refused = 0;  ///< results refused (the lease was lost)
   pg_block_use blocks_used;         ///< over the split scopes' jobs it checked
+  pg_job_times times;               ///< over every job it checked (refused ones included)
+};
+
+/// Where `pg_parallel_check`'s time went, in wall-clock seconds (a profile for benchmarks and
+/// `--verbose` output; the phases of the coordinator's thread follow each other, the worker
+/// threads run meanwhile).
+struct pg_run_timings {
+  double head_s = 0;        ///< steps 1-3: snapshot, census, job table (until `on_ready`)
+  double read_s = 0;        ///< the coordinator's read of the whole table (step 4)
+  double store_wide_s = 0;  ///< the store-wide detectors and the merge's row index (step 4)
+  double own_jobs_s = 0;    ///< the coordinator's thread as worker 0
+  double wait_s = 0;        ///< waiting for the other workers' last jobs
+  double merge_s = 0;       ///< reading, decoding and merging the results (step 5)
+  pg_job_times jobs;        ///< summed over this process's worker threads (not external ones)
 };
 
 /// What `pg_parallel_check` gives back.
@@ -199,6 +220,7 @@ struct pg_run_result {
   std::size_t job_claims = 0;  ///< claims made (> jobs when leases expired)
   std::map<std::string, std::size_t> jobs_by_worker;  ///< accepted results per worker name
   pg_block_use blocks_used;  ///< summed over this process's worker threads (not external ones)
+  pg_run_timings timings;    ///< where the time went (a profile)
 };
 
 namespace detail::pgw {
@@ -340,19 +362,23 @@ class block_supply final : public partitioned_pair_source {
 /// and takes those joins from them (`use`, when given, counts them). @throws as pg_store::open;
 /// error(io) when the rows read are not the job's (another record count or scope: the snapshot or
 /// the scope expression disagrees) or a split scope's job is not given one result per block;
-/// error(parse) for a block result of another shape.
+/// error(parse) for a block result of another shape. `times`, when given, gets the seconds spent
+/// reading and checking added.
 inline std::string pg_check_job(const std::string& conninfo,
                                 const std::map<std::string, std::string>& kv,
                                 const pg_job_claim& cl, const default_check_settings& settings,
                                 std::size_t fetch_rows = 1000,
                                 const std::vector<std::string>& block_results = {},
-                                pg_block_use* use = nullptr) {
+                                pg_block_use* use = nullptr, pg_job_times* times = nullptr) {
+  const auto t_read = std::chrono::steady_clock::now();
   pg_store_options so;
   so.read_only = true;
   so.snapshot = kv.at("snapshot");
   so.scopes = cl.scopes;
   so.fetch_rows = fetch_rows;
   auto store = pg_store<>::open(conninfo, detail::pgw::run_mapping(kv), so);
+  const auto t_check = std::chrono::steady_clock::now();
+  if (times) times->read_s += std::chrono::duration<double>(t_check - t_read).count();
   if (store.size() != cl.records)
     throw error(error_code::io, store.description() + ": job " + std::to_string(cl.job) + " read " +
                                     std::to_string(store.size()) +
@@ -433,7 +459,11 @@ inline std::string pg_check_job(const std::string& conninfo,
     use->joins += supply->use().joins;
     use->misses += supply->use().misses;
   }
-  return collect ? collect->result().dump() : out.dump();
+  std::string text = collect ? collect->result().dump() : out.dump();
+  if (times)
+    times->check_s +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t_check).count();
+  return text;
 }
 
 /// Runs a worker of run `run` until every job of the run is done or failed: claims jobs, checks
@@ -496,7 +526,8 @@ inline pg_worker_result pg_run_worker(const std::string& conninfo, const std::st
               "WHERE job = $1 AND token = $2 AND state = 'claimed' AND expires_at >= "
               "clock_timestamp()",
           {std::to_string(cl->job), cl->token, std::to_string(lease.count())}, lease);
-      findings = pg_check_job(conninfo, kv, *cl, settings, opt.fetch_rows, block_results, &used);
+      findings = pg_check_job(conninfo, kv, *cl, settings, opt.fetch_rows, block_results, &used,
+                              &res.times);
     } catch (const std::exception& ex) {
       try {
         detail::pg::exec(
@@ -611,6 +642,12 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
                 "a check spread across workers is a full check: incremental runs (since, "
                 "changed) are not supported");
   pg_run_result res;
+  auto clock = std::chrono::steady_clock::now();
+  auto lap = [&clock](double& into) {  // seconds since the last lap, added to `into`
+    const auto now = std::chrono::steady_clock::now();
+    into += std::chrono::duration<double>(now - clock).count();
+    clock = now;
+  };
   res.run_id = opt.run_id.empty() ? detail::pgw::random_hex(16) : opt.run_id;
   detail::pgw::check_run_id(res.run_id);
   const std::string where = describe_conninfo(conninfo) + " run " + res.run_id;
@@ -721,6 +758,7 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
            "cannot write a job");
     }
     exec(c, "COMMIT", {}, where, "cannot commit the job table");
+    lap(res.timings.head_s);
     if (opt.on_ready) opt.on_ready(res.run_id);
     // 4. workers: the coordinator's thread is worker 0, after its store-wide pass (below); the
     //    other workers start now
@@ -734,6 +772,8 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
         std::lock_guard lock(err_m);
         res.blocks_used.joins += wr.blocks_used.joins;
         res.blocks_used.misses += wr.blocks_used.misses;
+        res.timings.jobs.read_s += wr.times.read_s;
+        res.timings.jobs.check_s += wr.times.check_s;
       } catch (...) {
         std::lock_guard lock(err_m);
         if (!worker_error) worker_error = std::current_exception();
@@ -747,6 +787,7 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
     }
     // the whole table, read while the workers check their jobs; it must be what was counted
     auto store = pg_store<>::open(conninfo, mapping, so);
+    lap(res.timings.read_s);
     if (store.size() != census.rows || store.dimension() != census.dimension)
       throw error(error_code::io, where + ": the rows read (" + std::to_string(store.size()) +
                                       ", most common dimension " +
@@ -809,8 +850,10 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
     std::unordered_map<std::string, std::size_t> at;
     at.reserve(store.size());
     for (std::size_t i = 0; i < store.size(); ++i) at.emplace(store.store_key(i), i);
+    lap(res.timings.store_wide_s);
     // worker 0: this thread checks jobs too, until none is left
     if (opt.workers > 0) work(0);
+    lap(res.timings.own_jobs_s);
     // wait for every job
     const auto start = std::chrono::steady_clock::now();
     while (true) {
@@ -833,6 +876,7 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
       std::this_thread::sleep_for(opt.poll);
     }
     join_all();
+    lap(res.timings.wait_s);
     // 5. merge
     auto rr = exec(c,
                    "SELECT r.job, r.worker, r.findings, j.attempts, j.parent IS NOT NULL FROM " +
@@ -894,6 +938,7 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
       ++position;
     };
     std::apply([&](const auto&... det) { (put(det), ...); }, p.detectors());
+    lap(res.timings.merge_s);
     if (opt.on_rows) opt.on_rows(store);
   } catch (...) {
     // stop the workers: without the run's tables they end with an error

@@ -138,16 +138,19 @@ inline conn_ptr connect(const std::string& conninfo) {
 }
 
 // Runs one statement with text parameters (nullopt = SQL NULL). Succeeds on COMMAND_OK and
-// TUPLES_OK. @throws as `fail`.
+// TUPLES_OK. `binary`: the result's columns in binary format (PQfformat 1; one statement only):
+// a text value is its bytes as in text format, an array is array_send's layout.
+// @throws as `fail`.
 inline result_ptr exec(PGconn* c, const std::string& sql,
                        const std::vector<std::optional<std::string>>& params,
-                       std::string_view where, std::string_view what) {
+                       std::string_view where, std::string_view what, bool binary = false) {
   std::vector<const char*> values;
   values.reserve(params.size());
   for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
-  result_ptr r(params.empty() ? PQexec(c, sql.c_str())
-                              : PQexecParams(c, sql.c_str(), static_cast<int>(values.size()),
-                                             nullptr, values.data(), nullptr, nullptr, 0));
+  result_ptr r(params.empty() && !binary
+                   ? PQexec(c, sql.c_str())
+                   : PQexecParams(c, sql.c_str(), static_cast<int>(values.size()), nullptr,
+                                  values.data(), nullptr, nullptr, binary ? 1 : 0));
   const auto st = r ? PQresultStatus(r.get()) : PGRES_FATAL_ERROR;
   if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) fail(c, r.get(), where, what);
   return r;

@@ -16,7 +16,12 @@
 /// are real[], double precision[] or pgvector, the role may SELECT them and, unless read-only,
 /// UPDATE the written ones) before anything is read, then reads the table in key order through
 /// a server-side cursor (`DECLARE ... NO SCROLL CURSOR`, `FETCH fetch_rows`) in one
-/// REPEATABLE READ transaction, so libpq never holds more than one batch of rows. The decoded
+/// REPEATABLE READ transaction, so libpq never holds more than one batch of rows; the rows come
+/// in binary format (the vector as floats, not as text the server formats and the client parses
+/// again; every other column is text). memhealth's own `record` column is parsed once (by the
+/// JSONL reader). A read of some scopes (`pg_store_options::scopes`) is planned for all of its
+/// rows (`cursor_tuple_fraction` 1), so it uses an index on the scope where there is one instead
+/// of walking the whole table in key order. The decoded
 /// records (embeddings included) stay in memory, in key order: what detection reads anyway.
 ///
 /// **Writing.** A repair writes through `restore` only: inside the action's transaction the
@@ -463,6 +468,12 @@ class pg_store {
       if (!opt_.snapshot.empty())
         exec(c, "SET TRANSACTION SNAPSHOT " + detail::pg::literal(c, opt_.snapshot), {}, where_,
              "cannot import the exported snapshot (has its transaction ended?)");
+      // A cursor is planned for its first rows (cursor_tuple_fraction 0.1): for a job's scopes
+      // that is a walk of the whole table in key order, filtering, for every job. Planned for
+      // all of its rows, the scopes' rows are found first (an index on the scope when there is
+      // one) and then sorted by key: the same rows in the same order.
+      if (opt_.scopes)
+        exec(c, "SET LOCAL cursor_tuple_fraction = 1.0", {}, where_, "cannot plan the read");
       const std::string query =
           opt_.scopes ? table_.select_scopes(c, *opt_.scopes) : table_.select_all();
       exec(c, "DECLARE memhealth_read NO SCROLL CURSOR FOR " + query, {}, where_,
@@ -471,17 +482,26 @@ class pg_store {
                                 std::to_string(std::max<std::size_t>(opt_.fetch_rows, 1)) +
                                 " FROM memhealth_read";
       while (true) {
-        auto r = exec(c, fetch, {}, where_, "cannot read the table");
+        // binary results: the vector comes as floats, not as text the server formats and this
+        // process parses again (every other column is text: the same bytes either way)
+        auto r = exec(c, fetch, {}, where_, "cannot read the table", true);
         const int n = PQntuples(r.get());
         if (n == 0) break;
         std::string text;
         std::vector<std::vector<float>> vecs(static_cast<std::size_t>(n));
+        // the record column is parsed once, by parse_jsonl: row_json only looks at its shape
+        const bool own = !table_.mapping().record_column.empty();
         for (int row = 0; row < n; ++row) {
           keys_.push_back(table_.row_key(r.get(), row));
-          text += table_.row_json(r.get(), row, vecs[static_cast<std::size_t>(row)]);
+          text += table_.row_json(r.get(), row, vecs[static_cast<std::size_t>(row)], !own);
           text += '\n';
         }
-        append_rows(text, vecs);
+        if (!append_rows(text, vecs) && own) {
+          std::vector<float> unused;  // the row that is not a record: its exact error
+          for (int row = 0; row < n; ++row) (void)table_.row_json(r.get(), row, unused, true);
+        }
+        if (records_.size() != keys_.size())
+          throw error(error_code::parse, where_ + ": a row could not be read as a record");
       }
       exec(c, "CLOSE memhealth_read", {}, where_, "cannot close the cursor");
       exec(c, "COMMIT", {}, where_, "cannot end the read");
@@ -493,16 +513,18 @@ class pg_store {
     dim_ = memory_store<R>::most_common_dimension(records_);
   }
 
-  void append_rows(const std::string& text, std::vector<std::vector<float>>& vecs) {
+  // Appends the records of `text` (one line per row) with their vectors. @return false (nothing
+  // appended) when a line did not become a record.
+  bool append_rows(const std::string& text, std::vector<std::vector<float>>& vecs) {
     load_options lo;
     lo.threads = 1;
     auto lr = parse_jsonl(text, where_, lo);
-    if (lr.records.size() != vecs.size())
-      throw error(error_code::parse, where_ + ": a row could not be read as a record");
+    if (lr.records.size() != vecs.size()) return false;
     for (std::size_t k = 0; k < vecs.size(); ++k) {
       lr.records[k].embedding = std::move(vecs[k]);
       records_.push_back(std::move(lr.records[k]));
     }
+    return true;
   }
 
   static std::string canonical(const R& r) {

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cstddef>
@@ -104,6 +105,34 @@ inline bool parse_vector_text(std::string_view s, std::vector<float>& out) {
   return true;
 }
 
+// Parses a real[] in binary format (array_send: int32 ndim, int32 has-nulls flag, element type
+// oid, per dimension int32 size and lower bound, then per element int32 length and 4 bytes,
+// all in network byte order). Accepts exactly what parse_vector_text accepts of the same value:
+// one dimension starting at 1 (an empty array is an empty vector), no NULLs; a NaN becomes
+// quiet_NaN() as the text "NaN" does. @return false on anything else.
+inline bool parse_vector_binary(const char* p, std::size_t n, std::vector<float>& out) {
+  out.clear();
+  auto u32 = [&](std::size_t at) {
+    const auto* b = reinterpret_cast<const unsigned char*>(p + at);
+    return (std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) | (std::uint32_t{b[2]} << 8) |
+           std::uint32_t{b[3]};
+  };
+  if (n < 12) return false;
+  const std::uint32_t ndim = u32(0);
+  if (ndim == 0) return n == 12;
+  if (ndim != 1 || u32(4) != 0 || u32(8) != 700 || n < 20 || u32(16) != 1) return false;
+  const std::size_t count = u32(12);
+  if (n != 20 + count * 8) return false;
+  out.resize(count);
+  for (std::size_t k = 0; k < count; ++k) {
+    if (u32(20 + k * 8) != 4) return false;
+    float f = std::bit_cast<float>(u32(24 + k * 8));
+    if (f != f) f = std::numeric_limits<float>::quiet_NaN();
+    out[k] = f;
+  }
+  return true;
+}
+
 // A mapping bound to a database: quoted names, column types, the read query and the writers.
 class table_access {
  public:
@@ -161,8 +190,10 @@ class table_access {
   [[nodiscard]] const pg_mapping& mapping() const noexcept { return m_; }
   [[nodiscard]] std::size_t key_size() const noexcept { return m_.key.size(); }
 
-  // SELECT key texts, id parts, record/rest/field JSON and the vector text for every row, in key
-  // order; `locked_one` adds WHERE key = $1.. and FOR UPDATE OF the main table.
+  // SELECT key texts, id parts, record/rest/field JSON and the vector for every row, in key
+  // order (the vector as real[]: read it with binary results, see parse_vector_binary, or as
+  // text); select_one_for_update() adds WHERE key = $1.. and FOR UPDATE OF the main table
+  // (the vector as text).
   [[nodiscard]] const std::string& select_all() const noexcept { return select_all_; }
   [[nodiscard]] const std::string& select_one_for_update() const noexcept { return select_one_; }
 
@@ -172,7 +203,10 @@ class table_access {
   [[nodiscard]] const std::string& scope_expression() const noexcept { return scope_sql_; }
 
   // select_all() restricted to the rows whose scope is one of `scopes` (texts quoted as SQL
-  // literals over `c`). @throws error(precondition) when scope_expression() is empty.
+  // literals over `c`). The condition names the scope's place without COALESCE (`place =
+  // ANY(...)`, `OR place IS NULL` when "" is one of them: the same rows), so an index on the
+  // scope column (memhealth's schema has one) selects them instead of a scan of the whole table
+  // per job. @throws error(precondition) when scope_expression() is empty.
   [[nodiscard]] std::string select_scopes(PGconn* c, const std::vector<std::string>& scopes) const {
     if (scope_sql_.empty())
       throw error(error_code::precondition,
@@ -182,7 +216,9 @@ class table_access {
     std::string list = "ARRAY[";
     for (std::size_t k = 0; k < scopes.size(); ++k) list += (k ? ", " : "") + literal(c, scopes[k]);
     list += "]::text[]";
-    return "SELECT " + cols_ + " FROM " + from_ + " WHERE " + scope_sql_ + " = ANY(" + list +
+    const bool none = std::find(scopes.begin(), scopes.end(), std::string()) != scopes.end();
+    return "SELECT " + read_cols_ + " FROM " + from_ + " WHERE (" + scope_place_ + " = ANY(" +
+           list + ")" + (none ? " OR " + scope_place_ + " IS NULL" : std::string()) +
            ") ORDER BY " + order_;
   }
 
@@ -199,7 +235,11 @@ class table_access {
   // The canonical record JSON (one line, no embedding) of row `row` of a result of one of the
   // selects, and its vector (empty when NULL). @throws error(parse) for a vector that is not a
   // one-dimensional numeric array, a rest or record value that is not a JSON object.
-  std::string row_json(const PGresult* r, int row, std::vector<float>& vec) const {
+  // `check_record` false (memhealth's schema only): the record column is only checked to be on
+  // one line and to begin as an object, not parsed; the caller parses it anyway (parse_jsonl)
+  // and calls again with true for a row that did not become a record, to throw the exact error.
+  std::string row_json(const PGresult* r, int row, std::vector<float>& vec,
+                       bool check_record = true) const {
     int col = static_cast<int>(m_.key.size());
     nlohmann::json j = nlohmann::json::object();
     const std::string at = where_ + ": row " + row_label(r, row);
@@ -218,8 +258,10 @@ class table_access {
     }
     if (!m_.record_column.empty()) {  // own schema: the canonical JSON itself (lossless)
       std::string text = cell(r, row, col++);
-      const auto v = nlohmann::json::parse(text, nullptr, false);
-      if (!v.is_object() || text.find('\n') != std::string::npos)
+      const std::size_t first = text.find_first_not_of(" \t\r");
+      const bool object = check_record ? nlohmann::json::parse(text, nullptr, false).is_object()
+                                       : first != std::string::npos && text[first] == '{';
+      if (!object || text.find('\n') != std::string::npos)
         throw error(error_code::parse,
                     at + ": column '" + m_.record_column + "' is not one JSON object on one line");
       read_vector(r, row, col, vec, at);
@@ -249,12 +291,16 @@ class table_access {
     }
   }
 
-  // The vector in column `col` of row `row` (empty when there is none or it is NULL).
+  // The vector in column `col` of row `row` (empty when there is none or it is NULL), in text or
+  // binary format.
   void read_vector(const PGresult* r, int row, int col, std::vector<float>& vec,
                    const std::string& at) const {
     vec.clear();
     if (has_vector() && !PQgetisnull(r, row, col) &&
-        !parse_vector_text(PQgetvalue(r, row, col), vec))
+        !(PQfformat(r, col) == 1
+              ? parse_vector_binary(PQgetvalue(r, row, col),
+                                    static_cast<std::size_t>(PQgetlength(r, row, col)), vec)
+              : parse_vector_text(PQgetvalue(r, row, col), vec)))
       throw error(error_code::parse,
                   at + ": the vector is not a one-dimensional array of numbers without NULLs");
   }
@@ -568,13 +614,16 @@ class table_access {
     if (!m_.rest.empty()) add(source_json(c, m_.rest));
     for (const auto& [f, s] : m_.fields) add(source_json(c, s));
     std::string from = main_ + " AS t";
+    std::string read_cols = cols;  // the vector as real[] (binary results) instead of text
     if (!m_.vector.empty()) {
       vector_sql_ = "t." + q(m_.vector.column);
+      read_cols += (cols.empty() ? "" : ", ") + vector_sql_ + "::real[]";
       add(vector_sql_ + "::real[]::text");
     }
     if (m_.vector_table) {
       const auto& vt = *m_.vector_table;
       vector_sql_ = "v." + ident(c, vt.column);
+      read_cols += (cols.empty() ? "" : ", ") + vector_sql_ + "::real[]";
       add(vector_sql_ + "::real[]::text");
       from += " LEFT JOIN " + vt_ + " AS v ON ";
       for (std::size_t k = 0; k < vt.key.size(); ++k)
@@ -584,23 +633,25 @@ class table_access {
     }
     std::string order;
     for (const auto& k : m_.key) order += (order.empty() ? "" : ", ") + std::string("t.") + q(k);
-    select_all_ = "SELECT " + cols + " FROM " + from + " ORDER BY " + order;
+    select_all_ = "SELECT " + read_cols + " FROM " + from + " ORDER BY " + order;
     cols_ = cols;
+    read_cols_ = read_cols;
     from_ = from;
     order_ = order;
     // the scope as a record read from the row holds it: the text of a JSON string (to_jsonb of a
     // column, as row_json reads it), "" for NULL or a missing key
     if (!m_.record_column.empty()) {
-      scope_sql_ = "COALESCE(t." + q("scope") + ", '')";
+      scope_place_ = "t." + q("scope");
     } else if (auto it = m_.fields.find("scope"); it != m_.fields.end()) {
       const pg_source& s = it->second;
       std::string arr = "ARRAY[";
       for (std::size_t k = 0; k < s.path.size(); ++k)
         arr += (k ? ", " : "") + literal(c, s.path[k]);
       arr += "]::text[]";
-      scope_sql_ = s.path.empty() ? "COALESCE(to_jsonb(t." + q(s.column) + ") #>> '{}', '')"
-                                  : "COALESCE(t." + q(s.column) + " #>> " + arr + ", '')";
+      scope_place_ = s.path.empty() ? "(to_jsonb(t." + q(s.column) + ") #>> '{}')"
+                                    : "(t." + q(s.column) + " #>> " + arr + ")";
     }
+    if (!scope_place_.empty()) scope_sql_ = "COALESCE(" + scope_place_ + ", '')";
     std::string where;
     for (std::size_t k = 0; k < m_.key.size(); ++k)
       where += (k ? " AND t." : "t.") + q(m_.key[k]) + " = CAST($" + std::to_string(k + 1) +
@@ -622,8 +673,10 @@ class table_access {
   std::map<std::string, std::string> quoted_;  // column name -> quoted identifier
   column_info vector_type_;
   std::string select_all_, select_one_;
-  std::string cols_, from_, order_, scope_sql_;  // parts of select_all_; the scope expression
-  std::string vector_sql_;  // the vector column as the selects name it ("" = none)
+  std::string cols_, from_, order_, scope_sql_;  // parts of the selects; the scope expression
+  std::string read_cols_;    // cols_ with the vector as real[] (select_all_, select_scopes)
+  std::string scope_place_;  // the scope's text without COALESCE (NULL when absent); "" = none
+  std::string vector_sql_;   // the vector column as the selects name it ("" = none)
 };
 
 }  // namespace memhealth::detail::pg
