@@ -300,12 +300,13 @@ import json; d = {i['id']: i for i in json.load(open('rv-all.json'))['items']}
 assert d['$key']['status'] == 'approved' and d['$key']['decided_by'] == 'ana', d
 assert d['feedfacefeedface']['status'] == 'rejected' and d['feedfacefeedface']['decision_note'] == 'not this one', d" ||
   fail "review list --status all: $(cat rv-all.json)"
+# the earlier decision stays in the note (who rejected it, and why)
 "$mh" review defer "$uri" --mapping mem0 --state hist/memhealth-state.db feedface --for 2d --reviewer ana --reason "later" 2>rv-d.err ||
   fail "review defer: $(cat rv-d.err)"
 "$mh" review list "$uri" --mapping mem0 --state hist/memhealth-state.db --status deferred --format json >rv-def.json
 python3 -c "
 import json; d = json.load(open('rv-def.json'))['items']
-assert [i['id'] for i in d] == ['feedfacefeedface'] and d[0]['decision_note'] == 'later', d" ||
+assert [i['id'] for i in d] == ['feedfacefeedface'] and d[0]['decision_note'] == 'later; earlier: rejected by ana (not this one)', d" ||
   fail "review defer: $(cat rv-def.json)"
 set +e
 "$mh" review defer "$uri" --mapping mem0 --state hist/memhealth-state.db "${key:0:10}" --reviewer ana --reason x >rv-d2.out 2>rv-d2.err
