@@ -2483,6 +2483,48 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "veto window: the poll that applies due down-weights does not queue the same down-weights "
+    "again under new keys") {
+  // found by a tester: on the real clock a down-weight's weight, and so its key, changes at every
+  // poll; the poll that applied the due down-weights planned them again from its snapshot (taken
+  // before), queued them under new keys, and the next window applied them: every stale record
+  // down-weighted twice and counted twice in the repair history
+  sq_dir dir("veto-twice");
+  const auto db = dir.path / "live.db";
+  {
+    auto s = sqlite_store<>::create(db, {rec("a", "User drinks oat milk.", {0.6f, 0.8f}),
+                                         rec("c", "User plays the cello.", {0.8f, -0.6f})});
+  }
+  auto state = sqlite_state::open(dir.path / "state.db");
+  const utc_time t0 = parse_timestamp("2026-07-15T00:00:00Z")->instant;
+  watch_repair_options o;
+  o.history_scope = "sqlite:" + db.string();
+  o.tier2_veto_window = std::chrono::hours(1);
+  // the clock of the check moves with the poll (records of 2024-07, so both are stale)
+  const auto poll = [&](std::int64_t hours) {
+    const auto snap = snapshot_of(db);
+    auto live = sqlite_store<>::open(db);
+    wal_writer wal(dir.path / "watch.wal", wal_sync::none);
+    detect_options d;
+    d.now = t0 + std::chrono::hours(hours);
+    return repair_watch_findings(snap, make_default_pipeline().run(snap, d).findings, live, wal,
+                                 state, o, t0 + std::chrono::hours(hours));
+  };
+  CHECK(poll(0).queued == 2);  // a's and c's down-weights
+  REQUIRE(state.review_count("pending") == 2);
+  const auto r = poll(2);  // past the window: both applied
+  CHECK(r.veto_applied == 2);
+  CHECK(state.review_count("pending") == 0);  // not the same down-weights again (new keys)
+  CHECK(state.review_count("approved") == 2);
+  // the next polls apply nothing more; each stale fault counted once in the repair history
+  CHECK(poll(4).veto_applied == 0);
+  CHECK(poll(6).veto_applied == 0);
+  std::size_t stale = 0;
+  for (const auto& f : state.repaired_faults(o.history_scope)) stale += f.kind == "stale" ? 1 : 0;
+  CHECK(stale == 2);
+}
+
+TEST_CASE(
     "repair_watch_findings: a fault the agent writes back after an approved repair goes to a "
     "person again, and the run says why it did not apply it") {
   sq_dir dir("watch-came-back");

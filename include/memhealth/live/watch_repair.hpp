@@ -478,6 +478,14 @@ watch_repair_result repair_watch_findings(const memory_store<>& snapshot,
   // first the tier-2 items whose veto window passed without a veto (a person rejects or defers
   // one to stop it), in the plan's order (merges before down-weights)
   std::set<std::string, std::less<>> touched;  // records this run's repairs changed
+  // "TYPE\x1fRECORD" for every action this run applied: the plan, made from the poll's snapshot
+  // before them, proposes the same repair again (a down-weight's key follows the clock), and
+  // queuing it would apply it twice (found by a tester: every stale record down-weighted twice
+  // by the veto window, and counted twice in the repair history)
+  std::set<std::string, std::less<>> repaired;
+  const auto note_repaired = [&repaired](const repair_action& a) {
+    for (const auto& id : a.targets) repaired.insert(a.type + '\x1f' + id);
+  };
   if (auto due = review_items_past_veto(state, o.history_scope, now); !due.empty()) {
     apply_options vo;
     vo.batch_size = 1;
@@ -491,8 +499,11 @@ watch_repair_result repair_watch_findings(const memory_store<>& snapshot,
                       out.status == action_status::noop;
       ++(ok ? res.veto_applied : res.veto_failed);
       res.records_changed += out.records_changed;
-      if (out.records_changed > 0)
-        for (const auto& id : detail::review_item_action(due[k]).targets) touched.insert(id);
+      if (out.records_changed > 0) {
+        const repair_action applied = detail::review_item_action(due[k]);
+        touched.insert(applied.targets.begin(), applied.targets.end());
+        note_repaired(applied);
+      }
       // failed for another reason than its records (those are closed just below): a person
       // decides, the window does not try it again at every poll
       if (!ok && out.status == action_status::failed &&
@@ -550,12 +561,18 @@ watch_repair_result repair_watch_findings(const memory_store<>& snapshot,
     return std::any_of(a.targets.begin(), a.targets.end(),
                        [&](const std::string& id) { return touched.contains(id); });
   };
+  const auto repeats = [&](const repair_action& a) {  // the same repair of a record, again
+    return std::any_of(a.targets.begin(), a.targets.end(), [&](const std::string& id) {
+      return repaired.contains(a.type + '\x1f' + id);
+    });
+  };
   const auto queue_later = [&] {
     for (auto& q : later) {
       // changed by this run in what the item rests on (not only a weight): it could never be
-      // applied as queued
-      if (touches(*q.a) && detail::review_fingerprint(live, q.a->targets) !=
-                               detail::review_fingerprint(snapshot, q.a->targets)) {
+      // applied as queued; or the same repair of one of its records this run already made
+      if (repeats(*q.a) ||
+          (touches(*q.a) && detail::review_fingerprint(live, q.a->targets) !=
+                                detail::review_fingerprint(snapshot, q.a->targets))) {
         ++res.changed_by_repairs;
         continue;
       }
@@ -636,6 +653,7 @@ watch_repair_result repair_watch_findings(const memory_store<>& snapshot,
           res.records_changed += oc.records_changed;
           used += oc.records_changed;
           note_faults(a);
+          note_repaired(a);
           for (const auto& e : a.edits) touched.insert(e.record_id);
           touched.insert(a.targets.begin(), a.targets.end());
           break;
