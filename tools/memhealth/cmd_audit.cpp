@@ -64,8 +64,9 @@ nlohmann::json to_json_report(const drill_result& r, const drill_cli_options& o)
   j["eligible"] = r.eligible;
   j["injected"] = r.injected;
   j["detected"] = r.detected;
-  j["coverage"] = r.coverage;
-  j["coverage_ci95"] = ci_json(r.coverage_ci);
+  // rates over nothing are no rates: null (0 of 0 injected, 0 of 0 attempted)
+  j["coverage"] = r.injected == 0 ? nlohmann::json() : nlohmann::json(r.coverage);
+  j["coverage_ci95"] = r.injected == 0 ? nlohmann::json() : ci_json(r.coverage_ci);
   j["untouched_records"] = r.untouched;
   j["false_positive_records"] = r.false_positive_records;
   j["false_positive_rate"] = r.false_positive_rate;
@@ -82,7 +83,7 @@ nlohmann::json to_json_report(const drill_result& r, const drill_cli_options& o)
   if (!r.text_embedder_note.empty()) j["text_embedder_note"] = r.text_embedder_note;
   j["repair_attempted"] = r.attempted;
   j["repaired"] = r.repaired;
-  j["repair_success"] = r.repair_success;
+  j["repair_success"] = r.attempted == 0 ? nlohmann::json() : nlohmann::json(r.repair_success);
   j["healthy_records_changed"] = r.healthy_records_changed;
   j["actions_planned"] = r.actions_planned;
   j["actions_applied"] = r.actions_applied;
@@ -154,7 +155,8 @@ std::string to_text(const drill_result& r) {
     if (!k.note.empty()) s << "  (" << k.note << ")";
     s << "\n";
   }
-  s << "\n  coverage                         " << with_ci(r.coverage, r.coverage_ci) << " ("
+  s << "\n  coverage                         "
+    << (r.injected == 0 ? std::string("-") : with_ci(r.coverage, r.coverage_ci)) << " ("
     << r.detected << " of " << r.injected << ")\n";
   s << "  false-positive rate              " << with_ci(r.false_positive_rate, r.false_positive_ci)
     << " (" << r.false_positive_records << " of " << r.untouched
@@ -166,8 +168,13 @@ std::string to_text(const drill_result& r) {
     << with_ci(r.false_positive_rate_net, r.false_positive_net_ci) << " ("
     << r.false_positive_records_net << " of " << r.untouched
     << " flagged in the drilled copy and not on the original)\n";
-  s << "  repair success                   " << r.repair_success << " (" << r.repaired << " of "
-    << r.attempted << " attempted; tier-3 faults wait for a person)\n";
+  s << "  repair success                   ";
+  if (r.attempted == 0)
+    s << "-";
+  else
+    s << r.repair_success;
+  s << " (" << r.repaired << " of " << r.attempted
+    << " attempted; tier-3 faults wait for a person)\n";
   s << "  healthy records changed          " << r.healthy_records_changed << "\n";
   s << "  actions                          " << r.actions_applied << " applied of "
     << r.actions_planned << " planned\n";
