@@ -180,12 +180,16 @@ struct migration_store_record {
 
 namespace detail::migration {
 
+// True when the state database has table `name` (one of memhealth's own table names: a
+// constant, never user input). @throws error(io) when the schema cannot be read.
+inline bool has_table(const sqlite_state& s, std::string_view name) {
+  const std::string sql =
+      "SELECT name FROM sqlite_master WHERE type='table' AND name='" + std::string(name) + "'";
+  return !sqlite::query_text(s.handle(), sql.c_str(), s.path(), "cannot read the schema").empty();
+}
+
 inline bool has_store_table(const sqlite_state& s) {
-  return !sqlite::query_text(s.handle(),
-                             "SELECT name FROM sqlite_master WHERE type='table' AND "
-                             "name='migration_stores'",
-                             s.path(), "cannot read the schema")
-              .empty();
+  return has_table(s, "migration_stores");
 }
 
 // "records ids live crc64 h1 h2 ..." (decimal hashes): the text form of a fingerprint.
@@ -688,11 +692,7 @@ struct migration_gate_group_record {
 namespace detail::migration {
 
 inline bool has_gate_groups_table(const sqlite_state& s) {
-  return !sqlite::query_text(s.handle(),
-                             "SELECT name FROM sqlite_master WHERE type='table' AND "
-                             "name='migration_gate_groups'",
-                             s.path(), "cannot read the schema")
-              .empty();
+  return has_table(s, "migration_gate_groups");
 }
 
 // "from V: PASS n=.. k=.. mean_overlap=.. mean_rank_correlation=.." or "from V: not gated (why)"
