@@ -42,7 +42,7 @@
 
 #include "bench_common.hpp"
 
-namespace {
+namespace bench_check {
 
 using namespace memhealth;
 constexpr std::size_t dim = 384;
@@ -229,4 +229,4 @@ BENCHMARK(check1m_one_scope)
     ->UseManualTime()
     ->Unit(benchmark::kSecond);
 
-}  // namespace
+}  // namespace bench_check

@@ -36,7 +36,7 @@
 
 #include "bench_common.hpp"
 
-namespace {
+namespace bench_claims {
 
 namespace mh = memhealth;
 
@@ -201,4 +201,4 @@ BENCHMARK(check_with<mh::claim_conflict_judge<>, false>)
     ->Iterations(1)
     ->UseRealTime();
 
-}  // namespace
+}  // namespace bench_claims

@@ -23,7 +23,7 @@
 
 #include "bench_common.hpp"
 
-namespace {
+namespace bench_gate {
 
 namespace mh = memhealth;
 
@@ -131,7 +131,6 @@ void gate_inspect(benchmark::State& state) {
   if (found != planted) state.SkipWithError("a planted near duplicate was not found");
 }
 
-}  // namespace
 
 BENCHMARK(gate_inspect)
     ->Name("gate/inspect")
@@ -141,3 +140,5 @@ BENCHMARK(gate_inspect)
     ->Iterations(400)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
+
+}  // namespace bench_gate

@@ -32,7 +32,7 @@
 
 #include "bench_common.hpp"
 
-namespace {
+namespace bench_incremental {
 
 using namespace memhealth;
 
@@ -182,4 +182,4 @@ BENCHMARK(check_incremental_subset_warm)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 
-}  // namespace
+}  // namespace bench_incremental

@@ -77,7 +77,7 @@
 #include <faiss/impl/AuxIndexStructures.h>
 #endif
 
-namespace {
+namespace bench_join {
 
 namespace mh = memhealth;
 
@@ -506,4 +506,4 @@ BENCHMARK(BM_join_faiss_real)
     ->Unit(benchmark::kMillisecond);
 #endif
 
-}  // namespace
+}  // namespace bench_join

@@ -38,7 +38,7 @@
 
 #include "bench_common.hpp"
 
-namespace {
+namespace bench_jsonl {
 
 // 100,000 records; 2,000 with MEMHEALTH_BENCH_TINY=1 (a separate file)
 const std::size_t k_records = memhealth_bench::tiny() ? 2'000 : 100'000;
@@ -274,7 +274,6 @@ void load_orjson(benchmark::State& state) {
     state.counters["x_stream_1thread"] = g_stream_1thread_mbps / theirs;
 }
 
-}  // namespace
 
 // Real (wall-clock) time for the parallel load: the main thread's CPU time would leave out the
 // other threads' work. CPU time for the sequential ones, to compare with orjson's process CPU time.
@@ -306,3 +305,5 @@ BENCHMARK(load_orjson)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1)
     ->UseManualTime();
+
+}  // namespace bench_jsonl

@@ -16,7 +16,7 @@
 #include "../tests/fake_openai_server.hpp"
 #include "bench_common.hpp"
 
-namespace {
+namespace bench_models {
 
 std::vector<std::string> texts(std::size_t n) {
   std::vector<std::string> t;
@@ -95,8 +95,9 @@ void models_embed_warm_cache(benchmark::State& state) {
   if (sent != 0) state.SkipWithError("the warm cache sent requests");
 }
 
-}  // namespace
 
 BENCHMARK(models_embed_batched)->Name("models/embed_batched")->Iterations(1)->UseRealTime();
 BENCHMARK(models_embed_unbatched)->Name("models/embed_unbatched")->Iterations(1)->UseRealTime();
 BENCHMARK(models_embed_warm_cache)->Name("models/embed_warm_cache")->Iterations(1)->UseRealTime();
+
+}  // namespace bench_models

@@ -48,7 +48,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-namespace {
+namespace bench_pg {
 
 namespace fs = std::filesystem;
 using namespace memhealth;
@@ -276,7 +276,6 @@ void BM_sqlite_check(benchmark::State& st) {
   }
 }
 
-}  // namespace
 
 BENCHMARK(BM_pg_copy_floor)->Name("pg/copy_floor")->Iterations(1)->UseManualTime();
 BENCHMARK(BM_pg_check_single)->Name("pg/check_single")->Iterations(1)->UseManualTime();
@@ -287,3 +286,5 @@ BENCHMARK(BM_pg_check_workers)
     ->Iterations(1)
     ->UseManualTime();
 BENCHMARK(BM_sqlite_check)->Name("sqlite/check")->Iterations(1)->UseManualTime();
+
+}  // namespace bench_pg

@@ -41,7 +41,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-namespace {
+namespace bench_plan {
 
 namespace fs = std::filesystem;
 
@@ -317,7 +317,8 @@ void apply1m(benchmark::State& state) {
     state.SkipWithError("expected every action applied and findings n -> 0");
 }
 
-}  // namespace
 
 BENCHMARK(plan1m)->Name("plan1m")->Iterations(1)->UseManualTime()->Unit(benchmark::kSecond);
 BENCHMARK(apply1m)->Name("apply1m")->Iterations(1)->UseManualTime()->Unit(benchmark::kSecond);
+
+}  // namespace bench_plan

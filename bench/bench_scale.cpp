@@ -58,7 +58,7 @@
 #include <hnswlib/hnswlib.h>
 #endif
 
-namespace {
+namespace bench_scale {
 
 using namespace memhealth;
 constexpr Eigen::Index dim = 384;
@@ -417,4 +417,4 @@ BENCHMARK(structural1m_memhealth)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 
-}  // namespace
+}  // namespace bench_scale

@@ -33,7 +33,7 @@
 #include "bench_common.hpp"
 #include <unistd.h>
 
-namespace {
+namespace bench_sqlite_store {
 
 namespace fs = std::filesystem;
 using namespace memhealth;
@@ -206,7 +206,6 @@ void sqlite_apply(benchmark::State& st) {
   });
 }
 
-}  // namespace
 
 BENCHMARK(memory_load)
     ->Name("memory/load_100k")
@@ -238,3 +237,5 @@ BENCHMARK(sqlite_apply)
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+}  // namespace bench_sqlite_store

@@ -32,7 +32,7 @@
 
 #include <unistd.h>
 
-namespace {
+namespace bench_wal {
 
 namespace fs = std::filesystem;
 
@@ -147,9 +147,10 @@ void sqlite_insert(benchmark::State& state) {
   fs::remove_all(dir);
 }
 
-}  // namespace
 
 BENCHMARK(wal_append<1>)->Name("wal/append_1");
 BENCHMARK(sqlite_insert<1>)->Name("sqlite/insert_1");
 BENCHMARK(wal_append<100>)->Name("wal/append_100");
 BENCHMARK(sqlite_insert<100>)->Name("sqlite/insert_100");
+
+}  // namespace bench_wal
