@@ -186,6 +186,31 @@ struct claim_rules {
                            has("购") || has("领");
     return acquiring && (has("new") || has("another") || has("新") || has("又"));
   }
+  // A single-valued "favourite <kind>" attribute ("favourite fruit = durian", 最喜欢的水果是榴莲).
+  static bool favourite(const text_claim& c) {
+    return c.attribute.starts_with("favourite ") && !c.value.empty() && !c.additive;
+  }
+  // The terms of an attitude claim `n` that name what the attitude is toward, against the terms
+  // `other` of the claim it is compared with. General rule: an attitude toward taking a thing in
+  // (eating, watching, hearing it: claim_words::engagement_verbs) or toward its taste, smell or
+  // look (claim_words::aspect_nouns) is an attitude toward the thing, so those terms of `n` that
+  // `other` does not have are dropped ("can't bear watching horror movies" / "adores horror
+  // films", "hates the taste of durian" / "loves durian", "讨厌吃榴莲" / "对榴莲情有独钟").
+  static std::vector<std::string> attitude_object(const text_claim& n,
+                                                  const std::vector<std::string>& other) {
+    auto listed = [](const auto& list, const std::string& t) {
+      return std::find(list.begin(), list.end(), t) != list.end();
+    };
+    std::vector<std::string> out;
+    out.reserve(n.terms.size());
+    for (const auto& t : n.terms)
+      if (std::binary_search(other.begin(), other.end(), t) ||
+          (!listed(claim_words::engagement_verbs, t) && !listed(claim_words::aspect_nouns, t)))
+        out.push_back(t);
+    // (nothing but the attitude left: no object to compare)
+    if (out.size() == 1 && out.front() == "like") out.clear();
+    return out;
+  }
   static bool ascii(const std::string& s) noexcept {
     return !s.empty() && static_cast<unsigned char>(s[0]) < 0x80;
   }
@@ -702,6 +727,19 @@ struct claim_rules {
         // (a diet restriction's denial, predicate "eat" (claim_implications.hpp), denies
         // consuming only)
         holds = !obj.empty() && m == obj.size() && (n.predicate != "eat" || consumes(p));
+      } else if (n.predicate == "like" && n.attribute.empty() && favourite(p)) {
+        // a favourite is a liking of its value: "detests durian" / "durian is my favourite
+        // fruit" (what the denial names besides the attitude must be the value, or a kind of it)
+        const auto denied = attitude_object(n, p.value);
+        std::vector<std::string> liked = p.value;
+        liked.emplace_back("like");
+        detail::claims::sort_unique(liked);
+        holds = !denied.empty() && denied_in(lex, denied, liked) == denied.size();
+      } else if (n.predicate == "like" && p.predicate == "like") {
+        // two attitudes: what the denial says about taking the thing in is no part of it
+        // (attitude_object)
+        const auto denied = attitude_object(n, p.terms);
+        holds = !denied.empty() && denied_in(lex, denied, p.terms) == denied.size();
       } else {
         holds = !n.terms.empty() && denied_in(lex, n.terms, p.terms) == n.terms.size();
       }
