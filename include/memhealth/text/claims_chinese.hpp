@@ -574,6 +574,24 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       len = utf8_len(static_cast<unsigned char>(s[i]));
       if (i + len > s.size()) len = s.size() - i;
       const sv ch = s.substr(i, len);
+      // A degree adverb right before an attitude cue says how strong the attitude is, not what
+      // it is toward: "最烦下雨天" is "烦下雨天", "超爱火锅" "爱火锅" (最, 超, 挺, 蛮, 好, 真,
+      // 太 before 喜欢, 讨厌, 怕 ...; 很, 非常, 特别 are stop words anyway). Only before an
+      // attitude: 最近, 好吃, 太辣 keep their characters.
+      if (ch == "最" || ch == "超" || ch == "挺" || ch == "蛮" || ch == "好" || ch == "真" ||
+          ch == "太") {
+        std::uint32_t next = 0;
+        for (std::size_t l = std::min(lex.max_zh_bytes(), s.size() - i - len); l >= 3; --l)
+          if (const std::uint32_t x = lex.zh(s.substr(i + len, l)); x != 0) {
+            next = x;
+            break;
+          }
+        if (next & (claim_words::att_positive | claim_words::att_negative |
+                    claim_words::aversion | claim_words::tolerate)) {
+          i += len;
+          continue;
+        }
+      }
       // ASCII words and numbers
       if (static_cast<unsigned char>(s[i]) < 0x80) {
         std::size_t k = i;
