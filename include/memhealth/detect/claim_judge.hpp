@@ -186,6 +186,18 @@ struct claim_rules {
                            has("购") || has("领");
     return acquiring && (has("new") || has("another") || has("新") || has("又"));
   }
+  // General rule: a change that names what it replaced with "instead (of)" ends that state: when
+  // every term of the unchanged claim `o` (its predicate among them) is in the change `c`, and
+  // the change has a predicate of its own, `o` is what was replaced ("now cycles to work instead
+  // of taking the bus" / "takes the bus to work").
+  bool instead(const claim_lexicon& lex, const text_claim& c, const text_claim& o) const {
+    return c.change && !o.change && c.polarity > 0 && o.polarity > 0 && !c.additive &&
+           !o.additive && !c.predicate.empty() && !o.predicate.empty() &&
+           c.predicate != o.predicate && o.terms.size() >= 2 &&
+           std::binary_search(c.terms.begin(), c.terms.end(), std::string_view("instead"),
+                              std::less<>()) &&
+           subset_or_empty(lex, o.terms, c.terms);
+  }
   // A single-valued "favourite <kind>" attribute ("favourite fruit = durian", 最喜欢的水果是榴莲).
   static bool favourite(const text_claim& c) {
     return c.attribute.starts_with("favourite ") && !c.value.empty() && !c.additive;
@@ -772,7 +784,8 @@ struct claim_rules {
     // descriptions ("a man is standing" / "a man is sitting") they are two moments, not a
     // contradiction (SICK labels most such pairs neutral)
     if (x.holder.empty() || y.holder.empty()) return {false, false, "no_claim_conflict"};
-    if (replaced(lex, x, y) || replaced(lex, y, x)) return {true, false, "change_statement"};
+    if (replaced(lex, x, y) || replaced(lex, y, x) || instead(lex, x, y) || instead(lex, y, x))
+      return {true, false, "change_statement"};
     if (x.attribute.empty() && y.attribute.empty() && chinese_antonyms(x.terms, y.terms))
       return {true, false, "antonym"};
     // (not in a noun-phrase subject: "a black dog" / "a white dog" are two dogs)
