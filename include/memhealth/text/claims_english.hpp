@@ -674,6 +674,16 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       object_open = false;  // "sold the car to a cousin": the cousin is not what was sold
       break;
     }
+    // General rule: a temporal conjunction before a verb's -ing form ("before moving house",
+    // "after having kids", "since starting university") opens a clause that dates the claim;
+    // once the claim has its predicate and object, that clause is no part of either ("sold
+    // their piano before moving house" sold the piano)
+    if ((w == "before" || w == "after" || w == "since" || w == "until" || w == "when" ||
+         w == "while") &&
+        predicate_set && !object.empty() && c.attribute.empty() && !in_value && i + 1 < n &&
+        next.size() > 4 && next.ends_with("ing") &&
+        english.is_lemma(english.lemma(next, word_pos::verb), word_pos::verb))
+      break;
     if ((w == "and" || w == "or") && object_open && !object.empty() && !in_value)
       conjunct_at.push_back(object.size());  // "hates crowds and festivals": two objects
     if ((w == "who" || w == "which") && !(w == "who" ? relative_before : relative) &&
