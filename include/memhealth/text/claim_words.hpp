@@ -132,6 +132,19 @@ inline constexpr auto english = std::to_array<entry>({
     {"distrust", att_negative},
     {"mistrust", att_negative},
     {"admire", att_positive},
+    // (from WordNet 3.0: the troponyms of love.v.01 and dislike.v.01 / hate.v.01 that name an
+    // attitude toward a thing, not a relation to a person: dote (on), revere, idolize, worship;
+    // scorn, disdain, contemn, abominate, execrate)
+    {"dote", att_positive},
+    {"revere", att_positive},
+    {"idolize", att_positive},
+    {"idolise", att_positive},
+    {"worship", att_positive},
+    {"scorn", att_negative},
+    {"disdain", att_negative},
+    {"contemn", att_negative},
+    {"abominate", att_negative},
+    {"execrate", att_negative},
     {"treasure", att_positive},
     {"embrace", att_positive},
     // verbs that order two options ("values X above Y", "ranks X ahead of Y")
@@ -251,6 +264,20 @@ inline constexpr auto english = std::to_array<entry>({
     {"scared", aversion},
     {"terrified", aversion},
     // terminations: the state named by the object ended
+    // (from WordNet 3.0, the members of discontinue.v.01 {discontinue, stop, cease, give_up,
+    // quit, lay_off} "put an end to a state or an activity", resign.v.01 {vacate, resign,
+    // renounce, give_up}, the synset {release, relinquish, resign, free, give_up} "part with
+    // a possession or right", forfeit.v.01 {forgo, forego}, foreswear.v.01 {foreswear, renounce,
+    // quit, relinquish}; multiword ones are read in claims_english.hpp)
+    {"discontinue", terminate},
+    {"cease", terminate},
+    {"relinquish", terminate},
+    {"renounce", terminate},
+    {"forgo", terminate},
+    {"forego", terminate},
+    {"foreswear", terminate},
+    {"forswear", terminate},
+    {"vacate", terminate},
     {"quit", terminate},
     {"sell", terminate},
     {"sold", terminate},
