@@ -1415,6 +1415,38 @@ inline void read_english_clause(const claim_lexicon& lex, sv clause, const std::
     t = std::move(r);
     break;
   }
+  // General rule (a pseudo-cleft): "<thing> is something / what / one thing / a thing [that]
+  // <holder> <verb> ..." says the holder verbs the thing: "spicy food is something the user
+  // avoids at all costs" is read as "the user avoids spicy food at all costs", "jazz is what I
+  // never listen to" as "I never listen to jazz" (a thing of one to three words; a holder of
+  // "the user", "user", "I" or a capitalised name; the thing goes after the verb and a
+  // preposition that ends the clause)
+  for (std::size_t k = 1; k <= 3 && k + 3 < t.size(); ++k) {
+    if (t[k].w != "is") continue;
+    std::size_t h = k + 1;
+    if (t[h].w == "something" || t[h].w == "what")
+      ++h;
+    else if ((t[h].w == "one" || t[h].w == "a") && t[h + 1].w == "thing")
+      h += 2;
+    else
+      break;
+    if (h < t.size() && t[h].w == "that") ++h;
+    std::size_t v = h;
+    if (v < t.size() && t[v].w == "the") ++v;
+    if (v >= t.size() || !(t[v].w == "user" || t[v].w == "i" || (t[v].cap && v == h))) break;
+    ++v;
+    while (v < t.size() && (lex.en(t[v].w) & (cw::negator | cw::aux | cw::frequency | cw::stop)))
+      ++v;
+    if (v >= t.size()) break;
+    ++v;  // past the verb
+    if (v + 1 == t.size() && (lex.en(t[v].w) & cw::stop)) ++v;  // "listen to", "care about"
+    std::vector<token> r(t.begin() + static_cast<std::ptrdiff_t>(h),
+                         t.begin() + static_cast<std::ptrdiff_t>(v));
+    r.insert(r.end(), t.begin(), t.begin() + static_cast<std::ptrdiff_t>(k));
+    r.insert(r.end(), t.begin() + static_cast<std::ptrdiff_t>(v), t.end());
+    t = std::move(r);
+    break;
+  }
   // "is more of a cat person than a dog person": prefers cats over dogs
   for (std::size_t k = 1; k + 10 <= t.size(); ++k) {
     if (t[k].w != "is" || t[k + 1].w != "more" || t[k + 2].w != "of" || t[k + 3].w != "a" ||
