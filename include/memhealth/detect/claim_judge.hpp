@@ -198,6 +198,32 @@ struct claim_rules {
                               std::less<>()) &&
            subset_or_empty(lex, o.terms, c.terms);
   }
+  // General rule: an amount named by a noun of money paid out ("grocery bill", "food budget",
+  // "phone costs": WordNet 3.0 bill.n.02, budget.n.01, cost.n.01, expense.n.01, spending.n.01,
+  // all under outgo.n.01 "money paid out") is the same amount as spending or paying (spend.v.01,
+  // pay.v.01) on what the rest of the name says: "grocery bill is $900 a month" / "spends $100 a
+  // week on groceries". `a` has the attribute, `v` the verb.
+  static bool spending(const claim_lexicon& lex, const text_claim& a, const text_claim& v) {
+    if (a.attribute.empty() || !v.attribute.empty() || (v.predicate != "spend" && v.predicate != "pay"))
+      return false;
+    const std::string_view name = a.attribute;
+    const auto sp = name.rfind(' ');
+    if (sp == std::string_view::npos) return false;
+    const std::string_view head = name.substr(sp + 1);
+    if (head != "bill" && head != "bills" && head != "budget" && head != "cost" &&
+        head != "costs" && head != "expense" && head != "expenses" && head != "spending")
+      return false;
+    // every word before the head (lemmatised as the reader does) among the verb's terms
+    for (std::size_t b = 0; b < sp;) {
+      const std::size_t e = std::min(name.find(' ', b), sp);
+      const std::string w(lex.english().lemma(name.substr(b, e - b), word_pos::noun));
+      if (std::none_of(v.terms.begin(), v.terms.end(),
+                       [&](const std::string& u) { return match(lex, w, u); }))
+        return false;
+      b = e + 1;
+    }
+    return true;
+  }
   // A single-valued "favourite <kind>" attribute ("favourite fruit = durian", 最喜欢的水果是榴莲).
   static bool favourite(const text_claim& c) {
     return c.attribute.starts_with("favourite ") && !c.value.empty() && !c.additive;
@@ -688,8 +714,10 @@ struct claim_rules {
     if (x.amount && y.amount && x.polarity == y.polarity && x.frequency > 0 && y.frequency > 0 &&
         !x.additive && !y.additive &&
         (x.attribute.empty() && y.attribute.empty()
-             ? contained(lex, x.terms, y.terms) || contained(lex, y.terms, x.terms)
-             : same_attribute(lex, x.attribute, y.attribute))) {
+             ? contained(lex, x.terms, y.terms) || contained(lex, y.terms, x.terms) ||
+                   same_object(lex, x, y)
+             : same_attribute(lex, x.attribute, y.attribute) || spending(lex, x, y) ||
+                   spending(lex, y, x))) {
       const double hi = std::max(x.frequency, y.frequency), lo = std::min(x.frequency, y.frequency);
       if (hi - lo <= rate_tolerance * hi) return {false, false, "same_rate"};
       return {true, false, change ? "change_statement" : "degree"};

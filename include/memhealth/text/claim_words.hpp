@@ -745,6 +745,16 @@ inline constexpr auto aspect_nouns = std::to_array<std::string_view>(
     {"taste", "flavour", "flavor", "smell", "odour", "odor", "scent", "texture", "sound", "look",
      "aftertaste"});
 
+/// Nouns of a bad outcome ("without any reaction", "with no trouble"): a phrase of one of these
+/// after the predicate says how it went, it neither negates nor adds to the claim. Written for
+/// the project from the WordNet 3.0 synsets trouble.n.01 ("a source of difficulty"),
+/// problem.n.01, difficulty.n.02, reaction.n.02, side_effect.n.01, discomfort.n.01, symptom.n.01
+/// (the singular and plural forms the tokenizer leaves).
+inline constexpr auto trouble_nouns = std::to_array<std::string_view>(
+    {"reaction", "reactions", "trouble", "troubles", "problem", "problems", "issue", "issues",
+     "difficulty", "difficulties", "effects", "effect", "discomfort", "symptom", "symptoms",
+     "complaint", "complaints"});
+
 /// Places one lives in: "moved to the countryside" is a new residence, "moved to a new desk" is
 /// not (a name, capitalised, is one too: "moved to Leeds").
 inline constexpr auto dwelling_nouns = std::to_array<std::string_view>(
@@ -761,7 +771,10 @@ inline constexpr auto measure_nouns = std::to_array<std::string_view>(
 /// Verbs that say little by themselves ("has a glass of wine", "takes the stairs", "gets
 /// through a bottle"): two statements about one object with one of these compare by the object.
 inline constexpr auto light_verbs =
-    std::to_array<std::string_view>({"have", "get", "take", "do", "make", "go", "consume", "grab"});
+    std::to_array<std::string_view>({"have", "get", "take", "do", "make", "go", "consume", "grab",
+                                     // "manages one book a year" (WordNet manage.v.02
+                                     // "be successful; achieve a goal")
+                                     "manage"});
 
 /// English antonyms of traits and habits that WordNet does not pair (added to the lexicon's
 /// antonyms): "is shy" / "is outgoing".
@@ -941,6 +954,11 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"几乎不", frequency},
     {"几乎从不", frequency},
     {"几乎从来不", frequency},
+    // a hedge before a negator is "almost never", as 几乎不 (基本 "basically", 基本上)
+    {"基本不", frequency},
+    {"基本上不", frequency},
+    {"基本没", frequency},
+    {"基本上没", frequency},
     {"不再", negator | change},
     {"不太", negator},
     {"能", aux},
@@ -1040,6 +1058,17 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"送给", terminate},
     {"卖给", terminate},
     {"转给", terminate},
+    // handing a thing on to someone else ends having it, as 卖掉 and 送人 do: 转让 "transfer",
+    // 转手 "pass on", 出让 "sell off", 出售 "sell", 捐了 / 捐掉 "donated", 扔了 / 扔掉 "threw
+    // away" (the Chinese counterparts of the English sell / give away / get rid of)
+    {"转让", terminate},
+    {"转手", terminate},
+    {"出让", terminate},
+    {"出售", terminate},
+    {"捐了", terminate},
+    {"捐掉", terminate},
+    {"扔了", terminate},
+    {"扔掉", terminate},
     {"完全", stop},
     {"根本", stop},
     {"压根", stop},
@@ -1186,7 +1215,9 @@ inline constexpr auto chinese = std::to_array<entry>({
 /// Times per day of a Chinese frequency word (the scale of `frequency_of`); -1 = none.
 constexpr double chinese_frequency_of(std::string_view w) noexcept {
   if (w == "从不" || w == "从来不" || w == "从没" || w == "从来没") return 0;
-  if (w == "很少" || w == "几乎不" || w == "几乎从不" || w == "几乎从来不") return 1.0 / 30;
+  if (w == "很少" || w == "几乎不" || w == "几乎从不" || w == "几乎从来不" || w == "基本不" ||
+      w == "基本上不" || w == "基本没" || w == "基本上没")
+    return 1.0 / 30;
   if (w == "偶尔" || w == "有时" || w == "有时候") return 0.15;
   if (w == "每周") return 1.0 / 7;
   if (w == "经常" || w == "常常") return 0.4;

@@ -530,6 +530,22 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
         c.value.push_back(std::string(v.substr(q, 3)));
     }
   }
+  // 是 X 的员工 / 职员 / 雇员 (X of one to six characters, no cue): X is the holder's employer, as
+  // "在 X 上班" says ("是腾讯的员工")
+  if (c.attribute.empty() && starts(i, "是") &&
+      (s.ends_with("的员工") || s.ends_with("的职员") || s.ends_with("的雇员")) &&
+      s.size() >= i + 15 && s.size() <= i + 30) {
+    const sv v = s.substr(i + 3, s.size() - i - 12);
+    bool plain = true;
+    for (std::size_t q = 0; q + 3 <= v.size(); q += 3)
+      if (lex.zh(v.substr(q, 3)) != 0 || !is_cjk_at(v, q)) plain = false;
+    if (plain && v.size() % 3 == 0) {
+      c.attribute = "employer";
+      c.kind = predicate_class::state;
+      for (std::size_t q = 0; q + 3 <= v.size(); q += 3)
+        c.value.push_back(std::string(v.substr(q, 3)));      sort_unique(c.value);
+    }
+  }
   // 向 X 汇报 (X of one to five characters): the holder's manager ("直接向刘经理汇报工作")
   if (c.attribute.empty() && present.may_contain("汇报")) {
     const std::size_t to = find_text(s, "向", i);

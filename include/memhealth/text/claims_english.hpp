@@ -558,6 +558,20 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       continue;
     }
     if ((w == "that" || w == "which" || w == "who") && predicate_set) relative = true;
+    // General rule: "without (any) trouble", "with no reaction" after the predicate says how the
+    // thing went, not that it did not happen: no negation of the clause, and no part of what
+    // the holder does ("eats shrimp every Friday without any reaction" eats shrimp). Only
+    // before a noun of a bad outcome (claim_words::trouble_nouns): "coffee without sugar"
+    // keeps its denial of sugar.
+    if ((w == "without" || (w == "with" && next == "no")) && predicate_set && !relative) {
+      std::size_t k = i + 1;
+      while (k < n && (t[k].w == "no" || t[k].w == "any" || t[k].w == "a" ||
+                       t[k].w == "ill" || t[k].w == "bad" || t[k].w == "side"))
+        ++k;
+      if (k < n && std::find(cw::trouble_nouns.begin(), cw::trouble_nouns.end(), t[k].w) !=
+                       cw::trouble_nouns.end())
+        break;
+    }
     if (cue & cw::negator) {
       // a negation inside a relative clause ("products that are not tested on animals") is
       // about the relative clause, not the statement's polarity
@@ -1415,8 +1429,8 @@ inline void read_english_clause(const claim_lexicon& lex, sv clause, const std::
     t = std::move(r);
     break;
   }
-  // General rule (a pseudo-cleft): "<thing> is something / what / one thing / a thing [that]
-  // <holder> <verb> ..." says the holder verbs the thing: "spicy food is something the user
+  // General rule (a pseudo-cleft): "<thing> is something / what / one thing / a thing / the
+  // <kind> [that] <holder> <verb> ..." says the holder verbs the thing: "spicy food is something the user
   // avoids at all costs" is read as "the user avoids spicy food at all costs", "jazz is what I
   // never listen to" as "I never listen to jazz" (a thing of one to three words; a holder of
   // "the user", "user", "I" or a capitalised name; the thing goes after the verb and a
@@ -1428,6 +1442,10 @@ inline void read_english_clause(const claim_lexicon& lex, sv clause, const std::
       ++h;
     else if ((t[h].w == "one" || t[h].w == "a") && t[h + 1].w == "thing")
       h += 2;
+    else if (t[h].w == "the" && h + 3 < t.size() &&
+             (t[h + 2].w == "the" || t[h + 2].w == "that" || t[h + 2].w == "user" ||
+              t[h + 2].w == "i"))
+      h += 2;  // "winter is the season the user prefers over summer" (a kind noun: dropped)
     else
       break;
     if (h < t.size() && t[h].w == "that") ++h;
