@@ -747,6 +747,16 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     const sv word = s.substr(i, len);
     i += len;
     if (cue & cw::negator) {
+      // General rule: 不到 / 不足 before a number ("走不到两千步", "不足5小时") is "fewer than",
+      // a bound on the amount, not a denial of the clause: the amount is read as the bound
+      // (compared per rate like any amount: "每天走一万步" / "一天走不到两千步" differ)
+      if (word == "不" && (s.substr(i).starts_with("到") || s.substr(i).starts_with("足")) &&
+          i + 3 < s.size() &&
+          (chinese_digit(s.substr(i + 3, std::min<std::size_t>(3, s.size() - i - 3))) >= 0 ||
+           std::isdigit(static_cast<unsigned char>(s[i + 3])))) {
+        i += 3;
+        continue;
+      }
       c.polarity = -c.polarity;
       if (cue & cw::frequency) c.frequency = 0;
       if (cue & cw::change) c.change = true;

@@ -529,6 +529,17 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       if (w == "may") continue;  // the modal
     } else if ((cue & cw::time) && w != "am" && w != "this" && !in_value &&
                !(w == "next" && next == "to")) {  // "next to a tree" is a place
+      // General rule: "only on Saturdays" (a weekday in the plural after "only") is a weekly
+      // routine and all of it: once a week, a frequency, not the date of one occasion ("only
+      // plays video games on Saturdays" / "plays video games every day" differ in degree)
+      if (c.frequency < 0 && w.size() > 6 && w.ends_with("days") && !in_value &&
+          (w == "mondays" || w == "tuesdays" || w == "wednesdays" || w == "thursdays" ||
+           w == "fridays" || w == "saturdays" || w == "sundays") &&
+          std::any_of(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(i),
+                      [](const token& y) { return y.w == "only"; })) {
+        c.frequency = 1.0 / 7;
+        continue;
+      }
       time.push_back(std::string(w));
       if (cue & cw::event) c.event = true;
       continue;
