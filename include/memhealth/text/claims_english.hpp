@@ -1476,6 +1476,50 @@ inline void read_english_clause(const claim_lexicon& lex, sv clause, const std::
     t = std::move(r);
     break;
   }
+  // General rule (experiencer-object verbs): "<thing> annoys / bores / delights the user" says
+  // the user dislikes or likes the thing, and is read as "the user dislikes / loves <thing>"
+  // ("podcasts get on the user's nerves" too). The verbs are the members of the WordNet 3.0
+  // synsets annoy.v.01 {annoy, bother, irritate, vex, nettle, rile ...}, bore.v.01,
+  // disgust.v.01 {disgust, revolt, repel}, frustrate.v.01 (negative) and delight.v.01 {delight,
+  // enchant, enthral ...}, fascinate.v.02 {fascinate, intrigue}, thrill.v.01, excite.v.01
+  // (positive), in their third-person and past forms. A thing of one to three words; the
+  // holder "the user", "user", "me" or a capitalised name, ending the clause.
+  for (std::size_t k = 1; k <= 3 && k + 1 < t.size(); ++k) {
+    static constexpr sv negative[] = {"annoys",   "annoyed",   "bothers",  "bothered", "irritates",
+                                      "irritated", "vexes",    "vexed",    "nettles",  "riles",
+                                      "bores",    "bored",     "disgusts", "disgusted", "repels",
+                                      "revolts",  "frustrates", "frustrated"};
+    static constexpr sv positive[] = {"delights",   "delighted", "enchants", "enthrals",
+                                      "enthralls",  "fascinates", "fascinated", "intrigues",
+                                      "thrills",    "thrilled",  "excites",  "excited"};
+    const sv v = t[k].w;
+    std::size_t h = k + 1;
+    const bool nerves = (v == "gets" || v == "get" || v == "got") && t[h].w == "on";
+    if (nerves) ++h;
+    const bool neg = nerves || std::find(std::begin(negative), std::end(negative), v) !=
+                                   std::end(negative);
+    const bool pos = !neg && std::find(std::begin(positive), std::end(positive), v) !=
+                                 std::end(positive);
+    if (!neg && !pos) continue;
+    std::size_t e = h;
+    if (e < t.size() && t[e].w == "the") ++e;
+    if (e >= t.size() || !(t[e].w == "user" || t[e].w == "me" || (t[e].cap && e == h))) break;
+    std::vector<token> holder(t.begin() + static_cast<std::ptrdiff_t>(h),
+                              t.begin() + static_cast<std::ptrdiff_t>(e) + 1);
+    ++e;
+    if (nerves) {  // "gets on the user's nerves"
+      if (e + 1 < t.size() && t[e].w == "s") ++e;
+      if (e >= t.size() || t[e].w != "nerves") break;
+      ++e;
+    }
+    if (e != t.size()) break;
+    if (holder.back().w == "me") holder.back().w = "i";
+    std::vector<token> r = std::move(holder);
+    r.push_back(token{neg ? "dislikes" : "loves", false});
+    r.insert(r.end(), t.begin(), t.begin() + static_cast<std::ptrdiff_t>(k));
+    t = std::move(r);
+    break;
+  }
   // "is more of a cat person than a dog person": prefers cats over dogs
   for (std::size_t k = 1; k + 10 <= t.size(); ++k) {
     if (t[k].w != "is" || t[k + 1].w != "more" || t[k + 2].w != "of" || t[k + 3].w != "a" ||
