@@ -543,7 +543,8 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       c.attribute = "employer";
       c.kind = predicate_class::state;
       for (std::size_t q = 0; q + 3 <= v.size(); q += 3)
-        c.value.push_back(std::string(v.substr(q, 3)));      sort_unique(c.value);
+        c.value.push_back(std::string(v.substr(q, 3)));
+      sort_unique(c.value);
     }
   }
   // 向 X 汇报 (X of one to five characters): the holder's manager ("直接向刘经理汇报工作")
