@@ -1044,7 +1044,8 @@ TEST_CASE("claim judge: eighth round of issue 18 (general rules, not phrases of 
     no_conflicts({{"用户最近喜欢爬山", "用户喜欢游泳"}});  // 最近 "recently" keeps its characters
   }
   SUBCASE("a change naming what it replaced with \"instead of\"") {
-    const auto v = both("User drives to the office", "User now walks to the office instead of driving");
+    const auto v =
+        both("User drives to the office", "User now walks to the office instead of driving");
     CHECK(v.conflict);
     CHECK(v.reason == "change_statement");
     no_conflicts({{"User drives to the office", "User now also walks to the office"}});
@@ -1062,21 +1063,22 @@ TEST_CASE("claim judge: eighth round of issue 18 (general rules, not phrases of 
     no_conflicts({{"Loud music irritates the user's sister", "User loves loud music"}});
   }
   SUBCASE("a bad-outcome adjunct neither negates nor adds") {
-    conflicts({{"User is allergic to peanuts",
-                "User eats peanut butter every day without any problem"},
-               // "without sugar" is still a denial of sugar
-               {"User drinks coffee without sugar", "User takes two spoons of sugar in coffee"}});
+    conflicts(
+        {{"User is allergic to peanuts", "User eats peanut butter every day without any problem"},
+         // "without sugar" is still a denial of sugar
+         {"User drinks coffee without sugar", "User takes two spoons of sugar in coffee"}});
     no_conflicts({{"User drinks coffee without sugar", "User drinks tea"}});
   }
   SUBCASE("spending under a bill or budget name; rates per day") {
     // $50 a week is $7.14 a day, $600 a month $19.7: apart; $215 a month is $7.07 (within 5 %)
-    conflicts({{"User spends about $50 a week on petrol", "User's petrol bill is around $600 a month"}});
+    conflicts(
+        {{"User spends about $50 a week on petrol", "User's petrol bill is around $600 a month"}});
     no_conflicts(
         {{"User spends about $50 a week on petrol", "User's petrol bill is around $215 a month"},
          {"User spends about $50 a week on petrol", "User's phone bill is around $600 a month"}});
   }
   SUBCASE("hedged negation, bounds and weekly routines are degrees") {
-    conflicts({{"用户每周健身五次", "用户基本不健身"},      // 5/7 a day against almost never
+    conflicts({{"用户每周健身五次", "用户基本不健身"},            // 5/7 a day against almost never
                {"用户每天睡八个小时", "用户一天睡不到五个小时"},  // 8 hours against under 5
                {"User swims every day", "User only swims on Sundays"}});
     // without "only", Sundays is one occasion among others

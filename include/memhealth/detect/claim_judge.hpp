@@ -24,6 +24,11 @@
 ///    "不吃香菜" / "喜欢吃香菜"); an aversion or termination (avoid, quit, sold, 戒) denies any
 ///    predicate, so only its object must be contained ("quit the choir" / "sings in the choir").
 ///    "doesn't enjoy opera" / "enjoys musicals" is no conflict: opera is not in the other.
+///    Between two attitudes, what the denial says about taking the thing in (eat, watch,
+///    listen, 吃, 看: claim_words::engagement_verbs) or about its taste or smell
+///    (claim_words::aspect_nouns) is no part of what it denies ("can't bear watching horror
+///    movies" / "adores horror films"); a "favourite <kind>" attribute is a liking of its value
+///    ("detests beetroot" / "beetroot is the user's favourite vegetable").
 ///    What P asserts may be a kind of what N denies (WordNet hypernyms, `max_is_a_depth`
 ///    steps: "can't stand seafood" / "loves lobster", "is allergic to nuts" / "snacks on
 ///    almonds"), and two terms that spell a multiword noun of WordNet count as that noun on
@@ -41,7 +46,11 @@
 ///    When one side is a one-off event and the other a lasting state -> conflict needing a person
 ///    ("state_vs_event"); when only P has a scene, P is a specific exception to N: conflict
 ///    needing a person ("scene_specific"; SPEC 3: the more specific scene wins in its scene);
-/// 5. the same polarity: a replacement ("switched to tea", "换成了支付宝", "改喝茶") against
+/// 5. the same polarity: a change that names what it replaced with "instead (of)" against that
+///    state ("now walks to the office instead of driving" / "drives to the office":
+///    "change_statement"); an amount named by a bill or budget against spending or paying on
+///    the same thing is one amount (rule 3: "petrol bill is $600 a month" / "spends $50 a week
+///    on petrol"); a replacement ("switched to tea", "换成了支付宝", "改喝茶") against
 ///    another thing of its kind (WordNet co-hyponyms within `max_kin_depth`: tea / coffee;
 ///    Chinese: a shared character, another object) -> "change_statement"; Chinese antonym
 ///    words (claim_words::chinese_antonyms: "性格外向" / "性格内向") -> "antonym"; WordNet
@@ -204,7 +213,8 @@ struct claim_rules {
   // pay.v.01) on what the rest of the name says: "grocery bill is $900 a month" / "spends $100 a
   // week on groceries". `a` has the attribute, `v` the verb.
   static bool spending(const claim_lexicon& lex, const text_claim& a, const text_claim& v) {
-    if (a.attribute.empty() || !v.attribute.empty() || (v.predicate != "spend" && v.predicate != "pay"))
+    if (a.attribute.empty() || !v.attribute.empty() ||
+        (v.predicate != "spend" && v.predicate != "pay"))
       return false;
     const std::string_view name = a.attribute;
     const auto sp = name.rfind(' ');

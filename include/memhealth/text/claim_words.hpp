@@ -731,9 +731,9 @@ inline constexpr auto consumption_verbs = std::to_array<std::string_view>(
 /// "adores horror films" and "讨厌吃榴莲" denies "对榴莲情有独钟". The English verbs are the
 /// WordNet 3.0 verb synsets eat.v.01, drink.v.01, watch.v.01 (and its troponym view), listen.v.01,
 /// hear.v.01, read.v.01, taste.v.01, smell.v.01; the Chinese ones were written for the project.
-inline constexpr auto engagement_verbs = std::to_array<std::string_view>(
-    {"eat", "drink", "watch", "view", "listen", "hear", "read", "taste", "smell", "吃", "喝", "看",
-     "听", "读", "闻"});
+inline constexpr auto engagement_verbs =
+    std::to_array<std::string_view>({"eat", "drink", "watch", "view", "listen", "hear", "read",
+                                     "taste", "smell", "吃", "喝", "看", "听", "读", "闻"});
 
 /// Nouns of a sensory aspect of a thing ("the taste of durian", "the smell of coffee", 味道):
 /// under an attitude they stand for the thing itself. The English nouns are members of the
@@ -741,9 +741,9 @@ inline constexpr auto engagement_verbs = std::to_array<std::string_view>(
 /// thing tastes, smells, sounds, looks or feels (taste.n.01, flavor.n.01, smell.n.01,
 /// odor.n.01, scent.n.01, texture.n.01, sound.n.04, look.n.02). (Chinese 味道 is two terms of
 /// the reader, 道 also in 知道: not listed.)
-inline constexpr auto aspect_nouns = std::to_array<std::string_view>(
-    {"taste", "flavour", "flavor", "smell", "odour", "odor", "scent", "texture", "sound", "look",
-     "aftertaste"});
+inline constexpr auto aspect_nouns =
+    std::to_array<std::string_view>({"taste", "flavour", "flavor", "smell", "odour", "odor",
+                                     "scent", "texture", "sound", "look", "aftertaste"});
 
 /// Nouns of a bad outcome ("without any reaction", "with no trouble"): a phrase of one of these
 /// after the predicate says how it went, it neither negates nor adds to the claim. Written for

@@ -603,8 +603,8 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
             next = x;
             break;
           }
-        if (next & (claim_words::att_positive | claim_words::att_negative |
-                    claim_words::aversion | claim_words::tolerate)) {
+        if (next & (claim_words::att_positive | claim_words::att_negative | claim_words::aversion |
+                    claim_words::tolerate)) {
           i += len;
           continue;
         }

@@ -576,8 +576,8 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     // keeps its denial of sugar.
     if ((w == "without" || (w == "with" && next == "no")) && predicate_set && !relative) {
       std::size_t k = i + 1;
-      while (k < n && (t[k].w == "no" || t[k].w == "any" || t[k].w == "a" ||
-                       t[k].w == "ill" || t[k].w == "bad" || t[k].w == "side"))
+      while (k < n && (t[k].w == "no" || t[k].w == "any" || t[k].w == "a" || t[k].w == "ill" ||
+                       t[k].w == "bad" || t[k].w == "side"))
         ++k;
       if (k < n && std::find(cw::trouble_nouns.begin(), cw::trouble_nouns.end(), t[k].w) !=
                        cw::trouble_nouns.end())
@@ -1441,9 +1441,9 @@ inline void read_english_clause(const claim_lexicon& lex, sv clause, const std::
     break;
   }
   // General rule (a pseudo-cleft): "<thing> is something / what / one thing / a thing / the
-  // <kind> [that] <holder> <verb> ..." says the holder verbs the thing: "spicy food is something the user
-  // avoids at all costs" is read as "the user avoids spicy food at all costs", "jazz is what I
-  // never listen to" as "I never listen to jazz" (a thing of one to three words; a holder of
+  // <kind> [that] <holder> <verb> ..." says the holder verbs the thing: "spicy food is something
+  // the user avoids at all costs" is read as "the user avoids spicy food at all costs", "jazz is
+  // what I never listen to" as "I never listen to jazz" (a thing of one to three words; a holder of
   // "the user", "user", "I" or a capitalised name; the thing goes after the verb and a
   // preposition that ends the clause)
   for (std::size_t k = 1; k <= 3 && k + 3 < t.size(); ++k) {
@@ -1467,7 +1467,7 @@ inline void read_english_clause(const claim_lexicon& lex, sv clause, const std::
     while (v < t.size() && (lex.en(t[v].w) & (cw::negator | cw::aux | cw::frequency | cw::stop)))
       ++v;
     if (v >= t.size()) break;
-    ++v;  // past the verb
+    ++v;                                                        // past the verb
     if (v + 1 == t.size() && (lex.en(t[v].w) & cw::stop)) ++v;  // "listen to", "care about"
     std::vector<token> r(t.begin() + static_cast<std::ptrdiff_t>(h),
                          t.begin() + static_cast<std::ptrdiff_t>(v));
@@ -1485,21 +1485,21 @@ inline void read_english_clause(const claim_lexicon& lex, sv clause, const std::
   // (positive), in their third-person and past forms. A thing of one to three words; the
   // holder "the user", "user", "me" or a capitalised name, ending the clause.
   for (std::size_t k = 1; k <= 3 && k + 1 < t.size(); ++k) {
-    static constexpr sv negative[] = {"annoys",   "annoyed",   "bothers",  "bothered", "irritates",
-                                      "irritated", "vexes",    "vexed",    "nettles",  "riles",
-                                      "bores",    "bored",     "disgusts", "disgusted", "repels",
-                                      "revolts",  "frustrates", "frustrated"};
-    static constexpr sv positive[] = {"delights",   "delighted", "enchants", "enthrals",
-                                      "enthralls",  "fascinates", "fascinated", "intrigues",
-                                      "thrills",    "thrilled",  "excites",  "excited"};
+    static constexpr sv negative[] = {
+        "annoys",   "annoyed",   "bothers", "bothered", "irritates",  "irritated",
+        "vexes",    "vexed",     "nettles", "riles",    "bores",      "bored",
+        "disgusts", "disgusted", "repels",  "revolts",  "frustrates", "frustrated"};
+    static constexpr sv positive[] = {"delights",  "delighted",  "enchants",   "enthrals",
+                                      "enthralls", "fascinates", "fascinated", "intrigues",
+                                      "thrills",   "thrilled",   "excites",    "excited"};
     const sv v = t[k].w;
     std::size_t h = k + 1;
     const bool nerves = (v == "gets" || v == "get" || v == "got") && t[h].w == "on";
     if (nerves) ++h;
-    const bool neg = nerves || std::find(std::begin(negative), std::end(negative), v) !=
-                                   std::end(negative);
-    const bool pos = !neg && std::find(std::begin(positive), std::end(positive), v) !=
-                                 std::end(positive);
+    const bool neg =
+        nerves || std::find(std::begin(negative), std::end(negative), v) != std::end(negative);
+    const bool pos =
+        !neg && std::find(std::begin(positive), std::end(positive), v) != std::end(positive);
     if (!neg && !pos) continue;
     std::size_t e = h;
     if (e < t.size() && t[e].w == "the") ++e;
