@@ -1001,6 +1001,97 @@ TEST_CASE("claim judge: seventh round of issue 18 (orders, past states, rates pe
   }
 }
 
+TEST_CASE("claim judge: eighth round of issue 18 (general rules, not phrases of the sets)") {
+  // Pairs written for this test, one or more per rule, with look-alikes the rule must leave
+  // alone; both directions must agree. None is a sentence of tests/data/judge_pairs.
+  auto both = [](const std::string& a, const std::string& b) {
+    const auto v = judge(a, b), w = judge(b, a);
+    CHECK(v.conflict == w.conflict);
+    return v;
+  };
+  using pairs = std::vector<std::pair<std::string, std::string>>;
+  auto conflicts = [&](const pairs& ps) {
+    for (const auto& [x, y] : ps) {
+      const std::string a = x, b = y;  // (clang 14 captures no structured binding)
+      CAPTURE(a);
+      CAPTURE(b);
+      CHECK(both(a, b).conflict);
+    }
+  };
+  auto no_conflicts = [&](const pairs& ps) {
+    for (const auto& [x, y] : ps) {
+      const std::string a = x, b = y;
+      CAPTURE(a);
+      CAPTURE(b);
+      CHECK_FALSE(both(a, b).conflict);
+    }
+  };
+  SUBCASE("an attitude toward taking a thing in, or toward its taste, is one toward the thing") {
+    conflicts({{"User loves listening to heavy metal", "User can't stand heavy metal"},
+               {"Nina hates eating olives", "Nina adores olives"},
+               {"User dislikes the smell of coffee", "User loves coffee"},
+               {"阿明讨厌喝啤酒", "阿明特别爱啤酒"}});
+    // cooking is no way of taking fish in; the smell of coffee is not tea
+    no_conflicts({{"User hates cooking fish", "User loves fish"},
+                  {"User hates the smell of coffee", "User loves tea"}});
+  }
+  SUBCASE("a favourite is a liking of its value") {
+    conflicts({{"User detests beetroot", "Beetroot is the user's favourite vegetable"}});
+    no_conflicts({{"User hates mushrooms", "My favourite food is pasta"}});
+  }
+  SUBCASE("a Chinese degree adverb before an attitude is no term") {
+    conflicts({{"用户喜欢爬山", "用户最讨厌爬山"}});
+    no_conflicts({{"用户最近喜欢爬山", "用户喜欢游泳"}});  // 最近 "recently" keeps its characters
+  }
+  SUBCASE("a change naming what it replaced with \"instead of\"") {
+    const auto v =
+        both("User drives to the office", "User now walks to the office instead of driving");
+    CHECK(v.conflict);
+    CHECK(v.reason == "change_statement");
+    no_conflicts({{"User drives to the office", "User now also walks to the office"}});
+  }
+  SUBCASE("a temporal clause before an -ing verb is no part of the object") {
+    conflicts({{"User owns a sailing boat", "User sold the sailing boat after retiring"}});
+    const auto c = read("User sold the sailing boat after retiring").claims.at(0);
+    CHECK(c.object == strings{"boat", "sail"});
+  }
+  SUBCASE("a pseudo-cleft and an experiencer-object verb are the holder's attitude") {
+    conflicts({{"Tea is something the user avoids", "User drinks tea every morning"},
+               {"Cats are what Priya loves", "Priya hates cats"},
+               {"Loud music irritates the user", "User loves loud music"}});
+    // the experiencer is someone else
+    no_conflicts({{"Loud music irritates the user's sister", "User loves loud music"}});
+  }
+  SUBCASE("a bad-outcome adjunct neither negates nor adds") {
+    conflicts(
+        {{"User is allergic to peanuts", "User eats peanut butter every day without any problem"},
+         // "without sugar" is still a denial of sugar
+         {"User drinks coffee without sugar", "User takes two spoons of sugar in coffee"}});
+    no_conflicts({{"User drinks coffee without sugar", "User drinks tea"}});
+  }
+  SUBCASE("spending under a bill or budget name; rates per day") {
+    // $50 a week is $7.14 a day, $600 a month $19.7: apart; $215 a month is $7.07 (within 5 %)
+    conflicts(
+        {{"User spends about $50 a week on petrol", "User's petrol bill is around $600 a month"}});
+    no_conflicts(
+        {{"User spends about $50 a week on petrol", "User's petrol bill is around $215 a month"},
+         {"User spends about $50 a week on petrol", "User's phone bill is around $600 a month"}});
+  }
+  SUBCASE("hedged negation, bounds and weekly routines are degrees") {
+    conflicts({{"用户每周健身五次", "用户基本不健身"},            // 5/7 a day against almost never
+               {"用户每天睡八个小时", "用户一天睡不到五个小时"},  // 8 hours against under 5
+               {"User swims every day", "User only swims on Sundays"}});
+    // without "only", Sundays is one occasion among others
+    no_conflicts({{"User swims every day", "User swims on Sundays with friends"}});
+  }
+  SUBCASE("attributes: a year written digit by digit, 是X的员工, WordNet ending verbs") {
+    // thirty in 2026 is born 1995 or 1996, not 1980
+    conflicts({{"小王今年三十岁", "小王是一九八零年出生的"},
+               {"小张在阿里巴巴工作", "小张是字节跳动的员工"},
+               {"User discontinued the yoga classes", "User goes to yoga classes every week"}});
+  }
+}
+
 TEST_CASE("claim judge: labelled memory-statement pairs (tests/data/judge_pairs)") {
   MEMHEALTH_TEST_DATA(path, "judge_pairs/pairs.tsv");
   const auto rows = memhealth::test::read_tsv_rows(path);
@@ -1102,7 +1193,9 @@ TEST_CASE("claim judge: held-out set C, kept as a regression set (judge_pairs/he
   // fp 3; after the fifth (2026-12-06): tp 87 fp 1 fn 43 tn 79 (precision 0.989, recall 0.669;
   // en 51/71, zh 36/59); after the sixth (2026-12-07): tp 88 fp 1 fn 42 (recall 0.677; zh 37/59);
   // after the seventh (2026-12-07): tp 89 (recall 0.685; zh 38/59: h-zh-deg-006, 每月房贷八千 /
-  // 每年还房贷四万左右: 每月 and 每年 are no longer terms, so two amounts of one thing)
+  // 每年还房贷四万左右: 每月 and 每年 are no longer terms, so two amounts of one thing); after
+  // the eighth (2026-12-07; no rule written for this set): tp 90 (recall 0.692; zh 39/59:
+  // h-zh-deg-007, 基本不 read as almost never)
   CHECK(by["all"].precision() >= 0.98);
   CHECK(by["all"].recall() >= 0.66);
   CHECK(by["en"].recall() >= 0.71);
@@ -1146,10 +1239,11 @@ TEST_CASE("claim judge: held-out set E, kept as a regression set (judge_pairs/he
   // tp 123 fp 1 fn 26 tn 100 (precision 0.992, recall 0.826; en 74/89, zh 49/60); negation
   // 26/26, role swap 16/17, change statement 24/27, single value 22/27, degree and quantity
   // 17/26, antonym 18/26. After the sixth (2026-12-07): tp 124 fp 1 fn 25 (recall 0.832; en
-  // 75/89; degree and quantity 18/26)
+  // 75/89; degree and quantity 18/26). After the eighth (2026-12-07; no rule written for this
+  // set): tp 127 fp 1 fn 22 (recall 0.852; en 78/89; antonym 20/26, degree and quantity 19/26)
   CHECK(by["all"].precision() >= 0.99);
-  CHECK(by["all"].recall() >= 0.82);
-  CHECK(by["en"].recall() >= 0.83);
+  CHECK(by["all"].recall() >= 0.84);
+  CHECK(by["en"].recall() >= 0.87);
   CHECK(by["zh"].recall() >= 0.81);
   CHECK(by["all"].fp <= 1);
 }
@@ -1171,7 +1265,8 @@ TEST_CASE("claim judge: held-out set F, kept as a regression set (judge_pairs/he
   // round (2026-12-07), worked out on this set's misses among others (no longer held out): tp 121
   // fp 4 fn 29 tn 96 (precision 0.968, recall 0.807; en 72/90, zh 49/60); role swap 16 -> 21/25,
   // change statement 19 -> 20, single value 21 -> 22, degree and quantity 16 -> 18, antonym 13
-  // -> 15; the same four false positives
+  // -> 15; the same four false positives. After the eighth (2026-12-07; no rule written for this
+  // set): tp 122 fp 4 (recall 0.813; en 73/90: en-deg-013, spending under a budget name)
   CHECK(by["all"].precision() >= 0.96);
   CHECK(by["all"].recall() >= 0.79);
   CHECK(by["en"].recall() >= 0.79);
@@ -1192,7 +1287,9 @@ TEST_CASE("claim judge: held-out set G, kept as a regression set (judge_pairs/he
   // round tp 105 fp 3 (0.972, 0.700); after the sixth round tp 107 fp 3 fn 43 tn 97 (0.973,
   // 0.713; en 63/90, zh 44/60; antonym 14/25, change statement 16/25, degree and quantity 19/25,
   // negation 21/25, role swap 17/25, single value 20/25; false positives: date_time_differs 1,
-  // different_attribute 1, different_holder 1)
+  // different_attribute 1, different_holder 1). After the eighth round (2026-12-07; no rule
+  // written for this set): tp 108 fp 3 (0.973, 0.720; en 64/90: en-ant-005, "with no trouble"
+  // is no denial)
   CHECK(by["all"].precision() >= 0.97);
   CHECK(by["all"].recall() >= 0.71);
   CHECK(by["en"].recall() >= 0.69);
@@ -1212,11 +1309,17 @@ TEST_CASE("claim judge: held-out set H, kept as a regression set (judge_pairs/he
   // sixth round) and again after the seventh: tp 100 fp 2 fn 50 tn 98 (precision 0.980, recall
   // 0.667; en 59/90, zh 41/60; antonym 7/25, degree and quantity 14/25, change statement 17/25,
   // single value 19/25, role swap 20/25, negation 23/25; false positives: different_holder 1,
-  // scene 1)
+  // scene 1). After the eighth round (2026-12-07), whose rules are general (attitudes toward
+  // taking a thing in, favourites, "instead of", temporal clauses, pseudo-clefts, experiencer
+  // verbs, bad-outcome adjuncts, spending under bill names, bounds, weekly routines, digit-by-
+  // digit years, 是X的员工) but were found on this set's misses (no longer held out): tp 117 fp 2
+  // fn 33 (precision 0.983, recall 0.780; en 70/90, zh 47/60; antonym 7 -> 15/25, change
+  // statement 17 -> 19, degree and quantity 14 -> 19, single value 19 -> 21; the same two false
+  // positives)
   CHECK(by["all"].precision() >= 0.97);
-  CHECK(by["all"].recall() >= 0.66);
-  CHECK(by["en"].recall() >= 0.65);
-  CHECK(by["zh"].recall() >= 0.68);
+  CHECK(by["all"].recall() >= 0.77);
+  CHECK(by["en"].recall() >= 0.77);
+  CHECK(by["zh"].recall() >= 0.78);
   CHECK(by["all"].fp <= 2);
 }
 

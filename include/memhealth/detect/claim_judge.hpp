@@ -24,6 +24,11 @@
 ///    "不吃香菜" / "喜欢吃香菜"); an aversion or termination (avoid, quit, sold, 戒) denies any
 ///    predicate, so only its object must be contained ("quit the choir" / "sings in the choir").
 ///    "doesn't enjoy opera" / "enjoys musicals" is no conflict: opera is not in the other.
+///    Between two attitudes, what the denial says about taking the thing in (eat, watch,
+///    listen, 吃, 看: claim_words::engagement_verbs) or about its taste or smell
+///    (claim_words::aspect_nouns) is no part of what it denies ("can't bear watching horror
+///    movies" / "adores horror films"); a "favourite <kind>" attribute is a liking of its value
+///    ("detests beetroot" / "beetroot is the user's favourite vegetable").
 ///    What P asserts may be a kind of what N denies (WordNet hypernyms, `max_is_a_depth`
 ///    steps: "can't stand seafood" / "loves lobster", "is allergic to nuts" / "snacks on
 ///    almonds"), and two terms that spell a multiword noun of WordNet count as that noun on
@@ -41,7 +46,11 @@
 ///    When one side is a one-off event and the other a lasting state -> conflict needing a person
 ///    ("state_vs_event"); when only P has a scene, P is a specific exception to N: conflict
 ///    needing a person ("scene_specific"; SPEC 3: the more specific scene wins in its scene);
-/// 5. the same polarity: a replacement ("switched to tea", "换成了支付宝", "改喝茶") against
+/// 5. the same polarity: a change that names what it replaced with "instead (of)" against that
+///    state ("now walks to the office instead of driving" / "drives to the office":
+///    "change_statement"); an amount named by a bill or budget against spending or paying on
+///    the same thing is one amount (rule 3: "petrol bill is $600 a month" / "spends $50 a week
+///    on petrol"); a replacement ("switched to tea", "换成了支付宝", "改喝茶") against
 ///    another thing of its kind (WordNet co-hyponyms within `max_kin_depth`: tea / coffee;
 ///    Chinese: a shared character, another object) -> "change_statement"; Chinese antonym
 ///    words (claim_words::chinese_antonyms: "性格外向" / "性格内向") -> "antonym"; WordNet
@@ -185,6 +194,70 @@ struct claim_rules {
                            p.predicate == "acquire" || p.predicate == "lease" || has("买") ||
                            has("购") || has("领");
     return acquiring && (has("new") || has("another") || has("新") || has("又"));
+  }
+  // General rule: a change that names what it replaced with "instead (of)" ends that state: when
+  // every term of the unchanged claim `o` (its predicate among them) is in the change `c`, and
+  // the change has a predicate of its own, `o` is what was replaced ("now cycles to work instead
+  // of taking the bus" / "takes the bus to work").
+  bool instead(const claim_lexicon& lex, const text_claim& c, const text_claim& o) const {
+    return c.change && !o.change && c.polarity > 0 && o.polarity > 0 && !c.additive &&
+           !o.additive && !c.predicate.empty() && !o.predicate.empty() &&
+           c.predicate != o.predicate && o.terms.size() >= 2 &&
+           std::binary_search(c.terms.begin(), c.terms.end(), std::string_view("instead"),
+                              std::less<>()) &&
+           subset_or_empty(lex, o.terms, c.terms);
+  }
+  // General rule: an amount named by a noun of money paid out ("grocery bill", "food budget",
+  // "phone costs": WordNet 3.0 bill.n.02, budget.n.01, cost.n.01, expense.n.01, spending.n.01,
+  // all under outgo.n.01 "money paid out") is the same amount as spending or paying (spend.v.01,
+  // pay.v.01) on what the rest of the name says: "grocery bill is $900 a month" / "spends $100 a
+  // week on groceries". `a` has the attribute, `v` the verb.
+  static bool spending(const claim_lexicon& lex, const text_claim& a, const text_claim& v) {
+    if (a.attribute.empty() || !v.attribute.empty() ||
+        (v.predicate != "spend" && v.predicate != "pay"))
+      return false;
+    const std::string_view name = a.attribute;
+    const auto sp = name.rfind(' ');
+    if (sp == std::string_view::npos) return false;
+    const std::string_view head = name.substr(sp + 1);
+    if (head != "bill" && head != "bills" && head != "budget" && head != "cost" &&
+        head != "costs" && head != "expense" && head != "expenses" && head != "spending")
+      return false;
+    // every word before the head (lemmatised as the reader does) among the verb's terms
+    for (std::size_t b = 0; b < sp;) {
+      const std::size_t e = std::min(name.find(' ', b), sp);
+      const std::string w(lex.english().lemma(name.substr(b, e - b), word_pos::noun));
+      if (std::none_of(v.terms.begin(), v.terms.end(),
+                       [&](const std::string& u) { return match(lex, w, u); }))
+        return false;
+      b = e + 1;
+    }
+    return true;
+  }
+  // A single-valued "favourite <kind>" attribute ("favourite fruit = durian", 最喜欢的水果是榴莲).
+  static bool favourite(const text_claim& c) {
+    return c.attribute.starts_with("favourite ") && !c.value.empty() && !c.additive;
+  }
+  // The terms of an attitude claim `n` that name what the attitude is toward, against the terms
+  // `other` of the claim it is compared with. General rule: an attitude toward taking a thing in
+  // (eating, watching, hearing it: claim_words::engagement_verbs) or toward its taste, smell or
+  // look (claim_words::aspect_nouns) is an attitude toward the thing, so those terms of `n` that
+  // `other` does not have are dropped ("can't bear watching horror movies" / "adores horror
+  // films", "hates the taste of durian" / "loves durian", "讨厌吃榴莲" / "对榴莲情有独钟").
+  static std::vector<std::string> attitude_object(const text_claim& n,
+                                                  const std::vector<std::string>& other) {
+    auto listed = [](const auto& list, const std::string& t) {
+      return std::find(list.begin(), list.end(), t) != list.end();
+    };
+    std::vector<std::string> out;
+    out.reserve(n.terms.size());
+    for (const auto& t : n.terms)
+      if (std::binary_search(other.begin(), other.end(), t) ||
+          (!listed(claim_words::engagement_verbs, t) && !listed(claim_words::aspect_nouns, t)))
+        out.push_back(t);
+    // (nothing but the attitude left: no object to compare)
+    if (out.size() == 1 && out.front() == "like") out.clear();
+    return out;
   }
   static bool ascii(const std::string& s) noexcept {
     return !s.empty() && static_cast<unsigned char>(s[0]) < 0x80;
@@ -651,8 +724,10 @@ struct claim_rules {
     if (x.amount && y.amount && x.polarity == y.polarity && x.frequency > 0 && y.frequency > 0 &&
         !x.additive && !y.additive &&
         (x.attribute.empty() && y.attribute.empty()
-             ? contained(lex, x.terms, y.terms) || contained(lex, y.terms, x.terms)
-             : same_attribute(lex, x.attribute, y.attribute))) {
+             ? contained(lex, x.terms, y.terms) || contained(lex, y.terms, x.terms) ||
+                   same_object(lex, x, y)
+             : same_attribute(lex, x.attribute, y.attribute) || spending(lex, x, y) ||
+                   spending(lex, y, x))) {
       const double hi = std::max(x.frequency, y.frequency), lo = std::min(x.frequency, y.frequency);
       if (hi - lo <= rate_tolerance * hi) return {false, false, "same_rate"};
       return {true, false, change ? "change_statement" : "degree"};
@@ -702,6 +777,19 @@ struct claim_rules {
         // (a diet restriction's denial, predicate "eat" (claim_implications.hpp), denies
         // consuming only)
         holds = !obj.empty() && m == obj.size() && (n.predicate != "eat" || consumes(p));
+      } else if (n.predicate == "like" && n.attribute.empty() && favourite(p)) {
+        // a favourite is a liking of its value: "detests durian" / "durian is my favourite
+        // fruit" (what the denial names besides the attitude must be the value, or a kind of it)
+        const auto denied = attitude_object(n, p.value);
+        std::vector<std::string> liked = p.value;
+        liked.emplace_back("like");
+        detail::claims::sort_unique(liked);
+        holds = !denied.empty() && denied_in(lex, denied, liked) == denied.size();
+      } else if (n.predicate == "like" && p.predicate == "like") {
+        // two attitudes: what the denial says about taking the thing in is no part of it
+        // (attitude_object)
+        const auto denied = attitude_object(n, p.terms);
+        holds = !denied.empty() && denied_in(lex, denied, p.terms) == denied.size();
       } else {
         holds = !n.terms.empty() && denied_in(lex, n.terms, p.terms) == n.terms.size();
       }
@@ -734,7 +822,8 @@ struct claim_rules {
     // descriptions ("a man is standing" / "a man is sitting") they are two moments, not a
     // contradiction (SICK labels most such pairs neutral)
     if (x.holder.empty() || y.holder.empty()) return {false, false, "no_claim_conflict"};
-    if (replaced(lex, x, y) || replaced(lex, y, x)) return {true, false, "change_statement"};
+    if (replaced(lex, x, y) || replaced(lex, y, x) || instead(lex, x, y) || instead(lex, y, x))
+      return {true, false, "change_statement"};
     if (x.attribute.empty() && y.attribute.empty() && chinese_antonyms(x.terms, y.terms))
       return {true, false, "antonym"};
     // (not in a noun-phrase subject: "a black dog" / "a white dog" are two dogs)

@@ -77,6 +77,13 @@ inline constexpr auto english_idioms = std::to_array<idiom>({
     {"gave up on", "quit"},
     {"the odd", "occasionally"},
     {"cold turkey", ""},
+    // intensifiers of an attitude or habit: how strongly, never what ("avoids X at all costs",
+    // "avoids X like the plague", "hates X with a passion")
+    {"at all costs", ""},
+    {"at any cost", ""},
+    {"like the plague", ""},
+    {"with a passion", ""},
+    {"no matter what", ""},
     {"set foot in", "been to"},
     {"once in a blue moon", "rarely"},
     {"every now and again", "sometimes"},

@@ -190,8 +190,8 @@ inline std::string measure_text(double v) {
 }
 
 /// A birth year range from "85后" / "90后" / "00后" (a cohort: 1985-1989, 1990-1999, 2000-2009)
-/// or "1985年出生" / "出生于1985年" / "生于1985年" in a Chinese clause, as "1985..1989" or
-/// "1985"; nullopt when none.
+/// or "1985年出生" / "出生于1985年" / "生于1985年" / "一九八五年出生" in a Chinese clause, as
+/// "1985..1989" or "1985"; nullopt when none.
 inline std::optional<std::string> chinese_birth_year(sv s) {
   for (std::size_t p = find_text(s, "后"); p != sv::npos; p = find_text(s, "后", p + 3)) {
     if (p < 2 || !(s[p - 1] >= '0' && s[p - 1] <= '9' && s[p - 2] >= '0' && s[p - 2] <= '9'))
@@ -203,9 +203,22 @@ inline std::optional<std::string> chinese_birth_year(sv s) {
     return std::to_string(from) + ".." + std::to_string(to);
   }
   if (find_text(s, "出生") == sv::npos && find_text(s, "生于") == sv::npos) return std::nullopt;
-  for (std::size_t p = find_text(s, "年"); p != sv::npos; p = find_text(s, "年", p + 3))
+  for (std::size_t p = find_text(s, "年"); p != sv::npos; p = find_text(s, "年", p + 3)) {
     if (p >= 4 && all_digits(s.substr(p - 4, 4)) && (s[p - 4] == '1' || s[p - 4] == '2'))
       return std::string(s.substr(p - 4, 4));
+    // General rule: four Chinese digits read one by one are a year too ("一九八五年出生" is
+    // 1985, "二〇〇一年出生" 2001)
+    if (p >= 12) {
+      constexpr sv digits[] = {"〇", "一", "二", "三", "四", "五", "六", "七", "八", "九"};
+      std::string year;
+      for (std::size_t q = p - 12; q < p; q += 3) {
+        const sv d = s.substr(q, 3);
+        for (std::size_t k = 0; k < std::size(digits); ++k)
+          if (d == digits[k] || (k == 0 && d == "零")) year += static_cast<char>('0' + k);
+      }
+      if (year.size() == 4 && (year[0] == '1' || year[0] == '2')) return year;
+    }
+  }
   return std::nullopt;
 }
 

@@ -132,6 +132,19 @@ inline constexpr auto english = std::to_array<entry>({
     {"distrust", att_negative},
     {"mistrust", att_negative},
     {"admire", att_positive},
+    // (from WordNet 3.0: the troponyms of love.v.01 and dislike.v.01 / hate.v.01 that name an
+    // attitude toward a thing, not a relation to a person: dote (on), revere, idolize, worship;
+    // scorn, disdain, contemn, abominate, execrate)
+    {"dote", att_positive},
+    {"revere", att_positive},
+    {"idolize", att_positive},
+    {"idolise", att_positive},
+    {"worship", att_positive},
+    {"scorn", att_negative},
+    {"disdain", att_negative},
+    {"contemn", att_negative},
+    {"abominate", att_negative},
+    {"execrate", att_negative},
     {"treasure", att_positive},
     {"embrace", att_positive},
     // verbs that order two options ("values X above Y", "ranks X ahead of Y")
@@ -251,6 +264,20 @@ inline constexpr auto english = std::to_array<entry>({
     {"scared", aversion},
     {"terrified", aversion},
     // terminations: the state named by the object ended
+    // (from WordNet 3.0, the members of discontinue.v.01 {discontinue, stop, cease, give_up,
+    // quit, lay_off} "put an end to a state or an activity", resign.v.01 {vacate, resign,
+    // renounce, give_up}, the synset {release, relinquish, resign, free, give_up} "part with
+    // a possession or right", forfeit.v.01 {forgo, forego}, foreswear.v.01 {foreswear, renounce,
+    // quit, relinquish}; multiword ones are read in claims_english.hpp)
+    {"discontinue", terminate},
+    {"cease", terminate},
+    {"relinquish", terminate},
+    {"renounce", terminate},
+    {"forgo", terminate},
+    {"forego", terminate},
+    {"foreswear", terminate},
+    {"forswear", terminate},
+    {"vacate", terminate},
     {"quit", terminate},
     {"sell", terminate},
     {"sold", terminate},
@@ -697,6 +724,37 @@ inline constexpr auto consumption_verbs = std::to_array<std::string_view>(
     {"eat", "drink", "have", "consume", "order", "try", "taste", "snack", "like", "crave", "munch",
      "devour", "sip", "grab", "get", "take", "live"});
 
+/// Verbs by which one takes in a thing one likes or dislikes (lemmas; Chinese verbs as the
+/// reader keeps them, one term per character): eating, drinking, watching, hearing, reading,
+/// smelling. General rule (claim_judge.hpp, opposite attitudes): an attitude toward taking in a
+/// thing is an attitude toward the thing, so "can't bear watching horror movies" denies
+/// "adores horror films" and "讨厌吃榴莲" denies "对榴莲情有独钟". The English verbs are the
+/// WordNet 3.0 verb synsets eat.v.01, drink.v.01, watch.v.01 (and its troponym view), listen.v.01,
+/// hear.v.01, read.v.01, taste.v.01, smell.v.01; the Chinese ones were written for the project.
+inline constexpr auto engagement_verbs =
+    std::to_array<std::string_view>({"eat", "drink", "watch", "view", "listen", "hear", "read",
+                                     "taste", "smell", "吃", "喝", "看", "听", "读", "闻"});
+
+/// Nouns of a sensory aspect of a thing ("the taste of durian", "the smell of coffee", 味道):
+/// under an attitude they stand for the thing itself. The English nouns are members of the
+/// WordNet 3.0 synsets under perceptual experience / sensation and property that name how a
+/// thing tastes, smells, sounds, looks or feels (taste.n.01, flavor.n.01, smell.n.01,
+/// odor.n.01, scent.n.01, texture.n.01, sound.n.04, look.n.02). (Chinese 味道 is two terms of
+/// the reader, 道 also in 知道: not listed.)
+inline constexpr auto aspect_nouns =
+    std::to_array<std::string_view>({"taste", "flavour", "flavor", "smell", "odour", "odor",
+                                     "scent", "texture", "sound", "look", "aftertaste"});
+
+/// Nouns of a bad outcome ("without any reaction", "with no trouble"): a phrase of one of these
+/// after the predicate says how it went, it neither negates nor adds to the claim. Written for
+/// the project from the WordNet 3.0 synsets trouble.n.01 ("a source of difficulty"),
+/// problem.n.01, difficulty.n.02, reaction.n.02, side_effect.n.01, discomfort.n.01, symptom.n.01
+/// (the singular and plural forms the tokenizer leaves).
+inline constexpr auto trouble_nouns = std::to_array<std::string_view>(
+    {"reaction", "reactions", "trouble", "troubles", "problem", "problems", "issue", "issues",
+     "difficulty", "difficulties", "effects", "effect", "discomfort", "symptom", "symptoms",
+     "complaint", "complaints"});
+
 /// Places one lives in: "moved to the countryside" is a new residence, "moved to a new desk" is
 /// not (a name, capitalised, is one too: "moved to Leeds").
 inline constexpr auto dwelling_nouns = std::to_array<std::string_view>(
@@ -713,7 +771,10 @@ inline constexpr auto measure_nouns = std::to_array<std::string_view>(
 /// Verbs that say little by themselves ("has a glass of wine", "takes the stairs", "gets
 /// through a bottle"): two statements about one object with one of these compare by the object.
 inline constexpr auto light_verbs =
-    std::to_array<std::string_view>({"have", "get", "take", "do", "make", "go", "consume", "grab"});
+    std::to_array<std::string_view>({"have", "get", "take", "do", "make", "go", "consume", "grab",
+                                     // "manages one book a year" (WordNet manage.v.02
+                                     // "be successful; achieve a goal")
+                                     "manage"});
 
 /// English antonyms of traits and habits that WordNet does not pair (added to the lexicon's
 /// antonyms): "is shy" / "is outgoing".
@@ -893,6 +954,11 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"几乎不", frequency},
     {"几乎从不", frequency},
     {"几乎从来不", frequency},
+    // a hedge before a negator is "almost never", as 几乎不 (基本 "basically", 基本上)
+    {"基本不", frequency},
+    {"基本上不", frequency},
+    {"基本没", frequency},
+    {"基本上没", frequency},
     {"不再", negator | change},
     {"不太", negator},
     {"能", aux},
@@ -992,6 +1058,17 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"送给", terminate},
     {"卖给", terminate},
     {"转给", terminate},
+    // handing a thing on to someone else ends having it, as 卖掉 and 送人 do: 转让 "transfer",
+    // 转手 "pass on", 出让 "sell off", 出售 "sell", 捐了 / 捐掉 "donated", 扔了 / 扔掉 "threw
+    // away" (the Chinese counterparts of the English sell / give away / get rid of)
+    {"转让", terminate},
+    {"转手", terminate},
+    {"出让", terminate},
+    {"出售", terminate},
+    {"捐了", terminate},
+    {"捐掉", terminate},
+    {"扔了", terminate},
+    {"扔掉", terminate},
     {"完全", stop},
     {"根本", stop},
     {"压根", stop},
@@ -1138,7 +1215,9 @@ inline constexpr auto chinese = std::to_array<entry>({
 /// Times per day of a Chinese frequency word (the scale of `frequency_of`); -1 = none.
 constexpr double chinese_frequency_of(std::string_view w) noexcept {
   if (w == "从不" || w == "从来不" || w == "从没" || w == "从来没") return 0;
-  if (w == "很少" || w == "几乎不" || w == "几乎从不" || w == "几乎从来不") return 1.0 / 30;
+  if (w == "很少" || w == "几乎不" || w == "几乎从不" || w == "几乎从来不" || w == "基本不" ||
+      w == "基本上不" || w == "基本没" || w == "基本上没")
+    return 1.0 / 30;
   if (w == "偶尔" || w == "有时" || w == "有时候") return 0.15;
   if (w == "每周") return 1.0 / 7;
   if (w == "经常" || w == "常常") return 0.4;

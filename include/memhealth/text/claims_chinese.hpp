@@ -530,6 +530,23 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
         c.value.push_back(std::string(v.substr(q, 3)));
     }
   }
+  // 是 X 的员工 / 职员 / 雇员 (X of one to six characters, no cue): X is the holder's employer, as
+  // "在 X 上班" says ("是腾讯的员工")
+  if (c.attribute.empty() && starts(i, "是") &&
+      (s.ends_with("的员工") || s.ends_with("的职员") || s.ends_with("的雇员")) &&
+      s.size() >= i + 15 && s.size() <= i + 30) {
+    const sv v = s.substr(i + 3, s.size() - i - 12);
+    bool plain = true;
+    for (std::size_t q = 0; q + 3 <= v.size(); q += 3)
+      if (lex.zh(v.substr(q, 3)) != 0 || !is_cjk_at(v, q)) plain = false;
+    if (plain && v.size() % 3 == 0) {
+      c.attribute = "employer";
+      c.kind = predicate_class::state;
+      for (std::size_t q = 0; q + 3 <= v.size(); q += 3)
+        c.value.push_back(std::string(v.substr(q, 3)));
+      sort_unique(c.value);
+    }
+  }
   // 向 X 汇报 (X of one to five characters): the holder's manager ("直接向刘经理汇报工作")
   if (c.attribute.empty() && present.may_contain("汇报")) {
     const std::size_t to = find_text(s, "向", i);
@@ -574,6 +591,24 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       len = utf8_len(static_cast<unsigned char>(s[i]));
       if (i + len > s.size()) len = s.size() - i;
       const sv ch = s.substr(i, len);
+      // A degree adverb right before an attitude cue says how strong the attitude is, not what
+      // it is toward: "最烦下雨天" is "烦下雨天", "超爱火锅" "爱火锅" (最, 超, 挺, 蛮, 好, 真,
+      // 太 before 喜欢, 讨厌, 怕 ...; 很, 非常, 特别 are stop words anyway). Only before an
+      // attitude: 最近, 好吃, 太辣 keep their characters.
+      if (ch == "最" || ch == "超" || ch == "挺" || ch == "蛮" || ch == "好" || ch == "真" ||
+          ch == "太") {
+        std::uint32_t next = 0;
+        for (std::size_t l = std::min(lex.max_zh_bytes(), s.size() - i - len); l >= 3; --l)
+          if (const std::uint32_t x = lex.zh(s.substr(i + len, l)); x != 0) {
+            next = x;
+            break;
+          }
+        if (next & (claim_words::att_positive | claim_words::att_negative | claim_words::aversion |
+                    claim_words::tolerate)) {
+          i += len;
+          continue;
+        }
+      }
       // ASCII words and numbers
       if (static_cast<unsigned char>(s[i]) < 0x80) {
         std::size_t k = i;
@@ -713,6 +748,16 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     const sv word = s.substr(i, len);
     i += len;
     if (cue & cw::negator) {
+      // General rule: 不到 / 不足 before a number ("走不到两千步", "不足5小时") is "fewer than",
+      // a bound on the amount, not a denial of the clause: the amount is read as the bound
+      // (compared per rate like any amount: "每天走一万步" / "一天走不到两千步" differ)
+      if (word == "不" && (s.substr(i).starts_with("到") || s.substr(i).starts_with("足")) &&
+          i + 3 < s.size() &&
+          (chinese_digit(s.substr(i + 3, std::min<std::size_t>(3, s.size() - i - 3))) >= 0 ||
+           std::isdigit(static_cast<unsigned char>(s[i + 3])))) {
+        i += 3;
+        continue;
+      }
       c.polarity = -c.polarity;
       if (cue & cw::frequency) c.frequency = 0;
       if (cue & cw::change) c.change = true;

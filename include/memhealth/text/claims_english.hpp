@@ -529,6 +529,17 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       if (w == "may") continue;  // the modal
     } else if ((cue & cw::time) && w != "am" && w != "this" && !in_value &&
                !(w == "next" && next == "to")) {  // "next to a tree" is a place
+      // General rule: "only on Saturdays" (a weekday in the plural after "only") is a weekly
+      // routine and all of it: once a week, a frequency, not the date of one occasion ("only
+      // plays video games on Saturdays" / "plays video games every day" differ in degree)
+      if (c.frequency < 0 && w.size() > 6 && w.ends_with("days") && !in_value &&
+          (w == "mondays" || w == "tuesdays" || w == "wednesdays" || w == "thursdays" ||
+           w == "fridays" || w == "saturdays" || w == "sundays") &&
+          std::any_of(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(i),
+                      [](const token& y) { return y.w == "only"; })) {
+        c.frequency = 1.0 / 7;
+        continue;
+      }
       time.push_back(std::string(w));
       if (cue & cw::event) c.event = true;
       continue;
@@ -558,6 +569,20 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       continue;
     }
     if ((w == "that" || w == "which" || w == "who") && predicate_set) relative = true;
+    // General rule: "without (any) trouble", "with no reaction" after the predicate says how the
+    // thing went, not that it did not happen: no negation of the clause, and no part of what
+    // the holder does ("eats shrimp every Friday without any reaction" eats shrimp). Only
+    // before a noun of a bad outcome (claim_words::trouble_nouns): "coffee without sugar"
+    // keeps its denial of sugar.
+    if ((w == "without" || (w == "with" && next == "no")) && predicate_set && !relative) {
+      std::size_t k = i + 1;
+      while (k < n && (t[k].w == "no" || t[k].w == "any" || t[k].w == "a" || t[k].w == "ill" ||
+                       t[k].w == "bad" || t[k].w == "side"))
+        ++k;
+      if (k < n && std::find(cw::trouble_nouns.begin(), cw::trouble_nouns.end(), t[k].w) !=
+                       cw::trouble_nouns.end())
+        break;
+    }
     if (cue & cw::negator) {
       // a negation inside a relative clause ("products that are not tested on animals") is
       // about the relative clause, not the statement's polarity
@@ -674,6 +699,16 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       object_open = false;  // "sold the car to a cousin": the cousin is not what was sold
       break;
     }
+    // General rule: a temporal conjunction before a verb's -ing form ("before moving house",
+    // "after having kids", "since starting university") opens a clause that dates the claim;
+    // once the claim has its predicate and object, that clause is no part of either ("sold
+    // their piano before moving house" sold the piano)
+    if ((w == "before" || w == "after" || w == "since" || w == "until" || w == "when" ||
+         w == "while") &&
+        predicate_set && !object.empty() && c.attribute.empty() && !in_value && i + 1 < n &&
+        next.size() > 4 && next.ends_with("ing") &&
+        english.is_lemma(english.lemma(next, word_pos::verb), word_pos::verb))
+      break;
     if ((w == "and" || w == "or") && object_open && !object.empty() && !in_value)
       conjunct_at.push_back(object.size());  // "hates crowds and festivals": two objects
     if ((w == "who" || w == "which") && !(w == "who" ? relative_before : relative) &&
@@ -1401,6 +1436,86 @@ inline void read_english_clause(const claim_lexicon& lex, sv clause, const std::
     if (t[h].w != "favourite" && t[h].w != "favorite") break;
     std::vector<token> r(t.begin() + static_cast<std::ptrdiff_t>(k) + 1, t.end());
     r.push_back(t[k]);
+    r.insert(r.end(), t.begin(), t.begin() + static_cast<std::ptrdiff_t>(k));
+    t = std::move(r);
+    break;
+  }
+  // General rule (a pseudo-cleft): "<thing> is something / what / one thing / a thing / the
+  // <kind> [that] <holder> <verb> ..." says the holder verbs the thing: "spicy food is something
+  // the user avoids at all costs" is read as "the user avoids spicy food at all costs", "jazz is
+  // what I never listen to" as "I never listen to jazz" (a thing of one to three words; a holder of
+  // "the user", "user", "I" or a capitalised name; the thing goes after the verb and a
+  // preposition that ends the clause)
+  for (std::size_t k = 1; k <= 3 && k + 3 < t.size(); ++k) {
+    if (t[k].w != "is") continue;
+    std::size_t h = k + 1;
+    if (t[h].w == "something" || t[h].w == "what")
+      ++h;
+    else if ((t[h].w == "one" || t[h].w == "a") && t[h + 1].w == "thing")
+      h += 2;
+    else if (t[h].w == "the" && h + 3 < t.size() &&
+             (t[h + 2].w == "the" || t[h + 2].w == "that" || t[h + 2].w == "user" ||
+              t[h + 2].w == "i"))
+      h += 2;  // "winter is the season the user prefers over summer" (a kind noun: dropped)
+    else
+      break;
+    if (h < t.size() && t[h].w == "that") ++h;
+    std::size_t v = h;
+    if (v < t.size() && t[v].w == "the") ++v;
+    if (v >= t.size() || !(t[v].w == "user" || t[v].w == "i" || (t[v].cap && v == h))) break;
+    ++v;
+    while (v < t.size() && (lex.en(t[v].w) & (cw::negator | cw::aux | cw::frequency | cw::stop)))
+      ++v;
+    if (v >= t.size()) break;
+    ++v;                                                        // past the verb
+    if (v + 1 == t.size() && (lex.en(t[v].w) & cw::stop)) ++v;  // "listen to", "care about"
+    std::vector<token> r(t.begin() + static_cast<std::ptrdiff_t>(h),
+                         t.begin() + static_cast<std::ptrdiff_t>(v));
+    r.insert(r.end(), t.begin(), t.begin() + static_cast<std::ptrdiff_t>(k));
+    r.insert(r.end(), t.begin() + static_cast<std::ptrdiff_t>(v), t.end());
+    t = std::move(r);
+    break;
+  }
+  // General rule (experiencer-object verbs): "<thing> annoys / bores / delights the user" says
+  // the user dislikes or likes the thing, and is read as "the user dislikes / loves <thing>"
+  // ("podcasts get on the user's nerves" too). The verbs are the members of the WordNet 3.0
+  // synsets annoy.v.01 {annoy, bother, irritate, vex, nettle, rile ...}, bore.v.01,
+  // disgust.v.01 {disgust, revolt, repel}, frustrate.v.01 (negative) and delight.v.01 {delight,
+  // enchant, enthral ...}, fascinate.v.02 {fascinate, intrigue}, thrill.v.01, excite.v.01
+  // (positive), in their third-person and past forms. A thing of one to three words; the
+  // holder "the user", "user", "me" or a capitalised name, ending the clause.
+  for (std::size_t k = 1; k <= 3 && k + 1 < t.size(); ++k) {
+    static constexpr sv negative[] = {
+        "annoys",   "annoyed",   "bothers", "bothered", "irritates",  "irritated",
+        "vexes",    "vexed",     "nettles", "riles",    "bores",      "bored",
+        "disgusts", "disgusted", "repels",  "revolts",  "frustrates", "frustrated"};
+    static constexpr sv positive[] = {"delights",  "delighted",  "enchants",   "enthrals",
+                                      "enthralls", "fascinates", "fascinated", "intrigues",
+                                      "thrills",   "thrilled",   "excites",    "excited"};
+    const sv v = t[k].w;
+    std::size_t h = k + 1;
+    const bool nerves = (v == "gets" || v == "get" || v == "got") && t[h].w == "on";
+    if (nerves) ++h;
+    const bool neg =
+        nerves || std::find(std::begin(negative), std::end(negative), v) != std::end(negative);
+    const bool pos =
+        !neg && std::find(std::begin(positive), std::end(positive), v) != std::end(positive);
+    if (!neg && !pos) continue;
+    std::size_t e = h;
+    if (e < t.size() && t[e].w == "the") ++e;
+    if (e >= t.size() || !(t[e].w == "user" || t[e].w == "me" || (t[e].cap && e == h))) break;
+    std::vector<token> holder(t.begin() + static_cast<std::ptrdiff_t>(h),
+                              t.begin() + static_cast<std::ptrdiff_t>(e) + 1);
+    ++e;
+    if (nerves) {  // "gets on the user's nerves"
+      if (e + 1 < t.size() && t[e].w == "s") ++e;
+      if (e >= t.size() || t[e].w != "nerves") break;
+      ++e;
+    }
+    if (e != t.size()) break;
+    if (holder.back().w == "me") holder.back().w = "i";
+    std::vector<token> r = std::move(holder);
+    r.push_back(token{neg ? "dislikes" : "loves", false});
     r.insert(r.end(), t.begin(), t.begin() + static_cast<std::ptrdiff_t>(k));
     t = std::move(r);
     break;
