@@ -546,13 +546,14 @@ class watch_repairer {
     return run_on(snapshot, std::move(findings), live, wo, state, now);
   }
 #endif
-  [[nodiscard]] const std::string& log() const noexcept { return log_; }
+  [[nodiscard]] const std::string& log() const noexcept {
+    return log_;
+  }
 
  private:
   template <class S>
-  watch_repair_result run_on(const memory_store<>& snapshot, std::vector<finding> findings,
-                             S& live, const wal_writer_options& wo, sqlite_state& state,
-                             utc_time now) {
+  watch_repair_result run_on(const memory_store<>& snapshot, std::vector<finding> findings, S& live,
+                             const wal_writer_options& wo, sqlite_state& state, utc_time now) {
     wal_writer w(log_, wo);
     auto r = repair_watch_findings(snapshot, std::move(findings), live, w, state, opt_, now,
                                    [] { return g_stop.load(); });
@@ -646,15 +647,14 @@ int run_watch(const watch_cli_options& o) {
   if (!o.wal.empty()) c.repair_log = o.wal;
   if (c.repair && !is_sqlite_store(o.store) && !pg)
     throw error(error_code::invalid_argument,
-                "repairs in watch need an sqlite: or postgresql:// store: a JSONL file another "
-                "process appends to cannot be rewritten without losing its writes (check it here, "
-                "and repair a copy with memhealth plan and apply)");
+                "repairs in watch need an sqlite: store (or a postgresql:// one): a JSONL file "
+                "another process appends to cannot be rewritten without losing its writes (check "
+                "it here, and repair a copy with memhealth plan and apply)");
   if (c.repair && pg && c.repair_log.empty())
     throw error(error_code::invalid_argument,
                 "--wal: a postgresql:// store has no file beside which the repair log could "
                 "live; name the write-ahead log with --wal FILE (or [repair] wal in --config)");
-  if (c.repair_log.empty() && !pg)
-    c.repair_log = store_file_path(o.store) + ".memhealth-watch.wal";
+  if (c.repair_log.empty() && !pg) c.repair_log = store_file_path(o.store) + ".memhealth-watch.wal";
   refuse_outputs_over_inputs({{"findings log", c.findings_log},
                               {"metrics file", c.metrics_file},
                               {"repair log", c.repair_log},
@@ -774,8 +774,7 @@ int run_watch(const watch_cli_options& o) {
         // an empty store is reported, never taken as healthy (nor as a reason to resolve
         // every finding): nothing is checked until it holds records again
         m.count("store_empty");
-        std::cerr << line.str()
-                  << "the store is EMPTY: nothing checked ("
+        std::cerr << line.str() << "the store is EMPTY: nothing checked ("
                   << (pg ? "a wrong database, table or --mapping?"
                          : "a wrong path, or a file truncated by its writer?")
                   << ")\n";
@@ -822,9 +821,9 @@ int run_watch(const watch_cli_options& o) {
       line << "; " << res.open_findings << " open";
       if (repairer) {
 #if MEMHEALTH_CLI_HAVE_PG
-        const auto rr = snap.pg ? repairer->run(*snap.store, std::move(res.findings), *snap.pg,
-                                                state, now)
-                                : repairer->run(*snap.store, std::move(res.findings), state, now);
+        const auto rr =
+            snap.pg ? repairer->run(*snap.store, std::move(res.findings), *snap.pg, state, now)
+                    : repairer->run(*snap.store, std::move(res.findings), state, now);
 #else
         const auto rr = repairer->run(*snap.store, std::move(res.findings), state, now);
 #endif
@@ -949,9 +948,10 @@ void add_watch(CLI::App& app, int& rc) {
   cmd->add_option("--wal", o->wal,
                   "Repair log (default: [repair] wal, else STORE.memhealth-watch.wal; a "
                   "postgresql:// store needs one)");
-  cmd->add_flag("--repair", o->repair,
-                "Plan and apply repairs (sqlite: and postgresql:// stores): tier 1 at once, tier 2 by the "
-                "configuration's [repair] tier2_apply, the rest to the review queue");
+  cmd->add_flag(
+      "--repair", o->repair,
+      "Plan and apply repairs (sqlite: and postgresql:// stores): tier 1 at once, tier 2 by the "
+      "configuration's [repair] tier2_apply, the rest to the review queue");
   cmd->add_flag("--once", o->once,
                 "Poll once, run whatever is due, and exit (for cron or a systemd timer)");
   add_detection_options(cmd, o->detect);
