@@ -494,7 +494,8 @@ psql -X -q -v ON_ERROR_STOP=1 "$base" -c "DROP SCHEMA climig CASCADE" 2>/dev/nul
 # --once run (row 6, a third copy of row 1's text) is the only new fault: the duplicate cluster
 # {1,2} resolved, {1,2,6} reported; --repair --wal applies the tier-1 repair (row 5's status to
 # pending_review, in the table), queues the tier-2 merge and conflict (what `review list` shows
-# for that URI), and `rollback` gives back the exact rows; a server that is down is a failed poll
+# for that URI), and `rollback` gives back the exact rows; `review approve` of the queued merge
+# applies it in the table (rolled back exactly too); a server that is down is a failed poll
 # (exit 2 with --once); the URI's options are never printed.
 if "$mh" --help | grep -q "^  watch"; then
   wdb="$base&options=-csearch_path%3Dcliwatch"
@@ -580,6 +581,17 @@ assert got == [('merge_duplicates', '1,2,6'), ('resolve_conflict', '3,4')], got"
     fail "review list after watch --repair: $(cat w-rv.json)"
   "$mh" rollback "$wdb" --mapping mem0 --wal w.wal --out "$wdb" 2>w-rb.err || fail "rollback: $(cat w-rb.err)"
   wsql "$wdump" | cmp -s - w-before.txt || fail "rollback did not restore the watch's repair exactly"
+  # the watch's queued merge approved through review (its own log): two of rows 1, 2, 6 archived
+  # into the third; rolled back to the exact rows
+  mid="$(python3 -c "import json; print([i['id'] for i in json.load(open('w-rv.json'))['items'] if i['type'] == 'merge_duplicates'][0])")"
+  "$mh" review approve "$wdb" --mapping mem0 --state w.db "$mid" --reviewer ana --reason "one fact" \
+    --wal w-review.wal 2>w-ap.err || fail "review approve of the watch's item: $(cat w-ap.err)"
+  grep -q "1 approved and applied through w-review.wal, 0 not applied" w-ap.err || fail "review approve: $(cat w-ap.err)"
+  [ "$(wsql "SELECT count(*) FROM mem0 WHERE payload->'memhealth'->>'status' = 'archived' AND right(id::text, 1) IN ('1', '2', '6')")" = "2" ] &&
+    [ "$(wsql "SELECT count(*) FROM mem0 WHERE payload->'memhealth'->>'status' = 'archived'")" = "2" ] ||
+    fail "the approved merge did not archive two of rows 1, 2, 6: $(wsql "$wdump")"
+  "$mh" rollback "$wdb" --mapping mem0 --wal w-review.wal --out "$wdb" 2>w-rb2.err || fail "rollback: $(cat w-rb2.err)"
+  wsql "$wdump" | cmp -s - w-before.txt || fail "rollback did not restore the approved merge exactly"
   # a server that is down: the poll fails (a clear line), --once exits 2
   down="postgresql:///postgres?host=$work/no-server&port=1&user=memhealth"
   set +e
