@@ -244,6 +244,38 @@ class flat_index {
     return c;
   }
 
+  /// The ids behind `check(e)`'s counts, each list sorted and cut at `limit` ids (so a report
+  /// can name them): expected ids the index lacks, ids it holds that the store has no live
+  /// record for (ghosts), and ids whose indexed vector differs from the store's (`vector_hash`).
+  struct problem_ids {
+    std::vector<std::string> missing;  ///< live records not in the index
+    std::vector<std::string> extra;    ///< index ids without a live record
+    std::vector<std::string> stale;    ///< ids whose vector differs from the store's
+  };
+  /// See `problem_ids`. @complexity O(n + m) for n entries and m expected ids.
+  [[nodiscard]] problem_ids ids_of_problems(const index_expectation& e,
+                                            std::size_t limit = 10) const {
+    problem_ids out;
+    const auto note = [limit](std::vector<std::string>& to, const std::string& id) {
+      if (to.size() < limit) to.push_back(id);
+    };
+    auto it = entries_.begin();
+    std::size_t k = 0;
+    while (it != entries_.end() || k < e.ids.size()) {
+      if (k == e.ids.size() || (it != entries_.end() && it->first < e.ids[k])) {
+        note(out.extra, it->first);
+        ++it;
+      } else if (it == entries_.end() || e.ids[k] < it->first) {
+        note(out.missing, e.ids[k]);
+        ++k;
+      } else {
+        if (vector_hash(it->second) != e.vector_hashes[k]) note(out.stale, it->first);
+        ++it, ++k;
+      }
+    }
+    return out;
+  }
+
  private:
   static double norm(std::span<const float> v) {
     double s = 0;

@@ -6,7 +6,9 @@
 # check --workers 1|2, and --workers 0 with a `memhealth worker` process, give the same report;
 # plan --workers gives the same plan; a scope split into k-means blocks gives the same report and
 # plan; apply --report and the repair history across runs (history, review release); review
-# list|show|approve|reject; check --since; import into memhealth's own schema.
+# list|show|approve|reject; check --since; import into memhealth's own schema; watch --once
+# (findings, a row inserted between polls, --repair in place and its rollback, a server that is
+# down); index build|check of a mapped table's vectors.
 # usage: tests/cli_pg.sh MEMHEALTH CLUSTER_DIR WORK_DIR
 set -euo pipefail
 mh="$1"
@@ -421,17 +423,7 @@ for n in 1 2; do
 done
 psql -X -q -v ON_ERROR_STOP=1 "$base" -c "DROP SCHEMA cliblocks CASCADE" 2>/dev/null
 
-# watch on a postgresql:// store: a clear refusal (exit 2); migrate without --state: refused
-# (exit 2); the URI is not printed
-if "$mh" --help | grep -q "^  watch"; then
-  set +e
-  "$mh" watch "$uri" >wt.out 2>wt.err
-  rc=$?
-  set -e
-  [ "$rc" -eq 2 ] || fail "watch on postgresql://: exit $rc, expected 2"
-  grep -q "postgresql:// stores are not supported yet" wt.err || fail "watch on postgresql://: $(cat wt.err)"
-  grep -q "search_path" wt.err && fail "watch printed the connection string"
-fi
+# migrate without --state: refused (exit 2); the URI is not printed
 set +e
 "$mh" migrate status "$uri" >mg.out 2>mg.err
 rc=$?
@@ -496,4 +488,142 @@ grep -q "5 records given their previous vector and version back through mig-stat
   fail "migrate rollback: $(cat mig-rb.err)"
 msql "$mdump" | cmp -s - mig-before.txt || fail "migrate rollback did not restore the rows exactly"
 psql -X -q -v ON_ERROR_STOP=1 "$base" -c "DROP SCHEMA climig CASCADE" 2>/dev/null
+# watch on a postgresql:// store (mem0 mapping, state in --state FILE, findings log beside it):
+# without --state, exit 2; a poll reports the planted exact duplicate (rows 1, 2), conflict (rows
+# 3, 4: cos 0.8, Acme / Globex) and illegal status (row 5); a row the agent inserts before the next
+# --once run (row 6, a third copy of row 1's text) is the only new fault: the duplicate cluster
+# {1,2} resolved, {1,2,6} reported; --repair --wal applies the tier-1 repair (row 5's status to
+# pending_review, in the table), queues the tier-2 merge and conflict (what `review list` shows
+# for that URI), and `rollback` gives back the exact rows; `review approve` of the queued merge
+# applies it in the table (rolled back exactly too); a server that is down is a failed poll
+# (exit 2 with --once); the URI's options are never printed.
+if "$mh" --help | grep -q "^  watch"; then
+  wdb="$base&options=-csearch_path%3Dcliwatch"
+  psql -X -q -v ON_ERROR_STOP=1 "$base" -c "DROP SCHEMA IF EXISTS cliwatch CASCADE" -c "CREATE SCHEMA cliwatch" 2>/dev/null
+  wsql() { psql -X -q -v ON_ERROR_STOP=1 -At "$wdb" -c "$1"; }
+  psql -X -q -v ON_ERROR_STOP=1 "$wdb" <<'SQL'
+CREATE TABLE mem0 (id uuid PRIMARY KEY, vector real[], payload jsonb, note text);
+CREATE FUNCTION mins_ago(m int) RETURNS text LANGUAGE sql AS $f$
+  SELECT to_char((now() - make_interval(mins => m)) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') $f$;
+CREATE FUNCTION p(txt text, usr text, age int) RETURNS jsonb LANGUAGE sql AS $f$
+  SELECT jsonb_build_object('data', txt, 'user_id', usr, 'created_at', mins_ago(age), 'updated_at', mins_ago(age),
+                            'memhealth', jsonb_build_object('source', 'user_declared')) $f$;
+INSERT INTO mem0 VALUES
+  ('00000000-0000-0000-0000-000000000001', '{0.5,0.5,0.5,0.5}', p('The user lives in Berlin.', 'alice', 120), 'note 1'),
+  ('00000000-0000-0000-0000-000000000002', '{0.5,0.5,0.5,0.5}', p('The user lives in Berlin.', 'alice', 110), 'note 2'),
+  ('00000000-0000-0000-0000-000000000003', '{0.6,0,0,0.8}', p('User works at Acme.', 'bob', 100), 'note 3'),
+  ('00000000-0000-0000-0000-000000000004', '{0,0,0,1}', p('User works at Globex.', 'bob', 10), 'note 4'),
+  ('00000000-0000-0000-0000-000000000005', '{0,0.8,0,0.6}',
+   p('The user plays the cello.', 'carol', 90) || '{"memhealth": {"source": "user_declared", "status": "bogus"}}', 'note 5');
+SQL
+  wid="00000000-0000-0000-0000-00000000000"
+  set +e
+  "$mh" watch "$wdb" --mapping mem0 --once >wt0.out 2>wt0.err
+  rc=$?
+  set -e
+  [ "$rc" -eq 2 ] || fail "watch on postgresql:// without --state: exit $rc, expected 2"
+  grep -q "name the state database with --state FILE" wt0.err || fail "watch without --state: $(cat wt0.err)"
+  grep -q "search_path" wt0.err && fail "watch printed the connection string"
+  # the first poll: every row new; the three planted faults reported, exit 0 (as for a file)
+  "$mh" watch "$wdb" --mapping mem0 --state w.db --once 2>wt1.err || fail "watch --once: $(cat wt1.err)"
+  grep -q "5 records, 5 new or changed, 0 removed" wt1.err || fail "watch --once (first): $(cat wt1.err)"
+  grep -q "search_path" wt1.err && fail "watch printed the connection string"
+  [ -s w.db.findings.jsonl ] || fail "no findings log beside the state database (w.db.findings.jsonl)"
+  # the findings (event, kind, sorted ids) of a log's lines [from, to)
+  wlog() { python3 -c "
+import json, sys
+lines = open('w.db.findings.jsonl').read().splitlines()[int(sys.argv[1]):]
+for l in lines:
+    e = json.loads(l)
+    print(e['event'], e['finding']['kind'], ','.join(i[-1] for i in sorted(e['finding']['record_ids'])))
+" "$1"; }
+  wlog 0 >wt1.events
+  # exactly the three planted faults (every row has a source, and no vector a zero tail)
+  [ "$(sort wt1.events | tr '\n' ';')" = "finding conflict 3,4;finding exact_duplicate 1,2;finding illegal_status 5;" ] ||
+    fail "the first poll's findings: $(cat wt1.events)"
+  n1="$(wc -l <w.db.findings.jsonl)"
+  # the agent inserts row 6 (a third copy of row 1's text); the next --once run with the same
+  # state checks it and reports only what it changed: {1,2} resolved (the cluster grew), {1,2,6}
+  wsql "INSERT INTO mem0 VALUES ('${wid}6', '{0.5,0.5,0.5,0.5}', p('The user lives in Berlin.', 'alice', 5), 'note 6')"
+  "$mh" watch "$wdb" --mapping mem0 --state w.db --once 2>wt2.err || fail "watch --once (second): $(cat wt2.err)"
+  grep -q "6 records, 1 new or changed, 0 removed" wt2.err || fail "watch --once (second): $(cat wt2.err)"
+  wlog "$n1" >wt2.events
+  [ "$(sort wt2.events | tr '\n' ';')" = "finding exact_duplicate 1,2,6;resolved exact_duplicate 1,2;" ] ||
+    fail "the second poll reported more or less than the new fault: $(cat wt2.events)"
+  # --repair needs a repair log
+  set +e
+  "$mh" watch "$wdb" --mapping mem0 --state w.db --once --repair >wt3.out 2>wt3.err
+  rc=$?
+  set -e
+  [ "$rc" -eq 2 ] || fail "watch --repair without --wal: exit $rc, expected 2"
+  grep -q "name the write-ahead log with --wal FILE" wt3.err || fail "watch --repair without --wal: $(cat wt3.err)"
+  wdump="SELECT id, vector::text, payload::text, note FROM mem0 ORDER BY id"
+  wsql "$wdump" >w-before.txt
+  # --repair: the repairs planned from a full run; tier 1 applied in the table, tier 2 queued
+  "$mh" watch "$wdb" --mapping mem0 --state w.db --once --repair --wal w.wal 2>wt4.err ||
+    fail "watch --repair: $(cat wt4.err)"
+  grep -q "repairs: 3 planned, 1 applied (1 records), 0 already applied, 2 queued for review" wt4.err ||
+    fail "watch --repair: $(cat wt4.err)"
+  [ "$(wsql "SELECT payload->'memhealth'->>'status' FROM mem0 WHERE id = '${wid}5'")" = "pending_review" ] ||
+    fail "the tier-1 repair did not set row 5's status: $(cat wt4.err)"
+  wsql "$wdump" | diff - w-before.txt | grep '^[<>]' >w-changed.txt || true
+  [ "$(wc -l <w-changed.txt)" -eq 2 ] && [ "$(grep -c "^[<>] ${wid}5|" w-changed.txt)" -eq 2 ] ||
+    fail "the watch's repairs wrote another row than row 5: $(cat w-changed.txt)"
+  [ "$(wsql "SELECT string_agg(note, ',' ORDER BY id) FROM mem0")" = "note 1,note 2,note 3,note 4,note 5,note 6" ] ||
+    fail "an unmapped column changed"
+  grep -q "search_path" wt4.err w.wal && fail "the connection string was logged"
+  "$mh" review list "$wdb" --mapping mem0 --state w.db --format json >w-rv.json 2>w-rv.err ||
+    fail "review list: $(cat w-rv.err)"
+  python3 -c "
+import json; d = json.load(open('w-rv.json'))
+got = sorted((i['type'], ','.join(t[-1] for t in sorted(i['targets']))) for i in d['items'])
+assert got == [('merge_duplicates', '1,2,6'), ('resolve_conflict', '3,4')], got" ||
+    fail "review list after watch --repair: $(cat w-rv.json)"
+  "$mh" rollback "$wdb" --mapping mem0 --wal w.wal --out "$wdb" 2>w-rb.err || fail "rollback: $(cat w-rb.err)"
+  wsql "$wdump" | cmp -s - w-before.txt || fail "rollback did not restore the watch's repair exactly"
+  # the watch's queued merge approved through review (its own log): two of rows 1, 2, 6 archived
+  # into the third; rolled back to the exact rows
+  mid="$(python3 -c "import json; print([i['id'] for i in json.load(open('w-rv.json'))['items'] if i['type'] == 'merge_duplicates'][0])")"
+  "$mh" review approve "$wdb" --mapping mem0 --state w.db "$mid" --reviewer ana --reason "one fact" \
+    --wal w-review.wal 2>w-ap.err || fail "review approve of the watch's item: $(cat w-ap.err)"
+  grep -q "1 approved and applied through w-review.wal, 0 not applied" w-ap.err || fail "review approve: $(cat w-ap.err)"
+  [ "$(wsql "SELECT count(*) FROM mem0 WHERE payload->'memhealth'->>'status' = 'archived' AND right(id::text, 1) IN ('1', '2', '6')")" = "2" ] &&
+    [ "$(wsql "SELECT count(*) FROM mem0 WHERE payload->'memhealth'->>'status' = 'archived'")" = "2" ] ||
+    fail "the approved merge did not archive two of rows 1, 2, 6: $(wsql "$wdump")"
+  "$mh" rollback "$wdb" --mapping mem0 --wal w-review.wal --out "$wdb" 2>w-rb2.err || fail "rollback: $(cat w-rb2.err)"
+  wsql "$wdump" | cmp -s - w-before.txt || fail "rollback did not restore the approved merge exactly"
+  # a server that is down: the poll fails (a clear line), --once exits 2
+  down="postgresql:///postgres?host=$work/no-server&port=1&user=memhealth"
+  set +e
+  "$mh" watch "$down" --mapping mem0 --state down.db --once >wt5.out 2>wt5.err
+  rc=$?
+  set -e
+  [ "$rc" -eq 2 ] || fail "watch on a server that is down: exit $rc, expected 2"
+  grep -q "poll failed (1 in a row), retrying in" wt5.err || fail "watch on a server that is down: $(cat wt5.err)"
+  grep -q "cannot connect\|could not connect\|connection" wt5.err || fail "watch on a server that is down: $(cat wt5.err)"
+
+  # index build|check of the mapped table's vectors: consistent after the build (exit 0); row 3's
+  # vector changed in SQL: exit 1, naming row 3
+  "$mh" index build "$wdb" --mapping mem0 --index flat:w.idx 2>ix1.err || fail "index build: $(cat ix1.err)"
+  grep -q "6 entries, dimension 4" ix1.err || fail "index build: $(cat ix1.err)"
+  "$mh" index check "$wdb" --mapping mem0 --index flat:w.idx >ix2.out 2>ix2.err || fail "index check: $(cat ix2.out ix2.err)"
+  grep -q "6 entries, the store expects 6: consistent" ix2.out || fail "index check: $(cat ix2.out)"
+  wsql "UPDATE mem0 SET vector = '{0,1,0,0}' WHERE id = '${wid}3'"
+  set +e
+  "$mh" index check "$wdb" --mapping mem0 --index flat:w.idx --format json >ix3.json 2>ix3.err
+  rc=$?
+  set -e
+  [ "$rc" -eq 1 ] || fail "index check after a vector changed: exit $rc, expected 1: $(cat ix3.json ix3.err)"
+  set +e
+  "$mh" index check "$wdb" --mapping mem0 --index flat:w.idx >ix4.out 2>ix4.err
+  set -e
+  grep -qx "  vector differs: ${wid}3" ix4.out || fail "index check (text) does not name row 3: $(cat ix4.out)"
+  python3 -c "
+import json; d = json.load(open('ix3.json'))
+assert d['consistent'] is False and d['stale'] == 1 and d['missing'] == 0 and d['extra'] == 0, d
+assert d['stale_ids'] == ['${wid}3'] and d['missing_ids'] == [] and d['extra_ids'] == [], d
+assert 'search_path' not in d['store'], d['store']" || fail "index check after a vector changed: $(cat ix3.json)"
+  psql -X -q -v ON_ERROR_STOP=1 "$base" -c "DROP SCHEMA cliwatch CASCADE" 2>/dev/null
+fi
+
 echo "cli_pg: ok"

@@ -1309,6 +1309,17 @@ TEST_CASE("flat index: file round trip, exact cosine search, and bad files as er
   CHECK(c.problems[1] == "model version '', the store's is 'm1'");
   CHECK(c.problems[2] == "2 live records not in the index");
   CHECK(c.problems[3] == "1 vectors differ from the store's");
+  // the ids behind those counts: a2 and a3 not in the index, a1's vector differs (3 floats, the
+  // store's 2); the archived record's id added to the index is a ghost; a limit cuts each list
+  auto named = other.ids_of_problems(expected_index(store));
+  CHECK(named.missing == std::vector<std::string>{"a2", "a3"});
+  CHECK(named.stale == std::vector<std::string>{"a1"});
+  CHECK(named.extra.empty());
+  other.upsert("old", {0.0f, 0.0f, 1.0f});
+  named = other.ids_of_problems(expected_index(store), 1);
+  CHECK(named.missing == std::vector<std::string>{"a2"});
+  CHECK(named.extra == std::vector<std::string>{"old"});
+  CHECK(named.stale == std::vector<std::string>{"a1"});
 }
 
 TEST_CASE("compact_wal: a log holding re-embeddings keeps its old vectors at least 14 days") {

@@ -420,6 +420,8 @@ int run_index_build(const index_cli_options& o) {
   const auto path = flat_index_path(o.index);
   probe_output(path.string(), "--index");
   refuse_output_over_input(path.string(), o.store, "--index");
+  if (is_pg_store(o.store))
+    refuse_output_over_input(path.string(), pg_mapping_option(), "--index", "--mapping");
   // an existing file is replaced only when it is a flat index (not a store, a plan, a log)
   std::error_code ec;
   if (std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) > 0 &&
@@ -438,14 +440,14 @@ int run_index_build(const index_cli_options& o) {
                                        ": an index built without its record would not serve it; "
                                        "fix or remove such lines first (memhealth check lists "
                                        "them); nothing was written");
-  const bool empty = warn_if_empty("index build", o.store, store.size());
+  const bool empty = warn_if_empty("index build", store_label(o.store), store.size());
   const auto e = expected_index(store);
   // an index is never emptied by a build from a store that has nothing for it
   if (e.ids.empty() && std::filesystem::is_regular_file(path, ec))
     if (const std::size_t held = examples::flat_index::load(path).size(); held > 0)
       throw error(error_code::precondition,
                   "--index " + path.string() + ": holds " + std::to_string(held) + " entries and " +
-                      o.store +
+                      store_label(o.store) +
                       " has no live record with a usable vector: the build would empty the "
                       "index; nothing was written (is it the right store? remove the index file "
                       "first to build an empty one)");
@@ -467,12 +469,14 @@ int run_index_check(const index_cli_options& o) {
                                        "cannot be read; fix or remove such lines first "
                                        "(memhealth check lists them)");
   const auto ix = examples::flat_index::load(path);
-  const auto c = ix.check(expected_index(store));
+  const auto expected = expected_index(store);
+  const auto c = ix.check(expected);
+  const auto named = ix.ids_of_problems(expected, 20);  // the ids behind the counts (first 20)
   if (o.format == "json") {
     nlohmann::ordered_json j;
     j["schema_version"] = 1;
     j["command"] = "index check";
-    j["store"] = o.store;
+    j["store"] = store_label(o.store);
     j["index"] = path.string();
     j["consistent"] = c.consistent;
     j["entries"] = c.entries;
@@ -483,11 +487,24 @@ int run_index_check(const index_cli_options& o) {
     j["dimension"] = c.dimension;
     j["embedding_version"] = c.embedding_version;
     j["problems"] = c.problems;
+    j["missing_ids"] = named.missing;
+    j["extra_ids"] = named.extra;
+    j["stale_ids"] = named.stale;
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << "index " << path.string() << ": " << c.entries << " entries, the store expects "
               << c.expected << ": " << (c.consistent ? "consistent" : "INCONSISTENT") << "\n";
     for (const auto& p : c.problems) std::cout << "  " << p << "\n";
+    const auto list = [](const char* what, const std::vector<std::string>& ids, std::size_t n) {
+      if (ids.empty()) return;
+      std::cout << "  " << what << ":";
+      for (const auto& id : ids) std::cout << " " << id;
+      if (n > ids.size()) std::cout << " (and " << n - ids.size() << " more)";
+      std::cout << "\n";
+    };
+    list("not in the index", named.missing, c.missing);
+    list("ghosts", named.extra, c.extra);
+    list("vector differs", named.stale, c.stale);
   }
   return c.consistent ? exit_ok : exit_findings;
 }
@@ -2031,14 +2048,22 @@ void add_index(CLI::App& app, int& rc) {
   auto o = std::make_shared<index_cli_options>();
   auto* b = ix->add_subcommand(
       "build", "Write the flat index the store expects (live records with a usable vector)");
-  b->add_option("store", o->store, "Store (JSONL or sqlite:PATH)")->required();
+  const auto store_and_mapping = [&o](CLI::App* sub) {
+    sub->add_option("store", o->store,
+                    "Store (JSONL, sqlite:PATH or postgresql://URI with --mapping)")
+        ->required();
+    sub->add_option("--mapping", pg_mapping_option(),
+                    "postgresql:// stores: the column mapping, a JSON file or a built-in name "
+                    "(mem0, langgraph; default: memhealth's own schema)");
+  };
+  store_and_mapping(b);
   b->add_option("--index", o->index, "The index: flat:PATH")->required();
   b->callback([o, &rc] { rc = run_index_build(*o); });
   auto* c = ix->add_subcommand(
       "check",
       "Compare a flat index with the store (ids, vectors, dimension, model version); "
       "exit 1 when inconsistent");
-  c->add_option("store", o->store, "Store (JSONL or sqlite:PATH)")->required();
+  store_and_mapping(c);
   c->add_option("--index", o->index, "The index: flat:PATH")->required();
   c->add_option("--format", o->format, "Output format")->check(CLI::IsMember(text_json));
   c->callback([o, &rc] { rc = run_index_check(*o); });

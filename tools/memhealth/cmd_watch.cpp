@@ -48,6 +48,7 @@ struct watch_cli_options {
   std::string poll;
   bool once = false;
   bool repair = false;
+  std::string wal;  ///< --wal: the repair log (overrides [repair] wal)
   detection_cli_options detect;
 };
 
@@ -276,6 +277,11 @@ struct snapshot {
   std::optional<memory_store<>> store;
   std::string signature;
   std::size_t issues = 0;
+#if MEMHEALTH_CLI_HAVE_PG
+  /// A postgresql:// store as this poll read it (its connection open until the poll ends): the
+  /// live store the poll's repairs write through, so the table is read once per poll.
+  std::optional<pg_store<>> pg;
+#endif
 };
 
 // Re-reads the store when its files changed. A JSONL line still being written (no newline yet)
@@ -297,6 +303,43 @@ void refresh(snapshot& s, const std::string& store, std::size_t dim) {
   s.store.emplace(memory_store<>::from_records(
       std::move(lr.records), dim ? dim : memory_store<>::most_common_dimension(lr.records)));
   s.signature = sig;
+}
+
+#if MEMHEALTH_CLI_HAVE_PG
+// A postgresql:// store: every poll reads every row of the mapped table (one REPEATABLE READ
+// transaction, pg_store::open), as `check` does: there is no file whose size and time tell
+// whether it changed, and an incremental read by the mapped updated_at column would miss
+// deleted rows. The signature (row count and a hash of the ids) is what the store-shrank guard
+// compares between two polls. Writable (UPDATE privilege checked) only when the watch repairs.
+// @throws memhealth::error as pg_store::open (io: server unreachable or connection lost).
+void refresh_pg(snapshot& s, const std::string& uri, std::size_t dim, bool writable) {
+  s.pg.reset();
+  s.store.reset();
+  auto live = open_pg_store(uri, !writable);
+  std::vector<memory_record> rows;
+  rows.reserve(live.size());
+  std::uint64_t h = 14695981039346656037ull;  // FNV-1a over the ids, each ended by a 0 byte
+  for (std::size_t i = 0; i < live.size(); ++i) {
+    rows.push_back(live.record(i));
+    for (const char ch : rows.back().id + '\0') {
+      h ^= static_cast<unsigned char>(ch);
+      h *= 1099511628211ull;
+    }
+  }
+  const std::size_t d = dim ? dim : memory_store<>::most_common_dimension(rows);
+  s.signature = "pg:" + std::to_string(rows.size()) + ":" + std::to_string(h);
+  s.issues = 0;
+  s.store.emplace(memory_store<>::from_records(std::move(rows), d));
+  s.pg.emplace(std::move(live));
+}
+#endif
+
+// Drops what a poll read (the store is read again at the next poll).
+void forget(snapshot& s) {
+  s.store.reset();
+#if MEMHEALTH_CLI_HAVE_PG
+  s.pg.reset();
+#endif
 }
 
 // ------------------------------------------------------------------ the events file
@@ -466,19 +509,23 @@ class watch_lock {
 
 // ------------------------------------------------------------------ repairs
 
-// The watch's repairs (live/watch_repair.hpp) on an sqlite: store, through a log of its own. The
-// live store is opened afresh for each repair run (its index then holds the agent's latest
-// records); an action runs only on the records the plan saw (compare-and-swap), so the agent's
-// concurrent edits are never lost or repaired blindly. Nothing is recovered at start: each action
-// was one store transaction, whole or absent after a crash.
+// The watch's repairs (live/watch_repair.hpp) on an sqlite: store or a postgresql:// store,
+// through a log of its own. An sqlite: store is opened afresh for each repair run (its index
+// then holds the agent's latest records); a postgresql:// store is the one the poll read (no
+// second read of the table), each action one transaction under the scope's advisory lock, as
+// `apply` runs it. An action runs only on the records the plan saw (compare-and-swap), so the
+// agent's concurrent edits are never lost or repaired blindly. Nothing is recovered at start:
+// each action was one store transaction, whole or absent after a crash.
 class watch_repairer {
  public:
-  watch_repairer(std::string store, std::string log, watch_repair_options opt)
+  /// `scope`: the store's name in the repair history and review queue (as apply and review
+  /// name it).
+  watch_repairer(std::string store, std::string log, watch_repair_options opt, std::string scope)
       : store_(std::move(store)), log_(std::move(log)), opt_(std::move(opt)) {
-    opt_.history_scope =
-        "sqlite:" + std::filesystem::absolute(store_file_path(store_)).lexically_normal().string();
+    opt_.history_scope = std::move(scope);
   }
 
+  /// Repairs `findings` of `snapshot` in an sqlite: store (opened here).
   watch_repair_result run(const memory_store<>& snapshot, std::vector<finding> findings,
                           sqlite_state& state, utc_time now) {
     auto live = open_sqlite_store(store_, false);
@@ -486,15 +533,34 @@ class watch_repairer {
     wo.store = identify_store(
         snapshot, std::filesystem::absolute(store_file_path(store_)).lexically_normal().string());
     wo.store->database_id = live.database_id();
+    return run_on(snapshot, std::move(findings), live, wo, state, now);
+  }
+#if MEMHEALTH_CLI_HAVE_PG
+  /// Repairs `findings` of `snapshot` in `live`, the postgresql:// store `snapshot` was read
+  /// from (the log names it as apply's does: its description and database id).
+  watch_repair_result run(const memory_store<>& snapshot, std::vector<finding> findings,
+                          pg_store<>& live, sqlite_state& state, utc_time now) {
+    wal_writer_options wo;
+    wo.store = identify_store(live, live.description());
+    wo.store->database_id = live.database_id();
+    return run_on(snapshot, std::move(findings), live, wo, state, now);
+  }
+#endif
+  [[nodiscard]] const std::string& log() const noexcept {
+    return log_;
+  }
+
+ private:
+  template <class S>
+  watch_repair_result run_on(const memory_store<>& snapshot, std::vector<finding> findings, S& live,
+                             const wal_writer_options& wo, sqlite_state& state, utc_time now) {
     wal_writer w(log_, wo);
     auto r = repair_watch_findings(snapshot, std::move(findings), live, w, state, opt_, now,
                                    [] { return g_stop.load(); });
     w.sync();
     return r;
   }
-  [[nodiscard]] const std::string& log() const noexcept { return log_; }
 
- private:
   std::string store_;
   std::string log_;
   watch_repair_options opt_;
@@ -524,14 +590,23 @@ utc_time clock_now() {
 int run_watch(const watch_cli_options& o) {
   if (o.detect.now_given)
     throw error(error_code::invalid_argument, "watch runs on the real clock: --now is not taken");
-  if (is_pg_store(o.store))
-    throw error(error_code::invalid_argument,
-                "watch: postgresql:// stores are not supported yet (" + store_label(o.store) +
-                    "); run `memhealth check URI --mapping M --since last --state FILE` on a "
-                    "schedule instead");
-  refuse_directory(store_file_path(o.store), "store");
-  if (!std::filesystem::exists(store_file_path(o.store)))
-    throw error(error_code::io, "store " + o.store + ": no such file");
+  const bool pg = is_pg_store(o.store);
+  if (pg) {
+#if MEMHEALTH_CLI_HAVE_PG
+    if (o.state.empty())
+      throw error(error_code::invalid_argument,
+                  "--state: a postgresql:// store has no file beside which the watch's state "
+                  "(cursors, findings history, review queue) could live; name the state database "
+                  "with --state FILE (the one `check --since last` and `review` take for it)");
+    (void)load_pg_mapping(pg_mapping_option());  // a bad mapping: exit 2 before anything runs
+#else
+    no_pg_support();
+#endif
+  } else {
+    refuse_directory(store_file_path(o.store), "store");
+    if (!std::filesystem::exists(store_file_path(o.store)))
+      throw error(error_code::io, "store " + o.store + ": no such file");
+  }
   watch_config c;
   if (!o.config.empty()) {
     refuse_directory(o.config, "--config");
@@ -563,34 +638,38 @@ int run_watch(const watch_cli_options& o) {
   if (!o.findings_log.empty()) c.findings_log = o.findings_log;
   if (!o.metrics_file.empty()) c.metrics_file = o.metrics_file;
   if (o.metrics_port >= 0) c.metrics_port = o.metrics_port;
-  if (c.findings_log.empty())
-    c.findings_log = store_file_path(o.store) + ".memhealth-findings.jsonl";
+  const auto state_path =
+      o.state.empty() ? default_state_path(o.store) : std::filesystem::path(o.state);
+  if (c.findings_log.empty())  // a postgresql:// store: beside the state database
+    c.findings_log = pg ? state_path.string() + ".findings.jsonl"
+                        : store_file_path(o.store) + ".memhealth-findings.jsonl";
   if (o.repair) c.repair = true;
-  if (c.repair && !is_sqlite_store(o.store))
+  if (!o.wal.empty()) c.repair_log = o.wal;
+  if (c.repair && !is_sqlite_store(o.store) && !pg)
     throw error(error_code::invalid_argument,
-                "repairs in watch need an sqlite: store: a JSONL file another process appends to "
-                "cannot be rewritten without losing its writes (check it here, and repair a copy "
-                "with memhealth plan and apply)");
-  if (c.repair_log.empty()) c.repair_log = store_file_path(o.store) + ".memhealth-watch.wal";
+                "repairs in watch need an sqlite: store (or a postgresql:// one): a JSONL file "
+                "another process appends to cannot be rewritten without losing its writes (check "
+                "it here, and repair a copy with memhealth plan and apply)");
+  if (c.repair && pg && c.repair_log.empty())
+    throw error(error_code::invalid_argument,
+                "--wal: a postgresql:// store has no file beside which the repair log could "
+                "live; name the write-ahead log with --wal FILE (or [repair] wal in --config)");
+  if (c.repair_log.empty() && !pg) c.repair_log = store_file_path(o.store) + ".memhealth-watch.wal";
   refuse_outputs_over_inputs({{"findings log", c.findings_log},
                               {"metrics file", c.metrics_file},
-                              {"repair log", c.repair_log}},
-                             {{"store", o.store}, {"--events", o.events}, {"--config", o.config}});
+                              {"repair log", c.repair_log},
+                              {"state database", pg ? state_path.string() : std::string()}},
+                             {{"store", o.store},
+                              {"--events", o.events},
+                              {"--config", o.config},
+                              {"--mapping", pg ? pg_mapping_option() : std::string()}});
   if (!c.repair && !c.repair_opt.tier2_apply.empty())
     std::cerr << "memhealth watch: [repair] tier2_apply is set but repairs are off (no --repair, "
                  "no [repair] enabled = true): nothing is repaired\n";
   c.opt.collect_findings = c.repair;
-  {  // the store's name in the findings history, as apply and the repair history name it
-    const std::string file =
-        std::filesystem::absolute(store_file_path(o.store)).lexically_normal().string();
-    c.opt.history_scope = is_sqlite_store(o.store) ? "sqlite:" + file : file;
-  }
 
-  const auto state_path =
-      o.state.empty() ? default_state_path(o.store) : std::filesystem::path(o.state);
   auto state = sqlite_state::open(state_path);
   const watch_lock one_watch(state_path.string());
-  state.bind_store(std::filesystem::absolute(store_file_path(o.store)).lexically_normal().string());
   auto wstate = watch_state::open(state_path);
   // a migration declared (memhealth migrate start) when the watch starts: mixed versions are its
   // progress (info), and its records are re-embedded by `migrate run`, not planned here
@@ -609,22 +688,37 @@ int run_watch(const watch_cli_options& o) {
     exposer->RegisterCollectable(m.registry);
   }
   if (!c.metrics_file.empty()) probe_output(c.metrics_file, "metrics file");
-  watcher w(c.opt, state, wstate);
+  std::optional<watcher> w;
   std::optional<watch_repairer> repairer;
   std::optional<watch_lock> one_repairer;  // one repairing watch per log (and so per store)
-  if (c.repair) {
+  if (c.repair)
     one_repairer.emplace(c.repair_log + ".lock", true,
                          "another memhealth watch repairs this store through this log; stop it "
                          "first (two repairing watches would fight over the same records)");
-    repairer.emplace(o.store, c.repair_log, c.repair_opt);
+  // The watcher and the repairer, once the store's name is known: `scope` names it in the
+  // findings and repair histories and the review queue (as apply and review name it), `bound`
+  // is what the state database is tied to (as `check --since` ties it). A file's are known
+  // now; a postgresql:// store's come from its server (pg_history_scope), at the first poll
+  // that reaches it. @throws error(schema) when the state belongs to another store.
+  const auto start_watching = [&](const std::string& scope, const std::string& bound) {
+    state.bind_store(bound);
+    c.opt.history_scope = scope;
+    w.emplace(c.opt, state, wstate);
+    if (!c.repair) return;
+    repairer.emplace(o.store, c.repair_log, c.repair_opt, scope);
     // findings open before repairs were turned on, and repairs an earlier run left (the record
     // budget, a stop), are planned by a full run now: the incremental checks would not find
     // them again (their records did not change)
     const auto left = state.cursor("watch:repair_left"), done = state.cursor("watch:repair_done");
     if (!state.cursor("watch:repair"))
-      w.request(watch_tasks::full, "repairs turned on");
+      w->request(watch_tasks::full, "repairs turned on");
     else if (left && (!done || *left > *done))
-      w.request(watch_tasks::full, "repairs left by the last run");
+      w->request(watch_tasks::full, "repairs left by the last run");
+  };
+  if (!pg) {
+    const std::string file =
+        std::filesystem::absolute(store_file_path(o.store)).lexically_normal().string();
+    start_watching(is_sqlite_store(o.store) ? "sqlite:" + file : file, file);
   }
 
   struct sigaction sa {};
@@ -633,7 +727,7 @@ int run_watch(const watch_cli_options& o) {
   ::sigaction(SIGTERM, &sa, nullptr);
   ::sigaction(SIGINT, &sa, nullptr);
 
-  std::cerr << "memhealth watch: " << o.store << " (state " << state_path.string()
+  std::cerr << "memhealth watch: " << store_label(o.store) << " (state " << state_path.string()
             << ", findings log " << c.findings_log << ", poll every "
             << c.opt.cadence.poll.count() / 1000.0 << " s"
             << (c.metrics_port ? ", metrics on 127.0.0.1:" + std::to_string(c.metrics_port) : "")
@@ -649,7 +743,19 @@ int run_watch(const watch_cli_options& o) {
     std::ostringstream line;
     line << "memhealth watch: " << format_timestamp(timestamp{now, 0}) << " ";
     try {
+#if MEMHEALTH_CLI_HAVE_PG
+      if (pg) {
+        refresh_pg(snap, o.store, c.opt.dimension, c.repair);
+        if (!w) {
+          const std::string scope = pg_history_scope(*snap.pg);
+          start_watching(scope, scope);
+        }
+      } else {
+        refresh(snap, o.store, c.opt.dimension);
+      }
+#else
       refresh(snap, o.store, c.opt.dimension);
+#endif
       // A store that lost more than half its records since the last poll may be caught mid-
       // rewrite (truncated, or replaced by a writer that has not finished): wait one poll, and
       // take it only when the next poll sees the same files.
@@ -660,7 +766,7 @@ int run_watch(const watch_cli_options& o) {
         m.count("store_shrank");
         std::cerr << line.str() << "the store shrank from " << last_records << " to " << n
                   << " records; waiting one poll before taking it\n";
-        snap.store.reset();  // read it again next poll
+        forget(snap);  // read it again next poll
         sleep_until_next_poll(c.opt.cadence.poll);
         continue;
       }
@@ -668,18 +774,19 @@ int run_watch(const watch_cli_options& o) {
         // an empty store is reported, never taken as healthy (nor as a reason to resolve
         // every finding): nothing is checked until it holds records again
         m.count("store_empty");
-        std::cerr << line.str()
-                  << "the store is EMPTY: nothing checked (a wrong path, or a "
-                     "file truncated by its writer?)\n";
+        std::cerr << line.str() << "the store is EMPTY: nothing checked ("
+                  << (pg ? "a wrong database, table or --mapping?"
+                         : "a wrong path, or a file truncated by its writer?")
+                  << ")\n";
         if (o.once) return exit_findings;
-        snap.store.reset();
+        forget(snap);
         sleep_until_next_poll(c.opt.cadence.poll);
         continue;
       }
       last_records = n;
       std::size_t bad_events = 0;
-      if (!o.events.empty()) tail_events(wstate, w, o.events, bad_events);
-      auto res = w.poll(*snap.store, now, [&](const watch_event& e) {
+      if (!o.events.empty()) tail_events(wstate, *w, o.events, bad_events);
+      auto res = w->poll(*snap.store, now, [&](const watch_event& e) {
         log.write(e, now);
         (e.resolved ? m.resolved : m.reported)
             .Add({{"kind", e.what.kind}, {"severity", std::string(to_string(e.what.severity))}})
@@ -696,7 +803,7 @@ int run_watch(const watch_cli_options& o) {
       m.gauge("manual_queue_depth", static_cast<double>(state.manual_queue().size()));
       m.gauge("last_poll_timestamp_seconds",
               static_cast<double>(now.time_since_epoch().count()) / 1000);
-      m.set_open(w.open_by_kind());
+      m.set_open(w->open_by_kind());
       for (const auto& r : res.runs) {
         m.duration.Add({{"task", r.task}}).Set(r.seconds);
         m.runs.Add({{"task", r.task}}).Increment();
@@ -713,14 +820,20 @@ int run_watch(const watch_cli_options& o) {
              << seconds_text(r.seconds);
       line << "; " << res.open_findings << " open";
       if (repairer) {
+#if MEMHEALTH_CLI_HAVE_PG
+        const auto rr =
+            snap.pg ? repairer->run(*snap.store, std::move(res.findings), *snap.pg, state, now)
+                    : repairer->run(*snap.store, std::move(res.findings), state, now);
+#else
         const auto rr = repairer->run(*snap.store, std::move(res.findings), state, now);
+#endif
         state.set_cursor("watch:repair", now);
         // repairs left (the record budget, a stop): a full run at the next poll (or the next
         // start) finds their findings again, as the checks of changed records would not
         const std::size_t left = rr.deferred + rr.not_run + rr.plan_deferred;
         if (left > 0) {
           state.set_cursor("watch:repair_left", now);
-          w.request(watch_tasks::full, "repairs left by the last run");
+          w->request(watch_tasks::full, "repairs left by the last run");
         } else if (rr.actions > 0) {
           state.set_cursor("watch:repair_done", now);
         }
@@ -769,6 +882,13 @@ int run_watch(const watch_cli_options& o) {
           snap.store.reset();  // the store changed: read it again next poll
       }
     } catch (const error& e) {
+      // a postgresql:// store whose server first answers with a configuration error (a
+      // password in the URI, a mapping naming a missing table or column, a missing privilege,
+      // a state database of another store): exit 2, as for a file before the loop
+      if (pg && !w &&
+          (e.code() == error_code::invalid_argument || e.code() == error_code::schema ||
+           e.code() == error_code::precondition))
+        throw;
       ++failures_in_a_row;
       m.count("poll_error");
       line << "poll failed (" << failures_in_a_row << " in a row), retrying in "
@@ -782,6 +902,9 @@ int run_watch(const watch_cli_options& o) {
         line << "; metrics file not written: " << e.what();
       }
     }
+#if MEMHEALTH_CLI_HAVE_PG
+    snap.pg.reset();  // a postgresql:// store's connection is not held between polls
+#endif
     std::cerr << line.str() << "\n";
     if (o.once) break;
     sleep_until_next_poll(c.opt.cadence.poll);
@@ -798,16 +921,23 @@ void add_watch(CLI::App& app, int& rc) {
       "watch",
       "Check a live store continuously: re-read it every poll, run the due checks (reference "
       "cadence or --config), log new and resolved findings, expose Prometheus metrics");
-  cmd->add_option("store", o->store, "Store (JSONL or sqlite:PATH), written by another process")
+  cmd->add_option("store", o->store,
+                  "Store (JSONL, sqlite:PATH, or postgresql://URI with --mapping and --state), "
+                  "written by another process")
       ->required();
+  cmd->add_option("--mapping", pg_mapping_option(),
+                  "postgresql:// stores: the column mapping, a JSON file or a built-in name "
+                  "(mem0, langgraph; default: memhealth's own schema)");
   cmd->add_option("--events", o->events,
                   "Retrieval-events file (JSONL) to tail for the retrieval monitor");
   cmd->add_option("--config", o->config,
                   "TOML configuration: [cadence], [risk], [output], [check] (see README)");
   cmd->add_option("--state", o->state,
-                  "State database (default: STORE.memhealth-state.db beside the store)");
+                  "State database (default: STORE.memhealth-state.db beside the store; a "
+                  "postgresql:// store needs it)");
   cmd->add_option("--findings-log", o->findings_log,
-                  "Append-only findings log, JSONL (default: STORE.memhealth-findings.jsonl)");
+                  "Append-only findings log, JSONL (default: STORE.memhealth-findings.jsonl; "
+                  "postgresql://: STATE.findings.jsonl beside --state)");
   cmd->add_option("--metrics-file", o->metrics_file,
                   "Prometheus textfile (text format), rewritten atomically after each poll");
   cmd->add_option("--metrics-port", o->metrics_port,
@@ -815,9 +945,13 @@ void add_watch(CLI::App& app, int& rc) {
       ->transform(whole_number(0, 65535));
   cmd->add_option("--poll", o->poll, "Poll period (default 10s; overrides the configuration)")
       ->transform(duration(true));
-  cmd->add_flag("--repair", o->repair,
-                "Plan and apply repairs (sqlite: stores only): tier 1 at once, tier 2 by the "
-                "configuration's [repair] tier2_apply, the rest to the review queue");
+  cmd->add_option("--wal", o->wal,
+                  "Repair log (default: [repair] wal, else STORE.memhealth-watch.wal; a "
+                  "postgresql:// store needs one)");
+  cmd->add_flag(
+      "--repair", o->repair,
+      "Plan and apply repairs (sqlite: and postgresql:// stores): tier 1 at once, tier 2 by the "
+      "configuration's [repair] tier2_apply, the rest to the review queue");
   cmd->add_flag("--once", o->once,
                 "Poll once, run whatever is due, and exit (for cron or a systemd timer)");
   add_detection_options(cmd, o->detect);
