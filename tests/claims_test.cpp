@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "memhealth/detect/claim_judge.hpp"
@@ -254,6 +255,91 @@ TEST_CASE("claims: the user's lexicon additions") {
   CHECK(message("bad3.tsv").find("unknown line type 'meaning'") != std::string::npos);
   CHECK(message("missing.tsv").find("cannot read") != std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("claims: a tester's round of issue 18 (subject-less verbs, holders, is_a lines)") {
+  SUBCASE("a capitalised verb form with no holder before it: the user") {
+    // every claim of these statements is the user's (a restriction adds denials, all the user's)
+    for (const char* text :
+         {"Likes dogs", "Enjoys hiking", "Adores cats", "Collects stamps", "Is vegetarian",
+          "Has two cats", "Works at Google", "Doesn't eat pork", "Does not eat pork",
+          "No longer drinks coffee", "Used to live in Paris", "Owns a Tesla"}) {
+      const auto r = read(text);
+      INFO(text);
+      REQUIRE(!r.claims.empty());
+      for (const auto& c : r.claims) CHECK(c.holder == "self");
+    }
+    // a verb after a name that is itself a verb form: the name holds the statement
+    CHECK(read("Rogers likes tea").claims.at(0).holder == "name:rogers");
+    CHECK(read("Rogers lives in Berlin").claims.at(0).holder == "name:rogers");
+    CHECK(read("Raj lives in Berlin").claims.at(0).holder == "name:raj");
+  }
+  SUBCASE("Chinese without a subject: the user, unless a relative opens the statement") {
+    for (const char* text : {"喜欢狗", "不吃猪肉", "每天喝咖啡", "住在北京"}) {
+      const auto r = read(text);
+      INFO(text);
+      REQUIRE(!r.claims.empty());
+      CHECK(r.claims.at(0).holder == "self");
+    }
+    CHECK(read("妈妈喜欢狗").claims.at(0).holder != "self");
+  }
+  SUBCASE("structured claims carry the holder; a change is the new state and what it replaced") {
+    auto pref = [](const std::string& text) {
+      const auto c = mh::structured_claim(read(text));
+      REQUIRE(c.has_value());
+      REQUIRE(std::holds_alternative<mh::preference_claim>(*c));
+      return std::get<mh::preference_claim>(*c);
+    };
+    CHECK(pref("User loves sushi") ==
+          mh::preference_claim{"", "sushi", "", mh::polarity::positive, "user"});
+    CHECK(pref("User's wife hates sushi") ==
+          mh::preference_claim{"", "sushi", "", mh::polarity::negative, "wife"});
+    CHECK(pref("Likes dogs").holder == "user");
+    CHECK(pref("用户的妈妈不喝咖啡").holder == "妈妈");
+    CHECK(pref("用户每天喝咖啡").holder == "user");
+    CHECK(pref("No longer drinks coffee, switched to tea") ==
+          mh::preference_claim{"", "tea", "instead of coffee", mh::polarity::positive, "user"});
+    // an older claim without a holder is the user's
+    CHECK(mh::preference_claim{"", "tea", "", mh::polarity::positive}.holder_or_user() == "user");
+  }
+  SUBCASE("a value after 'is' is the value: an amount, a favourite season; numerals as digits") {
+    const auto salary = read("User's salary is 80k").claims.at(0);
+    CHECK(salary.attribute == "salary");
+    CHECK(salary.value == strings{"80k"});
+    CHECK(salary.time.empty());
+    const auto season = read("User's favorite season is summer").claims.at(0);
+    CHECK(season.value == strings{"summer"});
+    CHECK(season.time.empty());
+    // a day alone is still when, not what ("appointment is on Tuesday")
+    CHECK(read("User's dentist appointment is on Tuesday").claims.at(0).value.empty());
+    // 五千 is 5000, 两万 20000, 两千五 2500: one value with the digits
+    CHECK(read("用户的预算是五千元").claims.at(0).value == strings{"5000", "元"});
+    CHECK(read("用户的月薪是两万元").claims.at(0).value == strings{"20000", "元"});
+    CHECK(read("用户的房租是两千五").claims.at(0).value == strings{"2500"});
+    CHECK(judge("用户的预算是五千元", "用户的预算是5000元").conflict == false);
+    CHECK(judge("用户的月薪是两万元", "用户的月薪是20000元").conflict == false);
+    CHECK(judge("用户的月薪是两万元", "用户的月薪是30000元").conflict == true);
+  }
+  SUBCASE("is_a lines of a lexicon file (after a byte-order mark) add to the hierarchy") {
+    auto lex = mh::claim_lexicon{mh::english_lexicon::builtin()};
+    CHECK(!lex.english().is_a("labradoodle", "dog"));
+    const auto dir = std::filesystem::temp_directory_path() / "memhealth-claims-is-a-test";
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "lex.tsv") << "\xEF\xBB\xBFsynonym\tflick\tmovie\nis_a\tlabradoodle\tdog\n";
+    lex.load_tsv(dir / "lex.tsv");
+    CHECK(lex.english().synonyms("flick", "movie"));
+    CHECK(lex.english().is_a("labradoodle", "dog"));
+    CHECK(lex.english().is_a("labradoodle", "canid"));  // through WordNet's dog
+    std::ofstream(dir / "bad.tsv") << "is_a\tlabradoodle\n";
+    try {
+      lex.load_tsv(dir / "bad.tsv");
+      FAIL("no error");
+    } catch (const std::runtime_error& e) {
+      CHECK(std::string(e.what()).find("bad.tsv:1: expected is_a<TAB>specific<TAB>general") !=
+            std::string::npos);
+    }
+    std::filesystem::remove_all(dir);
+  }
 }
 
 TEST_CASE("claim judge: verdicts and reasons") {

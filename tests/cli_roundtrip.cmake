@@ -421,6 +421,41 @@ if(NOT last_err MATCHES "bad-lexicon.tsv:1: unknown cue name 'adores'")
 endif()
 file(WRITE "${WORK}/lexicon.tsv" "# a user's own cue word\ncue\ten\tgrok\tatt_positive\n")
 run("0" "${MEMHEALTH}" check "${WORK}/text.jsonl" --lexicon "${WORK}/lexicon.tsv" --exit-zero)
+# the README's lexicon example: is_a lines, and a UTF-8 byte-order mark before the first line
+string(ASCII 239 187 191 bom)
+file(WRITE "${WORK}/is-a-lexicon.tsv" "${bom}synonym\tflick\tmovie\nis_a\tlabradoodle\tdog\n")
+run("0" "${MEMHEALTH}" claims "${WORK}/text.jsonl" --lexicon "${WORK}/is-a-lexicon.tsv")
+# claims exits as check does: 1 for lines it could not read and for an empty store
+file(WRITE "${WORK}/claims-badline.jsonl" "{\"id\":\"a\",\"content\":\"Likes dogs\"}\n{not json\n")
+run("1" "${MEMHEALTH}" claims "${WORK}/claims-badline.jsonl")
+file(WRITE "${WORK}/claims-empty.jsonl" "")
+run("1" "${MEMHEALTH}" claims "${WORK}/claims-empty.jsonl")
+# import --extract-claims writes whose preference it is: the user's taste and the wife's are no
+# conflict (the claims differ in holder), and a change is written as the new state
+file(WRITE "${WORK}/holders.jsonl"
+  "{\"id\":\"h1\",\"content\":\"User loves sushi\",\"scope\":\"u1\"}\n"
+  "{\"id\":\"h2\",\"content\":\"User's wife hates sushi\",\"scope\":\"u1\"}\n"
+  "{\"id\":\"h3\",\"content\":\"No longer drinks coffee, switched to tea\",\"scope\":\"u2\"}\n")
+run("0" "${MEMHEALTH}" import jsonl "${WORK}/holders.jsonl" --out "${WORK}/holders-claimed.jsonl" --extract-claims)
+file(STRINGS "${WORK}/holders-claimed.jsonl" held_lines ENCODING UTF-8)
+list(GET held_lines 0 h1)
+list(GET held_lines 1 h2)
+list(GET held_lines 2 h3)
+string(JSON h1_holder GET "${h1}" claim holder)
+string(JSON h2_holder GET "${h2}" claim holder)
+string(JSON h3_pref GET "${h3}" claim preference)
+string(JSON h3_constraint GET "${h3}" claim constraint)
+string(JSON h3_pol GET "${h3}" claim polarity)
+if(NOT h1_holder STREQUAL "user" OR NOT h2_holder STREQUAL "wife" OR NOT h3_pref STREQUAL "tea"
+   OR NOT h3_constraint STREQUAL "instead of coffee" OR NOT h3_pol STREQUAL "positive")
+  message(FATAL_ERROR "import --extract-claims holders and changes: ${h1} / ${h2} / ${h3}")
+endif()
+run("0;1" "${MEMHEALTH}" check "${WORK}/holders-claimed.jsonl" --format json)
+# (ERROR_VARIABLE is NOTFOUND when the key exists: a conflict was reported)
+string(JSON n_conflicts ERROR_VARIABLE no_conflict GET "${last_out}" summary by_kind conflict)
+if(no_conflict STREQUAL "NOTFOUND")
+  message(FATAL_ERROR "check: the user's and the wife's taste reported as a conflict:\n${last_out}")
+endif()
 message(STATUS "cli round trip: ok")
 
 # Secrets are never printed in full (issue 19): a store holding fake credentials, checked in

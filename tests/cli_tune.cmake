@@ -113,10 +113,39 @@ expect_in("${last_err}" "findings 3 -> 2" "apply takes the plan's duplicate_guar
 # line with an unknown label (12), a blank line (13) and a line of too few columns (14)
 file(WRITE "${WORK}/skips.tsv" "${hand}p11\ten\tdegree\tmaybe\tx\ty\t\n\nshort\ten\n")
 run("0" "${MEMHEALTH}" tune --judge "${WORK}/skips.tsv")
-expect_in("${last_out}" "2 lines skipped as malformed (lines 12, 14)" "tune --judge skipped lines")
+expect_in("${last_out}" "2 lines skipped as malformed (line 12: label 'maybe' is not conflict, no_conflict or review; line 14: 2 columns, 6 needed" "tune --judge skipped lines")
+expect_in("${last_err}" "skips.tsv: 2 lines skipped as malformed (line 12: label 'maybe'" "tune --judge warns of skipped lines")
 run("0" "${MEMHEALTH}" tune --judge "${WORK}/skips.tsv" --format json)
 string(JSON n0 GET "${last_out}" results 0 skipped_line_numbers 0)
 string(JSON n1 GET "${last_out}" results 0 skipped_line_numbers 1)
 if(NOT n0 EQUAL 12 OR NOT n1 EQUAL 14)
   message(FATAL_ERROR "tune --judge JSON: skipped_line_numbers ${n0}, ${n1}; expected 12, 14")
+endif()
+# a UTF-8 byte-order mark before the header is skipped; a label in capitals is no label (named);
+# a language the extractor does not read is named in a warning, its pair kept
+string(ASCII 239 187 191 bom)
+file(WRITE "${WORK}/bom.tsv" "${bom}${hand}p11\ten\tdegree\tCONFLICT\tx\ty\np12\tfr\tnegation\tconflict\tIl mange du porc\tIl ne mange pas de porc\n")
+run("0" "${MEMHEALTH}" tune --judge "${WORK}/bom.tsv" --format json)
+string(JSON bom_pairs GET "${last_out}" results 0 pairs)
+string(JSON bom_reason GET "${last_out}" results 0 skipped_reasons 0)
+string(JSON bom_lang GET "${last_out}" results 0 unknown_languages 0)
+if(NOT bom_pairs EQUAL 11 OR NOT bom_reason STREQUAL "label 'CONFLICT' is not conflict, no_conflict or review"
+   OR NOT bom_lang STREQUAL "fr")
+  message(FATAL_ERROR "tune --judge with a byte-order mark: ${bom_pairs} pairs, reason '${bom_reason}', language '${bom_lang}'")
+endif()
+expect_in("${last_err}" "languages other than en and zh (read as far as the extractor can): 'fr'" "tune --judge unknown language")
+
+# is_a lines of a lexicon file reach the judge: a labradoodle is a dog, so a dislike of dogs and
+# a liking of labradoodles conflict only with the lexicon (issue 18, the README's example)
+file(WRITE "${WORK}/isa.tsv"
+  "id\tlang\tcategory\tlabel\ta\tb\tnote\n"
+  "q1\ten\tis_a\tconflict\tUser doesn't like dogs\tUser likes labradoodles\t\n")
+file(WRITE "${WORK}/isa-lexicon.tsv" "is_a\tlabradoodle\tdog\n")
+run("0" "${MEMHEALTH}" tune --judge "${WORK}/isa.tsv" --is-a-depths 2 --frequency-ratios 3 --format json)
+string(JSON isa_tp_without GET "${last_out}" results 0 rows 0 tp)
+run("0" "${MEMHEALTH}" tune --judge "${WORK}/isa.tsv" --is-a-depths 2 --frequency-ratios 3 --format json
+    --lexicon "${WORK}/isa-lexicon.tsv")
+string(JSON isa_tp_with GET "${last_out}" results 0 rows 0 tp)
+if(NOT isa_tp_without EQUAL 0 OR NOT isa_tp_with EQUAL 1)
+  message(FATAL_ERROR "tune --judge with an is_a lexicon: tp ${isa_tp_without} without, ${isa_tp_with} with")
 endif()

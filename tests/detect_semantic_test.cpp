@@ -1272,6 +1272,19 @@ TEST_CASE("duplicate guards: numbers, roles and polarity keep look-alike texts a
   CHECK(guard("User avoids pork", "User dislikes pork") == G::none);
   CHECK(guard("same", "same") == G::none);
   CHECK(mh::to_string(G::role_swap) == "role_swap");
+  // a currency, a sign, '%' or a digit separator is part of the number
+  CHECK(guard("User's budget is $5000",
+              "User's budget is \xE2\x82\xAC"
+              "5000") == G::numbers_differ);
+  CHECK(guard("User's budget is \xE2\x82\xAC"
+              "5000",
+              "User's budget is \xC2\xA3"
+              "5000") == G::numbers_differ);  // €5000 / £5000
+  CHECK(guard("User's score is -5", "User's score is 5") == G::numbers_differ);
+  CHECK(guard("User's loan rate is 5%", "User's loan rate is 5") == G::numbers_differ);
+  CHECK(guard("User's budget is 5,000", "User's budget is 5.000") == G::numbers_differ);
+  CHECK(guard("Thermostat at 20\xC2\xB0", "Thermostat at 20") == G::numbers_differ);  // 20°
+  CHECK(guard("User's budget is $5000", "User's budget is $5000.") == G::none);
   // never throws on bytes that are not UTF-8
   CHECK(mh::near_duplicate_guard("\xff\xfe 3", "\xff\xfe 4") == G::numbers_differ);
 }
@@ -1287,6 +1300,49 @@ std::vector<judge_pair> load_judge_pairs(const std::filesystem::path& p) {
   return out;
 }
 }  // namespace
+
+TEST_CASE("duplicate guards: holders, and pairs whose structured claims conflict, never merge") {
+  const mh::default_claim_extractor ex;
+  using G = mh::duplicate_guard;
+  CHECK(mh::holder_guard(ex("User's son plays soccer every Saturday morning"),
+                         ex("User plays soccer every Saturday morning")) == G::holder);
+  CHECK(mh::holder_guard(ex("用户的儿子每周六踢足球"), ex("用户每周六踢足球")) == G::holder);
+  CHECK(mh::holder_guard(ex("Priya likes tea"), ex("Raj likes tea")) == G::holder);
+  CHECK(mh::holder_guard(ex("User plays soccer every Saturday"),
+                         ex("User plays football every Saturday")) == G::none);
+  CHECK(mh::holder_guard(ex("User plays soccer"), ex("")) == G::none);  // nothing read: no evidence
+  // one person spoken of in two ways: the daughter holds one reading, the user the other
+  CHECK(mh::holder_guard(ex("User's daughter is named Emma"),
+                         ex("User has a daughter called Emma")) == G::none);
+  CHECK(mh::holder_guard(ex("用户的女儿叫朵朵"), ex("用户有个女儿名叫朵朵")) == G::none);
+  CHECK(mh::to_string(G::holder) == "holder");
+  // the pipeline: each pair on one vector (cosine 1), its own scope
+  const std::size_t d = 8;
+  std::vector<mh::memory_record> v;
+  v.push_back(rec("s1", "User's son plays soccer every Saturday morning", basis(d, 0), "A"));
+  v.push_back(rec("s2", "User plays soccer every Saturday morning", basis(d, 0), "A"));
+  // (texts that say nothing the claim judge reads: only the structured claims conflict)
+  v.push_back(rec("b1", "User profile note", basis(d, 1), "B"));
+  v.push_back(rec("b2", "User profile note kept", basis(d, 1), "B"));
+  v[2].claim = mh::fact_claim{"user", "residence", "berlin"};
+  v[3].claim = mh::fact_claim{"user", "residence", "munich"};
+  v.push_back(rec("w1", "User loves sushi", basis(d, 2), "C"));
+  v.push_back(rec("w2", "User loves sushi a lot", basis(d, 2), "C"));
+  v[4].claim = mh::preference_claim{"", "sushi", "", mh::polarity::positive, "user"};
+  v[5].claim = mh::preference_claim{"", "sushi", "", mh::polarity::positive};  // "" = the user
+  auto store = mh::memory_store<>::from_records(v);
+  mh::pipeline p{mh::duplicate_detector<>{}};
+  const auto near = of_kind(p.run(store, mh::detect_options{}), mh::finding_kinds::near_duplicate);
+  // only w1/w2 (one holder, agreeing claims) are near duplicates
+  REQUIRE(near.size() == 1);
+  CHECK(text(near[0], "scope") == "C");
+  // with the guards off, the son's record and the user's are one cluster again
+  mh::duplicate_detector<> off;
+  off.skip_guarded = false;
+  off.skip_judged_conflicts = false;
+  mh::pipeline q{off};
+  CHECK(of_kind(q.run(store, mh::detect_options{}), mh::finding_kinds::near_duplicate).size() == 3);
+}
 
 TEST_CASE("duplicate guards: labelled look-alike pairs (tests/data/judge_pairs)") {
   MEMHEALTH_TEST_DATA(path, "judge_pairs/pairs.tsv");
@@ -1354,11 +1410,13 @@ TEST_CASE("duplicate guards: labelled look-alike pairs (tests/data/judge_pairs)"
       .cross_scope_check = false, .skip_guarded = false, .skip_judged_conflicts = false});
   const mh::text_normalizer norm;
   const mh::claim_conflict_judge<> judge;
+  const mh::default_claim_extractor extract;
   std::set<std::string> expected;
   for (std::size_t k = 0; k < pairs.size(); ++k) {
     const std::string na = norm(pairs[k].a), nb = norm(pairs[k].b);
     if (unguarded.count(pairs[k].id) &&
         mh::near_duplicate_guard(na, nb) == mh::duplicate_guard::none &&
+        mh::holder_guard(extract(pairs[k].a), extract(pairs[k].b)) == mh::duplicate_guard::none &&
         !judge(recs[2 * k], na, recs[2 * k + 1], nb, 1.0f).conflict)
       expected.insert(pairs[k].id);
   }

@@ -296,6 +296,16 @@ TEST_CASE("claims: facts, preferences with numeric polarity, malformed claims ke
   CHECK(res.issues[1].line == 3);
   CHECK(to_json(res.records[1]) ==
         R"({"id":"f","content":"x","claim":{"entity":"user","attribute":"age","value":42}})");
+  // a preference's holder: read, and written back only when set
+  auto held = parse_jsonl(
+      R"({"id":"h","content":"x","claim":{"preference":"sushi","polarity":"negative","holder":"wife"}})");
+  REQUIRE(held.records.size() == 1);
+  CHECK(std::get<preference_claim>(*held.records[0].claim) ==
+        preference_claim{"", "sushi", "", polarity::negative, "wife"});
+  CHECK(
+      to_json(held.records[0]) ==
+      R"({"id":"h","content":"x","claim":{"scene":"","preference":"sushi","constraint":"","polarity":"negative","holder":"wife"}})");
+  CHECK(held.issues.empty());
 }
 
 TEST_CASE("metadata values keep their JSON type; keys are written sorted") {

@@ -123,6 +123,46 @@ TEST_CASE("text_normalizer: punctuation and whitespace folding") {
   CHECK(keep("Hi,  THERE!") == "hi, there!");
 }
 
+TEST_CASE("text_normalizer: symbols, signs, separators and '#' that change meaning are kept") {
+  const text_normalizer n;
+  // currency (Sc), math (Sm) and other symbols (So) stay; full-width forms meet their NFKC form
+  CHECK(n("Budget is $5000") == "budget is $5000");
+  CHECK(n("Budget is $5000") != n("Budget is \xE2\x82\xAC"
+                                  "5000"));  // €5000
+  CHECK(n("\xEF\xBF\xA5"
+          "5000") ==
+        "\xC2\xA5"
+        "5000");  // full-width yen sign -> U+00A5
+  CHECK(n("\xEF\xBF\xA5"
+          "5000") != n("$5000"));
+  CHECK(n("User likes C++") == "user likes c++");
+  CHECK(n("User likes C#") == "user likes c#");
+  CHECK(n("User likes C.") == "user likes c");
+  CHECK(n("20\xC2\xB0"
+          "C") ==
+        "20\xC2\xB0"
+        "c");  // 20°C: '°' is So
+  // a sign, or '%', on a number
+  CHECK(n("score is -5!") == "score is -5");
+  CHECK(n("score is +5") == "score is +5");
+  CHECK(n("rate is 5%.") == "rate is 5%");
+  CHECK(n("rate is 5 %") == "rate is 5%");
+  // punctuation between two digits; '#' after a letter or before a letter or digit
+  CHECK(n("5,000") == "5,000");
+  CHECK(n("5.000") == "5.000");
+  CHECK(n("at 9:30.") == "at 9:30");
+  CHECK(n("rated 4/5") == "rated 4/5");
+  CHECK(n("PIN ends in #12") == "pin ends in #12");
+  // sentence punctuation and word-internal dashes still fold
+  CHECK(n("e-mail, COVID-19; 5-10 cats...") == "e mail covid 19 5-10 cats");
+  CHECK(n("\"Hello\" (world) \xE2\x80\x94 it's fine!") == "hello world it s fine");
+  CHECK(n("# heading") == "heading");
+  // the lexical embedder's space folds them all
+  text_normalizer all;
+  all.keep_meaning = false;
+  CHECK(all("Budget is $5,000 (-5%) in C++ #12") == "budget is 5 000 5 in c 12");
+}
+
 TEST_CASE("text_normalizer: Chinese text and punctuation") {
   const text_normalizer n;
   // "我不吃香菜，谢谢。" -> "我不吃香菜 谢谢"

@@ -22,17 +22,44 @@ namespace memhealth::cli {
 namespace {
 
 // "3 lines skipped as malformed (lines 4, 9, 12)": the numbers the reader kept (the first
-// max_skipped_line_numbers), then how many more.
+// max_skipped_line_numbers), then how many more; with the reasons when the reader gives them
+// ("(line 4: label 'CONFLICT' is not conflict, no_conflict or review; line 9: ...)").
 template <class Set>
 std::string skipped_text(const Set& set) {
   std::string t = std::to_string(set.skipped_lines) +
                   (set.skipped_lines == 1 ? " line" : " lines") + " skipped as malformed (line";
+  if constexpr (requires { set.skipped_reasons; }) {
+    if (set.skipped_reasons.size() == set.skipped_line_numbers.size()) {
+      for (std::size_t k = 0; k < set.skipped_line_numbers.size(); ++k)
+        t += (k ? "; line " : " ") + std::to_string(set.skipped_line_numbers[k]) + ": " +
+             set.skipped_reasons[k];
+      if (set.skipped_lines > set.skipped_line_numbers.size())
+        t += "; and " + std::to_string(set.skipped_lines - set.skipped_line_numbers.size()) +
+             " more";
+      return t + ")";
+    }
+  }
   if (set.skipped_line_numbers.size() > 1) t += 's';
   for (std::size_t k = 0; k < set.skipped_line_numbers.size(); ++k)
     t += (k ? ", " : " ") + std::to_string(set.skipped_line_numbers[k]);
   if (set.skipped_lines > set.skipped_line_numbers.size())
     t += " and " + std::to_string(set.skipped_lines - set.skipped_line_numbers.size()) + " more";
   return t + ")";
+}
+
+// On stderr: the lines of a judge-pairs file that were skipped (with their reasons) and the
+// languages the claim extractor does not read, so nothing in the file is left out silently.
+void warn_about_pairs(std::string_view command, const std::string& what,
+                      const judge_pair_set& set) {
+  if (set.skipped_lines)
+    std::cerr << "memhealth " << command << ": warning: " << what << ": " << skipped_text(set)
+              << "\n";
+  if (!set.unknown_languages.empty()) {
+    std::cerr << "memhealth " << command << ": warning: " << what
+              << ": languages other than en and zh (read as far as the extractor can):";
+    for (const auto& l : set.unknown_languages) std::cerr << " '" << l << "'";
+    std::cerr << "\n";
+  }
 }
 
 struct drill_cli_options {
@@ -123,7 +150,7 @@ std::string to_text(const drill_result& r) {
   std::ostringstream s;
   s << std::fixed << std::setprecision(3);
   s << "fault drill: " << r.records << " records, " << r.eligible << " eligible as targets, "
-    << r.injected << " faults injected\n";
+    << r.injected << (r.injected == 1 ? " fault" : " faults") << " injected\n";
   if (!r.schema_note.empty()) s << "  schema: " << r.schema_note << "\n";
   s << "  text pairs: " << r.pairs_source << "\n";
   if (!r.text_embedder.empty())
@@ -240,6 +267,7 @@ int run_drill_command(const drill_cli_options& o) {
         if (why.starts_with("parse: ")) why.erase(0, 7);
         throw error(error_code::parse, "--pairs " + file + ": " + why);
       }
+      warn_about_pairs("drill", "--pairs " + file, set);
       add_drill_pairs(*pairs, set, file);
     }
     opt.pairs = std::move(pairs);
@@ -417,9 +445,10 @@ int run_tune_judge_command(const tune_cli_options& o) {
                       "sentence_B, relatedness_score, entailment_judgment)");
     }
     if (set.pairs.empty())
-      throw error(error_code::parse, file + ": a judge-pairs header but no pair to measure (" +
-                                         std::to_string(set.skipped_lines) +
-                                         " lines skipped as malformed)");
+      throw error(error_code::parse,
+                  file + ": a judge-pairs header but no pair to measure (" +
+                      (set.skipped_lines ? skipped_text(set) : std::string("no pair line")) + ")");
+    warn_about_pairs("tune", file, set);
     const auto r = tune_judge(set.pairs, opt);
     nlohmann::json j{{"file", file},
                      {"format", set.format},
@@ -430,6 +459,8 @@ int run_tune_judge_command(const tune_cli_options& o) {
                      {"fallback_pairs", r.fallback_pairs},
                      {"skipped_lines", set.skipped_lines},
                      {"skipped_line_numbers", set.skipped_line_numbers},
+                     {"skipped_reasons", set.skipped_reasons},
+                     {"unknown_languages", set.unknown_languages},
                      {"either_order", opt.either_order},
                      {"target_precision", r.target_precision}};
     if (!o.lexicon.empty()) j["lexicon"] = o.lexicon;

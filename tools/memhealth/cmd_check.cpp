@@ -1,5 +1,6 @@
 // memhealth check: runs the default detection pipeline over a store; never changes it.
 // memhealth claims: shows what the conflict judge reads from each record (text/claims.hpp).
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <set>
@@ -349,11 +350,32 @@ std::string joined(const std::vector<std::string>& v) {
   return s;
 }
 
-void claim_text(std::ostringstream& s, const text_claim& c) {
+// A claim's value words in the order the statement has them (the claim keeps them sorted, for
+// comparing), Chinese characters that stand together in it written together: 北京, not "京 北".
+std::string value_as_written(const std::vector<std::string>& value, std::string_view content) {
+  std::string lower(content);  // (English values are lowercase)
+  for (auto& ch : lower)
+    if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+  std::vector<std::pair<std::size_t, std::string>> at;
+  for (const auto& v : value) at.emplace_back(lower.find(v), v);
+  std::stable_sort(at.begin(), at.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::string out;
+  for (std::size_t k = 0; k < at.size(); ++k) {
+    const bool joined_on = k > 0 && at[k - 1].first != std::string_view::npos &&
+                           at[k - 1].first + at[k - 1].second.size() == at[k].first &&
+                           static_cast<unsigned char>(at[k].second[0]) >= 0x80 &&
+                           static_cast<unsigned char>(at[k - 1].second[0]) >= 0x80;
+    out += (k == 0 || joined_on ? "" : " ") + at[k].second;
+  }
+  return out;
+}
+
+void claim_text(std::ostringstream& s, const text_claim& c, std::string_view content) {
   s << "    " << (c.polarity < 0 ? "NOT " : "") << (c.holder.empty() ? "?" : c.holder) << " "
     << to_string(c.kind);
   if (!c.attribute.empty())
-    s << " " << c.attribute << " = " << joined(c.value);
+    s << " " << c.attribute << " = " << value_as_written(c.value, content);
   else
     s << " "
       << (c.any_predicate       ? "(any verb)"
@@ -385,7 +407,8 @@ int run_claims(const claims_options& o) {
   const default_claim_extractor read{lexicon.get()};
   const auto lr = load_store_file(o.store);
   print_issues(lr.issues);
-  warn_if_empty("claims", o.store, lr.records.size());
+  // (as check: lines that could not be read, or an empty store, are something to act on)
+  const bool empty = warn_if_empty("claims", o.store, lr.records.size());
   std::size_t unread = 0;
   std::ostringstream text;
   std::string lines;
@@ -404,7 +427,7 @@ int run_claims(const claims_options& o) {
     } else {
       text << r.id << " [" << (a.lang.empty() ? "-" : a.lang) << "] " << masked << "\n";
       if (!parsed) text << "    (not read: the cue judge decides this record's pairs)\n";
-      for (const auto& c : a.claims) claim_text(text, c);
+      for (const auto& c : a.claims) claim_text(text, c, masked);
     }
   }
   const std::string summary = "claims: " + std::to_string(lr.records.size()) + " records, " +
@@ -416,7 +439,7 @@ int run_claims(const claims_options& o) {
   } else {
     emit(text.str() + summary, o.out);
   }
-  return exit_ok;
+  return empty || !lr.issues.empty() ? exit_findings : exit_ok;
 }
 
 }  // namespace

@@ -14,8 +14,12 @@
 /// - **SICK** (Marelli et al., LREC 2014): header `pair_ID sentence_A sentence_B
 ///   relatedness_score entailment_judgment`; CONTRADICTION is a conflict, ENTAILMENT and NEUTRAL
 ///   are not. SICK has no categories.
-/// The format is recognised from the header (the first non-empty line). Lines with too few
-/// columns or an unknown label are counted in `skipped_lines` and left out.
+/// The format is recognised from the header (the first non-empty line; a UTF-8 byte-order mark
+/// before it is skipped). Lines with too few
+/// columns, an empty statement or an unknown label (labels are case-sensitive: `CONFLICT` is
+/// none) are counted in `skipped_lines` and left out, the first ones with their reasons
+/// (`skipped_reasons`); languages other than en and zh are listed (`unknown_languages`). The
+/// category is free text (each is measured on its own).
 ///
 /// ## The rule being measured
 /// A pair is flagged when the judge's verdict is a conflict (`conflict_verdict::conflict`,
@@ -79,6 +83,13 @@ struct judge_pair_set {
   std::size_t skipped_lines = 0;  ///< lines with too few columns or an unknown label
   /// Line numbers (1-based, in the file) of the first `max_skipped_line_numbers` skipped lines.
   std::vector<std::size_t> skipped_line_numbers;
+  /// Why each line of `skipped_line_numbers` was skipped ("label 'CONFLICT' is not conflict,
+  /// no_conflict or review", "3 columns, 6 needed"), in the same order.
+  std::vector<std::string> skipped_reasons;
+  /// Languages of the judge-pair TSV's `lang` column other than "en" and "zh" (the languages the
+  /// claim extractor reads), sorted, each once: their pairs are kept and measured, but the judge
+  /// reads them as it can. Empty for SICK.
+  std::vector<std::string> unknown_languages;
 };
 
 /// Parses judge-pair TSV or SICK text (see the file comment).
@@ -86,6 +97,7 @@ struct judge_pair_set {
 ///         text included).
 inline judge_pair_set parse_judge_pairs(std::string_view text) {
   judge_pair_set out;
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte-order mark
   std::size_t pos = 0, line_no = 0;
   std::string_view line;
   while (detail::tune::next_line(text, pos, line, line_no)) {
@@ -103,9 +115,22 @@ inline judge_pair_set parse_judge_pairs(std::string_view text) {
       continue;
     }
     judge_pair p;
+    auto skip = [&](std::string why) {
+      if (out.skipped_line_numbers.size() < max_skipped_line_numbers)
+        out.skipped_reasons.push_back(std::move(why));
+      detail::tune::skip_line(out, line_no);
+    };
+    auto quoted = [](std::string_view v) {
+      return "'" + std::string(v.substr(0, 40)) + (v.size() > 40 ? "...'" : "'");
+    };
     if (out.format == "judge_pairs") {
-      if (cols.size() < 6 || cols[4].empty() || cols[5].empty()) {
-        detail::tune::skip_line(out, line_no);
+      if (cols.size() < 6) {
+        skip(std::to_string(cols.size()) + (cols.size() == 1 ? " column" : " columns") +
+             ", 6 needed (id, lang, category, label, a, b)");
+        continue;
+      }
+      if (cols[4].empty() || cols[5].empty()) {
+        skip(std::string("empty statement ") + (cols[4].empty() ? "a" : "b"));
         continue;
       }
       if (cols[3] == "conflict")
@@ -115,17 +140,34 @@ inline judge_pair_set parse_judge_pairs(std::string_view text) {
       else if (cols[3] == "review")
         p.label = judge_label::review;
       else {
-        detail::tune::skip_line(out, line_no);
+        skip("label " + quoted(cols[3]) + " is not conflict, no_conflict or review");
         continue;
+      }
+      if (cols[1] != "en" && cols[1] != "zh") {
+        const std::string lang(cols[1]);
+        const auto at =
+            std::lower_bound(out.unknown_languages.begin(), out.unknown_languages.end(), lang);
+        if (at == out.unknown_languages.end() || *at != lang)
+          out.unknown_languages.insert(at, lang);
       }
       p.id = std::string(cols[0]);
       p.category = std::string(cols[2]);
       p.a = std::string(cols[4]);
       p.b = std::string(cols[5]);
     } else {
-      if (cols.size() < 5 || cols[1].empty() || cols[2].empty() ||
-          (cols[4] != "CONTRADICTION" && cols[4] != "ENTAILMENT" && cols[4] != "NEUTRAL")) {
-        detail::tune::skip_line(out, line_no);
+      if (cols.size() < 5) {
+        skip(std::to_string(cols.size()) + (cols.size() == 1 ? " column" : " columns") +
+             ", 5 needed (pair_ID, sentence_A, sentence_B, relatedness_score, "
+             "entailment_judgment)");
+        continue;
+      }
+      if (cols[1].empty() || cols[2].empty()) {
+        skip(std::string("empty sentence ") + (cols[1].empty() ? "A" : "B"));
+        continue;
+      }
+      if (cols[4] != "CONTRADICTION" && cols[4] != "ENTAILMENT" && cols[4] != "NEUTRAL") {
+        skip("entailment_judgment " + quoted(cols[4]) +
+             " is not CONTRADICTION, ENTAILMENT or NEUTRAL");
         continue;
       }
       p.id = std::string(cols[0]);

@@ -138,10 +138,11 @@ struct conflict_detector {
           by_key[claim_key[i]].push_back(i);
           by_subject[scope + '\0' + e].push_back(i);
         } else if (const auto* p = std::get_if<preference_claim>(c)) {
-          const std::string obj = norm(p->preference);
-          claim_key[i] = scope + '\0' + "p" + '\0' + norm(p->scene) + '\0' + obj;
+          // (the holder is part of the key: the user's and the wife's taste never conflict)
+          const std::string obj = norm(p->preference), who = norm(p->holder_or_user());
+          claim_key[i] = scope + '\0' + "p" + '\0' + who + '\0' + norm(p->scene) + '\0' + obj;
           by_key[claim_key[i]].push_back(i);
-          by_subject[scope + '\0' + obj].push_back(i);
+          by_subject[scope + '\0' + who + '\0' + obj].push_back(i);
         }
       }
       for (const auto& [key, members] : by_key) {
@@ -328,6 +329,7 @@ struct conflict_detector {
     f.with(evidence_keys::reason, std::string("opposite_polarity"));
     if (!std::isnan(cos)) f.with("cosine", static_cast<double>(cos));
     f.with(evidence_keys::needs_human, false)
+        .with("holder", std::string(pa->holder_or_user()))
         .with("scene", pa->scene)
         .with("preference", pa->preference)
         .with("polarity_a", std::string(to_string(pa->polarity)))

@@ -7,7 +7,9 @@
 /// (normalize.hpp) and nothing else:
 ///
 /// - **numbers differ** (`duplicate_guard::numbers_differ`): the multisets of quantity tokens
-///   differ. Quantity tokens are words holding a digit ("3", "9am", "2024"), English number,
+///   differ. Quantity tokens are words holding a digit ("3", "9am", "2024"; with the sign,
+///   currency, '%' and separators the normaliser keeps, and the non-ASCII symbols written against
+///   them: "$5000" / "€5000" / "£5000", "-5" / "5", "5%" / "5", "5,000" / "5.000"), English number,
 ///   month and weekday words (one ... twenty, thirty ... hundred, once, twice, half, dozen;
 ///   january ... december and their short forms, with "may" only next to a number; monday ...
 ///   sunday), and Chinese numerals and weekday forms (零一二三四五六七八九十两百千万半, 周X,
@@ -26,10 +28,18 @@
 ///   不再) are the duplicate detector's `skip_negation_mismatch`; a pair the conflict judge calls
 ///   a conflict is its `skip_judged_conflicts`.
 ///
+/// - **different holders** (`duplicate_guard::holder`, `holder_guard`): the claims read from the
+///   two texts (claims.hpp) are held by different people: the user and a relative ("User's son
+///   plays soccer every Saturday" / "User plays soccer every Saturday", 用户的儿子 / 用户), two
+///   named people, a person and a pet. This guard needs the claim readings, so the duplicate
+///   detector applies it with them; `near_duplicate_guard` (texts only) does not.
+///
 /// The guards are deliberately one-sided: they may keep a true duplicate apart ("drinks two
 /// coffees a day" / "has 2 cups of coffee daily" differ in tokens), which costs a missed merge;
 /// they must not let a pair through that differs in a number, a role or a polarity, which would
 /// cost a record. Measured on tests/data/judge_pairs (tests/detect_semantic_test.cpp).
+
+#include <utf8proc.h>
 
 #include <algorithm>
 #include <array>
@@ -39,14 +49,17 @@
 #include <string_view>
 #include <vector>
 
+#include "memhealth/text/claim.hpp"
+
 namespace memhealth {
 
 /// Why a near-duplicate pair was kept apart (`none`: no guard applies).
-enum class duplicate_guard : std::uint8_t { none, numbers_differ, role_swap, polarity };
+enum class duplicate_guard : std::uint8_t { none, numbers_differ, role_swap, polarity, holder };
 
-/// Text of a guard: "none", "numbers_differ", "role_swap", "polarity".
+/// Text of a guard: "none", "numbers_differ", "role_swap", "polarity", "holder".
 constexpr std::string_view to_string(duplicate_guard g) noexcept {
-  constexpr std::string_view names[] = {"none", "numbers_differ", "role_swap", "polarity"};
+  constexpr std::string_view names[] = {"none", "numbers_differ", "role_swap", "polarity",
+                                        "holder"};
   return names[static_cast<int>(g)];
 }
 
@@ -107,6 +120,32 @@ inline bool has_digit(sv w) noexcept {
   return std::any_of(w.begin(), w.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+// Whether a token is one non-ASCII symbol (Unicode Sc, Sm, Sk, So: "€", "¥", "°", "±").
+inline bool symbol_token(sv w) noexcept {
+  if (w.empty() || static_cast<unsigned char>(w[0]) < 0x80) return false;
+  utf8proc_int32_t cp = -1;
+  const auto len = utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(w.data()),
+                                    static_cast<utf8proc_ssize_t>(w.size()), &cp);
+  if (len <= 0 || static_cast<std::size_t>(len) != w.size()) return false;
+  const auto c = utf8proc_category(cp);
+  return c >= UTF8PROC_CATEGORY_SM && c <= UTF8PROC_CATEGORY_SO;
+}
+
+// A number token with the non-ASCII symbols written against it ("€" "5000" -> "€5000",
+// "20" "°" -> "20°"): a currency or unit is part of the quantity. Tokens are views into one
+// text, so touching ones are adjacent in memory.
+inline std::string with_symbols(const std::vector<sv>& t, std::size_t i) {
+  std::string out(t[i]);
+  for (std::size_t k = i;
+       k > 0 && symbol_token(t[k - 1]) && t[k - 1].data() + t[k - 1].size() == t[k].data(); --k)
+    out.insert(0, t[k - 1]);
+  for (std::size_t k = i;
+       k + 1 < t.size() && symbol_token(t[k + 1]) && t[k].data() + t[k].size() == t[k + 1].data();
+       ++k)
+    out += t[k + 1];
+  return out;
+}
+
 // The quantity tokens of a token sequence (see the file comment), sorted.
 inline std::vector<std::string> quantities(const std::vector<sv>& t) {
   std::vector<std::string> q;
@@ -114,8 +153,10 @@ inline std::vector<std::string> quantities(const std::vector<sv>& t) {
     const sv w = t[i];
     const bool near_number =
         (i > 0 && has_digit(t[i - 1])) || (i + 1 < t.size() && has_digit(t[i + 1]));
-    if (has_digit(w) || in(number_words, w) || in(month_words, w) || in(weekday_words, w) ||
-        (w == "may" && near_number)) {
+    if (has_digit(w)) {
+      q.push_back(with_symbols(t, i));
+    } else if (in(number_words, w) || in(month_words, w) || in(weekday_words, w) ||
+               (w == "may" && near_number)) {
       q.emplace_back(w);
     } else if (in(zh_numerals, w)) {
       q.emplace_back(w);
@@ -197,6 +238,65 @@ inline int polarity(sv text, const std::vector<sv>& t) {
   if (detail::guard::swapped_roles(ta, tb)) return duplicate_guard::role_swap;
   if (detail::guard::polarity(norm_a, ta) * detail::guard::polarity(norm_b, tb) < 0)
     return duplicate_guard::polarity;
+  return duplicate_guard::none;
+}
+
+namespace detail::guard {
+
+// Whether reading `x` speaks of the holder `h` though another holds its claims: a relative the
+// other statement names ("rel:daughter" and "User has a daughter called Emma": its terms hold
+// "daughter"; Chinese terms hold 女儿, or each of its characters), or the owner a
+// relative holder implies ("self" and "User's daughter is named Emma", holder "rel:daughter").
+inline bool speaks_of(const claim_analysis& x, std::string_view h) {
+  for (const auto& c : x.claims) {
+    if (h == "self" && c.holder.starts_with("rel:")) return true;
+    if (const auto slash = c.holder.find("/rel:");
+        slash != std::string::npos && h == std::string_view(c.holder).substr(0, slash))
+      return true;
+  }
+  const auto rel = h.rfind("rel:");
+  if (rel == std::string_view::npos) return false;
+  const sv who = h.substr(rel + 4);
+  auto has_term = [&](sv w) {
+    return std::any_of(x.claims.begin(), x.claims.end(), [&](const text_claim& c) {
+      return std::find(c.terms.begin(), c.terms.end(), w) != c.terms.end();
+    });
+  };
+  if (who.empty()) return false;
+  if (has_term(who)) return true;
+  if (static_cast<unsigned char>(who[0]) < 0x80) return false;
+  for (const sv ch : tokens(who))
+    if (!has_term(ch)) return false;
+  return true;
+}
+
+}  // namespace detail::guard
+
+/// The holder guard of the file comment on two claim readings: the sets of holders the readings
+/// name ("self", "rel:son", "name:priya"; claims without a holder are left out) differ, both
+/// non-empty, and a holder of one side is not spoken of by the other (a relative it names: "User's
+/// daughter is named Emma" / "User has a daughter called Emma" are one person). Readings without
+/// any holder (text nobody could read) are no evidence either way.
+/// @return `duplicate_guard::holder` or `duplicate_guard::none`. Never throws but for
+/// allocation.
+[[nodiscard]] inline duplicate_guard holder_guard(const claim_analysis& a,
+                                                  const claim_analysis& b) {
+  auto holders = [](const claim_analysis& x) {
+    std::vector<std::string> h;
+    for (const auto& c : x.claims)
+      if (!c.holder.empty()) h.push_back(c.holder);
+    std::sort(h.begin(), h.end());
+    h.erase(std::unique(h.begin(), h.end()), h.end());
+    return h;
+  };
+  const auto ha = holders(a), hb = holders(b);
+  if (ha.empty() || hb.empty() || ha == hb) return duplicate_guard::none;
+  for (const auto& h : ha)
+    if (!std::binary_search(hb.begin(), hb.end(), h) && !detail::guard::speaks_of(b, h))
+      return duplicate_guard::holder;
+  for (const auto& h : hb)
+    if (!std::binary_search(ha.begin(), ha.end(), h) && !detail::guard::speaks_of(a, h))
+      return duplicate_guard::holder;
   return duplicate_guard::none;
 }
 

@@ -14,8 +14,11 @@
 ///   (`skip_negation_mismatch`), and so are pairs a duplicate guard keeps apart (numbers, dates
 ///   or times differ, roles swapped, opposite polarity: `skip_guarded`) and pairs the claim
 ///   conflict judge calls a conflict or keeps apart (`skip_judged_conflicts`, `keeps_apart`:
-///   "prefers tea over coffee" / "likes coffee"): all three on by default, as such pairs say
-///   different things and a merge would archive one of them.
+///   "prefers tea over coffee" / "likes coffee"), and so are pairs whose structured claims
+///   conflict (`fact_value_differs`, `opposite_polarity`, under `skip_judged_conflicts`) and
+///   pairs whose claims have different holders (the user and a relative: `holder_guard`, under
+///   `skip_guarded`): all on by default, as such pairs say different things and a merge would
+///   archive one of them.
 /// - Pairs become **clusters** (union-find): one finding per cluster, kind exact_duplicate when
 ///   all members share one normalised text, else near_duplicate. `record_ids` lists the primary
 ///   first (highest `information_score`, ties by smaller id), then the others in the same order.
@@ -255,6 +258,8 @@ struct duplicate_detector {
       if (texts[i] == texts[j]) return;
       if (skip_negation_mismatch && negated(i) != negated(j)) return;
       if (skip_guarded && near_duplicate_guard(texts[i], texts[j]) != duplicate_guard::none) return;
+      if (skip_guarded && holder_guard(read(i), read(j)) != duplicate_guard::none) return;
+      if (skip_judged_conflicts && structured_conflict(ctx.normalizer(), a, b)) return;
       if (skip_judged_conflicts &&
           keeps_apart(judge.judge_analysed(a, texts[i], read(i), b, texts[j], read(j), s)))
         return;
@@ -289,6 +294,33 @@ struct duplicate_detector {
   }
 
  private:
+  // Whether the structured claims of two records conflict as conflict_detector compares them
+  // (same entity and attribute with different values; same holder, scene and preference with
+  // opposite polarities): such a pair is a conflict to resolve, never a merge.
+  template <class N, class R>
+  static bool structured_conflict(const N& norm, const R& a, const R& b) {
+    if constexpr (claimed_record<R>) {
+      const claim* ca = field::claim(a);
+      const claim* cb = field::claim(b);
+      if (ca == nullptr || cb == nullptr) return false;
+      if (const auto* fa = std::get_if<fact_claim>(ca)) {
+        const auto* fb = std::get_if<fact_claim>(cb);
+        return fb && norm(fa->entity) == norm(fb->entity) &&
+               norm(fa->attribute) == norm(fb->attribute) && norm(fa->value) != norm(fb->value);
+      }
+      const auto* pa = std::get_if<preference_claim>(ca);
+      const auto* pb = std::get_if<preference_claim>(cb);
+      return pa && pb && norm(pa->holder_or_user()) == norm(pb->holder_or_user()) &&
+             norm(pa->scene) == norm(pb->scene) && norm(pa->preference) == norm(pb->preference) &&
+             static_cast<int>(pa->polarity) * static_cast<int>(pb->polarity) < 0;
+    } else {
+      (void)norm;
+      (void)a;
+      (void)b;
+      return false;
+    }
+  }
+
   template <class Ctx>
   finding cluster_finding(
       Ctx& ctx, const std::vector<std::size_t>& members,

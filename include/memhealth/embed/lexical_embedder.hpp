@@ -98,6 +98,7 @@ class lexical_embedder {
     if (dimension_ == 0)
       throw error(error_code::invalid_argument, "lexical_embedder: dimension must be > 0");
     normalizer_.synonyms = std::move(options.synonyms);
+    normalizer_.keep_meaning = false;  // "lexical-v1": every punctuation and symbol folded
     version_ = "lexical-v1-d" + std::to_string(dimension_) + "-s" + std::to_string(seed_);
     if (!normalizer_.synonyms.empty()) {  // the synonym table changes the space: name it
       std::uint64_t h = detail::lexical_fnv1a64("");

@@ -377,10 +377,10 @@ class reader {
     const std::string_view raw = trim(o.raw_json().value());
     validate(raw);
     od::document d = sub_document(raw);
-    static constexpr std::string_view names[] = {"entity", "attribute",  "value",
-                                                 "scene",  "preference", "constraint"};
-    std::string slots[6];
-    bool seen[7] = {};
+    static constexpr std::string_view names[] = {"entity",     "attribute",  "value", "scene",
+                                                 "preference", "constraint", "holder"};
+    std::string slots[7];
+    bool seen[8] = {};
     memhealth::polarity pol = memhealth::polarity::neutral;
     std::string why;
     od::object co = d.get_object().value();
@@ -390,8 +390,8 @@ class reader {
       od::value& e = f.value();
       const auto et = e.type().value();
       std::size_t i = 0;
-      while (i < 6 && names[i] != k) ++i;
-      if (i < 6) {
+      while (i < 7 && names[i] != k) ++i;
+      if (i < 7) {
         if (et != od::json_type::string) {
           why = "claim field \"" + std::string(k) + "\" is not a string";
           break;
@@ -399,7 +399,7 @@ class reader {
         slots[i] = std::string(std::string_view(e.get_string().value()));
         seen[i] = true;
       } else if (k == "polarity") {
-        seen[6] = true;
+        seen[7] = true;
         std::string_view s;
         if (et == od::json_type::string)
           s = e.get_string().value();
@@ -422,17 +422,17 @@ class reader {
       }
     }
     const bool fact = seen[0] || seen[1] || seen[2];
-    const bool pref = seen[3] || seen[4] || seen[5] || seen[6];
+    const bool pref = seen[3] || seen[4] || seen[5] || seen[6] || seen[7];
     if (why.empty() && fact == pref)
-      why =
-          fact ? "claim mixes fact fields (entity/attribute/value) and preference fields"
-               : "claim has none of entity/attribute/value or scene/preference/constraint/polarity";
+      why = fact ? "claim mixes fact fields (entity/attribute/value) and preference fields"
+                 : "claim has none of entity/attribute/value or "
+                   "scene/preference/constraint/polarity/holder";
     if (!why.empty()) return keep_in_extra(key, raw, why);
     if (fact)
       rec_->claim = fact_claim{std::move(slots[0]), std::move(slots[1]), std::move(slots[2])};
     else
-      rec_->claim =
-          preference_claim{std::move(slots[3]), std::move(slots[4]), std::move(slots[5]), pol};
+      rec_->claim = preference_claim{std::move(slots[3]), std::move(slots[4]), std::move(slots[5]),
+                                     pol, std::move(slots[6])};
   }
 
   void read_field(key_id k, std::string_view key, od::value& v) {

@@ -198,6 +198,7 @@ inline void append_record(const memory_record& r, std::span<const float> emb, st
       c.string("preference", p.preference);
       c.string("constraint", p.constraint);
       c.string("polarity", to_string(p.polarity));
+      if (!p.holder.empty()) c.string("holder", p.holder);
     }
     c.close();
   }

@@ -626,7 +626,8 @@ class write_gate {
     if (const auto* f = std::get_if<fact_claim>(c))
       return "f\x1f" + normalizer_(f->entity) + "\x1f" + normalizer_(f->attribute);
     if (const auto* p = std::get_if<preference_claim>(c))
-      return "p\x1f" + normalizer_(p->scene) + "\x1f" + normalizer_(p->preference);
+      return "p\x1f" + normalizer_(p->holder_or_user()) + "\x1f" + normalizer_(p->scene) + "\x1f" +
+             normalizer_(p->preference);
     return {};
   }
 

@@ -137,13 +137,21 @@ constexpr std::string_view to_string(polarity p) noexcept {
   return p == polarity::positive ? "positive" : p == polarity::negative ? "negative" : "neutral";
 }
 
-/// A structured preference: (scene, preference, constraint, polarity), e.g.
-/// ("dinner", "cilantro", "any amount", negative).
+/// A structured preference: (scene, preference, constraint, polarity, holder), e.g.
+/// ("dinner", "cilantro", "any amount", negative, "wife").
 struct preference_claim {
   std::string scene;       ///< situation the preference applies to ("dinner", "travel")
   std::string preference;  ///< the subject of the preference ("cilantro")
   std::string constraint;  ///< qualifier ("a little", "on weekdays"); may be empty
   memhealth::polarity polarity = memhealth::polarity::neutral;  ///< like (+) or dislike (-)
+  /// Whose preference it is, as a fact's entity is written ("user", "wife", "priya's sister");
+  /// "" = the user (claims written before holders were, and hand-written ones, carry none).
+  /// Written as the claim's "holder" field only when set.
+  std::string holder{};
+  /// The holder compared: `holder`, or "user" when it is empty.
+  [[nodiscard]] std::string_view holder_or_user() const noexcept {
+    return holder.empty() ? std::string_view("user") : std::string_view(holder);
+  }
   friend bool operator==(const preference_claim&, const preference_claim&) = default;
 };
 

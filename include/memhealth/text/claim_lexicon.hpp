@@ -87,8 +87,10 @@ class claim_lexicon {
   }
 
   /// Reads additions from a TSV file: `cue<TAB>en|zh<TAB>word<TAB>cue-name` lines add a cue word,
-  /// `synonym<TAB>a<TAB>b` and `antonym<TAB>a<TAB>b` lines go to the English lexicon; '#' comments
-  /// and blank lines are skipped. @throws std::runtime_error naming the file and line on an
+  /// `synonym<TAB>a<TAB>b`, `antonym<TAB>a<TAB>b` and `is_a<TAB>specific<TAB>general` lines go to
+  /// the English lexicon (`english_lexicon::add_is_a`: "labradoodle" becomes a kind of "dog",
+  /// and so of what a dog is a kind of); '#' comments, blank lines and a UTF-8 byte-order mark
+  /// at the start are skipped. @throws std::runtime_error naming the file and line on an
   /// unreadable file, an unknown line type or cue name, or a wrong number of fields.
   void load_tsv(const std::filesystem::path& file) {
     std::ifstream in(file);
@@ -96,6 +98,7 @@ class claim_lexicon {
     std::string line;
     for (std::size_t no = 1; std::getline(in, line); ++no) {
       if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (no == 1 && line.starts_with("\xEF\xBB\xBF")) line.erase(0, 3);  // byte-order mark
       if (line.empty() || line[0] == '#') continue;
       std::vector<std::string> f;
       for (std::size_t p = 0;;) {
@@ -114,15 +117,18 @@ class claim_lexicon {
         if (f[1] != "en" && f[1] != "zh") fail("lang must be en or zh");
         if (f[2].empty()) fail("empty word");
         add(f[1], f[2], c);
-      } else if (f[0] == "synonym" || f[0] == "antonym") {
+      } else if (f[0] == "synonym" || f[0] == "antonym" || f[0] == "is_a") {
         if (f.size() != 3 || f[1].empty() || f[2].empty())
-          fail("expected " + f[0] + "<TAB>word<TAB>word");
+          fail(f[0] == "is_a" ? "expected is_a<TAB>specific<TAB>general"
+                              : "expected " + f[0] + "<TAB>word<TAB>word");
         if (f[0] == "synonym")
           english_.add_synonym(f[1], f[2]);
-        else
+        else if (f[0] == "antonym")
           english_.add_antonym(f[1], f[2]);
+        else
+          english_.add_is_a(f[1], f[2]);
       } else {
-        fail("unknown line type '" + f[0] + "' (cue, synonym or antonym)");
+        fail("unknown line type '" + f[0] + "' (cue, synonym, antonym or is_a)");
       }
     }
   }

@@ -77,7 +77,8 @@ inline std::optional<measure> english_measure(const std::vector<token>& t) {
 }
 
 /// A Chinese number at byte `i` of `s`: digits ("175", "1.85", "4万") or numerals with 十, 百,
-/// 千 and 万 ("六", "十二", "二十", "两", "一百六十", "一百零五", "八千", "四万"). Two numerals in
+/// 千 and 万 ("六", "十二", "二十", "两", "一百六十", "一百零五", "八千", "四万"; a last numeral
+/// right after 百, 千 or 万 is the next place down: "两千五" 2500, "一万二" 12000). Two numerals in
 /// a row end the number ("七五" reads 七: the caller reads decimals one numeral at a time).
 /// @return {value, bytes read}; {-1, 0} when there is none.
 inline std::pair<double, std::size_t> chinese_number_at(sv s, std::size_t i) {
@@ -103,7 +104,7 @@ inline std::pair<double, std::size_t> chinese_number_at(sv s, std::size_t i) {
     return -1;
   };
   std::size_t k = i;
-  double total = 0, section = 0;
+  double total = 0, section = 0, last_unit = 0;
   int pending = -1;  // a numeral not yet multiplied by a unit
   bool any = false, zero = false;
   while (k + 3 <= s.size()) {
@@ -133,10 +134,15 @@ inline std::pair<double, std::size_t> chinese_number_at(sv s, std::size_t i) {
     pending = -1;
     zero = false;
     any = true;
+    last_unit = u;
     k += 3;
   }
   if (!any) return {-1, 0};
   if (zero && pending < 0) k -= 3;  // a trailing 零 is not part of the number
+  // a last numeral right after 百, 千 or 万 is the next place down ("两千五" 2500, "一万二"
+  // 12000, "三百五" 350); after 零 it is units ("一千零五" 1005)
+  if (pending > 0 && !zero && last_unit >= 100)
+    return {total + section + pending * last_unit / 10, k - i};
   return {total + section + std::max(pending, 0), k - i};
 }
 

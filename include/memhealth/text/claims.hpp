@@ -114,8 +114,11 @@ inline std::string holder_entity(std::string_view holder) {
 /// attribute, value; "not <value>" when denied: "no longer lives in Porto"); otherwise the first
 /// positive claim (else the first) becomes a preference: the object (or the terms without the
 /// predicate) as the preference, the scene, the predicate and a stated frequency as the
-/// constraint ("eat", "eat, 0.29/day"), and the polarity. Preferences, unlike facts, hold many
-/// values at once ("eats pork" and "eats beef" do not conflict).
+/// constraint ("eat", "eat, 0.29/day"), the polarity and the holder entity ("user", "wife"; ""
+/// when no holder was read). A change from one thing to another is the new state with what it
+/// replaced in the constraint ("No longer drinks coffee, switched to tea": tea, "instead of
+/// coffee", positive). Preferences, unlike facts, hold many values at once ("eats pork" and
+/// "eats beef" do not conflict), and those of different holders never conflict.
 /// @return nullopt when nothing was read (`!a.parsed()`).
 inline std::optional<claim> structured_claim(const claim_analysis& a) {
   if (!a.parsed()) return std::nullopt;
@@ -141,8 +144,20 @@ inline std::optional<claim> structured_claim(const claim_analysis& a) {
     std::snprintf(buf, sizeof buf, "%.2g/day", pick->frequency);
     constraint += (constraint.empty() ? "" : ", ") + std::string(buf);
   }
+  // a change from one thing to another ("No longer drinks coffee, switched to tea") is written
+  // as the new state, with what it replaced: (tea, "drink, instead of coffee", positive)
+  if (pick->change && pick->polarity > 0)
+    for (const auto& c : a.claims)
+      if (&c != pick && c.change && c.polarity < 0 && c.holder == pick->holder) {
+        std::vector<std::string> old = c.any_predicate && !c.object.empty() ? c.object : c.terms;
+        std::erase(old, c.predicate);
+        if (old.empty() || old == what) continue;
+        constraint += (constraint.empty() ? "instead of " : ", instead of ") + joined(old);
+        break;
+      }
   return preference_claim{joined(pick->scene), joined(what), constraint,
-                          pick->polarity < 0 ? polarity::negative : polarity::positive};
+                          pick->polarity < 0 ? polarity::negative : polarity::positive,
+                          holder_entity(pick->holder)};
 }
 
 }  // namespace memhealth

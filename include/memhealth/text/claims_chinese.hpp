@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <iterator>
 #include <string>
@@ -60,6 +61,18 @@ inline double chinese_digit(sv ch) noexcept {
 inline constexpr sv chinese_classifiers[] = {"个", "名", "只", "包", "根", "杯", "瓶", "碗", "辆",
                                              "套", "条", "双", "位", "块", "片", "口", "顿", "本",
                                              "次", "支", "盒", "张", "台", "部", "间"};
+
+// Whether a Chinese clause opens as a statement without a subject does: with a cue word of one
+// to four characters that is no relative and no function word ("喜欢", "不", "每天", "以前"), or
+// with an attribute cue ("住在", "老家").
+inline bool chinese_subjectless(const claim_lexicon& lex, sv s) {
+  for (std::size_t l = 3; l <= 12 && l <= s.size(); l += 3) {
+    const std::uint32_t bits = lex.zh(s.substr(0, l));
+    if (bits != 0 && !(bits & (cw::relative | cw::stop))) return true;
+  }
+  return std::any_of(cw::chinese_attributes.begin(), cw::chinese_attributes.end(),
+                     [&](const cw::chinese_attribute_cue& a) { return s.starts_with(a.cue); });
+}
 
 // Reads one Chinese clause (no clause punctuation inside).
 inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::string& inherited,
@@ -157,6 +170,12 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       return;
     }
   }
+  // a statement without a subject, as memory extractors write them ("喜欢狗", "不吃猪肉",
+  // "每天喝咖啡", "住在北京"): about the user, when it opens with a cue word (not a relative,
+  // who holds what follows: "妈妈喜欢狗") or an attribute cue
+  if (base.empty() && c.holder.empty() && inherited.empty() && out.empty() &&
+      chinese_subjectless(lex, s))
+    c.holder = "self";
   if (c.holder.empty()) c.holder = inherited;
   if (first_holder.empty()) first_holder = c.holder;
   // ---- a past state right after the holder ("用户以前住在上海", "原来在银行上班"): it held and
@@ -502,6 +521,17 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
         const sv v = s.substr(m + 3);
         for (std::size_t q = 0; q < v.size();) {
           std::size_t l = utf8_len(static_cast<unsigned char>(v[q]));
+          // a number in Chinese numerals is the number in digits ("五千元" / "5000元": one
+          // value; "两万" 20000, "两千五" 2500)
+          if (static_cast<unsigned char>(v[q]) >= 0x80 && chinese_digit(v.substr(q, l)) >= 0) {
+            if (const auto [n, used] = chinese_number_at(v, q); n >= 0 && used > 0) {
+              char buf[32];
+              std::snprintf(buf, sizeof buf, "%.15g", n);
+              c.value.emplace_back(buf);
+              q += used;
+              continue;
+            }
+          }
           if (static_cast<unsigned char>(v[q]) < 0x80) {
             while (q + l < v.size() && std::isalnum(static_cast<unsigned char>(v[q + l]))) ++l;
           }

@@ -56,6 +56,31 @@ inline bool lowercase_name_holder(const claim_lexicon& lex, const std::vector<to
                      [&](const cw::attribute_cue& a) { return !a.change && a.verb == lemma; });
 }
 
+// Whether a capitalised first word is the verb of a statement without a subject, as memory
+// extractors write them ("Likes dogs", "Enjoys hiking", "Collects stamps", "Moved to Berlin"),
+// rather than a name holding what follows ("Rogers likes tea", "Rogers is tall"): the first word
+// is an inflected form of a WordNet verb, and the second is no finite verb of its own: not an
+// auxiliary or negator, and not an inflected verb that is an attitude or an attribute cue
+// ("likes", "lives", "moved"). A second word that is a noun or a gerund ("dogs", "hiking",
+// "stamps": WordNet also knows them as verbs) leaves the first one a verb.
+inline bool subjectless_first_verb(const claim_lexicon& lex, const std::vector<token>& t) {
+  if (t.size() < 2) return false;
+  const auto& e = lex.english();
+  auto lemma_of = [&](sv w) {
+    std::string v = e.lemma(w, word_pos::verb);
+    return v != w && e.is_lemma(v, word_pos::verb) ? v : std::string();
+  };
+  if (lemma_of(t[0].w).empty()) return false;
+  const sv w1 = t[1].w;
+  if (lex.en(w1) & (cw::aux | cw::negator | cw::att_positive | cw::att_negative)) return false;
+  const std::string v1 = lemma_of(w1);
+  if (v1.empty()) return true;
+  if (lex.en(v1) & (cw::att_positive | cw::att_negative | cw::aversion | cw::terminate))
+    return false;
+  return std::none_of(cw::english_attributes.begin(), cw::english_attributes.end(),
+                      [&](const cw::attribute_cue& a) { return a.verb == v1; });
+}
+
 // A time of day as one value "HH:MM" (24 hours) from the words of a value ("10:30", "pm" ->
 // "22:30"; "1", "am" -> "01:00"); the words unchanged when they hold no clock time.
 inline std::vector<std::string> clock_value(const std::vector<std::string>& v) {
@@ -140,7 +165,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     } else if (t[i].cap && i == 0 && lex.en(w) == 0 && !all_digits(w) && i + 1 < n &&
                std::find(cw::attribute_heads.begin(), cw::attribute_heads.end(), w) ==
                    cw::attribute_heads.end() &&
-               !subjectless_verb(english, t) && t[i + 1].w != "are" && t[i + 1].w != "were" &&
+               !subjectless_first_verb(lex, t) && t[i + 1].w != "are" && t[i + 1].w != "were" &&
                t[i + 1].w != "have" && english.lemma(w, word_pos::noun) == w &&
                !english.is_lemma(w, word_pos::noun)) {
       // a name: capitalised, no cue word, not a noun WordNet knows ("Paper is ...", "Men are")
@@ -161,9 +186,9 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
                              !(lex.en(t[1].w) & cw::aux) && !(c0 & cw::stop);
       // (not "No man is ...", "Nobody is ...": a negated subject)
       const bool lead = (c0 & (cw::aux | cw::negator | cw::frequency)) && !(c0 & cw::stop) &&
-                        w != "there" && w != "are" && w != "were" && w != "no" && w != "nobody" &&
-                        w != "none" && w != "nothing" && w != "noone" && w != "neither" &&
-                        w != "nowhere";
+                        w != "there" && w != "are" && w != "were" &&
+                        (w != "no" || t[1].w == "longer") && w != "nobody" && w != "none" &&
+                        w != "nothing" && w != "noone" && w != "neither" && w != "nowhere";
       const bool attribute_head = std::find(cw::attribute_heads.begin(), cw::attribute_heads.end(),
                                             w) != cw::attribute_heads.end();
       if (attribute_head) {
@@ -1225,13 +1250,21 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     c.attribute = "birth year";  // "was born in 1985"
   if (c.attribute == "bedtime" || c.attribute == "wake time" || c.attribute == "wake-up time")
     c.value = clock_value(c.value);
+  // (a value that only names a time is when, not what: "appointment is on Tuesday"; but not an
+  // amount, "salary is 80k", nor the value of a favourite, "favourite season is summer")
+  auto amount = [](const std::string& v) {
+    return v.size() > 1 && v[0] >= '0' && v[0] <= '9' &&
+           (v.back() == 'k' || v.back() == 'm' || v.ends_with("bn")) &&
+           all_digits(sv(v).substr(0, v.size() - (v.ends_with("bn") ? 2 : 1)));
+  };
   if (!c.attribute.empty() && !c.value.empty() && c.attribute != "birthday" &&
       c.attribute != "age" && c.attribute != "bedtime" && c.attribute != "wake time" &&
+      !c.attribute.starts_with("favourite") && !c.attribute.starts_with("favorite") &&
       std::all_of(c.value.begin(), c.value.end(),
                   [&](const std::string& v) {
                     return (lex.en(v) & cw::time) || all_digits(v) ||
                            v.find(':') != std::string::npos || v == "noon" || v == "midnight" ||
-                           (v.size() > 2 && v[0] >= '0' && v[0] <= '9');
+                           (v.size() > 2 && v[0] >= '0' && v[0] <= '9' && !amount(v));
                   }) &&
       !std::all_of(c.value.begin(), c.value.end(),
                    [](const std::string& v) { return all_digits(v); })) {  // "42" is a size
@@ -1685,8 +1718,12 @@ inline std::vector<std::string> english_clauses(const claim_lexicon& lex, sv tex
       // a comma before a new clause: ", so ...", ", and I ...", ", avoiding ...", ", he ..."
       if (ch == ',') {
         const std::uint32_t c = lex.en(word) | lex.en(lex.english().lemma(word, word_pos::verb));
+        // (and a change verb: "No longer drinks coffee, switched to tea")
+        const bool change_verb =
+            (c & cw::change) && word != "now" &&
+            lex.english().is_lemma(lex.english().lemma(word, word_pos::verb), word_pos::verb);
         if (word == "so" || word == "i" || word == "he" || word == "she" || word == "they" ||
-            word == "we" ||
+            word == "we" || change_verb ||
             (!(c & cw::stop) && (c & (cw::aversion | cw::att_positive | cw::att_negative |
                                       cw::terminate | cw::negator)))) {
           flush();

@@ -295,7 +295,8 @@ class english_lexicon {
   /// Adds the user pairs of a UTF-8 TSV file: lines `synonym<TAB>a<TAB>b`,
   /// `antonym<TAB>a<TAB>b` or `is_a<TAB>specific<TAB>general` (add_is_a; exactly three non-empty
   /// fields; a trailing '\r' is ignored); lines
-  /// starting with '#' and blank lines are ignored. All or nothing: the file is read completely
+  /// starting with '#', blank lines and a UTF-8 byte-order mark at the start are ignored. All or
+  /// nothing: the file is read completely
   /// before anything is added.
   /// @throws std::runtime_error naming the file (and the 1-based line number for a malformed
   /// line) when the file cannot be read or a line is malformed; the lexicon is then unchanged.
@@ -308,6 +309,7 @@ class english_lexicon {
     while (std::getline(in, line)) {
       ++number;
       if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (number == 1 && line.starts_with("\xEF\xBB\xBF")) line.erase(0, 3);  // byte-order mark
       const auto first = line.find_first_not_of(" \t");
       if (first == std::string::npos || line[first] == '#') continue;
       const auto t1 = line.find('\t');
