@@ -1178,6 +1178,96 @@ TEST_CASE("claim judge: eighth round of issue 18 (general rules, not phrases of 
   }
 }
 
+TEST_CASE("claim judge: a tester's ninth round (hedges, questions, neither/nor, two holders)") {
+  // each pair is judged in both orders; a conflict must be found (or not) either way
+  auto both = [](const std::string& a, const std::string& b) {
+    const bool ab = judge(a, b).conflict, ba = judge(b, a).conflict;
+    CHECK_MESSAGE(ab == ba, a << " / " << b);
+    return ab && ba;
+  };
+  SUBCASE("questions and hedged statements assert nothing") {
+    for (const char* hedged :
+         {"Does the user like cats?", "User might like cats", "Maybe the user likes cats",
+          "Perhaps the user likes cats", "User could like cats", "用户喜欢猫吗？", "用户喜欢猫吗",
+          "用户可能喜欢猫", "用户也许喜欢猫", "用户或许喜欢猫", "用户好像喜欢猫",
+          "用户似乎喜欢猫"}) {
+      const auto r = read(hedged);
+      REQUIRE_MESSAGE(!r.claims.empty(), hedged);
+      CHECK_MESSAGE(r.claims[0].uncertain, hedged);
+      CHECK_MESSAGE(r.claims[0].holder == "self", hedged);  // "Maybe" is no name
+      CHECK_MESSAGE(!both(hedged, "User doesn't like cats"), hedged);
+      CHECK_MESSAGE(!both(hedged, "用户不喜欢猫"), hedged);
+    }
+    CHECK(!both("User may be allergic to nuts", "User is not allergic to nuts"));
+    CHECK(!both("The user possibly lives in Lyon", "User lives in Paris"));
+    // 也 of 也许 is no "also", 像 of 好像 no term
+    CHECK(!read("用户也许喜欢猫").claims[0].additive);
+    CHECK(read("用户好像喜欢猫").claims[0].terms == strings{"like", "猫"});
+    // "probably" is deliberately no hedge: the writer's belief still disagrees with a denial
+    CHECK(both("User probably likes jazz", "User doesn't like jazz"));
+    // look-alikes that stay as they were
+    CHECK(both("User likes cats", "User doesn't like cats"));
+    CHECK(both("用户不可能喜欢猫", "用户喜欢猫"));  // 不可能: cannot, a denial
+    CHECK(both("User could not eat spicy food", "User eats spicy food"));  // past inability
+    CHECK(both("User graduated from UCLA last May", "User never graduated from UCLA"));
+    CHECK(both("Kenji calls his mother every Sunday",  // "maybe twice a year": an amount
+               "Kenji rarely calls his mother, maybe twice a year"));
+    const auto guest = read("User may bring a guest");  // no liking, only hedged
+    REQUIRE(guest.claims.size() == 1);
+    CHECK(guest.claims[0].predicate == "bring");
+    CHECK(guest.claims[0].kind != mh::predicate_class::preference);
+    CHECK(guest.claims[0].uncertain);
+    CHECK(!read("User's birthday is in May").claims[0].uncertain);
+    CHECK(!read("User flew to Tokyo on May 2").claims[0].uncertain);
+  }
+  SUBCASE("neither/nor, 不X也不Y, X not Y, it is not true that") {
+    CHECK(both("User likes neither tea nor coffee", "User likes tea"));
+    CHECK(both("User likes neither tea nor coffee", "User likes coffee"));
+    CHECK(!both("User likes neither tea nor coffee", "User doesn't like tea"));
+    CHECK(both("User is neither rich nor famous", "User is famous"));
+    CHECK(both("用户既不喜欢茶也不喜欢咖啡", "用户喜欢咖啡"));
+    CHECK(both("用户不喜欢茶也不喜欢咖啡", "用户喜欢咖啡"));
+    CHECK(both("用户不喜欢茶也不喜欢咖啡", "用户喜欢茶"));
+    const auto order = read("用户宁可喝茶也不喝咖啡");  // still an order of preference
+    REQUIRE(order.claims.size() == 2);
+    CHECK(order.claims[0].order == 1);
+    CHECK(order.claims[1].order == -1);
+    for (const char* contrast : {"User likes tea, not coffee", "User likes tea not coffee",
+                                 "User likes tea but not coffee"}) {
+      CHECK_MESSAGE(both(contrast, "User likes coffee"), contrast);
+      CHECK_MESSAGE(!both(contrast, "User likes tea"), contrast);
+      CHECK_MESSAGE(both(contrast, "User hates tea"), contrast);
+    }
+    CHECK(both("It is not true that the user likes tea", "User likes tea"));
+    CHECK(both("It's not the case that the user likes tea", "User likes tea"));
+    CHECK(read("It is not true that the user likes tea").claims[0].holder == "self");
+    // a denied denial is not the opposite: "not true that the user hates tea" is no liking
+    CHECK(!both("It is not true that the user hates tea", "User hates tea"));
+    // look-alikes that stay as they were
+    CHECK(both("User doesn't like tea or coffee", "User likes coffee"));
+    CHECK(both("User doesn't like tea or coffee", "User likes tea"));
+    CHECK(!both("User prefers not to drive", "User prefers to walk"));
+  }
+  SUBCASE("two holders in one statement") {
+    const auto r = read("User's wife loves sushi and the user hates it");
+    REQUIRE(r.claims.size() == 2);
+    CHECK(r.claims[0].holder == "rel:wife");
+    CHECK(r.claims[1].holder == "self");
+    CHECK(r.claims[1].polarity == -1);
+    CHECK(r.claims[1].terms == strings{"like", "sushi"});  // "it" is the sushi
+    CHECK(both("User's wife loves sushi and the user hates it", "User loves sushi"));
+    CHECK(!both("User's wife loves sushi and the user hates it", "User hates sushi"));
+    CHECK(!both("User's wife loves sushi and the user hates it", "User's wife loves sushi"));
+    CHECK(both("User's wife loves sushi and the user hates it", "User's wife hates sushi"));
+    CHECK(both("用户的老婆喜欢寿司，用户讨厌寿司", "用户喜欢寿司"));
+    CHECK(!both("用户的老婆喜欢寿司，用户讨厌寿司", "用户讨厌寿司"));
+    // a shared subject stays one clause; a statement about another holder alone still differs
+    const auto shared = read("User's wife and the user like sushi");
+    CHECK(shared.claims.size() == 1);
+    CHECK(!both("User's wife loves sushi", "User hates sushi"));
+  }
+}
+
 TEST_CASE("claim judge: labelled memory-statement pairs (tests/data/judge_pairs)") {
   MEMHEALTH_TEST_DATA(path, "judge_pairs/pairs.tsv");
   const auto rows = memhealth::test::read_tsv_rows(path);

@@ -117,7 +117,13 @@ struct claim_rules {
     const claim_lexicon& lex = lexicon ? *lexicon : claim_lexicon::builtin();
     const std::string& ha = a.claims.front().holder;
     const std::string& hb = b.claims.front().holder;
-    if (!ha.empty() && !hb.empty() && ha != hb) {
+    // two statements about different holders never conflict; but a statement with a clause of
+    // each ("User's wife loves sushi and the user hates it") is compared clause by clause
+    auto holds = [](const claim_analysis& s, const std::string& h) {
+      return std::any_of(s.claims.begin(), s.claims.end(),
+                         [&](const text_claim& c) { return c.holder == h; });
+    };
+    if (!ha.empty() && !hb.empty() && ha != hb && !holds(a, hb) && !holds(b, ha)) {
       if (swapped_comparison(a.claims.front(), b.claims.front())) return {true, false, "role_swap"};
       return {false, false, "different_holders"};
     }
@@ -141,7 +147,7 @@ struct claim_rules {
       text_claim joined;
       joined.holder = other.claims.front().holder;
       for (const auto& c : other.claims) {
-        if (c.polarity < 0 || !c.attribute.empty()) continue;
+        if (c.polarity < 0 || !c.attribute.empty() || c.uncertain) continue;
         joined.terms.insert(joined.terms.end(), c.terms.begin(), c.terms.end());
         joined.scene.insert(joined.scene.end(), c.scene.begin(), c.scene.end());
         joined.time.insert(joined.time.end(), c.time.begin(), c.time.end());
@@ -152,7 +158,7 @@ struct claim_rules {
       detail::claims::sort_unique(joined.scene);
       detail::claims::sort_unique(joined.time);
       for (const auto& n : side->claims)
-        if (n.polarity < 0 && n.attribute.empty()) {
+        if (n.polarity < 0 && n.attribute.empty() && !n.uncertain) {
           const rule_verdict v = compare(lex, n, joined);
           if (v.conflict) return v.made();
         }
@@ -712,6 +718,8 @@ struct claim_rules {
   rule_verdict compare(const claim_lexicon& lex, const text_claim& x, const text_claim& y) const {
     if (!x.holder.empty() && !y.holder.empty() && x.holder != y.holder)
       return {false, false, "different_holders"};
+    // a question or a hedged clause (text_claim::uncertain) asserts nothing to contradict
+    if (x.uncertain || y.uncertain) return {false, false, "uncertain"};
     if (!x.scene.empty() && !y.scene.empty() && !subset_or_empty(lex, x.scene, y.scene) &&
         !subset_or_empty(lex, y.scene, x.scene))
       return {false, false, "different_scene"};

@@ -50,8 +50,12 @@ struct text_claim {
   bool additive = false;     ///< also, too, especially, 也, 还
   bool event = false;        ///< a one-off past event
   bool restrictive = false;  ///< a lasting restriction (vegetarian, allergic, 素食)
-  bool replaces = false;     ///< the object replaced what the holder had of its kind
-                             ///< ("switched to tea", "换成了支付宝", "改喝茶")
+  /// Not asserted: a question ("Does the user like cats?", 用户喜欢猫吗？) or a clause hedged by
+  /// an epistemic modal (might, may, could, maybe, perhaps, possibly, 可能, 也许, 或许, 好像,
+  /// 似乎). The claim judge never calls an uncertain claim a conflict.
+  bool uncertain = false;
+  bool replaces = false;  ///< the object replaced what the holder had of its kind
+                          ///< ("switched to tea", "换成了支付宝", "改喝茶")
   /// An order of preference this claim is one side of: +1 the preferred option, -1 the rejected
   /// one ("prefers tea over coffee": like tea +1, like coffee -1 and polarity -1; 比起米饭更喜欢
   /// 面条, 更X而不是Y, X多过Y, 把X放在Y前面); 0 = none. A rejected option says only that the other

@@ -297,6 +297,15 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     if (m == sv::npos || m == i) continue;
     const std::string head(s.substr(0, m));
     std::string tail(s.substr(m + marker.size()));
+    // Rule: "不X也不Y" ("不喜欢茶也不喜欢咖啡") denies both, as 既不X也不Y does: a head that is
+    // itself denied states no order of preference; each side is read as its own denial
+    if (marker == "也不" &&
+        (find_text(head, "不", i) != sv::npos || find_text(head, "没", i) != sv::npos)) {
+      read_chinese_clause(lex, head, inherited, out, first_holder);
+      const std::string holder = out.empty() ? inherited : out.back().holder;
+      read_chinese_clause(lex, "不" + tail, holder, out, first_holder);
+      return;
+    }
     // "宁可X也不愿Y": the modal after 也不 is part of the negation cut off with it
     if (marker == "也不")
       for (sv modal : {sv("愿意"), sv("愿"), sv("想"), sv("肯"), sv("要")})

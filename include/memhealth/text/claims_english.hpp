@@ -1661,6 +1661,41 @@ inline bool attribute_label(sv s) {
 }
 
 // Splits English text into clauses at ; . ! ? and the words but/however/whereas/although/though.
+/// Rule: "and" before a new subject with its own singular verb starts a clause with its own
+/// holder ("User's wife loves sushi and the user hates it", "User hates sushi and his wife
+/// loves it"): true when the words from `k` are "[the] user", "he", "she", or "his / her / my /
+/// [the] user's <noun>", then a verb in -s or is, was, has, does (with n't). A plural verb is a
+/// shared subject ("User's wife and the user like sushi"), no new clause.
+inline bool new_subject_at(sv text, std::size_t k) {
+  std::vector<std::string> w;
+  while (w.size() < 5 && k < text.size()) {
+    while (k < text.size() && text[k] == ' ') ++k;
+    std::size_t e = k;
+    while (e < text.size() &&
+           (std::isalpha(static_cast<unsigned char>(text[e])) || text[e] == '\''))
+      ++e;
+    if (e == k) break;
+    std::string x(text.substr(k, e - k));
+    for (auto& ch : x) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    w.push_back(std::move(x));
+    k = e;
+  }
+  std::size_t i = 0;
+  if (i < w.size() && w[i] == "the") ++i;
+  if (i < w.size() && (w[i] == "user" || w[i] == "he" || w[i] == "she")) {
+    ++i;
+  } else if (i < w.size() && (w[i] == "his" || w[i] == "her" || w[i] == "my" || w[i] == "user's")) {
+    i += 2;
+  } else {
+    return false;
+  }
+  if (i >= w.size()) return false;
+  const std::string& v = w[i];
+  for (const sv a : {"is", "was", "has", "does", "isn't", "wasn't", "hasn't", "doesn't"})
+    if (v == a) return true;
+  return v.size() > 3 && v.back() == 's' && !v.ends_with("ss") && !v.ends_with("'s");
+}
+
 inline std::vector<std::string> english_clauses(const claim_lexicon& lex, sv text) {
   std::vector<std::string> out;
   std::string cur;
@@ -1711,6 +1746,11 @@ inline std::vector<std::string> english_clauses(const claim_lexicon& lex, sv tex
       for (auto& x : word) x = static_cast<char>(std::tolower(static_cast<unsigned char>(x)));
       if (word == "but" || word == "however" || word == "whereas" || word == "although" ||
           word == "though") {
+        flush();
+        i = k;
+        continue;
+      }
+      if (word == "and" && new_subject_at(text, k)) {
         flush();
         i = k;
         continue;
