@@ -1266,6 +1266,27 @@ TEST_CASE("claim judge: a tester's ninth round (hedges, questions, neither/nor, 
     CHECK(shared.claims.size() == 1);
     CHECK(!both("User's wife loves sushi", "User hates sushi"));
   }
+  SUBCASE("full-width letters and zero-width characters are read as NFKC folds them") {
+    // "Ｕｓｅｒ ｌｉｋｅｓ ｔｅａ" (U+FF35 ...) and "li<U+200B>kes"
+    const std::string wide =
+        "\xEF\xBC\xB5\xEF\xBD\x93\xEF\xBD\x85\xEF\xBD\x92 "
+        "\xEF\xBD\x8C\xEF\xBD\x89\xEF\xBD\x8B\xEF\xBD\x85\xEF\xBD\x93 "
+        "\xEF\xBD\x94\xEF\xBD\x85\xEF\xBD\x81";
+    const std::string zero_width = "User li\xE2\x80\x8Bkes tea";
+    for (const std::string& text : {wide, zero_width}) {
+      const auto r = read(text);
+      CHECK(r.lang == "en");
+      REQUIRE(r.claims.size() == 1);
+      CHECK(r.claims[0].holder == "self");
+      CHECK(r.claims[0].terms == strings{"like", "tea"});
+      CHECK(both(text, "User doesn't like tea"));
+    }
+    // full-width punctuation still splits Chinese clauses; a zero-width space after it is dropped
+    const auto zh = read("用户喜欢猫，\xE2\x80\x8B不喜欢狗");
+    REQUIRE(zh.claims.size() == 2);
+    CHECK(zh.claims[1].polarity == -1);
+    CHECK(zh.claims[1].terms == strings{"like", "狗"});
+  }
 }
 
 TEST_CASE("claim judge: labelled memory-statement pairs (tests/data/judge_pairs)") {

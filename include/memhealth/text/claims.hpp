@@ -140,6 +140,51 @@ inline bool chinese_hedge(std::string& clause) {
   return hedged;
 }
 
+/// Rule: the reader reads text as NFKC folds its width: full-width Latin letters and digits
+/// (U+FF10-FF19, U+FF21-FF3A, U+FF41-FF5A: "Ｕｓｅｒ ｌｉｋｅｓ ｔｅａ") become ASCII, and
+/// zero-width characters (U+200B-200D, U+2060, U+FEFF), which split no word, are dropped.
+/// Full-width punctuation (，？：) stays: the Chinese reader splits clauses at it.
+/// @return true when `text` holds a character to fold (then `out` is the folded text).
+inline bool fold_width(sv text, std::string& out) {
+  bool any = false;
+  for (std::size_t i = 0; i + 2 < text.size(); ++i) {
+    const auto b0 = static_cast<unsigned char>(text[i]);
+    if (b0 != 0xEF && b0 != 0xE2) continue;
+    const auto b1 = static_cast<unsigned char>(text[i + 1]);
+    const auto b2 = static_cast<unsigned char>(text[i + 2]);
+    if ((b0 == 0xEF && (b1 == 0xBC || b1 == 0xBD || (b1 == 0xBB && b2 == 0xBF))) ||
+        (b0 == 0xE2 && b1 == 0x80 && b2 >= 0x8B && b2 <= 0x8D) ||
+        (b0 == 0xE2 && b1 == 0x81 && b2 == 0xA0)) {
+      any = true;
+      break;
+    }
+  }
+  if (!any) return false;
+  out.clear();
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const auto b0 = static_cast<unsigned char>(text[i]);
+    if (i + 2 < text.size() && (b0 == 0xEF || b0 == 0xE2)) {
+      const auto b1 = static_cast<unsigned char>(text[i + 1]);
+      const auto b2 = static_cast<unsigned char>(text[i + 2]);
+      const char32_t cp = (char32_t(b0 & 0x0F) << 12) | (char32_t(b1 & 0x3F) << 6) | (b2 & 0x3F);
+      if ((cp >= 0x200B && cp <= 0x200D) || cp == 0x2060 || cp == 0xFEFF) {
+        i += 3;
+        continue;
+      }
+      if ((cp >= 0xFF10 && cp <= 0xFF19) || (cp >= 0xFF21 && cp <= 0xFF3A) ||
+          (cp >= 0xFF41 && cp <= 0xFF5A)) {
+        out.push_back(static_cast<char>(cp - 0xFF00 + 0x20));
+        i += 3;
+        continue;
+      }
+    }
+    out.push_back(text[i]);
+    ++i;
+  }
+  return true;
+}
+
 /// Lower-case ASCII copy of `s`.
 inline std::string ascii_lower(sv s) {
   std::string out(s);
@@ -324,6 +369,8 @@ struct default_claim_extractor {
   /// Reads one statement.
   [[nodiscard]] claim_analysis operator()(std::string_view text) const {
     const claim_lexicon& lex = lexicon ? *lexicon : claim_lexicon::builtin();
+    std::string folded;  // full-width letters and zero-width characters (detail::fold_width)
+    if (detail::claims::fold_width(text, folded)) text = folded;
     claim_analysis r;
     std::string holder;
     if (detail::claims::has_cjk(text)) {
