@@ -1200,6 +1200,13 @@ TEST_CASE("claim judge: a tester's ninth round (hedges, questions, neither/nor, 
     }
     CHECK(!both("User may be allergic to nuts", "User is not allergic to nuts"));
     CHECK(!both("The user possibly lives in Lyon", "User lives in Paris"));
+    // a hedge is the clause's own: the clause before it is still asserted
+    const auto mixed = read("User likes tea but might like coffee");
+    REQUIRE(mixed.claims.size() == 2);
+    CHECK(!mixed.claims[0].uncertain);
+    CHECK(mixed.claims[1].uncertain);
+    CHECK(both("User likes tea but might like coffee", "User doesn't like tea"));
+    CHECK(!both("User likes tea but might like coffee", "User doesn't like coffee"));
     // 也 of 也许 is no "also", 像 of 好像 no term
     CHECK(!read("用户也许喜欢猫").claims[0].additive);
     CHECK(read("用户好像喜欢猫").claims[0].terms == strings{"like", "猫"});
@@ -1265,6 +1272,8 @@ TEST_CASE("claim judge: a tester's ninth round (hedges, questions, neither/nor, 
     const auto shared = read("User's wife and the user like sushi");
     CHECK(shared.claims.size() == 1);
     CHECK(!both("User's wife loves sushi", "User hates sushi"));
+    CHECK(read("User likes tea and the user's wife likes coffee").claims.size() == 2);
+    CHECK(read("User enjoys cooking and his wife's recipes").claims.size() == 1);
   }
   SUBCASE("full-width letters and zero-width characters are read as NFKC folds them") {
     // "Ｕｓｅｒ ｌｉｋｅｓ ｔｅａ" (U+FF35 ...) and "li<U+200B>kes"

@@ -1686,6 +1686,8 @@ inline bool new_subject_at(sv text, std::size_t k) {
     ++i;
   } else if (i < w.size() && (w[i] == "his" || w[i] == "her" || w[i] == "my" || w[i] == "user's")) {
     i += 2;
+    // "and his wife's recipes": a possessive noun names no subject
+    if (i - 1 >= w.size() || w[i - 1].ends_with("'s")) return false;
   } else {
     return false;
   }
