@@ -27,6 +27,14 @@
 /// 之前 after the holder) is denied now and a change. An amount over a period ("$500 a month",
 /// "每个月存五千块") is a rate per day (`text_claim::amount`).
 ///
+/// A question (ending in "?", "？" or 吗) and a clause hedged by an epistemic modal (might, may,
+/// could, maybe, perhaps, possibly, 可能, 也许, 或许, 好像, 似乎; not "probably", "likely", 大概)
+/// give claims marked `uncertain`, which the judge never calls a conflict. "V neither X nor Y",
+/// 不X也不Y and 既不X也不Y deny both; "V X(,) not Y" asserts X and denies Y; "It is not true
+/// that S" denies S. "and" before a new subject with its own verb starts a clause with its own
+/// holder, and "it" / "them" there is the object of the clause before. Full-width Latin letters
+/// and digits are read as ASCII and zero-width characters are dropped (as NFKC reads them).
+///
 /// Before a clause is read, idioms become plain words (claim_idioms.hpp: "is a night owl",
 /// "steers clear of", 滴酒不沾); a statement without a subject ("Loves jazz", "Name is John") is
 /// about the user; a restriction adds the denials it implies and a termination drops its service
