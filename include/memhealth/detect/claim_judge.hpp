@@ -2,6 +2,8 @@
 /// @file claim_judge.hpp
 /// `claim_conflict_judge`: a conflict judge (conflict_judge.hpp) that reads both texts into claims
 /// (claims.hpp) and compares them clause by clause. Rules, for two claims x and y of one pair:
+/// 0. an uncertain claim (a question or a hedged clause: `text_claim::uncertain`) is never a
+///    conflict ("uncertain");
 /// 1. different holders (both known) -> no conflict ("different_holders"), unless the two
 ///    name each other in one comparison with the roles swapped ("Mia is taller than Leo" /
 ///    "Leo is taller than Mia" -> "role_swap");
@@ -66,7 +68,8 @@
 ///    different quantities and no time qualifier ("has three children" / "has one child",
 ///    "sleeps 9 hours a night" / "sleeps 5 hours a night") -> "quantity";
 /// 6. otherwise no conflict ("no_claim_conflict").
-/// Both statements are first compared by holder (the first clause's holder). When either text
+/// Both statements are first compared by holder (the first clause's holder), unless one holds a
+/// clause of the other's holder ("User's wife loves sushi and the user hates it"). When either text
 /// cannot be read into claims, the `Fallback` judge decides (default: `default_conflict_judge`),
 /// never silence. A conflict that needs no person wins over one that does.
 
