@@ -131,7 +131,6 @@ void gate_inspect(benchmark::State& state) {
   if (found != planted) state.SkipWithError("a planted near duplicate was not found");
 }
 
-
 BENCHMARK(gate_inspect)
     ->Name("gate/inspect")
     ->ArgName("scope_100k")

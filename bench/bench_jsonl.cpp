@@ -274,7 +274,6 @@ void load_orjson(benchmark::State& state) {
     state.counters["x_stream_1thread"] = g_stream_1thread_mbps / theirs;
 }
 
-
 // Real (wall-clock) time for the parallel load: the main thread's CPU time would leave out the
 // other threads' work. CPU time for the sequential ones, to compare with orjson's process CPU time.
 // Every memhealth benchmark also reports wall_MBps and cpu_MBps (process CPU time, all threads).

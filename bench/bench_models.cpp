@@ -95,7 +95,6 @@ void models_embed_warm_cache(benchmark::State& state) {
   if (sent != 0) state.SkipWithError("the warm cache sent requests");
 }
 
-
 BENCHMARK(models_embed_batched)->Name("models/embed_batched")->Iterations(1)->UseRealTime();
 BENCHMARK(models_embed_unbatched)->Name("models/embed_unbatched")->Iterations(1)->UseRealTime();
 BENCHMARK(models_embed_warm_cache)->Name("models/embed_warm_cache")->Iterations(1)->UseRealTime();

@@ -276,7 +276,6 @@ void BM_sqlite_check(benchmark::State& st) {
   }
 }
 
-
 BENCHMARK(BM_pg_copy_floor)->Name("pg/copy_floor")->Iterations(1)->UseManualTime();
 BENCHMARK(BM_pg_check_single)->Name("pg/check_single")->Iterations(1)->UseManualTime();
 BENCHMARK(BM_pg_check_workers)

@@ -317,7 +317,6 @@ void apply1m(benchmark::State& state) {
     state.SkipWithError("expected every action applied and findings n -> 0");
 }
 
-
 BENCHMARK(plan1m)->Name("plan1m")->Iterations(1)->UseManualTime()->Unit(benchmark::kSecond);
 BENCHMARK(apply1m)->Name("apply1m")->Iterations(1)->UseManualTime()->Unit(benchmark::kSecond);
 

@@ -206,7 +206,6 @@ void sqlite_apply(benchmark::State& st) {
   });
 }
 
-
 BENCHMARK(memory_load)
     ->Name("memory/load_100k")
     ->Iterations(1)

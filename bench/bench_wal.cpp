@@ -147,7 +147,6 @@ void sqlite_insert(benchmark::State& state) {
   fs::remove_all(dir);
 }
 
-
 BENCHMARK(wal_append<1>)->Name("wal/append_1");
 BENCHMARK(sqlite_insert<1>)->Name("sqlite/insert_1");
 BENCHMARK(wal_append<100>)->Name("wal/append_100");
