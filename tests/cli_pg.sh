@@ -592,6 +592,23 @@ assert got == [('merge_duplicates', '1,2,6'), ('resolve_conflict', '3,4')], got"
     fail "the approved merge did not archive two of rows 1, 2, 6: $(wsql "$wdump")"
   "$mh" rollback "$wdb" --mapping mem0 --wal w-review.wal --out "$wdb" 2>w-rb2.err || fail "rollback: $(cat w-rb2.err)"
   wsql "$wdump" | cmp -s - w-before.txt || fail "rollback did not restore the approved merge exactly"
+  # one repair log across polls while the agent inserts and deletes rows: a mapped table is known
+  # by its identity (cluster, database and table OIDs), not by its row ids, so the log the first
+  # poll wrote is still this store's after an insert and after a delete (a tester's watch failed
+  # every poll after one INSERT: "w.wal was made for another store")
+  "$mh" watch "$wdb" --mapping mem0 --state w2.db --once --repair --wal w2.wal 2>wt6.err ||
+    fail "watch --repair (fresh state): $(cat wt6.err)"
+  grep -q "1 applied (1 records)" wt6.err || fail "watch --repair (fresh state): $(cat wt6.err)"
+  wsql "INSERT INTO mem0 VALUES ('${wid}7', '{0,1,0,0}', p('The user keeps bees.', 'dave', 3), 'note 7')"
+  "$mh" watch "$wdb" --mapping mem0 --state w2.db --once --repair --wal w2.wal 2>wt7.err ||
+    fail "watch --repair after an insert: $(cat wt7.err)"
+  grep -q "7 records, 1 new or changed, 0 removed" wt7.err || fail "watch --repair after an insert: $(cat wt7.err)"
+  wsql "DELETE FROM mem0 WHERE id = '${wid}7'"
+  "$mh" watch "$wdb" --mapping mem0 --state w2.db --once --repair --wal w2.wal 2>wt8.err ||
+    fail "watch --repair after a delete: $(cat wt8.err)"
+  grep -q "6 records, 0 new or changed, 1 removed" wt8.err || fail "watch --repair after a delete: $(cat wt8.err)"
+  "$mh" rollback "$wdb" --mapping mem0 --wal w2.wal --out "$wdb" 2>w-rb3.err || fail "rollback: $(cat w-rb3.err)"
+  wsql "$wdump" | cmp -s - w-before.txt || fail "rollback after the agent's insert and delete was not exact"
   # a server that is down: the poll fails (a clear line), --once exits 2
   down="postgresql:///postgres?host=$work/no-server&port=1&user=memhealth"
   set +e

@@ -4,6 +4,7 @@
 // them skipped), unless MEMHEALTH_REQUIRE_PG=1, which makes a missing server a failure.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cmath>
@@ -266,7 +267,21 @@ TEST_CASE("pg_store: a mem0-shaped table is read through the mem0 mapping") {
   CHECK(a.status == "active");  // mem0 has no status: the mapping's default
   CHECK(s.embedding(1).empty());
   CHECK(s.record(1).scope == "bob");
-  CHECK(s.database_id().empty());
+  // a mapped table is known by cluster, database and table OIDs, not by its rows: the same id
+  // after an insert and a delete (so a watch's log stays this store's), another for another table
+  const std::string id = s.database_id();
+  CHECK(id.rfind("pg-table:", 0) == 0);
+  CHECK(std::count(id.begin(), id.end(), '.') == 2);
+  c.run(mem0_row(3, "Carol keeps bees", "carol", "NULL"));
+  c.run("DELETE FROM mem0 WHERE id = '00000000-0000-0000-0000-000000000001'");
+  const auto again = pg_store<>::open(db, pg_mem0_mapping());
+  CHECK(again.size() == 2);
+  CHECK(again.database_id() == id);
+  c.run("CREATE TABLE mem0_copy AS SELECT * FROM mem0");
+  const auto copy = pg_store<>::open(db, pg_mem0_mapping("mem0_copy"));
+  CHECK(copy.size() == 2);
+  CHECK(copy.database_id().rfind("pg-table:", 0) == 0);
+  CHECK(copy.database_id() != id);
 }
 
 TEST_CASE("pg_store: a LangGraph-shaped store is read through the langgraph mapping") {

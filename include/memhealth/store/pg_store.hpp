@@ -140,6 +140,7 @@ class pg_store {
     s.conninfo_ = conninfo;
     if (!mapping.record_column.empty()) s.read_meta();
     s.table_ = detail::pg::table_access(s.conn_.get(), std::move(mapping), opt.read_only, s.where_);
+    if (s.database_id_.empty()) s.database_id_ = s.host_table_id();
     s.load();
     return s;
   }
@@ -277,7 +278,13 @@ class pg_store {
     nlohmann::json a = k;
     return a.dump();
   }
-  /// memhealth's own schema: the random id in `memhealth_meta`; a mapped table: "".
+  /// Which table this is, whatever rows were inserted or deleted since (as the SQLite store's id):
+  /// memhealth's own schema: the random id in `memhealth_meta`; a mapped table:
+  /// `pg-table:SYSTEM_ID.DATABASE_OID.TABLE_OID` (the cluster's `system_identifier` from
+  /// `pg_control_system()`, "unknown" where the role may not call it; the database's and the
+  /// table's OIDs). A table dropped and created again, or restored from a dump, is another table.
+  /// Write-ahead logs, rollback and migrations compare it before the record fingerprint, so a
+  /// watch's log stays usable while the agent inserts and deletes rows.
   [[nodiscard]] const std::string& database_id() const noexcept { return database_id_; }
   /// The mapping the store was opened with.
   [[nodiscard]] const pg_mapping& mapping() const noexcept { return table_.mapping(); }
@@ -435,6 +442,25 @@ class pg_store {
     } catch (...) {
       return false;
     }
+  }
+
+  // database_id() of a mapped table (see there). @throws error(io) when the catalog cannot be
+  // read; a role that may not call pg_control_system() gets "unknown" in its place.
+  std::string host_table_id() {
+    using detail::pg::cell;
+    std::string system = "unknown";
+    try {
+      auto r =
+          detail::pg::exec(conn_.get(), "SELECT system_identifier::text FROM pg_control_system()",
+                           {}, where_, "cannot read the cluster's system identifier");
+      if (PQntuples(r.get()) == 1 && !PQgetisnull(r.get(), 0, 0)) system = cell(r.get(), 0, 0);
+    } catch (
+        const error&) {  // not granted (some hosted services): the OIDs still tell tables apart
+    }
+    auto d = detail::pg::exec(
+        conn_.get(), "SELECT oid::text FROM pg_database WHERE datname = current_database()", {},
+        where_, "cannot read the database's OID");
+    return "pg-table:" + system + "." + cell(d.get(), 0, 0) + "." + table_.table_oid();
   }
 
   void read_meta() {

@@ -202,6 +202,9 @@ class table_access {
   // scope (it is then in `rest`, a default or nowhere, and rows cannot be selected by it).
   [[nodiscard]] const std::string& scope_expression() const noexcept { return scope_sql_; }
 
+  // The main table's OID as text (to_regclass of the mapped name, search_path applied).
+  [[nodiscard]] const std::string& table_oid() const noexcept { return main_oid_; }
+
   // select_all() restricted to the rows whose scope is one of `scopes` (texts quoted as SQL
   // literals over `c`). The condition names the scope's place without COALESCE (`place =
   // ANY(...)`, `OR place IS NULL` when "" is one of them: the same rows), so an index on the
