@@ -581,6 +581,16 @@ assert got == [('merge_duplicates', '1,2,6'), ('resolve_conflict', '3,4')], got"
     fail "review list after watch --repair: $(cat w-rv.json)"
   "$mh" rollback "$wdb" --mapping mem0 --wal w.wal --out "$wdb" 2>w-rb.err || fail "rollback: $(cat w-rb.err)"
   wsql "$wdump" | cmp -s - w-before.txt || fail "rollback did not restore the watch's repair exactly"
+  # the queue of one table is not shown for another (a tester's `review list` of another table
+  # with this state showed 0 items, exit 0): refused as check --since and watch refuse it
+  psql -X -q -v ON_ERROR_STOP=1 "$base" -c "DROP SCHEMA IF EXISTS cliwatch2 CASCADE" -c "CREATE SCHEMA cliwatch2" \
+    -c "CREATE TABLE cliwatch2.mem0 AS SELECT * FROM cliwatch.mem0" 2>/dev/null
+  set +e
+  "$mh" review list "$base&options=-csearch_path%3Dcliwatch2" --mapping mem0 --state w.db >w-rv2.out 2>w-rv2.err
+  rc=$?
+  set -e
+  [ "$rc" -eq 2 ] || fail "review list of another table with this state: exit $rc, expected 2: $(cat w-rv2.out w-rv2.err)"
+  grep -q "the state database of store" w-rv2.err || fail "review list of another table: $(cat w-rv2.err)"
   # the watch's queued merge approved through review (its own log): two of rows 1, 2, 6 archived
   # into the third; rolled back to the exact rows
   mid="$(python3 -c "import json; print([i['id'] for i in json.load(open('w-rv.json'))['items'] if i['type'] == 'merge_duplicates'][0])")"

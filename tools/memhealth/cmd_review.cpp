@@ -126,7 +126,15 @@ sqlite_state open_review_state(const review_cli_options& o) {
     throw error(error_code::io, "state database " + path.string() +
                                     ": no such file (no watch has queued anything for this "
                                     "store; --state names another)");
-  return sqlite_state::open(path);
+  auto state = sqlite_state::open(path);
+  // the state database of another store is refused, as `check --since` and `watch` refuse it (a
+  // tester's `review list` of another table showed an empty queue, exit 0): a postgresql://
+  // store by its table on its server, a file by its absolute path
+  state.bind_store(
+      is_pg_store(o.store)
+          ? any_history_scope(o)
+          : std::filesystem::absolute(store_file_path(o.store)).lexically_normal().string());
+  return state;
 }
 
 // The items of this store, filtered as asked.

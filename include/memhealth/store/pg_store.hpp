@@ -576,13 +576,16 @@ class pg_store {
   }
 
   // Reads row i again FOR UPDATE (inside the open transaction) and compares it with the record
-  // this store holds. @throws error(busy) when it differs or is gone.
+  // this store holds. @throws error(busy) when it differs or is gone (both "changed by another
+  // writer": a watch counts either as the agent's change, not as a failed repair).
   void check_unchanged(std::size_t i) {
     auto r = detail::pg::exec(conn_.get(), table_.select_one_for_update(),
                               {keys_[i].begin(), keys_[i].end()}, where_, "cannot lock a row");
     if (PQntuples(r.get()) != 1)
-      throw error(error_code::busy, where_ + ": row " + store_key(i) +
-                                        " is gone (deleted by another writer); nothing written");
+      throw error(
+          error_code::busy,
+          where_ + ": row " + store_key(i) +
+              " was changed by another writer (deleted since it was read); nothing written");
     std::vector<float> vec;
     const std::string text = table_.row_json(r.get(), 0, vec);
     load_options lo;
