@@ -828,9 +828,12 @@ int run_watch(const watch_cli_options& o) {
         const auto rr = repairer->run(*snap.store, std::move(res.findings), state, now);
 #endif
         state.set_cursor("watch:repair", now);
-        // repairs left (the record budget, a stop): a full run at the next poll (or the next
-        // start) finds their findings again, as the checks of changed records would not
-        const std::size_t left = rr.deferred + rr.not_run + rr.plan_deferred;
+        // repairs left (the record budget, a stop, or records this poll's own earlier repairs
+        // changed): a full run at the next poll (or the next start) finds their findings again,
+        // as the checks of changed records would not (memhealth's own writes are no agent
+        // change; a tester's "1 left to the next poll" was planned only by the daily full run)
+        const std::size_t left =
+            rr.deferred + rr.not_run + rr.plan_deferred + rr.changed_by_repairs;
         if (left > 0) {
           state.set_cursor("watch:repair_left", now);
           w->request(watch_tasks::full, "repairs left by the last run");
