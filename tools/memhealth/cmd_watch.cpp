@@ -742,6 +742,7 @@ int run_watch(const watch_cli_options& o) {
     const utc_time now = clock_now();
     std::ostringstream line;
     line << "memhealth watch: " << format_timestamp(timestamp{now, 0}) << " ";
+    const auto line_start = line.tellp();  // more than this: the poll's own report is in `line`
     try {
 #if MEMHEALTH_CLI_HAVE_PG
       if (pg) {
@@ -793,7 +794,6 @@ int run_watch(const watch_cli_options& o) {
             .Increment();
       });
       log.sync();
-      failures_in_a_row = 0;
       m.count("poll");
       m.count("records_changed", static_cast<double>(res.changed));
       m.count("records_removed", static_cast<double>(res.removed));
@@ -884,6 +884,7 @@ int run_watch(const watch_cli_options& o) {
         if (rr.applied + rr.veto_applied > 0)
           snap.store.reset();  // the store changed: read it again next poll
       }
+      failures_in_a_row = 0;  // the whole step ran (a failure at the repairs counts too)
     } catch (const error& e) {
       // a postgresql:// store whose server first answers with a configuration error (a
       // password in the URI, a mapping naming a missing table or column, a missing privilege,
@@ -894,8 +895,12 @@ int run_watch(const watch_cli_options& o) {
         throw;
       ++failures_in_a_row;
       m.count("poll_error");
-      line << "poll failed (" << failures_in_a_row << " in a row), retrying in "
-           << c.opt.cadence.poll.count() / 1000.0 << " s: " << e.what();
+      // after the poll's own report (the repairs failed): on the same line, set apart
+      if (line.tellp() > line_start) line << "; ";
+      line << "poll failed (" << failures_in_a_row << " in a row), "
+           << (o.once ? std::string("not retried (--once)")
+                      : "retrying in " + seconds_text(c.opt.cadence.poll.count() / 1000.0))
+           << ": " << e.what();
       if (o.once) rc = exit_usage;  // --once did not do what it said
     }
     if (!c.metrics_file.empty()) {
