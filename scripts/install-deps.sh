@@ -10,7 +10,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ clang pkg-config    # toolchain (the presets use Ninja)
-  libclang-rt-14-dev                        # libFuzzer + sanitizer runtimes for clang (preset fuzz); only recommended by clang
+  libclang-rt-14-dev                        # libFuzzer + sanitizer runtimes for clang (presets fuzz, asan); only recommended by clang
   libeigen3-dev libboost-dev libutf8proc-dev libsimdjson-dev  # the library's dependencies
   doctest-dev libbenchmark-dev              # tests, benchmarks
   libsqlite3-dev nlohmann-json3-dev         # SQLite store backend, JSON in tools and tests
