@@ -524,6 +524,18 @@ SQL
   [ "$rc" -eq 2 ] || fail "watch on postgresql:// without --state: exit $rc, expected 2"
   grep -q "name the state database with --state FILE" wt0.err || fail "watch without --state: $(cat wt0.err)"
   grep -q "search_path" wt0.err && fail "watch printed the connection string"
+  # a configuration error the server answers at the first poll (no table mem0 in that schema):
+  # exit 2, and the state database and findings log this run created are not left behind
+  set +e
+  "$mh" watch "$base&options=-csearch_path%3Dno_such_schema" --mapping mem0 --state litter.db --once \
+    >wl.out 2>wl.err
+  rc=$?
+  set -e
+  [ "$rc" -eq 2 ] || fail "watch of a missing table: exit $rc, expected 2: $(cat wl.err)"
+  grep -q "there is no table" wl.err || fail "watch of a missing table: $(cat wl.err)"
+  for f in litter.db litter.db-wal litter.db-shm litter.db.findings.jsonl; do
+    [ ! -e "$f" ] || fail "a refused watch left $f behind"
+  done
   # the first poll: every row new; the three planted faults reported, exit 0 (as for a file)
   "$mh" watch "$wdb" --mapping mem0 --state w.db --once 2>wt1.err || fail "watch --once: $(cat wt1.err)"
   grep -q "5 records, 5 new or changed, 0 removed" wt1.err || fail "watch --once (first): $(cat wt1.err)"

@@ -6,12 +6,14 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "memhealth/live/watch.hpp"
 #include "memhealth/live/watch_repair.hpp"
@@ -587,7 +589,28 @@ utc_time clock_now() {
   return std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
 }
 
-int run_watch(const watch_cli_options& o) {
+// Files a watch run created before its first complete poll: a run that ends with an error before
+// then (a configuration error the server answers at the first poll, a metrics port in use)
+// leaves none of them behind (a tester found an empty state database and findings log after each
+// refused start). Files that existed before the run are never touched.
+struct watch_litter {
+  std::vector<std::filesystem::path> created;
+  bool kept = false;  // a poll completed: the files hold the run's state
+  void note(const std::filesystem::path& p) {
+    std::error_code ec;
+    if (!std::filesystem::exists(p, ec) && !ec) created.push_back(p);
+  }
+  void clean() const noexcept {
+    if (kept) return;
+    for (const auto& p : created) {
+      std::error_code ec;
+      for (const char* sidecar : {"", "-wal", "-shm", "-journal"})
+        std::filesystem::remove(p.string() + sidecar, ec);
+    }
+  }
+};
+
+int run_watch_steps(const watch_cli_options& o, watch_litter& litter) {
   if (o.detect.now_given)
     throw error(error_code::invalid_argument, "watch runs on the real clock: --now is not taken");
   const bool pg = is_pg_store(o.store);
@@ -668,12 +691,14 @@ int run_watch(const watch_cli_options& o) {
                  "no [repair] enabled = true): nothing is repaired\n";
   c.opt.collect_findings = c.repair;
 
+  litter.note(state_path);
   auto state = sqlite_state::open(state_path);
   const watch_lock one_watch(state_path.string());
   auto wstate = watch_state::open(state_path);
   // a migration declared (memhealth migrate start) when the watch starts: mixed versions are its
   // progress (info), and its records are re-embedded by `migrate run`, not planned here
   if (const auto mig = current_migration(state)) c.opt.check.migration_to = mig->to_version;
+  litter.note(c.findings_log);
   findings_log log(c.findings_log);
   metrics m;
   std::unique_ptr<prometheus::Exposer> exposer;
@@ -794,6 +819,7 @@ int run_watch(const watch_cli_options& o) {
             .Increment();
       });
       log.sync();
+      litter.kept = true;
       m.count("poll");
       m.count("records_changed", static_cast<double>(res.changed));
       m.count("records_removed", static_cast<double>(res.removed));
@@ -919,6 +945,16 @@ int run_watch(const watch_cli_options& o) {
   }
   if (g_stop.load()) std::cerr << "memhealth watch: stopped by a signal after a complete step\n";
   return rc;
+}
+
+int run_watch(const watch_cli_options& o) {
+  watch_litter litter;
+  try {
+    return run_watch_steps(o, litter);
+  } catch (...) {
+    litter.clean();  // after run_watch_steps closed the state database and the findings log
+    throw;
+  }
 }
 
 }  // namespace
