@@ -311,7 +311,7 @@ void refresh(snapshot& s, const std::string& store, std::size_t dim) {
 // A postgresql:// store: every poll reads every row of the mapped table (one REPEATABLE READ
 // transaction, pg_store::open), as `check` does: there is no file whose size and time tell
 // whether it changed, and an incremental read by the mapped updated_at column would miss
-// deleted rows. The signature (row count and a hash of the ids) is what the store-shrank guard
+// deleted rows. The signature (row count and the ids' fingerprint) is what the store-shrank guard
 // compares between two polls. Writable (UPDATE privilege checked) only when the watch repairs.
 // @throws memhealth::error as pg_store::open (io: server unreachable or connection lost).
 void refresh_pg(snapshot& s, const std::string& uri, std::size_t dim, bool writable) {
@@ -320,16 +320,10 @@ void refresh_pg(snapshot& s, const std::string& uri, std::size_t dim, bool writa
   auto live = open_pg_store(uri, !writable);
   std::vector<memory_record> rows;
   rows.reserve(live.size());
-  std::uint64_t h = 14695981039346656037ull;  // FNV-1a over the ids, each ended by a 0 byte
-  for (std::size_t i = 0; i < live.size(); ++i) {
-    rows.push_back(live.record(i));
-    for (const char ch : rows.back().id + '\0') {
-      h ^= static_cast<unsigned char>(ch);
-      h *= 1099511628211ull;
-    }
-  }
+  for (std::size_t i = 0; i < live.size(); ++i) rows.push_back(live.record(i));
   const std::size_t d = dim ? dim : memory_store<>::most_common_dimension(rows);
-  s.signature = "pg:" + std::to_string(rows.size()) + ":" + std::to_string(h);
+  // the ids' fingerprint a write-ahead log records (store_identity.hpp), with the row count
+  s.signature = "pg:" + std::to_string(rows.size()) + ":" + identify_store(live).fingerprint;
   s.issues = 0;
   s.store.emplace(memory_store<>::from_records(std::move(rows), d));
   s.pg.emplace(std::move(live));
