@@ -959,6 +959,97 @@ TEST_CASE("pg workers: a mem0 table, scopes in a JSON path") {
   }
 }
 
+// Records whose structural and staleness findings mix per-record checks, links and store-wide
+// facts, across scopes (the findings, worked out by hand, are listed in the test below).
+std::vector<memory_record> mixed_records() {
+  std::vector<memory_record> v;
+  const std::vector<float> e1{0.5f, 0.5f, 0.5f, 0.5f}, e2{0.5f, -0.5f, 0.5f, -0.5f},
+      e3{-0.5f, 0.5f, -0.5f, 0.5f};
+  auto add = [&](std::string id, std::string text, std::vector<float> e, std::string scope,
+                 std::string version = "m1") {
+    v.push_back(memhealth::test::make_record(
+        std::move(id), std::move(text), std::move(e),
+        {std::move(version), std::move(scope), "fact", "2024-03-01T09:30:00.000Z", ""}));
+    return &v.back();
+  };
+  // x1: an illegal status and a dangling duplicate_of: the record's own check comes first
+  add("x1", "The user collects stamps.", e1, "user:a")->status = "bogus";
+  v.back().links.duplicate_of = "nowhere";
+  // x2: an episodic record last touched in 2020: stale
+  add("x2", "The user went to a concert.", e2, "user:a")->kind = "episodic";
+  v.back().updated_at = parse_timestamp("2020-01-01T00:00:00Z");
+  v.back().created_at = v.back().updated_at;
+  // x3: supersedes y1, in another scope, which is still active
+  add("x3", "The user now lives in Porto.", e3, "user:a")->links.supersedes = {"y1"};
+  // x4: a vector of 3 floats from another model
+  add("x4", "The user reads science fiction.", {0.6f, 0.8f, 0.0f}, "user:a", "m2");
+  add("y1", "The user lives in Lisbon.", {0.6f, 0.0f, 0.8f, 0.0f}, "user:b");
+  // y2: blank text and a dangling duplicate_of
+  add("y2", "   ", {0.0f, 0.6f, 0.0f, 0.8f}, "user:b")->links.duplicate_of = "x9";
+  // y3: no vector, a dangling supersedes, stale
+  add("y3", "The user had a cold.", {}, "user:b")->links.supersedes = {"gone"};
+  v.back().kind = "episodic";
+  v.back().updated_at = parse_timestamp("2019-06-01T00:00:00Z");
+  add("z1", "The user plays chess.", {0.0f, 0.0f, 0.6f, 0.8f}, "user:c", "m2");
+  return v;
+}
+
+TEST_CASE("pg workers: structural and staleness split between jobs and the store-wide pass") {
+  const auto uri = server();
+  if (!uri) return;
+  const auto db = fresh_schema(*uri, "workers_mixed");
+  { auto s = pg_store<>::create(db, mixed_records()); }
+  auto s = pg_store<>::open(db, pg_own_mapping());
+  const std::string single = check_json_via_jsonl(s, "mixed");
+  // the store-wide pass reads the rows without their vectors: lengths only
+  {
+    pg_store_options lean;
+    lean.read_only = true;
+    lean.vectors = false;
+    const auto l = pg_store<>::open(db, pg_own_mapping(), lean);
+    REQUIRE(l.size() == 8);
+    CHECK(l.dimension() == 4);
+    CHECK(l.embedding(0).empty());
+    CHECK(l.record(0).embedding.empty());
+    CHECK(l.vector_length(0) == 4);
+    CHECK(l.vector_length(3) == 3);
+    CHECK(l.vector_length(6) == 0);
+    CHECK(s.vector_length(3) == 3);
+    pg_store_options writable = lean;
+    writable.read_only = false;
+    error_code code{};
+    (void)error_of([&] { (void)pg_store<>::open(db, pg_own_mapping(), writable); }, &code);
+    CHECK(code == error_code::precondition);
+  }
+  conn c(db);
+  for (const bool table : {true, false})
+    for (const unsigned n : {1u, 2u}) {
+      CAPTURE(table);
+      CAPTURE(n);
+      pg_run_options ro;
+      ro.workers = n;
+      ro.job_records = 4;  // user:a (4 records) alone; user:b (3) and user:c (1) together
+      ro.job_table = table;
+      ro.poll = std::chrono::milliseconds(20);
+      const auto res = pg_parallel_check(db, pg_own_mapping(), {}, check_options(), ro);
+      CHECK(res.jobs == 2);
+      CHECK(parallel_json(res) == single);
+      const std::string lines = kinds_and_ids(res.findings);
+      // by hand, in the single-process order: structural record by record (own checks, then
+      // dangling links; y3 was updated before it was created), then its store-wide findings
+      // (y1 superseded by x3 and y2 merged, both still active; m2 the minority model);
+      // duplicates' records without a usable vector; staleness; scope (x3's link to user:b)
+      CHECK(lines ==
+            "illegal_status:x1\ndangling_reference:x1\nembedding_dim_mismatch:x4\n"
+            "content_empty:y2\ndangling_reference:y2\nembedding_missing:y3\n"
+            "timestamp_inconsistent:y3\ndangling_reference:y3\nmerged_but_active:y1\n"
+            "merged_but_active:y2\nmixed_embedding_version:x4,z1\ncheck_skipped:x4,y3\n"
+            "stale:x2\nstale:y3\ncross_scope_link:x3,y1\n");
+      CHECK(res.findings.count("stale") == 2);
+      CHECK(run_tables(c) == "0\n");
+    }
+}
+
 TEST_CASE("pg workers: a worker killed mid-job loses its lease; another finishes it") {
   const auto uri = server();
   if (!uri) return;

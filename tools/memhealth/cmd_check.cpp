@@ -184,8 +184,11 @@ void note_empty_store(report& r, const std::string& store) {
 
 // check --workers N: a postgresql:// store checked by N worker threads (and any number of
 // `memhealth worker` processes) through a job table in the database (detect/pg_workers.hpp).
+// `table` false (a full check of a postgresql:// store without --workers): one thread checks the
+// jobs, scope by scope, without a job table, so that only one job's rows are held with their
+// vectors; the report is the single-process check's.
 int run_parallel_check(const check_options& o, const default_check_settings& settings,
-                       detect_options d) {
+                       detect_options d, bool table = true) {
   if (!is_pg_store(o.store))
     throw error(error_code::invalid_argument,
                 "--workers: a check spread across workers needs a postgresql:// store");
@@ -197,8 +200,9 @@ int run_parallel_check(const check_options& o, const default_check_settings& set
   if (!(o.lease >= 1)) throw error(error_code::invalid_argument, "--lease: at least 1 second");
 #if MEMHEALTH_CLI_HAVE_PG
   pg_run_options ro;
-  ro.workers = static_cast<unsigned>(o.workers);
+  ro.workers = table ? static_cast<unsigned>(o.workers) : 1u;
   ro.job_records = o.job_records;
+  ro.job_table = table;
   ro.lease = std::chrono::milliseconds(static_cast<std::int64_t>(o.lease * 1000));
   ro.on_ready = [&](const std::string& id) {
     std::cerr << "memhealth check: run " << id << " (more workers: memhealth worker URI --run "
@@ -207,8 +211,9 @@ int run_parallel_check(const check_options& o, const default_check_settings& set
   d.dimension = o.detect.dim;
   auto res = pg_parallel_check(o.store, load_pg_mapping(pg_mapping_option()), settings, d, ro);
   d.dimension = res.dimension;
-  std::cerr << "memhealth check: " << res.jobs << " jobs, " << res.job_claims << " claims, by "
-            << res.jobs_by_worker.size() << " worker(s)\n";
+  if (table)
+    std::cerr << "memhealth check: " << res.jobs << " jobs, " << res.job_claims << " claims, by "
+              << res.jobs_by_worker.size() << " worker(s)\n";
   report& r = res.findings;
   note_empty_store(r, checked_store_label(o.store));
   if (o.format == "json")
@@ -290,6 +295,14 @@ int run_check(const check_options& o) {
                 "--since needs the state database, and this build has no SQLite");
 #endif
   if (o.workers >= 0) return run_parallel_check(o, settings, d);
+#if MEMHEALTH_CLI_HAVE_PG
+  // A full check of a PostgreSQL table whose mapping places the scope: scope by scope, the
+  // vectors of one job's rows in memory at a time (detect/pg_workers.hpp, without a job table).
+  if (is_pg_store(o.store) && o.since.empty() && o.embed != "lexical" &&
+      o.detect.embedder.empty() &&
+      pg_mapping_scope_selectable(load_pg_mapping(pg_mapping_option())))
+    return run_parallel_check(o, settings, d, false);
+#endif
   auto lr = load_store_file(o.store);
   fill_missing_embeddings(lr.records, o.detect, o.embed == "lexical", o.detect.dim);
   auto store = memory_store<>::from_records(std::move(lr.records), o.detect.dim);

@@ -71,8 +71,9 @@ namespace memhealth {
 
 /// The detection settings a worker must share with its coordinator, as JSON text (the
 /// thresholds, window, pair budget, blocking size, guards, the content checks' switches and
-/// limits, and whether a custom lexicon or a conflict model is set: those two cannot be
-/// compared, so give workers the same ones).
+/// limits, the metadata schema, unit-norm expectation, decay curves and stale threshold, what the
+/// jobs run (`jobs`: 2), and whether a custom lexicon or a conflict model is set: those two
+/// cannot be compared, so give workers the same ones).
 [[nodiscard]] inline std::string pg_settings_fingerprint(const default_check_settings& s) {
   nlohmann::json j;
   j["near_duplicate_threshold"] = s.near_duplicate_threshold;
@@ -89,6 +90,19 @@ namespace memhealth {
   j["content_size"] = s.content_size.enabled;
   j["content_size_max_bytes"] = s.content_size.max_bytes;
   j["content_time"] = s.content_time.enabled;
+  // what the jobs run besides the scope-local detectors: structural's per-record checks and
+  // staleness (version 2; a worker of version 1 ran neither and is refused), with their settings
+  j["jobs"] = 2;
+  j["expect_unit_norm"] = s.expect_unit_norm;
+  nlohmann::json schema = nlohmann::json::object();
+  for (const auto& [k, t] : s.schema.required) schema["required"][k] = to_string_types(t);
+  for (const auto& [k, t] : s.schema.types) schema["types"][k] = to_string_types(t);
+  j["schema"] = std::move(schema);
+  nlohmann::json decay = nlohmann::json::object();
+  for (const auto& [k, c] : s.decay.by_kind) decay[k] = describe(c);
+  decay[""] = describe(s.decay.fallback);
+  j["decay"] = std::move(decay);
+  j["stale_threshold"] = s.stale_threshold;
   return j.dump();
 }
 

@@ -17,12 +17,14 @@
 ///    `pg_run_options::job_records` records; a scope larger than that is one job of its own, and
 ///    when the check partitions it by k-means its join is also split into block jobs ("Blocks");
 /// 4. starts `pg_run_options::workers` - 1 worker threads (`pg_run_worker`) and, meanwhile,
-///    reads the whole table in the snapshot (`pg_store_options::snapshot`), checks that it holds
-///    the rows, dimension and per-scope counts of step 2 (error(io) otherwise), and runs the
-///    store-wide detectors itself (below); then its own thread is the last worker (worker 0),
-///    claiming jobs like the others until none is left, and it waits until every job is done.
-///    So `workers` N keeps N threads busy in this process (the store-wide pass is, in effect,
-///    worker 0's first job), and nothing but the count of step 2 comes before the first claim;
+///    reads every row in the snapshot (`pg_store_options::snapshot`) **without its vector**
+///    (`pg_store_options::vectors` false: the server sends each vector's length only), checks
+///    that it holds the rows, dimension and per-scope counts of step 2 (error(io) otherwise), and
+///    runs the store-wide detectors itself (below); then its own thread is the last worker
+///    (worker 0), claiming jobs like the others until none is left, and it waits until every job
+///    is done. So `workers` N keeps N threads busy in this process (the store-wide pass is, in
+///    effect, worker 0's first job), and nothing but the count of step 2 comes before the first
+///    claim. The vectors are held only per job, by the worker that checks it;
 /// 5. merges the results in a fixed order (below), drops the run's tables and ends the snapshot.
 ///
 /// **Workers** (`pg_run_worker`, a thread of the coordinator or `memhealth worker URI --run ID` on
@@ -43,13 +45,29 @@
 /// clusters, within a scope), conflicts (pairs and claim groups within a scope), hygiene,
 /// secrets, mojibake, content_size and content_time are scope-local: their findings about a
 /// scope depend on that scope's records only (and the clock and dimension, which the run fixes).
-/// They run in the workers. structural (duplicate ids across the store, dangling links, cycles,
-/// the store-wide majority embedding version, the store-wide dimension), staleness and scope
-/// (cross-scope links) are store-wide and run in the coordinator on the whole snapshot, as does
-/// the one store-wide part of duplicates, cross_scope_duplicate: the workers run duplicates
-/// without it, and the coordinator runs duplicates on the records whose normalised text appears
-/// in two or more scopes (all of them, in store order) and keeps only its cross_scope_duplicate
-/// findings (a cluster found there is also found by a worker).
+/// They run in the workers, as do staleness (in a full check a record's staleness depends on
+/// that record alone) and structural's per-record checks (`structural_detector::part`
+/// `per_record`: content, embedding, status, source, scope, metadata, timestamps of one
+/// record). The rest of structural (`store_wide`: dangling links, duplicate ids across the
+/// store, supersession, cycles, the store-wide majority embedding version) and scope
+/// (cross-scope links) are store-wide and run in the coordinator on its read without vectors
+/// (they need ids, links, statuses, versions and whether a record has a vector), as does the one
+/// store-wide part of duplicates, cross_scope_duplicate: the workers run duplicates without it,
+/// and the coordinator runs duplicates on the records whose normalised text appears in two or
+/// more scopes (all of them, in store order) and keeps only its cross_scope_duplicate findings
+/// (a cluster found there is also found by a worker).
+///
+/// **Memory.** The coordinator holds every row without its vector (text, ids, links, metadata)
+/// plus each row's key; a worker holds the rows of the job it checks, vectors included. So for
+/// a table of n rows with d-dimensional vectors the largest part, n x d x 4 bytes, is never held
+/// at once, only a job's share of it (`job_records`; a scope larger than that is one job).
+/// `on_rows` is the exception: a caller that wants every row gets them with their vectors.
+///
+/// **Without a job table** (`pg_run_options::job_table` false; `memhealth check postgresql://`
+/// without `--workers` uses it with one thread): the same steps without the run's tables, the
+/// jobs taken from a list in this process by `workers` threads (at least one) while this thread
+/// makes the store-wide pass; no external worker can join and no block jobs are made (a large
+/// scope is one job, checked whole as the single-process check does). The report is the same.
 ///
 /// **Blocks.** The single-process check joins a scope of more than
 /// `default_check_settings::block_scopes_above` usable records by k-means blocking
@@ -74,18 +92,20 @@
 /// job: a block whose worker dies is redone by another worker, and a late result is refused.
 ///
 /// **Merge order** (the single-process order, in pipeline order, detector by detector): a
-/// store-wide detector's findings as the coordinator found them; a scope-local detector's
-/// findings other than check_skipped sorted by the store indices of their records (sorted
-/// ascending, compared lexicographically; ties in job order, then as the worker emitted them:
-/// the order every detector emits in: record order, clusters by smallest member, pairs by
-/// (i, j)), then its info check_skipped findings (duplicates' "no usable embedding") merged into
-/// one (ids in store order, `count` summed), then its other check_skipped findings (pair budgets)
-/// in job order, then, for duplicates, the coordinator's cross_scope_duplicate findings. The
-/// report is byte for byte that of `make_default_pipeline(settings).run(store, d)` on the same
-/// rows for any number of workers, with two known exceptions: records that share an id within
-/// one scope (structural reports them as duplicate_id, critical) may have their per-record
-/// findings ordered by the first of them, and pair-budget findings of several scopes (more than
-/// `max_pairs_per_scope` similar pairs) come in job order, which may differ from the detector's.
+/// store-wide detector's findings as the coordinator found them; structural's per-record
+/// findings from the jobs and the coordinator's dangling links, record by record (store order;
+/// a record's own checks before its dangling links), then its store-wide findings; a job-run
+/// detector's findings other than check_skipped sorted by the store indices of their records
+/// (sorted ascending, compared lexicographically; ties in job order, then as the worker emitted
+/// them: the order every detector emits in: record order, clusters by smallest member, pairs by (i,
+/// j)), then its info check_skipped findings (duplicates' "no usable embedding") merged into one
+/// (ids in store order, `count` summed), then its other check_skipped findings (pair budgets) in
+/// job order, then, for duplicates, the coordinator's cross_scope_duplicate findings. The report is
+/// byte for byte that of `make_default_pipeline(settings).run(store, d)` on the same rows for any
+/// number of workers, with two known exceptions: records that share an id (structural reports them
+/// as duplicate_id, critical) may have their per-record findings and dangling links ordered by the
+/// first of them, and pair-budget findings of several scopes (more than `max_pairs_per_scope`
+/// similar pairs) come in job order, which may differ from the detector's.
 ///
 /// **Tables**, claims, leases and the result format: detect/pg_jobs.hpp.
 ///
@@ -156,6 +176,12 @@ struct pg_run_options {
   std::chrono::milliseconds wait_limit{0};  ///< give up waiting after this (0 = never)
   std::string run_id;                       ///< "" = 16 random hex digits; else 1-32 of [a-z0-9]
   bool keep_tables = false;  ///< keep the run's tables (for inspection) instead of dropping them
+  /// true: the jobs go through a job table in the database (external `memhealth worker`s can
+  /// join; needs CREATE on the first schema of the search_path). false: no table is written (a
+  /// read-only role suffices): `workers` threads of this process (at least 1) take the jobs from
+  /// a list in memory, a large scope is checked whole by one thread (no block jobs), and
+  /// `on_ready`, `lease`, `poll` and `wait_limit` are not used. The report is the same.
+  bool job_table = true;
   std::size_t fetch_rows = 1000;  ///< rows per FETCH (pg_store_options::fetch_rows)
   /// Called with the run id once the job table is filled, before the coordinator waits (e.g. to
   /// print it for `memhealth worker --run ID`).
@@ -227,6 +253,19 @@ namespace detail::pgw {
 
 // Thrown by block_collector once a block job has the pairs it came for (stops that detector).
 struct block_stop {};
+
+// Where a detector of the default pipeline runs (see "Store-wide and scope-local detectors"):
+// in the jobs, the scope-local detectors, structural's per-record part and staleness (in a full
+// check its findings depend on one record each); in the coordinator, the others and
+// structural's store-wide part.
+template <class D>
+struct in_jobs : scope_local_detector<D> {};
+template <>
+struct in_jobs<structural_detector> : std::true_type {};
+template <>
+struct in_jobs<staleness_detector> : std::true_type {};
+template <class D>
+inline constexpr bool in_coordinator = !in_jobs<D>::value || std::is_same_v<D, structural_detector>;
 
 // The key of one partitioned join: its rows (count and a checksum of their vectors, in order),
 // threshold (bit pattern) and pair budget. A block job and its scope's job read the same rows in
@@ -422,17 +461,19 @@ inline std::string pg_check_job(const std::string& conninfo,
   std::vector<finding> found;
   auto one = [&](const auto& det) {
     using D = std::remove_cvref_t<decltype(det)>;
-    if constexpr (scope_local_detector<D>::value) {
+    if constexpr (detail::pgw::in_jobs<D>::value) {
       constexpr bool hooked = requires(D & x) {
         x.candidates.source = std::shared_ptr<partitioned_pair_source>();
       };
+      constexpr bool structural = std::is_same_v<D, structural_detector>;
       if (collect && !hooked) {  // a block job runs the detectors that join pairs only
         ++position;
         return;
       }
       found.clear();
-      if constexpr (hooked || requires { det.cross_scope_check; }) {
+      if constexpr (hooked || structural || requires { det.cross_scope_check; }) {
         D local = det;
+        if constexpr (structural) local.part = structural_detector::part_kind::per_record;
         if constexpr (requires { local.cross_scope_check; })
           local.cross_scope_check = false;  // store-wide: the coordinator's
         if constexpr (hooked) local.candidates.source = source;
@@ -605,6 +646,42 @@ inline void merge_local(std::vector<std::vector<decoded>>& by_job, std::size_t p
   for (auto* x : other) out.push_back(std::move(x->f));
 }
 
+// structural's findings (see "Merge order"): the jobs' per-record findings (one record each,
+// sorted by its store index) and the coordinator's dangling_reference findings (the first ones
+// of `wide`, its store-wide part's, in record order), record by record, the record's own checks
+// first; then the rest of `wide` (duplicate ids, supersession, cycles, versions). A dangling
+// link's record is found by walking `store` forward to the next record with its id.
+template <class S>
+inline void merge_structural(std::vector<std::vector<decoded>>& by_job, std::size_t position,
+                             std::vector<finding>& wide, const S& store,
+                             std::vector<finding>& out) {
+  std::vector<decoded*> own;
+  for (auto& job : by_job)
+    for (auto& x : job)
+      if (x.position == position) own.push_back(&x);
+  std::stable_sort(own.begin(), own.end(),
+                   [](const decoded* a, const decoded* b) { return a->at < b->at; });
+  std::vector<std::pair<std::size_t, finding*>> links;  // (store index, dangling_reference)
+  std::size_t i = 0, k = 0;
+  for (; k < wide.size() && wide[k].kind == finding_kinds::dangling_reference; ++k) {
+    const std::string_view id =
+        wide[k].record_ids.empty() ? std::string_view() : std::string_view(wide[k].record_ids[0]);
+    while (i < store.size() && store.record(i).id != id) ++i;
+    links.emplace_back(i, &wide[k]);
+  }
+  std::size_t a = 0, b = 0;
+  while (a < own.size() || b < links.size()) {
+    const bool take_own =
+        a < own.size() &&
+        (b == links.size() || (!own[a]->at.empty() && own[a]->at.front() <= links[b].first));
+    if (take_own)
+      out.push_back(std::move(own[a++]->f));
+    else
+      out.push_back(std::move(*links[b++].second));
+  }
+  for (; k < wide.size(); ++k) out.push_back(std::move(wide[k]));
+}
+
 // Block jobs per scope-level job (see "Blocks"): a job of one scope with more than
 // `job_records` records that the check partitions (more than s.block_scopes_above records;
 // block_scopes_above != 0) gets ceil(records / job_records) blocks, at most the partitions its
@@ -687,23 +764,44 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
   } else {
     jobs.emplace_back(std::nullopt, census.rows);
   }
-  // blocks[t]: block jobs of scope-level job t (0 = not split); block jobs are numbered first
-  const std::vector<std::size_t> blocks = detail::pgw::plan_blocks(jobs, opt.job_records, settings);
+  // blocks[t]: block jobs of scope-level job t (0 = not split); block jobs are numbered first.
+  // Without a job table a large scope is checked whole by one thread (no blocks).
+  const bool table = opt.job_table;
+  const std::vector<std::size_t> blocks =
+      table ? detail::pgw::plan_blocks(jobs, opt.job_records, settings)
+            : std::vector<std::size_t>(jobs.size(), 0);
   std::size_t block_jobs = 0;
   for (std::size_t b : blocks) block_jobs += b;
   res.block_jobs = block_jobs;
   res.jobs = jobs.size() + block_jobs;
-  auto conn = detail::pg::connect(conninfo);
+  const bool own = !mapping.record_column.empty();
+  const std::vector<std::pair<std::string, std::string>> kv = {
+      {"snapshot", snapshot},
+      {"now_ms", std::to_string(
+                     std::chrono::duration_cast<std::chrono::milliseconds>(d.now.time_since_epoch())
+                         .count())},
+      {"dimension", std::to_string(d.dimension)},
+      {"settings", pg_settings_fingerprint(settings)},
+      {"mapping_kind", own ? "memhealth" : "json"},
+      {"mapping", own ? mapping.table : pg_mapping_json(mapping).dump()},
+      {"mapping_name", mapping.name},
+      {"lease_ms", std::to_string(opt.lease.count())},
+      {"jobs", std::to_string(res.jobs)}};
+  detail::pg::conn_ptr conn;  // the job table's connection (none without a job table)
+  if (table) conn = detail::pg::connect(conninfo);
   PGconn* c = conn.get();
-  const std::string run_t = detail::pg::ident(c, detail::pgw::run_table(res.run_id));
-  const std::string jobs_t = detail::pg::ident(c, detail::pgw::jobs_table(res.run_id));
-  const std::string results_t = detail::pg::ident(c, detail::pgw::results_table(res.run_id));
+  const std::string run_t = table ? detail::pg::ident(c, detail::pgw::run_table(res.run_id)) : "";
+  const std::string jobs_t = table ? detail::pg::ident(c, detail::pgw::jobs_table(res.run_id)) : "";
+  const std::string results_t =
+      table ? detail::pg::ident(c, detail::pgw::results_table(res.run_id)) : "";
   std::vector<std::thread> threads;
   std::mutex err_m;
   std::exception_ptr worker_error;
   std::atomic<unsigned> running{0};
+  std::atomic<bool> stop{false};  // without a job table: a job failed, the others stop
+  std::vector<std::string> local_results(table ? 0 : jobs.size());
   auto drop = [&] {
-    if (opt.keep_tables) return;
+    if (opt.keep_tables || !table) return;
     PQclear(
         PQexec(c, ("DROP TABLE IF EXISTS " + results_t + ", " + jobs_t + ", " + run_t).c_str()));
   };
@@ -712,56 +810,46 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
       if (t.joinable()) t.join();
   };
   try {
-    exec(c, "BEGIN", {}, where, "cannot begin");
-    exec(c,
-         "CREATE TABLE " + run_t + " (key text PRIMARY KEY, value text NOT NULL); CREATE TABLE " +
-             jobs_t +
-             " (job int PRIMARY KEY, scopes jsonb, records int NOT NULL, state text NOT NULL "
-             "DEFAULT 'pending', worker text, token text, attempts int NOT NULL DEFAULT 0, "
-             "claimed_at timestamptz, expires_at timestamptz, finished_at timestamptz, error "
-             "text, parent int, block int, blocks int NOT NULL DEFAULT 0); CREATE TABLE " +
-             results_t + " (job int PRIMARY KEY REFERENCES " + jobs_t +
-             ", worker text NOT NULL, token text NOT NULL, records int NOT NULL, findings text "
-             "NOT NULL, accepted_at timestamptz NOT NULL)",
-         {}, where, "cannot create the run's tables");
-    const bool own = !mapping.record_column.empty();
-    const std::vector<std::pair<std::string, std::string>> kv = {
-        {"snapshot", snapshot},
-        {"now_ms", std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                      d.now.time_since_epoch())
-                                      .count())},
-        {"dimension", std::to_string(d.dimension)},
-        {"settings", pg_settings_fingerprint(settings)},
-        {"mapping_kind", own ? "memhealth" : "json"},
-        {"mapping", own ? mapping.table : pg_mapping_json(mapping).dump()},
-        {"mapping_name", mapping.name},
-        {"lease_ms", std::to_string(opt.lease.count())},
-        {"jobs", std::to_string(res.jobs)}};
-    for (const auto& [k, v] : kv)
-      exec(c, "INSERT INTO " + run_t + " VALUES ($1, $2)", {k, v}, where, "cannot write the run");
-    const std::string insert_job =
-        "INSERT INTO " + jobs_t +
-        " (job, scopes, records, parent, block, blocks) VALUES ($1, $2::jsonb, $3, $4, $5, $6)";
-    std::size_t next_block = 0;
-    for (std::size_t j = 0; j < jobs.size(); ++j) {
-      std::optional<std::string> scopes;
-      if (jobs[j].first) scopes = nlohmann::json(*jobs[j].first).dump();
-      const std::string number = std::to_string(block_jobs + j),
-                        records = std::to_string(jobs[j].second);
-      for (std::size_t b = 0; b < blocks[j]; ++b)
+    if (table) {
+      exec(c, "BEGIN", {}, where, "cannot begin");
+      exec(c,
+           "CREATE TABLE " + run_t + " (key text PRIMARY KEY, value text NOT NULL); CREATE TABLE " +
+               jobs_t +
+               " (job int PRIMARY KEY, scopes jsonb, records int NOT NULL, state text NOT NULL "
+               "DEFAULT 'pending', worker text, token text, attempts int NOT NULL DEFAULT 0, "
+               "claimed_at timestamptz, expires_at timestamptz, finished_at timestamptz, error "
+               "text, parent int, block int, blocks int NOT NULL DEFAULT 0); CREATE TABLE " +
+               results_t + " (job int PRIMARY KEY REFERENCES " + jobs_t +
+               ", worker text NOT NULL, token text NOT NULL, records int NOT NULL, findings text "
+               "NOT NULL, accepted_at timestamptz NOT NULL)",
+           {}, where, "cannot create the run's tables");
+      for (const auto& [k, v] : kv)
+        exec(c, "INSERT INTO " + run_t + " VALUES ($1, $2)", {k, v}, where, "cannot write the run");
+      const std::string insert_job =
+          "INSERT INTO " + jobs_t +
+          " (job, scopes, records, parent, block, blocks) VALUES ($1, $2::jsonb, $3, $4, $5, $6)";
+      std::size_t next_block = 0;
+      for (std::size_t j = 0; j < jobs.size(); ++j) {
+        std::optional<std::string> scopes;
+        if (jobs[j].first) scopes = nlohmann::json(*jobs[j].first).dump();
+        const std::string number = std::to_string(block_jobs + j),
+                          records = std::to_string(jobs[j].second);
+        for (std::size_t b = 0; b < blocks[j]; ++b)
+          exec(c, insert_job,
+               {std::to_string(next_block++), scopes, records, number, std::to_string(b),
+                std::to_string(blocks[j])},
+               where, "cannot write a job");
         exec(c, insert_job,
-             {std::to_string(next_block++), scopes, records, number, std::to_string(b),
-              std::to_string(blocks[j])},
+             {number, scopes, records, std::nullopt, std::nullopt, std::to_string(blocks[j])},
              where, "cannot write a job");
-      exec(c, insert_job,
-           {number, scopes, records, std::nullopt, std::nullopt, std::to_string(blocks[j])}, where,
-           "cannot write a job");
+      }
+      exec(c, "COMMIT", {}, where, "cannot commit the job table");
     }
-    exec(c, "COMMIT", {}, where, "cannot commit the job table");
     lap(res.timings.head_s);
-    if (opt.on_ready) opt.on_ready(res.run_id);
-    // 4. workers: the coordinator's thread is worker 0, after its store-wide pass (below); the
-    //    other workers start now
+    if (table && opt.on_ready) opt.on_ready(res.run_id);
+    // 4. workers: with a job table the coordinator's thread is worker 0, after its store-wide
+    //    pass (below), and the other workers start now; without one every worker is a thread
+    //    taking the next job from this process's list, started now
     auto work = [&](unsigned w) {
       try {
         pg_worker_options wo;
@@ -780,13 +868,47 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
       }
       --running;
     };
-    if (opt.workers > 0) ++running;  // worker 0, this thread, later
-    for (unsigned w = 1; w < opt.workers; ++w) {
-      ++running;
-      threads.emplace_back(work, w);
+    std::atomic<std::size_t> next_job{0};
+    const std::map<std::string, std::string> kv_map(kv.begin(), kv.end());
+    auto work_here = [&](unsigned w) {
+      const std::string name = detail::pgw::host_pid() + ":" + std::to_string(w);
+      pg_job_times times;
+      std::size_t done = 0;
+      try {
+        for (std::size_t j = next_job++; j < jobs.size() && !stop; j = next_job++) {
+          pg_job_claim cl;
+          cl.job = static_cast<int>(j);
+          cl.scopes = jobs[j].first;
+          cl.records = jobs[j].second;
+          local_results[j] =
+              pg_check_job(conninfo, kv_map, cl, settings, opt.fetch_rows, {}, nullptr, &times);
+          ++done;
+        }
+      } catch (...) {
+        std::lock_guard lock(err_m);
+        if (!worker_error) worker_error = std::current_exception();
+        stop = true;
+      }
+      std::lock_guard lock(err_m);
+      if (done) res.jobs_by_worker[name] += done;
+      res.timings.jobs.read_s += times.read_s;
+      res.timings.jobs.check_s += times.check_s;
+    };
+    if (table) {
+      if (opt.workers > 0) ++running;  // worker 0, this thread, later
+      for (unsigned w = 1; w < opt.workers; ++w) {
+        ++running;
+        threads.emplace_back(work, w);
+      }
+    } else {
+      for (unsigned w = 0; w < std::max(1u, opt.workers); ++w) threads.emplace_back(work_here, w);
     }
-    // the whole table, read while the workers check their jobs; it must be what was counted
-    auto store = pg_store<>::open(conninfo, mapping, so);
+    // the whole table, read while the workers check their jobs; it must be what was counted.
+    // The store-wide detectors need no vector, so the vectors are not read (only their
+    // lengths), unless the caller wants the rows (on_rows).
+    pg_store_options wide_opt = so;
+    wide_opt.vectors = !opt.on_rows;
+    auto store = pg_store<>::open(conninfo, mapping, wide_opt);
     lap(res.timings.read_s);
     if (store.size() != census.rows || store.dimension() != census.dimension)
       throw error(error_code::io, where + ": the rows read (" + std::to_string(store.size()) +
@@ -817,7 +939,11 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
       std::size_t position = 0;
       auto one = [&](const auto& det) {
         using D = std::remove_cvref_t<decltype(det)>;
-        if constexpr (!scope_local_detector<D>::value) {
+        if constexpr (std::is_same_v<D, structural_detector>) {
+          D part = det;
+          part.part = structural_detector::part_kind::store_wide;
+          part.run(whole, wide[position]);
+        } else if constexpr (detail::pgw::in_coordinator<D>) {
           det.run(whole, wide[position]);
         } else if constexpr (requires { det.cross_scope_check; }) {
           if (det.cross_scope_check) {
@@ -851,50 +977,64 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
     at.reserve(store.size());
     for (std::size_t i = 0; i < store.size(); ++i) at.emplace(store.store_key(i), i);
     lap(res.timings.store_wide_s);
-    // worker 0: this thread checks jobs too, until none is left
-    if (opt.workers > 0) work(0);
-    lap(res.timings.own_jobs_s);
-    // wait for every job
-    const auto start = std::chrono::steady_clock::now();
-    while (true) {
-      auto st = exec(c,
-                     "SELECT count(*) FILTER (WHERE state = 'done'), count(*) FILTER (WHERE "
-                     "state = 'failed'), (SELECT 'job ' || job || ': ' || coalesce(error, '') "
-                     "FROM " +
-                         jobs_t + " WHERE state = 'failed' ORDER BY job LIMIT 1) FROM " + jobs_t,
-                     {}, where, "cannot read the job table");
-      if (cell(st.get(), 0, 1) != "0")
-        throw error(error_code::io, where + ": a job failed: " + cell(st.get(), 0, 2));
-      if (cell(st.get(), 0, 0) == std::to_string(res.jobs)) break;
-      if (opt.workers > 0 && running == 0) {
-        std::lock_guard lock(err_m);
-        if (worker_error) std::rethrow_exception(worker_error);
+    // (job, findings) of every scope-level job, in job order
+    std::vector<std::pair<std::string, std::string>> results;
+    if (table) {
+      // worker 0: this thread checks jobs too, until none is left
+      if (opt.workers > 0) work(0);
+      lap(res.timings.own_jobs_s);
+      // wait for every job
+      const auto start = std::chrono::steady_clock::now();
+      while (true) {
+        auto st = exec(c,
+                       "SELECT count(*) FILTER (WHERE state = 'done'), count(*) FILTER (WHERE "
+                       "state = 'failed'), (SELECT 'job ' || job || ': ' || coalesce(error, '') "
+                       "FROM " +
+                           jobs_t + " WHERE state = 'failed' ORDER BY job LIMIT 1) FROM " + jobs_t,
+                       {}, where, "cannot read the job table");
+        if (cell(st.get(), 0, 1) != "0")
+          throw error(error_code::io, where + ": a job failed: " + cell(st.get(), 0, 2));
+        if (cell(st.get(), 0, 0) == std::to_string(res.jobs)) break;
+        if (opt.workers > 0 && running == 0) {
+          std::lock_guard lock(err_m);
+          if (worker_error) std::rethrow_exception(worker_error);
+        }
+        if (opt.wait_limit.count() > 0 && std::chrono::steady_clock::now() - start > opt.wait_limit)
+          throw error(error_code::io, where + ": not every job was done within the wait limit (" +
+                                          std::to_string(opt.wait_limit.count()) + " ms)");
+        std::this_thread::sleep_for(opt.poll);
       }
-      if (opt.wait_limit.count() > 0 && std::chrono::steady_clock::now() - start > opt.wait_limit)
-        throw error(error_code::io, where + ": not every job was done within the wait limit (" +
-                                        std::to_string(opt.wait_limit.count()) + " ms)");
-      std::this_thread::sleep_for(opt.poll);
+      join_all();
+      lap(res.timings.wait_s);
+      // 5. merge
+      auto rr = exec(c,
+                     "SELECT r.job, r.worker, r.findings, j.attempts, j.parent IS NOT NULL FROM " +
+                         results_t + " r JOIN " + jobs_t + " j USING (job) ORDER BY r.job",
+                     {}, where, "cannot read the results");
+      if (PQntuples(rr.get()) != static_cast<int>(res.jobs))
+        throw error(error_code::io, where + ": " + std::to_string(PQntuples(rr.get())) +
+                                        " results for " + std::to_string(res.jobs) + " jobs");
+      for (int k = 0; k < PQntuples(rr.get()); ++k) {
+        ++res.jobs_by_worker[cell(rr.get(), k, 1)];
+        res.job_claims += std::stoul(cell(rr.get(), k, 3));
+        if (cell(rr.get(), k, 4) == "t") continue;  // a block job: its pairs went to its scope's
+        results.emplace_back(cell(rr.get(), k, 0), cell(rr.get(), k, 2));
+      }
+    } else {
+      join_all();
+      lap(res.timings.wait_s);
+      if (worker_error) std::rethrow_exception(worker_error);
+      res.job_claims = jobs.size();
+      for (std::size_t j = 0; j < jobs.size(); ++j)
+        results.emplace_back(std::to_string(j), std::move(local_results[j]));
     }
-    join_all();
-    lap(res.timings.wait_s);
-    // 5. merge
-    auto rr = exec(c,
-                   "SELECT r.job, r.worker, r.findings, j.attempts, j.parent IS NOT NULL FROM " +
-                       results_t + " r JOIN " + jobs_t + " j USING (job) ORDER BY r.job",
-                   {}, where, "cannot read the results");
-    if (PQntuples(rr.get()) != static_cast<int>(res.jobs))
-      throw error(error_code::io, where + ": " + std::to_string(PQntuples(rr.get())) +
-                                      " results for " + std::to_string(res.jobs) + " jobs");
     std::vector<std::vector<detail::pgw::decoded>> by_job;  // scope-level jobs, in job order
     by_job.reserve(jobs.size());
-    for (int k = 0; k < PQntuples(rr.get()); ++k) {
-      ++res.jobs_by_worker[cell(rr.get(), k, 1)];
-      res.job_claims += std::stoul(cell(rr.get(), k, 3));
-      if (cell(rr.get(), k, 4) == "t") continue;  // a block job: its pairs went to its scope's job
-      const auto arr = nlohmann::json::parse(cell(rr.get(), k, 2), nullptr, false);
+    for (const auto& [job, text] : results) {
+      const auto arr = nlohmann::json::parse(text, nullptr, false);
       if (!arr.is_array())
         throw error(error_code::parse,
-                    where + ": the result of job " + cell(rr.get(), k, 0) + " is not a JSON array");
+                    where + ": the result of job " + job + " is not a JSON array");
       auto& dst = by_job.emplace_back();
       for (const auto& e : arr) {
         detail::pgw::decoded x;
@@ -910,6 +1050,7 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
         dst.push_back(std::move(x));
       }
     }
+    results.clear();
     for (auto& job : by_job)
       for (auto& x : job) std::sort(x.at.begin(), x.at.end());
     // (info check_skipped keeps its ids' order for the merge: re-derive it per id)
@@ -928,7 +1069,9 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
     std::size_t position = 0;
     auto put = [&](const auto& det) {
       using D = std::remove_cvref_t<decltype(det)>;
-      if constexpr (scope_local_detector<D>::value) {
+      if constexpr (std::is_same_v<D, structural_detector>) {
+        detail::pgw::merge_structural(by_job, position, wide[position], store, r.findings);
+      } else if constexpr (detail::pgw::in_jobs<D>::value) {
         detail::pgw::merge_local(by_job, position, r.findings);
         if constexpr (requires { det.cross_scope_check; })
           for (auto& f : cross) r.findings.push_back(std::move(f));
@@ -941,7 +1084,9 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
     lap(res.timings.merge_s);
     if (opt.on_rows) opt.on_rows(store);
   } catch (...) {
-    // stop the workers: without the run's tables they end with an error
+    // stop the workers: without the run's tables they end with an error; this process's list
+    // workers after their current job
+    stop = true;
     drop();
     join_all();
     throw;

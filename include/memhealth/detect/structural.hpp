@@ -80,6 +80,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -188,6 +189,19 @@ inline std::int64_t to_evidence_int(std::size_t v) noexcept {
   return static_cast<std::int64_t>(v);
 }
 
+// Whether record i of `store` has a vector: its `vector_length(i)` when the store has one (a
+// PostgreSQL store read without its vectors, pg_store_options::vectors), else a non-empty
+// embedding(i).
+template <class S>
+bool has_vector(const S& store, std::size_t i) {
+  if constexpr (requires {
+                  { store.vector_length(i) } -> std::convertible_to<std::size_t>;
+                })
+    return store.vector_length(i) > 0;
+  else
+    return !store.embedding(i).empty();
+}
+
 // What the single record pass of structural_detector gathers for the store-wide checks.
 struct structural_scan {
   std::vector<std::pair<std::size_t, std::size_t>> keyed;  // (id hash, record index), all records
@@ -231,6 +245,21 @@ struct structural_detector {
   /// are cut into `threads` consecutive ranges and the findings are concatenated in range
   /// order, so the output is identical for every value.
   unsigned threads = 1;
+  /// Which checks a run makes (see `part`).
+  enum class part_kind {
+    all,         ///< every check (the default)
+    per_record,  ///< each changed record's own fields only (see `part`)
+    store_wide   ///< the rest: dangling links, duplicate ids, supersession, cycles, versions
+  };
+  /// `per_record`: only the checks of one record's own fields (content, embedding, status,
+  /// source, scope, metadata, timestamps), whose findings name that record and depend on it, the
+  /// run's clock and its dimension alone; `store_wide`: the rest, which need every record's id,
+  /// links, status, embedding version and whether it has a vector, but neither its text nor the
+  /// vector (`detail::has_vector` asks a store's `vector_length(i)` when it has one). The
+  /// findings of `all` are those of the two, interleaved: record by record, its own checks then
+  /// its dangling links; then the store-wide findings. detect/pg_workers.hpp runs the two parts
+  /// in different processes (per scope in the workers, store-wide in the coordinator).
+  part_kind part = part_kind::all;
 
   /// Appends structural findings; never mutates the store.
   /// One pass over the records does the per-record checks (changed records only) and gathers,
@@ -259,15 +288,15 @@ struct structural_detector {
         scan_range(ctx, b0, b1, st, out);
       } else {
         // Consecutive ranges, one per thread; findings and gathered facts merged in range order.
-        std::vector<detail::structural_scan> part(w_here);
+        std::vector<detail::structural_scan> parts(w_here);
         std::vector<std::vector<finding>> found(w_here);
         detail::run_workers(w_here, [&](std::size_t w) {
-          scan_range(ctx, b0 + m * w / w_here, b0 + m * (w + 1) / w_here, part[w], found[w],
+          scan_range(ctx, b0 + m * w / w_here, b0 + m * (w + 1) / w_here, parts[w], found[w],
                      &st.keyed);
         });
         for (std::size_t w = 0; w < w_here; ++w) {
           for (auto& f : found[w]) out.push_back(std::move(f));
-          auto& p = part[w];
+          auto& p = parts[w];
           st.edges.insert(st.edges.end(), p.edges.begin(), p.edges.end());
           st.dup_active.insert(st.dup_active.end(), p.dup_active.begin(), p.dup_active.end());
           st.superseded.insert(st.superseded.end(), p.superseded.begin(), p.superseded.end());
@@ -277,6 +306,7 @@ struct structural_detector {
       }
       if constexpr (requires { ctx.drain(out); }) ctx.drain(out);
     }
+    if (part == part_kind::per_record) return;
     report_duplicate_ids(ctx, st, out);
     if constexpr (detail::field_duplicate_of::available<const R> ||
                   detail::field_supersedes::available<const R>) {
@@ -308,10 +338,11 @@ struct structural_detector {
       const R& r = store.record(i);
       const bool changed = ctx.is_changed(i);
       ids[i] = {hash(field::id(r)), i};
-      if (changed) check_record(ctx, i, r, out);
+      if (changed && part != part_kind::store_wide) check_record(ctx, i, r, out);
+      if (part == part_kind::per_record) continue;
       if constexpr (detail::has_any_link_field<R>) scan_links(ctx, i, r, changed, st, out);
       if constexpr (versioned_embedding_record<R>)
-        count_version(store.embedding(i), field::embedding_version(r), changed, st);
+        count_version(detail::has_vector(store, i), field::embedding_version(r), changed, st);
     }
   }
 
@@ -410,9 +441,9 @@ struct structural_detector {
 
   // Counts records with an embedding per embedding_version; consecutive records usually share
   // a version, so the last counter is reused without a lookup.
-  static void count_version(std::span<const float> e, std::string_view v, bool changed,
+  static void count_version(bool with_vector, std::string_view v, bool changed,
                             detail::structural_scan& st) {
-    if (e.empty()) return;
+    if (!with_vector) return;
     st.version_changed = st.version_changed || changed;
     if (st.last_count && v == st.last_version) {
       ++*st.last_count;
@@ -680,7 +711,7 @@ struct structural_detector {
       for (const auto& [v, c] : counts)
         f.with("version:" + std::string(v), detail::to_evidence_int(c));
       for (std::size_t i = 0; i < n && f.record_ids.size() < max_listed_ids; ++i)
-        if (!store.embedding(i).empty() &&
+        if (detail::has_vector(store, i) &&
             field::embedding_version(store.record(i)) != migration_to)
           f.record_ids.emplace_back(field::id(store.record(i)));
       f.with("migrated", detail::to_evidence_int(migrated));
@@ -694,7 +725,7 @@ struct structural_detector {
       f.with("version:" + std::string(v), detail::to_evidence_int(c));
     std::size_t minority = 0;
     for (std::size_t i = 0; i < n; ++i) {
-      if (store.embedding(i).empty()) continue;
+      if (!detail::has_vector(store, i)) continue;
       const auto& r = store.record(i);
       if (field::embedding_version(r) == majority->first) continue;
       if (minority++ < max_listed_ids) f.record_ids.emplace_back(field::id(r));

@@ -116,6 +116,13 @@ struct pg_mapping {
   friend bool operator==(const pg_mapping&, const pg_mapping&) = default;
 };
 
+/// Whether rows can be read by scope under this mapping (the scope has a column or JSON path of
+/// its own: memhealth's schema, or `fields` names "scope"), as `pg_store::scope_selectable()`
+/// says of an open store; a check can then be cut into jobs by scope (detect/pg_workers.hpp).
+[[nodiscard]] inline bool pg_mapping_scope_selectable(const pg_mapping& m) {
+  return !m.record_column.empty() || m.fields.count("scope") > 0;
+}
+
 /// The canonical field names a mapping may name in `fields` (every key of the record JSON but
 /// id and embedding, which have places of their own).
 inline constexpr std::string_view pg_mappable_fields[] = {"content",         "embedding_version",

@@ -95,6 +95,13 @@ struct pg_store_options {
   /// detect/pg_workers.hpp). Needs a mapping that gives the scope a column or JSON path of its
   /// own (memhealth's schema, mem0, langgraph): error(precondition) otherwise.
   std::optional<std::vector<std::string>> scopes;
+  /// false: each row's vector is not read, only its element count (`cardinality(...)` on the
+  /// server; `vector_length(i)`), so the store holds every record without its embedding:
+  /// `embedding(i)` and `record(i).embedding` are empty, `dimension()` is the most common count.
+  /// For a pass that needs every row's id, links and text but not the vectors (the store-wide
+  /// detectors of detect/pg_workers.hpp). Needs `read_only` (a write compares and writes the
+  /// vectors): error(precondition) otherwise. A malformed vector is not noticed by such a read.
+  bool vectors = true;
 };
 
 /// What `pg_store::census` counts in a table without reading its records: one grouped pass on
@@ -136,6 +143,9 @@ class pg_store {
     pg_store s;
     s.where_ = describe_conninfo(conninfo) + " table " + mapping.table;
     s.opt_ = opt;
+    if (!opt.vectors && !opt.read_only)
+      throw error(error_code::precondition,
+                  s.where_ + ": a store read without its vectors must be opened read-only");
     s.conn_ = detail::pg::connect(conninfo);
     s.conninfo_ = conninfo;
     if (!mapping.record_column.empty()) s.read_meta();
@@ -262,6 +272,14 @@ class pg_store {
     MEMHEALTH_ASSERT(i < size(), "pg_store::embedding: index out of range");
     return records_[i].embedding;
   }
+  /// The element count of record i's vector (0 = none): embedding(i).size(), or, for a store
+  /// opened with `pg_store_options::vectors` false, the count the server gave.
+  [[nodiscard]] std::size_t vector_length(std::size_t i) const {
+    MEMHEALTH_ASSERT(i < size(), "pg_store::vector_length: index out of range");
+    return opt_.vectors ? records_[i].embedding.size() : lengths_[i];
+  }
+  /// Whether the vectors were read (`pg_store_options::vectors`).
+  [[nodiscard]] bool has_vectors() const noexcept { return opt_.vectors; }
   /// Index of the first record with this id, or nullopt.
   [[nodiscard]] std::optional<std::size_t> find(std::string_view id) const {
     auto it = index_.find(std::string(id));
@@ -500,8 +518,9 @@ class pg_store {
       // one) and then sorted by key: the same rows in the same order.
       if (opt_.scopes)
         exec(c, "SET LOCAL cursor_tuple_fraction = 1.0", {}, where_, "cannot plan the read");
-      const std::string query =
-          opt_.scopes ? table_.select_scopes(c, *opt_.scopes) : table_.select_all();
+      const std::string query = opt_.scopes    ? table_.select_scopes(c, *opt_.scopes, opt_.vectors)
+                                : opt_.vectors ? table_.select_all()
+                                               : table_.select_all_lengths();
       exec(c, "DECLARE memhealth_read NO SCROLL CURSOR FOR " + query, {}, where_,
            "cannot read the table");
       const std::string fetch = "FETCH FORWARD " +
@@ -515,14 +534,18 @@ class pg_store {
         if (n == 0) break;
         std::string text;
         std::vector<std::vector<float>> vecs(static_cast<std::size_t>(n));
+        std::vector<std::size_t> lengths(static_cast<std::size_t>(n), 0);
         // the record column is parsed once, by parse_jsonl: row_json only looks at its shape
         const bool own = !table_.mapping().record_column.empty();
         for (int row = 0; row < n; ++row) {
           keys_.push_back(table_.row_key(r.get(), row));
-          text += table_.row_json(r.get(), row, vecs[static_cast<std::size_t>(row)], !own);
+          const auto k = static_cast<std::size_t>(row);
+          text += table_.row_json(r.get(), row, vecs[k], !own, &lengths[k]);
           text += '\n';
         }
-        if (!append_rows(text, vecs) && own) {
+        if (append_rows(text, vecs))
+          lengths_.insert(lengths_.end(), lengths.begin(), lengths.end());
+        else if (own) {
           std::vector<float> unused;  // the row that is not a record: its exact error
           for (int row = 0; row < n; ++row) (void)table_.row_json(r.get(), row, unused, true);
         }
@@ -536,7 +559,12 @@ class pg_store {
       throw;
     }
     for (std::size_t i = 0; i < records_.size(); ++i) index_.emplace(records_[i].id, i);
-    dim_ = memory_store<R>::most_common_dimension(records_);
+    std::map<std::size_t, std::size_t> by_length;  // as most_common_dimension: ties to the smaller
+    for (std::size_t n : lengths_)
+      if (n > 0) ++by_length[n];
+    std::size_t best = 0;
+    for (const auto& [n, count] : by_length)
+      if (count > best) dim_ = n, best = count;
   }
 
   // Appends the records of `text` (one line per row) with their vectors. @return false (nothing
@@ -610,6 +638,7 @@ class pg_store {
   detail::pg::table_access table_;
   std::vector<R> records_;
   std::vector<std::vector<std::string>> keys_;
+  std::vector<std::size_t> lengths_;  // the vectors' element counts as read
   std::unordered_map<std::string, std::size_t> index_;
   std::size_t dim_ = 0;
   bool in_action_ = false;

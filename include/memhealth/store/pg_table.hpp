@@ -16,6 +16,7 @@
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <optional>
@@ -195,6 +196,11 @@ class table_access {
   // text); select_one_for_update() adds WHERE key = $1.. and FOR UPDATE OF the main table
   // (the vector as text).
   [[nodiscard]] const std::string& select_all() const noexcept { return select_all_; }
+  // select_all() with each row's vector replaced by its element count (int4, NULL when there is
+  // no vector; read_vector gives it as the length): the rows without their vectors' contents.
+  [[nodiscard]] std::string select_all_lengths() const {
+    return "SELECT " + length_cols_ + " FROM " + from_ + " ORDER BY " + order_;
+  }
   [[nodiscard]] const std::string& select_one_for_update() const noexcept { return select_one_; }
 
   // The SQL text expression of a row's record scope (`COALESCE(..., '')`: the scope a record read
@@ -210,7 +216,8 @@ class table_access {
   // ANY(...)`, `OR place IS NULL` when "" is one of them: the same rows), so an index on the
   // scope column (memhealth's schema has one) selects them instead of a scan of the whole table
   // per job. @throws error(precondition) when scope_expression() is empty.
-  [[nodiscard]] std::string select_scopes(PGconn* c, const std::vector<std::string>& scopes) const {
+  [[nodiscard]] std::string select_scopes(PGconn* c, const std::vector<std::string>& scopes,
+                                          bool vectors = true) const {
     if (scope_sql_.empty())
       throw error(error_code::precondition,
                   where_ + ": mapping '" + m_.name +
@@ -220,9 +227,9 @@ class table_access {
     for (std::size_t k = 0; k < scopes.size(); ++k) list += (k ? ", " : "") + literal(c, scopes[k]);
     list += "]::text[]";
     const bool none = std::find(scopes.begin(), scopes.end(), std::string()) != scopes.end();
-    return "SELECT " + read_cols_ + " FROM " + from_ + " WHERE (" + scope_place_ + " = ANY(" +
-           list + ")" + (none ? " OR " + scope_place_ + " IS NULL" : std::string()) +
-           ") ORDER BY " + order_;
+    return "SELECT " + (vectors ? read_cols_ : length_cols_) + " FROM " + from_ + " WHERE (" +
+           scope_place_ + " = ANY(" + list + ")" +
+           (none ? " OR " + scope_place_ + " IS NULL" : std::string()) + ") ORDER BY " + order_;
   }
 
   // One pass over the table's rows, grouped: (scope text, or NULL when scope_expression() is
@@ -241,8 +248,10 @@ class table_access {
   // `check_record` false (memhealth's schema only): the record column is only checked to be on
   // one line and to begin as an object, not parsed; the caller parses it anyway (parse_jsonl)
   // and calls again with true for a row that did not become a record, to throw the exact error.
+  // `length`, when given, gets the vector's element count: vec.size(), or the count a
+  // select_all_lengths() row holds (vec then stays empty).
   std::string row_json(const PGresult* r, int row, std::vector<float>& vec,
-                       bool check_record = true) const {
+                       bool check_record = true, std::size_t* length = nullptr) const {
     int col = static_cast<int>(m_.key.size());
     nlohmann::json j = nlohmann::json::object();
     const std::string at = where_ + ": row " + row_label(r, row);
@@ -267,7 +276,7 @@ class table_access {
       if (!object || text.find('\n') != std::string::npos)
         throw error(error_code::parse,
                     at + ": column '" + m_.record_column + "' is not one JSON object on one line");
-      read_vector(r, row, col, vec, at);
+      read_vector(r, row, col, vec, at, length);
       return text;
     }
     if (!m_.rest.empty()) object_from(col++, "'" + m_.rest.text() + "'");
@@ -286,7 +295,7 @@ class table_access {
     j["id"] = id;
     for (const auto& [f, v] : m_.defaults)
       if (!j.contains(f)) j[f] = v;
-    read_vector(r, row, col, vec, at);
+    read_vector(r, row, col, vec, at, length);
     try {
       return j.dump();
     } catch (const nlohmann::json::exception& ex) {
@@ -294,11 +303,30 @@ class table_access {
     }
   }
 
+  static constexpr Oid int4_oid = 23;  // pg_type.oid of int4 (src/include/catalog/pg_type.dat)
   // The vector in column `col` of row `row` (empty when there is none or it is NULL), in text or
-  // binary format.
+  // binary format; a select_all_lengths() row's int4 count goes to `length` instead.
   void read_vector(const PGresult* r, int row, int col, std::vector<float>& vec,
-                   const std::string& at) const {
+                   const std::string& at, std::size_t* length = nullptr) const {
     vec.clear();
+    if (has_vector() && PQftype(r, col) == int4_oid) {  // select_all_lengths(): the count only
+      std::size_t n = 0;
+      if (!PQgetisnull(r, row, col)) {
+        const char* p = PQgetvalue(r, row, col);
+        std::int64_t v = 0;
+        if (PQfformat(r, col) == 1 && PQgetlength(r, row, col) == 4) {
+          std::uint32_t u = 0;
+          for (int k = 0; k < 4; ++k) u = (u << 8) | static_cast<unsigned char>(p[k]);
+          v = static_cast<std::int32_t>(u);
+        } else {
+          v = std::strtoll(p, nullptr, 10);
+        }
+        if (v < 0) throw error(error_code::parse, at + ": a negative vector length");
+        n = static_cast<std::size_t>(v);
+      }
+      if (length) *length = n;
+      return;
+    }
     if (has_vector() && !PQgetisnull(r, row, col) &&
         !(PQfformat(r, col) == 1
               ? parse_vector_binary(PQgetvalue(r, row, col),
@@ -306,6 +334,7 @@ class table_access {
               : parse_vector_text(PQgetvalue(r, row, col), vec)))
       throw error(error_code::parse,
                   at + ": the vector is not a one-dimensional array of numbers without NULLs");
+    if (length) *length = vec.size();
   }
 
   // The key texts of row `row` (the first key_size() columns of a select).
@@ -621,12 +650,14 @@ class table_access {
     if (!m_.vector.empty()) {
       vector_sql_ = "t." + q(m_.vector.column);
       read_cols += (cols.empty() ? "" : ", ") + vector_sql_ + "::real[]";
+      length_cols_ = cols + (cols.empty() ? "" : ", ") + "cardinality(" + vector_sql_ + "::real[])";
       add(vector_sql_ + "::real[]::text");
     }
     if (m_.vector_table) {
       const auto& vt = *m_.vector_table;
       vector_sql_ = "v." + ident(c, vt.column);
       read_cols += (cols.empty() ? "" : ", ") + vector_sql_ + "::real[]";
+      length_cols_ = cols + (cols.empty() ? "" : ", ") + "cardinality(" + vector_sql_ + "::real[])";
       add(vector_sql_ + "::real[]::text");
       from += " LEFT JOIN " + vt_ + " AS v ON ";
       for (std::size_t k = 0; k < vt.key.size(); ++k)
@@ -637,6 +668,7 @@ class table_access {
     std::string order;
     for (const auto& k : m_.key) order += (order.empty() ? "" : ", ") + std::string("t.") + q(k);
     select_all_ = "SELECT " + read_cols + " FROM " + from + " ORDER BY " + order;
+    if (length_cols_.empty()) length_cols_ = read_cols;  // no vector: the same columns
     cols_ = cols;
     read_cols_ = read_cols;
     from_ = from;
@@ -678,6 +710,7 @@ class table_access {
   std::string select_all_, select_one_;
   std::string cols_, from_, order_, scope_sql_;  // parts of the selects; the scope expression
   std::string read_cols_;    // cols_ with the vector as real[] (select_all_, select_scopes)
+  std::string length_cols_;  // cols_ with the vector's element count (int4) instead of it
   std::string scope_place_;  // the scope's text without COALESCE (NULL when absent); "" = none
   std::string vector_sql_;   // the vector column as the selects name it ("" = none)
 };
