@@ -54,6 +54,25 @@ grep -q '"store": "postgresql://memhealth@[^"]* table mem0"' check.json || fail 
 "$mh" check "$uri" --mapping mem0 --now 2024-03-10T00:00:00Z --exit-zero >check.txt 2>/dev/null
 head -1 check.txt | grep -q '^memhealth check postgresql://memhealth@.* table mem0$' || fail "the check's header does not name the table: $(head -1 check.txt)"
 
+# the single-process check reads scope by scope without a job table: a role that may only
+# SELECT the table gets the same report (its user name aside) and nothing is created
+sql "DROP OWNED BY mh_reader; DROP ROLE mh_reader" 2>/dev/null || true
+sql "CREATE ROLE mh_reader LOGIN; GRANT USAGE ON SCHEMA cli TO mh_reader; GRANT SELECT ON mem0 TO mh_reader"
+ro_uri="${uri/user=memhealth/user=mh_reader}"
+"$mh" check "$ro_uri" --mapping mem0 --format json --now 2024-03-10T00:00:00Z --out check-ro.json \
+  --exit-zero 2>ro.err || fail "check as a read-only role: $(cat ro.err)"
+sed 's/mh_reader@/memhealth@/' check-ro.json | cmp -s check.json - ||
+  fail "check as a read-only role: another report"
+[ "$(sql "SELECT count(*) FROM pg_tables WHERE schemaname = 'cli' AND tablename ~ '^memhealth_'")" = "0" ] ||
+  fail "the single-process check created tables"
+set +e
+"$mh" check "$ro_uri" --mapping mem0 --workers 1 --out /dev/null 2>row.err
+rc=$?
+set -e
+[ "$rc" -ne 0 ] || fail "--workers as a role without CREATE: exit 0"
+grep -q "cannot create the run's tables" row.err || fail "--workers without CREATE: $(cat row.err)"
+sql "REVOKE ALL ON mem0 FROM mh_reader; REVOKE USAGE ON SCHEMA cli FROM mh_reader; DROP ROLE mh_reader"
+
 # --workers: the report of 1 and 2 worker threads is the single-process report, byte for byte
 # (--job-records 1: one job per scope, alice and bob: 2 jobs)
 for n in 1 2; do

@@ -1048,6 +1048,17 @@ TEST_CASE("pg workers: structural and staleness split between jobs and the store
       CHECK(res.findings.count("stale") == 2);
       CHECK(run_tables(c) == "0\n");
     }
+  // a caller that wants the rows (plan --workers) gets them with their vectors
+  pg_run_options ro;
+  ro.job_table = false;
+  std::size_t rows = 0, with_vector = 0;
+  ro.on_rows = [&](const pg_store<>& st) {
+    rows = st.size();
+    for (std::size_t i = 0; i < st.size(); ++i) with_vector += !st.record(i).embedding.empty();
+  };
+  (void)pg_parallel_check(db, pg_own_mapping(), {}, check_options(), ro);
+  CHECK(rows == 8);
+  CHECK(with_vector == 7);
 }
 
 TEST_CASE("pg workers: a worker killed mid-job loses its lease; another finishes it") {

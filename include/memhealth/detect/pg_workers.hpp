@@ -907,7 +907,7 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
     // The store-wide detectors need no vector, so the vectors are not read (only their
     // lengths), unless the caller wants the rows (on_rows).
     pg_store_options wide_opt = so;
-    wide_opt.vectors = !opt.on_rows;
+    wide_opt.vectors = static_cast<bool>(opt.on_rows);
     auto store = pg_store<>::open(conninfo, mapping, wide_opt);
     lap(res.timings.read_s);
     if (store.size() != census.rows || store.dimension() != census.dimension)
