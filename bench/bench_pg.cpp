@@ -10,6 +10,8 @@
 // - pg/copy_floor: `COPY (SELECT record, embedding FROM memhealth_records ORDER BY seq) TO STDOUT`
 //   read to the end: the time to read the rows alone, the floor of any check.
 // - pg/check_single: pg_store::open (the whole table, one cursor) + the default pipeline.
+// - pg/check_scoped: pg_parallel_check without a job table on one thread (`memhealth check
+//   postgresql://` without --workers); its report must equal check_single's.
 // - pg/check_workers/W: pg_parallel_check with W worker threads (jobs of min(20,000, N / 20)
 //   records); its report must equal check_single's (an error otherwise). Counter head_s: seconds
 //   from the call until the job table is filled (`pg_run_options::on_ready`): the serial stretch
@@ -18,10 +20,11 @@
 // Counter records_per_s per wall-clock second; cpu_s: user + system CPU seconds of this process
 // (every thread) during the benchmark; server_cpu_s: of the server's backends that ended
 // meanwhile (the postmaster's reaped children, read from /proc when the server runs on this
-// machine; -1 otherwise). The workers' benchmarks also give the coordinator's phases
-// (pg_run_timings: read_s, wide_s, own_jobs_s, wait_s, merge_s) and the workers' seconds
-// reading and checking jobs (jobs_read_s, jobs_check_s, summed over threads).
-// Each runs once (Iterations(1)).
+// machine; -1 otherwise); peak_rss_mb: this process's peak resident set during the benchmark
+// (VmHWM after a reset through /proc/self/clear_refs). The workers' benchmarks also give the
+// coordinator's phases (pg_run_timings: read_s, wide_s, own_jobs_s, wait_s, merge_s) and the
+// workers' seconds reading and checking jobs (jobs_read_s, jobs_check_s, summed over threads). Each
+// runs once (Iterations(1)).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -166,9 +169,29 @@ double server_cpu() {
 }
 
 // Measures the CPU of this process and of the server's backends over one benchmark iteration.
+// This process's peak resident set (VmHWM of /proc/self/status) in MB, -1 when unreadable.
+double peak_rss_mb() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr) / 1024.0;
+  return -1;
+}
+
+// Resets the peak resident set to the current one (writing "5" to /proc/self/clear_refs, Linux
+// 4.0 and later), so that peak_rss_mb() afterwards is the peak of what ran since.
+void reset_peak_rss() {
+  std::ofstream f("/proc/self/clear_refs");
+  f << "5";
+}
+
 struct cpu_meter {
   double self = self_cpu(), server = server_cpu();
+  cpu_meter() { reset_peak_rss(); }
   void report(benchmark::State& st) const {
+    // peak_rss_mb: this process's peak resident set during the benchmark (the fixture's own
+    // memory included: compare benchmarks of one run)
+    st.counters["peak_rss_mb"] = peak_rss_mb();
     st.counters["cpu_s"] = self_cpu() - self;
     if (server >= 0) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));  // backends reaped
@@ -233,6 +256,27 @@ void BM_pg_check_single(benchmark::State& st) {
   }
 }
 
+// pg_parallel_check without a job table, one thread (what `memhealth check postgresql://`
+// without --workers runs): its report must equal check_single's.
+void BM_pg_check_scoped(benchmark::State& st) {
+  if (!fx().why.empty()) return st.SkipWithError(fx().why.c_str());
+  for (auto _ : st) {
+    const cpu_meter cpu;
+    const auto t = std::chrono::steady_clock::now();
+    pg_run_options ro;
+    ro.job_table = false;
+    ro.job_records = std::clamp<std::size_t>(fx().n / 20, 1, 20000);
+    const auto d = bench_options();
+    const auto res = pg_parallel_check(fx().uri, pg_own_mapping(), {}, d, ro);
+    finish(st, memhealth_bench::seconds_since(t));
+    st.counters["jobs"] = static_cast<double>(res.jobs);
+    cpu.report(st);
+    if (fx().single_report &&
+        check_report_json(res.findings, "bench", d, {}).dump() != *fx().single_report)
+      return st.SkipWithError("the scoped check's report differs from the single-process check's");
+  }
+}
+
 void BM_pg_check_workers(benchmark::State& st) {
   if (!fx().why.empty()) return st.SkipWithError(fx().why.c_str());
   for (auto _ : st) {
@@ -278,6 +322,7 @@ void BM_sqlite_check(benchmark::State& st) {
 
 BENCHMARK(BM_pg_copy_floor)->Name("pg/copy_floor")->Iterations(1)->UseManualTime();
 BENCHMARK(BM_pg_check_single)->Name("pg/check_single")->Iterations(1)->UseManualTime();
+BENCHMARK(BM_pg_check_scoped)->Name("pg/check_scoped")->Iterations(1)->UseManualTime();
 BENCHMARK(BM_pg_check_workers)
     ->Name("pg/check_workers")
     ->Arg(1)
