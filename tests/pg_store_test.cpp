@@ -315,6 +315,22 @@ TEST_CASE("pg_store: a LangGraph-shaped store is read through the langgraph mapp
   CHECK(s.embedding(1).empty());  // only a '$' vector: not the mapped field
   CHECK(s.store_key(1) == "[\"users.bob\",\"m1\"]");
   CHECK(*s.find("users.bob:m1") == 1);
+  // read without the vectors (the joined table's): the lengths only, by scope too
+  pg_store_options lean;
+  lean.read_only = true;
+  lean.vectors = false;
+  const auto l = pg_store<>::open(db, pg_langgraph_mapping(), lean);
+  REQUIRE(l.size() == 2);
+  CHECK(l.record(0).content == "Alice likes tea");
+  CHECK(l.embedding(0).empty());
+  CHECK(l.vector_length(0) == 2);
+  CHECK(l.vector_length(1) == 0);
+  CHECK(l.dimension() == 2);
+  lean.scopes = std::vector<std::string>{"users.bob"};
+  const auto lb = pg_store<>::open(db, pg_langgraph_mapping(), lean);
+  REQUIRE(lb.size() == 1);
+  CHECK(lb.record(0).id == "users.bob:m1");
+  CHECK(lb.vector_length(0) == 0);
 }
 
 TEST_CASE("pg_store: LangGraph rows written and restored: only mapped places change") {
