@@ -63,6 +63,14 @@ ro_uri="${uri/user=memhealth/user=mh_reader}"
   --exit-zero 2>ro.err || fail "check as a read-only role: $(cat ro.err)"
 sed 's/mh_reader@/memhealth@/' check-ro.json | cmp -s check.json - ||
   fail "check as a read-only role: another report"
+# each job reads its scope: without an index on mem0's payload #>> '{user_id}' the check says so
+grep -q "CREATE INDEX ON mem0 ((payload #>> '{user_id}'))" ro.err || fail "no index hint: $(cat ro.err)"
+sql "CREATE INDEX mem0_user ON mem0 ((payload #>> '{user_id}'))"
+"$mh" check "$ro_uri" --mapping mem0 --format json --now 2024-03-10T00:00:00Z --out check-ro2.json \
+  --exit-zero 2>ro2.err || fail "check with the index: $(cat ro2.err)"
+grep -q "no index" ro2.err && fail "an index hint with the index: $(cat ro2.err)"
+cmp -s check-ro.json check-ro2.json || fail "check with the index: another report"
+sql "DROP INDEX mem0_user"
 [ "$(sql "SELECT count(*) FROM pg_tables WHERE schemaname = 'cli' AND tablename ~ '^memhealth_'")" = "0" ] ||
   fail "the single-process check created tables"
 set +e

@@ -209,7 +209,14 @@ int run_parallel_check(const check_options& o, const default_check_settings& set
               << id << ", with the same detection options)\n";
   };
   d.dimension = o.detect.dim;
-  auto res = pg_parallel_check(o.store, load_pg_mapping(pg_mapping_option()), settings, d, ro);
+  const pg_mapping mapping = load_pg_mapping(pg_mapping_option());
+  // every job reads its scopes: without an index on the scope's place each is a scan of the table
+  std::string place;
+  if (pg_store<>::scope_index(o.store, mapping, &place) == false)
+    std::cerr << "memhealth check: note: no index on the scope's place " << place
+              << ": each job scans the whole table; CREATE INDEX ON " << mapping.table << " ("
+              << place << ") makes the check faster\n";
+  auto res = pg_parallel_check(o.store, mapping, settings, d, ro);
   d.dimension = res.dimension;
   if (table)
     std::cerr << "memhealth check: " << res.jobs << " jobs, " << res.job_claims << " claims, by "

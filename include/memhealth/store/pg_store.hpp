@@ -200,6 +200,69 @@ class pg_store {
     return out;
   }
 
+  /// Whether the server can read the rows of one scope through an index on the scope's place (a
+  /// column, or a JSON path such as mem0's `payload #>> '{user_id}'`): the plan (`EXPLAIN`, with
+  /// sequential scans disabled for the question) of reading one scope's rows has the scope in an
+  /// index condition, not in a filter over every row. Without one, every job of a check cut by
+  /// scope (detect/pg_workers.hpp) scans the whole table. nullopt when the mapping gives the scope
+  /// no place of its own. `place`, when given, gets the place as an index expression
+  /// (`scope`, `(payload #>> '{user_id}')`), for a `CREATE INDEX ON T (...)` hint.
+  /// @throws as `census`; nothing is written.
+  static std::optional<bool> scope_index(const std::string& conninfo, pg_mapping mapping,
+                                         std::string* place = nullptr) {
+    pg_store s;
+    s.where_ = describe_conninfo(conninfo) + " table " + mapping.table;
+    s.conn_ = detail::pg::connect(conninfo);
+    if (!mapping.record_column.empty()) s.read_meta();
+    s.table_ = detail::pg::table_access(s.conn_.get(), mapping, true, s.where_);
+    if (s.table_.scope_expression().empty()) return std::nullopt;
+    if (place) {
+      if (!mapping.record_column.empty()) {
+        *place = "scope";
+      } else {
+        const pg_source& src = mapping.fields.at("scope");
+        if (src.path.empty()) {
+          *place = src.column;
+        } else {
+          std::string path;
+          for (const auto& k : src.path) path += (path.empty() ? "" : ",") + k;
+          *place = "(" + src.column + " #>> '{" + path + "}')";
+        }
+      }
+    }
+    using detail::pg::exec;
+    PGconn* c = s.conn_.get();
+    exec(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", {}, s.where_, "cannot begin");
+    bool indexed = false;
+    try {
+      exec(c, "SET LOCAL enable_seqscan = off", {}, s.where_, "cannot plan a read");
+      auto r = exec(c,
+                    "EXPLAIN (FORMAT JSON) " +
+                        s.table_.select_scopes(c, {std::string("memhealth-plan-probe")}),
+                    {}, s.where_, "cannot plan a read");
+      const auto plan = nlohmann::json::parse(detail::pg::cell(r.get(), 0, 0), nullptr, false);
+      // an index condition on the probe's scope anywhere in the plan (not a filter applied to
+      // every row of a scan, sequential or in key order)
+      std::vector<const nlohmann::json*> todo{&plan};
+      while (!todo.empty()) {
+        const nlohmann::json* n = todo.back();
+        todo.pop_back();
+        if (n->is_object())
+          if (auto it = n->find("Index Cond");
+              it != n->end() && it->is_string() &&
+              it->get<std::string>().find("memhealth-plan-probe") != std::string::npos)
+            indexed = true;
+        if (n->is_structured())
+          for (const auto& x : *n) todo.push_back(&x);  // an object's values, an array's items
+      }
+      exec(c, "ROLLBACK", {}, s.where_, "cannot end the plan");
+    } catch (...) {
+      PQclear(PQexec(c, "ROLLBACK"));
+      throw;
+    }
+    return indexed;
+  }
+
   /// Creates memhealth's own schema (`memhealth_meta`, `memhealth_records`) in the database
   /// `conninfo` names, fills it with `records` (index order) in one transaction, and opens it.
   /// @throws error(precondition) when `memhealth_records` exists (nothing is replaced); as
