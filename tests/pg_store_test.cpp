@@ -762,6 +762,9 @@ TEST_CASE("pg_store: census counts rows per scope and vector length, in a snapsh
     REQUIRE(c.scopes);
     CHECK(*c.scopes == std::map<std::string, std::size_t>{{"s:a", 3}, {"s:b", 2}});
     CHECK(pg_store<>::open(db, pg_own_mapping()).dimension() == 3);
+    std::string place;
+    CHECK(pg_store<>::scope_index(db, pg_own_mapping(), &place) == true);  // the schema's index
+    CHECK(place == "scope");
   }
   SUBCASE("mem0 table: an exported snapshot hides later rows; a mapping without a scope") {
     const auto db = fresh_schema(*uri, "census_mem0");
@@ -807,6 +810,13 @@ TEST_CASE("pg_store: census counts rows per scope and vector length, in a snapsh
     CHECK(res.dimension == 3);
     CHECK(parallel_json(res) ==
           check_json_via_jsonl(pg_store<>::open(db, plain), "census-noscope"));
+    // an index on mem0's scope place: none, then one (the planner reads one scope through it)
+    CHECK(!pg_store<>::scope_index(db, plain).has_value());
+    std::string place;
+    CHECK(pg_store<>::scope_index(db, pg_mem0_mapping(), &place) == false);
+    CHECK(place == "(payload #>> '{user_id}')");
+    m.run("CREATE INDEX mem0_user ON mem0 ((payload #>> '{user_id}'))");
+    CHECK(pg_store<>::scope_index(db, pg_mem0_mapping()) == true);
   }
 }
 
