@@ -270,9 +270,8 @@ inline load_result load_store_file(const std::string& path) {
 #if MEMHEALTH_CLI_HAVE_PG
     auto s = open_pg_store(path, true);
     load_result lr;
-    lr.records.reserve(s.size());
-    for (std::size_t i = 0; i < s.size(); ++i) lr.records.push_back(s.record(i));
     lr.lines_read = s.size();
+    lr.records = std::move(s).release_records();  // moved, not copied: the rows are held once
     return lr;
 #else
     no_pg_support();

@@ -282,7 +282,8 @@ struct snapshot {
 #if MEMHEALTH_CLI_HAVE_PG
   /// A postgresql:// store as this poll read it (its connection open until the poll ends): the
   /// live store the poll's repairs write through, so the table is read once per poll.
-  std::optional<pg_store<>> pg;
+  std::optional<pg_store<>> pg;  // the live store, for repairs (kept only by a repairing watch)
+  std::string pg_scope;          // its pg_history_scope
 #endif
 };
 
@@ -318,15 +319,20 @@ void refresh_pg(snapshot& s, const std::string& uri, std::size_t dim, bool writa
   s.pg.reset();
   s.store.reset();
   auto live = open_pg_store(uri, !writable);
-  std::vector<memory_record> rows;
-  rows.reserve(live.size());
-  for (std::size_t i = 0; i < live.size(); ++i) rows.push_back(live.record(i));
-  const std::size_t d = dim ? dim : memory_store<>::most_common_dimension(rows);
   // the ids' fingerprint a write-ahead log records (store_identity.hpp), with the row count
-  s.signature = "pg:" + std::to_string(rows.size()) + ":" + identify_store(live).fingerprint;
+  s.signature = "pg:" + std::to_string(live.size()) + ":" + identify_store(live).fingerprint;
   s.issues = 0;
+  s.pg_scope = pg_history_scope(live);
+  std::vector<memory_record> rows;
+  if (writable) {  // repairs write through the live store: the watcher checks a copy
+    rows.reserve(live.size());
+    for (std::size_t i = 0; i < live.size(); ++i) rows.push_back(live.record(i));
+  } else {  // no repair: the rows are moved out, held once, and the connection closed
+    rows = std::move(live).release_records();
+  }
+  const std::size_t d = dim ? dim : memory_store<>::most_common_dimension(rows);
+  if (writable) s.pg.emplace(std::move(live));
   s.store.emplace(memory_store<>::from_records(std::move(rows), d));
-  s.pg.emplace(std::move(live));
 }
 #endif
 
@@ -767,7 +773,7 @@ int run_watch_steps(const watch_cli_options& o, watch_litter& litter) {
       if (pg) {
         refresh_pg(snap, o.store, c.opt.dimension, c.repair);
         if (!w) {
-          const std::string scope = pg_history_scope(*snap.pg);
+          const std::string scope = snap.pg_scope;
           start_watching(scope, scope);
         }
       } else {

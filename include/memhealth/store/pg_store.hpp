@@ -379,6 +379,17 @@ class pg_store {
   /// Where the store is, for messages: `postgresql://user@host:port/db table T` (no secret).
   [[nodiscard]] const std::string& description() const noexcept { return where_; }
 
+  /// Moves the records out (index order, embeddings included) and closes the connection: for a
+  /// caller that needs the rows, not the store (no copy). The store is empty afterwards.
+  [[nodiscard]] std::vector<R> release_records() && {
+    index_.clear();
+    keys_.clear();
+    lengths_.clear();
+    undo_.clear();
+    conn_.reset();
+    return std::move(records_);
+  }
+
   /// A complete copy of record i. @throws error(not_found) for a bad index.
   [[nodiscard]] R extract(std::size_t i) const {
     if (i >= size()) throw error(error_code::not_found, "pg_store: record index out of range");
