@@ -1330,6 +1330,22 @@ inline std::size_t conjoined_clause(const claim_lexicon& lex, const std::vector<
     const sv x = t[k].w;
     const std::uint32_t c = lex.en(x);
     if (x == "he" || x == "she" || x == "they" || x == "i" || x == "we" || x == "it") return i;
+    auto be = [](sv w) { return w == "is" || w == "are" || w == "was" || w == "were"; };
+    // General rule: an existential ("... and there is no other girl watching") begins a clause
+    if (x == "there" && k + 1 < t.size() && be(t[k + 1].w)) return i;
+    // General rule: after a clause with its own "is"/"are", "and" before a noun phrase of at
+    // most four words and a form of "be" begins a clause with a subject of its own ("a man is
+    // cooking and a woman is watching"); "wife and daughter are vegetarian" has no verb before
+    // its "and", so its two nouns stay one subject
+    if (std::any_of(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(i),
+                    [&](const token& y) { return be(y.w); }))
+      for (std::size_t j = k + 1; j < t.size() && j <= k + 4; ++j) {
+        if (be(t[j].w)) {
+          if (j + 1 < t.size()) return i;
+          break;
+        }
+        if ((lex.en(t[j].w) & (cw::aux | cw::negator)) || t[j].w == "and" || t[j].w == "or") break;
+      }
     if ((c & (cw::aux | cw::negator | cw::change | cw::terminate | cw::frequency |
               cw::att_positive | cw::att_negative | cw::aversion | cw::prefer)) &&
         x != "s")
