@@ -56,6 +56,25 @@ inline bool lowercase_name_holder(const claim_lexicon& lex, const std::vector<to
                      [&](const cw::attribute_cue& a) { return !a.change && a.verb == lemma; });
 }
 
+// A noun phrase without a determiner from `t[from]` to a plural form of "be" ("women are",
+// "young people are", "rugby players were"): one to three words, none a cue word (a relative
+// noun may be one: "children"), a number or a verb form only, then "are" or "were" and a word
+// after it.
+inline bool bare_plural_subject(const claim_lexicon& lex, const std::vector<token>& t,
+                                std::size_t from) {
+  const auto& english = lex.english();
+  for (std::size_t j = from; j < t.size() && j <= from + 3; ++j) {
+    const sv x = t[j].w;
+    if (j > from && (x == "are" || x == "were")) return j + 1 < t.size();
+    const std::string noun = english.lemma(x, word_pos::noun);
+    if ((lex.en(x) & ~cw::relative) != 0 || all_digits(x) ||
+        (english.is_lemma(english.lemma(x, word_pos::verb), word_pos::verb) &&
+         !english.is_lemma(noun, word_pos::noun) && !english.is_lemma(x, word_pos::adj)))
+      return false;
+  }
+  return false;
+}
+
 // Whether a capitalised first word is the verb of a statement without a subject, as memory
 // extractors write them ("Likes dogs", "Enjoys hiking", "Collects stamps", "Moved to Berlin"),
 // rather than a name holding what follows ("Rogers likes tea", "Rogers is tall"): the first word
@@ -167,7 +186,10 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
                    cw::attribute_heads.end() &&
                !subjectless_first_verb(lex, t) && t[i + 1].w != "are" && t[i + 1].w != "were" &&
                t[i + 1].w != "have" && english.lemma(w, word_pos::noun) == w &&
-               !english.is_lemma(w, word_pos::noun)) {
+               !english.is_lemma(w, word_pos::noun) &&
+               // (nor the first word of a plural subject: "Several women are", "Rugby players
+               // are")
+               !bare_plural_subject(lex, t, i)) {
       // a name: capitalised, no cue word, not a noun WordNet knows ("Paper is ...", "Men are")
       std::string name(w);
       ++i;
@@ -253,9 +275,16 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
   std::vector<std::string> terms, object, value, scene, time, subject;
   std::vector<double> quantities;
   bool predicate_set = false, copula = false, object_open = false, in_value = false;
+  // (General rule: a statement without a holder that opens with a plural noun phrase without
+  // a determiner, "Women are not dancing", "Several dogs are running", opens with its subject,
+  // as one after a determiner does)
   bool subject_zone =
       base.empty() && i < n &&
-      ((lex.en(t[i].w) & cw::stop) || all_digits(t[i].w) || number_word(t[i].w) >= 0);
+      ((lex.en(t[i].w) & cw::stop) || all_digits(t[i].w) || number_word(t[i].w) >= 0 ||
+       (c.holder.empty() && bare_plural_subject(lex, t, i)));
+  // "there is/are" read, its noun phrase not yet begun ("There is no man playing a guitar": the
+  // man is the subject, playing the predicate)
+  bool existential = false;
   bool prefer_seen = false;
   bool handed_over = false;
   bool rehoming = false;     // "rehomed the parrot with a friend": the friend was not given away
@@ -639,6 +668,11 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       continue;
     }
     if (cue & cw::aux) {
+      // an auxiliary ends a noun-phrase subject, also one of stop words only ("Someone is
+      // cleaning a dog": "cleaning" is the verb, not part of the subject); after "there" it
+      // opens the noun phrase the existential is about
+      subject_zone = existential && !predicate_set && terms.empty();
+      existential = false;
       if (w == "is" || w == "are" || w == "was" || w == "were" || w == "am" || w == "be" ||
           w == "s" || w == "m" || w == "re" || w == "being" || w == "been")
         copula = true;
@@ -756,7 +790,11 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
             english.is_lemma(english.lemma(next, word_pos::verb), word_pos::verb) &&
             !english.is_lemma(next, word_pos::adj) && !english.is_lemma(next, word_pos::noun))))
         object_open = false;
-      if (w == "there") subject_zone = false;
+      if (w == "there") {
+        subject_zone = false;
+        existential =
+            i + 1 < n && (next == "is" || next == "are" || next == "was" || next == "were");
+      }
       continue;
     }
     // ---- a content word
@@ -780,6 +818,15 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     if (subject_zone) {
       // a noun phrase subject ("A man is playing ..."): its words are terms
       if (i + 1 < n && (lex.en(next) & (cw::aux | cw::negator))) subject_zone = false;
+      // (an existential's noun phrase ends at a participle, past manner adverbs: "no man
+      // playing a guitar", "no cat hungrily drinking milk")
+      std::size_t k = i + 1;
+      while (k + 1 < n && t[k].w.size() > 4 && t[k].w.ends_with("ly") &&
+             english.is_lemma(t[k].w, word_pos::adv))
+        ++k;
+      if (k < n && t[k].w.size() > 4 && t[k].w.ends_with("ing") && !(lex.en(t[k].w) & cw::stop) &&
+          english.is_lemma(english.lemma(t[k].w, word_pos::verb), word_pos::verb))
+        subject_zone = false;
       terms.push_back(term_of(english, w));
       subject.push_back(terms.back());
       continue;
@@ -902,7 +949,8 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       if (((lemma == "give" || lemma == "call" || lemma == "split" || lemma == "break" ||
             lemma == "pack") &&
            (next == "up" || next == "away" || next == "off")) ||
-          (lemma == "move" && next == "out") || (lemma == "kick" && next == "the") ||
+          (lemma == "move" && next == "out") ||
+          (lemma == "kick" && next == "the" && i + 2 < n && t[i + 2].w == "habit") ||
           (lemma == "get" && next == "rid") || (lemma == "cut" && next == "out") ||
           (lemma == "shave" && next == "off") || (lemma == "drop" && next == "out") ||
           (lemma == "step" && next == "down")) {
