@@ -478,6 +478,8 @@ inline constexpr auto english = std::to_array<entry>({
     {"so", stop},
     {"about", stop},
     {"around", stop},
+    // prepositions of a path are function words, not what a statement is about ("is not
+    // running towards a ball" denies running and the ball)
     {"toward", stop},
     {"towards", stop},
     {"through", stop},
