@@ -336,8 +336,15 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     }
     // a past state, "used to", "previously", "formerly": it held and holds no longer (denied
     // now, a change: "used to live in Shanghai" agrees with "lives in Beijing")
-    // (not a past report: "previously mentioned liking jazz")
-    if (((w == "used" && next == "to") ||
+    // (not a past report: "previously mentioned liking jazz"; not the passive or "accustomed"
+    // after a form of "be" or "get": "a ball is being used to teach a dog", "is used to
+    // early mornings")
+    const bool be_before =
+        i > 0 && (t[i - 1].w == "is" || t[i - 1].w == "are" || t[i - 1].w == "was" ||
+                  t[i - 1].w == "were" || t[i - 1].w == "be" || t[i - 1].w == "being" ||
+                  t[i - 1].w == "been" || t[i - 1].w == "am" || t[i - 1].w == "get" ||
+                  t[i - 1].w == "gets" || t[i - 1].w == "got" || t[i - 1].w == "getting");
+    if (((w == "used" && next == "to" && !be_before) ||
          ((w == "previously" || w == "formerly") && next != "mentioned" && next != "said" &&
           next != "stated" && next != "noted" && next != "told" && next != "shared" &&
           next != "reported" && next != "indicated" && next != "expressed")) &&
