@@ -156,6 +156,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
   std::size_t i = 0;
   std::string partner;                   // "Sam" of "User and Sam ..."
   std::vector<std::size_t> conjunct_at;  // where "and" / "or" starts another object
+  bool verb_conjunct = false;            // one of them begins with a verb's -ing form
   // ---- holder
   bool possessive = false;
   std::string base;
@@ -775,8 +776,13 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
         next.size() > 4 && next.ends_with("ing") &&
         english.is_lemma(english.lemma(next, word_pos::verb), word_pos::verb))
       break;
-    if ((w == "and" || w == "or") && object_open && !object.empty() && !in_value)
+    if ((w == "and" || w == "or") && object_open && !object.empty() && !in_value) {
       conjunct_at.push_back(object.size());  // "hates crowds and festivals": two objects
+      // (a second verb phrase, "holding a sign and seeking money", is no second object)
+      if (i + 1 < n && next.size() > 4 && next.ends_with("ing") &&
+          english.is_lemma(english.lemma(next, word_pos::verb), word_pos::verb))
+        verb_conjunct = true;
+    }
     if ((w == "who" || w == "which") && !(w == "who" ? relative_before : relative) &&
         c.attribute.empty() &&
         ((predicate_set && !object.empty()) || (copula && !predicate_set && !terms.empty()))) {
@@ -1231,9 +1237,15 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
                  object.end());
   }
   // an aversion to several objects is one to each ("dislikes desserts and sugary snacks":
-  // dislikes desserts, dislikes sugary snacks): one more claim per object, besides the whole
-  if (c.polarity < 0 && c.kind == predicate_class::preference && !conjunct_at.empty() &&
-      comparative_at == n && c.attribute.empty() && conjunct_at.back() < object.size()) {
+  // dislikes desserts, dislikes sugary snacks): one more claim per object, besides the whole;
+  // so is a negated verb's ("doesn't wear glasses or contacts", "is not wearing bunny ears and
+  // race numbers": neither), but not a negated one-off event, nor two verb phrases ("no man
+  // holding a sign and seeking money" may deny only the two together)
+  if (c.polarity < 0 &&
+      (c.kind == predicate_class::preference ||
+       (!c.predicate.empty() && !c.event && !verb_conjunct)) &&
+      !conjunct_at.empty() && comparative_at == n && c.attribute.empty() &&
+      conjunct_at.back() < object.size()) {
     std::vector<std::string> rest;  // the terms outside the object (the predicate)
     for (const auto& x : terms)
       if (std::find(object.begin(), object.end(), x) == object.end()) rest.push_back(x);
