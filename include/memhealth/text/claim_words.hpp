@@ -486,6 +486,11 @@ inline constexpr auto english = std::to_array<entry>({
     {"across", stop},
     {"along", stop},
     {"some", stop},
+    // determiners of an unstated number name no content ("Several children are ...")
+    {"several", stop},
+    {"various", stop},
+    {"numerous", stop},
+    {"multiple", stop},
     {"any", stop},
     {"much", stop},
     {"by", stop},
