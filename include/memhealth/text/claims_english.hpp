@@ -630,7 +630,11 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       }
       continue;
     }
-    if ((w == "that" || w == "which" || w == "who") && predicate_set) relative = true;
+    // (a relative clause restricts the object, or a noun-phrase subject: "there is no dog which
+    // is furry" denies only furry dogs)
+    if ((w == "that" || w == "which" || w == "who") &&
+        (predicate_set || (subject_zone && !subject.empty())))
+      relative = true;
     // General rule: "without (any) trouble", "with no reaction" after the predicate says how the
     // thing went, not that it did not happen: no negation of the clause, and no part of what
     // the holder does ("eats shrimp every Friday without any reaction" eats shrimp). Only
