@@ -1023,7 +1023,9 @@ TEST_CASE("tune judge: SICK train" * doctest::test_suite("real_data")) {
   MESSAGE("SICK train, judge defaults: tp " << c.tp << " fp " << c.fp << " precision "
                                             << c.precision << " recall " << c.recall);
   CHECK(c.tp + c.fn == 665);
-  CHECK(c.precision >= 0.93);  // as claims_test.cpp measures it
+  // as claims_test.cpp measures it: tp 554 fp 26 (precision 0.955, recall 0.833; 2026-12-07)
+  CHECK(c.precision >= 0.95);
+  CHECK(c.recall >= 0.83);
 }
 
 TEST_CASE("audit report: the sample store's repair run") {

@@ -802,7 +802,18 @@ struct claim_rules {
         const auto denied = attitude_object(n, p.terms);
         holds = !denied.empty() && denied_in(lex, denied, p.terms) == denied.size();
       } else {
-        holds = !n.terms.empty() && denied_in(lex, n.terms, p.terms) == n.terms.size();
+        // General rule: a noun of a measure (claim_words::measure_nouns: "a bowl of cereal", "a
+        // glass of milk") is no part of what is denied when the other side does not name it:
+        // "no man eating a bowl of cereal" denies eating cereal ("the man is eating cereal"),
+        // as long as something besides the measure is left to deny
+        std::vector<std::string> denied = n.terms;
+        std::erase_if(denied, [&](const std::string& t) {
+          return std::find(claim_words::measure_nouns.begin(), claim_words::measure_nouns.end(),
+                           t) != claim_words::measure_nouns.end() &&
+                 !std::binary_search(p.terms.begin(), p.terms.end(), t);
+        });
+        if (denied.size() < 2) denied = n.terms;
+        holds = !denied.empty() && denied_in(lex, denied, p.terms) == denied.size();
       }
       if (!holds) return {false, false, "not_contained"};
       // the scene of what is denied must be among the other's scenes or its routine ("in the

@@ -478,7 +478,19 @@ inline constexpr auto english = std::to_array<entry>({
     {"so", stop},
     {"about", stop},
     {"around", stop},
+    // prepositions of a path are function words, not what a statement is about ("is not
+    // running towards a ball" denies running and the ball)
+    {"toward", stop},
+    {"towards", stop},
+    {"through", stop},
+    {"across", stop},
+    {"along", stop},
     {"some", stop},
+    // determiners of an unstated number name no content ("Several children are ...")
+    {"several", stop},
+    {"various", stop},
+    {"numerous", stop},
+    {"multiple", stop},
     {"any", stop},
     {"much", stop},
     {"by", stop},

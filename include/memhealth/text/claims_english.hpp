@@ -56,6 +56,25 @@ inline bool lowercase_name_holder(const claim_lexicon& lex, const std::vector<to
                      [&](const cw::attribute_cue& a) { return !a.change && a.verb == lemma; });
 }
 
+// A noun phrase without a determiner from `t[from]` to a plural form of "be" ("women are",
+// "young people are", "rugby players were"): one to three words, none a cue word (a relative
+// noun may be one: "children"), a number or a verb form only, then "are" or "were" and a word
+// after it.
+inline bool bare_plural_subject(const claim_lexicon& lex, const std::vector<token>& t,
+                                std::size_t from) {
+  const auto& english = lex.english();
+  for (std::size_t j = from; j < t.size() && j <= from + 3; ++j) {
+    const sv x = t[j].w;
+    if (j > from && (x == "are" || x == "were")) return j + 1 < t.size();
+    const std::string noun = english.lemma(x, word_pos::noun);
+    if ((lex.en(x) & ~cw::relative) != 0 || all_digits(x) ||
+        (english.is_lemma(english.lemma(x, word_pos::verb), word_pos::verb) &&
+         !english.is_lemma(noun, word_pos::noun) && !english.is_lemma(x, word_pos::adj)))
+      return false;
+  }
+  return false;
+}
+
 // Whether a capitalised first word is the verb of a statement without a subject, as memory
 // extractors write them ("Likes dogs", "Enjoys hiking", "Collects stamps", "Moved to Berlin"),
 // rather than a name holding what follows ("Rogers likes tea", "Rogers is tall"): the first word
@@ -137,6 +156,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
   std::size_t i = 0;
   std::string partner;                   // "Sam" of "User and Sam ..."
   std::vector<std::size_t> conjunct_at;  // where "and" / "or" starts another object
+  bool verb_conjunct = false;            // one of them begins with a verb's -ing form
   // ---- holder
   bool possessive = false;
   std::string base;
@@ -167,7 +187,10 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
                    cw::attribute_heads.end() &&
                !subjectless_first_verb(lex, t) && t[i + 1].w != "are" && t[i + 1].w != "were" &&
                t[i + 1].w != "have" && english.lemma(w, word_pos::noun) == w &&
-               !english.is_lemma(w, word_pos::noun)) {
+               !english.is_lemma(w, word_pos::noun) &&
+               // (nor the first word of a plural subject: "Several women are", "Rugby players
+               // are")
+               !bare_plural_subject(lex, t, i)) {
       // a name: capitalised, no cue word, not a noun WordNet knows ("Paper is ...", "Men are")
       std::string name(w);
       ++i;
@@ -253,9 +276,16 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
   std::vector<std::string> terms, object, value, scene, time, subject;
   std::vector<double> quantities;
   bool predicate_set = false, copula = false, object_open = false, in_value = false;
+  // (General rule: a statement without a holder that opens with a plural noun phrase without
+  // a determiner, "Women are not dancing", "Several dogs are running", opens with its subject,
+  // as one after a determiner does)
   bool subject_zone =
       base.empty() && i < n &&
-      ((lex.en(t[i].w) & cw::stop) || all_digits(t[i].w) || number_word(t[i].w) >= 0);
+      ((lex.en(t[i].w) & cw::stop) || all_digits(t[i].w) || number_word(t[i].w) >= 0 ||
+       (c.holder.empty() && bare_plural_subject(lex, t, i)));
+  // "there is/are" read, its noun phrase not yet begun ("There is no man playing a guitar": the
+  // man is the subject, playing the predicate)
+  bool existential = false;
   bool prefer_seen = false;
   bool handed_over = false;
   bool rehoming = false;     // "rehomed the parrot with a friend": the friend was not given away
@@ -307,8 +337,15 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     }
     // a past state, "used to", "previously", "formerly": it held and holds no longer (denied
     // now, a change: "used to live in Shanghai" agrees with "lives in Beijing")
-    // (not a past report: "previously mentioned liking jazz")
-    if (((w == "used" && next == "to") ||
+    // (not a past report: "previously mentioned liking jazz"; not the passive or "accustomed"
+    // after a form of "be" or "get": "a ball is being used to teach a dog", "is used to
+    // early mornings")
+    const bool be_before =
+        i > 0 && (t[i - 1].w == "is" || t[i - 1].w == "are" || t[i - 1].w == "was" ||
+                  t[i - 1].w == "were" || t[i - 1].w == "be" || t[i - 1].w == "being" ||
+                  t[i - 1].w == "been" || t[i - 1].w == "am" || t[i - 1].w == "get" ||
+                  t[i - 1].w == "gets" || t[i - 1].w == "got" || t[i - 1].w == "getting");
+    if (((w == "used" && next == "to" && !be_before) ||
          ((w == "previously" || w == "formerly") && next != "mentioned" && next != "said" &&
           next != "stated" && next != "noted" && next != "told" && next != "shared" &&
           next != "reported" && next != "indicated" && next != "expressed")) &&
@@ -593,7 +630,11 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       }
       continue;
     }
-    if ((w == "that" || w == "which" || w == "who") && predicate_set) relative = true;
+    // (a relative clause restricts the object, or a noun-phrase subject: "there is no dog which
+    // is furry" denies only furry dogs)
+    if ((w == "that" || w == "which" || w == "who") &&
+        (predicate_set || (subject_zone && !subject.empty())))
+      relative = true;
     // General rule: "without (any) trouble", "with no reaction" after the predicate says how the
     // thing went, not that it did not happen: no negation of the clause, and no part of what
     // the holder does ("eats shrimp every Friday without any reaction" eats shrimp). Only
@@ -639,6 +680,11 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       continue;
     }
     if (cue & cw::aux) {
+      // an auxiliary ends a noun-phrase subject, also one of stop words only ("Someone is
+      // cleaning a dog": "cleaning" is the verb, not part of the subject); after "there" it
+      // opens the noun phrase the existential is about
+      subject_zone = existential && !predicate_set && terms.empty();
+      existential = false;
       if (w == "is" || w == "are" || w == "was" || w == "were" || w == "am" || w == "be" ||
           w == "s" || w == "m" || w == "re" || w == "being" || w == "been")
         copula = true;
@@ -734,8 +780,13 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
         next.size() > 4 && next.ends_with("ing") &&
         english.is_lemma(english.lemma(next, word_pos::verb), word_pos::verb))
       break;
-    if ((w == "and" || w == "or") && object_open && !object.empty() && !in_value)
+    if ((w == "and" || w == "or") && object_open && !object.empty() && !in_value) {
       conjunct_at.push_back(object.size());  // "hates crowds and festivals": two objects
+      // (a second verb phrase, "holding a sign and seeking money", is no second object)
+      if (i + 1 < n && next.size() > 4 && next.ends_with("ing") &&
+          english.is_lemma(english.lemma(next, word_pos::verb), word_pos::verb))
+        verb_conjunct = true;
+    }
     if ((w == "who" || w == "which") && !(w == "who" ? relative_before : relative) &&
         c.attribute.empty() &&
         ((predicate_set && !object.empty()) || (copula && !predicate_set && !terms.empty()))) {
@@ -756,7 +807,11 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
             english.is_lemma(english.lemma(next, word_pos::verb), word_pos::verb) &&
             !english.is_lemma(next, word_pos::adj) && !english.is_lemma(next, word_pos::noun))))
         object_open = false;
-      if (w == "there") subject_zone = false;
+      if (w == "there") {
+        subject_zone = false;
+        existential =
+            i + 1 < n && (next == "is" || next == "are" || next == "was" || next == "were");
+      }
       continue;
     }
     // ---- a content word
@@ -780,6 +835,15 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     if (subject_zone) {
       // a noun phrase subject ("A man is playing ..."): its words are terms
       if (i + 1 < n && (lex.en(next) & (cw::aux | cw::negator))) subject_zone = false;
+      // (an existential's noun phrase ends at a participle, past manner adverbs: "no man
+      // playing a guitar", "no cat hungrily drinking milk")
+      std::size_t k = i + 1;
+      while (k + 1 < n && t[k].w.size() > 4 && t[k].w.ends_with("ly") &&
+             english.is_lemma(t[k].w, word_pos::adv))
+        ++k;
+      if (k < n && t[k].w.size() > 4 && t[k].w.ends_with("ing") && !(lex.en(t[k].w) & cw::stop) &&
+          english.is_lemma(english.lemma(t[k].w, word_pos::verb), word_pos::verb))
+        subject_zone = false;
       terms.push_back(term_of(english, w));
       subject.push_back(terms.back());
       continue;
@@ -902,7 +966,8 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       if (((lemma == "give" || lemma == "call" || lemma == "split" || lemma == "break" ||
             lemma == "pack") &&
            (next == "up" || next == "away" || next == "off")) ||
-          (lemma == "move" && next == "out") || (lemma == "kick" && next == "the") ||
+          (lemma == "move" && next == "out") ||
+          (lemma == "kick" && next == "the" && i + 2 < n && t[i + 2].w == "habit") ||
           (lemma == "get" && next == "rid") || (lemma == "cut" && next == "out") ||
           (lemma == "shave" && next == "off") || (lemma == "drop" && next == "out") ||
           (lemma == "step" && next == "down")) {
@@ -1176,9 +1241,15 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
                  object.end());
   }
   // an aversion to several objects is one to each ("dislikes desserts and sugary snacks":
-  // dislikes desserts, dislikes sugary snacks): one more claim per object, besides the whole
-  if (c.polarity < 0 && c.kind == predicate_class::preference && !conjunct_at.empty() &&
-      comparative_at == n && c.attribute.empty() && conjunct_at.back() < object.size()) {
+  // dislikes desserts, dislikes sugary snacks): one more claim per object, besides the whole;
+  // so is a negated verb's ("doesn't wear glasses or contacts", "is not wearing bunny ears and
+  // race numbers": neither), but not a negated one-off event, nor two verb phrases ("no man
+  // holding a sign and seeking money" may deny only the two together)
+  if (c.polarity < 0 &&
+      (c.kind == predicate_class::preference ||
+       (!c.predicate.empty() && !c.event && !verb_conjunct)) &&
+      !conjunct_at.empty() && comparative_at == n && c.attribute.empty() &&
+      conjunct_at.back() < object.size()) {
     std::vector<std::string> rest;  // the terms outside the object (the predicate)
     for (const auto& x : terms)
       if (std::find(object.begin(), object.end(), x) == object.end()) rest.push_back(x);
@@ -1330,6 +1401,22 @@ inline std::size_t conjoined_clause(const claim_lexicon& lex, const std::vector<
     const sv x = t[k].w;
     const std::uint32_t c = lex.en(x);
     if (x == "he" || x == "she" || x == "they" || x == "i" || x == "we" || x == "it") return i;
+    auto be = [](sv w) { return w == "is" || w == "are" || w == "was" || w == "were"; };
+    // General rule: an existential ("... and there is no other girl watching") begins a clause
+    if (x == "there" && k + 1 < t.size() && be(t[k + 1].w)) return i;
+    // General rule: after a clause with its own "is"/"are", "and" before a noun phrase of at
+    // most four words and a form of "be" begins a clause with a subject of its own ("a man is
+    // cooking and a woman is watching"); "wife and daughter are vegetarian" has no verb before
+    // its "and", so its two nouns stay one subject
+    if (std::any_of(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(i),
+                    [&](const token& y) { return be(y.w); }))
+      for (std::size_t j = k + 1; j < t.size() && j <= k + 4; ++j) {
+        if (be(t[j].w)) {
+          if (j + 1 < t.size()) return i;
+          break;
+        }
+        if ((lex.en(t[j].w) & (cw::aux | cw::negator)) || t[j].w == "and" || t[j].w == "or") break;
+      }
     if ((c & (cw::aux | cw::negator | cw::change | cw::terminate | cw::frequency |
               cw::att_positive | cw::att_negative | cw::aversion | cw::prefer)) &&
         x != "s")
