@@ -54,6 +54,28 @@ grep -q '"store": "postgresql://memhealth@[^"]* table mem0"' check.json || fail 
 "$mh" check "$uri" --mapping mem0 --now 2024-03-10T00:00:00Z --exit-zero >check.txt 2>/dev/null
 head -1 check.txt | grep -q '^memhealth check postgresql://memhealth@.* table mem0$' || fail "the check's header does not name the table: $(head -1 check.txt)"
 
+# import postgresql: the table's rows (as check reads them) into a JSONL file, whose check is the
+# table's check (the store's name aside); stats of the table under its mapping
+"$mh" import postgresql "$uri" --mapping mem0 --out export.jsonl 2>exp.err || fail "import postgresql: $(cat exp.err)"
+[ "$(grep -c . export.jsonl)" = "4" ] || fail "import postgresql: not 4 records"
+"$mh" check export.jsonl --format json --now 2024-03-10T00:00:00Z --out check-exp.json --exit-zero 2>/dev/null
+python3 -c "
+import json
+a, b = json.load(open('check.json')), json.load(open('check-exp.json'))
+a.pop('store'); b.pop('store')
+assert a == b, 'differ'" || fail "the check of the exported rows differs from the table's"
+"$mh" stats "$uri" --mapping mem0 >stats.txt 2>&1 || fail "stats: $(cat stats.txt)"
+grep -q "^store: postgresql://memhealth@.*/postgres$" stats.txt || fail "stats names the store with its options: $(head -1 stats.txt)"
+grep -q "  alice: 3" stats.txt || fail "stats: not alice's 3 records"
+for fmt in jsonl postgresql; do
+  set +e
+  "$mh" import "$fmt" "postgresql://memhealth:hunter2-pw@localhost/postgres" --out pwimp.jsonl >pwi.out 2>pwi.err
+  rc=$?
+  set -e
+  [ "$rc" -eq 2 ] || fail "import $fmt of a URI with a password: exit $rc, expected 2"
+  grep -q "hunter2" pwi.out pwi.err && fail "import $fmt printed the password"
+done
+
 # the single-process check reads scope by scope without a job table: a role that may only
 # SELECT the table gets the same report (its user name aside) and nothing is created
 sql "DROP OWNED BY mh_reader; DROP ROLE mh_reader" 2>/dev/null || true

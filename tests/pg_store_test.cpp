@@ -1087,6 +1087,65 @@ TEST_CASE("pg workers: structural and staleness split between jobs and the store
   CHECK(with_vector == 7);
 }
 
+TEST_CASE(
+    "pg workers: a scope held as a number (JSON or bigint column), a table named in capitals") {
+  const auto uri = server();
+  if (!uri) return;
+  const auto db = fresh_schema(*uri, "workers_numscope");
+  conn m(db);
+  // mem0 rows whose user_id is a JSON number for one user and a string for another
+  m.run(mem0_table);
+  m.run(mem0_row(1, "The user lives in Berlin.", "alice", "'{0.5,0.5,0.5,0.5}'"));
+  m.run(mem0_row(2, "The user lives in Berlin.", "alice", "'{0.5,0.5,0.5,0.5}'"));
+  m.run(mem0_row(3, "The user plays the cello.", "bob", "'{0.6,0.8,0,0}'"));
+  m.run(mem0_row(4, "The user plays the cello.", "bob", "'{0.6,0.8,0,0}'"));
+  m.run(
+      "UPDATE mem0 SET payload = jsonb_set(payload, '{user_id}', '42') WHERE payload->>'user_id' "
+      "= 'bob'");
+  // a table named in capitals whose scope is a bigint column
+  m.run(
+      "CREATE TABLE \"Mem\" (id bigint PRIMARY KEY, body text, \"userId\" bigint, emb real[]);"
+      "INSERT INTO \"Mem\" VALUES (1, 'The user owns a cat.', 7, '{1,0}'), (2, 'The user owns a "
+      "cat.', 7, '{1,0}'), (3, 'The user owns a cat.', 8, '{1,0}'), (4, 'The user rides.', NULL, "
+      "'{0,1}')");
+  const pg_mapping own_map = parse_pg_mapping(
+      R"({"table": "Mem", "key": ["id"], "id": "id", "fields": {"content": "body", "scope": "userId"},
+          "vector": "emb", "defaults": {"status": "active"}})",
+      "capitals");
+  for (const auto& [mapping, name] : {std::pair{pg_mem0_mapping(), std::string("mem0")},
+                                      std::pair{own_map, std::string("Mem")}}) {
+    CAPTURE(name);
+    const auto s = pg_store<>::open(db, mapping);
+    REQUIRE(s.size() == 4);
+    if (name == "mem0") {
+      CHECK(s.record(0).scope == "alice");
+      CHECK(s.record(2).scope == "42");  // the number's digits, as the scope's SQL text
+    } else {
+      CHECK(s.record(0).scope == "7");
+      CHECK(s.record(3).scope.empty());  // NULL: no scope
+    }
+    const auto c = pg_store<>::census(db, mapping);
+    REQUIRE(c.scopes);
+    CHECK(c.scopes->size() == 3 - (name == "mem0" ? 1 : 0));
+    for (const bool table : {true, false}) {
+      CAPTURE(table);
+      pg_run_options ro;
+      ro.job_table = table;
+      ro.job_records = 1;
+      ro.poll = std::chrono::milliseconds(20);
+      const auto res = pg_parallel_check(db, mapping, {}, check_options(), ro);
+      CHECK(parallel_json(res) == check_json_via_jsonl(s, "numscope-" + name));
+      CHECK(res.findings.count("exact_duplicate") == (name == "mem0" ? 2u : 1u));
+    }
+    std::string place;
+    CHECK(pg_store<>::scope_index(db, mapping, &place) == false);
+    CHECK(place == (name == "mem0" ? "(payload #>> '{user_id}')" : "(\"userId\"::text)"));
+  }
+  // the index the hint names is the one the jobs' reads use
+  m.run("CREATE INDEX ON \"Mem\" ((\"userId\"::text))");
+  CHECK(pg_store<>::scope_index(db, own_map) == true);
+}
+
 TEST_CASE("pg workers: a worker killed mid-job loses its lease; another finishes it") {
   const auto uri = server();
   if (!uri) return;

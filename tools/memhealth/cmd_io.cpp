@@ -22,6 +22,18 @@ struct import_options {
 
 // One source of `import`: a dataset (locomo, mem0, prefeval) or a memhealth store (jsonl, sqlite).
 load_result import_source(const std::string& format, const std::string& src) {
+  // a PostgreSQL table (with --mapping): every row, as check reads it (no password is printed)
+  if (format == "postgresql") {
+    if (!is_pg_store(src))
+      throw error(error_code::invalid_argument,
+                  "import postgresql: the source is a postgresql:// URI, not '" + src + "'");
+    return load_store_file(src);
+  }
+  if (is_pg_store(src))
+    throw error(error_code::invalid_argument,
+                "import " + format + ": " + store_label(src) +
+                    " is a PostgreSQL store; read it with `memhealth import postgresql URI "
+                    "--mapping M --out FILE`");
   if (format == "locomo") return import_locomo(src);
   if (format == "mem0") return import_mem0(src);
   if (format == "prefeval") return import_prefeval(src);  // a topic file or a directory of them
@@ -101,20 +113,21 @@ int run_import(const import_options& o) {
   load_result all;
   std::size_t directories = 0;  // prefeval sources given as a directory of topic files
   for (const auto& src : o.sources) {
+    const bool table = is_pg_store(src);  // a postgresql:// source: no file to look at
     const bool dir_ok = o.format == "prefeval" && std::filesystem::is_directory(src);
     directories += dir_ok ? 1 : 0;
-    if (!dir_ok && std::filesystem::is_directory(store_file_path(src))) {
+    if (!table && !dir_ok && std::filesystem::is_directory(store_file_path(src))) {
       std::cerr << "memhealth import: " << src << " is a directory, not a " << o.format << " file"
                 << (o.format == "prefeval" ? "" : " (only prefeval takes a directory)")
                 << "; nothing written\n";
       return exit_usage;
     }
-    if (!dir_ok && !std::filesystem::is_regular_file(store_file_path(src))) {
-      std::cerr << "memhealth import: cannot read " << src << "\n";
+    if (!table && !dir_ok && !std::filesystem::is_regular_file(store_file_path(src))) {
+      std::cerr << "memhealth import: cannot read " << store_label(src) << "\n";
       return exit_usage;
     }
     auto part = import_source(o.format, src);
-    const bool dataset = o.format != "jsonl" && o.format != "sqlite";
+    const bool dataset = o.format != "jsonl" && o.format != "sqlite" && o.format != "postgresql";
     if (dataset && part.records.empty()) {
       // a file of another format, or not JSON at all: nothing to import is an error, not an
       // empty store
@@ -168,7 +181,7 @@ int run_import(const import_options& o) {
   // diff, also when a store is moved (jsonl <-> sqlite: an events file or another JSON Lines file
   // read as a store gives records without ids); an empty content is counted for datasets (a
   // moved store's is a content_empty finding of check, carried as it is)
-  const bool dataset = o.format != "jsonl" && o.format != "sqlite";
+  const bool dataset = o.format != "jsonl" && o.format != "sqlite" && o.format != "postgresql";
   const auto empty = count_empty_fields(all.records, dataset);
   if (empty.ids != 0 || empty.contents != 0) {
     std::cerr << "memhealth import: warning: written with " << empty.ids << " empty id(s) and "
@@ -229,7 +242,7 @@ int run_stats(const stats_options& o) {
   if (o.format == "json") {
     nlohmann::ordered_json j;
     j["schema_version"] = 1;
-    j["store"] = o.store;
+    j["store"] = store_label(o.store);
     j["records"] = lr.records.size();
     j["lines_read"] = lr.lines_read;
     for (const auto& [name, c] : groups) {
@@ -240,7 +253,7 @@ int run_stats(const stats_options& o) {
     j["load_issues"] = load_issues_json(lr.issues);
     emit(j.dump(2), o.out);
   } else {
-    emit(stats_text(o.store, lr, groups), o.out);
+    emit(stats_text(store_label(o.store), lr, groups), o.out);
   }
   return exit_ok;
 }
@@ -249,15 +262,16 @@ int run_stats(const stats_options& o) {
 
 void add_import(CLI::App& app, int& rc) {
   auto o = std::make_shared<import_options>();
-  auto* cmd =
-      app.add_subcommand("import", "Import a dataset, or move a store between JSONL and SQLite");
+  auto* cmd = app.add_subcommand(
+      "import", "Import a dataset, or move a store between JSONL, SQLite and PostgreSQL");
   cmd->add_option("format", o->format, "Input format")
       ->required()
-      ->check(CLI::IsMember({"locomo", "mem0", "prefeval", "jsonl", "sqlite"}));
+      ->check(CLI::IsMember({"locomo", "mem0", "prefeval", "jsonl", "sqlite", "postgresql"}));
   cmd->add_option("sources", o->sources,
                   "Input files (LoCoMo conversation JSON, mem0 export JSON/JSONL, PrefEval topic "
                   "JSON or a directory of "
-                  "them, a memhealth JSONL store, an SQLite store as PATH or sqlite:PATH)")
+                  "them, a memhealth JSONL store, an SQLite store as PATH or sqlite:PATH, a "
+                  "postgresql:// URI with --mapping)")
       ->required();
   cmd->add_option("--out", o->out,
                   "Output store: JSONL (written atomically), sqlite:PATH (a new database) or "
@@ -284,7 +298,9 @@ void add_stats(CLI::App& app, int& rc) {
   auto o = std::make_shared<stats_options>();
   auto* cmd = app.add_subcommand(
       "stats", "Counts by scope, status, kind, source, embedding version and dimension");
-  cmd->add_option("store", o->store, "Store (JSONL or sqlite:PATH)")->required();
+  cmd->add_option("store", o->store,
+                  "Store (JSONL, sqlite:PATH or postgresql://... with --mapping)")
+      ->required();
   cmd->add_option("--format", o->format, "Output format")->check(CLI::IsMember(text_json));
   cmd->add_option("--out", o->out, "Write to this file instead of stdout");
   cmd->callback([o, &rc] { rc = run_stats(*o); });

@@ -74,7 +74,8 @@ int main(int argc, char** argv) {
   memhealth::cli::add_migrate(app, rc);
 #endif
   // postgresql:// stores: which table and columns (memhealth's own schema unless given)
-  for (const char* name : {"check", "claims", "plan", "apply", "rollback", "recover", "diff"})
+  for (const char* name :
+       {"check", "claims", "plan", "apply", "rollback", "recover", "diff", "import", "stats"})
     app.get_subcommand(name)->add_option(
         "--mapping", memhealth::cli::pg_mapping_option(),
         "postgresql:// stores: the column mapping, a JSON file or a built-in name "

@@ -216,20 +216,7 @@ class pg_store {
     if (!mapping.record_column.empty()) s.read_meta();
     s.table_ = detail::pg::table_access(s.conn_.get(), mapping, true, s.where_);
     if (s.table_.scope_expression().empty()) return std::nullopt;
-    if (place) {
-      if (!mapping.record_column.empty()) {
-        *place = "scope";
-      } else {
-        const pg_source& src = mapping.fields.at("scope");
-        if (src.path.empty()) {
-          *place = src.column;
-        } else {
-          std::string path;
-          for (const auto& k : src.path) path += (path.empty() ? "" : ",") + k;
-          *place = "(" + src.column + " #>> '{" + path + "}')";
-        }
-      }
-    }
+    if (place) *place = s.table_.scope_index_expression();
     using detail::pg::exec;
     PGconn* c = s.conn_.get();
     exec(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", {}, s.where_, "cannot begin");

@@ -208,7 +208,12 @@ class table_access {
   // scope (it is then in `rest`, a default or nowhere, and rows cannot be selected by it).
   [[nodiscard]] const std::string& scope_expression() const noexcept { return scope_sql_; }
 
-  // The main table's OID as text (to_regclass of the mapped name, search_path applied).
+  // The scope's place as an index expression, for a `CREATE INDEX ON T (...)` hint: `scope`,
+  // `user_id`, `(user_id::text)`, `(payload #>> '{user_id}')`; "" when the scope has none.
+  [[nodiscard]] const std::string& scope_index_expression() const noexcept { return scope_hint_; }
+
+  // The main table's OID as text (to_regclass of the mapped name quoted as the reads quote it:
+  // exact, case-sensitive, one optional schema before a dot; search_path applied).
   [[nodiscard]] const std::string& table_oid() const noexcept { return main_oid_; }
 
   // select_all() restricted to the rows whose scope is one of `scopes` (texts quoted as SQL
@@ -583,8 +588,8 @@ class table_access {
 
   std::map<std::string, column_info> columns(PGconn* c, const std::string& table,
                                              std::string& oid) {
-    auto r =
-        exec(c, "SELECT to_regclass($1)::oid::text", {table}, where_, "cannot look up a table");
+    auto r = exec(c, "SELECT to_regclass($1)::oid::text", {table_ident(c, table)}, where_,
+                  "cannot look up a table");
     if (PQgetisnull(r.get(), 0, 0))
       throw error(error_code::schema, where_ + ": mapping '" + m_.name + "': there is no table '" +
                                           table + "' (or this role cannot see its schema)");
@@ -644,7 +649,56 @@ class table_access {
     }
     if (!m_.record_column.empty()) add("t." + q(m_.record_column) + "::text");
     if (!m_.rest.empty()) add(source_json(c, m_.rest));
-    for (const auto& [f, s] : m_.fields) add(source_json(c, s));
+    // the scope's place as text (NULL when absent): a JSON path's text (`#>>`: a number's digits,
+    // a string unquoted), a text or varchar column itself, any other column cast to text. The
+    // jobs select rows by it, the census counts by it, and the record's scope is read from it
+    // (as a JSON string), so the three always agree, whatever the JSON or column type holds.
+    // for the hint: a name as is when it is lowercase letters, digits and _ (not first), else an
+    // identifier in double quotes ("" inside) or an array element in double quotes (\" and \\)
+    auto simple = [](const std::string& n) {
+      bool ok = !n.empty() && !(n[0] >= '0' && n[0] <= '9');
+      for (char ch : n)
+        ok = ok && ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_');
+      return ok;
+    };
+    auto hint_ident = [&](const std::string& n) {
+      if (simple(n)) return n;
+      std::string out = "\"";
+      for (char ch : n) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+      return out + "\"";
+    };
+    auto hint_element = [&](const std::string& n) {
+      if (simple(n)) return n;
+      std::string out = "\"";
+      for (char ch : n) {
+        if (ch == '"' || ch == '\\') out += '\\';
+        out += ch == '\'' ? std::string("''") : std::string(1, ch);
+      }
+      return out + "\"";
+    };
+    if (!m_.record_column.empty()) {
+      scope_place_ = "t." + q("scope");
+      scope_hint_ = "scope";
+    } else if (auto it = m_.fields.find("scope"); it != m_.fields.end()) {
+      const pg_source& s = it->second;
+      if (s.path.empty()) {
+        const auto& ty = main_cols_.at(s.column).typname;
+        const bool text = ty == "text" || ty == "varchar";
+        scope_place_ = "t." + q(s.column) + (text ? "" : "::text");
+        scope_hint_ = text ? hint_ident(s.column) : "(" + hint_ident(s.column) + "::text)";
+      } else {
+        std::string arr = "ARRAY[", path;
+        for (std::size_t k = 0; k < s.path.size(); ++k) {
+          arr += (k ? ", " : "") + literal(c, s.path[k]);
+          path += (k ? "," : "") + hint_element(s.path[k]);
+        }
+        arr += "]::text[]";
+        scope_place_ = "(t." + q(s.column) + " #>> " + arr + ")";
+        scope_hint_ = "(" + hint_ident(s.column) + " #>> '{" + path + "}')";
+      }
+    }
+    for (const auto& [f, s] : m_.fields)
+      add(f == "scope" ? "to_jsonb(" + scope_place_ + ")::text" : source_json(c, s));
     std::string from = main_ + " AS t";
     std::string read_cols = cols;  // the vector as real[] (binary results) instead of text
     if (!m_.vector.empty()) {
@@ -673,19 +727,7 @@ class table_access {
     read_cols_ = read_cols;
     from_ = from;
     order_ = order;
-    // the scope as a record read from the row holds it: the text of a JSON string (to_jsonb of a
-    // column, as row_json reads it), "" for NULL or a missing key
-    if (!m_.record_column.empty()) {
-      scope_place_ = "t." + q("scope");
-    } else if (auto it = m_.fields.find("scope"); it != m_.fields.end()) {
-      const pg_source& s = it->second;
-      std::string arr = "ARRAY[";
-      for (std::size_t k = 0; k < s.path.size(); ++k)
-        arr += (k ? ", " : "") + literal(c, s.path[k]);
-      arr += "]::text[]";
-      scope_place_ = s.path.empty() ? "(to_jsonb(t." + q(s.column) + ") #>> '{}')"
-                                    : "(t." + q(s.column) + " #>> " + arr + ")";
-    }
+    // the scope as a record read from the row holds it (above), "" for NULL or a missing key
     if (!scope_place_.empty()) scope_sql_ = "COALESCE(" + scope_place_ + ", '')";
     std::string where;
     for (std::size_t k = 0; k < m_.key.size(); ++k)
@@ -712,6 +754,7 @@ class table_access {
   std::string read_cols_;    // cols_ with the vector as real[] (select_all_, select_scopes)
   std::string length_cols_;  // cols_ with the vector's element count (int4) instead of it
   std::string scope_place_;  // the scope's text without COALESCE (NULL when absent); "" = none
+  std::string scope_hint_;   // the place as an index expression for a message; "" = none
   std::string vector_sql_;   // the vector column as the selects name it ("" = none)
 };
 
