@@ -926,8 +926,10 @@ inline void add_model_access_options(CLI::App* cmd, detection_cli_options& o) {
 /// `lease`.
 inline void add_worker_job_options(CLI::App* cmd, std::size_t& job_records, double& lease) {
   cmd->add_option("--job-records", job_records,
-                  "With --workers: most records per job (scopes are batched; a larger scope is "
-                  "one job, and its k-means join is split into blocks when it is partitioned)")
+                  "With --workers, and for check of a postgresql:// store without it: most "
+                  "records per job, the rows held with their vectors at a time (scopes are "
+                  "batched; a larger scope is one job, and with --workers its k-means join is "
+                  "split into blocks when it is partitioned)")
       ->transform(whole_number(1));
   cmd->add_option("--lease", lease,
                   "With --workers: seconds a claimed job is held without renewal before another "
