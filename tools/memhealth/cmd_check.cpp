@@ -213,24 +213,9 @@ int run_parallel_check(const check_options& o, const default_check_settings& set
   // every job reads its scopes: without an index on the scope's place each is a scan of the table
   std::string place;
   if (pg_store<>::scope_index(o.store, mapping, &place) == false) {
-    // the table as SQL text: each part as is when lowercase, else in double quotes
-    std::string table, part;
-    auto put = [&] {
-      bool simple = !part.empty();
-      for (char ch : part)
-        simple = simple && ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_');
-      table += simple ? part : "\"" + part + "\"";
-    };
-    const auto dot = mapping.table.find('.');
-    part = mapping.table.substr(0, dot);
-    put();
-    if (dot != std::string::npos) {
-      table += '.';
-      part = mapping.table.substr(dot + 1);
-      put();
-    }
     std::cerr << "memhealth check: note: no index on the scope's place " << place
-              << ": each job scans the whole table; CREATE INDEX ON " << table << " (" << place
+              << ": each job scans the whole table; CREATE INDEX ON "
+              << memhealth::detail::pg::display_table(mapping.table) << " (" << place
               << ") makes the check faster\n";
   }
   auto res = pg_parallel_check(o.store, mapping, settings, d, ro);

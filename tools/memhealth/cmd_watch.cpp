@@ -322,7 +322,7 @@ void refresh_pg(snapshot& s, const std::string& uri, std::size_t dim, bool writa
   // the ids' fingerprint a write-ahead log records (store_identity.hpp), with the row count
   s.signature = "pg:" + std::to_string(live.size()) + ":" + identify_store(live).fingerprint;
   s.issues = 0;
-  s.pg_scope = pg_history_scope(live);
+  if (s.pg_scope.empty()) s.pg_scope = pg_history_scope(live);  // (a catalog query: once)
   std::vector<memory_record> rows;
   if (writable) {  // repairs write through the live store: the watcher checks a copy
     rows.reserve(live.size());

@@ -172,6 +172,26 @@ inline std::string ident(PGconn* c, std::string_view name) {
   return s;
 }
 
+// An identifier as a person would type it in a statement shown to them (an index hint): as is
+// when it is lowercase letters, digits and _ (not a digit first), else in double quotes ("" for
+// a quote inside). No connection needed; not for building SQL this process runs (use ident).
+inline std::string display_ident(std::string_view name) {
+  bool plain = !name.empty() && !(name[0] >= '0' && name[0] <= '9');
+  for (char ch : name)
+    plain = plain && ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_');
+  if (plain) return std::string(name);
+  std::string out = "\"";
+  for (char ch : name) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return out + "\"";
+}
+
+// A mapping's table name (`table` or `schema.table`) as display_ident shows each part.
+inline std::string display_table(std::string_view name) {
+  const auto dot = name.find('.');
+  if (dot == std::string_view::npos) return display_ident(name);
+  return display_ident(name.substr(0, dot)) + "." + display_ident(name.substr(dot + 1));
+}
+
 // A string literal quoted for SQL ('it''s', E'' forms as libpq chooses).
 inline std::string literal(PGconn* c, std::string_view text) {
   char* q = PQescapeLiteral(c, text.data(), text.size());

@@ -163,11 +163,7 @@ class pg_store {
   /// @throws as `open` (`opt.scopes` is ignored); nothing is written.
   static pg_table_census census(const std::string& conninfo, pg_mapping mapping,
                                 pg_store_options opt = {}) {
-    pg_store s;
-    s.where_ = describe_conninfo(conninfo) + " table " + mapping.table;
-    s.conn_ = detail::pg::connect(conninfo);
-    if (!mapping.record_column.empty()) s.read_meta();
-    s.table_ = detail::pg::table_access(s.conn_.get(), std::move(mapping), true, s.where_);
+    pg_store s = catalog(conninfo, std::move(mapping));
     using detail::pg::exec;
     PGconn* c = s.conn_.get();
     exec(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", {}, s.where_, "cannot begin");
@@ -210,11 +206,7 @@ class pg_store {
   /// @throws as `census`; nothing is written.
   static std::optional<bool> scope_index(const std::string& conninfo, pg_mapping mapping,
                                          std::string* place = nullptr) {
-    pg_store s;
-    s.where_ = describe_conninfo(conninfo) + " table " + mapping.table;
-    s.conn_ = detail::pg::connect(conninfo);
-    if (!mapping.record_column.empty()) s.read_meta();
-    s.table_ = detail::pg::table_access(s.conn_.get(), mapping, true, s.where_);
+    pg_store s = catalog(conninfo, std::move(mapping));
     if (s.table_.scope_expression().empty()) return std::nullopt;
     if (place) *place = s.table_.scope_index_expression();
     using detail::pg::exec;
@@ -504,6 +496,17 @@ class pg_store {
 
  private:
   pg_store() = default;
+
+  // A store with its connection and the mapping checked against the catalog (read-only), no row
+  // read: what census and scope_index ask the server about.
+  static pg_store catalog(const std::string& conninfo, pg_mapping mapping) {
+    pg_store s;
+    s.where_ = describe_conninfo(conninfo) + " table " + mapping.table;
+    s.conn_ = detail::pg::connect(conninfo);
+    if (!mapping.record_column.empty()) s.read_meta();
+    s.table_ = detail::pg::table_access(s.conn_.get(), std::move(mapping), true, s.where_);
+    return s;
+  }
 
   // After a failed COMMIT: reconnects when needed and asks the server whether transaction
   // txid_ committed. False when it did not, or when the answer cannot be had.

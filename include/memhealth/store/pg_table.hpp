@@ -653,22 +653,10 @@ class table_access {
     // a string unquoted), a text or varchar column itself, any other column cast to text. The
     // jobs select rows by it, the census counts by it, and the record's scope is read from it
     // (as a JSON string), so the three always agree, whatever the JSON or column type holds.
-    // for the hint: a name as is when it is lowercase letters, digits and _ (not first), else an
-    // identifier in double quotes ("" inside) or an array element in double quotes (\" and \\)
-    auto simple = [](const std::string& n) {
-      bool ok = !n.empty() && !(n[0] >= '0' && n[0] <= '9');
-      for (char ch : n)
-        ok = ok && ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_');
-      return ok;
-    };
-    auto hint_ident = [&](const std::string& n) {
-      if (simple(n)) return n;
-      std::string out = "\"";
-      for (char ch : n) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-      return out + "\"";
-    };
-    auto hint_element = [&](const std::string& n) {
-      if (simple(n)) return n;
+    // for the hint: an array element of a JSON path as is when display_ident would leave it,
+    // else in double quotes (\" and \\ inside, ' doubled for the literal around it)
+    auto hint_element = [](const std::string& n) {
+      if (display_ident(n) == n) return n;
       std::string out = "\"";
       for (char ch : n) {
         if (ch == '"' || ch == '\\') out += '\\';
@@ -685,7 +673,7 @@ class table_access {
         const auto& ty = main_cols_.at(s.column).typname;
         const bool text = ty == "text" || ty == "varchar";
         scope_place_ = "t." + q(s.column) + (text ? "" : "::text");
-        scope_hint_ = text ? hint_ident(s.column) : "(" + hint_ident(s.column) + "::text)";
+        scope_hint_ = text ? display_ident(s.column) : "(" + display_ident(s.column) + "::text)";
       } else {
         std::string arr = "ARRAY[", path;
         for (std::size_t k = 0; k < s.path.size(); ++k) {
@@ -694,7 +682,7 @@ class table_access {
         }
         arr += "]::text[]";
         scope_place_ = "(t." + q(s.column) + " #>> " + arr + ")";
-        scope_hint_ = "(" + hint_ident(s.column) + " #>> '{" + path + "}')";
+        scope_hint_ = "(" + display_ident(s.column) + " #>> '{" + path + "}')";
       }
     }
     for (const auto& [f, s] : m_.fields)
