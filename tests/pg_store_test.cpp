@@ -914,13 +914,24 @@ TEST_CASE("pg_store: vectors read in binary format are the text format's, bit fo
     CHECK(s.record(0).id == "v1");
     CHECK(s.record(1).id == "v4");
   }
-  // a vector the text reader refuses is refused in binary too
+  // a vector the text reader refuses is refused in binary too (a load issue, the record kept
+  // without it), and the lean read's server-side length marks it alike
   c.run("UPDATE memhealth_records SET embedding = '[0:1]={1,2}' WHERE id = 'v4'");
-  error_code code{};
-  const auto msg = error_of([&] { (void)pg_store<>::open(db, pg_own_mapping()); }, &code);
-  CHECK(code == error_code::parse);
-  CHECK(msg.find("the vector is not a one-dimensional array of numbers without NULLs") !=
-        std::string::npos);
+  o.scopes.reset();
+  for (const bool vectors : {true, false}) {
+    o.vectors = vectors;
+    o.read_only = true;
+    const auto s = pg_store<>::open(db, pg_own_mapping(), o);
+    REQUIRE(s.size() == 4);
+    REQUIRE(s.load_issues().size() == 1);
+    CHECK(s.load_issues()[0].field == "embedding");
+    CHECK(s.load_issues()[0].reason.find(
+              "the vector is not a one-dimensional array of numbers without NULLs") !=
+          std::string::npos);
+    CHECK(s.record(3).id == "v4");
+    CHECK(s.vector_length(3) == 0);
+    CHECK(s.read_with_issue(3));
+  }
 }
 
 TEST_CASE("pg workers: the report is the single-process check's, byte for byte, for 1, 2, 4") {
@@ -983,6 +994,162 @@ TEST_CASE("pg workers: a mem0 table, scopes in a JSON path") {
     CHECK(parallel_json(res) == check_json_via_jsonl(s2, "workers-mem0"));
     CHECK(res.findings.count("cross_scope_duplicate") == 2);
   }
+}
+
+TEST_CASE("pg_store: rows not read whole are load issues, the same in every read, never written") {
+  const auto uri = server();
+  if (!uri) return;
+  const auto db = fresh_schema(*uri, "bad_rows");
+  conn c(db);
+  // no primary key: rows may share an id
+  c.run("CREATE TABLE mem0 (id uuid, vector real[], payload jsonb, note text)");
+  auto row = [&](int n, const std::string& vec, const std::string& payload) {
+    char id[40];
+    std::snprintf(id, sizeof id, "00000000-0000-0000-0000-%012d", n);
+    c.run(std::string("INSERT INTO mem0 VALUES ('") + id + "', " + vec + ", '" + payload + "')");
+  };
+  auto fine = [](const std::string& text, const std::string& more = "") {
+    return "{\"data\": \"" + text + "\", \"user_id\": \"u\", \"created_at\": " +
+           "\"2024-03-01T09:30:00Z\", \"updated_at\": \"2024-03-02T09:00:00Z\"" + more + "}";
+  };
+  row(1, "'{0.6,0.8}'", fine("User likes tea"));
+  row(2, "'{{0.6,0.8},{1,0}}'", fine("User likes coffee"));  // two-dimensional
+  row(3, "'{0.6,NULL}'", fine("User plays chess"));          // a NULL element
+  row(4, "'{0.8,0.6}'",
+      "{\"data\": \"User runs\", \"user_id\": \"u\", \"created_at\": \"yesterday\"}");
+  row(5, "'{0.6,0.8}'", fine("User swims"));
+  row(5, "'{0.8,0.6}'", fine("User dives"));  // the key names two rows
+  row(6, "'{0.6,0.8}'", "[1, 2]");            // a payload that is no object
+  row(7, "'{0.6,0.8}'", fine("User rows", ", \"memhealth\": {\"status\": 5}"));
+  row(8, "'{0.6,0.8}'", fine("User hikes", ", \"memhealth\": \"x\""));
+  const std::string before = c.dump("SELECT id, vector, payload FROM mem0 ORDER BY id, payload");
+  const std::string id0 = "00000000-0000-0000-0000-00000000000";
+  // (field, start of the reason, record_kept), worked out from the rows above, in key order
+  const std::vector<std::tuple<std::string, std::string, bool>> want = {
+      {"embedding", "row " + id0 + "2: the vector is not a one-dimensional array", true},
+      {"embedding", "row " + id0 + "3: the vector is not a one-dimensional array", true},
+      {"created_at", "row " + id0 + "4: cannot parse \"yesterday\"", true},
+      {"", "row " + id0 + "5: the mapping's key (id) names more than one row", true},
+      {"payload", "row " + id0 + "6: column 'payload' holds a JSON array, not an object", true},
+      {"status", "row " + id0 + "7: ", true},
+      {"payload->memhealth", "row " + id0 + "8: 'payload->memhealth' is not a JSON object", true}};
+  auto same_issues = [&](const std::vector<load_issue>& got) {
+    REQUIRE(got.size() == want.size());
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      INFO("issue " << k << ": " << got[k].field << ": " << got[k].reason);
+      CHECK(got[k].field == std::get<0>(want[k]));
+      CHECK(got[k].reason.rfind(std::get<1>(want[k]), 0) == 0);
+      CHECK(got[k].record_kept == std::get<2>(want[k]));
+      CHECK(got[k].line == 0);
+    }
+  };
+  auto s = pg_store<>::open(db, pg_mem0_mapping());
+  REQUIRE(s.size() == 9);
+  CHECK(s.rows_read() == 9);
+  same_issues(s.load_issues());
+  // index: 0 row 1, 1 row 2, 2 row 3, 3 row 4, 4-5 row 5 (twice), 6 row 6, 7 row 7, 8 row 8
+  const std::vector<bool> flagged = {false, true, true, true, true, true, true, true, true};
+  for (std::size_t i = 0; i < s.size(); ++i) CHECK(s.read_with_issue(i) == flagged[i]);
+  CHECK(s.embedding(1).empty());
+  CHECK(s.embedding(2).empty());
+  CHECK(s.record(3).embedding == std::vector<float>{0.8f, 0.6f});
+  CHECK(s.dimension() == 2);
+  CHECK(s.record(6).content.empty());  // nothing read from the array
+  CHECK(s.record(6).scope.empty());
+  CHECK(s.record(7).status.empty());               // 5 is no status (as a JSONL line's "status": 5)
+  CHECK(s.record(8).content == "User hikes");      // the mapped fields are read, the rest is not
+  CHECK(s.record(0).source == "model_extracted");  // the mem0 mapping's defaults
+  CHECK(s.record(0).kind == "fact");
+  // no write of a flagged record, not even a preview; the rows stay as they are
+  for (std::size_t i = 1; i < s.size(); ++i) {
+    memory_record img = s.record(i);
+    img.content += " (edited)";
+    error_code code{};
+    CHECK(error_of([&] { (void)s.preview_restore(i, img); }, &code).find("load issue") !=
+          std::string::npos);
+    CHECK(code == error_code::precondition);
+    CHECK(error_of([&] { (void)s.restore(i, img); }, &code).find("load issue") !=
+          std::string::npos);
+    CHECK(code == error_code::precondition);
+  }
+  CHECK(c.dump("SELECT id, vector, payload FROM mem0 ORDER BY id, payload") == before);
+  // the lean read (lengths only: the server marks a malformed vector) and the census see the same
+  pg_store_options lean;
+  lean.read_only = true;
+  lean.vectors = false;
+  const auto l = pg_store<>::open(db, pg_mem0_mapping(), lean);
+  same_issues(l.load_issues());
+  CHECK(l.vector_length(1) == 0);
+  CHECK(l.vector_length(2) == 0);
+  CHECK(l.vector_length(0) == 2);
+  CHECK(l.dimension() == 2);
+  const auto census = pg_store<>::census(db, pg_mem0_mapping());
+  CHECK(census.rows == 9);
+  CHECK(census.dimension == 2);
+  // the check by jobs reports them and finds what the single-process check of the same records
+  // finds, with and without a job table
+  for (const bool table : {false, true}) {
+    pg_run_options ro;
+    ro.job_table = table;
+    ro.workers = 2;
+    ro.poll = std::chrono::milliseconds(20);
+    const auto res = pg_parallel_check(db, pg_mem0_mapping(), {}, check_options(), ro);
+    same_issues(res.load_issues);
+    CHECK(parallel_json(res) == check_json(s));
+  }
+  // the structural check sees what was kept: no vector for rows 2 and 3, the shared id
+  const report r = make_default_pipeline().run(s, check_options());
+  CHECK(r.count("embedding_missing") == 2);
+  CHECK(r.count("duplicate_id") == 1);
+  // a unique key again: row 5's second copy gone, row 5 writable, a repair runs
+  c.run("DELETE FROM mem0 WHERE payload->>'data' = 'User dives'");
+  auto t = pg_store<>::open(db, pg_mem0_mapping());
+  REQUIRE(t.size() == 8);
+  CHECK_FALSE(t.read_with_issue(4));
+  memory_record img = t.record(4);
+  img.content = "User swims daily";
+  (void)t.restore(4, img);
+  CHECK(c.dump("SELECT payload->>'data' FROM mem0 WHERE id = '" + id0 + "5'") ==
+        "User swims daily\n");
+  // another writer gives the key a second row after the read: nothing written
+  c.run("INSERT INTO mem0 SELECT * FROM mem0 WHERE id = '" + id0 + "1'");
+  img = t.record(0);
+  img.content = "User likes green tea";
+  error_code code{};
+  CHECK(error_of([&] { (void)t.restore(0, img); }, &code).find("now names 2 rows") !=
+        std::string::npos);
+  CHECK(code == error_code::precondition);
+  CHECK(c.dump("SELECT payload->>'data' FROM mem0 WHERE id = '" + id0 + "1'") ==
+        "User likes tea\nUser likes tea\n");
+}
+
+TEST_CASE("pg_store: memhealth's schema: a row whose record is not one skips, counted") {
+  const auto uri = server();
+  if (!uri) return;
+  const auto db = fresh_schema(*uri, "bad_record");
+  {
+    std::vector<memory_record> v;
+    v.push_back(rec("a", "The user lives in Berlin.", {0.6f, 0.8f}, "s1"));
+    v.push_back(rec("b", "The user plays the cello.", {0.8f, 0.6f}, "s1"));
+    v.push_back(rec("c", "The user keeps bees.", {0.8f, 0.6f}, "s2"));
+    (void)pg_store<>::create(db, v);
+  }
+  conn c(db);
+  c.run("UPDATE memhealth_records SET record = '[1, 2]' WHERE id = 'b'");
+  const auto s = pg_store<>::open(db, pg_own_mapping());
+  REQUIRE(s.size() == 2);
+  CHECK(s.rows_read() == 3);
+  CHECK(s.record(0).id == "a");
+  CHECK(s.record(1).id == "c");
+  REQUIRE(s.load_issues().size() == 1);
+  CHECK_FALSE(s.load_issues()[0].record_kept);
+  CHECK(s.load_issues()[0].reason.rfind("row 2: ", 0) == 0);  // the row's seq
+  pg_run_options ro;
+  ro.job_table = false;
+  const auto res = pg_parallel_check(db, pg_own_mapping(), {}, check_options(), ro);
+  REQUIRE(res.load_issues.size() == 1);
+  CHECK(res.load_issues[0].reason == s.load_issues()[0].reason);
+  CHECK(parallel_json(res) == check_json(s));
 }
 
 // Records whose structural and staleness findings mix per-record checks, links and store-wide

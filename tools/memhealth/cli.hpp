@@ -260,8 +260,9 @@ inline void check_jsonl_input(const std::string& path, std::string_view what = "
                                        "; pass it as sqlite:" + path);
 }
 
-/// Reads a store: JSONL (load issues in the result, printed by the caller), or `sqlite:PATH`
-/// (every row, streamed block by block; no issues: rows were canonical when written).
+/// Reads a store: JSONL (load issues in the result, printed by the caller), `sqlite:PATH`
+/// (every row, streamed block by block; no issues: rows were canonical when written), or
+/// `postgresql://` with the mapping of --mapping (issues: rows not read whole, pg_store).
 /// @throws memhealth::error(io) when the file cannot be read or is a directory; error(parse) for
 ///         an SQLite database given without `sqlite:`; for SQLite also error(schema) for a
 ///         foreign schema or missing table, error(parse) for a corrupt or non-SQLite file.
@@ -270,7 +271,8 @@ inline load_result load_store_file(const std::string& path) {
 #if MEMHEALTH_CLI_HAVE_PG
     auto s = open_pg_store(path, true);
     load_result lr;
-    lr.lines_read = s.size();
+    lr.lines_read = s.rows_read();
+    lr.issues = s.load_issues();  // rows not read whole: as a JSONL store's bad lines
     lr.records = std::move(s).release_records();  // moved, not copied: the rows are held once
     return lr;
 #else

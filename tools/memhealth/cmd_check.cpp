@@ -224,12 +224,16 @@ int run_parallel_check(const check_options& o, const default_check_settings& set
     std::cerr << "memhealth check: " << res.jobs << " jobs, " << res.job_claims << " claims, by "
               << res.jobs_by_worker.size() << " worker(s)\n";
   report& r = res.findings;
+  print_issues(res.load_issues);
   note_empty_store(r, checked_store_label(o.store));
   if (o.format == "json")
-    emit(check_report_json(r, checked_store_label(o.store), d, {}).dump(2), o.out);
+    emit(check_report_json(r, checked_store_label(o.store), d, res.load_issues).dump(2), o.out);
   else
-    emit(report_text(r, o, d, 0, o.format == "md"), o.out);
-  return r.has_at_least(severity::warning) && !o.exit_zero ? exit_findings : exit_ok;
+    emit(report_text(r, o, d, res.load_issues.size(), o.format == "md"), o.out);
+  // rows that could not be read at all count as findings of warning level for the exit code
+  const bool skipped = std::any_of(res.load_issues.begin(), res.load_issues.end(),
+                                   [](const load_issue& i) { return !i.record_kept; });
+  return (r.has_at_least(severity::warning) || skipped) && !o.exit_zero ? exit_findings : exit_ok;
 #else
   (void)settings;
   (void)d;

@@ -91,6 +91,7 @@ memory_store<> plan_rows_by_workers(const plan_options& o, const default_check_s
   auto res = pg_parallel_check(o.store, load_pg_mapping(pg_mapping_option()), settings, dd, ro);
   std::cerr << "memhealth plan: " << res.jobs << " jobs, " << res.job_claims << " claims, by "
             << res.jobs_by_worker.size() << " worker(s)\n";
+  print_issues(res.load_issues);  // those records are planned as read, never written
   merged = std::move(res.findings);
   return memory_store<>::from_records(std::move(rows), o.detect.dim);
 #else
@@ -1183,6 +1184,7 @@ int run_apply_pg(const apply_cli_options& o) {
   if (!(o.burst >= 1) || !(o.rate >= 0))
     throw error(error_code::invalid_argument, "--burst must be >= 1 and --rate >= 0");
   auto store = open_pg_store(o.store, o.dry_run);
+  print_issues(store.load_issues());  // rows read with an issue: their actions fail, unwritten
   // checked here (with the tool's messages), so not again by apply_plan
   opt.index_refused = check_plan_made_for(o.plan, header_of(plan), store, 0);
   opt.skip_store_check = true;

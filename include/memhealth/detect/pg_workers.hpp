@@ -247,6 +247,10 @@ struct pg_run_result {
   std::map<std::string, std::size_t> jobs_by_worker;  ///< accepted results per worker name
   pg_block_use blocks_used;  ///< summed over this process's worker threads (not external ones)
   pg_run_timings timings;    ///< where the time went (a profile)
+  /// What the coordinator's read could not take whole (`pg_store::load_issues`: wrong field
+  /// types, malformed vectors, shared keys, skipped rows), in read order; the jobs read the same
+  /// rows alike, so the findings are those of the records as kept.
+  std::vector<load_issue> load_issues;
 };
 
 namespace detail::pgw {
@@ -418,9 +422,9 @@ inline std::string pg_check_job(const std::string& conninfo,
   auto store = pg_store<>::open(conninfo, detail::pgw::run_mapping(kv), so);
   const auto t_check = std::chrono::steady_clock::now();
   if (times) times->read_s += std::chrono::duration<double>(t_check - t_read).count();
-  if (store.size() != cl.records)
+  if (store.rows_read() != cl.records)  // rows, skipped ones (load issues) included
     throw error(error_code::io, store.description() + ": job " + std::to_string(cl.job) + " read " +
-                                    std::to_string(store.size()) +
+                                    std::to_string(store.rows_read()) +
                                     " rows, the coordinator counted " + std::to_string(cl.records));
   if (cl.scopes) {
     const std::unordered_set<std::string> want(cl.scopes->begin(), cl.scopes->end());
@@ -910,14 +914,17 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
     wide_opt.vectors = static_cast<bool>(opt.on_rows);
     auto store = pg_store<>::open(conninfo, mapping, wide_opt);
     lap(res.timings.read_s);
-    if (store.size() != census.rows || store.dimension() != census.dimension)
-      throw error(error_code::io, where + ": the rows read (" + std::to_string(store.size()) +
+    res.load_issues = store.load_issues();
+    if (store.rows_read() != census.rows || store.dimension() != census.dimension)
+      throw error(error_code::io, where + ": the rows read (" + std::to_string(store.rows_read()) +
                                       ", most common dimension " +
                                       std::to_string(store.dimension()) +
                                       ") are not the rows counted in the same snapshot (" +
                                       std::to_string(census.rows) + ", dimension " +
                                       std::to_string(census.dimension) + ")");
-    if (census.scopes) {  // the jobs were cut by the scope expression: it must be the records'
+    // the jobs were cut by the scope expression: it must be the records' (rows skipped for a
+    // load issue have no record to compare)
+    if (census.scopes && store.rows_read() == store.size()) {
       std::unordered_map<std::string_view, std::size_t> per;
       for (std::size_t i = 0; i < store.size(); ++i) ++per[store.record(i).scope];
       bool same = per.size() == census.scopes->size();

@@ -286,8 +286,9 @@ inline void validate_pg_mapping(const pg_mapping& m) {
 /// mem0's pgvector table (default name `mem0`; mem0 names it after its collection): columns
 /// `id` (uuid), `vector` (pgvector), `payload` (jsonb holding `data`, `user_id`, `agent_id`,
 /// `run_id`, `created_at`, `updated_at`, `hash`, `metadata`). content = payload->data, scope =
-/// payload->user_id, timestamps and metadata from the payload; status "active" unless
-/// payload->memhealth (where every other field goes) says otherwise.
+/// payload->user_id, timestamps and metadata from the payload; status "active", source
+/// "model_extracted" and kind "fact" (as `import mem0` gives them) unless payload->memhealth
+/// (where every other field goes) says otherwise.
 [[nodiscard]] inline pg_mapping pg_mem0_mapping(std::string table = "mem0") {
   pg_mapping m;
   m.name = "mem0";
@@ -302,6 +303,9 @@ inline void validate_pg_mapping(const pg_mapping& m) {
   m.vector = pg_source{"vector", {}};
   m.rest = pg_source{"payload", {"memhealth"}};
   m.defaults["status"] = "active";
+  // as `import mem0` (io/import_mem0.hpp): mem0's memories are what its model extracted
+  m.defaults["source"] = "model_extracted";
+  m.defaults["kind"] = "fact";
   return m;
 }
 

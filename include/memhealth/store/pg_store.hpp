@@ -42,9 +42,11 @@
 /// **Errors.** `memhealth::error`: invalid_argument for a connection string holding a password
 /// (pg_conn.hpp) or a malformed mapping, io when the server cannot be reached or a statement
 /// fails (a lost connection included), schema for a missing table or column or a vector of the
-/// wrong type, precondition for a missing privilege or a change the mapping cannot store, busy
-/// for a row changed by another writer or a lock conflict, parse for a row that cannot be read
-/// as a record. No message contains the connection string or a password.
+/// wrong type, precondition for a missing privilege, a change the mapping cannot store or a
+/// write of a row read with a load issue, busy for a row changed by another writer or a lock
+/// conflict. A row that cannot be read whole (a field of the wrong type, a malformed vector,
+/// keys shared by several rows) is no error: it is a load issue (`load_issues()`), as a bad
+/// line of a JSONL store is. No message contains the connection string or a password.
 
 #include <algorithm>
 #include <bit>
@@ -60,11 +62,13 @@
 #include <string_view>
 #include <type_traits>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "memhealth/config.hpp"
 #include "memhealth/io/jsonl.hpp"
+#include "memhealth/io/load_issue.hpp"
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/record/time.hpp"
 #include "memhealth/store/memory_store.hpp"
@@ -100,7 +104,8 @@ struct pg_store_options {
   /// `embedding(i)` and `record(i).embedding` are empty, `dimension()` is the most common count.
   /// For a pass that needs every row's id, links and text but not the vectors (the store-wide
   /// detectors of detect/pg_workers.hpp). Needs `read_only` (a write compares and writes the
-  /// vectors): error(precondition) otherwise. A malformed vector is not noticed by such a read.
+  /// vectors): error(precondition) otherwise. A malformed vector is a load issue here too (the
+  /// server marks its length), as in a read with vectors.
   bool vectors = true;
 };
 
@@ -158,8 +163,8 @@ class pg_store {
   /// Counts the rows of the table `mapping` describes, per scope and per vector length, in one
   /// grouped query (`pg_table_census`), after the same checks as `open` (memhealth_meta, the
   /// mapping against the catalog), in a REPEATABLE READ READ ONLY transaction that imports
-  /// `opt.snapshot` when set. Reads no record: a row that `open` would refuse (a malformed
-  /// vector or record) is counted here and fails only there.
+  /// `opt.snapshot` when set. Reads no record: a row that `open` skips (memhealth's schema: a
+  /// `record` value that is no record) is counted here; a malformed vector counts as none.
   /// @throws as `open` (`opt.scopes` is ignored); nothing is written.
   static pg_table_census census(const std::string& conninfo, pg_mapping mapping,
                                 pg_store_options opt = {}) {
@@ -332,12 +337,7 @@ class pg_store {
   [[nodiscard]] std::size_t dimension() const noexcept { return dim_; }
   /// The row's key as text: the key column's value, or a JSON array of the values of a
   /// composite key.
-  [[nodiscard]] std::string store_key(std::size_t i) const {
-    const auto& k = keys_.at(i);
-    if (k.size() == 1) return k[0];
-    nlohmann::json a = k;
-    return a.dump();
-  }
+  [[nodiscard]] std::string store_key(std::size_t i) const { return key_text(keys_.at(i)); }
   /// Which table this is, whatever rows were inserted or deleted since (as the SQLite store's id):
   /// memhealth's own schema: the random id in `memhealth_meta`; a mapped table:
   /// `pg-table:SYSTEM_ID.DATABASE_OID.TABLE_OID` (the cluster's `system_identifier` from
@@ -357,11 +357,26 @@ class pg_store {
   [[nodiscard]] PGconn* native_handle() const noexcept { return conn_.get(); }
   /// Where the store is, for messages: `postgresql://user@host:port/db table T` (no secret).
   [[nodiscard]] const std::string& description() const noexcept { return where_; }
+  /// What the read could not take whole, one `load_issue` per problem in read order (file =
+  /// description(), line 0, the field, reason "row KEY: ..."), as a JSONL store reports bad
+  /// lines: a field of the wrong type (`status: 5`, `created_at: "yesterday"`), a rest place
+  /// that is not a JSON object, a vector that is not a one-dimensional array without NULLs (the
+  /// record is kept without that part), rows the mapping's key names more than once (kept), and,
+  /// in memhealth's schema, a `record` value that is not one JSON object (the row is skipped:
+  /// record_kept false). A record read with an issue is never written: `restore` and
+  /// `preview_restore` throw error(precondition) for it, so no repair or rollback can lose the
+  /// part that was not read.
+  [[nodiscard]] const std::vector<load_issue>& load_issues() const noexcept { return issues_; }
+  /// Rows the read returned: size() plus the rows skipped (load issues with record_kept false).
+  [[nodiscard]] std::size_t rows_read() const noexcept { return rows_read_; }
+  /// Whether record i was read with a load issue (see load_issues(); it is never written).
+  [[nodiscard]] bool read_with_issue(std::size_t i) const { return flagged_.count(i) != 0; }
 
   /// Moves the records out (index order, embeddings included) and closes the connection: for a
   /// caller that needs the rows, not the store (no copy). The store is empty afterwards.
   [[nodiscard]] std::vector<R> release_records() && {
     index_.clear();
+    flagged_.clear();
     keys_.clear();
     lengths_.clear();
     undo_.clear();
@@ -384,6 +399,7 @@ class pg_store {
     if (i >= size()) throw error(error_code::not_found, "pg_store: record index out of range");
     if (opt_.read_only)
       throw error(error_code::precondition, where_ + ": the store is open read-only");
+    refuse_flagged(i);
     const bool own = !in_action_;
     if (own) begin_action();
     try {
@@ -413,6 +429,7 @@ class pg_store {
   /// change or a field the mapping cannot store.
   [[nodiscard]] std::string preview_restore(std::size_t i, const R& image) const {
     if (i >= size()) throw error(error_code::not_found, "pg_store: record index out of range");
+    refuse_flagged(i);
     std::string out;
     for (const auto& st : statements(i, image))
       out += detail::pg::table_access::inline_params(conn_.get(), st) + ";\n";
@@ -597,24 +614,38 @@ class pg_store {
         const int n = PQntuples(r.get());
         if (n == 0) break;
         std::string text;
-        std::vector<std::vector<float>> vecs(static_cast<std::size_t>(n));
-        std::vector<std::size_t> lengths(static_cast<std::size_t>(n), 0);
+        std::vector<std::vector<float>> vecs;
+        std::vector<std::size_t> lengths;
+        std::vector<std::vector<std::string>> keys;
+        std::vector<bool> flagged;  // the row has a problem (its record is not written)
+        std::vector<std::vector<load_issue>> row_issues;  // per kept line, in read order
         // the record column is parsed once, by parse_jsonl: row_json only looks at its shape
         const bool own = !table_.mapping().record_column.empty();
+        detail::pg::table_access::row_problems problems;
         for (int row = 0; row < n; ++row) {
-          keys_.push_back(table_.row_key(r.get(), row));
-          const auto k = static_cast<std::size_t>(row);
-          text += table_.row_json(r.get(), row, vecs[k], !own, &lengths[k]);
+          ++rows_read_;
+          problems.clear();
+          std::vector<float> vec;
+          std::size_t length = 0;
+          std::string line = table_.row_json(r.get(), row, vec, !own, &length, &problems);
+          auto key = table_.row_key(r.get(), row);
+          const std::string label = key_text(key);
+          std::vector<load_issue> these;
+          for (auto& [field, why] : problems)
+            these.push_back({where_, 0, field, "row " + label + ": " + why, !line.empty()});
+          if (line.empty()) {  // no record: the issue says so
+            issues_.insert(issues_.end(), these.begin(), these.end());
+            continue;
+          }
+          row_issues.push_back(std::move(these));
+          text += line;
           text += '\n';
+          vecs.push_back(std::move(vec));
+          lengths.push_back(length);
+          keys.push_back(std::move(key));
+          flagged.push_back(!problems.empty());
         }
-        if (append_rows(text, vecs))
-          lengths_.insert(lengths_.end(), lengths.begin(), lengths.end());
-        else if (own) {
-          std::vector<float> unused;  // the row that is not a record: its exact error
-          for (int row = 0; row < n; ++row) (void)table_.row_json(r.get(), row, unused, true);
-        }
-        if (records_.size() != keys_.size())
-          throw error(error_code::parse, where_ + ": a row could not be read as a record");
+        append_rows(text, vecs, lengths, keys, flagged, row_issues);
       }
       exec(c, "CLOSE memhealth_read", {}, where_, "cannot close the cursor");
       exec(c, "COMMIT", {}, where_, "cannot end the read");
@@ -631,18 +662,79 @@ class pg_store {
       if (count > best) dim_ = n, best = count;
   }
 
-  // Appends the records of `text` (one line per row) with their vectors. @return false (nothing
-  // appended) when a line did not become a record.
-  bool append_rows(const std::string& text, std::vector<std::vector<float>>& vecs) {
+  // Appends the records of `text` (one line per row, as row_json wrote them) with their vectors,
+  // lengths and keys. A field the record reader refuses (a wrong type: `status: 5`) becomes a
+  // load issue naming the row, and the record, kept without it, is flagged; a line that is no
+  // record (memhealth's schema: a `record` value that is not one) is skipped with its issue.
+  void append_rows(const std::string& text, std::vector<std::vector<float>>& vecs,
+                   const std::vector<std::size_t>& lengths,
+                   std::vector<std::vector<std::string>>& keys, std::vector<bool>& flagged,
+                   std::vector<std::vector<load_issue>>& row_issues) {
     load_options lo;
     lo.threads = 1;
     auto lr = parse_jsonl(text, where_, lo);
-    if (lr.records.size() != vecs.size()) return false;
-    for (std::size_t k = 0; k < vecs.size(); ++k) {
-      lr.records[k].embedding = std::move(vecs[k]);
-      records_.push_back(std::move(lr.records[k]));
+    std::vector<bool> skipped(vecs.size(), false);
+    for (auto& is : lr.issues) {
+      if (is.line == 0 || is.line > vecs.size()) continue;  // not a row's line (none expected)
+      const std::size_t k = is.line - 1;
+      row_issues[k].push_back(
+          {where_, 0, is.field, "row " + key_text(keys[k]) + ": " + is.reason, is.record_kept});
+      if (!is.record_kept) skipped[k] = true;
+      flagged[k] = true;
     }
-    return true;
+    std::size_t next = 0;  // lr.records holds the kept lines' records, in line order
+    for (std::size_t k = 0; k < vecs.size(); ++k) {
+      issues_.insert(issues_.end(), row_issues[k].begin(), row_issues[k].end());
+      if (skipped[k]) continue;
+      if (next >= lr.records.size())
+        throw error(error_code::parse, where_ + ": the rows read and the records made differ");
+      R rec = std::move(lr.records[next++]);
+      rec.embedding = std::move(vecs[k]);
+      if (flagged[k]) flagged_.insert(records_.size());
+      // the read is in key order, so rows sharing a key are neighbours: none of them is written
+      // (a write by key would change them all)
+      if (!keys_.empty() && keys_.back() == keys[k]) {
+        if (!shared_key_) {  // once per group of rows sharing a key
+          issues_.push_back({where_, 0, "",
+                             "row " + key_text(keys[k]) + ": the mapping's key (" + key_names() +
+                                 ") names more than one row; they "
+                                 "are read, never written (give the mapping a "
+                                 "unique key)",
+                             true});
+        }
+        flagged_.insert(records_.size() - 1);
+        flagged_.insert(records_.size());
+        shared_key_ = true;
+      } else {
+        shared_key_ = false;
+      }
+      records_.push_back(std::move(rec));
+      keys_.push_back(std::move(keys[k]));
+      lengths_.push_back(lengths[k]);
+    }
+  }
+
+  std::string key_names() const {
+    std::string s;
+    for (const auto& k : table_.mapping().key) s += (s.empty() ? "" : ", ") + k;
+    return s;
+  }
+
+  static std::string key_text(const std::vector<std::string>& k) {
+    if (k.size() == 1) return k[0];
+    nlohmann::json a = k;
+    return a.dump();
+  }
+
+  // A row read with a load issue is never written: its record lacks what could not be read,
+  // so an image of it written back (or a rollback to it) would lose that part of the row.
+  void refuse_flagged(std::size_t i) const {
+    if (flagged_.count(i))
+      throw error(error_code::precondition,
+                  where_ + ": record '" + records_[i].id + "' (row " + store_key(i) +
+                      ") was read with a load issue (see load_issues()); memhealth does not "
+                      "write a row it could not read whole or whose key is not unique; nothing "
+                      "written");
   }
 
   static std::string canonical(const R& r) {
@@ -673,6 +765,11 @@ class pg_store {
   void check_unchanged(std::size_t i) {
     auto r = detail::pg::exec(conn_.get(), table_.select_one_for_update(),
                               {keys_[i].begin(), keys_[i].end()}, where_, "cannot lock a row");
+    if (PQntuples(r.get()) > 1)
+      throw error(error_code::precondition,
+                  where_ + ": row " + store_key(i) + ": the mapping's key (" + key_names() +
+                      ") now names " + std::to_string(PQntuples(r.get())) +
+                      " rows; memhealth writes only a row its key names alone; nothing written");
     if (PQntuples(r.get()) != 1)
       throw error(
           error_code::busy,
@@ -702,7 +799,11 @@ class pg_store {
   detail::pg::table_access table_;
   std::vector<R> records_;
   std::vector<std::vector<std::string>> keys_;
-  std::vector<std::size_t> lengths_;  // the vectors' element counts as read
+  std::vector<std::size_t> lengths_;         // the vectors' element counts as read
+  std::vector<load_issue> issues_;           // what could not be read, row by row
+  std::unordered_set<std::size_t> flagged_;  // records read with an issue: never written
+  std::size_t rows_read_ = 0;                // rows the read returned (skipped ones included)
+  bool shared_key_ = false;                  // the last record's key is its predecessor's
   std::unordered_map<std::string, std::size_t> index_;
   std::size_t dim_ = 0;
   bool in_action_ = false;

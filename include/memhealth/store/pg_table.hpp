@@ -242,31 +242,33 @@ class table_access {
   // as the selects cast it (`::real[]`), so a count is the length of the record's embedding.
   [[nodiscard]] std::string census_query() const {
     return "SELECT " + (scope_sql_.empty() ? std::string("NULL::text") : scope_sql_) + ", " +
-           (vector_sql_.empty() ? std::string("NULL::int")
-                                : "cardinality(" + vector_sql_ + "::real[])") +
+           (vector_sql_.empty() ? std::string("NULL::int") : length_sql(vector_sql_)) +
            ", count(*) FROM " + from_ + " GROUP BY 1, 2";
   }
 
+  // What could not be read of a row: (field, reason). The record is kept without it.
+  using row_problems = std::vector<std::pair<std::string, std::string>>;
+
   // The canonical record JSON (one line, no embedding) of row `row` of a result of one of the
-  // selects, and its vector (empty when NULL). @throws error(parse) for a vector that is not a
-  // one-dimensional numeric array, a rest or record value that is not a JSON object.
+  // selects, and its vector (empty when NULL). `problems` null: @throws error(parse) for a vector
+  // that is not a one-dimensional numeric array without NULLs, a rest or record value that is not
+  // a JSON object. `problems` given: nothing throws; each such part is left out of the record
+  // (the vector empty, the rest's keys unread) and named in `problems`, and a record column that
+  // is not one JSON object gives "" (no record: the row is skipped).
   // `check_record` false (memhealth's schema only): the record column is only checked to be on
-  // one line and to begin as an object, not parsed; the caller parses it anyway (parse_jsonl)
-  // and calls again with true for a row that did not become a record, to throw the exact error.
+  // one line and to begin as an object, not parsed; the caller parses it anyway (parse_jsonl),
+  // which reports a line that is not a record.
   // `length`, when given, gets the vector's element count: vec.size(), or the count a
-  // select_all_lengths() row holds (vec then stays empty).
+  // select_all_lengths() row holds (vec then stays empty; 0 for a malformed vector, a problem).
   std::string row_json(const PGresult* r, int row, std::vector<float>& vec,
-                       bool check_record = true, std::size_t* length = nullptr) const {
+                       bool check_record = true, std::size_t* length = nullptr,
+                       row_problems* problems = nullptr) const {
     int col = static_cast<int>(m_.key.size());
     nlohmann::json j = nlohmann::json::object();
     const std::string at = where_ + ": row " + row_label(r, row);
-    auto object_from = [&](int c, const std::string& what) {
-      if (PQgetisnull(r, row, c)) return;
-      auto v = nlohmann::json::parse(PQgetvalue(r, row, c), nullptr, false);
-      if (v.is_null()) return;
-      if (!v.is_object())
-        throw error(error_code::parse, at + ": " + what + " is not a JSON object");
-      for (auto& [k, x] : v.items()) j[k] = x;
+    auto bad = [&](std::string field, std::string what) {
+      if (!problems) throw error(error_code::parse, at + ": " + what);
+      problems->emplace_back(std::move(field), std::move(what));
     };
     std::string id;
     for (std::size_t k = 0; k < m_.id.size(); ++k, ++col) {
@@ -278,41 +280,81 @@ class table_access {
       const std::size_t first = text.find_first_not_of(" \t\r");
       const bool object = check_record ? nlohmann::json::parse(text, nullptr, false).is_object()
                                        : first != std::string::npos && text[first] == '{';
-      if (!object || text.find('\n') != std::string::npos)
-        throw error(error_code::parse,
-                    at + ": column '" + m_.record_column + "' is not one JSON object on one line");
-      read_vector(r, row, col, vec, at, length);
+      if (!object || text.find('\n') != std::string::npos) {
+        bad(m_.record_column, "column '" + m_.record_column +
+                                  "' is not one JSON object on one line; the row is not read");
+        return {};
+      }
+      read_vector(r, row, col, vec, at, length, problems);
       return text;
     }
-    if (!m_.rest.empty()) object_from(col++, "'" + m_.rest.text() + "'");
+    if (!m_.rest.empty()) {
+      const std::string place = m_.rest.text();
+      if (!PQgetisnull(r, row, col)) {
+        auto v = nlohmann::json::parse(PQgetvalue(r, row, col), nullptr, false);
+        if (v.is_object())
+          for (auto& [k, x] : v.items()) j[k] = x;
+        else if (!v.is_null())
+          bad(place, "'" + place + "' is not a JSON object (" + std::string(v.type_name()) +
+                         "); its fields were not read");
+      }
+      ++col;
+    }
     for (const auto& [f, s] : m_.fields) {
       (void)s;
       if (!PQgetisnull(r, row, col)) {
         auto v = nlohmann::json::parse(PQgetvalue(r, row, col), nullptr, false);
-        if (v.is_discarded()) throw error(error_code::parse, at + ": field " + f + " is not JSON");
-        if (v.is_null())
+        if (v.is_discarded())
+          bad(f, "field " + f + " is not JSON; it was not read");
+        else if (v.is_null())
           j.erase(f);
         else
           j[f] = std::move(v);
       }
       ++col;
     }
+    for (const auto& name : shape_columns_) {
+      if (!PQgetisnull(r, row, col)) {
+        const std::string type = cell(r, row, col);
+        if (type != "object" && type != "null") {
+          std::string places;  // the record fields mapped into the column
+          for (const auto& [f, s] : m_.fields)
+            if (s.column == name && !s.path.empty()) places += (places.empty() ? "" : ", ") + f;
+          if (!m_.rest.empty() && m_.rest.column == name && !m_.rest.path.empty())
+            places += (places.empty() ? "" : ", ") + std::string("the other fields");
+          bad(name, "column '" + name + "' holds a JSON " + type + ", not an object; " +
+                        (places.empty() ? std::string("the id") : places) +
+                        " could not be read from it");
+        }
+      }
+      ++col;
+    }
     j["id"] = id;
     for (const auto& [f, v] : m_.defaults)
       if (!j.contains(f)) j[f] = v;
-    read_vector(r, row, col, vec, at, length);
+    read_vector(r, row, col, vec, at, length, problems);
     try {
       return j.dump();
     } catch (const nlohmann::json::exception& ex) {
-      throw error(error_code::parse, at + ": " + ex.what());
+      // invalid UTF-8 in a key or value: the record cannot be written as one JSON line
+      bad("", std::string(ex.what()) + "; the row is not read");
+      return {};
     }
   }
 
   static constexpr Oid int4_oid = 23;  // pg_type.oid of int4 (src/include/catalog/pg_type.dat)
   // The vector in column `col` of row `row` (empty when there is none or it is NULL), in text or
-  // binary format; a select_all_lengths() row's int4 count goes to `length` instead.
+  // binary format; a select_all_lengths() row's int4 count goes to `length` instead (-1, the
+  // length expression's mark of a malformed vector: a problem, length 0). Problems as row_json.
   void read_vector(const PGresult* r, int row, int col, std::vector<float>& vec,
-                   const std::string& at, std::size_t* length = nullptr) const {
+                   const std::string& at, std::size_t* length = nullptr,
+                   row_problems* problems = nullptr) const {
+    static const std::string malformed =
+        "the vector is not a one-dimensional array of numbers without NULLs";
+    auto bad = [&] {
+      if (!problems) throw error(error_code::parse, at + ": " + malformed);
+      problems->emplace_back("embedding", malformed + "; it was not read");
+    };
     vec.clear();
     if (has_vector() && PQftype(r, col) == int4_oid) {  // select_all_lengths(): the count only
       std::size_t n = 0;
@@ -326,8 +368,10 @@ class table_access {
         } else {
           v = std::strtoll(p, nullptr, 10);
         }
-        if (v < 0) throw error(error_code::parse, at + ": a negative vector length");
-        n = static_cast<std::size_t>(v);
+        if (v < 0)
+          bad();
+        else
+          n = static_cast<std::size_t>(v);
       }
       if (length) *length = n;
       return;
@@ -336,10 +380,22 @@ class table_access {
         !(PQfformat(r, col) == 1
               ? parse_vector_binary(PQgetvalue(r, row, col),
                                     static_cast<std::size_t>(PQgetlength(r, row, col)), vec)
-              : parse_vector_text(PQgetvalue(r, row, col), vec)))
-      throw error(error_code::parse,
-                  at + ": the vector is not a one-dimensional array of numbers without NULLs");
+              : parse_vector_text(PQgetvalue(r, row, col), vec))) {
+      vec.clear();
+      bad();
+    }
     if (length) *length = vec.size();
+  }
+
+  // A vector's element count as the census and the lean reads select it: -1 for a vector that
+  // is not a one-dimensional array from index 1 without NULLs (what row_json reports as a
+  // problem: the parsers refuse other bounds, which a write could not keep), so every
+  // read counts a row's vector alike. `v` is the vector column as the selects name it.
+  static std::string length_sql(const std::string& v) {
+    const std::string a = v + "::real[]";
+    return "CASE WHEN array_ndims(" + a + ") > 1 OR array_lower(" + a +
+           ", 1) <> 1 THEN -1 WHEN array_position(" + a +
+           ", NULL) IS NOT NULL THEN -1 ELSE cardinality(" + a + ") END";
   }
 
   // The key texts of row `row` (the first key_size() columns of a select).
@@ -687,19 +743,31 @@ class table_access {
     }
     for (const auto& [f, s] : m_.fields)
       add(f == "scope" ? "to_jsonb(" + scope_place_ + ")::text" : source_json(c, s));
+    // the JSON type of every column a path reads into (NULL for SQL NULL): a path into an array
+    // or a scalar gives NULL, which must not read as "the row holds none of these fields"
+    shape_columns_.clear();
+    auto shape = [&](const pg_source& s) {
+      if (!s.path.empty() &&
+          std::find(shape_columns_.begin(), shape_columns_.end(), s.column) == shape_columns_.end())
+        shape_columns_.push_back(s.column);
+    };
+    for (const auto& s : m_.id) shape(s);
+    if (!m_.rest.empty()) shape(m_.rest);
+    for (const auto& [f, s] : m_.fields) shape(s);
+    for (const auto& col : shape_columns_) add("jsonb_typeof(t." + q(col) + "::jsonb)");
     std::string from = main_ + " AS t";
     std::string read_cols = cols;  // the vector as real[] (binary results) instead of text
     if (!m_.vector.empty()) {
       vector_sql_ = "t." + q(m_.vector.column);
       read_cols += (cols.empty() ? "" : ", ") + vector_sql_ + "::real[]";
-      length_cols_ = cols + (cols.empty() ? "" : ", ") + "cardinality(" + vector_sql_ + "::real[])";
+      length_cols_ = cols + (cols.empty() ? "" : ", ") + length_sql(vector_sql_);
       add(vector_sql_ + "::real[]::text");
     }
     if (m_.vector_table) {
       const auto& vt = *m_.vector_table;
       vector_sql_ = "v." + ident(c, vt.column);
       read_cols += (cols.empty() ? "" : ", ") + vector_sql_ + "::real[]";
-      length_cols_ = cols + (cols.empty() ? "" : ", ") + "cardinality(" + vector_sql_ + "::real[])";
+      length_cols_ = cols + (cols.empty() ? "" : ", ") + length_sql(vector_sql_);
       add(vector_sql_ + "::real[]::text");
       from += " LEFT JOIN " + vt_ + " AS v ON ";
       for (std::size_t k = 0; k < vt.key.size(); ++k)
@@ -744,6 +812,7 @@ class table_access {
   std::string scope_place_;  // the scope's text without COALESCE (NULL when absent); "" = none
   std::string scope_hint_;   // the place as an index expression for a message; "" = none
   std::string vector_sql_;   // the vector column as the selects name it ("" = none)
+  std::vector<std::string> shape_columns_;  // columns read through paths, their JSON type selected
 };
 
 }  // namespace memhealth::detail::pg
