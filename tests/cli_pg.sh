@@ -8,7 +8,8 @@
 # plan; apply --report and the repair history across runs (history, review release); review
 # list|show|approve|reject; check --since; import into memhealth's own schema; watch --once
 # (findings, a row inserted between polls, --repair in place and its rollback, a server that is
-# down); index build|check of a mapped table's vectors.
+# down); index build|check of a mapped table's vectors; rows not read whole as load issues;
+# SIGTERM of a --workers run drops its tables.
 # usage: tests/cli_pg.sh MEMHEALTH CLUSTER_DIR WORK_DIR
 set -euo pipefail
 mh="$1"
@@ -714,5 +715,44 @@ assert d['stale_ids'] == ['${wid}3'] and d['missing_ids'] == [] and d['extra_ids
 assert 'search_path' not in d['store'], d['store']" || fail "index check after a vector changed: $(cat ix3.json)"
   psql -X -q -v ON_ERROR_STOP=1 "$base" -c "DROP SCHEMA cliwatch CASCADE" 2>/dev/null
 fi
+
+# rows not read whole are load issues (a vector of two dimensions, a payload that is no object):
+# the check goes on, reports them (stderr, JSON load_issues) and, with --workers, gives the same
+# report; SIGTERM of a --workers run drops the run's tables (exit 143)
+bdb="$base&options=-csearch_path%3Dclibad"
+psql -X -q -v ON_ERROR_STOP=1 "$base" -c "DROP SCHEMA IF EXISTS clibad CASCADE" -c "CREATE SCHEMA clibad" 2>/dev/null
+psql -X -q -v ON_ERROR_STOP=1 "$bdb" -c "CREATE TABLE mem0 (id uuid PRIMARY KEY, vector real[], payload jsonb)" \
+  -c "INSERT INTO mem0 VALUES ('00000000-0000-0000-0000-000000000001', '{0.6,0.8}', '{\"data\": \"User likes tea\", \"user_id\": \"u\"}'), ('00000000-0000-0000-0000-000000000002', '{{0.6,0.8},{1,0}}', '{\"data\": \"User likes jazz\", \"user_id\": \"u\"}'), ('00000000-0000-0000-0000-000000000003', '{0.8,0.6}', '\"just text\"')"
+for w in "" "--workers 2"; do
+  # shellcheck disable=SC2086
+  "$mh" check "$bdb" --mapping mem0 $w --format json --now 2024-03-10T00:00:00Z --out bad.json --exit-zero 2>bad.err ||
+    fail "check of a table with bad rows ($w): $(cat bad.err)"
+  python3 -c "
+import json; d = json.load(open('bad.json'))
+issues = d['load_issues']
+assert [(i['field'], i['reason'][:42]) for i in issues] == [
+    ('embedding', 'row 00000000-0000-0000-0000-000000000002: '),
+    ('payload', 'row 00000000-0000-0000-0000-000000000003: ')], issues
+assert 'not a one-dimensional array' in issues[0]['reason'] and 'holds a JSON string' in issues[1]['reason'], issues
+assert d['summary']['records_total'] == 3 and d['summary']['load_issues'] == 2, d['summary']
+assert d['summary']['by_kind'].get('embedding_missing') == 1, d['summary']" || fail "check of bad rows ($w): $(cat bad.json)"
+  grep -q "embedding: row 00000000-0000-0000-0000-000000000002: the vector is not" bad.err || fail "bad rows not on stderr ($w): $(cat bad.err)"
+done
+# --workers 0: no worker takes the jobs, so the run waits until SIGTERM
+"$mh" check "$bdb" --mapping mem0 --workers 0 --out /dev/null 2>term.err &
+pid=$!
+for _ in $(seq 1 100); do grep -q "^memhealth check: run " term.err && break; sleep 0.1; done
+[ "$(psql -X -At "$bdb" -c "SELECT count(*) FROM pg_tables WHERE schemaname = 'clibad' AND tablename ~ '^memhealth_'")" = "3" ] ||
+  fail "--workers 0: the run's 3 tables are not there: $(cat term.err)"
+kill -TERM "$pid"
+set +e
+wait "$pid"
+rc=$?
+set -e
+[ "$rc" -eq 143 ] || fail "SIGTERM of check --workers: exit $rc, expected 143: $(cat term.err)"
+grep -q "interrupted (SIGTERM): run [0-9a-f]* stopped, its tables dropped" term.err || fail "SIGTERM: $(cat term.err)"
+[ "$(psql -X -At "$bdb" -c "SELECT count(*) FROM pg_tables WHERE schemaname = 'clibad' AND tablename ~ '^memhealth_'")" = "0" ] ||
+  fail "SIGTERM of check --workers left the run's tables"
+psql -X -q -v ON_ERROR_STOP=1 "$base" -c "DROP SCHEMA clibad CASCADE" 2>/dev/null
 
 echo "cli_pg: ok"

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "interrupt.hpp"
 #if MEMHEALTH_CLI_HAVE_PG
 #include "memhealth/detect/pg_workers.hpp"
 #endif
@@ -218,7 +219,31 @@ int run_parallel_check(const check_options& o, const default_check_settings& set
               << memhealth::detail::pg::display_table(mapping.table) << " (" << place
               << ") makes the check faster\n";
   }
-  auto res = pg_parallel_check(o.store, mapping, settings, d, ro);
+  // SIGINT/SIGTERM: the jobs in hand end, the run's tables are dropped (a kill -9 leaves them)
+  std::optional<interrupt_guard> signals;
+  if (table) {
+    signals.emplace(
+        "memhealth check: interrupted: stopping after the jobs in hand; the run's tables are "
+        "dropped (interrupt again to stop at once)\n");
+    ro.stop_requested = [] { return interrupt_guard::requested(); };
+  }
+  std::string run_id;
+  if (table)
+    ro.on_ready = [&run_id, ready = ro.on_ready](const std::string& id) {
+      run_id = id;
+      ready(id);
+    };
+  pg_run_result res;
+  try {
+    res = pg_parallel_check(o.store, mapping, settings, d, ro);
+  } catch (const error&) {
+    if (!interrupt_guard::requested()) throw;
+    const int sig = interrupt_guard::signal();
+    std::cerr << "memhealth check: interrupted (" << (sig == SIGTERM ? "SIGTERM" : "SIGINT")
+              << "): run " << (run_id.empty() ? std::string("(not started)") : run_id)
+              << " stopped, its tables dropped; no report written\n";
+    return 128 + sig;
+  }
   d.dimension = res.dimension;
   if (table)
     std::cerr << "memhealth check: " << res.jobs << " jobs, " << res.job_claims << " claims, by "
@@ -257,7 +282,19 @@ int run_worker(const worker_options& o) {
   (void)d;
   pg_worker_options wo;
   wo.name = o.name;
+  // SIGINT/SIGTERM: the job in hand is finished and its result written, then the worker ends
+  const interrupt_guard signals(
+      "memhealth worker: interrupted: stopping after the job in hand (interrupt again to stop "
+      "at once)\n");
+  wo.stop_requested = [] { return interrupt_guard::requested(); };
   const auto res = pg_run_worker(o.store, o.run, settings, wo);
+  if (res.stopped) {
+    const int sig = interrupt_guard::signal();
+    std::cerr << "memhealth worker: run " << o.run << ": interrupted ("
+              << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ") after " << res.jobs_done
+              << " job(s); the run's other jobs are left to its other workers\n";
+    return 128 + sig;
+  }
   std::cerr << "memhealth worker: run " << o.run << ": " << res.jobs_done << " job(s) done"
             << (res.results_refused
                     ? ", " + std::to_string(res.results_refused) + " result(s) refused (lease lost)"

@@ -5,6 +5,7 @@
 // their places; refused when another writer changed the file meanwhile), a postgresql:// store
 // in place (--mapping; --state names its state database). Built with SQLite only.
 #include "cli.hpp"
+#include "interrupt.hpp"
 
 #if MEMHEALTH_CLI_HAVE_SQLITE
 
@@ -56,51 +57,10 @@ utc_time clock_of(const migrate_cli_options& o) {
 // SIGINT/SIGTERM during `migrate run`: the first one asks the run to stop after the batch in
 // hand (migration_run_options::stop_requested), so what it committed reaches the store (a JSONL
 // file is written back) and the tool says what was done and what is left; a second one acts as
-// if this handler were not there (the handler installed before it: temporaries removed, then
-// the process dies of the signal).
-std::atomic<int> g_migrate_signal{0};
-struct sigaction g_migrate_old_int {};
-struct sigaction g_migrate_old_term {};
-
-extern "C" void migrate_run_on_signal(int sig) {
-  if (g_migrate_signal.exchange(sig) != 0) {
-    ::sigaction(sig, sig == SIGINT ? &g_migrate_old_int : &g_migrate_old_term, nullptr);
-    ::raise(sig);
-    return;
-  }
-  static const char msg[] =
-      "memhealth migrate: interrupted: stopping after the batch in hand (interrupt again to "
-      "stop at once)\n";
-  if (::write(2, msg, sizeof msg - 1) < 0) return;
-}
-
-// Installs migrate_run_on_signal for SIGINT and SIGTERM while it lives (not for a signal that
-// is ignored, e.g. under nohup), and puts the handlers before it back.
-class migrate_signal_guard {
- public:
-  migrate_signal_guard() {
-    g_migrate_signal.store(0);
-    struct sigaction sa {};
-    sa.sa_handler = &migrate_run_on_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = 0;
-    for (const int sig : {SIGINT, SIGTERM}) {
-      auto& old = sig == SIGINT ? g_migrate_old_int : g_migrate_old_term;
-      if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler == SIG_IGN) continue;
-      ::sigaction(sig, &sa, nullptr);
-      (sig == SIGINT ? int_ : term_) = true;
-    }
-  }
-  ~migrate_signal_guard() {
-    if (int_) ::sigaction(SIGINT, &g_migrate_old_int, nullptr);
-    if (term_) ::sigaction(SIGTERM, &g_migrate_old_term, nullptr);
-  }
-  migrate_signal_guard(const migrate_signal_guard&) = delete;
-  migrate_signal_guard& operator=(const migrate_signal_guard&) = delete;
-
- private:
-  bool int_ = false, term_ = false;
-};
+// if the handler were not there (interrupt.hpp).
+constexpr const char* migrate_interrupted =
+    "memhealth migrate: interrupted: stopping after the batch in hand (interrupt again to stop at "
+    "once)\n";
 
 // A test hook (tests/cli_migrate.cmake): MEMHEALTH_TEST_MIGRATE_SIGNAL_AFTER="N" raises SIGINT
 // in `migrate run` once N batches of the run are committed, "N:KILL" raises SIGKILL (a hard
@@ -469,7 +429,7 @@ int run_batches(const migrate_cli_options& o, const cli_embedder& e,
     std::string model = " --embedder " + o.models.embedder;
     if (!o.models.embedding_model.empty())
       model += " --embedding-model " + o.models.embedding_model;
-    const int sig = g_migrate_signal.load();
+    const int sig = interrupt_guard::signal();
     out << "memhealth migrate: interrupted (" << (sig == SIGTERM ? "SIGTERM" : "SIGINT")
         << "): migration " << r.migration << " stopped after " << r.batches
         << " batches of this run, each committed and in the store; " << r.left
@@ -519,8 +479,8 @@ int run_run(const migrate_cli_options& o) {
   }
   // the first SIGINT or SIGTERM stops the run after the batch in hand (see
   // migrate_run_on_signal); the test hook raises one after a given batch
-  const migrate_signal_guard signals;
-  ro.stop_requested = [] { return g_migrate_signal.load() != 0; };
+  const interrupt_guard signals(migrate_interrupted);
+  ro.stop_requested = [] { return interrupt_guard::requested(); };
   if (const auto [after, kill] = migrate_signal_hook(); after > 0) {
     const bool hard = kill;  // clang 14: no structured binding in a lambda's capture
     const std::size_t at = after;

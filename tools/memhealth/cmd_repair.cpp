@@ -11,6 +11,7 @@
 
 #include "../../examples/flat_index.hpp"
 #include "cli.hpp"
+#include "interrupt.hpp"
 #if MEMHEALTH_CLI_HAVE_PG
 #include "memhealth/detect/pg_workers.hpp"
 #endif
@@ -88,7 +89,21 @@ memory_store<> plan_rows_by_workers(const plan_options& o, const default_check_s
   };
   detect_options dd = d;
   dd.dimension = o.detect.dim;
-  auto res = pg_parallel_check(o.store, load_pg_mapping(pg_mapping_option()), settings, dd, ro);
+  // SIGINT/SIGTERM: the jobs in hand end, the run's tables are dropped, nothing is planned
+  const interrupt_guard signals(
+      "memhealth plan: interrupted: stopping after the jobs in hand; the run's tables are dropped "
+      "(interrupt again to stop at once)\n");
+  ro.stop_requested = [] { return interrupt_guard::requested(); };
+  pg_run_result res;
+  try {
+    res = pg_parallel_check(o.store, load_pg_mapping(pg_mapping_option()), settings, dd, ro);
+  } catch (const error&) {
+    if (!interrupt_guard::requested()) throw;
+    const int sig = interrupt_guard::signal();
+    throw error(error_code::precondition,
+                std::string("interrupted (") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") +
+                    "): the workers' run stopped, its tables dropped; no plan written");
+  }
   std::cerr << "memhealth plan: " << res.jobs << " jobs, " << res.job_claims << " claims, by "
             << res.jobs_by_worker.size() << " worker(s)\n";
   print_issues(res.load_issues);  // those records are planned as read, never written

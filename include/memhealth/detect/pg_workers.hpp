@@ -186,6 +186,12 @@ struct pg_run_options {
   /// Called with the run id once the job table is filled, before the coordinator waits (e.g. to
   /// print it for `memhealth worker --run ID`).
   std::function<void(const std::string&)> on_ready;
+  /// Asked between steps (before each job a worker thread of this process would take, while
+  /// the coordinator waits, after its store-wide pass): true stops the run, which then fails
+  /// with error(precondition) "stopped on request" after the jobs in hand end and, unless
+  /// `keep_tables`, drops the run's tables (e.g. on SIGINT/SIGTERM; external workers then find
+  /// the run gone and end with an error). Called from several threads. Empty: never.
+  std::function<bool()> stop_requested;
   /// Called once the report is merged, before the snapshot ends, with the coordinator's store:
   /// every row of the run's snapshot, in store order (`memhealth plan --workers` plans from
   /// these rows, so that the plan and the findings see one state). Not called on failure.
@@ -200,6 +206,9 @@ struct pg_worker_options {
   /// Test hook: called after a job is claimed, before it is read; an exception thrown here
   /// ends the worker as a kill would (the job stays claimed until its lease expires).
   std::function<void(int job)> after_claim;
+  /// Asked before each claim: true ends the worker (the job in hand, if any, was finished and
+  /// its result written), with `pg_worker_result::stopped` set. Empty: never.
+  std::function<bool()> stop_requested;
 };
 
 /// What the jobs of split scopes took from their blocks (see "Blocks").
@@ -221,6 +230,7 @@ struct pg_worker_result {
   std::size_t results_refused = 0;  ///< results refused (the lease was lost)
   pg_block_use blocks_used;         ///< over the split scopes' jobs it checked
   pg_job_times times;               ///< over every job it checked (refused ones included)
+  bool stopped = false;  ///< ended by `stop_requested` before the run's jobs were all done
 };
 
 /// Where `pg_parallel_check`'s time went, in wall-clock seconds (a profile for benchmarks and
@@ -539,6 +549,10 @@ inline pg_worker_result pg_run_worker(const std::string& conninfo, const std::st
   const std::string jobs = detail::pg::ident(c, detail::pgw::jobs_table(run));
   pg_worker_result res;
   while (true) {
+    if (opt.stop_requested && opt.stop_requested()) {
+      res.stopped = true;
+      return res;
+    }
     auto cl = pg_claim_job(c, run, name, lease, where);
     if (!cl) {
       auto st = detail::pg::exec(c,
@@ -813,6 +827,13 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
     for (auto& t : threads)
       if (t.joinable()) t.join();
   };
+  const auto stopping = [&opt] { return opt.stop_requested && opt.stop_requested(); };
+  const auto stop_if_asked = [&] {
+    if (stopping())
+      throw error(error_code::precondition,
+                  where + ": stopped on request before every job was done" +
+                      (table && !opt.keep_tables ? "; the run's tables are dropped" : ""));
+  };
   try {
     if (table) {
       exec(c, "BEGIN", {}, where, "cannot begin");
@@ -860,6 +881,7 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
         wo.name = detail::pgw::host_pid() + ":" + std::to_string(w);
         wo.poll = opt.poll;
         wo.fetch_rows = opt.fetch_rows;
+        wo.stop_requested = opt.stop_requested;
         const auto wr = pg_run_worker(conninfo, res.run_id, settings, wo);
         std::lock_guard lock(err_m);
         res.blocks_used.joins += wr.blocks_used.joins;
@@ -879,7 +901,7 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
       pg_job_times times;
       std::size_t done = 0;
       try {
-        for (std::size_t j = next_job++; j < jobs.size() && !stop; j = next_job++) {
+        for (std::size_t j = next_job++; j < jobs.size() && !stop && !stopping(); j = next_job++) {
           pg_job_claim cl;
           cl.job = static_cast<int>(j);
           cl.scopes = jobs[j].first;
@@ -984,11 +1006,13 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
     at.reserve(store.size());
     for (std::size_t i = 0; i < store.size(); ++i) at.emplace(store.store_key(i), i);
     lap(res.timings.store_wide_s);
+    stop_if_asked();
     // (job, findings) of every scope-level job, in job order
     std::vector<std::pair<std::string, std::string>> results;
     if (table) {
       // worker 0: this thread checks jobs too, until none is left
       if (opt.workers > 0) work(0);
+      stop_if_asked();
       lap(res.timings.own_jobs_s);
       // wait for every job
       const auto start = std::chrono::steady_clock::now();
@@ -1006,6 +1030,7 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
           std::lock_guard lock(err_m);
           if (worker_error) std::rethrow_exception(worker_error);
         }
+        stop_if_asked();
         if (opt.wait_limit.count() > 0 && std::chrono::steady_clock::now() - start > opt.wait_limit)
           throw error(error_code::io, where + ": not every job was done within the wait limit (" +
                                           std::to_string(opt.wait_limit.count()) + " ms)");
@@ -1031,6 +1056,7 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
       join_all();
       lap(res.timings.wait_s);
       if (worker_error) std::rethrow_exception(worker_error);
+      stop_if_asked();
       res.job_claims = jobs.size();
       for (std::size_t j = 0; j < jobs.size(); ++j)
         results.emplace_back(std::to_string(j), std::move(local_results[j]));
