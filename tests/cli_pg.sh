@@ -77,6 +77,15 @@ for fmt in jsonl postgresql; do
   grep -q "hunter2" pwi.out pwi.err && fail "import $fmt printed the password"
 done
 
+# --mapping with no postgresql:// store is refused (it would be ignored): exit 2, nothing done
+set +e
+"$mh" check export.jsonl --mapping mem0 --out nomap.txt 2>nomap.err
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "--mapping with a JSONL store: exit $rc, expected 2"
+grep -q "no store here is one" nomap.err || fail "--mapping with a JSONL store: $(cat nomap.err)"
+[ -e nomap.txt ] && fail "--mapping with a JSONL store wrote a report"
+
 # the single-process check reads scope by scope without a job table: a role that may only
 # SELECT the table gets the same report (its user name aside) and nothing is created
 sql "DROP OWNED BY mh_reader; DROP ROLE mh_reader" 2>/dev/null || true

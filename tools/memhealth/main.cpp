@@ -8,6 +8,7 @@
 #include <exception>
 #include <iostream>
 #include <string>
+#include <string_view>
 
 #include "cli.hpp"
 #include "cmd_audit.hpp"
@@ -36,6 +37,23 @@ std::string unknown_subcommand(const CLI::App& app, int argc, char** argv) {
   for (const CLI::App* sub : subs)
     if (sub->check_name(argv[2])) return {};
   return who + ": unknown subcommand '" + argv[2] + "'; expected one of: " + names;
+}
+
+// `--mapping` names the table and columns of a postgresql:// store; given to a command without
+// one (a JSONL or sqlite: store) it would be ignored. @return the message, or "".
+std::string mapping_without_pg_store(int argc, char** argv) {
+  bool mapping = false, pg = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "-h" || a == "--help") return {};
+    if (a == "--mapping" || a.starts_with("--mapping=")) mapping = true;
+    if (a.find("postgresql://") != std::string_view::npos ||
+        a.find("postgres://") != std::string_view::npos)
+      pg = true;
+  }
+  if (!mapping || pg) return {};
+  return "memhealth: --mapping: names the table and columns of a postgresql:// store, and no "
+         "store here is one (a JSONL or sqlite: store has no mapping); nothing was done";
 }
 
 }  // namespace
@@ -80,6 +98,10 @@ int main(int argc, char** argv) {
         "--mapping", memhealth::cli::pg_mapping_option(),
         "postgresql:// stores: the column mapping, a JSON file or a built-in name "
         "(mem0, langgraph; default: memhealth's own schema)");
+  if (const std::string m = mapping_without_pg_store(argc, argv); !m.empty()) {
+    std::cerr << m << "\n";
+    return memhealth::cli::exit_usage;
+  }
   if (const std::string m = unknown_subcommand(app, argc, argv); !m.empty()) {
     std::cerr << m << "\n";
     return memhealth::cli::exit_usage;
