@@ -1123,6 +1123,41 @@ TEST_CASE("pg_store: rows not read whole are load issues, the same in every read
         "User likes tea\nUser likes tea\n");
 }
 
+TEST_CASE("pg_store: a time held finer than milliseconds is never rewritten") {
+  const auto uri = server();
+  if (!uri) return;
+  const auto db = fresh_schema(*uri, "fine_times");
+  conn c(db);
+  c.run(mem0_table);
+  c.run(mem0_row(1, "User likes tea", "u", "'{0.6,0.8}'", "2024-07-01T12:34:56.123456-07:00"));
+  c.run(mem0_row(2, "User likes jazz", "u", "'{0.8,0.6}'", "2024-07-01T12:34:56.123000-07:00"));
+  const std::string before = c.dump("SELECT id, payload::text FROM mem0 ORDER BY id");
+  auto s = pg_store<>::open(db, pg_mem0_mapping());
+  REQUIRE(s.size() == 2);
+  // to UTC (what normalize_timestamps does): row 1 would lose "456"; refused, nothing written
+  memory_record img = s.record(0);
+  img.created_at->utc_offset_minutes = 0;
+  error_code code{};
+  CHECK(error_of([&] { (void)s.restore(0, img); }, &code)
+            .find("field created_at holds a time "
+                  "finer than milliseconds") != std::string::npos);
+  CHECK(code == error_code::precondition);
+  CHECK(c.dump("SELECT id, payload::text FROM mem0 ORDER BY id") == before);
+  // a change of another field leaves the time's text as it is
+  img = s.record(0);
+  img.content = "User likes green tea";
+  (void)s.restore(0, img);
+  CHECK(c.dump("SELECT payload->>'created_at', payload->>'data' FROM mem0 WHERE id = "
+               "'00000000-0000-0000-0000-000000000001'") ==
+        "2024-07-01T12:34:56.123456-07:00|User likes green tea\n");
+  // trailing zeros only: the millisecond text says the same; written
+  img = s.record(1);
+  img.created_at->utc_offset_minutes = 0;
+  (void)s.restore(1, img);
+  CHECK(c.dump("SELECT payload->>'created_at' FROM mem0 WHERE id = "
+               "'00000000-0000-0000-0000-000000000002'") == "2024-07-01T19:34:56.123Z\n");
+}
+
 TEST_CASE("pg_store: memhealth's schema: a row whose record is not one skips, counted") {
   const auto uri = server();
   if (!uri) return;

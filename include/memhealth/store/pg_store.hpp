@@ -37,7 +37,9 @@
 /// the write-ahead log before BEGIN and writes its commit frame after COMMIT, so a crash or a
 /// lost connection leaves every action whole (a COMMIT whose acknowledgement is lost is resolved
 /// by asking the server, `txid_status`). `preview_restore` gives the SQL a restore would
-/// run, for dry runs. Timestamps are written at millisecond precision (memhealth's resolution).
+/// run, for dry runs. Timestamps are written at millisecond precision (memhealth's resolution);
+/// a time field the row holds at a finer one ("...:31.123456-07:00") is never changed by a
+/// write (error(precondition)), since neither it nor a rollback could give its text back.
 ///
 /// **Errors.** `memhealth::error`: invalid_argument for a connection string holding a password
 /// (pg_conn.hpp) or a malformed mapping, io when the server cannot be reached or a statement
@@ -405,7 +407,7 @@ class pg_store {
     try {
       lock_scope(records_[i].scope);
       if (image.scope != records_[i].scope) lock_scope(image.scope);
-      check_unchanged(i);
+      refuse_fine_times(i, image, check_unchanged(i));
       for (const auto& st : statements(i, image)) {
         auto r = detail::pg::exec(conn_.get(), st.sql, st.params, where_, "cannot update a row");
         if (std::string(PQcmdTuples(r.get())) != "1")
@@ -762,7 +764,8 @@ class pg_store {
   // Reads row i again FOR UPDATE (inside the open transaction) and compares it with the record
   // this store holds. @throws error(busy) when it differs or is gone (both "changed by another
   // writer": a watch counts either as the agent's change, not as a failed repair).
-  void check_unchanged(std::size_t i) {
+  // @return the row's time fields held at more than milliseconds (table_access::fine_times).
+  std::vector<std::string> check_unchanged(std::size_t i) {
     auto r = detail::pg::exec(conn_.get(), table_.select_one_for_update(),
                               {keys_[i].begin(), keys_[i].end()}, where_, "cannot lock a row");
     if (PQntuples(r.get()) > 1)
@@ -789,6 +792,27 @@ class pg_store {
       throw error(error_code::busy, where_ + ": record '" + cur.id + "' (row " + store_key(i) +
                                         ") was changed by another writer after this store read "
                                         "it; nothing written (read it again and retry)");
+    return table_.fine_times(r.get(), 0);
+  }
+
+  // A repair that changes a time field the row holds at more than milliseconds is refused: the
+  // record keeps milliseconds, so neither the write nor a rollback of it could give the row's
+  // text back. @throws error(precondition).
+  void refuse_fine_times(std::size_t i, const R& image, const std::vector<std::string>& fine) {
+    if (fine.empty()) return;
+    const auto cur = nlohmann::json::parse(canonical(records_[i]));
+    const auto img = nlohmann::json::parse(canonical(image));
+    for (const auto& f : fine) {
+      const auto a = cur.find(f), b = img.find(f);
+      const bool same = (a == cur.end()) == (b == img.end()) && (a == cur.end() || *a == *b);
+      if (!same)
+        throw error(error_code::precondition,
+                    where_ + ": record '" + records_[i].id + "' (row " + store_key(i) +
+                        "): field " + f +
+                        " holds a time finer than milliseconds, which memhealth keeps to the "
+                        "millisecond: changing it could not be rolled back exactly; nothing "
+                        "written");
+    }
   }
 
   std::string where_;

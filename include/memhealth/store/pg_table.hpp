@@ -342,6 +342,37 @@ class table_access {
     }
   }
 
+  // The time fields (created_at, updated_at, last_accessed_at) of row `row` of a select whose
+  // text in the table holds more than milliseconds ("...:31.123456-07:00", a timestamptz with
+  // microseconds): memhealth's timestamps are milliseconds, so a write of such a field could not
+  // give its text back exactly (nor could a rollback after it). memhealth's own schema: none.
+  [[nodiscard]] std::vector<std::string> fine_times(const PGresult* r, int row) const {
+    std::vector<std::string> out;
+    if (!m_.record_column.empty()) return out;
+    int col = static_cast<int>(m_.key.size() + m_.id.size()) + (m_.rest.empty() ? 0 : 1);
+    for (const auto& [f, s] : m_.fields) {
+      (void)s;
+      if ((f == "created_at" || f == "updated_at" || f == "last_accessed_at") &&
+          !PQgetisnull(r, row, col)) {
+        const auto v = nlohmann::json::parse(PQgetvalue(r, row, col), nullptr, false);
+        if (v.is_string()) {
+          const std::string& t = v.get_ref<const std::string&>();
+          // the fraction after the seconds: digits after the first '.' following a 'T' or ' '
+          const auto dot = t.find('.', std::min(t.find_first_of("T t"), t.size()));
+          if (dot != std::string::npos) {
+            std::size_t n = 0;
+            while (dot + 1 + n < t.size() && t[dot + 1 + n] >= '0' && t[dot + 1 + n] <= '9') ++n;
+            bool beyond = false;  // a digit after the third that is not 0
+            for (std::size_t k = 3; k < n; ++k) beyond = beyond || t[dot + 1 + k] != '0';
+            if (beyond) out.push_back(f);
+          }
+        }
+      }
+      ++col;
+    }
+    return out;
+  }
+
   static constexpr Oid int4_oid = 23;  // pg_type.oid of int4 (src/include/catalog/pg_type.dat)
   // The vector in column `col` of row `row` (empty when there is none or it is NULL), in text or
   // binary format; a select_all_lengths() row's int4 count goes to `length` instead (-1, the
