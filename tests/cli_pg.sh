@@ -67,7 +67,7 @@ a.pop('store'); b.pop('store')
 assert a == b, 'differ'" || fail "the check of the exported rows differs from the table's"
 "$mh" stats "$uri" --mapping mem0 >stats.txt 2>&1 || fail "stats: $(cat stats.txt)"
 grep -q "^store: postgresql://memhealth@.*/postgres$" stats.txt || fail "stats names the store with its options: $(head -1 stats.txt)"
-grep -q "  alice: 3" stats.txt || fail "stats: not alice's 3 records"
+grep -q "  user:alice: 3" stats.txt || fail "stats: not alice's 3 records (scope user:alice, as import mem0)"
 for fmt in jsonl postgresql; do
   set +e
   "$mh" import "$fmt" "postgresql://memhealth:hunter2-pw@localhost/postgres" --out pwimp.jsonl >pwi.out 2>pwi.err
@@ -96,8 +96,11 @@ ro_uri="${uri/user=memhealth/user=mh_reader}"
 sed 's/mh_reader@/memhealth@/' check-ro.json | cmp -s check.json - ||
   fail "check as a read-only role: another report"
 # each job reads its scope: without an index on mem0's payload #>> '{user_id}' the check says so
-grep -q "CREATE INDEX ON mem0 ((payload #>> '{user_id}'))" ro.err || fail "no index hint: $(cat ro.err)"
-sql "CREATE INDEX mem0_user ON mem0 ((payload #>> '{user_id}'))"
+grep -q "CREATE INDEX ON mem0 ((NULLIF(substr(COALESCE('user:' || (payload #>> '{user_id}'), '')" ro.err ||
+  fail "no index hint: $(cat ro.err)"
+# the hint, run as given, is the index the jobs' reads use
+idx="$(sed -n 's/.*CREATE INDEX ON mem0 \(.*\) makes the check faster$/\1/p' ro.err)"
+sql "CREATE INDEX mem0_user ON mem0 $idx"
 "$mh" check "$ro_uri" --mapping mem0 --format json --now 2024-03-10T00:00:00Z --out check-ro2.json \
   --exit-zero 2>ro2.err || fail "check with the index: $(cat ro2.err)"
 grep -q "no index" ro2.err && fail "an index hint with the index: $(cat ro2.err)"

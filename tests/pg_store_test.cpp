@@ -258,7 +258,7 @@ TEST_CASE("pg_store: a mem0-shaped table is read through the mem0 mapping") {
   const auto& a = s.record(0);
   CHECK(a.id == "00000000-0000-0000-0000-000000000001");
   CHECK(a.content == "Alice likes tea");
-  CHECK(a.scope == "alice");
+  CHECK(a.scope == "user:alice/agent:bot");  // as import mem0: user:U/agent:A/run:R
   REQUIRE(a.created_at);
   CHECK(format_timestamp(*a.created_at) == "2024-07-01T12:34:56.123-07:00");
   CHECK(a.embedding == std::vector<float>{0.5f, 0.25f, -1.5f});
@@ -266,7 +266,7 @@ TEST_CASE("pg_store: a mem0-shaped table is read through the mem0 mapping") {
   CHECK(std::get<std::string>(a.metadata.at("topic")) == "t1");
   CHECK(a.status == "active");  // mem0 has no status: the mapping's default
   CHECK(s.embedding(1).empty());
-  CHECK(s.record(1).scope == "bob");
+  CHECK(s.record(1).scope == "user:bob/agent:bot");
   // a mapped table is known by cluster, database and table OIDs, not by its rows: the same id
   // after an insert and a delete (so a watch's log stays this store's), another for another table
   const std::string id = s.database_id();
@@ -282,6 +282,42 @@ TEST_CASE("pg_store: a mem0-shaped table is read through the mem0 mapping") {
   CHECK(copy.size() == 2);
   CHECK(copy.database_id().rfind("pg-table:", 0) == 0);
   CHECK(copy.database_id() != id);
+  // the scope of the ids a memory holds (agent only, run and user, none), as import mem0 builds it
+  c.run(
+      "INSERT INTO mem0 VALUES ('00000000-0000-0000-0000-000000000011', NULL, '{\"data\": "
+      "\"Speaks French\", \"agent_id\": \"bot\"}'), ('00000000-0000-0000-0000-000000000012', "
+      "NULL, '{\"data\": \"Asked about trains\", \"run_id\": \"r7\", \"user_id\": \"ana\"}'), "
+      "('00000000-0000-0000-0000-000000000013', NULL, '{\"data\": \"Unscoped\"}')");
+  auto parts = pg_store<>::open(db, pg_mem0_mapping());
+  REQUIRE(parts.size() == 5);
+  CHECK(parts.record(2).scope == "agent:bot");
+  CHECK(parts.record(3).scope == "user:ana/run:r7");
+  CHECK(parts.record(4).scope.empty());
+  const auto counted = pg_store<>::census(db, pg_mem0_mapping());
+  REQUIRE(counted.scopes);
+  CHECK(counted.scopes->at("agent:bot") == 1);
+  CHECK(counted.scopes->at("") == 1);
+  // such a scope is read, never written: a repair that changes it fails, nothing written
+  memory_record img = parts.record(2);
+  img.scope = "agent:other";
+  const std::string rows = c.dump("SELECT id, payload::text FROM mem0 ORDER BY id");
+  error_code code{};
+  CHECK(error_of([&] { (void)parts.restore(2, img); }, &code)
+            .find("builds the scope of several "
+                  "places") != std::string::npos);
+  CHECK(code == error_code::precondition);
+  CHECK(c.dump("SELECT id, payload::text FROM mem0 ORDER BY id") == rows);
+  // a mapping file says the same, and round-trips
+  const auto m = pg_mem0_mapping();
+  CHECK(parse_pg_mapping(pg_mapping_json(m).dump(), m.name) == m);
+  CHECK_THROWS_AS(parse_pg_mapping(R"({"table": "t", "key": ["id"], "id": "id", "fields":
+      {"scope": "a"}, "scope_parts": [["u:", "b"]]})",
+                                   "twice"),
+                  error);
+  CHECK_THROWS_AS(parse_pg_mapping(R"({"table": "t", "key": ["id"], "id": "id",
+      "scope_parts": [["u:"]]})",
+                                   "short"),
+                  error);
 }
 
 TEST_CASE("pg_store: a LangGraph-shaped store is read through the langgraph mapping") {
@@ -787,17 +823,18 @@ TEST_CASE("pg_store: census counts rows per scope and vector length, in a snapsh
     CHECK(before.rows == 4);
     CHECK(before.dimension == 4);  // two of 4, one of 3, one NULL
     REQUIRE(before.scopes);
-    CHECK(*before.scopes ==
-          std::map<std::string, std::size_t>{{"alice", 2}, {"bob", 1}, {"carol o", 1}});
+    CHECK(*before.scopes == std::map<std::string, std::size_t>{{"user:alice/agent:bot", 2},
+                                                               {"user:bob/agent:bot", 1},
+                                                               {"user:carol o/agent:bot", 1}});
     const auto now = pg_store<>::census(db, pg_mem0_mapping());
     CHECK(now.rows == 7);
     CHECK(now.dimension == 3);  // four of 3 now
     REQUIRE(now.scopes);
-    CHECK(now.scopes->at("dave") == 3);
+    CHECK(now.scopes->at("user:dave/agent:bot") == 3);
     snap.run("COMMIT");
     // no place of its own for the scope: no per-scope counts, and the run is one job
     auto plain = pg_mem0_mapping();
-    plain.fields.erase("scope");
+    plain.scope_parts.clear();
     const auto whole = pg_store<>::census(db, plain);
     CHECK(whole.rows == 7);
     CHECK(whole.dimension == 3);
@@ -814,8 +851,13 @@ TEST_CASE("pg_store: census counts rows per scope and vector length, in a snapsh
     CHECK(!pg_store<>::scope_index(db, plain).has_value());
     std::string place;
     CHECK(pg_store<>::scope_index(db, pg_mem0_mapping(), &place) == false);
-    CHECK(place == "(payload #>> '{user_id}')");
-    m.run("CREATE INDEX mem0_user ON mem0 ((payload #>> '{user_id}'))");
+    CHECK(place ==
+          "(NULLIF(substr(COALESCE('user:' || (payload #>> '{user_id}'), '') || COALESCE('/' || "
+          "'agent:' || (payload #>> '{agent_id}'), '') || COALESCE('/' || 'run:' || (payload #>> "
+          "'{run_id}'), ''), CASE WHEN (payload #>> '{user_id}') IS NULL THEN 2 ELSE 1 END), "
+          "''))");
+    // the hint is an index expression the server accepts (immutable) and the jobs' reads use
+    m.run("CREATE INDEX mem0_scope ON mem0 (" + place + ")");
     CHECK(pg_store<>::scope_index(db, pg_mem0_mapping()) == true);
   }
 }
@@ -1320,8 +1362,8 @@ TEST_CASE(
     const auto s = pg_store<>::open(db, mapping);
     REQUIRE(s.size() == 4);
     if (name == "mem0") {
-      CHECK(s.record(0).scope == "alice");
-      CHECK(s.record(2).scope == "42");  // the number's digits, as the scope's SQL text
+      CHECK(s.record(0).scope == "user:alice/agent:bot");
+      CHECK(s.record(2).scope == "user:42/agent:bot");  // the number's digits, as SQL text
     } else {
       CHECK(s.record(0).scope == "7");
       CHECK(s.record(3).scope.empty());  // NULL: no scope
@@ -1341,7 +1383,11 @@ TEST_CASE(
     }
     std::string place;
     CHECK(pg_store<>::scope_index(db, mapping, &place) == false);
-    CHECK(place == (name == "mem0" ? "(payload #>> '{user_id}')" : "(\"userId\"::text)"));
+    if (name == "mem0")
+      CHECK(place.rfind("(NULLIF(substr(COALESCE('user:' || (payload #>> '{user_id}'), '')", 0) ==
+            0);
+    else
+      CHECK(place == "(\"userId\"::text)");
   }
   // the index the hint names is the one the jobs' reads use
   m.run("CREATE INDEX ON \"Mem\" ((\"userId\"::text))");

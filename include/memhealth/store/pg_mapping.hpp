@@ -20,6 +20,11 @@
 ///   "defaults": {"status": "active"}     // optional: text of fields a row does not hold
 /// }
 /// ```
+/// Instead of `fields.scope`, the scope may be built of several places: `"scope_parts":
+/// [["user:", "payload->user_id"], ["agent:", "payload->agent_id"]]` (label, source) with
+/// `"scope_separator": "/"` (default "/"): the labelled texts of the parts a row holds, in order
+/// (`user:ana/agent:bot`; none held: no scope). Such a scope is read, never written: a repair
+/// that changes it fails before anything is written.
 /// A *source* is a column (`"col"`) or a path into a JSON/JSONB column (`"col->a->b"`). Field
 /// names are the keys of the canonical record JSON (docs/format.md): content, embedding_version,
 /// metadata, created_at, updated_at, last_accessed_at, source, scope, status, kind, claim,
@@ -104,7 +109,10 @@ struct pg_mapping {
   std::vector<pg_source> id;                ///< id sources, joined by `id_separator`
   std::string id_separator = ":";           ///< between the parts of a composite id
   std::map<std::string, pg_source> fields;  ///< canonical field name -> source
-  pg_source vector;                         ///< embedding column of the main table (or empty)
+  /// The scope built of several places (label, source), instead of `fields["scope"]`; read only.
+  std::vector<std::pair<std::string, pg_source>> scope_parts;
+  std::string scope_separator = "/";            ///< between the labelled parts of `scope_parts`
+  pg_source vector;                             ///< embedding column of the main table (or empty)
   std::optional<pg_vector_table> vector_table;  ///< or: the embedding in another table
   pg_source rest;  ///< JSON place for the fields not in `fields` (empty = not stored)
   /// Text values of fields a row does not hold (mem0 and LangGraph have no status: "active").
@@ -120,7 +128,7 @@ struct pg_mapping {
 /// its own: memhealth's schema, or `fields` names "scope"), as `pg_store::scope_selectable()`
 /// says of an open store; a check can then be cut into jobs by scope (detect/pg_workers.hpp).
 [[nodiscard]] inline bool pg_mapping_scope_selectable(const pg_mapping& m) {
-  return !m.record_column.empty() || m.fields.count("scope") > 0;
+  return !m.record_column.empty() || m.fields.count("scope") > 0 || !m.scope_parts.empty();
 }
 
 /// The canonical field names a mapping may name in `fields` (every key of the record JSON but
@@ -160,6 +168,10 @@ inline void validate_pg_mapping(const pg_mapping& m) {
   if (m.vector_table && m.vector_table->key.size() != m.key.size())
     bad("the vector table's \"key\" must have as many columns as the table's \"key\"");
   if (!m.vector.path.empty()) bad("the vector must be a column, not a JSON path");
+  if (!m.scope_parts.empty() && m.fields.count("scope"))
+    bad("the scope is named twice (\"fields\".scope and \"scope_parts\")");
+  for (const auto& [label, src] : m.scope_parts)
+    if (src.empty()) bad("scope part '" + label + "' has no source");
 }
 
 /// Parses a mapping from JSON text (see the file comment). `name` names it in messages.
@@ -232,6 +244,16 @@ inline void validate_pg_mapping(const pg_mapping& m) {
     } else if (k == "defaults") {
       if (!v.is_object()) bad("\"defaults\" must be an object");
       for (const auto& [f, x] : v.items()) m.defaults[f] = str(x, "default of \"" + f + "\"");
+    } else if (k == "scope_parts") {
+      if (!v.is_array()) bad("\"scope_parts\" must be an array of [label, source] pairs");
+      for (const auto& e : v) {
+        if (!e.is_array() || e.size() != 2)
+          bad("\"scope_parts\" entries must be [label, source] pairs");
+        m.scope_parts.emplace_back(str(e[0], "a scope part's label"),
+                                   parse_pg_source(str(e[1], "a scope part's source")));
+      }
+    } else if (k == "scope_separator") {
+      m.scope_separator = str(v, "\"scope_separator\"");
     } else if (k == "rest") {
       m.rest = parse_pg_source(str(v, "\"rest\""));
     } else {
@@ -265,6 +287,11 @@ inline void validate_pg_mapping(const pg_mapping& m) {
                    {"column", m.vector_table->column},
                    {"key", m.vector_table->key},
                    {"where", m.vector_table->where}};
+  if (!m.scope_parts.empty()) {
+    j["scope_parts"] = nlohmann::json::array();
+    for (const auto& [label, src] : m.scope_parts) j["scope_parts"].push_back({label, src.text()});
+    j["scope_separator"] = m.scope_separator;
+  }
   if (!m.rest.empty()) j["rest"] = m.rest.text();
   if (!m.defaults.empty()) j["defaults"] = m.defaults;
   return j;
@@ -286,9 +313,9 @@ inline void validate_pg_mapping(const pg_mapping& m) {
 /// mem0's pgvector table (default name `mem0`; mem0 names it after its collection): columns
 /// `id` (uuid), `vector` (pgvector), `payload` (jsonb holding `data`, `user_id`, `agent_id`,
 /// `run_id`, `created_at`, `updated_at`, `hash`, `metadata`). content = payload->data, scope =
-/// payload->user_id, timestamps and metadata from the payload; status "active", source
-/// "model_extracted" and kind "fact" (as `import mem0` gives them) unless payload->memhealth
-/// (where every other field goes) says otherwise.
+/// `user:U/agent:A/run:R` of the ids a memory holds (as `import mem0`; read only), timestamps and
+/// metadata from the payload; status "active", source "model_extracted" and kind "fact" (as `import
+/// mem0` gives them) unless payload->memhealth (where every other field goes) says otherwise.
 [[nodiscard]] inline pg_mapping pg_mem0_mapping(std::string table = "mem0") {
   pg_mapping m;
   m.name = "mem0";
@@ -296,7 +323,10 @@ inline void validate_pg_mapping(const pg_mapping& m) {
   m.key = {"id"};
   m.id = {pg_source{"id", {}}};
   m.fields["content"] = pg_source{"payload", {"data"}};
-  m.fields["scope"] = pg_source{"payload", {"user_id"}};
+  // the scope as `import mem0` builds it: user:U/agent:A/run:R, the parts a memory holds
+  m.scope_parts = {{"user:", pg_source{"payload", {"user_id"}}},
+                   {"agent:", pg_source{"payload", {"agent_id"}}},
+                   {"run:", pg_source{"payload", {"run_id"}}}};
   m.fields["created_at"] = pg_source{"payload", {"created_at"}};
   m.fields["updated_at"] = pg_source{"payload", {"updated_at"}};
   m.fields["metadata"] = pg_source{"payload", {"metadata"}};

@@ -24,6 +24,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -170,6 +171,13 @@ class table_access {
                                             "' of type " + info.type + "; paths need jsonb");
     };
     for (const auto& [f, s] : m_.fields) json_col(s, "field " + f);
+    for (const auto& [label, src] : m_.scope_parts) {  // read only: SELECT suffices
+      const auto info = need(main_cols_, m_.table, main_oid_, src.column, false);
+      if (!src.path.empty() && info.typname != "jsonb")
+        throw error(error_code::schema, where_ + ": mapping '" + m_.name + "': scope part '" +
+                                            src.text() + "' is a path into column '" + src.column +
+                                            "' of type " + info.type + "; paths need jsonb");
+    }
     if (!m_.rest.empty()) json_col(m_.rest, "rest");
     if (!m_.record_column.empty()) need(main_cols_, m_.table, main_oid_, m_.record_column, true);
     if (!m_.vector.empty()) {
@@ -310,6 +318,15 @@ class table_access {
           j.erase(f);
         else
           j[f] = std::move(v);
+      }
+      ++col;
+    }
+    if (!m_.scope_parts.empty()) {  // the scope built of several places (NULL: none)
+      if (!PQgetisnull(r, row, col)) {
+        auto v = nlohmann::json::parse(PQgetvalue(r, row, col), nullptr, false);
+        if (v.is_string()) j["scope"] = std::move(v);
+      } else {
+        j.erase("scope");
       }
       ++col;
     }
@@ -488,6 +505,7 @@ class table_access {
       for (auto& [k, v] : fb.items()) names.insert(k);
       for (const auto& k : names) {
         if (k == "id" || k == "embedding" || m_.fields.count(k)) continue;
+        if (k == "scope" && !m_.scope_parts.empty()) continue;  // read only (refused above)
         const nlohmann::json a = val(fa, k), b = val(fb, k);
         if (a == b) continue;
         auto path = m_.rest.path;
@@ -518,6 +536,11 @@ class table_access {
           if (col == "record" || was.at(col) != v) whole[col] = std::move(v);
       }
     } else {
+      if (!m_.scope_parts.empty() && val(ja, "scope") != val(jb, "scope"))
+        throw error(error_code::precondition,
+                    where_ + ": mapping '" + m_.name +
+                        "' builds the scope of several places (scope_parts), which memhealth "
+                        "reads but does not write; a repair cannot change it; nothing written");
       for (const auto& [f, s] : m_.fields)
         if (val(ja, f) != val(jb, f)) assign(s, val(ja, f));
       nlohmann::json ra = rest_of(ja), rb = rest_of(jb);
@@ -641,7 +664,8 @@ class table_access {
   nlohmann::json rest_of(const nlohmann::json& j) const {
     nlohmann::json r = nlohmann::json::object();
     for (auto& [k, v] : j.items())
-      if (k != "id" && k != "embedding" && !m_.fields.count(k)) {
+      if (k != "id" && k != "embedding" && !m_.fields.count(k) &&
+          !(k == "scope" && !m_.scope_parts.empty())) {
         auto d = m_.defaults.find(k);
         if (d == m_.defaults.end() || v != nlohmann::json(d->second)) r[k] = v;
       }
@@ -754,26 +778,60 @@ class table_access {
     if (!m_.record_column.empty()) {
       scope_place_ = "t." + q("scope");
       scope_hint_ = "scope";
-    } else if (auto it = m_.fields.find("scope"); it != m_.fields.end()) {
-      const pg_source& s = it->second;
-      if (s.path.empty()) {
-        const auto& ty = main_cols_.at(s.column).typname;
-        const bool text = ty == "text" || ty == "varchar";
-        scope_place_ = "t." + q(s.column) + (text ? "" : "::text");
-        scope_hint_ = text ? display_ident(s.column) : "(" + display_ident(s.column) + "::text)";
-      } else {
+    } else {
+      // a source as text (SQL; NULL when absent) and as an index expression for the hint
+      auto place_of = [&](const pg_source& s) -> std::pair<std::string, std::string> {
+        if (s.path.empty()) {
+          const auto& ty = main_cols_.at(s.column).typname;
+          const bool text = ty == "text" || ty == "varchar";
+          return {"t." + q(s.column) + (text ? "" : "::text"),
+                  text ? display_ident(s.column) : "(" + display_ident(s.column) + "::text)"};
+        }
         std::string arr = "ARRAY[", path;
         for (std::size_t k = 0; k < s.path.size(); ++k) {
           arr += (k ? ", " : "") + literal(c, s.path[k]);
           path += (k ? "," : "") + hint_element(s.path[k]);
         }
         arr += "]::text[]";
-        scope_place_ = "(t." + q(s.column) + " #>> " + arr + ")";
-        scope_hint_ = "(" + display_ident(s.column) + " #>> '{" + path + "}')";
+        return {"(t." + q(s.column) + " #>> " + arr + ")",
+                "(" + display_ident(s.column) + " #>> '{" + path + "}')"};
+      };
+      if (auto it = m_.fields.find("scope"); it != m_.fields.end()) {
+        std::tie(scope_place_, scope_hint_) = place_of(it->second);
+      } else if (!m_.scope_parts.empty()) {
+        // label0 || text0, then separator || label || text of each later part present, with
+        // the separator before the first part present cut off; "" (no part) is NULL. Only
+        // immutable operators, so an index on the same expression serves the jobs' reads.
+        auto lit = [&](const std::string& x) { return literal(c, x); };
+        auto show = [](const std::string& x) {
+          std::string out = "'";
+          for (char ch : x) out += ch == '\'' ? std::string("''") : std::string(1, ch);
+          return out + "'";
+        };
+        std::size_t sep_chars = 0;  // characters of the separator (substr counts characters)
+        for (unsigned char ch : m_.scope_separator) sep_chars += (ch & 0xC0) != 0x80;
+        std::string joined, hint;
+        for (std::size_t k = 0; k < m_.scope_parts.size(); ++k) {
+          const auto& [label, src] = m_.scope_parts[k];
+          const auto [sql, shown] = place_of(src);
+          const std::string head = k ? lit(m_.scope_separator) + " || " : std::string();
+          const std::string head_shown = k ? show(m_.scope_separator) + " || " : std::string();
+          joined += std::string(k ? " || " : "") + "COALESCE(" + head + lit(label) + " || " + sql +
+                    ", '')";
+          hint += std::string(k ? " || " : "") + "COALESCE(" + head_shown + show(label) + " || " +
+                  shown + ", '')";
+        }
+        const auto [first, first_shown] = place_of(m_.scope_parts[0].second);
+        const std::string from = std::to_string(sep_chars + 1);
+        scope_place_ = "NULLIF(substr(" + joined + ", CASE WHEN " + first + " IS NULL THEN " +
+                       from + " ELSE 1 END), '')";
+        scope_hint_ = "(NULLIF(substr(" + hint + ", CASE WHEN " + first_shown + " IS NULL THEN " +
+                      from + " ELSE 1 END), ''))";
       }
     }
     for (const auto& [f, s] : m_.fields)
       add(f == "scope" ? "to_jsonb(" + scope_place_ + ")::text" : source_json(c, s));
+    if (!m_.scope_parts.empty()) add("to_jsonb(" + scope_place_ + ")::text");  // read only
     // the JSON type of every column a path reads into (NULL for SQL NULL): a path into an array
     // or a scalar gives NULL, which must not read as "the row holds none of these fields"
     shape_columns_.clear();
@@ -785,6 +843,7 @@ class table_access {
     for (const auto& s : m_.id) shape(s);
     if (!m_.rest.empty()) shape(m_.rest);
     for (const auto& [f, s] : m_.fields) shape(s);
+    for (const auto& [label, src] : m_.scope_parts) shape(src);
     for (const auto& col : shape_columns_) add("jsonb_typeof(t." + q(col) + "::jsonb)");
     std::string from = main_ + " AS t";
     std::string read_cols = cols;  // the vector as real[] (binary results) instead of text
