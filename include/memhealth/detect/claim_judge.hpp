@@ -709,6 +709,12 @@ struct claim_rules {
     }
     return true;
   }
+  // A value that names a colour (see the single-value rule of `compare`).
+  static bool names_colour(const claim_lexicon& lex, const std::vector<std::string>& value) {
+    return std::any_of(value.begin(), value.end(), [&](const std::string& v) {
+      return v == "色" || (ascii(v) && lex.english().is_a(v, "color", 3));
+    });
+  }
   static bool contained(const claim_lexicon& lex, const std::vector<std::string>& n,
                         const std::vector<std::string>& p) {
     return !n.empty() && matched(lex, n, p) == n.size();
@@ -755,6 +761,14 @@ struct claim_rules {
       // Lisbon") of one attribute deny two values, which may both be false now
       if (x.polarity < 0 && y.polarity < 0) return {false, false, "two_denials"};
       if (x.polarity == y.polarity) {
+        // General rule: a colour is one aspect of a thing, its make or kind another ("the car is
+        // white" / "the car is a Tesla", "车是黑色的" / "车是一辆比亚迪"): a value that names a
+        // colour (WordNet 3.0: a noun under color.n.01 within 3 hypernym steps; Chinese: a value
+        // with 色 "colour") against one that does not is no second value
+        // (not a favourite, whose values are things of its kind: "favourite fruit = orange")
+        if (!favourite(x) && !favourite(y) &&
+            names_colour(lex, x.value) != names_colour(lex, y.value))
+          return {false, false, "different_aspect"};
         if (!x.value.empty() && !y.value.empty() && !subset_or_empty(lex, x.value, y.value) &&
             !subset_or_empty(lex, y.value, x.value))
           return {true, false, change ? "change_statement" : "single_value"};

@@ -141,11 +141,14 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     if (starts(k, "的")) k += 3;
     for (std::size_t l = 9; l >= 6; l -= 3)
       // ("用户的老板是王总": an attribute; "用户的爸爸是个路痴": a description, the relative's)
+      // ("我女儿是A型血", "用户的妈妈是属龙的": a value that names its own attribute, a blood
+      // group or a zodiac sign, is the relative's too)
       if (const sv after = s.substr(std::min(k + l, s.size()));
           k + l <= s.size() && (lex.zh(s.substr(k, l)) & cw::relative) &&
           (!after.starts_with("是") || after.starts_with("是个") || after.starts_with("是一个") ||
            after.starts_with("是一名") || after.starts_with("是一位") ||
-           after.starts_with("是位"))) {
+           after.starts_with("是位") || after.starts_with("是属") ||
+           (after.ends_with("型血") && after.size() <= 3 + 2 + 6))) {
         c.holder = (base == "self" ? "" : base + "/") +
                    "rel:" + std::string(chinese_relative_name(s.substr(k, l)));
         i = k + l;
