@@ -296,6 +296,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
   bool relative = false;     // inside a relative clause (after "that", "which", "who")
   bool relative_negated = false;   // ... and negated there: its terms are written "not:<term>"
   std::size_t comparative_at = n;  // where "over"/"than"/"instead of" starts the rejected option
+  std::size_t qualifier_at = n;    // where "for ..." / "as ..." after the rejected option starts
   bool instead = false;            // ... and it was "instead of": an exclusion, no mere order
   bool preferring = false;         // an attitude of preference ("prefers", "favours")
 
@@ -328,6 +329,13 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     const std::uint32_t cue = lex.en(w);
     const sv next = i + 1 < n ? sv(t[i + 1].w) : sv();
     const bool relative_before = relative;  // in a relative clause before this word
+    // a purpose or role after both options of an order qualifies the whole order, not the
+    // rejected option ("prefers sneakers over boots for daily wear", "would choose a hamster
+    // before a rabbit as a pet")
+    if ((w == "for" || w == "as") && comparative_at < terms.size() && qualifier_at == n) {
+      qualifier_at = terms.size();
+      continue;
+    }
     // multi-word cues
     if (w == "no" && next == "longer") {
       c.polarity = -c.polarity;
@@ -1208,12 +1216,14 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
         if (at != terms.end() && static_cast<std::size_t>(at - terms.begin()) < comparative_at) {
           terms.erase(at);
           --comparative_at;
+          if (qualifier_at != n) --qualifier_at;
         }
       }
       c.predicate = "like";
       c.kind = predicate_class::preference;
       terms.insert(terms.begin(), "like");
       ++comparative_at;
+      if (qualifier_at != n) ++qualifier_at;
     }
     text_claim rejected;
     rejected.holder = c.holder;
@@ -1225,11 +1235,15 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       rejected.order = -1;
       c.order = 1;
     }
-    rejected.terms.assign(terms.begin() + static_cast<std::ptrdiff_t>(comparative_at), terms.end());
+    const std::size_t rejected_end = std::min(qualifier_at, terms.size());
+    rejected.terms.assign(terms.begin() + static_cast<std::ptrdiff_t>(comparative_at),
+                          terms.begin() + static_cast<std::ptrdiff_t>(rejected_end));
     rejected.terms.push_back("like");
     rejected.object = rejected.terms;
     rejected.scene = scene;
-    terms.resize(comparative_at);
+    // (the preferred option keeps the qualifier of the order)
+    terms.erase(terms.begin() + static_cast<std::ptrdiff_t>(comparative_at),
+                terms.begin() + static_cast<std::ptrdiff_t>(rejected_end));
     sort_unique(rejected.terms);
     sort_unique(rejected.object);
     sort_unique(rejected.scene);
