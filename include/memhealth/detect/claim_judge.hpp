@@ -480,8 +480,11 @@ struct claim_rules {
     };
     auto states = [&](const std::string& t, const std::string& u) {
       // ("never drinks alcohol" / "has a beer now and then": having food or drink is
-      // consuming it)
+      // consuming it; "不信任何宗教" / "信基督教": a Chinese "any X", one of X's characters,
+      // claims_chinese.hpp)
       return match(lex, t, u) || (u == "have" && (t == "eat" || t == "drink")) ||
+             (t.starts_with("任何") && u.size() == 3 && !ascii(u) &&
+              t.find(u, 6) != std::string::npos) ||
              compound_of(u, t) ||
              (ascii(t) && ascii(u) && lex.english().is_a(u, t, max_is_a_depth) && !free_of(t));
     };

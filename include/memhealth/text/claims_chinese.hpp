@@ -937,6 +937,24 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       terms.push_back("素食");
       break;
     }
+  // General rule: a denial of 任何X ("any X": 不信任何宗教, 没有任何贷款) denies the whole
+  // kind X; a kind and its kinds share characters in Chinese (宗教 / 基督教, 贷款 / 房贷, 医疗保险
+  // / 医保), so X's characters become one term "任何X", which the claim judge finds stated by
+  // any of those characters (claim_judge.hpp, denied_in)
+  if (c.polarity < 0 && c.attribute.empty() && present.may_contain("任何"))
+    if (const std::size_t a = find_text(s, "任何", body_at);
+        a != sv::npos && a + 6 < s.size() && s.size() - a - 6 <= 12) {
+      const sv kind = s.substr(a + 6);
+      bool plain = true;
+      for (std::size_t q = 0; q < kind.size() && plain; q += 3) plain = is_cjk_at(kind, q);
+      if (plain && kind.size() % 3 == 0) {
+        for (std::size_t q = 0; q < kind.size(); q += 3) {
+          const auto at = std::find(terms.begin(), terms.end(), kind.substr(q, 3));
+          if (at != terms.end()) terms.erase(at);
+        }
+        terms.push_back("任何" + std::string(kind));
+      }
+    }
   // a resignation ends the employment (辞职, 离职): the employer attribute, denied
   if (c.attribute.empty() &&
       (find_text(s, "辞职") != sv::npos || find_text(s, "离职") != sv::npos ||
