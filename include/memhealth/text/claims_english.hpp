@@ -598,7 +598,15 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
         !(i + 1 < n && all_digits(next))) {
       if (w == "may") continue;  // the modal
     } else if ((cue & cw::time) && w != "am" && w != "this" && !in_value &&
-               !(w == "next" && next == "to")) {  // "next to a tree" is a place
+               !(w == "next" && next == "to") &&  // "next to a tree" is a place
+               // General rule: a time word right after an attitude or ordering verb, or right
+               // after the word that opens an order's rejected option, is what the attitude is
+               // toward, not when it holds ("prefers summer to winter", "likes mornings better
+               // than evenings"; not "swims in summer")
+               !(!(cue & cw::event) && i > 0 &&
+                 ((lex.en(english.lemma(t[i - 1].w, word_pos::verb)) &
+                   (cw::att_positive | cw::att_negative | cw::prefer)) ||
+                  (comparative_at != n && comparative_at == terms.size())))) {
       // General rule: "only on Saturdays" (a weekday in the plural after "only") is a weekly
       // routine and all of it: once a week, a frequency, not the date of one occasion ("only
       // plays video games on Saturdays" / "plays video games every day" differ in degree)
