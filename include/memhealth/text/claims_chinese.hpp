@@ -940,7 +940,8 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
   // General rule: a denial of 任何X ("any X": 不信任何宗教, 没有任何贷款) denies the whole
   // kind X; a kind and its kinds share characters in Chinese (宗教 / 基督教, 贷款 / 房贷, 医疗保险
   // / 医保), so X's characters become one term "任何X", which the claim judge finds stated by
-  // any of those characters (claim_judge.hpp, denied_in)
+  // any of those characters (claim_judge.hpp, denied_in). A character shared in another sense
+  // is read as the kind too: "没有任何贷款" / "有存款" (款) is wrongly a conflict
   if (c.polarity < 0 && c.attribute.empty() && present.may_contain("任何"))
     if (const std::size_t a = find_text(s, "任何", body_at);
         a != sv::npos && a + 6 < s.size() && s.size() - a - 6 <= 12) {
