@@ -949,7 +949,28 @@ struct claim_rules {
     const bool related = (!x.terms.empty() && !y.terms.empty() &&
                           (contained(lex, x.terms, y.terms) || contained(lex, y.terms, x.terms))) ||
                          same_object(lex, x, y);
-    if (related && x.frequency > 0 && y.frequency > 0 &&
+    // General rule: a measure noun under a rate is an amount of the thing, not another thing
+    // ("smokes a pack a day" / "smokes the occasional cigar": smoking, claim_words::measure_nouns),
+    // so it is left out when the other side does not name it
+    auto measured = [&](const text_claim& c, const text_claim& other) {
+      std::vector<std::string> v = c.terms;
+      std::erase_if(v, [&](const std::string& t) {
+        return std::find(claim_words::measure_nouns.begin(), claim_words::measure_nouns.end(), t) !=
+                   claim_words::measure_nouns.end() &&
+               !in(other.terms, t);
+      });
+      return v;
+    };
+    const bool rated =
+        x.frequency > 0 && y.frequency > 0 && !related &&
+        ((x.quantities.size() == 1 && !x.amount) || (y.quantities.size() == 1 && !y.amount));
+    const bool measured_related = rated && [&] {
+      const auto xm = measured(x, y), ym = measured(y, x);
+      return !xm.empty() && !ym.empty() &&
+             (xm.size() < x.terms.size() || ym.size() < y.terms.size()) &&
+             (contained(lex, xm, ym) || contained(lex, ym, xm));
+    }();
+    if ((related || measured_related) && x.frequency > 0 && y.frequency > 0 &&
         std::max(x.frequency, y.frequency) >=
             min_frequency_ratio * std::min(x.frequency, y.frequency) * (1 - 1e-9))
       return {true, false, "degree"};
