@@ -680,6 +680,12 @@ struct claim_rules {
       if (rx.second < rx.first || ry.second < ry.first) return std::nullopt;
       return verdict(rx.second < ry.first || ry.second < rx.first);
     }
+    // two lengths of time of one attribute (English durations, claim_measures.hpp): stated
+    // loosely ("over an hour", "about 40 minutes"), so one is twice the other or more
+    if (x.value.front().ends_with(" min") && y.value.front().ends_with(" min")) {
+      if (vx <= 0 || vy <= 0) return std::nullopt;
+      return verdict(std::max(vx, vy) >= 2 * std::min(vx, vy));
+    }
     if (a == "height" || a == "weight") {
       if (vx <= 0 || vy <= 0) return std::nullopt;
       const double tolerance = a == "height" ? 0.03 : 0.05;

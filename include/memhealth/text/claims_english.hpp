@@ -321,6 +321,16 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
         i = k + 1;
         in_value = true;
       }
+    } else if (i + 2 < n &&
+               (t[i + 1].w == "takes" || t[i + 1].w == "took" || t[i + 1].w == "lasts" ||
+                t[i + 1].w == "lasted") &&
+               english.is_noun(t[i].w) && english_duration(t)) {
+      // "<holder>'s <noun> takes / lasts <a length of time>": the length is the noun's value
+      // ("commute takes over an hour", "flight lasts 3 hours")
+      c.attribute = canonical_attribute(t[i].w);
+      c.kind = predicate_class::state;
+      i += 2;
+      in_value = true;
     }
   }
 
@@ -1365,6 +1375,20 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     c.value.clear();
     sort_unique(c.time);
   }
+  // General rule: a length of time is the value of the attribute it is stated for, in minutes
+  // ("commute is 10 minutes" / "commute takes over an hour": "10 min" / "60 min"; the judge
+  // compares them as amounts)
+  if (c.polarity > 0 && !c.attribute.empty() && c.attribute != "height" &&
+      c.attribute != "weight" && c.attribute != "age" && c.attribute != "birthday" &&
+      c.attribute != "birth year")
+    if (const auto d = english_duration(t)) {
+      c.value = {measure_text(*d) + " min"};
+      c.kind = predicate_class::state;
+      // (the appointment rule above took its number and unit for a time)
+      std::erase_if(c.time, [](const std::string& v) {
+        return all_digits(v) || minutes_in(v) > 0 || (v.size() > 1 && v[0] >= '0' && v[0] <= '9');
+      });
+    }
   if (!c.attribute.empty())  // the value is what differs; the terms keep it for containment
     for (const auto& v : c.value) c.terms.push_back(v);
   sort_unique(c.terms);
