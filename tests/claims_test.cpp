@@ -1404,7 +1404,7 @@ TEST_CASE("claim judge: scene sentences and the scope of a negation (issue 18, S
   }
 }
 
-TEST_CASE("claim judge: tenth round of issue 18 (colours, orders, any-kind denials)") {
+TEST_CASE("claim judge: tenth round of issue 18 (colours, orders, any-kind denials, durations)") {
   // Pairs written for this test, one or more per rule, with look-alikes the rule must leave
   // alone; both directions must agree. None is a sentence of tests/data/judge_pairs.
   auto both = [](const std::string& a, const std::string& b) {
@@ -1458,6 +1458,23 @@ TEST_CASE("claim judge: tenth round of issue 18 (colours, orders, any-kind denia
   SUBCASE("a Chinese denial of 任何X denies the kind X") {
     conflicts({{"老周不喝任何酒", "老周每天喝啤酒"}, {"小赵没有任何保险", "小赵有车险"}});
     no_conflicts({{"老周不喝任何酒", "老周每天喝茶"}, {"小赵没有任何宠物", "小赵养了一只猫"}});
+  }
+  SUBCASE("occasional and frequent are frequencies; a measure under a rate is an amount") {
+    conflicts({{"Omar drinks a bottle a night", "Omar drinks the occasional beer"},
+               {"User is a frequent flyer", "User rarely flies"}});
+    no_conflicts(
+        {{"User has the occasional glass of wine", "User occasionally has a glass of wine"}});
+  }
+  SUBCASE("a length of time is the value of the attribute it is stated for") {
+    CHECK(read("User's lunch break lasts an hour and a half").claims.front().value ==
+          strings{"90 min"});
+    CHECK(read("User's commute takes over an hour").claims.front().value == strings{"60 min"});
+    conflicts({{"User's lunch break is 20 minutes", "User's lunch break lasts an hour and a half"},
+               {"User's commute is half an hour", "User's commute takes two hours"}});
+    // less than twice as long, and a wage per hour, are no conflict
+    no_conflicts({{"User's lunch break is 45 minutes", "User's lunch break takes about an hour"},
+                  {"User's commute is 20 minutes", "User's commute is 25 minutes"},
+                  {"User earns $20 an hour", "User's commute is an hour"}});
   }
   SUBCASE("a time word that is what an attitude or order is toward is no time") {
     conflicts({{"User prefers autumn to spring", "User prefers spring to autumn"},
@@ -1600,8 +1617,8 @@ TEST_CASE("claim judge: held-out set D, kept as a regression set (judge_pairs/he
   // (2026-12-06): tp 109 fp 2 fn 41 tn 98 (precision 0.982, recall 0.727; en 65/84, zh 44/66);
   // after the sixth (2026-12-07): tp 112 fp 2 fn 38 tn 98 (precision 0.982, recall 0.747; en
   // 65/84, zh 47/66)
-  // after the tenth (2026-12-07): tp 113 fp 1 fn 37 (precision 0.991, recall 0.753; en
-  // 65/84, zh 48/66)
+  // after the tenth (2026-12-07): tp 114 fp 1 fn 36 (precision 0.991, recall 0.760; en
+  // 66/84, zh 48/66)
   CHECK(by["all"].precision() >= 0.98);
   CHECK(by["all"].recall() >= 0.75);
   CHECK(by["en"].recall() >= 0.77);
@@ -1653,11 +1670,11 @@ TEST_CASE("claim judge: held-out set F, kept as a regression set (judge_pairs/he
   // change statement 19 -> 20, single value 21 -> 22, degree and quantity 16 -> 18, antonym 13
   // -> 15; the same four false positives. After the eighth (2026-12-07; no rule written for this
   // set): tp 122 fp 4 (recall 0.813; en 73/90: en-deg-013, spending under a budget name)
-  // after the tenth (2026-12-07): tp 122 fp 1 fn 28 (precision 0.992, recall 0.813): the
-  // false positives of colours against kinds and of a relative's blood group are gone
+  // after the tenth (2026-12-07): tp 124 fp 1 fn 26 (precision 0.992, recall 0.827; en 75/90, zh
+  // 49/60): the false positives of colours against kinds and of a relative's blood group are gone
   CHECK(by["all"].precision() >= 0.99);
-  CHECK(by["all"].recall() >= 0.79);
-  CHECK(by["en"].recall() >= 0.79);
+  CHECK(by["all"].recall() >= 0.82);
+  CHECK(by["en"].recall() >= 0.83);
   CHECK(by["zh"].recall() >= 0.79);
   CHECK(by["all"].fp <= 1);
 }
@@ -1678,11 +1695,11 @@ TEST_CASE("claim judge: held-out set G, kept as a regression set (judge_pairs/he
   // different_attribute 1, different_holder 1). After the eighth round (2026-12-07; no rule
   // written for this set): tp 108 fp 3 (0.973, 0.720; en 64/90: en-ant-005, "with no trouble"
   // is no denial)
-  // after the tenth (2026-12-07): tp 109 fp 2 fn 41 (precision 0.982, recall 0.727; en
-  // 65/90, zh 44/60)
+  // after the tenth (2026-12-07): tp 110 fp 2 fn 40 (precision 0.982, recall 0.733; en
+  // 66/90, zh 44/60)
   CHECK(by["all"].precision() >= 0.98);
-  CHECK(by["all"].recall() >= 0.72);
-  CHECK(by["en"].recall() >= 0.72);
+  CHECK(by["all"].recall() >= 0.73);
+  CHECK(by["en"].recall() >= 0.73);
   CHECK(by["zh"].recall() >= 0.73);
   CHECK(by["all"].fp <= 2);
 }
@@ -1706,11 +1723,11 @@ TEST_CASE("claim judge: held-out set H, kept as a regression set (judge_pairs/he
   // fn 33 (precision 0.983, recall 0.780; en 70/90, zh 47/60; antonym 7 -> 15/25, change
   // statement 17 -> 19, degree and quantity 14 -> 19, single value 19 -> 21; the same two false
   // positives)
-  // after the tenth (2026-12-07): tp 119 fp 1 fn 31 (precision 0.992, recall 0.793; en
-  // 71/90, zh 48/60)
+  // after the tenth (2026-12-07): tp 121 fp 1 fn 29 (precision 0.992, recall 0.807; en
+  // 73/90, zh 48/60)
   CHECK(by["all"].precision() >= 0.99);
-  CHECK(by["all"].recall() >= 0.79);
-  CHECK(by["en"].recall() >= 0.78);
+  CHECK(by["all"].recall() >= 0.80);
+  CHECK(by["en"].recall() >= 0.81);
   CHECK(by["zh"].recall() >= 0.79);
   CHECK(by["all"].fp <= 1);
 }

@@ -957,7 +957,8 @@ struct claim_rules {
                          same_object(lex, x, y);
     // General rule: a measure noun under a rate is an amount of the thing, not another thing
     // ("smokes a pack a day" / "smokes the occasional cigar": smoking, claim_words::measure_nouns),
-    // so it is left out when the other side does not name it
+    // so it is left out when the other side does not name it. What the measure holds is not
+    // known: "drinks a bottle a night" / "drinks the occasional coffee" is wrongly a conflict
     auto measured = [&](const text_claim& c, const text_claim& other) {
       std::vector<std::string> v = c.terms;
       std::erase_if(v, [&](const std::string& t) {

@@ -321,16 +321,27 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
         i = k + 1;
         in_value = true;
       }
-    } else if (i + 2 < n &&
-               (t[i + 1].w == "takes" || t[i + 1].w == "took" || t[i + 1].w == "lasts" ||
-                t[i + 1].w == "lasted") &&
-               english.is_noun(t[i].w) && english_duration(t)) {
-      // "<holder>'s <noun> takes / lasts <a length of time>": the length is the noun's value
-      // ("commute takes over an hour", "flight lasts 3 hours")
-      c.attribute = canonical_attribute(t[i].w);
-      c.kind = predicate_class::state;
-      i += 2;
-      in_value = true;
+    } else if (english_duration(t)) {
+      // "<holder>'s <noun(s)> takes / lasts <a length of time>": the length is the value of
+      // the noun ("commute takes over an hour", "lunch break lasts an hour"; one to three words)
+      std::size_t v = i;
+      while (v < n && v < i + 3 && t[v].w != "takes" && t[v].w != "took" && t[v].w != "lasts" &&
+             t[v].w != "lasted" && !(lex.en(t[v].w) & (cw::stop | cw::aux | cw::negator)) &&
+             english.is_noun(english.lemma(t[v].w, word_pos::noun)))
+        ++v;
+      if (v > i && v + 1 < n &&
+          (t[v].w == "takes" || t[v].w == "took" || t[v].w == "lasts" || t[v].w == "lasted")) {
+        std::string attr;
+        for (std::size_t a = i; a < v; ++a) {
+          if (!attr.empty()) attr += ' ';
+          const std::string noun = english.lemma(t[a].w, word_pos::noun);
+          attr += english.is_noun(noun) ? noun : std::string(t[a].w);
+        }
+        c.attribute = canonical_attribute(attr);
+        c.kind = predicate_class::state;
+        i = v + 1;
+        in_value = true;
+      }
     }
   }
 
