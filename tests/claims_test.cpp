@@ -1476,6 +1476,12 @@ TEST_CASE("claim judge: tenth round of issue 18 (colours, orders, any-kind denia
                   {"User's commute is 20 minutes", "User's commute is 25 minutes"},
                   {"User earns $20 an hour", "User's commute is an hour"}});
   }
+  SUBCASE("a dated body measure is a past value") {
+    no_conflicts({{"Lena weighed 70 kg in March", "Lena weighs 64 kg"},
+                  {"User weighed 95 kg two years ago", "User weighs 80 kg"}});
+    conflicts({{"Lena weighs 70 kg", "Lena weighs 64 kg"},
+               {"User is 1.90 m tall", "User is 5 ft 3 in tall"}});
+  }
   SUBCASE("a time word that is what an attitude or order is toward is no time") {
     conflicts({{"User prefers autumn to spring", "User prefers spring to autumn"},
                {"Dana likes mornings better than evenings", "Dana prefers evenings to mornings"},
@@ -1695,13 +1701,13 @@ TEST_CASE("claim judge: held-out set G, kept as a regression set (judge_pairs/he
   // different_attribute 1, different_holder 1). After the eighth round (2026-12-07; no rule
   // written for this set): tp 108 fp 3 (0.973, 0.720; en 64/90: en-ant-005, "with no trouble"
   // is no denial)
-  // after the tenth (2026-12-07): tp 110 fp 2 fn 40 (precision 0.982, recall 0.733; en
-  // 66/90, zh 44/60)
-  CHECK(by["all"].precision() >= 0.98);
+  // after the tenth (2026-12-07): tp 110 fp 1 fn 40 (precision 0.991, recall 0.733; en
+  // 66/90, zh 44/60; a weight last year against one now is no longer a conflict)
+  CHECK(by["all"].precision() >= 0.99);
   CHECK(by["all"].recall() >= 0.73);
   CHECK(by["en"].recall() >= 0.73);
   CHECK(by["zh"].recall() >= 0.73);
-  CHECK(by["all"].fp <= 2);
+  CHECK(by["all"].fp <= 1);
 }
 
 TEST_CASE("claim judge: held-out set H, kept as a regression set (judge_pairs/heldout_h.tsv)") {
@@ -1748,13 +1754,13 @@ TEST_CASE("claim judge: held-out set I, kept as a regression set (judge_pairs/he
   // of that day: tp 103 fp 4 fn 47 (0.963, 0.687; en 60/90, zh 43/60; antonym 13, change 15,
   // degree 18, single value 18): +4 on unseen pairs against +17 on set H, which the round was
   // worked out on
-  // after the tenth (2026-12-07): tp 103 fp 2 fn 47 (precision 0.981, recall 0.687): the
-  // colour-against-make false positives are gone
-  CHECK(by["all"].precision() >= 0.98);
+  // after the tenth (2026-12-07): tp 103 fp 1 fn 47 (precision 0.990, recall 0.687): the
+  // colour-against-make false positives and two weights at two dates are no conflict now
+  CHECK(by["all"].precision() >= 0.99);
   CHECK(by["all"].recall() >= 0.68);
   CHECK(by["en"].recall() >= 0.66);
   CHECK(by["zh"].recall() >= 0.71);
-  CHECK(by["all"].fp <= 2);
+  CHECK(by["all"].fp <= 1);
 }
 
 TEST_CASE("claim judge: SICK contradictions against entailment and neutral pairs" *

@@ -688,6 +688,9 @@ struct claim_rules {
     }
     if (a == "height" || a == "weight") {
       if (vx <= 0 || vy <= 0) return std::nullopt;
+      // a body measure changes: one dated ("weighed 82 kg last year", "in November") is a past
+      // value, no second value of now
+      if (x.time != y.time) return rule_verdict{false, false, "different_time"};
       const double tolerance = a == "height" ? 0.03 : 0.05;
       return verdict(std::abs(vx - vy) > tolerance * std::max(vx, vy));
     }
