@@ -1476,6 +1476,14 @@ TEST_CASE("claim judge: tenth round of issue 18 (colours, orders, any-kind denia
                   {"User's commute is 20 minutes", "User's commute is 25 minutes"},
                   {"User earns $20 an hour", "User's commute is an hour"}});
   }
+  SUBCASE("'X is the holder's preferred / go-to kind over Y' is an order") {
+    conflicts(
+        {{"Autumn is the user's preferred season over spring", "The user prefers spring to autumn"},
+         {"Kotlin is the user's go-to language", "User prefers Swift over Kotlin"}});
+    no_conflicts({{"Autumn is the user's preferred season over spring", "User likes spring"},
+                  {"Kotlin is the user's go-to language", "User also likes Swift"},
+                  {"User swims over the summer", "User prefers running over swimming"}});
+  }
   SUBCASE("a dated body measure is a past value") {
     no_conflicts({{"Lena weighed 70 kg in March", "Lena weighs 64 kg"},
                   {"User weighed 95 kg two years ago", "User weighs 80 kg"}});
@@ -1676,11 +1684,11 @@ TEST_CASE("claim judge: held-out set F, kept as a regression set (judge_pairs/he
   // change statement 19 -> 20, single value 21 -> 22, degree and quantity 16 -> 18, antonym 13
   // -> 15; the same four false positives. After the eighth (2026-12-07; no rule written for this
   // set): tp 122 fp 4 (recall 0.813; en 73/90: en-deg-013, spending under a budget name)
-  // after the tenth (2026-12-07): tp 124 fp 1 fn 26 (precision 0.992, recall 0.827; en 75/90, zh
+  // after the tenth (2026-12-07): tp 126 fp 1 fn 24 (precision 0.992, recall 0.840; en 77/90, zh
   // 49/60): the false positives of colours against kinds and of a relative's blood group are gone
   CHECK(by["all"].precision() >= 0.99);
-  CHECK(by["all"].recall() >= 0.82);
-  CHECK(by["en"].recall() >= 0.83);
+  CHECK(by["all"].recall() >= 0.84);
+  CHECK(by["en"].recall() >= 0.85);
   CHECK(by["zh"].recall() >= 0.79);
   CHECK(by["all"].fp <= 1);
 }
@@ -1754,11 +1762,12 @@ TEST_CASE("claim judge: held-out set I, kept as a regression set (judge_pairs/he
   // of that day: tp 103 fp 4 fn 47 (0.963, 0.687; en 60/90, zh 43/60; antonym 13, change 15,
   // degree 18, single value 18): +4 on unseen pairs against +17 on set H, which the round was
   // worked out on
-  // after the tenth (2026-12-07): tp 103 fp 1 fn 47 (precision 0.990, recall 0.687): the
-  // colour-against-make false positives and two weights at two dates are no conflict now
+  // after the tenth (2026-12-07): tp 104 fp 1 fn 46 (precision 0.990, recall 0.693; en 61/90, zh
+  // 43/60): the colour-against-make false positives and two weights at two dates are no conflict
+  // now
   CHECK(by["all"].precision() >= 0.99);
-  CHECK(by["all"].recall() >= 0.68);
-  CHECK(by["en"].recall() >= 0.66);
+  CHECK(by["all"].recall() >= 0.69);
+  CHECK(by["en"].recall() >= 0.67);
   CHECK(by["zh"].recall() >= 0.71);
   CHECK(by["all"].fp <= 1);
 }

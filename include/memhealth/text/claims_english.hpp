@@ -481,7 +481,12 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       ++i;
       continue;
     }
-    if (w == "over" || w == "during" || w == "throughout") {
+    // ("prefers winter over summer": a bare time word after "over" in an order is its
+    // rejected option)
+    if ((w == "over" || w == "during" || w == "throughout") &&
+        !(w == "over" && prefer_seen && comparative_at == n && i + 1 < n &&
+          (lex.en(next) & cw::time) && !(lex.en(next) & cw::event) && terms.size() > 1 && i > 0 &&
+          (lex.en(t[i - 1].w) & cw::time))) {
       // "over the summer", "during March": a time, not a rejected option
       std::size_t k = i + 1;
       if (k < n && (t[k].w == "the" || t[k].w == "this" || t[k].w == "last")) ++k;
@@ -1597,6 +1602,32 @@ inline void read_english_clause(const claim_lexicon& lex, sv clause, const std::
   }
   auto t = tokenize(clause);
   rewrite_english_idioms(t, [](const std::string& w) { return token{w, false}; });
+  // General rule: "<X> is <holder>'s preferred / go-to <kind> [over <Y>]" says the holder
+  // prefers X (to Y): "winter is the user's preferred season over summer" is read as "the user
+  // prefers winter over summer" (X of one to three words; the holder "the user's", "user's",
+  // "my", "his", "her", "their", "our" or a name's)
+  for (std::size_t k = 1; k <= 3 && k + 3 < t.size(); ++k) {
+    if (t[k].w != "is") continue;
+    std::size_t h = k + 1;
+    if (t[h].w == "the") ++h;
+    std::vector<token> holder;
+    if (t[h].w == "my" || t[h].w == "our") {
+      holder = {token{t[h].w == "my" ? "i" : "we", false}};
+      ++h;
+    } else if (h + 1 < t.size() && t[h + 1].w == "s" && t[h].w != "one") {
+      holder = {t[h]};
+      h += 2;
+    } else {
+      break;
+    }
+    if (h + 1 >= t.size() || (t[h].w != "preferred" && t[h].w != "go-to")) break;
+    std::vector<token> r = holder;
+    r.push_back(token{"prefers", false});
+    r.insert(r.end(), t.begin(), t.begin() + static_cast<std::ptrdiff_t>(k));
+    r.insert(r.end(), t.begin() + static_cast<std::ptrdiff_t>(h) + 2, t.end());
+    t = std::move(r);
+    break;
+  }
   // "Ethiopian is the user's favourite cuisine": the value first, read as "the user's favourite
   // cuisine is Ethiopian" (a value of one to three words)
   for (std::size_t k = 1; k <= 3 && k + 3 < t.size(); ++k) {
