@@ -1484,6 +1484,13 @@ TEST_CASE("claim judge: tenth round of issue 18 (colours, orders, any-kind denia
                   {"Kotlin is the user's go-to language", "User also likes Swift"},
                   {"User swims over the summer", "User prefers running over swimming"}});
   }
+  SUBCASE("Chinese X多于Y after a verb of liking or valuing is an order") {
+    conflicts({{"小赵买车看重油耗多于外观", "小赵买车看重外观多于油耗"},
+               {"老周偏爱白茶多于普洱", "老周偏爱普洱多于白茶"}});
+    no_conflicts({{"老周偏爱白茶多于普洱", "老周也喜欢普洱"}});
+    // two amounts compared are no liking
+    CHECK(read("小赵的存款多于负债").claims.front().predicate != "like");
+  }
   SUBCASE("a dated body measure is a past value") {
     no_conflicts({{"Lena weighed 70 kg in March", "Lena weighs 64 kg"},
                   {"User weighed 95 kg two years ago", "User weighs 80 kg"}});
@@ -1709,12 +1716,12 @@ TEST_CASE("claim judge: held-out set G, kept as a regression set (judge_pairs/he
   // different_attribute 1, different_holder 1). After the eighth round (2026-12-07; no rule
   // written for this set): tp 108 fp 3 (0.973, 0.720; en 64/90: en-ant-005, "with no trouble"
   // is no denial)
-  // after the tenth (2026-12-07): tp 110 fp 1 fn 40 (precision 0.991, recall 0.733; en
-  // 66/90, zh 44/60; a weight last year against one now is no longer a conflict)
+  // after the tenth (2026-12-07): tp 111 fp 1 fn 39 (precision 0.991, recall 0.740; en
+  // 66/90, zh 45/60; a weight last year against one now is no longer a conflict)
   CHECK(by["all"].precision() >= 0.99);
   CHECK(by["all"].recall() >= 0.73);
   CHECK(by["en"].recall() >= 0.73);
-  CHECK(by["zh"].recall() >= 0.73);
+  CHECK(by["zh"].recall() >= 0.75);
   CHECK(by["all"].fp <= 1);
 }
 
@@ -1737,12 +1744,12 @@ TEST_CASE("claim judge: held-out set H, kept as a regression set (judge_pairs/he
   // fn 33 (precision 0.983, recall 0.780; en 70/90, zh 47/60; antonym 7 -> 15/25, change
   // statement 17 -> 19, degree and quantity 14 -> 19, single value 19 -> 21; the same two false
   // positives)
-  // after the tenth (2026-12-07): tp 121 fp 1 fn 29 (precision 0.992, recall 0.807; en
-  // 73/90, zh 48/60)
+  // after the tenth (2026-12-07): tp 122 fp 1 fn 28 (precision 0.992, recall 0.813; en
+  // 73/90, zh 49/60)
   CHECK(by["all"].precision() >= 0.99);
   CHECK(by["all"].recall() >= 0.80);
   CHECK(by["en"].recall() >= 0.81);
-  CHECK(by["zh"].recall() >= 0.79);
+  CHECK(by["zh"].recall() >= 0.81);
   CHECK(by["all"].fp <= 1);
 }
 

@@ -1025,6 +1025,9 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"宁愿", att_positive | prefer},
     {"宁可", att_positive | prefer},
     {"更愿意", att_positive | prefer},
+    // ordering verbs, as English "value" ("看重拍照多于续航": values the camera above the battery)
+    {"看重", prefer},
+    {"重视", prefer},
     {"最爱", att_positive},
     {"爱好", att_positive},
     {"讨厌", att_negative},

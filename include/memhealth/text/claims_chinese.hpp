@@ -295,7 +295,7 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     }
     return;
   }
-  for (sv marker : {sv("胜过"), sv("而不是"), sv("也不"), sv("而非"), sv("多过")}) {
+  for (sv marker : {sv("胜过"), sv("而不是"), sv("也不"), sv("而非"), sv("多过"), sv("多于")}) {
     const std::size_t m = present.may_contain(marker) ? find_text(s, marker, i) : sv::npos;
     if (m == sv::npos || m == i) continue;
     const std::string head(s.substr(0, m));
@@ -317,7 +317,8 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
           break;
         }
     // "X多过Y" states the order itself; 更 before the verb ("更看重X而不是Y") marks one too
-    // (not 更换, 更新, 更改, 更正: a change)
+    // (not 更换, 更新, 更改, 更正: a change); 多于 "more than" only after a verb of liking or
+    // choosing ("偏爱绿茶多于红茶"; not "存款多于负债", two amounts)
     bool prefers = marker == "多过";
     for (std::size_t g = find_text(head, "更", i); g != sv::npos && !prefers;
          g = find_text(head, "更", g + 3)) {
