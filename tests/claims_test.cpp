@@ -1404,6 +1404,110 @@ TEST_CASE("claim judge: scene sentences and the scope of a negation (issue 18, S
   }
 }
 
+TEST_CASE("claim judge: tenth round of issue 18 (colours, orders, any-kind denials, durations)") {
+  // Pairs written for this test, one or more per rule, with look-alikes the rule must leave
+  // alone; both directions must agree. None is a sentence of tests/data/judge_pairs.
+  auto both = [](const std::string& a, const std::string& b) {
+    const auto v = judge(a, b), w = judge(b, a);
+    CHECK(v.conflict == w.conflict);
+    return v;
+  };
+  using pairs = std::vector<std::pair<std::string, std::string>>;
+  auto conflicts = [&](const pairs& ps) {
+    for (const auto& [x, y] : ps) {
+      const std::string a = x, b = y;  // (clang 14 captures no structured binding)
+      CAPTURE(a);
+      CAPTURE(b);
+      CHECK(both(a, b).conflict);
+    }
+  };
+  auto no_conflicts = [&](const pairs& ps) {
+    for (const auto& [x, y] : ps) {
+      const std::string a = x, b = y;
+      CAPTURE(a);
+      CAPTURE(b);
+      CHECK_FALSE(both(a, b).conflict);
+    }
+  };
+  SUBCASE("a colour and a make or kind are two aspects of one thing") {
+    no_conflicts({{"The user's van is green", "The user's van is a Ford Transit"},
+                  {"User's bike is red", "User's bike is a road bike"},
+                  {"小赵的自行车是红色的", "小赵的自行车是一辆捷安特"}});
+    CHECK(both("The user's van is green", "The user's van is a Ford Transit").reason ==
+          "different_aspect");
+    // two colours, two makes, and a favourite whose value is also a colour's name still differ
+    conflicts({{"User's bike is red", "User's bike is green"},
+               {"用户的包是红色的", "用户的包是蓝色的"},
+               {"User's favourite fruit is orange", "User's favourite fruit is mango"}});
+  }
+  SUBCASE("a Chinese relative before 是 + a blood group holds it") {
+    no_conflicts({{"我是AB型血", "我爸爸是O型血"}, {"小赵是A型血", "小赵的哥哥是B型血"}});
+    CHECK(read("我爸爸是O型血").claims.front().holder == "rel:爸爸");
+    conflicts({{"我爸爸是O型血", "我爸爸是A型血"}, {"用户是A型血", "用户是O型血"}});
+  }
+  SUBCASE("a purpose or role after both options qualifies the whole order") {
+    conflicts({{"User prefers loafers over sandals for the office",
+                "User prefers sandals over loafers for the office"},
+               {"User would pick a kayak over a canoe as a first boat",
+                "User would pick a canoe over a kayak as a first boat"}});
+    // the rejected option is no dislike; another purpose is another order
+    no_conflicts({{"User prefers loafers over sandals for the office", "User likes sandals"},
+                  {"User prefers loafers over sandals for the office",
+                   "User prefers loafers over sandals for hiking"}});
+  }
+  SUBCASE("a Chinese denial of 任何X denies the kind X") {
+    conflicts({{"老周不喝任何酒", "老周每天喝啤酒"}, {"小赵没有任何保险", "小赵有车险"}});
+    no_conflicts({{"老周不喝任何酒", "老周每天喝茶"}, {"小赵没有任何宠物", "小赵养了一只猫"}});
+  }
+  SUBCASE("occasional and frequent are frequencies; a measure under a rate is an amount") {
+    conflicts({{"Omar drinks a bottle a night", "Omar drinks the occasional beer"},
+               {"User is a frequent flyer", "User rarely flies"}});
+    no_conflicts(
+        {{"User has the occasional glass of wine", "User occasionally has a glass of wine"}});
+  }
+  SUBCASE("a length of time is the value of the attribute it is stated for") {
+    CHECK(read("User's lunch break lasts an hour and a half").claims.front().value ==
+          strings{"90 min"});
+    CHECK(read("User's commute takes over an hour").claims.front().value == strings{"60 min"});
+    conflicts({{"User's lunch break is 20 minutes", "User's lunch break lasts an hour and a half"},
+               {"User's commute is half an hour", "User's commute takes two hours"}});
+    // less than twice as long, and a wage per hour, are no conflict
+    no_conflicts({{"User's lunch break is 45 minutes", "User's lunch break takes about an hour"},
+                  {"User's commute is 20 minutes", "User's commute is 25 minutes"},
+                  {"User earns $20 an hour", "User's commute is an hour"}});
+  }
+  SUBCASE("'X is the holder's preferred / go-to kind over Y' is an order") {
+    conflicts(
+        {{"Autumn is the user's preferred season over spring", "The user prefers spring to autumn"},
+         {"Kotlin is the user's go-to language", "User prefers Swift over Kotlin"}});
+    no_conflicts({{"Autumn is the user's preferred season over spring", "User likes spring"},
+                  {"Kotlin is the user's go-to language", "User also likes Swift"},
+                  {"User swims over the summer", "User prefers running over swimming"}});
+  }
+  SUBCASE("Chinese X多于Y after a verb of liking or valuing is an order") {
+    conflicts({{"小赵买车看重油耗多于外观", "小赵买车看重外观多于油耗"},
+               {"老周偏爱白茶多于普洱", "老周偏爱普洱多于白茶"}});
+    no_conflicts({{"老周偏爱白茶多于普洱", "老周也喜欢普洱"}});
+    // two amounts compared are no liking
+    CHECK(read("小赵的存款多于负债").claims.front().predicate != "like");
+  }
+  SUBCASE("a dated body measure is a past value") {
+    no_conflicts({{"Lena weighed 70 kg in March", "Lena weighs 64 kg"},
+                  {"User weighed 95 kg two years ago", "User weighs 80 kg"}});
+    conflicts({{"Lena weighs 70 kg", "Lena weighs 64 kg"},
+               {"User is 1.90 m tall", "User is 5 ft 3 in tall"}});
+  }
+  SUBCASE("a time word that is what an attitude or order is toward is no time") {
+    conflicts({{"User prefers autumn to spring", "User prefers spring to autumn"},
+               {"Dana likes mornings better than evenings", "Dana prefers evenings to mornings"},
+               {"User loves winter", "User hates winter"}});
+    // after a preposition it is a time; a rejected option is no dislike
+    no_conflicts({{"User swims in summer", "User hates swimming in winter"},
+                  {"User prefers tea in winter", "User prefers coffee in summer"},
+                  {"User prefers autumn to spring", "User likes spring"}});
+  }
+}
+
 TEST_CASE("claim judge: labelled memory-statement pairs (tests/data/judge_pairs)") {
   MEMHEALTH_TEST_DATA(path, "judge_pairs/pairs.tsv");
   const auto rows = memhealth::test::read_tsv_rows(path);
@@ -1417,17 +1521,19 @@ TEST_CASE("claim judge: labelled memory-statement pairs (tests/data/judge_pairs)
   // judge: tp 24 fp 8 (precision 0.75, recall 0.18); after the fifth round (2026-12-06): tp 108
   // fp 0 fn 23 (recall 0.82; en 68/83, zh 40/48); after the sixth (2026-12-07): tp 110 fp 0 fn 21
   // (recall 0.840; en 69/83, zh 41/48; single_value 20/24 -> 21/24, degree_quantity 17/25 -> 18/25)
+  // after the tenth (2026-12-07): tp 111 fp 0 fn 20 (recall 0.847; en 69/83, zh 42/48;
+  // negation 23/25: 有房贷 / 没有任何贷款)
   CHECK(by["all"].precision() >= 0.97);
-  CHECK(by["all"].recall() >= 0.83);
-  CHECK(by["en"].recall() >= 0.81);
-  CHECK(by["zh"].recall() >= 0.83);
+  CHECK(by["all"].recall() >= 0.84);
+  CHECK(by["en"].recall() >= 0.83);
+  CHECK(by["zh"].recall() >= 0.87);
   // per category (recall of the conflict categories, measured 2026-12-06 after the fifth
   // round): antonym 19/23, change_statement 21/25, degree_quantity 17/25, negation 22/25,
   // single_value 20/24, role_swap 9/9
   CHECK(by["antonym/conflict"].recall() >= 0.78);
   CHECK(by["change_statement/conflict"].recall() >= 0.83);
   CHECK(by["degree_quantity/conflict"].recall() >= 0.68);
-  CHECK(by["negation/conflict"].recall() >= 0.88);
+  CHECK(by["negation/conflict"].recall() >= 0.92);
   CHECK(by["single_value/conflict"].recall() >= 0.83);
   CHECK(by["role_swap/conflict"].recall() >= 1.0);
   // look-alikes that are no conflict are never called one
@@ -1478,10 +1584,11 @@ TEST_CASE("claim judge: development set C (tests/data/judge_pairs/dev_pairs_c.ts
   // the seventh (2026-12-07): tp 132 (recall 0.825; zh 54/64): c-zh-rsw-004 "小陈爱吃米饭，面食吃
   // 得少" / "比起米饭，小陈更偏爱面条" was found as liking rice against rice the rejected option,
   // which is no conflict now (its conflict is 面食吃得少, which the reader does not take)
+  // after the tenth (2026-12-07): tp 133 fp 0 fn 27 (recall 0.831; en 78/96, zh 55/64)
   CHECK(by["all"].precision() >= 0.97);
-  CHECK(by["all"].recall() >= 0.82);
+  CHECK(by["all"].recall() >= 0.83);
   CHECK(by["en"].recall() >= 0.81);
-  CHECK(by["zh"].recall() >= 0.84);
+  CHECK(by["zh"].recall() >= 0.85);
   for (const char* k :
        {"different_holder/no_conflict", "additive/no_conflict", "agreeing_negation/no_conflict",
         "scene/no_conflict", "role_swap/no_conflict", "different_object/no_conflict",
@@ -1509,11 +1616,13 @@ TEST_CASE("claim judge: held-out set C, kept as a regression set (judge_pairs/he
   // the eighth (2026-12-07; no rule written for this set): tp 90 (recall 0.692; zh 39/59:
   // h-zh-deg-007, 基本不 read as almost never); after the SICK round (2026-12-07): tp 91 fp 1
   // before it, tp 92 after (h-en-neg-010: a negated verb's coordinated objects are each denied)
+  // after the tenth (2026-12-07): tp 92 fp 0 fn 38 (precision 1.0, recall 0.708): the
+  // false positive of a colour against a model (h-en-attr-004) is gone
   CHECK(by["all"].precision() >= 0.98);
   CHECK(by["all"].recall() >= 0.66);
   CHECK(by["en"].recall() >= 0.71);
   CHECK(by["zh"].recall() >= 0.61);
-  CHECK(by["all"].fp <= 1);
+  CHECK(by["all"].fp == 0);
 }
 
 TEST_CASE("claim judge: held-out set D, kept as a regression set (judge_pairs/heldout_d.tsv)") {
@@ -1529,11 +1638,13 @@ TEST_CASE("claim judge: held-out set D, kept as a regression set (judge_pairs/he
   // (2026-12-06): tp 109 fp 2 fn 41 tn 98 (precision 0.982, recall 0.727; en 65/84, zh 44/66);
   // after the sixth (2026-12-07): tp 112 fp 2 fn 38 tn 98 (precision 0.982, recall 0.747; en
   // 65/84, zh 47/66)
+  // after the tenth (2026-12-07): tp 114 fp 1 fn 36 (precision 0.991, recall 0.760; en
+  // 66/84, zh 48/66)
   CHECK(by["all"].precision() >= 0.98);
-  CHECK(by["all"].recall() >= 0.74);
+  CHECK(by["all"].recall() >= 0.75);
   CHECK(by["en"].recall() >= 0.77);
-  CHECK(by["zh"].recall() >= 0.71);
-  CHECK(by["all"].fp <= 2);
+  CHECK(by["zh"].recall() >= 0.72);
+  CHECK(by["all"].fp <= 1);
 }
 
 TEST_CASE("claim judge: held-out set E, kept as a regression set (judge_pairs/heldout_e.tsv)") {
@@ -1580,11 +1691,13 @@ TEST_CASE("claim judge: held-out set F, kept as a regression set (judge_pairs/he
   // change statement 19 -> 20, single value 21 -> 22, degree and quantity 16 -> 18, antonym 13
   // -> 15; the same four false positives. After the eighth (2026-12-07; no rule written for this
   // set): tp 122 fp 4 (recall 0.813; en 73/90: en-deg-013, spending under a budget name)
-  CHECK(by["all"].precision() >= 0.96);
-  CHECK(by["all"].recall() >= 0.79);
-  CHECK(by["en"].recall() >= 0.79);
+  // after the tenth (2026-12-07): tp 126 fp 1 fn 24 (precision 0.992, recall 0.840; en 77/90, zh
+  // 49/60): the false positives of colours against kinds and of a relative's blood group are gone
+  CHECK(by["all"].precision() >= 0.99);
+  CHECK(by["all"].recall() >= 0.84);
+  CHECK(by["en"].recall() >= 0.85);
   CHECK(by["zh"].recall() >= 0.79);
-  CHECK(by["all"].fp <= 4);
+  CHECK(by["all"].fp <= 1);
 }
 
 TEST_CASE("claim judge: held-out set G, kept as a regression set (judge_pairs/heldout_g.tsv)") {
@@ -1603,11 +1716,13 @@ TEST_CASE("claim judge: held-out set G, kept as a regression set (judge_pairs/he
   // different_attribute 1, different_holder 1). After the eighth round (2026-12-07; no rule
   // written for this set): tp 108 fp 3 (0.973, 0.720; en 64/90: en-ant-005, "with no trouble"
   // is no denial)
-  CHECK(by["all"].precision() >= 0.97);
-  CHECK(by["all"].recall() >= 0.71);
-  CHECK(by["en"].recall() >= 0.69);
-  CHECK(by["zh"].recall() >= 0.73);
-  CHECK(by["all"].fp <= 3);
+  // after the tenth (2026-12-07): tp 111 fp 1 fn 39 (precision 0.991, recall 0.740; en
+  // 66/90, zh 45/60; a weight last year against one now is no longer a conflict)
+  CHECK(by["all"].precision() >= 0.99);
+  CHECK(by["all"].recall() >= 0.73);
+  CHECK(by["en"].recall() >= 0.73);
+  CHECK(by["zh"].recall() >= 0.75);
+  CHECK(by["all"].fp <= 1);
 }
 
 TEST_CASE("claim judge: held-out set H, kept as a regression set (judge_pairs/heldout_h.tsv)") {
@@ -1629,11 +1744,13 @@ TEST_CASE("claim judge: held-out set H, kept as a regression set (judge_pairs/he
   // fn 33 (precision 0.983, recall 0.780; en 70/90, zh 47/60; antonym 7 -> 15/25, change
   // statement 17 -> 19, degree and quantity 14 -> 19, single value 19 -> 21; the same two false
   // positives)
-  CHECK(by["all"].precision() >= 0.97);
-  CHECK(by["all"].recall() >= 0.77);
-  CHECK(by["en"].recall() >= 0.77);
-  CHECK(by["zh"].recall() >= 0.78);
-  CHECK(by["all"].fp <= 2);
+  // after the tenth (2026-12-07): tp 122 fp 1 fn 28 (precision 0.992, recall 0.813; en
+  // 73/90, zh 49/60)
+  CHECK(by["all"].precision() >= 0.99);
+  CHECK(by["all"].recall() >= 0.80);
+  CHECK(by["en"].recall() >= 0.81);
+  CHECK(by["zh"].recall() >= 0.81);
+  CHECK(by["all"].fp <= 1);
 }
 
 TEST_CASE("claim judge: held-out set I, kept as a regression set (judge_pairs/heldout_i.tsv)") {
@@ -1652,11 +1769,14 @@ TEST_CASE("claim judge: held-out set I, kept as a regression set (judge_pairs/he
   // of that day: tp 103 fp 4 fn 47 (0.963, 0.687; en 60/90, zh 43/60; antonym 13, change 15,
   // degree 18, single value 18): +4 on unseen pairs against +17 on set H, which the round was
   // worked out on
-  CHECK(by["all"].precision() >= 0.96);
-  CHECK(by["all"].recall() >= 0.68);
-  CHECK(by["en"].recall() >= 0.66);
+  // after the tenth (2026-12-07): tp 104 fp 1 fn 46 (precision 0.990, recall 0.693; en 61/90, zh
+  // 43/60): the colour-against-make false positives and two weights at two dates are no conflict
+  // now
+  CHECK(by["all"].precision() >= 0.99);
+  CHECK(by["all"].recall() >= 0.69);
+  CHECK(by["en"].recall() >= 0.67);
   CHECK(by["zh"].recall() >= 0.71);
-  CHECK(by["all"].fp <= 4);
+  CHECK(by["all"].fp <= 1);
 }
 
 TEST_CASE("claim judge: SICK contradictions against entailment and neutral pairs" *

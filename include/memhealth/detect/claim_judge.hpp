@@ -480,8 +480,11 @@ struct claim_rules {
     };
     auto states = [&](const std::string& t, const std::string& u) {
       // ("never drinks alcohol" / "has a beer now and then": having food or drink is
-      // consuming it)
+      // consuming it; "不信任何宗教" / "信基督教": a Chinese "any X", one of X's characters,
+      // claims_chinese.hpp)
       return match(lex, t, u) || (u == "have" && (t == "eat" || t == "drink")) ||
+             (t.starts_with("任何") && u.size() == 3 && !ascii(u) &&
+              t.find(u, 6) != std::string::npos) ||
              compound_of(u, t) ||
              (ascii(t) && ascii(u) && lex.english().is_a(u, t, max_is_a_depth) && !free_of(t));
     };
@@ -677,8 +680,17 @@ struct claim_rules {
       if (rx.second < rx.first || ry.second < ry.first) return std::nullopt;
       return verdict(rx.second < ry.first || ry.second < rx.first);
     }
+    // two lengths of time of one attribute (English durations, claim_measures.hpp): stated
+    // loosely ("over an hour", "about 40 minutes"), so one is twice the other or more
+    if (x.value.front().ends_with(" min") && y.value.front().ends_with(" min")) {
+      if (vx <= 0 || vy <= 0) return std::nullopt;
+      return verdict(std::max(vx, vy) >= 2 * std::min(vx, vy));
+    }
     if (a == "height" || a == "weight") {
       if (vx <= 0 || vy <= 0) return std::nullopt;
+      // a body measure changes: one dated ("weighed 82 kg last year", "in November") is a past
+      // value, no second value of now
+      if (x.time != y.time) return rule_verdict{false, false, "different_time"};
       const double tolerance = a == "height" ? 0.03 : 0.05;
       return verdict(std::abs(vx - vy) > tolerance * std::max(vx, vy));
     }
@@ -708,6 +720,12 @@ struct claim_rules {
       if (a.empty() != b.empty()) return false;
     }
     return true;
+  }
+  // A value that names a colour (see the single-value rule of `compare`).
+  static bool names_colour(const claim_lexicon& lex, const std::vector<std::string>& value) {
+    return std::any_of(value.begin(), value.end(), [&](const std::string& v) {
+      return v == "色" || (ascii(v) && lex.english().is_a(v, "color", 3));
+    });
   }
   static bool contained(const claim_lexicon& lex, const std::vector<std::string>& n,
                         const std::vector<std::string>& p) {
@@ -755,6 +773,14 @@ struct claim_rules {
       // Lisbon") of one attribute deny two values, which may both be false now
       if (x.polarity < 0 && y.polarity < 0) return {false, false, "two_denials"};
       if (x.polarity == y.polarity) {
+        // General rule: a colour is one aspect of a thing, its make or kind another ("the car is
+        // white" / "the car is a Tesla", "车是黑色的" / "车是一辆比亚迪"): a value that names a
+        // colour (WordNet 3.0: a noun under color.n.01 within 3 hypernym steps; Chinese: a value
+        // with 色 "colour") against one that does not is no second value
+        // (not a favourite, whose values are things of its kind: "favourite fruit = orange")
+        if (!favourite(x) && !favourite(y) &&
+            names_colour(lex, x.value) != names_colour(lex, y.value))
+          return {false, false, "different_aspect"};
         if (!x.value.empty() && !y.value.empty() && !subset_or_empty(lex, x.value, y.value) &&
             !subset_or_empty(lex, y.value, x.value))
           return {true, false, change ? "change_statement" : "single_value"};
@@ -932,7 +958,29 @@ struct claim_rules {
     const bool related = (!x.terms.empty() && !y.terms.empty() &&
                           (contained(lex, x.terms, y.terms) || contained(lex, y.terms, x.terms))) ||
                          same_object(lex, x, y);
-    if (related && x.frequency > 0 && y.frequency > 0 &&
+    // General rule: a measure noun under a rate is an amount of the thing, not another thing
+    // ("smokes a pack a day" / "smokes the occasional cigar": smoking, claim_words::measure_nouns),
+    // so it is left out when the other side does not name it. What the measure holds is not
+    // known: "drinks a bottle a night" / "drinks the occasional coffee" is wrongly a conflict
+    auto measured = [&](const text_claim& c, const text_claim& other) {
+      std::vector<std::string> v = c.terms;
+      std::erase_if(v, [&](const std::string& t) {
+        return std::find(claim_words::measure_nouns.begin(), claim_words::measure_nouns.end(), t) !=
+                   claim_words::measure_nouns.end() &&
+               !in(other.terms, t);
+      });
+      return v;
+    };
+    const bool rated =
+        x.frequency > 0 && y.frequency > 0 && !related &&
+        ((x.quantities.size() == 1 && !x.amount) || (y.quantities.size() == 1 && !y.amount));
+    const bool measured_related = rated && [&] {
+      const auto xm = measured(x, y), ym = measured(y, x);
+      return !xm.empty() && !ym.empty() &&
+             (xm.size() < x.terms.size() || ym.size() < y.terms.size()) &&
+             (contained(lex, xm, ym) || contained(lex, ym, xm));
+    }();
+    if ((related || measured_related) && x.frequency > 0 && y.frequency > 0 &&
         std::max(x.frequency, y.frequency) >=
             min_frequency_ratio * std::min(x.frequency, y.frequency) * (1 - 1e-9))
       return {true, false, "degree"};

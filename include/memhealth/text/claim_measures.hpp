@@ -76,6 +76,54 @@ inline std::optional<measure> english_measure(const std::vector<token>& t) {
   return std::nullopt;
 }
 
+/// Minutes in an English unit of a length of time ("minutes" 1, "hours" 60), or -1. Days and
+/// longer are left out: "a day" is mostly a rate ("a pack a day").
+inline double minutes_in(sv u) noexcept {
+  if (u == "minute" || u == "minutes" || u == "min" || u == "mins") return 1;
+  if (u == "hour" || u == "hours" || u == "hr" || u == "hrs") return 60;
+  return -1;
+}
+
+/// A length of time stated in an English clause, in minutes: "10 minutes", "an hour", "over an
+/// hour", "an hour and a half", "half an hour", "1.5 hours", "a ten-minute walk". A unit after
+/// a number or a frequency word is a rate, not a length ("$20 an hour", "twice an hour").
+/// @return nullopt when the clause states none, or more than one.
+inline std::optional<double> english_duration(const std::vector<token>& t) {
+  double total = -1;
+  int found = 0;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const sv w = t[i].w;
+    if (const std::size_t dash = w.find('-'); dash != sv::npos && dash > 0) {
+      // "ten-minute", "10-minute", "two-hour"
+      const double n = token_number(w.substr(0, dash)), u = minutes_in(w.substr(dash + 1));
+      if (n > 0 && u > 0) total = n * u, ++found;
+      continue;
+    }
+    if (w == "half" && i + 2 < t.size() && (t[i + 1].w == "an" || t[i + 1].w == "a") &&
+        minutes_in(t[i + 2].w) > 0) {
+      total = 0.5 * minutes_in(t[i + 2].w), ++found;  // "half an hour"
+      i += 2;
+      continue;
+    }
+    double n = token_number(w);
+    if ((w == "a" || w == "an") &&
+        !(i > 0 && (token_number(t[i - 1].w) >= 0 || t[i - 1].w == "once" ||
+                    t[i - 1].w == "twice" || t[i - 1].w == "times" || t[i - 1].w == "per")))
+      n = 1;
+    if (n <= 0 || i + 1 >= t.size()) continue;
+    const double u = minutes_in(t[i + 1].w);
+    if (u < 0) continue;
+    total = n * u, ++found;
+    i += 1;
+    if (i + 3 < t.size() && t[i + 1].w == "and" && t[i + 2].w == "a" && t[i + 3].w == "half") {
+      total += 0.5 * u;  // "an hour and a half"
+      i += 3;
+    }
+  }
+  if (found != 1) return std::nullopt;
+  return total;
+}
+
 /// A Chinese number at byte `i` of `s`: digits ("175", "1.85", "4万") or numerals with 十, 百,
 /// 千 and 万 ("六", "十二", "二十", "两", "一百六十", "一百零五", "八千", "四万"; a last numeral
 /// right after 百, 千 or 万 is the next place down: "两千五" 2500, "一万二" 12000). Two numerals in

@@ -555,6 +555,10 @@ inline constexpr auto english = std::to_array<entry>({
     {"hardly", frequency},
     {"barely", frequency},
     {"occasionally", frequency},
+    // (the adjectives of these adverbs before a noun: "has the occasional cigarette", "a
+    // frequent flyer"; WordNet 3.0 occasional.a.01, frequent.a.01)
+    {"occasional", frequency},
+    {"frequent", frequency},
     {"frequently", frequency},
     {"regularly", frequency},
     {"daily", frequency},
@@ -578,10 +582,10 @@ constexpr double frequency_of(std::string_view w) noexcept {
   if (w == "never") return 0;
   if (w == "rarely" || w == "seldom" || w == "hardly" || w == "barely") return 1.0 / 30;
   if (w == "monthly") return 1.0 / 30;
-  if (w == "sometimes" || w == "occasionally") return 0.15;
+  if (w == "sometimes" || w == "occasionally" || w == "occasional") return 0.15;
   if (w == "once" || w == "twice") return 0.15;
   if (w == "weekly") return 1.0 / 7;
-  if (w == "often" || w == "frequently" || w == "regularly") return 0.4;
+  if (w == "often" || w == "frequently" || w == "regularly" || w == "frequent") return 0.4;
   if (w == "usually" || w == "mostly" || w == "generally" || w == "normally" || w == "typically")
     return 0.7;
   if (w == "daily" || w == "nightly") return 1;
@@ -1021,6 +1025,9 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"宁愿", att_positive | prefer},
     {"宁可", att_positive | prefer},
     {"更愿意", att_positive | prefer},
+    // ordering verbs, as English "value" ("看重拍照多于续航": values the camera above the battery)
+    {"看重", prefer},
+    {"重视", prefer},
     {"最爱", att_positive},
     {"爱好", att_positive},
     {"讨厌", att_negative},

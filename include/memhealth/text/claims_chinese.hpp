@@ -141,11 +141,14 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     if (starts(k, "的")) k += 3;
     for (std::size_t l = 9; l >= 6; l -= 3)
       // ("用户的老板是王总": an attribute; "用户的爸爸是个路痴": a description, the relative's)
+      // ("我女儿是A型血", "用户的妈妈是属龙的": a value that names its own attribute, a blood
+      // group or a zodiac sign, is the relative's too)
       if (const sv after = s.substr(std::min(k + l, s.size()));
           k + l <= s.size() && (lex.zh(s.substr(k, l)) & cw::relative) &&
           (!after.starts_with("是") || after.starts_with("是个") || after.starts_with("是一个") ||
            after.starts_with("是一名") || after.starts_with("是一位") ||
-           after.starts_with("是位"))) {
+           after.starts_with("是位") || after.starts_with("是属") ||
+           (after.ends_with("型血") && after.size() <= 3 + 2 + 6))) {
         c.holder = (base == "self" ? "" : base + "/") +
                    "rel:" + std::string(chinese_relative_name(s.substr(k, l)));
         i = k + l;
@@ -292,7 +295,7 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     }
     return;
   }
-  for (sv marker : {sv("胜过"), sv("而不是"), sv("也不"), sv("而非"), sv("多过")}) {
+  for (sv marker : {sv("胜过"), sv("而不是"), sv("也不"), sv("而非"), sv("多过"), sv("多于")}) {
     const std::size_t m = present.may_contain(marker) ? find_text(s, marker, i) : sv::npos;
     if (m == sv::npos || m == i) continue;
     const std::string head(s.substr(0, m));
@@ -314,7 +317,8 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
           break;
         }
     // "X多过Y" states the order itself; 更 before the verb ("更看重X而不是Y") marks one too
-    // (not 更换, 更新, 更改, 更正: a change)
+    // (not 更换, 更新, 更改, 更正: a change); 多于 "more than" only after a verb of liking or
+    // choosing ("偏爱绿茶多于红茶"; not "存款多于负债", two amounts)
     bool prefers = marker == "多过";
     for (std::size_t g = find_text(head, "更", i); g != sv::npos && !prefers;
          g = find_text(head, "更", g + 3)) {
@@ -933,6 +937,25 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       }
       terms.push_back("素食");
       break;
+    }
+  // General rule: a denial of 任何X ("any X": 不信任何宗教, 没有任何贷款) denies the whole
+  // kind X; a kind and its kinds share characters in Chinese (宗教 / 基督教, 贷款 / 房贷, 医疗保险
+  // / 医保), so X's characters become one term "任何X", which the claim judge finds stated by
+  // any of those characters (claim_judge.hpp, denied_in). A character shared in another sense
+  // is read as the kind too: "没有任何贷款" / "有存款" (款) is wrongly a conflict
+  if (c.polarity < 0 && c.attribute.empty() && present.may_contain("任何"))
+    if (const std::size_t a = find_text(s, "任何", body_at);
+        a != sv::npos && a + 6 < s.size() && s.size() - a - 6 <= 12) {
+      const sv kind = s.substr(a + 6);
+      bool plain = true;
+      for (std::size_t q = 0; q < kind.size() && plain; q += 3) plain = is_cjk_at(kind, q);
+      if (plain && kind.size() % 3 == 0) {
+        for (std::size_t q = 0; q < kind.size(); q += 3) {
+          const auto at = std::find(terms.begin(), terms.end(), kind.substr(q, 3));
+          if (at != terms.end()) terms.erase(at);
+        }
+        terms.push_back("任何" + std::string(kind));
+      }
     }
   // a resignation ends the employment (辞职, 离职): the employer attribute, denied
   if (c.attribute.empty() &&

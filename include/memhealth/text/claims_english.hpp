@@ -296,6 +296,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
   bool relative = false;     // inside a relative clause (after "that", "which", "who")
   bool relative_negated = false;   // ... and negated there: its terms are written "not:<term>"
   std::size_t comparative_at = n;  // where "over"/"than"/"instead of" starts the rejected option
+  std::size_t qualifier_at = n;    // where "for ..." / "as ..." after the rejected option starts
   bool instead = false;            // ... and it was "instead of": an exclusion, no mere order
   bool preferring = false;         // an attitude of preference ("prefers", "favours")
 
@@ -320,6 +321,27 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
         i = k + 1;
         in_value = true;
       }
+    } else if (english_duration(t)) {
+      // "<holder>'s <noun(s)> takes / lasts <a length of time>": the length is the value of
+      // the noun ("commute takes over an hour", "lunch break lasts an hour"; one to three words)
+      std::size_t v = i;
+      while (v < n && v < i + 3 && t[v].w != "takes" && t[v].w != "took" && t[v].w != "lasts" &&
+             t[v].w != "lasted" && !(lex.en(t[v].w) & (cw::stop | cw::aux | cw::negator)) &&
+             english.is_noun(english.lemma(t[v].w, word_pos::noun)))
+        ++v;
+      if (v > i && v + 1 < n &&
+          (t[v].w == "takes" || t[v].w == "took" || t[v].w == "lasts" || t[v].w == "lasted")) {
+        std::string attr;
+        for (std::size_t a = i; a < v; ++a) {
+          if (!attr.empty()) attr += ' ';
+          const std::string noun = english.lemma(t[a].w, word_pos::noun);
+          attr += english.is_noun(noun) ? noun : std::string(t[a].w);
+        }
+        c.attribute = canonical_attribute(attr);
+        c.kind = predicate_class::state;
+        i = v + 1;
+        in_value = true;
+      }
     }
   }
 
@@ -328,6 +350,13 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     const std::uint32_t cue = lex.en(w);
     const sv next = i + 1 < n ? sv(t[i + 1].w) : sv();
     const bool relative_before = relative;  // in a relative clause before this word
+    // a purpose or role after both options of an order qualifies the whole order, not the
+    // rejected option ("prefers sneakers over boots for daily wear", "would choose a hamster
+    // before a rabbit as a pet")
+    if ((w == "for" || w == "as") && comparative_at < terms.size() && qualifier_at == n) {
+      qualifier_at = terms.size();
+      continue;
+    }
     // multi-word cues
     if (w == "no" && next == "longer") {
       c.polarity = -c.polarity;
@@ -452,7 +481,12 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       ++i;
       continue;
     }
-    if (w == "over" || w == "during" || w == "throughout") {
+    // ("prefers winter over summer": a bare time word after "over" in an order is its
+    // rejected option)
+    if ((w == "over" || w == "during" || w == "throughout") &&
+        !(w == "over" && prefer_seen && comparative_at == n && i + 1 < n &&
+          (lex.en(next) & cw::time) && !(lex.en(next) & cw::event) && terms.size() > 1 && i > 0 &&
+          (lex.en(t[i - 1].w) & cw::time))) {
       // "over the summer", "during March": a time, not a rejected option
       std::size_t k = i + 1;
       if (k < n && (t[k].w == "the" || t[k].w == "this" || t[k].w == "last")) ++k;
@@ -590,7 +624,15 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
         !(i + 1 < n && all_digits(next))) {
       if (w == "may") continue;  // the modal
     } else if ((cue & cw::time) && w != "am" && w != "this" && !in_value &&
-               !(w == "next" && next == "to")) {  // "next to a tree" is a place
+               !(w == "next" && next == "to") &&  // "next to a tree" is a place
+               // General rule: a time word right after an attitude or ordering verb, or right
+               // after the word that opens an order's rejected option, is what the attitude is
+               // toward, not when it holds ("prefers summer to winter", "likes mornings better
+               // than evenings"; not "swims in summer")
+               !(!(cue & cw::event) && i > 0 &&
+                 ((lex.en(english.lemma(t[i - 1].w, word_pos::verb)) &
+                   (cw::att_positive | cw::att_negative | cw::prefer)) ||
+                  (comparative_at != n && comparative_at == terms.size())))) {
       // General rule: "only on Saturdays" (a weekday in the plural after "only") is a weekly
       // routine and all of it: once a week, a frequency, not the date of one occasion ("only
       // plays video games on Saturdays" / "plays video games every day" differ in degree)
@@ -1208,12 +1250,14 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
         if (at != terms.end() && static_cast<std::size_t>(at - terms.begin()) < comparative_at) {
           terms.erase(at);
           --comparative_at;
+          if (qualifier_at != n) --qualifier_at;
         }
       }
       c.predicate = "like";
       c.kind = predicate_class::preference;
       terms.insert(terms.begin(), "like");
       ++comparative_at;
+      if (qualifier_at != n) ++qualifier_at;
     }
     text_claim rejected;
     rejected.holder = c.holder;
@@ -1225,11 +1269,15 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       rejected.order = -1;
       c.order = 1;
     }
-    rejected.terms.assign(terms.begin() + static_cast<std::ptrdiff_t>(comparative_at), terms.end());
+    const std::size_t rejected_end = std::min(qualifier_at, terms.size());
+    rejected.terms.assign(terms.begin() + static_cast<std::ptrdiff_t>(comparative_at),
+                          terms.begin() + static_cast<std::ptrdiff_t>(rejected_end));
     rejected.terms.push_back("like");
     rejected.object = rejected.terms;
     rejected.scene = scene;
-    terms.resize(comparative_at);
+    // (the preferred option keeps the qualifier of the order)
+    terms.erase(terms.begin() + static_cast<std::ptrdiff_t>(comparative_at),
+                terms.begin() + static_cast<std::ptrdiff_t>(rejected_end));
     sort_unique(rejected.terms);
     sort_unique(rejected.object);
     sort_unique(rejected.scene);
@@ -1343,6 +1391,20 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     c.value.clear();
     sort_unique(c.time);
   }
+  // General rule: a length of time is the value of the attribute it is stated for, in minutes
+  // ("commute is 10 minutes" / "commute takes over an hour": "10 min" / "60 min"; the judge
+  // compares them as amounts)
+  if (c.polarity > 0 && !c.attribute.empty() && c.attribute != "height" &&
+      c.attribute != "weight" && c.attribute != "age" && c.attribute != "birthday" &&
+      c.attribute != "birth year")
+    if (const auto d = english_duration(t)) {
+      c.value = {measure_text(*d) + " min"};
+      c.kind = predicate_class::state;
+      // (the appointment rule above took its number and unit for a time)
+      std::erase_if(c.time, [](const std::string& v) {
+        return all_digits(v) || minutes_in(v) > 0 || (v.size() > 1 && v[0] >= '0' && v[0] <= '9');
+      });
+    }
   if (!c.attribute.empty())  // the value is what differs; the terms keep it for containment
     for (const auto& v : c.value) c.terms.push_back(v);
   sort_unique(c.terms);
@@ -1540,6 +1602,32 @@ inline void read_english_clause(const claim_lexicon& lex, sv clause, const std::
   }
   auto t = tokenize(clause);
   rewrite_english_idioms(t, [](const std::string& w) { return token{w, false}; });
+  // General rule: "<X> is <holder>'s preferred / go-to <kind> [over <Y>]" says the holder
+  // prefers X (to Y): "winter is the user's preferred season over summer" is read as "the user
+  // prefers winter over summer" (X of one to three words; the holder "the user's", "user's",
+  // "my", "his", "her", "their", "our" or a name's)
+  for (std::size_t k = 1; k <= 3 && k + 3 < t.size(); ++k) {
+    if (t[k].w != "is") continue;
+    std::size_t h = k + 1;
+    if (t[h].w == "the") ++h;
+    std::vector<token> holder;
+    if (t[h].w == "my" || t[h].w == "our") {
+      holder = {token{t[h].w == "my" ? "i" : "we", false}};
+      ++h;
+    } else if (h + 1 < t.size() && t[h + 1].w == "s" && t[h].w != "one") {
+      holder = {t[h]};
+      h += 2;
+    } else {
+      break;
+    }
+    if (h + 1 >= t.size() || (t[h].w != "preferred" && t[h].w != "go-to")) break;
+    std::vector<token> r = holder;
+    r.push_back(token{"prefers", false});
+    r.insert(r.end(), t.begin(), t.begin() + static_cast<std::ptrdiff_t>(k));
+    r.insert(r.end(), t.begin() + static_cast<std::ptrdiff_t>(h) + 2, t.end());
+    t = std::move(r);
+    break;
+  }
   // "Ethiopian is the user's favourite cuisine": the value first, read as "the user's favourite
   // cuisine is Ethiopian" (a value of one to three words)
   for (std::size_t k = 1; k <= 3 && k + 3 < t.size(); ++k) {
