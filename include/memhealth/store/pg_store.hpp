@@ -59,6 +59,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -407,8 +408,9 @@ class pg_store {
     try {
       lock_scope(records_[i].scope);
       if (image.scope != records_[i].scope) lock_scope(image.scope);
-      refuse_fine_times(i, image, check_unchanged(i));
-      for (const auto& st : statements(i, image)) {
+      const auto now = check_unchanged(i);
+      refuse_fine_times(i, image, now.fine_times);
+      for (const auto& st : statements(i, image, now.frozen)) {
         auto r = detail::pg::exec(conn_.get(), st.sql, st.params, where_, "cannot update a row");
         if (std::string(PQcmdTuples(r.get())) != "1")
           throw error(error_code::io, where_ + ": row " + store_key(i) + ": an UPDATE changed " +
@@ -745,10 +747,11 @@ class pg_store {
     return s;
   }
 
-  std::vector<detail::pg::statement> statements(std::size_t i, const R& image) const {
+  std::vector<detail::pg::statement> statements(std::size_t i, const R& image,
+                                                const std::set<std::string>& frozen = {}) const {
     const R& cur = records_[i];
     return table_.updates(keys_[i], canonical(cur), cur.embedding, canonical(image),
-                          image.embedding);
+                          image.embedding, frozen);
   }
 
   // Serialises the repairs of one scope across sessions and machines: a transaction-level
@@ -764,8 +767,14 @@ class pg_store {
   // Reads row i again FOR UPDATE (inside the open transaction) and compares it with the record
   // this store holds. @throws error(busy) when it differs or is gone (both "changed by another
   // writer": a watch counts either as the agent's change, not as a failed repair).
-  // @return the row's time fields held at more than milliseconds (table_access::fine_times).
-  std::vector<std::string> check_unchanged(std::size_t i) {
+  // What check_unchanged learns of the row as it is: its time fields held at more than
+  // milliseconds (table_access::fine_times) and its NULL json places (frozen_places).
+  struct row_now {
+    std::vector<std::string> fine_times;
+    std::set<std::string> frozen;
+  };
+
+  row_now check_unchanged(std::size_t i) {
     auto r = detail::pg::exec(conn_.get(), table_.select_one_for_update(),
                               {keys_[i].begin(), keys_[i].end()}, where_, "cannot lock a row");
     if (PQntuples(r.get()) > 1)
@@ -792,7 +801,7 @@ class pg_store {
       throw error(error_code::busy, where_ + ": record '" + cur.id + "' (row " + store_key(i) +
                                         ") was changed by another writer after this store read "
                                         "it; nothing written (read it again and retry)");
-    return table_.fine_times(r.get(), 0);
+    return {table_.fine_times(r.get(), 0), table_.frozen_places(r.get(), 0)};
   }
 
   // A repair that changes a time field the row holds at more than milliseconds is refused: the

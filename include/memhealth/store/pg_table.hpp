@@ -390,6 +390,28 @@ class table_access {
     return out;
   }
 
+  // The places of row `row` (a select_one_for_update() row) whose NULL a path edit would turn
+  // into an object that no rollback can turn back: every jsonb column read through paths that
+  // holds SQL NULL or JSON null, and "rest" when the rest place itself holds JSON null.
+  [[nodiscard]] std::set<std::string> frozen_places(const PGresult* r, int row) const {
+    std::set<std::string> out;
+    if (!m_.record_column.empty()) return out;
+    int col = static_cast<int>(m_.key.size() + m_.id.size());
+    if (!m_.rest.empty()) {
+      if (!m_.rest.path.empty() && !PQgetisnull(r, row, col) &&
+          std::string_view(PQgetvalue(r, row, col)) == "null")
+        out.insert("rest");
+      ++col;
+    }
+    col += static_cast<int>(m_.fields.size()) + (m_.scope_parts.empty() ? 0 : 1);
+    for (const auto& name : shape_columns_) {
+      if (PQgetisnull(r, row, col) || std::string_view(PQgetvalue(r, row, col)) == "null")
+        out.insert(name);
+      ++col;
+    }
+    return out;
+  }
+
   static constexpr Oid int4_oid = 23;  // pg_type.oid of int4 (src/include/catalog/pg_type.dat)
   // The vector in column `col` of row `row` (empty when there is none or it is NULL), in text or
   // binary format; a select_all_lengths() row's int4 count goes to `length` instead (-1, the
@@ -463,9 +485,12 @@ class table_access {
   // absent, which reads the same.
   // @throws error(precondition) when the id would change or a changed field has no
   // place in the mapping (nothing is written).
+  // `frozen` (frozen_places of the row as it is now): jsonb columns, and "rest" for the rest
+  // place, that hold SQL NULL or JSON null; an edit inside one is refused (see frozen_places).
   std::vector<statement> updates(const std::vector<std::string>& key, const std::string& cb,
                                  std::span<const float> vb, const std::string& ca,
-                                 std::span<const float> va) const {
+                                 std::span<const float> va,
+                                 const std::set<std::string>& frozen = {}) const {
     const nlohmann::json jb = nlohmann::json::parse(cb), ja = nlohmann::json::parse(ca);
     if (jb.value("id", std::string()) != ja.value("id", std::string()))
       throw error(error_code::precondition,
@@ -578,6 +603,14 @@ class table_access {
           (sets.empty() ? "" : ", ") + q(col) + " = CAST(" + param(text) + " AS " + ci.type + ")";
     }
     for (auto& [col, edits] : paths) {
+      const bool rest_null = col == m_.rest.column && !m_.rest.path.empty() && frozen.count("rest");
+      if (!edits.empty() && (frozen.count(col) || rest_null))
+        throw error(error_code::precondition,
+                    where_ + ": row " + key_label(key) + ": " +
+                        (frozen.count(col) ? "column '" + col + "'"
+                                           : "the rest place '" + m_.rest.text() + "'") +
+                        " holds NULL (SQL NULL or JSON null); a repair that writes into it could "
+                        "not be rolled back to that NULL; nothing written");
       std::string e = "COALESCE(t." + q(col) + ", '{}'::jsonb)";
       if (col == m_.rest.column && !m_.rest.path.empty() && ensure_rest) {
         // jsonb_set creates only the last key of a path: make the rest place an object first
@@ -880,6 +913,13 @@ class table_access {
       where += (k ? " AND t." : "t.") + q(m_.key[k]) + " = CAST($" + std::to_string(k + 1) +
                " AS " + main_cols_.at(m_.key[k]).type + ")";
     select_one_ = "SELECT " + cols + " FROM " + from + " WHERE " + where + " FOR UPDATE OF t";
+  }
+
+  std::string key_label(const std::vector<std::string>& key) const {
+    std::string s;
+    for (std::size_t k = 0; k < m_.key.size() && k < key.size(); ++k)
+      s += (k ? ", " : "") + m_.key[k] + "=" + key[k];
+    return s;
   }
 
   std::string row_label(const PGresult* r, int row) const {
