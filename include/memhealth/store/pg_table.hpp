@@ -603,7 +603,12 @@ class table_access {
           (sets.empty() ? "" : ", ") + q(col) + " = CAST(" + param(text) + " AS " + ci.type + ")";
     }
     for (auto& [col, edits] : paths) {
-      const bool rest_null = col == m_.rest.column && !m_.rest.path.empty() && frozen.count("rest");
+      bool rest_null = false;  // an edit inside a rest place that holds JSON null
+      if (col == m_.rest.column && !m_.rest.path.empty() && frozen.count("rest"))
+        for (const auto& [path, v] : edits)
+          rest_null =
+              rest_null || (path.size() >= m_.rest.path.size() &&
+                            std::equal(m_.rest.path.begin(), m_.rest.path.end(), path.begin()));
       if (!edits.empty() && (frozen.count(col) || rest_null))
         throw error(error_code::precondition,
                     where_ + ": row " + key_label(key) + ": " +
