@@ -367,6 +367,37 @@ TEST_CASE("pg_store: a LangGraph-shaped store is read through the langgraph mapp
   REQUIRE(lb.size() == 1);
   CHECK(lb.record(0).id == "users.bob:m1");
   CHECK(lb.vector_length(0) == 0);
+  // a second 'text' vector row for alice (store_vectors without its primary key): one record,
+  // no vector (which one would be a guess), a load issue, never written; the check of the table
+  // is the check of those records, with or without jobs
+  c.run(
+      "ALTER TABLE store_vectors DROP CONSTRAINT store_vectors_pkey;"
+      "INSERT INTO store_vectors(prefix, key, field_name, embedding) VALUES ('users.alice', "
+      "'m1', 'text', '{0,1}')");
+  for (const bool vectors : {true, false}) {
+    pg_store_options o;
+    o.read_only = true;
+    o.vectors = vectors;
+    const auto d = pg_store<>::open(db, pg_langgraph_mapping(), o);
+    REQUIRE(d.size() == 2);
+    CHECK(d.rows_read() == 2);
+    CHECK(d.record(0).embedding.empty());
+    CHECK(d.vector_length(0) == 0);
+    CHECK(d.read_with_issue(0));
+    CHECK_FALSE(d.read_with_issue(1));
+    REQUIRE(d.load_issues().size() == 1);
+    CHECK(d.load_issues()[0].field == "embedding");
+    CHECK(d.load_issues()[0].reason ==
+          "row [\"users.alice\",\"m1\"]: the vector table 'store_vectors' holds more than one "
+          "vector row for this key; none was read, and the record is never written");
+  }
+  const auto d = pg_store<>::open(db, pg_langgraph_mapping());
+  pg_run_options ro;
+  ro.job_table = false;
+  const auto res = pg_parallel_check(db, pg_langgraph_mapping(), {}, check_options(), ro);
+  CHECK(res.load_issues.size() == 1);
+  CHECK(check_report_json(res.findings, "store", check_options(), {}).dump(2) == check_json(d));
+  CHECK(res.findings.count("duplicate_id") == 0);
 }
 
 TEST_CASE("pg_store: LangGraph rows written and restored: only mapped places change") {

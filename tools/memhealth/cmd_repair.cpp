@@ -100,9 +100,9 @@ memory_store<> plan_rows_by_workers(const plan_options& o, const default_check_s
   } catch (const error&) {
     if (!interrupt_guard::requested()) throw;
     const int sig = interrupt_guard::signal();
-    throw error(error_code::precondition,
-                std::string("interrupted (") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") +
-                    "): the workers' run stopped, its tables dropped; no plan written");
+    throw interrupted(sig, std::string("plan: interrupted (") +
+                               (sig == SIGTERM ? "SIGTERM" : "SIGINT") +
+                               "): the workers' run stopped, its tables dropped; no plan written");
   }
   std::cerr << "memhealth plan: " << res.jobs << " jobs, " << res.job_claims << " claims, by "
             << res.jobs_by_worker.size() << " worker(s)\n";

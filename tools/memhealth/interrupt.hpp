@@ -9,11 +9,20 @@
 #include <atomic>
 #include <csignal>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 #include <signal.h>
 #include <unistd.h>
 
 namespace memhealth::cli {
+
+/// Thrown by a command that stopped on SIGINT/SIGTERM before finishing; `main` prints the
+/// message and exits 128 + signal (130, 143).
+struct interrupted : std::runtime_error {
+  interrupted(int sig, const std::string& what) : std::runtime_error(what), signal(sig) {}
+  int signal;
+};
 
 inline std::atomic<int> g_interrupt_signal{0};     // the first signal received (0 = none)
 inline const char* g_interrupt_message = nullptr;  // written on the first signal

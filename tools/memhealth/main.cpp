@@ -13,6 +13,7 @@
 #include "cli.hpp"
 #include "cmd_audit.hpp"
 #include "cmd_monitor.hpp"
+#include "interrupt.hpp"
 
 namespace {
 
@@ -117,6 +118,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return memhealth::cli::exit_usage;
+  } catch (const memhealth::cli::interrupted& e) {
+    std::cerr << "memhealth " << e.what() << "\n";
+    return 128 + e.signal;
   } catch (const memhealth::error& e) {
     std::cerr << "memhealth: " << e.what() << "\n";
     return e.code() == memhealth::error_code::busy ? memhealth::cli::exit_busy

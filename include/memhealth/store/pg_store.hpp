@@ -370,7 +370,8 @@ class pg_store {
   /// `preview_restore` throw error(precondition) for it, so no repair or rollback can lose the
   /// part that was not read.
   [[nodiscard]] const std::vector<load_issue>& load_issues() const noexcept { return issues_; }
-  /// Rows the read returned: size() plus the rows skipped (load issues with record_kept false).
+  /// Rows of the table the read returned: size() plus the rows skipped (load issues with
+  /// record_kept false); a row joined to several vector-table rows counts once.
   [[nodiscard]] std::size_t rows_read() const noexcept { return rows_read_; }
   /// Whether record i was read with a load issue (see load_issues(); it is never written).
   [[nodiscard]] bool read_with_issue(std::size_t i) const { return flagged_.count(i) != 0; }
@@ -694,10 +695,26 @@ class pg_store {
         throw error(error_code::parse, where_ + ": the rows read and the records made differ");
       R rec = std::move(lr.records[next++]);
       rec.embedding = std::move(vecs[k]);
-      if (flagged[k]) flagged_.insert(records_.size());
       // the read is in key order, so rows sharing a key are neighbours: none of them is written
       // (a write by key would change them all)
       if (!keys_.empty() && keys_.back() == keys[k]) {
+        if (table_.mapping().vector_table && canonical(records_.back()) == canonical(rec)) {
+          // one row of the main table joined to several rows of the vector table: one record,
+          // with no vector (which of them would be a guess), never written
+          if (!vector_rows_shared_)
+            issues_.push_back({where_, 0, "embedding",
+                               "row " + key_text(keys[k]) + ": the vector table '" +
+                                   table_.mapping().vector_table->table +
+                                   "' holds more than one vector row for this key; none was "
+                                   "read, and the record is never written",
+                               true});
+          records_.back().embedding.clear();
+          lengths_.back() = 0;
+          --rows_read_;  // rows of the main table are counted (as the census counts them)
+          flagged_.insert(records_.size() - 1);
+          vector_rows_shared_ = true;
+          continue;
+        }
         if (!shared_key_) {  // once per group of rows sharing a key
           issues_.push_back({where_, 0, "",
                              "row " + key_text(keys[k]) + ": the mapping's key (" + key_names() +
@@ -711,7 +728,9 @@ class pg_store {
         shared_key_ = true;
       } else {
         shared_key_ = false;
+        vector_rows_shared_ = false;
       }
+      if (flagged[k]) flagged_.insert(records_.size());
       records_.push_back(std::move(rec));
       keys_.push_back(std::move(keys[k]));
       lengths_.push_back(lengths[k]);
@@ -837,6 +856,7 @@ class pg_store {
   std::unordered_set<std::size_t> flagged_;  // records read with an issue: never written
   std::size_t rows_read_ = 0;                // rows the read returned (skipped ones included)
   bool shared_key_ = false;                  // the last record's key is its predecessor's
+  bool vector_rows_shared_ = false;          // the last record's key had several vector-table rows
   std::unordered_map<std::string, std::size_t> index_;
   std::size_t dim_ = 0;
   bool in_action_ = false;

@@ -249,7 +249,12 @@ class table_access {
   // empty; the vector's element count, NULL when there is no vector; rows). The vector is cast
   // as the selects cast it (`::real[]`), so a count is the length of the record's embedding.
   [[nodiscard]] std::string census_query() const {
-    return "SELECT " + (scope_sql_.empty() ? std::string("NULL::text") : scope_sql_) + ", " +
+    const std::string scope = scope_sql_.empty() ? std::string("NULL::text") : scope_sql_;
+    if (m_.vector_table)  // per main-table row: several vector rows read as none (pg_store)
+      return "SELECT s, CASE WHEN n > 1 THEN 0 ELSE l END, count(*) FROM (SELECT " + scope +
+             " AS s, count(*) AS n, max(" + length_sql(vector_sql_) + ") AS l FROM " + from_ +
+             " GROUP BY t.ctid, 1) AS x GROUP BY 1, 2";
+    return "SELECT " + scope + ", " +
            (vector_sql_.empty() ? std::string("NULL::int") : length_sql(vector_sql_)) +
            ", count(*) FROM " + from_ + " GROUP BY 1, 2";
   }
