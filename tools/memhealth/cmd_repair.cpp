@@ -961,6 +961,15 @@ apply_counts counts_of(const apply_result& r) {
   return c;
 }
 
+/// The actions that ran nothing, for the summary line: "" when there are none, else
+/// " (N more ran nothing: X no-op, Y already applied)".
+std::string ran_nothing_text(const apply_counts& c) {
+  if (c.noop + c.already_applied == 0) return {};
+  return " (" + std::to_string(c.noop + c.already_applied) +
+         " more ran nothing: " + std::to_string(c.noop) + " no-op, such as review items, " +
+         std::to_string(c.already_applied) + " already applied)";
+}
+
 /// What one pass over a plan file found (`scan_plan`).
 struct plan_scan {
   plan_header header;
@@ -1327,9 +1336,9 @@ int run_apply_pg(const apply_cli_options& o) {
   (void)checked_after, (void)recur, (void)uptime_span;
 #endif
   std::cerr << "memhealth apply: " << c.applied << " applied, " << c.unapproved
-            << " awaiting approval, " << c.deferred << " deferred, " << c.failed << " failed; "
-            << c.records_changed << " records changed in " << label << "; findings "
-            << before_counts.total << " -> " << after_counts.total << "\n";
+            << " awaiting approval, " << c.deferred << " deferred, " << c.failed << " failed"
+            << ran_nothing_text(c) << "; " << c.records_changed << " records changed in " << label
+            << "; findings " << before_counts.total << " -> " << after_counts.total << "\n";
   note_stale_actions(stale, unchecked);
   for (const auto& out : res.outcomes)
     if (out.status == action_status::failed)
@@ -1598,6 +1607,7 @@ int run_apply(const apply_cli_options& o) {
 #endif
   std::cerr << "memhealth apply: " << c.applied << " applied, " << c.unapproved
             << " awaiting approval, " << c.deferred << " deferred, " << c.failed << " failed"
+            << ran_nothing_text(c)
             << (c.rate_limit_waits ? " (waited " + std::to_string(c.rate_limit_waited.count()) +
                                          " ms for the rate limit)"
                                    : std::string())
