@@ -875,9 +875,17 @@ class plan_run {
       // An empty re-embedding vector is computed from the after-image of the whole action (so
       // an edit_set_content anywhere in the action is what gets embedded, never the old text).
       if constexpr (std::is_same_v<R, memory_record>)
-        for (auto& [k, version] : embed_later)
+        for (auto& [k, version] : embed_later) {
+          // no text, no vector: an embedder gives blank text a zero (or meaningless) vector,
+          // which is worse than the missing one it would replace
+          const std::string& text = touched[k].after.content;
+          if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+            throw error(error_code::precondition,
+                        "record '" + touched[k].after.id +
+                            "' has no text to embed (empty content); not re-embedded");
           apply_edit(touched[k].after, record_edit_op(edit_replace_embedding{
                                            opt_.embed(touched[k].after), std::move(version)}));
+        }
       for (auto& m : touched) {
         m.after_json = encode_image(m.after);
         if (m.after_json != m.before_json) p.records.push_back(std::move(m));
