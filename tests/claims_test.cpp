@@ -47,6 +47,37 @@ mh::conflict_verdict judge(const std::string& a, const std::string& b) {
   return j(ra, norm(a), rb, norm(b), 1.0f);
 }
 
+// The verdict on (a, b), checked to agree with (b, a).
+mh::conflict_verdict both(const std::string& a, const std::string& b) {
+  const auto v = judge(a, b), w = judge(b, a);
+  CHECK(v.conflict == w.conflict);
+  return v;
+}
+
+using pairs = std::vector<std::pair<std::string, std::string>>;
+
+// Every pair is a conflict (both orders).
+void conflicts(const pairs& ps) {
+  for (const auto& ab : ps) {
+    const std::string& a = ab.first;  // (clang 14 captures no structured binding)
+    const std::string& b = ab.second;
+    CAPTURE(a);
+    CAPTURE(b);
+    CHECK(both(a, b).conflict);
+  }
+}
+
+// No pair is a conflict (both orders).
+void no_conflicts(const pairs& ps) {
+  for (const auto& ab : ps) {
+    const std::string& a = ab.first;
+    const std::string& b = ab.second;
+    CAPTURE(a);
+    CAPTURE(b);
+    CHECK_FALSE(both(a, b).conflict);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("claims: English statements read into holder, predicate, terms and qualifiers") {
@@ -1090,28 +1121,6 @@ TEST_CASE("claim judge: seventh round of issue 18 (orders, past states, rates pe
 TEST_CASE("claim judge: eighth round of issue 18 (general rules, not phrases of the sets)") {
   // Pairs written for this test, one or more per rule, with look-alikes the rule must leave
   // alone; both directions must agree. None is a sentence of tests/data/judge_pairs.
-  auto both = [](const std::string& a, const std::string& b) {
-    const auto v = judge(a, b), w = judge(b, a);
-    CHECK(v.conflict == w.conflict);
-    return v;
-  };
-  using pairs = std::vector<std::pair<std::string, std::string>>;
-  auto conflicts = [&](const pairs& ps) {
-    for (const auto& [x, y] : ps) {
-      const std::string a = x, b = y;  // (clang 14 captures no structured binding)
-      CAPTURE(a);
-      CAPTURE(b);
-      CHECK(both(a, b).conflict);
-    }
-  };
-  auto no_conflicts = [&](const pairs& ps) {
-    for (const auto& [x, y] : ps) {
-      const std::string a = x, b = y;
-      CAPTURE(a);
-      CAPTURE(b);
-      CHECK_FALSE(both(a, b).conflict);
-    }
-  };
   SUBCASE("an attitude toward taking a thing in, or toward its taste, is one toward the thing") {
     conflicts({{"User loves listening to heavy metal", "User can't stand heavy metal"},
                {"Nina hates eating olives", "Nina adores olives"},
@@ -1407,28 +1416,6 @@ TEST_CASE("claim judge: scene sentences and the scope of a negation (issue 18, S
 TEST_CASE("claim judge: tenth round of issue 18 (colours, orders, any-kind denials, durations)") {
   // Pairs written for this test, one or more per rule, with look-alikes the rule must leave
   // alone; both directions must agree. None is a sentence of tests/data/judge_pairs.
-  auto both = [](const std::string& a, const std::string& b) {
-    const auto v = judge(a, b), w = judge(b, a);
-    CHECK(v.conflict == w.conflict);
-    return v;
-  };
-  using pairs = std::vector<std::pair<std::string, std::string>>;
-  auto conflicts = [&](const pairs& ps) {
-    for (const auto& [x, y] : ps) {
-      const std::string a = x, b = y;  // (clang 14 captures no structured binding)
-      CAPTURE(a);
-      CAPTURE(b);
-      CHECK(both(a, b).conflict);
-    }
-  };
-  auto no_conflicts = [&](const pairs& ps) {
-    for (const auto& [x, y] : ps) {
-      const std::string a = x, b = y;
-      CAPTURE(a);
-      CAPTURE(b);
-      CHECK_FALSE(both(a, b).conflict);
-    }
-  };
   SUBCASE("a colour and a make or kind are two aspects of one thing") {
     no_conflicts({{"The user's van is green", "The user's van is a Ford Transit"},
                   {"User's bike is red", "User's bike is a road bike"},
