@@ -1174,9 +1174,35 @@ struct pg_preview_store {
   [[nodiscard]] std::optional<std::size_t> find(std::string_view id) const { return mem.find(id); }
   [[nodiscard]] std::size_t dimension() const { return mem.dimension(); }
   [[nodiscard]] memory_record extract(std::size_t i) const { return mem.extract(i); }
+  // One action at a time (the transactional capability): its SQL is printed once it commits;
+  // an action that fails, or is retried, prints nothing for its failed attempts.
+  std::string pending;
+  std::vector<std::pair<std::size_t, memory_record>> undo;
+  bool open = false;
+  void begin_action() {
+    pending.clear();
+    undo.clear();
+    open = true;
+  }
+  void commit_action() {
+    sql += pending;
+    pending.clear();
+    undo.clear();
+    open = false;
+  }
+  void rollback_action() {
+    if (!open) return;
+    for (auto it = undo.rbegin(); it != undo.rend(); ++it) (void)mem.restore(it->first, it->second);
+    pending.clear();
+    undo.clear();
+    open = false;
+  }
+  [[nodiscard]] bool in_action() const { return open; }
   memory_record restore(std::size_t i, const memory_record& image) {
     const std::string q = pg.preview_restore(i, image);
-    if (!q.empty()) sql += "-- record " + image.id + "\n" + q;
+    std::string& out = open ? pending : sql;
+    if (!q.empty()) out += "-- record " + image.id + "\n" + q;
+    if (open) undo.emplace_back(i, mem.record(i));
     return mem.restore(i, image);
   }
 };
