@@ -1246,7 +1246,8 @@ int run_apply_pg(const apply_cli_options& o) {
     std::vector<memory_record> rows;
     rows.reserve(store.size());
     for (std::size_t i = 0; i < store.size(); ++i) rows.push_back(store.record(i));
-    pg_preview_store preview{store, memory_store<>::from_records(std::move(rows)), {}};
+    pg_preview_store preview{store, memory_store<>::from_records(std::move(rows)), {}, {}, {},
+                             false};
     const dry_run_log log(o.wal);
     const std::filesystem::path& tmp = log.path();
     {
