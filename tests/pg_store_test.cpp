@@ -287,16 +287,20 @@ TEST_CASE("pg_store: a mem0-shaped table is read through the mem0 mapping") {
       "INSERT INTO mem0 VALUES ('00000000-0000-0000-0000-000000000011', NULL, '{\"data\": "
       "\"Speaks French\", \"agent_id\": \"bot\"}'), ('00000000-0000-0000-0000-000000000012', "
       "NULL, '{\"data\": \"Asked about trains\", \"run_id\": \"r7\", \"user_id\": \"ana\"}'), "
-      "('00000000-0000-0000-0000-000000000013', NULL, '{\"data\": \"Unscoped\"}')");
+      "('00000000-0000-0000-0000-000000000013', NULL, '{\"data\": \"Unscoped\"}'), "
+      "('00000000-0000-0000-0000-000000000014', NULL, '{\"data\": \"Odd ids\", \"user_id\": "
+      "\"\", \"agent_id\": true, \"run_id\": 7}')");
   auto parts = pg_store<>::open(db, pg_mem0_mapping());
-  REQUIRE(parts.size() == 5);
+  REQUIRE(parts.size() == 6);
   CHECK(parts.record(2).scope == "agent:bot");
   CHECK(parts.record(3).scope == "user:ana/run:r7");
   CHECK(parts.record(4).scope.empty());
+  CHECK(parts.record(5).scope == "run:7");  // "" and true are no id (as import mem0 reads them)
   const auto counted = pg_store<>::census(db, pg_mem0_mapping());
   REQUIRE(counted.scopes);
   CHECK(counted.scopes->at("agent:bot") == 1);
   CHECK(counted.scopes->at("") == 1);
+  CHECK(counted.scopes->at("run:7") == 1);
   // such a scope is read, never written: a repair that changes it fails, nothing written
   memory_record img = parts.record(2);
   img.scope = "agent:other";
@@ -882,11 +886,14 @@ TEST_CASE("pg_store: census counts rows per scope and vector length, in a snapsh
     CHECK(!pg_store<>::scope_index(db, plain).has_value());
     std::string place;
     CHECK(pg_store<>::scope_index(db, pg_mem0_mapping(), &place) == false);
-    CHECK(place ==
-          "(NULLIF(substr(COALESCE('user:' || (payload #>> '{user_id}'), '') || COALESCE('/' || "
-          "'agent:' || (payload #>> '{agent_id}'), '') || COALESCE('/' || 'run:' || (payload #>> "
-          "'{run_id}'), ''), CASE WHEN (payload #>> '{user_id}') IS NULL THEN 2 ELSE 1 END), "
-          "''))");
+    auto part = [](const std::string& k) {
+      return "(CASE WHEN jsonb_typeof((payload #> '{" + k +
+             "}')) IN ('string', 'number') THEN NULLIF((payload #>> '{" + k + "}'), '') END)";
+    };
+    CHECK(place == "(NULLIF(substr(COALESCE('user:' || " + part("user_id") +
+                       ", '') || COALESCE('/' || 'agent:' || " + part("agent_id") +
+                       ", '') || COALESCE('/' || 'run:' || " + part("run_id") +
+                       ", ''), CASE WHEN " + part("user_id") + " IS NULL THEN 2 ELSE 1 END), ''))");
     // the hint is an index expression the server accepts (immutable) and the jobs' reads use
     m.run("CREATE INDEX mem0_scope ON mem0 (" + place + ")");
     CHECK(pg_store<>::scope_index(db, pg_mem0_mapping()) == true);
@@ -1215,6 +1222,9 @@ TEST_CASE("pg_store: a time held finer than milliseconds is never rewritten") {
             .find("field created_at holds a time "
                   "finer than milliseconds") != std::string::npos);
   CHECK(code == error_code::precondition);
+  // a dry run's preview refuses it the same way (never SQL a real run would refuse)
+  CHECK(error_of([&] { (void)s.preview_restore(0, img); }).find("finer than milliseconds") !=
+        std::string::npos);
   CHECK(c.dump("SELECT id, payload::text FROM mem0 ORDER BY id") == before);
   // a change of another field leaves the time's text as it is
   img = s.record(0);
@@ -1240,7 +1250,8 @@ TEST_CASE("pg_store: a NULL json place is never written into (its rollback could
       "CREATE TABLE notes (nid text PRIMARY KEY, body text, emb real[], meta jsonb);"
       "INSERT INTO notes VALUES ('q1', 'Pia likes art', '{0.6,0.8}', NULL), ('r1', 'Quin likes "
       "sun', '{0.6,0.8}', '{\"mh\": null, \"keep\": 1}'), ('s1', 'Sam likes tea', '{0.6,0.8}', "
-      "'{}'), ('t1', 'Tom likes jazz', '{0.6,0.8}', 'null')");
+      "'{}'), ('t1', 'Tom likes jazz', '{0.6,0.8}', 'null'), ('u1', 'Uma likes rain', "
+      "'{0.6,0.8}', '{\"mh\": {}}')");
   const pg_mapping m = parse_pg_mapping(
       R"({"table": "notes", "key": ["nid"], "id": "nid", "fields": {"content": "body",
           "source": "meta->src"}, "vector": "emb", "rest": "meta->mh",
@@ -1249,10 +1260,10 @@ TEST_CASE("pg_store: a NULL json place is never written into (its rollback could
   const std::string dump = "SELECT nid, meta::text FROM notes ORDER BY nid";
   const std::string before = c.dump(dump);
   auto s = pg_store<>::open(db, m);
-  REQUIRE(s.size() == 4);
+  REQUIRE(s.size() == 5);
   CHECK(s.load_issues().empty());  // NULL and null read as "holds nothing", no issue
-  // a field of the rest place (duplicate_of) and a mapped path (source) into each row
-  for (std::size_t i = 0; i < 4; ++i) {
+  // a field of the rest place (kind) and a mapped path (source) into each row
+  for (std::size_t i = 0; i < 5; ++i) {
     CAPTURE(i);
     memory_record a = s.record(i);
     a.kind = "preference";
@@ -1267,15 +1278,43 @@ TEST_CASE("pg_store: a NULL json place is never written into (its rollback could
         back.kind.clear();
         back.source.clear();
         (void)s.restore(i, back);
-      } else if (i == 1 && img == &b) {  // r1: meta is an object; only the rest place is null
-        CHECK(msg == "no error");
+      } else if ((i == 1 || i == 4) && img == &b) {  // r1, u1: meta is an object; the rest
+        CHECK(msg == "no error");                    // place (null, {}) is not written
         memory_record back = s.record(i);
         back.source.clear();
         (void)s.restore(i, back);
       } else {
-        CHECK(msg.find("holds NULL (SQL NULL or JSON null)") != std::string::npos);
+        // q1, t1: meta NULL / null; r1, u1: the rest place null / {} (a rollback after keys
+        // were added would remove the place)
+        CHECK(msg.find(i == 1 || i == 4
+                           ? "holds null or an empty object"
+                           : "holds NULL (SQL NULL or JSON null)") != std::string::npos);
         CHECK(code == error_code::precondition);
       }
+    }
+  }
+  CHECK(c.dump(dump) == before);
+  // the rest a column of its own: NULL and null refused; an object, even {}, written and
+  // restored to exactly what it was (a tester saw {} come back as NULL)
+  const pg_mapping whole = parse_pg_mapping(
+      R"({"table": "notes", "key": ["nid"], "id": "nid", "fields": {"content": "body"},
+          "vector": "emb", "rest": "meta", "defaults": {"status": "active", "scope": "s"}})",
+      "notes-whole");
+  auto w = pg_store<>::open(db, whole);
+  REQUIRE(w.size() == 5);
+  for (std::size_t i = 0; i < 5; ++i) {
+    CAPTURE(i);
+    memory_record img = w.record(i);
+    const memory_record was = img;
+    img.kind = "preference";
+    error_code code{};
+    const std::string msg = error_of([&] { (void)w.restore(i, img); }, &code);
+    if (i == 0 || i == 3) {  // q1 NULL, t1 null
+      CHECK(msg.find("column 'meta' holds NULL") != std::string::npos);
+      CHECK(code == error_code::precondition);
+    } else {
+      CHECK(msg == "no error");
+      (void)w.restore(i, was);
     }
   }
   CHECK(c.dump(dump) == before);
@@ -1294,20 +1333,32 @@ TEST_CASE("pg_store: memhealth's schema: a row whose record is not one skips, co
   }
   conn c(db);
   c.run("UPDATE memhealth_records SET record = '[1, 2]' WHERE id = 'b'");
+  // a record edited by hand to another scope than its derived column (the census and the jobs
+  // select by the column): not read either
+  c.run(
+      "UPDATE memhealth_records SET record = replace(record, '\"scope\":\"s2\"', "
+      "'\"scope\":\"s9\"') WHERE id = 'c'");
   const auto s = pg_store<>::open(db, pg_own_mapping());
-  REQUIRE(s.size() == 2);
+  REQUIRE(s.size() == 1);
   CHECK(s.rows_read() == 3);
   CHECK(s.record(0).id == "a");
-  CHECK(s.record(1).id == "c");
-  REQUIRE(s.load_issues().size() == 1);
+  REQUIRE(s.load_issues().size() == 2);
   CHECK_FALSE(s.load_issues()[0].record_kept);
   CHECK(s.load_issues()[0].reason.rfind("row 2: ", 0) == 0);  // the row's seq
-  pg_run_options ro;
-  ro.job_table = false;
-  const auto res = pg_parallel_check(db, pg_own_mapping(), {}, check_options(), ro);
-  REQUIRE(res.load_issues.size() == 1);
-  CHECK(res.load_issues[0].reason == s.load_issues()[0].reason);
-  CHECK(parallel_json(res) == check_json(s));
+  CHECK_FALSE(s.load_issues()[1].record_kept);
+  CHECK(s.load_issues()[1].reason ==
+        "row 3: column 'scope' ('s2') differs from the record's scope ('s9'); the row is not "
+        "read (write the record again to fix it)");
+  for (const bool table : {false, true}) {
+    pg_run_options ro;
+    ro.job_table = table;
+    ro.job_records = 1;
+    ro.poll = std::chrono::milliseconds(20);
+    const auto res = pg_parallel_check(db, pg_own_mapping(), {}, check_options(), ro);
+    REQUIRE(res.load_issues.size() == 2);
+    CHECK(res.load_issues[1].reason == s.load_issues()[1].reason);
+    CHECK(parallel_json(res) == check_json(s));
+  }
 }
 
 // Records whose structural and staleness findings mix per-record checks, links and store-wide
@@ -1465,8 +1516,9 @@ TEST_CASE(
     std::string place;
     CHECK(pg_store<>::scope_index(db, mapping, &place) == false);
     if (name == "mem0")
-      CHECK(place.rfind("(NULLIF(substr(COALESCE('user:' || (payload #>> '{user_id}'), '')", 0) ==
-            0);
+      CHECK(place.rfind("(NULLIF(substr(COALESCE('user:' || (CASE WHEN jsonb_typeof((payload #> "
+                        "'{user_id}'))",
+                        0) == 0);
     else
       CHECK(place == "(\"userId\"::text)");
   }

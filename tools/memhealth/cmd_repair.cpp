@@ -1250,14 +1250,21 @@ int run_apply_pg(const apply_cli_options& o) {
                              false};
     const dry_run_log log(o.wal);
     const std::filesystem::path& tmp = log.path();
+    apply_result dry;
     {
       wal_writer w(tmp.string(), wal_sync::none);
-      c = counts_of(apply_plan(preview, plan, w, opt));
+      dry = apply_plan(preview, plan, w, opt);
+      c = counts_of(dry);
     }
     std::cout << preview.sql;
     std::cerr << "memhealth apply: dry run on " << label << ": " << c.applied << " would run, "
               << c.unapproved << " awaiting approval, " << c.deferred << " deferred, " << c.failed
-              << " failed; nothing written (the SQL is on stdout)\n";
+              << " failed" << ran_nothing_text(c)
+              << "; nothing written (the SQL is on stdout; the repair history of --state is not "
+                 "consulted)\n";
+    for (const auto& out : dry.outcomes)
+      if (out.status == action_status::failed)
+        std::cerr << "  failed: " << out.idempotency_key << ": " << out.reason << "\n";
     return c.failed > 0 ? exit_incomplete : exit_ok;
   }
   // As for files: a check before and after (the findings history, the report), the run budget

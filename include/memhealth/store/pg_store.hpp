@@ -435,8 +435,17 @@ class pg_store {
   [[nodiscard]] std::string preview_restore(std::size_t i, const R& image) const {
     if (i >= size()) throw error(error_code::not_found, "pg_store: record index out of range");
     refuse_flagged(i);
+    // the row as it is now, for the refusals restore would make (times finer than
+    // milliseconds, NULL json places), so the preview never shows SQL a real run refuses
+    auto r = detail::pg::exec(conn_.get(), table_.select_one(), {keys_[i].begin(), keys_[i].end()},
+                              where_, "cannot read a row");
+    if (PQntuples(r.get()) != 1)
+      throw error(error_code::busy, where_ + ": row " + store_key(i) +
+                                        " is gone or not alone under its key since it was read; "
+                                        "nothing would be written");
+    refuse_fine_times(i, image, table_.fine_times(r.get(), 0));
     std::string out;
-    for (const auto& st : statements(i, image))
+    for (const auto& st : statements(i, image, table_.frozen_places(r.get(), 0)))
       out += detail::pg::table_access::inline_params(conn_.get(), st) + ";\n";
     return out;
   }
@@ -623,7 +632,8 @@ class pg_store {
         std::vector<std::size_t> lengths;
         std::vector<std::vector<std::string>> keys;
         std::vector<bool> flagged;  // the row has a problem (its record is not written)
-        std::vector<std::vector<load_issue>> row_issues;  // per kept line, in read order
+        std::vector<std::vector<load_issue>> row_issues;     // per kept line, in read order
+        std::vector<std::optional<std::string>> own_scopes;  // memhealth's schema: scope column
         // the record column is parsed once, by parse_jsonl: row_json only looks at its shape
         const bool own = !table_.mapping().record_column.empty();
         detail::pg::table_access::row_problems problems;
@@ -643,6 +653,7 @@ class pg_store {
             continue;
           }
           row_issues.push_back(std::move(these));
+          if (own) own_scopes.push_back(table_.own_scope(r.get(), row));
           text += line;
           text += '\n';
           vecs.push_back(std::move(vec));
@@ -650,7 +661,7 @@ class pg_store {
           keys.push_back(std::move(key));
           flagged.push_back(!problems.empty());
         }
-        append_rows(text, vecs, lengths, keys, flagged, row_issues);
+        append_rows(text, vecs, lengths, keys, flagged, row_issues, own_scopes);
       }
       exec(c, "CLOSE memhealth_read", {}, where_, "cannot close the cursor");
       exec(c, "COMMIT", {}, where_, "cannot end the read");
@@ -674,7 +685,8 @@ class pg_store {
   void append_rows(const std::string& text, std::vector<std::vector<float>>& vecs,
                    const std::vector<std::size_t>& lengths,
                    std::vector<std::vector<std::string>>& keys, std::vector<bool>& flagged,
-                   std::vector<std::vector<load_issue>>& row_issues) {
+                   std::vector<std::vector<load_issue>>& row_issues,
+                   const std::vector<std::optional<std::string>>& own_scopes = {}) {
     load_options lo;
     lo.threads = 1;
     auto lr = parse_jsonl(text, where_, lo);
@@ -694,6 +706,17 @@ class pg_store {
       if (next >= lr.records.size())
         throw error(error_code::parse, where_ + ": the rows read and the records made differ");
       R rec = std::move(lr.records[next++]);
+      if (k < own_scopes.size() && rec.scope != own_scopes[k].value_or(std::string())) {
+        // memhealth's schema: the derived scope column disagrees with the record (an edit by
+        // hand): the census and the jobs select by the column, so the record is not read
+        issues_.push_back({where_, 0, "scope",
+                           "row " + key_text(keys[k]) + ": column 'scope' ('" +
+                               own_scopes[k].value_or(std::string()) +
+                               "') differs from the record's scope ('" + rec.scope +
+                               "'); the row is not read (write the record again to fix it)",
+                           false});
+        continue;
+      }
       rec.embedding = std::move(vecs[k]);
       // the read is in key order, so rows sharing a key are neighbours: none of them is written
       // (a write by key would change them all)
@@ -826,7 +849,8 @@ class pg_store {
   // A repair that changes a time field the row holds at more than milliseconds is refused: the
   // record keeps milliseconds, so neither the write nor a rollback of it could give the row's
   // text back. @throws error(precondition).
-  void refuse_fine_times(std::size_t i, const R& image, const std::vector<std::string>& fine) {
+  void refuse_fine_times(std::size_t i, const R& image,
+                         const std::vector<std::string>& fine) const {
     if (fine.empty()) return;
     const auto cur = nlohmann::json::parse(canonical(records_[i]));
     const auto img = nlohmann::json::parse(canonical(image));

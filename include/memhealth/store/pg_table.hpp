@@ -210,6 +210,10 @@ class table_access {
     return "SELECT " + length_cols_ + " FROM " + from_ + " ORDER BY " + order_;
   }
   [[nodiscard]] const std::string& select_one_for_update() const noexcept { return select_one_; }
+  // select_one_for_update() without the lock (a dry run's look at the row as it is now).
+  [[nodiscard]] std::string select_one() const {
+    return select_one_.substr(0, select_one_.size() - std::string_view(" FOR UPDATE OF t").size());
+  }
 
   // The SQL text expression of a row's record scope (`COALESCE(..., '')`: the scope a record read
   // from the row has, "" when absent), or "" when the mapping gives no place of its own to the
@@ -259,6 +263,14 @@ class table_access {
            ", count(*) FROM " + from_ + " GROUP BY 1, 2";
   }
 
+  // memhealth's own schema: the derived `scope` column of row `row` (nullopt for NULL), which
+  // the census and the jobs select by; a record whose own scope differs is not read (pg_store).
+  [[nodiscard]] std::optional<std::string> own_scope(const PGresult* r, int row) const {
+    const int col = static_cast<int>(m_.key.size() + m_.id.size()) + 1;
+    if (m_.record_column.empty() || PQgetisnull(r, row, col)) return std::nullopt;
+    return std::string(PQgetvalue(r, row, col));
+  }
+
   // What could not be read of a row: (field, reason). The record is kept without it.
   using row_problems = std::vector<std::pair<std::string, std::string>>;
 
@@ -298,6 +310,7 @@ class table_access {
                                   "' is not one JSON object on one line; the row is not read");
         return {};
       }
+      ++col;  // the derived scope column (own_scope)
       read_vector(r, row, col, vec, at, length, problems);
       return text;
     }
@@ -403,9 +416,15 @@ class table_access {
     if (!m_.record_column.empty()) return out;
     int col = static_cast<int>(m_.key.size() + m_.id.size());
     if (!m_.rest.empty()) {
-      if (!m_.rest.path.empty() && !PQgetisnull(r, row, col) &&
-          std::string_view(PQgetvalue(r, row, col)) == "null")
-        out.insert("rest");
+      const bool sql_null = PQgetisnull(r, row, col);
+      const std::string_view v = sql_null ? std::string_view() : PQgetvalue(r, row, col);
+      if (!m_.rest.path.empty()) {
+        // a rest place that is null, or an empty object (which memhealth never leaves: after
+        // a repair added keys, a rollback would remove the whole place, not give back the {})
+        if (!sql_null && (v == "null" || v == "{}")) out.insert("rest");
+      } else if (sql_null || v == "null") {
+        out.insert(m_.rest.column);  // a rest column of its own that holds NULL
+      }
       ++col;
     }
     col += static_cast<int>(m_.fields.size()) + (m_.scope_parts.empty() ? 0 : 1);
@@ -587,10 +606,17 @@ class table_access {
                           " this repair changes (map them, or name a \"rest\" JSONB "
                           "place); nothing written");
         }
-        if (m_.rest.path.empty())  // a column of its own: the whole object
-          assign(m_.rest, ra.empty() ? nlohmann::json() : ra);
-        else
+        if (m_.rest.path.empty()) {  // a column of its own: the whole object
+          if (frozen.count(m_.rest.column))
+            throw error(error_code::precondition,
+                        where_ + ": row " + key_label(key) + ": column '" + m_.rest.column +
+                            "' holds NULL (SQL NULL or JSON null); a repair that writes into it "
+                            "could not be rolled back to that NULL; nothing written");
+          // an object, also when empty: the column held one (a NULL one is refused above)
+          assign(m_.rest, ra);
+        } else {
           rest_edits(ja, jb, ra, rb, paths);
+        }
       }
     }
     const bool vec_changed = !same_bits(va, vb);
@@ -617,10 +643,14 @@ class table_access {
       if (!edits.empty() && (frozen.count(col) || rest_null))
         throw error(error_code::precondition,
                     where_ + ": row " + key_label(key) + ": " +
-                        (frozen.count(col) ? "column '" + col + "'"
-                                           : "the rest place '" + m_.rest.text() + "'") +
-                        " holds NULL (SQL NULL or JSON null); a repair that writes into it could "
-                        "not be rolled back to that NULL; nothing written");
+                        (frozen.count(col)
+                             ? "column '" + col +
+                                   "' holds NULL (SQL NULL or JSON null); a repair that writes "
+                                   "into it could not be rolled back to that NULL"
+                             : "the rest place '" + m_.rest.text() +
+                                   "' holds null or an empty object; a repair that writes into "
+                                   "it could not be rolled back to exactly that") +
+                        "; nothing written");
       std::string e = "COALESCE(t." + q(col) + ", '{}'::jsonb)";
       if (col == m_.rest.column && !m_.rest.path.empty() && ensure_rest) {
         // jsonb_set creates only the last key of a path: make the rest place an object first
@@ -801,7 +831,10 @@ class table_access {
         add("t." + q(s.column) + " #>> " + arr + "]::text[]");
       }
     }
-    if (!m_.record_column.empty()) add("t." + q(m_.record_column) + "::text");
+    if (!m_.record_column.empty()) {
+      add("t." + q(m_.record_column) + "::text");
+      add("t." + q("scope"));  // derived from the record; must agree (own_scope)
+    }
     if (!m_.rest.empty()) add(source_json(c, m_.rest));
     // the scope's place as text (NULL when absent): a JSON path's text (`#>>`: a number's digits,
     // a string unquoted), a text or varchar column itself, any other column cast to text. The
@@ -853,10 +886,25 @@ class table_access {
         };
         std::size_t sep_chars = 0;  // characters of the separator (substr counts characters)
         for (unsigned char ch : m_.scope_separator) sep_chars += (ch & 0xC0) != 0x80;
+        // a part is present when it holds a non-empty string or a number (as `import mem0`
+        // reads ids: "" and true are no id); #> is the JSON value, #>> its text
+        auto part_of = [&](const pg_source& src) -> std::pair<std::string, std::string> {
+          const auto [text, text_shown] = place_of(src);
+          if (src.path.empty())
+            return {"NULLIF(" + text + ", '')", "NULLIF(" + text_shown + ", '')"};
+          auto value = [&](std::string t) {  // `(col #>> path)` as `(col #> path)`
+            const auto at = t.find(" #>> ");
+            return t.replace(at, 5, " #> ");
+          };
+          return {"(CASE WHEN jsonb_typeof(" + value(text) +
+                      ") IN ('string', 'number') THEN NULLIF(" + text + ", '') END)",
+                  "(CASE WHEN jsonb_typeof(" + value(text_shown) +
+                      ") IN ('string', 'number') THEN NULLIF(" + text_shown + ", '') END)"};
+        };
         std::string joined, hint;
         for (std::size_t k = 0; k < m_.scope_parts.size(); ++k) {
           const auto& [label, src] = m_.scope_parts[k];
-          const auto [sql, shown] = place_of(src);
+          const auto [sql, shown] = part_of(src);
           const std::string head = k ? lit(m_.scope_separator) + " || " : std::string();
           const std::string head_shown = k ? show(m_.scope_separator) + " || " : std::string();
           joined += std::string(k ? " || " : "") + "COALESCE(" + head + lit(label) + " || " + sql +
@@ -864,7 +912,7 @@ class table_access {
           hint += std::string(k ? " || " : "") + "COALESCE(" + head_shown + show(label) + " || " +
                   shown + ", '')";
         }
-        const auto [first, first_shown] = place_of(m_.scope_parts[0].second);
+        const auto [first, first_shown] = part_of(m_.scope_parts[0].second);
         const std::string from = std::to_string(sep_chars + 1);
         scope_place_ = "NULLIF(substr(" + joined + ", CASE WHEN " + first + " IS NULL THEN " +
                        from + " ELSE 1 END), '')";
