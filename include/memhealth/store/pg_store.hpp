@@ -631,7 +631,6 @@ class pg_store {
         std::vector<std::vector<float>> vecs;
         std::vector<std::size_t> lengths;
         std::vector<std::vector<std::string>> keys;
-        std::vector<bool> flagged;  // the row has a problem (its record is not written)
         std::vector<std::vector<load_issue>> row_issues;     // per kept line, in read order
         std::vector<std::optional<std::string>> own_scopes;  // memhealth's schema: scope column
         // the record column is parsed once, by parse_jsonl: row_json only looks at its shape
@@ -644,10 +643,9 @@ class pg_store {
           std::size_t length = 0;
           std::string line = table_.row_json(r.get(), row, vec, !own, &length, &problems);
           auto key = table_.row_key(r.get(), row);
-          const std::string label = key_text(key);
           std::vector<load_issue> these;
           for (auto& [field, why] : problems)
-            these.push_back({where_, 0, field, "row " + label + ": " + why, !line.empty()});
+            these.push_back({where_, 0, field, "row " + key_text(key) + ": " + why, !line.empty()});
           if (line.empty()) {  // no record: the issue says so
             issues_.insert(issues_.end(), these.begin(), these.end());
             continue;
@@ -659,9 +657,8 @@ class pg_store {
           vecs.push_back(std::move(vec));
           lengths.push_back(length);
           keys.push_back(std::move(key));
-          flagged.push_back(!problems.empty());
         }
-        append_rows(text, vecs, lengths, keys, flagged, row_issues, own_scopes);
+        append_rows(text, vecs, lengths, keys, row_issues, own_scopes);
       }
       exec(c, "CLOSE memhealth_read", {}, where_, "cannot close the cursor");
       exec(c, "COMMIT", {}, where_, "cannot end the read");
@@ -679,12 +676,13 @@ class pg_store {
   }
 
   // Appends the records of `text` (one line per row, as row_json wrote them) with their vectors,
-  // lengths and keys. A field the record reader refuses (a wrong type: `status: 5`) becomes a
-  // load issue naming the row, and the record, kept without it, is flagged; a line that is no
+  // lengths, keys and issues (`row_issues[k]`, row_json's problems). A field the record reader
+  // refuses (a wrong type: `status: 5`) becomes a load issue naming the row; a row with any
+  // issue is kept without the part it names and flagged (never written); a line that is no
   // record (memhealth's schema: a `record` value that is not one) is skipped with its issue.
   void append_rows(const std::string& text, std::vector<std::vector<float>>& vecs,
                    const std::vector<std::size_t>& lengths,
-                   std::vector<std::vector<std::string>>& keys, std::vector<bool>& flagged,
+                   std::vector<std::vector<std::string>>& keys,
                    std::vector<std::vector<load_issue>>& row_issues,
                    const std::vector<std::optional<std::string>>& own_scopes = {}) {
     load_options lo;
@@ -697,7 +695,6 @@ class pg_store {
       row_issues[k].push_back(
           {where_, 0, is.field, "row " + key_text(keys[k]) + ": " + is.reason, is.record_kept});
       if (!is.record_kept) skipped[k] = true;
-      flagged[k] = true;
     }
     std::size_t next = 0;  // lr.records holds the kept lines' records, in line order
     for (std::size_t k = 0; k < vecs.size(); ++k) {
@@ -753,7 +750,7 @@ class pg_store {
         shared_key_ = false;
         vector_rows_shared_ = false;
       }
-      if (flagged[k]) flagged_.insert(records_.size());
+      if (!row_issues[k].empty()) flagged_.insert(records_.size());
       records_.push_back(std::move(rec));
       keys_.push_back(std::move(keys[k]));
       lengths_.push_back(lengths[k]);
@@ -806,9 +803,6 @@ class pg_store {
                      "cannot lock the scope for a repair");
   }
 
-  // Reads row i again FOR UPDATE (inside the open transaction) and compares it with the record
-  // this store holds. @throws error(busy) when it differs or is gone (both "changed by another
-  // writer": a watch counts either as the agent's change, not as a failed repair).
   // What check_unchanged learns of the row as it is: its time fields held at more than
   // milliseconds (table_access::fine_times) and its NULL json places (frozen_places).
   struct row_now {
@@ -816,6 +810,10 @@ class pg_store {
     std::set<std::string> frozen;
   };
 
+  // Reads row i again FOR UPDATE (inside the open transaction) and compares it with the record
+  // this store holds. @throws error(busy) when it differs or is gone (both "changed by another
+  // writer": a watch counts either as the agent's change, not as a failed repair),
+  // error(precondition) when its key now names several rows.
   row_now check_unchanged(std::size_t i) {
     auto r = detail::pg::exec(conn_.get(), table_.select_one_for_update(),
                               {keys_[i].begin(), keys_[i].end()}, where_, "cannot lock a row");

@@ -211,9 +211,7 @@ class table_access {
   }
   [[nodiscard]] const std::string& select_one_for_update() const noexcept { return select_one_; }
   // select_one_for_update() without the lock (a dry run's look at the row as it is now).
-  [[nodiscard]] std::string select_one() const {
-    return select_one_.substr(0, select_one_.size() - std::string_view(" FOR UPDATE OF t").size());
-  }
+  [[nodiscard]] const std::string& select_one() const noexcept { return select_one_plain_; }
 
   // The SQL text expression of a row's record scope (`COALESCE(..., '')`: the scope a record read
   // from the row has, "" when absent), or "" when the mapping gives no place of its own to the
@@ -266,9 +264,8 @@ class table_access {
   // memhealth's own schema: the derived `scope` column of row `row` (nullopt for NULL), which
   // the census and the jobs select by; a record whose own scope differs is not read (pg_store).
   [[nodiscard]] std::optional<std::string> own_scope(const PGresult* r, int row) const {
-    const int col = static_cast<int>(m_.key.size() + m_.id.size()) + 1;
-    if (m_.record_column.empty() || PQgetisnull(r, row, col)) return std::nullopt;
-    return std::string(PQgetvalue(r, row, col));
+    if (m_.record_column.empty() || PQgetisnull(r, row, own_scope_col_)) return std::nullopt;
+    return std::string(PQgetvalue(r, row, own_scope_col_));
   }
 
   // What could not be read of a row: (field, reason). The record is kept without it.
@@ -290,9 +287,9 @@ class table_access {
                        row_problems* problems = nullptr) const {
     int col = static_cast<int>(m_.key.size());
     nlohmann::json j = nlohmann::json::object();
-    const std::string at = where_ + ": row " + row_label(r, row);
     auto bad = [&](std::string field, std::string what) {
-      if (!problems) throw error(error_code::parse, at + ": " + what);
+      if (!problems)
+        throw error(error_code::parse, where_ + ": row " + row_label(r, row) + ": " + what);
       problems->emplace_back(std::move(field), std::move(what));
     };
     std::string id;
@@ -311,7 +308,7 @@ class table_access {
         return {};
       }
       ++col;  // the derived scope column (own_scope)
-      read_vector(r, row, col, vec, at, length, problems);
+      read_vector(r, row, col, vec, length, problems);
       return text;
     }
     if (!m_.rest.empty()) {
@@ -367,7 +364,7 @@ class table_access {
     j["id"] = id;
     for (const auto& [f, v] : m_.defaults)
       if (!j.contains(f)) j[f] = v;
-    read_vector(r, row, col, vec, at, length, problems);
+    read_vector(r, row, col, vec, length, problems);
     try {
       return j.dump();
     } catch (const nlohmann::json::exception& ex) {
@@ -384,7 +381,7 @@ class table_access {
   [[nodiscard]] std::vector<std::string> fine_times(const PGresult* r, int row) const {
     std::vector<std::string> out;
     if (!m_.record_column.empty()) return out;
-    int col = static_cast<int>(m_.key.size() + m_.id.size()) + (m_.rest.empty() ? 0 : 1);
+    int col = fields_col_;
     for (const auto& [f, s] : m_.fields) {
       (void)s;
       if ((f == "created_at" || f == "updated_at" || f == "last_accessed_at") &&
@@ -414,8 +411,8 @@ class table_access {
   [[nodiscard]] std::set<std::string> frozen_places(const PGresult* r, int row) const {
     std::set<std::string> out;
     if (!m_.record_column.empty()) return out;
-    int col = static_cast<int>(m_.key.size() + m_.id.size());
     if (!m_.rest.empty()) {
+      const int col = rest_col_;
       const bool sql_null = PQgetisnull(r, row, col);
       const std::string_view v = sql_null ? std::string_view() : PQgetvalue(r, row, col);
       if (!m_.rest.path.empty()) {
@@ -425,9 +422,8 @@ class table_access {
       } else if (sql_null || v == "null") {
         out.insert(m_.rest.column);  // a rest column of its own that holds NULL
       }
-      ++col;
     }
-    col += static_cast<int>(m_.fields.size()) + (m_.scope_parts.empty() ? 0 : 1);
+    int col = shape_col_;
     for (const auto& name : shape_columns_) {
       if (PQgetisnull(r, row, col) || std::string_view(PQgetvalue(r, row, col)) == "null")
         out.insert(name);
@@ -441,12 +437,12 @@ class table_access {
   // binary format; a select_all_lengths() row's int4 count goes to `length` instead (-1, the
   // length expression's mark of a malformed vector: a problem, length 0). Problems as row_json.
   void read_vector(const PGresult* r, int row, int col, std::vector<float>& vec,
-                   const std::string& at, std::size_t* length = nullptr,
-                   row_problems* problems = nullptr) const {
+                   std::size_t* length = nullptr, row_problems* problems = nullptr) const {
     static const std::string malformed =
         "the vector is not a one-dimensional array of numbers without NULLs";
     auto bad = [&] {
-      if (!problems) throw error(error_code::parse, at + ": " + malformed);
+      if (!problems)
+        throw error(error_code::parse, where_ + ": row " + row_label(r, row) + ": " + malformed);
       problems->emplace_back("embedding", malformed + "; it was not read");
     };
     vec.clear();
@@ -819,7 +815,11 @@ class table_access {
 
   void build_select(PGconn* c) {
     std::string cols;
-    auto add = [&](const std::string& e) { cols += (cols.empty() ? "" : ", ") + e; };
+    int n_cols = 0;  // columns added so far (the next one's index)
+    auto add = [&](const std::string& e) {
+      cols += (cols.empty() ? "" : ", ") + e;
+      ++n_cols;
+    };
     for (const auto& k : m_.key) add("t." + q(k) + "::text");
     for (const auto& s : m_.id) {
       if (s.path.empty()) {
@@ -833,8 +833,10 @@ class table_access {
     }
     if (!m_.record_column.empty()) {
       add("t." + q(m_.record_column) + "::text");
+      own_scope_col_ = n_cols;
       add("t." + q("scope"));  // derived from the record; must agree (own_scope)
     }
+    rest_col_ = n_cols;
     if (!m_.rest.empty()) add(source_json(c, m_.rest));
     // the scope's place as text (NULL when absent): a JSON path's text (`#>>`: a number's digits,
     // a string unquoted), a text or varchar column itself, any other column cast to text. The
@@ -920,6 +922,7 @@ class table_access {
                       from + " ELSE 1 END), ''))";
       }
     }
+    fields_col_ = n_cols;
     for (const auto& [f, s] : m_.fields)
       add(f == "scope" ? "to_jsonb(" + scope_place_ + ")::text" : source_json(c, s));
     if (!m_.scope_parts.empty()) add("to_jsonb(" + scope_place_ + ")::text");  // read only
@@ -935,6 +938,7 @@ class table_access {
     if (!m_.rest.empty()) shape(m_.rest);
     for (const auto& [f, s] : m_.fields) shape(s);
     for (const auto& [label, src] : m_.scope_parts) shape(src);
+    shape_col_ = n_cols;
     for (const auto& col : shape_columns_) add("jsonb_typeof(t." + q(col) + "::jsonb)");
     std::string from = main_ + " AS t";
     std::string read_cols = cols;  // the vector as real[] (binary results) instead of text
@@ -970,7 +974,8 @@ class table_access {
     for (std::size_t k = 0; k < m_.key.size(); ++k)
       where += (k ? " AND t." : "t.") + q(m_.key[k]) + " = CAST($" + std::to_string(k + 1) +
                " AS " + main_cols_.at(m_.key[k]).type + ")";
-    select_one_ = "SELECT " + cols + " FROM " + from + " WHERE " + where + " FOR UPDATE OF t";
+    select_one_plain_ = "SELECT " + cols + " FROM " + from + " WHERE " + where;
+    select_one_ = select_one_plain_ + " FOR UPDATE OF t";
   }
 
   std::string key_label(const std::vector<std::string>& key) const {
@@ -980,12 +985,7 @@ class table_access {
     return s;
   }
 
-  std::string row_label(const PGresult* r, int row) const {
-    std::string s;
-    for (std::size_t k = 0; k < m_.key.size(); ++k)
-      s += (k ? ", " : "") + m_.key[k] + "=" + cell(r, row, static_cast<int>(k));
-    return s;
-  }
+  std::string row_label(const PGresult* r, int row) const { return key_label(row_key(r, row)); }
 
   pg_mapping m_;
   std::string where_;
@@ -993,7 +993,10 @@ class table_access {
   std::map<std::string, column_info> main_cols_, vt_cols_;
   std::map<std::string, std::string> quoted_;  // column name -> quoted identifier
   column_info vector_type_;
-  std::string select_all_, select_one_;
+  std::string select_all_, select_one_, select_one_plain_;
+  // positions of the selects' columns (the vector last): memhealth's derived scope, the rest
+  // place, the first mapped field, the first JSON type of shape_columns_
+  int own_scope_col_ = 0, rest_col_ = 0, fields_col_ = 0, shape_col_ = 0;
   std::string cols_, from_, order_, scope_sql_;  // parts of the selects; the scope expression
   std::string read_cols_;    // cols_ with the vector as real[] (select_all_, select_scopes)
   std::string length_cols_;  // cols_ with the vector's element count (int4) instead of it
