@@ -182,6 +182,15 @@ for n in 1 2; do
   cmp -s plan.json "plan-w$n.json" || fail "plan --workers $n: another plan than the single-process plan"
   grep -q "2 jobs, 2 claims" "pw$n.err" || fail "plan --workers $n: $(cat "pw$n.err")"
 done
+# the table's plan (checked job by job, its rows held without their vectors) has the actions of
+# the plan of the exported rows, made from the whole file in memory (the header names the store)
+"$mh" plan export.jsonl --now 2024-03-10T00:00:00Z --out plan-exp.json 2>plan-exp.err || fail "plan of the export: $(cat plan-exp.err)"
+[ "$(grep -c . plan.json)" -ge 2 ] || fail "the table's plan has no action"
+tail -n +2 plan.json | cmp -s - <(tail -n +2 plan-exp.json) || fail "the table's plan differs from the plan of its exported rows"
+# --approve (its dry run needs the rows with their vectors) writes the same plan
+"$mh" plan "$uri" --mapping mem0 --now 2024-03-10T00:00:00Z --out plan-ap.json --approve tier2 2>plan-ap.err || fail "plan --approve: $(cat plan-ap.err)"
+cmp -s plan.json plan-ap.json || fail "plan --approve wrote another plan"
+grep -q "^with approval tier2: [1-9][0-9]* would run" plan-ap.err || fail "plan --approve: $(cat plan-ap.err)"
 set +e
 "$mh" plan before.txt --out plan-x.json --workers 1 >px.out 2>px.err
 rc=$?
@@ -474,6 +483,12 @@ opts=(--mapping mem0 --now 2024-03-10T00:00:00Z --block-above 1000)
 "$mh" check "$bigdb" "${opts[@]}" --format json --out big.json --exit-zero 2>big.err || fail "big check: $(cat big.err)"
 [ "$(grep -c '"kind": "exact_duplicate"' big.json)" = "10" ] || fail "big check: not the 10 planted exact duplicates"
 "$mh" plan "$bigdb" "${opts[@]}" --out bigplan.json 2>bigplan.err || fail "big plan: $(cat bigplan.err)"
+# the same actions as the plan of the exported rows, checked and planned in memory
+"$mh" import postgresql "$bigdb" --mapping mem0 --out big.jsonl 2>bigexp.err || fail "big export: $(cat bigexp.err)"
+"$mh" plan big.jsonl --now 2024-03-10T00:00:00Z --block-above 1000 --out bigplan-exp.json 2>bigplan-exp.err ||
+  fail "plan of the big export: $(cat bigplan-exp.err)"
+[ "$(grep -c . bigplan.json)" -ge 11 ] || fail "big plan: fewer than 10 actions"
+tail -n +2 bigplan.json | cmp -s - <(tail -n +2 bigplan-exp.json) || fail "the big table's plan differs from the plan of its exported rows"
 for n in 1 2; do
   "$mh" check "$bigdb" "${opts[@]}" --format json --out "big-w$n.json" --exit-zero --workers "$n" \
     --job-records 500 2>"bw$n.err" || fail "big --workers $n: $(cat "bw$n.err")"

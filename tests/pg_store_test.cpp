@@ -28,6 +28,7 @@
 #include <memhealth/detect/report_json.hpp>
 #include <memhealth/io/jsonl.hpp>
 #include <memhealth/repair/executor.hpp>
+#include <memhealth/repair/plan_json.hpp>
 #include <memhealth/repair/planner.hpp>
 #include <memhealth/repair/rollback.hpp>
 #include <memhealth/similarity/kmeans_blocking.hpp>
@@ -1450,17 +1451,41 @@ TEST_CASE("pg workers: structural and staleness split between jobs and the store
       CHECK(res.findings.count("stale") == 2);
       CHECK(run_tables(c) == "0\n");
     }
-  // a caller that wants the rows (plan --workers) gets them with their vectors
-  pg_run_options ro;
-  ro.job_table = false;
-  std::size_t rows = 0, with_vector = 0;
-  ro.on_rows = [&](const pg_store<>& st) {
-    rows = st.size();
-    for (std::size_t i = 0; i < st.size(); ++i) with_vector += !st.record(i).embedding.empty();
-  };
-  (void)pg_parallel_check(db, pg_own_mapping(), {}, check_options(), ro);
-  CHECK(rows == 8);
-  CHECK(with_vector == 7);
+  // a caller that wants the rows (memhealth plan) gets them without vectors, each vector's
+  // presence known (7 of the 8 rows have one), and may move the store out; with
+  // rows_with_vectors, the vectors themselves
+  for (const bool vectors : {false, true}) {
+    CAPTURE(vectors);
+    pg_run_options ro;
+    ro.job_table = false;
+    ro.rows_with_vectors = vectors;
+    std::optional<pg_store<>> kept;
+    ro.on_rows = [&](pg_store<>& st) { kept.emplace(std::move(st)); };
+    const auto res = pg_parallel_check(db, pg_own_mapping(), {}, check_options(), ro);
+    REQUIRE(kept);
+    // the plan made from these rows is the plan made from the rows with their vectors: the
+    // planner asks only whether a record has one (has_vector): the minority model m2's records
+    // with a vector (x4, z1) are re-embedded to m1 (z1 found only by that question), as are
+    // x4 (3 floats) and y3 (no vector) for their own findings
+    const repair_plan from_rows = make_plan(*kept, res.findings, planner_options{});
+    CHECK(plan_to_json(from_rows).dump() ==
+          plan_to_json(make_plan(s, res.findings, planner_options{})).dump());
+    std::vector<std::string> reembedded;
+    for (const auto& a : from_rows.actions)
+      if (a.type == "reembed")
+        reembedded.insert(reembedded.end(), a.targets.begin(), a.targets.end());
+    std::sort(reembedded.begin(), reembedded.end());
+    CHECK(reembedded == std::vector<std::string>{"x4", "y3", "z1"});
+    CHECK(kept->size() == 8);
+    CHECK(kept->has_vectors() == vectors);
+    std::size_t present = 0, held = 0;
+    for (std::size_t i = 0; i < kept->size(); ++i) {
+      present += has_vector(*kept, i);
+      held += !kept->record(i).embedding.empty();
+    }
+    CHECK(present == 7);
+    CHECK(held == (vectors ? 7u : 0u));
+  }
 }
 
 TEST_CASE(

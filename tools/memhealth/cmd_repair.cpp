@@ -60,35 +60,39 @@ struct plan_options {
   std::string baseline;
 };
 
-// plan --workers N: the findings of a check spread across workers (detect/pg_workers.hpp) and
-// the rows of the run's snapshot they were found in; the plan is made from both, so it is the
-// single-process plan of those rows. @throws error(invalid_argument) for a store that is not
-// postgresql:// or with --embedder; what pg_parallel_check throws.
-memory_store<> plan_rows_by_workers(const plan_options& o, const default_check_settings& settings,
-                                    const detect_options& d, report& merged) {
-  if (!is_pg_store(o.store))
-    throw error(error_code::invalid_argument,
-                "--workers: a plan from workers' findings needs a postgresql:// store");
-  if (!o.detect.embedder.empty())
-    throw error(error_code::invalid_argument,
-                "--workers: not with --embedder (workers check the rows as stored)");
-  if (!(o.lease >= 1)) throw error(error_code::invalid_argument, "--lease: at least 1 second");
 #if MEMHEALTH_CLI_HAVE_PG
+// plan of a postgresql:// store (without --embedder): the findings of the check as `check` makes
+// them, job by job (detect/pg_workers.hpp): with --workers N through a job table that `memhealth
+// worker` processes may join, else in this process without one; and the rows of the run's
+// snapshot they were found in, from which the plan is made (so it is the single-process plan of
+// those rows). The rows are held without their vectors (the planner needs only their presence)
+// unless `vectors` (the retrieval monitor of --events and the dry run of --approve need them).
+// @throws error(invalid_argument) for a bad --lease; what pg_parallel_check throws.
+pg_store<> plan_rows_from_jobs(const plan_options& o, const default_check_settings& settings,
+                               const detect_options& d, report& merged, bool vectors) {
+  if (!(o.lease >= 1)) throw error(error_code::invalid_argument, "--lease: at least 1 second");
+  const bool table = o.workers >= 0;
   pg_run_options ro;
-  ro.workers = static_cast<unsigned>(o.workers);
+  ro.workers = table ? static_cast<unsigned>(o.workers) : 1u;
+  ro.job_table = table;
   ro.job_records = o.job_records;
   ro.lease = std::chrono::milliseconds(static_cast<std::int64_t>(o.lease * 1000));
   ro.on_ready = [](const std::string& id) {
     std::cerr << "memhealth plan: run " << id << " (more workers: memhealth worker URI --run " << id
               << ", with the same detection options)\n";
   };
-  std::vector<memory_record> rows;
-  ro.on_rows = [&rows](const pg_store<>& s) {
-    rows.reserve(s.size());
-    for (std::size_t i = 0; i < s.size(); ++i) rows.push_back(s.record(i));
-  };
+  std::optional<pg_store<>> rows;
+  ro.rows_with_vectors = vectors;
+  ro.on_rows = [&rows](pg_store<>& s) { rows.emplace(std::move(s)); };
   detect_options dd = d;
   dd.dimension = o.detect.dim;
+  const pg_mapping mapping = load_pg_mapping(pg_mapping_option());
+  std::string place;  // every job reads its scopes: without an index each is a table scan
+  if (pg_store<>::scope_index(o.store, mapping, &place) == false)
+    std::cerr << "memhealth plan: note: no index on the scope's place " << place
+              << ": each job scans the whole table; CREATE INDEX ON "
+              << memhealth::detail::pg::display_table(mapping.table) << " (" << place
+              << ") makes the plan faster\n";
   // SIGINT/SIGTERM: the jobs in hand end, the run's tables are dropped, nothing is planned
   const interrupt_guard signals(
       "memhealth plan: interrupted: stopping after the jobs in hand; the run's tables are dropped "
@@ -96,26 +100,27 @@ memory_store<> plan_rows_by_workers(const plan_options& o, const default_check_s
   ro.stop_requested = [] { return interrupt_guard::requested(); };
   pg_run_result res;
   try {
-    res = pg_parallel_check(o.store, load_pg_mapping(pg_mapping_option()), settings, dd, ro);
+    res = pg_parallel_check(o.store, mapping, settings, dd, ro);
   } catch (const error&) {
     if (!interrupt_guard::requested()) throw;
     const int sig = interrupt_guard::signal();
-    throw interrupted(sig, std::string("plan: interrupted (") +
-                               (sig == SIGTERM ? "SIGTERM" : "SIGINT") +
-                               "): the workers' run stopped, its tables dropped; no plan written");
+    throw interrupted(
+        sig,
+        std::string("plan: interrupted (") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") +
+            (table ? "): the workers' run stopped, its tables dropped" : "): the check stopped") +
+            "; no plan written");
   }
-  std::cerr << "memhealth plan: " << res.jobs << " jobs, " << res.job_claims << " claims, by "
-            << res.jobs_by_worker.size() << " worker(s)\n";
+  if (table)
+    std::cerr << "memhealth plan: " << res.jobs << " jobs, " << res.job_claims << " claims, by "
+              << res.jobs_by_worker.size() << " worker(s)\n";
   print_issues(res.load_issues);  // those records are planned as read, never written
   merged = std::move(res.findings);
-  return memory_store<>::from_records(std::move(rows), o.detect.dim);
-#else
-  (void)settings;
-  (void)d;
-  (void)merged;
-  no_pg_support();
-#endif
+  if (!rows)
+    throw error(error_code::io,
+                "plan: the check of " + store_label(o.store) + " ended without its rows");
+  return std::move(*rows);
 }
+#endif
 
 // ------------------------------------------------------------------------- retrieval alarms
 
@@ -307,43 +312,14 @@ detection_provenance detection_record(const detection_cli_options& d, std::size_
   return r;
 }
 
-int run_plan(const plan_options& po_cli) {
-  probe_output(po_cli.out, "--out");  // before any work: writable, not a directory
-  {
-    auto inputs = detection_inputs(po_cli.store, po_cli.detect);
-    inputs.push_back({"--events", po_cli.events});
-    inputs.push_back({"--baseline", po_cli.baseline});
-    refuse_outputs_over_inputs(
-        {{"--out", po_cli.out}, {"--model-cache", po_cli.detect.model_cache}}, inputs);
-  }
-  plan_options o = po_cli;
-  if (!o.detect.now_given &&
-      o.detect.now.empty()) {  // fix the clock so apply can verify with the same one
-    o.detect.now = format_timestamp(make_timestamp(std::chrono::system_clock::now()));
-    o.detect.now_given = true;
-  } else if (auto t = parse_timestamp(o.detect.now)) {
-    o.detect.now = format_timestamp(timestamp{t->instant, 0});
-  }
-  kept_lines
-      damaged;  // lines that cannot be parsed: apply carries them through, so planning goes ahead
-  std::optional<report> merged;  // --workers: the workers' findings, on the rows they saw
-  auto store = [&] {
-    if (o.workers < 0) return load_memory_store(o.store, o.detect.dim, &damaged);
-    auto s = detection_settings(o.detect);
-    s.first.migration_to = declared_migration_to(o.store);
-    merged.emplace();
-    return plan_rows_by_workers(o, s.first, s.second, *merged);
-  }();
+// The plan of `store` (a memory_store, or a pg_store read without vectors: then `merged` is
+// given and --events and --approve are not), from the findings of `merged` when given (the
+// check's, job by job, on these rows), else from the default pipeline run here; written to
+// o.out, with --approve's dry run.
+template <class S>
+int plan_from(const plan_options& o, S store, const std::optional<report>& merged) {
+  constexpr bool in_memory = std::is_same_v<S, memory_store<>>;
   warn_if_empty("plan", o.store, store.size());
-  if (!o.detect.embedder.empty()) {
-    // records without an embedding get one for detection only: the plan's edits apply to the
-    // records as they are at apply time (action.hpp), and the store file is not changed
-    std::vector<memory_record> all;
-    all.reserve(store.size());
-    for (std::size_t i = 0; i < store.size(); ++i) all.push_back(store.extract(i));
-    fill_missing_embeddings(all, o.detect, false, o.detect.dim);
-    store = memory_store<>::from_records(std::move(all), o.detect.dim);
-  }
   planner_options po;
   po.max_records_per_run = o.max_records;
   po.blast_radius_threshold = o.blast_radius;
@@ -365,9 +341,10 @@ int run_plan(const plan_options& po_cli) {
   std::vector<finding> alarms;  // the retrieval monitor's, when --events is given
   std::size_t skipped_events = 0;
   std::size_t empty_events = 0;  // an events file without any event
-  if (!o.events.empty())
-    alarms = retrieval_alarms(store, o.events, o.monitor_window, o.baseline, skipped_events,
-                              empty_events);
+  if constexpr (in_memory)
+    if (!o.events.empty())
+      alarms = retrieval_alarms(store, o.events, o.monitor_window, o.baseline, skipped_events,
+                                empty_events);
   detection_provenance prov =
       detection_record(o.detect, o.detect.dim ? o.detect.dim : store.dimension());
   if (!o.events.empty())  // apply shows the retrieval figures of these events before repair
@@ -382,34 +359,38 @@ int run_plan(const plan_options& po_cli) {
           for (const finding& f : alarms) add(f);
           return;
         }
-        (void)detectors.run_each(
-            store,
-            [&](std::vector<finding>& part) {
-              findings += part.size();
-              for (const finding& f : part) add(f);
-            },
-            d);
-        for (const finding& f : alarms) add(f);
+        if constexpr (in_memory) {
+          (void)detectors.run_each(
+              store,
+              [&](std::vector<finding>& part) {
+                findings += part.size();
+                for (const finding& f : part) add(f);
+              },
+              d);
+          for (const finding& f : alarms) add(f);
+        }
       },
       po, o.out, prov);
   std::cerr << "memhealth plan: " << findings << " findings";
   if (!o.events.empty()) std::cerr << " and " << alarms.size() << " retrieval alarms";
   std::cerr << " -> " << o.out << "\n" << plan_summary(p);
-  if (!o.approve
-           .empty()) {  // what apply would run with these approvals (a dry run, nothing written)
-    auto opt = approvals(o.approve);
-    opt.dry_run = true;
-    opt.skip_store_check = true;  // the plan was just made from this store
-    // the dry run's log is a temporary next to the plan, removed on every path (and on a signal)
-    const dry_run_log log(o.out);
-    const std::filesystem::path& tmp = log.path();
-    {
-      wal_writer w(tmp.string(), wal_sync::none);
-      plan_reader reader(o.out);  // the plan just written, in execution order
-      const apply_counts res = apply_plan_stream(
-          store, reader, w, opt, [](const action_outcome&, const repair_action&) {});
-      std::cerr << "with approval " << o.approve.front() << ": " << res.applied << " would run, "
-                << res.unapproved << " need more approval, " << res.deferred << " deferred\n";
+  // what apply would run with these approvals (a dry run, nothing written)
+  if constexpr (in_memory) {
+    if (!o.approve.empty()) {
+      auto opt = approvals(o.approve);
+      opt.dry_run = true;
+      opt.skip_store_check = true;  // the plan was just made from this store
+      // the dry run's log is a temporary next to the plan, removed on every path (and on a signal)
+      const dry_run_log log(o.out);
+      const std::filesystem::path& tmp = log.path();
+      {
+        wal_writer w(tmp.string(), wal_sync::none);
+        plan_reader reader(o.out);  // the plan just written, in execution order
+        const apply_counts res = apply_plan_stream(
+            store, reader, w, opt, [](const action_outcome&, const repair_action&) {});
+        std::cerr << "with approval " << o.approve.front() << ": " << res.applied << " would run, "
+                  << res.unapproved << " need more approval, " << res.deferred << " deferred\n";
+      }
     }
   }
   // done, with something to act on (README, exit codes): an empty store, or event lines that
@@ -421,6 +402,62 @@ int run_plan(const plan_options& po_cli) {
     std::cerr << "memhealth plan: the events file held no event: the plan has no retrieval "
                  "alarm (see above); exit 1\n";
   return store.size() == 0 || skipped_events || empty_events ? exit_findings : exit_ok;
+}
+
+int run_plan(const plan_options& po_cli) {
+  probe_output(po_cli.out, "--out");  // before any work: writable, not a directory
+  {
+    auto inputs = detection_inputs(po_cli.store, po_cli.detect);
+    inputs.push_back({"--events", po_cli.events});
+    inputs.push_back({"--baseline", po_cli.baseline});
+    refuse_outputs_over_inputs(
+        {{"--out", po_cli.out}, {"--model-cache", po_cli.detect.model_cache}}, inputs);
+  }
+  plan_options o = po_cli;
+  if (!o.detect.now_given &&
+      o.detect.now.empty()) {  // fix the clock so apply can verify with the same one
+    o.detect.now = format_timestamp(make_timestamp(std::chrono::system_clock::now()));
+    o.detect.now_given = true;
+  } else if (auto t = parse_timestamp(o.detect.now)) {
+    o.detect.now = format_timestamp(timestamp{t->instant, 0});
+  }
+  if (o.workers >= 0 && !is_pg_store(o.store))
+    throw error(error_code::invalid_argument,
+                "--workers: a plan from workers' findings needs a postgresql:// store");
+  if (o.workers >= 0 && !o.detect.embedder.empty())
+    throw error(error_code::invalid_argument,
+                "--workers: not with --embedder (workers check the rows as stored)");
+#if MEMHEALTH_CLI_HAVE_PG
+  if (is_pg_store(o.store) && o.detect.embedder.empty()) {
+    // checked job by job as `check` does; the retrieval monitor (--events) and the dry run
+    // (--approve) need the vectors: the rows are then copied into memory with them
+    auto settings = detection_settings(o.detect);
+    settings.first.migration_to = declared_migration_to(o.store);
+    std::optional<report> merged(std::in_place);
+    const bool vectors = !o.events.empty() || !o.approve.empty();
+    std::optional<pg_store<>> rows(
+        plan_rows_from_jobs(o, settings.first, settings.second, *merged, vectors));
+    if (!vectors) return plan_from(o, std::move(*rows), merged);
+    std::vector<memory_record> all;
+    all.reserve(rows->size());
+    for (std::size_t i = 0; i < rows->size(); ++i) all.push_back(rows->record(i));
+    rows.reset();  // the connection closed, the rows freed
+    return plan_from(o, memory_store<>::from_records(std::move(all), o.detect.dim), merged);
+  }
+#endif
+  kept_lines
+      damaged;  // lines that cannot be parsed: apply carries them through, so planning goes ahead
+  auto store = load_memory_store(o.store, o.detect.dim, &damaged);
+  if (!o.detect.embedder.empty()) {
+    // records without an embedding get one for detection only: the plan's edits apply to the
+    // records as they are at apply time (action.hpp), and the store file is not changed
+    std::vector<memory_record> all;
+    all.reserve(store.size());
+    for (std::size_t i = 0; i < store.size(); ++i) all.push_back(store.extract(i));
+    fill_missing_embeddings(all, o.detect, false, o.detect.dim);
+    store = memory_store<>::from_records(std::move(all), o.detect.dim);
+  }
+  return plan_from(o, std::move(store), std::nullopt);
 }
 
 // ------------------------------------------------------------------------- index build | check

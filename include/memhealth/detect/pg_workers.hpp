@@ -61,7 +61,8 @@
 /// plus each row's key; a worker holds the rows of the job it checks, vectors included. So for
 /// a table of n rows with d-dimensional vectors the largest part, n x d x 4 bytes, is never held
 /// at once, only a job's share of it (`job_records`; a scope larger than that is one job).
-/// `on_rows` is the exception: a caller that wants every row gets them with their vectors.
+/// `pg_run_options::rows_with_vectors` is the exception: a caller that asks for them gets every
+/// row with its vector.
 ///
 /// **Without a job table** (`pg_run_options::job_table` false; `memhealth check postgresql://`
 /// without `--workers` uses it with one thread): the same steps without the run's tables, the
@@ -193,9 +194,15 @@ struct pg_run_options {
   /// the run gone and end with an error). Called from several threads. Empty: never.
   std::function<bool()> stop_requested;
   /// Called once the report is merged, before the snapshot ends, with the coordinator's store:
-  /// every row of the run's snapshot, in store order (`memhealth plan --workers` plans from
-  /// these rows, so that the plan and the findings see one state). Not called on failure.
-  std::function<void(const pg_store<>&)> on_rows;
+  /// every row of the run's snapshot, in store order, read without vectors (`vector_length(i)`
+  /// and `has_vector` give each one's presence) unless `rows_with_vectors`. The callee may move
+  /// the store out (`memhealth plan` of a postgresql:// store plans from it, so the plan and the
+  /// findings see one state). Not called on failure.
+  std::function<void(pg_store<>&)> on_rows;
+  /// Read the coordinator's rows with their vectors, for an `on_rows` that needs them (the
+  /// retrieval monitor compares vectors; costs n x d x 4 bytes). false: the run never holds
+  /// every vector at once.
+  bool rows_with_vectors = false;
 };
 
 /// Knobs of `pg_run_worker`.
@@ -931,9 +938,9 @@ inline pg_run_result pg_parallel_check(const std::string& conninfo, const pg_map
     }
     // the whole table, read while the workers check their jobs; it must be what was counted.
     // The store-wide detectors need no vector, so the vectors are not read (only their
-    // lengths), unless the caller wants the rows (on_rows).
+    // lengths), unless the caller wants the rows with them (on_rows, rows_with_vectors).
     pg_store_options wide_opt = so;
-    wide_opt.vectors = static_cast<bool>(opt.on_rows);
+    wide_opt.vectors = opt.on_rows && opt.rows_with_vectors;
     auto store = pg_store<>::open(conninfo, mapping, wide_opt);
     lap(res.timings.read_s);
     res.load_issues = store.load_issues();

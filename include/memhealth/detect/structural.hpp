@@ -189,18 +189,7 @@ inline std::int64_t to_evidence_int(std::size_t v) noexcept {
   return static_cast<std::int64_t>(v);
 }
 
-// Whether record i of `store` has a vector: its `vector_length(i)` when the store has one (a
-// PostgreSQL store read without its vectors, pg_store_options::vectors), else a non-empty
-// embedding(i).
-template <class S>
-bool has_vector(const S& store, std::size_t i) {
-  if constexpr (requires {
-                  { store.vector_length(i) } -> std::convertible_to<std::size_t>;
-                })
-    return store.vector_length(i) > 0;
-  else
-    return !store.embedding(i).empty();
-}
+using memhealth::has_vector;  // store/store.hpp
 
 // What the single record pass of structural_detector gathers for the store-wide checks.
 struct structural_scan {

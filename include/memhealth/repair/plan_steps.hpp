@@ -466,7 +466,7 @@ class plan_builder {
       if (const auto* maj = detail::evidence_text(f, "majority_version")) target = *maj;
     if constexpr (versioned_embedding_record<typename S::record_type>) {
       for (std::size_t i = 0; i < store.size(); ++i)
-        if (!store.embedding(i).empty() && field::embedding_version(store.record(i)) != target)
+        if (has_vector(store, i) && field::embedding_version(store.record(i)) != target)
           reembed[std::string(field::id(store.record(i)))].push_back(f.kind);
     } else {
       for (const auto& id : f.record_ids)
@@ -593,8 +593,7 @@ class plan_builder {
     std::map<std::string, std::size_t, std::less<>> counts;
     if constexpr (versioned_embedding_record<R>)
       for (std::size_t i = 0; i < store.size(); ++i)
-        if (!store.embedding(i).empty())
-          ++counts[std::string(field::embedding_version(store.record(i)))];
+        if (has_vector(store, i)) ++counts[std::string(field::embedding_version(store.record(i)))];
     std::pair<std::string, std::size_t> best{std::string(), 0};
     for (const auto& [v, n] : counts)
       if (n > best.second) best = {v, n};

@@ -58,6 +58,20 @@ concept mutable_record_store = record_store<S> &&
   { s.restore(i, image) } -> std::same_as<typename S::record_type>;
 };
 
+/// Whether record i of `store` has a vector: `store.vector_length(i) > 0` when the store offers
+/// `vector_length` (a store that holds the vectors' element counts without the vectors, such as
+/// a `pg_store` opened with `pg_store_options::vectors` false), else `!store.embedding(i).empty()`.
+/// Detectors and the planner ask this, never `embedding(i)`, when only presence matters.
+template <record_store S>
+[[nodiscard]] bool has_vector(const S& store, std::size_t i) {
+  if constexpr (requires {
+                  { store.vector_length(i) } -> std::convertible_to<std::size_t>;
+                })
+    return store.vector_length(i) > 0;
+  else
+    return !store.embedding(i).empty();
+}
+
 /// Optional capability of a `mutable_record_store`: grouping mutations into one atomic action.
 /// - `s.begin_action()`: the following mutations form one action (throws when one is open);
 /// - `s.commit_action()`: they become durable together;
