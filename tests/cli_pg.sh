@@ -232,6 +232,19 @@ cmp -s after.txt before.txt && fail "apply changed nothing: $(cat apply.err)"
 [ "$(sql "SELECT string_agg(note || '/' || (payload->>'hash'), ',' ORDER BY id) FROM mem0")" = "note 1/h1,note 2/h2,note 3/h3,note 4/h4" ] ||
   fail "an unmapped column or key changed"
 grep -q "search_path" apply.err run.wal && fail "the connection string was logged"
+# the log names the mapping it was written under: rollback and recover under another mapping of
+# the same table are refused before anything is written (exit 2)
+echo '{"table": "mem0", "key": ["id"], "id": "id", "fields": {"content": "payload->data", "scope": "payload->user_id"}, "vector": "vector"}' >other-map.json
+for cmd in rollback recover; do
+  set +e
+  "$mh" "$cmd" "$uri" --mapping other-map.json --wal run.wal --out "$uri" >om.out 2>om.err
+  rc=$?
+  set -e
+  [ "$rc" -eq 2 ] || fail "$cmd under another mapping: exit $rc, expected 2: $(cat om.err)"
+  grep -q "written under another mapping of the table: mapping mem0, [0-9a-f]\{16\}, this run reads it under mapping other-map.json" om.err ||
+    fail "$cmd under another mapping: $(cat om.err)"
+  sql "$dump" | cmp -s - after.txt || fail "$cmd under another mapping changed rows"
+done
 "$mh" recover "$uri" --mapping mem0 --wal run.wal --out "$uri" 2>recover.err || fail "recover: $(cat recover.err)"
 sql "$dump" | cmp -s - after.txt || fail "recover changed a clean store"
 "$mh" rollback "$uri" --mapping mem0 --wal run.wal --out "$uri" 2>rollback.err || fail "rollback: $(cat rollback.err)"

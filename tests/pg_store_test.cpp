@@ -1612,6 +1612,33 @@ TEST_CASE("pg workers: a worker killed mid-job loses its lease; another finishes
         "0|live|2|done\n1|live|2|done\n2|live|1|done\n3|live|1|done\n");
   CHECK(c.dump("SELECT count(*), count(DISTINCT job) FROM memhealth_results_killtest") == "4|4\n");
   c.run("DROP TABLE memhealth_results_killtest, memhealth_jobs_killtest, memhealth_run_killtest");
+  // a worker that finished the last job and looks for the next after the coordinator saw every
+  // job done and dropped the run's tables: the run ended, not an error (was "relation ... does
+  // not exist")
+  ro.keep_tables = false;
+  ro.run_id = "racetest";
+  std::promise<void> ready2;
+  ro.on_ready = [&](const std::string&) { ready2.set_value(); };
+  auto coordinator2 = std::async(std::launch::async, [&] {
+    return pg_parallel_check(db, pg_own_mapping(), {}, check_options(), ro);
+  });
+  REQUIRE(ready2.get_future().wait_for(std::chrono::seconds(60)) == std::future_status::ready);
+  pg_worker_options late;
+  late.name = "late";
+  std::size_t asked = 0;  // before each claim: the fifth comes after the fourth (last) job
+  late.stop_requested = [&] {
+    if (++asked == 5)
+      REQUIRE(coordinator2.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
+    return false;
+  };
+  const auto lr = pg_run_worker(db, "racetest", {}, late);
+  CHECK(lr.jobs_done == 4);
+  CHECK(lr.run_ended);
+  CHECK(!lr.stopped);
+  CHECK(asked == 5);
+  CHECK(parallel_json(coordinator2.get()) == single);
+  CHECK(c.dump("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'memhealth_%racetest'") ==
+        "0\n");
 }
 
 TEST_CASE("pg workers: mapping faults and wrong settings are clear errors before anything runs") {

@@ -178,6 +178,16 @@ inline std::string store_label(const std::string& store) {
 #endif
 }
 
+/// A store as reports and banners name it: `store_label`, and for a PostgreSQL store the table
+/// of its --mapping ("postgresql://user@host/db table mem0"). @throws what load_pg_mapping throws.
+inline std::string store_label_with_table(const std::string& store) {
+#if MEMHEALTH_CLI_HAVE_PG
+  if (is_pg_store(store))
+    return store_label(store) + " table " + load_pg_mapping(pg_mapping_option()).table;
+#endif
+  return store_label(store);
+}
+
 [[noreturn]] inline void no_pg_support() {
   throw error(error_code::invalid_argument,
               "this memhealth was built without libpq (libpq-dev); postgresql:// stores are "
@@ -215,6 +225,40 @@ inline std::string pg_history_scope(PGconn* c, const std::string& table) {
 /// `pg_history_scope` of an open store.
 inline std::string pg_history_scope(const pg_store<>& s) {
   return pg_history_scope(s.native_handle(), s.mapping().table);
+}
+
+/// How a write-ahead log names a PostgreSQL store (its header's store path): the store's
+/// description and the mapping it was read under, by --mapping value and a digest of the
+/// mapping's JSON ("postgresql://u@h/db table mem0 (mapping mem0, 0123456789abcdef)"), so that a
+/// rollback or recovery under another mapping is refused (`check_log_mapping`).
+inline std::string pg_log_label(const pg_store<>& s) {
+  return s.description() + " (mapping " + pg_mapping_option() + ", " +
+         hex16(fnv1a_64(pg_mapping_json(s.mapping()).dump())) + ")";
+}
+
+/// Refuses to undo a log written under another mapping of the table than `s` is read under:
+/// the log's before- and after-images are records of that mapping, so the rows' records would
+/// not match them (every action a conflict) and a write would put fields in other places. Logs
+/// without a recorded mapping (older, or of other stores) pass. @throws error(precondition),
+/// nothing written.
+inline void check_log_mapping(const std::optional<store_identity>& logged, const pg_store<>& s) {
+  if (!logged) return;
+  const std::string& was = logged->path;
+  const auto at = was.rfind(" (mapping ");
+  if (at == std::string::npos || !was.ends_with(")")) return;
+  const std::string now = pg_log_label(s);
+  const auto digest_of = [](const std::string& label) {
+    const auto comma = label.rfind(", ");
+    return comma == std::string::npos ? std::string() : label.substr(comma + 2);
+  };
+  if (digest_of(was) == digest_of(now)) return;
+  throw error(
+      error_code::precondition,
+      "the log was written under another mapping of the table: " +
+          was.substr(at + 2, was.size() - at - 3) + ", this run reads it under " +
+          now.substr(now.rfind(" (mapping ") + 2, now.size() - now.rfind(" (mapping ") - 3) +
+          ": the rows' records would not match the log's images; nothing was written "
+          "(run it with the log's --mapping)");
 }
 
 /// `pg_history_scope` of a store argument and the `--mapping` given: connects (no row is read).

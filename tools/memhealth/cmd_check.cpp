@@ -132,22 +132,12 @@ void finish_incremental(incremental_check& ic, const detect_options& d) {
 }
 #endif
 
-// The store as the report's header names it: a postgresql:// store with its table (the
-// --mapping's), as `PgStore::description()` says it.
-std::string checked_store_label(const std::string& store) {
-#if MEMHEALTH_CLI_HAVE_PG
-  if (is_pg_store(store))
-    return store_label(store) + " table " + load_pg_mapping(pg_mapping_option()).table;
-#endif
-  return store_label(store);
-}
-
 std::string report_text(const report& r, const check_options& o, const detect_options& d,
                         std::size_t n_issues, bool markdown) {
   std::ostringstream s;
   const auto counts = r.counts_by_kind();
   if (markdown) {
-    s << "# memhealth check: " << checked_store_label(o.store) << "\n\n";
+    s << "# memhealth check: " << store_label_with_table(o.store) << "\n\n";
     s << "- records: " << r.records_total << " (" << r.records_checked << " checked"
       << (d.since ? ", incremental since " + format_timestamp(timestamp{*d.since, 0}) : "")
       << (r.records_total == 0 ? ", EMPTY STORE" : "") << ")\n";
@@ -157,7 +147,7 @@ std::string report_text(const report& r, const check_options& o, const detect_op
     s << "| kind | count |\n|---|---:|\n";
     for (const auto& [k, n] : counts) s << "| " << k << " | " << n << " |\n";
   } else {
-    s << "memhealth check " << checked_store_label(o.store) << "\n";
+    s << "memhealth check " << store_label_with_table(o.store) << "\n";
     s << "records: " << r.records_total << " (" << r.records_checked << " checked"
       << (d.since ? ", incremental since " + format_timestamp(timestamp{*d.since, 0}) : "")
       << (r.records_total == 0 ? ", EMPTY STORE" : "") << "), clock "
@@ -250,9 +240,9 @@ int run_parallel_check(const check_options& o, const default_check_settings& set
               << res.jobs_by_worker.size() << " worker(s)\n";
   report& r = res.findings;
   print_issues(res.load_issues);
-  note_empty_store(r, checked_store_label(o.store));
+  note_empty_store(r, store_label_with_table(o.store));
   if (o.format == "json")
-    emit(check_report_json(r, checked_store_label(o.store), d, res.load_issues).dump(2), o.out);
+    emit(check_report_json(r, store_label_with_table(o.store), d, res.load_issues).dump(2), o.out);
   else
     emit(report_text(r, o, d, res.load_issues.size(), o.format == "md"), o.out);
   // rows that could not be read at all count as findings of warning level for the exit code
@@ -299,6 +289,9 @@ int run_worker(const worker_options& o) {
             << (res.results_refused
                     ? ", " + std::to_string(res.results_refused) + " result(s) refused (lease lost)"
                     : std::string())
+            << (res.run_ended ? "; the run's tables are gone: the check ended (finished, or "
+                                "stopped: its own exit code says which)"
+                              : "")
             << "\n";
   return exit_ok;
 #else
@@ -363,9 +356,9 @@ int run_check(const check_options& o) {
 #endif
   report r = run_incremental(make_default_pipeline(settings), store, d);
   print_issues(lr.issues);
-  note_empty_store(r, checked_store_label(o.store));
+  note_empty_store(r, store_label_with_table(o.store));
   if (o.format == "json")
-    emit(check_report_json(r, checked_store_label(o.store), d, lr.issues).dump(2), o.out);
+    emit(check_report_json(r, store_label_with_table(o.store), d, lr.issues).dump(2), o.out);
   else
     emit(report_text(r, o, d, lr.issues.size(), o.format == "md"), o.out);
 #if MEMHEALTH_CLI_HAVE_SQLITE

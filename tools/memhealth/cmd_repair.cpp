@@ -1348,7 +1348,7 @@ int run_apply_pg(const apply_cli_options& o) {
     }
   }
   wal_writer_options wo;
-  wo.store = identify_store(store, label);
+  wo.store = identify_store(store, pg_log_label(store));  // names the mapping (rollback checks it)
   wo.store->database_id = store.database_id();
   wal_writer w(o.wal, wo);
   const utc_time started =
@@ -1845,6 +1845,7 @@ int run_rollback(const wal_io_options& o) {
 #if MEMHEALTH_CLI_HAVE_PG
     const auto log = load_wal(o.wal, o.force);
     auto store = open_pg_store(o.store, false);
+    check_log_mapping(log.store, store);
     rollback_options ro;
     ro.force = o.force;
     ro.database_id = store.database_id();
@@ -1882,6 +1883,7 @@ int run_recover(const wal_io_options& o) {
 #if MEMHEALTH_CLI_HAVE_PG
     const auto log = load_wal(o.wal, o.force);
     auto store = open_pg_store(o.store, false);
+    check_log_mapping(log.store, store);
     recover_options ro;
     ro.force = o.force;
     ro.open_actions = o.policy == "redo" ? open_action_policy::redo : open_action_policy::undo;

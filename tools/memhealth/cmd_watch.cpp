@@ -539,11 +539,11 @@ class watch_repairer {
   }
 #if MEMHEALTH_CLI_HAVE_PG
   /// Repairs `findings` of `snapshot` in `live`, the postgresql:// store `snapshot` was read
-  /// from (the log names it as apply's does: its description and database id).
+  /// from (the log names it as apply's does: its description, mapping and database id).
   watch_repair_result run(const memory_store<>& snapshot, std::vector<finding> findings,
                           pg_store<>& live, sqlite_state& state, utc_time now) {
     wal_writer_options wo;
-    wo.store = identify_store(live, live.description());
+    wo.store = identify_store(live, pg_log_label(live));
     wo.store->database_id = live.database_id();
     return run_on(snapshot, std::move(findings), live, wo, state, now);
   }
@@ -752,8 +752,8 @@ int run_watch_steps(const watch_cli_options& o, watch_litter& litter) {
   ::sigaction(SIGTERM, &sa, nullptr);
   ::sigaction(SIGINT, &sa, nullptr);
 
-  std::cerr << "memhealth watch: " << store_label(o.store) << " (state " << state_path.string()
-            << ", findings log " << c.findings_log << ", poll every "
+  std::cerr << "memhealth watch: " << store_label_with_table(o.store) << " (state "
+            << state_path.string() << ", findings log " << c.findings_log << ", poll every "
             << c.opt.cadence.poll.count() / 1000.0 << " s"
             << (c.metrics_port ? ", metrics on 127.0.0.1:" + std::to_string(c.metrics_port) : "")
             << (c.repair ? ", repairs through " + c.repair_log : std::string(", no repairs"))

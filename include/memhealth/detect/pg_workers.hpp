@@ -191,7 +191,8 @@ struct pg_run_options {
   /// the coordinator waits, after its store-wide pass): true stops the run, which then fails
   /// with error(precondition) "stopped on request" after the jobs in hand end and, unless
   /// `keep_tables`, drops the run's tables (e.g. on SIGINT/SIGTERM; external workers then find
-  /// the run gone and end with an error). Called from several threads. Empty: never.
+  /// the run gone: one between jobs ends with `pg_worker_result::run_ended`, one with a job in
+  /// hand with an error). Called from several threads. Empty: never.
   std::function<bool()> stop_requested;
   /// Called once the report is merged, before the snapshot ends, with the coordinator's store:
   /// every row of the run's snapshot, in store order, read without vectors (`vector_length(i)`
@@ -238,6 +239,11 @@ struct pg_worker_result {
   pg_block_use blocks_used;         ///< over the split scopes' jobs it checked
   pg_job_times times;               ///< over every job it checked (refused ones included)
   bool stopped = false;  ///< ended by `stop_requested` before the run's jobs were all done
+  /// Ended because the run's tables were gone when it looked for its next job: the coordinator
+  /// drops them once every job is done (a worker that finished the last job can look in
+  /// between) or when it stops early (`pg_run_options::stop_requested`); either way no job was
+  /// left to this worker. A job in hand when they go is an error, not this.
+  bool run_ended = false;
 };
 
 /// Where `pg_parallel_check`'s time went, in wall-clock seconds (a profile for benchmarks and
@@ -560,14 +566,27 @@ inline pg_worker_result pg_run_worker(const std::string& conninfo, const std::st
       res.stopped = true;
       return res;
     }
-    auto cl = pg_claim_job(c, run, name, lease, where);
+    std::optional<pg_job_claim> cl;
+    try {
+      cl = pg_claim_job(c, run, name, lease, where);
+      if (!cl) {
+        auto st = detail::pg::exec(c,
+                                   "SELECT count(*) FILTER (WHERE state NOT IN ('done', "
+                                   "'failed')) FROM " +
+                                       jobs,
+                                   {}, where, "cannot read the job table");
+        if (detail::pg::cell(st.get(), 0, 0) == "0") return res;
+      }
+    } catch (const error&) {
+      // the coordinator dropped the run's tables meanwhile (every job done, or stopped)
+      auto gone =
+          detail::pg::exec(c, "SELECT to_regclass($1) IS NULL", {detail::pgw::jobs_table(run)},
+                           where, "cannot look up the job table");
+      if (detail::pg::cell(gone.get(), 0, 0) != "t") throw;
+      res.run_ended = true;
+      return res;
+    }
     if (!cl) {
-      auto st = detail::pg::exec(c,
-                                 "SELECT count(*) FILTER (WHERE state NOT IN ('done', 'failed')) "
-                                 "FROM " +
-                                     jobs,
-                                 {}, where, "cannot read the job table");
-      if (detail::pg::cell(st.get(), 0, 0) == "0") return res;
       std::this_thread::sleep_for(opt.poll);
       continue;
     }
