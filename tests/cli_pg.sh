@@ -191,6 +191,13 @@ tail -n +2 plan.json | cmp -s - <(tail -n +2 plan-exp.json) || fail "the table's
 "$mh" plan "$uri" --mapping mem0 --now 2024-03-10T00:00:00Z --out plan-ap.json --approve tier2 2>plan-ap.err || fail "plan --approve: $(cat plan-ap.err)"
 cmp -s plan.json plan-ap.json || fail "plan --approve wrote another plan"
 grep -q "^with approval tier2: [1-9][0-9]* would run" plan-ap.err || fail "plan --approve: $(cat plan-ap.err)"
+# a mapping that gives the scope no place: the whole table is read and planned as a file is
+echo '{"table": "mem0", "key": ["id"], "id": "id", "fields": {"content": "payload->data"}, "vector": "vector"}' >noscope.json
+"$mh" plan "$uri" --mapping noscope.json --now 2024-03-10T00:00:00Z --out plan-ns.json 2>plan-ns.err || fail "plan, no scope: $(cat plan-ns.err)"
+"$mh" import postgresql "$uri" --mapping noscope.json --out export-ns.jsonl 2>/dev/null || fail "import postgresql, no scope"
+"$mh" plan export-ns.jsonl --now 2024-03-10T00:00:00Z --out plan-ns-exp.json 2>/dev/null || fail "plan of the export, no scope"
+[ "$(grep -c . plan-ns.json)" -ge 2 ] || fail "plan, no scope: no action"
+tail -n +2 plan-ns.json | cmp -s - <(tail -n +2 plan-ns-exp.json) || fail "plan, no scope: another plan than its export's"
 set +e
 "$mh" plan before.txt --out plan-x.json --workers 1 >px.out 2>px.err
 rc=$?

@@ -428,9 +428,12 @@ int run_plan(const plan_options& po_cli) {
     throw error(error_code::invalid_argument,
                 "--workers: not with --embedder (workers check the rows as stored)");
 #if MEMHEALTH_CLI_HAVE_PG
-  if (is_pg_store(o.store) && o.detect.embedder.empty()) {
-    // checked job by job as `check` does; the retrieval monitor (--events) and the dry run
-    // (--approve) need the vectors: the rows are then copied into memory with them
+  // a table whose mapping places the scope is checked job by job as `check` does (--workers N,
+  // or in this process); the retrieval monitor (--events) and the dry run (--approve) need the
+  // vectors: the rows are then copied into memory with them. Otherwise (--embedder, a mapping
+  // without a scope) the whole table is read, as for a file.
+  if (is_pg_store(o.store) && o.detect.embedder.empty() &&
+      (o.workers >= 0 || pg_mapping_scope_selectable(load_pg_mapping(pg_mapping_option())))) {
     auto settings = detection_settings(o.detect);
     settings.first.migration_to = declared_migration_to(o.store);
     std::optional<report> merged(std::in_place);
