@@ -256,6 +256,36 @@ done
 sql "$dump" | cmp -s - after.txt || fail "recover changed a clean store"
 "$mh" rollback "$uri" --mapping mem0 --wal run.wal --out "$uri" 2>rollback.err || fail "rollback: $(cat rollback.err)"
 sql "$dump" | cmp -s - before.txt || fail "rollback did not restore the rows exactly"
+# an action over two records (a conflict: the later statement supersedes, the earlier one is
+# archived) whose winner the agent edits after the apply: rollback restores the loser, leaves the
+# winner (a conflict, exit 3) and names the action as only partly undone; --force then writes
+# the winner's before-image too, and the rows are the first ones again
+partdb="$base&options=-csearch_path%3Dclipart"
+psql -X -q -v ON_ERROR_STOP=1 "$base" -c "DROP SCHEMA IF EXISTS clipart CASCADE" -c "CREATE SCHEMA clipart" 2>/dev/null
+psql -X -q -v ON_ERROR_STOP=1 "$partdb" \
+  -c "CREATE TABLE mem0 (id uuid PRIMARY KEY, vector real[], payload jsonb)" \
+  -c "INSERT INTO mem0 VALUES ('00000000-0000-0000-0000-000000000001', '{0.6,0.8,0,0}', '{\"data\": \"The user lives in Berlin.\", \"user_id\": \"alice\", \"created_at\": \"2024-01-01T09:00:00.000Z\", \"updated_at\": \"2024-01-01T09:00:00.000Z\"}'), ('00000000-0000-0000-0000-000000000002', '{0.8,0.6,0,0}', '{\"data\": \"The user lives in Madrid.\", \"user_id\": \"alice\", \"created_at\": \"2024-03-01T09:00:00.000Z\", \"updated_at\": \"2024-03-01T09:00:00.000Z\"}')"
+pdump="SELECT id, vector::text, payload::text FROM mem0 ORDER BY id"
+psql -X -q -At "$partdb" -c "$pdump" >part-before.txt
+mkdir -p part
+"$mh" plan "$partdb" --mapping mem0 --now 2024-03-10T00:00:00Z --out part/plan.json 2>part/plan.err || fail "plan (part): $(cat part/plan.err)"
+"$mh" apply "$partdb" --mapping mem0 --plan part/plan.json --wal part/p.wal --out "$partdb" --approve tier2 2>part/apply.err || fail "apply (part): $(cat part/apply.err)"
+[ "$(psql -X -q -At "$partdb" -c "SELECT payload->'memhealth'->>'status' FROM mem0 WHERE id = '00000000-0000-0000-0000-000000000001'")" = "archived" ] ||
+  fail "apply (part): the earlier statement is not archived: $(cat part/apply.err)"
+psql -X -q -v ON_ERROR_STOP=1 "$partdb" -c "UPDATE mem0 SET payload = jsonb_set(payload, '{data}', '\"The user lives in Madrid, Spain.\"') WHERE id = '00000000-0000-0000-0000-000000000002'"
+set +e
+"$mh" rollback "$partdb" --mapping mem0 --wal part/p.wal --out "$partdb" 2>part/rb.err
+rc=$?
+set -e
+[ "$rc" -eq 3 ] || fail "rollback after an agent edit: exit $rc, expected 3: $(cat part/rb.err)"
+grep -q "INCOMPLETE:.*; 1 actions only partly undone (their other records were restored" part/rb.err || fail "rollback after an agent edit: $(cat part/rb.err)"
+[ "$(psql -X -q -At "$partdb" -c "SELECT payload->'memhealth'->>'status' FROM mem0 WHERE id = '00000000-0000-0000-0000-000000000001'")" = "" ] ||
+  fail "rollback after an agent edit: the earlier statement is still archived"
+[ "$(psql -X -q -At "$partdb" -c "SELECT payload->>'data' FROM mem0 WHERE id = '00000000-0000-0000-0000-000000000002'")" = "The user lives in Madrid, Spain." ] ||
+  fail "rollback after an agent edit overwrote the agent's edit"
+"$mh" rollback "$partdb" --mapping mem0 --wal part/p.wal --out "$partdb" --force 2>part/rbf.err || fail "rollback --force: $(cat part/rbf.err)"
+psql -X -q -At "$partdb" -c "$pdump" | cmp -s - part-before.txt || fail "rollback --force did not restore the rows exactly"
+psql -X -q -v ON_ERROR_STOP=1 "$base" -c "DROP SCHEMA clipart CASCADE" 2>/dev/null
 
 # apply --report and the repair history across runs (state database hist/memhealth-state.db, next
 # to the logs): run 1 repairs and reports; rollback; run 2 a day later sees the faults back

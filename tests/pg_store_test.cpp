@@ -1204,42 +1204,71 @@ TEST_CASE("pg_store: rows not read whole are load issues, the same in every read
         "User likes tea\nUser likes tea\n");
 }
 
-TEST_CASE("pg_store: a time held finer than milliseconds is never rewritten") {
+TEST_CASE("pg_store: a time whose text a write could not give back is never rewritten") {
   const auto uri = server();
   if (!uri) return;
   const auto db = fresh_schema(*uri, "fine_times");
   conn c(db);
   c.run(mem0_table);
-  c.run(mem0_row(1, "User likes tea", "u", "'{0.6,0.8}'", "2024-07-01T12:34:56.123456-07:00"));
-  c.run(mem0_row(2, "User likes jazz", "u", "'{0.8,0.6}'", "2024-07-01T12:34:56.123000-07:00"));
+  // the texts of one instant and offset as mem0 (Python isoformat) and others write them; only
+  // row 3's is memhealth's own form (format_timestamp): a write there can be rolled back to it
+  const char* texts[] = {"2024-07-01T12:34:56.123456-07:00", "2024-07-01T12:34:56.123000-07:00",
+                         "2024-07-01T12:34:56.123-07:00",    "2024-07-01T12:34:56-07:00",
+                         "2024-07-01 12:34:56.123-07:00",    "2024-07-01T19:34:56.123+00:00"};
+  for (int n = 1; n <= 6; ++n)
+    c.run(mem0_row(n, "User likes tea " + std::to_string(n), "u", "'{0.6,0.8}'", texts[n - 1]));
+  // row 7: epoch milliseconds as a JSON number
+  c.run(mem0_row(7, "User likes tea 7", "u", "'{0.6,0.8}'"));
+  c.run(
+      "UPDATE mem0 SET payload = jsonb_set(payload, '{created_at}', '1719862496123') WHERE id "
+      "= '00000000-0000-0000-0000-000000000007'");
   const std::string before = c.dump("SELECT id, payload::text FROM mem0 ORDER BY id");
   auto s = pg_store<>::open(db, pg_mem0_mapping());
-  REQUIRE(s.size() == 2);
-  // to UTC (what normalize_timestamps does): row 1 would lose "456"; refused, nothing written
-  memory_record img = s.record(0);
-  img.created_at->utc_offset_minutes = 0;
-  error_code code{};
-  CHECK(error_of([&] { (void)s.restore(0, img); }, &code)
-            .find("field created_at holds a time "
-                  "finer than milliseconds") != std::string::npos);
-  CHECK(code == error_code::precondition);
-  // a dry run's preview refuses it the same way (never SQL a real run would refuse)
-  CHECK(error_of([&] { (void)s.preview_restore(0, img); }).find("finer than milliseconds") !=
-        std::string::npos);
+  REQUIRE(s.size() == 7);
+  // to another offset (what normalize_timestamps does to a local time): every row but row 3
+  // is refused, nothing written, the reason in the message; a dry run's preview refuses the same
+  const char* why[] = {
+      "holds a time finer than milliseconds (\"2024-07-01T12:34:56.123456-07:00\")",
+      "holds its time as \"2024-07-01T12:34:56.123000-07:00\", which memhealth "
+      "would write as \"2024-07-01T12:34:56.123-07:00\"",
+      "",
+      "holds its time as \"2024-07-01T12:34:56-07:00\", which memhealth would "
+      "write as \"2024-07-01T12:34:56.000-07:00\"",
+      "holds its time as \"2024-07-01 12:34:56.123-07:00\"",
+      "holds its time as \"2024-07-01T19:34:56.123+00:00\", which memhealth "
+      "would write as \"2024-07-01T19:34:56.123Z\"",
+      "holds its time as the number 1719862496123"};
+  for (std::size_t i = 0; i < 7; ++i) {
+    if (i == 2) continue;
+    CAPTURE(i);
+    memory_record img = s.record(i);
+    img.created_at->utc_offset_minutes = img.created_at->utc_offset_minutes == 0 ? 60 : 0;
+    error_code code{};
+    const std::string msg = error_of([&] { (void)s.restore(i, img); }, &code);
+    CHECK(msg.find("field created_at " + std::string(why[i])) != std::string::npos);
+    CHECK(msg.find("could not be rolled back to the row's text; nothing written") !=
+          std::string::npos);
+    CHECK(code == error_code::precondition);
+    CHECK(error_of([&] { (void)s.preview_restore(i, img); }).find(why[i]) != std::string::npos);
+  }
   CHECK(c.dump("SELECT id, payload::text FROM mem0 ORDER BY id") == before);
   // a change of another field leaves the time's text as it is
-  img = s.record(0);
+  memory_record img = s.record(0);
   img.content = "User likes green tea";
   (void)s.restore(0, img);
   CHECK(c.dump("SELECT payload->>'created_at', payload->>'data' FROM mem0 WHERE id = "
                "'00000000-0000-0000-0000-000000000001'") ==
         "2024-07-01T12:34:56.123456-07:00|User likes green tea\n");
-  // trailing zeros only: the millisecond text says the same; written
-  img = s.record(1);
+  // memhealth's own form: written, and its before-image written back gives the text again
+  img = s.record(2);
   img.created_at->utc_offset_minutes = 0;
-  (void)s.restore(1, img);
-  CHECK(c.dump("SELECT payload->>'created_at' FROM mem0 WHERE id = "
-               "'00000000-0000-0000-0000-000000000002'") == "2024-07-01T19:34:56.123Z\n");
+  const memory_record was = s.restore(2, img);
+  const std::string row3 =
+      "SELECT payload->>'created_at' FROM mem0 WHERE id = "
+      "'00000000-0000-0000-0000-000000000003'";
+  CHECK(c.dump(row3) == "2024-07-01T19:34:56.123Z\n");
+  (void)s.restore(2, was);
+  CHECK(c.dump(row3) == "2024-07-01T12:34:56.123-07:00\n");
 }
 
 TEST_CASE("pg_store: a NULL json place is never written into (its rollback could not be exact)") {

@@ -1828,12 +1828,30 @@ int report_undo(const char* what, const Result& res, const wal_contents& log) {
     std::cerr << "  conflict (" << to_string(c.kind) << "): " << c.id << " [" << c.idempotency_key
               << "]: " << c.reason << "\n";
   }
-  if (res.complete()) return exit_ok;
+  // done: every conflict overwritten by --force (none left alone) and the whole log read
+  if (!res.log_problem && std::all_of(res.conflicts.begin(), res.conflicts.end(),
+                                      [](const auto& c) { return c.overwritten; }))
+    return exit_ok;
   std::cerr << "memhealth " << what << ": INCOMPLETE:";
   for (const auto& [k, n] : by_kind) std::cerr << " " << n << " " << k << ",";
   std::size_t left_alone = 0;
   for (const auto& c : res.conflicts) left_alone += !c.overwritten;
   std::cerr << " " << left_alone << " records left as they were";
+  // rollback works record by record: an action of several records (a merge, a conflict's
+  // winner and loser) with one record in conflict has its other records restored
+  if constexpr (requires { res.rolled_back; }) {
+    std::set<std::string> partial;
+    for (const auto& c : res.conflicts)
+      if (std::find(res.rolled_back.begin(), res.rolled_back.end(), c.idempotency_key) !=
+          res.rolled_back.end())
+        partial.insert(c.idempotency_key);
+    if (!partial.empty()) {
+      std::cerr << "; " << partial.size()
+                << " actions only partly undone (their other records were restored, so a merge "
+                   "or supersession may now be half in place; check these records by hand):";
+      for (const auto& k : partial) std::cerr << " " << k;
+    }
+  }
   if (res.log_problem)
     std::cerr << "; the log stops at byte " << res.log_problem->offset << " of " << log.file_bytes
               << " (" << to_string(res.log_problem->kind)
@@ -2100,7 +2118,9 @@ int run_wal_verify(const std::string& path, const std::string& format) {
         std::cout << (k ? ", " : ": ") << "action " << u.open[k]->action << " (seq "
                   << u.open[k]->seq << ")";
       if (u.open.size() > 10) std::cout << ", ...";
-      std::cout << "; `memhealth recover` finishes or undoes them\n";
+      std::cout << "; `memhealth recover` finishes or undoes them in the store (it does not write "
+                   "the log, so this line stays after a recover; a recover run again reports "
+                   "them already restored)\n";
     }
     if (log.problem)
       std::cout << "  FIRST BAD FRAME at byte " << log.problem->offset << ": "

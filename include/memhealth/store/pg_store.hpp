@@ -410,7 +410,7 @@ class pg_store {
       lock_scope(records_[i].scope);
       if (image.scope != records_[i].scope) lock_scope(image.scope);
       const auto now = check_unchanged(i);
-      refuse_fine_times(i, image, now.fine_times);
+      refuse_inexact_times(i, image, now.inexact_times);
       for (const auto& st : statements(i, image, now.frozen)) {
         auto r = detail::pg::exec(conn_.get(), st.sql, st.params, where_, "cannot update a row");
         if (std::string(PQcmdTuples(r.get())) != "1")
@@ -435,15 +435,15 @@ class pg_store {
   [[nodiscard]] std::string preview_restore(std::size_t i, const R& image) const {
     if (i >= size()) throw error(error_code::not_found, "pg_store: record index out of range");
     refuse_flagged(i);
-    // the row as it is now, for the refusals restore would make (times finer than
-    // milliseconds, NULL json places), so the preview never shows SQL a real run refuses
+    // the row as it is now, for the refusals restore would make (times it could not give
+    // back, NULL json places), so the preview never shows SQL a real run refuses
     auto r = detail::pg::exec(conn_.get(), table_.select_one(), {keys_[i].begin(), keys_[i].end()},
                               where_, "cannot read a row");
     if (PQntuples(r.get()) != 1)
       throw error(error_code::busy, where_ + ": row " + store_key(i) +
                                         " is gone or not alone under its key since it was read; "
                                         "nothing would be written");
-    refuse_fine_times(i, image, table_.fine_times(r.get(), 0));
+    refuse_inexact_times(i, image, table_.inexact_times(r.get(), 0));
     std::string out;
     for (const auto& st : statements(i, image, table_.frozen_places(r.get(), 0)))
       out += detail::pg::table_access::inline_params(conn_.get(), st) + ";\n";
@@ -803,10 +803,10 @@ class pg_store {
                      "cannot lock the scope for a repair");
   }
 
-  // What check_unchanged learns of the row as it is: its time fields held at more than
-  // milliseconds (table_access::fine_times) and its NULL json places (frozen_places).
+  // What check_unchanged learns of the row as it is: its time fields a write could not give
+  // back (table_access::inexact_times) and its NULL json places (frozen_places).
   struct row_now {
-    std::vector<std::string> fine_times;
+    std::vector<std::pair<std::string, std::string>> inexact_times;
     std::set<std::string> frozen;
   };
 
@@ -841,26 +841,25 @@ class pg_store {
       throw error(error_code::busy, where_ + ": record '" + cur.id + "' (row " + store_key(i) +
                                         ") was changed by another writer after this store read "
                                         "it; nothing written (read it again and retry)");
-    return {table_.fine_times(r.get(), 0), table_.frozen_places(r.get(), 0)};
+    return {table_.inexact_times(r.get(), 0), table_.frozen_places(r.get(), 0)};
   }
 
-  // A repair that changes a time field the row holds at more than milliseconds is refused: the
-  // record keeps milliseconds, so neither the write nor a rollback of it could give the row's
-  // text back. @throws error(precondition).
-  void refuse_fine_times(std::size_t i, const R& image,
-                         const std::vector<std::string>& fine) const {
-    if (fine.empty()) return;
+  // A repair that changes a time field whose text the row holds in a way memhealth would not
+  // write back (table_access::inexact_times) is refused: neither the write nor a rollback of it
+  // could give the row's text back. @throws error(precondition).
+  void refuse_inexact_times(std::size_t i, const R& image,
+                            const std::vector<std::pair<std::string, std::string>>& times) const {
+    if (times.empty()) return;
     const auto cur = nlohmann::json::parse(canonical(records_[i]));
     const auto img = nlohmann::json::parse(canonical(image));
-    for (const auto& f : fine) {
+    for (const auto& [f, why] : times) {
       const auto a = cur.find(f), b = img.find(f);
       const bool same = (a == cur.end()) == (b == img.end()) && (a == cur.end() || *a == *b);
       if (!same)
         throw error(error_code::precondition,
                     where_ + ": record '" + records_[i].id + "' (row " + store_key(i) +
-                        "): field " + f +
-                        " holds a time finer than milliseconds, which memhealth keeps to the "
-                        "millisecond: changing it could not be rolled back exactly; nothing "
+                        "): field " + f + " " + why +
+                        ": changing it could not be rolled back to the row's text; nothing "
                         "written");
     }
   }

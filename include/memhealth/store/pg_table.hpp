@@ -374,30 +374,49 @@ class table_access {
     }
   }
 
-  // The time fields (created_at, updated_at, last_accessed_at) of row `row` of a select whose
-  // text in the table holds more than milliseconds ("...:31.123456-07:00", a timestamptz with
-  // microseconds): memhealth's timestamps are milliseconds, so a write of such a field could not
-  // give its text back exactly (nor could a rollback after it). memhealth's own schema: none.
-  [[nodiscard]] std::vector<std::string> fine_times(const PGresult* r, int row) const {
-    std::vector<std::string> out;
+  // The time fields (created_at, updated_at, last_accessed_at) of row `row` of a select that a
+  // write could not give back exactly, nor a rollback after it, with the reason: memhealth keeps
+  // a time as milliseconds and an offset and writes it in one form (format_timestamp,
+  // "2024-03-01T10:00:31.123-07:00", "...Z" for UTC). So (1) a time held finer than milliseconds
+  // ("...:31.123456-07:00", a timestamptz with microseconds), in any place; (2) in a JSON value or
+  // a text column, a time whose text is not that form (mem0's Python isoformat
+  // "...:31.123000-07:00" or "...:31-07:00", "+00:00", a space for the T) or a number (epoch
+  // milliseconds): the write would put the form's text there. A timestamptz or timestamp column
+  // holds the instant, not the text: (1) only. memhealth's own schema: none.
+  [[nodiscard]] std::vector<std::pair<std::string, std::string>> inexact_times(const PGresult* r,
+                                                                               int row) const {
+    std::vector<std::pair<std::string, std::string>> out;
     if (!m_.record_column.empty()) return out;
     int col = fields_col_;
     for (const auto& [f, s] : m_.fields) {
-      (void)s;
       if ((f == "created_at" || f == "updated_at" || f == "last_accessed_at") &&
           !PQgetisnull(r, row, col)) {
         const auto v = nlohmann::json::parse(PQgetvalue(r, row, col), nullptr, false);
+        const std::string& type = main_cols_.at(s.column).typname;
+        const bool typed = s.path.empty() && (type == "timestamptz" || type == "timestamp");
         if (v.is_string()) {
           const std::string& t = v.get_ref<const std::string&>();
           // the fraction after the seconds: digits after the first '.' following a 'T' or ' '
           const auto dot = t.find('.', std::min(t.find_first_of("T t"), t.size()));
+          bool beyond = false;  // a digit after the third that is not 0
           if (dot != std::string::npos) {
             std::size_t n = 0;
             while (dot + 1 + n < t.size() && t[dot + 1 + n] >= '0' && t[dot + 1 + n] <= '9') ++n;
-            bool beyond = false;  // a digit after the third that is not 0
             for (std::size_t k = 3; k < n; ++k) beyond = beyond || t[dot + 1 + k] != '0';
-            if (beyond) out.push_back(f);
           }
+          if (beyond) {
+            out.emplace_back(f, "holds a time finer than milliseconds (\"" + t +
+                                    "\"), which memhealth keeps to the millisecond");
+          } else if (!typed) {
+            const auto ts = parse_timestamp(t);
+            if (ts && format_timestamp(*ts) != t)
+              out.emplace_back(f, "holds its time as \"" + t +
+                                      "\", which memhealth would write as \"" +
+                                      format_timestamp(*ts) + "\"");
+          }
+        } else if (v.is_number() && !typed) {
+          out.emplace_back(f, "holds its time as the number " + v.dump() +
+                                  ", which memhealth would write as a date-time text");
         }
       }
       ++col;
