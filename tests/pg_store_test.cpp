@@ -1350,6 +1350,88 @@ TEST_CASE("pg_store: a NULL json place is never written into (its rollback could
   CHECK(c.dump(dump) == before);
 }
 
+TEST_CASE("pg_store: the rest place: its time keys, keys read elsewhere, untouched keys") {
+  const auto uri = server();
+  if (!uri) return;
+  const auto db = fresh_schema(*uri, "rest_place");
+  conn c(db);
+  c.run(
+      "CREATE TABLE kv (k text PRIMARY KEY, body text, ts text, emb real[], extra jsonb, t "
+      "text);"
+      "INSERT INTO kv VALUES "
+      "('k1', 'The user keeps bees.', '2023-01-01T00:00:00.000Z', '{0.6,0.8}', '{\"status\": "
+      "\"actve\", \"related_ids\": [], \"effective_weight\": 1.0, \"z\": {\"a\": 1}}', "
+      "'x'),"
+      "('k2', 'The user rides.', '2023-01-01T00:00:00.000Z', '{0.8,0.6}', "
+      "'{\"last_accessed_at\": \"2023-02-01T10:00:00+02:00\"}', 'x'),"
+      "('k3', 'The user rows.', '2023-01-01T00:00:00.000Z', '{0.8,0.6}', "
+      "'{\"last_accessed_at\": \"2023-02-01T10:00:00.000+02:00\"}', 'x'),"
+      "('k4', 'The user swims.', '2023-01-01T00:00:00.000Z', '{0.8,0.6}', "
+      "'{\"created_at\": \"2022-01-01T00:00:00.000Z\"}', 'x')");
+  const std::string dump = "SELECT k, extra::text, ts FROM kv ORDER BY k";
+  const std::string before = c.dump(dump);
+  const pg_mapping m = parse_pg_mapping(
+      R"({"table": "kv", "key": ["k"], "id": "k", "fields": {"content": "body", "created_at": "ts"},
+          "vector": "emb", "rest": "extra", "defaults": {"status": "active", "scope": "s"}})",
+      "kv");
+  auto s = pg_store<>::open(db, m);
+  REQUIRE(s.size() == 4);
+  // k4's rest holds created_at, which the mapping reads from ts: a load issue, the key not read
+  // (the record has ts's time), the row never written
+  REQUIRE(s.load_issues().size() == 1);
+  CHECK(s.load_issues()[0].reason ==
+        "row k4: 'extra' holds the key 'created_at', which the mapping reads from 'ts'; the "
+        "key was not read (rename or remove it)");
+  CHECK(s.load_issues()[0].record_kept);
+  CHECK(format_timestamp(*s.record(3).created_at) == "2023-01-01T00:00:00.000Z");
+  CHECK(s.read_with_issue(3));
+  // k1: a status change writes the status key alone; the keys at their default ([] and 1.0)
+  // keep their text, and the before-image gives the column back exactly
+  memory_record img = s.record(0);
+  CHECK(img.status == "actve");
+  img.status = "pending_review";
+  const memory_record was = s.restore(0, img);
+  CHECK(c.dump("SELECT extra::text FROM kv WHERE k = 'k1'") ==
+        "{\"z\": {\"a\": 1}, \"status\": \"pending_review\", \"related_ids\": [], "
+        "\"effective_weight\": 1.0}\n");
+  (void)s.restore(0, was);
+  // k2: a time of the rest place in another text than memhealth's: refused, nothing written;
+  // k3's is memhealth's own: written and given back
+  img = s.record(1);
+  REQUIRE(img.last_accessed_at);
+  img.last_accessed_at->utc_offset_minutes = 0;
+  error_code code{};
+  CHECK(error_of([&] { (void)s.restore(1, img); }, &code)
+            .find("field last_accessed_at holds its time as \"2023-02-01T10:00:00+02:00\"") !=
+        std::string::npos);
+  CHECK(code == error_code::precondition);
+  img = s.record(2);
+  REQUIRE(img.last_accessed_at);
+  img.last_accessed_at->utc_offset_minutes = 0;
+  const memory_record was3 = s.restore(2, img);
+  CHECK(c.dump("SELECT extra->>'last_accessed_at' FROM kv WHERE k = 'k3'") ==
+        "2023-02-01T08:00:00.000Z\n");
+  (void)s.restore(2, was3);
+  CHECK(c.dump(dump) == before);
+  // k4 is never written
+  img = s.record(3);
+  img.status = "archived";
+  (void)error_of([&] { (void)s.restore(3, img); }, &code);
+  CHECK(code == error_code::precondition);
+  CHECK(c.dump(dump) == before);
+  // a rest that is a text column is refused before anything is read
+  const std::string msg = error_of(
+      [&] {
+        (void)pg_store<>::open(db, parse_pg_mapping(R"({"table": "kv", "key": ["k"], "id": "k",
+                                 "fields": {"content": "body"}, "rest": "t"})",
+                                                    "kv-text-rest"));
+      },
+      &code);
+  CHECK(msg.find("rest 't' is a column of type text; the rest place must be jsonb") !=
+        std::string::npos);
+  CHECK(code == error_code::schema);
+}
+
 TEST_CASE("pg_store: memhealth's schema: a row whose record is not one skips, counted") {
   const auto uri = server();
   if (!uri) return;

@@ -708,6 +708,28 @@ TEST_CASE(
     CHECK(images(old) == prefix[commits]);
     // Recovering twice changes nothing.
     CHECK(recover(old, c).records_restored == 0);
+    // A store that commits each action before its commit frame (committed_in_store, pg_store):
+    // only the open action is undone, and committed actions whose records hold their
+    // before-images (rolled back on purpose; here the snapshot from before the run) stay so.
+    recover_options in_store;
+    in_store.committed_in_store = true;
+    store_t crashed2 = make_store(30);
+    std::size_t open_records = 0;
+    for (const auto& a : acts) {
+      if (a.state == logged_state::committed)
+        for (const auto& r : a.intent->records) crashed2.restore(r.index, r.after);
+      else {
+        crashed2.restore(a.intent->records.front().index, a.intent->records.front().after);
+        ++open_records;
+      }
+    }
+    const auto rec_in = recover(crashed2, c, in_store);
+    CHECK(rec_in.conflicts.empty());
+    CHECK(rec_in.records_restored == open_records);
+    CHECK(images(crashed2) == prefix[commits]);
+    store_t rolled_back = make_store(30);
+    CHECK(recover(rolled_back, c, in_store).records_restored == 0);
+    CHECK(images(rolled_back) == prefix[0]);
   }
 }
 

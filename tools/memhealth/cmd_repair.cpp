@@ -1273,7 +1273,9 @@ int run_apply_pg(const apply_cli_options& o) {
   opt.limits.max_wait = *wait;
   if (!(o.burst >= 1) || !(o.rate >= 0))
     throw error(error_code::invalid_argument, "--burst must be >= 1 and --rate >= 0");
-  auto store = open_pg_store(o.store, o.dry_run);
+  // a dry run too needs the UPDATE privileges a real run needs: it never prints SQL the real run
+  // would refuse (nothing is written either way)
+  auto store = open_pg_store(o.store, false);
   print_issues(store.load_issues());  // rows read with an issue: their actions fail, unwritten
   // checked here (with the tool's messages), so not again by apply_plan
   opt.index_refused = check_plan_made_for(o.plan, header_of(plan), store, 0);
@@ -1909,6 +1911,9 @@ int run_recover(const wal_io_options& o) {
     ro.force = o.force;
     ro.open_actions = o.policy == "redo" ? open_action_policy::redo : open_action_policy::undo;
     ro.database_id = store.database_id();
+    // each action committed in the table before its commit frame: only open ones need work (a
+    // rolled-back action is not re-applied)
+    ro.committed_in_store = true;
     const auto res = recover(store, log, ro);
     std::cerr << "memhealth recover: " << res.actions.size() << " logged actions, "
               << res.records_restored << " records restored, " << res.conflicts.size()

@@ -441,6 +441,13 @@ struct recover_options {
   bool check_store = true;  ///< refuse a log made for another store (`check_log_store`)
   /// As `rollback_options::database_id`.
   std::string database_id{};
+  /// The store commits each action before the log's commit frame (a `transactional_record_store`
+  /// written in place, such as `pg_store`): a committed or aborted action is already whole in
+  /// the store, so a record whose last logged action is not open is left as it is (one holding
+  /// its before-image was rolled back on purpose, and recovering must not re-apply it); only open
+  /// actions are undone or finished. false (files, a store read into memory and written back
+  /// whole): every record is brought to the log's target image.
+  bool committed_in_store = false;
 };
 
 /// Outcome of one logged action after recovery.
@@ -530,6 +537,7 @@ recover_result recover(S& store, const wal_contents& log, const recover_options&
     detail::exec::action_tx<S> tx{store};  // the whole recovery is one store transaction
     tx.begin();
     for (const auto& [id, chain] : chains) {
+      if (opt.committed_in_store && acts[chain.back().act].state != logged_state::open) continue;
       const wal_record_image* target = chain.front().img;
       bool target_after = false;
       for (const auto& s : chain)

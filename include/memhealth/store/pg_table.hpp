@@ -178,7 +178,16 @@ class table_access {
                                             src.text() + "' is a path into column '" + src.column +
                                             "' of type " + info.type + "; paths need jsonb");
     }
-    if (!m_.rest.empty()) json_col(m_.rest, "rest");
+    if (!m_.rest.empty()) {
+      json_col(m_.rest, "rest");
+      // a rest of its own column holds an object that repairs edit key by key: jsonb only
+      const auto& info = main_cols_.at(m_.rest.column);
+      if (m_.rest.path.empty() && info.typname != "jsonb")
+        throw error(error_code::schema, where_ + ": mapping '" + m_.name + "': rest '" +
+                                            m_.rest.text() + "' is a column of type " + info.type +
+                                            "; the rest place must be jsonb (a column or a path "
+                                            "into one)");
+    }
     if (!m_.record_column.empty()) need(main_cols_, m_.table, main_oid_, m_.record_column, true);
     if (!m_.vector.empty()) {
       vector_type_ = need(main_cols_, m_.table, main_oid_, m_.vector.column, true);
@@ -315,11 +324,25 @@ class table_access {
       const std::string place = m_.rest.text();
       if (!PQgetisnull(r, row, col)) {
         auto v = nlohmann::json::parse(PQgetvalue(r, row, col), nullptr, false);
-        if (v.is_object())
-          for (auto& [k, x] : v.items()) j[k] = x;
-        else if (!v.is_null())
+        if (v.is_object()) {
+          for (auto& [k, x] : v.items()) {
+            // a key the mapping places elsewhere: read from its place, never from here (a
+            // write goes to the mapped place, which a rollback could not take away again)
+            if (m_.fields.count(k) || k == "id" || (k == "embedding" && has_vector())) {
+              bad(place, "'" + place + "' holds the key '" + k +
+                             "', which the mapping reads from " +
+                             (k == "id"          ? std::string("its id columns")
+                              : k == "embedding" ? std::string("its vector")
+                                                 : "'" + m_.fields.at(k).text() + "'") +
+                             "; the key was not read (rename or remove it)");
+              continue;
+            }
+            j[k] = x;
+          }
+        } else if (!v.is_null()) {
           bad(place, "'" + place + "' is not a JSON object (" + std::string(v.type_name()) +
                          "); its fields were not read");
+        }
       }
       ++col;
     }
@@ -387,39 +410,50 @@ class table_access {
                                                                                int row) const {
     std::vector<std::pair<std::string, std::string>> out;
     if (!m_.record_column.empty()) return out;
+    const auto is_time = [](const std::string& f) {
+      return f == "created_at" || f == "updated_at" || f == "last_accessed_at";
+    };
+    const auto check = [&](const std::string& f, const nlohmann::json& v, bool typed) {
+      if (v.is_string()) {
+        const std::string& t = v.get_ref<const std::string&>();
+        // the fraction after the seconds: digits after the first '.' following a 'T' or ' '
+        const auto dot = t.find('.', std::min(t.find_first_of("T t"), t.size()));
+        bool beyond = false;  // a digit after the third that is not 0
+        if (dot != std::string::npos) {
+          std::size_t n = 0;
+          while (dot + 1 + n < t.size() && t[dot + 1 + n] >= '0' && t[dot + 1 + n] <= '9') ++n;
+          for (std::size_t k = 3; k < n; ++k) beyond = beyond || t[dot + 1 + k] != '0';
+        }
+        if (beyond) {
+          out.emplace_back(f, "holds a time finer than milliseconds (\"" + t +
+                                  "\"), which memhealth keeps to the millisecond");
+        } else if (!typed) {
+          const auto ts = parse_timestamp(t);
+          if (ts && format_timestamp(*ts) != t)
+            out.emplace_back(f, "holds its time as \"" + t +
+                                    "\", which memhealth would write as \"" +
+                                    format_timestamp(*ts) + "\"");
+        }
+      } else if (v.is_number() && !typed) {
+        out.emplace_back(f, "holds its time as the number " + v.dump() +
+                                ", which memhealth would write as a date-time text");
+      }
+    };
     int col = fields_col_;
     for (const auto& [f, s] : m_.fields) {
-      if ((f == "created_at" || f == "updated_at" || f == "last_accessed_at") &&
-          !PQgetisnull(r, row, col)) {
-        const auto v = nlohmann::json::parse(PQgetvalue(r, row, col), nullptr, false);
+      if (is_time(f) && !PQgetisnull(r, row, col)) {
         const std::string& type = main_cols_.at(s.column).typname;
-        const bool typed = s.path.empty() && (type == "timestamptz" || type == "timestamp");
-        if (v.is_string()) {
-          const std::string& t = v.get_ref<const std::string&>();
-          // the fraction after the seconds: digits after the first '.' following a 'T' or ' '
-          const auto dot = t.find('.', std::min(t.find_first_of("T t"), t.size()));
-          bool beyond = false;  // a digit after the third that is not 0
-          if (dot != std::string::npos) {
-            std::size_t n = 0;
-            while (dot + 1 + n < t.size() && t[dot + 1 + n] >= '0' && t[dot + 1 + n] <= '9') ++n;
-            for (std::size_t k = 3; k < n; ++k) beyond = beyond || t[dot + 1 + k] != '0';
-          }
-          if (beyond) {
-            out.emplace_back(f, "holds a time finer than milliseconds (\"" + t +
-                                    "\"), which memhealth keeps to the millisecond");
-          } else if (!typed) {
-            const auto ts = parse_timestamp(t);
-            if (ts && format_timestamp(*ts) != t)
-              out.emplace_back(f, "holds its time as \"" + t +
-                                      "\", which memhealth would write as \"" +
-                                      format_timestamp(*ts) + "\"");
-          }
-        } else if (v.is_number() && !typed) {
-          out.emplace_back(f, "holds its time as the number " + v.dump() +
-                                  ", which memhealth would write as a date-time text");
-        }
+        check(f, nlohmann::json::parse(PQgetvalue(r, row, col), nullptr, false),
+              s.path.empty() && (type == "timestamptz" || type == "timestamp"));
       }
       ++col;
+    }
+    // the time fields the rest place holds (JSON values: their text counts)
+    if (!m_.rest.empty() && !PQgetisnull(r, row, rest_col_)) {
+      const auto rest = nlohmann::json::parse(PQgetvalue(r, row, rest_col_), nullptr, false);
+      if (rest.is_object())
+        for (const auto& [k, v] : rest.items())
+          if (is_time(k) && !m_.fields.count(k)) check(k, v, false);
     }
     return out;
   }
@@ -558,9 +592,10 @@ class table_access {
     // default is removed (a field at its default is not written); when no key but defaults is
     // left, the whole place is removed (as a row without it reads)
     auto rest_edits = [&](const nlohmann::json& fa, const nlohmann::json& fb,
-                          const nlohmann::json& ra, const nlohmann::json& rb, auto& out) {
+                          const nlohmann::json& ra, const nlohmann::json& rb, auto& out,
+                          bool whole_column = false) {
       auto& edits = out[m_.rest.column];
-      if (ra.empty() && !rb.empty()) {
+      if (!whole_column && ra.empty() && !rb.empty()) {
         edits.emplace_back(m_.rest.path, nlohmann::json());
         return;
       }
@@ -627,8 +662,10 @@ class table_access {
                         where_ + ": row " + key_label(key) + ": column '" + m_.rest.column +
                             "' holds NULL (SQL NULL or JSON null); a repair that writes into it "
                             "could not be rolled back to that NULL; nothing written");
-          // an object, also when empty: the column held one (a NULL one is refused above)
-          assign(m_.rest, ra);
+          // key by key, as in a rest place of a path: keys the repair does not change stay as
+          // they are (the whole object written back would drop keys at their default, such as
+          // "related_ids": [], and rewrite numbers such as 1.0)
+          rest_edits(ja, jb, ra, rb, paths, true);
         } else {
           rest_edits(ja, jb, ra, rb, paths);
         }
