@@ -242,23 +242,24 @@ inline std::string pg_log_label(const pg_store<>& s) {
 /// without a recorded mapping (older, or of other stores) pass. @throws error(precondition),
 /// nothing written.
 inline void check_log_mapping(const std::optional<store_identity>& logged, const pg_store<>& s) {
-  if (!logged) return;
-  const std::string& was = logged->path;
-  const auto at = was.rfind(" (mapping ");
-  if (at == std::string::npos || !was.ends_with(")")) return;
-  const std::string now = pg_log_label(s);
-  const auto digest_of = [](const std::string& label) {
-    const auto comma = label.rfind(", ");
-    return comma == std::string::npos ? std::string() : label.substr(comma + 2);
+  // "mapping NAME, DIGEST" of a label that ends in " (mapping NAME, DIGEST)", or ""
+  const auto mapping_of = [](const std::string& label) {
+    const auto at = label.rfind(" (mapping ");
+    return at == std::string::npos || !label.ends_with(")")
+               ? std::string()
+               : label.substr(at + 2, label.size() - at - 3);
   };
-  if (digest_of(was) == digest_of(now)) return;
-  throw error(
-      error_code::precondition,
-      "the log was written under another mapping of the table: " +
-          was.substr(at + 2, was.size() - at - 3) + ", this run reads it under " +
-          now.substr(now.rfind(" (mapping ") + 2, now.size() - now.rfind(" (mapping ") - 3) +
-          ": the rows' records would not match the log's images; nothing was written "
-          "(run it with the log's --mapping)");
+  if (!logged) return;
+  const std::string was = mapping_of(logged->path);
+  if (was.empty()) return;
+  const std::string now = mapping_of(pg_log_label(s));
+  const auto digest = [](const std::string& m) { return m.substr(m.rfind(", ") + 2); };
+  if (digest(was) == digest(now)) return;
+  throw error(error_code::precondition,
+              "the log was written under another mapping of the table: " + was +
+                  ", this run reads it under " + now +
+                  ": the rows' records would not match the log's images; nothing was written "
+                  "(run it with the log's --mapping)");
 }
 
 /// `pg_history_scope` of a store argument and the `--mapping` given: connects (no row is read).

@@ -9,7 +9,7 @@
 #include "cli.hpp"
 #include "interrupt.hpp"
 #if MEMHEALTH_CLI_HAVE_PG
-#include "memhealth/detect/pg_workers.hpp"
+#include "pg_run.hpp"
 #endif
 #include "report_output.hpp"
 
@@ -188,27 +188,11 @@ int run_parallel_check(const check_options& o, const default_check_settings& set
   if (o.embed == "lexical" || !o.detect.embedder.empty())
     throw error(error_code::invalid_argument,
                 "--workers: not with --embed or --embedder (workers check the rows as stored)");
-  if (!(o.lease >= 1)) throw error(error_code::invalid_argument, "--lease: at least 1 second");
 #if MEMHEALTH_CLI_HAVE_PG
-  pg_run_options ro;
-  ro.workers = table ? static_cast<unsigned>(o.workers) : 1u;
-  ro.job_records = o.job_records;
-  ro.job_table = table;
-  ro.lease = std::chrono::milliseconds(static_cast<std::int64_t>(o.lease * 1000));
-  ro.on_ready = [&](const std::string& id) {
-    std::cerr << "memhealth check: run " << id << " (more workers: memhealth worker URI --run "
-              << id << ", with the same detection options)\n";
-  };
+  pg_run_options ro = cli_run_options("check", table ? o.workers : -1, o.job_records, o.lease);
   d.dimension = o.detect.dim;
   const pg_mapping mapping = load_pg_mapping(pg_mapping_option());
-  // every job reads its scopes: without an index on the scope's place each is a scan of the table
-  std::string place;
-  if (pg_store<>::scope_index(o.store, mapping, &place) == false) {
-    std::cerr << "memhealth check: note: no index on the scope's place " << place
-              << ": each job scans the whole table; CREATE INDEX ON "
-              << memhealth::detail::pg::display_table(mapping.table) << " (" << place
-              << ") makes the check faster\n";
-  }
+  note_scope_index("check", o.store, mapping);
   // SIGINT/SIGTERM: the jobs in hand end, the run's tables are dropped (a kill -9 leaves them)
   std::optional<interrupt_guard> signals;
   if (table) {

@@ -13,7 +13,7 @@
 #include "cli.hpp"
 #include "interrupt.hpp"
 #if MEMHEALTH_CLI_HAVE_PG
-#include "memhealth/detect/pg_workers.hpp"
+#include "pg_run.hpp"
 #endif
 #include <unistd.h>
 
@@ -70,29 +70,15 @@ struct plan_options {
 // @throws error(invalid_argument) for a bad --lease; what pg_parallel_check throws.
 pg_store<> plan_rows_from_jobs(const plan_options& o, const default_check_settings& settings,
                                const detect_options& d, report& merged, bool vectors) {
-  if (!(o.lease >= 1)) throw error(error_code::invalid_argument, "--lease: at least 1 second");
-  const bool table = o.workers >= 0;
-  pg_run_options ro;
-  ro.workers = table ? static_cast<unsigned>(o.workers) : 1u;
-  ro.job_table = table;
-  ro.job_records = o.job_records;
-  ro.lease = std::chrono::milliseconds(static_cast<std::int64_t>(o.lease * 1000));
-  ro.on_ready = [](const std::string& id) {
-    std::cerr << "memhealth plan: run " << id << " (more workers: memhealth worker URI --run " << id
-              << ", with the same detection options)\n";
-  };
+  pg_run_options ro = cli_run_options("plan", o.workers, o.job_records, o.lease);
+  const bool table = ro.job_table;
   std::optional<pg_store<>> rows;
   ro.rows_with_vectors = vectors;
   ro.on_rows = [&rows](pg_store<>& s) { rows.emplace(std::move(s)); };
   detect_options dd = d;
   dd.dimension = o.detect.dim;
   const pg_mapping mapping = load_pg_mapping(pg_mapping_option());
-  std::string place;  // every job reads its scopes: without an index each is a table scan
-  if (pg_store<>::scope_index(o.store, mapping, &place) == false)
-    std::cerr << "memhealth plan: note: no index on the scope's place " << place
-              << ": each job scans the whole table; CREATE INDEX ON "
-              << memhealth::detail::pg::display_table(mapping.table) << " (" << place
-              << ") makes the plan faster\n";
+  note_scope_index("plan", o.store, mapping);
   // SIGINT/SIGTERM: the jobs in hand end, the run's tables are dropped, nothing is planned
   const interrupt_guard signals(
       "memhealth plan: interrupted: stopping after the jobs in hand; the run's tables are dropped "
@@ -1846,11 +1832,10 @@ int report_undo(const char* what, const Result& res, const wal_contents& log) {
   // rollback works record by record: an action of several records (a merge, a conflict's
   // winner and loser) with one record in conflict has its other records restored
   if constexpr (requires { res.rolled_back; }) {
+    const std::set<std::string> undone(res.rolled_back.begin(), res.rolled_back.end());
     std::set<std::string> partial;
     for (const auto& c : res.conflicts)
-      if (std::find(res.rolled_back.begin(), res.rolled_back.end(), c.idempotency_key) !=
-          res.rolled_back.end())
-        partial.insert(c.idempotency_key);
+      if (undone.count(c.idempotency_key)) partial.insert(c.idempotency_key);
     if (!partial.empty()) {
       std::cerr << "; " << partial.size()
                 << " actions only partly undone (their other records were restored, so a merge "

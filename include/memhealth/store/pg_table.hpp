@@ -428,11 +428,10 @@ class table_access {
           out.emplace_back(f, "holds a time finer than milliseconds (\"" + t +
                                   "\"), which memhealth keeps to the millisecond");
         } else if (!typed) {
-          const auto ts = parse_timestamp(t);
-          if (ts && format_timestamp(*ts) != t)
-            out.emplace_back(f, "holds its time as \"" + t +
-                                    "\", which memhealth would write as \"" +
-                                    format_timestamp(*ts) + "\"");
+          if (const auto ts = parse_timestamp(t))
+            if (std::string form = format_timestamp(*ts); form != t)
+              out.emplace_back(f, "holds its time as \"" + t +
+                                      "\", which memhealth would write as \"" + form + "\"");
         }
       } else if (v.is_number() && !typed) {
         out.emplace_back(f, "holds its time as the number " + v.dump() +
