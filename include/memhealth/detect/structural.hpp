@@ -100,6 +100,7 @@
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/record/time.hpp"
 #include "memhealth/record/traits.hpp"
+#include "memhealth/store/store.hpp"
 #include "memhealth/worker_thread.hpp"
 
 namespace memhealth {
