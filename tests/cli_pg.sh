@@ -239,6 +239,13 @@ cmp -s after.txt before.txt && fail "apply changed nothing: $(cat apply.err)"
 [ "$(sql "SELECT string_agg(note || '/' || (payload->>'hash'), ',' ORDER BY id) FROM mem0")" = "note 1/h1,note 2/h2,note 3/h3,note 4/h4" ] ||
   fail "an unmapped column or key changed"
 grep -q "search_path" apply.err run.wal && fail "the connection string was logged"
+# apply reads only the plan's rows and checks the table job by job before and after: the same
+# findings counts as the apply of the exported rows' plan to the export, in memory
+"$mh" apply export.jsonl --plan plan-exp.json --wal exp.wal --out exp-after.jsonl --approve tier2 2>exp-apply.err ||
+  fail "apply of the export: $(cat exp-apply.err)"
+counts() { grep -o "findings [0-9]* -> [0-9]*" "$1"; }
+[ -n "$(counts apply.err)" ] && [ "$(counts apply.err)" = "$(counts exp-apply.err)" ] ||
+  fail "apply of the table and of its export differ: $(cat apply.err exp-apply.err)"
 # the log names the mapping it was written under: rollback and recover under another mapping of
 # the same table are refused before anything is written (exit 2)
 echo '{"table": "mem0", "key": ["id"], "id": "id", "fields": {"content": "payload->data", "scope": "payload->user_id"}, "vector": "vector"}' >other-map.json

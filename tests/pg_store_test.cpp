@@ -18,6 +18,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <span>
 #include <string>
 #include <thread>
@@ -372,6 +373,20 @@ TEST_CASE("pg_store: a LangGraph-shaped store is read through the langgraph mapp
   REQUIRE(lb.size() == 1);
   CHECK(lb.record(0).id == "users.bob:m1");
   CHECK(lb.vector_length(0) == 0);
+  // by record id (the key's two columns joined by ':'): only the rows named, as a full read
+  // gives them; an id no row has is no error; not with scopes at once
+  pg_store_options by_id;
+  by_id.ids = std::vector<std::string>{"users.alice:m1", "users.carol:m9", "m1"};
+  const auto li = pg_store<>::open(db, pg_langgraph_mapping(), by_id);
+  REQUIRE(li.size() == 1);
+  CHECK(li.record(0) == s.record(0));
+  CHECK(li.store_key(0) == s.store_key(0));
+  by_id.ids = std::vector<std::string>{};
+  CHECK(pg_store<>::open(db, pg_langgraph_mapping(), by_id).size() == 0);
+  by_id.ids = std::vector<std::string>{"users.bob:m1"};
+  by_id.scopes = std::vector<std::string>{"users.bob"};
+  CHECK_THROWS_WITH_AS(pg_store<>::open(db, pg_langgraph_mapping(), by_id),
+                       doctest::Contains("a read by scopes and by ids at once"), error);
   // a second 'text' vector row for alice (store_vectors without its primary key): one record,
   // no vector (which one would be a guess), a load issue, never written; the check of the table
   // is the check of those records, with or without jobs
@@ -535,12 +550,33 @@ TEST_CASE("pg_store: apply then rollback on a mem0 table restores every row exac
         std::string::npos);
     CHECK(s.preview_restore(i5, img5).find("status") == std::string::npos);
     CHECK(c.dump(mem0_dump) == before);  // a preview writes nothing
+    // applied through a store holding only the rows the plan names (what the tool's apply
+    // reads): the uuid id column matched as text; every other row is neither read nor written
+    std::set<std::string> named;
+    for (const auto& a : plan.actions) {
+      named.insert(a.targets.begin(), a.targets.end());
+      for (const auto& e : a.edits) named.insert(e.record_id);
+    }
+    std::string types;
+    for (const auto& a : plan.actions) types += a.type + " ";
+    INFO("actions: " << types);
+    CHECK(named.size() < s.size());
+    pg_store_options by_id;
+    by_id.ids = std::vector<std::string>(named.begin(), named.end());
+    auto sub = pg_store<>::open(db, pg_mem0_mapping(), by_id);
+    REQUIRE(sub.size() == named.size());
+    for (std::size_t i = 0; i < sub.size(); ++i) {
+      CHECK(named.count(sub.record(i).id) == 1);
+      CHECK(sub.record(i) == s.record(*s.find(sub.record(i).id)));
+    }
     wal_writer wal(wal_path, wal_sync::none);
     apply_options ao;
     ao.approve_tier2 = true;
-    const auto res = apply_plan(s, plan, wal, ao);
+    ao.skip_store_check = true;  // the plan's fingerprint is the whole table's
+    const auto res = apply_plan(sub, plan, wal, ao);
     INFO("failed: " << res.failed.size());
     REQUIRE(!res.applied.empty());
+    CHECK(res.failed.empty());
   }
   const std::string after = c.dump(mem0_dump);
   CHECK(after != before);
@@ -556,9 +592,19 @@ TEST_CASE("pg_store: apply then rollback on a mem0 table restores every row exac
                "payload->'memhealth'->'related_ids' FROM mem0 WHERE id = "
                "'00000000-0000-0000-0000-000000000005'") == "active|seed|[]\n");
   {
-    auto s = pg_store<>::open(db, pg_mem0_mapping());
-    const auto rb = rollback(s, read_wal_file(wal_path));
+    // rolled back through a store holding only the rows the log names
+    const auto log = read_wal_file(wal_path);
+    std::set<std::string> logged;
+    for (const auto& e : log.entries)
+      for (const auto& img : e.records) logged.insert(img.id);
+    pg_store_options by_id;
+    by_id.ids = std::vector<std::string>(logged.begin(), logged.end());
+    auto s = pg_store<>::open(db, pg_mem0_mapping(), by_id);
+    CHECK(s.size() == logged.size());
+    CHECK(s.size() < 5);
+    const auto rb = rollback(s, log);
     CHECK(rb.complete());
+    CHECK(rb.records_restored > 0);
   }
   CHECK(c.dump(mem0_dump) == before);
   {

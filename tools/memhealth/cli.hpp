@@ -197,9 +197,11 @@ inline std::string store_label_with_table(const std::string& store) {
 #if MEMHEALTH_CLI_HAVE_PG
 /// Opens a PostgreSQL store with the `--mapping` given. @throws memhealth::error as
 /// `pg_store::open` (a password in the URI, a missing table or column, a missing privilege).
-inline pg_store<> open_pg_store(const std::string& uri, bool read_only) {
+inline pg_store<> open_pg_store(const std::string& uri, bool read_only,
+                                std::optional<std::vector<std::string>> ids = std::nullopt) {
   pg_store_options o;
   o.read_only = read_only;
+  o.ids = std::move(ids);
   return pg_store<>::open(uri, load_pg_mapping(pg_mapping_option()), o);
 }
 

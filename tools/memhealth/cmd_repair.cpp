@@ -71,39 +71,12 @@ struct plan_options {
 pg_store<> plan_rows_from_jobs(const plan_options& o, const default_check_settings& settings,
                                const detect_options& d, report& merged, bool vectors) {
   pg_run_options ro = cli_run_options("plan", o.workers, o.job_records, o.lease);
-  const bool table = ro.job_table;
-  std::optional<pg_store<>> rows;
   ro.rows_with_vectors = vectors;
-  ro.on_rows = [&rows](pg_store<>& s) { rows.emplace(std::move(s)); };
   detect_options dd = d;
   dd.dimension = o.detect.dim;
-  const pg_mapping mapping = load_pg_mapping(pg_mapping_option());
-  note_scope_index("plan", o.store, mapping);
-  // SIGINT/SIGTERM: the jobs in hand end, the run's tables are dropped, nothing is planned
-  const interrupt_guard signals(
-      "memhealth plan: interrupted: stopping after the jobs in hand; the run's tables are dropped "
-      "(interrupt again to stop at once)\n");
-  ro.stop_requested = [] { return interrupt_guard::requested(); };
-  pg_run_result res;
-  try {
-    res = pg_parallel_check(o.store, mapping, settings, dd, ro);
-  } catch (const error&) {
-    if (!interrupt_guard::requested()) throw;
-    const int sig = interrupt_guard::signal();
-    throw interrupted(
-        sig,
-        std::string("plan: interrupted (") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") +
-            (table ? "): the workers' run stopped, its tables dropped" : "): the check stopped") +
-            "; no plan written");
-  }
-  if (table)
-    std::cerr << "memhealth plan: " << res.jobs << " jobs, " << res.job_claims << " claims, by "
-              << res.jobs_by_worker.size() << " worker(s)\n";
-  print_issues(res.load_issues);  // those records are planned as read, never written
-  merged = std::move(res.findings);
-  if (!rows)
-    throw error(error_code::io,
-                "plan: the check of " + store_label(o.store) + " ended without its rows");
+  std::optional<pg_store<>> rows;
+  merged = check_by_jobs("plan", o.store, load_pg_mapping(pg_mapping_option()), settings, dd, ro,
+                         rows, "no plan written");
   return std::move(*rows);
 }
 #endif
@@ -1088,17 +1061,19 @@ struct apply_verification {
 /// set: the check before under `scope_before`, the faults each applied action of `plan`
 /// addressed (known with `before`, the whole findings) and the check after under `scope_after`),
 /// then detection again over `repaired` with the same options (whole with `before`, else counts
-/// with the watched fault keys). `repaired_at` is when the run's repairs count as made (with a
-/// history); `history_now` the history's clock.
+/// with the watched fault keys), or, when `check_after` is set (a postgresql:// table checked job
+/// by job), the whole report it returns. `repaired_at` is when the run's repairs count as made
+/// (with a history); `history_now` the history's clock.
 apply_verification verify_apply_run(
 #if MEMHEALTH_CLI_HAVE_SQLITE
     apply_history* history, sqlite_state* state,
 #endif
     const std::string& scope_before, const std::string& scope_after, const repair_plan* plan,
     const apply_result& res, const std::optional<report>& before,
-    const finding_counts& before_counts, const memory_store<>& repaired,
+    const finding_counts& before_counts, const memory_store<>* repaired,
     const detection_cli_options& detect, utc_time checked_before, utc_time repaired_at,
-    const std::function<utc_time()>& history_now) {
+    const std::function<utc_time()>& history_now,
+    const std::function<report()>& check_after = {}) {
   std::vector<std::string> watched_after;
   utc_time made = checked_before;  // when the run's repairs count as made
 #if MEMHEALTH_CLI_HAVE_SQLITE
@@ -1124,8 +1099,11 @@ apply_verification verify_apply_run(
   (void)scope_before, (void)plan, (void)res, (void)before_counts, (void)repaired_at;
 #endif
   apply_verification v;
-  if (before) v.after = run_detection(repaired, detect);
-  v.after_counts = v.after ? counts_of(*v.after) : count_findings(repaired, detect, watched_after);
+  if (check_after)
+    v.after = check_after();
+  else if (before)
+    v.after = run_detection(*repaired, detect);
+  v.after_counts = v.after ? counts_of(*v.after) : count_findings(*repaired, detect, watched_after);
   // a full check run of the store written, after the repairs (a fault they did not remove has
   // recurred at once)
   v.checked_after = std::max(made + std::chrono::milliseconds{1}, history_now());
@@ -1233,6 +1211,18 @@ struct pg_preview_store {
   }
 };
 
+// Every record id `plan`'s actions name (targets and edits), sorted, once each: the rows an
+// apply of it may read and write.
+std::vector<std::string> plan_record_ids(const repair_plan& plan) {
+  std::set<std::string> ids;
+  for (const auto& a : plan.actions) {
+    ids.insert(a.targets.begin(), a.targets.end());
+    for (const auto& e : a.edits) ids.insert(e.record_id);
+    for (const auto& [id, digest] : a.seen) ids.insert(id);
+  }
+  return {ids.begin(), ids.end()};
+}
+
 int run_apply_pg(const apply_cli_options& o) {
   check_pg_in_place(o.store, o.out);
   if (!o.index.empty() || !o.events.empty() || !o.events_after.empty())
@@ -1259,15 +1249,56 @@ int run_apply_pg(const apply_cli_options& o) {
   opt.limits.max_wait = *wait;
   if (!(o.burst >= 1) || !(o.rate >= 0))
     throw error(error_code::invalid_argument, "--burst must be >= 1 and --rate >= 0");
+  // Which rows apply holds. The rows the plan names are read with their vectors: the rows it
+  // may write (`pg_store_options::ids`). The rest of the table only as far as the plan's
+  // fingerprint and the checks before and after need it: a mapping that places the scope is
+  // checked job by job as `check` does (the rows held without their vectors, one scope's vectors
+  // at a time), and a dry run reads the rows without their vectors for the fingerprint. With
+  // --report (the audit compares every record before and after) or a mapping without a scope
+  // place, the whole table is read with its vectors, as for a file.
+  const pg_mapping mapping = load_pg_mapping(pg_mapping_option());
+  const bool by_jobs = !o.dry_run && o.report.empty() && pg_mapping_scope_selectable(mapping);
+  const bool by_ids = o.dry_run || by_jobs;
+  std::optional<detection_cli_options> detect_opt;  // a real run's detection options
+  if (!o.dry_run) detect_opt = apply_detection(o, plan.detection);
   // a dry run too needs the UPDATE privileges a real run needs: it never prints SQL the real run
-  // would refuse (nothing is written either way)
-  auto store = open_pg_store(o.store, false);
-  print_issues(store.load_issues());  // rows read with an issue: their actions fail, unwritten
+  // would refuse (nothing is written either way); checked first, before any long read
+  std::optional<pg_store<>> opened;
+  if (by_ids) {
+    pg_store_options so;
+    so.ids = plan_record_ids(plan);
+    opened.emplace(pg_store<>::open(o.store, mapping, so));
+  } else {
+    opened.emplace(open_pg_store(o.store, false));
+    print_issues(opened->load_issues());  // rows read with an issue: their actions fail, unwritten
+  }
+  pg_store<>& store = *opened;
+  std::optional<report> before_by_jobs;  // the check before, job by job (by_jobs)
+  std::optional<pg_store<>> table;       // every row without its vector (by_ids)
+  if (by_jobs) {
+    auto [settings, d] = detection_settings(*detect_opt);
+    d.dimension = detect_opt->dim;
+    before_by_jobs = check_by_jobs("apply", o.store, mapping, settings, d,
+                                   cli_run_options("apply", -1, 20000, 120), table,
+                                   "nothing was repaired");
+  } else if (by_ids) {
+    pg_store_options lo;
+    lo.read_only = true;
+    lo.vectors = false;
+    table.emplace(pg_store<>::open(o.store, mapping, lo));
+    print_issues(table->load_issues());
+  }
+  const auto& whole = [&]() -> const pg_store<>& { return table ? *table : store; }();
   // checked here (with the tool's messages), so not again by apply_plan
-  opt.index_refused = check_plan_made_for(o.plan, header_of(plan), store, 0);
+  opt.index_refused = check_plan_made_for(o.plan, header_of(plan), whole, 0);
   opt.skip_store_check = true;
+  wal_writer_options wo;
+  wo.store = identify_store(whole, pg_log_label(whole));  // names the mapping (rollback checks it)
+  wo.store->database_id = whole.database_id();
+  const std::size_t table_dim = whole.dimension();
+  table.reset();  // the table's rows freed: the plan's rows are what apply holds from here
   if (!o.detect.embedder.empty())  // reembed actions embed through it
-    set_apply_embedder(opt, make_cli_embedder(o.detect, store.dimension()));
+    set_apply_embedder(opt, make_cli_embedder(o.detect, table_dim));
   const std::string label = store.description();
   apply_counts c;
   if (o.dry_run) {
@@ -1299,7 +1330,7 @@ int run_apply_pg(const apply_cli_options& o) {
   // and the repair history across runs in the state database (memhealth-state.db next to the
   // log, or --state), under the table's name (pg_history_scope): the store is read and written
   // in place, so every run sees every earlier one.
-  const detection_cli_options detect = apply_detection(o, plan.detection);
+  const detection_cli_options& detect = *detect_opt;
   if (!o.report.empty()) check_writable(o.report, "--report");
   const std::string scope = pg_history_scope(store);
   std::optional<utc_time> history_clock;
@@ -1328,7 +1359,10 @@ int run_apply_pg(const apply_cli_options& o) {
   std::optional<report> before;
   std::optional<memory_store<>> before_store;
   finding_counts before_counts;
-  {
+  if (before_by_jobs) {  // the findings are whole: the history knows what each repair addressed
+    before = std::move(before_by_jobs);
+    before_counts = counts_of(*before);
+  } else {
     memory_store<> snap = rows_now();
     if (!o.report.empty()) {
       before = run_detection(snap, detect);
@@ -1338,9 +1372,6 @@ int run_apply_pg(const apply_cli_options& o) {
       before_counts = count_findings(snap, detect, watched_before);
     }
   }
-  wal_writer_options wo;
-  wo.store = identify_store(store, pg_log_label(store));  // names the mapping (rollback checks it)
-  wo.store->database_id = store.database_id();
   wal_writer w(o.wal, wo);
   const utc_time started =
       std::chrono::floor<std::chrono::milliseconds>(std::chrono::system_clock::now());
@@ -1383,14 +1414,28 @@ int run_apply_pg(const apply_cli_options& o) {
         out.reason.starts_with("manual queue since an earlier run"))
       held.push_back(out.idempotency_key);
   // the findings history and the check after (shared with files: verify_apply_run); each
-  // applied action committed in its own transaction
-  const memory_store<> after_store = rows_now();
+  // applied action committed in its own transaction. Job by job: the table as it is now.
+  std::optional<memory_store<>> after_store;
+  std::function<report()> check_after;
+  if (by_jobs) {
+    check_after = [&] {
+      auto [settings, d] = detection_settings(detect);
+      d.dimension = detect.dim;
+      std::optional<pg_store<>> rows;
+      return check_by_jobs("apply", o.store, mapping, settings, d,
+                           cli_run_options("apply", -1, 20000, 120), rows,
+                           "the repairs are made (see the log); the check after stopped");
+    };
+  } else {
+    after_store.emplace(rows_now());
+  }
   const apply_verification verified = verify_apply_run(
 #if MEMHEALTH_CLI_HAVE_SQLITE
       history ? &*history : nullptr, budget.state ? &*budget.state : nullptr,
 #endif
-      scope, scope, &plan, res, before, before_counts, after_store, detect, checked_before,
-      std::max(checked_before, history_clock ? *history_clock : started), history_now);
+      scope, scope, &plan, res, before, before_counts, after_store ? &*after_store : nullptr,
+      detect, checked_before, std::max(checked_before, history_clock ? *history_clock : started),
+      history_now, check_after);
   const std::optional<report>& after = verified.after;
   const finding_counts& after_counts = verified.after_counts;
   const utc_time checked_after = verified.checked_after;
@@ -1410,7 +1455,7 @@ int run_apply_pg(const apply_cli_options& o) {
     ao.title = "memhealth repair run: " + label + " (in place)";
     ao.threshold = detect.settings.near_duplicate_threshold;
     audit_report audit =
-        make_audit_report(*before_store, after_store, *before, *after, plan, res, ao);
+        make_audit_report(*before_store, *after_store, *before, *after, plan, res, ao);
 #if MEMHEALTH_CLI_HAVE_SQLITE
     if (history)
       audit.history = budget.state->history_figures_of(scope, recur, uptime_span, checked_after);
@@ -1659,7 +1704,7 @@ int run_apply(const apply_cli_options& o) {
       history ? &*history : nullptr, budget.state ? &*budget.state : nullptr,
 #endif
       history_scope(o.store), history_scope(o.out), whole ? &*whole : nullptr, res, before,
-      before_counts, store, detect, checked_before,
+      before_counts, &store, detect, checked_before,
       std::max(checked_before, history_clock ? *history_clock : started), history_now);
   const std::optional<report>& after = verified.after;
   const finding_counts& after_counts = verified.after_counts;
@@ -1851,12 +1896,24 @@ int report_undo(const char* what, const Result& res, const wal_contents& log) {
   return exit_incomplete;
 }
 
+#if MEMHEALTH_CLI_HAVE_PG
+// Every record id the log's actions hold an image of, sorted, once each: the rows a rollback or
+// recover of it may read and write.
+std::vector<std::string> log_record_ids(const wal_contents& log) {
+  std::set<std::string> ids;
+  for (const auto& e : log.entries)
+    for (const auto& img : e.records) ids.insert(img.id);
+  return {ids.begin(), ids.end()};
+}
+#endif
+
 int run_rollback(const wal_io_options& o) {
   if (is_pg_store(o.store) || is_pg_store(o.out)) {
     check_pg_in_place(o.store, o.out);
 #if MEMHEALTH_CLI_HAVE_PG
     const auto log = load_wal(o.wal, o.force);
-    auto store = open_pg_store(o.store, false);
+    // only the rows the log names are read (each action's records by id)
+    auto store = open_pg_store(o.store, false, log_record_ids(log));
     check_log_mapping(log.store, store);
     rollback_options ro;
     ro.force = o.force;
@@ -1894,7 +1951,8 @@ int run_recover(const wal_io_options& o) {
     check_pg_in_place(o.store, o.out);
 #if MEMHEALTH_CLI_HAVE_PG
     const auto log = load_wal(o.wal, o.force);
-    auto store = open_pg_store(o.store, false);
+    // only the rows the log names are read (each action's records by id)
+    auto store = open_pg_store(o.store, false, log_record_ids(log));
     check_log_mapping(log.store, store);
     recover_options ro;
     ro.force = o.force;

@@ -21,7 +21,8 @@
 /// again; every other column is text). memhealth's own `record` column is parsed once (by the
 /// JSONL reader). A read of some scopes (`pg_store_options::scopes`) is planned for all of its
 /// rows (`cursor_tuple_fraction` 1), so it uses an index on the scope where there is one instead
-/// of walking the whole table in key order. The decoded
+/// of walking the whole table in key order; so is a read of some records by id
+/// (`pg_store_options::ids`, for rollback, recover and apply). The decoded
 /// records (embeddings included) stay in memory, in key order: what detection reads anyway.
 ///
 /// **Writing.** A repair writes through `restore` only: inside the action's transaction the
@@ -102,6 +103,12 @@ struct pg_store_options {
   /// detect/pg_workers.hpp). Needs a mapping that gives the scope a column or JSON path of its
   /// own (memhealth's schema, mem0, langgraph): error(precondition) otherwise.
   std::optional<std::vector<std::string>> scopes;
+  /// When set, only the rows whose record id is one of these texts are read (every row holding
+  /// one, so ids shared by several rows stay load issues): what `rollback` and `recover` need of
+  /// a table (the records their log names) and `apply` (the records its plan names), without the
+  /// rest of it. Not with `scopes` (error(invalid_argument)). The server still evaluates every
+  /// row's id (no index serves the id text); only the named rows are sent and held.
+  std::optional<std::vector<std::string>> ids;
   /// false: each row's vector is not read, only its element count (`cardinality(...)` on the
   /// server; `vector_length(i)`), so the store holds every record without its embedding:
   /// `embedding(i)` and `record(i).embedding` are empty, `dimension()` is the most common count.
@@ -151,6 +158,9 @@ class pg_store {
     pg_store s;
     s.where_ = describe_conninfo(conninfo) + " table " + mapping.table;
     s.opt_ = opt;
+    if (opt.scopes && opt.ids)
+      throw error(error_code::invalid_argument,
+                  s.where_ + ": a read by scopes and by ids at once (give one of them)");
     if (!opt.vectors && !opt.read_only)
       throw error(error_code::precondition,
                   s.where_ + ": a store read without its vectors must be opened read-only");
@@ -611,9 +621,10 @@ class pg_store {
       // that is a walk of the whole table in key order, filtering, for every job. Planned for
       // all of its rows, the scopes' rows are found first (an index on the scope when there is
       // one) and then sorted by key: the same rows in the same order.
-      if (opt_.scopes)
+      if (opt_.scopes || opt_.ids)
         exec(c, "SET LOCAL cursor_tuple_fraction = 1.0", {}, where_, "cannot plan the read");
-      const std::string query = opt_.scopes    ? table_.select_scopes(c, *opt_.scopes, opt_.vectors)
+      const std::string query = opt_.scopes ? table_.select_scopes(c, *opt_.scopes, opt_.vectors)
+                                : opt_.ids  ? table_.select_ids(c, *opt_.ids, opt_.vectors)
                                 : opt_.vectors ? table_.select_all()
                                                : table_.select_all_lengths();
       exec(c, "DECLARE memhealth_read NO SCROLL CURSOR FOR " + query, {}, where_,

@@ -256,6 +256,21 @@ class table_access {
            (none ? " OR " + scope_place_ + " IS NULL" : std::string()) + ") ORDER BY " + order_;
   }
 
+  // select_all() restricted to the rows whose record id (the mapping's id sources as text,
+  // joined by its separator, as a record read from the row has it) is one of `ids` (texts quoted
+  // as SQL literals over `c`): the rows a write-ahead log or a plan names, without the rest of
+  // the table. The server evaluates the id of every row (no index serves the joined text); only
+  // the named rows leave it. Rows sharing an id are all selected (a load issue, as in a read of
+  // every row).
+  [[nodiscard]] std::string select_ids(PGconn* c, const std::vector<std::string>& ids,
+                                       bool vectors = true) const {
+    std::string list = "ARRAY[";
+    for (std::size_t k = 0; k < ids.size(); ++k) list += (k ? ", " : "") + literal(c, ids[k]);
+    list += "]::text[]";
+    return "SELECT " + (vectors ? read_cols_ : length_cols_) + " FROM " + from_ + " WHERE (" +
+           id_sql_ + ") = ANY(" + list + ") ORDER BY " + order_;
+  }
+
   // One pass over the table's rows, grouped: (scope text, or NULL when scope_expression() is
   // empty; the vector's element count, NULL when there is no vector; rows). The vector is cast
   // as the selects cast it (`::real[]`), so a count is the length of the record's embedding.
@@ -876,15 +891,20 @@ class table_access {
       ++n_cols;
     };
     for (const auto& k : m_.key) add("t." + q(k) + "::text");
+    id_sql_.clear();  // the id as read (NULL parts are "", pg::cell), for select_ids
     for (const auto& s : m_.id) {
+      std::string e;
       if (s.path.empty()) {
-        add("t." + q(s.column) + "::text");
+        e = "t." + q(s.column) + "::text";
       } else {
         std::string arr = "ARRAY[";
         for (std::size_t k = 0; k < s.path.size(); ++k)
           arr += (k ? ", " : "") + literal(c, s.path[k]);
-        add("t." + q(s.column) + " #>> " + arr + "]::text[]");
+        e = "t." + q(s.column) + " #>> " + arr + "]::text[]";
       }
+      add(e);
+      if (!id_sql_.empty()) id_sql_ += " || " + literal(c, m_.id_separator) + " || ";
+      id_sql_ += "COALESCE(" + e + ", '')";
     }
     if (!m_.record_column.empty()) {
       add("t." + q(m_.record_column) + "::text");
@@ -1052,6 +1072,7 @@ class table_access {
   // positions of the selects' columns (the vector last): memhealth's derived scope, the rest
   // place, the first mapped field, the first JSON type of shape_columns_
   int own_scope_col_ = 0, rest_col_ = 0, fields_col_ = 0, shape_col_ = 0;
+  std::string id_sql_;  // the record id as SQL text (select_ids)
   std::string cols_, from_, order_, scope_sql_;  // parts of the selects; the scope expression
   std::string read_cols_;    // cols_ with the vector as real[] (select_all_, select_scopes)
   std::string length_cols_;  // cols_ with the vector's element count (int4) instead of it
