@@ -1843,11 +1843,14 @@ wal_contents load_wal(const std::string& path, bool force = false) {
 }
 
 /// Prints what a rollback or recovery left undone: conflicts by kind (each with its id, at most
-/// 50 lines), the log's torn or damaged tail, and the store comparison. @return exit code.
+/// 50 lines), the log's torn or damaged tail, and the store comparison (not for a store that
+/// read only the log's records, `by_id`: its ids and positions say nothing of the table's).
+/// @return exit code.
 template <class Result>
-int report_undo(const char* what, const Result& res, const wal_contents& log) {
-  if (res.store_check.store_changed) std::cerr << "  note: " << res.store_check.reason << "\n";
-  if (res.records_relocated)
+int report_undo(const char* what, const Result& res, const wal_contents& log, bool by_id = false) {
+  if (res.store_check.store_changed && !by_id)
+    std::cerr << "  note: " << res.store_check.reason << "\n";
+  if (res.records_relocated && !by_id)
     std::cerr << "  " << res.records_relocated
               << " records were found by id at another position than when the run changed them\n";
   std::map<std::string_view, std::size_t> by_kind;
@@ -1923,7 +1926,7 @@ int run_rollback(const wal_io_options& o) {
               << res.rolled_back.size() << " actions undone, " << res.records_restored
               << " records restored, " << res.already_restored << " already restored, "
               << res.conflicts.size() << " conflicts in " << store.description() << "\n";
-    return report_undo("rollback", res, log);
+    return report_undo("rollback", res, log, true);
 #else
     no_pg_support();
 #endif
@@ -1965,7 +1968,7 @@ int run_recover(const wal_io_options& o) {
     std::cerr << "memhealth recover: " << res.actions.size() << " logged actions, "
               << res.records_restored << " records restored, " << res.conflicts.size()
               << " conflicts in " << store.description() << "\n";
-    return report_undo("recover", res, log);
+    return report_undo("recover", res, log, true);
 #else
     no_pg_support();
 #endif
