@@ -342,6 +342,18 @@ set -e
 grep -q "done in an earlier run" hist/r2.err || fail "run 2: no word of the earlier run: $(cat hist/r2.err)"
 sql "$dump" | cmp -s - before.txt || fail "run 2 wrote rows an earlier run repaired and a rollback undid"
 grep -q "^## Across runs" hist/r2.md || fail "run 2's Markdown report has no Across runs"
+# a dry run consults the same history (read only): it says what run 2 said and writes nothing
+state_sum="$(sha256sum hist/memhealth-state.db)"
+set +e
+"$mh" apply "$uri" --mapping mem0 --plan plan.json --wal hist/dry2.wal --out "$uri" --approve tier2 \
+  --now 2024-03-11T00:00:00Z --dry-run >hist/dry2.sql 2>hist/dry2.err
+rc=$?
+set -e
+[ "$rc" -eq 3 ] || fail "a dry run after run 2: exit $rc, expected 3: $(cat hist/dry2.err)"
+grep -q "done in an earlier run" hist/dry2.err || fail "the dry run did not consult the history: $(cat hist/dry2.err)"
+grep -q "repair history of .*memhealth-state.db consulted, not written" hist/dry2.err || fail "dry run: $(cat hist/dry2.err)"
+[ "$(sha256sum hist/memhealth-state.db)" = "$state_sum" ] || fail "the dry run wrote the state database"
+[ ! -e hist/dry2.wal ] || fail "the dry run wrote a log"
 "$mh" history "$uri" --mapping mem0 --state hist/memhealth-state.db --now 2024-03-11T00:00:00.001Z \
   --format json >hist/h.json 2>hist/h.err || fail "history: $(cat hist/h.err)"
 pyjson hist/h.json "

@@ -654,6 +654,31 @@ class apply_history final : public repair_history {
   std::vector<std::pair<std::string, std::vector<repair_image_note>>> images_;
 };
 
+// The repair history of an earlier run as a dry run sees it: every question answered from the
+// state database (opened read-only), nothing written to it. So a dry run says what the real run
+// would: an action held in the manual queue, done in an earlier run, or a loop across runs.
+class read_only_history final : public repair_history {
+ public:
+  read_only_history(sqlite_state& state, int retry_limit, std::string scope)
+      : inner_(state, retry_limit + 1, scope, scope) {}
+  std::optional<repair_history_entry> attempts(std::string_view key) override {
+    return inner_.attempts(key);
+  }
+  void note_attempt(std::string_view, bool, std::string_view) override {}
+  void hold_for_review(std::string_view, std::string_view) override {}
+  bool replaced_image(std::string_view id, std::uint64_t sum) override {
+    return inner_.replaced_image(id, sum);
+  }
+  void note_images(std::string_view, std::span<const repair_image_note>) override {}
+  std::int64_t proposals(std::string_view proposal_key) override {
+    return inner_.proposals(proposal_key);
+  }
+  void note_proposal(std::string_view, std::string_view, bool) override {}
+
+ private:
+  sqlite_repair_history inner_;
+};
+
 // A store's name in the history: its absolute path ("sqlite:" kept, so a JSONL file and a
 // database of one path differ).
 std::string history_scope(const std::string& store) {
@@ -1307,6 +1332,21 @@ int run_apply_pg(const apply_cli_options& o) {
     for (std::size_t i = 0; i < store.size(); ++i) rows.push_back(store.record(i));
     pg_preview_store preview{store, memory_store<>::from_records(std::move(rows)), {}, {}, {},
                              false};
+    // the repair history of earlier runs, read only (as the real run would see it)
+    std::string history_note = "no repair history yet";
+#if MEMHEALTH_CLI_HAVE_SQLITE
+    std::optional<sqlite_state> state;
+    std::optional<read_only_history> history;
+    std::error_code ec_state;
+    if (!o.ledger.empty()) {
+      history_note = "a --ledger run keeps no repair history";
+    } else if (const auto sp = state_path_of(o); std::filesystem::is_regular_file(sp, ec_state)) {
+      state.emplace(sqlite_state::open(sp, {.read_only = true}));
+      history.emplace(*state, opt.retry_limit, pg_history_scope(store));
+      opt.history = &*history;
+      history_note = "the repair history of " + sp.string() + " consulted, not written";
+    }
+#endif
     const dry_run_log log(o.wal);
     const std::filesystem::path& tmp = log.path();
     apply_result dry;
@@ -1319,8 +1359,7 @@ int run_apply_pg(const apply_cli_options& o) {
     std::cerr << "memhealth apply: dry run on " << label << ": " << c.applied << " would run, "
               << c.unapproved << " awaiting approval, " << c.deferred << " deferred, " << c.failed
               << " failed" << ran_nothing_text(c)
-              << "; nothing written (the SQL is on stdout; the repair history of --state is not "
-                 "consulted)\n";
+              << "; nothing written (the SQL is on stdout; " << history_note << ")\n";
     for (const auto& out : dry.outcomes)
       if (out.status == action_status::failed)
         std::cerr << "  failed: " << out.idempotency_key << ": " << out.reason << "\n";
