@@ -1097,8 +1097,7 @@ apply_verification verify_apply_run(
     const apply_result& res, const std::optional<report>& before,
     const finding_counts& before_counts, const memory_store<>* repaired,
     const detection_cli_options& detect, utc_time checked_before, utc_time repaired_at,
-    const std::function<utc_time()>& history_now,
-    const std::function<report()>& check_after = {}) {
+    const std::function<utc_time()>& history_now, const std::function<report()>& check_after = {}) {
   std::vector<std::string> watched_after;
   utc_time made = checked_before;  // when the run's repairs count as made
 #if MEMHEALTH_CLI_HAVE_SQLITE
@@ -1303,9 +1302,9 @@ int run_apply_pg(const apply_cli_options& o) {
   if (by_jobs) {
     auto [settings, d] = detection_settings(*detect_opt);
     d.dimension = detect_opt->dim;
-    before_by_jobs = check_by_jobs("apply", o.store, mapping, settings, d,
-                                   cli_run_options("apply", -1, 20000, 120), table,
-                                   "nothing was repaired");
+    before_by_jobs =
+        check_by_jobs("apply", o.store, mapping, settings, d,
+                      cli_run_options("apply", -1, 20000, 120), table, "nothing was repaired");
   } else if (by_ids) {
     pg_store_options lo;
     lo.read_only = true;
@@ -1358,8 +1357,8 @@ int run_apply_pg(const apply_cli_options& o) {
     std::cout << preview.sql;
     std::cerr << "memhealth apply: dry run on " << label << ": " << c.applied << " would run, "
               << c.unapproved << " awaiting approval, " << c.deferred << " deferred, " << c.failed
-              << " failed" << ran_nothing_text(c)
-              << "; nothing written (the SQL is on stdout; " << history_note << ")\n";
+              << " failed" << ran_nothing_text(c) << "; nothing written (the SQL is on stdout; "
+              << history_note << ")\n";
     for (const auto& out : dry.outcomes)
       if (out.status == action_status::failed)
         std::cerr << "  failed: " << out.idempotency_key << ": " << out.reason << "\n";

@@ -77,11 +77,11 @@ inline report check_by_jobs(const char* command, const std::string& store,
   } catch (const error&) {
     if (!interrupt_guard::requested()) throw;
     const int sig = interrupt_guard::signal();
-    throw interrupted(sig, std::string(command) + ": interrupted (" +
-                               (sig == SIGTERM ? "SIGTERM" : "SIGINT") +
-                               (table ? "): the workers' run stopped, its tables dropped"
-                                      : "): the check stopped") +
-                               "; " + left);
+    throw interrupted(
+        sig,
+        std::string(command) + ": interrupted (" + (sig == SIGTERM ? "SIGTERM" : "SIGINT") +
+            (table ? "): the workers' run stopped, its tables dropped" : "): the check stopped") +
+            "; " + left);
   }
   if (table)
     std::cerr << "memhealth " << command << ": " << res.jobs << " jobs, " << res.job_claims

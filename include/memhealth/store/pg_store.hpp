@@ -623,8 +623,8 @@ class pg_store {
       // one) and then sorted by key: the same rows in the same order.
       if (opt_.scopes || opt_.ids)
         exec(c, "SET LOCAL cursor_tuple_fraction = 1.0", {}, where_, "cannot plan the read");
-      const std::string query = opt_.scopes ? table_.select_scopes(c, *opt_.scopes, opt_.vectors)
-                                : opt_.ids  ? table_.select_ids(c, *opt_.ids, opt_.vectors)
+      const std::string query = opt_.scopes    ? table_.select_scopes(c, *opt_.scopes, opt_.vectors)
+                                : opt_.ids     ? table_.select_ids(c, *opt_.ids, opt_.vectors)
                                 : opt_.vectors ? table_.select_all()
                                                : table_.select_all_lengths();
       exec(c, "DECLARE memhealth_read NO SCROLL CURSOR FOR " + query, {}, where_,

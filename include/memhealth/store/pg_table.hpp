@@ -1072,7 +1072,7 @@ class table_access {
   // positions of the selects' columns (the vector last): memhealth's derived scope, the rest
   // place, the first mapped field, the first JSON type of shape_columns_
   int own_scope_col_ = 0, rest_col_ = 0, fields_col_ = 0, shape_col_ = 0;
-  std::string id_sql_;  // the record id as SQL text (select_ids)
+  std::string id_sql_;                           // the record id as SQL text (select_ids)
   std::string cols_, from_, order_, scope_sql_;  // parts of the selects; the scope expression
   std::string read_cols_;    // cols_ with the vector as real[] (select_all_, select_scopes)
   std::string length_cols_;  // cols_ with the vector's element count (int4) instead of it
