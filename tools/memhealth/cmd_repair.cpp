@@ -1462,7 +1462,7 @@ int run_apply_pg(const apply_cli_options& o) {
       std::optional<pg_store<>> rows;
       return check_by_jobs("apply", o.store, mapping, settings, d,
                            cli_run_options("apply", -1, 20000, 120), rows,
-                           "the repairs are made (see the log); the check after stopped");
+                           "the repairs are made (see the log); the check after stopped", false);
     };
   } else {
     after_store.emplace(rows_now());

@@ -55,15 +55,17 @@ inline void note_scope_index(const char* command, const std::string& store,
 /// snapshot. `rows` receives the coordinator's rows (without their vectors unless
 /// `ro.rows_with_vectors`); load issues are printed. SIGINT/SIGTERM stop after the jobs in hand
 /// (the run's tables dropped) and throw `interrupted` naming `command` and `left` (what the
-/// interruption leaves: "no plan written").
+/// interruption leaves: "no plan written"). `note_index` false: no note on a missing index on
+/// the scope's place (a second check of the same run, which gave it already).
 /// @throws error(io) when the run ends without its rows; what `pg_parallel_check` throws.
 inline report check_by_jobs(const char* command, const std::string& store,
                             const pg_mapping& mapping, const default_check_settings& settings,
                             const detect_options& d, pg_run_options ro,
-                            std::optional<pg_store<>>& rows, const std::string& left) {
+                            std::optional<pg_store<>>& rows, const std::string& left,
+                            bool note_index = true) {
   const bool table = ro.job_table;
   ro.on_rows = [&rows](pg_store<>& s) { rows.emplace(std::move(s)); };
-  note_scope_index(command, store, mapping);
+  if (note_index) note_scope_index(command, store, mapping);
   // SIGINT/SIGTERM: the jobs in hand end, the run's tables are dropped
   static std::string message;  // static storage: the handler writes it
   message = std::string("memhealth ") + command +
