@@ -1325,6 +1325,97 @@ TEST_CASE(
   }
 }
 
+// A store that says which records it read with a load issue and refuses writes to others, as
+// pg_store does (`read_with_issue`; error(busy) for a row another writer changed since the read).
+struct refusing_store : store_t {
+  std::set<std::string> issue, busy;
+  [[nodiscard]] bool read_with_issue(std::size_t i) const { return issue.count(record(i).id) > 0; }
+  memory_record restore(std::size_t i, const memory_record& image) {
+    if (busy.count(record(i).id))
+      throw error(error_code::busy, "row changed by another writer since it was read");
+    return store_t::restore(i, image);
+  }
+};
+
+TEST_CASE(
+    "rollback and recover: a record the store may not write is an unwritable conflict, the rest "
+    "is done (force too)") {
+  std::string log_bytes;
+  append_wal_frame(
+      log_bytes,
+      R"({"type":"header","magic":"MHWAL1","version":1,"seq":0,"run":"u","created_at":"t"})");
+  append_wal_frame(log_bytes,
+                   R"({"type":"run_begin","seq":1,"run":"u","started_at":"t","actions":3})");
+  std::uint64_t seq = 2;
+  for (const std::string id : {"a", "b", "c"}) {  // one committed action per record: X0 -> X1
+    append_wal_frame(log_bytes, R"({"type":"intent","seq":)" + std::to_string(seq) +
+                                    R"(,"run":"u","action":0,"idempotency_key":"k)" + id +
+                                    R"(","attempt":1,"records":[{"index":0,"id":")" + id +
+                                    R"(","before":{"id":")" + id + R"(","content":")" + id +
+                                    R"(0"},"after":{"id":")" + id + R"(","content":")" + id +
+                                    R"(1"}}]})");
+    append_wal_frame(log_bytes, R"({"type":"commit","seq":)" + std::to_string(seq + 1) +
+                                    R"(,"run":"u","intent":)" + std::to_string(seq) +
+                                    R"(,"action":0,"idempotency_key":"k)" + id + R"("})");
+    seq += 2;
+  }
+  const wal_contents log = read_wal(log_bytes);
+  REQUIRE(log.clean());
+  auto rec = [](std::string id, std::string content) {
+    memory_record r;
+    r.id = std::move(id);
+    r.content = std::move(content);
+    return r;
+  };
+  auto after_run = [&] {
+    refusing_store s{
+        store_t::from_records({rec("a", "a1"), rec("b", "b1"), rec("c", "c1")}), {"b"}, {"c"}};
+    return s;
+  };
+  for (const bool force : {false, true}) {
+    auto s = after_run();
+    rollback_options o;
+    o.force = force;
+    rollback_result r;
+    REQUIRE_NOTHROW(r = rollback(s, log, o));
+    CHECK(s.extract(0).content == "a0");
+    CHECK(s.extract(1).content == "b1");  // read with a load issue: never written
+    CHECK(s.extract(2).content == "c1");  // its write refused
+    CHECK(r.records_restored == 1);
+    CHECK(r.rolled_back == std::vector<std::string>{"ka"});
+    REQUIRE(r.conflicts.size() == 2);
+    CHECK(r.conflicts[0].id == "c");  // newest first
+    CHECK(r.conflicts[0].kind == conflict_kind::unwritable);
+    CHECK(r.conflicts[0].reason.starts_with("the store refused the write: row changed by another"));
+    CHECK(r.conflicts[1].id == "b");
+    CHECK(r.conflicts[1].kind == conflict_kind::unwritable);
+    CHECK(r.conflicts[1].reason.starts_with("read with a load issue"));
+    CHECK(!r.conflicts[0].overwritten);
+    CHECK(!r.conflicts[1].overwritten);
+    CHECK(to_string(conflict_kind::unwritable) == "unwritable");
+    CHECK(!r.complete());
+  }
+  {  // the log cut before c's commit: recovery would undo c, which was read with a load issue
+    const wal_contents open_log = read_wal(
+        std::string_view(log_bytes).substr(0, static_cast<std::size_t>(log.entries[7].offset)));
+    auto s = after_run();
+    s.busy.clear();
+    s.issue = {"c"};
+    recover_options o;
+    o.force = true;
+    recover_result r;
+    REQUIRE_NOTHROW(r = recover(s, open_log, o));
+    CHECK(s.extract(2).content == "c1");
+    REQUIRE(r.conflicts.size() == 1);
+    CHECK(r.conflicts[0].id == "c");
+    CHECK(r.conflicts[0].kind == conflict_kind::unwritable);
+    REQUIRE(r.actions.size() == 3);
+    CHECK(r.actions[2].status == recovery_status::undone);
+    CHECK(r.actions[2].conflict);
+    CHECK(!r.actions[0].conflict);
+  }
+}
+
 TEST_CASE(
     "rollback: a duplicate id inserted after the run is told apart by the image the log knows") {
   scratch_dir dir("dupid");

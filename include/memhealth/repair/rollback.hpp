@@ -22,6 +22,7 @@
 /// the log changed, is accepted; anything else is another store, and `rollback`/`recover` refuse
 /// it (error precondition) unless `check_store` is turned off.
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -98,11 +99,17 @@ enum class conflict_kind : std::uint8_t {
   ambiguous,  ///< several records carry the id and the log cannot tell which one it changed
   bad_image,  ///< the log's image to restore does not decode as a record (`decode_image` fails): a
               ///< damaged or foreign log
+  unwritable,  ///< the store may not write the record: it was read with a load issue (a store's
+               ///< `read_with_issue(i)`, e.g. pg_store: rows sharing a key, a malformed vector), or
+               ///< the write was refused (error(busy) or error(precondition) from `restore`: a
+               ///< row another writer changed since it was read); never overwritten, even under
+               ///< `force`
 };
 
-/// Text of a conflict kind ("changed", "missing", "ambiguous", "bad_image").
+/// Text of a conflict kind ("changed", "missing", "ambiguous", "bad_image", "unwritable").
 constexpr std::string_view to_string(conflict_kind k) noexcept {
-  constexpr std::string_view names[] = {"changed", "missing", "ambiguous", "bad_image"};
+  constexpr std::string_view names[] = {"changed", "missing", "ambiguous", "bad_image",
+                                        "unwritable"};
   return names[static_cast<int>(k)];
 }
 
@@ -223,6 +230,21 @@ template <record_store S>
 [[nodiscard]] log_store_check check_log_store(const wal_contents& log, const S& store);
 
 namespace detail::undo {
+
+// True when `store` says record i was read with a load issue (a store offering
+// `read_with_issue(i)`, such as pg_store): such a record is never written.
+template <class S>
+bool read_with_issue(const S& store, std::size_t i) {
+  if constexpr (requires {
+                  { store.read_with_issue(i) } -> std::convertible_to<bool>;
+                })
+    return store.read_with_issue(i);
+  else
+    return false;
+}
+
+inline constexpr std::string_view load_issue_reason =
+    "read with a load issue (the store never writes such a record); left alone";
 
 // `check_log_store` with the id lookup the caller already built (rollback and recover reuse it).
 template <class S>
@@ -383,6 +405,12 @@ rollback_result rollback(S& store, const wal_contents& log, const rollback_optio
           ++res.already_restored;
           continue;
         }
+        if (detail::undo::read_with_issue(store, i)) {
+          res.conflicts.push_back({i, r->id, in.idempotency_key,
+                                   std::string(detail::undo::load_issue_reason),
+                                   conflict_kind::unwritable, false});
+          continue;
+        }
         if (!detail::undo::same_image<R>(cur_json, r->after_json)) {
           res.conflicts.push_back({i, r->id, in.idempotency_key,
                                    opt.force ? "changed since the action; restored anyway (force)"
@@ -410,10 +438,26 @@ rollback_result rollback(S& store, const wal_contents& log, const rollback_optio
       if (todo.empty()) continue;
       std::uint64_t seq = 0;
       if (opt.log_to) seq = opt.log_to->append_intent(in.action, in.idempotency_key, 1, todo);
-      detail::exec::action_tx<S> tx{store};
-      tx.begin();
-      for (const auto& m : todo) store.restore(m.index, m.after);
-      tx.commit();
+      try {
+        detail::exec::action_tx<S> tx{store};
+        tx.begin();
+        for (const auto& m : todo) store.restore(m.index, m.after);
+        tx.commit();
+      } catch (const error& e) {
+        // the store refused the write (a row changed or shared since it was read): the action's
+        // transaction is rolled back whole, its records are conflicts, the rollback goes on
+        if (e.code() != error_code::busy && e.code() != error_code::precondition) throw;
+        if constexpr (!transactional_record_store<S>) {
+          if (todo.size() > 1) throw;  // earlier records of the action may be written: stop
+        }
+        if (opt.log_to) opt.log_to->append_abort(seq, in.action, in.idempotency_key, e.what());
+        for (const auto& m : todo)
+          res.conflicts.push_back({m.index, m.id, in.idempotency_key,
+                                   std::string("the store refused the write: ") + e.what() +
+                                       "; the action's records left alone",
+                                   conflict_kind::unwritable, false});
+        continue;
+      }
       if (opt.log_to) opt.log_to->append_commit(seq, in.action, in.idempotency_key);
       res.records_restored += todo.size();
       res.rolled_back.push_back(in.idempotency_key);
@@ -557,6 +601,12 @@ recover_result recover(S& store, const wal_contents& log, const recover_options&
       if (index != chain.back().img->index) ++res.records_relocated;
       const std::string cur = encode_image(store.extract(index));
       if (detail::undo::same_image<R>(cur, want)) continue;
+      if (detail::undo::read_with_issue(store, index)) {
+        res.conflicts.push_back({index, id, key, std::string(detail::undo::load_issue_reason),
+                                 conflict_kind::unwritable, false});
+        for (const auto& s : chain) conflicted[s.act] = true;
+        continue;
+      }
       bool is_known = false;
       for (const std::string* k : known)
         is_known = is_known || detail::undo::same_image<R>(cur, *k);

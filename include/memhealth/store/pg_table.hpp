@@ -259,16 +259,21 @@ class table_access {
   // select_all() restricted to the rows whose record id (the mapping's id sources as text,
   // joined by its separator, as a record read from the row has it) is one of `ids` (texts quoted
   // as SQL literals over `c`): the rows a write-ahead log or a plan names, without the rest of
-  // the table. The server evaluates the id of every row (no index serves the joined text); only
-  // the named rows leave it. Rows sharing an id are all selected (a load issue, as in a read of
-  // every row).
+  // the table, and every row that shares the mapping's key with one of them, so rows sharing a
+  // key are load issues here as in a read of every row (rows sharing an id are all selected
+  // too). The server evaluates the id of every row (no index serves the joined text); only those
+  // rows leave it.
   [[nodiscard]] std::string select_ids(PGconn* c, const std::vector<std::string>& ids,
                                        bool vectors = true) const {
     std::string list = "ARRAY[";
     for (std::size_t k = 0; k < ids.size(); ++k) list += (k ? ", " : "") + literal(c, ids[k]);
     list += "]::text[]";
-    return "SELECT " + (vectors ? read_cols_ : length_cols_) + " FROM " + from_ + " WHERE (" +
-           id_sql_ + ") = ANY(" + list + ") ORDER BY " + order_;
+    std::string key;
+    for (const auto& k : m_.key) key += (key.empty() ? "t." : ", t.") + q(k);
+    const std::string named = "(" + id_sql_ + ") = ANY(" + list + ")";
+    return "SELECT " + (vectors ? read_cols_ : length_cols_) + " FROM " + from_ + " WHERE " +
+           named + " OR (" + key + ") IN (SELECT " + key + " FROM " + main_ + " AS t WHERE " +
+           named + ") ORDER BY " + order_;
   }
 
   // One pass over the table's rows, grouped: (scope text, or NULL when scope_expression() is
