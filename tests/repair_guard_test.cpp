@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -1476,6 +1477,50 @@ TEST_CASE(
   CHECK(repair_proposal_key("t", ab) == repair_proposal_key("t", ba));
   CHECK(repair_proposal_key("t", ab).size() == 16);
 }
+// Found by a tester: a plan dropped a link to a missing record; the agent then added that
+// record, and apply still dropped the link (now valid). The link's target is checked at apply.
+TEST_CASE("apply skips dropping a link whose target the store holds now (stale); the rest run") {
+  scratch_dir dir("links");
+  std::vector<memory_record> recs{make_rec(0), make_rec(1), make_rec(2)};
+  recs[0].links.related_ids = {"x1", "g2"};
+  recs[1].links.supersedes = {"x2"};
+  store_t store = store_t::from_records(std::move(recs));
+  report rep;
+  for (const auto& [id, field, target] : std::vector<std::array<std::string, 3>>{
+           {"g0", "related_ids", "x1"}, {"g1", "supersedes", "x2"}}) {
+    finding f;
+    f.kind = std::string(finding_kinds::dangling_reference);
+    f.detector = "structural";
+    f.record_ids = {id};
+    f.with(evidence_keys::field, field).with(evidence_keys::target, target);
+    rep.findings.push_back(std::move(f));
+  }
+  const repair_plan plan = make_plan(store, rep, planner_options{});
+  REQUIRE(plan.actions.size() == 2);
+  // the agent adds x1 after the plan (a new record with no links of its own)
+  memory_record x1 = make_rec(3);
+  x1.id = "x1";
+  store = store_t::from_records({store.extract(0), store.extract(1), store.extract(2), x1});
+  wal_writer wal(dir.path / "run.wal", wal_sync::none);
+  const auto res = apply_plan(store, plan, wal);
+  REQUIRE(res.outcomes.size() == 2);
+  for (std::size_t a = 0; a < 2; ++a) {
+    const auto& o = res.outcomes[a];
+    if (plan.actions[a].targets[0] == "g0") {
+      CHECK(o.status == action_status::deferred);
+      CHECK(o.stale());
+      CHECK(o.reason ==
+            "stale: the links it drops are no longer dangling (x1 in the store now): not run; "
+            "make a new plan");
+    } else {
+      CHECK(o.status == action_status::applied);
+    }
+  }
+  CHECK(store.record(*store.find("g0")).links.related_ids == std::vector<std::string>{"x1", "g2"});
+  CHECK(store.record(*store.find("g0")).links.related_notes.empty());
+  CHECK(store.record(*store.find("g1")).links.supersedes.empty());
+}
+
 TEST_CASE("apply skips an action whose records changed since the plan (stale); the rest run") {
   scratch_dir dir("stale");
   store_t store = make_store(4, "actve");  // illegal status: one tier-1 action per record

@@ -1235,13 +1235,18 @@ struct pg_preview_store {
   }
 };
 
-// Every record id `plan`'s actions name (targets and edits), sorted, once each: the rows an
-// apply of it may read and write.
+// Every record id `plan`'s actions name (targets, edits, and the links an edit drops: apply
+// checks that their targets are still missing), sorted, once each: the rows an apply of it may
+// read and write.
 std::vector<std::string> plan_record_ids(const repair_plan& plan) {
   std::set<std::string> ids;
   for (const auto& a : plan.actions) {
     ids.insert(a.targets.begin(), a.targets.end());
-    for (const auto& e : a.edits) ids.insert(e.record_id);
+    for (const auto& e : a.edits) {
+      ids.insert(e.record_id);
+      if (const auto* d = std::get_if<edit_drop_links>(&e.op))
+        ids.insert(d->ids.begin(), d->ids.end());
+    }
     for (const auto& [id, digest] : a.seen) ids.insert(id);
   }
   return {ids.begin(), ids.end()};
@@ -1359,10 +1364,16 @@ int run_apply_pg(const apply_cli_options& o) {
               << c.unapproved << " awaiting approval, " << c.deferred << " deferred, " << c.failed
               << " failed" << ran_nothing_text(c) << "; nothing written (the SQL is on stdout; "
               << history_note << ")\n";
-    for (const auto& out : dry.outcomes)
+    std::size_t stale = 0;
+    for (const auto& out : dry.outcomes) {
+      stale += out.stale() ? 1 : 0;
       if (out.status == action_status::failed)
         std::cerr << "  failed: " << out.idempotency_key << ": " << out.reason << "\n";
-    return c.failed > 0 ? exit_incomplete : exit_ok;
+    }
+    // the real run's exit code
+    if (c.failed > 0 || stale > 0) return exit_incomplete;
+    if (c.applied == 0 && c.unapproved > 0) return exit_not_run;
+    return exit_ok;
   }
   // As for files: a check before and after (the findings history, the report), the run budget
   // and the repair history across runs in the state database (memhealth-state.db next to the

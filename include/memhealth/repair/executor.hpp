@@ -17,7 +17,9 @@
 /// 2b. stale records: an action whose `seen` digests (`record_decision_digest`, store_identity.hpp:
 ///    id, content, scope, created_at, updated_at) differ from its records now is *deferred* with
 ///    a reason starting with `stale_reason_prefix` (`action_outcome::stale()`), not run: the plan
-///    decided on other records. A plan without digests (made before them) is not checked;
+///    decided on other records. A plan without digests (made before them) is not checked. So is
+///    (deferred, stale) an action whose `edit_drop_links` would remove a link whose target a
+///    record of the store carries now (no longer dangling);
 /// 3. before-images come from `store.extract(i)`; after-images are computed by `apply_edit` on
 ///    copies (no store change yet). If no record changes, the action is *already applied*: edits
 ///    are applied to the current state, so "already done" and "nothing to do" are the same
@@ -536,6 +538,12 @@ class plan_run {
                 "): not run; make a new plan");
         continue;
       }
+      if (std::string found = links_found(act); !found.empty()) {
+        set(a, action_status::deferred,
+            std::string(stale_reason_prefix) + " the links it drops are no longer dangling (" +
+                found + " in the store now): not run; make a new plan");
+        continue;
+      }
       if (!from_history(a, act)) continue;
       ++attempts(a);
       std::optional<prepared<R>> p = prepare(a, act, overlay);
@@ -823,6 +831,17 @@ class plan_run {
       changed += (changed.empty() ? "" : ", ") + id;
     }
     return changed;
+  }
+
+  // Step 2b too: the ids an `edit_drop_links` would remove that a record of the store carries
+  // now (the agent added the link's target since the plan), comma-separated (empty: none).
+  std::string links_found(const repair_action& act) const {
+    std::string found;
+    for (const auto& e : act.edits)
+      if (const auto* d = std::get_if<edit_drop_links>(&e.op))
+        for (const auto& id : d->ids)
+          if (store_.find(id)) found += (found.empty() ? "" : ", ") + id;
+    return found;
   }
 
   // Step 3: before-images (from the store, or from earlier members of the batch), after-images
