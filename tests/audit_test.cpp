@@ -266,7 +266,7 @@ TEST_CASE("drill: deterministic for a seed, different for another") {
   CHECK(targets(a) != targets(c));
 }
 
-TEST_CASE("drill: bad options are errors; a store too small says so") {
+TEST_CASE("drill: bad options are errors, a store too small says so") {
   mh::drill_options opt;
   opt.rate = 0;
   CHECK_THROWS_AS(mh::run_drill(healthy_store(), opt), mh::error);
@@ -686,7 +686,7 @@ TEST_CASE("tune: threshold sweep and metrics on hand-made scores") {
   CHECK_THROWS_AS(mh::sweep_thresholds(s, std::vector<std::uint8_t>{1}, th), mh::error);
 }
 
-TEST_CASE("tune: reading STS Benchmark and SICK; bad input") {
+TEST_CASE("tune: reading STS Benchmark and SICK, bad input") {
   const auto sts = mh::parse_labelled_pairs(
       "main-captions\timages\t2014\t0000\t4.2\tA cat on a branch.\tA cat sits on a branch.\n"
       "main-news\theadlines\t2015\t0001\t3.99\tStocks fell.\tShares dropped.\textra\tcols\n"
@@ -802,7 +802,7 @@ constexpr const char* hand_judge_pairs =
     "short\ten\tdegree\n";
 }  // namespace
 
-TEST_CASE("tune judge: reading judge-pair TSV and SICK; bad input") {
+TEST_CASE("tune judge: reading judge-pair TSV and SICK, bad input") {
   const auto set = mh::parse_judge_pairs(hand_judge_pairs);
   CHECK(set.format == "judge_pairs");
   REQUIRE(set.pairs.size() == 10);
@@ -1451,7 +1451,7 @@ TEST_CASE("uptime: 10 runs over 5 days with an error in runs 3-4") {
   }
 }
 
-TEST_CASE("repair success: held, recurred, too early to say; never a success inside the window") {
+TEST_CASE("repair success: held, recurred, too early to say, never a success inside the window") {
   using namespace std::chrono;
   const auto runs = ten_runs();
   const mh::recurrence_window two_days{hours{48}, 0};

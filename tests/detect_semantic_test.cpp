@@ -405,7 +405,7 @@ TEST_CASE_TEMPLATE("duplicates: exact, near, clusters, cross-scope", Candidates,
   CHECK(skipped[0].record_ids == std::vector<std::string>{"e3"});
 }
 
-TEST_CASE("duplicates: cross-scope check can be switched off; threshold and window") {
+TEST_CASE("duplicates: cross-scope check can be switched off, threshold and window") {
   auto store = mh::memory_store<>::from_records(dup_fixture());
   {
     mh::pipeline p{mh::duplicate_detector<>{.threshold = 0.97f, .cross_scope_check = false}};

@@ -824,7 +824,7 @@ TEST_CASE("hygiene: template fragments, placeholders, no letters") {
   CHECK(fe.back().record_ids == strings{"custom"});
 }
 
-TEST_CASE("hygiene: model boilerplate in Chinese, Japanese, Spanish, German; reply openers") {
+TEST_CASE("hygiene: model boilerplate in Chinese, Japanese, Spanish, German, reply openers") {
   std::vector<memory_record> rs;
   auto add = [&](std::string id, std::string content) {
     rs.push_back(healthy(std::move(id), std::move(content)));
@@ -1036,7 +1036,7 @@ TEST_CASE("secrets and mojibake: precision and recall on the labelled sets") {
   CHECK(moj.recall() >= 0.95);
 }
 
-TEST_CASE("mojibake: double-encoded UTF-8, U+FFFD, invalid bytes; legitimate text is not") {
+TEST_CASE("mojibake: double-encoded UTF-8, U+FFFD, invalid bytes, legitimate text is not") {
   auto c = scan_mojibake("Elle a commandÃ© un cafÃ©.");
   CHECK(c.double_encoded == 2);
   CHECK(c.sample == "Ã©");

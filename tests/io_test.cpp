@@ -188,7 +188,7 @@ TEST_CASE("offsets +08:00, -07:00, Z and epoch ms land on the right UTC instant 
         std::string::npos);
 }
 
-TEST_CASE("a bad line in the middle is reported with its line number; the rest loads") {
+TEST_CASE("a bad line in the middle is reported with its line number, the rest loads") {
   auto res = read_jsonl(fixture("mixed.jsonl"));
   // 9 lines, line 4 blank: 8 non-blank lines; lines 3 (truncated) and 6 (an array) are skipped
   CHECK(res.lines_read == 8);
@@ -308,7 +308,7 @@ TEST_CASE("claims: facts, preferences with numeric polarity, malformed claims ke
   CHECK(held.issues.empty());
 }
 
-TEST_CASE("metadata values keep their JSON type; keys are written sorted") {
+TEST_CASE("metadata values keep their JSON type, keys are written sorted") {
   auto res = parse_jsonl(
       R"({"id":"m","content":"x","metadata":{"b":1.0,"a":[1, 2],"c":null,"d":7,"e":"s","f":true,"g":-3.5e-2}})");
   REQUIRE(res.issues.empty());
@@ -412,7 +412,7 @@ TEST_CASE("lines that are not one JSON object are skipped and reported") {
   }
 }
 
-TEST_CASE("streaming: read_jsonl_each hands over the same records; a line longer than the buffer") {
+TEST_CASE("streaming: read_jsonl_each hands over the same records, a line longer than the buffer") {
   const auto dir = scratch_dir() / "stream";
   std::filesystem::create_directories(dir);
   const auto path = dir / "long.jsonl";
@@ -454,7 +454,7 @@ TEST_CASE("read_jsonl throws error(io) for a path it cannot read") {
   CHECK(code_of(scratch_dir()) == static_cast<int>(error_code::io));  // a directory
 }
 
-TEST_CASE("write_jsonl writes atomically and round-trips; the store overload writes the block") {
+TEST_CASE("write_jsonl writes atomically and round-trips, the store overload writes the block") {
   const auto dir = scratch_dir();
   const auto path = dir / "out.jsonl";
   std::vector<memory_record> recs{full_record(), full_record()};

@@ -309,7 +309,7 @@ std::vector<std::tuple<std::size_t, std::size_t>> policy_pairs(
 }  // namespace
 
 TEST_CASE(
-    "kmeans_blocking policy: equals exact_all_pairs with every partition probed; never crosses "
+    "kmeans_blocking policy: equals exact_all_pairs with every partition probed, never crosses "
     "scopes") {
   // scope A: 700 records, scope B: 500 (8-d random), plus a NaN and a zero vector in A, and a
   // copy of A's first vector in B (a cross-scope pair that must not appear).

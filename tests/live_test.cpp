@@ -165,7 +165,7 @@ TEST_CASE("write_gate: invalid records are rejected, other own findings are repo
     }
 }
 
-TEST_CASE("write_gate: an update of an unknown id is a finding; timestamp problems are one") {
+TEST_CASE("write_gate: an update of an unknown id is a finding, timestamp problems are one") {
   mh::write_gate<> gate;
   gate.observe(rec("a", "User loves jazz", A));
   // an update naming an id the gate never observed: a warning, decided as a new record (store)

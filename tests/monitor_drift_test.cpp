@@ -485,7 +485,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "monitor: hand-made windows give exact metrics; absolute thresholds, explicit baseline, "
+    "monitor: hand-made windows give exact metrics, absolute thresholds, explicit baseline, "
     "version mismatch") {
   const auto store = make_store();
   monitor_options o;

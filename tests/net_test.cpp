@@ -91,7 +91,7 @@ TEST_SUITE("net") {
     CHECK(url_for_messages("") == "");
   }
 
-  TEST_CASE("openai_embedder: the probe learns the dimension; batches of batch_size; index order") {
+  TEST_CASE("openai_embedder: the probe learns the dimension, batches of batch_size, index order") {
     fake_openai_server srv(16);
     openai_embedder e(embed_opts(srv));
     static_assert(embedder<openai_embedder>);
@@ -129,7 +129,7 @@ TEST_SUITE("net") {
     CHECK(srv.last_authorization.empty());
   }
 
-  TEST_CASE("openai_embedder: a warm cache makes no request; a new model misses it") {
+  TEST_CASE("openai_embedder: a warm cache makes no request, a new model misses it") {
     fake_openai_server srv(16);
     const auto cache = temp_cache("embed");
     std::vector<std::string> texts{"likes tea", "lives in Porto", "works at a bakery"};
@@ -163,7 +163,7 @@ TEST_SUITE("net") {
     std::filesystem::remove(cache);
   }
 
-  TEST_CASE("http retries: 429, 500, a slow reply and a malformed one are retried; 400 is not") {
+  TEST_CASE("http retries: 429, 500, a slow reply and a malformed one are retried, 400 is not") {
     fake_openai_server srv(8);
     auto o = embed_opts(srv, 8);
     o.http.max_retries = 4;  // 5 attempts
@@ -277,7 +277,7 @@ TEST_SUITE("net") {
     CHECK_FALSE(parse_model_answer(R"({"verdict": 1, "newer": "A"})"));
   }
 
-  TEST_CASE("openai_judge: rules first, the model only for open pairs; validated; cached") {
+  TEST_CASE("openai_judge: rules first, the model only for open pairs, validated, cached") {
     fake_openai_server srv(16);
     const auto cache = temp_cache("judge");
     openai_judge_options o;

@@ -803,7 +803,7 @@ TEST_CASE("pg_store: mapping faults are clear errors before anything runs") {
 }
 
 TEST_CASE(
-    "pg_store: a connection dropped during a repair rolls the action back; recover is clean") {
+    "pg_store: a connection dropped during a repair rolls the action back, recover is clean") {
   const auto uri = server();
   if (!uri) return;
   const auto db = fresh_schema(*uri, "drop");
@@ -1810,7 +1810,7 @@ TEST_CASE(
   CHECK(pg_store<>::scope_index(db, own_map) == true);
 }
 
-TEST_CASE("pg workers: a worker killed mid-job loses its lease; another finishes it") {
+TEST_CASE("pg workers: a worker killed mid-job loses its lease, another finishes it") {
   const auto uri = server();
   if (!uri) return;
   const auto db = fresh_schema(*uri, "workers_kill");
@@ -2179,7 +2179,7 @@ TEST_CASE("pg workers: a k-means join in parts, merged, is the whole join, score
   CHECK_THROWS_AS(detail::pgw::block_supply({"[1, 2]"}, "test"), memhealth::error);
 }
 
-TEST_CASE("pg workers: a scope above job_records is split into k-means blocks; same report") {
+TEST_CASE("pg workers: a scope above job_records is split into k-means blocks, same report") {
   const auto uri = server();
   if (!uri) return;
   const auto db = fresh_schema(*uri, "workers_blocks");

@@ -169,7 +169,7 @@ TEST_CASE("record_traits specialisation maps renamed fields") {
   static_assert(!repairable_record<user_ns::note>);
 }
 
-TEST_CASE("members and ADL functions are found; traits win over members") {
+TEST_CASE("members and ADL functions are found, traits win over members") {
   user_ns::plain p{"p1", "hello", {1, 0, 0}, 5000, 4000};
   CHECK(field::id(p) == "p1");
   CHECK(field::embedding(p).size() == 3);

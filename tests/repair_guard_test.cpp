@@ -310,7 +310,7 @@ repair_action weight_action(std::string key, std::string id, double w) {
 }  // namespace
 
 TEST_CASE(
-    "compact_wal: refuses young logs; drops aborted intents, stray frames, torn tail; rollback "
+    "compact_wal: refuses young logs, drops aborted intents, stray frames, torn tail, rollback "
     "unchanged") {
   scratch_dir dir("compact");
   const fs::path path = dir.path / "run.wal";
@@ -468,7 +468,7 @@ std::vector<float> unit_x(const memory_record&) {
 }  // namespace
 
 TEST_CASE(
-    "re-embedding: batches, version tag, old vector in the log; index rebuilt after the batches") {
+    "re-embedding: batches, version tag, old vector in the log, index rebuilt after the batches") {
   reembed_fixture fx;
   scratch_dir dir("reembed");
   const auto original = images(fx.store);
@@ -1373,7 +1373,7 @@ TEST_CASE("read_plan: a store or other JSON given as a plan is 'not a plan file'
   CHECK(parse_plan(plan_to_json(repair_plan{}).dump(2)) == repair_plan{});
 }
 
-TEST_CASE("plan JSON: detection options round-trip; absent means empty") {
+TEST_CASE("plan JSON: detection options round-trip, absent means empty") {
   repair_plan p;
   p.detection.now = parse_timestamp("2024-07-15T00:00:00Z")->instant;
   p.detection.schema = "data/s.json";
@@ -1479,7 +1479,7 @@ TEST_CASE(
 }
 // Found by a tester: a plan dropped a link to a missing record; the agent then added that
 // record, and apply still dropped the link (now valid). The link's target is checked at apply.
-TEST_CASE("apply skips dropping a link whose target the store holds now (stale); the rest run") {
+TEST_CASE("apply skips dropping a link whose target the store holds now (stale), the rest run") {
   scratch_dir dir("links");
   std::vector<memory_record> recs{make_rec(0), make_rec(1), make_rec(2)};
   recs[0].links.related_ids = {"x1", "g2"};
@@ -1521,7 +1521,7 @@ TEST_CASE("apply skips dropping a link whose target the store holds now (stale);
   CHECK(store.record(*store.find("g1")).links.supersedes.empty());
 }
 
-TEST_CASE("apply skips an action whose records changed since the plan (stale); the rest run") {
+TEST_CASE("apply skips an action whose records changed since the plan (stale), the rest run") {
   scratch_dir dir("stale");
   store_t store = make_store(4, "actve");  // illegal status: one tier-1 action per record
   report rep;

@@ -524,7 +524,7 @@ TEST_CASE("planner: one deferred note per distinct text, in the order they came,
 }
 
 TEST_CASE(
-    "planner: broken vectors are re-embedded in tier-3 batches; review kinds carry no edits") {
+    "planner: broken vectors are re-embedded in tier-3 batches, review kinds carry no edits") {
   fixture fx;
   const auto plan = make_plan(fx.store, fx.rep, fx.options());
   std::vector<const repair_action*> batches;
@@ -646,7 +646,7 @@ TEST_CASE("planner: deterministic, and an idempotency key hashes type, targets a
 }
 
 TEST_CASE(
-    "planner: a burst of 10,000 findings respects max_records_per_run; the blast radius suspends") {
+    "planner: a burst of 10,000 findings respects max_records_per_run, the blast radius suspends") {
   std::vector<memory_record> rs;
   report rep;
   for (int i = 0; i < 10000; ++i) {

@@ -84,7 +84,7 @@ void count_pair(std::uint32_t, std::uint32_t, float) {
 }  // namespace
 
 TEST_CASE(
-    "threshold_join with the Eigen backend equals brute force; threads and tiles do not change the "
+    "threshold_join with the Eigen backend equals brute force, threads and tiles do not change the "
     "output") {
   const auto X = planted_rows(701, 100, 60, 7);  // n not a multiple of any tile, d not of 32
   const float t = 0.9f;
@@ -521,7 +521,7 @@ TEST_CASE("int8 error bound holds for every pair of a small set of varied rows")
 }
 
 TEST_CASE(
-    "quantized join: candidates are a superset of the exact pairs; the output equals the exact "
+    "quantized join: candidates are a superset of the exact pairs, the output equals the exact "
     "join") {
   const auto X = planted_rows(1030, 384, 120, 5);
   const float t = 0.92f;

@@ -1313,7 +1313,7 @@ TEST_CASE("power loss under the state database: every cut gives the state after 
   CHECK(reached.size() >= 90);
 }
 
-TEST_CASE("sqlite_state: a cursor never moves back; the database belongs to one store") {
+TEST_CASE("sqlite_state: a cursor never moves back, the database belongs to one store") {
   sq_dir dir("state-bind");
   auto s = sqlite_state::open(dir.path / "s.db");
   const utc_time t1 = parse_timestamp("2024-07-15T00:00:00Z")->instant;
@@ -1982,7 +1982,7 @@ TEST_CASE("repair_watch_findings: tier 1 applied, tier 2 by rule, tier 3 queued 
 
 TEST_CASE(
     "repair_watch_findings: an action whose records the agent changed after the snapshot "
-    "is skipped, never applied to the new content; a stop request ends the run") {
+    "is skipped, never applied to the new content, a stop request ends the run") {
   sq_dir dir("watch-repair-stale");
   const auto db = dir.path / "live.db";
   std::vector<memory_record> recs{rec("a", "User drinks oat milk.", {0.6f, 0.8f}),
@@ -2050,8 +2050,8 @@ TEST_CASE(
 
 namespace sqlite_store_test {
 TEST_CASE(
-    "review queue: decisions are recorded; a rejected item returns only when its records "
-    "change; approving applies the action through the log") {
+    "review queue: decisions are recorded, a rejected item returns only when its records "
+    "change, approving applies the action through the log") {
   sq_dir dir("review");
   const auto db = dir.path / "live.db";
   std::vector<memory_record> recs{rec("a", "User drinks oat milk.", {0.6f, 0.8f}),
@@ -2281,8 +2281,8 @@ memory_store<> snapshot_of(const std::filesystem::path& db) {
 }
 
 TEST_CASE(
-    "veto window: a rejection holds against memhealth's own weight changes; proposed again it "
-    "waits for a person, the rejection kept; the approval counts in repair success") {
+    "veto window: a rejection holds against memhealth's own weight changes, proposed again it "
+    "waits for a person, the rejection kept, the approval counts in repair success") {
   sq_dir dir("veto-reject");
   const auto db = dir.path / "live.db";
   {
@@ -2421,7 +2421,7 @@ TEST_CASE("veto window: a deferral that ends leaves the item to a person, the de
 }
 
 TEST_CASE(
-    "veto window: applied in the plan's order (merges before down-weights); an item whose "
+    "veto window: applied in the plan's order (merges before down-weights), an item whose "
     "records a repair retired is closed, not left pending") {
   sq_dir dir("veto-order");
   const auto db = dir.path / "live.db";
@@ -2657,7 +2657,7 @@ TEST_CASE(
 
 TEST_CASE(
     "review queue: a pending item whose records changed since is superseded by the new proposal "
-    "(kept, not deleted); decisions and other stores are left alone") {
+    "(kept, not deleted), decisions and other stores are left alone") {
   sq_dir dir("review-supersede");
   auto state = sqlite_state::open(dir.path / "state.db");
   const utc_time now = parse_timestamp("2024-07-15T00:00:00Z")->instant;
@@ -2755,7 +2755,7 @@ std::map<std::string, std::string> store_images(const S& s) {
 
 TEST_CASE(
     "resolve_review_item: a person picks the winner of a conflict (and may edit its text, "
-    "re-embedded); refusals change nothing; rollback restores text and vector exactly") {
+    "re-embedded), refusals change nothing, rollback restores text and vector exactly") {
   sq_dir dir("resolve");
   const auto db = dir.path / "live.db";
   {
@@ -3146,8 +3146,8 @@ TEST_CASE("migration: a rollback restores every record byte for byte through the
 }
 
 TEST_CASE(
-    "migration: the store is recorded and another one refused; batches the store never got are "
-    "re-embedded; nothing re-embedded: no gate to run, none needed") {
+    "migration: the store is recorded and another one refused, batches the store never got are "
+    "re-embedded, nothing re-embedded: no gate to run, none needed") {
   sq_dir dir("migration-identity");
   const lexical_embedder old_e(16, 0), new_e(8, 0);
   const auto records = migration_records(old_e, 6);  // r0..r5 on the old version, z no vector
@@ -3278,7 +3278,7 @@ std::vector<memory_record> angle_records(const std::vector<double>& degrees, std
 }  // namespace
 
 TEST_CASE(
-    "migration: the gate compares every previous version apart; the switch needs each to pass") {
+    "migration: the gate compares every previous version apart, the switch needs each to pass") {
   sq_dir dir("migration-groups");
   // The new space puts r0..r5 at 200, 215, 235, 260, 290, 325 degrees and r6..r9 at 0, 10, 90,
   // 100 (nearest neighbours r6-r7 and r8-r9). On "model-a" r0..r5 hold exactly their new
@@ -3379,7 +3379,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "migration: a run stops when asked, after the batch in hand; a rollback does not count "
+    "migration: a run stops when asked, after the batch in hand, a rollback does not count "
     "batches the store never got") {
   sq_dir dir("migration-stop");
   const lexical_embedder old_e(16, 0), new_e(8, 0);

@@ -532,7 +532,7 @@ TEST_CASE("lexicon: an empty lexicon and user additions on a copy of the built-i
   CHECK(builtin.antonym_pairs() == pairs);
 }
 
-TEST_CASE("lexicon: load_tsv adds pairs; a malformed line or an unreadable file throws") {
+TEST_CASE("lexicon: load_tsv adds pairs, a malformed line or an unreadable file throws") {
   english_lexicon lex;
   const temp_tsv good("good",
                       "# user pairs\n"

@@ -49,7 +49,7 @@ TEST_CASE("start_worker runs fn(w) once per index on its own thread, by referenc
 }
 
 TEST_CASE(
-    "run_workers: every index once, all joined on return; the lowest failing index's exception "
+    "run_workers: every index once, all joined on return, the lowest failing index's exception "
     "reaches the caller") {
   // 8 workers, each adds its index + 1: 1 + 2 + ... + 8 = 36; each slot written once.
   std::atomic<int> sum{0};

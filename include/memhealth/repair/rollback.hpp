@@ -489,8 +489,10 @@ struct recover_options {
   /// written in place, such as `pg_store`): a committed or aborted action is already whole in
   /// the store, so a record whose last logged action is not open is left as it is (one holding
   /// its before-image was rolled back on purpose, and recovering must not re-apply it); only open
-  /// actions are undone or finished. false (files, a store read into memory and written back
-  /// whole): every record is brought to the log's target image.
+  /// actions are undone or finished: a record of one is brought from the open action's after-image
+  /// to its before-image (undo) or the other way (redo), and one holding an older image the log
+  /// knows (rolled back since) is left as it is. false (files, a store read into memory and written
+  /// back whole): every record is brought to the log's target image.
   bool committed_in_store = false;
 };
 
@@ -586,6 +588,10 @@ recover_result recover(S& store, const wal_contents& log, const recover_options&
       bool target_after = false;
       for (const auto& s : chain)
         if (counts(acts[s.act])) target = s.img, target_after = true;
+      if (opt.committed_in_store) {  // the open action alone: its before- or after-image
+        target = chain.back().img;
+        target_after = opt.open_actions == open_action_policy::redo;
+      }
       const std::string& want = target_after ? target->after_json : target->before_json;
       const std::string& key = acts[chain.back().act].intent->idempotency_key;
       std::vector<const std::string*> known;
@@ -610,6 +616,10 @@ recover_result recover(S& store, const wal_contents& log, const recover_options&
       bool is_known = false;
       for (const std::string* k : known)
         is_known = is_known || detail::undo::same_image<R>(cur, *k);
+      if (opt.committed_in_store && is_known &&
+          !detail::undo::same_image<R>(cur,
+                                       target_after ? target->before_json : target->after_json))
+        continue;  // an older image: rolled back since (the open action is undone with it)
       if (!is_known) {
         res.conflicts.push_back({index, id, key,
                                  opt.force ? "image unknown to the log; overwritten (force)"
