@@ -354,6 +354,15 @@ grep -q "done in an earlier run" hist/dry2.err || fail "the dry run did not cons
 grep -q "repair history of .*memhealth-state.db consulted, not written" hist/dry2.err || fail "dry run: $(cat hist/dry2.err)"
 [ "$(sha256sum hist/memhealth-state.db)" = "$state_sum" ] || fail "the dry run wrote the state database"
 [ ! -e hist/dry2.wal ] || fail "the dry run wrote a log"
+# a spent run budget refuses the dry run as it refuses the real run (exit 2), taking nothing
+set +e
+"$mh" apply "$uri" --mapping mem0 --plan plan.json --wal hist/dry3.wal --out "$uri" --approve tier2 \
+  --now 2024-03-11T00:00:00Z --dry-run --max-runs-per-day 1 >/dev/null 2>hist/dry3.err
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "a dry run over a spent budget: exit $rc, expected 2: $(cat hist/dry3.err)"
+grep -q "run budget: [1-9][0-9]* repair runs already today" hist/dry3.err || fail "dry run, budget: $(cat hist/dry3.err)"
+[ "$(sha256sum hist/memhealth-state.db)" = "$state_sum" ] || fail "the dry run over a spent budget wrote the state database"
 "$mh" history "$uri" --mapping mem0 --state hist/memhealth-state.db --now 2024-03-11T00:00:00.001Z \
   --format json >hist/h.json 2>hist/h.err || fail "history: $(cat hist/h.err)"
 pyjson hist/h.json "

@@ -1346,6 +1346,16 @@ int run_apply_pg(const apply_cli_options& o) {
       history_note = "a --ledger run keeps no repair history";
     } else if (const auto sp = state_path_of(o); std::filesystem::is_regular_file(sp, ec_state)) {
       state.emplace(sqlite_state::open(sp, {.read_only = true}));
+      // a spent run budget refuses the dry run as it refuses the real run (nothing is taken)
+      const auto day = run_budget::day_of(
+          std::chrono::floor<std::chrono::milliseconds>(std::chrono::system_clock::now()));
+      if (const std::uint32_t n = state->runs_on(day); n >= o.max_runs_per_day)
+        throw error(error_code::precondition,
+                    "run budget: " + std::to_string(n) +
+                        " repair runs already today (UTC), the most allowed is " +
+                        std::to_string(o.max_runs_per_day) +
+                        " (--max-runs-per-day; state database " + sp.string() +
+                        "): the real run would apply nothing; try again tomorrow");
       history.emplace(*state, opt.retry_limit, pg_history_scope(store));
       opt.history = &*history;
       history_note = "the repair history of " + sp.string() + " consulted, not written";
