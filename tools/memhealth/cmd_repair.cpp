@@ -556,6 +556,15 @@ struct apply_cli_options {
 };
 
 // The runs-per-day budget of `apply`: the store's state database, or a JSON ledger file.
+// The refusal of a run over a spent --max-runs-per-day budget: `count` runs counted today (UTC),
+// `where` the state database or ledger holding them, `tail` what the refusal leaves.
+std::string run_budget_spent(std::uint32_t count, std::uint32_t max_per_day,
+                             const std::string& where, const std::string& tail) {
+  return "run budget: " + std::to_string(count) +
+         " repair runs already today (UTC), the most allowed is " + std::to_string(max_per_day) +
+         " (--max-runs-per-day; " + where + "); " + tail;
+}
+
 struct run_counter {
   std::filesystem::path ledger;  // the JSON ledger, when one is used
 #if MEMHEALTH_CLI_HAVE_SQLITE
@@ -583,11 +592,9 @@ struct run_counter {
       count = d.state.count;
     }
     if (!allowed)
-      throw error(error_code::precondition,
-                  "run budget: " + std::to_string(count) +
-                      " repair runs already today (UTC), the most allowed is " +
-                      std::to_string(max_per_day) + " (--max-runs-per-day; " + where() +
-                      "); nothing was applied, try again tomorrow");
+      throw error(
+          error_code::precondition,
+          run_budget_spent(count, max_per_day, where(), "nothing was applied, try again tomorrow"));
   }
   // Gives back the run counted at `started` (it changed nothing).
   void give_back(utc_time started) {
@@ -1302,14 +1309,20 @@ int run_apply_pg(const apply_cli_options& o) {
     print_issues(opened->load_issues());  // rows read with an issue: their actions fail, unwritten
   }
   pg_store<>& store = *opened;
+  // the table checked job by job in this process (`check`'s default job size and lease); `rows`
+  // gets its rows without their vectors
+  const auto check_table = [&](std::optional<pg_store<>>& rows, const char* left, bool note_index) {
+    auto [settings, d] = detection_settings(*detect_opt);
+    d.dimension = detect_opt->dim;
+    const plan_options defaults;
+    return check_by_jobs("apply", o.store, mapping, settings, d,
+                         cli_run_options("apply", -1, defaults.job_records, defaults.lease), rows,
+                         left, note_index);
+  };
   std::optional<report> before_by_jobs;  // the check before, job by job (by_jobs)
   std::optional<pg_store<>> table;       // every row without its vector (by_ids)
   if (by_jobs) {
-    auto [settings, d] = detection_settings(*detect_opt);
-    d.dimension = detect_opt->dim;
-    before_by_jobs =
-        check_by_jobs("apply", o.store, mapping, settings, d,
-                      cli_run_options("apply", -1, 20000, 120), table, "nothing was repaired");
+    before_by_jobs = check_table(table, "nothing was repaired", true);
   } else if (by_ids) {
     pg_store_options lo;
     lo.read_only = true;
@@ -1351,11 +1364,8 @@ int run_apply_pg(const apply_cli_options& o) {
           std::chrono::floor<std::chrono::milliseconds>(std::chrono::system_clock::now()));
       if (const std::uint32_t n = state->runs_on(day); n >= o.max_runs_per_day)
         throw error(error_code::precondition,
-                    "run budget: " + std::to_string(n) +
-                        " repair runs already today (UTC), the most allowed is " +
-                        std::to_string(o.max_runs_per_day) +
-                        " (--max-runs-per-day; state database " + sp.string() +
-                        "): the real run would apply nothing; try again tomorrow");
+                    run_budget_spent(n, o.max_runs_per_day, "state database " + sp.string(),
+                                     "the real run would apply nothing; try again tomorrow"));
       history.emplace(*state, opt.retry_limit, pg_history_scope(store));
       opt.history = &*history;
       history_note = "the repair history of " + sp.string() + " consulted, not written";
@@ -1478,12 +1488,9 @@ int run_apply_pg(const apply_cli_options& o) {
   std::function<report()> check_after;
   if (by_jobs) {
     check_after = [&] {
-      auto [settings, d] = detection_settings(detect);
-      d.dimension = detect.dim;
       std::optional<pg_store<>> rows;
-      return check_by_jobs("apply", o.store, mapping, settings, d,
-                           cli_run_options("apply", -1, 20000, 120), rows,
-                           "the repairs are made (see the log); the check after stopped", false);
+      return check_table(rows, "the repairs are made (see the log); the check after stopped",
+                         false);
     };
   } else {
     after_store.emplace(rows_now());

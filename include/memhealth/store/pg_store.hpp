@@ -104,10 +104,12 @@ struct pg_store_options {
   /// own (memhealth's schema, mem0, langgraph): error(precondition) otherwise.
   std::optional<std::vector<std::string>> scopes;
   /// When set, only the rows whose record id is one of these texts are read (every row holding
-  /// one, so ids shared by several rows stay load issues): what `rollback` and `recover` need of
-  /// a table (the records their log names) and `apply` (the records its plan names), without the
-  /// rest of it. Not with `scopes` (error(invalid_argument)). The server still evaluates every
-  /// row's id (no index serves the id text); only the named rows are sent and held.
+  /// one), and every row sharing the mapping's key with such a row, so ids or keys shared by
+  /// several rows stay load issues as in a read of every row: what `rollback` and `recover` need
+  /// of a table (the records their log names) and `apply` (the records its plan names), without
+  /// the rest of it. An id no row holds is no error. Not with `scopes` (error(invalid_argument)).
+  /// The server still evaluates every row's id (no index serves the id text); only those rows
+  /// are sent and held.
   std::optional<std::vector<std::string>> ids;
   /// false: each row's vector is not read, only its element count (`cardinality(...)` on the
   /// server; `vector_length(i)`), so the store holds every record without its embedding:
