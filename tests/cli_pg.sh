@@ -209,6 +209,23 @@ grep -q "needs a postgresql:// store" px.err || fail "plan --workers on a file: 
 grep -q '^UPDATE "mem0" AS t SET "payload" = jsonb_set(' dry.sql || fail "dry run printed no UPDATE: $(cat dry.sql dry.err)"
 [ ! -e run.wal ] || fail "the dry run wrote the log"
 sql "$dump" | cmp -s - before.txt || fail "the dry run changed the table"
+# without --approve every (tier-2) action waits: the dry run and the run say how to approve them
+# and exit 4, nothing written (own log and state database: the history below starts clean)
+mkdir -p noapp
+set +e
+"$mh" apply "$uri" --mapping mem0 --plan plan.json --wal noapp/n.wal --out "$uri" --dry-run >/dev/null 2>noapp/dry.err
+rc=$?
+set -e
+[ "$rc" -eq 4 ] || fail "dry run without --approve: exit $rc, expected 4: $(cat noapp/dry.err)"
+grep -q "dry run: nothing would run (every action awaits approval); exit 4" noapp/dry.err || fail "dry run without --approve: $(cat noapp/dry.err)"
+set +e
+"$mh" apply "$uri" --mapping mem0 --plan plan.json --wal noapp/n.wal --state noapp/state.db --out "$uri" 2>noapp/run.err
+rc=$?
+set -e
+[ "$rc" -eq 4 ] || fail "apply without --approve: exit $rc, expected 4: $(cat noapp/run.err)"
+grep -q "the actions awaiting approval run with --approve tier2" noapp/run.err || fail "apply without --approve: $(cat noapp/run.err)"
+grep -q "^memhealth apply: nothing ran (every action awaits approval); exit 4$" noapp/run.err || fail "apply without --approve: $(cat noapp/run.err)"
+sql "$dump" | cmp -s - before.txt || fail "apply without --approve changed the table"
 
 # the plan applied to another table (schema cli2: the same shape, other ids) is refused before
 # anything is written: exit 2, no log, no row changed (the plan's store fingerprint)
@@ -340,6 +357,10 @@ rc=$?
 set -e
 [ "$rc" -eq 3 ] || fail "run 2 after the rollback: exit $rc, expected 3: $(cat hist/r2.err)"
 grep -q "done in an earlier run" hist/r2.err || fail "run 2: no word of the earlier run: $(cat hist/r2.err)"
+# the file apply's closing lines: the failed actions named, the manual queue's release command
+grep -q "actions failed in this run and wait in the manual queue: .*memhealth review release URI --mapping mem0 ID --state hist/memhealth-state.db" hist/r2.err ||
+  fail "run 2: no manual-queue line: $(cat hist/r2.err)"
+grep -q "^memhealth apply: [1-9][0-9]* actions failed; exit 3$" hist/r2.err || fail "run 2: no exit line: $(cat hist/r2.err)"
 sql "$dump" | cmp -s - before.txt || fail "run 2 wrote rows an earlier run repaired and a rollback undid"
 grep -q "^## Across runs" hist/r2.md || fail "run 2's Markdown report has no Across runs"
 # a dry run consults the same history (read only): it says what run 2 said and writes nothing
@@ -351,6 +372,8 @@ rc=$?
 set -e
 [ "$rc" -eq 3 ] || fail "a dry run after run 2: exit $rc, expected 3: $(cat hist/dry2.err)"
 grep -q "done in an earlier run" hist/dry2.err || fail "the dry run did not consult the history: $(cat hist/dry2.err)"
+grep -q "^memhealth apply: dry run: [1-9][0-9]* would fail, 0 stale; exit 3 (as the run would)$" hist/dry2.err ||
+  fail "the dry run's exit line: $(cat hist/dry2.err)"
 grep -q "repair history of .*memhealth-state.db consulted, not written" hist/dry2.err || fail "dry run: $(cat hist/dry2.err)"
 [ "$(sha256sum hist/memhealth-state.db)" = "$state_sum" ] || fail "the dry run wrote the state database"
 [ ! -e hist/dry2.wal ] || fail "the dry run wrote a log"

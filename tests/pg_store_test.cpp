@@ -725,6 +725,105 @@ TEST_CASE(
   fs::remove(wal_path);
 }
 
+// Another writer changes rows between the read and the repair (the agent keeps writing while a
+// plan waits for approval). Each write then finds its row changed (busy); the action's rollback
+// reads the row again, so the retry works from the row as it is: an action whose decision rested
+// on text that changed, or on a row that is gone, is stale (deferred, nothing written); one whose
+// row changed only in what the decision does not rest on (the vector) is applied over the new row.
+// Was: every retry compared with the first read, so all three failed ("attempts exhausted").
+TEST_CASE("pg_store: rows another writer changed after the read: stale, or applied over them") {
+  const auto uri = server();
+  if (!uri) return;
+  const auto db = fresh_schema(*uri, "mem0_busy");
+  conn c(db);
+  c.run(mem0_table);
+  c.run(mem0_row(1, "The user lives in Berlin.", "alice", "'{0.5,0.5,0.5,0.5}'"));
+  c.run(mem0_row(2, "The user lives in Berlin.", "alice", "'{0.5,0.5,0.5,0.5}'"));
+  c.run(mem0_row(3, "The user plays the cello.", "alice", "'{0.6,0.8,0,0}'"));
+  c.run(mem0_row(4, "The user plays the cello.", "alice", "'{0.6,0.8,0,0}'"));
+  c.run(mem0_row(5, "The user likes green tea.", "alice", "'{0.5,-0.5,0.5,-0.5}'"));
+  c.run(mem0_row(6, "The user likes green tea.", "alice", "'{0.5,-0.5,0.5,-0.5}'"));
+  const auto id = [](int n) {
+    char b[40];
+    std::snprintf(b, sizeof b, "00000000-0000-0000-0000-%012d", n);
+    return std::string(b);
+  };
+  const fs::path wal_path =
+      fs::temp_directory_path() / ("memhealth-pg-test-" + std::to_string(::getpid()) + "-busy.wal");
+  fs::remove(wal_path);
+  auto s = pg_store<>::open(db, pg_mem0_mapping());
+  const auto plan =
+      make_plan(s, make_default_pipeline().run(s, check_options()), planner_options{});
+  // the action over each planted pair (one each: the pairs share no record), and the record it
+  // archives (the one it writes: the primary's notes gain nothing from an identical copy)
+  const auto action_of = [&](int n) -> std::optional<std::size_t> {
+    for (std::size_t a = 0; a < plan.actions.size(); ++a)
+      for (const auto& t : plan.actions[a].targets)
+        if (t == id(n)) return a;
+    return std::nullopt;
+  };
+  const auto archived_by = [&](std::size_t a) {
+    for (const auto& e : plan.actions[a].edits)
+      if (std::holds_alternative<edit_set_duplicate_of>(e.op)) return e.record_id;
+    return std::string();
+  };
+  const auto berlin = action_of(2), cello = action_of(4), tea = action_of(6);
+  REQUIRE(berlin);
+  REQUIRE(cello);
+  REQUIRE(tea);
+  CHECK(*berlin != *cello);
+  CHECK(*cello != *tea);
+  const std::string moved = archived_by(*berlin), gone = archived_by(*tea);
+  REQUIRE((moved == id(1) || moved == id(2)));
+  REQUIRE((gone == id(5) || gone == id(6)));
+  // the other writer: new text in the Berlin row to be archived, new vectors in both cello rows,
+  // the tea row to be archived deleted
+  c.run(
+      "UPDATE mem0 SET payload = jsonb_set(payload, '{data}', '\"The user lives in Munich.\"') "
+      "WHERE id = '" +
+      moved + "'");
+  c.run("UPDATE mem0 SET vector = '{0.8,0.6,0,0}' WHERE id IN ('" + id(3) + "', '" + id(4) + "')");
+  c.run("DELETE FROM mem0 WHERE id = '" + gone + "'");
+  const std::string written_by_agent = c.dump(mem0_dump);
+  {
+    wal_writer wal(wal_path, wal_sync::none);
+    apply_options ao;
+    ao.approve_tier2 = true;
+    ao.skip_store_check = true;  // the fingerprint changed with the other writer's rows
+    const auto res = apply_plan(s, plan, wal, ao);
+    CHECK(res.failed.empty());
+    const auto& ob = res.outcomes.at(*berlin);
+    const auto& oc = res.outcomes.at(*cello);
+    const auto& ot = res.outcomes.at(*tea);
+    INFO("berlin: " << to_string(ob.status) << " " << ob.reason);
+    INFO("cello: " << to_string(oc.status) << " " << oc.reason);
+    INFO("tea: " << to_string(ot.status) << " " << ot.reason);
+    CHECK(ob.stale());
+    CHECK(ob.reason.find(moved) != std::string::npos);
+    CHECK(ot.stale());
+    CHECK(ot.reason.find(gone) != std::string::npos);
+    CHECK(oc.status == action_status::applied);
+    CHECK(oc.attempts == 2);  // the first write refused, the retry over the row read again
+  }
+  // the Berlin and tea rows as the agent left them; the cello pair merged, the new vectors kept
+  CHECK(c.dump("SELECT count(*) FROM mem0 WHERE payload ? 'memhealth'") == "1\n");
+  CHECK(c.dump("SELECT count(*) FROM mem0 WHERE payload->'memhealth'->>'status' = 'archived' AND "
+               "id IN ('" +
+               id(3) + "', '" + id(4) + "')") == "1\n");
+  CHECK(c.dump("SELECT vector::text FROM mem0 WHERE id IN ('" + id(3) + "', '" + id(4) +
+               "') ORDER BY id") == "{0.8,0.6,0,0}\n{0.8,0.6,0,0}\n");
+  CHECK(c.dump("SELECT payload->>'data' FROM mem0 WHERE id = '" + moved + "'") ==
+        "The user lives in Munich.\n");
+  // the log's before-images are the rows as read again: a rollback gives back the agent's rows
+  {
+    auto r = pg_store<>::open(db, pg_mem0_mapping());
+    const auto rb = rollback(r, read_wal_file(wal_path));
+    CHECK(rb.complete());
+  }
+  CHECK(c.dump(mem0_dump) == written_by_agent);
+  fs::remove(wal_path);
+}
+
 TEST_CASE("pg_store: mapping faults are clear errors before anything runs") {
   const auto uri = server();
   if (!uri) return;

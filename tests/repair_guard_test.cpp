@@ -1588,6 +1588,20 @@ TEST_CASE("apply skips an action whose records changed since the plan (stale), t
       intents += e.type == wal_frame_type::intent;
     CHECK(intents == 2);
   }
+  SUBCASE("g1 is gone since the plan: its action is stale, not a missing id for the manual queue") {
+    std::vector<memory_record> rest;
+    for (std::size_t i = 0; i < store.size(); ++i)
+      if (store.record(i).id != "g1") rest.push_back(store.extract(i));
+    store_t without = store_t::from_records(std::move(rest));
+    wal_writer wal(dir.path / "run.wal", wal_sync::none);
+    const auto res = apply_plan(without, plan, wal);
+    CHECK(res.failed.empty());
+    CHECK(res.applied.size() == 3);
+    const auto& o = res.outcomes[action_of.at("g1")];
+    CHECK(o.stale());
+    CHECK(o.attempts == 0);
+    CHECK(o.reason == "stale: its records changed since the plan (g1): not run; make a new plan");
+  }
   SUBCASE("status, weight and metadata are not in the digest: a rerun after a run is idempotent") {
     wal_writer wal(dir.path / "run.wal", wal_sync::none);
     CHECK(apply_plan(store, plan, wal).applied.size() == 4);

@@ -64,6 +64,27 @@ enum exit_code : int {
   exit_busy = 5,     ///< another memhealth process holds the lock on the log or the store
 };
 
+/// Text for a terminal line: control characters (bytes below 0x20 and 0x7f: a NUL, an escape
+/// sequence, a newline inside a record id or a server's message) written as `\xNN`, everything
+/// else (UTF-8 included) as it is. For ids, keys and reasons taken from stores, plans and logs.
+/// `keep_line_breaks`: newlines and tabs stay (an error message of several lines).
+inline std::string terminal_safe(std::string_view s, bool keep_line_breaks = false) {
+  std::string out;
+  out.reserve(s.size());
+  for (const char ch : s) {
+    const auto b = static_cast<unsigned char>(ch);
+    if ((b >= 0x20 && b != 0x7f) || (keep_line_breaks && (ch == '\n' || ch == '\t'))) {
+      out += ch;
+      continue;
+    }
+    constexpr char hex[] = "0123456789abcdef";
+    out += "\\x";
+    out += hex[b >> 4];
+    out += hex[b & 15];
+  }
+  return out;
+}
+
 /// How a `file_lock` holds its file.
 enum class lock_mode {
   shared,     ///< `LOCK_SH`: the file is read (an input store written elsewhere, a log rolled back)

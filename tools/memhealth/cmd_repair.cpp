@@ -698,7 +698,8 @@ std::string history_scope(const std::string& store) {
 // "k1, k2, k3 and 4 more": the first `shown` names.
 std::string name_list(const std::vector<std::string>& names, std::size_t shown = 10) {
   std::string t;
-  for (std::size_t k = 0; k < names.size() && k < shown; ++k) t += (k ? ", " : "") + names[k];
+  for (std::size_t k = 0; k < names.size() && k < shown; ++k)
+    t += (k ? ", " : "") + terminal_safe(names[k]);
   if (names.size() > shown) t += " and " + std::to_string(names.size() - shown) + " more";
   return t;
 }
@@ -1000,6 +1001,96 @@ std::string ran_nothing_text(const apply_counts& c) {
          " more ran nothing: " + std::to_string(c.noop) + " no-op, such as review items, " +
          std::to_string(c.already_applied) + " already applied)";
 }
+
+/// What an apply run left for a person, gathered action by action and printed at the end of the
+/// summary: the same closing lines and exit code for files and tables.
+struct apply_leftovers {
+  std::vector<std::string> held;        ///< actions held in the manual queue by an earlier run
+  std::vector<std::string> held_index;  ///< index actions held by their blast radius (reasons)
+  std::vector<std::string> failed_now;  ///< actions that failed in this run: "KEY (reason)"
+  std::size_t stale = 0;                ///< actions skipped: their records changed since the plan
+  std::size_t unchecked = 0;  ///< record actions of an older plan, without per-record digests
+
+  void note(const action_outcome& out, const repair_action& act) {
+    stale += out.stale() ? 1 : 0;
+    unchecked += act.seen.empty() && !act.edits.empty() && !is_index_action(act.type) ? 1 : 0;
+    if (out.status == action_status::failed &&
+        out.reason.starts_with("manual queue since an earlier run"))
+      held.push_back(out.idempotency_key);
+    else if (out.status == action_status::failed)
+      failed_now.push_back(out.idempotency_key.substr(0, 12) + " (" + out.reason + ")");
+    if (out.status == action_status::unapproved && out.reason.starts_with("held for review"))
+      held_index.push_back(out.idempotency_key + ": " + out.reason);
+  }
+
+  /// The plan's suspension, held index actions and what --approve would run the waiting ones.
+  void print_approval_hints(const apply_counts& c, const plan_header& header,
+                            const apply_options& opt) const {
+    const bool suspended_now = header.suspended && !opt.approve_suspended;
+    if (suspended_now)
+      std::cerr << "memhealth apply: the plan is suspended (" << header.suspend_reason
+                << "), so nothing ran; review it (memhealth plan prints it) and pass --approve "
+                   "suspended to run it\n";
+    for (const auto& h : held_index)
+      std::cerr << "memhealth apply: index action " << h << " (--approve suspended)\n";
+    const bool others_wait = c.unapproved > held_index.size();  // not only held index actions
+    if (!suspended_now && others_wait && opt.approve_tier2)  // only tier-3 actions can be waiting
+      std::cerr << "memhealth apply: the actions awaiting approval run with --approve tier3; "
+                   "memhealth plan lists "
+                   "each action's tier\n";
+    else if (!suspended_now && others_wait)
+      std::cerr << "memhealth apply: the actions awaiting approval run with --approve tier2 "
+                   "(tier-2 actions) or "
+                   "--approve tier3 (tier 2 and 3); memhealth plan lists each action's tier\n";
+  }
+
+  /// The manual queue's lines (held by an earlier run, failed now) and the exit line.
+  /// `release` is how `memhealth review release` names the store ("STORE" or "URI --mapping M"),
+  /// `where` where the history is, `state` the state database (empty: none).
+  /// @return exit_incomplete (failed or stale), exit_not_run (nothing approved ran), or nullopt
+  ///         (the caller decides between its own success codes).
+  [[nodiscard]] std::optional<int> finish(const apply_counts& c, const plan_header& header,
+                                          const apply_options& opt, const std::string& release,
+                                          const std::string& where,
+                                          const std::string& state) const {
+    const std::string state_opt = state.empty() ? std::string() : " --state " + state;
+    if (!held.empty())
+      std::cerr << "memhealth apply: " << held.size()
+                << " actions held in the manual queue by an earlier run, not tried again: "
+                << name_list(held) << " (" << where
+                << "; a person decides: fix the cause, then let it run again with memhealth "
+                   "review release "
+                << release << " ID" << state_opt << " --reviewer NAME --reason TEXT)\n";
+    if (c.failed > 0) {
+      // name them (a prefix of the idempotency key is what `review release` takes): each failed
+      // after its retries, or at once for a loop or a third proposal, and waits in the manual
+      // queue
+      if (!failed_now.empty()) {
+        std::cerr << "memhealth apply: " << failed_now.size()
+                  << " actions failed in this run and wait in the manual queue: "
+                  << name_list(failed_now, 5) << " (the report and the log list them all)";
+        if (!state.empty())
+          std::cerr << "; a person decides: fix the cause, then memhealth review release "
+                    << release << " ID" << state_opt << " --reviewer NAME --reason TEXT";
+        std::cerr << "\n";
+      }
+      std::cerr << "memhealth apply: " << c.failed << " actions failed; exit 3\n";
+      return exit_incomplete;
+    }
+    if (stale > 0) {
+      std::cerr << "memhealth apply: exit 3 (stale actions not run)\n";
+      return exit_incomplete;
+    }
+    if (c.applied == 0 && (header.suspended ? !opt.approve_suspended : c.unapproved > 0)) {
+      std::cerr << "memhealth apply: nothing ran ("
+                << (header.suspended && !opt.approve_suspended ? "the plan is suspended"
+                                                               : "every action awaits approval")
+                << "); exit 4\n";
+      return exit_not_run;
+    }
+    return std::nullopt;
+  }
+};
 
 /// What one pass over a plan file found (`scan_plan`).
 struct plan_scan {
@@ -1384,15 +1475,25 @@ int run_apply_pg(const apply_cli_options& o) {
               << c.unapproved << " awaiting approval, " << c.deferred << " deferred, " << c.failed
               << " failed" << ran_nothing_text(c) << "; nothing written (the SQL is on stdout; "
               << history_note << ")\n";
-    std::size_t stale = 0;
-    for (const auto& out : dry.outcomes) {
-      stale += out.stale() ? 1 : 0;
+    apply_leftovers left;
+    for (const auto& out : dry.outcomes) left.note(out, plan.actions.at(out.action));
+    note_stale_actions(left.stale, left.unchecked);
+    for (const auto& out : dry.outcomes)  // a dry run lists each: it is read to decide
       if (out.status == action_status::failed)
-        std::cerr << "  failed: " << out.idempotency_key << ": " << out.reason << "\n";
-    }
+        std::cerr << "  would fail: " << terminal_safe(out.idempotency_key) << ": "
+                  << terminal_safe(out.reason) << "\n";
+    left.print_approval_hints(c, header_of(plan), opt);
     // the real run's exit code
-    if (c.failed > 0 || stale > 0) return exit_incomplete;
-    if (c.applied == 0 && c.unapproved > 0) return exit_not_run;
+    if (c.failed > 0 || left.stale > 0) {
+      std::cerr << "memhealth apply: dry run: " << c.failed << " would fail, " << left.stale
+                << " stale; exit 3 (as the run would)\n";
+      return exit_incomplete;
+    }
+    if (c.applied == 0 && c.unapproved > 0) {
+      std::cerr << "memhealth apply: dry run: nothing would run (every action awaits approval); "
+                   "exit 4\n";
+      return exit_not_run;
+    }
     return exit_ok;
   }
   // As for files: a check before and after (the findings history, the report), the run budget
@@ -1470,18 +1571,8 @@ int run_apply_pg(const apply_cli_options& o) {
   }
   c = counts_of(res);
   if (c.records_changed == 0) budget.give_back(started);
-  std::size_t stale = 0;      // actions skipped: their records changed since the plan
-  std::size_t unchecked = 0;  // record actions of an older plan, without per-record digests
-  for (const auto& out : res.outcomes) {
-    const repair_action& act = plan.actions.at(out.action);
-    stale += out.stale() ? 1 : 0;
-    unchecked += act.seen.empty() && !act.edits.empty() && !is_index_action(act.type) ? 1 : 0;
-  }
-  std::vector<std::string> held;  // actions held in the manual queue by an earlier run
-  for (const auto& out : res.outcomes)
-    if (out.status == action_status::failed &&
-        out.reason.starts_with("manual queue since an earlier run"))
-      held.push_back(out.idempotency_key);
+  apply_leftovers left;
+  for (const auto& out : res.outcomes) left.note(out, plan.actions.at(out.action));
   // the findings history and the check after (shared with files: verify_apply_run); each
   // applied action committed in its own transaction. Job by job: the table as it is now.
   std::optional<memory_store<>> after_store;
@@ -1510,12 +1601,11 @@ int run_apply_pg(const apply_cli_options& o) {
 #endif
   std::cerr << "memhealth apply: " << c.applied << " applied, " << c.unapproved
             << " awaiting approval, " << c.deferred << " deferred, " << c.failed << " failed"
-            << ran_nothing_text(c) << "; " << c.records_changed << " records changed in " << label
-            << "; findings " << before_counts.total << " -> " << after_counts.total << "\n";
-  note_stale_actions(stale, unchecked);
-  for (const auto& out : res.outcomes)
-    if (out.status == action_status::failed)
-      std::cerr << "  failed: " << out.idempotency_key << ": " << out.reason << "\n";
+            << ran_nothing_text(c) << "; " << c.records_changed << " record writes committed in "
+            << label << "; findings " << before_counts.total << " -> " << after_counts.total
+            << "\n";
+  note_stale_actions(left.stale, left.unchecked);
+  left.print_approval_hints(c, header_of(plan), opt);
   if (!o.report.empty()) {
     audit_options ao;
     ao.title = "memhealth repair run: " + label + " (in place)";
@@ -1528,19 +1618,13 @@ int run_apply_pg(const apply_cli_options& o) {
 #endif
     emit_apply_report(o, audit, plan, res, *before, *after, std::nullopt, {}, std::nullopt);
   }
-  if (!held.empty())
-    std::cerr << "memhealth apply: " << held.size()
-              << " actions held in the manual queue by an earlier run, not tried again: "
-              << name_list(held) << " (" << budget.where()
-              << "; a person decides: fix the cause, then let it run again with memhealth review "
-                 "release URI --mapping "
-              << pg_mapping_option() << " ID"
+  std::string state;
 #if MEMHEALTH_CLI_HAVE_SQLITE
-              << " --state " << state_path_of(o).string()
+  if (history) state = state_path_of(o).string();
 #endif
-              << " --reviewer NAME --reason TEXT)\n";
-  if (c.failed > 0 || stale > 0) return exit_incomplete;
-  if (c.applied == 0 && c.unapproved > 0) return exit_not_run;
+  if (const auto code = left.finish(c, header_of(plan), opt, "URI --mapping " + pg_mapping_option(),
+                                    budget.where(), state))
+    return *code;
   return exit_ok;
 }
 #endif
@@ -1722,35 +1806,19 @@ int run_apply(const apply_cli_options& o) {
     opt.history = &*history;
   }
 #endif
-  std::vector<std::string> held;        // actions held in the manual queue by an earlier run
-  std::vector<std::string> held_index;  // index actions held by their blast radius (reasons)
-  std::vector<std::string> failed_now;  // actions that failed in this run: "KEY (reason)"
-  std::size_t stale = 0;                // actions skipped: their records changed since the plan
-  std::size_t unchecked = 0;  // record actions of an older plan, without per-record digests
-  const auto note_held = [&held, &held_index, &failed_now, &stale, &unchecked](
-                             const action_outcome& out, const repair_action& act) {
-    stale += out.stale() ? 1 : 0;
-    unchecked += act.seen.empty() && !act.edits.empty() && !is_index_action(act.type) ? 1 : 0;
-    if (out.status == action_status::failed &&
-        out.reason.starts_with("manual queue since an earlier run"))
-      held.push_back(out.idempotency_key);
-    else if (out.status == action_status::failed)
-      failed_now.push_back(out.idempotency_key.substr(0, 12) + " (" + out.reason + ")");
-    if (out.status == action_status::unapproved && out.reason.starts_with("held for review"))
-      held_index.push_back(out.idempotency_key + ": " + out.reason);
-  };
+  apply_leftovers left;
   apply_result res;  // per action, for the audit report (whole plans only)
   apply_counts c;
   try {
     if (whole) {
       res = apply_plan(store, *whole, w, opt);
       c = counts_of(res);
-      for (const auto& out : res.outcomes) note_held(out, whole->actions.at(out.action));
+      for (const auto& out : res.outcomes) left.note(out, whole->actions.at(out.action));
     } else {
       plan_reader reader(o.plan);
       c = apply_plan_stream(
           store, reader, w, opt,
-          [&](const action_outcome& out, const repair_action& act) { note_held(out, act); });
+          [&](const action_outcome& out, const repair_action& act) { left.note(out, act); });
     }
     w.sync();
   } catch (...) {
@@ -1786,7 +1854,7 @@ int run_apply(const apply_cli_options& o) {
                                    : std::string())
             << "; findings " << before_counts.total << " -> " << after_counts.total << "; wrote "
             << o.out << "\n";
-  note_stale_actions(stale, unchecked);
+  note_stale_actions(left.stale, left.unchecked);
   if (figures_before)
     std::cerr << "memhealth apply: retrieval before (" << events_before
               << "): " << figures_text(*figures_before) << "\n";
@@ -1795,22 +1863,7 @@ int run_apply(const apply_cli_options& o) {
     std::cerr << "memhealth apply: retrieval after (" << o.events_after
               << "): " << figures_text(*figures_after) << "\n";
   }
-  const bool suspended_now = header.suspended && !opt.approve_suspended;
-  if (suspended_now)
-    std::cerr << "memhealth apply: the plan is suspended (" << header.suspend_reason
-              << "), so nothing ran; review it (memhealth plan prints it) and pass --approve "
-                 "suspended to run it\n";
-  for (const auto& h : held_index)
-    std::cerr << "memhealth apply: index action " << h << " (--approve suspended)\n";
-  const bool others_wait = c.unapproved > held_index.size();  // not only held index actions
-  if (!suspended_now && others_wait && opt.approve_tier2)     // only tier-3 actions can be waiting
-    std::cerr << "memhealth apply: the actions awaiting approval run with --approve tier3; "
-                 "memhealth plan lists "
-                 "each action's tier\n";
-  else if (!suspended_now && others_wait)
-    std::cerr << "memhealth apply: the actions awaiting approval run with --approve tier2 (tier-2 "
-                 "actions) or "
-                 "--approve tier3 (tier 2 and 3); memhealth plan lists each action's tier\n";
+  left.print_approval_hints(c, header, opt);
   if (!o.report.empty()) {  // audit report (audit/report.hpp): apply_report_format
     audit_options ao;
     ao.title = "memhealth repair run: " + o.store + " -> " + o.out;
@@ -1828,46 +1881,11 @@ int run_apply(const apply_cli_options& o) {
     emit_apply_report(o, audit, *whole, res, *before, *after, figures_before, events_before,
                       figures_after);
   }
-  if (!held.empty())
-    std::cerr << "memhealth apply: " << held.size()
-              << " actions held in the manual queue by an earlier run, not tried again: "
-              << name_list(held) << " (" << budget.where()
-              << "; a person decides: fix the cause, then let it run again with memhealth review "
-                 "release "
-              << o.store << " ID"
+  std::string state;
 #if MEMHEALTH_CLI_HAVE_SQLITE
-              << " --state " << state_path_of(o).string()
+  if (history) state = state_path_of(o).string();
 #endif
-              << " --reviewer NAME --reason TEXT)\n";
-  if (c.failed > 0) {
-    // name them (a prefix of the idempotency key is what `review release` takes): each failed
-    // after its retries, or at once for a loop or a third proposal, and waits in the manual queue
-    if (!failed_now.empty()) {
-      std::cerr << "memhealth apply: " << failed_now.size()
-                << " actions failed in this run and wait in the manual queue: "
-                << name_list(failed_now, 5) << " (the report and the log list them all)";
-#if MEMHEALTH_CLI_HAVE_SQLITE
-      if (history)
-        std::cerr << "; a person decides: fix the cause, then memhealth review release " << o.store
-                  << " ID --state " << state_path_of(o).string()
-                  << " --reviewer NAME --reason TEXT";
-#endif
-      std::cerr << "\n";
-    }
-    std::cerr << "memhealth apply: " << c.failed << " actions failed; exit 3\n";
-    return exit_incomplete;
-  }
-  if (stale > 0) {
-    std::cerr << "memhealth apply: exit 3 (stale actions not run)\n";
-    return exit_incomplete;
-  }
-  if (c.applied == 0 && (header.suspended ? !opt.approve_suspended : c.unapproved > 0)) {
-    std::cerr << "memhealth apply: nothing ran ("
-              << (header.suspended && !opt.approve_suspended ? "the plan is suspended"
-                                                             : "every action awaits approval")
-              << "); exit 4\n";
-    return exit_not_run;
-  }
+  if (const auto code = left.finish(c, header, opt, o.store, budget.where(), state)) return *code;
   // an empty store: done, with something to act on (README, exit codes)
   return store.size() == 0 ? exit_findings : exit_ok;
 }
@@ -1927,8 +1945,8 @@ int report_undo(const char* what, const Result& res, const wal_contents& log, bo
       std::cerr << "  ... and " << (res.conflicts.size() - 50) << " more conflicts\n";
       break;
     }
-    std::cerr << "  conflict (" << to_string(c.kind) << "): " << c.id << " [" << c.idempotency_key
-              << "]: " << c.reason << "\n";
+    std::cerr << "  conflict (" << to_string(c.kind) << "): " << terminal_safe(c.id) << " ["
+              << terminal_safe(c.idempotency_key) << "]: " << terminal_safe(c.reason) << "\n";
   }
   // done: complete (as the result judges the log's tail: a torn one is normal for recover) once
   // the conflicts --force overwrote are set aside (none was left alone)

@@ -13,9 +13,11 @@
 /// 2. every target and edit id is resolved with `store.find`; a missing, empty or ambiguous
 ///    (duplicate) id, an illegal status in an edit, or a merge whose records are in different
 ///    scopes (a plan made for another store) sends the action to
-///    the manual queue (*failed*) with the store untouched;
+///    the manual queue (*failed*) with the store untouched (a missing id the action's `seen`
+///    names is gone since the plan: step 2b);
 /// 2b. stale records: an action whose `seen` digests (`record_decision_digest`, store_identity.hpp:
-///    id, content, scope, created_at, updated_at) differ from its records now is *deferred* with
+///    id, content, scope, created_at, updated_at) differ from its records now, or one of whose
+///    seen records is gone, is *deferred* with
 ///    a reason starting with `stale_reason_prefix` (`action_outcome::stale()`), not run: the plan
 ///    decided on other records. A plan without digests (made before them) is not checked. So is
 ///    (deferred, stale) an action whose `edit_drop_links` would remove a link whose target a
@@ -776,7 +778,7 @@ class plan_run {
       if (!refusal.empty()) return;
       if (id.empty())
         refusal = "empty record id";
-      else if (!store_.find(id))
+      else if (!store_.find(id) && !act.seen.contains(id))  // a seen one gone since: stale_of
         refusal = "target id not found: " + id;
       else if (const auto amb = ambiguous_.find(id); amb != ambiguous_.end())
         refusal = "ambiguous target id (" + std::to_string(amb->second) + " records): " + id;
@@ -807,7 +809,9 @@ class plan_run {
         std::string_view first_scope;
         bool have = false;
         for (const auto& e : act.edits) {
-          const std::string_view sc = field::scope(store_.record(*store_.find(e.record_id)));
+          const auto i = store_.find(e.record_id);
+          if (!i) continue;  // gone since the plan (seen): stale, step 2b
+          const std::string_view sc = field::scope(store_.record(*i));
           if (have && sc != first_scope) {
             refusal = "merge across scopes refused: " + std::string(first_scope) + " vs " +
                       std::string(sc);

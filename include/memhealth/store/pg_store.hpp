@@ -29,7 +29,10 @@
 /// scope of the record is locked (`pg_advisory_xact_lock`, see `pg_scope_lock_class`: repairs of
 /// one scope by several processes or machines run one after another), the row is read again
 /// `FOR UPDATE` and compared with what this store read (a row another writer
-/// changed since is never overwritten: error(busy)); then one UPDATE sets only the mapped
+/// changed since is never overwritten: error(busy), and the action's rollback reads that row
+/// again, so `apply_plan`'s retry works from the row as it is: stale when what the plan decided
+/// on changed, else written over the new image; a row gone since is no longer found by its id);
+/// then one UPDATE sets only the mapped
 /// columns and JSON paths (`jsonb_set`, `#-`) whose value changed (a vector in another table is
 /// one more UPDATE there). Columns the mapping does not name are never written; a change to a
 /// field the mapping has no place for fails before anything is written. `begin_action` /
@@ -408,7 +411,8 @@ class pg_store {
 
   /// Writes the record image at index i (see "Writing"), in the open action or a transaction
   /// of its own. @return the image replaced.
-  /// @throws error(busy) when the row changed since it was read; error(precondition) for a
+  /// @throws error(busy) when the row changed since it was read (the rollback of the action, or
+  ///         of the write's own transaction, then reads the row again); error(precondition) for a
   ///         read-only store, an id change or a field the mapping cannot store; error(io) when a
   ///         statement fails or the connection is lost (nothing of the action stays).
   R restore(std::size_t i, const R& image) {
@@ -520,6 +524,16 @@ class pg_store {
       records_[it->first] = std::move(it->second);
     undo_.clear();
     in_action_ = false;
+    // rows another writer changed since the read (a write refused as busy): read again, so a
+    // retry works from the row as it is (stale, or applied over the new image) instead of
+    // failing against the old read every time
+    for (const std::size_t i : changed_) {
+      try {
+        read_again(i);
+      } catch (...) {  // connection gone: the record stays as read (a retry fails as busy)
+      }
+    }
+    changed_.clear();
   }
   /// True between `begin_action` and `commit_action`/`rollback_action`.
   [[nodiscard]] bool in_action() const noexcept { return in_action_; }
@@ -835,11 +849,13 @@ class pg_store {
                   where_ + ": row " + store_key(i) + ": the mapping's key (" + key_names() +
                       ") now names " + std::to_string(PQntuples(r.get())) +
                       " rows; memhealth writes only a row its key names alone; nothing written");
-    if (PQntuples(r.get()) != 1)
+    if (PQntuples(r.get()) != 1) {
+      changed_.push_back(i);
       throw error(
           error_code::busy,
           where_ + ": row " + store_key(i) +
               " was changed by another writer (deleted since it was read); nothing written");
+    }
     std::vector<float> vec;
     const std::string text = table_.row_json(r.get(), 0, vec);
     load_options lo;
@@ -850,11 +866,42 @@ class pg_store {
                 vec.size() == cur.embedding.size();
     for (std::size_t k = 0; same && k < vec.size(); ++k)
       same = std::bit_cast<std::uint32_t>(vec[k]) == std::bit_cast<std::uint32_t>(cur.embedding[k]);
-    if (!same)
+    if (!same) {
+      changed_.push_back(i);
       throw error(error_code::busy, where_ + ": record '" + cur.id + "' (row " + store_key(i) +
                                         ") was changed by another writer after this store read "
-                                        "it; nothing written (read it again and retry)");
+                                        "it; nothing written (the action's rollback reads it "
+                                        "again: a retry sees the new content)");
+    }
     return {table_.inexact_times(r.get(), 0), table_.frozen_places(r.get(), 0)};
+  }
+
+  // Record i read again from its row, outside any transaction (after an action's rollback).
+  // A row that is gone, no longer alone under its key, no longer read whole or now holds another
+  // record id is no longer found by its id (`find`) and never written: an action naming it is
+  // stale, never a write over a row this store cannot vouch for. @throws error(io).
+  void read_again(std::size_t i) {
+    auto r = detail::pg::exec(conn_.get(), table_.select_one(), {keys_[i].begin(), keys_[i].end()},
+                              where_, "cannot read a row");
+    std::optional<R> now;
+    std::vector<float> vec;
+    if (PQntuples(r.get()) == 1) {
+      const std::string text = table_.row_json(r.get(), 0, vec);
+      load_options lo;
+      lo.threads = 1;
+      auto lr = parse_jsonl(text + "\n", where_, lo);
+      if (lr.issues.empty() && lr.records.size() == 1 && lr.records[0].id == records_[i].id)
+        now = std::move(lr.records[0]);
+    }
+    if (!now) {
+      flagged_.insert(i);
+      if (auto it = index_.find(records_[i].id); it != index_.end() && it->second == i)
+        index_.erase(it);
+      return;
+    }
+    lengths_[i] = vec.size();
+    if (opt_.vectors) now->embedding = std::move(vec);
+    records_[i] = std::move(*now);
   }
 
   // A repair that changes a time field whose text the row holds in a way memhealth would not
@@ -896,6 +943,7 @@ class pg_store {
   bool in_action_ = false;
   std::string txid_;                             // the open action's transaction id (txid_current)
   std::vector<std::pair<std::size_t, R>> undo_;  // records written in the open action
+  std::vector<std::size_t> changed_;             // rows found changed by another writer: read again
 };
 
 }  // namespace memhealth
