@@ -803,7 +803,9 @@ TEST_CASE("pg_store: rows another writer changed after the read: stale, or appli
     CHECK(ot.stale());
     CHECK(ot.reason.find(gone) != std::string::npos);
     CHECK(oc.status == action_status::applied);
-    CHECK(oc.attempts == 2);  // the first write refused, the retry over the row read again
+    // both cello rows changed: the primary's check refused the first attempt, the duplicate's
+    // write the second (each read again in its rollback), the third ran over both as they are
+    CHECK(oc.attempts == 3);
   }
   // the Berlin and tea rows as the agent left them; the cello pair merged, the new vectors kept
   CHECK(c.dump("SELECT count(*) FROM mem0 WHERE payload ? 'memhealth'") == "1\n");
@@ -821,6 +823,66 @@ TEST_CASE("pg_store: rows another writer changed after the read: stale, or appli
     CHECK(rb.complete());
   }
   CHECK(c.dump(mem0_dump) == written_by_agent);
+  fs::remove(wal_path);
+}
+
+// The agent rewrites or deletes a merge's primary (a record the action names but does not write)
+// while apply runs, after the store was read and the action's intent logged: the action checks
+// such rows in its transaction (`verify_unchanged`, holding them until the commit), so it is
+// stale and the duplicate stays active. Was (a tester): the duplicate was archived pointing at a
+// rewritten or deleted primary, exit 0.
+TEST_CASE("pg_store: a merge's primary changed or deleted during apply makes the merge stale") {
+  const auto uri = server();
+  if (!uri) return;
+  const auto db = fresh_schema(*uri, "mem0_primary");
+  conn c(db);
+  c.run(mem0_table);
+  c.run(mem0_row(1, "The user lives in Berlin.", "alice", "'{0.5,0.5,0.5,0.5}'"));
+  c.run(mem0_row(2, "The user lives in Berlin.", "alice", "'{0.5,0.5,0.5,0.5}'"));
+  c.run(mem0_row(3, "The user plays the cello.", "alice", "'{0.6,0.8,0,0}'"));
+  c.run(mem0_row(4, "The user plays the cello.", "alice", "'{0.6,0.8,0,0}'"));
+  auto s = pg_store<>::open(db, pg_mem0_mapping());
+  const auto plan =
+      make_plan(s, make_default_pipeline().run(s, check_options()), planner_options{});
+  // each merge's primary: the record it names that gets no duplicate_of
+  std::vector<std::string> primaries;
+  for (const auto& a : plan.actions) {
+    if (a.type != action_types::merge_duplicates) continue;
+    std::set<std::string> archived;
+    for (const auto& e : a.edits)
+      if (std::holds_alternative<edit_set_duplicate_of>(e.op)) archived.insert(e.record_id);
+    for (const auto& t : a.targets)
+      if (!archived.count(t)) primaries.push_back(t);
+  }
+  REQUIRE(primaries.size() == 2);
+  const fs::path wal_path = fs::temp_directory_path() /
+                            ("memhealth-pg-test-" + std::to_string(::getpid()) + "-primary.wal");
+  fs::remove(wal_path);
+  wal_writer wal(wal_path, wal_sync::none);
+  apply_options ao;
+  ao.approve_tier2 = true;
+  bool agent_wrote = false;
+  ao.crash_hook = [&](std::string_view point) {  // the agent, once, after the intents are durable
+    if (point != "after_intent" || agent_wrote) return;
+    agent_wrote = true;
+    c.run(
+        "UPDATE mem0 SET payload = jsonb_set(payload, '{data}', '\"The user moved to Oslo.\"') "
+        "WHERE id = '" +
+        primaries[0] + "'");
+    c.run("DELETE FROM mem0 WHERE id = '" + primaries[1] + "'");
+  };
+  const auto res = apply_plan(s, plan, wal, ao);
+  CHECK(agent_wrote);
+  CHECK(res.applied.empty());
+  CHECK(res.failed.empty());
+  std::size_t stale = 0;
+  for (const auto& o : res.outcomes) {
+    INFO(o.idempotency_key << ": " << to_string(o.status) << " " << o.reason);
+    stale += o.stale() ? 1 : 0;
+  }
+  CHECK(stale == 2);
+  CHECK(c.dump("SELECT count(*) FROM mem0 WHERE payload ? 'memhealth'") == "0\n");
+  CHECK(c.dump("SELECT count(*) FROM mem0") == "3\n");
   fs::remove(wal_path);
 }
 

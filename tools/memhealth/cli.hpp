@@ -254,9 +254,14 @@ inline std::string pg_history_scope(const pg_store<>& s) {
 /// description and the mapping it was read under, by --mapping value and a digest of the
 /// mapping's JSON ("postgresql://u@h/db table mem0 (mapping mem0, 0123456789abcdef)"), so that a
 /// rollback or recovery under another mapping is refused (`check_log_mapping`).
+/// memhealth's own schema, which has no mapping-file form, is digested by its table and record
+/// column.
 inline std::string pg_log_label(const pg_store<>& s) {
-  return s.description() + " (mapping " + pg_mapping_option() + ", " +
-         hex16(fnv1a_64(pg_mapping_json(s.mapping()).dump())) + ")";
+  const pg_mapping& m = s.mapping();
+  const std::string form = m.record_column.empty()
+                               ? pg_mapping_json(m).dump()
+                               : "memhealth's own schema: " + m.table + "." + m.record_column;
+  return s.description() + " (mapping " + pg_mapping_option() + ", " + hex16(fnv1a_64(form)) + ")";
 }
 
 /// Refuses to undo a log written under another mapping of the table than `s` is read under:

@@ -49,7 +49,12 @@
 ///    (group commit: `batch_size` actions per `fdatasync`), then each record is written with
 ///    `store.restore(i, after)`, then a commit frame is appended; a `transactional_record_store`
 ///    (store.hpp) gets the action's writes as one transaction, committed before the commit frame
-///    (`rollback` and `recover` use one transaction per undone action / per recovery too);
+///    (`rollback` and `recover` use one transaction per undone action / per recovery too); in a
+///    `verifiable_record_store` the records the action names but does not write are first
+///    checked, inside that transaction, to be as the store read them (a merge's primary the
+///    agent rewrote or deleted meanwhile: error(busy), and the retry finds the action stale);
+///    a store whose write finds its row changed since the read (busy) reads it again in the
+///    action's rollback, so the retry works from the row as it is (stale, or applied over it);
 /// 6. an exception while computing or applying undoes the action (before-images restored, abort
 ///    frame) and the action is retried, at most `retry_limit` (3) times, then goes to the manual
 ///    queue. Other actions of the same group-commit batch are aborted and re-run (not counted as
@@ -1026,6 +1031,7 @@ class plan_run {
       try {
         if constexpr (transactional_record_store<S>)
           store_.begin_action();  // one transaction per action
+        if constexpr (verifiable_record_store<S>) verify_unwritten(act, p);
         for (const auto& m : p.records) {
           ++written;  // counted before the call: a throwing restore may have half-written
           store_.restore(m.index, m.after);
@@ -1046,6 +1052,22 @@ class plan_run {
         opt_.history->note_proposal(repair_proposal_key(type, replaced), key, true);
       }
     }
+  }
+
+  // Step 5b, in the action's transaction: the records the action names (targets, edited ids,
+  // `seen`) that it does not write are checked (and held) as the store read them
+  // (`verifiable_record_store`); another writer's change since throws error(busy), and the
+  // retry after the rollback's re-read finds the action stale.
+  void verify_unwritten(const repair_action& act, const prepared<R>& p) {
+    std::set<std::size_t> named;
+    const auto add = [&](const std::string& id) {
+      if (const auto i = store_.find(id)) named.insert(*i);
+    };
+    for (const auto& id : act.targets) add(id);
+    for (const auto& e : act.edits) add(e.record_id);
+    for (const auto& [id, digest] : act.seen) add(id);
+    for (const auto& m : p.records) named.erase(m.index);
+    for (const std::size_t i : named) store_.verify_unchanged(i);
   }
 
   // Step 6: undoes batch[k] (its first `written` records, newest first; a record already holding

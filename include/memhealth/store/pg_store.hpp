@@ -445,6 +445,22 @@ class pg_store {
     }
   }
 
+  /// Locks row i in the open action (the scope's advisory lock, then the row `FOR UPDATE`, as
+  /// `restore` does) and checks that it still holds the record this store read, without writing
+  /// it: `apply_plan` calls it for each record an action names but does not write (a merge's
+  /// primary), so an action never commits over such a row another writer changed or deleted
+  /// meanwhile (the lock holds it until the commit).
+  /// @throws error(precondition) without an open action, or when the key now names several
+  ///         rows; error(busy) when the row changed or is gone (the action's rollback reads it
+  ///         again); error(not_found) for a bad index; error(io) when a statement fails.
+  void verify_unchanged(std::size_t i) {
+    if (i >= size()) throw error(error_code::not_found, "pg_store: record index out of range");
+    if (!in_action_)
+      throw error(error_code::precondition, "pg_store::verify_unchanged: no action is open");
+    lock_scope(records_[i].scope);
+    (void)check_unchanged(i);
+  }
+
   /// The SQL `restore(i, image)` would run now, parameters written in as literals, one
   /// statement per line (empty when nothing would change). @throws as `restore` for an id
   /// change or a field the mapping cannot store.

@@ -410,6 +410,20 @@ class sqlite_store {
 
   // ------------------------------------------------------------------ actions (transactions)
 
+  /// Checks, inside the open action (under the write lock, so it stays so until the commit),
+  /// that record i is still what this store read, without writing it: `apply_plan` calls it for
+  /// each record an action names but does not write (a merge's primary), so an action never
+  /// commits over a record another writer changed meanwhile.
+  /// @throws error(precondition) without an open action; error(busy) when another writer
+  ///         changed the record (the action's rollback reads it again); error(not_found) for a
+  ///         bad index.
+  void verify_unchanged(std::size_t i) {
+    if (i >= size()) throw error(error_code::not_found, "sqlite_store: record index out of range");
+    if (!in_action_)
+      throw error(error_code::precondition, "sqlite_store::verify_unchanged: no action is open");
+    check_unchanged(i, extract(i));
+  }
+
   /// Opens a transaction (`BEGIN IMMEDIATE`) grouping the following mutations into one action.
   /// @throws error(precondition) when an action is already open; error(busy) when the write lock
   ///         cannot be taken within the busy timeout.
@@ -687,22 +701,27 @@ class sqlite_store {
     }
   }
 
+  // Compare: the row of record i as the database holds it now (read under the write lock)
+  // against `held`, what this store read. @throws error(busy) when they differ (the action's
+  // rollback re-reads the record, so a retry sees the new content).
+  void check_unchanged(std::size_t i, const R& held) {
+    R current = read_range(i, i + 1, /*with_embeddings=*/true).front();
+    if (detail::sqlite::record_json(current) != detail::sqlite::record_json(held) ||
+        current.embedding_version != held.embedding_version ||
+        detail::sqlite::encode_floats(current.embedding) !=
+            detail::sqlite::encode_floats(held.embedding)) {
+      touched_.push_back(i);  // the rollback re-reads it: a retry sees the new content
+      throw error(error_code::busy,
+                  path_ + ": record '" + held.id + "' (row seq " + std::to_string(seq_[i]) +
+                      ") was changed by another writer after this store read it; nothing "
+                      "written (read it again and retry)");
+    }
+  }
+
   template <class F>
   R mutate_locked(std::size_t i, F&& f) {
     R before = extract(i);
-    {
-      R current = read_range(i, i + 1, /*with_embeddings=*/true).front();
-      if (detail::sqlite::record_json(current) != detail::sqlite::record_json(before) ||
-          current.embedding_version != before.embedding_version ||
-          detail::sqlite::encode_floats(current.embedding) !=
-              detail::sqlite::encode_floats(before.embedding)) {
-        touched_.push_back(i);  // the rollback re-reads it: a retry sees the new content
-        throw error(error_code::busy,
-                    path_ + ": record '" + before.id + "' (row seq " + std::to_string(seq_[i]) +
-                        ") was changed by another writer after this store read it; nothing "
-                        "written (read it again and retry)");
-      }
-    }
+    check_unchanged(i, before);
     R after = before;
     f(after);
     bind_row(update_.get(), after, after.embedding);

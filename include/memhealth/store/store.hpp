@@ -91,6 +91,19 @@ concept transactional_record_store = mutable_record_store<S> && requires(S& s) {
   s.rollback_action();
 };
 
+/// Optional capability of a `transactional_record_store` shared with other writers:
+/// - `s.verify_unchanged(i)`: inside the open action, checks (and holds, until the action ends)
+///   that record i is still what the store read, without writing it; throws error(busy) when
+///   another writer changed or removed it (the action's rollback then reads it again).
+/// `apply_plan` calls it for every record an action names but does not write (a merge's
+/// primary, a conflict's winner left as it is), so an action never commits over records that
+/// changed after the store was read; the retry then finds the action stale.
+/// Implemented by `sqlite_store` and `pg_store`.
+template <class S>
+concept verifiable_record_store = transactional_record_store<S> && requires(S& s, std::size_t i) {
+  s.verify_unchanged(i);
+};
+
 /// Optional capability: a key of the store's own for each record (SQLite's rowid, a primary key),
 /// stable while the record exists and independent of its position.
 /// - `s.store_key(i)`: the key of the record at index i, as text (empty = none).
