@@ -1589,6 +1589,26 @@ TEST_CASE("finding_key and findings_addressed link a repair to the faults it rep
   CHECK(addressed == std::set<std::size_t>{0, 1});
 }
 
+// Texts from the store reach the Markdown report with their control characters as \xNN: a
+// record whose text holds an OSC title sequence, a clear-screen sequence or a newline (a tester
+// found them copied raw into `apply --report r.md`, so `cat r.md` restyled the terminal).
+TEST_CASE(
+    "audit report: control characters of ids and texts are shown as hex escapes in Markdown") {
+  CHECK(mh::printable("a\x1b[2Jb\x07"
+                      "c\nd\x7f\te") == "a\\x1b[2Jb\\x07c\\x0ad\\x7f\\x09e");
+  CHECK(mh::printable("line1\nline2\tx\x1b", true) == "line1\nline2\tx\\x1b");
+  CHECK(mh::printable("用户 naïve ✓") == "用户 naïve ✓");  // UTF-8 as it is
+  CHECK(mh::printable(std::string("nul\0in", 6)) == "nul\\x00in");
+  mh::audit_report r;
+  r.title = "t";
+  r.pending.push_back({"id\nforged", "status pending_review", "Same \x1b]0;pwned\x07 text"});
+  const std::string md = mh::to_markdown(r);
+  CHECK(md.find("- `id\\x0aforged`: status pending_review -- Same \\x1b]0;pwned\\x07 text\n") !=
+        std::string::npos);
+  CHECK(md.find('\x1b') == std::string::npos);
+  CHECK(md.find('\x07') == std::string::npos);
+}
+
 TEST_CASE("audit report: retrieval figures before and after in Markdown, JSON and HTML") {
   mh::audit_report r;
   r.title = "t";

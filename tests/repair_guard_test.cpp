@@ -1521,6 +1521,57 @@ TEST_CASE("apply skips dropping a link whose target the store holds now (stale),
   CHECK(store.record(*store.find("g1")).links.supersedes.empty());
 }
 
+// A merge or a conflict resolution retires records in favour of one it keeps. When the agent has
+// archived that kept record since the plan (status is not in the decision digest), running it
+// would leave no active record of the fact: stale. Unless the action sets the kept record's
+// status itself (a person's resolution that revives it). (A tester: both cilantro memories ended
+// up archived.)
+TEST_CASE("apply skips a merge or resolution whose kept record is archived now (stale)") {
+  scratch_dir dir("kept-archived");
+  store_t store = make_store(4);
+  const auto act = [](std::string type, std::vector<std::string> targets,
+                      std::vector<record_edit> edits) {
+    repair_action a;
+    a.type = std::move(type);
+    a.automation = automation::automatic;  // tier 1: runs without approval here
+    a.tier = 1;
+    a.targets = std::move(targets);
+    a.edits = std::move(edits);
+    a.idempotency_key = compute_idempotency_key(a);
+    return a;
+  };
+  repair_plan plan;
+  // g1 merged into g0; g3 loses a conflict to g2; g3 loses to g2 again, g2 revived by a person
+  plan.actions.push_back(
+      act(std::string(action_types::merge_duplicates), {"g0", "g1"},
+          {{"g1", edit_set_duplicate_of{"g0"}}, {"g1", edit_set_status{"archived"}}}));
+  plan.actions.push_back(
+      act(std::string(action_types::resolve_conflict), {"g2", "g3"},
+          {{"g2", edit_add_supersedes{{"g3"}}}, {"g3", edit_set_status{"archived"}}}));
+  plan.actions.push_back(act(std::string(action_types::resolve_conflict), {"g2", "g3"},
+                             {{"g2", edit_set_status{"active"}},
+                              {"g2", edit_add_supersedes{{"g3"}}},
+                              {"g3", edit_set_status{"archived"}}}));
+  for (const char* id : {"g0", "g2"}) {  // the agent archives both kept records
+    memory_record r = store.extract(*store.find(id));
+    r.status = "archived";
+    store.restore(*store.find(id), r);
+  }
+  wal_writer wal(dir.path / "run.wal", wal_sync::none);
+  const auto res = apply_plan(store, plan, wal);
+  CHECK(res.outcomes[0].stale());
+  CHECK(res.outcomes[0].reason ==
+        "stale: the record it keeps is archived now (g0): retiring the other would leave none "
+        "active; not run; make a new plan");
+  CHECK(res.outcomes[1].stale());
+  CHECK(res.outcomes[1].reason.find("(g2)") != std::string::npos);
+  CHECK(store.record(*store.find("g1")).status == "active");
+  // the person's resolution revives g2 and retires g3
+  CHECK(res.outcomes[2].status == action_status::applied);
+  CHECK(store.record(*store.find("g2")).status == "active");
+  CHECK(store.record(*store.find("g3")).status == "archived");
+}
+
 TEST_CASE("apply skips an action whose records changed since the plan (stale), the rest run") {
   scratch_dir dir("stale");
   store_t store = make_store(4, "actve");  // illegal status: one tier-1 action per record

@@ -1884,6 +1884,48 @@ TEST_CASE(
   CHECK_FALSE(after.record(0).effective_weight.has_value());
 }
 
+TEST_CASE(
+    "apply_plan on a live sqlite store: a record the action names but does not write, changed "
+    "by the agent meanwhile, makes the action stale") {
+  sq_dir dir("cas-unwritten");
+  const auto db = dir.path / "live.db";
+  {
+    auto s = sqlite_store<>::create(
+        db, {rec("p", "User drinks tea.", {1, 0}), rec("d", "User drinks tea.", {1, 0})});
+  }
+  auto live = sqlite_store<>::open(db);
+  // d merged into p: only d is written; p is the primary the decision rests on
+  repair_plan plan;
+  repair_action a;
+  a.type = std::string(action_types::merge_duplicates);
+  a.targets = {"p", "d"};
+  a.edits = {{"d", edit_set_duplicate_of{"p"}}, {"d", edit_set_status{"archived"}}};
+  for (const char* id : {"p", "d"})
+    a.seen[id] = record_decision_digest(live.record(*live.find(id)));
+  a.idempotency_key = compute_idempotency_key(a);
+  plan.actions.push_back(a);
+  wal_writer wal(dir.path / "run.wal", wal_sync::none);
+  apply_options ao;
+  ao.approve_tier2 = true;
+  int intents = 0;
+  ao.crash_hook = [&](std::string_view point) {
+    // the agent rewrites the primary between the log's intent and the store write, once
+    if (point == "after_intent" && ++intents == 1) {
+      auto agent = sqlite_store<>::open(db);
+      (void)change(agent, 0, [](memory_record& r) { r.content = "User drinks coffee now."; });
+    }
+  };
+  const auto res = apply_plan(live, plan, wal, ao);
+  REQUIRE(res.outcomes.size() == 1);
+  CHECK(res.outcomes[0].stale());
+  CHECK(res.outcomes[0].reason.find("(p)") != std::string::npos);
+  CHECK(res.outcomes[0].attempts == 1);  // the check refused it; the retry found it stale
+  auto check = sqlite_store<>::open(db);
+  CHECK(check.record(0).content == "User drinks coffee now.");
+  CHECK(check.record(1).status == "active");  // the duplicate stays: its primary changed
+  CHECK(check.record(1).links.duplicate_of.empty());
+}
+
 namespace {
 // Detection on the tests' clock (the records are of 2024: no staleness findings on this day).
 report check_at_test_clock(const memory_store<>& s) {

@@ -23,6 +23,7 @@
 #include <string_view>
 #include <utility>
 
+#include "memhealth/io/printable.hpp"
 #include "memhealth/io/read_file.hpp"
 #include "memhealth/io/temp_files.hpp"
 #include "memhealth/memhealth.hpp"
@@ -64,25 +65,10 @@ enum exit_code : int {
   exit_busy = 5,     ///< another memhealth process holds the lock on the log or the store
 };
 
-/// Text for a terminal line: control characters (bytes below 0x20 and 0x7f: a NUL, an escape
-/// sequence, a newline inside a record id or a server's message) written as `\xNN`, everything
-/// else (UTF-8 included) as it is. For ids, keys and reasons taken from stores, plans and logs.
-/// `keep_line_breaks`: newlines and tabs stay (an error message of several lines).
+/// Text for a terminal line: `memhealth::printable` (io/printable.hpp): control characters as
+/// `\xNN`. For ids, keys and reasons taken from stores, plans and logs.
 inline std::string terminal_safe(std::string_view s, bool keep_line_breaks = false) {
-  std::string out;
-  out.reserve(s.size());
-  for (const char ch : s) {
-    const auto b = static_cast<unsigned char>(ch);
-    if ((b >= 0x20 && b != 0x7f) || (keep_line_breaks && (ch == '\n' || ch == '\t'))) {
-      out += ch;
-      continue;
-    }
-    constexpr char hex[] = "0123456789abcdef";
-    out += "\\x";
-    out += hex[b >> 4];
-    out += hex[b & 15];
-  }
-  return out;
+  return printable(s, keep_line_breaks);
 }
 
 /// How a `file_lock` holds its file.

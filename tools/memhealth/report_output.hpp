@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "memhealth/detect/finding.hpp"
+#include "memhealth/io/printable.hpp"
 
 namespace memhealth::cli {
 
@@ -33,7 +34,8 @@ inline std::string evidence_text(const evidence_value& v) {
 }
 
 /// Findings grouped by kind ("== kind (n)" sections, or "## kind (n)" in Markdown), at most
-/// `per_kind` per kind (then a "... n more" line), at most 6 ids per finding.
+/// `per_kind` per kind (then a "... n more" line), at most 6 ids per finding. Ids and evidence
+/// with control characters as `\xNN` (`printable`).
 inline void grouped_findings_text(std::ostringstream& s, const report& r, bool markdown,
                                   std::size_t per_kind = static_cast<std::size_t>(-1)) {
   for (const auto& [kind, total] : r.counts_by_kind()) {
@@ -53,11 +55,13 @@ inline void grouped_findings_text(std::ostringstream& s, const report& r, bool m
           s << " +" << (f.record_ids.size() - 6);
           break;
         }
-        s << (i ? ", " : "") << (markdown ? "`" : "") << f.record_ids[i] << (markdown ? "`" : "");
+        s << (i ? ", " : "") << (markdown ? "`" : "") << printable(f.record_ids[i])
+          << (markdown ? "`" : "");
       }
       if (!f.evidence.empty()) {
         s << " --";
-        for (const auto& [ek, ev] : f.evidence) s << " " << ek << "=" << evidence_text(ev);
+        for (const auto& [ek, ev] : f.evidence)
+          s << " " << ek << "=" << printable(evidence_text(ev));
       }
       if (!f.suggested_repair.empty()) s << " -> " << f.suggested_repair;
       s << "\n";

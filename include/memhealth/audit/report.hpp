@@ -47,6 +47,7 @@
 
 #include "memhealth/detect/finding.hpp"
 #include "memhealth/detect/secrets.hpp"
+#include "memhealth/io/printable.hpp"
 #include "memhealth/record/memory_record.hpp"
 #include "memhealth/record/time.hpp"
 #include "memhealth/repair/action.hpp"
@@ -741,13 +742,13 @@ std::string to_markdown(const audit_report& r) {
   }
   s << "\n## Pending review\n\n";
   if (r.pending.empty()) s << "nothing\n";
-  for (const auto& p : r.pending)
-    s << "- `" << p.id << "`: " << p.reason << (p.content.empty() ? "" : " -- " + p.content)
-      << "\n";
+  for (const auto& p : r.pending)  // texts from the store: control characters as \xNN
+    s << "- `" << printable(p.id) << "`: " << printable(p.reason)
+      << (p.content.empty() ? "" : " -- " + printable(p.content)) << "\n";
   s << "\n## Root-cause hints\n\n";
   if (r.hints.empty())
     s << "none: no finding kind concentrates in one batch, source, model version or day\n";
-  for (const auto& h : r.hints) s << "- " << h.text << "\n";
+  for (const auto& h : r.hints) s << "- " << printable(h.text) << "\n";
   s << "\n## Prevention\n\n";
   if (r.prevention.empty()) s << "nothing to add\n";
   for (const auto& p : r.prevention) s << "- " << p << "\n";

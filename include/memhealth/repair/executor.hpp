@@ -21,7 +21,9 @@
 ///    a reason starting with `stale_reason_prefix` (`action_outcome::stale()`), not run: the plan
 ///    decided on other records. A plan without digests (made before them) is not checked. So is
 ///    (deferred, stale) an action whose `edit_drop_links` would remove a link whose target a
-///    record of the store carries now (no longer dangling);
+///    record of the store carries now (no longer dangling), and one whose kept record (a merge's
+///    primary, a conflict's winner) is archived now: retiring the others would leave no active
+///    record of the fact (status is not in the digest, since the plan's own actions write it);
 /// 3. before-images come from `store.extract(i)`; after-images are computed by `apply_edit` on
 ///    copies (no store change yet). If no record changes, the action is *already applied*: edits
 ///    are applied to the current state, so "already done" and "nothing to do" are the same
@@ -545,6 +547,12 @@ class plan_run {
                 "): not run; make a new plan");
         continue;
       }
+      if (std::string retired = kept_retired(act); !retired.empty()) {
+        set(a, action_status::deferred,
+            std::string(stale_reason_prefix) + " the record it keeps is archived now (" + retired +
+                "): retiring the other would leave none active; not run; make a new plan");
+        continue;
+      }
       if (std::string found = links_found(act); !found.empty()) {
         set(a, action_status::deferred,
             std::string(stale_reason_prefix) + " the links it drops are no longer dangling (" +
@@ -840,6 +848,28 @@ class plan_run {
       changed += (changed.empty() ? "" : ", ") + id;
     }
     return changed;
+  }
+
+  // Step 2b too: the records an action keeps in favour of which it retires others (a merge's
+  // primary, `edit_set_duplicate_of`; a conflict's winner, the record given
+  // `edit_add_supersedes`) that are archived now (the agent, or another run, retired them since
+  // the plan; status is not in the decision digest, since the plan's own actions write it),
+  // comma-separated (empty: none).
+  std::string kept_retired(const repair_action& act) const {
+    std::string retired;
+    if constexpr (status_record<R>) {
+      std::set<std::string> kept;
+      for (const auto& e : act.edits) {
+        if (const auto* d = std::get_if<edit_set_duplicate_of>(&e.op)) kept.insert(d->primary_id);
+        if (std::holds_alternative<edit_add_supersedes>(e.op)) kept.insert(e.record_id);
+      }
+      for (const auto& e : act.edits)  // the action sets its status itself (a person's revival)
+        if (std::holds_alternative<edit_set_status>(e.op)) kept.erase(e.record_id);
+      for (const auto& id : kept)
+        if (const auto i = store_.find(id); i && field::status(store_.record(*i)) == "archived")
+          retired += (retired.empty() ? "" : ", ") + id;
+    }
+    return retired;
   }
 
   // Step 2b too: the ids an `edit_drop_links` would remove that a record of the store carries
