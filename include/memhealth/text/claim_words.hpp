@@ -1025,6 +1025,10 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"宁愿", att_positive | prefer},
     {"宁可", att_positive | prefer},
     {"更愿意", att_positive | prefer},
+    // the first choice among options ("首选红茶", "优先考虑工作"): the preferred option of an
+    // order whose other options follow ("其次才是绿茶")
+    {"首选", att_positive | prefer},
+    {"优先考虑", att_positive | prefer},
     // ordering verbs, as English "value" ("看重拍照多于续航": values the camera above the battery)
     {"看重", prefer},
     {"重视", prefer},

@@ -240,12 +240,19 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       return;
     }
   }
-  // ---- "足球其次", "咸的次之": X comes second, the rejected option of the liking before it
-  // ("更喜欢篮球，足球其次")
-  for (const sv second : {sv("其次"), sv("次之")}) {
-    if (!s.ends_with(second) || s.size() < i + second.size() + 3) continue;
-    const std::size_t before = out.size();
-    read_chinese_clause(lex, s.substr(0, s.size() - second.size()), inherited, out, first_holder);
+  // ---- "足球其次", "咸的次之", "绿茶排在后面": X comes second, the rejected option of the
+  // liking before it ("更喜欢篮球，足球其次"); so does X of a clause "其次才是X" / "其次是X"
+  // ("首选山里，其次才是海边")
+  for (const sv second : {sv("其次"), sv("次之"), sv("排在后面"), sv("才是"), sv("是")}) {
+    std::size_t before = out.size();
+    if (second == "才是" || second == "是") {
+      if (!starts(i, "其次") || !starts(i + 6, second) || s.size() < i + 6 + second.size() + 3)
+        continue;
+      read_chinese_clause(lex, s.substr(i + 6 + second.size()), inherited, out, first_holder);
+    } else {
+      if (!s.ends_with(second) || s.size() < i + second.size() + 3) continue;
+      read_chinese_clause(lex, s.substr(0, s.size() - second.size()), inherited, out, first_holder);
+    }
     if (out.size() == before) return;
     auto& r = out.back();
     r.polarity = -r.polarity;

@@ -299,6 +299,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
   std::size_t qualifier_at = n;    // where "for ..." / "as ..." after the rejected option starts
   bool instead = false;            // ... and it was "instead of": an exclusion, no mere order
   bool preferring = false;         // an attitude of preference ("prefers", "favours")
+  bool choosing = false;  // a verb of taking one option ("grabs", "goes for", "would take")
 
   // ---- a possessed attribute: "<holder>'s <attribute words> is <value>"
   if (possessive) {
@@ -472,10 +473,24 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     // Y", "X instead of Y", "X more than Y", "X above Y", "X ahead of Y", "X before Y"
     const bool comparing = prefer_seen || c.predicate == "like";
     // the preferred option must be named first: a term besides an attitude or ordering verb
-    const std::size_t named = (c.predicate == "like" || (lex.en(c.predicate) & cw::prefer)) ? 1 : 0;
+    const std::size_t named =
+        (c.predicate == "like" || (lex.en(c.predicate) & cw::prefer) || choosing) ? 1 : 0;
+    // General rule: a judgement that one option is better than another ("thinks iOS is much
+    // better than Android", "finds Java preferable to Python", "finds phone calls nicer than
+    // texting") is an order of preference, the first option preferred
+    if ((w == "better" || w == "preferable" || w == "nicer" || w == "superior") &&
+        (next == "than" || next == "to") && comparative_at == n && !c.holder.empty() &&
+        (c.predicate == "think" || c.predicate == "find" || c.predicate == "consider" ||
+         c.predicate == "believe" || c.predicate == "feel") &&
+        terms.size() > 1) {
+      comparative_at = terms.size();
+      choosing = true;  // (the judgement verb is no part of either option)
+      ++i;
+      continue;
+    }
     if (((w == "rather" && next == "than") || (w == "instead" && next == "of") ||
          (w == "more" && next == "than") || (w == "ahead" && next == "of")) &&
-        comparing && comparative_at == n && terms.size() > named) {
+        (comparing || (choosing && w == "rather")) && comparative_at == n && terms.size() > named) {
       comparative_at = terms.size();
       instead = w == "instead";
       ++i;
@@ -492,7 +507,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       if (k < n && (t[k].w == "the" || t[k].w == "this" || t[k].w == "last")) ++k;
       if (k < n && (lex.en(t[k].w) & cw::time) && t[k].w != "am") continue;
     }
-    if (comparing && comparative_at == n && terms.size() > named &&
+    if ((comparing || (choosing && w == "over")) && comparative_at == n && terms.size() > named &&
         ((cue & cw::comparative) || w == "above" || (w == "before" && prefer_seen) ||
          (w == "to" && prefer_seen &&
           // "prefers trains to planes", "prefers cycling to driving"; not "prefers to avoid"
@@ -974,6 +989,16 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
         continue;
       }
       if (lc & cw::prefer) prefer_seen = true;  // an ordering verb: "values X above Y"
+      // General rule: a verb of taking or asking for one thing ("grabs", "goes for", "reaches
+      // for", "opts for", "asks for", "selects", "would take") orders two options when "over"
+      // or "rather than" names the other: "goes for Thai food over Indian" likes Thai food
+      // and rejects Indian as "picks Thai food over Indian" does (a holder's statement only:
+      // "a dog is taking a ball over the fence" is a scene)
+      if (!c.holder.empty() && !(lc & cw::prefer) &&
+          (lemma == "grab" || lemma == "take" || lemma == "select" ||
+           ((lemma == "go" || lemma == "reach" || lemma == "opt" || lemma == "ask") &&
+            next == "for")))
+        choosing = true;
       if (lc & cw::att_negative) {
         c.predicate = "like";
         c.kind = predicate_class::preference;
@@ -1245,7 +1270,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
   // "prefers X over Y": like X, and Y rejected
   if (comparative_at < terms.size()) {
     if (c.predicate != "like") {  // an ordering verb or "would rather": both sides are likes
-      if (!c.predicate.empty() && (lex.en(c.predicate) & cw::prefer)) {
+      if (!c.predicate.empty() && ((lex.en(c.predicate) & cw::prefer) || choosing)) {
         const auto at = std::find(terms.begin(), terms.end(), c.predicate);
         if (at != terms.end() && static_cast<std::size_t>(at - terms.begin()) < comparative_at) {
           terms.erase(at);
