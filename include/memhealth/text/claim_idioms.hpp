@@ -45,6 +45,14 @@ inline constexpr auto english_idioms = std::to_array<idiom>({
     {"is a chain smoker", "smokes every day"},
     {"is a heavy smoker", "smokes every day"},
     {"is a heavy drinker", "drinks alcohol every day"},
+    // how a holder spends and eats, as the adjectives WordNet opposes (frugal / extravagant,
+    // indirect antonyms) or a negation pair
+    {"is a big spender", "is extravagant"},
+    {"is a penny-pincher", "is frugal"},
+    {"is a picky eater", "is picky about food"},
+    {"is a fussy eater", "is picky about food"},
+    {"will eat anything", "is not picky about food and eats whatever"},
+    {"eats anything", "is not picky about food and eats whatever"},
     {"is a dog person", "loves dogs"},
     {"is a cat person", "loves cats"},
     {"is a gym rat", "goes to the gym every day"},
@@ -83,6 +91,9 @@ inline constexpr auto english_idioms = std::to_array<idiom>({
     {"at any cost", ""},
     {"like the plague", ""},
     {"with a passion", ""},
+    // ("will happily eat absolutely anything": how gladly, how wholly)
+    {"happily", ""},
+    {"absolutely", ""},
     {"no matter what", ""},
     {"set foot in", "been to"},
     {"once in a blue moon", "rarely"},
@@ -234,8 +245,19 @@ bool rewrite_english_idioms(std::vector<Token>& words, Make make) {
                   words.begin() + static_cast<std::ptrdiff_t>(i + e.phrase.size()));
       words.insert(words.begin() + static_cast<std::ptrdiff_t>(i), plain.begin(), plain.end());
       changed = true;
-      if (plain.empty()) {  // a phrase that says nothing ("cold turkey"): read position i again
-        --i;
+      // General rule: a relative clause after an idiom that names what the holder is, read as
+      // a verb phrase ("is a night owl who sleeps until noon": "stays up late ..."), says more
+      // of the holder, not of the verb's object: it is read as another clause of the holder
+      // ("... and sleeps until noon"); after a copula ("is introverted") the reader keeps it a
+      // relative clause
+      if (const std::size_t after = i + plain.size();
+          !plain.empty() && e.phrase.front() == "is" && e.plain.front() != "is" &&
+          after < words.size() && (words[after].w == "who" || words[after].w == "that"))
+        words[after] = make("and");
+      if (plain.empty()) {  // a phrase that says nothing ("cold turkey"): read the words again
+        // (from the start: an idiom before it may be whole now, "will happily eat absolutely
+        // anything")
+        i = static_cast<std::size_t>(-1);
         break;
       }
       i += plain.size() - 1;
