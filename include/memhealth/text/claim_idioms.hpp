@@ -81,6 +81,14 @@ inline constexpr auto english_idioms = std::to_array<idiom>({
     {"steers clear of", "avoids"},
     {"stays away from", "avoids"},
     {"keeps away from", "avoids"},
+    // phrasal verbs of ending a plan or a bond: "called off the engagement", "broke off her
+    // engagement" (cancel.v.01)
+    {"called off", "cancelled"},
+    {"calls off", "cancels"},
+    {"call off", "cancel"},
+    {"broke off", "cancelled"},
+    {"breaks off", "cancels"},
+    {"break off", "cancel"},
     {"is done with", "quit"},
     {"gave up on", "quit"},
     {"the odd", "occasionally"},

@@ -1349,6 +1349,26 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     terms.push_back(partner);  // "Kenji and Mei broke up": no longer with Mei
     object.push_back(partner);
   }
+  // General rule: the end of an engagement or a marriage ("broke off her engagement to Tom",
+  // "called off the engagement", "divorced Daniel") denies the marital status it was
+  // ("engaged", "married"), as "is no longer engaged" does; a divorce is a change, not a one-off
+  // event to weigh against a lasting state
+  if (c.attribute.empty() && c.polarity > 0 && c.predicate == "divorce") {
+    c.attribute = "marital status";
+    value = {"married"};
+    c.polarity = -1;
+    c.change = true;
+    c.event = false;
+    c.kind = predicate_class::state;
+  } else if (c.attribute.empty() && c.polarity < 0 && c.any_predicate && c.change) {
+    for (const auto& o : object)
+      if (o == "engagement" || o == "marriage") {
+        c.attribute = "marital status";
+        value = {o == "engagement" ? "engaged" : "married"};
+        c.event = false;
+        break;
+      }
+  }
   c.terms = std::move(terms);
   c.object = std::move(object);
   c.subject = std::move(subject);
