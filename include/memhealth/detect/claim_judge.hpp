@@ -674,6 +674,20 @@ struct claim_rules {
       const int now = current_year();
       return verdict(age < now - hi - 2 || age > now - lo + 1);
     }
+    if ((a == "zodiac" && b == "birth year") || (a == "birth year" && b == "zodiac")) {
+      // General rule: a Chinese zodiac sign (属龙) names a birth year modulo 12 (2020 a rat
+      // year, 鼠牛虎兔龙蛇马羊猴鸡狗猪). The lunar new year falls in January or February, so
+      // a year of birth allows its own sign and the year before's; any other sign is a conflict
+      static constexpr std::string_view signs[] = {"鼠", "牛", "虎", "兔", "龙", "蛇",
+                                                   "马", "羊", "猴", "鸡", "狗", "猪"};
+      const std::string& sign = a == "zodiac" ? x.value.front() : y.value.front();
+      const auto [lo, hi] = year_range(a == "zodiac" ? y.value.front() : x.value.front());
+      const auto at = std::find(std::begin(signs), std::end(signs), sign);
+      if (hi != lo || at == std::end(signs)) return std::nullopt;
+      const int k = static_cast<int>(at - std::begin(signs));
+      auto sign_of = [](int year) { return ((year - 2020) % 12 + 12) % 12; };
+      return verdict(sign_of(lo) != k && sign_of(lo - 1) != k);
+    }
     if (a != b) return std::nullopt;
     if (a == "birth year") {
       const auto rx = year_range(x.value.front()), ry = year_range(y.value.front());

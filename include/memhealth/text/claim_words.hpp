@@ -963,6 +963,11 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"未", negator},
     {"无", negator},
     {"非", negator},
+    // (并 "actually" before a negator only stresses it: "并非素食者", "并不喜欢")
+    {"并非", negator},
+    {"并不", negator},
+    {"并没有", negator},
+    {"并没", negator},
     {"从不", negator | frequency},
     {"从来不", negator | frequency},
     {"从没", negator | frequency},

@@ -566,15 +566,18 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       }
     }
   }
-  // 是 X 人 (X of one to three characters, no cue): where the holder comes from ("是北京人")
+  // 是 X 人 (X of two to four characters, no cue): where the holder comes from ("是北京人",
+  // "是湖南长沙人"), the attribute 老家 names ("老家在山东" / "是四川人": two hometowns); not a
+  // kind of person counted by a numeral or classifier ("是个好人", "是一名老人")
   if (c.attribute.empty() && starts(i, "是") && s.ends_with("人") && s.size() >= i + 12 &&
-      s.size() <= i + 15) {
+      s.size() <= i + 18 && !starts(i + 3, "一") && !starts(i + 3, "个") && !starts(i + 3, "名") &&
+      !starts(i + 3, "位")) {
     const sv v = s.substr(i + 3, s.size() - i - 6);
     bool plain = true;
     for (std::size_t q = 0; q + 3 <= v.size(); q += 3)
       if (lex.zh(v.substr(q, 3)) != 0 || !is_cjk_at(v, q)) plain = false;
     if (plain) {
-      c.attribute = "origin";
+      c.attribute = "hometown";
       c.kind = predicate_class::state;
       for (std::size_t q = 0; q + 3 <= v.size(); q += 3)
         c.value.push_back(std::string(v.substr(q, 3)));
