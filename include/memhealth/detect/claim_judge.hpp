@@ -811,7 +811,11 @@ struct claim_rules {
       if (n.order < 0 && p.order <= 0 && !unread_order(p))
         return {false, false, "preference_order"};
       bool holds;
-      if (same_attribute(lex, n.attribute, p.attribute)) {
+      // General rule: a resignation that names no employer (辞职, "quit her job") ends the
+      // holder's job, so it denies the occupation too ("是一名中学老师" / "辞去了教职")
+      const bool resigned =
+          n.attribute == "employer" && n.value.empty() && n.change && p.attribute == "occupation";
+      if (resigned || same_attribute(lex, n.attribute, p.attribute)) {
         // "no longer lives in Porto" / "lives in Porto"; "辞职了" / "在银行上班"
         holds = subset_or_empty(lex, n.value, p.value);
       } else if (n.any_predicate) {

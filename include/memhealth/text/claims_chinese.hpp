@@ -461,10 +461,13 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     return before == "直" || before == "下" || before == "家" || before == "所" || before == "归" ||
            before == "隶" || before == "附" || before == "亲" || before == "专" || before == "金";
   };
+  // (调到 of a transfer, not of setting a thing: 把闹钟调到六点)
+  auto set_thing = [&](std::size_t p) { return find_text(s, "把", i) < p; };
   for (const auto& a : cw::chinese_attributes)
     if (std::size_t p = present.may_contain(a.cue) ? find_text(s, a.cue, i) : sv::npos;
         (a.cue == "属" && p != sv::npos && zodiac_word(p) &&
          (p = find_text(s, a.cue, p + 3)) == sv::npos) ||
+        (a.cue == "调到" && p != sv::npos && set_thing(p) && (p = sv::npos) == sv::npos) ||
         (p != sv::npos && (p < first_at || (p == first_at && a.cue.size() > first->cue.size())))) {
       if (p == sv::npos) continue;
       first = &a;
@@ -514,6 +517,8 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       if (!present.may_contain(work)) continue;
       const std::size_t w = find_text(s, work, i);
       const std::size_t at = find_text(s, "在", i);
+      // (做 "works as" only at a firm counted by 家: 在一家外企做销售, not 在家做饭)
+      if (work == "做" && (at == sv::npos || !starts(at + 3, "一家"))) continue;
       if (w != sv::npos && at != sv::npos && at < w) {
         c.attribute = std::string(place);
         c.kind = predicate_class::state;
@@ -967,10 +972,12 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
         terms.push_back("任何" + std::string(kind));
       }
     }
-  // a resignation ends the employment (辞职, 离职): the employer attribute, denied
+  // a resignation ends the employment (辞职, 离职; 辞去教职, 辞掉了工作, 把工作辞了): the
+  // employer attribute, denied
   if (c.attribute.empty() &&
       (find_text(s, "辞职") != sv::npos || find_text(s, "离职") != sv::npos ||
-       find_text(s, "退休") != sv::npos)) {
+       find_text(s, "退休") != sv::npos || find_text(s, "辞去") != sv::npos ||
+       find_text(s, "辞掉") != sv::npos || find_text(s, "辞了") != sv::npos)) {
     c.attribute = "employer";
     c.kind = predicate_class::state;
   }
@@ -985,8 +992,18 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
           break;
         }
       if (rest.ends_with("了")) rest.remove_suffix(3);
-      if (std::find(cw::chinese_occupations.begin(), cw::chinese_occupations.end(), rest) !=
-          cw::chinese_occupations.end()) {
+      // (a compound ends with its head: 中学老师, 中学语文老师 are 老师, a kind of it; up to
+      // four characters before the head)
+      if (std::any_of(cw::chinese_occupations.begin(), cw::chinese_occupations.end(), [&](sv o) {
+            return rest.ends_with(o) && rest.size() <= o.size() + 12 &&
+                   std::all_of(rest.begin(), rest.end(),
+                               [](char ch) { return static_cast<unsigned char>(ch) >= 0x80; }) &&
+                   [&] {
+                     for (std::size_t q = 0; q + o.size() < rest.size(); q += 3)
+                       if (lex.zh(rest.substr(q, 3)) != 0) return false;
+                     return true;
+                   }();
+          })) {
         c.attribute = "occupation";
         c.kind = predicate_class::state;
         for (std::size_t q = 0; q + 3 <= rest.size(); q += 3)
