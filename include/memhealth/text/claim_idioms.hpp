@@ -116,6 +116,11 @@ inline constexpr auto english_idioms = std::to_array<idiom>({
     {"look forward to", "like"},
     {"thrives in", "loves"},
     {"thrives on", "loves"},
+    {"thrives at", "loves"},
+    // judgements of a thing as worthless or of being bored by it
+    {"a waste of time", "pointless"},
+    {"a waste of money", "pointless"},
+    {"bored stiff", "bored"},
     {"refuses to touch", "refuses"},
     {"wont touch", "avoids"},
     {"will not touch", "avoids"},

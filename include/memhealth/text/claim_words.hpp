@@ -245,6 +245,15 @@ inline constexpr auto english = std::to_array<entry>({
     {"energizing", evaluation_pos},
     {"energising", evaluation_pos},
     {"inspiring", evaluation_pos},
+    // (more judgements of liking or disliking a thing: "finds X insufferable", "thinks X is
+    // great", "finds the app clunky")
+    {"insufferable", evaluation_neg},
+    {"great", evaluation_pos},
+    {"bored", evaluation_neg},
+    {"clunky", evaluation_neg},
+    {"confusing", evaluation_neg},
+    {"intuitive", evaluation_pos},
+    {"user-friendly", evaluation_pos},
     // aversions: negative towards the object whatever the verb
     {"avoid", aversion},
     {"refuse", aversion},
