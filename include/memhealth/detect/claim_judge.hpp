@@ -355,6 +355,24 @@ struct claim_rules {
         !(meeting(x.predicate) && meeting(y.predicate)))
       return false;
     const auto ox = what(x), oy = what(y);
+    // General rule: a light verb's object that is a kind of what another verb takes in (WordNet
+    // 3.0 hypernyms: a beverage for "drink", food for "eat", tobacco for "smoke") names that
+    // verb's act: "has the occasional cigarette" / "smokes a pack a day", "has a couple of
+    // beers" / "drinks every night"
+    auto taken_in = [&](const text_claim& v, const std::vector<std::string>& ov,
+                        const text_claim& l, const std::vector<std::string>& ol) {
+      const std::string_view kind = v.predicate == "drink"   ? "beverage"
+                                    : v.predicate == "eat"   ? "food"
+                                    : v.predicate == "smoke" ? "tobacco"
+                                                             : "";
+      return !kind.empty() && light(l.predicate) && !light(v.predicate) && !ol.empty() &&
+             std::all_of(ol.begin(), ol.end(),
+                         [&](const std::string& o) {
+                           return ascii(o) && lex.english().is_a(o, kind, 6);
+                         }) &&
+             (ov.empty() || contained(lex, ov, ol));
+    };
+    if (taken_in(x, ox, y, oy) || taken_in(y, oy, x, ox)) return true;
     // a measure alone under one verb that is not light ("smokes a pack a day" / "smokes one
     // cigarette a month"): the measure is of what the verb takes
     if ((ox.empty() && !x.object.empty()) != (oy.empty() && !y.object.empty()))

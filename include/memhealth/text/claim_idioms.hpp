@@ -91,7 +91,7 @@ inline constexpr auto english_idioms = std::to_array<idiom>({
     {"break off", "cancel"},
     {"is done with", "quit"},
     {"gave up on", "quit"},
-    {"the odd", "occasionally"},
+    {"the odd", "an occasional"},
     {"cold turkey", ""},
     // intensifiers of an attitude or habit: how strongly, never what ("avoids X at all costs",
     // "avoids X like the plague", "hates X with a passion")
