@@ -875,6 +875,13 @@ struct claim_rules {
                  !std::binary_search(p.terms.begin(), p.terms.end(), t);
         });
         if (denied.size() < 2) denied = n.terms;
+        // General rule: not eating or drinking a thing is denied by any taking of it in
+        // (claim_words::consumption_verbs: "never eats fast food" / "grabs fast food a couple of
+        // times a month"), as a diet restriction's denial is; a holder's statement only
+        if ((n.predicate == "eat" || n.predicate == "drink") && !n.holder.empty() &&
+            !p.predicate.empty() && !match(lex, n.predicate, p.predicate) && consumes(p) &&
+            denied.size() >= 2)
+          std::erase(denied, n.predicate);
         holds = !denied.empty() && denied_in(lex, denied, p.terms) == denied.size();
       }
       if (!holds) return {false, false, "not_contained"};

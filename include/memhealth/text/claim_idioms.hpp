@@ -117,6 +117,11 @@ inline constexpr auto english_idioms = std::to_array<idiom>({
     {"thrives in", "loves"},
     {"thrives on", "loves"},
     {"thrives at", "loves"},
+    // "work out" of physical exercise (WordNet 3.0 work_out.v.03, exercise.v.04)
+    {"works out", "exercises"},
+    {"work out", "exercise"},
+    {"worked out", "exercised"},
+    {"working out", "exercising"},
     // judgements of a thing as worthless or of being bored by it
     {"a waste of time", "pointless"},
     {"a waste of money", "pointless"},
