@@ -89,6 +89,11 @@ inline constexpr auto english_idioms = std::to_array<idiom>({
     {"broke off", "cancelled"},
     {"breaks off", "cancels"},
     {"break off", "cancel"},
+    // giving a thing in part payment for another ends having it ("traded in the Civic for an
+    // e-bike", trade_in.v.01)
+    {"traded in", "sold"},
+    {"trades in", "sells"},
+    {"trade in", "sell"},
     {"is done with", "quit"},
     {"gave up on", "quit"},
     {"the odd", "an occasional"},
@@ -103,6 +108,7 @@ inline constexpr auto english_idioms = std::to_array<idiom>({
     {"happily", ""},
     {"absolutely", ""},
     {"no matter what", ""},
+    {"for good", ""},  // ("quit for good": for ever)
     {"set foot in", "been to"},
     {"once in a blue moon", "rarely"},
     {"every now and again", "sometimes"},

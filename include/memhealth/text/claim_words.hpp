@@ -301,6 +301,11 @@ inline constexpr auto english = std::to_array<entry>({
     {"abandoned", terminate},
     {"ditch", terminate},
     {"ditched", terminate},
+    // removing software or a subscription ends its use (words WordNet 3.0 does not list)
+    {"uninstall", terminate},
+    {"uninstalled", terminate},
+    {"unsubscribe", terminate},
+    {"unsubscribed", terminate},
     {"resign", terminate},
     {"resigned", terminate},
     {"retire", terminate},

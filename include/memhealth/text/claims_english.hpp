@@ -289,6 +289,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
   bool prefer_seen = false;
   bool handed_over = false;
   bool rehoming = false;     // "rehomed the parrot with a friend": the friend was not given away
+  bool selling = false;      // "sold the Civic for an e-bike": the e-bike was not sold
   bool perfect = false;      // "has played": a present perfect, no one-off event  // a termination
                              // ("sold", "gave"): its object ends at "to <whom>"
   bool past_copula = false;  // the copula was "was" / "were": "was married to Dan" is over
@@ -822,8 +823,8 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       predicate_set = true;
       continue;
     }
-    if ((w == "to" || (w == "with" && rehoming)) && handed_over && !object.empty() &&
-        c.attribute.empty()) {
+    if ((w == "to" || (w == "with" && rehoming) || (w == "for" && selling)) && handed_over &&
+        !object.empty() && c.attribute.empty()) {
       object_open = false;  // "sold the car to a cousin": the cousin is not what was sold
       break;
     }
@@ -1022,6 +1023,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       if ((lc & cw::terminate) && !copula) {
         handed_over = true;
         rehoming = w.starts_with("rehom");
+        selling = lemma == "sell";
         c.any_predicate = true;
         c.change = true;
         c.polarity = -c.polarity;
@@ -1647,6 +1649,37 @@ inline void read_english_clause(const claim_lexicon& lex, sv clause, const std::
   }
   auto t = tokenize(clause);
   rewrite_english_idioms(t, [](const std::string& w) { return token{w, false}; });
+  // General rule: letting a thing lapse or expire ends it ("let the rowing club membership
+  // lapse" is "cancelled the rowing club membership"; two to six words between)
+  for (std::size_t k = 0; k + 2 < t.size(); ++k) {
+    if (t[k].w != "let" && t[k].w != "lets") continue;
+    std::size_t e = k + 2;
+    while (e < t.size() && e <= k + 6 && t[e].w != "lapse" && t[e].w != "expire") ++e;
+    if (e >= t.size() || e > k + 6) continue;
+    t.erase(t.begin() + static_cast<std::ptrdiff_t>(e));
+    t[k].w = "cancelled";
+    break;
+  }
+  // General rule: someone of the holder's taking the holder off a thing ("the user's doctor
+  // took her off metformin", "my doctor took me off statins") ends the holder's taking it: the
+  // statement is the holder's, "the user quit metformin" (the holder's word and a possessive,
+  // one or two words, then took / takes / has taken, a pronoun of the holder and "off")
+  for (std::size_t j = 2; j + 3 < t.size(); ++j) {
+    if (!(t[j].w == "took" || t[j].w == "takes" || t[j].w == "taken" || t[j].w == "take") ||
+        !(t[j + 1].w == "him" || t[j + 1].w == "her" || t[j + 1].w == "them" ||
+          t[j + 1].w == "me" || t[j + 1].w == "us") ||
+        t[j + 2].w != "off")
+      continue;
+    std::size_t p = j;
+    while (p > 0 && p + 4 > j && t[p - 1].w != "s" && t[p - 1].w != "my") --p;
+    if (p == 0 || p + 4 <= j) break;
+    std::vector<token> r(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(p - 1));
+    if (t[p - 1].w == "my") r.push_back(token{"i", false});
+    r.push_back(token{"quit", false});
+    r.insert(r.end(), t.begin() + static_cast<std::ptrdiff_t>(j) + 3, t.end());
+    t = std::move(r);
+    break;
+  }
   // General rule: "<X> is <holder>'s preferred / go-to <kind> [over <Y>]" says the holder
   // prefers X (to Y): "winter is the user's preferred season over summer" is read as "the user
   // prefers winter over summer" (X of one to three words; the holder "the user's", "user's",
