@@ -479,14 +479,16 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     // General rule: a judgement that one option is better than another ("thinks iOS is much
     // better than Android", "finds Java preferable to Python", "finds phone calls nicer than
     // texting") is an order of preference, the first option preferred
-    if ((w == "better" || w == "preferable" || w == "nicer" || w == "superior") &&
-        (next == "than" || next == "to") && comparative_at == n && !c.holder.empty() &&
+    const bool beats = w == "beats" || w == "beat" || w == "trumps";  // ("thinks X beats Y")
+    if ((beats || ((w == "better" || w == "preferable" || w == "nicer" || w == "superior") &&
+                   (next == "than" || next == "to"))) &&
+        comparative_at == n && !c.holder.empty() &&
         (c.predicate == "think" || c.predicate == "find" || c.predicate == "consider" ||
          c.predicate == "believe" || c.predicate == "feel") &&
         terms.size() > 1) {
       comparative_at = terms.size();
       choosing = true;  // (the judgement verb is no part of either option)
-      ++i;
+      if (!beats) ++i;
       continue;
     }
     if (((w == "rather" && next == "than") || (w == "instead" && next == "of") ||
@@ -1649,6 +1651,39 @@ inline void read_english_clause(const claim_lexicon& lex, sv clause, const std::
   }
   auto t = tokenize(clause);
   rewrite_english_idioms(t, [](const std::string& w) { return token{w, false}; });
+  // General rule: "Between A and B, <holder> likes B more / goes for B" is an order of the two
+  // options: "<holder> likes B over A" (A and B of one to three words; the holder "the user",
+  // "user", "i", "we"; the option named in the rest is the preferred one)
+  if (t.size() > 6 && t[0].w == "between") {
+    std::size_t a = 2;
+    while (a < t.size() && a <= 4 && t[a].w != "and") ++a;
+    std::size_t h = a + 2;
+    while (h < t.size() && h <= a + 4 && t[h].w != "user" && t[h].w != "the" && t[h].w != "i" &&
+           t[h].w != "we")
+      ++h;
+    if (a <= 4 && a < t.size() && h + 2 < t.size() && h <= a + 4) {
+      const std::vector<token> opt_a(t.begin() + 1, t.begin() + static_cast<std::ptrdiff_t>(a));
+      const std::vector<token> opt_b(t.begin() + static_cast<std::ptrdiff_t>(a) + 1,
+                                     t.begin() + static_cast<std::ptrdiff_t>(h));
+      std::vector<token> rest(t.begin() + static_cast<std::ptrdiff_t>(h), t.end());
+      auto named = [&](const std::vector<token>& o) {
+        return std::any_of(o.begin(), o.end(), [&](const token& x) {
+          return std::any_of(rest.begin() + 1, rest.end(),
+                             [&](const token& y) { return y.w == x.w; });
+        });
+      };
+      const bool b = named(opt_b), a_named = named(opt_a);
+      if (b != a_named) {
+        while (!rest.empty() && (rest.back().w == "more" || rest.back().w == "better" ||
+                                 rest.back().w == "most" || rest.back().w == "best"))
+          rest.pop_back();
+        rest.push_back(token{"over", false});
+        const auto& other = b ? opt_a : opt_b;
+        rest.insert(rest.end(), other.begin(), other.end());
+        t = std::move(rest);
+      }
+    }
+  }
   // General rule: letting a thing lapse or expire ends it ("let the rowing club membership
   // lapse" is "cancelled the rowing club membership"; two to six words between)
   for (std::size_t k = 0; k + 2 < t.size(); ++k) {
