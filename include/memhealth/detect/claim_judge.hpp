@@ -500,7 +500,9 @@ struct claim_rules {
       // ("never drinks alcohol" / "has a beer now and then": having food or drink is
       // consuming it; "不信任何宗教" / "信基督教": a Chinese "any X", one of X's characters,
       // claims_chinese.hpp)
+      // (nor having a thing / owning it: "has no car" / "owns a car", own.v.01 "have, possess")
       return match(lex, t, u) || (u == "have" && (t == "eat" || t == "drink")) ||
+             (t == "have" && (u == "own" || u == "possess")) ||
              (t.starts_with("任何") && u.size() == 3 && !ascii(u) &&
               t.find(u, 6) != std::string::npos) ||
              compound_of(u, t) ||

@@ -489,6 +489,7 @@ inline constexpr auto english = std::to_array<entry>({
     {"really", stop},
     {"quite", stop},
     // (more adverbs of degree that say how much, not what: "is extremely frugal")
+    {"yet", stop},  // ("can't swim yet": not now)
     {"extremely", stop},
     {"incredibly", stop},
     {"super", stop},
