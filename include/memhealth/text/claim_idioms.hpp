@@ -109,6 +109,9 @@ inline constexpr auto english_idioms = std::to_array<idiom>({
     {"absolutely", ""},
     {"no matter what", ""},
     {"for good", ""},  // ("quit for good": for ever)
+    // ("would choose X over Y any day (of the week)": whenever the choice comes)
+    {"any day of the week", ""},
+    {"any day", ""},
     {"set foot in", "been to"},
     {"once in a blue moon", "rarely"},
     {"every now and again", "sometimes"},
