@@ -1508,6 +1508,16 @@ TEST_CASE("claim judge: a recall round of issue 18 on set K's weakest categories
     no_conflicts({{"User goes for window seats over aisle seats", "User likes aisle seats"},
                   {"User goes for walks in the park", "User prefers the beach to the park"}});
   }
+  SUBCASE("'any day (of the week)' after a choice says nothing more") {
+    conflicts({{"User would take the ferry over flying any day of the week",
+                "User prefers flying to the ferry"}});
+    no_conflicts(
+        {{"User would take the ferry over flying any day of the week", "User flies on weekends"}});
+  }
+  SUBCASE("being raised in a place names the hometown") {
+    conflicts({{"User was raised in Leeds", "User's hometown is York"}});
+    no_conflicts({{"User was raised in Leeds", "User's hometown is Leeds"}});
+  }
   SUBCASE("a judgement that one option is better than another is an order") {
     conflicts({{"User thinks trains are better than planes", "User prefers planes to trains"},
                {"User finds tea preferable to coffee", "User prefers coffee over tea"},

@@ -628,14 +628,14 @@ inline constexpr auto english_attributes = std::to_array<attribute_cue>({
     {"live", "in", "residence", false},   {"live", "at", "residence", false},
     {"reside", "in", "residence", false}, {"base", "in", "residence", false},
     {"move", "to", "residence", true},    {"relocate", "to", "residence", true},
-    {"grow", "up", "hometown", false},    {"work", "at", "employer", false},
-    {"work", "for", "employer", false},   {"employ", "by", "employer", false},
-    {"employ", "at", "employer", false},  {"join", "", "employer", true},
-    {"work", "as", "occupation", false},  {"report", "to", "manager", false},
-    {"bear", "on", "birthday", false},    {"bear", "in", "birthplace", false},
-    {"call", "", "name", false},          {"go", "by", "name", false},
-    {"name", "", "name", false},          {"marry", "to", "spouse", false},
-    {"engage", "to", "spouse", false},
+    {"grow", "up", "hometown", false},    {"raise", "in", "hometown", false},
+    {"work", "at", "employer", false},    {"work", "for", "employer", false},
+    {"employ", "by", "employer", false},  {"employ", "at", "employer", false},
+    {"join", "", "employer", true},       {"work", "as", "occupation", false},
+    {"report", "to", "manager", false},   {"bear", "on", "birthday", false},
+    {"bear", "in", "birthplace", false},  {"call", "", "name", false},
+    {"go", "by", "name", false},          {"name", "", "name", false},
+    {"marry", "to", "spouse", false},     {"engage", "to", "spouse", false},
 });
 /// Attribute names that mean one attribute, mapped to its canonical name.
 inline constexpr auto attribute_aliases =
