@@ -973,11 +973,14 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       }
     }
   // a resignation ends the employment (辞职, 离职; 辞去教职, 辞掉了工作, 把工作辞了): the
-  // employer attribute, denied
+  // employer attribute, denied; a job named before 的工作 ("辞去了银行的工作") is compared as
+  // what the ending names
   if (c.attribute.empty() &&
       (find_text(s, "辞职") != sv::npos || find_text(s, "离职") != sv::npos ||
-       find_text(s, "退休") != sv::npos || find_text(s, "辞去") != sv::npos ||
-       find_text(s, "辞掉") != sv::npos || find_text(s, "辞了") != sv::npos)) {
+       find_text(s, "退休") != sv::npos ||
+       ((find_text(s, "辞去") != sv::npos || find_text(s, "辞掉") != sv::npos ||
+         find_text(s, "辞了") != sv::npos) &&
+        find_text(s, "的工作") == sv::npos))) {
     c.attribute = "employer";
     c.kind = predicate_class::state;
   }
