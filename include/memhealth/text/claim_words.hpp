@@ -488,8 +488,8 @@ inline constexpr auto english = std::to_array<entry>({
     {"very", stop},
     {"really", stop},
     {"quite", stop},
-    // (more adverbs of degree that say how much, not what: "is extremely frugal")
     {"yet", stop},  // ("can't swim yet": not now)
+    // (more adverbs of degree that say how much, not what: "is extremely frugal")
     {"extremely", stop},
     {"incredibly", stop},
     {"super", stop},
@@ -1289,44 +1289,28 @@ struct chinese_attribute_cue {
   std::string_view attribute;  ///< the single-valued attribute it names ("residence")
   bool change;                 ///< the cue states a change ("搬到")
 };
-/// Chinese attribute cues: the phrases that name a single-valued attribute (住在, 在...工作).
+/// Chinese attribute cues: the phrases that name a single-valued attribute (住在, 在...工作);
+/// 调到 is a transfer to another office or city of the employer ("调到成都工作",
+/// "调到了深圳分公司"; not after 把, claims_chinese.hpp), 转行做 / 转行当 a change of trade to the
+/// occupation that follows ("转行做了设计").
 inline constexpr auto chinese_attributes = std::to_array<chinese_attribute_cue>({
-    {"住在", "residence", false},
-    {"居住在", "residence", false},
-    {"搬到", "residence", true},
-    {"搬去", "residence", true},
-    {"老家", "hometown", false},
-    {"家乡", "hometown", false},
-    {"名字", "name", false},
-    {"名叫", "name", false},
-    {"叫做", "name", false},
-    {"生日", "birthday", false},
-    {"工作单位是", "employer", false},
-    {"就职于", "employer", false},
-    {"在职于", "employer", false},
-    {"血型", "blood_type", false},
-    {"型血", "blood_type", false},
-    {"属", "zodiac", false},
-    {"已婚", "marital_status", false},
-    {"单身", "marital_status", false},
-    {"离婚", "marital_status", false},
-    {"离异", "marital_status", false},
-    {"结婚", "marital_status", true},
-    {"跳槽到", "employer", true},
-    {"入职", "employer", true},
-    {"搬回", "residence", true},
-    {"定居", "residence", false},
-    {"出生在", "birthplace", false},
-    {"出生于", "birthplace", false},
-    {"领导是", "manager", false},
-    {"上司是", "manager", false},
-    {"主管是", "manager", false},
-    {"上级是", "manager", false},
-    {"土生土长的", "hometown", false},
-    // a transfer to another office or city of the employer ("调到成都工作", "调到了深圳分公司")
-    {"调到", "employer", true},
-    // a change of trade: the new occupation follows ("转行做了设计", "转行当老师")
-    {"转行做", "occupation", true},
+    {"住在", "residence", false},      {"居住在", "residence", false},
+    {"搬到", "residence", true},       {"搬去", "residence", true},
+    {"老家", "hometown", false},       {"家乡", "hometown", false},
+    {"名字", "name", false},           {"名叫", "name", false},
+    {"叫做", "name", false},           {"生日", "birthday", false},
+    {"工作单位是", "employer", false}, {"就职于", "employer", false},
+    {"在职于", "employer", false},     {"血型", "blood_type", false},
+    {"型血", "blood_type", false},     {"属", "zodiac", false},
+    {"已婚", "marital_status", false}, {"单身", "marital_status", false},
+    {"离婚", "marital_status", false}, {"离异", "marital_status", false},
+    {"结婚", "marital_status", true},  {"跳槽到", "employer", true},
+    {"入职", "employer", true},        {"搬回", "residence", true},
+    {"定居", "residence", false},      {"出生在", "birthplace", false},
+    {"出生于", "birthplace", false},   {"领导是", "manager", false},
+    {"上司是", "manager", false},      {"主管是", "manager", false},
+    {"上级是", "manager", false},      {"土生土长的", "hometown", false},
+    {"调到", "employer", true},        {"转行做", "occupation", true},
     {"转行当", "occupation", true},
 });
 
@@ -1353,53 +1337,22 @@ inline constexpr auto chinese_place_verbs =
         {"读博", "school"},
     });
 
-/// Chinese antonym words (traits, habits, evaluations), written for memhealth: two statements of
-/// the same polarity that differ by one such pair ("性格外向" / "性格内向") conflict.
+/// Chinese antonym words (traits, habits, evaluations and judgements: "很满意" / "很失望",
+/// "很舒服" / "很难熬", "做事麻利" / "做事拖拉"), written for memhealth: two statements of the same
+/// polarity that differ by one such pair ("性格外向" / "性格内向") conflict.
 inline constexpr auto chinese_antonyms =
     std::to_array<std::pair<std::string_view, std::string_view>>({
-        {"外向", "内向"},
-        {"乐观", "悲观"},
-        {"积极", "消极"},
-        {"勤快", "懒惰"},
-        {"勤快", "懒"},
-        {"节俭", "奢侈"},
-        {"热闹", "安静"},
-        {"热闹", "冷清"},
-        {"早睡", "晚睡"},
-        {"早起", "晚起"},
-        {"早起", "睡懒觉"},
-        {"自信", "自卑"},
-        {"大方", "小气"},
-        {"细心", "粗心"},
-        {"耐心", "急躁"},
-        {"胖", "瘦"},
-        {"高", "矮"},
-        {"守时", "拖延"},
-        {"健谈", "寡言"},
-        {"干净", "邋遢"},
-        {"整洁", "邋遢"},
-        {"清淡", "重口味"},
-        {"好", "差"},
-        {"强", "弱"},
-        {"富", "穷"},
-        {"忙", "闲"},
-        {"急性子", "慢性子"},
-        {"热闹", "清静"},
-        {"热闹", "清净"},
-        {"外向", "腼腆"},
-        {"开朗", "内向"},
-        {"健谈", "话少"},
-        {"勤快", "懒散"},
-        {"早起", "赖床"},
-        {"节俭", "大手大脚"},
-        {"细心", "马虎"},
-        {"耐心", "没耐心"},
-        {"准时", "迟到"},
-        // (judgements: "很满意" / "很失望", "很舒服" / "很难熬"; "做事麻利" / "做事拖拉")
-        {"满意", "失望"},
-        {"舒服", "难熬"},
-        {"舒服", "难受"},
-        {"麻利", "拖拉"},
+        {"外向", "内向"},   {"乐观", "悲观"},   {"积极", "消极"},     {"勤快", "懒惰"},
+        {"勤快", "懒"},     {"节俭", "奢侈"},   {"热闹", "安静"},     {"热闹", "冷清"},
+        {"早睡", "晚睡"},   {"早起", "晚起"},   {"早起", "睡懒觉"},   {"自信", "自卑"},
+        {"大方", "小气"},   {"细心", "粗心"},   {"耐心", "急躁"},     {"胖", "瘦"},
+        {"高", "矮"},       {"守时", "拖延"},   {"健谈", "寡言"},     {"干净", "邋遢"},
+        {"整洁", "邋遢"},   {"清淡", "重口味"}, {"好", "差"},         {"强", "弱"},
+        {"富", "穷"},       {"忙", "闲"},       {"急性子", "慢性子"}, {"热闹", "清静"},
+        {"热闹", "清净"},   {"外向", "腼腆"},   {"开朗", "内向"},     {"健谈", "话少"},
+        {"勤快", "懒散"},   {"早起", "赖床"},   {"节俭", "大手大脚"}, {"细心", "马虎"},
+        {"耐心", "没耐心"}, {"准时", "迟到"},   {"满意", "失望"},     {"舒服", "难熬"},
+        {"舒服", "难受"},   {"麻利", "拖拉"},
     });
 
 /// Chinese single-character surnames, for a holder named at the start ("王芳喜欢…").
