@@ -355,6 +355,24 @@ struct claim_rules {
         !(meeting(x.predicate) && meeting(y.predicate)))
       return false;
     const auto ox = what(x), oy = what(y);
+    // General rule: a light verb's object that is a kind of what another verb takes in (WordNet
+    // 3.0 hypernyms: a beverage for "drink", food for "eat", tobacco for "smoke") names that
+    // verb's act: "has the occasional cigarette" / "smokes a pack a day", "has a couple of
+    // beers" / "drinks every night"
+    auto taken_in = [&](const text_claim& v, const std::vector<std::string>& ov,
+                        const text_claim& l, const std::vector<std::string>& ol) {
+      const std::string_view kind = v.predicate == "drink"   ? "beverage"
+                                    : v.predicate == "eat"   ? "food"
+                                    : v.predicate == "smoke" ? "tobacco"
+                                                             : "";
+      return !kind.empty() && light(l.predicate) && !light(v.predicate) && !ol.empty() &&
+             std::all_of(ol.begin(), ol.end(),
+                         [&](const std::string& o) {
+                           return ascii(o) && lex.english().is_a(o, kind, 6);
+                         }) &&
+             (ov.empty() || contained(lex, ov, ol));
+    };
+    if (taken_in(x, ox, y, oy) || taken_in(y, oy, x, ox)) return true;
     // a measure alone under one verb that is not light ("smokes a pack a day" / "smokes one
     // cigarette a month"): the measure is of what the verb takes
     if ((ox.empty() && !x.object.empty()) != (oy.empty() && !y.object.empty()))
@@ -482,7 +500,9 @@ struct claim_rules {
       // ("never drinks alcohol" / "has a beer now and then": having food or drink is
       // consuming it; "不信任何宗教" / "信基督教": a Chinese "any X", one of X's characters,
       // claims_chinese.hpp)
+      // (nor having a thing / owning it: "has no car" / "owns a car", own.v.01 "have, possess")
       return match(lex, t, u) || (u == "have" && (t == "eat" || t == "drink")) ||
+             (t == "have" && (u == "own" || u == "possess")) ||
              (t.starts_with("任何") && u.size() == 3 && !ascii(u) &&
               t.find(u, 6) != std::string::npos) ||
              compound_of(u, t) ||
@@ -674,6 +694,20 @@ struct claim_rules {
       const int now = current_year();
       return verdict(age < now - hi - 2 || age > now - lo + 1);
     }
+    if ((a == "zodiac" && b == "birth year") || (a == "birth year" && b == "zodiac")) {
+      // General rule: a Chinese zodiac sign (属龙) names a birth year modulo 12 (2020 a rat
+      // year, 鼠牛虎兔龙蛇马羊猴鸡狗猪). The lunar new year falls in January or February, so
+      // a year of birth allows its own sign and the year before's; any other sign is a conflict
+      static constexpr std::string_view signs[] = {"鼠", "牛", "虎", "兔", "龙", "蛇",
+                                                   "马", "羊", "猴", "鸡", "狗", "猪"};
+      const std::string& sign = a == "zodiac" ? x.value.front() : y.value.front();
+      const auto [lo, hi] = year_range(a == "zodiac" ? y.value.front() : x.value.front());
+      const auto at = std::find(std::begin(signs), std::end(signs), sign);
+      if (hi != lo || at == std::end(signs)) return std::nullopt;
+      const int k = static_cast<int>(at - std::begin(signs));
+      auto sign_of = [](int year) { return ((year - 2020) % 12 + 12) % 12; };
+      return verdict(sign_of(lo) != k && sign_of(lo - 1) != k);
+    }
     if (a != b) return std::nullopt;
     if (a == "birth year") {
       const auto rx = year_range(x.value.front()), ry = year_range(y.value.front());
@@ -797,7 +831,11 @@ struct claim_rules {
       if (n.order < 0 && p.order <= 0 && !unread_order(p))
         return {false, false, "preference_order"};
       bool holds;
-      if (same_attribute(lex, n.attribute, p.attribute)) {
+      // General rule: a resignation that names no employer (辞职, "quit her job") ends the
+      // holder's job, so it denies the occupation too ("是一名中学老师" / "辞去了教职")
+      const bool resigned =
+          n.attribute == "employer" && n.value.empty() && n.change && p.attribute == "occupation";
+      if (resigned || same_attribute(lex, n.attribute, p.attribute)) {
         // "no longer lives in Porto" / "lives in Porto"; "辞职了" / "在银行上班"
         holds = subset_or_empty(lex, n.value, p.value);
       } else if (n.any_predicate) {
@@ -839,6 +877,13 @@ struct claim_rules {
                  !std::binary_search(p.terms.begin(), p.terms.end(), t);
         });
         if (denied.size() < 2) denied = n.terms;
+        // General rule: not eating or drinking a thing is denied by any taking of it in
+        // (claim_words::consumption_verbs: "never eats fast food" / "grabs fast food a couple of
+        // times a month"), as a diet restriction's denial is; a holder's statement only
+        if ((n.predicate == "eat" || n.predicate == "drink") && !n.holder.empty() &&
+            !p.predicate.empty() && !match(lex, n.predicate, p.predicate) && consumes(p) &&
+            denied.size() >= 2)
+          std::erase(denied, n.predicate);
         holds = !denied.empty() && denied_in(lex, denied, p.terms) == denied.size();
       }
       if (!holds) return {false, false, "not_contained"};

@@ -45,6 +45,14 @@ inline constexpr auto english_idioms = std::to_array<idiom>({
     {"is a chain smoker", "smokes every day"},
     {"is a heavy smoker", "smokes every day"},
     {"is a heavy drinker", "drinks alcohol every day"},
+    // how a holder spends and eats, as the adjectives WordNet opposes (frugal / extravagant,
+    // indirect antonyms) or a negation pair
+    {"is a big spender", "is extravagant"},
+    {"is a penny-pincher", "is frugal"},
+    {"is a picky eater", "is picky about food"},
+    {"is a fussy eater", "is picky about food"},
+    {"will eat anything", "is not picky about food and eats whatever"},
+    {"eats anything", "is not picky about food and eats whatever"},
     {"is a dog person", "loves dogs"},
     {"is a cat person", "loves cats"},
     {"is a gym rat", "goes to the gym every day"},
@@ -73,9 +81,22 @@ inline constexpr auto english_idioms = std::to_array<idiom>({
     {"steers clear of", "avoids"},
     {"stays away from", "avoids"},
     {"keeps away from", "avoids"},
+    // phrasal verbs of ending a plan or a bond: "called off the engagement", "broke off her
+    // engagement" (cancel.v.01)
+    {"called off", "cancelled"},
+    {"calls off", "cancels"},
+    {"call off", "cancel"},
+    {"broke off", "cancelled"},
+    {"breaks off", "cancels"},
+    {"break off", "cancel"},
+    // giving a thing in part payment for another ends having it ("traded in the Civic for an
+    // e-bike", trade_in.v.01)
+    {"traded in", "sold"},
+    {"trades in", "sells"},
+    {"trade in", "sell"},
     {"is done with", "quit"},
     {"gave up on", "quit"},
-    {"the odd", "occasionally"},
+    {"the odd", "an occasional"},
     {"cold turkey", ""},
     // intensifiers of an attitude or habit: how strongly, never what ("avoids X at all costs",
     // "avoids X like the plague", "hates X with a passion")
@@ -83,7 +104,14 @@ inline constexpr auto english_idioms = std::to_array<idiom>({
     {"at any cost", ""},
     {"like the plague", ""},
     {"with a passion", ""},
+    // ("will happily eat absolutely anything": how gladly, how wholly)
+    {"happily", ""},
+    {"absolutely", ""},
     {"no matter what", ""},
+    {"for good", ""},  // ("quit for good": for ever)
+    // ("would choose X over Y any day (of the week)": whenever the choice comes)
+    {"any day of the week", ""},
+    {"any day", ""},
     {"set foot in", "been to"},
     {"once in a blue moon", "rarely"},
     {"every now and again", "sometimes"},
@@ -97,6 +125,16 @@ inline constexpr auto english_idioms = std::to_array<idiom>({
     {"look forward to", "like"},
     {"thrives in", "loves"},
     {"thrives on", "loves"},
+    {"thrives at", "loves"},
+    // "work out" of physical exercise (WordNet 3.0 work_out.v.03, exercise.v.04)
+    {"works out", "exercises"},
+    {"work out", "exercise"},
+    {"worked out", "exercised"},
+    {"working out", "exercising"},
+    // judgements of a thing as worthless or of being bored by it
+    {"a waste of time", "pointless"},
+    {"a waste of money", "pointless"},
+    {"bored stiff", "bored"},
     {"refuses to touch", "refuses"},
     {"wont touch", "avoids"},
     {"will not touch", "avoids"},
@@ -234,8 +272,19 @@ bool rewrite_english_idioms(std::vector<Token>& words, Make make) {
                   words.begin() + static_cast<std::ptrdiff_t>(i + e.phrase.size()));
       words.insert(words.begin() + static_cast<std::ptrdiff_t>(i), plain.begin(), plain.end());
       changed = true;
-      if (plain.empty()) {  // a phrase that says nothing ("cold turkey"): read position i again
-        --i;
+      // General rule: a relative clause after an idiom that names what the holder is, read as
+      // a verb phrase ("is a night owl who sleeps until noon": "stays up late ..."), says more
+      // of the holder, not of the verb's object: it is read as another clause of the holder
+      // ("... and sleeps until noon"); after a copula ("is introverted") the reader keeps it a
+      // relative clause
+      if (const std::size_t after = i + plain.size();
+          !plain.empty() && e.phrase.front() == "is" && e.plain.front() != "is" &&
+          after < words.size() && (words[after].w == "who" || words[after].w == "that"))
+        words[after] = make("and");
+      if (plain.empty()) {  // a phrase that says nothing ("cold turkey"): read the words again
+        // (from the start: an idiom before it may be whole now, "will happily eat absolutely
+        // anything")
+        i = static_cast<std::size_t>(-1);
         break;
       }
       i += plain.size() - 1;

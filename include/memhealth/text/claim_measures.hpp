@@ -40,12 +40,14 @@ inline double token_number(sv w) noexcept {
 }
 
 /// A height or weight stated in one English clause: "is 5 ft 6 in tall", "is 185 cm", "is
-/// 1.85 m tall", "weighs 70 kg", "weighs 154 pounds". Needs a cue for the attribute ("tall",
-/// "height", "weigh", "weight") so that "ran 5 km" is no height. @return nullopt when none.
+/// 1.85 m tall", "stands 6 ft 2 in", "weighs 70 kg", "weighs 154 pounds". Needs a cue for the
+/// attribute ("tall", "height", "stands", "weigh", "weight") so that "ran 5 km" is no height.
+/// @return nullopt when none.
 inline std::optional<measure> english_measure(const std::vector<token>& t) {
   bool tall = false, heavy = false;
   for (const auto& x : t) {
-    tall = tall || x.w == "tall" || x.w == "height";
+    // ("stands 6 ft 2 in": a person standing a length high)
+    tall = tall || x.w == "tall" || x.w == "height" || x.w == "stands" || x.w == "stood";
     heavy = heavy || x.w == "weigh" || x.w == "weighs" || x.w == "weight" || x.w == "weighed";
   }
   if (!tall && !heavy) return std::nullopt;

@@ -245,6 +245,15 @@ inline constexpr auto english = std::to_array<entry>({
     {"energizing", evaluation_pos},
     {"energising", evaluation_pos},
     {"inspiring", evaluation_pos},
+    // (more judgements of liking or disliking a thing: "finds X insufferable", "thinks X is
+    // great", "finds the app clunky")
+    {"insufferable", evaluation_neg},
+    {"great", evaluation_pos},
+    {"bored", evaluation_neg},
+    {"clunky", evaluation_neg},
+    {"confusing", evaluation_neg},
+    {"intuitive", evaluation_pos},
+    {"user-friendly", evaluation_pos},
     // aversions: negative towards the object whatever the verb
     {"avoid", aversion},
     {"refuse", aversion},
@@ -292,6 +301,11 @@ inline constexpr auto english = std::to_array<entry>({
     {"abandoned", terminate},
     {"ditch", terminate},
     {"ditched", terminate},
+    // removing software or a subscription ends its use (words WordNet 3.0 does not list)
+    {"uninstall", terminate},
+    {"uninstalled", terminate},
+    {"unsubscribe", terminate},
+    {"unsubscribed", terminate},
     {"resign", terminate},
     {"resigned", terminate},
     {"retire", terminate},
@@ -474,6 +488,11 @@ inline constexpr auto english = std::to_array<entry>({
     {"very", stop},
     {"really", stop},
     {"quite", stop},
+    {"yet", stop},  // ("can't swim yet": not now)
+    // (more adverbs of degree that say how much, not what: "is extremely frugal")
+    {"extremely", stop},
+    {"incredibly", stop},
+    {"super", stop},
     {"just", stop},
     {"so", stop},
     {"about", stop},
@@ -609,14 +628,14 @@ inline constexpr auto english_attributes = std::to_array<attribute_cue>({
     {"live", "in", "residence", false},   {"live", "at", "residence", false},
     {"reside", "in", "residence", false}, {"base", "in", "residence", false},
     {"move", "to", "residence", true},    {"relocate", "to", "residence", true},
-    {"grow", "up", "hometown", false},    {"work", "at", "employer", false},
-    {"work", "for", "employer", false},   {"employ", "by", "employer", false},
-    {"employ", "at", "employer", false},  {"join", "", "employer", true},
-    {"work", "as", "occupation", false},  {"report", "to", "manager", false},
-    {"bear", "on", "birthday", false},    {"bear", "in", "birthplace", false},
-    {"call", "", "name", false},          {"go", "by", "name", false},
-    {"name", "", "name", false},          {"marry", "to", "spouse", false},
-    {"engage", "to", "spouse", false},
+    {"grow", "up", "hometown", false},    {"raise", "in", "hometown", false},
+    {"work", "at", "employer", false},    {"work", "for", "employer", false},
+    {"employ", "by", "employer", false},  {"employ", "at", "employer", false},
+    {"join", "", "employer", true},       {"work", "as", "occupation", false},
+    {"report", "to", "manager", false},   {"bear", "on", "birthday", false},
+    {"bear", "in", "birthplace", false},  {"call", "", "name", false},
+    {"go", "by", "name", false},          {"name", "", "name", false},
+    {"marry", "to", "spouse", false},     {"engage", "to", "spouse", false},
 });
 /// Attribute names that mean one attribute, mapped to its canonical name.
 inline constexpr auto attribute_aliases =
@@ -963,6 +982,11 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"未", negator},
     {"无", negator},
     {"非", negator},
+    // (并 "actually" before a negator only stresses it: "并非素食者", "并不喜欢")
+    {"并非", negator},
+    {"并不", negator},
+    {"并没有", negator},
+    {"并没", negator},
     {"从不", negator | frequency},
     {"从来不", negator | frequency},
     {"从没", negator | frequency},
@@ -1025,6 +1049,10 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"宁愿", att_positive | prefer},
     {"宁可", att_positive | prefer},
     {"更愿意", att_positive | prefer},
+    // the first choice among options ("首选红茶", "优先考虑工作"): the preferred option of an
+    // order whose other options follow ("其次才是绿茶")
+    {"首选", att_positive | prefer},
+    {"优先考虑", att_positive | prefer},
     // ordering verbs, as English "value" ("看重拍照多于续航": values the camera above the battery)
     {"看重", prefer},
     {"重视", prefer},
@@ -1035,6 +1063,14 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"反感", att_negative},
     {"憎恨", att_negative},
     {"受不了", att_negative},
+    // (appreciating a person or thing, and its opposite: "很欣赏现在的领导" / "很看不惯现在的领导")
+    {"欣赏", att_positive},
+    {"看不惯", att_negative},
+    // (finding a thing dull or interesting: "觉得跑步很无聊" dislikes running, "觉得跑步很有意思"
+    // likes it; 无聊 is no denial of 聊)
+    {"无聊", att_negative},
+    {"有意思", att_positive},
+    {"有趣", att_positive},
     {"恨", att_negative},
     {"烦", att_negative},
     {"嫌弃", att_negative},
@@ -1068,6 +1104,7 @@ inline constexpr auto chinese = std::to_array<entry>({
     {"辞职", terminate},
     {"辞去", terminate},
     {"辞掉", terminate},
+    {"辞了", terminate},  // (把工作辞了)
     {"离职", terminate},
     {"退出", terminate},
     {"退了", terminate},
@@ -1252,7 +1289,10 @@ struct chinese_attribute_cue {
   std::string_view attribute;  ///< the single-valued attribute it names ("residence")
   bool change;                 ///< the cue states a change ("搬到")
 };
-/// Chinese attribute cues: the phrases that name a single-valued attribute (住在, 在...工作).
+/// Chinese attribute cues: the phrases that name a single-valued attribute (住在, 在...工作);
+/// 调到 is a transfer to another office or city of the employer ("调到成都工作",
+/// "调到了深圳分公司"; not after 把, claims_chinese.hpp), 转行做 / 转行当 a change of trade to the
+/// occupation that follows ("转行做了设计").
 inline constexpr auto chinese_attributes = std::to_array<chinese_attribute_cue>({
     {"住在", "residence", false},      {"居住在", "residence", false},
     {"搬到", "residence", true},       {"搬去", "residence", true},
@@ -1270,6 +1310,8 @@ inline constexpr auto chinese_attributes = std::to_array<chinese_attribute_cue>(
     {"出生于", "birthplace", false},   {"领导是", "manager", false},
     {"上司是", "manager", false},      {"主管是", "manager", false},
     {"上级是", "manager", false},      {"土生土长的", "hometown", false},
+    {"调到", "employer", true},        {"转行做", "occupation", true},
+    {"转行当", "occupation", true},
 });
 
 /// Canonical Chinese marital status values: 结婚 (married) is 已婚, 离异 is 离婚.
@@ -1286,6 +1328,7 @@ inline constexpr auto chinese_place_verbs =
         {"工作", "employer"},
         {"上班", "employer"},
         {"任职", "employer"},
+        {"做", "employer"},  // (only 在一家X做: "在一家外企做销售", claims_chinese.hpp)
         {"当", "employer"},
         {"读书", "school"},
         {"上学", "school"},
@@ -1294,8 +1337,9 @@ inline constexpr auto chinese_place_verbs =
         {"读博", "school"},
     });
 
-/// Chinese antonym words (traits, habits, evaluations), written for memhealth: two statements of
-/// the same polarity that differ by one such pair ("性格外向" / "性格内向") conflict.
+/// Chinese antonym words (traits, habits, evaluations and judgements: "很满意" / "很失望",
+/// "很舒服" / "很难熬", "做事麻利" / "做事拖拉"), written for memhealth: two statements of the same
+/// polarity that differ by one such pair ("性格外向" / "性格内向") conflict.
 inline constexpr auto chinese_antonyms =
     std::to_array<std::pair<std::string_view, std::string_view>>({
         {"外向", "内向"},   {"乐观", "悲观"},   {"积极", "消极"},     {"勤快", "懒惰"},
@@ -1307,7 +1351,8 @@ inline constexpr auto chinese_antonyms =
         {"富", "穷"},       {"忙", "闲"},       {"急性子", "慢性子"}, {"热闹", "清静"},
         {"热闹", "清净"},   {"外向", "腼腆"},   {"开朗", "内向"},     {"健谈", "话少"},
         {"勤快", "懒散"},   {"早起", "赖床"},   {"节俭", "大手大脚"}, {"细心", "马虎"},
-        {"耐心", "没耐心"}, {"准时", "迟到"},
+        {"耐心", "没耐心"}, {"准时", "迟到"},   {"满意", "失望"},     {"舒服", "难熬"},
+        {"舒服", "难受"},   {"麻利", "拖拉"},
     });
 
 /// Chinese single-character surnames, for a holder named at the start ("王芳喜欢…").

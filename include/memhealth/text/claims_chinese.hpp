@@ -240,12 +240,19 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       return;
     }
   }
-  // ---- "足球其次", "咸的次之": X comes second, the rejected option of the liking before it
-  // ("更喜欢篮球，足球其次")
-  for (const sv second : {sv("其次"), sv("次之")}) {
-    if (!s.ends_with(second) || s.size() < i + second.size() + 3) continue;
-    const std::size_t before = out.size();
-    read_chinese_clause(lex, s.substr(0, s.size() - second.size()), inherited, out, first_holder);
+  // ---- "足球其次", "咸的次之", "绿茶排在后面": X comes second, the rejected option of the
+  // liking before it ("更喜欢篮球，足球其次"); so does X of a clause "其次才是X" / "其次是X"
+  // ("首选山里，其次才是海边")
+  for (const sv second : {sv("其次"), sv("次之"), sv("排在后面"), sv("才是"), sv("是")}) {
+    std::size_t before = out.size();
+    if (second == "才是" || second == "是") {
+      if (!starts(i, "其次") || !starts(i + 6, second) || s.size() < i + 6 + second.size() + 3)
+        continue;
+      read_chinese_clause(lex, s.substr(i + 6 + second.size()), inherited, out, first_holder);
+    } else {
+      if (!s.ends_with(second) || s.size() < i + second.size() + 3) continue;
+      read_chinese_clause(lex, s.substr(0, s.size() - second.size()), inherited, out, first_holder);
+    }
     if (out.size() == before) return;
     auto& r = out.back();
     r.polarity = -r.polarity;
@@ -454,10 +461,13 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
     return before == "直" || before == "下" || before == "家" || before == "所" || before == "归" ||
            before == "隶" || before == "附" || before == "亲" || before == "专" || before == "金";
   };
+  // (调到 of a transfer, not of setting a thing: 把闹钟调到六点)
+  auto set_thing = [&](std::size_t p) { return find_text(s, "把", i) < p; };
   for (const auto& a : cw::chinese_attributes)
     if (std::size_t p = present.may_contain(a.cue) ? find_text(s, a.cue, i) : sv::npos;
         (a.cue == "属" && p != sv::npos && zodiac_word(p) &&
          (p = find_text(s, a.cue, p + 3)) == sv::npos) ||
+        (a.cue == "调到" && p != sv::npos && set_thing(p) && (p = sv::npos) == sv::npos) ||
         (p != sv::npos && (p < first_at || (p == first_at && a.cue.size() > first->cue.size())))) {
       if (p == sv::npos) continue;
       first = &a;
@@ -507,6 +517,8 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       if (!present.may_contain(work)) continue;
       const std::size_t w = find_text(s, work, i);
       const std::size_t at = find_text(s, "在", i);
+      // (做 "works as" only at a firm counted by 家: 在一家外企做销售, not 在家做饭)
+      if (work == "做" && (at == sv::npos || !starts(at + 3, "一家"))) continue;
       if (w != sv::npos && at != sv::npos && at < w) {
         c.attribute = std::string(place);
         c.kind = predicate_class::state;
@@ -559,15 +571,18 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
       }
     }
   }
-  // 是 X 人 (X of one to three characters, no cue): where the holder comes from ("是北京人")
+  // 是 X 人 (X of two to four characters, no cue): where the holder comes from ("是北京人",
+  // "是湖南长沙人"), the attribute 老家 names ("老家在山东" / "是四川人": two hometowns); not a
+  // kind of person counted by a numeral or classifier ("是个好人", "是一名老人")
   if (c.attribute.empty() && starts(i, "是") && s.ends_with("人") && s.size() >= i + 12 &&
-      s.size() <= i + 15) {
+      s.size() <= i + 18 && !starts(i + 3, "一") && !starts(i + 3, "个") && !starts(i + 3, "名") &&
+      !starts(i + 3, "位")) {
     const sv v = s.substr(i + 3, s.size() - i - 6);
     bool plain = true;
     for (std::size_t q = 0; q + 3 <= v.size(); q += 3)
       if (lex.zh(v.substr(q, 3)) != 0 || !is_cjk_at(v, q)) plain = false;
     if (plain) {
-      c.attribute = "origin";
+      c.attribute = "hometown";
       c.kind = predicate_class::state;
       for (std::size_t q = 0; q + 3 <= v.size(); q += 3)
         c.value.push_back(std::string(v.substr(q, 3)));
@@ -957,10 +972,15 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
         terms.push_back("任何" + std::string(kind));
       }
     }
-  // a resignation ends the employment (辞职, 离职): the employer attribute, denied
+  // a resignation ends the employment (辞职, 离职; 辞去教职, 辞掉了工作, 把工作辞了): the
+  // employer attribute, denied; a job named before 的工作 ("辞去了银行的工作") is compared as
+  // what the ending names
   if (c.attribute.empty() &&
       (find_text(s, "辞职") != sv::npos || find_text(s, "离职") != sv::npos ||
-       find_text(s, "退休") != sv::npos)) {
+       find_text(s, "退休") != sv::npos ||
+       ((find_text(s, "辞去") != sv::npos || find_text(s, "辞掉") != sv::npos ||
+         find_text(s, "辞了") != sv::npos) &&
+        find_text(s, "的工作") == sv::npos))) {
     c.attribute = "employer";
     c.kind = predicate_class::state;
   }
@@ -975,8 +995,18 @@ inline void read_chinese_clause(const claim_lexicon& lex, sv s, const std::strin
           break;
         }
       if (rest.ends_with("了")) rest.remove_suffix(3);
-      if (std::find(cw::chinese_occupations.begin(), cw::chinese_occupations.end(), rest) !=
-          cw::chinese_occupations.end()) {
+      // (a compound ends with its head: 中学老师, 中学语文老师 are 老师, a kind of it; up to
+      // four characters before the head)
+      if (std::any_of(cw::chinese_occupations.begin(), cw::chinese_occupations.end(), [&](sv o) {
+            return rest.ends_with(o) && rest.size() <= o.size() + 12 &&
+                   std::all_of(rest.begin(), rest.end(),
+                               [](char ch) { return static_cast<unsigned char>(ch) >= 0x80; }) &&
+                   [&] {
+                     for (std::size_t q = 0; q + o.size() < rest.size(); q += 3)
+                       if (lex.zh(rest.substr(q, 3)) != 0) return false;
+                     return true;
+                   }();
+          })) {
         c.attribute = "occupation";
         c.kind = predicate_class::state;
         for (std::size_t q = 0; q + 3 <= rest.size(); q += 3)

@@ -289,6 +289,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
   bool prefer_seen = false;
   bool handed_over = false;
   bool rehoming = false;     // "rehomed the parrot with a friend": the friend was not given away
+  bool selling = false;      // "sold the Civic for an e-bike": the e-bike was not sold
   bool perfect = false;      // "has played": a present perfect, no one-off event  // a termination
                              // ("sold", "gave"): its object ends at "to <whom>"
   bool past_copula = false;  // the copula was "was" / "were": "was married to Dan" is over
@@ -299,6 +300,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
   std::size_t qualifier_at = n;    // where "for ..." / "as ..." after the rejected option starts
   bool instead = false;            // ... and it was "instead of": an exclusion, no mere order
   bool preferring = false;         // an attitude of preference ("prefers", "favours")
+  bool choosing = false;  // a verb of taking one option ("grabs", "goes for", "would take")
 
   // ---- a possessed attribute: "<holder>'s <attribute words> is <value>"
   if (possessive) {
@@ -472,10 +474,26 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
     // Y", "X instead of Y", "X more than Y", "X above Y", "X ahead of Y", "X before Y"
     const bool comparing = prefer_seen || c.predicate == "like";
     // the preferred option must be named first: a term besides an attitude or ordering verb
-    const std::size_t named = (c.predicate == "like" || (lex.en(c.predicate) & cw::prefer)) ? 1 : 0;
+    const std::size_t named =
+        (c.predicate == "like" || (lex.en(c.predicate) & cw::prefer) || choosing) ? 1 : 0;
+    // General rule: a judgement that one option is better than another ("thinks iOS is much
+    // better than Android", "finds Java preferable to Python", "finds phone calls nicer than
+    // texting") is an order of preference, the first option preferred
+    const bool beats = w == "beats" || w == "beat" || w == "trumps";  // ("thinks X beats Y")
+    if ((beats || ((w == "better" || w == "preferable" || w == "nicer" || w == "superior") &&
+                   (next == "than" || next == "to"))) &&
+        comparative_at == n && !c.holder.empty() &&
+        (c.predicate == "think" || c.predicate == "find" || c.predicate == "consider" ||
+         c.predicate == "believe" || c.predicate == "feel") &&
+        terms.size() > 1) {
+      comparative_at = terms.size();
+      choosing = true;  // (the judgement verb is no part of either option)
+      if (!beats) ++i;
+      continue;
+    }
     if (((w == "rather" && next == "than") || (w == "instead" && next == "of") ||
          (w == "more" && next == "than") || (w == "ahead" && next == "of")) &&
-        comparing && comparative_at == n && terms.size() > named) {
+        (comparing || (choosing && w == "rather")) && comparative_at == n && terms.size() > named) {
       comparative_at = terms.size();
       instead = w == "instead";
       ++i;
@@ -492,7 +510,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       if (k < n && (t[k].w == "the" || t[k].w == "this" || t[k].w == "last")) ++k;
       if (k < n && (lex.en(t[k].w) & cw::time) && t[k].w != "am") continue;
     }
-    if (comparing && comparative_at == n && terms.size() > named &&
+    if ((comparing || (choosing && w == "over")) && comparative_at == n && terms.size() > named &&
         ((cue & cw::comparative) || w == "above" || (w == "before" && prefer_seen) ||
          (w == "to" && prefer_seen &&
           // "prefers trains to planes", "prefers cycling to driving"; not "prefers to avoid"
@@ -807,8 +825,8 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       predicate_set = true;
       continue;
     }
-    if ((w == "to" || (w == "with" && rehoming)) && handed_over && !object.empty() &&
-        c.attribute.empty()) {
+    if ((w == "to" || (w == "with" && rehoming) || (w == "for" && selling)) && handed_over &&
+        !object.empty() && c.attribute.empty()) {
       object_open = false;  // "sold the car to a cousin": the cousin is not what was sold
       break;
     }
@@ -974,6 +992,16 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
         continue;
       }
       if (lc & cw::prefer) prefer_seen = true;  // an ordering verb: "values X above Y"
+      // General rule: a verb of taking or asking for one thing ("grabs", "goes for", "reaches
+      // for", "opts for", "asks for", "selects", "would take") orders two options when "over"
+      // or "rather than" names the other: "goes for Thai food over Indian" likes Thai food
+      // and rejects Indian as "picks Thai food over Indian" does (a holder's statement only:
+      // "a dog is taking a ball over the fence" is a scene)
+      if (!c.holder.empty() && !(lc & cw::prefer) &&
+          (lemma == "grab" || lemma == "take" || lemma == "select" ||
+           ((lemma == "go" || lemma == "reach" || lemma == "opt" || lemma == "ask") &&
+            next == "for")))
+        choosing = true;
       if (lc & cw::att_negative) {
         c.predicate = "like";
         c.kind = predicate_class::preference;
@@ -997,6 +1025,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
       if ((lc & cw::terminate) && !copula) {
         handed_over = true;
         rehoming = w.starts_with("rehom");
+        selling = lemma == "sell";
         c.any_predicate = true;
         c.change = true;
         c.polarity = -c.polarity;
@@ -1245,7 +1274,7 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
   // "prefers X over Y": like X, and Y rejected
   if (comparative_at < terms.size()) {
     if (c.predicate != "like") {  // an ordering verb or "would rather": both sides are likes
-      if (!c.predicate.empty() && (lex.en(c.predicate) & cw::prefer)) {
+      if (!c.predicate.empty() && ((lex.en(c.predicate) & cw::prefer) || choosing)) {
         const auto at = std::find(terms.begin(), terms.end(), c.predicate);
         if (at != terms.end() && static_cast<std::size_t>(at - terms.begin()) < comparative_at) {
           terms.erase(at);
@@ -1323,6 +1352,26 @@ inline void read_english_tokens(const claim_lexicon& lex, const std::vector<toke
   if (c.any_predicate && c.change && terms.empty() && !partner.empty()) {
     terms.push_back(partner);  // "Kenji and Mei broke up": no longer with Mei
     object.push_back(partner);
+  }
+  // General rule: the end of an engagement or a marriage ("broke off her engagement to Tom",
+  // "called off the engagement", "divorced Daniel") denies the marital status it was
+  // ("engaged", "married"), as "is no longer engaged" does; a divorce is a change, not a one-off
+  // event to weigh against a lasting state
+  if (c.attribute.empty() && c.polarity > 0 && c.predicate == "divorce") {
+    c.attribute = "marital status";
+    value = {"married"};
+    c.polarity = -1;
+    c.change = true;
+    c.event = false;
+    c.kind = predicate_class::state;
+  } else if (c.attribute.empty() && c.polarity < 0 && c.any_predicate && c.change) {
+    for (const auto& o : object)
+      if (o == "engagement" || o == "marriage") {
+        c.attribute = "marital status";
+        value = {o == "engagement" ? "engaged" : "married"};
+        c.event = false;
+        break;
+      }
   }
   c.terms = std::move(terms);
   c.object = std::move(object);
@@ -1602,6 +1651,70 @@ inline void read_english_clause(const claim_lexicon& lex, sv clause, const std::
   }
   auto t = tokenize(clause);
   rewrite_english_idioms(t, [](const std::string& w) { return token{w, false}; });
+  // General rule: "Between A and B, <holder> likes B more / goes for B" is an order of the two
+  // options: "<holder> likes B over A" (A and B of one to three words; the holder "the user",
+  // "user", "i", "we"; the option named in the rest is the preferred one)
+  if (t.size() > 6 && t[0].w == "between") {
+    std::size_t a = 2;
+    while (a < t.size() && a <= 4 && t[a].w != "and") ++a;
+    std::size_t h = a + 2;
+    while (h < t.size() && h <= a + 4 && t[h].w != "user" && t[h].w != "the" && t[h].w != "i" &&
+           t[h].w != "we")
+      ++h;
+    if (a <= 4 && a < t.size() && h + 2 < t.size() && h <= a + 4) {
+      const std::vector<token> opt_a(t.begin() + 1, t.begin() + static_cast<std::ptrdiff_t>(a));
+      const std::vector<token> opt_b(t.begin() + static_cast<std::ptrdiff_t>(a) + 1,
+                                     t.begin() + static_cast<std::ptrdiff_t>(h));
+      std::vector<token> rest(t.begin() + static_cast<std::ptrdiff_t>(h), t.end());
+      auto named = [&](const std::vector<token>& o) {
+        return std::any_of(o.begin(), o.end(), [&](const token& x) {
+          return std::any_of(rest.begin() + 1, rest.end(),
+                             [&](const token& y) { return y.w == x.w; });
+        });
+      };
+      const bool b = named(opt_b), a_named = named(opt_a);
+      if (b != a_named) {
+        while (!rest.empty() && (rest.back().w == "more" || rest.back().w == "better" ||
+                                 rest.back().w == "most" || rest.back().w == "best"))
+          rest.pop_back();
+        rest.push_back(token{"over", false});
+        const auto& other = b ? opt_a : opt_b;
+        rest.insert(rest.end(), other.begin(), other.end());
+        t = std::move(rest);
+      }
+    }
+  }
+  // General rule: letting a thing lapse or expire ends it ("let the rowing club membership
+  // lapse" is "cancelled the rowing club membership"; two to six words between)
+  for (std::size_t k = 0; k + 2 < t.size(); ++k) {
+    if (t[k].w != "let" && t[k].w != "lets") continue;
+    std::size_t e = k + 2;
+    while (e < t.size() && e <= k + 6 && t[e].w != "lapse" && t[e].w != "expire") ++e;
+    if (e >= t.size() || e > k + 6) continue;
+    t.erase(t.begin() + static_cast<std::ptrdiff_t>(e));
+    t[k].w = "cancelled";
+    break;
+  }
+  // General rule: someone of the holder's taking the holder off a thing ("the user's doctor
+  // took her off metformin", "my doctor took me off statins") ends the holder's taking it: the
+  // statement is the holder's, "the user quit metformin" (the holder's word and a possessive,
+  // one or two words, then took / takes / has taken, a pronoun of the holder and "off")
+  for (std::size_t j = 2; j + 3 < t.size(); ++j) {
+    if (!(t[j].w == "took" || t[j].w == "takes" || t[j].w == "taken" || t[j].w == "take") ||
+        !(t[j + 1].w == "him" || t[j + 1].w == "her" || t[j + 1].w == "them" ||
+          t[j + 1].w == "me" || t[j + 1].w == "us") ||
+        t[j + 2].w != "off")
+      continue;
+    std::size_t p = j;
+    while (p > 0 && p + 4 > j && t[p - 1].w != "s" && t[p - 1].w != "my") --p;
+    if (p == 0 || p + 4 <= j) break;
+    std::vector<token> r(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(p - 1));
+    if (t[p - 1].w == "my") r.push_back(token{"i", false});
+    r.push_back(token{"quit", false});
+    r.insert(r.end(), t.begin() + static_cast<std::ptrdiff_t>(j) + 3, t.end());
+    t = std::move(r);
+    break;
+  }
   // General rule: "<X> is <holder>'s preferred / go-to <kind> [over <Y>]" says the holder
   // prefers X (to Y): "winter is the user's preferred season over summer" is read as "the user
   // prefers winter over summer" (X of one to three words; the holder "the user's", "user's",
