@@ -65,12 +65,6 @@ enum exit_code : int {
   exit_busy = 5,     ///< another memhealth process holds the lock on the log or the store
 };
 
-/// Text for a terminal line: `memhealth::printable` (io/printable.hpp): control characters as
-/// `\xNN`. For ids, keys and reasons taken from stores, plans and logs.
-inline std::string terminal_safe(std::string_view s, bool keep_line_breaks = false) {
-  return printable(s, keep_line_breaks);
-}
-
 /// How a `file_lock` holds its file.
 enum class lock_mode {
   shared,     ///< `LOCK_SH`: the file is read (an input store written elsewhere, a log rolled back)

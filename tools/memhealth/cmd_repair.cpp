@@ -699,7 +699,7 @@ std::string history_scope(const std::string& store) {
 std::string name_list(const std::vector<std::string>& names, std::size_t shown = 10) {
   std::string t;
   for (std::size_t k = 0; k < names.size() && k < shown; ++k)
-    t += (k ? ", " : "") + terminal_safe(names[k]);
+    t += (k ? ", " : "") + printable(names[k]);
   if (names.size() > shown) t += " and " + std::to_string(names.size() - shown) + " more";
   return t;
 }
@@ -1480,8 +1480,8 @@ int run_apply_pg(const apply_cli_options& o) {
     note_stale_actions(left.stale, left.unchecked);
     for (const auto& out : dry.outcomes)  // a dry run lists each: it is read to decide
       if (out.status == action_status::failed)
-        std::cerr << "  would fail: " << terminal_safe(out.idempotency_key) << ": "
-                  << terminal_safe(out.reason) << "\n";
+        std::cerr << "  would fail: " << printable(out.idempotency_key) << ": "
+                  << printable(out.reason) << "\n";
     left.print_approval_hints(c, header_of(plan), opt);
     // the real run's exit code
     if (c.failed > 0 || left.stale > 0) {
@@ -1945,8 +1945,8 @@ int report_undo(const char* what, const Result& res, const wal_contents& log, bo
       std::cerr << "  ... and " << (res.conflicts.size() - 50) << " more conflicts\n";
       break;
     }
-    std::cerr << "  conflict (" << to_string(c.kind) << "): " << terminal_safe(c.id) << " ["
-              << terminal_safe(c.idempotency_key) << "]: " << terminal_safe(c.reason) << "\n";
+    std::cerr << "  conflict (" << to_string(c.kind) << "): " << printable(c.id) << " ["
+              << printable(c.idempotency_key) << "]: " << printable(c.reason) << "\n";
   }
   // done: complete (as the result judges the log's tail: a torn one is normal for recover) once
   // the conflicts --force overwrote are set aside (none was left alone)

@@ -119,15 +119,14 @@ int main(int argc, char** argv) {
     app.exit(e);
     return memhealth::cli::exit_usage;
   } catch (const memhealth::cli::interrupted& e) {
-    std::cerr << "memhealth " << memhealth::cli::terminal_safe(e.what(), true) << "\n";
+    std::cerr << "memhealth " << memhealth::printable(e.what(), true) << "\n";
     return 128 + e.signal;
   } catch (const memhealth::error& e) {
-    std::cerr << "memhealth: " << memhealth::cli::terminal_safe(e.what(), true) << "\n";
+    std::cerr << "memhealth: " << memhealth::printable(e.what(), true) << "\n";
     return e.code() == memhealth::error_code::busy ? memhealth::cli::exit_busy
                                                    : memhealth::cli::exit_usage;
   } catch (const std::exception& e) {
-    std::cerr << "memhealth: unexpected error: " << memhealth::cli::terminal_safe(e.what(), true)
-              << "\n";
+    std::cerr << "memhealth: unexpected error: " << memhealth::printable(e.what(), true) << "\n";
     return memhealth::cli::exit_usage;
   }
   return rc;

@@ -873,10 +873,7 @@ class pg_store {
               " was changed by another writer (deleted since it was read); nothing written");
     }
     std::vector<float> vec;
-    const std::string text = table_.row_json(r.get(), 0, vec);
-    load_options lo;
-    lo.threads = 1;
-    auto lr = parse_jsonl(text + "\n", where_, lo);
+    auto lr = parse_row(r.get(), vec);
     const R& cur = records_[i];
     bool same = lr.records.size() == 1 && canonical(lr.records[0]) == canonical(cur) &&
                 vec.size() == cur.embedding.size();
@@ -892,6 +889,14 @@ class pg_store {
     return {table_.inexact_times(r.get(), 0), table_.frozen_places(r.get(), 0)};
   }
 
+  // The first row of a select_one(_for_update) result as records (the JSONL reader's result:
+  // one record, or a load issue); its vector into `vec`.
+  auto parse_row(PGresult* r, std::vector<float>& vec) {
+    load_options lo;
+    lo.threads = 1;
+    return parse_jsonl(table_.row_json(r, 0, vec) + "\n", where_, lo);
+  }
+
   // Record i read again from its row, outside any transaction (after an action's rollback).
   // A row that is gone, no longer alone under its key, no longer read whole or now holds another
   // record id is no longer found by its id (`find`) and never written: an action naming it is
@@ -902,10 +907,7 @@ class pg_store {
     std::optional<R> now;
     std::vector<float> vec;
     if (PQntuples(r.get()) == 1) {
-      const std::string text = table_.row_json(r.get(), 0, vec);
-      load_options lo;
-      lo.threads = 1;
-      auto lr = parse_jsonl(text + "\n", where_, lo);
+      auto lr = parse_row(r.get(), vec);
       if (lr.issues.empty() && lr.records.size() == 1 && lr.records[0].id == records_[i].id)
         now = std::move(lr.records[0]);
     }
